@@ -1,0 +1,83 @@
+"""``fleetwatch fleet`` and ``fleetwatch demo``: read the fleet through the guarded read client."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+
+from shared.attention import Thresholds
+from shared.config import Settings, load_settings
+from shared.epiphan import EpiphanReadClient
+from shared.fleet import FleetSnapshot
+from shared.mcp_session import McpConnection
+from shared.policy import Policy, ToolPolicy, load_policies
+from shared.slots import SignIn, read_slot, write_slot
+
+from services.ctl.fleet_view import fleet_json, render_fleet
+
+
+def thresholds_of(policy: Policy) -> Thresholds:
+    """The attention thresholds a policy sets."""
+    t = policy.thresholds
+    return Thresholds(
+        cpu_pct=t.cpu_pct,
+        temp_c=t.temp_c,
+        disk_free_pct=t.disk_free_pct,
+        recent_reboot_minutes=t.recent_reboot_minutes,
+        lead_minutes=policy.lead_minutes,
+    )
+
+
+async def read_snapshot(settings: Settings, tool_policy: ToolPolicy) -> FleetSnapshot:
+    """A snapshot of the read sign-in's team.
+
+    Raises:
+        SlotError: no read sign-in (`no_sign_in`) or an unsafe slot.
+        EpiphanError: the read failed.
+    """
+    sign_in = read_slot(settings.read_token_file)
+    connection = McpConnection(sign_in.server or settings.epiphan_mcp_url, sign_in.access_token)
+    async with EpiphanReadClient(connection, tool_policy.read_tools) as client:
+        return await client.snapshot()
+
+
+def show(snapshot: FleetSnapshot, policy: Policy, as_json: bool) -> None:
+    """Print a snapshot as a table or JSON."""
+    from services.ctl.main import print_json
+
+    now = datetime.now(UTC)
+    if as_json:
+        print_json(fleet_json(snapshot, now, thresholds_of(policy)))
+    else:
+        print(render_fleet(snapshot, now, thresholds_of(policy)))
+
+
+async def fleet(args: argparse.Namespace) -> int:
+    """Show the fleet through the read sign-in."""
+    settings = load_settings()
+    policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
+    show(await read_snapshot(settings, tool_policy), policy, args.json)
+    return 0
+
+
+async def demo(args: argparse.Namespace) -> int:
+    """Start the embedded lab, place its demo sign-ins in their slots, and show the fleet."""
+    from services.lab.server import run_lab
+
+    settings = load_settings()
+    policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
+    async with run_lab(scenario=args.scenario, port=0) as lab:
+        place_lab_sign_ins(settings, lab.mcp_url, lab.teams)
+        if not args.json:
+            print(f"Lab (a simulated Epiphan Edge) at {lab.mcp_url}; demo sign-ins placed in their slots.")
+            print(f"Read sign-in: {settings.read_token_file}  Sandbox sign-in: {settings.sandbox_token_file}")
+            print()
+        snapshot = await read_snapshot(settings, tool_policy)
+        show(snapshot, policy, args.json)
+    return 0
+
+
+def place_lab_sign_ins(settings: Settings, mcp_url: str, teams: dict) -> None:
+    """Write the lab's demo tokens into the read (normal team) and sandbox slots."""
+    for slot, team in ((settings.read_token_file, teams["normal"]), (settings.sandbox_token_file, teams["sandbox"])):
+        write_slot(slot, SignIn(access_token=team.token, server=mcp_url, team_id=team.team_id, kind="lab"))

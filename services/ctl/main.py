@@ -1,0 +1,88 @@
+"""The ``fleetwatch`` command: a thin CLI over async functions.
+
+It holds nothing secret of its own: it reads the fleet through the read sign-in, talks to the
+services over their sockets, and runs the lab. It cannot approve a change: approving happens
+only on the approval page, by a person, by design.
+
+Exit codes: 0 done; 1 a check failed (e.g. ``doctor``); 2 a user error (bad input, missing
+sign-in, refused), printed as one line ``fleetwatch: <code>: <message>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from services.ctl import commands_fleet
+from shared.errors import FleetwatchError
+
+EPILOG = (
+    "No command approves a change: a person approves each exact change on the approval page. "
+    "This is by design and cannot be turned off."
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command tree."""
+    parser = argparse.ArgumentParser(
+        prog="fleetwatch",
+        description="Fleetwatch: an assistant for Epiphan Pearl fleets that proposes changes a person approves.",
+        epilog=EPILOG,
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    fleet = sub.add_parser("fleet", help="show the fleet through the read sign-in", epilog=EPILOG)
+    fleet.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    fleet.set_defaults(run=commands_fleet.fleet)
+
+    demo = sub.add_parser(
+        "demo",
+        help="start the embedded lab, place its demo sign-ins in their slots, show the fleet",
+        epilog=EPILOG,
+    )
+    demo.add_argument("--scenario", default="campus", help="lab scenario name or YAML path (default: campus)")
+    demo.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    demo.set_defaults(run=commands_fleet.demo)
+
+    lab = sub.add_parser(
+        "lab", help="run the lab, a simulated Epiphan Edge (see 'fleetwatch lab --help')", add_help=False
+    )
+    lab.add_argument("lab_args", nargs=argparse.REMAINDER)
+    lab.set_defaults(run=None)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``fleetwatch`` console script."""
+    args = build_parser().parse_args(argv)
+    if args.command == "lab":
+        from services.lab.__main__ import main as lab_main
+
+        return lab_main(args.lab_args)
+    try:
+        result = asyncio.run(args.run(args))
+    except FleetwatchError as exc:
+        print(f"fleetwatch: {exc.code}: {exc.message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return int(result or 0)
+
+
+def print_json(value: object) -> None:
+    """Print a JSON document (datetimes as UTC ISO strings)."""
+    print(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=_json_default))
+
+
+def _json_default(value: object) -> str:
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    raise TypeError(type(value).__name__)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

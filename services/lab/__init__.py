@@ -1,0 +1,40 @@
+"""The lab: a simulated Epiphan Edge MCP server for demos and tests.
+
+It speaks the real MCP (the SDK's low-level server over streamable HTTP on 127.0.0.1), serves
+the 35 tools of ``EPIPHAN.md`` with the shapes the real server sends, signs people in with real
+OAuth endpoints, and keeps two teams (``normal`` and ``sandbox``) apart by token.
+
+Layers (each may import only the ones above it)::
+
+    scenario.py  frozen scenario data loaded from YAML, and the fleet generator
+    faults.py    the fault table (latency, error, in-band 401, dropped response, bad JSON, drift)
+    state.py     the simulated world and its clock (devices, channels, events, streams)
+    shapes.py    the world rendered in the real result shapes (or the older ones)
+    schemas.py   the tools' JSON input and output schemas and the ID patterns
+    reads.py     the 20 read tools;  writes.py  the 15 write tools
+    tools.py     the registry: name, schemas, read/write, handler
+    lab.py       the simulator's root: tokens, calls, the write log
+    oauth.py     the OAuth authorization server and the page where a person picks the team
+    server.py    the ASGI app, ``/_lab/*``, ``run_lab`` for tests
+    __main__.py  the command line (``python -m services.lab``, ``fleetwatch lab``)
+
+The lab holds no real secret and talks to nobody: it listens on loopback only, and
+``/_lab/*`` and the team-picking page answer loopback peers only.
+
+Exception tree::
+
+    FleetwatchError
+    └── LabError                 the lab refused to start or was misused
+        └── ScenarioError        a scenario file is missing or invalid (names the place)
+"""
+
+from __future__ import annotations
+
+from shared.errors import Code, FleetwatchError
+
+
+class LabError(FleetwatchError):
+    """The lab was given something it cannot run (a bad setting, fault or argument)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(Code.CONFIG_INVALID, message)

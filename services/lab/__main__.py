@@ -1,0 +1,96 @@
+"""``python -m services.lab`` (and ``fleetwatch lab``): run the lab until SIGINT or SIGTERM.
+
+Prints the URL (and, on a terminal, each team's demo bearer token). ``--ready-file PATH``
+gets ``{"url", "mcp_url", "pid"}`` (JSON) once the lab listens, and is removed at exit.
+Exit status: 0 after a signal, 2 for a bad option or scenario.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from services.lab import LabError
+from services.lab.server import make_lab, serve_lab
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fleetwatch lab",
+        description="Run the lab: a simulated Epiphan Edge MCP server (two teams, OAuth, faults) on 127.0.0.1. "
+        "It never contacts a real Epiphan server and listens on loopback only.",
+    )
+    parser.add_argument(
+        "--scenario", default="campus", help="bundled scenario name or a YAML path (default: campus)"
+    )
+    parser.add_argument(
+        "--devices", type=int, help="replace the normal team by a generated fleet of N devices"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed for --devices (default: 0)")
+    parser.add_argument(
+        "--port", type=int, default=8770, help="port on 127.0.0.1 (default: 8770; 0 picks one)"
+    )
+    parser.add_argument("--older-shapes", action="store_true", help="send the older result shapes")
+    parser.add_argument(
+        "--anonymous",
+        choices=("admit", "challenge"),
+        help="no/invalid token: admit (in-band 401, like Epiphan) or challenge (HTTP 401); default: the scenario's",
+    )
+    parser.add_argument(
+        "--hide-team-id", action="store_true", help="leave team_id out of get_devices_in_my_team"
+    )
+    parser.add_argument(
+        "--ready-file", type=Path, help="write {url, mcp_url, pid} as JSON here once listening"
+    )
+    return parser
+
+
+async def _run(args: argparse.Namespace) -> None:
+    lab = make_lab(
+        args.scenario,
+        devices=args.devices,
+        seed=args.seed,
+        older_shapes=True if args.older_shapes else None,
+        anonymous=args.anonymous,
+        expose_team_id=False if args.hide_team_id else None,
+    )
+    async with serve_lab(lab, args.port) as serving:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, serving.stop)
+        ready = args.ready_file
+        try:
+            if ready is not None:
+                info = {"url": serving.url, "mcp_url": f"{serving.url}/mcp", "pid": os.getpid()}
+                partial = ready.with_name(ready.name + ".tmp")
+                partial.write_text(json.dumps(info))
+                partial.replace(ready)
+            print(f"Lab ({lab.scenario.name}) listening on {serving.url}  MCP: {serving.url}/mcp", flush=True)
+            if sys.stdout.isatty():
+                for team in lab.teams_view():
+                    print(f"  {team['name']:8} team {team['team_id']}  token {team['token']}")
+            await serving.task
+        finally:
+            if ready is not None:
+                ready.unlink(missing_ok=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the lab; returns the exit status (see the module docstring)."""
+    args = _parser().parse_args(argv)
+    try:
+        asyncio.run(_run(args))
+    except LabError as exc:
+        print(f"fleetwatch lab: {exc.message}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

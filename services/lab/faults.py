@@ -1,0 +1,119 @@
+"""Faults the lab injects into tool calls, per tool or for every tool (``"*"``).
+
+Kinds (what the client sees):
+
+- ``latency``: the answer comes ``seconds`` late (default 1.0 s); the call itself is normal.
+- ``error``: an error result (``isError: true``, text ``500 Internal Server Error ...``);
+  nothing is applied and nothing is logged as a write.
+- ``auth_401``: the in-band sign-in error the real server gives (``isError: true``, text holds
+  ``401 Unauthorized`` and ``invalid_token``); nothing is applied.
+- ``drop_response``: the call runs (a write is applied and logged) and then the answer never
+  comes: the request stays open until the client gives up (its read timeout) or the session
+  ends. That is what a response lost behind a proxy looks like: a timeout, never a result.
+- ``malformed_json``: the call runs, the result text is cut-off JSON and carries no
+  structured content.
+- ``schema_drift``: the call runs, the result breaks the tool's declared output schema the
+  way Epiphan's does (``null`` where an object is expected, ``Warnings[].data`` null,
+  lower-case keys); see ``shapes.drift``.
+
+``count`` limits how many calls a fault applies to (``None``: until cleared).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import msgspec
+
+from services.lab import LabError
+
+
+class FaultKind(enum.StrEnum):
+    """The fault kinds; the value is the wire form used by scenarios and ``/_lab/faults``."""
+
+    LATENCY = "latency"
+    ERROR = "error"
+    AUTH_401 = "auth_401"
+    DROP_RESPONSE = "drop_response"
+    MALFORMED_JSON = "malformed_json"
+    SCHEMA_DRIFT = "schema_drift"
+
+
+class Fault(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One fault: ``tool`` is a tool name or ``"*"``; ``seconds`` only for latency;
+    ``count`` is how many calls it applies to (None: unlimited)."""
+
+    tool: str
+    kind: FaultKind
+    seconds: float | None = None
+    count: int | None = None
+
+    def check(self, known_tools: frozenset[str]) -> Fault:
+        """Return self if it makes sense, else raise `LabError` naming the problem."""
+        if self.tool != "*" and self.tool not in known_tools:
+            raise LabError(f"fault names an unknown tool: {self.tool!r}")
+        if self.seconds is not None and (self.kind is not FaultKind.LATENCY or not 0 <= self.seconds <= 600):
+            raise LabError("fault 'seconds' is only for latency, between 0 and 600")
+        if self.count is not None and self.count < 1:
+            raise LabError("fault 'count' must be at least 1")
+        return self
+
+    @property
+    def delay(self) -> float:
+        """Seconds of latency this fault adds (0 for other kinds)."""
+        if self.kind is not FaultKind.LATENCY:
+            return 0.0
+        return 1.0 if self.seconds is None else self.seconds
+
+
+_fault_decoder = msgspec.json.Decoder(Fault)
+
+
+def parse_fault(body: bytes, known_tools: frozenset[str]) -> Fault:
+    """Decode a ``POST /_lab/faults`` body. Raises `LabError` with a readable reason."""
+    try:
+        fault = _fault_decoder.decode(body)
+    except msgspec.ValidationError as exc:
+        raise LabError(f"bad fault: {exc}") from exc
+    except msgspec.DecodeError as exc:
+        raise LabError(f"bad fault: not JSON ({exc})") from exc
+    return fault.check(known_tools)
+
+
+@dataclass
+class _Slot:
+    fault: Fault
+    remaining: int | None
+
+
+@dataclass
+class FaultTable:
+    """The faults in force. `take` hands out the faults for one call and spends their counts."""
+
+    _slots: list[_Slot] = field(default_factory=list)
+
+    def add(self, fault: Fault) -> None:
+        self._slots.append(_Slot(fault, fault.count))
+
+    def clear(self) -> None:
+        self._slots.clear()
+
+    def listing(self) -> list[dict[str, object]]:
+        """The faults in force as JSON-ready dicts (``remaining`` counts down)."""
+        return [{**msgspec.to_builtins(slot.fault), "remaining": slot.remaining} for slot in self._slots]
+
+    def take(self, tool: str) -> tuple[float, frozenset[FaultKind]]:
+        """The faults that apply to one call of ``tool``: (total latency seconds, kinds)."""
+        delay = 0.0
+        kinds: set[FaultKind] = set()
+        for slot in list(self._slots):
+            if slot.fault.tool not in ("*", tool):
+                continue
+            delay += slot.fault.delay
+            kinds.add(slot.fault.kind)
+            if slot.remaining is not None:
+                slot.remaining -= 1
+                if slot.remaining <= 0:
+                    self._slots.remove(slot)
+        return delay, frozenset(kinds)

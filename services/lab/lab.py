@@ -1,0 +1,212 @@
+"""The simulator's root: scenario, world, clock, tokens, faults, and the write log.
+
+`Lab.call_tool` is the whole life of one tool call, in this order: faults are taken (latency
+waits here), the bearer token is checked (a missing, unknown, revoked or expired token gets the
+in-band ``401 Unauthorized`` error result the real server gives), ``error``/``auth_401`` faults
+answer, the arguments are validated against the tool's schema, the handler runs, a write is
+logged, and ``malformed_json``/``schema_drift``/``drop_response`` shape what is sent back.
+
+The write log holds every write call that reached a handler (valid arguments, any team, any
+per-device result): ``{seq, tool, arguments, team, at, result}``. Calls refused before that
+(bad arguments, no sign-in, unknown tool, an injected error) go to ``rejected`` instead, with a
+``reason``. Times are UTC ISO 8601 from the lab clock.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+import anyio
+import mcp_types as types
+
+from services.lab.calls import BadArguments, Call, Image, ToolFailure
+from services.lab.faults import Fault, FaultKind, FaultTable
+from services.lab.scenario import TEAM_NAMES, Scenario
+from services.lab.shapes import drift
+from services.lab.state import LabClock, World
+from services.lab.tools import TOOL_NAMES, TOOLS
+
+Anonymous = Literal["admit", "challenge"]
+UNAUTHORIZED_MISSING = (
+    "401 Unauthorized: invalid_token: no access token was provided. Sign in to Epiphan Edge."
+)
+UNAUTHORIZED_INVALID = "401 Unauthorized: invalid_token: the access token is invalid or revoked."
+UNAUTHORIZED_EXPIRED = "401 Unauthorized: invalid_token: token expired. Sign in again."
+INJECTED_ERROR = "500 Internal Server Error: the device service did not answer (simulated)."
+
+
+@dataclass(frozen=True)
+class LabSettings:
+    """How the lab behaves (from the scenario's ``options``, overridable)."""
+
+    anonymous: Anonymous = "admit"
+    expose_team_id: bool = True
+    older_shapes: bool = False
+    access_token_ttl_seconds: int = 3600
+
+
+@dataclass
+class TokenInfo:
+    team: str
+    client_id: str
+    expires_at: datetime | None
+    revoked: bool = False
+
+
+@dataclass
+class TokenBook:
+    """Bearer tokens the lab accepts; each maps to exactly one team."""
+
+    tokens: dict[str, TokenInfo] = field(default_factory=dict)
+
+    def issue(self, team: str, client_id: str, expires_at: datetime | None) -> str:
+        token = secrets.token_urlsafe(32)
+        self.tokens[token] = TokenInfo(team, client_id, expires_at)
+        return token
+
+    def revoke(self, token: str) -> None:
+        if token in self.tokens:
+            self.tokens[token].revoked = True
+
+    def check(self, token: str | None, now: datetime) -> TokenInfo | str:
+        """The token's info, or the in-band 401 text for a missing/unknown/revoked/expired one."""
+        if not token:
+            return UNAUTHORIZED_MISSING
+        info = self.tokens.get(token)
+        if info is None or info.revoked:
+            return UNAUTHORIZED_INVALID
+        if info.expires_at is not None and now >= info.expires_at:
+            return UNAUTHORIZED_EXPIRED
+        return info
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """What to send back for one call; ``dropped`` means: never answer."""
+
+    result: types.CallToolResult
+    dropped: bool = False
+
+
+class Lab:
+    """The simulator. Build with a scenario; `reset` restores its first state."""
+
+    def __init__(self, scenario: Scenario, settings: LabSettings, clock: LabClock | None = None) -> None:
+        self.scenario = scenario
+        self.settings = settings
+        self.clock = clock or LabClock()
+        self.tokens = TokenBook()
+        self.demo_tokens = {team: self.tokens.issue(team, f"lab-demo-{team}", None) for team in TEAM_NAMES}
+        self.faults = FaultTable()
+        self.writes: list[dict[str, Any]] = []
+        self.rejected: list[dict[str, Any]] = []
+        self._seq = 0
+        self.world: World
+        self.reset()
+
+    def reset(self) -> None:
+        """The scenario's first state again: clock restarted, world rebuilt, write log and
+        faults cleared (the scenario's own faults set again). Tokens stay valid."""
+        self.clock.restart()
+        self.world = World.build(self.scenario, self.clock.now())
+        self.writes.clear()
+        self.rejected.clear()
+        self._seq = 0
+        self.faults.clear()
+        for fault in self.scenario.faults:
+            self.faults.add(fault.check(TOOL_NAMES))
+
+    def set_fault(self, fault: Fault) -> None:
+        self.faults.add(fault.check(TOOL_NAMES))
+
+    def issue_token(self, team: str, ttl_seconds: float | None, client_id: str = "lab-issued") -> str:
+        """A bearer token for ``team``, valid ``ttl_seconds`` of lab time (None: forever)."""
+        if team not in TEAM_NAMES:
+            raise ValueError(f"no team {team!r}")
+        expires = None if ttl_seconds is None else self.clock.now() + timedelta(seconds=ttl_seconds)
+        return self.tokens.issue(team, client_id, expires)
+
+    def teams_view(self) -> list[dict[str, Any]]:
+        """``[{name, team_id, token, device_ids}]`` for ``GET /_lab/state``."""
+        return [
+            {
+                "name": name,
+                "team_id": self.world.teams[name].team_id,
+                "token": self.demo_tokens[name],
+                "device_ids": list(self.world.teams[name].device_ids),
+            }
+            for name in TEAM_NAMES
+        ]
+
+    def _log(self, into: list[dict[str, Any]], **entry: Any) -> None:
+        self._seq += 1
+        into.append({"seq": self._seq, **entry, "at": self.clock.now().isoformat().replace("+00:00", "Z")})
+
+    async def call_tool(self, token: str | None, name: str, arguments: dict[str, Any] | None) -> CallOutcome:
+        """Run one ``tools/call`` as the real server would (see the module docstring)."""
+        args = dict(arguments or {})
+        tool = TOOLS.get(name)
+        if tool is None:
+            self._log(self.rejected, tool=name, arguments=args, team=None, reason="unknown tool")
+            return CallOutcome(_error(f"Unknown tool: {name}"))
+        delay, kinds = self.faults.take(name)
+        if delay:
+            await anyio.sleep(delay)
+        auth = self.tokens.check(token, self.clock.now())
+        if isinstance(auth, str):
+            self._log(self.rejected, tool=name, arguments=args, team=None, reason="not signed in")
+            return CallOutcome(_error(auth))
+        refusal = (
+            UNAUTHORIZED_EXPIRED
+            if FaultKind.AUTH_401 in kinds
+            else INJECTED_ERROR
+            if FaultKind.ERROR in kinds
+            else None
+        )
+        if refusal is None:
+            problem = tool.argument_problem(args)
+            refusal = f"Invalid arguments for {name}: {problem}" if problem else None
+        if refusal is not None:
+            self._log(self.rejected, tool=name, arguments=args, team=auth.team, reason=refusal)
+            return CallOutcome(_error(refusal))
+        settings = self.settings
+        now = self.clock.now()
+        call = Call(self.world, auth.team, args, now, settings.older_shapes, settings.expose_team_id)
+        try:
+            output = tool.handler(call)
+        except BadArguments as exc:
+            refusal = f"Invalid arguments for {name}: {exc}"
+            self._log(self.rejected, tool=name, arguments=args, team=auth.team, reason=refusal)
+            return CallOutcome(_error(refusal))
+        except ToolFailure as exc:
+            return CallOutcome(_error(str(exc)))
+        if tool.write:
+            self._log(self.writes, tool=name, arguments=args, team=auth.team, result=dict(output))
+        return CallOutcome(_shape(name, output, kinds), dropped=FaultKind.DROP_RESPONSE in kinds)
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def _shape(name: str, output: dict[str, Any] | Image, kinds: frozenset[FaultKind]) -> types.CallToolResult:
+    if isinstance(output, Image):
+        image = types.ImageContent(
+            type="image", data=base64.b64encode(output.data).decode("ascii"), mime_type=output.mime_type
+        )
+        return types.CallToolResult(content=[image])
+    if FaultKind.MALFORMED_JSON in kinds:
+        text = json.dumps(output)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text[: max(1, len(text) // 2)])]
+        )
+    if FaultKind.SCHEMA_DRIFT in kinds:
+        output = drift(name, json.loads(json.dumps(output)))
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(output))], structured_content=output
+    )

@@ -1,0 +1,439 @@
+"""The lab's web app (MCP at ``/mcp``, OAuth, ``/_lab/*``) and how to run it.
+
+Routes::
+
+    /mcp                                       MCP, streamable HTTP (the SDK's session manager)
+    /.well-known/oauth-protected-resource/mcp  protected-resource metadata (RFC 9728)
+    /.well-known/oauth-authorization-server    authorization-server metadata (RFC 8414)
+    /register /authorize /token /revoke        OAuth (see oauth.py); /authorize/team picks the team
+    GET  /_lab/state    {"scenario", "teams": [{name, team_id, token, device_ids}], "now", "settings"}
+    GET  /_lab/writes   {"writes": [{seq, tool, arguments, team, at, result}], "rejected": [...]}
+    GET|POST|DELETE /_lab/faults   list / add {"tool", "kind", "seconds"?, "count"?} / clear
+    POST /_lab/clock    {"advance_seconds": N} or {"set": "<UTC ISO>"} -> {"now"}
+    POST /_lab/reset    the scenario's first state; write log and faults cleared
+    POST /_lab/tokens   {"team", "ttl_seconds"?} -> {"token"} (a bearer token of lab time)
+
+``/_lab/*`` and the team page answer loopback peers addressing the lab by a loopback name
+only. With ``anonymous: admit`` (default, like Epiphan) a request without a valid token still
+connects and tool calls answer the in-band 401; with ``challenge`` it gets HTTP 401 and
+``WWW-Authenticate: Bearer ... resource_metadata=...`` (the SDK's OAuth client starts there).
+
+A ``drop_response`` fault holds the tool call open (the write applied and logged) until the
+client gives up or the session ends: the client sees a timeout, never a result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import uvicorn
+from mcp.server.auth.handlers.metadata import MetadataHandler
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.provider import ProviderTokenVerifier
+from mcp.server.auth.routes import (
+    build_metadata,
+    build_resource_metadata_url,
+    cors_middleware,
+    create_auth_routes,
+    create_protected_resource_routes,
+)
+from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter
+from starlette.applications import Starlette
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from services.lab import LabError
+from services.lab.faults import FaultKind, parse_fault
+from services.lab.lab import Anonymous, Lab, LabSettings
+from services.lab.oauth import LabOAuthProvider, is_loopback, loopback_refusal, metadata_extras
+from services.lab.scenario import Scenario, generate_fleet, load_scenario, with_normal_team
+from services.lab.state import LabClock, World
+from services.lab.tools import TOOL_NAMES, TOOLS
+
+_URL = TypeAdapter(AnyHttpUrl, config=ConfigDict(url_preserve_empty_path=True))
+
+
+def make_lab(
+    scenario: str | Path | Scenario = "campus",
+    *,
+    devices: int | None = None,
+    seed: int = 0,
+    older_shapes: bool | None = None,
+    anonymous: Anonymous | None = None,
+    expose_team_id: bool | None = None,
+    clock: LabClock | None = None,
+) -> Lab:
+    """A `Lab` for a scenario (name, path or `Scenario`); ``devices`` replaces its normal team
+    by a generated fleet of that size. ``None`` settings keep the scenario's own."""
+    loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    if devices is not None:
+        loaded = with_normal_team(
+            loaded, generate_fleet(devices, seed).teams.normal, name=f"{loaded.name}+{devices}"
+        )
+    options = loaded.options
+    settings = LabSettings(
+        anonymous=anonymous or options.anonymous,
+        expose_team_id=options.expose_team_id if expose_team_id is None else expose_team_id,
+        older_shapes=options.older_shapes if older_shapes is None else older_shapes,
+        access_token_ttl_seconds=options.access_token_ttl_seconds,
+    )
+    if settings.anonymous not in ("admit", "challenge"):
+        raise LabError(f"anonymous must be 'admit' or 'challenge', not {settings.anonymous!r}")
+    return Lab(loaded, settings, clock)
+
+
+def _bearer(request: Any) -> str | None:
+    header = request.headers.get("authorization", "") if request is not None else ""
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+def _mcp_server(lab: Lab) -> Server[Any]:
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[t.listing(older_shapes=lab.settings.older_shapes) for t in TOOLS.values()]
+        )
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        outcome = await lab.call_tool(_bearer(ctx.request), params.name, params.arguments)
+        if outcome.dropped:
+            await anyio.sleep_forever()
+        return outcome.result
+
+    return Server(
+        "epiphan-edge-lab",
+        version="lab",
+        instructions="A simulated Epiphan Edge (Fleetwatch lab). Nothing here is a real device.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _json_error(message: str, status: int = 400) -> Response:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def _lab_routes(lab: Lab, base_url: str) -> list[Route]:
+    def now_text() -> str:
+        return lab.clock.now().isoformat().replace("+00:00", "Z")
+
+    async def body(request: Request) -> dict[str, Any]:
+        try:
+            data = json.loads(await request.body() or b"{}")
+        except ValueError as exc:
+            raise LabError(f"body is not JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise LabError("body must be a JSON object")
+        return data
+
+    async def state(request: Request) -> Response:
+        settings = lab.settings
+        return JSONResponse(
+            {
+                "scenario": lab.scenario.name,
+                "url": base_url,
+                "mcp_url": f"{base_url}/mcp",
+                "teams": lab.teams_view(),
+                "now": now_text(),
+                "settings": {
+                    "anonymous": settings.anonymous,
+                    "expose_team_id": settings.expose_team_id,
+                    "older_shapes": settings.older_shapes,
+                },
+            }
+        )
+
+    async def writes(request: Request) -> Response:
+        return JSONResponse({"writes": lab.writes, "rejected": lab.rejected})
+
+    async def faults(request: Request) -> Response:
+        if request.method == "POST":
+            lab.set_fault(parse_fault(await request.body(), TOOL_NAMES))
+        elif request.method == "DELETE":
+            lab.faults.clear()
+        return JSONResponse({"faults": lab.faults.listing()})
+
+    async def clock(request: Request) -> Response:
+        data = await body(request)
+        if isinstance(data.get("advance_seconds"), int | float) and not isinstance(
+            data["advance_seconds"], bool
+        ):
+            lab.clock.advance(float(data["advance_seconds"]))
+        elif isinstance(data.get("set"), str):
+            try:
+                when = datetime.fromisoformat(data["set"])
+            except ValueError as exc:
+                raise LabError(f"'set' is not an ISO time: {exc}") from exc
+            if when.tzinfo is None:
+                raise LabError("'set' needs a UTC offset (e.g. ...Z)")
+            lab.clock.set(when)
+        else:
+            raise LabError('send {"advance_seconds": N} or {"set": "<UTC ISO>"}')
+        return JSONResponse({"now": now_text()})
+
+    async def reset(request: Request) -> Response:
+        lab.reset()
+        return JSONResponse({"ok": True, "now": now_text()})
+
+    async def tokens(request: Request) -> Response:
+        data = await body(request)
+        ttl = data.get("ttl_seconds")
+        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int | float)):
+            raise LabError("'ttl_seconds' must be a number")
+        try:
+            token = lab.issue_token(str(data.get("team")), ttl)
+        except ValueError as exc:
+            raise LabError(str(exc)) from exc
+        return JSONResponse({"token": token})
+
+    def guarded(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> Response:
+            if not is_loopback(request):
+                return loopback_refusal()
+            try:
+                return await handler(request)
+            except LabError as exc:
+                return _json_error(exc.message)
+
+        return endpoint
+
+    return [
+        Route("/_lab/state", guarded(state), methods=["GET"]),
+        Route("/_lab/writes", guarded(writes), methods=["GET"]),
+        Route("/_lab/faults", guarded(faults), methods=["GET", "POST", "DELETE"]),
+        Route("/_lab/clock", guarded(clock), methods=["POST"]),
+        Route("/_lab/reset", guarded(reset), methods=["POST"]),
+        Route("/_lab/tokens", guarded(tokens), methods=["POST"]),
+    ]
+
+
+def build_app(lab: Lab, base_url: str, *, on_ready: Callable[[], None] | None = None) -> Starlette:
+    """The lab's ASGI app, served at ``base_url`` (``http://127.0.0.1:<port>``). Build a new
+    one per run: the SDK's session manager runs once. ``on_ready`` is called at startup."""
+    issuer = _URL.validate_python(base_url)
+    resource = _URL.validate_python(f"{base_url}/mcp")
+    manager = StreamableHTTPSessionManager(
+        app=_mcp_server(lab),
+        security_settings=TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        ),
+    )
+    provider = LabOAuthProvider(lab, base_url)
+    mcp_app: Any = StreamableHTTPASGIApp(manager)
+    if lab.settings.anonymous == "challenge":
+        mcp_app = AuthenticationMiddleware(
+            RequireAuthMiddleware(mcp_app, [], build_resource_metadata_url(resource)),
+            backend=BearerAuthBackend(ProviderTokenVerifier(provider)),
+        )
+    registration, revocation = ClientRegistrationOptions(enabled=True), RevocationOptions(enabled=True)
+    metadata_path = "/.well-known/oauth-authorization-server"
+    metadata = build_metadata(issuer, None, registration, revocation).model_copy(update=metadata_extras())
+    routes = [
+        Route("/mcp", endpoint=mcp_app),
+        Route(
+            metadata_path,
+            cors_middleware(MetadataHandler(metadata).handle, ["GET", "OPTIONS"]),
+            methods=["GET", "OPTIONS"],
+        ),
+        *(
+            r
+            for r in create_auth_routes(provider, issuer, None, registration, revocation)
+            if getattr(r, "path", None) not in (metadata_path, "/revoke")
+        ),
+        *create_protected_resource_routes(resource, [issuer], resource_name="Epiphan Edge (lab)"),
+        *provider.page_routes(),
+        *_lab_routes(lab, base_url),
+    ]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with manager.run():
+            if on_ready is not None:
+                on_ready()
+            yield
+
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn without its signal capture: the owner of the loop decides about signals."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Any:
+        yield
+
+
+@dataclass
+class Serving:
+    """A lab being served: its base URL; `stop` asks uvicorn to finish."""
+
+    url: str
+    server: uvicorn.Server
+    task: asyncio.Task[None]
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+
+
+@contextlib.asynccontextmanager
+async def serve_lab(lab: Lab, port: int = 0) -> AsyncIterator[Serving]:
+    """Serve ``lab`` on ``127.0.0.1:port`` (0: any free port) until the block ends.
+
+    Ready on entry: the socket listens and the app (with the MCP session manager) has
+    started. Raises `LabError` if the port cannot be bound or the app does not start.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise LabError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from exc
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    ready = asyncio.Event()
+    config = uvicorn.Config(
+        build_app(lab, url, on_ready=ready.set),
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=1,
+    )
+    server = _Uvicorn(config)
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    waiter = asyncio.create_task(ready.wait())
+    try:
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        if not ready.is_set():
+            raise LabError("the lab did not start (see the log above)")
+        yield Serving(url, server, task)
+    finally:
+        waiter.cancel()
+        server.should_exit = True
+        with contextlib.suppress(SystemExit):
+            await task
+        sock.close()
+
+
+@dataclass(frozen=True)
+class LabTeam:
+    """One team as a test sees it: its name, team ID, demo bearer token and device IDs."""
+
+    name: str
+    team_id: str
+    token: str
+    device_ids: tuple[str, ...]
+
+
+@dataclass
+class LabHandle:
+    """A running lab, for tests. ``url`` is ``http://127.0.0.1:<port>``."""
+
+    lab: Lab
+    url: str
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.url}/mcp"
+
+    @property
+    def teams(self) -> Mapping[str, LabTeam]:
+        return {
+            t["name"]: LabTeam(t["name"], t["team_id"], t["token"], tuple(t["device_ids"]))
+            for t in self.lab.teams_view()
+        }
+
+    @property
+    def state(self) -> World:
+        """The simulated world itself (settle a device with ``state.team_device(...)``)."""
+        return self.lab.world
+
+    @property
+    def now(self) -> datetime:
+        return self.lab.clock.now()
+
+    def writes(self) -> list[dict[str, Any]]:
+        """The write log: ``[{seq, tool, arguments, team, at, result}]`` (as ``/_lab/writes``)."""
+        return [dict(w) for w in self.lab.writes]
+
+    def rejected(self) -> list[dict[str, Any]]:
+        """Calls refused before any change: ``[{seq, tool, arguments, team, at, reason}]``."""
+        return [dict(r) for r in self.lab.rejected]
+
+    def set_fault(
+        self, tool: str, kind: FaultKind | str, *, seconds: float | None = None, count: int | None = None
+    ) -> None:
+        """Inject a fault (see faults.py). Raises `LabError` for an unknown tool or bad values."""
+        fault = parse_fault(
+            json.dumps({"tool": tool, "kind": str(kind), "seconds": seconds, "count": count}).encode(),
+            TOOL_NAMES,
+        )
+        self.lab.set_fault(fault)
+
+    def clear_faults(self) -> None:
+        self.lab.faults.clear()
+
+    def advance(self, seconds: float) -> None:
+        """Move the lab clock forward (reboots finish, events start, tokens expire)."""
+        self.lab.clock.advance(seconds)
+
+    def set_time(self, when: datetime) -> None:
+        self.lab.clock.set(when)
+
+    def reset(self) -> None:
+        self.lab.reset()
+
+    def issue_token(self, team: str, ttl_seconds: float | None = None) -> str:
+        """A new bearer token for ``team`` living ``ttl_seconds`` of lab time (None: forever)."""
+        return self.lab.issue_token(team, ttl_seconds)
+
+    def revoke_token(self, token: str) -> None:
+        self.lab.tokens.revoke(token)
+
+
+@contextlib.asynccontextmanager
+async def run_lab(
+    scenario: str | Path | Scenario = "campus",
+    *,
+    port: int = 0,
+    older_shapes: bool | None = None,
+    anonymous: Anonymous | None = None,
+    clock: LabClock | None = None,
+    expose_team_id: bool | None = None,
+    devices: int | None = None,
+    seed: int = 0,
+) -> AsyncIterator[LabHandle]:
+    """Run a lab in this process (uvicorn on the running loop) for the ``async with`` block.
+
+    ``None`` settings keep the scenario's own (campus: admit, team ID shown, current shapes).
+    """
+    lab = make_lab(
+        scenario,
+        devices=devices,
+        seed=seed,
+        older_shapes=older_shapes,
+        anonymous=anonymous,
+        expose_team_id=expose_team_id,
+        clock=clock,
+    )
+    async with serve_lab(lab, port) as serving:
+        yield LabHandle(lab, serving.url)

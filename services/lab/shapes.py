@@ -1,0 +1,283 @@
+"""The world rendered in the result shapes Epiphan's server sends (key names and casing as
+``EPIPHAN.md`` gives them), the older shapes some versions send, and schema drift.
+
+Times: ``StateTime`` is minute precision (``2026-09-16T20:36Z``); ``recording_status.timestamp``
+and publisher ``since`` are epoch seconds as strings; event ``start``/``finish`` are ISO 8601
+(``...Z``) in the current shapes, epoch seconds (event lists) or epoch milliseconds (current
+or next event) in the older ones; ``uptime_since`` is RFC 3339. Sizes are bytes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from services.lab.state import Device, Event, StreamEndpoint, World
+
+Json = dict[str, Any]
+
+
+def iso_minute(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%MZ")
+
+
+def iso_seconds(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def epoch_text(when: datetime) -> str:
+    return str(int(when.timestamp()))
+
+
+def _warning(wid: str, label: str, message: str, data: Json | None) -> Json:
+    return {"id": wid, "label": label, "message": message, "data": data}
+
+
+def device_warnings(device: Device) -> list[Json]:
+    """Device-level warnings derived from state: storage and sources without signal."""
+    warnings: list[Json] = []
+    if device.storage_total is None or device.storage_free is None:
+        warnings.append(
+            _warning("no_storage_detected", "No storage detected", "Recordings cannot be saved.", None)
+        )
+    elif device.storage_free < device.storage_total // 10:
+        state = "critical" if device.storage_free < device.storage_total // 50 else "low"
+        pct = round(100 * device.storage_free / device.storage_total, 1)
+        warnings.append(
+            _warning(
+                "disk_space_error",
+                "Low disk space",
+                f"Only {pct}% of storage is free.",
+                {"free": device.storage_free, "total": device.storage_total, "state": state},
+            )
+        )
+    used = {c.source for c in device.channels}
+    for source in device.sources:
+        if not source.signal and source.name in used:
+            warnings.append(
+                _warning(
+                    "source_no_signal",
+                    "No signal",
+                    f"No signal on {source.name}.",
+                    {"source_name": source.name},
+                )
+            )
+    return warnings
+
+
+def channel_entry(device: Device, channel_index: int) -> Json:
+    channel = device.channels[channel_index]
+    entry: Json = {
+        "channel_id": channel.channel_id,
+        "name": channel.name,
+        "recording_status": {
+            "state": "recording" if channel.recording else "stopped",
+            "timestamp": epoch_text(channel.recording_since),
+            "description": "Recording" if channel.recording else "Stopped",
+        },
+    }
+    if channel.publishers:
+        entry["Publishers"] = [
+            {
+                "id": p.id,
+                "type": p.type,
+                "status": {
+                    "state": "started" if p.started else "stopped",
+                    "started": p.started,
+                    "since": epoch_text(p.since),
+                    "description": "Streaming" if p.started else "Stopped",
+                },
+                "settings": [
+                    {"id": "url", "type": {"name": "string"}, "title": "URL", "value": p.url},
+                    {"id": "stream_key", "type": {"name": "password"}, "title": "Stream key", "value": p.key},
+                ],
+            }
+            for p in channel.publishers
+        ]
+    if not device.source_signal(channel.source):
+        entry["Warnings"] = [
+            _warning(
+                "channel_no_signal",
+                "No signal",
+                f"{channel.name} has no video signal.",
+                {"channel_name": channel.name},
+            )
+        ]
+    return entry
+
+
+def device_entry(device: Device) -> Json:
+    """One device as ``get_devices_in_my_team`` lists it (and ``get_device_info`` returns it)."""
+    return {
+        "Id": device.id,
+        "Name": device.name,
+        "Model": device.model,
+        "GroupId": device.group_id,
+        "GroupName": device.group_name,
+        "Firmware": device.firmware,
+        "Status": "online" if device.online else "offline",
+        "StateTime": iso_minute(device.state_time),
+        "IPAddress": device.ip,
+        "SerialNumber": device.serial,
+        "Channels": [channel_entry(device, i) for i in range(len(device.channels))],
+        "Warnings": device_warnings(device),
+    }
+
+
+def recorder_status(devices: list[Device], older: bool) -> Json:
+    """``{devices: {<id>: {Name, Channels: {"<n>": {Name, RecordingStatus}}}}}``; older: a list
+    of ``{device_id, name, channels: {"<n>": {name, recording_status}}}``."""
+    if older:
+        return {
+            "devices": [
+                {
+                    "device_id": d.id,
+                    "name": d.name,
+                    "channels": {
+                        c["channel_id"]: {"name": c["name"], "recording_status": c["recording_status"]}
+                        for c in (channel_entry(d, i) for i in range(len(d.channels)))
+                    },
+                }
+                for d in devices
+            ]
+        }
+    return {
+        "devices": {
+            d.id: {
+                "Name": d.name,
+                "Channels": {
+                    c["channel_id"]: {"Name": c["name"], "RecordingStatus": c["recording_status"]}
+                    for c in (channel_entry(d, i) for i in range(len(d.channels)))
+                },
+            }
+            for d in devices
+        }
+    }
+
+
+def system_status(devices: list[Device], older: bool) -> Json:
+    """``{status: [{device_id, cpu_load_pct, cpu_temp_c, uptime_since}]}``; an offline device
+    has nulls. Older: ``{status: {<id>: {cpu_load, cpu_temp_c, up_since}}}``."""
+
+    def up(d: Device) -> str | None:
+        return iso_seconds(d.up_since) if d.online and d.up_since else None
+
+    if older:
+        return {
+            "status": {
+                d.id: {
+                    "cpu_load": d.cpu_load_pct if d.online else None,
+                    "cpu_temp_c": d.cpu_temp_c if d.online else None,
+                    "up_since": up(d),
+                }
+                for d in devices
+            }
+        }
+    return {
+        "status": [
+            {
+                "device_id": d.id,
+                "cpu_load_pct": d.cpu_load_pct if d.online else None,
+                "cpu_temp_c": d.cpu_temp_c if d.online else None,
+                "uptime_since": up(d),
+            }
+            for d in devices
+        ]
+    }
+
+
+def storage_status(devices: list[Device]) -> Json:
+    """``{storage: [{device_id, state: ok|low|critical|missing, free, total}]}`` (bytes)."""
+    rows = []
+    for d in devices:
+        if d.storage_total is None or d.storage_free is None:
+            rows.append({"device_id": d.id, "state": "missing", "free": None, "total": None})
+            continue
+        state = "ok"
+        if d.storage_free < d.storage_total // 10:
+            state = "critical" if d.storage_free < d.storage_total // 50 else "low"
+        rows.append({"device_id": d.id, "state": state, "free": d.storage_free, "total": d.storage_total})
+    return {"storage": rows}
+
+
+def event_entry(event: Event, now: datetime, times: str) -> Json:
+    """One CMS event; ``times`` is ``iso``, ``s`` (epoch seconds) or ``ms`` (epoch millis).
+
+    ``status`` follows the clock: ``scheduled``, ``in_progress`` (``paused``), ``completed``.
+    """
+
+    def when(dt: datetime) -> str | int:
+        if times == "s":
+            return int(dt.timestamp())
+        if times == "ms":
+            return int(dt.timestamp() * 1000)
+        return iso_seconds(dt)
+
+    return {
+        "id": event.id,
+        "title": event.title,
+        "cms": event.cms,
+        "status": event.status(now),
+        "confirmed": event.confirmed,
+        "start": when(event.start),
+        "finish": when(event.finish),
+        "devices": [
+            {
+                "device_id": event.device_id,
+                "channels": [
+                    {"channel_id": c.channel_id, "recording": c.recording, "streaming": c.streaming}
+                    for c in event.channels
+                ],
+            }
+        ],
+    }
+
+
+def stream_endpoint_entry(endpoint: StreamEndpoint) -> Json:
+    """A stream endpoint with its stream key and full URL, as the real server sends it."""
+    return {
+        "id": endpoint.id,
+        "name": endpoint.name,
+        "type": endpoint.type,
+        "url": endpoint.url,
+        "key": endpoint.key,
+    }
+
+
+def stream_endpoints(world: World, team: str, older: bool) -> Json:
+    items = [stream_endpoint_entry(e) for e in world.teams[team].endpoints.values()]
+    return {"endpoints" if older else "stream_endpoints": items}
+
+
+# --- schema drift -----------------------------------------------------------------------------
+
+_DEVICE_TOOLS = frozenset({"get_devices_in_my_team", "get_device_info"})
+
+
+def drift(tool: str, result: Json) -> Json:
+    """``result`` broken the way Epiphan's results break their declared output schema:
+    device lists get ``Warnings[].data: null`` and a ``recording_status: null``; recorder
+    status gets lower-case keys; anything else gets ``null`` for its top-level values (an
+    empty write map becomes ``{"result": null}``)."""
+    if tool in _DEVICE_TOOLS:
+        devices = result.get("devices", [result])
+        for device in devices:
+            for warning in device.get("Warnings", []):
+                warning["data"] = None
+            for channel in device.get("Channels", [])[:1]:
+                channel["recording_status"] = None
+        return result
+    if tool == "get_recorder_status_for_devices":
+        return _lower_keys(result)
+    if not result:
+        return {"result": None}
+    return dict.fromkeys(result)
+
+
+def _lower_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        renamed = {"RecordingStatus": "recording_status"}
+        return {renamed.get(k, k[:1].lower() + k[1:]): _lower_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_lower_keys(v) for v in value]
+    return value

@@ -1,0 +1,392 @@
+"""Fleetwatch's settings: one declarative table, read once at the edge from an environment.
+
+`SETTINGS` lists every ``FLEETWATCH_*`` variable with its default, help text, whether it is a
+secret, and its parser. `load_settings(env)` reads them (from `os.environ` unless an
+environment is passed) into a frozen `Settings`. Rules:
+
+- An empty value means "unset": the default applies (so ``FLEETWATCH_WRITE_DEVICE_IDS=``
+  is no allowlist, and ``FLEETWATCH_ANTHROPIC_API_KEY=`` turns the model off).
+- Defaults may name earlier settings as ``{FLEETWATCH_HOME}`` and the current uid as
+  ``{uid}``; a leading ``~`` expands with the environment's ``HOME``.
+- A ``FLEETWATCH_*`` variable not in the table is refused, to catch typos.
+- Secrets are wrapped in `Secret`, whose ``repr``/``str``/format is ``Secret('***')``; error
+  messages name a bad secret's variable but never echo its value.
+
+Errors: `ConfigError` (code ``config_invalid``) naming the variable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from shared.errors import Code, FleetwatchError
+from shared.ids import is_master_id
+
+PREFIX = "FLEETWATCH_"
+REPO_POLICY_DIR = Path(__file__).resolve().parent.parent / "policy"
+"""The checkout's own ``policy/`` folder: the default `FLEETWATCH_POLICY_DIR`."""
+
+
+class ConfigError(FleetwatchError):
+    """A setting is malformed or unknown (code ``config_invalid``); the message names it."""
+
+    def __init__(self, name: str, problem: str) -> None:
+        self.name = name
+        super().__init__(Code.CONFIG_INVALID, f"{name}: {problem}")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, eq=True)
+class Secret:
+    """A secret string. It prints as ``Secret('***')`` everywhere (repr, str, format, logs);
+    only `reveal()` gives the value, so a leak needs a visible call."""
+
+    _value: str = dataclasses.field(repr=False)
+
+    def reveal(self) -> str:
+        """The secret itself. Never log or print it."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        return repr(self)
+
+
+class BadValue(ValueError):
+    """Raised by a parser; `load_settings` turns it into a `ConfigError` naming the variable."""
+
+
+def _path(raw: str) -> Path:
+    return Path(raw)
+
+
+def _optional_path(raw: str) -> Path | None:
+    return Path(raw) if raw else None
+
+
+def _optional_str(raw: str) -> str | None:
+    return raw or None
+
+
+def _text(raw: str) -> str:
+    if not raw.strip():
+        raise BadValue("must not be blank")
+    return raw
+
+
+def _port(raw: str) -> int:
+    try:
+        port = int(raw, 10)
+    except ValueError as exc:
+        raise BadValue(f"not a port number: {raw!r}") from exc
+    if not 0 <= port <= 65535:
+        raise BadValue(f"port {port} is outside 0..65535 (0 = any free port)")
+    return port
+
+
+def _url(raw: str) -> str:
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BadValue(f"not an http(s) URL: {raw!r}")
+    return raw
+
+
+def _optional_url(raw: str) -> str | None:
+    return _url(raw) if raw else None
+
+
+def _positive_seconds(raw: str) -> float:
+    try:
+        seconds = float(raw)
+    except ValueError as exc:
+        raise BadValue(f"not a number of seconds: {raw!r}") from exc
+    if not 0 < seconds < 3600:
+        raise BadValue(f"{seconds} s is outside (0, 3600)")
+    return seconds
+
+
+def _csv(raw: str) -> list[str]:
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def _master_ids(raw: str) -> tuple[str, ...]:
+    ids = _csv(raw)
+    bad = [i for i in ids if not is_master_id(i)]
+    if bad:
+        raise BadValue(f"not a master ID (^[0-9a-f]{{8,32}}$): {bad[0]!r}")
+    return tuple(sorted(set(ids)))
+
+
+def _uids(raw: str) -> frozenset[int]:
+    uids = _csv(raw)
+    if not uids or not all(u.isdigit() for u in uids):
+        raise BadValue(f"not a comma-separated list of uids: {raw!r}")
+    return frozenset(int(u) for u in uids)
+
+
+def _log_level(raw: str) -> str:
+    level = raw.strip().upper()
+    if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+        raise BadValue(f"not a log level: {raw!r}")
+    return level
+
+
+def _optional_secret(raw: str) -> Secret | None:
+    return Secret(raw) if raw else None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Setting:
+    """One row of the table.
+
+    Attributes:
+        name: the environment variable, ``FLEETWATCH_...``.
+        default: the raw default (placeholders ``{FLEETWATCH_X}``, ``{uid}``; ``""`` = unset).
+        help: one line for ``--help`` and ``doctor``.
+        secret: wrap the value in `Secret` and never echo it.
+        parse: raw string -> value; raises `BadValue`.
+    """
+
+    name: str
+    default: str
+    help: str
+    secret: bool
+    parse: Callable[[str], Any]
+
+    @property
+    def attr(self) -> str:
+        """The `Settings` field: the name without ``FLEETWATCH_``, lower case."""
+        return self.name.removeprefix(PREFIX).lower()
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("FLEETWATCH_HOME", "~/.fleetwatch", "Folder holding all state by default.", False, _path),
+    Setting(
+        "FLEETWATCH_STATE_DIR",
+        "{FLEETWATCH_HOME}/state",
+        "Folder for the store and state files.",
+        False,
+        _path,
+    ),
+    Setting(
+        "FLEETWATCH_RUNTIME_DIR",
+        "{FLEETWATCH_HOME}/run",
+        "Folder for the sockets (mode 0750/0700).",
+        False,
+        _path,
+    ),
+    Setting("FLEETWATCH_DB", "{FLEETWATCH_STATE_DIR}/fleetwatch.db", "The SQLite store (WAL).", False, _path),
+    Setting(
+        "FLEETWATCH_EPIPHAN_MCP_URL",
+        "http://127.0.0.1:8770/mcp",
+        "Epiphan Edge MCP endpoint; the default is the embedded lab.",
+        False,
+        _url,
+    ),
+    Setting(
+        "FLEETWATCH_LAB_PORT", "8770", "Port of the lab (simulated Epiphan Edge) on 127.0.0.1.", False, _port
+    ),
+    Setting("FLEETWATCH_APPROVE_PORT", "8767", "Port of the approval page on 127.0.0.1.", False, _port),
+    Setting("FLEETWATCH_ASK_PORT", "8766", "Port of the ask page on 127.0.0.1.", False, _port),
+    Setting(
+        "FLEETWATCH_READ_TOKEN_FILE",
+        "{FLEETWATCH_HOME}/tokens/read.json",
+        "Token slot of the read sign-in (the assistant's).",
+        False,
+        _path,
+    ),
+    Setting(
+        "FLEETWATCH_SANDBOX_TOKEN_FILE",
+        "{FLEETWATCH_HOME}/tokens/sandbox.json",
+        "Token slot of the sandbox sign-in (the executor's only).",
+        False,
+        _path,
+    ),
+    Setting(
+        "FLEETWATCH_WRITE_DEVICE_IDS",
+        "",
+        "Comma-separated master IDs a change may target (the fence's allowlist); empty = none.",
+        False,
+        _master_ids,
+    ),
+    Setting(
+        "FLEETWATCH_WRITE_TEAM_ID",
+        "",
+        "The sandbox team's ID, checked against the sandbox sign-in; empty = unset.",
+        False,
+        _optional_str,
+    ),
+    Setting(
+        "FLEETWATCH_POLICY_DIR",
+        str(REPO_POLICY_DIR),
+        "Folder holding policy.yaml and tool_policy.yaml.",
+        False,
+        _path,
+    ),
+    Setting(
+        "FLEETWATCH_POLICY_OVERRIDE",
+        "",
+        "Optional policy file layered over the policy folder.",
+        False,
+        _optional_path,
+    ),
+    Setting(
+        "FLEETWATCH_ANTHROPIC_API_KEY",
+        "",
+        "Model API key; empty = model off (keyword answers).",
+        True,
+        _optional_secret,
+    ),
+    Setting(
+        "FLEETWATCH_ANTHROPIC_BASE_URL",
+        "",
+        "Model API base URL; empty = the SDK's default.",
+        False,
+        _optional_url,
+    ),
+    Setting("FLEETWATCH_MODEL", "claude-sonnet-4-5", "Model name.", False, _text),
+    Setting(
+        "FLEETWATCH_MODEL_TIMEOUT_SECONDS",
+        "60",
+        "Timeout of one model call, in seconds.",
+        False,
+        _positive_seconds,
+    ),
+    Setting(
+        "FLEETWATCH_EXECUTOR_UIDS",
+        "{uid}",
+        "Uids allowed on executor.sock (approval_web's user).",
+        False,
+        _uids,
+    ),
+    Setting(
+        "FLEETWATCH_APPROVAL_UIDS", "{uid}", "Uids allowed on approval.sock (assistant, CLI).", False, _uids
+    ),
+    Setting(
+        "FLEETWATCH_ASSISTANT_UIDS", "{uid}", "Uids allowed on assistant.sock (CLI, ask page).", False, _uids
+    ),
+    Setting(
+        "FLEETWATCH_LOG_LEVEL",
+        "INFO",
+        "Log level: DEBUG, INFO, WARNING, ERROR or CRITICAL.",
+        False,
+        _log_level,
+    ),
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Settings:
+    """Every setting, parsed. Field = `Setting.attr`; see `SETTINGS` for meaning and default."""
+
+    home: Path
+    state_dir: Path
+    runtime_dir: Path
+    db: Path
+    epiphan_mcp_url: str
+    lab_port: int
+    approve_port: int
+    ask_port: int
+    read_token_file: Path
+    sandbox_token_file: Path
+    write_device_ids: tuple[str, ...]
+    write_team_id: str | None
+    policy_dir: Path
+    policy_override: Path | None
+    anthropic_api_key: Secret | None
+    anthropic_base_url: str | None
+    model: str
+    model_timeout_seconds: float
+    executor_uids: frozenset[int]
+    approval_uids: frozenset[int]
+    assistant_uids: frozenset[int]
+    log_level: str
+
+    @property
+    def fence_configured(self) -> bool:
+        """True when the fence has an allowlist or a team ID; with neither, nothing may be
+        proposed or run (`Code.FENCE_NOT_CONFIGURED`)."""
+        return bool(self.write_device_ids) or self.write_team_id is not None
+
+    @property
+    def executor_socket(self) -> Path:
+        return self.runtime_dir / "executor.sock"
+
+    @property
+    def approval_socket(self) -> Path:
+        return self.runtime_dir / "approval.sock"
+
+    @property
+    def assistant_socket(self) -> Path:
+        return self.runtime_dir / "assistant.sock"
+
+    def describe(self) -> tuple[tuple[str, str], ...]:
+        """(variable, shown value) for each setting, secrets as ``Secret('***')`` or ``(unset)``."""
+        rows = []
+        for setting in SETTINGS:
+            value = getattr(self, setting.attr)
+            shown = "(unset)" if value in (None, (), "") else str(value)
+            if isinstance(value, frozenset):
+                shown = ",".join(str(v) for v in sorted(value))
+            elif isinstance(value, tuple) and value:
+                shown = ",".join(value)
+            rows.append((setting.name, shown))
+        return tuple(rows)
+
+
+def _expand_home(text: str, env: Mapping[str, str]) -> str:
+    if text == "~" or text.startswith("~/"):
+        return (env.get("HOME") or str(Path.home())) + text[1:]
+    return text
+
+
+def _default(setting: Setting, resolved: Mapping[str, str], env: Mapping[str, str]) -> str:
+    try:
+        text = setting.default.format_map({**resolved, "uid": str(os.getuid())})
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ConfigError(setting.name, f"the default names an unknown placeholder ({exc})") from exc
+    return _expand_home(text, env)
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """Read every setting from `env` (default: `os.environ`) once.
+
+    Raises:
+        ConfigError: a value does not parse (the message names the variable, and echoes the
+            value unless it is secret), or `env` holds a ``FLEETWATCH_*`` variable that is not
+            in `SETTINGS`.
+    """
+    env = os.environ if env is None else env
+    known = {s.name for s in SETTINGS}
+    unknown = sorted(name for name in env if name.startswith(PREFIX) and name not in known)
+    if unknown:
+        raise ConfigError(unknown[0], "unknown setting (a typo?); known: see `fleetwatch doctor`")
+    resolved: dict[str, str] = {}
+    values: dict[str, Any] = {}
+    for setting in SETTINGS:
+        given = env.get(setting.name, "")
+        raw = given if given else _default(setting, resolved, env)
+        if setting.parse in (_path, _optional_path):
+            raw = _expand_home(raw, env)
+        try:
+            values[setting.attr] = setting.parse(raw)
+        except BadValue as exc:
+            if setting.secret:
+                raise ConfigError(setting.name, "malformed value (secret, not shown)") from None
+            raise ConfigError(setting.name, str(exc)) from exc
+        resolved[setting.name] = "" if setting.secret else raw
+    return Settings(**values)
+
+
+def configure_logging(settings: Settings) -> None:
+    """Set the root logger's level from `FLEETWATCH_LOG_LEVEL` (call once, in ``__main__``)."""
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")

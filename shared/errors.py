@@ -1,0 +1,184 @@
+"""Stable error codes and the root exception of Fleetwatch.
+
+Every error that crosses a socket, reaches the model, or is printed by the CLI carries one of
+the snake_case codes declared here, and only here. Code branches on codes; messages are for
+people. `docs/error-codes.md` and each socket's `capabilities` manifest are checked against
+this table by tests, in both directions.
+
+Exception tree (each package adds its own subclasses, translating foreign exceptions at one
+boundary with ``raise ... from``)::
+
+    FleetwatchError                      root; has ``.code`` (a Code) and a message
+    ├── shared.config.ConfigError        a setting is missing or malformed
+    ├── shared.policy.PolicyError        a policy file is invalid (names the file and line)
+    ├── shared.protocol.ProtocolError    a frame or message is malformed
+    ├── shared.store.StoreError          the store refused (e.g. migration from the future)
+    ├── shared.canonical.CanonicalError  arguments cannot be put in canonical form
+    └── shared.epiphan.EpiphanError      the Epiphan server (or the guard) refused a call
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from types import MappingProxyType
+
+
+class Code(enum.StrEnum):
+    """Every stable error code. The value is the wire form."""
+
+    # --- wire and socket ---------------------------------------------------------------
+    BAD_FRAME = "bad_frame"
+    FRAME_TOO_LARGE = "frame_too_large"
+    UNKNOWN_MESSAGE = "unknown_message"
+    INVALID_MESSAGE = "invalid_message"
+    PEER_NOT_ALLOWED = "peer_not_allowed"
+    SERVICE_UNAVAILABLE = "service_unavailable"
+    INTERNAL_ERROR = "internal_error"
+    SERVICE_NO_ANSWER = "service_no_answer"
+    SOCKET_IN_USE = "socket_in_use"
+    # --- configuration and policy ------------------------------------------------------
+    CONFIG_INVALID = "config_invalid"
+    POLICY_INVALID = "policy_invalid"
+    # --- store -------------------------------------------------------------------------
+    STORE_SCHEMA_TOO_NEW = "store_schema_too_new"
+    AUDIT_CHAIN_BROKEN = "audit_chain_broken"
+    STORE_BUSY = "store_busy"
+    # --- canonical form ----------------------------------------------------------------
+    NOT_CANONICALIZABLE = "not_canonicalizable"
+    HIDDEN_CHARACTER = "hidden_character"
+    # --- Epiphan client and guard -----------------------------------------------------
+    TOOL_NOT_ALLOWED = "tool_not_allowed"
+    UNKNOWN_TOOL = "unknown_tool"
+    EPIPHAN_AUTH = "epiphan_auth"
+    EPIPHAN_TOOL_ERROR = "epiphan_tool_error"
+    EPIPHAN_UNREACHABLE = "epiphan_unreachable"
+    EPIPHAN_TIMEOUT = "epiphan_timeout"
+    EPIPHAN_BAD_RESULT = "epiphan_bad_result"
+    NO_SIGN_IN = "no_sign_in"
+    # --- proposals (intake and policy) -------------------------------------------------
+    NOT_PROPOSABLE = "not_proposable"
+    SCHEMA_NOT_REVIEWED = "schema_not_reviewed"
+    INVALID_ARGUMENTS = "invalid_arguments"
+    TOO_MANY_TARGETS = "too_many_targets"
+    OBSERVE_MODE = "observe_mode"
+    FENCE_NOT_CONFIGURED = "fence_not_configured"
+    QUEUE_FULL = "queue_full"
+    HOURLY_CAP_REACHED = "hourly_cap_reached"
+    DENIAL_PAUSE = "denial_pause"
+    PROPOSAL_NOT_FOUND = "proposal_not_found"
+    PROPOSAL_NOT_PENDING = "proposal_not_pending"
+    # --- executor checks ----------------------------------------------------------------
+    SEAL_INVALID = "seal_invalid"
+    APPROVAL_NOT_FOUND = "approval_not_found"
+    APPROVAL_EXPIRED = "approval_expired"
+    APPROVAL_ALREADY_USED = "approval_already_used"
+    SCHEMA_VERSION_CHANGED = "schema_version_changed"
+    KILL_SWITCH_ON = "kill_switch_on"
+    DEVICE_LIST_UNREADABLE = "device_list_unreadable"
+    TEAM_MISMATCH = "team_mismatch"
+    TARGET_NOT_IN_SANDBOX = "target_not_in_sandbox"
+    TARGET_NOT_ALLOWLISTED = "target_not_allowlisted"
+    CHANNEL_NOT_FOUND = "channel_not_found"
+    STREAM_NOT_FOUND = "stream_not_found"
+    EVENT_NOT_CURRENT = "event_not_current"
+    STATE_READ_FAILED = "state_read_failed"
+    FINGERPRINT_CHANGED = "fingerprint_changed"
+    TARGET_RECORDING = "target_recording"
+    TARGET_IN_EVENT_WINDOW = "target_in_event_window"
+    # --- assistant ----------------------------------------------------------------------
+    FSM_BLOCKED = "fsm_blocked"
+    BUDGET_EXCEEDED = "budget_exceeded"
+    DUPLICATE_PROPOSAL = "duplicate_proposal"
+    MODEL_UNAVAILABLE = "model_unavailable"
+    # --- page ---------------------------------------------------------------------------
+    SECRET_REQUIRED = "secret_required"
+    SECRET_WRONG = "secret_wrong"
+    SLOW_DOWN = "slow_down"
+    CSRF_FAILED = "csrf_failed"
+    CROSS_SITE = "cross_site"
+    BAD_HOST = "bad_host"
+    BODY_TOO_LARGE = "body_too_large"
+
+
+MEANINGS: Mapping[Code, str] = MappingProxyType(
+    {
+        Code.BAD_FRAME: "A socket frame could not be decoded.",
+        Code.FRAME_TOO_LARGE: "A socket frame was larger than the cap.",
+        Code.UNKNOWN_MESSAGE: "A socket message had a tag this socket does not serve.",
+        Code.INVALID_MESSAGE: "A socket message had the right tag but wrong or missing fields.",
+        Code.PEER_NOT_ALLOWED: "The connecting process's user is not on this socket's allowlist.",
+        Code.SERVICE_UNAVAILABLE: "A service this operation needs is not running or not reachable.",
+        Code.INTERNAL_ERROR: "An unexpected error; the service logged it with a traceback.",
+        Code.SERVICE_NO_ANSWER: "The request was sent but no answer came (timeout or connection lost); its outcome is unknown.",
+        Code.SOCKET_IN_USE: "Another process is already serving this socket path.",
+        Code.CONFIG_INVALID: "A setting is missing or malformed.",
+        Code.POLICY_INVALID: "A policy file is invalid; the message names the file and line.",
+        Code.STORE_SCHEMA_TOO_NEW: "The store was written by a newer Fleetwatch; refusing to downgrade it.",
+        Code.AUDIT_CHAIN_BROKEN: "The audit log's hash chain does not verify; the message names the first bad row.",
+        Code.STORE_BUSY: "The store stayed locked by another process past the busy timeout; nothing was written.",
+        Code.NOT_CANONICALIZABLE: "Arguments hold a value with no canonical form (float, NaN, duplicate key...).",
+        Code.HIDDEN_CHARACTER: "Arguments hold a hidden, control or bidirectional character.",
+        Code.TOOL_NOT_ALLOWED: "The tool is not on the read list; the guard refused it before sending.",
+        Code.UNKNOWN_TOOL: "No such tool.",
+        Code.EPIPHAN_AUTH: "Epiphan reported a missing, expired or invalid sign-in.",
+        Code.EPIPHAN_TOOL_ERROR: "Epiphan answered the call with an error result.",
+        Code.EPIPHAN_UNREACHABLE: "The Epiphan server could not be reached.",
+        Code.EPIPHAN_TIMEOUT: "The Epiphan server did not answer in time.",
+        Code.EPIPHAN_BAD_RESULT: "Epiphan's answer could not be read as the expected shape.",
+        Code.NO_SIGN_IN: "There is no sign-in in the slot this operation needs.",
+        Code.NOT_PROPOSABLE: "The tool is not in the policy's propose section.",
+        Code.SCHEMA_NOT_REVIEWED: "The tool's argument schema has not been reviewed.",
+        Code.INVALID_ARGUMENTS: "The arguments do not match the tool's reviewed schema.",
+        Code.TOO_MANY_TARGETS: "More targets than the policy allows for this tool.",
+        Code.OBSERVE_MODE: "Autonomy is 'observe': nothing may be proposed.",
+        Code.FENCE_NOT_CONFIGURED: "Neither FLEETWATCH_WRITE_DEVICE_IDS nor FLEETWATCH_WRITE_TEAM_ID is set.",
+        Code.QUEUE_FULL: "The pending queue is full.",
+        Code.HOURLY_CAP_REACHED: "The cap on proposals per hour is reached.",
+        Code.DENIAL_PAUSE: "This tool and target were denied three times; paused for an hour.",
+        Code.PROPOSAL_NOT_FOUND: "No proposal with that ID.",
+        Code.PROPOSAL_NOT_PENDING: "The proposal is no longer pending.",
+        Code.SEAL_INVALID: "The bound record's seal does not verify (tampered, or sealed by an earlier executor).",
+        Code.APPROVAL_NOT_FOUND: "No approval with that ID.",
+        Code.APPROVAL_EXPIRED: "The approval expired before it was consumed.",
+        Code.APPROVAL_ALREADY_USED: "The approval was already consumed or claimed.",
+        Code.SCHEMA_VERSION_CHANGED: "The tool's schema version changed since the proposal.",
+        Code.KILL_SWITCH_ON: "Writes are paused (the kill switch is on).",
+        Code.DEVICE_LIST_UNREADABLE: "The sandbox team's device list could not be read; failing closed.",
+        Code.TEAM_MISMATCH: "The sandbox sign-in's team ID differs from FLEETWATCH_WRITE_TEAM_ID.",
+        Code.TARGET_NOT_IN_SANDBOX: "A target is not on the sandbox team's device list.",
+        Code.TARGET_NOT_ALLOWLISTED: "A target is not on FLEETWATCH_WRITE_DEVICE_IDS.",
+        Code.CHANNEL_NOT_FOUND: "The channel is not on the target device.",
+        Code.STREAM_NOT_FOUND: "The stream endpoint is not on the sandbox team's list.",
+        Code.EVENT_NOT_CURRENT: "The event is not the device's current or next event.",
+        Code.STATE_READ_FAILED: "A target's state could not be read; failing closed.",
+        Code.FINGERPRINT_CHANGED: "A target's state changed since the proposal (online, recording, next event).",
+        Code.TARGET_RECORDING: "A disruptive change would hit a room that is recording.",
+        Code.TARGET_IN_EVENT_WINDOW: "A disruptive change would hit a room during or near its event.",
+        Code.FSM_BLOCKED: "The assistant's session state machine blocked this call.",
+        Code.BUDGET_EXCEEDED: "The question's budget (model calls, tokens or time) is spent.",
+        Code.DUPLICATE_PROPOSAL: "An identical proposal is already recorded; its state is returned.",
+        Code.MODEL_UNAVAILABLE: "The model could not be used; the keyword answer was given instead.",
+        Code.SECRET_REQUIRED: "The page secret has not been entered in this browser session.",
+        Code.SECRET_WRONG: "The page secret was wrong.",
+        Code.SLOW_DOWN: "Too many wrong secrets from this address; wait before trying again.",
+        Code.CSRF_FAILED: "The form token is missing, wrong, or bound to another proposal or session.",
+        Code.CROSS_SITE: "The request did not come from the page itself.",
+        Code.BAD_HOST: "The Host header is not the page's own (DNS rebinding guard).",
+        Code.BODY_TOO_LARGE: "The request body is larger than the cap.",
+    }
+)
+
+
+class FleetwatchError(Exception):
+    """Root of every Fleetwatch exception.
+
+    Attributes:
+        code: the stable code (a `Code`); branch on this, never on the message.
+        message: one line for a person, never holding a secret.
+    """
+
+    def __init__(self, code: Code, message: str | None = None) -> None:
+        self.code = Code(code)
+        self.message = message or MEANINGS[self.code]
+        super().__init__(f"{self.code}: {self.message}")
