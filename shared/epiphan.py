@@ -85,6 +85,13 @@ WRITE_TOOLS_OF_EPIPHAN = frozenset(
 )
 """The 15 write tools Epiphan's MCP server offers (EPIPHAN.md)."""
 
+DEVICE_IDS_PER_CALL = 100
+"""Most device IDs sent in one per-device read (the lab enforces 100; Epiphan's own cap is not
+published, so Fleetwatch stays at or below it)."""
+
+PARALLEL_READS = 4
+"""Per-device reads in flight at once over one session."""
+
 _AUTH_MARKERS = re.compile(
     r"\b401\b|unauthori[sz]ed|invalid_token|invalid token|token (?:has )?expired|expired token"
     r"|not authenticated|unauthenticated|sign[- ]?in required|login required",
@@ -188,39 +195,33 @@ class EpiphanReadClient:
         )
         taken_at = datetime.now(UTC)
         ids = [d.id for d in devices]
-        if not ids:
-            return FleetSnapshot(team_id=team_id, devices=devices, taken_at=taken_at)
-        reads: dict[str, Any] = {"get_recorder_status_for_devices": {"device_ids": ids}}
+        parsers: dict[str, Any] = {"get_recorder_status_for_devices": parse_recorder_status}
         if with_system:
-            reads["get_system_status_for_devices"] = {"device_ids": ids}
+            parsers["get_system_status_for_devices"] = parse_system_status
         if with_events:
-            reads["get_current_or_next_cms_events_for_devices"] = {
-                "device_ids": ids,
-                "until": _until_next_day(taken_at),
-            }
-        results = dict(
-            zip(reads, await asyncio.gather(*(self.call(t, a) for t, a in reads.items())), strict=True)
-        )
-        devices = merge_recorder(
-            devices,
-            _parse(
-                "get_recorder_status_for_devices",
-                parse_recorder_status,
-                results["get_recorder_status_for_devices"],
-            ),
-        )
-        system = _parse(
-            "get_system_status_for_devices",
-            parse_system_status,
-            results.get("get_system_status_for_devices", {"status": []}),
-        )
-        events = _parse(
-            "get_current_or_next_cms_events_for_devices",
-            parse_events,
-            results.get("get_current_or_next_cms_events_for_devices", {"events": []}),
-        )
+            parsers["get_current_or_next_cms_events_for_devices"] = parse_events
+        until = _until_next_day(taken_at)
+        calls = [
+            (tool, {"device_ids": chunk} | ({"until": until} if tool.endswith("events_for_devices") else {}))
+            for tool in parsers
+            for chunk in _chunks(ids, DEVICE_IDS_PER_CALL)
+        ]
+        limit = asyncio.Semaphore(PARALLEL_READS)
+
+        async def read(tool: str, arguments: dict[str, Any]) -> tuple[str, Any]:
+            async with limit:
+                return tool, _parse(tool, parsers[tool], await self.call(tool, arguments))
+
+        merged: dict[str, dict[str, Any]] = {tool: {} for tool in parsers}
+        for tool, part in await asyncio.gather(*(read(t, a) for t, a in calls)):
+            merged[tool].update(part)
+        devices = merge_recorder(devices, merged["get_recorder_status_for_devices"])
         return FleetSnapshot(
-            team_id=team_id, devices=devices, system=system, events=events, taken_at=taken_at
+            team_id=team_id,
+            devices=devices,
+            system=merged.get("get_system_status_for_devices", {}),
+            events=merged.get("get_current_or_next_cms_events_for_devices", {}),
+            taken_at=taken_at,
         )
 
     async def stream_endpoints(self) -> tuple[StreamEndpoint, ...]:
@@ -234,6 +235,10 @@ def _parse(tool: str, parser: Any, data: Any) -> Any:
     except FleetwatchError as exc:
         log.warning("unreadable result shape from %s", tool)
         raise EpiphanError(exc.code, tool, exc.message) from exc
+
+
+def _chunks(items: list[str], size: int) -> list[list[str]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def _until_next_day(now: datetime) -> str:

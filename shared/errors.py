@@ -11,10 +11,14 @@ boundary with ``raise ... from``)::
     FleetwatchError                      root; has ``.code`` (a Code) and a message
     ├── shared.config.ConfigError        a setting is missing or malformed
     ├── shared.policy.PolicyError        a policy file is invalid (names the file and line)
+    ├── shared.policy.ArgumentsError     proposed arguments break the reviewed schema (JSON paths)
     ├── shared.protocol.ProtocolError    a frame or message is malformed
     ├── shared.store.StoreError          the store refused (e.g. migration from the future)
     ├── shared.canonical.CanonicalError  arguments cannot be put in canonical form
-    └── shared.epiphan.EpiphanError      the Epiphan server (or the guard) refused a call
+    ├── shared.epiphan.EpiphanError      the Epiphan server (or the guard) refused a call
+    ├── shared.mcp_session.McpCallError  no tool result came back (unreachable, timeout)
+    ├── shared.fleet.FleetShapeError     a read result has no known shape
+    └── shared.slots.SlotError           a token slot is missing or unsafe
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ class Code(enum.StrEnum):
     INTERNAL_ERROR = "internal_error"
     SERVICE_NO_ANSWER = "service_no_answer"
     SOCKET_IN_USE = "socket_in_use"
+    OPERATION_NOT_ALLOWED = "operation_not_allowed"
     # --- configuration and policy ------------------------------------------------------
     CONFIG_INVALID = "config_invalid"
     POLICY_INVALID = "policy_invalid"
@@ -71,6 +76,7 @@ class Code(enum.StrEnum):
     # --- executor checks ----------------------------------------------------------------
     SEAL_INVALID = "seal_invalid"
     APPROVAL_NOT_FOUND = "approval_not_found"
+    APPROVAL_NOT_CONSUMED = "approval_not_consumed"
     APPROVAL_EXPIRED = "approval_expired"
     APPROVAL_ALREADY_USED = "approval_already_used"
     SCHEMA_VERSION_CHANGED = "schema_version_changed"
@@ -112,6 +118,7 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.INTERNAL_ERROR: "An unexpected error; the service logged it with a traceback.",
         Code.SERVICE_NO_ANSWER: "The request was sent but no answer came (timeout or connection lost); its outcome is unknown.",
         Code.SOCKET_IN_USE: "Another process is already serving this socket path.",
+        Code.OPERATION_NOT_ALLOWED: "The connecting user's role may not use this operation (the assistant may only submit proposals, read their state and expire its turn).",
         Code.CONFIG_INVALID: "A setting is missing or malformed.",
         Code.POLICY_INVALID: "A policy file is invalid; the message names the file and line.",
         Code.STORE_SCHEMA_TOO_NEW: "The store was written by a newer Fleetwatch; refusing to downgrade it.",
@@ -140,6 +147,7 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.PROPOSAL_NOT_PENDING: "The proposal is no longer pending.",
         Code.SEAL_INVALID: "The bound record's seal does not verify (tampered, or sealed by an earlier executor).",
         Code.APPROVAL_NOT_FOUND: "No approval with that ID.",
+        Code.APPROVAL_NOT_CONSUMED: "The approval was never consumed: nobody pressed Approve on that card.",
         Code.APPROVAL_EXPIRED: "The approval expired before it was consumed.",
         Code.APPROVAL_ALREADY_USED: "The approval was already consumed or claimed.",
         Code.SCHEMA_VERSION_CHANGED: "The tool's schema version changed since the proposal.",

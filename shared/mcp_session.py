@@ -34,6 +34,10 @@ log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT_SECONDS = 30.0
 """Seconds a single tool call may take before it counts as timed out."""
 
+MAX_RESULT_BYTES = 64 * 1024 * 1024
+"""Largest single answer accepted (bytes). The SDK's default of 1 MiB is too small for a team
+of a few thousand devices, whose device list is several MiB."""
+
 
 class McpCallError(FleetwatchError):
     """The call did not produce a tool result (unreachable server, timeout, protocol error).
@@ -147,7 +151,9 @@ class McpConnection:
                 httpx2.AsyncClient(
                     headers=headers, timeout=timeout, transport=self._transport
                 ) as http_client,
-                streamable_http_client(self.url, http_client=http_client) as (read, write),
+                streamable_http_client(
+                    self.url, http_client=http_client, max_sse_event_size=MAX_RESULT_BYTES
+                ) as (read, write),
                 ClientSession(read, write) as session,
             ):
                 await session.initialize()

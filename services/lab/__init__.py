@@ -11,11 +11,13 @@ Layers (each may import only the ones above it)::
     state.py     the simulated world and its clock (devices, channels, events, streams)
     shapes.py    the world rendered in the real result shapes (or the older ones)
     schemas.py   the tools' JSON input and output schemas and the ID patterns
+    calls.py     what a tool handler gets (`Call`) and may raise
     reads.py     the 20 read tools;  writes.py  the 15 write tools
     tools.py     the registry: name, schemas, read/write, handler
     lab.py       the simulator's root: tokens, calls, the write log
     oauth.py     the OAuth authorization server and the page where a person picks the team
-    server.py    the ASGI app, ``/_lab/*``, ``run_lab`` for tests
+    control.py   the ``/_lab/*`` endpoints (state, write log, faults, clock, reset, tokens)
+    server.py    the ASGI app, serving it, ``run_lab``/``LabHandle`` for tests
     __main__.py  the command line (``python -m services.lab``, ``fleetwatch lab``)
 
 The lab holds no real secret and talks to nobody: it listens on loopback only, and

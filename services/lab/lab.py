@@ -145,7 +145,8 @@ class Lab:
 
     def _log(self, into: list[dict[str, Any]], **entry: Any) -> None:
         self._seq += 1
-        into.append({"seq": self._seq, **entry, "at": self.clock.now().isoformat().replace("+00:00", "Z")})
+        at = self.clock.now().isoformat().replace("+00:00", "Z")
+        into.append(json.loads(json.dumps({"seq": self._seq, **entry, "at": at})))
 
     async def call_tool(self, token: str | None, name: str, arguments: dict[str, Any] | None) -> CallOutcome:
         """Run one ``tools/call`` as the real server would (see the module docstring)."""
@@ -161,16 +162,13 @@ class Lab:
         if isinstance(auth, str):
             self._log(self.rejected, tool=name, arguments=args, team=None, reason="not signed in")
             return CallOutcome(_error(auth))
-        refusal = (
-            UNAUTHORIZED_EXPIRED
-            if FaultKind.AUTH_401 in kinds
-            else INJECTED_ERROR
-            if FaultKind.ERROR in kinds
-            else None
-        )
-        if refusal is None:
-            problem = tool.argument_problem(args)
-            refusal = f"Invalid arguments for {name}: {problem}" if problem else None
+        refusal = None
+        if FaultKind.AUTH_401 in kinds:
+            refusal = UNAUTHORIZED_EXPIRED
+        elif FaultKind.ERROR in kinds:
+            refusal = INJECTED_ERROR
+        elif problem := tool.argument_problem(args):
+            refusal = f"Invalid arguments for {name}: {problem}"
         if refusal is not None:
             self._log(self.rejected, tool=name, arguments=args, team=auth.team, reason=refusal)
             return CallOutcome(_error(refusal))

@@ -311,5 +311,6 @@ def metadata_extras() -> dict[str, Any]:
     (``none``) and the RFC 9207 ``iss`` parameter in the authorization response."""
     return {
         "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
+        "revocation_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
         "authorization_response_iss_parameter_supported": True,
     }

@@ -15,8 +15,9 @@ from __future__ import annotations
 import random
 import re
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Literal
 
 import msgspec
@@ -268,20 +269,24 @@ def with_normal_team(scenario: Scenario, normal: TeamSpec, *, name: str | None =
 
 # --- the fleet generator --------------------------------------------------------------------
 
-FIRMWARE_LATEST: dict[str, str] = {
-    "Pearl-2": "4.24.6",
-    "Pearl Mini": "4.24.6",
-    "Pearl Nano": "4.24.6",
-    "Pearl Nexus": "4.24.6",
-    "EC20": "3.6.2",
-}
-_OLDER_FIRMWARE: dict[str, tuple[str, ...]] = {
-    "Pearl-2": ("4.24.3", "4.23.1", "4.22.0"),
-    "Pearl Mini": ("4.24.2", "4.23.1"),
-    "Pearl Nano": ("4.23.1", "4.22.4"),
-    "Pearl Nexus": ("4.24.1", "4.23.0"),
-    "EC20": ("3.6.0", "3.5.4"),
-}
+FIRMWARE_LATEST: Mapping[str, str] = MappingProxyType(
+    {
+        "Pearl-2": "4.24.6",
+        "Pearl Mini": "4.24.6",
+        "Pearl Nano": "4.24.6",
+        "Pearl Nexus": "4.24.6",
+        "EC20": "3.6.2",
+    }
+)
+_OLDER_FIRMWARE: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "Pearl-2": ("4.24.3", "4.23.1", "4.22.0"),
+        "Pearl Mini": ("4.24.2", "4.23.1"),
+        "Pearl Nano": ("4.23.1", "4.22.4"),
+        "Pearl Nexus": ("4.24.1", "4.23.0"),
+        "EC20": ("3.6.0", "3.5.4"),
+    }
+)
 _MODEL_WEIGHTS = (("Pearl-2", 30), ("Pearl Mini", 30), ("Pearl Nano", 15), ("Pearl Nexus", 15), ("EC20", 10))
 _BUILDINGS = (
     ("SCI", "Science Hall"),

@@ -6,12 +6,7 @@ Routes::
     /.well-known/oauth-protected-resource/mcp  protected-resource metadata (RFC 9728)
     /.well-known/oauth-authorization-server    authorization-server metadata (RFC 8414)
     /register /authorize /token /revoke        OAuth (see oauth.py); /authorize/team picks the team
-    GET  /_lab/state    {"scenario", "teams": [{name, team_id, token, device_ids}], "now", "settings"}
-    GET  /_lab/writes   {"writes": [{seq, tool, arguments, team, at, result}], "rejected": [...]}
-    GET|POST|DELETE /_lab/faults   list / add {"tool", "kind", "seconds"?, "count"?} / clear
-    POST /_lab/clock    {"advance_seconds": N} or {"set": "<UTC ISO>"} -> {"now"}
-    POST /_lab/reset    the scenario's first state; write log and faults cleared
-    POST /_lab/tokens   {"team", "ttl_seconds"?} -> {"token"} (a bearer token of lab time)
+    /_lab/state /_lab/writes /_lab/faults /_lab/clock /_lab/reset /_lab/tokens   (see control.py)
 
 ``/_lab/*`` and the team page answer loopback peers addressing the lab by a loopback name
 only. With ``anonymous: admit`` (default, like Epiphan) a request without a valid token still
@@ -26,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import socket
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -54,17 +48,16 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter
 from starlette.applications import Starlette
 from starlette.middleware.authentication import AuthenticationMiddleware
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from services.lab import LabError
-from services.lab.faults import FaultKind, parse_fault
+from services.lab.control import control_routes
+from services.lab.faults import Fault, FaultKind
 from services.lab.lab import Anonymous, Lab, LabSettings
-from services.lab.oauth import LabOAuthProvider, is_loopback, loopback_refusal, metadata_extras
+from services.lab.oauth import LabOAuthProvider, metadata_extras
 from services.lab.scenario import Scenario, generate_fleet, load_scenario, with_normal_team
 from services.lab.state import LabClock, World
-from services.lab.tools import TOOL_NAMES, TOOLS
+from services.lab.tools import TOOLS
 
 _URL = TypeAdapter(AnyHttpUrl, config=ConfigDict(url_preserve_empty_path=True))
 
@@ -127,104 +120,6 @@ def _mcp_server(lab: Lab) -> Server[Any]:
     )
 
 
-def _json_error(message: str, status: int = 400) -> Response:
-    return JSONResponse({"error": message}, status_code=status)
-
-
-def _lab_routes(lab: Lab, base_url: str) -> list[Route]:
-    def now_text() -> str:
-        return lab.clock.now().isoformat().replace("+00:00", "Z")
-
-    async def body(request: Request) -> dict[str, Any]:
-        try:
-            data = json.loads(await request.body() or b"{}")
-        except ValueError as exc:
-            raise LabError(f"body is not JSON: {exc}") from exc
-        if not isinstance(data, dict):
-            raise LabError("body must be a JSON object")
-        return data
-
-    async def state(request: Request) -> Response:
-        settings = lab.settings
-        return JSONResponse(
-            {
-                "scenario": lab.scenario.name,
-                "url": base_url,
-                "mcp_url": f"{base_url}/mcp",
-                "teams": lab.teams_view(),
-                "now": now_text(),
-                "settings": {
-                    "anonymous": settings.anonymous,
-                    "expose_team_id": settings.expose_team_id,
-                    "older_shapes": settings.older_shapes,
-                },
-            }
-        )
-
-    async def writes(request: Request) -> Response:
-        return JSONResponse({"writes": lab.writes, "rejected": lab.rejected})
-
-    async def faults(request: Request) -> Response:
-        if request.method == "POST":
-            lab.set_fault(parse_fault(await request.body(), TOOL_NAMES))
-        elif request.method == "DELETE":
-            lab.faults.clear()
-        return JSONResponse({"faults": lab.faults.listing()})
-
-    async def clock(request: Request) -> Response:
-        data = await body(request)
-        if isinstance(data.get("advance_seconds"), int | float) and not isinstance(
-            data["advance_seconds"], bool
-        ):
-            lab.clock.advance(float(data["advance_seconds"]))
-        elif isinstance(data.get("set"), str):
-            try:
-                when = datetime.fromisoformat(data["set"])
-            except ValueError as exc:
-                raise LabError(f"'set' is not an ISO time: {exc}") from exc
-            if when.tzinfo is None:
-                raise LabError("'set' needs a UTC offset (e.g. ...Z)")
-            lab.clock.set(when)
-        else:
-            raise LabError('send {"advance_seconds": N} or {"set": "<UTC ISO>"}')
-        return JSONResponse({"now": now_text()})
-
-    async def reset(request: Request) -> Response:
-        lab.reset()
-        return JSONResponse({"ok": True, "now": now_text()})
-
-    async def tokens(request: Request) -> Response:
-        data = await body(request)
-        ttl = data.get("ttl_seconds")
-        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int | float)):
-            raise LabError("'ttl_seconds' must be a number")
-        try:
-            token = lab.issue_token(str(data.get("team")), ttl)
-        except ValueError as exc:
-            raise LabError(str(exc)) from exc
-        return JSONResponse({"token": token})
-
-    def guarded(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
-        async def endpoint(request: Request) -> Response:
-            if not is_loopback(request):
-                return loopback_refusal()
-            try:
-                return await handler(request)
-            except LabError as exc:
-                return _json_error(exc.message)
-
-        return endpoint
-
-    return [
-        Route("/_lab/state", guarded(state), methods=["GET"]),
-        Route("/_lab/writes", guarded(writes), methods=["GET"]),
-        Route("/_lab/faults", guarded(faults), methods=["GET", "POST", "DELETE"]),
-        Route("/_lab/clock", guarded(clock), methods=["POST"]),
-        Route("/_lab/reset", guarded(reset), methods=["POST"]),
-        Route("/_lab/tokens", guarded(tokens), methods=["POST"]),
-    ]
-
-
 def build_app(lab: Lab, base_url: str, *, on_ready: Callable[[], None] | None = None) -> Starlette:
     """The lab's ASGI app, served at ``base_url`` (``http://127.0.0.1:<port>``). Build a new
     one per run: the SDK's session manager runs once. ``on_ready`` is called at startup."""
@@ -262,7 +157,7 @@ def build_app(lab: Lab, base_url: str, *, on_ready: Callable[[], None] | None = 
         ),
         *create_protected_resource_routes(resource, [issuer], resource_name="Epiphan Edge (lab)"),
         *provider.page_routes(),
-        *_lab_routes(lab, base_url),
+        *control_routes(lab, base_url),
     ]
 
     @contextlib.asynccontextmanager
@@ -383,11 +278,11 @@ class LabHandle:
         self, tool: str, kind: FaultKind | str, *, seconds: float | None = None, count: int | None = None
     ) -> None:
         """Inject a fault (see faults.py). Raises `LabError` for an unknown tool or bad values."""
-        fault = parse_fault(
-            json.dumps({"tool": tool, "kind": str(kind), "seconds": seconds, "count": count}).encode(),
-            TOOL_NAMES,
-        )
-        self.lab.set_fault(fault)
+        try:
+            fault_kind = FaultKind(kind)
+        except ValueError as exc:
+            raise LabError(f"no fault kind {kind!r}") from exc
+        self.lab.set_fault(Fault(tool=tool, kind=fault_kind, seconds=seconds, count=count))
 
     def clear_faults(self) -> None:
         self.lab.faults.clear()

@@ -8,7 +8,11 @@ IMMEDIATE`` transaction together with ``PRAGMA user_version = NNNN``.
 
 from __future__ import annotations
 
-from shared.migrations import m0001_initial
+from shared.migrations import m0001_initial, m0002_executor, m0003_intake
 
-MIGRATIONS: tuple[tuple[int, str], ...] = ((1, m0001_initial.SQL),)
+MIGRATIONS: tuple[tuple[int, str], ...] = (
+    (1, m0001_initial.SQL),
+    (2, m0002_executor.SQL),
+    (3, m0003_intake.SQL),
+)
 """(version, SQL script), versions strictly increasing from 1."""

@@ -10,18 +10,25 @@ from typing import Any
 import httpx2
 import mcp_types as types
 from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
+from mcp.client.streamable_http import DEFAULT_MAX_SSE_EVENT_SIZE, streamable_http_client
 
 
 @asynccontextmanager
 async def open_session(
-    mcp_url: str, token: str | None, *, read_timeout_seconds: float | None = None
+    mcp_url: str,
+    token: str | None,
+    *,
+    read_timeout_seconds: float | None = None,
+    max_sse_event_size: int | None = DEFAULT_MAX_SSE_EVENT_SIZE,
 ) -> AsyncIterator[ClientSession]:
     """An initialized MCP session over streamable HTTP, sending ``token`` as the bearer."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with (
         httpx2.AsyncClient(headers=headers) as http,
-        streamable_http_client(mcp_url, http_client=http) as (read, write),
+        streamable_http_client(mcp_url, http_client=http, max_sse_event_size=max_sse_event_size) as (
+            read,
+            write,
+        ),
         ClientSession(read, write, read_timeout_seconds=read_timeout_seconds) as session,
     ):
         await session.initialize()

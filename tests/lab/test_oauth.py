@@ -8,6 +8,7 @@ import re
 import secrets
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
@@ -173,28 +174,41 @@ class _Flow:
         assert response.status_code == 201
         self.client_id = response.json()["client_id"]
 
-    async def code(self, team: str) -> tuple[str, str]:
-        verifier = secrets.token_urlsafe(48)
-        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+    async def open_page(self, challenge: str, state: str = "s1") -> str:
+        """Authorize and land on the team page; returns the page's request ID."""
         authorize = await self.http.get(
             "/authorize",
             params={
                 "response_type": "code",
                 "client_id": self.client_id,
                 "redirect_uri": REDIRECT,
-                "state": "s1",
+                "state": state,
                 "code_challenge": challenge,
                 "code_challenge_method": "S256",
             },
         )
         page = await self.http.get(authorize.headers["location"])
-        request_id = re.search(r'name="request" value="([^"]+)"', page.text).group(1)
+        return re.search(r'name="request" value="([^"]+)"', page.text).group(1)
+
+    async def code(self, team: str) -> tuple[str, str]:
+        verifier = secrets.token_urlsafe(48)
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+        request_id = await self.open_page(challenge)
         back = await self.http.post("/authorize/team", data={"request": request_id, "team": team})
         query = parse_qs(urlsplit(back.headers["location"]).query)
         return query["code"][0], verifier
 
     async def token(self, **form: str) -> httpx2.Response:
         return await self.http.post("/token", data={"client_id": self.client_id, **form})
+
+    async def sign_in(self, team: str) -> dict[str, Any]:
+        """The whole sign-in for ``team``: the token response as JSON."""
+        code, verifier = await self.code(team)
+        response = await self.token(
+            grant_type="authorization_code", code=code, redirect_uri=REDIRECT, code_verifier=verifier
+        )
+        assert response.status_code == 200
+        return response.json()
 
 
 @pytest.fixture
@@ -231,12 +245,7 @@ async def test_admit_mode_the_endpoints_sign_in_step_by_step_with_pkce(lab: LabH
 
 
 async def test_refresh_tokens_rotate_and_the_old_one_fails(lab: LabHandle, flow: _Flow):
-    code, verifier = await flow.code("normal")
-    first = (
-        await flow.token(
-            grant_type="authorization_code", code=code, redirect_uri=REDIRECT, code_verifier=verifier
-        )
-    ).json()
+    first = await flow.sign_in("normal")
     second = await flow.token(grant_type="refresh_token", refresh_token=first["refresh_token"])
     assert second.status_code == 200
     assert second.json()["refresh_token"] != first["refresh_token"]
@@ -246,12 +255,7 @@ async def test_refresh_tokens_rotate_and_the_old_one_fails(lab: LabHandle, flow:
 
 
 async def test_reusing_a_rotated_refresh_token_kills_the_whole_sign_in(lab: LabHandle, flow: _Flow):
-    code, verifier = await flow.code("normal")
-    first = (
-        await flow.token(
-            grant_type="authorization_code", code=code, redirect_uri=REDIRECT, code_verifier=verifier
-        )
-    ).json()
+    first = await flow.sign_in("normal")
     second = (await flow.token(grant_type="refresh_token", refresh_token=first["refresh_token"])).json()
     await flow.token(grant_type="refresh_token", refresh_token=first["refresh_token"])
     assert not await _works(lab, second["access_token"])
@@ -260,12 +264,7 @@ async def test_reusing_a_rotated_refresh_token_kills_the_whole_sign_in(lab: LabH
 
 
 async def test_revoking_a_token_ends_the_sign_in(lab: LabHandle, flow: _Flow):
-    code, verifier = await flow.code("sandbox")
-    tokens = (
-        await flow.token(
-            grant_type="authorization_code", code=code, redirect_uri=REDIRECT, code_verifier=verifier
-        )
-    ).json()
+    tokens = await flow.sign_in("sandbox")
     revoked = await flow.http.post(
         "/revoke", data={"client_id": flow.client_id, "token": tokens["access_token"]}
     )
@@ -276,12 +275,7 @@ async def test_revoking_a_token_ends_the_sign_in(lab: LabHandle, flow: _Flow):
 
 
 async def test_an_access_token_expires_after_its_lifetime_of_lab_time(lab: LabHandle, flow: _Flow):
-    code, verifier = await flow.code("sandbox")
-    tokens = (
-        await flow.token(
-            grant_type="authorization_code", code=code, redirect_uri=REDIRECT, code_verifier=verifier
-        )
-    ).json()
+    tokens = await flow.sign_in("sandbox")
     lab.advance(tokens["expires_in"])
     assert not await _works(lab, tokens["access_token"])
     fresh = await flow.token(grant_type="refresh_token", refresh_token=tokens["refresh_token"])
@@ -289,18 +283,7 @@ async def test_an_access_token_expires_after_its_lifetime_of_lab_time(lab: LabHa
 
 
 async def test_cancelling_on_the_team_page_redirects_with_access_denied(flow: _Flow):
-    authorize = await flow.http.get(
-        "/authorize",
-        params={
-            "response_type": "code",
-            "client_id": flow.client_id,
-            "redirect_uri": REDIRECT,
-            "state": "s9",
-            "code_challenge": "c" * 43,
-        },
-    )
-    page = await flow.http.get(authorize.headers["location"])
-    request_id = re.search(r'name="request" value="([^"]+)"', page.text).group(1)
+    request_id = await flow.open_page("c" * 43, state="s9")
     back = await flow.http.post("/authorize/team", data={"request": request_id, "team": ""})
     query = parse_qs(urlsplit(back.headers["location"]).query)
     assert query["error"] == ["access_denied"] and query["state"] == ["s9"]

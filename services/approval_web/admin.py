@@ -1,0 +1,115 @@
+"""Replies of approval.sock's admin operations, built from store rows. Pure builders plus the
+one SQL read that `shared.approvals` does not offer (the audit tail).
+
+Times are the database clock's text (``YYYY-MM-DDTHH:MM:SS.SSSZ``, UTC); ages and times to
+expiry are whole seconds computed from two such texts, never from this process's clock.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Final
+
+import aiosqlite
+
+from shared.approvals import ProposalRow, ProposalStatus
+from shared.canonical import parse_json_strict
+from shared.messages import AuditRow, ProposalDetail, ProposalState, ProposalSummary
+
+MAX_AUDIT_TAIL: Final = 1000
+"""Most audit rows one `AuditTail` returns."""
+_DB_TIME: Final = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+def parse_db_time(text: str) -> datetime:
+    """A database-clock text as an aware UTC datetime.
+
+    Raises:
+        ValueError: not in the database clock's form.
+    """
+    return datetime.strptime(text, _DB_TIME).replace(tzinfo=UTC)
+
+
+def seconds_between(earlier: str, later: str) -> int:
+    """Whole seconds from `earlier` to `later` (both database-clock texts), rounded down;
+    negative when `later` is earlier."""
+    delta = parse_db_time(later) - parse_db_time(earlier)
+    return int(delta.total_seconds() // 1)
+
+
+def summary_of(row: ProposalRow) -> ProposalSummary:
+    """The list line of a proposal."""
+    return ProposalSummary(
+        proposal_id=row.id,
+        tool=row.tool,
+        targets=tuple(row.targets),
+        created_at=row.created_at,
+        expires_at=row.expires_at,
+        proposed_by=row.proposed_by,
+        status=row.status,
+    )
+
+
+def detail_of(row: ProposalRow, status: ProposalStatus | None, *, now: str) -> ProposalDetail:
+    """Everything about one proposal at `now` (database clock): every argument, its age,
+    seconds to expiry (pending only, never below 0), the fingerprint hash, who proposed, and
+    its execution's outcome, refusal code, verification and detail when it ran."""
+    expires_in = None
+    if row.status == "pending" and row.expires_at is not None:
+        expires_in = max(0, seconds_between(now, row.expires_at))
+    detail: dict[str, object] = {}
+    if status is not None:
+        detail = dict(status.detail or {})
+        if status.verified_at is not None:
+            detail["verified_at"] = status.verified_at
+    if row.turn_id is not None:
+        detail["turn_id"] = row.turn_id
+    if row.status_code is not None:
+        detail["status_code"] = row.status_code
+    return ProposalDetail(
+        summary=summary_of(row),
+        arguments=dict(row.arguments),
+        reason=row.reason,
+        fingerprint_hash=row.fingerprint_hash,
+        schema_version=row.schema_version,
+        age_seconds=max(0, seconds_between(row.created_at, now)),
+        expires_in_seconds=expires_in,
+        outcome=status.outcome if status else None,
+        refusal_code=status.refusal_code if status else None,
+        verification=status.verification if status else None,
+        detail=detail,
+    )
+
+
+def state_of(status: ProposalStatus) -> ProposalState:
+    """A proposal's recorded state for the assistant (from code, never from the model)."""
+    return ProposalState(
+        proposal_id=status.proposal_id,
+        tool=status.tool,
+        status=status.status,
+        outcome=status.outcome,
+        verification=status.verification,
+        status_code=status.status_code or status.refusal_code,
+    )
+
+
+async def audit_tail(conn: aiosqlite.Connection, limit: int) -> tuple[AuditRow, ...]:
+    """The newest `limit` audit rows, oldest of them first."""
+    sql = (
+        "SELECT seq, at, actor, kind, proposal_id, detail_json FROM"
+        " (SELECT * FROM audit ORDER BY seq DESC LIMIT ?) ORDER BY seq"
+    )
+    async with conn.execute(sql, (int(limit),)) as cursor:
+        return tuple(
+            [
+                AuditRow(
+                    seq=int(row["seq"]),
+                    at=row["at"],
+                    actor=row["actor"],
+                    kind=row["kind"],
+                    proposal_id=row["proposal_id"],
+                    detail=parse_json_strict(row["detail_json"]),
+                )
+                async for row in cursor
+            ]
+        )

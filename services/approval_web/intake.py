@@ -1,0 +1,168 @@
+"""The proposal intake's pure decisions: who may do what on approval.sock, and whether a
+submitted proposal passes the propose policy. No sockets, no SQL, no clock.
+
+Roles (from the peer's uid, ``SO_PEERCRED``, never from anything it sent):
+
+- **operator**: a uid in ``FLEETWATCH_APPROVAL_UIDS``. May do everything, including drafting a
+  proposal (``proposed_by="operator"``); a draft still needs a person on the page.
+- **assistant**: a uid in ``FLEETWATCH_ASSISTANT_UIDS`` and not an operator. May only
+  `SubmitProposal` with ``proposed_by="assistant"``, `GetProposalState`, `ExpireTurn` and
+  `GetCapabilities`; anything else is refused with ``operation_not_allowed``.
+- In single-account mode (supervisord on one user, the default: both settings are the running
+  uid) the uid is an operator, so every operation is allowed; the boundary is then the
+  process, not the OS user, and ``doctor`` says so.
+
+`check_submission` runs the policy checks of a `SubmitProposal`, in this order, each refusal a
+stable code: the message's own fields (``invalid_message``: ``proposed_by`` not assistant or
+operator, a blank or over-long reason); autonomy ``observe`` (``observe_mode``); the tool is
+proposable (``not_proposable``, or ``schema_not_reviewed`` for an unreviewed write tool); the
+arguments have a canonical form (``hidden_character``, ``not_canonicalizable``); they name at
+most ``max_targets`` targets (``too_many_targets``) and fit the reviewed schema
+(``invalid_arguments``, naming each JSON path); the fence is configured
+(``fence_not_configured``). The limits (`services.approval_web.limits`) and the executor's
+Prepare come after, in the service.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from shared.canonical import CanonicalError, canonicalize_arguments
+from shared.display import visible
+from shared.errors import Code, FleetwatchError
+from shared.messages import ExpireTurn, GetProposalState, SubmitProposal
+from shared.policy import ArgumentsError, Policy, ProposeRule, ToolPolicy
+from shared.protocol import GetCapabilities, Message, message_tag
+
+PROPOSED_BY: Final = ("assistant", "operator")
+"""Who may be named as a proposal's author: the assistant (a model turn) or an operator (a draft)."""
+MAX_REASON_CHARS: Final = 2000
+"""Longest reason accepted, in characters (the page shows it, escaped, in a capped box)."""
+
+
+class IntakeRefused(FleetwatchError):
+    """A request on approval.sock was refused by the intake's own checks; ``code`` says why."""
+
+
+class Role(enum.StrEnum):
+    """What a peer on approval.sock may do; see the module doc."""
+
+    ASSISTANT = "assistant"
+    OPERATOR = "operator"
+
+
+ASSISTANT_OPERATIONS: Final[frozenset[type[Message]]] = frozenset(
+    {SubmitProposal, GetProposalState, ExpireTurn, GetCapabilities}
+)
+"""The only requests the assistant's uid may send."""
+
+
+def role_of(uid: int, *, operator_uids: Collection[int], assistant_uids: Collection[int]) -> Role | None:
+    """The role of a peer uid: operator when on `operator_uids` (also when on both), assistant
+    when only on `assistant_uids`, None when on neither (the socket refuses it first)."""
+    if uid in operator_uids:
+        return Role.OPERATOR
+    if uid in assistant_uids:
+        return Role.ASSISTANT
+    return None
+
+
+def check_role(request: Message, role: Role | None) -> None:
+    """Refuse a request the peer's role may not make.
+
+    Raises:
+        IntakeRefused: ``operation_not_allowed`` (an assistant asking for an admin operation, or
+            submitting a proposal labelled as drafted by an operator; or no role at all).
+    """
+    if role is Role.OPERATOR:
+        return
+    op = message_tag(type(request))
+    if role is None or type(request) not in ASSISTANT_OPERATIONS:
+        raise IntakeRefused(Code.OPERATION_NOT_ALLOWED, f"the assistant's user may not use {op!r}")
+    if isinstance(request, SubmitProposal) and request.proposed_by != Role.ASSISTANT:
+        raise IntakeRefused(
+            Code.OPERATION_NOT_ALLOWED, "the assistant's user may only submit proposals as the assistant"
+        )
+
+
+@dataclass(frozen=True)
+class CheckedProposal:
+    """A submission that passed the policy checks.
+
+    Attributes:
+        rule: the tool's propose rule (schema version, target kind...).
+        arguments: the canonical arguments (`shared.canonical.canonicalize_arguments`).
+        targets: the master IDs the targets belong to (a channel counts as its master), sorted.
+    """
+
+    rule: ProposeRule
+    arguments: dict[str, Any]
+    targets: tuple[str, ...]
+
+    @property
+    def tool(self) -> str:
+        return self.rule.tool
+
+
+def _check_message(submit: SubmitProposal) -> None:
+    if submit.proposed_by not in PROPOSED_BY:
+        raise IntakeRefused(Code.INVALID_MESSAGE, f"proposed_by must be one of {', '.join(PROPOSED_BY)}")
+    if not submit.reason.strip():
+        raise IntakeRefused(Code.INVALID_MESSAGE, "a proposal needs a reason")
+    if len(submit.reason) > MAX_REASON_CHARS:
+        raise IntakeRefused(
+            Code.INVALID_MESSAGE,
+            f"the reason has {len(submit.reason)} characters; at most {MAX_REASON_CHARS}",
+        )
+
+
+def canonical_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """`canonicalize_arguments`, its error re-raised as `IntakeRefused` with the same code.
+
+    Raises:
+        IntakeRefused: ``hidden_character`` or ``not_canonicalizable``, naming the path.
+    """
+    try:
+        return canonicalize_arguments(arguments)
+    except CanonicalError as exc:
+        raise IntakeRefused(exc.code, exc.message) from exc
+
+
+def check_submission(
+    submit: SubmitProposal, *, policy: Policy, tool_policy: ToolPolicy, fence_configured: bool
+) -> CheckedProposal:
+    """The intake's policy checks of one submission, in the order of the module doc.
+
+    Args:
+        submit: the request as received (nothing in it is trusted).
+        policy: the loaded ``policy.yaml`` (autonomy).
+        tool_policy: the loaded ``tool_policy.yaml`` (propose rules).
+        fence_configured: `shared.config.Settings.fence_configured`.
+
+    Raises:
+        IntakeRefused: with the first failing check's code; the message names the reason in
+            words (tool names are shown through `shared.display.visible`).
+    """
+    _check_message(submit)
+    if not policy.may_propose:
+        raise IntakeRefused(Code.OBSERVE_MODE, "autonomy is 'observe' in the policy: nothing may be proposed")
+    try:
+        rule = tool_policy.rule_for(submit.tool)
+    except FleetwatchError as exc:
+        raise IntakeRefused(exc.code, visible(exc.message)) from exc
+    arguments = canonical_arguments(submit.arguments)
+    try:
+        rule.validate(arguments)
+    except ArgumentsError as exc:
+        raise IntakeRefused(exc.code, exc.message) from exc
+    if not fence_configured:
+        raise IntakeRefused(
+            Code.FENCE_NOT_CONFIGURED,
+            "set FLEETWATCH_WRITE_DEVICE_IDS or FLEETWATCH_WRITE_TEAM_ID (or both) before proposing",
+        )
+    return CheckedProposal(
+        rule=rule, arguments=arguments, targets=tuple(sorted(rule.target_device_ids(arguments)))
+    )

@@ -1,0 +1,358 @@
+"""The messages of Fleetwatch's three sockets: tagged msgspec Structs, one union per socket.
+
+Framing, the error reply and the manifest types are in `shared.protocol`. Every socket also
+serves `GetCapabilities`. Replies that are errors are `ErrorReply(code, message)`.
+
+executor.sock (peers: the approval_web user only)
+    Prepare → Prepared          bind a new proposal: fresh sandbox read, targets, fingerprint, seal
+    Inspect → Inspection        a fresh read of every fact the approval card shows (read-only)
+    Execute → ExecutionReport   run one consumed approval once, or refuse ("nothing ran")
+    Health  → HealthReport
+approval.sock (peers: the assistant user and operators)
+    SubmitProposal → ProposalAccepted
+    GetProposalState → ProposalState     (the assistant reads a proposal's recorded state)
+    ExpireTurn → Count                   (a model turn that failed partway expires its proposals)
+    ListPending → PendingList, ShowProposal → ProposalDetail, Deny → ProposalState,
+    DenyAll → Count, SetKillSwitch → Status, GetStatus → Status, AuditTail → AuditRows,
+    AuditVerify → AuditReport
+assistant.sock (peers: operators, the ask page's process)
+    Ask → Answer
+
+Times on the wire are UTC text (``YYYY-MM-DDTHH:MM:SS.SSSZ``, the database clock's form) unless
+a field says otherwise. Arguments travel as plain maps; the receiver puts them in canonical form
+(`shared.canonical`) and checks them; nothing here is trusted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from shared.protocol import Capabilities, ErrorReply, GetCapabilities, Message
+
+# --- executor.sock ------------------------------------------------------------------------
+
+
+class Prepare(Message):
+    """Bind a proposal: approval_web chose ``proposal_id``; the executor reads the sandbox team
+    afresh, resolves the targets, takes the fingerprint and seals the bound record."""
+
+    proposal_id: str
+    tool: str
+    arguments: dict[str, Any]
+    reason: str
+
+
+class Prepared(Message):
+    """The bound record (canonical JSON bytes, `shared.binding.record_bytes`) and its seal
+    (HMAC-SHA256 hex under the executor's in-memory key)."""
+
+    record: bytes
+    seal: str
+    fingerprint_hash: str
+
+
+class Inspect(Message):
+    """A fresh read of everything the card for this stored proposal shows."""
+
+    proposal_id: str
+
+
+class TargetFacts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One target as read just now. ``found`` is False when it is not on the sandbox list."""
+
+    device_id: str
+    found: bool
+    name: str = ""
+    model: str = ""
+    online: bool | None = None
+    recording: bool | None = None
+    channel_id: str | None = None
+    channel_name: str | None = None
+
+
+class StreamFacts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A stream destination: name and URL host only, never its key or full URL."""
+
+    stream_id: str
+    found: bool
+    name: str = ""
+    host: str | None = None
+
+
+class EventFacts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The event an ``event_id`` names, or the target's current/next event."""
+
+    event_id: str
+    found: bool
+    title: str = ""
+    start: str | None = None
+    finish: str | None = None
+
+
+class Inspection(Message):
+    """Card facts. ``complete`` is False when any list could not be read or an ID was not found;
+    ``would_refuse`` is the code the executor would refuse with right now (None: would run)."""
+
+    proposal_id: str
+    complete: bool
+    targets: tuple[TargetFacts, ...]
+    stream: StreamFacts | None = None
+    event: EventFacts | None = None
+    would_refuse: str | None = None
+    would_refuse_message: str | None = None
+    read_at: str = ""
+
+
+class Execute(Message):
+    """Run the proposal a consumed approval approves, once."""
+
+    approval_id: str
+
+
+class ExecutionReport(Message):
+    """What happened: ``outcome`` ∈ ok | error | unknown | refused; ``refusal_code`` is set for
+    refused; ``detail`` is the per-device error map for error (redacted); ``verification`` ∈
+    verified | not_observed | contradicted | None, observed at ``verified_at``."""
+
+    execution_id: str | None
+    proposal_id: str
+    outcome: str
+    refusal_code: str | None = None
+    message: str = ""
+    detail: dict[str, str] = msgspec.field(default_factory=dict)
+    verification: str | None = None
+    verified_at: str | None = None
+
+
+class Health(Message):
+    """Is the executor up, signed in to the sandbox, and is the kill switch on?"""
+
+
+class HealthReport(Message):
+    started_at: str
+    boot_id: str
+    sandbox_signed_in: bool
+    fence_configured: bool
+    kill_switch: bool
+
+
+ExecutorRequest = Prepare | Inspect | Execute | Health | GetCapabilities
+ExecutorReply = Prepared | Inspection | ExecutionReport | HealthReport | Capabilities | ErrorReply
+
+# --- approval.sock -----------------------------------------------------------------------
+
+
+class SubmitProposal(Message):
+    """A proposal from the assistant (``proposed_by="assistant"``, with the model turn's ID) or
+    drafted by an operator (``proposed_by="operator"``). It still needs a person on the page."""
+
+    tool: str
+    arguments: dict[str, Any]
+    reason: str
+    proposed_by: str
+    turn_id: str | None = None
+
+
+class ProposalAccepted(Message):
+    proposal_id: str
+    expires_at: str
+
+
+class GetProposalState(Message):
+    proposal_id: str
+
+
+class ProposalState(Message):
+    """A proposal's recorded state, from code, never from the model: ``status`` ∈ pending |
+    approved | denied | expired | executed; ``outcome`` ∈ ok | error | unknown | refused | running |
+    None; ``verification`` ∈ verified | not_observed | contradicted | None."""
+
+    proposal_id: str
+    tool: str
+    status: str
+    outcome: str | None = None
+    verification: str | None = None
+    status_code: str | None = None
+
+
+class ExpireTurn(Message):
+    """Expire every pending proposal of a model turn that failed partway."""
+
+    turn_id: str
+
+
+class Count(Message):
+    count: int
+
+
+class ListPending(Message):
+    pass
+
+
+class ProposalSummary(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    proposal_id: str
+    tool: str
+    targets: tuple[str, ...]
+    created_at: str
+    expires_at: str | None
+    proposed_by: str
+    status: str
+
+
+class PendingList(Message):
+    items: tuple[ProposalSummary, ...]
+
+
+class ShowProposal(Message):
+    proposal_id: str
+
+
+class ProposalDetail(Message):
+    """Everything about one proposal: every argument, times, the fingerprint hash, who proposed,
+    and the execution's outcome and verification if it ran."""
+
+    summary: ProposalSummary
+    arguments: dict[str, Any]
+    reason: str
+    fingerprint_hash: str
+    schema_version: int
+    age_seconds: int
+    expires_in_seconds: int | None
+    outcome: str | None = None
+    refusal_code: str | None = None
+    verification: str | None = None
+    detail: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class Deny(Message):
+    proposal_id: str
+    actor: str = "operator"
+
+
+class DenyAll(Message):
+    actor: str = "operator"
+
+
+class SetKillSwitch(Message):
+    """``on=True`` pauses every write (the executor refuses with ``kill_switch_on``)."""
+
+    on: bool
+    actor: str = "operator"
+
+
+class GetStatus(Message):
+    pass
+
+
+class DenialPause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """`tool` may not be proposed for `target` (a master ID) until `until` (after repeated denials)."""
+
+    tool: str
+    target: str
+    until: str
+
+
+class Status(Message):
+    """Queue state and caps: pending / max_pending, proposals in the last hour / per_hour
+    (denied ones not counted), active denial pauses, the kill switch, whether the executor
+    answered Health, the fence, and the policy's autonomy."""
+
+    pending: int
+    max_pending: int
+    last_hour: int
+    per_hour: int
+    kill_switch: bool
+    executor_up: bool
+    fence_configured: bool
+    autonomy: str
+    pauses: tuple[DenialPause, ...] = ()
+
+
+class AuditTail(Message):
+    limit: int = 20
+
+
+class AuditRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    seq: int
+    at: str
+    actor: str
+    kind: str
+    proposal_id: str | None
+    detail: dict[str, Any]
+
+
+class AuditRows(Message):
+    rows: tuple[AuditRow, ...]
+
+
+class AuditVerify(Message):
+    pass
+
+
+class AuditReport(Message):
+    ok: bool
+    rows: int
+    first_bad_seq: int | None = None
+    reason: str | None = None
+
+
+ApprovalRequest = (
+    SubmitProposal
+    | GetProposalState
+    | ExpireTurn
+    | ListPending
+    | ShowProposal
+    | Deny
+    | DenyAll
+    | SetKillSwitch
+    | GetStatus
+    | AuditTail
+    | AuditVerify
+    | GetCapabilities
+)
+ApprovalReply = (
+    ProposalAccepted
+    | ProposalState
+    | Count
+    | PendingList
+    | ProposalDetail
+    | Status
+    | AuditRows
+    | AuditReport
+    | Capabilities
+    | ErrorReply
+)
+
+# --- assistant.sock ----------------------------------------------------------------------
+
+
+class Ask(Message):
+    """An operator's question. ``language`` ∈ en | es | None (detect)."""
+
+    question: str
+    language: str | None = None
+
+
+class ProposalLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A code-built line about one proposal made in this answer (its recorded state)."""
+
+    proposal_id: str
+    state: str
+    text: str
+
+
+class Answer(Message):
+    """The answer: ``text`` (the model's words or the keyword answer), the code-built proposal
+    lines, which path answered (``model`` | ``keyword``), and the language used."""
+
+    text: str
+    language: str
+    answered_by: str
+    proposals: tuple[ProposalLine, ...] = ()
+    code: str | None = None
+
+
+AssistantRequest = Ask | GetCapabilities
+AssistantReply = Answer | Capabilities | ErrorReply
