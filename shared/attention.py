@@ -34,6 +34,9 @@ class Thresholds:
     disk_free_pct: float = 10.0
     recent_reboot_minutes: int = 30
     lead_minutes: int = 30
+    attention_minutes: int = 60
+    """A class starting within this many minutes makes a room's problem *Fix first* ("a class
+    within the hour"). Separate from ``lead_minutes``, the window that blocks disruptive changes."""
 
 
 DEFAULT_THRESHOLDS = Thresholds()
@@ -100,7 +103,7 @@ def findings(snapshot: FleetSnapshot, now: datetime, limits: Thresholds = DEFAUL
     newest = newest_firmware_by_model(snapshot.devices)
     for device in snapshot.devices:
         event = snapshot.events.get(device.id)
-        when = event_state(event, now, limits.lead_minutes)
+        when = event_state(event, now, max(limits.attention_minutes, limits.lead_minutes))
         urgent = when in ("on_now", "soon")
         title = (("event", event.title),) if event is not None and urgent else ()
 

@@ -195,7 +195,21 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "FLEETWATCH_LAB_PORT", "8770", "Port of the lab (simulated Epiphan Edge) on 127.0.0.1.", False, _port
     ),
+    Setting(
+        "FLEETWATCH_MODEL_STANDIN_PORT",
+        "8771",
+        "Port of the lab's Messages-API stand-in (the scripted demo model) on 127.0.0.1.",
+        False,
+        _port,
+    ),
     Setting("FLEETWATCH_APPROVE_PORT", "8767", "Port of the approval page on 127.0.0.1.", False, _port),
+    Setting(
+        "FLEETWATCH_APPROVE_SECRET_FILE",
+        "{FLEETWATCH_STATE_DIR}/approve-secret",
+        "Where the approval page's secret is written (0600) when not started on a terminal.",
+        False,
+        _path,
+    ),
     Setting("FLEETWATCH_ASK_PORT", "8766", "Port of the ask page on 127.0.0.1.", False, _port),
     Setting(
         "FLEETWATCH_READ_TOKEN_FILE",
@@ -294,7 +308,9 @@ class Settings:
     db: Path
     epiphan_mcp_url: str
     lab_port: int
+    model_standin_port: int
     approve_port: int
+    approve_secret_file: Path
     ask_port: int
     read_token_file: Path
     sandbox_token_file: Path

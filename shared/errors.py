@@ -61,6 +61,13 @@ class Code(enum.StrEnum):
     EPIPHAN_TIMEOUT = "epiphan_timeout"
     EPIPHAN_BAD_RESULT = "epiphan_bad_result"
     NO_SIGN_IN = "no_sign_in"
+    # --- sign-in (OAuth, slots, refresh) -----------------------------------------------
+    SIGN_IN_FAILED = "sign_in_failed"
+    SIGN_IN_DEAD = "sign_in_dead"
+    REFRESH_FAILED = "refresh_failed"
+    SIGN_IN_BUSY = "sign_in_busy"
+    SANDBOX_EMPTY = "sandbox_empty"
+    SANDBOX_OVERLAPS = "sandbox_overlaps"
     # --- proposals (intake and policy) -------------------------------------------------
     NOT_PROPOSABLE = "not_proposable"
     SCHEMA_NOT_REVIEWED = "schema_not_reviewed"
@@ -105,6 +112,7 @@ class Code(enum.StrEnum):
     CROSS_SITE = "cross_site"
     BAD_HOST = "bad_host"
     BODY_TOO_LARGE = "body_too_large"
+    METHOD_NOT_ALLOWED = "method_not_allowed"
 
 
 MEANINGS: Mapping[Code, str] = MappingProxyType(
@@ -134,6 +142,12 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.EPIPHAN_TIMEOUT: "The Epiphan server did not answer in time.",
         Code.EPIPHAN_BAD_RESULT: "Epiphan's answer could not be read as the expected shape.",
         Code.NO_SIGN_IN: "There is no sign-in in the slot this operation needs.",
+        Code.SIGN_IN_FAILED: "The OAuth sign-in did not complete (discovery, registration, authorization or token exchange); nothing was stored.",
+        Code.SIGN_IN_DEAD: "The server refused the refresh (HTTP 400/401): the sign-in is dead; sign in again.",
+        Code.REFRESH_FAILED: "The refresh could not be done now (server error or unreachable); the sign-in is kept and tried again later.",
+        Code.SIGN_IN_BUSY: "Another process held the sign-in's lock past the bound; nothing was changed.",
+        Code.SANDBOX_EMPTY: "The sandbox sign-in sees no devices; it was refused and forgotten.",
+        Code.SANDBOX_OVERLAPS: "The sandbox sign-in sees devices the normal sign-in sees; it was refused and forgotten.",
         Code.NOT_PROPOSABLE: "The tool is not in the policy's propose section.",
         Code.SCHEMA_NOT_REVIEWED: "The tool's argument schema has not been reviewed.",
         Code.INVALID_ARGUMENTS: "The arguments do not match the tool's reviewed schema.",
@@ -174,6 +188,7 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.CROSS_SITE: "The request did not come from the page itself.",
         Code.BAD_HOST: "The Host header is not the page's own (DNS rebinding guard).",
         Code.BODY_TOO_LARGE: "The request body is larger than the cap.",
+        Code.METHOD_NOT_ALLOWED: "The page changes nothing on GET; an action needs a POST from its own form.",
     }
 )
 

@@ -1,0 +1,48 @@
+"""The assistant: the one process the model touches. It reads the fleet, answers in English or
+Spanish, and can only **propose** a change; a person approves it on the approval page and the
+executor (another process) runs it.
+
+Holds: the **read** sign-in (``FLEETWATCH_READ_TOKEN_FILE``) and the model key, nothing else.
+It never reads the sandbox slot, never calls a write tool (the guarded read client has no path
+to one), and has no approval power: a proposal goes to ``approval.sock`` and waits for a person.
+Everything the model says or names is untrusted, and so is every name in the fleet.
+
+Layers (each may import only the ones above it)::
+
+    tools.py       static tool definitions offered to the model, and tool kinds
+    data_block.py  tool results as one escaped, capped data block
+    fsm.py         the session state machine (pure)
+    budget.py      per-question budgets (pure)
+    language.py    language detection and the code-built words (proposal lines, notes)
+    proposals.py   the schema pre-check of propose_change, and the proposal sink (approval.sock)
+    pipeline.py    one provider turn's tool calls in three phases (pre-check, execute, post)
+    prompt.py      the static system prompt and the first user message
+    loop.py        the model loop (Anthropic SDK, streaming, prompt caching)
+    keyword.py     the keyword answer (no model; read-only; can never propose)
+    service.py     `Assistant.ask`: loop or fallback, proposal lines, audit (counts only)
+    manifest.py    the capabilities manifest of assistant.sock
+    server.py      assistant.sock; page.py the local ask page; __main__.py wiring
+
+Exception tree::
+
+    FleetwatchError
+    └── AssistantError           the assistant refused or could not answer (``.code``)
+        └── ModelUnavailable     the model could not be used (``model_unavailable``)
+"""
+
+from __future__ import annotations
+
+from shared.errors import Code, FleetwatchError
+
+
+class AssistantError(FleetwatchError):
+    """The assistant refused a request or could not answer it; ``code`` says why."""
+
+
+class ModelUnavailable(AssistantError):
+    """The model could not be used (no key, an API error, a refusal, a timeout); the keyword
+    answer is given instead. ``reason`` is a short stable word (``api_error``, ``refusal``...)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(Code.MODEL_UNAVAILABLE, message)
+        self.reason = reason

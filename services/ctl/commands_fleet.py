@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime
 
+from services.ctl.fleet_view import fleet_json, render_fleet
 from shared.attention import Thresholds
 from shared.config import Settings, load_settings
 from shared.epiphan import EpiphanReadClient
@@ -12,8 +13,6 @@ from shared.fleet import FleetSnapshot
 from shared.mcp_session import McpConnection
 from shared.policy import Policy, ToolPolicy, load_policies
 from shared.slots import SignIn, read_slot, write_slot
-
-from services.ctl.fleet_view import fleet_json, render_fleet
 
 
 def thresholds_of(policy: Policy) -> Thresholds:

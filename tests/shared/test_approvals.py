@@ -24,68 +24,20 @@ from shared.approvals import (
     insert_proposal,
     kill_switch,
     list_pending,
-    new_proposal_id,
     proposal_state,
     set_kill_switch,
 )
-from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes, seal
+from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes
 from shared.errors import Code
 from shared.store import migrate, open_store, verify_audit
+from tests.shared.approval_helpers import MASTER, add_proposal, audit_rows, conn, snapshot, status_of
 
-MASTER = "19012341234"
-KEY = b"k" * 32
-
-
-@pytest.fixture
-async def conn(tmp_path: Path) -> Any:
-    connection = await open_store(tmp_path / "fw.db")
-    await migrate(connection)
-    yield connection
-    await connection.close()
+__all__ = ["conn"]  # the fixture
 
 
-async def add_proposal(
-    conn: aiosqlite.Connection, *, ttl_seconds: int = 600, turn_id: str | None = None, target: str = MASTER
-) -> str:
-    proposal_id = new_proposal_id()
-    fingerprint = {target: TargetState(online=True, recording=False, next_event_start=None)}
-    record = make_bound_record(
-        proposal_id=proposal_id,
-        tool="batch_reboot",
-        arguments={"device_ids": [target]},
-        targets=[target],
-        fingerprint=fingerprint,
-        schema_version=1,
-        reason="it is stuck",
-    )
-    await insert_proposal(
-        conn,
-        record=record,
-        record_bytes=record_bytes(record),
-        seal=seal(record, KEY),
-        fingerprint_hash=fingerprint_hash(fingerprint),
-        proposed_by="assistant",
-        turn_id=turn_id,
-        ttl_seconds=ttl_seconds,
-    )
-    return proposal_id
-
-
-async def snapshot(conn: aiosqlite.Connection) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of the approval tables (not the audit)."""
-    out = {}
-    for table in ("proposals", "proposal_targets", "approvals", "executions", "sessions", "kv"):
-        async with conn.execute(f"SELECT * FROM {table} ORDER BY 1") as cursor:  # noqa: S608
-            out[table] = [tuple(row) for row in await cursor.fetchall()]
-    return out
-
-
-async def audit_rows(conn: aiosqlite.Connection) -> list[tuple[str, str | None, str]]:
-    async with conn.execute("SELECT kind, proposal_id, detail_json FROM audit ORDER BY seq") as cursor:
-        return [(r[0], r[1], r[2]) for r in await cursor.fetchall()]
-
-
-async def test_a_proposal_is_stored_pending_with_its_targets_and_an_audit_row(conn: aiosqlite.Connection) -> None:
+async def test_a_proposal_is_stored_pending_with_its_targets_and_an_audit_row(
+    conn: aiosqlite.Connection,
+) -> None:
     proposal_id = await add_proposal(conn, turn_id="t1")
     row = await get_proposal(conn, proposal_id)
     assert row is not None
@@ -130,9 +82,9 @@ async def test_a_consumed_approval_approves_its_proposal_once(conn: aiosqlite.Co
     assert result.ok and result.proposal_id == proposal_id
     stored = await get_approval(conn, approval.id)
     assert stored is not None and stored.used and stored.used_at is not None and not stored.claimed
-    assert (await get_proposal(conn, proposal_id)).status == "approved"  # type: ignore[union-attr]
+    assert await status_of(conn, proposal_id) == "approved"
     async with conn.execute("SELECT approvals_count FROM sessions WHERE id = 's1'") as cursor:
-        assert (await cursor.fetchone())[0] == 1  # type: ignore[index]
+        assert [tuple(r) for r in await cursor.fetchall()] == [(1,)]
     assert (await audit_rows(conn))[-1][0] == "approval"
 
 
@@ -147,21 +99,33 @@ async def assert_refused_without_change(conn: aiosqlite.Connection, call: Any, c
 
 
 async def test_a_second_consume_of_the_same_approval_is_refused(conn: aiosqlite.Connection) -> None:
-    approval = await create_approval(conn, proposal_id=await add_proposal(conn), session_id="s", card_hash="c")
+    approval = await create_approval(
+        conn, proposal_id=await add_proposal(conn), session_id="s", card_hash="c"
+    )
     assert (await consume_approval(conn, approval.id)).ok
-    await assert_refused_without_change(conn, lambda: consume_approval(conn, approval.id), Code.APPROVAL_ALREADY_USED)
+    await assert_refused_without_change(
+        conn, lambda: consume_approval(conn, approval.id), Code.APPROVAL_ALREADY_USED
+    )
 
 
 async def test_an_approval_past_its_expiry_on_the_db_clock_is_refused(conn: aiosqlite.Connection) -> None:
     approval = await create_approval(
         conn, proposal_id=await add_proposal(conn), session_id="s", card_hash="c", ttl_seconds=-1
     )
-    await assert_refused_without_change(conn, lambda: consume_approval(conn, approval.id), Code.APPROVAL_EXPIRED)
+    await assert_refused_without_change(
+        conn, lambda: consume_approval(conn, approval.id), Code.APPROVAL_EXPIRED
+    )
 
 
-async def test_an_unknown_approval_or_one_from_another_session_is_not_found(conn: aiosqlite.Connection) -> None:
-    approval = await create_approval(conn, proposal_id=await add_proposal(conn), session_id="s", card_hash="c")
-    await assert_refused_without_change(conn, lambda: consume_approval(conn, "a-nope"), Code.APPROVAL_NOT_FOUND)
+async def test_an_unknown_approval_or_one_from_another_session_is_not_found(
+    conn: aiosqlite.Connection,
+) -> None:
+    approval = await create_approval(
+        conn, proposal_id=await add_proposal(conn), session_id="s", card_hash="c"
+    )
+    await assert_refused_without_change(
+        conn, lambda: consume_approval(conn, "a-nope"), Code.APPROVAL_NOT_FOUND
+    )
     await assert_refused_without_change(
         conn, lambda: consume_approval(conn, approval.id, session_id="other"), Code.APPROVAL_NOT_FOUND
     )
@@ -171,18 +135,26 @@ async def test_an_approval_of_a_denied_or_expired_proposal_is_refused(conn: aios
     denied = await add_proposal(conn)
     approval = await create_approval(conn, proposal_id=denied, session_id="s", card_hash="c")
     assert await deny(conn, denied, actor="operator")
-    await assert_refused_without_change(conn, lambda: consume_approval(conn, approval.id), Code.PROPOSAL_NOT_PENDING)
+    await assert_refused_without_change(
+        conn, lambda: consume_approval(conn, approval.id), Code.PROPOSAL_NOT_PENDING
+    )
     late = await add_proposal(conn)
     approval = await create_approval(conn, proposal_id=late, session_id="s", card_hash="c")
     await conn.execute("UPDATE proposals SET expires_at = '2000-01-01T00:00:00.000Z' WHERE id = ?", (late,))
-    await assert_refused_without_change(conn, lambda: consume_approval(conn, approval.id), Code.PROPOSAL_NOT_PENDING)
+    await assert_refused_without_change(
+        conn, lambda: consume_approval(conn, approval.id), Code.PROPOSAL_NOT_PENDING
+    )
 
 
-async def test_twenty_concurrent_consumes_from_separate_connections_let_exactly_one_win(tmp_path: Path) -> None:
+async def test_twenty_concurrent_consumes_from_separate_connections_let_exactly_one_win(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "fw.db"
     setup = await open_store(path)
     await migrate(setup)
-    approval = await create_approval(conn=setup, proposal_id=await add_proposal(setup), session_id="s", card_hash="c")
+    approval = await create_approval(
+        conn=setup, proposal_id=await add_proposal(setup), session_id="s", card_hash="c"
+    )
     connections = [await open_store(path) for _ in range(20)]
     try:
         results = await asyncio.gather(*(consume_approval(c, approval.id) for c in connections))
@@ -223,11 +195,11 @@ async def test_deny_works_once_and_a_second_deny_is_a_refusal(conn: aiosqlite.Co
 
 
 async def test_deny_all_denies_only_pending_proposals(conn: aiosqlite.Connection) -> None:
-    first, second, approved = (await add_proposal(conn) for _ in range(3))
+    first, second, approved = [await add_proposal(conn) for _ in range(3)]
     approval = await create_approval(conn, proposal_id=approved, session_id="s", card_hash="c")
     assert (await consume_approval(conn, approval.id)).ok
     assert await deny_all(conn, actor="operator") == 2
-    statuses = [(await get_proposal(conn, p)).status for p in (first, second, approved)]  # type: ignore[union-attr]
+    statuses = [await status_of(conn, p) for p in (first, second, approved)]
     assert statuses == ["denied", "denied", "approved"]
 
 
@@ -236,17 +208,19 @@ async def test_expiry_follows_the_db_clock_the_turn_and_a_restart(conn: aiosqlit
     fresh = await add_proposal(conn, ttl_seconds=600, turn_id="turn-1")
     other = await add_proposal(conn, ttl_seconds=600, turn_id="turn-2")
     assert await expire_due(conn) == 1
-    assert (await get_proposal(conn, due)).status == "expired"  # type: ignore[union-attr]
+    assert await status_of(conn, due) == "expired"
     assert await expire_turn(conn, "turn-1", actor="assistant") == 1
-    assert (await get_proposal(conn, fresh)).status == "expired"  # type: ignore[union-attr]
+    assert await status_of(conn, fresh) == "expired"
     assert await expire_all_pending(conn, actor="executor", reason="executor_start") == 1
-    assert (await get_proposal(conn, other)).status == "expired"  # type: ignore[union-attr]
+    assert await status_of(conn, other) == "expired"
     assert await expire_all_pending(conn, actor="executor", reason="executor_start") == 0
     expiries = [d for k, _, d in await audit_rows(conn) if k == "expiry"]
     assert len(expiries) == 3 and '"reason":"executor_start"' in expiries[-1]
 
 
-async def test_the_kill_switch_is_off_until_set_and_each_change_is_audited(conn: aiosqlite.Connection) -> None:
+async def test_the_kill_switch_is_off_until_set_and_each_change_is_audited(
+    conn: aiosqlite.Connection,
+) -> None:
     assert not await kill_switch(conn)
     await set_kill_switch(conn, True, actor="operator")
     assert await kill_switch(conn)

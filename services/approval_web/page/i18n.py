@@ -1,0 +1,114 @@
+"""The page's languages: English and Spanish (Latin America), picked from ``Accept-Language``.
+
+The catalogue is plain gettext: ``locales/<lang>/LC_MESSAGES/messages.po`` beside this file,
+edited by a translator with any PO editor. There is no build step: at start each ``.po`` is
+read with Babel and compiled to ``.mo`` bytes in memory (`load_translations`). A message
+missing from a catalogue shows in English.
+
+Texts the code builds (card words, outcomes, refusal reasons) are marked with
+`services.approval_web.page.words.N_` so Babel's extractor finds them; templates translate
+them with ``say(words)`` when they render. The Jinja2
+environments (`page_environments`, one per language, autoescaping on, i18n extension) are
+built once per app.
+
+To update the catalogues after changing texts::
+
+    pybabel extract -F services/approval_web/page/babel.cfg -k N_ -o /tmp/messages.pot services/approval_web/page
+    pybabel update -i /tmp/messages.pot -d services/approval_web/page/locales
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+import jinja2
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+from babel.support import Translations
+from markupsafe import Markup, escape
+
+from services.approval_web.page.words import Words
+
+LANGUAGES: Final = ("en", "es")
+"""Supported languages, the first the default."""
+HTML_LANG: Final = {"en": "en", "es": "es-419"}
+"""The ``lang`` attribute of each language's pages."""
+PAGE_DIR: Final = Path(__file__).resolve().parent
+LOCALES_DIR: Final = PAGE_DIR / "locales"
+TEMPLATES_DIR: Final = PAGE_DIR / "templates"
+MAX_ACCEPT_LANGUAGE: Final = 400
+
+
+def load_translations(locales_dir: Path = LOCALES_DIR) -> dict[str, Translations]:
+    """Each language's catalogue, compiled in memory from its ``.po`` file.
+
+    Raises:
+        OSError: a ``.po`` file is missing or unreadable.
+        babel.messages.pofile.PoFileError: a ``.po`` file does not parse.
+    """
+    out: dict[str, Translations] = {}
+    for lang in LANGUAGES:
+        with (locales_dir / lang / "LC_MESSAGES" / "messages.po").open("rb") as handle:
+            catalog = read_po(handle, locale=lang, abort_invalid=True)
+        buffer = io.BytesIO()
+        write_mo(buffer, catalog)
+        buffer.seek(0)
+        out[lang] = Translations(buffer)
+    return out
+
+
+def negotiate(accept_language: str | None) -> str:
+    """The language to use for an ``Accept-Language`` header: the supported one with the
+    highest q-value (``es-MX``, ``es-419`` -> ``es``), English when none is supported."""
+    if not accept_language:
+        return LANGUAGES[0]
+    best, best_q = LANGUAGES[0], 0.0
+    for order, part in enumerate(accept_language[:MAX_ACCEPT_LANGUAGE].split(",")):
+        tag, _, params = part.strip().partition(";")
+        primary = tag.strip().lower().split("-")[0]
+        q = 1.0
+        if params.strip().startswith("q="):
+            try:
+                q = float(params.strip()[2:])
+            except ValueError:
+                continue
+        if primary in LANGUAGES and (q > best_q or (q == best_q and order == 0)) and q > 0:
+            best, best_q = primary, q
+    return best
+
+
+def page_environments(translations: Mapping[str, Translations]) -> dict[str, jinja2.Environment]:
+    """One Jinja2 environment per language: templates from `TEMPLATES_DIR`, autoescaping on,
+    undefined variables an error, newstyle gettext (``_("... %(name)s", name=x)`` escapes x)."""
+    envs: dict[str, jinja2.Environment] = {}
+    for lang in LANGUAGES:
+        env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            extensions=["jinja2.ext.i18n"],
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        env.install_gettext_translations(translations[lang], newstyle=True)
+        env.globals["html_lang"] = HTML_LANG[lang]
+        env.globals["say"] = make_say(translations[lang])
+        envs[lang] = env
+    return envs
+
+
+def make_say(translations: Translations):
+    """``say(words) -> Markup``: `words` translated by `translations`, its parameters (text or
+    nested `Words`, translated first) escaped into the catalogue's text."""
+
+    def say(words: Words) -> Markup:
+        text = escape(translations.gettext(words.msgid))
+        if not words.params:
+            return text
+        values = {k: say(v) if isinstance(v, Words) else escape(v) for k, v in words.params}
+        return text % values
+
+    return say

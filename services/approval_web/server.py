@@ -1,0 +1,89 @@
+"""The socket side of the approval_web process: the store, approval.sock and the expiry task.
+
+`socket_side` is an async context manager so ``__main__`` can run the approval page (a later
+issue) beside it in the same process, sharing nothing but the settings and the policy.
+
+On start: migrate the store, expire every pending proposal (the executor's seals may be from an
+earlier key, and nobody reviewed them in this run), then serve. While running: every
+`expiry_interval_seconds` the proposals past their ``expires_at`` become ``expired``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from services.approval_web.manifest import REQUESTS
+from services.approval_web.service import ApprovalService, ServiceOptions
+from shared.config import Settings
+from shared.errors import FleetwatchError
+from shared.policy import Policy, ToolPolicy
+from shared.protocol import Codec, serve_unix
+from shared.store import migrate, open_store
+
+logger = logging.getLogger(__name__)
+
+START_REASON = "approval_web_start"
+"""The ``reason`` of the expiry audit rows written when the service starts."""
+
+
+async def expiry_loop(service: ApprovalService, interval_seconds: float) -> None:
+    """Expire unreviewed proposals every `interval_seconds`, until cancelled. A busy store is
+    logged and tried again next round."""
+    while True:
+        await asyncio.sleep(interval_seconds)
+        try:
+            count = await service.expire_due()
+        except FleetwatchError as exc:
+            logger.warning("expiry round skipped: %s", exc)
+            continue
+        if count:
+            logger.info("expired %d unreviewed proposal(s)", count)
+
+
+@contextlib.asynccontextmanager
+async def socket_side(
+    settings: Settings,
+    policy: Policy,
+    tool_policy: ToolPolicy,
+    *,
+    options: ServiceOptions | None = None,
+    expiry_interval_seconds: float = 5.0,
+) -> AsyncIterator[ApprovalService]:
+    """Serve approval.sock (``settings.approval_socket``) for the ``async with`` block.
+
+    Raises:
+        StoreError: the store could not be opened or migrated.
+        ProtocolError: ``socket_in_use`` (another approval_web is running).
+    """
+    conn = await open_store(settings.db)
+    try:
+        await migrate(conn)
+        service = ApprovalService(
+            conn, settings=settings, policy=policy, tool_policy=tool_policy, options=options
+        )
+        expired = await service.expire_all_pending(START_REASON)
+        if expired:
+            logger.info("expired %d proposal(s) left pending by an earlier run", expired)
+        server = await serve_unix(
+            settings.approval_socket,
+            service.handle,
+            codec=Codec(REQUESTS),
+            allowed_uids=service.allowed_uids,
+            on_refused_peer=service.on_refused_peer,
+        )
+        expiry = asyncio.create_task(expiry_loop(service, expiry_interval_seconds))
+        try:
+            yield service
+        finally:
+            expiry.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await expiry
+            server.close()
+            await server.wait_closed()
+            with contextlib.suppress(FileNotFoundError):
+                settings.approval_socket.unlink()
+    finally:
+        await conn.close()

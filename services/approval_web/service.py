@@ -1,0 +1,403 @@
+"""approval.sock's handler: role checks, the proposal intake, and the admin operations.
+
+`ApprovalService.handle` answers one request from one peer (already on the socket's uid
+allowlist). It owns one store connection, used by one coroutine at a time, and serialises
+`SubmitProposal`: checks, limits, Prepare and the insert run under one lock, so two
+submissions at once cannot both take the last place in the queue (only this process stores
+proposals).
+
+SubmitProposal, in order (each refusal: a stable code, one ``refusal`` audit row, nothing else
+changed): role (``operation_not_allowed``), the policy checks of
+`services.approval_web.intake.check_submission`, the limits of
+`services.approval_web.limits`, then Prepare on executor.sock (its refusal codes pass through
+unchanged; the executor not running: ``service_unavailable``; no answer:
+``service_no_answer``), then `shared.approvals.insert_proposal`. The answer is the new
+proposal's ID and when it expires unreviewed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import aiosqlite
+
+from services.approval_web import admin, manifest
+from services.approval_web.intake import (
+    CheckedProposal,
+    IntakeRefused,
+    Role,
+    check_role,
+    check_submission,
+    role_of,
+)
+from services.approval_web.limits import (
+    active_pauses,
+    check_limits,
+    count_last_hour,
+    count_pending,
+    read_counts,
+)
+from shared import approvals
+from shared.binding import BoundRecord, fingerprint_hash, record_from_bytes
+from shared.canonical import CanonicalError
+from shared.config import Settings
+from shared.display import visible
+from shared.errors import Code, FleetwatchError
+from shared.messages import (
+    AuditReport,
+    AuditRows,
+    AuditTail,
+    AuditVerify,
+    Count,
+    Deny,
+    DenyAll,
+    ExpireTurn,
+    GetProposalState,
+    GetStatus,
+    Health,
+    HealthReport,
+    ListPending,
+    PendingList,
+    Prepare,
+    Prepared,
+    ProposalAccepted,
+    ProposalDetail,
+    ProposalState,
+    SetKillSwitch,
+    ShowProposal,
+    Status,
+    SubmitProposal,
+)
+from shared.policy import Policy, ToolPolicy
+from shared.protocol import Capabilities, ErrorReply, GetCapabilities, Message, PeerCred, message_tag, request
+from shared.store import db_now, verify_audit
+
+logger = logging.getLogger(__name__)
+
+ACTOR = "approval_web"
+"""The audit actor of this service's own steps (expiry, start)."""
+
+
+@dataclass(frozen=True)
+class ServiceOptions:
+    """Timings of the service.
+
+    Attributes:
+        proposal_ttl_seconds: how long a proposal waits unreviewed before it expires; None:
+            the policy's ``approval_ttl_seconds``.
+        prepare_timeout_seconds: the whole Prepare exchange with the executor (it reads the
+            sandbox team afresh).
+        health_timeout_seconds: the Health exchange behind `GetStatus`.
+    """
+
+    proposal_ttl_seconds: int | None = None
+    prepare_timeout_seconds: float = 20.0
+    health_timeout_seconds: float = 2.0
+
+
+def _known_code(text: str) -> Code:
+    try:
+        return Code(text)
+    except ValueError:
+        logger.error("the executor answered an undeclared code %r", text[:64])
+        return Code.INTERNAL_ERROR
+
+
+class ApprovalService:
+    """The handler behind approval.sock; see the module doc.
+
+    Args:
+        conn: an open, migrated store connection (this service's own).
+        settings: uids, the executor socket, the fence.
+        policy, tool_policy: loaded once at start.
+        options: timings.
+    """
+
+    def __init__(
+        self,
+        conn: aiosqlite.Connection,
+        *,
+        settings: Settings,
+        policy: Policy,
+        tool_policy: ToolPolicy,
+        options: ServiceOptions | None = None,
+    ) -> None:
+        self._conn = conn
+        self._settings = settings
+        self._policy = policy
+        self._tool_policy = tool_policy
+        self._options = options or ServiceOptions()
+        self._db = asyncio.Lock()
+        self._submitting = asyncio.Lock()
+        self._handlers: Mapping[type[Message], Callable[[Any, PeerCred], Awaitable[Message]]] = {
+            SubmitProposal: self._submit,
+            GetProposalState: self._get_state,
+            ExpireTurn: self._expire_turn,
+            ListPending: self._list_pending,
+            ShowProposal: self._show,
+            Deny: self._deny,
+            DenyAll: self._deny_all,
+            SetKillSwitch: self._set_kill_switch,
+            GetStatus: self._status,
+            AuditTail: self._audit_tail,
+            AuditVerify: self._audit_verify,
+            GetCapabilities: self._capabilities,
+        }
+
+    @property
+    def allowed_uids(self) -> frozenset[int]:
+        """Who may connect: the assistant's uids and the operators'."""
+        return self._settings.assistant_uids | self._settings.approval_uids
+
+    @property
+    def proposal_ttl_seconds(self) -> int:
+        ttl = self._options.proposal_ttl_seconds
+        return self._policy.limits.approval_ttl_seconds if ttl is None else ttl
+
+    def role(self, peer: PeerCred) -> Role | None:
+        return role_of(
+            peer.uid, operator_uids=self._settings.approval_uids, assistant_uids=self._settings.assistant_uids
+        )
+
+    # --- entry points -------------------------------------------------------------------
+
+    async def handle(self, request: Message, peer: PeerCred) -> Message:
+        """Answer one request (the `shared.protocol.Handler` of approval.sock).
+
+        Raises:
+            FleetwatchError: the refusal; `serve_unix` sends it as an `ErrorReply`.
+        """
+        op = message_tag(type(request))
+        try:
+            check_role(request, self.role(peer))
+        except IntakeRefused as exc:
+            await self._audit_refusal(peer, op, exc, {"uid": peer.uid})
+            raise
+        return await self._handlers[type(request)](request, peer)
+
+    async def on_refused_peer(self, peer: PeerCred) -> None:
+        """A connection from a uid not on the allowlist: one ``refusal`` audit row."""
+        refusal = FleetwatchError(Code.PEER_NOT_ALLOWED, f"uid {peer.uid} may not use approval.sock")
+        await self._audit_refusal(peer, "connect", refusal, {"uid": peer.uid, "pid": peer.pid})
+
+    async def expire_due(self) -> int:
+        """Expire every pending proposal past its ``expires_at`` (database clock); the count."""
+        async with self._db:
+            return await approvals.expire_due(self._conn, actor=ACTOR)
+
+    async def expire_all_pending(self, reason: str) -> int:
+        """Expire every pending proposal (on start); the count."""
+        async with self._db:
+            return await approvals.expire_all_pending(self._conn, actor=ACTOR, reason=reason)
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _actor(self, peer: PeerCred, name: str | None = None) -> str:
+        role = self.role(peer)
+        who = visible(name, 40) if name else (str(role) if role else "unknown")
+        return f"{who}:{peer.uid}"
+
+    async def _audit_refusal(
+        self, peer: PeerCred, operation: str, exc: FleetwatchError, detail: Mapping[str, Any]
+    ) -> None:
+        async with self._db:
+            await approvals.audit_refusal(
+                self._conn,
+                actor=self._actor(peer),
+                operation=operation,
+                code=exc.code,
+                message=exc.message,
+                detail=detail,
+            )
+
+    # --- SubmitProposal -----------------------------------------------------------------
+
+    async def _submit(self, submit: SubmitProposal, peer: PeerCred) -> ProposalAccepted:
+        detail = {"tool": visible(submit.tool, 80), "proposed_by": visible(submit.proposed_by, 40)}
+        async with self._submitting:
+            try:
+                checked = check_submission(
+                    submit,
+                    policy=self._policy,
+                    tool_policy=self._tool_policy,
+                    fence_configured=self._settings.fence_configured,
+                )
+                async with self._db:
+                    counts = await read_counts(
+                        self._conn, tool=checked.tool, targets=checked.targets, limits=self._policy.limits
+                    )
+                check_limits(counts, self._policy.limits, tool=checked.tool)
+                proposal_id = approvals.new_proposal_id()
+                prepared = await self._prepare(proposal_id, checked, submit.reason)
+                record = self._bound_record(prepared, proposal_id, checked, submit.reason)
+            except FleetwatchError as exc:
+                await self._audit_refusal(peer, "submit_proposal", exc, detail)
+                raise
+            async with self._db:
+                row = await approvals.insert_proposal(
+                    self._conn,
+                    record=record,
+                    record_bytes=prepared.record,
+                    seal=prepared.seal,
+                    fingerprint_hash=prepared.fingerprint_hash,
+                    proposed_by=submit.proposed_by,
+                    turn_id=submit.turn_id,
+                    ttl_seconds=self.proposal_ttl_seconds,
+                )
+        assert row.expires_at is not None
+        return ProposalAccepted(proposal_id=row.id, expires_at=row.expires_at)
+
+    async def _prepare(self, proposal_id: str, checked: CheckedProposal, reason: str) -> Prepared:
+        """Prepare on executor.sock.
+
+        Raises:
+            IntakeRefused: the executor's refusal code, unchanged.
+            ProtocolError: ``service_unavailable`` / ``service_no_answer``.
+        """
+        message = Prepare(
+            proposal_id=proposal_id, tool=checked.tool, arguments=checked.arguments, reason=reason
+        )
+        reply = await request(
+            self._settings.executor_socket,
+            message,
+            Prepared,
+            timeout_seconds=self._options.prepare_timeout_seconds,
+        )
+        if isinstance(reply, ErrorReply):
+            raise IntakeRefused(_known_code(reply.code), visible(reply.message, 400))
+        return reply
+
+    @staticmethod
+    def _bound_record(
+        prepared: Prepared, proposal_id: str, checked: CheckedProposal, reason: str
+    ) -> BoundRecord:
+        """The executor's record, checked to be exactly what was asked (it cannot be re-sealed
+        here, but it can be compared).
+
+        Raises:
+            IntakeRefused: ``internal_error`` when it differs or does not decode.
+        """
+        try:
+            record = record_from_bytes(prepared.record)
+        except CanonicalError as exc:
+            raise IntakeRefused(Code.INTERNAL_ERROR, "the executor's bound record does not decode") from exc
+        same = (
+            record.proposal_id == proposal_id
+            and record.tool == checked.tool
+            and record.arguments == checked.arguments
+            and record.reason == reason
+            and record.schema_version == checked.rule.schema_version
+            and set(record.targets) == set(checked.targets)
+            and fingerprint_hash(record.fingerprint) == prepared.fingerprint_hash
+        )
+        if not same:
+            raise IntakeRefused(Code.INTERNAL_ERROR, "the executor's bound record differs from the proposal")
+        return record
+
+    # --- the assistant's other operations ----------------------------------------------
+
+    async def _get_state(self, message: GetProposalState, peer: PeerCred) -> ProposalState:
+        async with self._db:
+            status = await approvals.proposal_state(self._conn, message.proposal_id)
+        if status is None:
+            raise IntakeRefused(Code.PROPOSAL_NOT_FOUND, f"no proposal {visible(message.proposal_id, 40)}")
+        return admin.state_of(status)
+
+    async def _expire_turn(self, message: ExpireTurn, peer: PeerCred) -> Count:
+        async with self._db:
+            count = await approvals.expire_turn(self._conn, message.turn_id, actor=self._actor(peer))
+        return Count(count=count)
+
+    async def _capabilities(self, message: GetCapabilities, peer: PeerCred) -> Capabilities:
+        return manifest.capabilities()
+
+    # --- admin --------------------------------------------------------------------------
+
+    async def _list_pending(self, message: ListPending, peer: PeerCred) -> PendingList:
+        async with self._db:
+            rows = await approvals.list_pending(self._conn)
+            now = await db_now(self._conn)
+        fresh = [r for r in rows if r.expires_at is None or r.expires_at > now]
+        return PendingList(items=tuple(admin.summary_of(r) for r in fresh))
+
+    async def _show(self, message: ShowProposal, peer: PeerCred) -> ProposalDetail:
+        async with self._db:
+            row = await approvals.get_proposal(self._conn, message.proposal_id)
+            status = await approvals.proposal_state(self._conn, message.proposal_id)
+            now = await db_now(self._conn)
+        if row is None:
+            raise IntakeRefused(Code.PROPOSAL_NOT_FOUND, f"no proposal {visible(message.proposal_id, 40)}")
+        return admin.detail_of(row, status, now=now)
+
+    async def _deny(self, message: Deny, peer: PeerCred) -> ProposalState:
+        async with self._db:
+            denied = await approvals.deny(
+                self._conn, message.proposal_id, actor=self._actor(peer, message.actor)
+            )
+            status = await approvals.proposal_state(self._conn, message.proposal_id)
+        shown = visible(message.proposal_id, 40)
+        if status is None:
+            raise IntakeRefused(Code.PROPOSAL_NOT_FOUND, f"no proposal {shown}")
+        if not denied:
+            raise IntakeRefused(
+                Code.PROPOSAL_NOT_PENDING, f"proposal {shown} is {status.status}, not pending"
+            )
+        return admin.state_of(status)
+
+    async def _deny_all(self, message: DenyAll, peer: PeerCred) -> Count:
+        async with self._db:
+            count = await approvals.deny_all(self._conn, actor=self._actor(peer, message.actor))
+        return Count(count=count)
+
+    async def _set_kill_switch(self, message: SetKillSwitch, peer: PeerCred) -> Status:
+        async with self._db:
+            await approvals.set_kill_switch(self._conn, message.on, actor=self._actor(peer, message.actor))
+        return await self._status(GetStatus(), peer)
+
+    async def _status(self, message: GetStatus, peer: PeerCred) -> Status:
+        limits = self._policy.limits
+        async with self._db:
+            pending = await count_pending(self._conn)
+            last_hour = await count_last_hour(self._conn)
+            pauses = await active_pauses(self._conn, limits)
+            kill_switch = await approvals.kill_switch(self._conn)
+        return Status(
+            pending=pending,
+            max_pending=limits.max_pending,
+            last_hour=last_hour,
+            per_hour=limits.per_hour,
+            kill_switch=kill_switch,
+            executor_up=await self._executor_up(),
+            fence_configured=self._settings.fence_configured,
+            autonomy=str(self._policy.autonomy),
+            pauses=pauses,
+        )
+
+    async def _executor_up(self) -> bool:
+        try:
+            reply = await request(
+                self._settings.executor_socket,
+                Health(),
+                HealthReport,
+                timeout_seconds=self._options.health_timeout_seconds,
+            )
+        except FleetwatchError:
+            return False
+        return isinstance(reply, HealthReport)
+
+    async def _audit_tail(self, message: AuditTail, peer: PeerCred) -> AuditRows:
+        if not 1 <= message.limit <= admin.MAX_AUDIT_TAIL:
+            raise IntakeRefused(Code.INVALID_MESSAGE, f"limit must be 1 to {admin.MAX_AUDIT_TAIL}")
+        async with self._db:
+            return AuditRows(rows=await admin.audit_tail(self._conn, message.limit))
+
+    async def _audit_verify(self, message: AuditVerify, peer: PeerCred) -> AuditReport:
+        async with self._db:
+            result = await verify_audit(self._conn)
+        return AuditReport(
+            ok=result.ok, rows=result.rows, first_bad_seq=result.first_bad_seq, reason=result.reason
+        )

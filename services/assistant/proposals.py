@@ -1,0 +1,148 @@
+"""``propose_change``: the assistant's own schema pre-check, and where proposals go.
+
+`check_proposal` gives the model fast feedback with the same policy code the intake runs
+(`ToolPolicy.rule_for`, `shared.canonical.canonicalize_arguments`, `ProposeRule.validate`), so
+a malformed proposal never leaves the process. Passing it proves nothing: approval_web checks
+everything again, and the executor binds the proposal against a fresh read of the sandbox team.
+
+A `ProposalSink` is where a checked proposal goes. In production it is `ApprovalSocketSink`
+(``approval.sock``: `SubmitProposal`, `GetProposalState`, `ExpireTurn`); tests pass their own
+through the constructor. A sink answers with the intake's reply or an `ErrorReply` (a socket
+failure becomes one too, e.g. ``service_unavailable``); it never raises for a refusal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+from shared.canonical import canonical_json, canonicalize_arguments
+from shared.errors import Code, FleetwatchError
+from shared.messages import (
+    Count,
+    ExpireTurn,
+    GetProposalState,
+    ProposalAccepted,
+    ProposalState,
+    SubmitProposal,
+)
+from shared.policy import ToolPolicy
+from shared.protocol import ErrorReply, ProtocolError, request
+
+MAX_REASON_CHARS: Final = 2000
+"""Longest reason accepted (the intake's own cap; the page shows it escaped and capped)."""
+_FIELDS: Final = frozenset({"tool", "arguments", "reason"})
+
+
+@dataclass(frozen=True)
+class CheckedProposal:
+    """A proposal that passed the pre-check.
+
+    Attributes:
+        tool: the write tool proposed.
+        arguments: canonical arguments (`canonicalize_arguments`).
+        reason: the model's reason, unchanged (shown as "not checked").
+        targets: the master IDs the change touches (`ProposeRule.target_device_ids`).
+        key: tool + canonical arguments as text: two identical proposals have the same key.
+    """
+
+    tool: str
+    arguments: dict[str, Any]
+    reason: str
+    targets: tuple[str, ...]
+    key: str
+
+
+def check_proposal(
+    tool_input: Mapping[str, Any], tool_policy: ToolPolicy, *, allowlist: tuple[str, ...] = ()
+) -> CheckedProposal:
+    """Check a ``propose_change`` call's input; nothing is sent anywhere.
+
+    Order: the input's own shape (exactly ``tool``, ``arguments``, ``reason``); the tool is
+    proposable; the arguments have a canonical form; they name at most ``max_targets`` targets
+    and fit the reviewed schema; every target is on ``FLEETWATCH_WRITE_DEVICE_IDS`` when that
+    allowlist is set (`allowlist`).
+
+    Raises:
+        FleetwatchError: ``invalid_arguments`` (shape, schema: the message names each JSON
+            path), ``not_proposable`` (a read tool, an unknown name, or a never-proposable
+            tool), ``schema_not_reviewed``, ``hidden_character``, ``not_canonicalizable``,
+            ``too_many_targets``, ``target_not_allowlisted``.
+    """
+    extra = sorted(set(tool_input) - _FIELDS)
+    missing = sorted(_FIELDS - set(tool_input))
+    if extra or missing:
+        parts = [f"missing {', '.join(missing)}"] if missing else []
+        parts += ["unexpected fields"] if extra else []
+        raise FleetwatchError(Code.INVALID_ARGUMENTS, f"propose_change takes tool, arguments, reason: {'; '.join(parts)}")
+    tool, arguments, reason = tool_input["tool"], tool_input["arguments"], tool_input["reason"]
+    if not isinstance(tool, str) or not isinstance(arguments, Mapping):
+        raise FleetwatchError(Code.INVALID_ARGUMENTS, "tool must be text and arguments an object")
+    if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON_CHARS:
+        raise FleetwatchError(Code.INVALID_ARGUMENTS, f"reason must be 1 to {MAX_REASON_CHARS} characters of text")
+    rule = tool_policy.rule_for(tool)
+    canonical = canonicalize_arguments(arguments)
+    rule.validate(canonical)
+    targets = rule.target_device_ids(canonical)
+    if allowlist:
+        outside = [t for t in targets if t not in allowlist]
+        if outside:
+            raise FleetwatchError(Code.TARGET_NOT_ALLOWLISTED, "a target is not on FLEETWATCH_WRITE_DEVICE_IDS")
+    key = canonical_json({"tool": rule.tool, "arguments": canonical}).decode("utf-8")
+    return CheckedProposal(tool=rule.tool, arguments=canonical, reason=reason, targets=targets, key=key)
+
+
+class ProposalSink(Protocol):
+    """Where proposals go (approval.sock in production)."""
+
+    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ErrorReply:
+        """Submit one proposal; the intake's acceptance or refusal."""
+        ...
+
+    async def state(self, proposal_id: str) -> ProposalState | ErrorReply:
+        """A proposal's recorded state."""
+        ...
+
+    async def expire_turn(self, turn_id: str) -> int:
+        """Expire every pending proposal of a model turn; how many were expired.
+
+        Raises:
+            FleetwatchError: the expiry could not be recorded.
+        """
+        ...
+
+
+class ApprovalSocketSink:
+    """A `ProposalSink` over ``approval.sock`` (one connection per request).
+
+    Args:
+        path: the socket (`Settings.approval_socket`).
+        timeout_seconds: bound on each request; a submission waits for the executor's
+            fresh sandbox read, so allow several seconds.
+    """
+
+    def __init__(self, path: Path, *, timeout_seconds: float = 30.0) -> None:
+        self.path = path
+        self.timeout_seconds = timeout_seconds
+
+    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ErrorReply:
+        try:
+            return await request(self.path, proposal, ProposalAccepted, timeout_seconds=self.timeout_seconds)
+        except ProtocolError as exc:
+            return ErrorReply(code=exc.code, message=exc.message)
+
+    async def state(self, proposal_id: str) -> ProposalState | ErrorReply:
+        try:
+            return await request(
+                self.path, GetProposalState(proposal_id=proposal_id), ProposalState, timeout_seconds=self.timeout_seconds
+            )
+        except ProtocolError as exc:
+            return ErrorReply(code=exc.code, message=exc.message)
+
+    async def expire_turn(self, turn_id: str) -> int:
+        reply = await request(self.path, ExpireTurn(turn_id=turn_id), Count, timeout_seconds=self.timeout_seconds)
+        if isinstance(reply, ErrorReply):
+            raise FleetwatchError(Code(reply.code), reply.message)
+        return reply.count

@@ -1,0 +1,377 @@
+"""Socket-level admin commands of ``fleetwatch``: they talk to approval_web over approval.sock.
+
+``pending list``, ``pending show ID``, ``deny ID``, ``deny-all``, ``pause``, ``resume``,
+``audit tail [-n N]``, ``audit verify``, ``status`` and ``propose TOOL --arg k=v ... --reason``.
+Every one takes ``--json``. None approves: approving happens only on the approval page, by a
+person. ``propose`` drafts a proposal as an operator through the same intake as the
+assistant's; it still waits for a person on the page.
+
+Every name, argument and reason that came from the fleet or the model passes through
+`shared.display.visible` before a terminal shows it; ``--json`` output escapes hidden
+characters as ``\\uXXXX`` (valid, lossless JSON a terminal cannot be tricked by).
+
+Errors: a refusal from the service (or the service not running) is raised as
+`FleetwatchError` with the service's code; ``main`` prints one line
+``fleetwatch: <code>: <message>`` and exits 2. ``audit verify`` exits 1 when the chain is broken.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import msgspec
+
+from shared.canonical import CanonicalError, hidden_character, parse_json_strict
+from shared.config import load_settings
+from shared.display import visible
+from shared.errors import Code, FleetwatchError
+from shared.messages import (
+    AuditReport,
+    AuditRow,
+    AuditRows,
+    AuditTail,
+    AuditVerify,
+    Count,
+    Deny,
+    DenyAll,
+    GetStatus,
+    ListPending,
+    PendingList,
+    ProposalAccepted,
+    ProposalDetail,
+    ProposalState,
+    ProposalSummary,
+    SetKillSwitch,
+    ShowProposal,
+    Status,
+    SubmitProposal,
+)
+from shared.protocol import ErrorReply, Message, ProtocolError, request
+
+R = TypeVar("R", bound=Message)
+
+TIMEOUT_SECONDS = 10.0
+"""Timeout of one admin request on approval.sock."""
+PROPOSE_TIMEOUT_SECONDS = 30.0
+"""Timeout of ``propose``: the intake asks the executor to read the sandbox team afresh."""
+TEXT_CAP = 8000
+"""Longest text shown for one argument or reason (it is never cut below what the intake accepts)."""
+NEEDS_PAGE = "It still needs a person to approve it on the approval page."
+
+
+# --- the socket ----------------------------------------------------------------------------
+
+
+async def call(message: Message, reply_type: type[R], *, timeout_seconds: float = TIMEOUT_SECONDS) -> R:
+    """Send one request to approval.sock and return its reply.
+
+    Raises:
+        FleetwatchError: the service's refusal (its code, the message made visible), or
+            ``service_unavailable`` / ``service_no_answer`` when approval_web does not answer.
+    """
+    settings = load_settings()
+    try:
+        reply = await request(settings.approval_socket, message, reply_type, timeout_seconds=timeout_seconds)
+    except ProtocolError as exc:
+        if exc.code is Code.SERVICE_UNAVAILABLE:
+            raise FleetwatchError(
+                exc.code, f"approval_web is not running (nothing answers on {settings.approval_socket})"
+            ) from exc
+        raise
+    if isinstance(reply, ErrorReply):
+        try:
+            code = Code(reply.code)
+        except ValueError:
+            code = Code.INTERNAL_ERROR
+        raise FleetwatchError(code, visible(reply.message, 400))
+    return reply
+
+
+# --- output --------------------------------------------------------------------------------
+
+
+def _escape_hidden(char: str) -> str:
+    data = char.encode("utf-16-be")
+    return "".join(f"\\u{int.from_bytes(data[i : i + 2], 'big'):04x}" for i in range(0, len(data), 2))
+
+
+def safe_json(value: Any) -> str:
+    """Indented, key-sorted JSON of `value` in which every hidden character (see
+    `shared.display`) is written as a ``\\uXXXX`` escape: lossless, and inert on a terminal."""
+    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+    return "".join(_escape_hidden(c) if hidden_character(c) else c for c in text)
+
+
+def print_reply(reply: Message | Any) -> None:
+    """Print a reply (or any msgspec/builtin value) as safe JSON."""
+    print(safe_json(msgspec.to_builtins(reply)))
+
+
+def _argument_text(value: Any) -> str:
+    return visible(json.dumps(value, ensure_ascii=False, sort_keys=True), TEXT_CAP)
+
+
+def render_pending(items: Sequence[ProposalSummary]) -> str:
+    """The pending queue, oldest first: ID, tool, targets, who proposed, times (UTC)."""
+    if not items:
+        return "No proposals are waiting."
+    lines = [f"{len(items)} proposal(s) waiting for a person on the approval page:"]
+    for item in items:
+        targets = ", ".join(visible(t, 40) for t in item.targets)
+        lines.append(
+            f"  {visible(item.proposal_id, 40)}  {visible(item.tool, 60)} on {targets}"
+            f"  by {visible(item.proposed_by, 20)}  created {item.created_at}  expires {item.expires_at}"
+        )
+    return "\n".join(lines)
+
+
+def render_detail(detail: ProposalDetail) -> str:
+    """One proposal in full: every argument, age, time to expiry, fingerprint hash, who
+    proposed, its outcome and verification if it ran, and the reason (labelled as unchecked)."""
+    summary = detail.summary
+    lines = [
+        f"Proposal {visible(summary.proposal_id, 40)} ({visible(summary.status, 20)})",
+        f"  Tool:          {visible(summary.tool, 60)} (schema version {detail.schema_version})",
+        f"  Targets:       {', '.join(visible(t, 40) for t in summary.targets)}",
+        "  Arguments:",
+        *(f"    {visible(k, 60)} = {_argument_text(v)}" for k, v in sorted(detail.arguments.items())),
+        f"  Proposed by:   {visible(summary.proposed_by, 20)}",
+        f"  Created:       {summary.created_at} ({detail.age_seconds} s ago)",
+    ]
+    if detail.expires_in_seconds is not None:
+        lines.append(f"  Expires:       {summary.expires_at} (in {detail.expires_in_seconds} s, unreviewed)")
+    lines.append(f"  Fingerprint:   {visible(detail.fingerprint_hash, 80)}")
+    if detail.outcome is not None:
+        outcome = visible(detail.outcome, 20)
+        if detail.refusal_code:
+            outcome += f" ({visible(detail.refusal_code, 40)}: nothing ran)"
+        lines.append(f"  Outcome:       {outcome}")
+        lines.append(f"  Verification:  {visible(detail.verification or 'none recorded', 20)}")
+    for key, value in sorted(detail.detail.items()):
+        lines.append(f"  {visible(key, 40)}: {_argument_text(value)}")
+    lines.append("  Reason (written by the assistant or operator, not checked):")
+    lines.extend(f"    {visible(line, TEXT_CAP)}" for line in (detail.reason.splitlines() or [""]))
+    return "\n".join(lines)
+
+
+def render_status(status: Status) -> str:
+    """The queue, caps, pauses, kill switch, executor, fence and autonomy in plain words."""
+    lines = [
+        f"Queue:        {status.pending} of {status.max_pending} pending",
+        f"Last hour:    {status.last_hour} of {status.per_hour} proposals (denied ones not counted)",
+    ]
+    for pause in status.pauses:
+        lines.append(
+            f"Paused:       {visible(pause.tool, 60)} on {visible(pause.target, 40)} until {pause.until}"
+            " (denied repeatedly)"
+        )
+    lines += [
+        f"Kill switch:  {'ON: every write is refused' if status.kill_switch else 'off'}",
+        f"Executor:     {'up' if status.executor_up else 'not answering'}",
+        f"Fence:        {'configured' if status.fence_configured else 'NOT configured: nothing can be proposed'}",
+        f"Autonomy:     {visible(status.autonomy, 20)}",
+    ]
+    return "\n".join(lines)
+
+
+def render_audit(rows: Sequence[AuditRow]) -> str:
+    """Audit rows, oldest first, one per line."""
+    if not rows:
+        return "The audit log is empty."
+    return "\n".join(
+        f"{row.seq:>6}  {row.at}  {visible(row.actor, 40):<16} {visible(row.kind, 30):<16}"
+        f" {visible(row.proposal_id or '-', 40):<16} {visible(json.dumps(row.detail, sort_keys=True), 300)}"
+        for row in rows
+    )
+
+
+# --- propose arguments -----------------------------------------------------------------------
+
+
+def parse_arg_values(pairs: Sequence[str]) -> dict[str, Any]:
+    """``["k=v", ...]`` -> arguments. A value that parses as JSON is JSON (``[..]``, ``7``,
+    ``true``, ``"7"``); anything else is the text itself.
+
+    Raises:
+        FleetwatchError: ``invalid_arguments`` for a pair without ``=``, an empty or repeated
+            key; ``not_canonicalizable`` for JSON with a float or a duplicate key.
+    """
+    arguments: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise FleetwatchError(Code.INVALID_ARGUMENTS, f"--arg needs KEY=VALUE, got {visible(pair, 80)!r}")
+        if key in arguments:
+            raise FleetwatchError(Code.INVALID_ARGUMENTS, f"--arg {visible(key, 60)} is given twice")
+        arguments[key] = _value(text)
+    return arguments
+
+
+def _value(text: str) -> Any:
+    try:
+        json.loads(text)
+    except ValueError:
+        return text
+    try:
+        return parse_json_strict(text)
+    except CanonicalError as exc:
+        raise FleetwatchError(exc.code, exc.message) from exc
+
+
+# --- commands ------------------------------------------------------------------------------
+
+
+def _out(args: argparse.Namespace, reply: Message, text: str) -> None:
+    if args.json:
+        print_reply(reply)
+    else:
+        print(text)
+
+
+async def pending_list(args: argparse.Namespace) -> int:
+    """``fleetwatch pending list``."""
+    reply = await call(ListPending(), PendingList)
+    _out(args, reply, render_pending(reply.items))
+    return 0
+
+
+async def pending_show(args: argparse.Namespace) -> int:
+    """``fleetwatch pending show ID``."""
+    reply = await call(ShowProposal(proposal_id=args.proposal_id), ProposalDetail)
+    _out(args, reply, render_detail(reply))
+    return 0
+
+
+async def deny(args: argparse.Namespace) -> int:
+    """``fleetwatch deny ID``."""
+    reply = await call(Deny(proposal_id=args.proposal_id), ProposalState)
+    _out(args, reply, f"Denied {visible(reply.proposal_id, 40)}. Nothing ran.")
+    return 0
+
+
+async def deny_all(args: argparse.Namespace) -> int:
+    """``fleetwatch deny-all``."""
+    reply = await call(DenyAll(), Count)
+    _out(args, reply, f"Denied {reply.count} pending proposal(s). Nothing ran.")
+    return 0
+
+
+async def pause(args: argparse.Namespace) -> int:
+    """``fleetwatch pause``: turn the kill switch on."""
+    reply = await call(SetKillSwitch(on=True), Status)
+    words = "Writes paused: the executor refuses every write until `fleetwatch resume`."
+    _out(args, reply, words)
+    return 0
+
+
+async def resume(args: argparse.Namespace) -> int:
+    """``fleetwatch resume``: turn the kill switch off."""
+    reply = await call(SetKillSwitch(on=False), Status)
+    words = "Writes resumed: each change still needs a person's approval on the page."
+    _out(args, reply, words)
+    return 0
+
+
+async def audit_tail(args: argparse.Namespace) -> int:
+    """``fleetwatch audit tail [-n N]``."""
+    reply = await call(AuditTail(limit=args.n), AuditRows)
+    _out(args, reply, render_audit(reply.rows))
+    return 0
+
+
+async def audit_verify(args: argparse.Namespace) -> int:
+    """``fleetwatch audit verify``: exit 1 when the chain does not verify."""
+    reply = await call(AuditVerify(), AuditReport)
+    if args.json:
+        print_reply(reply)
+    elif reply.ok:
+        print(f"The audit chain verifies: {reply.rows} row(s).")
+    else:
+        print(f"The audit chain is BROKEN at row {reply.first_bad_seq}: {visible(reply.reason or '', 200)}")
+    return 0 if reply.ok else 1
+
+
+async def status(args: argparse.Namespace) -> int:
+    """``fleetwatch status``."""
+    reply = await call(GetStatus(), Status)
+    _out(args, reply, render_status(reply))
+    return 0
+
+
+async def propose(args: argparse.Namespace) -> int:
+    """``fleetwatch propose TOOL --arg k=v ... --reason TEXT``: draft a proposal as an operator."""
+    message = SubmitProposal(
+        tool=args.tool, arguments=parse_arg_values(args.arg or ()), reason=args.reason, proposed_by="operator"
+    )
+    reply = await call(message, ProposalAccepted, timeout_seconds=PROPOSE_TIMEOUT_SECONDS)
+    if args.json:
+        print_reply(reply)
+    else:
+        print(
+            f"Proposal {visible(reply.proposal_id, 40)} drafted by an operator; it expires unreviewed at {reply.expires_at}."
+        )
+        print(NEEDS_PAGE)
+    return 0
+
+
+# --- the command tree ------------------------------------------------------------------------
+
+
+def _leaf(sub: Any, name: str, help_text: str, run: Any, epilog: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, help=help_text, description=help_text, epilog=epilog
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.set_defaults(run=run)
+    return parser
+
+
+def add_commands(sub: Any, epilog: str) -> None:
+    """Add the admin commands to ``fleetwatch``'s subparsers `sub`; every parser gets `epilog`
+    (which says that no command approves)."""
+    pending = sub.add_parser("pending", help="the proposals waiting for a person", epilog=epilog)
+    actions = pending.add_subparsers(dest="pending_command", required=True, metavar="ACTION")
+    _leaf(actions, "list", "list the pending proposals, oldest first", pending_list, epilog)
+    show = _leaf(
+        actions,
+        "show",
+        "show one proposal in full (every argument, times, fingerprint)",
+        pending_show,
+        epilog,
+    )
+    show.add_argument("proposal_id", metavar="ID")
+
+    deny_parser = _leaf(sub, "deny", "deny one pending proposal", deny, epilog)
+    deny_parser.add_argument("proposal_id", metavar="ID")
+    _leaf(sub, "deny-all", "deny every pending proposal (there is no approve-all)", deny_all, epilog)
+    _leaf(sub, "pause", "turn the kill switch on: the executor refuses every write", pause, epilog)
+    _leaf(sub, "resume", "turn the kill switch off (changes still need approval on the page)", resume, epilog)
+
+    audit = sub.add_parser("audit", help="read and verify the audit log", epilog=epilog)
+    audit_actions = audit.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
+    tail = _leaf(audit_actions, "tail", "the newest audit rows", audit_tail, epilog)
+    tail.add_argument("-n", type=int, default=20, metavar="N", help="how many rows (default: 20)")
+    _leaf(
+        audit_actions, "verify", "walk the audit hash chain; exit 1 when it is broken", audit_verify, epilog
+    )
+
+    _leaf(sub, "status", "queue, caps, pauses, kill switch, executor, fence, autonomy", status, epilog)
+
+    draft = _leaf(
+        sub,
+        "propose",
+        "draft a proposal as an operator; it still needs a person to approve it on the page",
+        propose,
+        epilog,
+    )
+    draft.add_argument("tool", metavar="TOOL", help="a proposable write tool, e.g. batch_recording")
+    draft.add_argument(
+        "--arg",
+        action="append",
+        metavar="KEY=VALUE",
+        help="one argument; VALUE is read as JSON when it parses as JSON, else as text (repeat it)",
+    )
+    draft.add_argument("--reason", required=True, help="why, in words a person reviewing it understands")

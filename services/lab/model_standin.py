@@ -1,0 +1,496 @@
+"""A local stand-in for Anthropic's Messages API that plays scripts (tests, demos, benchmarks).
+
+It is an aiohttp server on 127.0.0.1 serving ``POST /v1/messages`` the way the real API does,
+so the real Anthropic SDK talks to it unchanged (``AsyncAnthropic(base_url=standin.base_url)``):
+
+- the key: ``Authorization: Bearer <key>`` (the SDK 2.x form) or ``x-api-key: <key>``; a wrong
+  or missing key gets 401 ``authentication_error``;
+- non-streaming: one JSON ``message``; ``"stream": true``: server-sent events in the real order
+  (``message_start``, ``ping``, per block ``content_block_start`` / ``content_block_delta``
+  (``text_delta`` or ``input_json_delta`` in chunks) / ``content_block_stop``, then
+  ``message_delta`` with ``stop_reason`` and usage, then ``message_stop``);
+- usage counts tokens as bytes / 4. When the request marks ``cache_control`` on its tools or
+  system blocks, the prefix up to the last mark (tools, then system) is "cached": the first
+  time a prefix's bytes are seen they count as ``cache_creation_input_tokens``, later as
+  ``cache_read_input_tokens``. A prefix that changes by one byte is a new prefix, so a test can
+  see whether the cached prompt stayed byte-identical.
+
+A **script** decides each answer: a callable ``(ModelRequest) -> Reply`` (or an awaitable of
+one), or the name of one in `SCRIPTS` (``demo`` lives in ``services.lab.model_scripts``).
+Every request is recorded (`ModelStandin.requests`) so tests can assert on what reached the
+model. Faults (`ModelStandin.set_fault`): ``http_500``, ``overloaded`` (529), ``slow``
+(answer ``seconds`` late), ``stream_error`` (an ``error`` event after ``message_start``).
+
+Command line: ``python -m services.lab.model_standin --script demo --port 8771 --key K``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import inspect
+import json
+import secrets
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from services.lab import LabError
+
+DEFAULT_KEY = "standin-key"
+"""The key the stand-in accepts when none is given (it is not a secret: loopback, no model)."""
+FAULT_KINDS = ("http_500", "overloaded", "slow", "stream_error")
+_JSON_CHUNK = 24
+"""Characters of tool input JSON per ``input_json_delta`` (the real API splits it too)."""
+
+
+# --- what a script sees and returns ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """One ``tool_result`` block of the last user message, with the name of the tool it answers."""
+
+    tool_use_id: str
+    name: str
+    text: str
+    is_error: bool
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One request as received: ``body`` (parsed JSON), ``raw`` (the bytes), ``seq`` from 1."""
+
+    seq: int
+    body: Mapping[str, Any]
+    raw: bytes
+
+    @property
+    def system(self) -> Any:
+        return self.body.get("system")
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        return list(self.body.get("tools") or [])
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.body.get("messages") or [])
+
+    @property
+    def stream(self) -> bool:
+        return bool(self.body.get("stream"))
+
+    def tool_names(self) -> frozenset[str]:
+        """The names of the tools offered in this request."""
+        return frozenset(t.get("name", "") for t in self.tools)
+
+    def question(self) -> str:
+        """The text of the first user message."""
+        first = self.messages[0] if self.messages else {}
+        return _text_of(first.get("content"))
+
+    def tool_uses(self) -> list[dict[str, Any]]:
+        """Every ``tool_use`` block the model sent so far, oldest first."""
+        return [
+            block
+            for message in self.messages
+            if message.get("role") == "assistant" and isinstance(message.get("content"), list)
+            for block in message["content"]
+            if isinstance(block, dict) and block.get("type") == "tool_use"
+        ]
+
+    def tool_results(self) -> list[ToolResult]:
+        """Every ``tool_result`` so far (all user messages), oldest first."""
+        names = {u.get("id"): u.get("name", "") for u in self.tool_uses()}
+        return [
+            ToolResult(
+                tool_use_id=block.get("tool_use_id", ""),
+                name=names.get(block.get("tool_use_id"), ""),
+                text=_text_of(block.get("content")),
+                is_error=bool(block.get("is_error")),
+            )
+            for message in self.messages
+            if message.get("role") == "user" and isinstance(message.get("content"), list)
+            for block in message["content"]
+            if isinstance(block, dict) and block.get("type") == "tool_result"
+        ]
+
+    def last_tool_results(self) -> list[ToolResult]:
+        """The ``tool_result`` blocks of the last user message only."""
+        last = self.messages[-1] if self.messages else {}
+        ids = {
+            b.get("tool_use_id")
+            for b in last.get("content") or []
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        }
+        return [r for r in self.tool_results() if r.tool_use_id in ids]
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def json_in(text: str) -> Any:
+    """The first JSON object or array inside `text` (e.g. inside a data block), or None."""
+    decoder = json.JSONDecoder()
+    for index, char in enumerate(text):
+        if char in "{[":
+            try:
+                return decoder.raw_decode(text, index)[0]
+            except ValueError:
+                continue
+    return None
+
+
+@dataclass(frozen=True)
+class Text:
+    """A text block of the answer."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    """A ``tool_use`` block of the answer; ``id`` is made up when None."""
+
+    name: str
+    input: Mapping[str, Any]
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The model's next message. ``stop_reason`` None means ``tool_use`` when a block is a
+    `ToolUse`, else ``end_turn``; ``output_tokens`` None means bytes / 4."""
+
+    content: Sequence[Text | ToolUse]
+    stop_reason: str | None = None
+    output_tokens: int | None = None
+
+
+def say(text: str) -> Reply:
+    """A reply holding only `text` (``end_turn``)."""
+    return Reply((Text(text),))
+
+
+def call(name: str, arguments: Mapping[str, Any] | None = None, *, text: str | None = None) -> Reply:
+    """A reply calling one tool, optionally after some text."""
+    blocks: list[Text | ToolUse] = [Text(text)] if text else []
+    return Reply((*blocks, ToolUse(name, dict(arguments or {}))))
+
+
+Script = Callable[[ModelRequest], Reply | Awaitable[Reply]]
+
+
+def _refuse(request: ModelRequest) -> Reply:
+    return Reply((Text("I can't help with that."),), stop_reason="refusal")
+
+
+def _echo(request: ModelRequest) -> Reply:
+    return say(f"You asked: {request.question()[:200]}")
+
+
+def scripts() -> Mapping[str, Script]:
+    """The named scripts: ``demo`` (see `services.lab.model_scripts`), ``refuse``, ``echo``."""
+    from services.lab.model_scripts import demo
+
+    return {"demo": demo, "refuse": _refuse, "echo": _echo}
+
+
+# --- the server ---------------------------------------------------------------------------
+
+
+def _tokens(data: bytes | str) -> int:
+    size = len(data.encode("utf-8")) if isinstance(data, str) else len(data)
+    return max(1, (size + 3) // 4)
+
+
+def _compact(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def cached_prefix(body: Mapping[str, Any]) -> bytes | None:
+    """The bytes of the cached prefix (tools, then system, up to the last ``cache_control``),
+    or None when nothing is marked. The real API caches in that order."""
+    tools = list(body.get("tools") or [])
+    system = body.get("system")
+    blocks = system if isinstance(system, list) else []
+    parts: list[Any] = []
+    marked = None
+    for item in [*tools, *blocks]:
+        parts.append(item)
+        if isinstance(item, dict) and item.get("cache_control"):
+            marked = len(parts)
+    return None if marked is None else _compact(parts[:marked])
+
+
+@dataclass
+class _Fault:
+    kind: str
+    count: int
+    seconds: float
+
+
+@dataclass
+class ModelStandin:
+    """The stand-in's state: the script, the key, recorded requests, faults, cached prefixes."""
+
+    script: Script
+    key: str = DEFAULT_KEY
+    requests: list[ModelRequest] = field(default_factory=list)
+    faults: list[_Fault] = field(default_factory=list)
+    prefixes: set[str] = field(default_factory=set)
+    model: str = "standin-model"
+
+    def set_fault(self, kind: str, *, count: int = 1, seconds: float = 1.0) -> None:
+        """The next `count` requests get fault `kind` (see `FAULT_KINDS`).
+
+        Raises:
+            LabError: an unknown kind or a count below 1.
+        """
+        if kind not in FAULT_KINDS or count < 1 or not 0 <= seconds <= 600:
+            raise LabError(f"no such model fault: {kind!r} x{count}")
+        self.faults.append(_Fault(kind, count, seconds))
+
+    def clear(self) -> None:
+        """Forget recorded requests, faults and cached prefixes."""
+        self.requests.clear()
+        self.faults.clear()
+        self.prefixes.clear()
+
+    def _take_fault(self) -> _Fault | None:
+        for fault in self.faults:
+            if fault.count > 0:
+                fault.count -= 1
+                return fault
+        return None
+
+    def _authorised(self, request: web.Request) -> bool:
+        header = request.headers.get("Authorization", "")
+        scheme, _, token = header.partition(" ")
+        given = token.strip() if scheme.lower() == "bearer" else request.headers.get("x-api-key", "")
+        return secrets.compare_digest(given.encode(), self.key.encode())
+
+    def _usage(self, body: Mapping[str, Any], raw: bytes) -> dict[str, int]:
+        prefix = cached_prefix(body)
+        total = _tokens(raw)
+        if prefix is None:
+            return {"input_tokens": total, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        digest = hashlib.sha256(prefix).hexdigest()
+        cached = _tokens(prefix)
+        seen = digest in self.prefixes
+        self.prefixes.add(digest)
+        return {
+            "input_tokens": max(1, total - cached),
+            "cache_creation_input_tokens": 0 if seen else cached,
+            "cache_read_input_tokens": cached if seen else 0,
+        }
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        """``POST /v1/messages``."""
+        if not self._authorised(request):
+            return _error(401, "authentication_error", "invalid x-api-key")
+        raw = await request.read()
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return _error(400, "invalid_request_error", "body is not JSON")
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return _error(400, "invalid_request_error", "messages: field required")
+        recorded = ModelRequest(seq=len(self.requests) + 1, body=body, raw=raw)
+        self.requests.append(recorded)
+        fault = self._take_fault()
+        if fault is not None and fault.kind == "http_500":
+            return _error(500, "api_error", "Internal server error (stand-in fault)")
+        if fault is not None and fault.kind == "overloaded":
+            return _error(529, "overloaded_error", "Overloaded (stand-in fault)")
+        if fault is not None and fault.kind == "slow":
+            await asyncio.sleep(fault.seconds)
+        answer = self.script(recorded)
+        reply = await answer if inspect.isawaitable(answer) else answer
+        message = self._message(body, raw, reply)
+        if not recorded.stream:
+            return web.json_response(message)
+        return await self._stream(request, message, broken=fault is not None and fault.kind == "stream_error")
+
+    def _message(self, body: Mapping[str, Any], raw: bytes, reply: Reply) -> dict[str, Any]:
+        content: list[dict[str, Any]] = []
+        for block in reply.content:
+            if isinstance(block, Text):
+                content.append({"type": "text", "text": block.text})
+            else:
+                tool_id = block.id or f"toolu_{secrets.token_hex(12)}"
+                content.append({"type": "tool_use", "id": tool_id, "name": block.name, "input": dict(block.input)})
+        stop = reply.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn")
+        output = reply.output_tokens if reply.output_tokens is not None else _tokens(_compact(content))
+        return {
+            "id": f"msg_{secrets.token_hex(12)}",
+            "type": "message",
+            "role": "assistant",
+            "model": str(body.get("model") or self.model),
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": {**self._usage(body, raw), "output_tokens": output},
+        }
+
+    async def _stream(self, request: web.Request, message: dict[str, Any], *, broken: bool) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await response.prepare(request)
+
+        async def send(event: str, data: Mapping[str, Any]) -> None:
+            await response.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+
+        usage = message["usage"]
+        start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+        await send("message_start", {"type": "message_start", "message": start})
+        if broken:
+            await send("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+            await response.write_eof()
+            return response
+        await send("ping", {"type": "ping"})
+        for index, block in enumerate(message["content"]):
+            for event, data in _block_events(index, block):
+                await send(event, data)
+        await send(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                "usage": {
+                    "output_tokens": usage["output_tokens"],
+                    "input_tokens": usage["input_tokens"],
+                    "cache_creation_input_tokens": usage["cache_creation_input_tokens"],
+                    "cache_read_input_tokens": usage["cache_read_input_tokens"],
+                },
+            },
+        )
+        await send("message_stop", {"type": "message_stop"})
+        await response.write_eof()
+        return response
+
+
+def _block_events(index: int, block: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    events: list[tuple[str, dict[str, Any]]] = []
+    if block["type"] == "text":
+        events.append(("content_block_start", {"index": index, "content_block": {"type": "text", "text": ""}}))
+        text = block["text"]
+        for start in range(0, len(text), 40):
+            delta = {"type": "text_delta", "text": text[start : start + 40]}
+            events.append(("content_block_delta", {"index": index, "delta": delta}))
+    else:
+        head = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+        events.append(("content_block_start", {"index": index, "content_block": head}))
+        data = json.dumps(block["input"])
+        for start in range(0, len(data), _JSON_CHUNK):
+            delta = {"type": "input_json_delta", "partial_json": data[start : start + _JSON_CHUNK]}
+            events.append(("content_block_delta", {"index": index, "delta": delta}))
+    events.append(("content_block_stop", {"index": index}))
+    return [(name, {"type": name, **data}) for name, data in events]
+
+
+def _error(status: int, kind: str, message: str) -> web.Response:
+    return web.json_response({"type": "error", "error": {"type": kind, "message": message}}, status=status)
+
+
+def resolve_script(script: str | Script) -> Script:
+    """A script callable from a callable or a name in `scripts()`.
+
+    Raises:
+        LabError: no script by that name.
+    """
+    if callable(script):
+        return script
+    known = scripts()
+    if script not in known:
+        raise LabError(f"no model script {script!r}; known: {', '.join(sorted(known))}")
+    return known[script]
+
+
+def build_app(standin: ModelStandin) -> web.Application:
+    """The aiohttp app serving `standin` (``POST /v1/messages``)."""
+    app = web.Application(client_max_size=8 << 20)
+    app.router.add_post("/v1/messages", standin.handle)
+    return app
+
+
+@dataclass
+class StandinHandle:
+    """A running stand-in: ``base_url`` (``http://127.0.0.1:<port>``) and its state."""
+
+    standin: ModelStandin
+    base_url: str
+
+    @property
+    def requests(self) -> list[ModelRequest]:
+        return self.standin.requests
+
+    @property
+    def key(self) -> str:
+        return self.standin.key
+
+    def set_fault(self, kind: str, *, count: int = 1, seconds: float = 1.0) -> None:
+        self.standin.set_fault(kind, count=count, seconds=seconds)
+
+    def set_script(self, script: str | Script) -> None:
+        self.standin.script = resolve_script(script)
+
+
+@contextlib.asynccontextmanager
+async def run_model_standin(
+    script: str | Script = "demo", *, key: str = DEFAULT_KEY, port: int = 0
+) -> AsyncIterator[StandinHandle]:
+    """Serve a stand-in on ``127.0.0.1:port`` (0: any free port) for the ``async with`` block."""
+    standin = ModelStandin(resolve_script(script), key)
+    runner = web.AppRunner(build_app(standin), access_log=None)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, "127.0.0.1", port)
+        try:
+            await site.start()
+        except OSError as exc:
+            raise LabError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from exc
+        bound = runner.addresses[0][1]
+        yield StandinHandle(standin, f"http://127.0.0.1:{bound}")
+    finally:
+        await runner.cleanup()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m services.lab.model_standin``: serve until interrupted."""
+    parser = argparse.ArgumentParser(
+        prog="python -m services.lab.model_standin",
+        description="A local stand-in for the Anthropic Messages API that plays a scripted model.",
+    )
+    parser.add_argument("--script", default="demo", help="named script (demo, refuse, echo)")
+    parser.add_argument("--port", type=int, default=8771, help="port on 127.0.0.1 (0: any free port)")
+    parser.add_argument("--key", default=DEFAULT_KEY, help="the API key the stand-in accepts")
+    args = parser.parse_args(argv)
+
+    async def serve() -> None:
+        async with run_model_standin(args.script, key=args.key, port=args.port) as handle:
+            print(f"Model stand-in at {handle.base_url} (script {args.script})", flush=True)
+            await asyncio.Event().wait()
+
+    try:
+        asyncio.run(serve())
+    except LabError as exc:
+        print(f"model_standin: {exc.message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,156 @@
+"""The intake's pure decisions: roles on approval.sock and the policy checks of a submission,
+in order, against the shipped policy files."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from services.approval_web.intake import (
+    ASSISTANT_OPERATIONS,
+    MAX_REASON_CHARS,
+    IntakeRefused,
+    Role,
+    check_role,
+    check_submission,
+    role_of,
+)
+from services.approval_web.manifest import INTAKE_CODES, REQUESTS
+from shared.config import REPO_POLICY_DIR
+from shared.errors import Code
+from shared.messages import Deny, GetProposalState, ListPending, SubmitProposal
+from shared.policy import Autonomy, load_policies
+
+POLICY, TOOL_POLICY = load_policies(REPO_POLICY_DIR)
+OBSERVE = dataclasses.replace(POLICY, autonomy=Autonomy.OBSERVE)
+DEVICE = "29088800001"
+REBOOT = {"device_ids": [DEVICE]}
+
+
+def submit(tool: str = "batch_reboot", arguments: Any = None, **fields: Any) -> SubmitProposal:
+    fields.setdefault("reason", "it froze")
+    fields.setdefault("proposed_by", "assistant")
+    return SubmitProposal(tool=tool, arguments=REBOOT if arguments is None else arguments, **fields)
+
+
+def refused(message: SubmitProposal, *, policy: Any = POLICY, fence: bool = True) -> IntakeRefused:
+    with pytest.raises(IntakeRefused) as caught:
+        check_submission(message, policy=policy, tool_policy=TOOL_POLICY, fence_configured=fence)
+    assert caught.value.code in INTAKE_CODES
+    return caught.value
+
+
+# --- roles --------------------------------------------------------------------------------------
+
+
+def test_an_operator_uid_is_an_operator_even_when_it_is_also_the_assistants() -> None:
+    assert role_of(7, operator_uids={7}, assistant_uids={7}) is Role.OPERATOR
+    assert role_of(8, operator_uids={7}, assistant_uids={8}) is Role.ASSISTANT
+    assert role_of(9, operator_uids={7}, assistant_uids={8}) is None
+
+
+def test_the_assistant_may_only_submit_read_a_state_expire_its_turn_and_ask_capabilities() -> None:
+    for request_type in REQUESTS:
+        if request_type in ASSISTANT_OPERATIONS:
+            continue
+        sample = {ListPending: ListPending(), Deny: Deny(proposal_id="p-1")}.get(request_type)
+        if sample is None:
+            continue
+        with pytest.raises(IntakeRefused) as caught:
+            check_role(sample, Role.ASSISTANT)
+        assert caught.value.code is Code.OPERATION_NOT_ALLOWED
+    check_role(GetProposalState(proposal_id="p-1"), Role.ASSISTANT)
+    check_role(submit(), Role.ASSISTANT)
+    assert {t.__name__ for t in ASSISTANT_OPERATIONS} == {
+        "SubmitProposal",
+        "GetProposalState",
+        "ExpireTurn",
+        "GetCapabilities",
+    }
+
+
+def test_the_assistant_cannot_label_its_proposal_as_drafted_by_an_operator() -> None:
+    with pytest.raises(IntakeRefused) as caught:
+        check_role(submit(proposed_by="operator"), Role.ASSISTANT)
+    assert caught.value.code is Code.OPERATION_NOT_ALLOWED
+    check_role(submit(proposed_by="operator"), Role.OPERATOR)
+    check_role(ListPending(), Role.OPERATOR)
+
+
+def test_a_peer_without_a_role_may_do_nothing() -> None:
+    with pytest.raises(IntakeRefused):
+        check_role(GetProposalState(proposal_id="p-1"), None)
+
+
+# --- the policy checks ------------------------------------------------------------------------------
+
+
+def test_a_valid_reboot_passes_with_canonical_arguments_and_its_target() -> None:
+    checked = check_submission(submit(), policy=POLICY, tool_policy=TOOL_POLICY, fence_configured=True)
+    assert (checked.tool, checked.arguments, checked.targets) == ("batch_reboot", REBOOT, (DEVICE,))
+
+
+def test_a_channel_target_counts_as_its_master() -> None:
+    message = submit("batch_recording", {"action": "start", "device_ids": [f"{DEVICE}-2"]})
+    checked = check_submission(message, policy=POLICY, tool_policy=TOOL_POLICY, fence_configured=True)
+    assert checked.targets == (DEVICE,)
+
+
+def test_observe_mode_refuses_every_proposal() -> None:
+    assert refused(submit(), policy=OBSERVE).code is Code.OBSERVE_MODE
+
+
+@pytest.mark.parametrize("tool", ["get_device_info", "format_everything", "create_stream_endpoint"])
+def test_a_tool_outside_the_propose_section_is_not_proposable(tool: str) -> None:
+    assert refused(submit(tool)).code is Code.NOT_PROPOSABLE
+
+
+def test_a_write_tool_without_a_reviewed_schema_is_refused_as_unreviewed() -> None:
+    assert refused(submit("update_cms_event", {"event_id": "x"})).code is Code.SCHEMA_NOT_REVIEWED
+
+
+def test_a_hidden_character_in_an_argument_is_refused_naming_its_path() -> None:
+    error = refused(submit(arguments={"device_ids": ["2908880000\u200b1"]}))
+    assert error.code is Code.HIDDEN_CHARACTER and "arguments.device_ids[0]" in error.message
+
+
+def test_a_float_argument_has_no_canonical_form() -> None:
+    assert refused(submit(arguments={"device_ids": [DEVICE], "delay": 1.5})).code is Code.NOT_CANONICALIZABLE
+
+
+def test_two_targets_for_a_one_target_tool_are_too_many() -> None:
+    error = refused(submit(arguments={"device_ids": [DEVICE, "29088800002"]}))
+    assert error.code is Code.TOO_MANY_TARGETS and "at most 1" in error.message
+
+
+def test_arguments_off_the_schema_are_refused_with_each_json_path() -> None:
+    error = refused(submit(arguments={"device_ids": ["NOT-AN-ID"], "force": True}))
+    assert error.code is Code.INVALID_ARGUMENTS
+    assert "$.device_ids[0]" in error.message and "unexpected argument" in error.message
+
+
+def test_without_a_fence_nothing_may_be_proposed() -> None:
+    error = refused(submit(), fence=False)
+    assert error.code is Code.FENCE_NOT_CONFIGURED and "FLEETWATCH_WRITE_DEVICE_IDS" in error.message
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"proposed_by": "model"}, {"reason": "   "}, {"reason": "x" * (MAX_REASON_CHARS + 1)}],
+    ids=["unknown author", "blank reason", "long reason"],
+)
+def test_a_submission_with_a_bad_author_or_reason_is_an_invalid_message(fields: dict[str, str]) -> None:
+    assert refused(submit(**fields)).code is Code.INVALID_MESSAGE
+
+
+def test_the_checks_run_in_order_so_the_first_failing_one_names_the_refusal() -> None:
+    worst = submit("get_device_info", {"device_ids": ["a\u202eb", "c"], "x": 1.5})
+    assert refused(worst, policy=OBSERVE, fence=False).code is Code.OBSERVE_MODE
+    assert refused(worst, fence=False).code is Code.NOT_PROPOSABLE
+    hidden_and_float = submit(arguments={"device_ids": ["a\u202eb", "c"], "x": 1.5})
+    assert refused(hidden_and_float, fence=False).code is Code.HIDDEN_CHARACTER
+    too_many_and_off_schema = submit(arguments={"device_ids": ["A", "B"], "x": 1})
+    assert refused(too_many_and_off_schema, fence=False).code is Code.TOO_MANY_TARGETS
+    assert refused(submit(arguments={"device_ids": ["A"]}), fence=False).code is Code.INVALID_ARGUMENTS
