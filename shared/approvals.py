@@ -134,6 +134,7 @@ async def insert_proposal(
     """
     if binding.record_bytes(record) != bytes(record_bytes):
         raise ValueError("record_bytes is not the canonical form of record")
+    record = binding.record_from_bytes(record_bytes)  # the columns copy exactly what is sealed (NFC)
     fingerprint = canonical_json(msgspec.to_builtins(record.fingerprint)).decode()
     async with write_tx(conn):
         now = await db_now(conn)

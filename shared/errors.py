@@ -205,3 +205,24 @@ class FleetwatchError(Exception):
         self.code = Code(code)
         self.message = message or MEANINGS[self.code]
         super().__init__(f"{self.code}: {self.message}")
+
+
+def error_codes_markdown() -> str:
+    """The page ``docs/error-codes.md``, generated from `Code` and `MEANINGS` (a test holds the
+    file to this output; regenerate with ``python -m shared.errors > docs/error-codes.md``)."""
+    lines = [
+        "# Error codes",
+        "",
+        "Every error that crosses a socket, reaches the model or is printed by `fleetwatch` carries",
+        "one of these stable codes. Code branches on the code; the message is for people.",
+        "This page is generated from `shared/errors.py` (`python -m shared.errors`).",
+        "",
+        "| code | meaning |",
+        "|---|---|",
+    ]
+    lines += [f"| `{code.value}` | {MEANINGS[code]} |" for code in Code]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(error_codes_markdown(), end="")

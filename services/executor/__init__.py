@@ -1,0 +1,47 @@
+"""The executor: the only process that can change a fleet, and only once per approval.
+
+It is its own process (``python -m services.executor``) listening on ``executor.sock``
+(peers: the approval_web user only, checked with ``SO_PEERCRED``). It answers Prepare,
+Inspect, Execute, Health and GetCapabilities (`shared.messages`).
+
+What it holds, and nobody else:
+- the **sandbox sign-in**: this package is the only code that reads the sandbox token slot
+  (``settings.sandbox_token_file``; `services.executor.world.open_sandbox`), fresh for each
+  operation, so a removed sign-in stops writes at once;
+- the **binding key**: made at start (`shared.binding.new_binding_key`), kept in memory only,
+  so a restarted executor vouches for no earlier seal (every pending proposal expires at start).
+
+Layers (each may import the ones above it, and `shared.*`)::
+
+    checks.py        pure checks over frozen data: the seal, policy, fence, membership,
+                     stream, fingerprint, event, disruptive rule -> the first Refusal
+    world.py         the fresh reads through `EpiphanReadClient` over the sandbox sign-in
+                     (the only reader of the sandbox slot); a failed read is a refusal code
+    verify.py        pure: the postcondition each write tool should leave, judged on a read
+    write_client.py  the write client: with `EpiphanReadClient`, the only caller of
+                     `McpConnection.call`; one write, once, with a timeout, never retried
+    runtime.py       what operations share: settings, store + lock, key, clock, timeouts,
+                     the policy as it is now, a fresh sandbox connection
+    manifest.py      the capabilities manifest: each operation and every code it may answer
+    prepare.py       Prepare: bind a proposal to the sandbox team as it is, and seal it
+    inspection.py    Inspect: fresh card facts and what Execute would refuse right now
+    execute.py       Execute: the ordered checks, the claim, the one write, the outcome,
+                     the independent verification
+    service.py       the socket handler: Prepare, Inspect, Execute, Health, GetCapabilities
+    __main__.py      start: settings, policy, store, migrate, key, expire, recover, serve
+
+It never imports `services.approval_web` or `services.assistant`.
+
+Exception tree::
+
+    FleetwatchError
+    └── ExecutorError       a refusal or failure of an executor operation (``.code``)
+"""
+
+from __future__ import annotations
+
+from shared.errors import FleetwatchError
+
+
+class ExecutorError(FleetwatchError):
+    """An executor operation refused or failed; ``code`` says why, ``message`` for a person."""

@@ -1,0 +1,103 @@
+"""``python -m services.executor [--call-timeout SECONDS]``: run the executor.
+
+Start: the settings (``FLEETWATCH_*``), the policy (refuses to start when it does not load),
+the store (migrated), a new binding key in memory, every pending proposal expired (no earlier
+seal verifies under the new key), every execution left ``running`` by a crash recorded as
+``unknown`` (never retried), then executor.sock is served. SIGTERM or SIGINT: stop accepting,
+wait for operations in flight (bounded), close, exit 0.
+
+Exit status: 0 after a signal, 2 when the settings, the policy, the store or the socket refuse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import secrets
+import signal
+import sys
+
+from services.executor.manifest import REQUESTS
+from services.executor.runtime import DEFAULT_CALL_TIMEOUT_SECONDS, Runtime, db_time, utc_now
+from services.executor.service import ExecutorService
+from shared.approvals import EXECUTOR_ACTOR, expire_all_pending, recover_running
+from shared.binding import new_binding_key
+from shared.config import Settings, configure_logging, load_settings
+from shared.errors import FleetwatchError
+from shared.policy import load_policies
+from shared.protocol import Codec, serve_unix
+from shared.store import migrate, open_store
+
+log = logging.getLogger("services.executor")
+
+START_REASON = "executor_start"
+"""The ``reason`` of the expiry audit rows written when the executor starts."""
+
+
+async def run(settings: Settings, *, call_timeout_seconds: float) -> int:
+    """Serve executor.sock until SIGTERM/SIGINT; the exit status."""
+    conn = await open_store(settings.db)
+    try:
+        await migrate(conn)
+        expired = await expire_all_pending(conn, actor=EXECUTOR_ACTOR, reason=START_REASON)
+        recovered = await recover_running(conn)
+        rt = Runtime(settings, conn, new_binding_key(), call_timeout_seconds=call_timeout_seconds)
+        service = ExecutorService(rt, started_at=db_time(utc_now()), boot_id=secrets.token_hex(8))
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        server = await serve_unix(
+            settings.executor_socket,
+            service.handle,
+            codec=Codec(REQUESTS),
+            allowed_uids=settings.executor_uids,
+            mode=0o660,
+            on_refused_peer=service.on_refused_peer,
+        )
+        log.info(
+            "executor serving %s (boot %s; expired %d pending, %d running -> unknown; fence %s)",
+            settings.executor_socket,
+            service.boot_id,
+            expired,
+            recovered,
+            "set" if rt.fence.configured else "NOT configured",
+        )
+        await stop.wait()
+        log.info("stopping")
+        server.close()
+        if not await service.drain(call_timeout_seconds * 2 + 5):
+            log.warning(
+                "stopped with operations in flight; a running execution becomes unknown at next start"
+            )
+        with contextlib.suppress(FileNotFoundError):
+            settings.executor_socket.unlink()
+        return 0
+    finally:
+        await conn.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m services.executor", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--call-timeout",
+        type=float,
+        default=DEFAULT_CALL_TIMEOUT_SECONDS,
+        help="seconds each Epiphan call (reads and the one write) may take",
+    )
+    args = parser.parse_args(argv)
+    try:
+        settings = load_settings()
+        configure_logging(settings)
+        load_policies(settings.policy_dir, settings.policy_override)
+        return asyncio.run(run(settings, call_timeout_seconds=args.call_timeout))
+    except FleetwatchError as exc:
+        print(f"executor: {exc.code}: {exc.message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

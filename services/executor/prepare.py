@@ -1,0 +1,51 @@
+"""Prepare: bind a new proposal to the sandbox team as it is right now, and seal it.
+
+Order: the policy (`checks.policy_refusal`), the fence, the sandbox sign-in, a fresh device
+list (team ID, membership, allowlist, channels), the stream endpoint list when the call names
+a ``stream_id``, the targets' recorder status and events (the fingerprint: online, recording,
+next event start per target) and the ``event_id``. The disruptive rule is not applied here:
+whether the room is busy is shown on the card (Inspect) and decided at Execute.
+
+Prepare does not store anything: approval_web inserts the proposal
+(`shared.approvals.insert_proposal`) and writes the audit row of a refusal, which comes back
+as an `ErrorReply` with the code.
+"""
+
+from __future__ import annotations
+
+from services.executor import ExecutorError
+from services.executor.checks import Refusal, event_refusal, fence_refusal, policy_refusal
+from services.executor.runtime import Runtime
+from services.executor.world import raise_refusal, read_and_check
+from shared.binding import fingerprint_hash, make_bound_record, record_bytes, seal
+from shared.messages import Prepare, Prepared
+
+
+async def prepare(rt: Runtime, request: Prepare) -> Prepared:
+    """The bound record of `request`, sealed with the executor's key.
+
+    Raises:
+        ExecutorError: a refusal code of `services.executor.manifest.PREPARE_CODES`.
+        CanonicalError: ``not_canonicalizable`` when the record has no canonical form.
+    """
+    policy, tool_policy = await rt.policies()
+    proposed = policy_refusal(request.tool, request.arguments, policy=policy, tool_policy=tool_policy)
+    if isinstance(proposed, Refusal):
+        raise ExecutorError(proposed.code, proposed.message)
+    raise_refusal(fence_refusal(rt.fence))
+    async with rt.sandbox() as connection:
+        reader = rt.reader(connection, tool_policy)
+        _, reads, states = await read_and_check(reader, proposed, rt.fence, proposed.targets)
+    raise_refusal(event_refusal(proposed.arguments, reads.events))
+    record = make_bound_record(
+        proposal_id=request.proposal_id,
+        tool=request.tool,
+        arguments=proposed.arguments,
+        targets=proposed.targets,
+        fingerprint=states,
+        schema_version=proposed.rule.schema_version,
+        reason=request.reason,
+    )
+    return Prepared(
+        record=record_bytes(record), seal=seal(record, rt.key), fingerprint_hash=fingerprint_hash(states)
+    )

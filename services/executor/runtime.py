@@ -1,0 +1,142 @@
+"""What every executor operation shares: settings, the store connection (one lock, as a
+connection runs one transaction at a time), the binding key, the clock, the call timeout, and
+the fresh policy and sandbox connection each operation opens.
+
+The policy is loaded afresh for each operation (two small files), so Execute judges the
+policy in force *now* ("still proposes this tool at this schema version"), not the one the
+process started with; a policy that no longer loads fails closed (``policy_invalid``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import aiosqlite
+
+from services.executor import ExecutorError
+from services.executor.checks import Fence, Proposed, Refusal, fence_refusal, policy_refusal
+from services.executor.world import SandboxReader, open_sandbox
+from shared.approvals import kill_switch
+from shared.binding import BoundRecord
+from shared.config import Settings
+from shared.epiphan import EpiphanReadClient
+from shared.errors import Code
+from shared.mcp_session import McpConnection
+from shared.policy import POLICY_FILE, TOOL_POLICY_FILE, Policy, PolicyError, ToolPolicy, load_policies
+
+DEFAULT_CALL_TIMEOUT_SECONDS = 20.0
+"""Bound on each Epiphan call (reads and the write), seconds."""
+
+
+def utc_now() -> datetime:
+    """The executor's clock: local UTC time (decides event windows and ``until``)."""
+    return datetime.now(UTC)
+
+
+def db_time(moment: datetime) -> str:
+    """`moment` in the database clock's text form, ``YYYY-MM-DDTHH:MM:SS.SSSZ`` (UTC)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def policy_signature(policy_dir: Path, override: Path | None) -> tuple[object, ...]:
+    """(path, SHA-256 of its bytes) of each policy file ((path, None) when unreadable)."""
+    paths = [policy_dir / POLICY_FILE, policy_dir / TOOL_POLICY_FILE, *([override] if override else [])]
+    out: list[object] = []
+    for path in paths:
+        try:
+            out.append((str(path), hashlib.sha256(path.read_bytes()).hexdigest()))
+        except OSError:
+            out.append((str(path), None))
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """The checks that need no read, in Execute's order (policy, fence, kill switch): the policy
+    in force, the checked call (None when the policy refuses it) and the first refusal."""
+
+    policy: Policy
+    tool_policy: ToolPolicy
+    proposed: Proposed | None
+    refusal: Refusal | None
+
+
+@dataclass
+class Runtime:
+    """The executor's shared state. `key` is the binding key (memory only); `db` serialises use
+    of `conn`; `clock` is injectable for tests of the pure parts."""
+
+    settings: Settings
+    conn: aiosqlite.Connection
+    key: bytes
+    call_timeout_seconds: float = DEFAULT_CALL_TIMEOUT_SECONDS
+    clock: Callable[[], datetime] = utc_now
+    db: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _policy_cache: tuple[tuple[object, ...], tuple[Policy, ToolPolicy]] | None = field(
+        default=None, repr=False
+    )
+
+    @property
+    def fence(self) -> Fence:
+        return Fence(frozenset(self.settings.write_device_ids), self.settings.write_team_id)
+
+    async def policies(self) -> tuple[Policy, ToolPolicy]:
+        """The policy files as they are now: loaded again whenever a file's bytes changed since
+        the last load (reading and hashing them is cheap; a load takes ~0.1 s).
+
+        Raises:
+            ExecutorError: ``policy_invalid`` (fail closed), naming the file and line.
+        """
+        signature = policy_signature(self.settings.policy_dir, self.settings.policy_override)
+        if self._policy_cache is not None and self._policy_cache[0] == signature:
+            return self._policy_cache[1]
+        try:
+            loaded = await asyncio.to_thread(
+                load_policies, self.settings.policy_dir, self.settings.policy_override
+            )
+        except PolicyError as exc:
+            self._policy_cache = None
+            raise ExecutorError(Code.POLICY_INVALID, f"The policy no longer loads: {exc.message}") from exc
+        self._policy_cache = (signature, loaded)
+        return loaded
+
+    async def standing(self, record: BoundRecord) -> Standing:
+        """Policy (autonomy, the tool at the record's schema version, the arguments), fence and
+        kill switch for a sealed `record`, as they are now.
+
+        Raises:
+            ExecutorError: ``policy_invalid``.
+        """
+        policy, tool_policy = await self.policies()
+        proposed = policy_refusal(
+            record.tool,
+            record.arguments,
+            policy=policy,
+            tool_policy=tool_policy,
+            schema_version=record.schema_version,
+        )
+        refusal = proposed if isinstance(proposed, Refusal) else fence_refusal(self.fence)
+        if refusal is None:
+            async with self.db:
+                if await kill_switch(self.conn):
+                    refusal = Refusal(
+                        Code.KILL_SWITCH_ON, "Writes are paused (the kill switch is on); nothing ran."
+                    )
+        return Standing(policy, tool_policy, None if isinstance(proposed, Refusal) else proposed, refusal)
+
+    def sandbox(self) -> McpConnection:
+        """A fresh connection with the sandbox sign-in. Raises `ExecutorError` (``no_sign_in``)."""
+        return open_sandbox(
+            self.settings.sandbox_token_file,
+            self.settings.epiphan_mcp_url,
+            timeout_seconds=self.call_timeout_seconds,
+        )
+
+    def reader(self, connection: McpConnection, tool_policy: ToolPolicy) -> SandboxReader:
+        """Fresh, guarded reads over `connection` (the policy's read list)."""
+        return SandboxReader(EpiphanReadClient(connection, tool_policy.read_tools), self.clock)

@@ -1,0 +1,127 @@
+"""executor.sock's handler: Prepare, Inspect, Execute, Health, GetCapabilities.
+
+`ExecutorService.handle` is the `shared.protocol.Handler` given to `serve_unix` (which checks
+the peer's uid against ``FLEETWATCH_EXECUTOR_UIDS`` first; a refused peer gets
+``peer_not_allowed`` and `on_refused_peer` writes its audit row). Refusals of Prepare and
+Inspect travel as `ErrorReply`; Execute answers every refusal as an `ExecutionReport` with
+outcome ``refused``. In-flight operations are counted so a clean stop can wait for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from services.executor import ExecutorError
+from services.executor.execute import execute
+from services.executor.inspection import inspect
+from services.executor.manifest import CAPABILITIES
+from services.executor.prepare import prepare
+from services.executor.runtime import Runtime
+from services.executor.world import sandbox_sign_in
+from shared.approvals import EXECUTOR_ACTOR, audit_refusal, kill_switch
+from shared.errors import Code
+from shared.messages import Execute, Health, HealthReport, Inspect, Prepare
+from shared.protocol import GetCapabilities, Message, PeerCred, message_tag
+
+log = logging.getLogger(__name__)
+
+
+class ExecutorService:
+    """Answers executor.sock requests over one `Runtime`.
+
+    Args:
+        rt: the shared runtime (settings, store, key, clock, timeouts).
+        started_at: when this process started (DB-clock text), for Health.
+        boot_id: a random ID of this process's life, for Health (a new one means a new key).
+    """
+
+    def __init__(self, rt: Runtime, *, started_at: str, boot_id: str) -> None:
+        self.rt = rt
+        self.started_at = started_at
+        self.boot_id = boot_id
+        self._in_flight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    @contextlib.asynccontextmanager
+    async def _counted(self) -> AsyncIterator[None]:
+        self._in_flight += 1
+        self._idle.clear()
+        try:
+            yield
+        finally:
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                self._idle.set()
+
+    async def drain(self, timeout_seconds: float) -> bool:
+        """Wait until no operation is in flight, at most `timeout_seconds`; True when idle."""
+        try:
+            async with asyncio.timeout(timeout_seconds):
+                await self._idle.wait()
+        except TimeoutError:
+            return False
+        return True
+
+    async def handle(self, request: Message, peer: PeerCred) -> Message:
+        """Answer one request.
+
+        Raises:
+            FleetwatchError: a refusal of Prepare or Inspect (sent as an `ErrorReply`).
+        """
+        async with self._counted():
+            if isinstance(request, Prepare):
+                return await prepare(self.rt, request)
+            if isinstance(request, Inspect):
+                return await inspect(self.rt, request)
+            if isinstance(request, Execute):
+                report = await execute(self.rt, request.approval_id)
+                log.info(
+                    "execute %s: %s %s %s",
+                    request.approval_id,
+                    report.outcome,
+                    report.refusal_code or "",
+                    report.verification or "",
+                )
+                return report
+            if isinstance(request, Health):
+                return await self.health()
+            if isinstance(request, GetCapabilities):
+                return CAPABILITIES
+        raise ExecutorError(
+            Code.UNKNOWN_MESSAGE, f"executor.sock does not serve {message_tag(type(request))}"
+        )
+
+    async def health(self) -> HealthReport:
+        """Up since when, whether the sandbox slot holds a usable sign-in (read, not used), the
+        fence, and the kill switch."""
+        try:
+            sandbox_sign_in(self.rt.settings.sandbox_token_file)
+            signed_in = True
+        except ExecutorError:
+            signed_in = False
+        async with self.rt.db:
+            paused = await kill_switch(self.rt.conn)
+        return HealthReport(
+            started_at=self.started_at,
+            boot_id=self.boot_id,
+            sandbox_signed_in=signed_in,
+            fence_configured=self.rt.fence.configured,
+            kill_switch=paused,
+        )
+
+    async def on_refused_peer(self, peer: PeerCred) -> None:
+        """A connection from a uid not on ``FLEETWATCH_EXECUTOR_UIDS``: one ``refusal`` audit row."""
+        log.warning("refused a connection from uid %d (pid %d)", peer.uid, peer.pid)
+        async with self.rt.db:
+            await audit_refusal(
+                self.rt.conn,
+                actor=EXECUTOR_ACTOR,
+                operation="connect",
+                code=Code.PEER_NOT_ALLOWED,
+                message=f"uid {peer.uid} may not use executor.sock",
+                detail={"uid": peer.uid, "pid": peer.pid},
+            )

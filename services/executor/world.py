@@ -1,0 +1,175 @@
+"""The executor's fresh reads of the sandbox team, through the guarded read client.
+
+`open_sandbox` is the only place in Fleetwatch that reads the sandbox token slot: a fresh read
+for every operation, so a removed or replaced sign-in takes effect at once. Every read here
+fails closed: a read that fails, times out, or comes back in no known shape raises
+`ExecutorError` with a refusal code (``device_list_unreadable`` for the device list,
+``state_read_failed`` for everything else), never a guess.
+
+Order at Execute (the service decides it): the device list first (team ID, membership,
+allowlist, channels), the stream endpoint list, then the recorder status and the events last,
+in parallel, straight before the write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+from services.executor import ExecutorError
+from services.executor.checks import (
+    DeviceList,
+    Fence,
+    Proposed,
+    Refusal,
+    epiphan_time,
+    membership_refusal,
+    stream_refusal,
+    target_states,
+)
+from shared.binding import TargetState
+from shared.epiphan import EpiphanReadClient
+from shared.errors import Code, FleetwatchError
+from shared.fleet import (
+    Event,
+    StreamEndpoint,
+    SystemStatus,
+    parse_devices,
+    parse_events,
+    parse_recorder_status,
+    parse_system_status,
+)
+from shared.mcp_session import McpConnection
+from shared.slots import SignIn, SlotError, read_slot
+
+T = TypeVar("T")
+EVENTS_HORIZON = timedelta(hours=24)
+"""How far ahead ``get_current_or_next_cms_events_for_devices`` looks (its ``until``)."""
+
+
+def sandbox_sign_in(slot: Path) -> SignIn:
+    """The sandbox sign-in from its token slot.
+
+    Raises:
+        ExecutorError: ``no_sign_in`` when the slot is missing or unusable (wrong owner or mode,
+            not a slot); the message names the slot's problem, never the token.
+    """
+    try:
+        return read_slot(slot)
+    except SlotError as exc:
+        raise ExecutorError(Code.NO_SIGN_IN, f"No usable sandbox sign-in: {exc.message}") from exc
+
+
+def open_sandbox(slot: Path, default_url: str, *, timeout_seconds: float) -> McpConnection:
+    """An unopened MCP connection holding the sandbox sign-in (the slot's server, else
+    `default_url`); the session opens on the first call. Raises as `sandbox_sign_in`."""
+    sign_in = sandbox_sign_in(slot)
+    return McpConnection(sign_in.server or default_url, sign_in.access_token, timeout_seconds=timeout_seconds)
+
+
+@dataclass(frozen=True, slots=True)
+class TargetReads:
+    """The freshest per-target reads: recorder status (master ID -> channel -> recording),
+    the current/next events (master ID -> Event or None) and, when asked, system status."""
+
+    recorder: Mapping[str, Mapping[str, bool | None]]
+    events: Mapping[str, Event | None]
+    system: Mapping[str, SystemStatus]
+
+
+async def _read(code: Code, what: str, read: Awaitable[T]) -> T:
+    try:
+        return await read
+    except FleetwatchError as exc:
+        raise ExecutorError(code, f"{what} could not be read ({exc.code}): failing closed.") from exc
+
+
+class SandboxReader:
+    """Fresh reads of the sandbox team. `clock` gives the current UTC time (for ``until``)."""
+
+    def __init__(self, client: EpiphanReadClient, clock: Callable[[], datetime]) -> None:
+        self._client = client
+        self._clock = clock
+
+    async def device_list(self) -> DeviceList:
+        """``get_devices_in_my_team`` -> `DeviceList`. Raises `ExecutorError`
+        (``device_list_unreadable``)."""
+        data = await _read(
+            Code.DEVICE_LIST_UNREADABLE,
+            "The sandbox team's device list",
+            self._client.call("get_devices_in_my_team"),
+        )
+        team_id, devices = await _read(
+            Code.DEVICE_LIST_UNREADABLE, "The sandbox team's device list", _parsed(parse_devices, data)
+        )
+        return DeviceList(team_id=team_id, devices={d.id: d for d in devices})
+
+    async def stream_endpoints(self) -> tuple[StreamEndpoint, ...]:
+        """The sandbox team's stream endpoints (ID, name, URL host). Raises `ExecutorError`
+        (``state_read_failed``)."""
+        return await _read(
+            Code.STATE_READ_FAILED, "The sandbox team's stream destinations", self._client.stream_endpoints()
+        )
+
+    async def targets(self, targets: tuple[str, ...], *, with_system: bool = False) -> TargetReads:
+        """Recorder status and current/next events of `targets` (and system status when
+        `with_system`), read in parallel. Raises `ExecutorError` (``state_read_failed``)."""
+        ids = list(targets)
+        until = epiphan_time(self._clock() + EVENTS_HORIZON)
+        reads: list[Awaitable[Any]] = [
+            self._client.call("get_recorder_status_for_devices", {"device_ids": ids}),
+            self._client.call(
+                "get_current_or_next_cms_events_for_devices", {"device_ids": ids, "until": until}
+            ),
+        ]
+        if with_system:
+            reads.append(self._client.call("get_system_status_for_devices", {"device_ids": ids}))
+        what = "The targets' recorder status and events"
+        results = await _read(Code.STATE_READ_FAILED, what, _gather(reads))
+        recorder = await _read(Code.STATE_READ_FAILED, what, _parsed(parse_recorder_status, results[0]))
+        events = await _read(Code.STATE_READ_FAILED, what, _parsed(parse_events, results[1]))
+        system = (
+            await _read(Code.STATE_READ_FAILED, what, _parsed(parse_system_status, results[2]))
+            if with_system
+            else {}
+        )
+        return TargetReads(recorder=recorder, events=events, system=system)
+
+
+async def _gather(reads: list[Awaitable[Any]]) -> list[Any]:
+    return list(await asyncio.gather(*reads))
+
+
+async def _parsed(parser: Callable[[Any], T], data: Any) -> T:
+    return parser(data)
+
+
+def raise_refusal(refusal: Refusal | None) -> None:
+    """Raise `ExecutorError` with the refusal's code and message, if there is one."""
+    if refusal is not None:
+        raise ExecutorError(refusal.code, refusal.message)
+
+
+async def read_and_check(
+    reader: SandboxReader, proposed: Proposed, fence: Fence, targets: tuple[str, ...]
+) -> tuple[DeviceList, TargetReads, dict[str, TargetState]]:
+    """The reads Prepare and Execute make, each followed by its checks, in order: the device
+    list (team ID, membership, allowlist, channel), the stream endpoints when the call names a
+    ``stream_id``, then the recorder status and events of `targets`, last (the fingerprint).
+
+    Raises:
+        ExecutorError: the first refusal, or a failed read (fail closed).
+    """
+    listed = await reader.device_list()
+    raise_refusal(membership_refusal(proposed, listed, fence))
+    if "stream_id" in proposed.arguments:
+        raise_refusal(stream_refusal(proposed.arguments, await reader.stream_endpoints()))
+    reads = await reader.targets(targets)
+    states = target_states(targets, listed.devices, reads.recorder, reads.events)
+    if isinstance(states, Refusal):
+        raise ExecutorError(states.code, states.message)
+    return listed, reads, states

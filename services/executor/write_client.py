@@ -1,0 +1,102 @@
+"""The write client: one call of one Epiphan write tool, once, and what its answer means.
+
+With `shared.epiphan.EpiphanReadClient`, this is the only class that calls
+`shared.mcp_session.McpConnection.call` (a static test holds every module to it), and the only
+one that sends a write tool. A `WriteClient` sends at most one call in its life: there is no
+retry of any kind, not after a timeout, not after a 401.
+
+What an answer means (EPIPHAN.md, "Write result"): a JSON map of target ID -> error string.
+
+- ``{}``: every target worked -> ``ok``;
+- a non-empty map of strings: some target failed -> ``error`` with the map (values redacted);
+- an error result (``isError``, including an in-band 401), a non-map, a map holding anything
+  but strings, unreadable text, a timeout, a lost response, an unreachable server -> ``unknown``:
+  the write may or may not have happened, and it is never taken as ``ok``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.executor import ExecutorError
+from shared.display import visible
+from shared.epiphan import WRITE_TOOLS_OF_EPIPHAN, is_auth_error_text
+from shared.errors import Code, FleetwatchError
+from shared.mcp_session import McpConnection, RawToolResult
+from shared.redact import redact_text
+
+DETAIL_CAP = 300
+"""Characters kept of one per-target error string."""
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOutcome:
+    """``outcome`` ∈ ok | error | unknown; ``detail``: target ID -> redacted error string (for
+    error); ``message``: one sentence for a person."""
+
+    outcome: str
+    message: str
+    detail: dict[str, str] = field(default_factory=dict)
+
+
+def interpret(raw: RawToolResult) -> WriteOutcome:
+    """What one write result means (see the module docstring). Pure."""
+    if raw.is_error:
+        if is_auth_error_text(raw.text):
+            return WriteOutcome(
+                "unknown", "Epiphan answered with a sign-in error; whether the change ran is unknown."
+            )
+        return WriteOutcome(
+            "unknown",
+            f"Epiphan answered with an error result ({visible(redact_text(raw.text), 120)}); outcome unknown.",
+        )
+    data: Any = raw.data()
+    if isinstance(data, str):
+        return WriteOutcome("unknown", "Epiphan's answer was not readable JSON; outcome unknown.")
+    if not isinstance(data, Mapping):
+        return WriteOutcome(
+            "unknown", "Epiphan's answer was not a map of targets to errors; outcome unknown."
+        )
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        return WriteOutcome(
+            "unknown", "Epiphan's answer held something other than error strings; outcome unknown."
+        )
+    if not data:
+        return WriteOutcome("ok", "Epiphan reported that every target worked.")
+    detail = {key: redact_text(value)[:DETAIL_CAP] for key, value in data.items()}
+    return WriteOutcome("error", f"Epiphan reported an error for {len(detail)} target(s).", detail)
+
+
+class WriteClient:
+    """Sends one write over a connection holding the sandbox sign-in.
+
+    Args:
+        connection: an `McpConnection` (its ``timeout_seconds`` bounds the call).
+    """
+
+    def __init__(self, connection: McpConnection) -> None:
+        self._connection = connection
+        self._sent = False
+
+    async def write_once(self, tool: str, arguments: Mapping[str, Any]) -> WriteOutcome:
+        """Call `tool` with `arguments` once and say what happened; never retries.
+
+        Raises:
+            ExecutorError: ``internal_error`` when `tool` is not an Epiphan write tool or this
+                client already sent its one write (a programming error; nothing is sent).
+        """
+        if tool not in WRITE_TOOLS_OF_EPIPHAN:
+            raise ExecutorError(Code.INTERNAL_ERROR, f"{tool!r} is not a write tool")
+        if self._sent:
+            raise ExecutorError(Code.INTERNAL_ERROR, "a write client sends one write only")
+        self._sent = True
+        try:
+            raw = await self._connection.call(tool, arguments)
+        except FleetwatchError as exc:
+            return WriteOutcome(
+                "unknown",
+                f"The write was sent but no result came back ({exc.code}); it may or may not have run.",
+            )
+        return interpret(raw)

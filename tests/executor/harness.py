@@ -1,0 +1,227 @@
+"""The executor's test harness: the campus lab in this process, a real executor process talking
+to it over HTTP, the real socket, and a store connection playing approval_web's part (insert the
+proposal, show the card, consume the approval) through `shared.approvals`.
+
+The sandbox team of the campus scenario (services/lab/scenarios/campus.yaml):
+- 29088800001 "Sandbox Pearl-2": online, idle, channels 1 and 2, firmware behind, no event;
+- 29088800002 "Sandbox Pearl Mini": recording on channel 1, an event in 60 minutes;
+- 29088800003 "Sandbox Nano": idle, firmware behind, an event in 300 minutes.
+The fence allows 001 and 002 (and the sandbox team ID), so 003 is off the allowlist.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from services.lab.server import LabHandle
+from services.lab.state import Event
+from shared.approvals import consume_approval, create_approval, insert_proposal
+from shared.binding import record_from_bytes
+from shared.config import REPO_POLICY_DIR
+from shared.messages import (
+    Execute,
+    ExecutionReport,
+    Health,
+    HealthReport,
+    Inspect,
+    Inspection,
+    Prepare,
+    Prepared,
+)
+from shared.protocol import ErrorReply, request
+from shared.slots import SignIn, write_slot
+from shared.store import open_store
+from tests.procs import ServiceProcess, base_env, start_service
+
+IDLE, RECORDING, NANO = "29088800001", "29088800002", "29088800003"
+SANDBOX_STREAM = "6f7a8b9c-0d1e-4f2a-9b3c-5d6e7f8091a2"
+NORMAL_DEVICE = "19012340104"
+TIMEOUT = 30.0
+TABLES = {
+    "proposals": "SELECT * FROM proposals ORDER BY id",
+    "proposal_targets": "SELECT * FROM proposal_targets ORDER BY proposal_id",
+    "approvals": "SELECT * FROM approvals ORDER BY id",
+    "executions": "SELECT * FROM executions ORDER BY id",
+    "kv": "SELECT * FROM kv ORDER BY key",
+}
+
+
+def add_event(lab: LabHandle, event_id: str, device_id: str, *, minutes: int, title: str = "") -> Event:
+    """Put a CMS event on a lab device, starting `minutes` from now (the lab's clock), 60 long."""
+    start = lab.now.replace(second=0, microsecond=0) + timedelta(minutes=minutes)
+    event = Event(
+        id=event_id,
+        title=title or f"Event {event_id}",
+        cms="epiphan",
+        device_id=device_id,
+        start=start,
+        finish=start + timedelta(minutes=60),
+        confirmed=False,
+        channels=[],
+    )
+    lab.state.events[event_id] = event
+    return event
+
+
+def copy_policy(folder: Path) -> Path:
+    """A copy of the repository's policy folder that a test may edit."""
+    shutil.copytree(REPO_POLICY_DIR, folder)
+    return folder
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    """Replace `old` (which must occur once) by `new` in a text file."""
+    text = path.read_text()
+    assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times in {path.name}"
+    path.write_text(text.replace(old, new))
+
+
+@dataclass
+class Harness:
+    """One lab, one executor process, one store connection; see the module docstring."""
+
+    lab: LabHandle
+    home: Path
+    env: dict[str, str]
+    conn: aiosqlite.Connection
+    executor: ServiceProcess
+    args: tuple[str, ...] = ()
+    counter: list[int] = field(default_factory=lambda: [0])
+
+    @classmethod
+    async def start(cls, lab: LabHandle, home: Path, *args: str, **env: str) -> Harness:
+        sandbox = lab.teams["sandbox"]
+        policy_dir = copy_policy(home / "policy")
+        defaults = {
+            "FLEETWATCH_EPIPHAN_MCP_URL": lab.mcp_url,
+            "FLEETWATCH_WRITE_DEVICE_IDS": f"{IDLE},{RECORDING}",
+            "FLEETWATCH_WRITE_TEAM_ID": sandbox.team_id,
+            "FLEETWATCH_POLICY_DIR": str(policy_dir),
+        }
+        full_env = base_env(home, **{**defaults, **env})
+        executor = await start_service("services.executor", full_env, *args)
+        harness = cls(lab, home, full_env, await open_store(executor.settings.db), executor, args)
+        harness.sign_in()
+        return harness
+
+    @property
+    def settings(self) -> Any:
+        return self.executor.settings
+
+    @property
+    def policy_dir(self) -> Path:
+        return Path(self.env["FLEETWATCH_POLICY_DIR"])
+
+    def sign_in(self) -> None:
+        """Write the sandbox slot (the executor reads it afresh for each operation)."""
+        sandbox = self.lab.teams["sandbox"]
+        write_slot(
+            self.settings.sandbox_token_file,
+            SignIn(access_token=sandbox.token, server=self.lab.mcp_url, team_id=sandbox.team_id, kind="lab"),
+        )
+
+    def sign_out(self) -> None:
+        self.settings.sandbox_token_file.unlink(missing_ok=True)
+
+    async def restart(self, *, kill: bool = False) -> None:
+        """Stop (SIGTERM, or SIGKILL when `kill`) and start the executor again: a new key."""
+        await (self.executor.kill() if kill else self.executor.stop())
+        self.executor = await start_service("services.executor", self.env, *self.args)
+
+    async def close(self) -> None:
+        await self.executor.stop()
+        await self.conn.close()
+
+    # --- the socket -------------------------------------------------------------------------
+
+    async def prepare(
+        self, tool: str, arguments: dict[str, Any], reason: str = "a test"
+    ) -> Prepared | ErrorReply:
+        self.counter[0] += 1
+        message = Prepare(
+            proposal_id=f"p-test{self.counter[0]:06d}", tool=tool, arguments=arguments, reason=reason
+        )
+        return await request(self.executor.socket, message, Prepared, timeout_seconds=TIMEOUT)
+
+    async def inspect(self, proposal_id: str) -> Inspection | ErrorReply:
+        return await request(
+            self.executor.socket, Inspect(proposal_id=proposal_id), Inspection, timeout_seconds=TIMEOUT
+        )
+
+    async def execute(self, approval_id: str) -> ExecutionReport:
+        reply = await request(
+            self.executor.socket, Execute(approval_id=approval_id), ExecutionReport, timeout_seconds=TIMEOUT
+        )
+        assert isinstance(reply, ExecutionReport), reply
+        return reply
+
+    async def health(self) -> HealthReport:
+        reply = await request(self.executor.socket, Health(), HealthReport, timeout_seconds=TIMEOUT)
+        assert isinstance(reply, HealthReport), reply
+        return reply
+
+    # --- approval_web's part ------------------------------------------------------------------
+
+    async def propose(self, tool: str, arguments: dict[str, Any], reason: str = "a test") -> str:
+        """Prepare over the socket and store the proposal; its ID."""
+        prepared = await self.prepare(tool, arguments, reason)
+        assert isinstance(prepared, Prepared), prepared
+        record = record_from_bytes(prepared.record)
+        await insert_proposal(
+            self.conn,
+            record=record,
+            record_bytes=prepared.record,
+            seal=prepared.seal,
+            fingerprint_hash=prepared.fingerprint_hash,
+            proposed_by="assistant",
+            turn_id=None,
+            ttl_seconds=600,
+        )
+        return record.proposal_id
+
+    async def show(self, proposal_id: str, ttl_seconds: int = 300) -> str:
+        """The card is shown: an unconsumed approval; its ID."""
+        approval = await create_approval(
+            self.conn, proposal_id=proposal_id, session_id="s-test", card_hash="c", ttl_seconds=ttl_seconds
+        )
+        return approval.id
+
+    async def approve(self, proposal_id: str) -> str:
+        """Card shown and Approve pressed: a consumed approval; its ID."""
+        approval_id = await self.show(proposal_id)
+        result = await consume_approval(self.conn, approval_id)
+        assert result.ok, result
+        return approval_id
+
+    async def proposed_and_approved(self, tool: str, arguments: dict[str, Any]) -> tuple[str, str]:
+        proposal_id = await self.propose(tool, arguments)
+        return proposal_id, await self.approve(proposal_id)
+
+    # --- the store ---------------------------------------------------------------------------
+
+    async def rows(self) -> dict[str, list[tuple[Any, ...]]]:
+        """Every row of the approval tables (not the audit)."""
+        out = {}
+        for table, sql in TABLES.items():
+            async with self.conn.execute(sql) as cursor:
+                out[table] = [tuple(row) for row in await cursor.fetchall()]
+        return out
+
+    async def audit(self, after: int = 0) -> list[dict[str, Any]]:
+        """Audit rows with seq > `after`: ``{seq, kind, proposal_id, detail_json}``."""
+        async with self.conn.execute(
+            "SELECT seq, kind, proposal_id, detail_json FROM audit WHERE seq > ? ORDER BY seq", (after,)
+        ) as cursor:
+            return [dict(row) for row in await cursor.fetchall()]
+
+    async def audit_seq(self) -> int:
+        async with self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM audit") as cursor:
+            row = await cursor.fetchone()
+        assert row is not None
+        return int(row[0])

@@ -1,0 +1,97 @@
+"""The write client: one call, never retried, and what each kind of answer means. Against the
+lab over HTTP (the same MCP client the executor uses), plus the pure reading of results."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from services.executor import ExecutorError
+from services.executor.write_client import WriteClient, interpret
+from services.lab.server import LabHandle, run_lab
+from shared.errors import Code
+from shared.mcp_session import McpConnection, RawToolResult
+from tests.executor.harness import IDLE
+
+IN_MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
+START = {"action": "start", "device_ids": [f"{IDLE}-1"]}
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def module_lab() -> AsyncIterator[LabHandle]:
+    async with run_lab("campus") as handle:
+        yield handle
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def lab(module_lab: LabHandle) -> LabHandle:
+    module_lab.reset()
+    return module_lab
+
+
+async def write(
+    lab: LabHandle, tool: str = "batch_recording", arguments: dict | None = None, *, timeout: float = 5
+):
+    async with McpConnection(lab.mcp_url, lab.teams["sandbox"].token, timeout_seconds=timeout) as connection:
+        return await WriteClient(connection).write_once(tool, arguments or START)
+
+
+@IN_MODULE_LOOP
+async def test_an_empty_map_is_ok(lab: LabHandle) -> None:
+    outcome = await write(lab)
+    assert (outcome.outcome, outcome.detail) == ("ok", {})
+    assert len(lab.writes()) == 1
+
+
+@IN_MODULE_LOOP
+async def test_a_per_device_map_is_an_error_with_the_map(lab: LabHandle) -> None:
+    outcome = await write(lab, arguments={"action": "start", "device_ids": [f"{IDLE}-9"]})
+    assert (outcome.outcome, outcome.detail) == ("error", {f"{IDLE}-9": "channel not found"})
+
+
+@IN_MODULE_LOOP
+@pytest.mark.parametrize("fault", ["error", "auth_401", "malformed_json", "drop_response"])
+async def test_an_answer_that_is_not_a_map_of_errors_is_unknown(lab: LabHandle, fault: str) -> None:
+    lab.set_fault("batch_recording", fault)
+    outcome = await write(lab, timeout=1)
+    assert outcome.outcome == "unknown" and outcome.message
+    calls = len(lab.writes()) + len(lab.rejected())
+    assert calls == 1  # one call reached the lab, and only one
+
+
+@IN_MODULE_LOOP
+async def test_a_write_client_sends_one_write_in_its_life(lab: LabHandle) -> None:
+    async with McpConnection(lab.mcp_url, lab.teams["sandbox"].token, timeout_seconds=5) as connection:
+        client = WriteClient(connection)
+        assert (await client.write_once("batch_recording", START)).outcome == "ok"
+        with pytest.raises(ExecutorError) as again:
+            await client.write_once("batch_recording", START)
+        assert again.value.code == Code.INTERNAL_ERROR
+        with pytest.raises(ExecutorError):
+            await WriteClient(connection).write_once("get_devices_in_my_team", {})
+    assert len(lab.writes()) == 1
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (RawToolResult("t", False, {}, "{}"), "ok"),
+        (RawToolResult("t", False, None, "{}"), "ok"),
+        (RawToolResult("t", False, {"a": "busy"}, ""), "error"),
+        (RawToolResult("t", False, {"a": {"nested": 1}}, ""), "unknown"),
+        (RawToolResult("t", False, None, "[]"), "unknown"),
+        (RawToolResult("t", False, None, "Done."), "unknown"),
+        (RawToolResult("t", True, None, "401 Unauthorized: invalid_token"), "unknown"),
+        (RawToolResult("t", True, None, "{}"), "unknown"),
+    ],
+)
+def test_reading_a_write_result(raw: RawToolResult, expected: str) -> None:
+    assert interpret(raw).outcome == expected
+
+
+def test_an_error_map_is_redacted() -> None:
+    raw = RawToolResult("t", False, {"a": "failed with Bearer abcdefghijklmnop123"}, "")
+    outcome = interpret(raw)
+    assert outcome.outcome == "error" and "abcdefghijklmnop123" not in outcome.detail["a"]
