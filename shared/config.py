@@ -133,6 +133,13 @@ def _uids(raw: str) -> frozenset[int]:
     return frozenset(int(u) for u in uids)
 
 
+def _gids(raw: str) -> frozenset[int]:
+    gids = _csv(raw)
+    if not all(g.isdigit() for g in gids):
+        raise BadValue(f"not a comma-separated list of gids: {raw!r}")
+    return frozenset(int(g) for g in gids)
+
+
 def _log_level(raw: str) -> str:
     level = raw.strip().upper()
     if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
@@ -283,10 +290,41 @@ SETTINGS: tuple[Setting, ...] = (
         _uids,
     ),
     Setting(
-        "FLEETWATCH_APPROVAL_UIDS", "{uid}", "Uids allowed on approval.sock (assistant, CLI).", False, _uids
+        "FLEETWATCH_APPROVAL_UIDS",
+        "{uid}",
+        "Operators' uids: every operation on approval.sock (the fleetwatch admin commands) and ask on "
+        "assistant.sock.",
+        False,
+        _uids,
     ),
     Setting(
-        "FLEETWATCH_ASSISTANT_UIDS", "{uid}", "Uids allowed on assistant.sock (CLI, ask page).", False, _uids
+        "FLEETWATCH_ASSISTANT_UIDS",
+        "{uid}",
+        "The assistant service's uids: on approval.sock they may only submit proposals, read their "
+        "state and expire their own turn (a uid also on FLEETWATCH_APPROVAL_UIDS is an operator).",
+        False,
+        _uids,
+    ),
+    Setting(
+        "FLEETWATCH_EXECUTOR_GIDS",
+        "",
+        "Gids allowed on executor.sock besides its uids (primary or supplementary); empty = none.",
+        False,
+        _gids,
+    ),
+    Setting(
+        "FLEETWATCH_APPROVAL_GIDS",
+        "",
+        "Gids allowed on approval.sock besides its uids (e.g. fleetwatch-operators); empty = none.",
+        False,
+        _gids,
+    ),
+    Setting(
+        "FLEETWATCH_ASSISTANT_GIDS",
+        "",
+        "Gids allowed on assistant.sock besides its uids (e.g. fleetwatch-operators); empty = none.",
+        False,
+        _gids,
     ),
     Setting(
         "FLEETWATCH_LOG_LEVEL",
@@ -325,6 +363,9 @@ class Settings:
     executor_uids: frozenset[int]
     approval_uids: frozenset[int]
     assistant_uids: frozenset[int]
+    executor_gids: frozenset[int]
+    approval_gids: frozenset[int]
+    assistant_gids: frozenset[int]
     log_level: str
 
     @property
@@ -352,7 +393,7 @@ class Settings:
             value = getattr(self, setting.attr)
             shown = "(unset)" if value in (None, (), "") else str(value)
             if isinstance(value, frozenset):
-                shown = ",".join(str(v) for v in sorted(value))
+                shown = ",".join(str(v) for v in sorted(value)) or "(unset)"
             elif isinstance(value, tuple) and value:
                 shown = ",".join(value)
             rows.append((setting.name, shown))

@@ -1,18 +1,25 @@
 """``python -m services.approval_web``: run approval_web until SIGINT or SIGTERM.
 
-Today it serves the socket side (approval.sock: proposals from the assistant, admin commands
-from operators); the approval page joins it in this process later, beside `socket_side`.
-Exit status: 0 after a signal, 2 when the settings, the policy or the store refuse to start.
+It serves the socket side (approval.sock: proposals from the assistant, admin commands from
+operators) and, beside it, the approval page on ``127.0.0.1:<FLEETWATCH_APPROVE_PORT>``
+(`services.approval_web.page.page_side`): the page's secret is printed on a terminal,
+otherwise written to ``FLEETWATCH_APPROVE_SECRET_FILE`` (0600) with only its path printed, and
+that file is deleted at a clean stop.
+Exit status: 0 after a signal, 2 when an option, the settings, the policy or the store refuse
+to start. ``--expiry-seconds S``: how often unreviewed proposals past their expiry are marked
+expired (default 5).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import logging
 import signal
 import sys
 from collections.abc import Sequence
 
+from services.approval_web.page import SecretSink, page_side
 from services.approval_web.server import socket_side
 from shared.config import Settings, configure_logging, load_settings
 from shared.errors import FleetwatchError
@@ -21,24 +28,49 @@ from shared.policy import Policy, ToolPolicy, load_policies
 logger = logging.getLogger("services.approval_web")
 
 
-async def run(settings: Settings, policy: Policy, tool_policy: ToolPolicy) -> None:
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m services.approval_web",
+        description="Run approval_web: approval.sock (proposals and admin commands) and the approval page."
+        " Settings come from FLEETWATCH_*.",
+    )
+    parser.add_argument(
+        "--expiry-seconds",
+        type=float,
+        default=5.0,
+        help="how often unreviewed proposals past their expiry are marked expired (default: 5)",
+    )
+    return parser
+
+
+async def run(
+    settings: Settings, policy: Policy, tool_policy: ToolPolicy, *, expiry_interval_seconds: float = 5.0
+) -> None:
     """Serve until SIGINT or SIGTERM."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with socket_side(settings, policy, tool_policy):
-        logger.info("approval_web serving %s", settings.approval_socket)
+    sink = SecretSink.for_stream(settings.approve_secret_file, sys.stdout)
+    async with (
+        socket_side(settings, policy, tool_policy, expiry_interval_seconds=expiry_interval_seconds),
+        page_side(settings, policy, tool_policy, sink=sink) as page,
+    ):
+        logger.info("approval_web serving %s and the page at %s", settings.approval_socket, page.url)
         await stop.wait()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; `argv` is unused (everything comes from ``FLEETWATCH_*``)."""
+    """Entry point: settings from ``FLEETWATCH_*``; `argv` holds only ``--expiry-seconds``."""
+    args = _parser().parse_args(argv)
+    if not 0 < args.expiry_seconds <= 3600:
+        print("approval_web: --expiry-seconds must be in (0, 3600]", file=sys.stderr)
+        return 2
     try:
         settings = load_settings()
         configure_logging(settings)
         policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
-        asyncio.run(run(settings, policy, tool_policy))
+        asyncio.run(run(settings, policy, tool_policy, expiry_interval_seconds=args.expiry_seconds))
     except FleetwatchError as exc:
         print(f"approval_web: {exc.code}: {exc.message}", file=sys.stderr)
         return 2

@@ -1,16 +1,20 @@
 """The proposal intake's pure decisions: who may do what on approval.sock, and whether a
 submitted proposal passes the propose policy. No sockets, no SQL, no clock.
 
-Roles (from the peer's uid, ``SO_PEERCRED``, never from anything it sent):
+Roles (from the peer's uid, ``SO_PEERCRED``, never from anything it sent). The socket admits
+uids in ``FLEETWATCH_ASSISTANT_UIDS`` or ``FLEETWATCH_APPROVAL_UIDS`` and members of
+``FLEETWATCH_APPROVAL_GIDS``; then:
 
-- **operator**: a uid in ``FLEETWATCH_APPROVAL_UIDS``. May do everything, including drafting a
-  proposal (``proposed_by="operator"``); a draft still needs a person on the page.
-- **assistant**: a uid in ``FLEETWATCH_ASSISTANT_UIDS`` and not an operator. May only
-  `SubmitProposal` with ``proposed_by="assistant"``, `GetProposalState`, `ExpireTurn` and
-  `GetCapabilities`; anything else is refused with ``operation_not_allowed``.
+- **assistant**: a uid in ``FLEETWATCH_ASSISTANT_UIDS`` and not in
+  ``FLEETWATCH_APPROVAL_UIDS``. May only `SubmitProposal` with ``proposed_by="assistant"``,
+  `GetProposalState`, `ExpireTurn` and `GetCapabilities`; anything else is refused with
+  ``operation_not_allowed``.
+- **operator**: every other admitted peer (a uid in ``FLEETWATCH_APPROVAL_UIDS``, or a member
+  of ``FLEETWATCH_APPROVAL_GIDS``). May do everything, including drafting a proposal
+  (``proposed_by="operator"``); a draft still needs a person on the page. Nothing here approves.
 - In single-account mode (supervisord on one user, the default: both settings are the running
-  uid) the uid is an operator, so every operation is allowed; the boundary is then the
-  process, not the OS user, and ``doctor`` says so.
+  uid) that uid is an operator, so every operation is allowed; the boundary between assistant
+  and operator is then the process, not the OS user, and ``doctor`` says so.
 
 `check_submission` runs the policy checks of a `SubmitProposal`, in this order, each refusal a
 stable code: the message's own fields (``invalid_message``: ``proposed_by`` not assistant or
@@ -26,14 +30,16 @@ Prepare come after, in the service.
 from __future__ import annotations
 
 import enum
+import unicodedata
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from shared.binding import BoundRecord, fingerprint_hash, record_from_bytes
 from shared.canonical import CanonicalError, canonicalize_arguments
 from shared.display import visible
 from shared.errors import Code, FleetwatchError
-from shared.messages import ExpireTurn, GetProposalState, SubmitProposal
+from shared.messages import ExpireTurn, GetProposalState, Prepared, SubmitProposal
 from shared.policy import ArgumentsError, Policy, ProposeRule, ToolPolicy
 from shared.protocol import GetCapabilities, Message, message_tag
 
@@ -44,7 +50,24 @@ MAX_REASON_CHARS: Final = 2000
 
 
 class IntakeRefused(FleetwatchError):
-    """A request on approval.sock was refused by the intake's own checks; ``code`` says why."""
+    """A request on approval.sock was refused; ``code`` says why.
+
+    Attributes:
+        detail: extra facts for the refusal's audit row (no secrets, fleet text made visible).
+        audited: the refusal's audit row is already written (by `shared.approvals`).
+    """
+
+    def __init__(
+        self,
+        code: Code,
+        message: str | None = None,
+        *,
+        detail: Mapping[str, Any] | None = None,
+        audited: bool = False,
+    ) -> None:
+        super().__init__(code, message)
+        self.detail: Mapping[str, Any] = dict(detail or {})
+        self.audited = audited
 
 
 class Role(enum.StrEnum):
@@ -60,27 +83,25 @@ ASSISTANT_OPERATIONS: Final[frozenset[type[Message]]] = frozenset(
 """The only requests the assistant's uid may send."""
 
 
-def role_of(uid: int, *, operator_uids: Collection[int], assistant_uids: Collection[int]) -> Role | None:
-    """The role of a peer uid: operator when on `operator_uids` (also when on both), assistant
-    when only on `assistant_uids`, None when on neither (the socket refuses it first)."""
-    if uid in operator_uids:
-        return Role.OPERATOR
-    if uid in assistant_uids:
+def role_of(uid: int, *, operator_uids: Collection[int], assistant_uids: Collection[int]) -> Role:
+    """The role of an admitted peer: assistant when its uid is on `assistant_uids` and not on
+    `operator_uids`; operator otherwise (also when on both: single-account mode)."""
+    if uid in assistant_uids and uid not in operator_uids:
         return Role.ASSISTANT
-    return None
+    return Role.OPERATOR
 
 
-def check_role(request: Message, role: Role | None) -> None:
+def check_role(request: Message, role: Role) -> None:
     """Refuse a request the peer's role may not make.
 
     Raises:
-        IntakeRefused: ``operation_not_allowed`` (an assistant asking for an admin operation, or
-            submitting a proposal labelled as drafted by an operator; or no role at all).
+        IntakeRefused: ``operation_not_allowed`` (the assistant asking for an admin operation,
+            or submitting a proposal labelled as drafted by an operator).
     """
     if role is Role.OPERATOR:
         return
-    op = message_tag(type(request))
-    if role is None or type(request) not in ASSISTANT_OPERATIONS:
+    if type(request) not in ASSISTANT_OPERATIONS:
+        op = message_tag(type(request))
         raise IntakeRefused(Code.OPERATION_NOT_ALLOWED, f"the assistant's user may not use {op!r}")
     if isinstance(request, SubmitProposal) and request.proposed_by != Role.ASSISTANT:
         raise IntakeRefused(
@@ -166,3 +187,32 @@ def check_submission(
     return CheckedProposal(
         rule=rule, arguments=arguments, targets=tuple(sorted(rule.target_device_ids(arguments)))
     )
+
+
+def check_prepared(
+    prepared: Prepared, *, proposal_id: str, checked: CheckedProposal, reason: str
+) -> BoundRecord:
+    """The executor's bound record, checked to be exactly what was asked: this process cannot
+    verify the seal (the key never leaves the executor), but it can compare the record.
+
+    Raises:
+        IntakeRefused: ``internal_error`` when the record does not decode or differs from the
+            request (proposal ID, tool, canonical arguments, reason in NFC, schema version,
+            targets, fingerprint hash).
+    """
+    try:
+        record = record_from_bytes(prepared.record)
+    except CanonicalError as exc:
+        raise IntakeRefused(Code.INTERNAL_ERROR, "the executor's bound record does not decode") from exc
+    same = (
+        record.proposal_id == proposal_id
+        and record.tool == checked.tool
+        and record.arguments == checked.arguments
+        and record.reason == unicodedata.normalize("NFC", reason)
+        and record.schema_version == checked.rule.schema_version
+        and set(record.targets) == set(checked.targets)
+        and fingerprint_hash(record.fingerprint) == prepared.fingerprint_hash
+    )
+    if not same:
+        raise IntakeRefused(Code.INTERNAL_ERROR, "the executor's bound record differs from the proposal")
+    return record

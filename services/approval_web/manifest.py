@@ -1,9 +1,10 @@
 """approval.sock's manifest: each operation and the stable codes it may answer with.
 
-Every code here is declared in `shared.errors`; a contract test checks this manifest against
+Every code here is declared in `shared.errors`; contract tests check this manifest against
 the socket's request union both ways (`shared.protocol.manifest_problems`), that every code
-the handlers can raise is declared, and that `PREPARE_CODES` covers the executor's own
-manifest for Prepare (those refusals pass through `SubmitProposal` unchanged).
+the handlers can raise is declared, and that nothing is declared that nothing produces.
+`PREPARE_CODES` is read from the executor's manifest (constants only: importing it loads no
+sign-in); those refusals pass through `SubmitProposal` unchanged.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import typing
 from typing import Final
 
+from services.executor.manifest import OPERATIONS as EXECUTOR_OPERATIONS
 from shared.errors import Code
 from shared.messages import ApprovalRequest
 from shared.protocol import Capabilities, Message, Operation
@@ -20,33 +22,9 @@ SERVICE: Final = "approval_web"
 REQUESTS: Final[tuple[type[Message], ...]] = typing.get_args(ApprovalRequest)
 """The request types approval.sock serves."""
 
-PREPARE_CODES: Final[frozenset[Code]] = frozenset(
-    {
-        Code.NO_SIGN_IN,
-        Code.FENCE_NOT_CONFIGURED,
-        Code.NOT_PROPOSABLE,
-        Code.SCHEMA_NOT_REVIEWED,
-        Code.INVALID_ARGUMENTS,
-        Code.TOO_MANY_TARGETS,
-        Code.HIDDEN_CHARACTER,
-        Code.NOT_CANONICALIZABLE,
-        Code.DEVICE_LIST_UNREADABLE,
-        Code.TEAM_MISMATCH,
-        Code.TARGET_NOT_IN_SANDBOX,
-        Code.TARGET_NOT_ALLOWLISTED,
-        Code.CHANNEL_NOT_FOUND,
-        Code.STREAM_NOT_FOUND,
-        Code.EVENT_NOT_CURRENT,
-        Code.STATE_READ_FAILED,
-        Code.EPIPHAN_AUTH,
-        Code.EPIPHAN_TOOL_ERROR,
-        Code.EPIPHAN_UNREACHABLE,
-        Code.EPIPHAN_TIMEOUT,
-        Code.EPIPHAN_BAD_RESULT,
-        Code.STORE_BUSY,
-    }
-)
-"""What the executor's Prepare may refuse with; passed through `SubmitProposal` unchanged."""
+PREPARE_CODES: Final[frozenset[Code]] = next(op.codes for op in EXECUTOR_OPERATIONS if op.name == "prepare")
+"""What the executor's Prepare may refuse with, from its own manifest (the one source); passed
+through `SubmitProposal` unchanged."""
 
 INTAKE_CODES: Final[tuple[Code, ...]] = (
     Code.INVALID_MESSAGE,
@@ -65,7 +43,9 @@ INTAKE_CODES: Final[tuple[Code, ...]] = (
     Code.SERVICE_UNAVAILABLE,
     Code.SERVICE_NO_ANSWER,
 )
-"""`SubmitProposal`'s own refusals, in the order they are checked (then the executor's)."""
+"""`SubmitProposal`'s own refusals, in the order they are checked; then the executor's. An
+executor record that differs from the request, or a code outside the registry, is answered
+``internal_error`` (a transport code, declared for every operation)."""
 
 _ADMIN: Final = frozenset({Code.OPERATION_NOT_ALLOWED})
 _WRITES: Final = frozenset({Code.STORE_BUSY})

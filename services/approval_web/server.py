@@ -72,6 +72,7 @@ async def socket_side(
             service.handle,
             codec=Codec(REQUESTS),
             allowed_uids=service.allowed_uids,
+            allowed_gids=service.allowed_gids,
             on_refused_peer=service.on_refused_peer,
         )
         expiry = asyncio.create_task(expiry_loop(service, expiry_interval_seconds))

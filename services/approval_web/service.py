@@ -30,6 +30,7 @@ from services.approval_web.intake import (
     CheckedProposal,
     IntakeRefused,
     Role,
+    check_prepared,
     check_role,
     check_submission,
     role_of,
@@ -42,8 +43,6 @@ from services.approval_web.limits import (
     read_counts,
 )
 from shared import approvals
-from shared.binding import BoundRecord, fingerprint_hash, record_from_bytes
-from shared.canonical import CanonicalError
 from shared.config import Settings
 from shared.display import visible
 from shared.errors import Code, FleetwatchError
@@ -150,15 +149,20 @@ class ApprovalService:
 
     @property
     def allowed_uids(self) -> frozenset[int]:
-        """Who may connect: the assistant's uids and the operators'."""
+        """Uids that may connect: the assistant's and the operators'."""
         return self._settings.assistant_uids | self._settings.approval_uids
+
+    @property
+    def allowed_gids(self) -> frozenset[int]:
+        """Groups whose members may connect (as operators)."""
+        return self._settings.approval_gids
 
     @property
     def proposal_ttl_seconds(self) -> int:
         ttl = self._options.proposal_ttl_seconds
         return self._policy.limits.approval_ttl_seconds if ttl is None else ttl
 
-    def role(self, peer: PeerCred) -> Role | None:
+    def role(self, peer: PeerCred) -> Role:
         return role_of(
             peer.uid, operator_uids=self._settings.approval_uids, assistant_uids=self._settings.assistant_uids
         )
@@ -171,18 +175,25 @@ class ApprovalService:
         Raises:
             FleetwatchError: the refusal; `serve_unix` sends it as an `ErrorReply`.
         """
-        op = message_tag(type(request))
         try:
             check_role(request, self.role(peer))
+            return await self._handlers[type(request)](request, peer)
         except IntakeRefused as exc:
-            await self._audit_refusal(peer, op, exc, {"uid": peer.uid})
+            if not exc.audited:
+                await self._audit_refusal(peer, message_tag(type(request)), exc, exc.detail)
             raise
-        return await self._handlers[type(request)](request, peer)
 
     async def on_refused_peer(self, peer: PeerCred) -> None:
         """A connection from a uid not on the allowlist: one ``refusal`` audit row."""
-        refusal = FleetwatchError(Code.PEER_NOT_ALLOWED, f"uid {peer.uid} may not use approval.sock")
-        await self._audit_refusal(peer, "connect", refusal, {"uid": peer.uid, "pid": peer.pid})
+        async with self._db:
+            await approvals.audit_refusal(
+                self._conn,
+                actor=f"peer:{peer.uid}",
+                operation="connect",
+                code=Code.PEER_NOT_ALLOWED,
+                message=f"uid {peer.uid} may not use approval.sock",
+                detail={"uid": peer.uid, "gid": peer.gid, "pid": peer.pid},
+            )
 
     async def expire_due(self) -> int:
         """Expire every pending proposal past its ``expires_at`` (database clock); the count."""
@@ -198,7 +209,7 @@ class ApprovalService:
 
     def _actor(self, peer: PeerCred, name: str | None = None) -> str:
         role = self.role(peer)
-        who = visible(name, 40) if name else (str(role) if role else "unknown")
+        who = visible(name, 40) if name else str(role)
         return f"{who}:{peer.uid}"
 
     async def _audit_refusal(
@@ -211,7 +222,7 @@ class ApprovalService:
                 operation=operation,
                 code=exc.code,
                 message=exc.message,
-                detail=detail,
+                detail={"uid": peer.uid, **detail},
             )
 
     # --- SubmitProposal -----------------------------------------------------------------
@@ -233,10 +244,11 @@ class ApprovalService:
                 check_limits(counts, self._policy.limits, tool=checked.tool)
                 proposal_id = approvals.new_proposal_id()
                 prepared = await self._prepare(proposal_id, checked, submit.reason)
-                record = self._bound_record(prepared, proposal_id, checked, submit.reason)
+                record = check_prepared(
+                    prepared, proposal_id=proposal_id, checked=checked, reason=submit.reason
+                )
             except FleetwatchError as exc:
-                await self._audit_refusal(peer, "submit_proposal", exc, detail)
-                raise
+                raise IntakeRefused(exc.code, exc.message, detail=detail) from exc
             async with self._db:
                 row = await approvals.insert_proposal(
                     self._conn,
@@ -270,33 +282,6 @@ class ApprovalService:
         if isinstance(reply, ErrorReply):
             raise IntakeRefused(_known_code(reply.code), visible(reply.message, 400))
         return reply
-
-    @staticmethod
-    def _bound_record(
-        prepared: Prepared, proposal_id: str, checked: CheckedProposal, reason: str
-    ) -> BoundRecord:
-        """The executor's record, checked to be exactly what was asked (it cannot be re-sealed
-        here, but it can be compared).
-
-        Raises:
-            IntakeRefused: ``internal_error`` when it differs or does not decode.
-        """
-        try:
-            record = record_from_bytes(prepared.record)
-        except CanonicalError as exc:
-            raise IntakeRefused(Code.INTERNAL_ERROR, "the executor's bound record does not decode") from exc
-        same = (
-            record.proposal_id == proposal_id
-            and record.tool == checked.tool
-            and record.arguments == checked.arguments
-            and record.reason == reason
-            and record.schema_version == checked.rule.schema_version
-            and set(record.targets) == set(checked.targets)
-            and fingerprint_hash(record.fingerprint) == prepared.fingerprint_hash
-        )
-        if not same:
-            raise IntakeRefused(Code.INTERNAL_ERROR, "the executor's bound record differs from the proposal")
-        return record
 
     # --- the assistant's other operations ----------------------------------------------
 
@@ -341,10 +326,10 @@ class ApprovalService:
             status = await approvals.proposal_state(self._conn, message.proposal_id)
         shown = visible(message.proposal_id, 40)
         if status is None:
-            raise IntakeRefused(Code.PROPOSAL_NOT_FOUND, f"no proposal {shown}")
+            raise IntakeRefused(Code.PROPOSAL_NOT_FOUND, f"no proposal {shown}", audited=True)
         if not denied:
             raise IntakeRefused(
-                Code.PROPOSAL_NOT_PENDING, f"proposal {shown} is {status.status}, not pending"
+                Code.PROPOSAL_NOT_PENDING, f"proposal {shown} is {status.status}, not pending", audited=True
             )
         return admin.state_of(status)
 

@@ -102,7 +102,8 @@ def safe_json(value: Any) -> str:
     """Indented, key-sorted JSON of `value` in which every hidden character (see
     `shared.display`) is written as a ``\\uXXXX`` escape: lossless, and inert on a terminal."""
     text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
-    return "".join(_escape_hidden(c) if hidden_character(c) else c for c in text)
+    # json.dumps already escapes U+0000-U+001F inside strings: raw ones are the indentation.
+    return "".join(_escape_hidden(c) if c >= "\x7f" and hidden_character(c) else c for c in text)
 
 
 def print_reply(reply: Message | Any) -> None:

@@ -13,15 +13,31 @@ from services.approval_web.intake import (
     MAX_REASON_CHARS,
     IntakeRefused,
     Role,
+    check_prepared,
     check_role,
     check_submission,
     role_of,
 )
 from services.approval_web.manifest import INTAKE_CODES, REQUESTS
+from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes, seal
 from shared.config import REPO_POLICY_DIR
 from shared.errors import Code
-from shared.messages import Deny, GetProposalState, ListPending, SubmitProposal
+from shared.messages import (
+    AuditTail,
+    AuditVerify,
+    Deny,
+    DenyAll,
+    ExpireTurn,
+    GetProposalState,
+    GetStatus,
+    ListPending,
+    Prepared,
+    SetKillSwitch,
+    ShowProposal,
+    SubmitProposal,
+)
 from shared.policy import Autonomy, load_policies
+from shared.protocol import GetCapabilities
 
 POLICY, TOOL_POLICY = load_policies(REPO_POLICY_DIR)
 OBSERVE = dataclasses.replace(POLICY, autonomy=Autonomy.OBSERVE)
@@ -45,30 +61,38 @@ def refused(message: SubmitProposal, *, policy: Any = POLICY, fence: bool = True
 # --- roles --------------------------------------------------------------------------------------
 
 
-def test_an_operator_uid_is_an_operator_even_when_it_is_also_the_assistants() -> None:
+def test_only_a_uid_listed_for_the_assistant_alone_has_the_assistants_narrow_role() -> None:
     assert role_of(7, operator_uids={7}, assistant_uids={7}) is Role.OPERATOR
     assert role_of(8, operator_uids={7}, assistant_uids={8}) is Role.ASSISTANT
-    assert role_of(9, operator_uids={7}, assistant_uids={8}) is None
+    assert role_of(9, operator_uids={7}, assistant_uids={8}) is Role.OPERATOR  # admitted by group
+
+
+ADMIN_REQUESTS = [
+    ListPending(),
+    ShowProposal(proposal_id="p-1"),
+    Deny(proposal_id="p-1"),
+    DenyAll(),
+    SetKillSwitch(on=True),
+    GetStatus(),
+    AuditTail(),
+    AuditVerify(),
+]
 
 
 def test_the_assistant_may_only_submit_read_a_state_expire_its_turn_and_ask_capabilities() -> None:
-    for request_type in REQUESTS:
-        if request_type in ASSISTANT_OPERATIONS:
-            continue
-        sample = {ListPending: ListPending(), Deny: Deny(proposal_id="p-1")}.get(request_type)
-        if sample is None:
-            continue
+    assert {type(r) for r in ADMIN_REQUESTS} | ASSISTANT_OPERATIONS == set(REQUESTS)
+    for admin_request in ADMIN_REQUESTS:
         with pytest.raises(IntakeRefused) as caught:
-            check_role(sample, Role.ASSISTANT)
+            check_role(admin_request, Role.ASSISTANT)
         assert caught.value.code is Code.OPERATION_NOT_ALLOWED
-    check_role(GetProposalState(proposal_id="p-1"), Role.ASSISTANT)
-    check_role(submit(), Role.ASSISTANT)
-    assert {t.__name__ for t in ASSISTANT_OPERATIONS} == {
-        "SubmitProposal",
-        "GetProposalState",
-        "ExpireTurn",
-        "GetCapabilities",
-    }
+        check_role(admin_request, Role.OPERATOR)
+    for allowed in (
+        submit(),
+        GetProposalState(proposal_id="p-1"),
+        ExpireTurn(turn_id="t"),
+        GetCapabilities(),
+    ):
+        check_role(allowed, Role.ASSISTANT)
 
 
 def test_the_assistant_cannot_label_its_proposal_as_drafted_by_an_operator() -> None:
@@ -77,11 +101,6 @@ def test_the_assistant_cannot_label_its_proposal_as_drafted_by_an_operator() -> 
     assert caught.value.code is Code.OPERATION_NOT_ALLOWED
     check_role(submit(proposed_by="operator"), Role.OPERATOR)
     check_role(ListPending(), Role.OPERATOR)
-
-
-def test_a_peer_without_a_role_may_do_nothing() -> None:
-    with pytest.raises(IntakeRefused):
-        check_role(GetProposalState(proposal_id="p-1"), None)
 
 
 # --- the policy checks ------------------------------------------------------------------------------
@@ -154,3 +173,55 @@ def test_the_checks_run_in_order_so_the_first_failing_one_names_the_refusal() ->
     too_many_and_off_schema = submit(arguments={"device_ids": ["A", "B"], "x": 1})
     assert refused(too_many_and_off_schema, fence=False).code is Code.TOO_MANY_TARGETS
     assert refused(submit(arguments={"device_ids": ["A"]}), fence=False).code is Code.INVALID_ARGUMENTS
+
+
+# --- the executor's record ------------------------------------------------------------------------
+
+
+def prepared_for(
+    proposal_id: str, arguments: dict[str, Any], reason: str, *, schema_version: int = 1
+) -> Prepared:
+    fingerprint = {DEVICE: TargetState(online=True, recording=False, next_event_start=None)}
+    record = make_bound_record(
+        proposal_id=proposal_id,
+        tool="batch_reboot",
+        arguments=arguments,
+        targets=[DEVICE],
+        fingerprint=fingerprint,
+        schema_version=schema_version,
+        reason=reason,
+    )
+    return Prepared(
+        record=record_bytes(record),
+        seal=seal(record, b"k" * 32),
+        fingerprint_hash=fingerprint_hash(fingerprint),
+    )
+
+
+def test_the_executors_record_is_accepted_when_it_is_exactly_the_request_with_the_reason_in_nfc() -> None:
+    reason = "Cafe\u0301 room"
+    checked = check_submission(
+        submit(reason=reason), policy=POLICY, tool_policy=TOOL_POLICY, fence_configured=True
+    )
+    record = check_prepared(
+        prepared_for("p-1", REBOOT, reason), proposal_id="p-1", checked=checked, reason=reason
+    )
+    assert record.reason == "Café room" and record.targets == (DEVICE,)
+
+
+@pytest.mark.parametrize(
+    "prepared",
+    [
+        prepared_for("p-2", REBOOT, "it froze"),
+        prepared_for("p-1", {"device_ids": ["29088800002"]}, "it froze"),
+        prepared_for("p-1", REBOOT, "something else"),
+        prepared_for("p-1", REBOOT, "it froze", schema_version=2),
+        Prepared(record=b"{}", seal="", fingerprint_hash=""),
+    ],
+    ids=["other proposal", "other arguments", "other reason", "other schema", "not a record"],
+)
+def test_a_record_that_differs_from_the_request_is_an_internal_error(prepared: Prepared) -> None:
+    checked = check_submission(submit(), policy=POLICY, tool_policy=TOOL_POLICY, fence_configured=True)
+    with pytest.raises(IntakeRefused) as caught:
+        check_prepared(prepared, proposal_id="p-1", checked=checked, reason="it froze")
+    assert caught.value.code is Code.INTERNAL_ERROR

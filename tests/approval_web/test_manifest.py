@@ -1,0 +1,83 @@
+"""approval.sock's manifest against the code, both ways: request types, the codes the handlers
+can raise, the codes the executor's Prepare passes through, and nothing declared that nothing
+produces."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from services.approval_web import manifest
+from services.approval_web.manifest import INTAKE_CODES, OPERATIONS, PREPARE_CODES, REQUESTS, codes_of
+from services.executor.manifest import OPERATIONS as EXECUTOR_OPERATIONS
+from shared.errors import MEANINGS, Code
+from shared.protocol import TRANSPORT_CODES, manifest_problems
+
+PACKAGE = Path(manifest.__file__).parent
+HANDLER_MODULES = ("intake.py", "limits.py", "service.py", "admin.py", "server.py")
+
+FROM_SHARED_MODULES = {
+    Code.NOT_PROPOSABLE: "shared.policy ToolPolicy.rule_for",
+    Code.SCHEMA_NOT_REVIEWED: "shared.policy ToolPolicy.rule_for",
+    Code.TOO_MANY_TARGETS: "shared.policy ProposeRule.validate",
+    Code.INVALID_ARGUMENTS: "shared.policy ProposeRule.validate",
+    Code.HIDDEN_CHARACTER: "shared.canonical.canonicalize_arguments",
+    Code.NOT_CANONICALIZABLE: "shared.canonical.canonicalize_arguments",
+    Code.SERVICE_UNAVAILABLE: "shared.protocol.request",
+    Code.SERVICE_NO_ANSWER: "shared.protocol.request",
+    Code.STORE_BUSY: "shared.store.write_tx",
+}
+"""Codes the handlers answer with that are raised inside shared modules they call."""
+
+
+def codes_named_in(path: Path) -> set[Code]:
+    """Every ``Code.X`` the module's source names."""
+    tree = ast.parse(path.read_text())
+    return {
+        Code[node.attr]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "Code"
+    }
+
+
+def declared() -> set[Code]:
+    return {code for op in OPERATIONS for code in op.codes}
+
+
+def test_the_manifest_and_the_request_union_agree_both_ways() -> None:
+    assert manifest_problems(OPERATIONS, REQUESTS) == ()
+
+
+def test_every_code_the_handlers_name_is_declared_by_some_operation() -> None:
+    named = set().union(*(codes_named_in(PACKAGE / name) for name in HANDLER_MODULES))
+    assert named - declared() - TRANSPORT_CODES == set()
+
+
+def test_every_declared_code_is_produced_by_a_handler_a_shared_module_or_the_executor() -> None:
+    named = set().union(*(codes_named_in(PACKAGE / name) for name in HANDLER_MODULES))
+    produced = named | set(FROM_SHARED_MODULES) | PREPARE_CODES
+    assert declared() - produced == set()
+    assert all(code in MEANINGS for code in declared())
+
+
+def test_submit_passes_through_exactly_the_codes_the_executor_declares_for_prepare() -> None:
+    prepare = next(op for op in EXECUTOR_OPERATIONS if op.name == "prepare")
+    assert prepare.codes == PREPARE_CODES and Code.TARGET_NOT_IN_SANDBOX in PREPARE_CODES
+    assert PREPARE_CODES <= codes_of("submit_proposal")
+
+
+def test_submit_declares_each_intake_refusal_once_in_checking_order() -> None:
+    assert len(set(INTAKE_CODES)) == len(INTAKE_CODES)
+    assert set(INTAKE_CODES) <= codes_of("submit_proposal")
+    assert INTAKE_CODES.index(Code.OBSERVE_MODE) < INTAKE_CODES.index(Code.NOT_PROPOSABLE)
+    assert INTAKE_CODES.index(Code.FENCE_NOT_CONFIGURED) < INTAKE_CODES.index(Code.QUEUE_FULL)
+    assert INTAKE_CODES.index(Code.DENIAL_PAUSE) < INTAKE_CODES.index(Code.SERVICE_UNAVAILABLE)
+
+
+def test_only_admin_operations_declare_the_role_refusal() -> None:
+    assistant_ops = {"submit_proposal", "get_proposal_state", "expire_turn", "get_capabilities"}
+    for op in OPERATIONS:
+        if op.name in assistant_ops - {"submit_proposal"}:
+            assert Code.OPERATION_NOT_ALLOWED not in op.codes, op.name
+        else:
+            assert op.name == "submit_proposal" or Code.OPERATION_NOT_ALLOWED in op.codes, op.name

@@ -1,0 +1,155 @@
+"""``fleetwatch`` admin commands end to end: ``main`` called in-process (in a thread: it runs
+its own event loop) against a real approval_web and a real executor over their sockets, with
+the campus lab as Epiphan."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from services.ctl.main import main
+from tests.approval_web.helpers import SANDBOX_DEVICES, Backend, Stack, backend, reader, stack
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+A, B, C = SANDBOX_DEVICES
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Backend]:
+    async with backend(tmp_path_factory.mktemp("ctl")) as running:
+        yield running
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def cli(shared: Backend, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Stack]:
+    """A running approval_web, and this process's ``FLEETWATCH_*`` set to its environment."""
+    async with stack(shared) as running:
+        for key in [k for k in os.environ if k.startswith("FLEETWATCH_")]:
+            monkeypatch.delenv(key)
+        for key, value in running.env.items():
+            if key.startswith("FLEETWATCH_"):
+                monkeypatch.setenv(key, value)
+        yield running
+
+
+async def fleetwatch(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run ``fleetwatch ARGV``; (exit status, stdout, stderr)."""
+    code = await asyncio.to_thread(main, list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+async def test_an_operator_drafts_lists_shows_and_denies_a_proposal_through_the_socket(
+    cli: Stack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = await fleetwatch(
+        capsys,
+        "propose",
+        "batch_reboot",
+        "--arg",
+        f'device_ids=["{A}"]',
+        "--reason",
+        "frozen \u202eroom",
+        "--json",
+    )
+    assert code == 0
+    proposal_id = json.loads(out)["proposal_id"]
+
+    code, out, _ = await fleetwatch(capsys, "pending", "list", "--json")
+    items = json.loads(out)["items"]
+    assert code == 0 and [(i["proposal_id"], i["proposed_by"]) for i in items] == [(proposal_id, "operator")]
+
+    code, out, _ = await fleetwatch(capsys, "pending", "show", proposal_id)
+    assert code == 0 and f'device_ids = ["{A}"]' in out and "⟦U+202E⟧room" in out and "\u202e" not in out
+
+    code, out, _ = await fleetwatch(capsys, "pending", "show", proposal_id, "--json")
+    assert "\u202e" not in out and json.loads(out)["reason"] == "frozen \u202eroom"
+
+    code, out, _ = await fleetwatch(capsys, "deny", proposal_id)
+    assert code == 0 and out.startswith(f"Denied {proposal_id}")
+
+    code, out, err = await fleetwatch(capsys, "deny", proposal_id)
+    assert code == 2 and out == ""
+    assert err.startswith("fleetwatch: proposal_not_pending: ") and err.count("\n") == 1
+
+
+async def test_deny_all_pause_resume_status_and_the_audit_commands(
+    cli: Stack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for device in (A, B):
+        code, out, _ = await fleetwatch(
+            capsys, "propose", "batch_reboot", "--arg", f'device_ids=["{device}"]', "--reason", "r"
+        )
+        assert code == 0 and "still needs a person" in out
+
+    code, out, _ = await fleetwatch(capsys, "status", "--json")
+    assert json.loads(out)["pending"] == 2
+    code, out, _ = await fleetwatch(capsys, "deny-all", "--json")
+    assert json.loads(out) == {"op": "count", "count": 2}
+
+    code, out, _ = await fleetwatch(capsys, "pause")
+    assert code == 0 and "paused" in out
+    code, out, _ = await fleetwatch(capsys, "status")
+    assert "Kill switch:  ON" in out and "0 of 3 pending" in out
+    code, out, _ = await fleetwatch(capsys, "resume", "--json")
+    assert json.loads(out)["kill_switch"] is False
+
+    code, out, _ = await fleetwatch(capsys, "audit", "tail", "-n", "3", "--json")
+    assert [r["kind"] for r in json.loads(out)["rows"]] == ["denial", "kill_switch", "kill_switch"]
+    code, out, _ = await fleetwatch(capsys, "audit", "tail")
+    assert code == 0 and "proposal" in out and "denial" in out
+    code, out, _ = await fleetwatch(capsys, "audit", "verify")
+    assert code == 0 and "verifies" in out
+
+
+async def test_audit_verify_exits_1_naming_the_first_edited_row(
+    cli: Stack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async with reader(cli.settings) as conn:
+        async with conn.execute("SELECT sql FROM sqlite_master WHERE name = 'audit_no_update'") as cursor:
+            trigger = (await cursor.fetchone())[0]
+        async with conn.execute("SELECT seq, actor FROM audit ORDER BY seq LIMIT 1") as cursor:
+            seq, actor = await cursor.fetchone()
+        await conn.execute("DROP TRIGGER audit_no_update")
+        await conn.execute("UPDATE audit SET actor = 'someone else' WHERE seq = ?", (seq,))
+        try:
+            code, out, _ = await fleetwatch(capsys, "audit", "verify", "--json")
+            assert code == 1 and json.loads(out)["first_bad_seq"] == seq
+            code, out, _ = await fleetwatch(capsys, "audit", "verify")
+            assert code == 1 and f"BROKEN at row {seq}" in out
+        finally:  # the module's store is shared: put the row and the trigger back
+            await conn.execute("UPDATE audit SET actor = ? WHERE seq = ?", (actor, seq))
+            await conn.execute(trigger)
+    code, out, _ = await fleetwatch(capsys, "audit", "verify")
+    assert code == 0
+
+
+async def test_a_refused_draft_and_a_stopped_service_are_one_line_user_errors(
+    cli: Stack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = await fleetwatch(
+        capsys, "propose", "batch_reboot", "--arg", "device_ids=all", "--reason", "r"
+    )
+    assert (
+        code == 2 and err.startswith("fleetwatch: invalid_arguments: $.device_ids") and err.count("\n") == 1
+    )
+    code, _, err = await fleetwatch(capsys, "propose", "batch_reboot", "--arg", "oops", "--reason", "r")
+    assert code == 2 and err.startswith("fleetwatch: invalid_arguments: --arg needs KEY=VALUE")
+    code, _, err = await fleetwatch(
+        capsys, "propose", "batch_reboot", "--arg", f'device_ids=["{C}"]', "--reason", "r"
+    )
+    assert code == 2 and err.startswith("fleetwatch: target_not_allowlisted: ")
+    assert cli.lab.writes() == []
+    await cli.approval_web.stop()
+    code, out, err = await fleetwatch(capsys, "status")
+    assert (
+        code == 2
+        and out == ""
+        and err.startswith("fleetwatch: service_unavailable: approval_web is not running")
+    )
