@@ -89,7 +89,7 @@ class Card:
     things: tuple[NamedThing, ...]
     reason_lines: tuple[str, ...]
     reason_cut: bool
-    proposed_by: str
+    proposed_by: Words
     created_at: str
     read_at: str
     room: str
@@ -121,6 +121,19 @@ def title_of(tool: str, arguments: Mapping[str, Any]) -> Words:
     return Words.of(N_("Run the Epiphan tool %(tool)s"), tool=visible(tool, NAME_CAP))
 
 
+AUTHORS: Mapping[str, str] = {"assistant": N_("the assistant"), "operator": N_("an operator")}
+
+
+def author_of(proposed_by: str) -> Words:
+    """Who proposed, in plain words (the store's ``proposed_by``)."""
+    msgid = AUTHORS.get(proposed_by)
+    return (
+        Words.of(msgid)
+        if msgid
+        else Words.of(N_("an unknown author (%(who)s)"), who=visible(proposed_by, NAME_CAP))
+    )
+
+
 def show_time(text: str | None) -> str | None:
     """An Epiphan or database time as ``YYYY-MM-DD HH:MM UTC``; unreadable text shown visibly."""
     if text is None:
@@ -141,7 +154,9 @@ def _state(value: bool | None, yes: str, no: str) -> Words:
 def _argument(name: str, value: Any) -> ArgumentLine:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
     shown = visible(text, ARGUMENT_CAP)
-    return ArgumentLine(name=visible(name, NAME_CAP), value=shown, full=shown == text and visible(name, NAME_CAP) == name)
+    return ArgumentLine(
+        name=visible(name, NAME_CAP), value=shown, full=shown == text and visible(name, NAME_CAP) == name
+    )
 
 
 def _reason(reason: str) -> tuple[tuple[str, ...], bool]:
@@ -172,7 +187,9 @@ def _targets(proposal: ProposalRow, inspection: Inspection | None) -> tuple[Targ
                 online=_state(fact.online if fact else None, N_("online"), N_("offline")),
                 recording=_state(fact.recording if fact else None, N_("recording"), N_("not recording")),
                 channel_id=visible(fact.channel_id, NAME_CAP) if fact and fact.channel_id else None,
-                channel_name=visible(fact.channel_name, NAME_CAP) if fact and fact.channel_name is not None else None,
+                channel_name=visible(fact.channel_name, NAME_CAP)
+                if fact and fact.channel_name is not None
+                else None,
             )
         )
     return tuple(out)
@@ -229,7 +246,9 @@ def _blockers(
         return tuple(out)
     for target in targets:
         if not target.found:
-            out.append(Words.of(N_("Device %(id)s was not found on the sandbox team's list."), id=target.device_id))
+            out.append(
+                Words.of(N_("Device %(id)s was not found on the sandbox team's list."), id=target.device_id)
+            )
     for thing in things:
         if not thing.found and thing.kind == "stream":
             out.append(Words.of(N_("Stream destination %(id)s was not found."), id=thing.id))
@@ -277,7 +296,7 @@ def build_card(
         things=things,
         reason_lines=reason_lines,
         reason_cut=reason_cut,
-        proposed_by=visible(proposal.proposed_by, NAME_CAP),
+        proposed_by=author_of(proposal.proposed_by),
         created_at=show_time(proposal.created_at) or "",
         read_at=show_time(inspection.read_at) if inspection and inspection.read_at else "",
         room=", ".join(names),

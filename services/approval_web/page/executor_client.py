@@ -66,7 +66,10 @@ class SocketExecutorClient:
     async def inspect(self, proposal_id: str) -> Inspection:
         try:
             reply = await request(
-                self.path, Inspect(proposal_id=proposal_id), Inspection, timeout_seconds=self.inspect_timeout_seconds
+                self.path,
+                Inspect(proposal_id=proposal_id),
+                Inspection,
+                timeout_seconds=self.inspect_timeout_seconds,
             )
         except ProtocolError as exc:
             raise ExecutorError(exc.code, exc.message) from exc
@@ -84,7 +87,11 @@ class SocketExecutorClient:
             )
         except ProtocolError as exc:
             # A reply that does not decode came after the request was sent: outcome unknown.
-            code = exc.code if exc.code in (Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER) else Code.SERVICE_NO_ANSWER
+            code = (
+                exc.code
+                if exc.code in (Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER)
+                else Code.SERVICE_NO_ANSWER
+            )
             raise ExecutorError(code, exc.message) from exc
         if isinstance(reply, ErrorReply):
             raise _error(reply)

@@ -2,11 +2,13 @@
 
 - **Host** must be ``127.0.0.1:<port>`` or ``localhost:<port>`` (a DNS-rebinding page names
   its own host). Every request is checked.
-- **Where a POST came from**: every header the browser sent must say "this page": a
-  ``Sec-Fetch-Site`` must be ``same-origin``, an ``Origin`` must equal the page's own
-  (``http://`` + the checked Host), and at least one of them must be present. So
-  ``cross-site``, ``same-site`` (another port on localhost), ``none`` (typed or bookmarked),
-  ``Origin: null`` and a foreign ``Origin`` are all refused.
+- **Where a POST came from**: with ``Sec-Fetch-Site`` (a header no page can set), it must be
+  ``same-origin``, and an ``Origin`` beside it must be the page's own (``http://`` + the
+  checked Host) or ``null``: the page's ``Referrer-Policy: no-referrer`` makes Chromium send
+  ``Origin: null`` on its own forms. Without ``Sec-Fetch-Site``, the ``Origin`` must be the
+  page's own. So ``cross-site``, ``same-site`` (another port on localhost), ``none`` (typed
+  or bookmarked), a lone ``Origin: null``, a foreign ``Origin`` and no header at all are
+  refused.
 - **Form tokens**: HMAC-SHA256 under a key made at start and kept in memory, over the action,
   the browser session and the proposal (and, for Approve, the approval the card recorded).
   A token from another proposal, another session or an earlier run does not verify.
@@ -41,13 +43,12 @@ def post_origin_problem(headers: Mapping[str, str], host: str) -> Code | None:
     """``cross_site`` unless the POST provably came from the page at `host`, else None."""
     fetch_site = headers.get("Sec-Fetch-Site")
     origin = headers.get("Origin")
-    if fetch_site is None and origin is None:
+    origin = origin.strip().lower() if origin is not None else None
+    if fetch_site is None:
+        return None if origin == own_origin(host) else Code.CROSS_SITE
+    if fetch_site.strip().lower() != "same-origin":
         return Code.CROSS_SITE
-    if fetch_site is not None and fetch_site.strip().lower() != "same-origin":
-        return Code.CROSS_SITE
-    if origin is not None and origin.strip().lower() != own_origin(host):
-        return Code.CROSS_SITE
-    return None
+    return None if origin in (None, "null", own_origin(host)) else Code.CROSS_SITE
 
 
 def new_key() -> bytes:

@@ -13,18 +13,19 @@ built once per app.
 
 To update the catalogues after changing texts::
 
-    pybabel extract -F services/approval_web/page/babel.cfg -k N_ -o /tmp/messages.pot services/approval_web/page
+    pybabel extract -F services/approval_web/page/babel.cfg -k N_ -o /tmp/messages.pot .   # from the repository root
     pybabel update -i /tmp/messages.pot -d services/approval_web/page/locales
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Final
+from typing import BinaryIO, Final
 
 import jinja2
+import yaml
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import Translations
@@ -100,7 +101,7 @@ def page_environments(translations: Mapping[str, Translations]) -> dict[str, jin
     return envs
 
 
-def make_say(translations: Translations):
+def make_say(translations: Translations) -> Callable[[Words], Markup]:
     """``say(words) -> Markup``: `words` translated by `translations`, its parameters (text or
     nested `Words`, translated first) escaped into the catalogue's text."""
 
@@ -112,3 +113,26 @@ def make_say(translations: Translations):
         return text % values
 
     return say
+
+
+def extract_policy(
+    fileobj: BinaryIO, keywords: object, comment_tags: object, options: object
+) -> Iterator[tuple[int, None, str, list[str]]]:
+    """Babel extraction method for ``policy/tool_policy.yaml``: each propose rule's ``summary``
+    and ``undo`` (the card's "What happens" and "How to undo it"), so the catalogue holds them.
+    Yields ``(line, None, text, [comment])`` as Babel expects."""
+    lines = fileobj.read().decode("utf-8").splitlines()
+    rules = (yaml.safe_load("\n".join(lines)) or {}).get("propose") or {}
+    for tool, rule in rules.items():
+        for field in ("summary", "undo"):
+            text = rule.get(field)
+            if isinstance(text, str):
+                line = next(
+                    (
+                        n
+                        for n, t in enumerate(lines, 1)
+                        if t.strip().startswith(f"{field}:") and text[:20] in t
+                    ),
+                    0,
+                )
+                yield line, None, text, [f"tool_policy.yaml: {tool}.{field}"]

@@ -27,7 +27,14 @@ DETAIL_CAP = 200
 """Longest per-device message shown."""
 
 TRANSPORT_NOTHING_RAN = frozenset(
-    {"service_unavailable", "bad_frame", "frame_too_large", "unknown_message", "invalid_message", "peer_not_allowed"}
+    {
+        "service_unavailable",
+        "bad_frame",
+        "frame_too_large",
+        "unknown_message",
+        "invalid_message",
+        "peer_not_allowed",
+    }
 )
 """Codes that prove the executor never acted on Execute (it was not reached, or refused the
 frame before any handler ran). Any other error after sending Execute means "may or may not"."""
@@ -48,8 +55,11 @@ class Outcome:
 
 def nothing_ran(code: str, proposal_id: str | None = None) -> Outcome:
     """Nothing ran, because of `code`."""
-    return Outcome(kind="nothing_ran", headline=Words.of(N_("Nothing ran")), why=refusal_words(code),
-                   proposal_id=proposal_id)
+    return Outcome(
+        kind="nothing_ran",
+        headline=Words.of(N_("Nothing ran: %(why)s"), why=refusal_words(code)),
+        proposal_id=proposal_id,
+    )
 
 
 def maybe_ran(code: str, proposal_id: str | None = None) -> Outcome:
@@ -73,7 +83,9 @@ def verification_words(verification: str | None, verified_at: str | None) -> Wor
     if verification == "verified":
         return Words.of(N_("Checked afterwards (%(at)s): Epiphan shows the change."), at=at)
     if verification == "not_observed":
-        return Words.of(N_("Checked afterwards (%(at)s): the change was not seen yet. Look at the room."), at=at)
+        return Words.of(
+            N_("Checked afterwards (%(at)s): the change was not seen yet. Look at the room."), at=at
+        )
     if verification == "contradicted":
         return Words.of(N_("Checked afterwards (%(at)s): Epiphan shows the opposite. Check the room."), at=at)
     return Words.of(N_("Not checked afterwards."))
@@ -85,14 +97,26 @@ def from_report(report: ExecutionReport) -> Outcome:
         return nothing_ran(report.refusal_code or "internal_error", report.proposal_id)
     verification = verification_words(report.verification, report.verified_at)
     if report.outcome == "ok":
-        return Outcome(kind="done", headline=Words.of(N_("Done")), verification=verification,
-                       proposal_id=report.proposal_id)
+        return Outcome(
+            kind="done",
+            headline=Words.of(N_("Done")),
+            verification=verification,
+            proposal_id=report.proposal_id,
+        )
     if report.outcome == "error":
         problems = tuple(
-            (visible(device, NAME_CAP), visible(message, DETAIL_CAP)) for device, message in sorted(report.detail.items())
+            (visible(device, NAME_CAP), visible(message, DETAIL_CAP))
+            for device, message in sorted(report.detail.items())
         )
-        return Outcome(kind="problem", headline=Words.of(N_("Epiphan reported a problem")), problems=problems,
-                       verification=verification, proposal_id=report.proposal_id)
-    return dataclasses.replace(maybe_ran("service_no_answer", report.proposal_id),
-                               why=Words.of(N_("The write was sent, and whether it reached Epiphan cannot be known.")),
-                               verification=verification)
+        return Outcome(
+            kind="problem",
+            headline=Words.of(N_("Epiphan reported a problem")),
+            problems=problems,
+            verification=verification,
+            proposal_id=report.proposal_id,
+        )
+    return dataclasses.replace(
+        maybe_ran("service_no_answer", report.proposal_id),
+        why=Words.of(N_("The write was sent, and whether it reached Epiphan cannot be known.")),
+        verification=verification,
+    )

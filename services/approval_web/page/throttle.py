@@ -96,6 +96,10 @@ class WrongSecretThrottle:
         """A right entry clears `address` (the overall count is left to time)."""
         self._by_address.pop(address, None)
 
+    def addresses_remembered(self) -> int:
+        """How many addresses have strikes on record."""
+        return len(self._by_address)
+
     def _prune(self, now: float) -> None:
         for address in [a for a, s in self._by_address.items() if forgotten(s, self.per_address, now)]:
             del self._by_address[address]

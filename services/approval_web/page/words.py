@@ -33,12 +33,16 @@ class Words:
     @classmethod
     def of(cls, msgid: str, **params: object) -> Words:
         """``Words.of("Device %(id)s was not found.", id=device_id)``; non-`Words` values become text."""
-        return cls(msgid, tuple(sorted((k, v if isinstance(v, Words) else str(v)) for k, v in params.items())))
+        return cls(
+            msgid, tuple(sorted((k, v if isinstance(v, Words) else str(v)) for k, v in params.items()))
+        )
 
 
 REFUSALS: Mapping[str, str] = {
     "approval_not_found": N_("this approval does not exist, or belongs to another browser session."),
-    "approval_expired": N_("the card expired before Approve was pressed. Look at the fresh card and decide again."),
+    "approval_expired": N_(
+        "the card expired before Approve was pressed. Look at the fresh card and decide again."
+    ),
     "approval_already_used": N_("this card was already approved once. A card runs at most once."),
     "approval_not_consumed": N_("this card was never approved."),
     "proposal_not_found": N_("the proposal no longer exists."),
@@ -56,7 +60,9 @@ REFUSALS: Mapping[str, str] = {
     "state_read_failed": N_("a device's state could not be read."),
     "fingerprint_changed": N_("the room changed since the proposal (online, recording or next event)."),
     "target_recording": N_("the room is recording, and this change would disrupt it."),
-    "target_in_event_window": N_("the room's event is on now or starts soon, and this change would disrupt it."),
+    "target_in_event_window": N_(
+        "the room's event is on now or starts soon, and this change would disrupt it."
+    ),
     "fence_not_configured": N_("no devices are allowed to be changed (the fence is not configured)."),
     "no_sign_in": N_("there is no sandbox sign-in."),
     "not_proposable": N_("the policy does not allow this tool to be proposed."),

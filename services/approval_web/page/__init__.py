@@ -1,0 +1,37 @@
+"""The approval page: one card at a time, approved or denied by a person in a browser.
+
+An aiohttp app on ``127.0.0.1:<FLEETWATCH_APPROVE_PORT>`` (its own port, never the ask page),
+run by ``python -m services.approval_web`` beside approval.sock (`page_side`). It holds the
+page secret and its HMAC keys (in memory only) and **no Epiphan token**: every fact on a card
+comes from the store and a fresh Inspect on executor.sock, and Approve sends Execute there.
+
+Layers (each imports only those before it):
+
+- pure: `words` (catalogue messages, plain words per code), `guards` (Host, origin, tokens,
+  session IDs), `throttle` (wrong-secret slow-down), `card` (the card from a proposal and an
+  Inspection), `outcome` (the outcome in plain words), `secret` (the secret and where it goes);
+- `i18n`: the catalogue (``locales/*/LC_MESSAGES/messages.po``) and the Jinja2 environments;
+- I/O: `sessions` (the ``sessions`` table), `executor_client` (executor.sock), `context`
+  (what handlers share, rendering, refusing), `views` (the handlers), `app` (the app, its
+  guards and headers, `page_side`).
+
+Errors: `PageError` (``socket_in_use`` when the port is taken, ``internal_error`` when the
+secret file cannot be written) from `page_side`; handlers answer refusals with a page and an
+audit row, never an exception.
+"""
+
+from __future__ import annotations
+
+from services.approval_web.page.app import RunningPage, build_page_app, page_side, store_connections
+from services.approval_web.page.errors import PageError
+from services.approval_web.page.secret import PageSecret, SecretSink
+
+__all__ = [
+    "PageError",
+    "PageSecret",
+    "RunningPage",
+    "SecretSink",
+    "build_page_app",
+    "page_side",
+    "store_connections",
+]

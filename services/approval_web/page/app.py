@@ -1,0 +1,211 @@
+"""The approval page's aiohttp application: routes, the request guards, headers, start and stop.
+
+`build_page_app` makes the app from its parts (the store's connection factory, the executor
+client, the secret, a clock for the slow-down); `page_side` runs it on
+``127.0.0.1:<FLEETWATCH_APPROVE_PORT>`` for an ``async with`` block, publishing the secret at
+start and withdrawing its file at a clean stop.
+
+Every request: the Host must name the page on the port the connection arrived on
+(``bad_host``); a method a route does not serve is refused (``method_not_allowed``: an action
+URL fetched with GET changes nothing). Every POST: a body within `MAX_BODY_BYTES`
+(``body_too_large``), sent by the page itself (``cross_site``, see `guards`); the handlers then
+check the session and the form token. Each refusal is answered with a page in plain words and
+one ``refusal`` audit row, and changes nothing else. Every response carries `SECURITY_HEADERS`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import errno
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import aiosqlite
+from aiohttp import web
+
+from services.approval_web.page import guards, views
+from services.approval_web.page.context import PAGE, ConnFactory, Page, page_of, refuse
+from services.approval_web.page.errors import PageError
+from services.approval_web.page.executor_client import ExecutorClient, SocketExecutorClient
+from services.approval_web.page.i18n import load_translations, page_environments
+from services.approval_web.page.secret import PageSecret, SecretSink
+from services.approval_web.page.throttle import WrongSecretThrottle
+from shared.config import Settings
+from shared.errors import Code
+from shared.policy import Policy, ToolPolicy
+from shared.store import migrate, open_store
+
+logger = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 16 * 1024
+"""Largest request body read (the forms are a few hundred bytes)."""
+CSS_FILE = Path(__file__).resolve().parent / "static" / "page.css"
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
+}
+
+
+def store_connections(db: Path) -> ConnFactory:
+    """A `ConnFactory` opening the store at `db` (already migrated) for each request."""
+
+    @contextlib.asynccontextmanager
+    async def connect() -> AsyncIterator[aiosqlite.Connection]:
+        conn = await open_store(db)
+        try:
+            yield conn
+        finally:
+            await conn.close()
+
+    return connect
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Host, method, body size and origin checks, in that order (see the module doc)."""
+    sockname = request.transport.get_extra_info("sockname") if request.transport else None
+    port = sockname[1] if isinstance(sockname, tuple) and len(sockname) >= 2 else -1
+    if not guards.host_ok(request.headers.get("Host"), port):
+        return await refuse(request, Code.BAD_HOST)
+    if request.method == "POST":
+        if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+            return await refuse(request, Code.BODY_TOO_LARGE)
+        if guards.post_origin_problem(request.headers, request.headers["Host"]) is not None:
+            return await refuse(request, Code.CROSS_SITE)
+    try:
+        return await handler(request)
+    except web.HTTPMethodNotAllowed:
+        return await refuse(request, Code.METHOD_NOT_ALLOWED)
+    except web.HTTPRequestEntityTooLarge:
+        return await refuse(request, Code.BODY_TOO_LARGE)
+
+
+async def _security_headers(request: web.Request, response: web.StreamResponse) -> None:
+    response.headers.update(SECURITY_HEADERS)
+
+
+async def css(request: web.Request) -> web.Response:
+    return web.Response(body=page_of(request).css, content_type="text/css", charset="utf-8")
+
+
+def build_page_app(
+    *,
+    policy: Policy,
+    tool_policy: ToolPolicy,
+    connect: ConnFactory,
+    executor: ExecutorClient,
+    secret: PageSecret,
+    clock: Callable[[], float] = time.monotonic,
+    throttle: WrongSecretThrottle | None = None,
+) -> web.Application:
+    """The page's app. Serve it on 127.0.0.1 only (`page_side` does).
+
+    Raises:
+        OSError / babel.messages.pofile.PoFileError: a catalogue or the stylesheet is missing.
+    """
+    app = web.Application(middlewares=[guard], client_max_size=MAX_BODY_BYTES)
+    app[PAGE] = Page(
+        policy=policy,
+        tool_policy=tool_policy,
+        connect=connect,
+        executor=executor,
+        secret=secret,
+        clock=clock,
+        session_key=guards.new_key(),
+        form_key=guards.new_key(),
+        throttle=throttle or WrongSecretThrottle(),
+        envs=page_environments(load_translations()),
+        css=CSS_FILE.read_bytes(),
+    )
+    app.on_response_prepare.append(_security_headers)
+    app.router.add_get("/", views.index, allow_head=False)
+    app.router.add_get("/page.css", css, allow_head=False)
+    app.router.add_post("/login", views.login)
+    app.router.add_post("/approve", views.approve)
+    app.router.add_post("/deny", views.deny)
+    app.router.add_post("/deny-all", views.deny_all)
+    return app
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RunningPage:
+    """The page while `page_side` runs: its URL and port, and where the secret went."""
+
+    url: str
+    port: int
+    secret_file: Path | None
+
+
+@contextlib.asynccontextmanager
+async def page_side(
+    settings: Settings,
+    policy: Policy,
+    tool_policy: ToolPolicy,
+    *,
+    sink: SecretSink,
+    executor: ExecutorClient | None = None,
+    connect: ConnFactory | None = None,
+) -> AsyncIterator[RunningPage]:
+    """Serve the page on ``127.0.0.1:settings.approve_port`` (0: any free port) for the block.
+
+    At start: migrate the store, make the secret, bind, then publish the secret through
+    `sink` (printed on a terminal, else the 0600 file whose path is printed). At a clean stop:
+    stop serving and delete the file.
+
+    Raises:
+        PageError: ``socket_in_use`` (the port is taken) or ``internal_error`` (the secret
+            file cannot be written).
+        StoreError: the store cannot be opened or migrated.
+    """
+    conn = await open_store(settings.db)
+    try:
+        await migrate(conn)
+    finally:
+        await conn.close()
+    secret = PageSecret.new()
+    app = build_page_app(
+        policy=policy,
+        tool_policy=tool_policy,
+        connect=connect or store_connections(settings.db),
+        executor=executor or SocketExecutorClient(settings.executor_socket),
+        secret=secret,
+    )
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host="127.0.0.1", port=settings.approve_port)
+        try:
+            await site.start()
+        except OSError as exc:
+            code = Code.SOCKET_IN_USE if exc.errno == errno.EADDRINUSE else Code.INTERNAL_ERROR
+            raise PageError(
+                code, f"cannot listen on 127.0.0.1:{settings.approve_port}: {exc.strerror}"
+            ) from exc
+        port = runner.addresses[0][1]
+        url = f"http://127.0.0.1:{port}/"
+        try:
+            sink.publish(secret, url)
+        except OSError as exc:
+            raise PageError(
+                Code.INTERNAL_ERROR, f"cannot write the page secret to {sink.path}: {exc.strerror}"
+            ) from exc
+        try:
+            yield RunningPage(url=url, port=port, secret_file=None if sink.terminal else sink.path)
+        finally:
+            sink.withdraw()
+    finally:
+        await runner.cleanup()

@@ -1,0 +1,130 @@
+"""What every handler of the page shares: the `Page` parts, rendering, and refusing.
+
+`Page` is made once per app by `services.approval_web.page.app.build_page_app` and kept
+under `PAGE`. `render` picks the language from ``Accept-Language``; `refuse` answers a refused
+request with one ``refusal`` audit row and a page in plain words.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+import aiosqlite
+import jinja2
+from aiohttp import web
+
+from services.approval_web.page.executor_client import ExecutorClient
+from services.approval_web.page.i18n import negotiate
+from services.approval_web.page.secret import PageSecret
+from services.approval_web.page.throttle import WrongSecretThrottle
+from services.approval_web.page.words import refusal_words
+from shared.approvals import audit_refusal
+from shared.display import visible
+from shared.errors import Code
+from shared.policy import Policy, ToolPolicy
+
+COOKIE = "fleetwatch_page"
+"""The session cookie: HttpOnly, SameSite=Strict, Path=/, no expiry (a browser session)."""
+ACTOR = "approval_web"
+STATUS = {
+    Code.BAD_HOST: 421,
+    Code.METHOD_NOT_ALLOWED: 405,
+    Code.BODY_TOO_LARGE: 413,
+    Code.CROSS_SITE: 403,
+    Code.CSRF_FAILED: 403,
+    Code.SECRET_REQUIRED: 401,
+    Code.SECRET_WRONG: 403,
+    Code.SLOW_DOWN: 429,
+}
+
+ConnFactory = Callable[[], AbstractAsyncContextManager[aiosqlite.Connection]]
+"""Gives a fresh store connection for one request, closed when the block ends."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Page:
+    """Everything the handlers use, made once per app (keys live only in this process).
+
+    Attributes:
+        policy, tool_policy: loaded at start; the rules give the card's words and the
+            disruptive test.
+        connect: a `ConnFactory`.
+        executor: Inspect and Execute.
+        secret: the page secret.
+        clock: monotonic seconds, for the slow-down.
+        session_key, form_key: HMAC keys for session IDs and form tokens.
+        throttle: wrong-secret strikes.
+        envs: a Jinja2 environment per language.
+    """
+
+    policy: Policy
+    tool_policy: ToolPolicy
+    connect: ConnFactory
+    executor: ExecutorClient
+    secret: PageSecret
+    clock: Callable[[], float]
+    session_key: bytes
+    form_key: bytes
+    throttle: WrongSecretThrottle
+    envs: dict[str, jinja2.Environment]
+    css: bytes
+
+
+PAGE = web.AppKey("page", Page)
+
+
+def page_of(request: web.Request) -> Page:
+    return request.app[PAGE]
+
+
+def client_of(request: web.Request) -> str:
+    """The client's address (loopback only, as the page listens there)."""
+    return request.remote or "unknown"
+
+
+def render(request: web.Request, template: str, *, status: int = 200, **context: Any) -> web.Response:
+    """Render `template` in the request's language (``Accept-Language``) as an HTML response."""
+    lang = negotiate(request.headers.get("Accept-Language"))
+    html = page_of(request).envs[lang].get_template(template).render(**context)
+    return web.Response(text=html, status=status, content_type="text/html", charset="utf-8")
+
+
+async def refuse(
+    request: web.Request,
+    code: Code,
+    *,
+    proposal_id: str | None = None,
+    conn: aiosqlite.Connection | None = None,
+    wait_seconds: int | None = None,
+    template: str = "refused.html",
+    **context: Any,
+) -> web.Response:
+    """Answer a refused request: one ``refusal`` audit row (operation ``page <METHOD> <path>``,
+    the client address) and `template` saying why (``why``, ``code``, ``wait_seconds`` and
+    `context`), with the code's HTTP status and, for a wait, ``Retry-After``."""
+    detail = {"client": client_of(request), "path": visible(request.path, 120)}
+    operation = f"page {visible(request.method, 16)} {visible(request.path, 120)}"
+    if conn is None:
+        async with page_of(request).connect() as own:
+            await audit_refusal(
+                own, actor=ACTOR, operation=operation, code=code, proposal_id=proposal_id, detail=detail
+            )
+    else:
+        await audit_refusal(
+            conn, actor=ACTOR, operation=operation, code=code, proposal_id=proposal_id, detail=detail
+        )
+    response = render(
+        request,
+        template,
+        status=STATUS.get(code, 400),
+        why=refusal_words(code),
+        code=str(code),
+        wait_seconds=wait_seconds,
+        **context,
+    )
+    if wait_seconds:
+        response.headers["Retry-After"] = str(wait_seconds)
+    return response

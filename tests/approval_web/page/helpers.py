@@ -1,0 +1,268 @@
+"""Helpers for the approval page's tests: a store with proposals, an executor client that
+records what reaches it (passed to the app through its constructor), the page under aiohttp's
+test server, and a reader of the page's forms."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import html.parser
+import json
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+from aiohttp import ClientResponse
+from aiohttp.test_utils import TestClient, TestServer
+
+from services.approval_web.page.app import build_page_app, store_connections
+from services.approval_web.page.executor_client import ExecutorError
+from services.approval_web.page.secret import PageSecret
+from shared import approvals
+from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes
+from shared.errors import Code
+from shared.messages import ExecutionReport, Inspection, TargetFacts
+from shared.policy import Policy, ToolPolicy, load_policies
+from shared.store import migrate, open_store
+
+REPO = Path(__file__).resolve().parents[3]
+DEVICE = "29088800001"
+OTHER_DEVICE = "29088800003"
+
+
+@functools.cache
+def policies() -> tuple[Policy, ToolPolicy]:
+    """The repository's policy files (loaded once per test run: they are read-only data)."""
+    return load_policies(REPO / "policy")
+
+
+@contextlib.asynccontextmanager
+async def connection(db: Path) -> AsyncIterator[aiosqlite.Connection]:
+    conn = await open_store(db)
+    try:
+        yield conn
+    finally:
+        await conn.close()
+
+
+async def new_store(db: Path) -> Path:
+    async with connection(db) as conn:
+        await migrate(conn)
+    return db
+
+
+async def add_proposal(
+    db: Path,
+    *,
+    tool: str = "batch_recording",
+    arguments: dict[str, Any] | None = None,
+    reason: str = "The class starts in 10 minutes and the room is not recording.",
+    ttl_seconds: int = 900,
+) -> str:
+    """Store a pending proposal (sealed with a throwaway key: the page never checks seals);
+    its ID."""
+    arguments = arguments if arguments is not None else {"action": "start", "device_ids": [f"{DEVICE}-1"]}
+    _, tool_policy = policies()
+    targets = tool_policy.propose[tool].target_device_ids(arguments)
+    fingerprint = {t: TargetState(online=True, recording=False, next_event_start=None) for t in targets}
+    record = make_bound_record(
+        proposal_id=approvals.new_proposal_id(),
+        tool=tool,
+        arguments=arguments,
+        targets=targets,
+        fingerprint=fingerprint,
+        schema_version=tool_policy.propose[tool].schema_version,
+        reason=reason,
+    )
+    async with connection(db) as conn:
+        row = await approvals.insert_proposal(
+            conn,
+            record=record,
+            record_bytes=record_bytes(record),
+            seal="0" * 64,
+            fingerprint_hash=fingerprint_hash(fingerprint),
+            proposed_by="assistant",
+            turn_id=None,
+            ttl_seconds=ttl_seconds,
+        )
+    return row.id
+
+
+def facts_for(proposal_id: str, targets: tuple[str, ...], **overrides: Any) -> Inspection:
+    """An Inspection where every target is found, online, not recording, channel 1 "Program"."""
+    facts = tuple(
+        TargetFacts(
+            device_id=t,
+            found=True,
+            name=f"Room {t[-3:]}",
+            model="Pearl-2",
+            online=True,
+            recording=False,
+            channel_id="1",
+            channel_name="Program",
+        )
+        for t in targets
+    )
+    fields: dict[str, Any] = {
+        "proposal_id": proposal_id,
+        "complete": True,
+        "targets": facts,
+        "read_at": "2026-03-02T10:00:00.000Z",
+    }
+    fields.update(overrides)
+    return Inspection(**fields)
+
+
+class RecordingExecutor:
+    """An `ExecutorClient` that records every call. Inspect answers `inspection_for(proposal)`
+    (default: everything found); Execute answers `report` (default: ok, verified) or raises
+    `execute_error`. It never touches the store."""
+
+    def __init__(self, db: Path) -> None:
+        self.db = db
+        self.inspected: list[str] = []
+        self.executed: list[str] = []
+        self.inspection_for: Callable[[str, tuple[str, ...]], Inspection] = facts_for
+        self.inspect_error: ExecutorError | None = None
+        self.report: Callable[[str], ExecutionReport] | None = None
+        self.execute_error: ExecutorError | None = None
+
+    async def inspect(self, proposal_id: str) -> Inspection:
+        self.inspected.append(proposal_id)
+        if self.inspect_error is not None:
+            raise self.inspect_error
+        async with connection(self.db) as conn:
+            row = await approvals.get_proposal(conn, proposal_id)
+        assert row is not None
+        return self.inspection_for(proposal_id, row.targets)
+
+    async def execute(self, approval_id: str) -> ExecutionReport:
+        self.executed.append(approval_id)
+        if self.execute_error is not None:
+            raise self.execute_error
+        if self.report is not None:
+            return self.report(approval_id)
+        return ExecutionReport(
+            execution_id="x-1",
+            proposal_id="p",
+            outcome="ok",
+            verification="verified",
+            verified_at="2026-03-02T10:00:05.000Z",
+        )
+
+
+class Clock:
+    """Monotonic seconds a test moves by hand (the slow-down's clock)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Forms(html.parser.HTMLParser):
+    """The forms of a page: action -> {field: value}; and the element order of buttons."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.forms: dict[str, dict[str, str]] = {}
+        self.buttons: list[dict[str, str | None]] = []
+        self._action: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "form":
+            self._action = a.get("action") or ""
+            self.forms[self._action] = {}
+        elif tag == "input" and self._action is not None and a.get("name"):
+            self.forms[self._action][a["name"] or ""] = a.get("value") or ""
+        elif tag == "button":
+            self.buttons.append({**a, "form": self._action})
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "form":
+            self._action = None
+
+
+def forms_of(text: str) -> Forms:
+    parser = Forms()
+    parser.feed(text)
+    return parser
+
+
+@dataclasses.dataclass
+class Harness:
+    """The page under aiohttp's test server, its store, executor client, secret and clock."""
+
+    client: TestClient
+    db: Path
+    executor: RecordingExecutor
+    secret: PageSecret
+    clock: Clock
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.client.port}"
+
+    def same_origin(self) -> dict[str, str]:
+        return {"Origin": self.origin, "Sec-Fetch-Site": "same-origin"}
+
+    async def post(
+        self, path: str, data: dict[str, str], headers: dict[str, str] | None = None
+    ) -> ClientResponse:
+        return await self.client.post(
+            path, data=data, headers=self.same_origin() if headers is None else headers, allow_redirects=False
+        )
+
+    async def login(self) -> None:
+        response = await self.post("/login", {"secret": self.secret.shown()})
+        assert response.status == 303, await response.text()
+
+    async def card(self, **headers: str) -> tuple[str, Forms]:
+        response = await self.client.get("/", headers=headers)
+        text = await response.text()
+        assert response.status == 200, text
+        return text, forms_of(text)
+
+    async def audit_rows(self) -> list[dict[str, Any]]:
+        async with connection(self.db) as conn, conn.execute("SELECT * FROM audit ORDER BY seq") as cursor:
+            return [{**dict(r), "detail": json.loads(r["detail_json"])} for r in await cursor.fetchall()]
+
+    async def approvals_rows(self) -> list[dict[str, Any]]:
+        async with (
+            connection(self.db) as conn,
+            conn.execute("SELECT * FROM approvals ORDER BY rowid") as cursor,
+        ):
+            return [dict(r) for r in await cursor.fetchall()]
+
+    async def status_of(self, proposal_id: str) -> str:
+        async with connection(self.db) as conn:
+            row = await approvals.get_proposal(conn, proposal_id)
+        assert row is not None
+        return row.status
+
+
+@contextlib.asynccontextmanager
+async def page(tmp_path: Path, *, policy: Policy | None = None) -> AsyncIterator[Harness]:
+    """The page app on a test server (127.0.0.1, a free port) over a fresh store."""
+    db = await new_store(tmp_path / "state" / "fleetwatch.db")
+    default_policy, tool_policy = policies()
+    executor = RecordingExecutor(db)
+    secret, clock = PageSecret.new(), Clock()
+    app = build_page_app(
+        policy=policy or default_policy,
+        tool_policy=tool_policy,
+        connect=store_connections(db),
+        executor=executor,
+        secret=secret,
+        clock=clock,
+    )
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        yield Harness(client=client, db=db, executor=executor, secret=secret, clock=clock)
+
+
+def executor_down() -> ExecutorError:
+    return ExecutorError(Code.SERVICE_UNAVAILABLE, "not running")

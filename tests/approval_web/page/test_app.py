@@ -1,0 +1,88 @@
+"""`page_side`: the page listens on 127.0.0.1 only, publishes its secret at start, deletes the
+file at a clean stop, and refuses to start on a port that is taken."""
+
+from __future__ import annotations
+
+import io
+import socket
+import stat
+from pathlib import Path
+
+import pytest
+from aiohttp import ClientSession
+
+from services.approval_web.page import PageError, SecretSink, page_side
+from services.approval_web.page.secret import read_secret_file
+from shared.config import load_settings
+from shared.errors import Code
+from tests.approval_web.page.helpers import executor_down, policies
+
+
+class Down:
+    """An executor client for a page that is only started and stopped here."""
+
+    async def inspect(self, proposal_id: str):
+        raise executor_down()
+
+    async def execute(self, approval_id: str):
+        raise executor_down()
+
+
+def listeners(port: int) -> list[str]:
+    """The local addresses listening on TCP `port` (IPv4 and IPv6), from /proc/net."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, _, hex_port = local.partition(":")
+            if state == "0A" and int(hex_port, 16) == port:
+                found.append(
+                    socket.inet_ntop(socket.AF_INET, bytes.fromhex(address)[::-1])
+                    if len(address) == 8
+                    else address
+                )
+    return found
+
+
+def settings_for(tmp_path: Path, port: int = 0):
+    return load_settings(
+        {
+            "HOME": str(tmp_path),
+            "FLEETWATCH_HOME": str(tmp_path / "home"),
+            "FLEETWATCH_APPROVE_PORT": str(port),
+        }
+    )
+
+
+async def test_the_page_listens_on_loopback_and_its_secret_file_lives_only_while_it_runs(
+    tmp_path: Path,
+) -> None:
+    settings = settings_for(tmp_path)
+    printed = io.StringIO()
+    sink = SecretSink.for_stream(settings.approve_secret_file, printed)
+    policy, tool_policy = policies()
+    async with page_side(settings, policy, tool_policy, sink=sink, executor=Down()) as running:
+        assert running.url == f"http://127.0.0.1:{running.port}/"
+        path = settings.approve_secret_file
+        assert running.secret_file == path and stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert printed.getvalue().strip() == f"Approval page: {running.url}  secret in: {path}"
+        secret = read_secret_file(path)
+        async with ClientSession() as client, client.get(running.url) as response:
+            assert response.status == 200 and "Enter the page secret" in await response.text()
+            assert secret not in await response.text()
+        assert listeners(running.port) == ["127.0.0.1"]  # not on any other address
+    assert not path.exists()
+
+
+async def test_a_taken_port_stops_the_start_with_a_clear_code(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        settings = settings_for(tmp_path, taken.getsockname()[1])
+        sink = SecretSink.for_stream(settings.approve_secret_file, io.StringIO())
+        policy, tool_policy = policies()
+        with pytest.raises(PageError) as caught:
+            async with page_side(settings, policy, tool_policy, sink=sink, executor=Down()):
+                pass
+    assert caught.value.code is Code.SOCKET_IN_USE
+    assert not settings.approve_secret_file.exists()

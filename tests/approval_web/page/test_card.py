@@ -1,0 +1,234 @@
+"""The card is built by code from the stored proposal and a fresh Inspect; anything missing
+leaves only Deny, with the reason in plain words."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from services.approval_web.page.card import ARGUMENT_CAP, NAME_CAP, REASON_CAP, build_card, show_time
+from services.approval_web.page.words import Words, refusal_words
+from shared.approvals import ProposalRow
+from shared.messages import EventFacts, Inspection, StreamFacts, TargetFacts
+from tests.approval_web.page.helpers import policies
+
+DEVICE = "29088800001"
+STREAM = "6f7a8b9c-0d1e-4f2a-9b3c-5d6e7f8091a2"
+
+
+def row(
+    tool: str = "start_stream_endpoint", arguments: dict[str, Any] | None = None, **fields: Any
+) -> ProposalRow:
+    arguments = (
+        arguments if arguments is not None else {"stream_id": STREAM, "device_id": DEVICE, "channel_id": "1"}
+    )
+    values: dict[str, Any] = {
+        "id": "p-000000000001",
+        "created_at": "2026-03-02T09:58:00.000Z",
+        "tool": tool,
+        "arguments": arguments,
+        "targets": (DEVICE,),
+        "fingerprint": {},
+        "fingerprint_hash": "0" * 64,
+        "schema_version": 1,
+        "slot": "sandbox",
+        "reason": "Stream the rehearsal.",
+        "proposed_by": "assistant",
+        "status": "pending",
+        "status_code": None,
+        "bound_record": b"{}",
+        "seal": "0" * 64,
+        "expires_at": None,
+        "decided_at": None,
+        "turn_id": None,
+    }
+    values.update(fields)
+    return ProposalRow(**values)
+
+
+def inspection(**fields: Any) -> Inspection:
+    values: dict[str, Any] = {
+        "proposal_id": "p-000000000001",
+        "complete": True,
+        "targets": (
+            TargetFacts(
+                device_id=DEVICE,
+                found=True,
+                name="Sandbox Pearl-2",
+                model="Pearl-2",
+                online=True,
+                recording=False,
+                channel_id="1",
+                channel_name="Program",
+            ),
+        ),
+        "stream": StreamFacts(
+            stream_id=STREAM, found=True, name="Sandbox test stream", host="test.example.net"
+        ),
+        "event": EventFacts(
+            event_id="sbx4f2a9c1:1791484740",
+            found=True,
+            title="Sandbox rehearsal",
+            start="2026-03-02T11:00:00Z",
+            finish="2026-03-02T12:00:00Z",
+        ),
+        "read_at": "2026-03-02T10:00:00.000Z",
+    }
+    values.update(fields)
+    return Inspection(**values)
+
+
+def card_of(proposal: ProposalRow | None = None, facts: Inspection | None = None, **kwargs: Any):
+    proposal = proposal or row()
+    _, tool_policy = policies()
+    defaults: dict[str, Any] = {
+        "rule": tool_policy.propose.get(proposal.tool),
+        "disruptive": tool_policy.is_disruptive(proposal.tool, proposal.arguments),
+        "inspection": facts if facts is not None else inspection(),
+    }
+    defaults.update(kwargs)
+    return build_card(proposal, **defaults)
+
+
+def test_a_complete_card_names_everything_and_may_be_approved() -> None:
+    card = card_of()
+    assert card.can_approve and card.blockers == ()
+    assert card.title == Words.of("Start a stream")
+    assert card.summary == Words.of("Start sending one channel to a stream destination.")
+    assert card.undo == Words.of("Stop the stream to the same destination.")
+    assert not card.disruptive
+    assert [(a.name, a.value, a.full) for a in card.arguments] == [
+        ("channel_id", "1", True),
+        ("device_id", DEVICE, True),
+        ("stream_id", STREAM, True),
+    ]
+    (target,) = card.targets
+    assert (target.device_id, target.name, target.model, target.channel_id, target.channel_name) == (
+        DEVICE,
+        "Sandbox Pearl-2",
+        "Pearl-2",
+        "1",
+        "Program",
+    )
+    assert (target.online, target.recording) == (Words.of("online"), Words.of("not recording"))
+    stream, event = card.things
+    assert (stream.name, stream.host) == ("Sandbox test stream", "test.example.net")
+    assert (event.name, event.start, event.finish) == (
+        "Sandbox rehearsal",
+        "2026-03-02 11:00 UTC",
+        "2026-03-02 12:00 UTC",
+    )
+    assert card.room == "Sandbox Pearl-2"
+
+
+def test_a_list_argument_is_shown_in_full_as_json_and_recording_says_start_or_stop() -> None:
+    start = card_of(
+        row("batch_recording", {"action": "start", "device_ids": [f"{DEVICE}-1"]}),
+        inspection(stream=None, event=None),
+    )
+    stop = card_of(
+        row("batch_recording", {"action": "stop", "device_ids": [f"{DEVICE}-1"]}),
+        inspection(stream=None, event=None),
+    )
+    assert [(a.name, a.value) for a in start.arguments] == [
+        ("action", "start"),
+        ("device_ids", f'["{DEVICE}-1"]'),
+    ]
+    assert (start.title, stop.title) == (Words.of("Start recording"), Words.of("Stop recording"))
+    assert (start.disruptive, stop.disruptive) == (False, True)
+
+
+def test_an_argument_that_cannot_be_shown_in_full_leaves_only_deny() -> None:
+    long = card_of(
+        row(arguments={"stream_id": "x" * (ARGUMENT_CAP + 1), "device_id": DEVICE, "channel_id": "1"})
+    )
+    hidden = card_of(row(arguments={"stream_id": STREAM, "device_id": DEVICE, "channel_id": "1\u202e"}))
+    assert not long.can_approve and not hidden.can_approve
+    assert long.blockers == (Words.of("The argument %(name)s cannot be shown in full.", name="stream_id"),)
+    assert hidden.blockers == (Words.of("The argument %(name)s cannot be shown in full.", name="channel_id"),)
+
+
+def test_an_id_that_was_not_found_leaves_only_deny_and_says_which() -> None:
+    gone = inspection(
+        complete=False,
+        targets=(TargetFacts(device_id=DEVICE, found=False),),
+        stream=StreamFacts(stream_id=STREAM, found=False),
+        event=EventFacts(event_id="e-1", found=False),
+    )
+    card = card_of(facts=gone)
+    assert card.blockers == (
+        Words.of("Device %(id)s was not found on the sandbox team's list.", id=DEVICE),
+        Words.of("Stream destination %(id)s was not found.", id=STREAM),
+        Words.of("Event %(id)s was not found.", id="e-1"),
+    )
+    assert card.targets[0].online == Words.of("unknown")
+
+
+def test_a_list_that_could_not_be_read_leaves_only_deny() -> None:
+    card = card_of(facts=inspection(complete=False))
+    assert card.blockers == (Words.of("A list could not be read, so some facts are missing."),)
+
+
+def test_a_refusal_the_executor_would_make_now_leaves_only_deny() -> None:
+    card = card_of(facts=inspection(would_refuse="target_recording", would_refuse_message="recording"))
+    assert card.blockers == (
+        Words.of("The executor would refuse this right now: %(why)s", why=refusal_words("target_recording")),
+    )
+
+
+def test_a_failed_inspect_or_one_about_another_proposal_leaves_only_deny() -> None:
+    failed = card_of(inspection=None, inspect_code="service_unavailable")
+    other = card_of(facts=inspection(proposal_id="p-other"))
+    expected = (
+        Words.of("The facts could not be read just now: %(why)s", why=refusal_words("service_unavailable")),
+    )
+    assert failed.blockers == expected and other.blockers == expected
+    assert failed.targets[0].name == "" and failed.things == ()
+
+
+def test_a_tool_the_policy_no_longer_allows_leaves_only_deny() -> None:
+    card = card_of(rule=None)
+    assert card.summary is None and not card.can_approve
+    assert Words.of("The policy no longer allows this tool to be proposed.") in card.blockers
+
+
+def test_the_reason_keeps_its_lines_shows_hidden_characters_and_is_capped() -> None:
+    short = card_of(row(reason="First line\nSecond \u202eline\u202c"))
+    assert short.reason_lines == ("First line", "Second ⟦U+202E⟧line⟦U+202C⟧") and not short.reason_cut
+    long = card_of(row(reason="y" * 5000))
+    assert sum(len(line) for line in long.reason_lines) <= REASON_CAP and long.reason_cut
+    many = card_of(row(reason="\n".join(f"line {n}" for n in range(50))))
+    assert len(many.reason_lines) == 12 and many.reason_cut
+
+
+def test_names_are_shown_visibly_and_capped() -> None:
+    facts = inspection(
+        targets=(TargetFacts(device_id=DEVICE, found=True, name="Room\u200b" + "x" * 500, model="P"),)
+    )
+    (target,) = card_of(facts=facts).targets
+    assert (
+        target.name.startswith("Room⟦U+200B⟧") and len(target.name) == NAME_CAP and target.name.endswith("…")
+    )
+
+
+def test_the_card_hash_covers_every_fact_shown() -> None:
+    assert card_of().card_hash == card_of().card_hash
+    recording = inspection(targets=(msgspec.structs.replace(inspection().targets[0], recording=True),))
+    renamed = inspection(
+        stream=StreamFacts(stream_id=STREAM, found=True, name="Other", host="test.example.net")
+    )
+    hashes = {
+        card_of().card_hash,
+        card_of(facts=recording).card_hash,
+        card_of(facts=renamed).card_hash,
+        card_of(row(reason="another reason")).card_hash,
+    }
+    assert len(hashes) == 4
+
+
+def test_times_are_shown_in_utc_and_unreadable_ones_visibly() -> None:
+    assert show_time("2026-03-02T10:00:00.123Z") == "2026-03-02 10:00 UTC"
+    assert show_time("2026-03-02T05:00:00-05:00") == "2026-03-02 10:00 UTC"
+    assert show_time("soon\u202e") == "soon⟦U+202E⟧"
+    assert show_time(None) is None

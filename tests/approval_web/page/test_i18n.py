@@ -1,0 +1,85 @@
+"""English and Spanish: the language from Accept-Language, the catalogue complete, and the
+translated words still escaped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from babel.messages.extract import extract_from_dir
+from babel.messages.frontend import parse_mapping_cfg
+from babel.messages.pofile import read_po
+
+from services.approval_web.page.i18n import LOCALES_DIR, PAGE_DIR, load_translations, make_say, negotiate
+from services.approval_web.page.words import Words
+from tests.approval_web.page.helpers import REPO
+
+
+@pytest.mark.parametrize(
+    ("header", "lang"),
+    [
+        (None, "en"),
+        ("", "en"),
+        ("es", "es"),
+        ("es-419,es;q=0.9", "es"),
+        ("es-MX", "es"),
+        ("en-US,en;q=0.9,es;q=0.8", "en"),
+        ("fr-FR,es;q=0.5,en;q=0.4", "es"),
+        ("de,fr", "en"),
+        ("es;q=0,en", "en"),
+        ("en;q=0.2, es;q=0.7", "es"),
+        ("es;q=bogus, en", "en"),
+        ("x" * 5000, "en"),
+    ],
+)
+def test_the_language_follows_accept_language(header: str | None, lang: str) -> None:
+    assert negotiate(header) == lang
+
+
+def extracted() -> set[str | tuple[str, ...]]:
+    with (PAGE_DIR / "babel.cfg").open() as handle:
+        method_map, options_map = parse_mapping_cfg(handle)
+    return {
+        message
+        for _, _, message, _, _ in extract_from_dir(
+            str(REPO), method_map, options_map, keywords={"_": None, "N_": None, "ngettext": (1, 2)}
+        )
+    }
+
+
+def test_every_text_of_the_page_and_the_policy_is_translated_to_spanish() -> None:
+    messages = extracted()
+    with (LOCALES_DIR / "es" / "LC_MESSAGES" / "messages.po").open("rb") as handle:
+        catalog = read_po(handle)
+    assert len(messages) > 100
+
+    def translated(message: str | tuple[str, ...]) -> bool:
+        entry = catalog.get(message)
+        strings = entry.string if entry is not None else ""
+        return bool(strings) and all(strings if isinstance(strings, tuple) else [strings])
+
+    assert [m for m in messages if not translated(m)] == []
+    with (LOCALES_DIR / "en" / "LC_MESSAGES" / "messages.po").open("rb") as handle:
+        english = read_po(handle)
+    assert [m for m in messages if english.get(m) is None] == []
+
+
+def test_the_policy_summaries_are_in_the_catalogue() -> None:
+    messages = extracted()
+    assert (
+        "Restart one device. It goes offline for a few minutes, and any recording or stream on it stops."
+        in messages
+    )
+
+
+def test_translated_words_escape_their_parameters_nested_ones_included() -> None:
+    say = make_say(load_translations()["es"])
+    words = Words.of("Nothing ran: %(why)s", why=Words.of("the request did not come from this page."))
+    assert str(say(words)) == "No se ejecutó nada: la solicitud no vino de esta página."
+    hostile = say(Words.of("Event %(id)s was not found.", id="<b>x</b>"))
+    assert str(hostile) == "No se encontró el evento &lt;b&gt;x&lt;/b&gt;."
+
+
+def test_a_text_missing_from_the_catalogue_shows_in_english(tmp_path: Path) -> None:
+    say = make_say(load_translations()["es"])
+    assert str(say(Words.of("A text nobody translated"))) == "A text nobody translated"

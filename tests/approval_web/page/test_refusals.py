@@ -1,0 +1,296 @@
+"""Every refusal of the page changes nothing: no approval consumed, no Execute sent, the
+approval tables as they were, and exactly one audit row naming the code."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import ClientSession, CookieJar
+
+from services.approval_web.page.context import PAGE
+from tests.approval_web.page.helpers import Harness, add_proposal, connection, forms_of, page
+
+TABLES = {
+    "proposals": "SELECT * FROM proposals ORDER BY rowid",
+    "approvals": "SELECT * FROM approvals ORDER BY rowid",
+    "executions": "SELECT * FROM executions ORDER BY rowid",
+    "sessions": "SELECT * FROM sessions ORDER BY rowid",
+}
+
+
+async def snapshot(h: Harness) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    async with connection(h.db) as conn:
+        for table, sql in TABLES.items():
+            async with conn.execute(sql) as cursor:
+                out[table] = [tuple(r) for r in await cursor.fetchall()]
+        async with conn.execute("SELECT count(*) FROM audit") as cursor:
+            row = await cursor.fetchone()
+    out["audit"] = row[0] if row else 0
+    return out
+
+
+@contextlib.asynccontextmanager
+async def refused_once(h: Harness, code: str) -> AsyncIterator[None]:
+    """The block must leave the tables unchanged, send no Execute, and add one refusal row."""
+    before = await snapshot(h)
+    executed = list(h.executor.executed)
+    yield
+    after = await snapshot(h)
+    assert {t: after[t] for t in TABLES} == {t: before[t] for t in TABLES}
+    assert h.executor.executed == executed
+    rows = (await h.audit_rows())[before["audit"] :]
+    assert [(r["kind"], r["detail"]["code"]) for r in rows] == [("refusal", code)]
+
+
+async def card_ready(tmp_path: Path) -> AsyncIterator[tuple[Harness, dict[str, str]]]:
+    async with page(tmp_path) as h:
+        await add_proposal(h.db)
+        await h.login()
+        _, forms = await h.card()
+        yield h, forms.forms["/approve"]
+
+
+@pytest.fixture
+async def ready(tmp_path: Path) -> AsyncIterator[tuple[Harness, dict[str, str]]]:
+    async for pair in card_ready(tmp_path):
+        yield pair
+
+
+async def test_a_post_without_the_session_cookie_is_refused(ready: tuple[Harness, dict[str, str]]) -> None:
+    h, form = ready
+    h.client.session.cookie_jar.clear()
+    async with refused_once(h, "secret_required"):
+        response = await h.post("/approve", form)
+        assert response.status == 401
+
+
+async def test_a_forged_session_cookie_is_refused(ready: tuple[Harness, dict[str, str]]) -> None:
+    h, form = ready
+    h.client.session.cookie_jar.clear()
+    h.client.session.cookie_jar.update_cookies({"fleetwatch_page": "forged-" + "A" * 36})
+    async with refused_once(h, "secret_required"):
+        response = await h.post("/approve", form)
+        assert response.status == 401
+
+
+async def test_a_wrong_secret_is_refused_and_starts_no_session(tmp_path: Path) -> None:
+    async with page(tmp_path) as h, refused_once(h, "secret_wrong"):
+        response = await h.post("/login", {"secret": "WRONG-WRONG-WRONG"})
+        assert response.status == 403
+        assert "fleetwatch_page" not in {c.key for c in h.client.session.cookie_jar}
+        assert "That is not the page secret." in await response.text()
+
+
+async def test_wrong_secrets_slow_the_form_after_three_tries_without_extending_the_wait(
+    tmp_path: Path,
+) -> None:
+    async with page(tmp_path) as h:
+        for _ in range(3):
+            async with refused_once(h, "secret_wrong"):
+                await h.post("/login", {"secret": "nope"})
+        async with refused_once(h, "slow_down"):  # even the right secret waits
+            response = await h.post("/login", {"secret": h.secret.shown()})
+            assert response.status == 429 and response.headers["Retry-After"] == "1"
+        h.clock.now += 0.5
+        async with refused_once(h, "slow_down"):
+            await h.post("/login", {"secret": "nope"})
+        h.clock.now += 0.5  # the wait was 1 s from the third wrong entry: not extended
+        async with refused_once(h, "secret_wrong"):
+            response = await h.post("/login", {"secret": "nope"})
+            assert response.headers["Retry-After"] == "2"  # the wait doubles
+        h.clock.now += 2
+        response = await h.post("/login", {"secret": h.secret.shown()})
+        assert response.status == 303
+
+
+async def test_the_slow_down_is_per_address_with_a_higher_ceiling_overall(tmp_path: Path) -> None:
+    async with page(tmp_path) as h:
+        for _ in range(3):
+            await h.post("/login", {"secret": "nope"})
+        # Another address is not slowed by this one's strikes (the app's throttle, by address).
+        strikes = h.client.app[PAGE].throttle
+        assert strikes.wait_left("127.0.0.1", h.clock.now) == 1.0
+        assert strikes.wait_left("127.0.0.2", h.clock.now) == 0.0
+
+
+FOREIGN_HEADERS = [
+    {"Sec-Fetch-Site": "cross-site"},
+    {"Sec-Fetch-Site": "same-site"},
+    {"Sec-Fetch-Site": "none"},
+    {},
+    {"Origin": "https://evil.example"},
+    {"Origin": "null"},
+    {"Origin": "http://localhost:1"},
+    {"Origin": "http://127.0.0.1:1"},
+    {"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
+    {"Sec-Fetch-Site": "same-site", "Origin": "http://127.0.0.1:1"},
+    {"Sec-Fetch-Site": "none", "Origin": "null"},
+    {"Sec-Fetch-Site": "same-origin", "Origin": "https://evil.example"},
+    {"Sec-Fetch-Site": "same-origin", "Origin": "http://localhost:1"},
+    {"Sec-Fetch-Site": "cross-site", "Origin": "OWN"},
+    {"Sec-Fetch-Site": "same-site", "Origin": "OWN"},
+    {"Sec-Fetch-Site": "none", "Origin": "OWN"},
+]
+"""Every Sec-Fetch-Site / Origin combination that does not prove "this page" ("OWN": the
+page's own origin, sent beside a Sec-Fetch-Site that contradicts it)."""
+
+
+@pytest.mark.parametrize("style", ["form", "fetch-text", "fetch-json", "fetch-cors"])
+async def test_a_post_that_did_not_come_from_the_page_is_refused(
+    ready: tuple[Harness, dict[str, str]], style: str
+) -> None:
+    h, form = ready
+    for headers in FOREIGN_HEADERS:
+        sent = {k: (h.origin if v == "OWN" else v) for k, v in headers.items()}
+        for path, fields in (
+            ("/approve", form),
+            ("/deny", form),
+            ("/deny-all", form),
+            ("/login", {"secret": h.secret.shown()}),
+        ):
+            async with refused_once(h, "cross_site"):
+                if style == "form":
+                    response = await h.post(path, fields, headers=sent)
+                else:
+                    body = "&".join(f"{k}={v}" for k, v in fields.items())
+                    content_type = {"fetch-text": "text/plain", "fetch-json": "application/json"}.get(
+                        style, "application/x-www-form-urlencoded"
+                    )
+                    mode = "cors" if style == "fetch-cors" else "no-cors"
+                    fetch = {
+                        **sent,
+                        "Content-Type": content_type,
+                        "Sec-Fetch-Mode": mode,
+                        "Sec-Fetch-Dest": "empty",
+                    }
+                    response = await h.client.post(path, data=body, headers=fetch, allow_redirects=False)
+                assert response.status == 403, (path, headers)
+
+
+@pytest.mark.parametrize(
+    "host", ["evil.example", "evil.example:{port}", "127.0.0.1", "127.0.0.1:1", "[::1]:{port}"]
+)
+async def test_a_request_naming_a_foreign_host_is_refused(
+    ready: tuple[Harness, dict[str, str]], host: str
+) -> None:
+    h, form = ready
+    host = host.format(port=h.client.port)
+    async with refused_once(h, "bad_host"):
+        response = await h.client.get("/", headers={"Host": host})
+        assert response.status == 421
+    async with refused_once(h, "bad_host"):
+        response = await h.post("/approve", form, headers={**h.same_origin(), "Host": host})
+        assert response.status == 421
+
+
+async def test_localhost_is_the_page_too(ready: tuple[Harness, dict[str, str]]) -> None:
+    h, _ = ready
+    response = await h.client.get("/page.css", headers={"Host": f"localhost:{h.client.port}"})
+    assert response.status == 200
+
+
+@pytest.mark.parametrize("path", ["/approve", "/deny", "/deny-all", "/login"])
+async def test_an_action_url_fetched_with_get_changes_nothing(
+    ready: tuple[Harness, dict[str, str]], path: str
+) -> None:
+    h, form = ready
+    query = "&".join(f"{k}={v}" for k, v in form.items())
+    async with refused_once(h, "method_not_allowed"):
+        response = await h.client.get(f"{path}?{query}", allow_redirects=False)
+        assert response.status == 405
+
+
+async def test_a_token_made_for_another_proposal_is_refused(tmp_path: Path) -> None:
+    async with page(tmp_path) as h:
+        await add_proposal(h.db)
+        other = await add_proposal(h.db)
+        await h.login()
+        _, forms = await h.card()
+        form = dict(forms.forms["/approve"])
+        async with refused_once(h, "csrf_failed"):
+            response = await h.post("/approve", {**form, "proposal_id": other})
+            assert response.status == 403
+        async with refused_once(h, "csrf_failed"):
+            await h.post("/deny", {**forms.forms["/deny"], "proposal_id": other})
+
+
+async def test_a_token_made_for_another_session_is_refused(ready: tuple[Harness, dict[str, str]]) -> None:
+    h, form = ready
+    async with ClientSession(base_url=h.origin, cookie_jar=CookieJar(unsafe=True)) as second:
+        response = await second.post(
+            "/login", data={"secret": h.secret.shown()}, headers=h.same_origin(), allow_redirects=False
+        )
+        assert response.status == 303
+        other = forms_of(await (await second.get("/")).text()).forms["/approve"]
+        async with refused_once(h, "csrf_failed"):
+            # The second browser posts the first one's form (its own cookie, their token).
+            response = await second.post(
+                "/approve", data=form, headers=h.same_origin(), allow_redirects=False
+            )
+            assert response.status == 403
+        async with refused_once(h, "csrf_failed"):
+            # The first browser posts the second one's token with its own IDs.
+            await h.post("/approve", {**form, "token": other["token"]})
+
+
+async def test_a_replayed_approve_is_refused_and_runs_nothing_more(
+    ready: tuple[Harness, dict[str, str]],
+) -> None:
+    h, form = ready
+    first = await h.post("/approve", form)
+    assert first.status == 200 and len(h.executor.executed) == 1
+    async with refused_once(h, "approval_already_used"):
+        again = await h.post("/approve", form)
+        assert again.status == 409
+        assert "Nothing ran" in await again.text()
+
+
+async def test_approve_after_the_card_expired_is_refused(ready: tuple[Harness, dict[str, str]]) -> None:
+    h, form = ready
+    async with connection(h.db) as conn:
+        await conn.execute(
+            "UPDATE approvals SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 seconds') WHERE id = ?",
+            (form["approval_id"],),
+        )
+    async with refused_once(h, "approval_expired"):
+        response = await h.post("/approve", form)
+        assert response.status == 409
+        assert "the card expired" in await response.text()
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+async def test_an_oversize_body_is_refused(ready: tuple[Harness, dict[str, str]], chunked: bool) -> None:
+    h, form = ready
+    body = "&".join(f"{k}={v}" for k, v in form.items()) + "&pad=" + "x" * 20_000
+    headers = {**h.same_origin(), "Content-Type": "application/x-www-form-urlencoded"}
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(body), 4096):
+            yield body[start : start + 4096].encode()
+
+    async with refused_once(h, "body_too_large"):
+        response = await h.client.post(
+            "/approve", data=chunks() if chunked else body, headers=headers, allow_redirects=False
+        )
+        assert response.status == 413
+
+
+async def test_every_response_carries_the_security_headers(ready: tuple[Harness, dict[str, str]]) -> None:
+    h, _ = ready
+    for response in (await h.client.get("/"), await h.client.get("/nowhere"), await h.client.get("/approve")):
+        csp = response.headers["Content-Security-Policy"]
+        assert "frame-ancestors 'none'" in csp and "script-src" not in csp and "default-src 'none'" in csp
+        assert response.headers["Referrer-Policy"] == "no-referrer"
+        assert response.headers["Cache-Control"] == "no-store"
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+    login = await h.client.post(
+        "/login", data={"secret": h.secret.shown()}, headers=h.same_origin(), allow_redirects=False
+    )
+    cookie = login.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
+    assert h.secret.shown() not in cookie and "Max-Age" not in cookie and "expires" not in cookie.lower()

@@ -1,0 +1,99 @@
+"""The approval flow with real processes: the campus lab in this process, the executor and
+approval_web (approval.sock and the page) as ``python -m`` processes over one store.
+
+A proposal enters the way the assistant sends one: `SubmitProposal` on approval.sock (here
+drafted by an operator, the test's own uid), which approval_web checks and has the executor
+Prepare against the lab's sandbox team. The page's address is read from approval_web's log
+(it listens on a free port) and its secret from the 0600 file (stdout is not a terminal).
+
+The campus sandbox team: 29088800001 "Sandbox Pearl-2" (idle, channels 1 "Program" and
+2 "Camera 2"), 29088800002 "Sandbox Pearl Mini" (recording), 29088800003 "Sandbox Nano". The
+fence allows the first two.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from services.approval_web.page.secret import read_secret_file
+from services.lab.server import LabHandle, run_lab
+from shared.config import Settings
+from shared.messages import ProposalAccepted, SubmitProposal
+from shared.protocol import request
+from shared.slots import SignIn, write_slot
+from tests.procs import READY_SECONDS, ServiceProcess, base_env, start_service, stop_all
+
+IDLE, RECORDING, NANO = "29088800001", "29088800002", "29088800003"
+PAGE_LINE = re.compile(r"Approval page: (http://127\.0\.0\.1:\d+/)  secret in: (\S+)")
+
+
+@dataclass
+class Stack:
+    lab: LabHandle
+    settings: Settings
+    executor: ServiceProcess
+    approval_web: ServiceProcess
+    url: str
+    secret: str
+
+    async def propose(self, tool: str, arguments: dict[str, Any], reason: str = "Class starts soon.") -> str:
+        """Submit a proposal on approval.sock (as an operator's draft); its ID."""
+        reply = await request(
+            self.settings.approval_socket,
+            SubmitProposal(tool=tool, arguments=arguments, reason=reason, proposed_by="operator"),
+            ProposalAccepted,
+            timeout_seconds=30,
+        )
+        assert isinstance(reply, ProposalAccepted), reply
+        return reply.proposal_id
+
+    def writes(self) -> list[dict[str, Any]]:
+        return self.lab.writes()
+
+
+async def page_address(service: ServiceProcess) -> tuple[str, Path]:
+    """The page's URL and secret file, from the line approval_web prints once it listens."""
+    async with asyncio.timeout(READY_SECONDS):
+        while True:
+            found = PAGE_LINE.search(service.log_text(tail=20_000))
+            if found:
+                return found.group(1), Path(found.group(2))
+            assert service.process.returncode is None, service.log_text()
+            await asyncio.sleep(0.02)  # polling a real external process, hard-bounded above
+
+
+@contextlib.asynccontextmanager
+async def running_stack(home: Path, **env: str) -> AsyncIterator[Stack]:
+    """Lab, executor and approval_web for the block; both processes stopped at its end."""
+    async with run_lab("campus") as lab:
+        sandbox = lab.teams["sandbox"]
+        full = base_env(
+            home,
+            FLEETWATCH_EPIPHAN_MCP_URL=lab.mcp_url,
+            FLEETWATCH_WRITE_DEVICE_IDS=f"{IDLE},{RECORDING}",
+            FLEETWATCH_WRITE_TEAM_ID=sandbox.team_id,
+            **env,
+        )
+        started: list[ServiceProcess] = []
+        try:
+            executor = await start_service("services.executor", full)
+            started.append(executor)
+            write_slot(
+                executor.settings.sandbox_token_file,
+                SignIn(access_token=sandbox.token, server=lab.mcp_url, team_id=sandbox.team_id, kind="lab"),
+            )
+            approval_web = await start_service("services.approval_web", full)
+            started.append(approval_web)
+            url, secret_file = await page_address(approval_web)
+            assert secret_file == approval_web.settings.approve_secret_file
+            yield Stack(
+                lab, approval_web.settings, executor, approval_web, url, read_secret_file(secret_file)
+            )
+        finally:
+            await stop_all(started)

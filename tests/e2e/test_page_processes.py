@@ -1,0 +1,48 @@
+"""The page in the real approval_web process, with the real executor and the lab: Approve
+writes once, however many times it is pressed at once; the secret file lives only while the
+page runs."""
+
+from __future__ import annotations
+
+import asyncio
+import stat
+from pathlib import Path
+
+from aiohttp import ClientSession, CookieJar
+
+from tests.approval_web.page.helpers import forms_of
+from tests.e2e.stack import IDLE, running_stack
+
+
+async def test_twenty_concurrent_approves_of_one_card_write_once(tmp_path: Path) -> None:
+    async with running_stack(tmp_path / "home") as stack:
+        proposal_id = await stack.propose("batch_recording", {"action": "start", "device_ids": [f"{IDLE}-1"]})
+        secret_file = stack.settings.approve_secret_file
+        assert stat.S_IMODE(secret_file.stat().st_mode) == 0o600
+        assert stack.secret not in stack.approval_web.log_text()
+        origin = stack.url.rstrip("/")
+        headers = {"Origin": origin, "Sec-Fetch-Site": "same-origin"}
+        async with ClientSession(base_url=origin, cookie_jar=CookieJar(unsafe=True)) as browser:
+            login = await browser.post(
+                "/login", data={"secret": stack.secret}, headers=headers, allow_redirects=False
+            )
+            assert login.status == 303
+            card = await (await browser.get("/")).text()
+            assert "Sandbox Pearl-2" in card and "Program" in card and f"{IDLE}-1" in card
+            form = forms_of(card).forms["/approve"]
+            assert form["proposal_id"] == proposal_id
+
+            async def press() -> tuple[int, str]:
+                response = await browser.post("/approve", data=form, headers=headers, allow_redirects=False)
+                return response.status, await response.text()
+
+            answers = await asyncio.gather(*(press() for _ in range(20)))
+        done = [text for status, text in answers if status == 200 and "<h1>Done</h1>" in text]
+        refused = [text for status, text in answers if status == 409 and "Nothing ran" in text]
+        assert (len(done), len(refused)) == (1, 19)
+        writes = stack.writes()
+        assert [(w["tool"], w["arguments"]) for w in writes] == [
+            ("batch_recording", {"action": "start", "device_ids": [f"{IDLE}-1"]})
+        ]
+        assert "Epiphan shows the change" in done[0]
+    assert not secret_file.exists()  # deleted at the clean stop
