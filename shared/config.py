@@ -274,7 +274,7 @@ SETTINGS: tuple[Setting, ...] = (
         False,
         _optional_url,
     ),
-    Setting("FLEETWATCH_MODEL", "claude-sonnet-4-5", "Model name.", False, _text),
+    Setting("FLEETWATCH_MODEL", "claude-sonnet-4-6", "Model name (Anthropic Messages API).", False, _text),
     Setting(
         "FLEETWATCH_MODEL_TIMEOUT_SECONDS",
         "60",

@@ -18,7 +18,8 @@ boundary with ``raise ... from``)::
     ├── shared.epiphan.EpiphanError      the Epiphan server (or the guard) refused a call
     ├── shared.mcp_session.McpCallError  no tool result came back (unreachable, timeout)
     ├── shared.fleet.FleetShapeError     a read result has no known shape
-    └── shared.slots.SlotError           a token slot is missing or unsafe
+    ├── shared.slots.SlotError           a token slot is missing or unsafe, or its lock is busy
+    └── shared.signin_oauth.SignInError  a sign-in failed, is dead, or breaks the fence
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import functools
 import logging
 import operator
@@ -242,6 +243,42 @@ def peer_credentials(sock: Any) -> PeerCred:
     return PeerCred(pid=pid, uid=uid, gid=gid)
 
 
+SO_PEERGROUPS = getattr(socket, "SO_PEERGROUPS", 59)
+"""Linux ``SO_PEERGROUPS`` (since 4.13; Python does not name it): the peer's supplementary
+groups as the kernel recorded them at ``connect``."""
+
+
+def peer_groups(sock: Any) -> frozenset[int]:
+    """The supplementary gids of the other end of a connected unix socket (``SO_PEERGROUPS``);
+    empty when the kernel cannot say."""
+    size = 4 * 64
+    while size <= 4 * 65536:
+        try:
+            raw = sock.getsockopt(socket.SOL_SOCKET, SO_PEERGROUPS, size)
+        except OSError as exc:
+            if exc.errno == errno.ERANGE:
+                size *= 4
+                continue
+            return frozenset()
+        return frozenset(struct.unpack(f"{len(raw) // 4}I", raw[: len(raw) // 4 * 4]))
+    return frozenset()
+
+
+def peer_admitted(
+    peer: PeerCred, sock: Any, allowed_uids: frozenset[int], allowed_gids: frozenset[int]
+) -> bool:
+    """True when the peer's uid is allowed, or its gid or one of its supplementary groups
+    (`peer_groups`) is. All three facts come from the kernel."""
+    if peer.uid in allowed_uids:
+        return True
+    if not allowed_gids:
+        return False
+    return peer.gid in allowed_gids or bool(peer_groups(sock) & allowed_gids)
+
+
+REFUSAL_DRAIN_SECONDS = 1.0
+"""How long a refused peer's connection stays open for its request to arrive (never handled)."""
+
 Handler = Callable[[Message, PeerCred], Awaitable[Message]]
 RefusedPeerHook = Callable[[PeerCred], Awaitable[None]]
 
@@ -291,13 +328,15 @@ async def serve_unix(
     *,
     codec: Codec,
     allowed_uids: Collection[int],
+    allowed_gids: Collection[int] = (),
     mode: int = 0o660,
     on_refused_peer: RefusedPeerHook | None = None,
     max_frame_bytes: int = MAX_FRAME_BYTES,
 ) -> asyncio.Server:
     """Serve `handler` on a unix socket at `path` (folder made 0750 if missing; file `mode`).
 
-    Per connection: a peer whose uid (``SO_PEERCRED``) is not in `allowed_uids` gets
+    Per connection: a peer whose uid (``SO_PEERCRED``) is not in `allowed_uids`, and whose gid
+    and supplementary groups (``SO_PEERGROUPS``) are not in `allowed_gids`, gets
     ``ErrorReply(peer_not_allowed)``, `on_refused_peer(peer)` is awaited (write the audit row
     there) and the connection closes. Otherwise frames are read in a loop, decoded by `codec`,
     and ``await handler(request, peer)`` answers each; a `FleetwatchError` it raises becomes an
@@ -309,7 +348,7 @@ async def serve_unix(
             and is not a socket.
     """
     path = Path(path)
-    allowed = frozenset(allowed_uids)
+    allowed, allowed_groups = frozenset(allowed_uids), frozenset(allowed_gids)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o750)
     if path.is_symlink() or path.exists():
         if not stat.S_ISSOCK(path.lstat().st_mode):
@@ -320,14 +359,21 @@ async def serve_unix(
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            peer = peer_credentials(writer.get_extra_info("socket"))
-            if peer.uid not in allowed:
+            sock = writer.get_extra_info("socket")
+            peer = peer_credentials(sock)
+            if not peer_admitted(peer, sock, allowed, allowed_groups):
                 refusal = ErrorReply(
                     code=Code.PEER_NOT_ALLOWED, message=f"uid {peer.uid} may not use this socket"
                 )
                 await _send(writer, codec, refusal, max_frame_bytes)
                 if on_refused_peer is not None:
                     await on_refused_peer(peer)
+                # Take (and drop) the peer's request before closing: closing first can break its
+                # write, and a broken pipe hides the refusal it was about to read.
+                with contextlib.suppress(ProtocolError, TimeoutError):
+                    await asyncio.wait_for(
+                        read_frame(reader, max_bytes=max_frame_bytes), REFUSAL_DRAIN_SECONDS
+                    )
                 return
             while True:
                 try:

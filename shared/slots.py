@@ -202,7 +202,9 @@ async def locked_slot(path: Path, *, timeout_seconds: float = LOCK_SECONDS) -> A
     try:
         fd = _open_private(lock_path(path), os.O_RDWR | os.O_CREAT, owner)
     except OSError as exc:
-        raise SlotError(Code.CONFIG_INVALID, f"{lock_path(path)}: cannot open the lock ({exc.strerror})") from exc
+        raise SlotError(
+            Code.CONFIG_INVALID, f"{lock_path(path)}: cannot open the lock ({exc.strerror})"
+        ) from exc
     try:
         deadline = time.monotonic() + timeout_seconds
         while True:
@@ -212,7 +214,8 @@ async def locked_slot(path: Path, *, timeout_seconds: float = LOCK_SECONDS) -> A
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     raise SlotError(
-                        Code.SIGN_IN_BUSY, f"{path}: another process held the lock for {timeout_seconds:.0f} s"
+                        Code.SIGN_IN_BUSY,
+                        f"{path}: another process held the lock for {timeout_seconds:.0f} s",
                     ) from None
                 await asyncio.sleep(_LOCK_POLL_SECONDS)
         try:

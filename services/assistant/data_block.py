@@ -93,7 +93,9 @@ def data_block(source: str, payload: Any) -> str:
     name we offered, or ``error``; it is not escaped."""
     max_items = MAX_ITEMS
     while True:
-        body = escape_json(json.dumps(cap(payload, max_items=max_items), ensure_ascii=False, separators=(",", ":")))
+        body = escape_json(
+            json.dumps(cap(payload, max_items=max_items), ensure_ascii=False, separators=(",", ":"))
+        )
         if len(body) <= MAX_BLOCK_CHARS or max_items <= 1:
             break
         max_items //= 2
@@ -102,7 +104,7 @@ def data_block(source: str, payload: Any) -> str:
     return f'{OPEN} source="{source}">\n{body}\n{CLOSE}'
 
 
-def error_block(source: str, code: str, message: str, **facts: Any) -> str:
+def error_block(source: str, code: str, message: str, /, **facts: Any) -> str:
     """A data block holding ``{"error": {"code", "message", ...facts}}``."""
     return data_block(source, {"error": {"code": code, "message": message, **facts}})
 

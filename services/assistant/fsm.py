@@ -75,16 +75,22 @@ def check(session: Session, kind: ToolKind, targets: Iterable[str] = ()) -> Bloc
         return None
     wanted = tuple(targets)
     if session.state is State.RESOLVING:
-        return Blocked(session.state, kind, "no device has been resolved in this session; list the team's devices first")
+        return Blocked(
+            session.state, kind, "no device has been resolved in this session; list the team's devices first"
+        )
     unresolved = [t for t in wanted if t not in session.resolved]
     if unresolved or not wanted:
         return Blocked(
-            session.state, kind, "a target was not resolved in this session; use an ID from the team's device list"
+            session.state,
+            kind,
+            "a target was not resolved in this session; use an ID from the team's device list",
         )
     waiting = sorted({session.pending[t] for t in wanted if t in session.pending})
     if waiting:
         return Blocked(
-            session.state, kind, f"a proposal for this target is still pending ({', '.join(waiting)}); wait for it"
+            session.state,
+            kind,
+            f"a proposal for this target is still pending ({', '.join(waiting)}); wait for it",
         )
     return None
 

@@ -44,17 +44,32 @@ def choose(question: str, language: str | None) -> str:
 
 
 _STATE_WORDS: Final = {
-    "waiting_for_approval": ("waiting for approval on the approval page", "esperando aprobación en la página de aprobación"),
+    "waiting_for_approval": (
+        "waiting for approval on the approval page",
+        "esperando aprobación en la página de aprobación",
+    ),
     "approved": ("approved, not run yet", "aprobada, todavía no se ejecutó"),
     "running": ("running now", "ejecutándose ahora"),
     "denied": ("denied by a person; nothing ran", "denegada por una persona; no se ejecutó nada"),
     "expired": ("expired without approval; nothing ran", "venció sin aprobación; no se ejecutó nada"),
-    "refused": ("refused by the executor's checks; nothing ran", "rechazada por las comprobaciones del ejecutor; no se ejecutó nada"),
-    "ran_ok": ("ran ok (the change was not confirmed afterwards)", "se ejecutó bien (el cambio no se confirmó después)"),
+    "refused": (
+        "refused by the executor's checks; nothing ran",
+        "rechazada por las comprobaciones del ejecutor; no se ejecutó nada",
+    ),
+    "ran_ok": (
+        "ran ok (the change was not confirmed afterwards)",
+        "se ejecutó bien (el cambio no se confirmó después)",
+    ),
     "verified": ("ran ok and verified", "se ejecutó bien y se verificó"),
-    "contradicted": ("ran, but a later read contradicts the change", "se ejecutó, pero una lectura posterior contradice el cambio"),
+    "contradicted": (
+        "ran, but a later read contradicts the change",
+        "se ejecutó, pero una lectura posterior contradice el cambio",
+    ),
     "error": ("ran with an error", "se ejecutó con un error"),
-    "unknown": ("may or may not have run (the outcome is unknown)", "puede que se haya ejecutado o no (resultado desconocido)"),
+    "unknown": (
+        "may or may not have run (the outcome is unknown)",
+        "puede que se haya ejecutado o no (resultado desconocido)",
+    ),
     "unreadable": ("its state could not be read", "no se pudo leer su estado"),
 }
 _PROPOSAL_WORD: Final = {"en": "Proposal", "es": "Propuesta"}

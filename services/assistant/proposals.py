@@ -76,12 +76,16 @@ def check_proposal(
     if extra or missing:
         parts = [f"missing {', '.join(missing)}"] if missing else []
         parts += ["unexpected fields"] if extra else []
-        raise FleetwatchError(Code.INVALID_ARGUMENTS, f"propose_change takes tool, arguments, reason: {'; '.join(parts)}")
+        raise FleetwatchError(
+            Code.INVALID_ARGUMENTS, f"propose_change takes tool, arguments, reason: {'; '.join(parts)}"
+        )
     tool, arguments, reason = tool_input["tool"], tool_input["arguments"], tool_input["reason"]
     if not isinstance(tool, str) or not isinstance(arguments, Mapping):
         raise FleetwatchError(Code.INVALID_ARGUMENTS, "tool must be text and arguments an object")
     if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON_CHARS:
-        raise FleetwatchError(Code.INVALID_ARGUMENTS, f"reason must be 1 to {MAX_REASON_CHARS} characters of text")
+        raise FleetwatchError(
+            Code.INVALID_ARGUMENTS, f"reason must be 1 to {MAX_REASON_CHARS} characters of text"
+        )
     rule = tool_policy.rule_for(tool)
     canonical = canonicalize_arguments(arguments)
     rule.validate(canonical)
@@ -89,7 +93,9 @@ def check_proposal(
     if allowlist:
         outside = [t for t in targets if t not in allowlist]
         if outside:
-            raise FleetwatchError(Code.TARGET_NOT_ALLOWLISTED, "a target is not on FLEETWATCH_WRITE_DEVICE_IDS")
+            raise FleetwatchError(
+                Code.TARGET_NOT_ALLOWLISTED, "a target is not on FLEETWATCH_WRITE_DEVICE_IDS"
+            )
     key = canonical_json({"tool": rule.tool, "arguments": canonical}).decode("utf-8")
     return CheckedProposal(tool=rule.tool, arguments=canonical, reason=reason, targets=targets, key=key)
 
@@ -136,13 +142,26 @@ class ApprovalSocketSink:
     async def state(self, proposal_id: str) -> ProposalState | ErrorReply:
         try:
             return await request(
-                self.path, GetProposalState(proposal_id=proposal_id), ProposalState, timeout_seconds=self.timeout_seconds
+                self.path,
+                GetProposalState(proposal_id=proposal_id),
+                ProposalState,
+                timeout_seconds=self.timeout_seconds,
             )
         except ProtocolError as exc:
             return ErrorReply(code=exc.code, message=exc.message)
 
     async def expire_turn(self, turn_id: str) -> int:
-        reply = await request(self.path, ExpireTurn(turn_id=turn_id), Count, timeout_seconds=self.timeout_seconds)
+        reply = await request(
+            self.path, ExpireTurn(turn_id=turn_id), Count, timeout_seconds=self.timeout_seconds
+        )
         if isinstance(reply, ErrorReply):
-            raise FleetwatchError(Code(reply.code), reply.message)
+            raise FleetwatchError(code_of(reply.code), reply.message)
         return reply.count
+
+
+def code_of(text: str) -> Code:
+    """The `Code` named by a wire code, or ``internal_error`` for one this build does not know."""
+    try:
+        return Code(text)
+    except ValueError:
+        return Code.INTERNAL_ERROR

@@ -109,7 +109,7 @@ READ_TOOL_DEFINITIONS: Final[Mapping[str, tuple[str, dict[str, Any]]]] = Mapping
             _object({"cms": {"type": "string", "minLength": 1, "maxLength": 40}}, ("cms",)),
         ),
         "kb_search": (
-            "Search Epiphan's knowledge base.",
+            "Search Epiphan's knowledge base for articles; returns article IDs for kb_fetch.",
             _object({"query": {"type": "string", "minLength": 1, "maxLength": 500}}, ("query",)),
         ),
         "kb_fetch": (
@@ -165,7 +165,9 @@ ASK_OPERATOR_DEFINITION: Final[Mapping[str, Any]] = MappingProxyType(
             "Ask the operator one short question when you cannot go on without their answer. "
             "It ends this turn; the operator answers in a new question."
         ),
-        "input_schema": _object({"question": {"type": "string", "minLength": 1, "maxLength": 500}}, ("question",)),
+        "input_schema": _object(
+            {"question": {"type": "string", "minLength": 1, "maxLength": 500}}, ("question",)
+        ),
     }
 )
 

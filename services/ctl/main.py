@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from services.ctl import commands_admin, commands_fleet
+from services.ctl import commands_admin, commands_ask, commands_doctor, commands_fleet, commands_signin
 from shared.errors import FleetwatchError
 
 EPILOG = (
@@ -48,7 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true", help="print JSON instead of a table")
     demo.set_defaults(run=commands_fleet.demo)
 
+    commands_ask.add_commands(sub, EPILOG)
     commands_admin.add_commands(sub, EPILOG)
+    commands_signin.add_commands(sub, EPILOG)
+    commands_doctor.add_commands(sub, EPILOG)
 
     lab = sub.add_parser(
         "lab", help="run the lab, a simulated Epiphan Edge (see 'fleetwatch lab --help')", add_help=False

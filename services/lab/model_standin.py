@@ -16,7 +16,8 @@ so the real Anthropic SDK talks to it unchanged (``AsyncAnthropic(base_url=stand
   see whether the cached prompt stayed byte-identical.
 
 A **script** decides each answer: a callable ``(ModelRequest) -> Reply`` (or an awaitable of
-one), or the name of one in `SCRIPTS` (``demo`` lives in ``services.lab.model_scripts``).
+one; see `services.lab.model_scripts.api`, re-exported here), or the name of one in
+`services.lab.model_scripts.SCRIPTS` (``demo``, ``refuse``, ``echo``).
 Every request is recorded (`ModelStandin.requests`) so tests can assert on what reached the
 model. Faults (`ModelStandin.set_fault`): ``http_500``, ``overloaded`` (529), ``slow``
 (answer ``seconds`` late), ``stream_error`` (an ``error`` event after ``message_start``).
@@ -34,13 +35,48 @@ import inspect
 import json
 import secrets
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 
 from services.lab import LabError
+from services.lab.model_scripts import SCRIPTS
+from services.lab.model_scripts.api import (
+    ModelRequest,
+    Reply,
+    Script,
+    Text,
+    ToolResult,
+    ToolUse,
+    call,
+    json_in,
+    say,
+)
+from shared.errors import FleetwatchError
+from shared.local_http import serve_local
+
+__all__ = [
+    "DEFAULT_KEY",
+    "FAULT_KINDS",
+    "ModelRequest",
+    "ModelStandin",
+    "Reply",
+    "Script",
+    "StandinHandle",
+    "Text",
+    "ToolResult",
+    "ToolUse",
+    "build_app",
+    "cached_prefix",
+    "call",
+    "json_in",
+    "main",
+    "resolve_script",
+    "run_model_standin",
+    "say",
+]
 
 DEFAULT_KEY = "standin-key"
 """The key the stand-in accepts when none is given (it is not a secret: loopback, no model)."""
@@ -49,162 +85,20 @@ _JSON_CHUNK = 24
 """Characters of tool input JSON per ``input_json_delta`` (the real API splits it too)."""
 
 
-# --- what a script sees and returns ---------------------------------------------------------
+# --- scripts ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ToolResult:
-    """One ``tool_result`` block of the last user message, with the name of the tool it answers."""
+def resolve_script(script: str | Script) -> Script:
+    """A script callable from a callable or a name in `SCRIPTS`.
 
-    tool_use_id: str
-    name: str
-    text: str
-    is_error: bool
-
-
-@dataclass(frozen=True)
-class ModelRequest:
-    """One request as received: ``body`` (parsed JSON), ``raw`` (the bytes), ``seq`` from 1."""
-
-    seq: int
-    body: Mapping[str, Any]
-    raw: bytes
-
-    @property
-    def system(self) -> Any:
-        return self.body.get("system")
-
-    @property
-    def tools(self) -> list[dict[str, Any]]:
-        return list(self.body.get("tools") or [])
-
-    @property
-    def messages(self) -> list[dict[str, Any]]:
-        return list(self.body.get("messages") or [])
-
-    @property
-    def stream(self) -> bool:
-        return bool(self.body.get("stream"))
-
-    def tool_names(self) -> frozenset[str]:
-        """The names of the tools offered in this request."""
-        return frozenset(t.get("name", "") for t in self.tools)
-
-    def question(self) -> str:
-        """The text of the first user message."""
-        first = self.messages[0] if self.messages else {}
-        return _text_of(first.get("content"))
-
-    def tool_uses(self) -> list[dict[str, Any]]:
-        """Every ``tool_use`` block the model sent so far, oldest first."""
-        return [
-            block
-            for message in self.messages
-            if message.get("role") == "assistant" and isinstance(message.get("content"), list)
-            for block in message["content"]
-            if isinstance(block, dict) and block.get("type") == "tool_use"
-        ]
-
-    def tool_results(self) -> list[ToolResult]:
-        """Every ``tool_result`` so far (all user messages), oldest first."""
-        names = {u.get("id"): u.get("name", "") for u in self.tool_uses()}
-        return [
-            ToolResult(
-                tool_use_id=block.get("tool_use_id", ""),
-                name=names.get(block.get("tool_use_id"), ""),
-                text=_text_of(block.get("content")),
-                is_error=bool(block.get("is_error")),
-            )
-            for message in self.messages
-            if message.get("role") == "user" and isinstance(message.get("content"), list)
-            for block in message["content"]
-            if isinstance(block, dict) and block.get("type") == "tool_result"
-        ]
-
-    def last_tool_results(self) -> list[ToolResult]:
-        """The ``tool_result`` blocks of the last user message only."""
-        last = self.messages[-1] if self.messages else {}
-        ids = {
-            b.get("tool_use_id")
-            for b in last.get("content") or []
-            if isinstance(b, dict) and b.get("type") == "tool_result"
-        }
-        return [r for r in self.tool_results() if r.tool_use_id in ids]
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return ""
-
-
-def json_in(text: str) -> Any:
-    """The first JSON object or array inside `text` (e.g. inside a data block), or None."""
-    decoder = json.JSONDecoder()
-    for index, char in enumerate(text):
-        if char in "{[":
-            try:
-                return decoder.raw_decode(text, index)[0]
-            except ValueError:
-                continue
-    return None
-
-
-@dataclass(frozen=True)
-class Text:
-    """A text block of the answer."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class ToolUse:
-    """A ``tool_use`` block of the answer; ``id`` is made up when None."""
-
-    name: str
-    input: Mapping[str, Any]
-    id: str | None = None
-
-
-@dataclass(frozen=True)
-class Reply:
-    """The model's next message. ``stop_reason`` None means ``tool_use`` when a block is a
-    `ToolUse`, else ``end_turn``; ``output_tokens`` None means bytes / 4."""
-
-    content: Sequence[Text | ToolUse]
-    stop_reason: str | None = None
-    output_tokens: int | None = None
-
-
-def say(text: str) -> Reply:
-    """A reply holding only `text` (``end_turn``)."""
-    return Reply((Text(text),))
-
-
-def call(name: str, arguments: Mapping[str, Any] | None = None, *, text: str | None = None) -> Reply:
-    """A reply calling one tool, optionally after some text."""
-    blocks: list[Text | ToolUse] = [Text(text)] if text else []
-    return Reply((*blocks, ToolUse(name, dict(arguments or {}))))
-
-
-Script = Callable[[ModelRequest], Reply | Awaitable[Reply]]
-
-
-def _refuse(request: ModelRequest) -> Reply:
-    return Reply((Text("I can't help with that."),), stop_reason="refusal")
-
-
-def _echo(request: ModelRequest) -> Reply:
-    return say(f"You asked: {request.question()[:200]}")
-
-
-def scripts() -> Mapping[str, Script]:
-    """The named scripts: ``demo`` (see `services.lab.model_scripts`), ``refuse``, ``echo``."""
-    from services.lab.model_scripts import demo
-
-    return {"demo": demo, "refuse": _refuse, "echo": _echo}
+    Raises:
+        LabError: no script by that name.
+    """
+    if callable(script):
+        return script
+    if script not in SCRIPTS:
+        raise LabError(f"no model script {script!r}; known: {', '.join(sorted(SCRIPTS))}")
+    return SCRIPTS[script]
 
 
 # --- the server ---------------------------------------------------------------------------
@@ -330,8 +224,12 @@ class ModelStandin:
                 content.append({"type": "text", "text": block.text})
             else:
                 tool_id = block.id or f"toolu_{secrets.token_hex(12)}"
-                content.append({"type": "tool_use", "id": tool_id, "name": block.name, "input": dict(block.input)})
-        stop = reply.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn")
+                content.append(
+                    {"type": "tool_use", "id": tool_id, "name": block.name, "input": dict(block.input)}
+                )
+        stop = reply.stop_reason or (
+            "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
+        )
         output = reply.output_tokens if reply.output_tokens is not None else _tokens(_compact(content))
         return {
             "id": f"msg_{secrets.token_hex(12)}",
@@ -344,8 +242,12 @@ class ModelStandin:
             "usage": {**self._usage(body, raw), "output_tokens": output},
         }
 
-    async def _stream(self, request: web.Request, message: dict[str, Any], *, broken: bool) -> web.StreamResponse:
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    async def _stream(
+        self, request: web.Request, message: dict[str, Any], *, broken: bool
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
         await response.prepare(request)
 
         async def send(event: str, data: Mapping[str, Any]) -> None:
@@ -355,7 +257,9 @@ class ModelStandin:
         start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
         await send("message_start", {"type": "message_start", "message": start})
         if broken:
-            await send("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+            await send(
+                "error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+            )
             await response.write_eof()
             return response
         await send("ping", {"type": "ping"})
@@ -383,7 +287,9 @@ class ModelStandin:
 def _block_events(index: int, block: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     events: list[tuple[str, dict[str, Any]]] = []
     if block["type"] == "text":
-        events.append(("content_block_start", {"index": index, "content_block": {"type": "text", "text": ""}}))
+        events.append(
+            ("content_block_start", {"index": index, "content_block": {"type": "text", "text": ""}})
+        )
         text = block["text"]
         for start in range(0, len(text), 40):
             delta = {"type": "text_delta", "text": text[start : start + 40]}
@@ -401,20 +307,6 @@ def _block_events(index: int, block: Mapping[str, Any]) -> list[tuple[str, dict[
 
 def _error(status: int, kind: str, message: str) -> web.Response:
     return web.json_response({"type": "error", "error": {"type": kind, "message": message}}, status=status)
-
-
-def resolve_script(script: str | Script) -> Script:
-    """A script callable from a callable or a name in `scripts()`.
-
-    Raises:
-        LabError: no script by that name.
-    """
-    if callable(script):
-        return script
-    known = scripts()
-    if script not in known:
-        raise LabError(f"no model script {script!r}; known: {', '.join(sorted(known))}")
-    return known[script]
 
 
 def build_app(standin: ModelStandin) -> web.Application:
@@ -450,20 +342,15 @@ class StandinHandle:
 async def run_model_standin(
     script: str | Script = "demo", *, key: str = DEFAULT_KEY, port: int = 0
 ) -> AsyncIterator[StandinHandle]:
-    """Serve a stand-in on ``127.0.0.1:port`` (0: any free port) for the ``async with`` block."""
+    """Serve a stand-in on ``127.0.0.1:port`` (0: any free port) for the ``async with`` block.
+
+    Raises:
+        LabError: an unknown script name.
+        FleetwatchError: ``socket_in_use`` when the port cannot be bound.
+    """
     standin = ModelStandin(resolve_script(script), key)
-    runner = web.AppRunner(build_app(standin), access_log=None)
-    await runner.setup()
-    try:
-        site = web.TCPSite(runner, "127.0.0.1", port)
-        try:
-            await site.start()
-        except OSError as exc:
-            raise LabError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from exc
-        bound = runner.addresses[0][1]
-        yield StandinHandle(standin, f"http://127.0.0.1:{bound}")
-    finally:
-        await runner.cleanup()
+    async with serve_local(build_app(standin), port) as base_url:
+        yield StandinHandle(standin, base_url)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -484,7 +371,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         asyncio.run(serve())
-    except LabError as exc:
+    except FleetwatchError as exc:
         print(f"model_standin: {exc.message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

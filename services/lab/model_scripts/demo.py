@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from services.lab.model_standin import ModelRequest, Reply, ToolResult, call, json_in, say
+from services.lab.model_scripts.api import ModelRequest, Reply, ToolResult, call, json_in, say
 
 DEVICES = "get_devices_in_my_team"
 EVENTS = "get_current_or_next_cms_events_for_devices"
@@ -82,27 +82,28 @@ def choose_room(
     return device, event
 
 
-def _summary(spanish: bool, room: str | None, outcome: Any) -> str:
+def _summary(spanish: bool, room: str | None, minutes: int, outcome: Any) -> str:
     if room is None:
         return (
             "No encontré ninguna sala con una clase próxima que necesite empezar a grabar."
             if spanish
             else "I found no room with an upcoming class that needs a recording started."
         )
+    when = (
+        f"{room} tiene su próxima clase en {minutes} min y no está grabando."
+        if spanish
+        else f"{room} has its next class in {minutes} min and is not recording."
+    )
     if isinstance(outcome, Mapping) and outcome.get("proposal_id"):
-        return (
-            f"{room} tiene una clase pronto y no está grabando. Propuse empezar a grabar; "
-            "una persona debe aprobarlo en la página de aprobación."
+        return when + (
+            " Propuse empezar a grabar; una persona debe aprobarlo en la página de aprobación."
             if spanish
-            else f"{room} has a class soon and is not recording. I proposed starting the recording; "
-            "a person must approve it on the approval page."
+            else " I proposed starting the recording; a person must approve it on the approval page."
         )
     error = outcome.get("error") if isinstance(outcome, Mapping) else None
     code = error.get("code") if isinstance(error, Mapping) else "unknown"
-    return (
-        f"{room} tiene una clase pronto y no está grabando, pero la propuesta fue rechazada ({code})."
-        if spanish
-        else f"{room} has a class soon and is not recording, but the proposal was refused ({code})."
+    return when + (
+        f" La propuesta fue rechazada ({code})." if spanish else f" The proposal was refused ({code})."
     )
 
 
@@ -127,18 +128,18 @@ def demo(request: ModelRequest) -> Reply:
     }
     picked = choose_room(online, events, now)
     if picked is None:
-        return say(_summary(spanish, None, None))
+        return say(_summary(spanish, None, 0, None))
     device, event = picked
     room = str(device.get("Name") or device.get("Id"))
+    start = _time(event.get("start"))
+    minutes = int((start - now).total_seconds() // 60) if start else 0
     if PROPOSE not in results:
         if PROPOSE not in request.tool_names():
-            return say(_summary(spanish, None, None))
-        start = _time(event.get("start"))
-        minutes = int((start - now).total_seconds() // 60) if start else 0
+            return say(_summary(spanish, None, 0, None))
         reason = (
             f"The next class in this room starts in {minutes} min and the room is not recording; "
             "start recording so the class is captured."
         )
         arguments = {"action": "start", "device_ids": [f"{device['Id']}-{_first_channel(device)}"]}
         return call(PROPOSE, {"tool": "batch_recording", "arguments": arguments, "reason": reason})
-    return say(_summary(spanish, room, results[PROPOSE]))
+    return say(_summary(spanish, room, minutes, results[PROPOSE]))

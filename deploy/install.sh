@@ -1,0 +1,230 @@
+#!/bin/sh
+# Install Fleetwatch's systemd deployment: users, groups, folders, config, units. Idempotent.
+# It never overwrites an existing config file and starts nothing: it prints the next steps.
+#
+# Usage: deploy/install.sh [--root DIR] [--name NAME] [--python PATH] [--no-users]
+#   --root DIR     put every file under DIR (a scratch root or a package's DESTDIR); paths
+#                  written inside files stay the real ones (/etc/..., /var/lib/..., /run/...).
+#   --name NAME    base name of users, groups, folders and units (default: fleetwatch).
+#                  Users: NAME-executor, NAME-web, NAME-assistant; groups: NAME (the shared
+#                  store), NAME-operators (people who may use the CLI; the assistant is one).
+#   --python PATH  the interpreter that has Fleetwatch installed (default:
+#                  /opt/NAME/venv/bin/python; make it with: python3 -m venv /opt/NAME/venv &&
+#                  /opt/NAME/venv/bin/pip install /path/to/fleetwatch).
+#   --no-users     create no users or groups and chown nothing (building a package).
+#
+# Who can reach what (see docs/deploy.md):
+#   executor.sock  NAME-web only (group NAME-executor + SO_PEERCRED uid check)
+#   approval.sock  NAME-assistant and NAME-operators (group + SO_PEERCRED uid/gid check)
+#   sandbox token  NAME-executor only (0600 in /var/lib/NAME/executor, 0700)
+#   read token     NAME-assistant only (0600 in /var/lib/NAME/assistant, 0700)
+set -eu
+
+ROOT=""
+NAME="fleetwatch"
+PYTHON=""
+USERS=yes
+HERE=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
+SOURCE=$(dirname -- "$HERE")
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --root) ROOT=${2%/}; shift 2 ;;
+        --name) NAME=$2; shift 2 ;;
+        --python) PYTHON=$2; shift 2 ;;
+        --no-users) USERS=no; shift ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        *) echo "install.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+case "$NAME" in
+    *[!a-z0-9-]*|"") echo "install.sh: --name must be lower-case letters, digits, '-'" >&2; exit 2 ;;
+esac
+[ -n "$PYTHON" ] || PYTHON="/opt/$NAME/venv/bin/python"
+if [ "$(id -u)" != 0 ] && [ "$USERS" = yes ]; then
+    echo "install.sh: run as root (or with --root DIR --no-users to build a tree)" >&2
+    exit 2
+fi
+
+EXECUTOR="$NAME-executor"
+WEB="$NAME-web"
+ASSISTANT="$NAME-assistant"
+OPERATORS="$NAME-operators"
+STORE_GROUP="$NAME"
+
+log() { printf '%s\n' "install.sh: $*"; }
+
+# --- users and groups (real, even with --root: they are what the fence is made of) ---------
+
+ensure_group() {
+    getent group "$1" >/dev/null 2>&1 || { groupadd --system "$1"; log "group $1 created"; }
+}
+
+ensure_user() {  # name, primary group
+    if ! getent passwd "$1" >/dev/null 2>&1; then
+        useradd --system --gid "$2" --no-create-home --home-dir /nonexistent \
+            --shell /usr/sbin/nologin --comment "Fleetwatch service" "$1"
+        log "user $1 created"
+    fi
+}
+
+ensure_member() {  # user, group
+    id -nG "$1" | tr ' ' '\n' | grep -qx "$2" || usermod -a -G "$2" "$1"
+}
+
+create_users() {
+    for group in "$STORE_GROUP" "$OPERATORS" "$EXECUTOR" "$WEB" "$ASSISTANT"; do
+        ensure_group "$group"
+    done
+    ensure_user "$EXECUTOR" "$EXECUTOR"
+    ensure_user "$WEB" "$WEB"
+    ensure_user "$ASSISTANT" "$ASSISTANT"
+    ensure_member "$EXECUTOR" "$STORE_GROUP"
+    ensure_member "$WEB" "$STORE_GROUP"
+    ensure_member "$WEB" "$EXECUTOR"      # the one way to executor.sock
+    ensure_member "$ASSISTANT" "$STORE_GROUP"
+    ensure_member "$ASSISTANT" "$OPERATORS"  # approval.sock
+}
+
+# --- folders ------------------------------------------------------------------------------
+
+folder() {  # path, mode, owner, group: create if missing, then set mode and owner
+    mkdir -p "$ROOT$1"
+    chmod "$2" "$ROOT$1"
+    [ "$USERS" = yes ] && chown "$3:$4" "$ROOT$1"
+    return 0
+}
+
+create_folders() {
+    folder "/etc/$NAME" 0755 root root
+    folder "/var/lib/$NAME" 0755 root root
+    folder "/var/lib/$NAME/store" 2770 root "$STORE_GROUP"
+    folder "/var/lib/$NAME/executor" 0700 "$EXECUTOR" "$EXECUTOR"
+    folder "/var/lib/$NAME/executor/tokens" 0700 "$EXECUTOR" "$EXECUTOR"
+    folder "/var/lib/$NAME/web" 0700 "$WEB" "$OPERATORS"
+    folder "/var/lib/$NAME/assistant" 0700 "$ASSISTANT" "$OPERATORS"
+    folder "/var/lib/$NAME/assistant/tokens" 0700 "$ASSISTANT" "$OPERATORS"
+    # The store is made group-writable before any service opens it: SQLite gives its -wal and
+    # -shm files the database file's mode, and the setgid folder gives them the store group.
+    db="$ROOT/var/lib/$NAME/store/fleetwatch.db"
+    if [ ! -e "$db" ]; then
+        : >"$db"
+        chmod 0660 "$db"
+        [ "$USERS" = yes ] && chown "root:$STORE_GROUP" "$db"
+    fi
+    return 0
+}
+
+# --- config (never overwritten) ---------------------------------------------------------------
+
+id_of() {  # user -> uid, or a placeholder without users
+    if [ "$USERS" = yes ]; then id -u "$1"; else echo "UID_OF_$1"; fi
+}
+
+gid_of() {
+    if [ "$USERS" = yes ]; then getent group "$1" | cut -d: -f3; else echo "GID_OF_$1"; fi
+}
+
+write_config() {
+    env_file="$ROOT/etc/$NAME/$NAME.env"
+    if [ -e "$env_file" ]; then
+        log "kept $env_file (existing config is never overwritten)"
+    else
+        umask 027
+        cat >"$env_file" <<EOF
+# Fleetwatch settings shared by the three services and the CLI (no secrets here: secrets go in
+# /etc/$NAME/<service>.env, readable by root only). Every variable: \`fleetwatch doctor\`.
+# Do not set FLEETWATCH_HOME or FLEETWATCH_RUNTIME_DIR here: each unit sets its own.
+FLEETWATCH_STATE_DIR=/var/lib/$NAME/store
+FLEETWATCH_DB=/var/lib/$NAME/store/fleetwatch.db
+FLEETWATCH_READ_TOKEN_FILE=/var/lib/$NAME/assistant/tokens/read.json
+FLEETWATCH_SANDBOX_TOKEN_FILE=/var/lib/$NAME/executor/tokens/sandbox.json
+FLEETWATCH_POLICY_DIR=/etc/$NAME/policy
+# Epiphan Edge (North America; eu. or au. elsewhere). The lab: http://127.0.0.1:8770/mcp
+FLEETWATCH_EPIPHAN_MCP_URL=https://go.epiphan.cloud/mcp
+# The fence: the sandbox team's ID and/or the master IDs a change may target (comma-separated).
+# With neither, nothing can be proposed or run.
+FLEETWATCH_WRITE_TEAM_ID=
+FLEETWATCH_WRITE_DEVICE_IDS=
+# Who may connect to each socket (checked with SO_PEERCRED besides the socket's file mode).
+# executor.sock: approval_web's user only.
+FLEETWATCH_EXECUTOR_UIDS=$(id_of "$WEB")
+# approval.sock: operators (root, and members of $OPERATORS) may use every admin command;
+# the assistant's user (FLEETWATCH_ASSISTANT_UIDS) may only submit and follow proposals.
+FLEETWATCH_APPROVAL_UIDS=0
+FLEETWATCH_APPROVAL_GIDS=$(gid_of "$OPERATORS")
+# assistant.sock: the assistant itself (its ask page) and members of $OPERATORS.
+FLEETWATCH_ASSISTANT_UIDS=$(id_of "$ASSISTANT")
+FLEETWATCH_ASSISTANT_GIDS=$(gid_of "$OPERATORS")
+EOF
+        umask 022
+        chmod 0640 "$env_file"
+        [ "$USERS" = yes ] && chown "root:$OPERATORS" "$env_file"
+        log "wrote $env_file"
+    fi
+    for service in executor web assistant; do
+        secret_file="$ROOT/etc/$NAME/$service.env"
+        [ -e "$secret_file" ] && continue
+        umask 077
+        {
+            echo "# Secrets of $NAME-$service only; read by systemd as root (mode 0600)."
+            [ "$service" = assistant ] && {
+                echo "# The model API key. Empty = the model is off (keyword answers, nothing sent to a model)."
+                echo "FLEETWATCH_ANTHROPIC_API_KEY="
+            }
+        } >"$secret_file"
+        umask 022
+        chmod 0600 "$secret_file"
+    done
+    if [ ! -e "$ROOT/etc/$NAME/policy" ]; then
+        mkdir -p "$ROOT/etc/$NAME/policy"
+        cp "$SOURCE/policy/policy.yaml" "$SOURCE/policy/tool_policy.yaml" "$ROOT/etc/$NAME/policy/"
+        chmod 0755 "$ROOT/etc/$NAME/policy"
+        chmod 0644 "$ROOT/etc/$NAME/policy/"*.yaml
+        log "copied the policy to /etc/$NAME/policy"
+    fi
+    return 0
+}
+
+# --- units and helpers (code, replaced on every run) ------------------------------------------
+
+render() {  # template, destination, mode
+    sed -e "s#/opt/fleetwatch/venv/bin/python#@PYTHON@#g" -e "s#fleetwatch#$NAME#g" \
+        -e "s#@PYTHON@#$PYTHON#g" "$1" >"$2.tmp"
+    chmod "$3" "$2.tmp"
+    mv -f "$2.tmp" "$2"
+}
+
+install_units() {
+    mkdir -p "$ROOT/etc/systemd/system" "$ROOT/etc/tmpfiles.d" "$ROOT/usr/local/bin"
+    for unit in executor approval-web assistant; do
+        render "$HERE/systemd/fleetwatch-$unit.service" "$ROOT/etc/systemd/system/$NAME-$unit.service" 0644
+    done
+    render "$HERE/systemd/fleetwatch.target" "$ROOT/etc/systemd/system/$NAME.target" 0644
+    render "$HERE/systemd/fleetwatch.tmpfiles" "$ROOT/etc/tmpfiles.d/$NAME.conf" 0644
+    cat >"$ROOT/usr/local/bin/$NAME.tmp" <<EOF
+#!/bin/sh
+# The fleetwatch CLI with the server's settings ($NAME.env) and the operators' socket folder.
+set -a
+. /etc/$NAME/$NAME.env
+FLEETWATCH_RUNTIME_DIR=/run/$NAME
+set +a
+exec "$(dirname -- "$PYTHON")/fleetwatch" "\$@"
+EOF
+    chmod 0755 "$ROOT/usr/local/bin/$NAME.tmp"
+    mv -f "$ROOT/usr/local/bin/$NAME.tmp" "$ROOT/usr/local/bin/$NAME"
+}
+
+[ "$USERS" = yes ] && create_users
+create_folders
+write_config
+install_units
+
+cat <<EOF
+install.sh: done; nothing was started. Next:
+  1. Fence: set FLEETWATCH_WRITE_TEAM_ID and/or FLEETWATCH_WRITE_DEVICE_IDS in /etc/$NAME/$NAME.env
+  2. Operators: usermod -a -G $OPERATORS <person>   (then log in again)
+  3. systemctl daemon-reload && systemd-tmpfiles --create /etc/tmpfiles.d/$NAME.conf
+  4. Sign in (as root): $NAME login --paste   then   $NAME login --sandbox --paste
+  5. systemctl enable --now $NAME.target   and check:   $NAME doctor
+EOF

@@ -1,0 +1,76 @@
+"""``python -m services.assistant``: run the assistant until SIGINT or SIGTERM.
+
+Serves assistant.sock; with ``--page`` also the local ask page on 127.0.0.1
+(``FLEETWATCH_ASK_PORT``). Settings come from ``FLEETWATCH_*``. Exit status: 0 after a
+signal, 2 when the settings, the policy, the store or a socket refuse to start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+
+from services.assistant.server import assistant_side, build_assistant
+from shared.config import Settings, configure_logging, load_settings
+from shared.errors import FleetwatchError
+from shared.policy import Policy, ToolPolicy, load_policies
+from shared.store import migrate, open_store
+
+logger = logging.getLogger("services.assistant")
+
+
+async def run(settings: Settings, policy: Policy, tool_policy: ToolPolicy, *, page: bool = False) -> None:
+    """Serve until SIGINT or SIGTERM."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    store = await open_store(settings.db)
+    try:
+        await migrate(store)
+        assistant, reader = build_assistant(settings, policy, tool_policy, store)
+        async with contextlib.AsyncExitStack() as stack:
+            await stack.enter_async_context(assistant_side(settings, assistant))
+            if page:
+                from services.assistant.page import serve_page
+
+                url = await stack.enter_async_context(serve_page(assistant, settings.ask_port))
+                logger.info("ask page at %s", url)
+            logger.info(
+                "assistant serving %s (model %s, proposals %s)",
+                settings.assistant_socket,
+                "on" if settings.anthropic_api_key else "off",
+                "on" if assistant.may_propose else "off",
+            )
+            await stop.wait()
+        await reader.close()
+    finally:
+        await store.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point."""
+    parser = argparse.ArgumentParser(
+        prog="python -m services.assistant",
+        description="Run the assistant: assistant.sock (and the ask page with --page). It can only propose.",
+    )
+    parser.add_argument("--page", action="store_true", help="also serve the ask page on 127.0.0.1")
+    args = parser.parse_args(argv)
+    try:
+        settings = load_settings()
+        configure_logging(settings)
+        policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
+        asyncio.run(run(settings, policy, tool_policy, page=args.page))
+    except FleetwatchError as exc:
+        print(f"assistant: {exc.code}: {exc.message}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

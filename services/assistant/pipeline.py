@@ -1,0 +1,320 @@
+"""One provider turn's tool calls, in three phases (DESIGN §8, the peer's seeds 001/002).
+
+1. **Pre-check**, sequential, in the provider's order: the tool was offered (a write tool or an
+   invented name reaches nothing), the budgets, then for ``propose_change`` the schema
+   pre-check, the repeat check (an identical proposal gets the existing one's recorded state
+   back, code ``duplicate_proposal``, never a second proposal) and the session gate
+   (`services.assistant.fsm`). Every call is judged before any call runs.
+2. **Execute**, in parallel, at most `MAX_PARALLEL` (four) at once.
+3. **Post-process**, sequential, in the provider's order: state-machine transitions and one
+   data block per call.
+
+Ordering rules: a batch holding a ``propose_change`` or an ``ask_operator`` runs call by call
+in the provider's order (pre-check, execute, post-process each before the next), so a read
+in the same batch establishes the proposal's precondition before it is judged, and a question
+to the operator never runs beside another tool. After ``ask_operator`` the rest of the batch
+does not run: the turn ends with the question.
+
+Every result, data or error, reaches the model as one data block (`data_block`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol
+
+from services.assistant import fsm
+from services.assistant.budget import Budget, Spent, over_before_tool_call
+from services.assistant.data_block import data_block, error_block
+from services.assistant.proposals import CheckedProposal, ProposalSink, check_proposal
+from services.assistant.tools import (
+    ASK_OPERATOR,
+    GET_PROPOSAL_STATE,
+    PROPOSE_CHANGE,
+    ToolKind,
+    kind_of,
+)
+from shared.epiphan import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
+from shared.errors import MEANINGS, Code, FleetwatchError
+from shared.messages import ProposalAccepted, ProposalState, SubmitProposal
+from shared.policy import ToolPolicy
+from shared.protocol import ErrorReply
+
+MAX_PARALLEL: Final = 4
+_OWN_TOOLS: Final = frozenset({PROPOSE_CHANGE, GET_PROPOSAL_STATE, ASK_OPERATOR})
+PENDING_NOTE: Final = "A person must approve this exact change on the approval page; nothing has run."
+
+
+class Reader(Protocol):
+    """The guarded read client (`shared.epiphan.EpiphanReadClient`)."""
+
+    async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any: ...
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One ``tool_use`` block: its ID, the name the model gave, and its input."""
+
+    id: str
+    name: str
+    input: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What goes back to the model for one call: one data block (`content`)."""
+
+    call_id: str
+    content: str
+    is_error: bool
+    code: str | None = None
+    question: str | None = None
+
+
+@dataclass
+class TurnRecord:
+    """Counts of what one question did, for the audit (no names, no text from the fleet)."""
+
+    tools: Counter[str] = field(default_factory=Counter)
+    codes: Counter[str] = field(default_factory=Counter)
+    proposals: list[tuple[str, str]] = field(default_factory=list)
+    max_in_flight: int = 0
+    over_budget: str | None = None
+    question: str | None = None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    call: ToolCall
+    kind: ToolKind | None
+    ready: ToolOutcome | None = None
+    proposal: CheckedProposal | None = None
+
+
+def _label(name: str) -> str:
+    """A tool name safe to count: ours or Epiphan's, else ``unknown`` (a name the model made up
+    may carry text from the fleet)."""
+    return name if name in _OWN_TOOLS | READ_TOOLS_OF_EPIPHAN | WRITE_TOOLS_OF_EPIPHAN else "unknown"
+
+
+class ToolRunner:
+    """Runs the tool calls of one question, turn after turn, holding its session state.
+
+    Args:
+        reader: the guarded read client (read sign-in only).
+        sink: where proposals go (approval.sock).
+        tool_policy: the loaded tool policy (propose rules).
+        offered: the names offered to the model (`tools.offered_names`).
+        turn_id: this question's ID; every proposal carries it (`ExpireTurn` uses it).
+        budget, spent: the question's limits and what it used so far (shared with the loop).
+        allowlist: ``FLEETWATCH_WRITE_DEVICE_IDS`` (empty: not set).
+        clock: monotonic seconds (injectable).
+    """
+
+    def __init__(
+        self,
+        *,
+        reader: Reader,
+        sink: ProposalSink,
+        tool_policy: ToolPolicy,
+        offered: frozenset[str],
+        turn_id: str,
+        budget: Budget,
+        spent: Spent,
+        allowlist: tuple[str, ...] = (),
+        clock: Callable[[], float] = time.monotonic,
+        max_parallel: int = MAX_PARALLEL,
+    ) -> None:
+        self._reader = reader
+        self._sink = sink
+        self._tool_policy = tool_policy
+        self._offered = offered
+        self._turn_id = turn_id
+        self._budget = budget
+        self._spent = spent
+        self._allowlist = allowlist
+        self._clock = clock
+        self._semaphore = asyncio.Semaphore(max_parallel)
+        self._in_flight = 0
+        self.session = fsm.Session()
+        self.record = TurnRecord()
+
+    async def run(self, calls: Sequence[ToolCall]) -> list[ToolOutcome]:
+        """The outcome of every call, in the provider's order (see the module docstring)."""
+        kinds = [kind_of(c.name, self._offered) for c in calls]
+        if ToolKind.PROPOSE in kinds or ToolKind.USER_INPUT in kinds:
+            outcomes = []
+            for call in calls:
+                if self.record.question is not None:
+                    outcomes.append(self._after_question(call))
+                    continue
+                plan = await self._precheck(call)
+                outcomes.append(self._post(plan, await self._execute(plan)))
+            return outcomes
+        plans = [await self._precheck(call) for call in calls]
+        results = await asyncio.gather(*(self._execute(plan) for plan in plans))
+        return [self._post(plan, result) for plan, result in zip(plans, results, strict=True)]
+
+    # --- phase 1 ------------------------------------------------------------------------
+
+    def _refuse(
+        self, call: ToolCall, kind: ToolKind | None, code: Code, message: str, /, **facts: Any
+    ) -> _Plan:
+        source = call.name if kind is not None else "error"
+        outcome = ToolOutcome(call.id, error_block(source, code, message, **facts), True, code)
+        return _Plan(call, kind, ready=outcome)
+
+    async def _precheck(self, call: ToolCall) -> _Plan:
+        self.record.tools[_label(call.name)] += 1
+        kind = kind_of(call.name, self._offered)
+        if kind is None:
+            if call.name in WRITE_TOOLS_OF_EPIPHAN:
+                return self._refuse(
+                    call, None, Code.TOOL_NOT_ALLOWED, "write tools are never offered; use propose_change"
+                )
+            if call.name == PROPOSE_CHANGE:
+                return self._refuse(
+                    call, None, Code.OBSERVE_MODE, "proposals are off (autonomy observe, or no fence)"
+                )
+            return self._refuse(call, None, Code.UNKNOWN_TOOL, "no such tool; nothing was called")
+        over = over_before_tool_call(self._budget, self._spent, self._clock())
+        if over is not None:
+            self.record.over_budget = self.record.over_budget or over
+            return self._refuse(call, kind, Code.BUDGET_EXCEEDED, f"this question's {over} budget is spent")
+        self._spent.tool_calls += 1
+        if kind is ToolKind.PROPOSE:
+            return await self._precheck_proposal(call)
+        if kind is ToolKind.USER_INPUT:
+            question = call.input.get("question")
+            if not isinstance(question, str) or not question.strip():
+                return self._refuse(call, kind, Code.INVALID_ARGUMENTS, "question must be text")
+            outcome = ToolOutcome(
+                call.id, data_block(ASK_OPERATOR, {"asked": True}), False, question=question
+            )
+            return _Plan(call, kind, ready=outcome)
+        if call.name == GET_PROPOSAL_STATE:
+            if call.input.get("proposal_id") not in self.session.made.values():
+                return self._refuse(
+                    call, kind, Code.PROPOSAL_NOT_FOUND, "no proposal with that ID in this conversation"
+                )
+        return _Plan(call, kind)
+
+    async def _precheck_proposal(self, call: ToolCall) -> _Plan:
+        kind = ToolKind.PROPOSE
+        try:
+            proposal = check_proposal(call.input, self._tool_policy, allowlist=self._allowlist)
+        except FleetwatchError as exc:
+            return self._refuse(call, kind, exc.code, exc.message)
+        existing = fsm.repeat_of(self.session, proposal.key)
+        if existing is not None:
+            state = await self._state(existing)
+            facts = _state_facts(state) if isinstance(state, ProposalState) else {"proposal_id": existing}
+            return self._refuse(
+                call, kind, Code.DUPLICATE_PROPOSAL, MEANINGS[Code.DUPLICATE_PROPOSAL], **facts
+            )
+        for proposal_id in sorted(
+            {self.session.pending[t] for t in proposal.targets if t in self.session.pending}
+        ):
+            await self._state(proposal_id)
+        blocked = fsm.check(self.session, kind, proposal.targets)
+        if blocked is not None:
+            self.session = fsm.on_blocked(self.session)
+            return self._refuse(call, kind, blocked.code, blocked.reason, **blocked.facts())
+        return _Plan(call, kind, proposal=proposal)
+
+    async def _state(self, proposal_id: str) -> ProposalState | ErrorReply:
+        state = await self._sink.state(proposal_id)
+        if isinstance(state, ProposalState):
+            self.session = fsm.on_proposal_state(self.session, proposal_id, state.status)
+        return state
+
+    def _after_question(self, call: ToolCall) -> ToolOutcome:
+        self.record.tools[_label(call.name)] += 1
+        message = "not run: the turn ended with a question to the operator"
+        return ToolOutcome(call.id, error_block("error", Code.FSM_BLOCKED, message), True, Code.FSM_BLOCKED)
+
+    # --- phase 2 ------------------------------------------------------------------------
+
+    async def _execute(self, plan: _Plan) -> Any:
+        if plan.ready is not None:
+            return None
+        async with self._semaphore:
+            self._in_flight += 1
+            self.record.max_in_flight = max(self.record.max_in_flight, self._in_flight)
+            try:
+                return await self._io(plan)
+            finally:
+                self._in_flight -= 1
+
+    async def _io(self, plan: _Plan) -> Any:
+        call = plan.call
+        if plan.proposal is not None:
+            proposal = plan.proposal
+            return await self._sink.submit(
+                SubmitProposal(
+                    tool=proposal.tool,
+                    arguments=proposal.arguments,
+                    reason=proposal.reason,
+                    proposed_by="assistant",
+                    turn_id=self._turn_id,
+                )
+            )
+        if call.name == GET_PROPOSAL_STATE:
+            return await self._sink.state(str(call.input["proposal_id"]))
+        try:
+            return _Data(await self._reader.call(call.name, call.input))
+        except FleetwatchError as exc:
+            return ErrorReply(code=exc.code, message=exc.message)
+
+    # --- phase 3 ------------------------------------------------------------------------
+
+    def _post(self, plan: _Plan, result: Any) -> ToolOutcome:
+        outcome = plan.ready if plan.ready is not None else self._result(plan, result)
+        if outcome.code is not None:
+            self.record.codes[outcome.code] += 1
+        if outcome.question is not None:
+            self.record.question = outcome.question
+        return outcome
+
+    def _result(self, plan: _Plan, result: Any) -> ToolOutcome:
+        call = plan.call
+        if isinstance(result, ErrorReply):
+            return ToolOutcome(
+                call.id, error_block(call.name, result.code, result.message), True, result.code
+            )
+        if isinstance(result, ProposalAccepted) and plan.proposal is not None:
+            proposal = plan.proposal
+            self.session = fsm.on_proposed(self.session, proposal.key, result.proposal_id, proposal.targets)
+            self.record.proposals.append((result.proposal_id, proposal.tool))
+            payload = {
+                "proposal_id": result.proposal_id,
+                "status": "pending",
+                "expires_at": result.expires_at,
+            }
+            return ToolOutcome(call.id, data_block(call.name, {**payload, "note": PENDING_NOTE}), False)
+        if isinstance(result, ProposalState):
+            self.session = fsm.on_proposal_state(self.session, result.proposal_id, result.status)
+            return ToolOutcome(call.id, data_block(call.name, _state_facts(result)), False)
+        data = result.value if isinstance(result, _Data) else None
+        if plan.kind is ToolKind.RESOLVE:
+            self.session = fsm.on_resolved(self.session, fsm.device_ids_in(data))
+        return ToolOutcome(call.id, data_block(call.name, data), False)
+
+
+@dataclass(frozen=True)
+class _Data:
+    value: Any
+
+
+def _state_facts(state: ProposalState) -> dict[str, Any]:
+    return {
+        "proposal_id": state.proposal_id,
+        "tool": state.tool,
+        "status": state.status,
+        "outcome": state.outcome,
+        "verification": state.verification,
+    }

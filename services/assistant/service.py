@@ -1,0 +1,252 @@
+"""`Assistant.ask`: one operator question in, one `Answer` out.
+
+The model path (`loop.ModelLoop` over `pipeline.ToolRunner`) when there is a model; the keyword
+path (`keyword.keyword_answer`) when there is none, or when the model fails (API error,
+refusal, timeout): that answer is read-only and has no path to a proposal. A question that
+ends early (model failure, spent budget, any crash) expires every proposal it made
+(``ExpireTurn`` with its turn ID).
+
+Whatever the model says, the answer carries one code-built line per proposal made in this
+question, with its **recorded** state read back through ``GetProposalState``.
+
+The audit keeps counts only (question length, tool counts, codes, proposal IDs, model calls,
+tokens, outcome): never the question, a prompt, a result or a name. Logs name codes and
+counts, never fleet text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import aiosqlite
+
+from services.assistant import ModelUnavailable
+from services.assistant.budget import Budget, Spent
+from services.assistant.keyword import keyword_answer
+from services.assistant.language import choose, note, proposal_line
+from services.assistant.loop import LoopResult, ModelLoop, TextSink
+from services.assistant.pipeline import Reader, ToolRunner, TurnRecord
+from services.assistant.prompt import first_message
+from services.assistant.proposals import ProposalSink
+from services.assistant.tools import offered_names, tool_definitions
+from shared.attention import Thresholds
+from shared.errors import MEANINGS, Code, FleetwatchError
+from shared.fleet import FleetSnapshot
+from shared.messages import Answer, ProposalLine, ProposalState
+from shared.policy import Policy, ToolPolicy
+from shared.store import append_audit
+
+log = logging.getLogger(__name__)
+
+
+class SnapshotReader(Reader, Protocol):
+    """The guarded read client: tool calls and a whole-team snapshot."""
+
+    async def snapshot(self) -> FleetSnapshot: ...
+
+
+def thresholds_of(policy: Policy) -> Thresholds:
+    """The attention thresholds a policy sets (its ``thresholds`` and ``lead_minutes``)."""
+    t = policy.thresholds
+    return Thresholds(t.cpu_pct, t.temp_c, t.disk_free_pct, t.recent_reboot_minutes, policy.lead_minutes)
+
+
+@dataclass(frozen=True)
+class _Ending:
+    text: str
+    answered_by: str
+    outcome: str
+    code: str | None = None
+    expire: bool = False
+
+
+class Assistant:
+    """Answers questions. Every collaborator comes through the constructor.
+
+    Args:
+        reader: the guarded read client holding the read sign-in.
+        sink: where proposals go (`proposals.ApprovalSocketSink` in production).
+        policy, tool_policy: the loaded policies.
+        model_client: an ``anthropic.AsyncAnthropic``, or None (no key: keyword answers only).
+        model: the model name.
+        fence_configured: ``FLEETWATCH_WRITE_DEVICE_IDS`` or ``FLEETWATCH_WRITE_TEAM_ID`` is set;
+            without it ``propose_change`` is not offered.
+        allowlist: ``FLEETWATCH_WRITE_DEVICE_IDS``.
+        store: the store for the audit row (None: no audit, tests only).
+        now: UTC time (the lab's clock in tests); clock: monotonic seconds.
+    """
+
+    def __init__(
+        self,
+        *,
+        reader: SnapshotReader,
+        sink: ProposalSink,
+        policy: Policy,
+        tool_policy: ToolPolicy,
+        model_client: Any | None,
+        model: str = "claude-sonnet-4-6",
+        fence_configured: bool,
+        allowlist: tuple[str, ...] = (),
+        budget: Budget | None = None,
+        call_timeout_seconds: float = 60.0,
+        store: aiosqlite.Connection | None = None,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._reader = reader
+        self._sink = sink
+        self._policy = policy
+        self._tool_policy = tool_policy
+        self._allowlist = allowlist
+        self._store = store
+        self._now = now
+        self._clock = clock
+        self.may_propose = policy.may_propose and fence_configured
+        self.tools = tool_definitions(tool_policy.model_read_tools, may_propose=self.may_propose)
+        self.budget = budget or Budget()
+        self._loop = (
+            None
+            if model_client is None
+            else ModelLoop(
+                model_client,
+                model=model,
+                tools=self.tools,
+                budget=self.budget,
+                call_timeout_seconds=call_timeout_seconds,
+                clock=clock,
+            )
+        )
+
+    async def ask(
+        self, question: str, language: str | None = None, *, on_text: TextSink | None = None
+    ) -> Answer:
+        """Answer one question (see the module docstring). Never raises for a model or read
+        failure: those become the keyword answer or a plain sentence with a code."""
+        lang = choose(question, language)
+        turn_id = f"t_{uuid.uuid4().hex}"
+        spent = Spent(started=self._clock())
+        runner = ToolRunner(
+            reader=self._reader,
+            sink=self._sink,
+            tool_policy=self._tool_policy,
+            offered=offered_names(self.tools),
+            turn_id=turn_id,
+            budget=self.budget,
+            spent=spent,
+            allowlist=self._allowlist,
+            clock=self._clock,
+        )
+        try:
+            ending = await self._answer(question, lang, runner, spent, on_text)
+        except BaseException:
+            if runner.record.proposals:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(self._expire(turn_id))
+            raise
+        expired = await self._expire(turn_id) if ending.expire and runner.record.proposals else 0
+        text = ending.text + (f"\n\n{note('turn_expired', lang)}" if expired else "")
+        lines = [await self._line(pid, tool, lang) for pid, tool in runner.record.proposals]
+        await self._audit(question, lang, ending, runner.record, spent, expired, turn_id)
+        return Answer(
+            text=text, language=lang, answered_by=ending.answered_by, proposals=tuple(lines), code=ending.code
+        )
+
+    async def _answer(
+        self, question: str, lang: str, runner: ToolRunner, spent: Spent, on_text: TextSink | None
+    ) -> _Ending:
+        if self._loop is None:
+            text, code = await self._keyword(question, lang)
+            return _Ending(text, "keyword", "keyword_no_model", code)
+        first = first_message(question, lang, self._now(), self._policy.lead_minutes)
+        try:
+            result = await self._loop.run(runner, first, spent, on_text=on_text)
+        except ModelUnavailable as exc:
+            log.warning("model unavailable (%s); giving the keyword answer", exc.reason)
+            text, code = await self._keyword(question, lang)
+            full = f"{note('model_unavailable', lang)}\n\n{text}"
+            return _Ending(
+                full, "keyword", f"fallback_{exc.reason}", code or Code.MODEL_UNAVAILABLE, expire=True
+            )
+        return await self._ending(question, lang, result, runner.record)
+
+    async def _ending(self, question: str, lang: str, result: LoopResult, record: TurnRecord) -> _Ending:
+        if result.stop == "budget_exceeded":
+            log.warning("question over its %s budget", result.limit)
+            learned = result.text
+            if not learned:
+                learned, _ = await self._keyword(question, lang)
+            text = f"{note('budget_exceeded', lang, limit=str(result.limit))}\n\n{learned}"
+            return _Ending(text, "model", "budget_exceeded", Code.BUDGET_EXCEEDED, expire=True)
+        if result.stop == "ask_operator" and record.question is not None:
+            asked = note("asks_operator", lang, question=record.question)
+            return _Ending(f"{result.text}\n\n{asked}".strip(), "model", "ask_operator")
+        return _Ending(result.text or note("no_answer", lang), "model", result.stop)
+
+    async def _keyword(self, question: str, lang: str) -> tuple[str, str | None]:
+        try:
+            snapshot = await self._reader.snapshot()
+        except FleetwatchError as exc:
+            log.warning("keyword answer could not read the fleet (%s)", exc.code)
+            words = "No pude leer el equipo" if lang == "es" else "I could not read the fleet"
+            return f"{words}: {MEANINGS[exc.code]}", str(exc.code)
+        return keyword_answer(question, lang, snapshot, self._now(), thresholds_of(self._policy)), None
+
+    async def _expire(self, turn_id: str) -> int:
+        try:
+            return await self._sink.expire_turn(turn_id)
+        except FleetwatchError as exc:
+            log.error("could not expire the turn's proposals (%s)", exc.code)
+            return 0
+
+    async def _line(self, proposal_id: str, tool: str, lang: str) -> ProposalLine:
+        state = await self._sink.state(proposal_id)
+        return proposal_line(proposal_id, tool, state if isinstance(state, ProposalState) else None, lang)
+
+    async def _audit(
+        self,
+        question: str,
+        lang: str,
+        ending: _Ending,
+        record: TurnRecord,
+        spent: Spent,
+        expired: int,
+        turn_id: str,
+    ) -> None:
+        detail = {
+            "turn_id": turn_id,
+            "question_chars": len(question),
+            "language": lang,
+            "answered_by": ending.answered_by,
+            "outcome": ending.outcome,
+            "code": ending.code,
+            "model_calls": spent.model_calls,
+            "tokens": {
+                "input": spent.input_tokens,
+                "output": spent.output_tokens,
+                "cache_creation": spent.cache_creation_tokens,
+                "cache_read": spent.cache_read_tokens,
+            },
+            "tools": dict(sorted(record.tools.items())),
+            "codes": dict(sorted(record.codes.items())),
+            "proposal_ids": [pid for pid, _ in record.proposals],
+            "expired": expired,
+            "elapsed_ms": int((self._clock() - spent.started) * 1000),
+        }
+        log.info(
+            "answered by %s (%s): %d model calls, %d tool calls, %d proposals",
+            ending.answered_by,
+            ending.outcome,
+            spent.model_calls,
+            sum(record.tools.values()),
+            len(record.proposals),
+        )
+        if self._store is not None:
+            await append_audit(self._store, actor="assistant", kind="ask", detail=detail)

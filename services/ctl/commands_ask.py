@@ -1,0 +1,81 @@
+"""``fleetwatch ask "QUESTION"``: ask the assistant over assistant.sock and print its answer.
+
+The answer's text (the model's words, or the keyword answer) is shown line by line through
+`shared.display.visible`, so a name holding a terminal escape or a bidi override is shown, not
+obeyed; then one code-built line per proposal with its recorded state. ``--json`` prints the
+`Answer` as safe JSON. Asking cannot approve anything: a proposal waits for a person on the
+approval page.
+
+Errors: the assistant not running (``service_unavailable``), no answer in time
+(``service_no_answer``) or its refusal (e.g. ``invalid_message``) are raised as
+`FleetwatchError`; ``main`` prints one line and exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Final
+
+from services.ctl.commands_admin import print_reply
+from shared.config import load_settings
+from shared.display import visible
+from shared.errors import Code, FleetwatchError
+from shared.messages import Answer, Ask
+from shared.protocol import ErrorReply, ProtocolError, request
+
+TIMEOUT_SECONDS: Final = 180.0
+"""Default wait for an answer: longer than the assistant's own wall budget per question."""
+
+
+def render_answer(answer: Answer) -> str:
+    """The answer for a terminal: its text, then a line per proposal."""
+    lines = [visible(line, 2000) for line in answer.text.splitlines()]
+    if answer.proposals:
+        lines.append("")
+        lines.extend(f"- {visible(p.text, 500)}" for p in answer.proposals)
+    return "\n".join(lines)
+
+
+async def ask(args: argparse.Namespace) -> int:
+    """Send one question; print the answer."""
+    settings = load_settings()
+    message = Ask(question=args.question, language=args.language)
+    try:
+        reply = await request(settings.assistant_socket, message, Answer, timeout_seconds=args.timeout)
+    except ProtocolError as exc:
+        if exc.code is Code.SERVICE_UNAVAILABLE:
+            raise FleetwatchError(
+                exc.code, f"the assistant is not running (nothing answers on {settings.assistant_socket})"
+            ) from exc
+        raise
+    if isinstance(reply, ErrorReply):
+        try:
+            code = Code(reply.code)
+        except ValueError:
+            code = Code.INTERNAL_ERROR
+        raise FleetwatchError(code, visible(reply.message, 400))
+    if args.json:
+        print_reply(reply)
+    else:
+        print(render_answer(reply))
+    return 0
+
+
+def add_commands(sub: Any, epilog: str) -> None:
+    """Add ``ask`` to the ``fleetwatch`` command tree."""
+    parser = sub.add_parser(
+        "ask",
+        help="ask the assistant about the fleet (English or Spanish); it can only propose changes",
+        description=(
+            "Ask the assistant a question. It reads the fleet and may propose a change; "
+            "nothing runs until a person approves it on the approval page."
+        ),
+        epilog=epilog,
+    )
+    parser.add_argument("question", help='the question, e.g. "What needs attention?"')
+    parser.add_argument("--language", choices=("en", "es"), help="answer language (default: the question's)")
+    parser.add_argument(
+        "--timeout", type=float, default=TIMEOUT_SECONDS, help="seconds to wait (default: 180)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the answer as JSON")
+    parser.set_defaults(run=ask)

@@ -1,0 +1,134 @@
+"""``fleetwatch login [--sandbox] [--paste] [--token-file F]`` and ``fleetwatch logout [--sandbox]``.
+
+``login`` runs the MCP OAuth sign-in against ``FLEETWATCH_EPIPHAN_MCP_URL``: it prints the
+address of the sign-in page (and opens a browser when there is a display), the person picks
+the team there, and the browser comes back to a listener on 127.0.0.1. ``--paste`` is for a
+headless box: open the address anywhere, then paste the address the browser was sent back to
+(it fails to load; that is expected). ``--token-file`` stores a static bearer token instead.
+
+``--sandbox`` signs in the executor's sandbox team. It is refused, and the new sign-in
+forgotten, when the sandbox sees no devices or any device the normal sign-in sees. On a
+server, run these as root: each slot is written for the service that owns its folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+import webbrowser
+from pathlib import Path
+
+from shared.config import load_settings
+from shared.errors import Code
+from shared.policy import load_policies
+from shared.signin import ShowUrl, SignInError, logout, oauth_sign_in, static_sign_in, store_sign_in
+from shared.signin_oauth import http_client
+
+
+def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
+    """Add ``login`` and ``logout`` to the command tree."""
+    login = sub.add_parser(
+        "login",
+        help="sign in to Epiphan Edge (the read sign-in; --sandbox: the executor's sandbox sign-in)",
+        description=__doc__.split("\n\n")[1],
+        epilog=epilog,
+    )
+    login.add_argument(
+        "--sandbox", action="store_true", help="sign in the sandbox team (the only team changes run on)"
+    )
+    login.add_argument(
+        "--paste", action="store_true", help="headless: paste the address the browser is sent back to"
+    )
+    login.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help="store a static bearer token from FILE (mode 600; no refresh)",
+    )
+    login.add_argument("--no-browser", action="store_true", help="only print the sign-in address")
+    login.set_defaults(run=login_command)
+    logout_parser = sub.add_parser(
+        "logout",
+        help="revoke a sign-in at the server (when it offers revocation) and delete it",
+        epilog=epilog,
+    )
+    logout_parser.add_argument(
+        "--sandbox", action="store_true", help="the sandbox sign-in instead of the read one"
+    )
+    logout_parser.set_defaults(run=logout_command)
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+async def _paste() -> str:
+    _say("Paste the address your browser shows after you picked the team, then press Enter:")
+    line = await asyncio.to_thread(sys.stdin.readline)
+    if not line.strip():
+        raise SignInError(Code.SIGN_IN_FAILED, "no address was pasted")
+    return line
+
+
+def _opener(args: argparse.Namespace, team: str) -> ShowUrl:
+    async def show(url: str) -> None:
+        _say(f"Open this address in a browser, sign in to Epiphan and pick the {team} team:\n\n  {url}\n")
+        has_display = bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+        if not (args.paste or args.no_browser) and has_display:
+            await asyncio.to_thread(webbrowser.open, url)
+        if not args.paste:
+            _say("Waiting for the browser to come back…")
+
+    return show
+
+
+async def login_command(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    _policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
+    which = "sandbox" if args.sandbox else "read"
+    async with http_client() as http:
+        if args.token_file is not None:
+            sign_in = static_sign_in(args.token_file, settings.epiphan_mcp_url)
+        else:
+            team = "sandbox" if args.sandbox else "normal (not the sandbox)"
+            sign_in = await oauth_sign_in(
+                settings.epiphan_mcp_url,
+                show_url=_opener(args, team),
+                http=http,
+                paste=_paste if args.paste else None,
+            )
+        report = await store_sign_in(
+            settings, sign_in, sandbox=args.sandbox, read_tools=tool_policy.read_tools, http=http
+        )
+    ends = (
+        f"; access token ends {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(report.expires_at))}"
+        if report.expires_at
+        else ""
+    )
+    _say(
+        f"Signed in ({which} sign-in, {report.kind}): team {report.team_id or 'unknown'}, "
+        f"{report.device_count} devices{ends}. Stored in {report.slot}."
+    )
+    return 0
+
+
+async def logout_command(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    path = settings.sandbox_token_file if args.sandbox else settings.read_token_file
+    async with http_client() as http:
+        report = await logout(path, http=http)
+    if not report.removed:
+        _say(f"No sign-in in {path}: nothing to do.")
+    elif report.revoked is True:
+        _say(f"Revoked at the server and deleted {path}.")
+    elif report.revoked is False:
+        _say(
+            f"Deleted {path}, but the server did not confirm the revocation: "
+            "the token may stay valid at the server until it expires."
+        )
+    else:
+        _say(f"Deleted {path} (the server offers no revocation for this sign-in).")
+    return 0

@@ -1,0 +1,92 @@
+"""The assistant's capabilities manifest agrees with its code, both ways."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from services.approval_web.manifest import codes_of
+from services.assistant import manifest
+from services.assistant.manifest import (
+    ASK_CODES,
+    OWN_PROPOSE_CODES,
+    PAGE_OPERATIONS,
+    READ_CODES,
+    SOCKET_CODES,
+    SOCKET_OPERATIONS,
+    STATE_CODES,
+    SUBMIT_CODES,
+    TOOL_OPERATIONS,
+    TOOL_PREFIX,
+    all_codes,
+    capabilities,
+)
+from services.assistant.tools import ASK_OPERATOR, GET_PROPOSAL_STATE, PROPOSE_CHANGE
+from shared.errors import Code
+from shared.protocol import TRANSPORT_CODES, manifest_problems
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "services" / "assistant"
+_CODE = re.compile(r"\bCode\.([A-Z_]+)\b")
+
+
+def _codes_named_in(*paths: Path) -> set[Code]:
+    return {Code[name] for path in paths for name in _CODE.findall(path.read_text())}
+
+
+def _package_files() -> list[Path]:
+    return [p for p in PACKAGE.glob("*.py") if p.name != "manifest.py"]
+
+
+def test_the_socket_operations_match_the_request_union_both_ways():
+    assert manifest_problems(SOCKET_OPERATIONS, manifest.REQUESTS) == ()
+    assert capabilities().operations == SOCKET_OPERATIONS + TOOL_OPERATIONS + PAGE_OPERATIONS
+
+
+def test_every_code_the_package_names_is_declared():
+    named = _codes_named_in(*_package_files())
+    assert named, "the scan found nothing"
+    assert named - all_codes() - TRANSPORT_CODES == set()
+
+
+def test_every_declared_code_has_a_source_in_the_code_or_is_relayed_from_a_declared_manifest():
+    own = _codes_named_in(*_package_files())
+    policy_and_canonical = _codes_named_in(
+        ROOT / "shared" / "policy_model.py",
+        ROOT / "shared" / "policy_schema.py",
+        ROOT / "shared" / "canonical.py",
+    )
+    reads = _codes_named_in(
+        *(ROOT / "shared").glob("signin*.py"),
+        ROOT / "shared" / "epiphan.py",
+        ROOT / "shared" / "mcp_session.py",
+        ROOT / "shared" / "slots.py",
+    )
+    assert READ_CODES <= reads
+    assert OWN_PROPOSE_CODES <= own | policy_and_canonical
+    for code in ASK_CODES:
+        assert code in own | READ_CODES, code
+    for op in TOOL_OPERATIONS:
+        relayed = {"propose_change": SUBMIT_CODES, "get_proposal_state": STATE_CODES, "read": READ_CODES}
+        sources = own | policy_and_canonical | relayed.get(op.name.removeprefix(TOOL_PREFIX), frozenset())
+        assert op.codes <= sources, (op.name, op.codes - sources)
+
+
+def test_relayed_codes_agree_with_approval_sock_manifest_both_ways():
+    assert codes_of("submit_proposal") <= SUBMIT_CODES
+    assert SUBMIT_CODES - codes_of("submit_proposal") <= SOCKET_CODES | TRANSPORT_CODES
+    assert codes_of("get_proposal_state") <= STATE_CODES
+    assert STATE_CODES - codes_of("get_proposal_state") <= SOCKET_CODES | TRANSPORT_CODES | {
+        Code.OPERATION_NOT_ALLOWED
+    }
+
+
+def test_every_page_code_is_named_by_the_page_or_is_an_ask_code():
+    (page,) = PAGE_OPERATIONS
+    assert page.codes - ASK_CODES <= _codes_named_in(PACKAGE / "page.py")
+
+
+def test_every_tool_offered_has_a_manifest_entry_and_every_entry_a_tool_group():
+    groups = {op.name.removeprefix(TOOL_PREFIX) for op in TOOL_OPERATIONS}
+    assert groups == {"read", PROPOSE_CHANGE, GET_PROPOSAL_STATE, ASK_OPERATOR, "not_offered"}
+    assert all(op.name.startswith(TOOL_PREFIX) for op in TOOL_OPERATIONS)

@@ -1,0 +1,225 @@
+"""`Assistant.ask` end to end: the real SDK, the stand-in, the lab; answers, fallbacks, budgets,
+caching and the audit."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+from services.assistant.budget import Budget
+from services.lab.model_standin import Reply, Text, ToolUse, cached_prefix, say
+from shared.store import migrate, open_store
+from tests.assistant.helpers import DEVICES, ENG101, RECORD_ENG101, FakeSink, error_codes, sequence
+
+
+def _calls(*calls: tuple[str, dict], text: str | None = None) -> Reply:
+    head = (Text(text),) if text else ()
+    return Reply((*head, *(ToolUse(name, arguments) for name, arguments in calls)))
+
+
+async def test_the_demo_proposes_a_recording_and_a_code_built_line_states_it(standin, make_assistant):
+    sink = FakeSink()
+    answer = await make_assistant(sink=sink).ask("Which room needs a recording started?")
+    (submitted,) = sink.submissions
+    assert submitted.tool == "batch_recording" and submitted.arguments == RECORD_ENG101["arguments"]
+    assert submitted.proposed_by == "assistant" and submitted.turn_id
+    assert answer.answered_by == "model" and answer.language == "en" and answer.code is None
+    assert "ENG 101 Auditorium" in answer.text
+    assert [(p.proposal_id, p.state) for p in answer.proposals] == [("p_1", "waiting_for_approval")]
+    assert (
+        answer.proposals[0].text
+        == "Proposal p_1 (batch_recording): waiting for approval on the approval page."
+    )
+
+
+async def test_spanish_in_gives_spanish_out(standin, make_assistant):
+    answer = await make_assistant().ask("¿Qué sala necesita empezar a grabar?")
+    assert answer.language == "es"
+    assert "language: es" in standin.requests[0].question()
+    assert "Propuse empezar a grabar" in answer.text
+    assert answer.proposals[0].text.startswith("Propuesta p_1 (batch_recording): esperando aprobación")
+
+
+async def test_the_proposal_line_comes_from_the_recorded_state_not_from_the_model(standin, make_assistant):
+    sink = FakeSink()
+
+    def claim(request):
+        sink.set_status("p_1", "executed", outcome="unknown")
+        return say("Done! I restarted the recording and verified it works.")
+
+    standin.set_script(sequence(_calls((DEVICES, {})), _calls(("propose_change", RECORD_ENG101)), claim))
+    answer = await make_assistant(sink=sink).ask("Record ENG 101")
+    assert answer.text.startswith("Done!")
+    assert [(p.state, p.text) for p in answer.proposals] == [
+        ("unknown", "Proposal p_1 (batch_recording): may or may not have run (the outcome is unknown).")
+    ]
+
+
+async def test_the_cached_prompt_prefix_is_byte_identical_across_calls_and_questions(standin, make_assistant):
+    assistant = make_assistant()
+    await assistant.ask("Which room needs a recording started?")
+    await assistant.ask("¿Qué necesita atención?", "es")
+    prefixes = {cached_prefix(request.body) for request in standin.requests}
+    assert len(standin.requests) == 8 and len(prefixes) == 1 and None not in prefixes
+    assert standin.requests[0].body["system"][0]["cache_control"] == {"type": "ephemeral"}
+    raw = [json.dumps([r.body["system"], r.body["tools"]], sort_keys=True) for r in standin.requests]
+    assert len(set(raw)) == 1
+
+
+async def test_a_scripted_write_or_invented_tool_reaches_nothing(lab, standin, make_assistant, transport):
+    sink = FakeSink()
+    standin.set_script(
+        sequence(
+            _calls(
+                ("batch_reboot", {"device_ids": [ENG101]}),
+                ("reboot_all_rooms", {}),
+                ("get_channel_image", {}),
+            ),
+            say("ok"),
+        )
+    )
+    answer = await make_assistant(sink=sink).ask("Reboot ENG 101")
+    assert error_codes(standin.requests) == ["tool_not_allowed", "unknown_tool", "unknown_tool"]
+    assert transport.tool_calls == [] and lab.writes() == [] and sink.submissions == []
+    assert answer.text == "ok"
+
+
+async def test_observe_mode_offers_no_propose_change_and_a_scripted_one_reaches_nothing(
+    standin, make_assistant, observe_policies
+):
+    sink = FakeSink()
+    standin.set_script(sequence(_calls((DEVICES, {})), _calls(("propose_change", RECORD_ENG101)), say("ok")))
+    await make_assistant(sink=sink, policies=observe_policies).ask("Record ENG 101")
+    assert all("propose_change" not in r.tool_names() for r in standin.requests)
+    assert error_codes(standin.requests) == ["observe_mode"] and sink.submissions == []
+
+
+async def test_without_a_fence_propose_change_is_not_offered(standin, make_assistant):
+    await make_assistant(fence_configured=False).ask("Record ENG 101")
+    assert "propose_change" not in standin.requests[0].tool_names()
+
+
+async def test_no_key_gives_the_keyword_answer_and_no_proposal(standin, make_assistant):
+    sink = FakeSink()
+    answer = await make_assistant(model_client=None, sink=sink).ask("¿Qué equipos están desconectados?")
+    assert answer.answered_by == "keyword" and answer.language == "es" and answer.code is None
+    assert answer.text.splitlines() == [
+        "2 desconectados:",
+        "- ENG 210 (19012340204)",
+        "- LIB Room 2 (19012340302)",
+    ]
+    assert standin.requests == [] and sink.submissions == []
+
+
+@pytest.mark.parametrize("fault", ["http_500", "overloaded", "stream_error"])
+async def test_an_api_error_gives_the_keyword_answer(standin, make_assistant, fault):
+    standin.set_fault(fault)
+    answer = await make_assistant().ask("What needs attention?")
+    assert answer.answered_by == "keyword" and answer.code == "model_unavailable"
+    assert answer.text.startswith("The model could not be used, so this is the keyword answer (read-only).")
+    assert "Fix first:" in answer.text
+
+
+async def test_a_refusal_gives_the_keyword_answer(standin, make_assistant):
+    standin.set_script("refuse")
+    answer = await make_assistant().ask("is ENG 101 Auditorium ready?")
+    assert answer.answered_by == "keyword" and answer.code == "model_unavailable"
+    assert "ENG 101 Auditorium looks ready" in answer.text
+
+
+async def test_a_model_timeout_gives_the_keyword_answer(standin, make_assistant):
+    standin.set_fault("slow", seconds=0.6)
+    answer = await make_assistant(call_timeout_seconds=0.2).ask("next events")
+    assert answer.answered_by == "keyword" and answer.code == "model_unavailable"
+    assert "Next events:" in answer.text
+
+
+async def test_a_model_failure_after_a_proposal_expires_that_turns_proposals(standin, make_assistant):
+    sink = FakeSink()
+
+    def fail_next(request):
+        standin.set_fault("http_500")
+        return _calls(("propose_change", RECORD_ENG101))
+
+    standin.set_script(sequence(_calls((DEVICES, {})), fail_next))
+    answer = await make_assistant(sink=sink).ask("Record ENG 101")
+    assert answer.answered_by == "keyword" and answer.code == "model_unavailable"
+    assert sink.expired_turns == [sink.submissions[0].turn_id]
+    assert [(p.proposal_id, p.state) for p in answer.proposals] == [("p_1", "expired")]
+    assert "Proposals made in this turn were expired." in answer.text
+
+
+def _forever(request):
+    return _calls(("get_device_info", {"device_id": ENG101}), text="Still looking.")
+
+
+@pytest.mark.parametrize(
+    ("budget", "limit"),
+    [
+        (Budget(model_calls=3), "model_calls"),
+        (Budget(tokens=6000), "tokens"),
+        (Budget(tool_calls=4), "tool_calls"),
+    ],
+)
+async def test_a_spent_budget_ends_the_turn_with_what_was_learned_and_expires_its_proposals(
+    standin, make_assistant, budget, limit
+):
+    sink = FakeSink()
+    standin.set_script(sequence(_calls((DEVICES, {}), ("propose_change", RECORD_ENG101)), *[_forever] * 30))
+    answer = await make_assistant(sink=sink, budget=budget).ask("Keep checking ENG 101")
+    assert answer.code == "budget_exceeded" and answer.answered_by == "model"
+    assert answer.text.startswith(f"I stopped because this question's budget ({limit}) was spent")
+    assert "Still looking." in answer.text
+    assert [p.state for p in answer.proposals] == ["expired"]
+    assert len(standin.requests) < 12
+
+
+async def test_a_slow_model_past_the_wall_budget_ends_the_turn_with_the_keyword_facts(
+    standin, make_assistant
+):
+    standin.set_fault("slow", seconds=0.6)
+    answer = await make_assistant(budget=Budget(wall_seconds=0.3)).ask("What needs attention?")
+    assert answer.code == "budget_exceeded"
+    assert answer.text.startswith("I stopped because this question's budget (wall_seconds) was spent")
+    assert "Fix first:" in answer.text
+
+
+async def test_the_audit_keeps_counts_only(tmp_path, standin, make_assistant):
+    store = await open_store(tmp_path / "store.db")
+    try:
+        await migrate(store)
+        question = "Which room needs a recording started? My secret note: blue-falcon-42"
+        answer = await make_assistant(store=store).ask(question)
+        async with store.execute("SELECT actor, kind, detail_json FROM audit") as cursor:
+            rows = [tuple(r) for r in await cursor.fetchall()]
+    finally:
+        await store.close()
+    ((actor, kind, detail_json),) = rows
+    detail = json.loads(detail_json)
+    assert (actor, kind) == ("assistant", "ask")
+    assert detail["question_chars"] == len(question) and detail["proposal_ids"] == ["p_1"]
+    assert detail["model_calls"] == 4 and detail["outcome"] == "end_turn"
+    assert detail["tools"] == {
+        DEVICES: 1,
+        "get_current_or_next_cms_events_for_devices": 1,
+        "propose_change": 1,
+    }
+    assert detail["tokens"]["input"] > 0 and detail["tokens"]["cache_read"] > 0
+    assert "blue-falcon" not in detail_json and "Auditorium" not in detail_json and "ENG" not in detail_json
+    assert answer.proposals
+
+
+async def test_log_lines_carry_no_fleet_names(standin, make_assistant, caplog):
+    caplog.set_level(logging.DEBUG)
+    standin.set_script(
+        sequence(_calls((DEVICES, {})), _calls(("no_such_tool", {"room": "SCI 101 Lecture Hall"})))
+    )
+    standin.set_fault("http_500", count=1)
+    await make_assistant().ask("What needs attention in SCI 101 Lecture Hall?")
+    await make_assistant().ask("What needs attention?")
+    text = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("services.assistant"))
+    assert "model unavailable" in text
+    for name in ("SCI 101", "Lecture Hall", "ENG 210", "LIB Room 2"):
+        assert name not in text

@@ -1,0 +1,64 @@
+"""Static rules on the assistant's source: what it must never hold or call."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "services" / "assistant"
+FILES = sorted(PACKAGE.glob("*.py"))
+
+
+def _names(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    names |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    names |= {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return names
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    out = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    out |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    return out
+
+
+def test_the_assistant_never_names_the_sandbox_slot_or_the_sandbox_token_setting():
+    assert FILES
+    for path in FILES:
+        text = path.read_text()
+        assert "sandbox_token_file" not in text, path
+        assert "FLEETWATCH_SANDBOX_TOKEN_FILE" not in text, path
+        assert "sandbox.json" not in text, path
+
+
+def test_the_assistant_imports_neither_the_executor_nor_the_approval_page_nor_the_write_client():
+    for path in FILES:
+        for module in _imports(path):
+            assert not module.startswith(("services.executor", "services.approval_web", "services.ctl")), (
+                path,
+                module,
+            )
+            assert module != "shared.approvals", (path, module)
+
+
+def test_the_assistant_sends_no_tool_call_of_its_own():
+    for path in FILES:
+        names = _names(path)
+        assert "call_tool" not in names and "send_request" not in names, path
+        assert "McpConnection" not in names or path.name == "reader.py", path
+
+
+def test_model_content_is_echoed_with_to_dict_not_model_dump():
+    for path in FILES:
+        names = _names(path)
+        assert "model_dump" not in names and "model_dump_json" not in names, path
+    assert "to_dict" in _names(PACKAGE / "loop.py")
+
+
+def test_prompts_are_never_written_to_disk():
+    for path in FILES:
+        names = _names(path)
+        assert not {"write_text", "write_bytes", "open"} & names, path

@@ -1,0 +1,220 @@
+"""``fleetwatch doctor``: a healthy lab setup (three real services on one account) passes with
+"process-level, same user"; each broken case gets its FAIL or WARN line; checks are pure."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import msgspec
+import pytest
+import pytest_asyncio
+
+from services.ctl.commands_doctor import gather, parse_listeners
+from services.ctl.doctor import (
+    Check,
+    Level,
+    SocketFacts,
+    check_fence_level,
+    check_guard,
+    exit_code,
+    run_checks,
+)
+from services.lab.server import LabHandle, run_lab
+from shared.config import REPO_POLICY_DIR, Settings, load_settings
+from shared.epiphan import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
+from shared.slots import SignIn, read_slot, write_slot
+from tests.deploy.cli import doctor
+from tests.procs import base_env, start_service, stop_all
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Setup:
+    """One account running the lab and the three services, signed in with the lab's tokens."""
+
+    def __init__(self, lab: LabHandle, home: Path) -> None:
+        self.lab = lab
+        self.env = base_env(
+            home,
+            FLEETWATCH_EPIPHAN_MCP_URL=lab.mcp_url,
+            FLEETWATCH_WRITE_TEAM_ID=lab.teams["sandbox"].team_id,
+            FLEETWATCH_WRITE_DEVICE_IDS=",".join(lab.teams["sandbox"].device_ids),
+            FLEETWATCH_APPROVE_PORT=str(free_port()),
+            FLEETWATCH_ASK_PORT=str(free_port()),
+            FLEETWATCH_LAB_PORT=lab.url.rsplit(":", 1)[1],
+        )
+        self.settings = load_settings(self.env)
+        self.sign_in()
+
+    def sign_in(self) -> None:
+        for slot, team in (
+            (self.settings.read_token_file, "normal"),
+            (self.settings.sandbox_token_file, "sandbox"),
+        ):
+            t = self.lab.teams[team]
+            write_slot(slot, SignIn(t.token, server=self.lab.mcp_url, team_id=t.team_id, kind="lab"))
+
+    def variant(self, **changes: str) -> Settings:
+        return load_settings({**self.env, **changes})
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def setup(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Setup]:
+    async with run_lab("campus") as lab:
+        setup = Setup(lab, tmp_path_factory.mktemp("doctor"))
+        services = []
+        try:
+            for module in ("services.executor", "services.approval_web", "services.assistant"):
+                services.append(await start_service(module, setup.env))
+            yield setup
+        finally:
+            await stop_all(services)
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def healthy(setup: Setup) -> Setup:
+    setup.sign_in()
+    return setup
+
+
+def line(checks: list[Check], name: str) -> Check:
+    found = [c for c in checks if c.name == name]
+    assert len(found) == 1, [c.name for c in checks]
+    return found[0]
+
+
+async def test_a_healthy_lab_setup_passes_with_process_level_fence(healthy: Setup):
+    run = await doctor(healthy.env)
+    assert run.status == 0 and run.report["exit"] == 0, (run.stderr, run.failures())
+    assert run.report["counts"]["FAIL"] == 0
+    assert run.check("fence level")["message"].startswith("process-level, same user")
+    for name in ("policy", "guard", "redaction", "sign-in read", "sign-in sandbox", "fence", "queue"):
+        assert run.check(name)["level"] == "OK", run.check(name)
+    for service in ("executor", "approval_web", "assistant"):
+        assert (
+            run.check(f"service {service}")["level"] == "OK"
+            and run.check(f"socket {service}")["level"] == "OK"
+        )
+    assert run.check("queue")["message"].startswith("0/3 pending")
+    approval_page = run.check("port approval page")
+    assert approval_page["level"] == "OK" and "127.0.0.1" in approval_page["message"]
+    assert run.check("model")["level"] == "INFO"
+    assert run.check("model data")["message"] == "nothing is sent to a model"
+
+
+async def test_a_dead_sign_in_is_a_fail_naming_the_fix(healthy: Setup):
+    slot = healthy.settings.read_token_file
+    write_slot(
+        slot, msgspec.structs.replace(read_slot(slot), dead=True, dead_reason="HTTP 400 invalid_grant")
+    )
+    checks = run_checks(await gather(healthy.settings))
+    dead = line(checks, "sign-in read")
+    assert dead.level is Level.FAIL and "dead (HTTP 400 invalid_grant)" in dead.message
+    assert "fleetwatch login" in dead.message and exit_code(checks) == 1
+
+
+async def test_a_refused_and_forgotten_sandbox_sign_in_leaves_doctor_failing(healthy: Setup):
+    healthy.settings.sandbox_token_file.unlink()
+    check = line(run_checks(await gather(healthy.settings)), "sign-in sandbox")
+    assert check.level is Level.FAIL and "fleetwatch login --sandbox" in check.message
+
+
+async def test_a_slot_others_can_read_or_an_expired_static_token_fails(healthy: Setup):
+    healthy.settings.read_token_file.chmod(0o644)
+    assert line(run_checks(await gather(healthy.settings)), "sign-in read").level is Level.FAIL
+    healthy.settings.read_token_file.chmod(0o600)
+    write_slot(healthy.settings.sandbox_token_file, SignIn("t", kind="static", expires_at=time.time() - 60))
+    check = line(run_checks(await gather(healthy.settings)), "sign-in sandbox")
+    assert check.level is Level.FAIL and "cannot refresh" in check.message
+
+
+async def test_no_fence_is_a_fail(healthy: Setup):
+    settings = healthy.variant(FLEETWATCH_WRITE_TEAM_ID="", FLEETWATCH_WRITE_DEVICE_IDS="")
+    check = line(run_checks(await gather(settings)), "fence")
+    assert check.level is Level.FAIL and "not configured" in check.message
+
+
+async def test_services_that_are_not_running_fail(healthy: Setup, tmp_path: Path):
+    checks = run_checks(await gather(healthy.variant(FLEETWATCH_RUNTIME_DIR=str(tmp_path))))
+    for service in ("executor", "approval_web", "assistant"):
+        assert line(checks, f"service {service}").level is Level.FAIL
+    assert line(checks, "queue").level is Level.INFO and exit_code(checks) == 1
+
+
+async def test_a_socket_anyone_may_open_is_a_warning(healthy: Setup):
+    socket_path = healthy.settings.approval_socket
+    socket_path.chmod(0o666)
+    try:
+        check = line(run_checks(await gather(healthy.settings)), "socket approval_web")
+    finally:
+        socket_path.chmod(0o660)
+    assert check.level is Level.WARN and "anyone on this host may connect" in check.message
+
+
+async def test_a_page_port_bound_beyond_loopback_is_a_fail(healthy: Setup):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as exposed:
+        exposed.bind(("0.0.0.0", healthy.settings.ask_port))
+        exposed.listen(1)
+        check = line(run_checks(await gather(healthy.settings)), "port ask page")
+    assert check.level is Level.FAIL and "0.0.0.0" in check.message
+
+
+async def test_the_model_key_is_masked_and_the_data_sent_is_named(healthy: Setup):
+    settings = healthy.variant(FLEETWATCH_ANTHROPIC_API_KEY="sk-ant-secret-value-WXYZ")
+    checks = run_checks(await gather(settings))
+    model, data = line(checks, "model"), line(checks, "model data")
+    assert model.level is Level.OK and "…WXYZ" in model.message and "secret-value" not in model.message
+    assert "FLEETWATCH_ANTHROPIC_API_KEY empty" in data.message and "device names" in data.message
+
+
+async def test_a_policy_that_does_not_load_fails_policy_and_guard(healthy: Setup, tmp_path: Path):
+    shutil.copytree(REPO_POLICY_DIR, tmp_path / "policy")
+    (tmp_path / "policy" / "tool_policy.yaml").write_text("read: [\n")
+    checks = run_checks(await gather(healthy.variant(FLEETWATCH_POLICY_DIR=str(tmp_path / "policy"))))
+    assert line(checks, "policy").level is Level.FAIL and line(checks, "guard").level is Level.FAIL
+
+
+# --- pure checks -------------------------------------------------------------------------------
+
+
+def owned(service: str, owner: str) -> SocketFacts:
+    return SocketFacts(
+        service, f"/run/{service}.sock", "present", mode=0o660, uid=hash(owner) % 1000, owner=owner
+    )
+
+
+async def test_fence_level_is_os_level_only_with_three_different_users():
+    separate = {s: owned(s, f"fw-{s}") for s in ("executor", "approval_web", "assistant")}
+    same = {s: owned(s, "alice") for s in separate}
+    mixed = {**separate, "assistant": owned("assistant", "fw-executor")}
+    assert check_fence_level(separate)[0].message.startswith("OS-level, separate users")
+    assert check_fence_level(same)[0].message.startswith("process-level, same user")
+    assert check_fence_level(mixed)[0].level is Level.WARN
+    assert check_fence_level({})[0].level is Level.INFO
+
+
+async def test_the_guard_check_runs_the_real_guard_on_every_write_tool():
+    assert check_guard(READ_TOOLS_OF_EPIPHAN)[0].level is Level.OK
+    assert check_guard(READ_TOOLS_OF_EPIPHAN | WRITE_TOOLS_OF_EPIPHAN)[0].level is Level.OK
+    assert check_guard(None)[0].level is Level.FAIL
+
+
+async def test_listeners_are_read_from_proc_net_tcp_in_both_families():
+    tcp = (
+        "  sl  local_address rem_address   st\n"
+        "   0: 0100007F:2247 00000000:0000 0A\n"
+        "   1: 00000000:2246 00000000:0000 0A\n"
+        "   2: 0100007F:9C40 0100007F:2247 01\n"
+    )
+    tcp6 = "  sl  local_address rem_address st\n   0: 00000000000000000000000001000000:2247 0:0 0A\n"
+    assert parse_listeners([tcp, tcp6]) == (("127.0.0.1", 8775), ("0.0.0.0", 8774), ("::1", 8775))

@@ -1,0 +1,279 @@
+"""The Messages-API stand-in, driven by the real Anthropic SDK (and raw HTTP for the wire form)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+from datetime import UTC, datetime
+
+import anthropic
+import httpx2
+import pytest
+
+from services.lab import LabError
+from services.lab.model_scripts import choose_room, demo
+from services.lab.model_standin import (
+    ModelRequest,
+    Reply,
+    Text,
+    ToolUse,
+    call,
+    json_in,
+    run_model_standin,
+    say,
+)
+
+TOOLS = [
+    {
+        "name": "get_devices_in_my_team",
+        "description": "list",
+        "input_schema": {"type": "object", "properties": {}},
+    },
+    {
+        "name": "propose_change",
+        "description": "propose",
+        "input_schema": {"type": "object", "properties": {}},
+        "cache_control": {"type": "ephemeral"},
+    },
+]
+SYSTEM = [{"type": "text", "text": "You are a test.", "cache_control": {"type": "ephemeral"}}]
+QUESTION = [{"role": "user", "content": "What needs attention?"}]
+
+
+@contextlib.asynccontextmanager
+async def _client(handle, *, key=None, timeout=10.0):
+    async with anthropic.AsyncAnthropic(
+        api_key=key or handle.key, base_url=handle.base_url, max_retries=0, timeout=timeout
+    ) as client:
+        yield client
+
+
+def _tool_reply(request: ModelRequest) -> Reply:
+    return Reply(
+        (
+            Text("Looking."),
+            ToolUse("propose_change", {"tool": "batch_recording", "arguments": {"a": [1, "x" * 80]}}),
+        )
+    )
+
+
+async def test_a_json_answer_carries_text_tool_use_stop_reason_and_usage():
+    async with run_model_standin(_tool_reply) as handle, _client(handle) as client:
+        message = await client.messages.create(
+            model="m", max_tokens=100, system=SYSTEM, tools=TOOLS, messages=QUESTION
+        )
+    assert [b.type for b in message.content] == ["text", "tool_use"]
+    assert message.content[1].input == {"tool": "batch_recording", "arguments": {"a": [1, "x" * 80]}}
+    assert message.stop_reason == "tool_use"
+    assert message.usage.cache_creation_input_tokens > 0 and message.usage.output_tokens > 0
+    assert len(handle.requests) == 1 and handle.requests[0].question() == "What needs attention?"
+
+
+async def test_a_stream_has_the_real_event_sequence_and_the_sdk_rebuilds_the_tool_input():
+    async with run_model_standin(_tool_reply) as handle, _client(handle) as client:
+        async with httpx2.AsyncClient() as http:
+            response = await http.post(
+                f"{handle.base_url}/v1/messages",
+                headers={"Authorization": f"Bearer {handle.key}"},
+                json={"model": "m", "max_tokens": 10, "messages": QUESTION, "stream": True},
+            )
+        events = [line[7:] for line in response.text.splitlines() if line.startswith("event: ")]
+        async with client.messages.stream(
+            model="m", max_tokens=100, tools=TOOLS, messages=QUESTION
+        ) as stream:
+            message = await stream.get_final_message()
+    assert events[0] == "message_start" and events[-2:] == ["message_delta", "message_stop"]
+    assert events.count("content_block_start") == 2 == events.count("content_block_stop")
+    assert response.text.count('"input_json_delta"') > 2
+    assert message.content[1].input == {"tool": "batch_recording", "arguments": {"a": [1, "x" * 80]}}
+    assert message.content[1].to_dict()["type"] == "tool_use"
+
+
+async def test_a_wrong_key_is_refused_with_401():
+    async with run_model_standin("echo", key="right") as handle, _client(handle, key="wrong") as client:
+        with pytest.raises(anthropic.AuthenticationError):
+            await client.messages.create(model="m", max_tokens=10, messages=QUESTION)
+        assert handle.requests == []
+
+
+async def test_the_sdk_sends_the_key_as_a_bearer_token():
+    async with run_model_standin("echo", key="sk-test") as handle, _client(handle) as client:
+        message = await client.messages.create(model="m", max_tokens=10, messages=QUESTION)
+    assert message.content[0].text == "You asked: What needs attention?"
+
+
+@pytest.mark.parametrize(
+    ("fault", "error"),
+    [("http_500", anthropic.InternalServerError), ("overloaded", anthropic.APIStatusError)],
+)
+async def test_http_faults_reach_the_sdk_as_status_errors(fault, error):
+    async with run_model_standin("echo") as handle, _client(handle) as client:
+        handle.set_fault(fault)
+        with pytest.raises(error) as raised:
+            await client.messages.create(model="m", max_tokens=10, messages=QUESTION)
+        assert raised.value.status_code == (500 if fault == "http_500" else 529)
+        answer = await client.messages.create(model="m", max_tokens=10, messages=QUESTION)
+    assert answer.content[0].text.startswith("You asked")
+
+
+async def test_a_slow_answer_times_out_in_the_sdk():
+    async with run_model_standin("echo") as handle, _client(handle, timeout=0.2) as client:
+        handle.set_fault("slow", seconds=0.8)
+        with pytest.raises(anthropic.APITimeoutError):
+            await client.messages.create(model="m", max_tokens=10, messages=QUESTION)
+
+
+async def test_an_error_event_inside_a_stream_raises_in_the_sdk():
+    async with run_model_standin("echo") as handle, _client(handle) as client:
+        handle.set_fault("stream_error")
+        with pytest.raises(anthropic.APIStatusError):
+            async with client.messages.stream(model="m", max_tokens=10, messages=QUESTION) as stream:
+                await stream.get_final_message()
+
+
+async def test_the_refuse_script_stops_with_a_refusal():
+    async with run_model_standin("refuse") as handle, _client(handle) as client:
+        message = await client.messages.create(model="m", max_tokens=10, messages=QUESTION)
+    assert message.stop_reason == "refusal"
+
+
+async def test_the_same_cached_prefix_is_read_from_the_cache_and_a_changed_one_is_written_again():
+    async with run_model_standin("echo") as handle, _client(handle) as client:
+        first = await client.messages.create(
+            model="m", max_tokens=10, system=SYSTEM, tools=TOOLS, messages=QUESTION
+        )
+        second = await client.messages.create(
+            model="m", max_tokens=10, system=SYSTEM, tools=TOOLS, messages=QUESTION
+        )
+        changed = [{**SYSTEM[0], "text": "You are a test!"}]
+        third = await client.messages.create(
+            model="m", max_tokens=10, system=changed, tools=TOOLS, messages=QUESTION
+        )
+        plain = await client.messages.create(model="m", max_tokens=10, messages=QUESTION)
+    assert first.usage.cache_creation_input_tokens > 0 and first.usage.cache_read_input_tokens == 0
+    assert second.usage.cache_read_input_tokens == first.usage.cache_creation_input_tokens
+    assert second.usage.cache_creation_input_tokens == 0
+    assert third.usage.cache_creation_input_tokens > 0
+    assert plain.usage.cache_creation_input_tokens == plain.usage.cache_read_input_tokens == 0
+
+
+async def test_an_unknown_script_or_fault_is_refused():
+    with pytest.raises(LabError):
+        async with run_model_standin("no-such-script"):
+            pass
+    async with run_model_standin("echo") as handle:
+        with pytest.raises(LabError):
+            handle.set_fault("explode")
+
+
+def _request(*messages: dict) -> ModelRequest:
+    body = {
+        "messages": list(messages),
+        "tools": [{"name": n} for n in ("get_devices_in_my_team", "propose_change")],
+    }
+    return ModelRequest(seq=1, body=body, raw=json.dumps(body).encode())
+
+
+def _result(tool_id: str, name: str, data: object) -> list[dict]:
+    block = f'<fleet_data source="{name}">\n{json.dumps(data)}\n</fleet_data>'
+    return [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": tool_id, "name": name, "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_id, "content": block}]},
+    ]
+
+
+NOW = datetime(2026, 9, 16, 13, 0, tzinfo=UTC)
+DEVICES = {
+    "devices": [
+        {
+            "Id": "29088800001",
+            "Name": "Busy",
+            "Status": "online",
+            "Channels": [{"channel_id": "1", "recording_status": {"state": "recording"}}],
+        },
+        {"Id": "29088800002", "Name": "Later", "Status": "online", "Channels": [{"channel_id": "1"}]},
+        {"Id": "29088800003", "Name": "Soon", "Status": "online", "Channels": [{"channel_id": "2"}]},
+        {"Id": "29088800004", "Name": "Down", "Status": "offline", "Channels": []},
+    ]
+}
+EVENTS = {
+    "events": [
+        {"device_id": "29088800001", "event": {"start": "2026-09-16T13:10:00Z"}},
+        {"device_id": "29088800002", "event": {"start": "2026-09-16T15:00:00Z"}},
+        {"device_id": "29088800003", "event": {"start": "2026-09-16T13:30:00Z"}},
+        {"device_id": "29088800004", "event": {"start": "2026-09-16T13:05:00Z"}},
+    ]
+}
+
+
+def test_the_demo_script_reads_then_proposes_the_soonest_idle_room_then_answers():
+    first = {
+        "role": "user",
+        "content": "Operator's question (language: es; now: 2026-09-16T13:00:00Z).\n\n¿Algo?",
+    }
+    step1 = demo(_request(first))
+    assert [b.name for b in step1.content if isinstance(b, ToolUse)] == ["get_devices_in_my_team"]
+    step2 = demo(_request(first, *_result("t1", "get_devices_in_my_team", DEVICES)))
+    (events_call,) = [b for b in step2.content if isinstance(b, ToolUse)]
+    assert events_call.input == {
+        "device_ids": ["29088800001", "29088800002", "29088800003"],
+        "until": "2026-09-17T13:00:00Z",
+    }
+    so_far = [
+        first,
+        *_result("t1", "get_devices_in_my_team", DEVICES),
+        *_result("t2", events_call.name, EVENTS),
+    ]
+    (propose,) = [b for b in demo(_request(*so_far)).content if isinstance(b, ToolUse)]
+    assert propose.input["arguments"] == {"action": "start", "device_ids": ["29088800003-2"]}
+    done = demo(_request(*so_far, *_result("t3", "propose_change", {"proposal_id": "p_1"})))
+    assert (
+        isinstance(done.content[0], Text)
+        and "Soon" in done.content[0].text
+        and "aprob" in done.content[0].text
+    )
+
+
+def test_choose_room_falls_back_to_the_soonest_later_class_and_skips_past_ones():
+    devices = DEVICES["devices"][:2]
+    events = {e["device_id"]: e["event"] for e in EVENTS["events"]}
+    device, _ = choose_room(devices, events, NOW)
+    assert device["Name"] == "Later"
+    assert choose_room(devices, events, datetime(2026, 9, 17, tzinfo=UTC)) is None
+
+
+def test_json_in_finds_the_document_inside_a_block_and_say_and_call_build_replies():
+    assert json_in('<fleet_data source="x">\n{"a": [1]}\n</fleet_data>') == {"a": [1]}
+    assert json_in("no json here") is None
+    assert say("hi").content == (Text("hi"),)
+    assert call("t", {"a": 1}, text="x").content == (Text("x"), ToolUse("t", {"a": 1}))
+
+
+async def test_the_command_line_serves_a_named_script_until_stopped():
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "services.lab.model_standin",
+        "--script",
+        "echo",
+        "--port",
+        "0",
+        "--key",
+        "k",
+        stdout=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None
+        line = (await asyncio.wait_for(proc.stdout.readline(), 20)).decode()
+        base_url = line.split(" at ")[1].split(" ")[0]
+        async with anthropic.AsyncAnthropic(
+            api_key="k", base_url=base_url, max_retries=0, timeout=10
+        ) as client:
+            message = await client.messages.create(model="m", max_tokens=10, messages=QUESTION)
+        assert message.content[0].text == "You asked: What needs attention?"
+    finally:
+        proc.terminate()
+        with contextlib.suppress(ProcessLookupError):
+            await asyncio.wait_for(proc.wait(), 10)
