@@ -12,7 +12,7 @@ from shared.epiphan import EpiphanReadClient
 from shared.fleet import FleetSnapshot
 from shared.mcp_session import McpConnection
 from shared.policy import Policy, ToolPolicy, load_policies
-from shared.slots import SignIn, read_slot, write_slot
+from shared.slots import read_slot
 
 
 def thresholds_of(policy: Policy) -> Thresholds:
@@ -57,26 +57,3 @@ async def fleet(args: argparse.Namespace) -> int:
     policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
     show(await read_snapshot(settings, tool_policy), policy, args.json)
     return 0
-
-
-async def demo(args: argparse.Namespace) -> int:
-    """Start the embedded lab, place its demo sign-ins in their slots, and show the fleet."""
-    from services.lab.server import run_lab
-
-    settings = load_settings()
-    policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
-    async with run_lab(scenario=args.scenario, port=0) as lab:
-        place_lab_sign_ins(settings, lab.mcp_url, lab.teams)
-        if not args.json:
-            print(f"Lab (a simulated Epiphan Edge) at {lab.mcp_url}; demo sign-ins placed in their slots.")
-            print(f"Read sign-in: {settings.read_token_file}  Sandbox sign-in: {settings.sandbox_token_file}")
-            print()
-        snapshot = await read_snapshot(settings, tool_policy)
-        show(snapshot, policy, args.json)
-    return 0
-
-
-def place_lab_sign_ins(settings: Settings, mcp_url: str, teams: dict) -> None:
-    """Write the lab's demo tokens into the read (normal team) and sandbox slots."""
-    for slot, team in ((settings.read_token_file, teams["normal"]), (settings.sandbox_token_file, teams["sandbox"])):
-        write_slot(slot, SignIn(access_token=team.token, server=mcp_url, team_id=team.team_id, kind="lab"))

@@ -12,9 +12,6 @@ from services.ctl import supervise
 from shared.config import Settings, load_settings
 from shared.slots import SignIn, write_slot
 
-DEMO_MODEL_KEY = "lab-demo-model-key"
-"""The key the lab's scripted model accepts in demo mode. Not a secret: it opens nothing real."""
-
 
 def demo_environment(settings: Settings, scenario: str) -> dict[str, str]:
     """The environment the services run in for the demo: the fence set to the lab's sandbox
@@ -23,11 +20,11 @@ def demo_environment(settings: Settings, scenario: str) -> dict[str, str]:
 
     env = dict(os.environ)
     if not settings.fence_configured:
-        sandbox = load_scenario(scenario).teams["sandbox"]
+        sandbox = load_scenario(scenario).teams.sandbox
         env["FLEETWATCH_WRITE_DEVICE_IDS"] = ",".join(d.id for _, d in sandbox.devices())
     if settings.anthropic_api_key is None:
         env["FLEETWATCH_ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{settings.model_standin_port}"
-        env["FLEETWATCH_ANTHROPIC_API_KEY"] = DEMO_MODEL_KEY
+        env["FLEETWATCH_ANTHROPIC_API_KEY"] = supervise.DEMO_MODEL_KEY
     return env
 
 
@@ -85,3 +82,67 @@ async def down(args: argparse.Namespace) -> int:
     stopped = await supervise.stop(settings)
     print("Fleetwatch stopped." if stopped else "Fleetwatch was not running.")
     return 0
+
+
+DEMO_QUESTION = (
+    "Which rooms need attention before their next class? Start any recording that should be running."
+)
+DEMO_QUESTION_ES = "¿Qué salas necesitan atención antes de su próxima clase? Inicia cualquier grabación que deba estar en marcha."
+
+
+async def demo(args: argparse.Namespace) -> int:
+    """The main job on the lab: everything up, the fleet, a question answered by the assistant
+    (the lab's scripted model behind the real SDK, or the real model with a key), a proposal
+    waiting on the approval page, and what to do next."""
+    from services.ctl.commands_ask import ask
+    from services.ctl.commands_fleet import read_snapshot, show
+
+    settings = load_settings()
+    if not supervise.is_demo(settings):
+        from shared.errors import Code, FleetwatchError
+
+        raise FleetwatchError(
+            Code.CONFIG_INVALID,
+            "demo runs on the embedded lab only; FLEETWATCH_EPIPHAN_MCP_URL points elsewhere (use 'fleetwatch up')",
+        )
+    await up(args)
+    settings = load_settings()
+    from shared.policy import load_policies
+
+    policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
+    print()
+    show(await read_snapshot(settings, tool_policy), policy, as_json=False)
+    question = DEMO_QUESTION_ES if args.language == "es" else DEMO_QUESTION
+    print()
+    print(f"Asking the assistant: {question}")
+    print()
+    await ask(argparse.Namespace(question=question, language=args.language, timeout=180.0, json=False))
+    print()
+    print(f"Next: open http://127.0.0.1:{settings.approve_port}/ , enter the secret from")
+    print(f"      {settings.approve_secret_file} , and approve or deny the card.")
+    print("Then: fleetwatch pending list   fleetwatch audit tail   (a proposal's outcome and verification)")
+    print("Stop: fleetwatch down")
+    return 0
+
+
+def add_commands(sub, epilog: str) -> None:
+    """Add ``up``, ``down`` and ``demo`` to the ``fleetwatch`` command tree."""
+    parser = sub.add_parser(
+        "up",
+        help="start the services under supervisord (and, on the embedded lab, the lab and its scripted model)",
+        epilog=epilog,
+    )
+    parser.add_argument("--scenario", default="campus", help="lab scenario in demo mode (default: campus)")
+    parser.set_defaults(run=up)
+    parser = sub.add_parser(
+        "down", help="stop everything 'fleetwatch up' started, and wait until it has", epilog=epilog
+    )
+    parser.set_defaults(run=down)
+    parser = sub.add_parser(
+        "demo",
+        help="the main job on the embedded lab: start everything, show the fleet, ask the assistant, leave a proposal on the page",
+        epilog=epilog,
+    )
+    parser.add_argument("--scenario", default="campus", help="lab scenario (default: campus)")
+    parser.add_argument("--language", choices=("en", "es"), help="ask in English (default) or Spanish")
+    parser.set_defaults(run=demo)

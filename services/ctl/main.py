@@ -17,7 +17,14 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from services.ctl import commands_admin, commands_ask, commands_doctor, commands_fleet, commands_signin
+from services.ctl import (
+    commands_admin,
+    commands_ask,
+    commands_doctor,
+    commands_fleet,
+    commands_signin,
+    commands_up,
+)
 from shared.errors import FleetwatchError
 
 EPILOG = (
@@ -39,15 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     fleet.add_argument("--json", action="store_true", help="print JSON instead of a table")
     fleet.set_defaults(run=commands_fleet.fleet)
 
-    demo = sub.add_parser(
-        "demo",
-        help="start the embedded lab, place its demo sign-ins in their slots, show the fleet",
-        epilog=EPILOG,
-    )
-    demo.add_argument("--scenario", default="campus", help="lab scenario name or YAML path (default: campus)")
-    demo.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    demo.set_defaults(run=commands_fleet.demo)
-
+    commands_up.add_commands(sub, EPILOG)
     commands_ask.add_commands(sub, EPILOG)
     commands_admin.add_commands(sub, EPILOG)
     commands_signin.add_commands(sub, EPILOG)

@@ -28,6 +28,9 @@ TEMPLATE = REPO / "deploy" / "supervisord.conf"
 SERVICES = ("executor", "approval_web", "assistant")
 """Started in this order; each must answer on its socket before the next starts."""
 
+DEMO_MODEL_KEY = "lab-demo-model-key"
+"""The key the lab's scripted model accepts in demo mode. Not a secret: it opens nothing real."""
+
 START_TIMEOUT_SECONDS = 30.0
 STOP_TIMEOUT_SECONDS = 30.0
 
@@ -77,6 +80,7 @@ def render_config(settings: Settings, *, scenario: str = "campus", python: str =
         "lab_port": str(settings.lab_port),
         "model_port": str(settings.model_standin_port),
         "demo": "true" if is_demo(settings) else "false",
+        "model_key": DEMO_MODEL_KEY,
     }
     return string.Template(TEMPLATE.read_text()).substitute(fields)
 

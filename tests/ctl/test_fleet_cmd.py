@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -10,6 +11,8 @@ import sys
 import pytest
 
 from services.ctl.main import build_parser
+from services.lab.server import run_lab
+from shared.slots import SignIn, write_slot
 
 
 def run_cli(*args: str, home, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -17,26 +20,57 @@ def run_cli(*args: str, home, timeout: float = 60) -> subprocess.CompletedProces
     env["FLEETWATCH_HOME"] = str(home)
     return subprocess.run(
         [sys.executable, "-m", "services.ctl.main", *args],
-        env=env, capture_output=True, text=True, timeout=timeout, check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
 
 
-def test_demo_places_both_lab_sign_ins_and_shows_the_fleet_with_attention_words(tmp_path):
-    result = run_cli("demo", home=tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert "30 devices, 28 online, 2 offline." in result.stdout
-    assert "Fix first:" in result.stdout and "Fix soon:" in result.stdout
-    for slot in ("read.json", "sandbox.json"):
-        assert (tmp_path / "tokens" / slot).stat().st_mode & 0o777 == 0o600
+async def run_cli_async(*args: str, home) -> tuple[int, str, str]:
+    """The CLI as a real process, awaited so an in-process lab keeps serving meanwhile."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETWATCH_")}
+    env["FLEETWATCH_HOME"] = str(home)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "services.ctl.main",
+        *args,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    return process.returncode, out.decode(), err.decode()
 
 
-def test_demo_json_lists_the_snapshot_and_findings_without_any_stream_key(tmp_path):
-    result = run_cli("demo", "--json", home=tmp_path)
-    assert result.returncode == 0, result.stderr
-    data = json.loads(result.stdout)
+@pytest.fixture
+async def lab_home(tmp_path):
+    """The campus lab on the real clock (the CLI reads the time itself), its normal team's token in the read slot of a home."""
+    async with run_lab("campus") as lab:
+        team = lab.teams["normal"]
+        write_slot(
+            tmp_path / "tokens" / "read.json",
+            SignIn(access_token=team.token, server=lab.mcp_url, team_id=team.team_id, kind="lab"),
+        )
+        yield tmp_path
+
+
+async def test_fleet_shows_the_lab_fleet_with_attention_words(lab_home):
+    code, out, err = await run_cli_async("fleet", home=lab_home)
+    assert code == 0, err
+    assert "30 devices, 28 online, 2 offline." in out
+    assert "Fix first:" in out and "Fix soon:" in out and "When convenient:" in out
+
+
+async def test_fleet_json_lists_the_snapshot_and_findings_without_any_stream_key(lab_home):
+    code, out, err = await run_cli_async("fleet", "--json", home=lab_home)
+    assert code == 0, err
+    data = json.loads(out)
     assert len(data["snapshot"]["devices"]) == 30
     assert {f["priority"] for f in data["findings"]} == {"Fix first", "Fix soon", "When convenient"}
-    assert "live_sk_" not in result.stdout and "Sup3rSecret" not in result.stdout
+    assert "live_sk_" not in out and "Sup3rSecret" not in out
 
 
 def test_fleet_without_a_read_sign_in_is_a_clear_error_with_a_code(tmp_path):
@@ -54,6 +88,12 @@ def test_help_says_no_command_approves():
 def test_an_unknown_fleetwatch_variable_is_refused_before_anything_runs(tmp_path, name):
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETWATCH_")}
     env.update(FLEETWATCH_HOME=str(tmp_path), **{name: "x"})
-    result = subprocess.run([sys.executable, "-m", "services.ctl.main", "fleet"], env=env, capture_output=True,
-                            text=True, timeout=60, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "services.ctl.main", "fleet"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 2 and "config_invalid" in result.stderr and name in result.stderr

@@ -39,7 +39,7 @@ def test_defaults_of_ports_model_lab_url_policy_and_peers(tmp_path):
     settings = load_settings({"HOME": str(tmp_path)})
     assert (settings.lab_port, settings.approve_port, settings.ask_port) == (8770, 8767, 8766)
     assert settings.epiphan_mcp_url == "http://127.0.0.1:8770/mcp"
-    assert settings.model == "claude-sonnet-4-5"
+    assert settings.model == "claude-sonnet-4-6"
     assert settings.anthropic_api_key is None and settings.anthropic_base_url is None
     assert settings.policy_dir == Path(shared.__file__).resolve().parent.parent / "policy"
     assert settings.policy_override is None

@@ -1,0 +1,142 @@
+"""The main job as a newcomer runs it: ``fleetwatch demo`` starts everything under real
+supervisord (the lab, the scripted model behind the real Anthropic SDK, the executor,
+approval_web, the assistant), the assistant leaves a proposal, a person approves it in Chromium,
+the lab records exactly one write, a replayed Approve is refused, ``fleetwatch pending show``
+tells the outcome and verification, and ``fleetwatch down`` waits until supervisord is gone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from playwright.async_api import async_playwright
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="Debian's chromium is not installed (scripts/setup --system)"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def demo_env(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """An environment for a whole Fleetwatch on the lab, on free ports, in its own home; after
+    the test, supervisord is shut down whatever happened."""
+    lab = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETWATCH_")}
+    env.update(
+        FLEETWATCH_HOME=str(tmp_path / "home"),
+        FLEETWATCH_LAB_PORT=str(lab),
+        FLEETWATCH_EPIPHAN_MCP_URL=f"http://127.0.0.1:{lab}/mcp",
+        FLEETWATCH_MODEL_STANDIN_PORT=str(free_port()),
+        FLEETWATCH_APPROVE_PORT=str(free_port()),
+        FLEETWATCH_ASK_PORT=str(free_port()),
+    )
+    yield env
+    fleetwatch(env, "down", timeout=60)
+
+
+def fleetwatch(env: dict[str, str], *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "services.ctl.main", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+async def test_the_main_job_runs_under_supervisord_and_a_person_approves_it_in_chromium(demo_env):
+    home = Path(demo_env["FLEETWATCH_HOME"])
+    started = fleetwatch(demo_env, "demo")
+    assert started.returncode == 0, started.stdout + started.stderr
+    assert "waiting for approval" in started.stdout, started.stdout
+
+    pending = json.loads(fleetwatch(demo_env, "pending", "list", "--json").stdout)
+    (item,) = pending["items"]
+    assert item["tool"] == "batch_recording" and item["proposed_by"] == "assistant"
+
+    lab_url = json.loads((home / "run" / "lab.ready").read_text())["url"]
+    page_url = f"http://127.0.0.1:{demo_env['FLEETWATCH_APPROVE_PORT']}/"
+    secret = (home / "state" / "approve-secret").read_text().strip()
+    assert (home / "state" / "approve-secret").stat().st_mode & 0o777 == 0o600
+
+    def writes() -> list[dict]:
+        return httpx2.get(f"{lab_url}/_lab/writes", timeout=10).json()["writes"]
+
+    assert writes() == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, timeout=60_000)
+        try:
+            pages = {}
+            for locale in ("es-419", "en-US"):
+                context = await browser.new_context(locale=locale, viewport={"width": 1100, "height": 1000})
+                context.set_default_timeout(20_000)
+                page = await context.new_page()
+                await page.goto(page_url)
+                await page.fill("#secret", secret)
+                await page.press("#secret", "Enter")
+                await page.wait_for_selector("article.card")
+                assert await page.evaluate("document.activeElement.className") == "deny"
+                await page.screenshot(path=str(ARTIFACTS / f"main-job-card-{locale[:2]}.png"), full_page=True)
+                pages[locale] = (context, page)
+            context, page = pages["en-US"]
+            assert await page.inner_text("h1") == "Start recording"
+            form = {
+                name: await page.get_attribute(f"form[action='/approve'] input[name={name}]", "value") or ""
+                for name in ("proposal_id", "approval_id", "token")
+            }
+            assert form["proposal_id"] == item["proposal_id"]
+            await page.click("button.approve")
+            await page.wait_for_selector("section.outcome")
+            assert await page.inner_text("section.outcome h1") == "Done"
+            assert len(writes()) == 1
+
+            replay = await context.request.post(
+                page_url + "approve", form=form, headers={"Origin": page_url.rstrip("/")}, max_redirects=0
+            )
+            assert replay.status == 409
+            spanish_context, tarjeta = pages["es-419"]
+            await tarjeta.click("button.approve")
+            await tarjeta.wait_for_selector("section.outcome")
+            assert (await tarjeta.inner_text("section.outcome h1")).startswith("No se ejecutó nada")
+            assert len(writes()) == 1
+        finally:
+            await browser.close()
+
+    (write,) = writes()
+    assert write["tool"] == "batch_recording" and write["arguments"]["action"] == "start"
+    shown = json.loads(fleetwatch(demo_env, "pending", "show", item["proposal_id"], "--json").stdout)
+    assert shown["outcome"] == "ok" and shown["verification"] == "verified"
+    assert json.loads(fleetwatch(demo_env, "audit", "verify", "--json").stdout)["ok"] is True
+
+    stopped = fleetwatch(demo_env, "down", timeout=90)
+    assert stopped.returncode == 0 and "stopped" in stopped.stdout
+    assert not (home / "run" / "supervisord.pid").exists()
