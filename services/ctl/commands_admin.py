@@ -296,7 +296,17 @@ async def audit_verify(args: argparse.Namespace) -> int:
 
 
 async def status(args: argparse.Namespace) -> int:
-    """``fleetwatch status``."""
+    """``fleetwatch status``: under supervisord (``fleetwatch up``) first each process's state,
+    then the queue. ``--json`` prints the queue `Status` only."""
+    if not args.json:
+        from services.ctl import supervise
+
+        settings = load_settings()
+        if supervise.running_pid(settings) is not None:
+            _, out = await supervise.supervisorctl(settings, "status")
+            print("Processes (supervisord):")
+            print("\n".join(f"  {visible(line, 200)}" for line in out.strip().splitlines()))
+            print()
     reply = await call(GetStatus(), Status)
     _out(args, reply, render_status(reply))
     return 0

@@ -78,6 +78,12 @@ async def test_the_main_job_runs_under_supervisord_and_a_person_approves_it_in_c
     assert started.returncode == 0, started.stdout + started.stderr
     assert "waiting for approval" in started.stdout, started.stdout
 
+    status = fleetwatch(demo_env, "status").stdout
+    assert "Processes (supervisord):" in status
+    for program in ("lab", "model", "executor", "approval_web", "assistant"):
+        assert any(line.split()[:2] == [program, "RUNNING"] for line in status.splitlines()), status
+    assert "Fence:        configured" in status
+
     pending = json.loads(fleetwatch(demo_env, "pending", "list", "--json").stdout)
     (item,) = pending["items"]
     assert item["tool"] == "batch_recording" and item["proposed_by"] == "assistant"
