@@ -34,7 +34,9 @@ async def measure(scenario: str, devices: int | None, calls: int) -> dict[str, f
         async with EpiphanReadClient(McpConnection(lab.mcp_url, token), READ_TOOLS_OF_EPIPHAN) as client:
             await client.call("get_devices_in_my_team")  # open the session outside the timing
             return {
-                "device_info_ms": await median_ms(lambda: client.call("get_device_info", {"device_id": one}), calls),
+                "device_info_ms": await median_ms(
+                    lambda: client.call("get_device_info", {"device_id": one}), calls
+                ),
                 "device_list_ms": await median_ms(lambda: client.call("get_devices_in_my_team"), calls),
                 "snapshot_ms": await median_ms(client.snapshot, max(calls // 5, 3)),
                 "devices": len(lab.teams["normal"].device_ids),

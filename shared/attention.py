@@ -13,8 +13,12 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from shared.fleet import Device, Event, FleetSnapshot
+
+if TYPE_CHECKING:
+    from shared.policy import Policy
 
 
 class Priority(enum.IntEnum):
@@ -41,6 +45,20 @@ class Thresholds:
 
 DEFAULT_THRESHOLDS = Thresholds()
 """The shipped policy's thresholds, for callers that have no policy at hand (tests, views)."""
+
+
+def thresholds_from_policy(policy: Policy) -> Thresholds:
+    """The attention thresholds a loaded ``policy.yaml`` sets: its ``thresholds`` (CPU percent,
+    temperature °C, free disk percent, recent-reboot minutes) and ``lead_minutes``; the
+    attention window keeps its default."""
+    t = policy.thresholds
+    return Thresholds(
+        cpu_pct=t.cpu_pct,
+        temp_c=t.temp_c,
+        disk_free_pct=t.disk_free_pct,
+        recent_reboot_minutes=t.recent_reboot_minutes,
+        lead_minutes=policy.lead_minutes,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +115,9 @@ def _disk_free_pct(data: object) -> float | None:
     return None
 
 
-def findings(snapshot: FleetSnapshot, now: datetime, limits: Thresholds = DEFAULT_THRESHOLDS) -> list[Finding]:
+def findings(
+    snapshot: FleetSnapshot, now: datetime, limits: Thresholds = DEFAULT_THRESHOLDS
+) -> list[Finding]:
     """Every finding in the fleet, most urgent first, then by room name."""
     out: list[Finding] = []
     newest = newest_firmware_by_model(snapshot.devices)
@@ -123,7 +143,12 @@ def findings(snapshot: FleetSnapshot, now: datetime, limits: Thresholds = DEFAUL
         for warning in device.warnings:
             if warning.id == "source_no_signal":
                 source = warning.data.get("source_name", "") if isinstance(warning.data, dict) else ""
-                add(Priority.FIX_FIRST if urgent else Priority.FIX_SOON, "no_signal", ("source", str(source)), *title)
+                add(
+                    Priority.FIX_FIRST if urgent else Priority.FIX_SOON,
+                    "no_signal",
+                    ("source", str(source)),
+                    *title,
+                )
             elif warning.id == "no_storage_detected":
                 add(Priority.FIX_FIRST if urgent else Priority.FIX_SOON, "no_storage", *title)
             elif warning.id == "disk_space_error":
@@ -136,10 +161,21 @@ def findings(snapshot: FleetSnapshot, now: datetime, limits: Thresholds = DEFAUL
                 add(Priority.FIX_SOON, "cpu_high", ("cpu_pct", f"{status.cpu_load_pct:.0f}"))
             if status.cpu_temp_c is not None and status.cpu_temp_c >= limits.temp_c:
                 add(Priority.FIX_SOON, "temp_high", ("temp_c", f"{status.cpu_temp_c:.0f}"))
-            if status.up_since is not None and now - status.up_since < timedelta(minutes=limits.recent_reboot_minutes):
+            if status.up_since is not None and now - status.up_since < timedelta(
+                minutes=limits.recent_reboot_minutes
+            ):
                 minutes = int((now - status.up_since).total_seconds() // 60)
                 add(Priority.WHEN_CONVENIENT, "recent_reboot", ("minutes_ago", str(max(minutes, 0))))
         family_newest = newest.get(device.model)
-        if device.firmware and family_newest and _firmware_key(device.firmware) < _firmware_key(family_newest):
-            add(Priority.WHEN_CONVENIENT, "firmware_behind", ("firmware", device.firmware), ("newest", family_newest))
+        if (
+            device.firmware
+            and family_newest
+            and _firmware_key(device.firmware) < _firmware_key(family_newest)
+        ):
+            add(
+                Priority.WHEN_CONVENIENT,
+                "firmware_behind",
+                ("firmware", device.firmware),
+                ("newest", family_newest),
+            )
     return sorted(out, key=lambda f: (f.priority, f.device_name.casefold(), f.kind))

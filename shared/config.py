@@ -73,8 +73,13 @@ def _optional_path(raw: str) -> Path | None:
     return Path(raw) if raw else None
 
 
-def _optional_str(raw: str) -> str | None:
-    return raw or None
+def _team_id(raw: str) -> str | None:
+    # Blank is not "unset" by accident: a value of spaces would otherwise count as a fence.
+    if not raw:
+        return None
+    if raw != raw.strip() or not raw.strip():
+        raise BadValue(f"blank or with spaces around it: {raw!r} (leave it empty to unset it)")
+    return raw
 
 
 def _text(raw: str) -> str:
@@ -244,7 +249,7 @@ SETTINGS: tuple[Setting, ...] = (
         "",
         "The sandbox team's ID, checked against the sandbox sign-in; empty = unset.",
         False,
-        _optional_str,
+        _team_id,
     ),
     Setting(
         "FLEETWATCH_POLICY_DIR",
@@ -301,7 +306,8 @@ SETTINGS: tuple[Setting, ...] = (
         "FLEETWATCH_ASSISTANT_UIDS",
         "{uid}",
         "The assistant service's uids: on approval.sock they may only submit proposals, read their "
-        "state and expire their own turn (a uid also on FLEETWATCH_APPROVAL_UIDS is an operator).",
+        "state, expire their own turn and list the writable devices (a uid also on "
+        "FLEETWATCH_APPROVAL_UIDS is an operator).",
         False,
         _uids,
     ),
@@ -447,3 +453,36 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
 def configure_logging(settings: Settings) -> None:
     """Set the root logger's level from `FLEETWATCH_LOG_LEVEL` (call once, in ``__main__``)."""
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+
+
+def settings_markdown() -> str:
+    """The page ``docs/settings.md``, generated from `SETTINGS` (a test holds the file to this
+    output; regenerate with ``python -m shared.config > docs/settings.md``)."""
+    lines = [
+        "# Settings",
+        "",
+        "Every setting is an environment variable, read once when a process starts. An empty value",
+        "means unset (the default applies). A `FLEETWATCH_*` variable not listed here is refused, so",
+        "a typo cannot silently weaken anything. In a default, a setting's name in braces (such as",
+        "`{FLEETWATCH_HOME}`) stands for its value, and `{uid}` for the user the process runs as.",
+        "A secret never prints.",
+        "No setting skips approval or the fence: with neither `FLEETWATCH_WRITE_DEVICE_IDS` nor",
+        "`FLEETWATCH_WRITE_TEAM_ID` set, nothing can be proposed or run.",
+        "This page is generated from `shared/config.py` (`python -m shared.config`).",
+        "",
+        "| variable | default | secret | what it is |",
+        "|---|---|---|---|",
+    ]
+    for setting in SETTINGS:
+        if setting.default == str(REPO_POLICY_DIR):
+            default = "the checkout's `policy/` folder"
+        else:
+            default = f"`{setting.default}`" if setting.default else "(empty)"
+        help_text = setting.help.replace("|", "\\|")
+        secret = "yes" if setting.secret else "no"
+        lines.append(f"| `{setting.name}` | {default} | {secret} | {help_text} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(settings_markdown(), end="")

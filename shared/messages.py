@@ -8,10 +8,12 @@ executor.sock (peers: the approval_web user only)
     Inspect → Inspection        a fresh read of every fact the approval card shows (read-only)
     Execute → ExecutionReport   run one consumed approval once, or refuse ("nothing ran")
     Health  → HealthReport
+    ListWritable → WritableDevices  the devices a change may target now (fresh sandbox read)
 approval.sock (peers: the assistant user and operators)
     SubmitProposal → ProposalAccepted
     GetProposalState → ProposalState     (the assistant reads a proposal's recorded state)
     ExpireTurn → Count                   (a model turn that failed partway expires its proposals)
+    ListWritable → WritableDevices       (relayed to the executor; the assistant and operators)
     ListPending → PendingList, ShowProposal → ProposalDetail, Deny → ProposalState,
     DenyAll → Count, SetKillSwitch → Status, GetStatus → Status, AuditTail → AuditRows,
     AuditVerify → AuditReport
@@ -138,8 +140,55 @@ class HealthReport(Message):
     kill_switch: bool
 
 
-ExecutorRequest = Prepare | Inspect | Execute | Health | GetCapabilities
-ExecutorReply = Prepared | Inspection | ExecutionReport | HealthReport | Capabilities | ErrorReply
+class ListWritable(Message):
+    """Which devices a change may target right now: read afresh through the sandbox sign-in.
+    Read-only; served on executor.sock and relayed on approval.sock. With no fence configured
+    it is refused (``fence_not_configured``), never answered with an empty list."""
+
+
+class WritableChannel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One channel of a writable device: its device-local ``channel_id`` (``"1"``...), its name
+    (display text, never bound) and whether it records (from the recorder status; None:
+    unknown). A proposal names it as ``<device_id>-<channel_id>``."""
+
+    channel_id: str
+    name: str = ""
+    recording: bool | None = None
+
+
+class UpcomingEvent(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A device's event on now, or its next one within 24 hours: ID, title (display text),
+    start and finish (UTC text, None when unknown)."""
+
+    event_id: str
+    title: str = ""
+    start: str | None = None
+    finish: str | None = None
+
+
+class WritableDevice(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A device on the sandbox team's own list (and on ``FLEETWATCH_WRITE_DEVICE_IDS`` when that
+    is set), as just read. Names and titles are display data only: proposals bind IDs."""
+
+    device_id: str
+    name: str = ""
+    model: str = ""
+    online: bool = False
+    channels: tuple[WritableChannel, ...] = ()
+    next_event: UpcomingEvent | None = None
+
+
+class WritableDevices(Message):
+    """The devices a change may target, ordered by ID (empty: none is), read at ``read_at``."""
+
+    devices: tuple[WritableDevice, ...]
+    read_at: str
+
+
+ExecutorRequest = Prepare | Inspect | Execute | Health | ListWritable | GetCapabilities
+ExecutorReply = (
+    Prepared | Inspection | ExecutionReport | HealthReport | WritableDevices | Capabilities | ErrorReply
+)
 
 # --- approval.sock -----------------------------------------------------------------------
 
@@ -310,12 +359,14 @@ ApprovalRequest = (
     | GetStatus
     | AuditTail
     | AuditVerify
+    | ListWritable
     | GetCapabilities
 )
 ApprovalReply = (
     ProposalAccepted
     | ProposalState
     | Count
+    | WritableDevices
     | PendingList
     | ProposalDetail
     | Status

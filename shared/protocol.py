@@ -337,8 +337,8 @@ async def serve_unix(
 
     Per connection: a peer whose uid (``SO_PEERCRED``) is not in `allowed_uids`, and whose gid
     and supplementary groups (``SO_PEERGROUPS``) are not in `allowed_gids`, gets
-    ``ErrorReply(peer_not_allowed)``, `on_refused_peer(peer)` is awaited (write the audit row
-    there) and the connection closes. Otherwise frames are read in a loop, decoded by `codec`,
+    `on_refused_peer(peer)` awaited first (write the audit row there, so a peer that hangs up at
+    once still leaves it), then ``ErrorReply(peer_not_allowed)``, and the connection closes. Otherwise frames are read in a loop, decoded by `codec`,
     and ``await handler(request, peer)`` answers each; a `FleetwatchError` it raises becomes an
     `ErrorReply` with its code, anything else ``internal_error`` (logged with the traceback).
     EOF closes the writer. A stale socket file (nobody listening) is replaced.
@@ -365,9 +365,11 @@ async def serve_unix(
                 refusal = ErrorReply(
                     code=Code.PEER_NOT_ALLOWED, message=f"uid {peer.uid} may not use this socket"
                 )
-                await _send(writer, codec, refusal, max_frame_bytes)
+                # The audit row first: a peer that hangs up at once must still leave one.
                 if on_refused_peer is not None:
                     await on_refused_peer(peer)
+                with contextlib.suppress(ConnectionError):
+                    await _send(writer, codec, refusal, max_frame_bytes)
                 # Take (and drop) the peer's request before closing: closing first can break its
                 # write, and a broken pipe hides the refusal it was about to read.
                 with contextlib.suppress(ProtocolError, TimeoutError):

@@ -1,8 +1,8 @@
 """Pure checks of a local page's requests: its Host, where a POST came from, and form tokens.
 
-Shared by the local pages (the ask page; meant for the approval page too, whose
-``services/approval_web/page/guards.py`` holds the same functions): one set of rules for
-every page Fleetwatch serves on 127.0.0.1.
+Shared by the local pages (the ask page, and the approval page through
+``services/approval_web/page/guards.py``, which adds its session IDs and one header): one set
+of rules for every page Fleetwatch serves on 127.0.0.1.
 
 - **Host** must be ``127.0.0.1:<port>`` or ``localhost:<port>`` (a DNS-rebinding page names
   its own host). Check every request.

@@ -1,7 +1,7 @@
 """Words for findings, priorities and events, in English and Latin American Spanish. Pure.
 
-Used by the assistant's keyword answer (and meant for ``fleetwatch fleet`` too, so there is
-one wording). Every name from the fleet passes through `shared.display.visible`, so a hidden or
+Used by the assistant's keyword answer and by ``fleetwatch fleet`` (in English), so there is
+one wording. Every name from the fleet passes through `shared.display.visible`, so a hidden or
 bidi character is shown, not obeyed. Priorities are words, never P1/critical.
 """
 

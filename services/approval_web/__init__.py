@@ -3,7 +3,8 @@
 It holds no Epiphan token at all. It serves ``approval.sock`` (proposals from the assistant's
 user, admin commands from operators; see `services.approval_web.intake` for the roles) and,
 beside it, the approval page on 127.0.0.1 (`services.approval_web.page`). It talks to the
-executor over ``executor.sock`` (Prepare, Inspect, Execute, Health) and shares the store.
+executor over ``executor.sock`` (Prepare, Inspect, Execute, Health, ListWritable: relayed for
+the assistant, which learns the writable devices without any sandbox token) and shares the store.
 
 Layers of the socket side (each may import the ones above it, `shared.*`, and the executor's
 manifest constants; never the executor's code that reads the sandbox slot)::
@@ -13,7 +14,8 @@ manifest constants; never the executor's code that reads the sandbox slot)::
     admin.py     pure builders of the admin replies from store rows; the audit tail read
     manifest.py  approval.sock's capabilities: each operation and the codes it may answer with
     service.py   the socket handler: role check, SubmitProposal (checks, limits, Prepare,
-                 insert), the admin operations; one refusal = one code + one audit row
+                 insert), ListWritable (relayed), the admin operations; one refusal = one
+                 code + one audit row
     server.py    `socket_side`: store, migrate, expire all pending at start, serve, expiry task
     __main__.py  start the socket side (the page joins it there)
 

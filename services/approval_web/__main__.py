@@ -4,7 +4,10 @@ It serves the socket side (approval.sock: proposals from the assistant, admin co
 operators) and, beside it, the approval page on ``127.0.0.1:<FLEETWATCH_APPROVE_PORT>``
 (`services.approval_web.page.page_side`): the page's secret is printed on a terminal,
 otherwise written to ``FLEETWATCH_APPROVE_SECRET_FILE`` (0600) with only its path printed, and
-that file is deleted at a clean stop.
+that file is deleted at a clean stop. Without a write fence (neither
+``FLEETWATCH_WRITE_DEVICE_IDS`` nor ``FLEETWATCH_WRITE_TEAM_ID``) the page does not start
+(`page_refusal`): nothing could ever be proposed, so there is nothing to approve; approval.sock
+still serves the admin commands and refuses every proposal with ``fence_not_configured``.
 Exit status: 0 after a signal, 2 when an option, the settings, the policy or the store refuse
 to start. ``--expiry-seconds S``: how often unreviewed proposals past their expiry are marked
 expired (default 5).
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import signal
 import sys
@@ -22,7 +26,7 @@ from collections.abc import Sequence
 from services.approval_web.page import SecretSink, page_side
 from services.approval_web.server import socket_side
 from shared.config import Settings, configure_logging, load_settings
-from shared.errors import FleetwatchError
+from shared.errors import Code, FleetwatchError
 from shared.policy import Policy, ToolPolicy, load_policies
 
 logger = logging.getLogger("services.approval_web")
@@ -43,20 +47,39 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def page_refusal(settings: Settings) -> FleetwatchError | None:
+    """Why the approval page may not start, or None. Without a fence nothing can be proposed
+    or run (seed 003, "Fence"), so the page refuses to start (``fence_not_configured``)."""
+    if settings.fence_configured:
+        return None
+    return FleetwatchError(
+        Code.FENCE_NOT_CONFIGURED,
+        "the approval page is not started: set FLEETWATCH_WRITE_DEVICE_IDS, FLEETWATCH_WRITE_TEAM_ID"
+        " or both (approval.sock still answers, and refuses every proposal)",
+    )
+
+
 async def run(
     settings: Settings, policy: Policy, tool_policy: ToolPolicy, *, expiry_interval_seconds: float = 5.0
 ) -> None:
-    """Serve until SIGINT or SIGTERM."""
+    """Serve until SIGINT or SIGTERM (the page only with a fence: `page_refusal`)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    sink = SecretSink.for_stream(settings.approve_secret_file, sys.stdout)
-    async with (
-        socket_side(settings, policy, tool_policy, expiry_interval_seconds=expiry_interval_seconds),
-        page_side(settings, policy, tool_policy, sink=sink) as page,
-    ):
-        logger.info("approval_web serving %s and the page at %s", settings.approval_socket, page.url)
+    refusal = page_refusal(settings)
+    if refusal is not None:
+        print(f"approval_web: {refusal.code}: {refusal.message}", file=sys.stderr, flush=True)
+    async with contextlib.AsyncExitStack() as stack:
+        await stack.enter_async_context(
+            socket_side(settings, policy, tool_policy, expiry_interval_seconds=expiry_interval_seconds)
+        )
+        where = "no page (no fence)"
+        if refusal is None:
+            sink = SecretSink.for_stream(settings.approve_secret_file, sys.stdout)
+            page = await stack.enter_async_context(page_side(settings, policy, tool_policy, sink=sink))
+            where = f"the page at {page.url}"
+        logger.info("approval_web serving %s and %s", settings.approval_socket, where)
         await stop.wait()
 
 

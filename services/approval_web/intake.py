@@ -7,8 +7,8 @@ uids in ``FLEETWATCH_ASSISTANT_UIDS`` or ``FLEETWATCH_APPROVAL_UIDS`` and member
 
 - **assistant**: a uid in ``FLEETWATCH_ASSISTANT_UIDS`` and not in
   ``FLEETWATCH_APPROVAL_UIDS``. May only `SubmitProposal` with ``proposed_by="assistant"``,
-  `GetProposalState`, `ExpireTurn` and `GetCapabilities`; anything else is refused with
-  ``operation_not_allowed``.
+  `GetProposalState`, `ExpireTurn`, `ListWritable` (read-only) and `GetCapabilities`;
+  anything else is refused with ``operation_not_allowed``.
 - **operator**: every other admitted peer (a uid in ``FLEETWATCH_APPROVAL_UIDS``, or a member
   of ``FLEETWATCH_APPROVAL_GIDS``). May do everything, including drafting a proposal
   (``proposed_by="operator"``); a draft still needs a person on the page. Nothing here approves.
@@ -39,7 +39,7 @@ from shared.binding import BoundRecord, fingerprint_hash, record_from_bytes
 from shared.canonical import CanonicalError, canonicalize_arguments
 from shared.display import visible
 from shared.errors import Code, FleetwatchError
-from shared.messages import ExpireTurn, GetProposalState, Prepared, SubmitProposal
+from shared.messages import ExpireTurn, GetProposalState, ListWritable, Prepared, SubmitProposal
 from shared.policy import ArgumentsError, Policy, ProposeRule, ToolPolicy
 from shared.protocol import GetCapabilities, Message, message_tag
 
@@ -78,7 +78,7 @@ class Role(enum.StrEnum):
 
 
 ASSISTANT_OPERATIONS: Final[frozenset[type[Message]]] = frozenset(
-    {SubmitProposal, GetProposalState, ExpireTurn, GetCapabilities}
+    {SubmitProposal, GetProposalState, ExpireTurn, ListWritable, GetCapabilities}
 )
 """The only requests the assistant's uid may send."""
 

@@ -3,8 +3,9 @@
 Every code here is declared in `shared.errors`; contract tests check this manifest against
 the socket's request union both ways (`shared.protocol.manifest_problems`), that every code
 the handlers can raise is declared, and that nothing is declared that nothing produces.
-`PREPARE_CODES` is read from the executor's manifest (constants only: importing it loads no
-sign-in); those refusals pass through `SubmitProposal` unchanged.
+`PREPARE_CODES` and `LIST_WRITABLE_CODES` are read from the executor's manifest (constants
+only: importing it loads no sign-in); those refusals pass through `SubmitProposal` and
+`ListWritable` unchanged.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ REQUESTS: Final[tuple[type[Message], ...]] = typing.get_args(ApprovalRequest)
 PREPARE_CODES: Final[frozenset[Code]] = next(op.codes for op in EXECUTOR_OPERATIONS if op.name == "prepare")
 """What the executor's Prepare may refuse with, from its own manifest (the one source); passed
 through `SubmitProposal` unchanged."""
+LIST_WRITABLE_CODES: Final[frozenset[Code]] = next(
+    op.codes for op in EXECUTOR_OPERATIONS if op.name == "list_writable"
+)
+"""What the executor's ListWritable may refuse with (its manifest); relayed unchanged."""
 
 INTAKE_CODES: Final[tuple[Code, ...]] = (
     Code.INVALID_MESSAGE,
@@ -74,6 +79,11 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation("get_status", frozenset(_ADMIN), "queue, caps, pauses, kill switch, executor, fence, autonomy"),
     Operation("audit_tail", _ADMIN | {Code.INVALID_MESSAGE}, "the newest audit rows"),
     Operation("audit_verify", frozenset(_ADMIN), "walk the audit hash chain"),
+    Operation(
+        "list_writable",
+        LIST_WRITABLE_CODES | {Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER},
+        "the devices a change may target now, read afresh by the executor (relayed; read-only)",
+    ),
     Operation("get_capabilities", frozenset(), "this manifest"),
 )
 

@@ -13,6 +13,11 @@ changed): role (``operation_not_allowed``), the policy checks of
 unchanged; the executor not running: ``service_unavailable``; no answer:
 ``service_no_answer``), then `shared.approvals.insert_proposal`. The answer is the new
 proposal's ID and when it expires unreviewed.
+
+ListWritable is relayed to the executor as it is (this process holds no Epiphan token): the
+executor reads the sandbox team afresh. Its refusals pass through with their codes (one
+``refusal`` audit row each, like every refusal here); the executor not running:
+``service_unavailable``.
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ from shared.messages import (
     Health,
     HealthReport,
     ListPending,
+    ListWritable,
     PendingList,
     Prepare,
     Prepared,
@@ -70,6 +76,7 @@ from shared.messages import (
     ShowProposal,
     Status,
     SubmitProposal,
+    WritableDevices,
 )
 from shared.policy import Policy, ToolPolicy
 from shared.protocol import Capabilities, ErrorReply, GetCapabilities, Message, PeerCred, message_tag, request
@@ -91,11 +98,13 @@ class ServiceOptions:
         prepare_timeout_seconds: the whole Prepare exchange with the executor (it reads the
             sandbox team afresh).
         health_timeout_seconds: the Health exchange behind `GetStatus`.
+        list_timeout_seconds: the ListWritable exchange (the executor reads the sandbox team).
     """
 
     proposal_ttl_seconds: int | None = None
     prepare_timeout_seconds: float = 20.0
     health_timeout_seconds: float = 2.0
+    list_timeout_seconds: float = 20.0
 
 
 def _known_code(text: str) -> Code:
@@ -144,6 +153,7 @@ class ApprovalService:
             GetStatus: self._status,
             AuditTail: self._audit_tail,
             AuditVerify: self._audit_verify,
+            ListWritable: self._list_writable,
             GetCapabilities: self._capabilities,
         }
 
@@ -299,6 +309,26 @@ class ApprovalService:
 
     async def _capabilities(self, message: GetCapabilities, peer: PeerCred) -> Capabilities:
         return manifest.capabilities()
+
+    async def _list_writable(self, message: ListWritable, peer: PeerCred) -> WritableDevices:
+        """ListWritable relayed to executor.sock, its answer unchanged.
+
+        Raises:
+            IntakeRefused: the executor's refusal code, or ``service_unavailable`` /
+                ``service_no_answer``.
+        """
+        try:
+            reply = await request(
+                self._settings.executor_socket,
+                ListWritable(),
+                WritableDevices,
+                timeout_seconds=self._options.list_timeout_seconds,
+            )
+        except FleetwatchError as exc:
+            raise IntakeRefused(exc.code, exc.message) from exc
+        if isinstance(reply, ErrorReply):
+            raise IntakeRefused(_known_code(reply.code), visible(reply.message, 400))
+        return reply
 
     # --- admin --------------------------------------------------------------------------
 

@@ -5,6 +5,8 @@ executor (another process) runs it.
 Holds: the **read** sign-in (``FLEETWATCH_READ_TOKEN_FILE``) and the model key, nothing else.
 It never reads the sandbox slot, never calls a write tool (the guarded read client has no path
 to one), and has no approval power: a proposal goes to ``approval.sock`` and waits for a person.
+Which devices a change may target (the sandbox team) it learns from ``list_writable_devices``,
+which approval.sock relays to the executor, the one process holding the sandbox sign-in.
 Everything the model says or names is untrusted, and so is every name in the fleet.
 
 Layers (each may import only the ones above it)::
@@ -14,7 +16,8 @@ Layers (each may import only the ones above it)::
     fsm.py         the session state machine (pure)
     budget.py      per-question budgets (pure)
     language.py    language detection and the code-built words (proposal lines, notes)
-    proposals.py   the schema pre-check of propose_change, and the proposal sink (approval.sock)
+    proposals.py   the schema pre-check of propose_change, and the proposal sink (approval.sock:
+                   proposals, their states, and the writable devices the executor reads)
     pipeline.py    one provider turn's tool calls in three phases (pre-check, execute, post)
     prompt.py      the static system prompt and the first user message
     loop.py        the model loop (Anthropic SDK, streaming, prompt caching)

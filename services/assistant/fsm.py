@@ -3,8 +3,10 @@
 Prompt wording can be argued with by a model; these rules cannot. A session (one operator
 question) starts in ``resolving`` and holds:
 
-- ``resolved``: the master IDs that a *resolve* tool (the team's device list) returned in this
-  session. The first successful resolve moves the session to ``reading``.
+- ``resolved``: the master IDs that a *resolve* tool returned in this session: the read team's
+  device list, or ``list_writable_devices`` (the sandbox team the executor just read, the only
+  devices a change can pass the fence for). A channel ``<master>-<n>`` counts as its master.
+  The first successful resolve moves the session to ``reading``.
 - ``pending``: master ID -> proposal ID for each proposal of this session still waiting.
 - ``made``: the key of each proposal made (tool + canonical arguments) -> its proposal ID.
 - ``blocked``: how many calls were blocked. **Telemetry only**: no count ever opens the gate.

@@ -6,14 +6,15 @@ Three kinds of entries, all in the one `Capabilities` reply:
   checks them against the request union both ways. ``ask`` lists the codes an `Answer` may
   carry in ``code`` (a fallback, a spent budget, a failed read).
 - ``model_tool:<group>`` entries: the codes that reach the **model** inside a data block, per
-  tool group (``read``, ``propose_change``, ``get_proposal_state``, ``ask_operator``,
-  ``not_offered``). They are not socket requests; the contract tests check them against the
+  tool group (``read``, ``list_writable_devices``, ``propose_change``, ``get_proposal_state``,
+  ``ask_operator``, ``not_offered``). They are not socket requests; the contract tests check them against the
   tools offered and against the codes the package's code can emit, both ways.
 - ``page:ask``: what the local ask page answers a POST with (an HTTP surface, not a socket).
 
 Codes relayed unchanged from elsewhere are named as such: `READ_CODES` (the guarded read
 client), `SUBMIT_CODES` (approval.sock's ``submit_proposal``, which includes the executor's
-Prepare), `STATE_CODES` (``get_proposal_state``). A test checks them against those manifests.
+Prepare), `STATE_CODES` (``get_proposal_state``), `WRITABLE_CODES` (``list_writable``, the
+executor's ListWritable relayed). A test checks them against those manifests.
 """
 
 from __future__ import annotations
@@ -87,6 +88,18 @@ SUBMIT_CODES: Final[frozenset[Code]] = SOCKET_CODES | {
 STATE_CODES: Final[frozenset[Code]] = SOCKET_CODES | {Code.PROPOSAL_NOT_FOUND, Code.OPERATION_NOT_ALLOWED}
 """approval.sock's answers to ``get_proposal_state``, relayed unchanged."""
 
+WRITABLE_CODES: Final[frozenset[Code]] = SOCKET_CODES | {
+    Code.OPERATION_NOT_ALLOWED,
+    Code.FENCE_NOT_CONFIGURED,
+    Code.POLICY_INVALID,
+    Code.NO_SIGN_IN,
+    Code.DEVICE_LIST_UNREADABLE,
+    Code.TEAM_MISMATCH,
+    Code.STATE_READ_FAILED,
+}
+"""approval.sock's answers to ``list_writable`` (the executor's fresh sandbox read), relayed
+unchanged."""
+
 OWN_PROPOSE_CODES: Final[frozenset[Code]] = frozenset(
     {
         Code.INVALID_ARGUMENTS,
@@ -108,6 +121,11 @@ TOOL_OPERATIONS: Final[tuple[Operation, ...]] = (
         f"{TOOL_PREFIX}read", READ_CODES | {Code.BUDGET_EXCEEDED}, "any read tool offered to the model"
     ),
     Operation(
+        f"{TOOL_PREFIX}list_writable_devices",
+        WRITABLE_CODES | {Code.BUDGET_EXCEEDED},
+        "the devices a change may be proposed for (the sandbox team, read afresh by the executor)",
+    ),
+    Operation(
         f"{TOOL_PREFIX}propose_change", OWN_PROPOSE_CODES | SUBMIT_CODES, "propose one change for a person"
     ),
     Operation(
@@ -123,7 +141,8 @@ TOOL_OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(
         f"{TOOL_PREFIX}not_offered",
         frozenset({Code.UNKNOWN_TOOL, Code.TOOL_NOT_ALLOWED, Code.OBSERVE_MODE}),
-        "a name that was not offered: a write tool, an invented name, propose_change in observe mode",
+        "a name that was not offered: a write tool, an invented name, propose_change or "
+        "list_writable_devices in observe mode",
     ),
 )
 

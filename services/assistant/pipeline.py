@@ -15,7 +15,10 @@ in the same batch establishes the proposal's precondition before it is judged, a
 to the operator never runs beside another tool. After ``ask_operator`` the rest of the batch
 does not run: the turn ends with the question.
 
-Every result, data or error, reaches the model as one data block (`data_block`).
+Every result, data or error, reaches the model as one data block (`data_block`). The result of
+``list_writable_devices`` (the sink's `ProposalSink.writable`, relayed from the executor's fresh
+sandbox read) is one too, with a note saying only those devices can be changed; its device IDs
+count as resolved targets for the session (a channel ``<master>-<n>`` counts as its master).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
+import msgspec
+
 from services.assistant import fsm
 from services.assistant.budget import Budget, Spent, over_before_tool_call
 from services.assistant.data_block import data_block, error_block
@@ -34,19 +39,25 @@ from services.assistant.proposals import CheckedProposal, ProposalSink, check_pr
 from services.assistant.tools import (
     ASK_OPERATOR,
     GET_PROPOSAL_STATE,
+    LIST_WRITABLE,
     PROPOSE_CHANGE,
     ToolKind,
     kind_of,
 )
 from shared.epiphan import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
 from shared.errors import MEANINGS, Code, FleetwatchError
-from shared.messages import ProposalAccepted, ProposalState, SubmitProposal
+from shared.ids import is_master_id
+from shared.messages import ProposalAccepted, ProposalState, SubmitProposal, WritableDevices
 from shared.policy import ToolPolicy
 from shared.protocol import ErrorReply
 
 MAX_PARALLEL: Final = 4
-_OWN_TOOLS: Final = frozenset({PROPOSE_CHANGE, GET_PROPOSAL_STATE, ASK_OPERATOR})
+_OWN_TOOLS: Final = frozenset({PROPOSE_CHANGE, GET_PROPOSAL_STATE, ASK_OPERATOR, LIST_WRITABLE})
 PENDING_NOTE: Final = "A person must approve this exact change on the approval page; nothing has run."
+WRITABLE_NOTE: Final = (
+    "Only these devices (the practice/sandbox team) can be changed. Every other room can be read "
+    "but not changed: tell the operator so instead of proposing."
+)
 
 
 class Reader(Protocol):
@@ -176,7 +187,7 @@ class ToolRunner:
                 return self._refuse(
                     call, None, Code.TOOL_NOT_ALLOWED, "write tools are never offered; use propose_change"
                 )
-            if call.name == PROPOSE_CHANGE:
+            if call.name in (PROPOSE_CHANGE, LIST_WRITABLE):
                 return self._refuse(
                     call, None, Code.OBSERVE_MODE, "proposals are off (autonomy observe, or no fence)"
                 )
@@ -265,6 +276,8 @@ class ToolRunner:
             )
         if call.name == GET_PROPOSAL_STATE:
             return await self._sink.state(str(call.input["proposal_id"]))
+        if call.name == LIST_WRITABLE:
+            return await self._sink.writable()
         try:
             return _Data(await self._reader.call(call.name, call.input))
         except FleetwatchError as exc:
@@ -299,6 +312,10 @@ class ToolRunner:
         if isinstance(result, ProposalState):
             self.session = fsm.on_proposal_state(self.session, result.proposal_id, result.status)
             return ToolOutcome(call.id, data_block(call.name, _state_facts(result)), False)
+        if isinstance(result, WritableDevices):
+            ids = [d.device_id for d in result.devices if is_master_id(d.device_id)]
+            self.session = fsm.on_resolved(self.session, ids)
+            return ToolOutcome(call.id, data_block(call.name, _writable_facts(result)), False)
         data = result.value if isinstance(result, _Data) else None
         if plan.kind is ToolKind.RESOLVE:
             self.session = fsm.on_resolved(self.session, fsm.device_ids_in(data))
@@ -308,6 +325,14 @@ class ToolRunner:
 @dataclass(frozen=True)
 class _Data:
     value: Any
+
+
+def _writable_facts(writable: WritableDevices) -> dict[str, Any]:
+    return {
+        "devices": msgspec.to_builtins(writable.devices),
+        "read_at": writable.read_at,
+        "note": WRITABLE_NOTE,
+    }
 
 
 def _state_facts(state: ProposalState) -> dict[str, Any]:

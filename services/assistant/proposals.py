@@ -5,10 +5,13 @@
 a malformed proposal never leaves the process. Passing it proves nothing: approval_web checks
 everything again, and the executor binds the proposal against a fresh read of the sandbox team.
 
-A `ProposalSink` is where a checked proposal goes. In production it is `ApprovalSocketSink`
-(``approval.sock``: `SubmitProposal`, `GetProposalState`, `ExpireTurn`); tests pass their own
-through the constructor. A sink answers with the intake's reply or an `ErrorReply` (a socket
-failure becomes one too, e.g. ``service_unavailable``); it never raises for a refusal.
+A `ProposalSink` is where a checked proposal goes, and where the assistant learns which devices
+a proposal may target. In production it is `ApprovalSocketSink` (``approval.sock``:
+`SubmitProposal`, `GetProposalState`, `ExpireTurn`, `ListWritable`, the last relayed to the
+executor, which reads the sandbox team afresh: the assistant never holds the sandbox sign-in);
+tests pass their own through the constructor. A sink answers with the intake's reply or an
+`ErrorReply` (a socket failure becomes one too, e.g. ``service_unavailable``); it never raises
+for a refusal.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeVar
 
 from shared.canonical import canonical_json, canonicalize_arguments
 from shared.errors import Code, FleetwatchError
@@ -24,12 +27,16 @@ from shared.messages import (
     Count,
     ExpireTurn,
     GetProposalState,
+    ListWritable,
     ProposalAccepted,
     ProposalState,
     SubmitProposal,
+    WritableDevices,
 )
 from shared.policy import ToolPolicy
-from shared.protocol import ErrorReply, ProtocolError, request
+from shared.protocol import ErrorReply, Message, ProtocolError, request
+
+R = TypeVar("R", bound=Message)
 
 MAX_REASON_CHARS: Final = 2000
 """Longest reason accepted (the intake's own cap; the page shows it escaped and capped)."""
@@ -111,6 +118,11 @@ class ProposalSink(Protocol):
         """A proposal's recorded state."""
         ...
 
+    async def writable(self) -> WritableDevices | ErrorReply:
+        """The devices a change may target now (the sandbox team within the allowlist, read
+        afresh); names in it are display data only."""
+        ...
+
     async def expire_turn(self, turn_id: str) -> int:
         """Expire every pending proposal of a model turn; how many were expired.
 
@@ -133,22 +145,21 @@ class ApprovalSocketSink:
         self.path = path
         self.timeout_seconds = timeout_seconds
 
-    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ErrorReply:
+    async def _ask(self, message: Message, reply_type: type[R]) -> R | ErrorReply:
+        """One request; a socket failure becomes an `ErrorReply` with its code."""
         try:
-            return await request(self.path, proposal, ProposalAccepted, timeout_seconds=self.timeout_seconds)
+            return await request(self.path, message, reply_type, timeout_seconds=self.timeout_seconds)
         except ProtocolError as exc:
             return ErrorReply(code=exc.code, message=exc.message)
 
+    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ErrorReply:
+        return await self._ask(proposal, ProposalAccepted)
+
     async def state(self, proposal_id: str) -> ProposalState | ErrorReply:
-        try:
-            return await request(
-                self.path,
-                GetProposalState(proposal_id=proposal_id),
-                ProposalState,
-                timeout_seconds=self.timeout_seconds,
-            )
-        except ProtocolError as exc:
-            return ErrorReply(code=exc.code, message=exc.message)
+        return await self._ask(GetProposalState(proposal_id=proposal_id), ProposalState)
+
+    async def writable(self) -> WritableDevices | ErrorReply:
+        return await self._ask(ListWritable(), WritableDevices)
 
     async def expire_turn(self, turn_id: str) -> int:
         reply = await request(

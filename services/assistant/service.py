@@ -37,7 +37,7 @@ from services.assistant.pipeline import Reader, ToolRunner, TurnRecord
 from services.assistant.prompt import first_message
 from services.assistant.proposals import ProposalSink
 from services.assistant.tools import offered_names, tool_definitions
-from shared.attention import Thresholds
+from shared.attention import thresholds_from_policy
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.fleet import FleetSnapshot
 from shared.messages import Answer, ProposalLine, ProposalState
@@ -51,12 +51,6 @@ class SnapshotReader(Reader, Protocol):
     """The guarded read client: tool calls and a whole-team snapshot."""
 
     async def snapshot(self) -> FleetSnapshot: ...
-
-
-def thresholds_of(policy: Policy) -> Thresholds:
-    """The attention thresholds a policy sets (its ``thresholds`` and ``lead_minutes``)."""
-    t = policy.thresholds
-    return Thresholds(t.cpu_pct, t.temp_c, t.disk_free_pct, t.recent_reboot_minutes, policy.lead_minutes)
 
 
 @dataclass(frozen=True)
@@ -197,7 +191,9 @@ class Assistant:
             log.warning("keyword answer could not read the fleet (%s)", exc.code)
             words = "No pude leer el equipo" if lang == "es" else "I could not read the fleet"
             return f"{words}: {MEANINGS[exc.code]}", str(exc.code)
-        return keyword_answer(question, lang, snapshot, self._now(), thresholds_of(self._policy)), None
+        return keyword_answer(
+            question, lang, snapshot, self._now(), thresholds_from_policy(self._policy)
+        ), None
 
     async def _expire(self, turn_id: str) -> int:
         try:

@@ -3,10 +3,13 @@
 Epiphan's tool descriptions come from the MCP server and are untrusted text, so the model sees
 only what this module says: our own description and input schema for each of the read tools
 the policy lets the model use (``ToolPolicy.model_read_tools``: the read list without
-``get_channel_image``), plus three tools of our own:
+``get_channel_image``), plus tools of our own:
 
 - ``propose_change(tool, arguments, reason)``: only when autonomy is ``propose`` and the fence
   is configured; it records a proposal that a person must approve; nothing runs;
+- ``list_writable_devices()``: offered with ``propose_change``; the devices a change may target
+  (the sandbox team, limited by the allowlist), read afresh by the executor through the sandbox
+  sign-in and relayed by approval.sock. A *resolve* tool: its IDs count as resolved targets;
 - ``get_proposal_state(proposal_id)``: a proposal's recorded state (from the store, via code);
 - ``ask_operator(question)``: ask the person a question; it ends the turn.
 
@@ -27,6 +30,7 @@ from typing import Any, Final
 from shared.ids import CHANNEL_NUMBER, MASTER_ID, STREAM_ID
 
 PROPOSE_CHANGE: Final = "propose_change"
+LIST_WRITABLE: Final = "list_writable_devices"
 GET_PROPOSAL_STATE: Final = "get_proposal_state"
 ASK_OPERATOR: Final = "ask_operator"
 CACHE_CONTROL: Final[Mapping[str, str]] = MappingProxyType({"type": "ephemeral"})
@@ -133,8 +137,8 @@ PROPOSE_DEFINITION: Final[Mapping[str, Any]] = MappingProxyType(
             "[one channel ID '<master ID>-<n>']}), start_stream_endpoint / stop_stream_endpoint "
             "({stream_id, device_id, channel_id}), confirm_cms_event_on_device ({device_id, "
             "event_id}), batch_reboot / batch_firmware_update ({device_ids: [one master ID]}). "
-            "Use IDs from what you read in this session, never names. `reason` says why, in the "
-            "operator's language."
+            "Only devices that list_writable_devices returned can be changed; use their IDs, "
+            "never names. `reason` says why, in the operator's language."
         ),
         "input_schema": _object(
             {
@@ -144,6 +148,19 @@ PROPOSE_DEFINITION: Final[Mapping[str, Any]] = MappingProxyType(
             },
             ("tool", "arguments", "reason"),
         ),
+    }
+)
+
+LIST_WRITABLE_DEFINITION: Final[Mapping[str, Any]] = MappingProxyType(
+    {
+        "name": LIST_WRITABLE,
+        "description": (
+            "List the devices a change can be proposed for: the practice (sandbox) team, read "
+            "just now. Each has its ID, name, model, online status, channels (ID, name, "
+            "recording) and its event on now or next. Every other room can be read but not "
+            "changed. Call it before propose_change."
+        ),
+        "input_schema": _object(),
     }
 )
 
@@ -180,7 +197,7 @@ def kind_of(name: str, offered: frozenset[str]) -> ToolKind | None:
         return ToolKind.PROPOSE
     if name == ASK_OPERATOR:
         return ToolKind.USER_INPUT
-    if name in RESOLVE_TOOLS:
+    if name in RESOLVE_TOOLS or name == LIST_WRITABLE:
         return ToolKind.RESOLVE
     return ToolKind.READ
 
@@ -190,7 +207,8 @@ def tool_definitions(model_read_tools: frozenset[str], *, may_propose: bool) -> 
 
     `model_read_tools` is `ToolPolicy.model_read_tools`; a read tool without a definition here
     is not offered (we never fall back to the server's description). `may_propose` is
-    autonomy ``propose`` and a configured fence.
+    autonomy ``propose`` and a configured fence: it offers ``list_writable_devices`` and
+    ``propose_change``.
     """
     tools: list[dict[str, Any]] = [
         {"name": name, "description": description, "input_schema": schema}
@@ -200,6 +218,7 @@ def tool_definitions(model_read_tools: frozenset[str], *, may_propose: bool) -> 
     tools.append(dict(PROPOSAL_STATE_DEFINITION))
     tools.append(dict(ASK_OPERATOR_DEFINITION))
     if may_propose:
+        tools.append(dict(LIST_WRITABLE_DEFINITION))
         tools.append(dict(PROPOSE_DEFINITION))
     tools[-1] = {**tools[-1], "cache_control": dict(CACHE_CONTROL)}
     return tuple(tools)

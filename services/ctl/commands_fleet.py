@@ -6,25 +6,13 @@ import argparse
 from datetime import UTC, datetime
 
 from services.ctl.fleet_view import fleet_json, render_fleet
-from shared.attention import Thresholds
+from shared.attention import thresholds_from_policy
 from shared.config import Settings, load_settings
 from shared.epiphan import EpiphanReadClient
 from shared.fleet import FleetSnapshot
 from shared.mcp_session import McpConnection
 from shared.policy import Policy, ToolPolicy, load_policies
 from shared.slots import read_slot
-
-
-def thresholds_of(policy: Policy) -> Thresholds:
-    """The attention thresholds a policy sets."""
-    t = policy.thresholds
-    return Thresholds(
-        cpu_pct=t.cpu_pct,
-        temp_c=t.temp_c,
-        disk_free_pct=t.disk_free_pct,
-        recent_reboot_minutes=t.recent_reboot_minutes,
-        lead_minutes=policy.lead_minutes,
-    )
 
 
 async def read_snapshot(settings: Settings, tool_policy: ToolPolicy) -> FleetSnapshot:
@@ -46,9 +34,9 @@ def show(snapshot: FleetSnapshot, policy: Policy, as_json: bool) -> None:
 
     now = datetime.now(UTC)
     if as_json:
-        print_json(fleet_json(snapshot, now, thresholds_of(policy)))
+        print_json(fleet_json(snapshot, now, thresholds_from_policy(policy)))
     else:
-        print(render_fleet(snapshot, now, thresholds_of(policy)))
+        print(render_fleet(snapshot, now, thresholds_from_policy(policy)))
 
 
 async def fleet(args: argparse.Namespace) -> int:

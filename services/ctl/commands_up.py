@@ -39,9 +39,10 @@ async def lab_state(lab_url: str) -> dict:
 async def up(args: argparse.Namespace) -> int:
     """Start everything; print where the approval page is and where its secret is."""
     settings = load_settings()
+    fence = supervise.choose_fence(settings, os.geteuid())
     demo = supervise.is_demo(settings)
     env = demo_environment(settings, args.scenario) if demo else dict(os.environ)
-    layout = await supervise.start_daemon(settings, env, scenario=args.scenario)
+    layout = await supervise.start_daemon(settings, env, scenario=args.scenario, server=fence.layout)
     if demo:
 
         async def lab_ready() -> bool:
@@ -50,16 +51,22 @@ async def up(args: argparse.Namespace) -> int:
         await supervise.wait_until(lab_ready, "the lab", supervise.START_TIMEOUT_SECONDS)
         url = json.loads(layout.lab_ready.read_text())["url"]
         place_demo_sign_ins(settings, url, await lab_state(url))
-    sockets = {
-        "executor": settings.executor_socket,
-        "approval_web": settings.approval_socket,
-        "assistant": settings.assistant_socket,
-    }
     for name in supervise.SERVICES:
-        await supervise.start_service(settings, name, sockets[name])
+        if fence.layout is None:
+            await supervise.start_service(settings, name, settings.runtime_dir / supervise.SOCKET_NAMES[name])
+        else:  # root may not connect to every socket: each one's peer check would audit it
+            socket = fence.layout.socket(name)
+            await supervise.start_service(settings, name, socket, probe=supervise.socket_ready)
     print(f"Fleetwatch is up{' on the lab (a simulated Epiphan Edge)' if demo else ''}.")
-    print(f"Approval page: http://127.0.0.1:{settings.approve_port}/")
-    print(f"Its secret is in {settings.approve_secret_file} (asked once per browser session).")
+    print(f"Fence level: {fence.description}.")
+    if demo or settings.fence_configured:
+        print(f"Approval page: http://127.0.0.1:{settings.approve_port}/")
+        print(f"Its secret is in {fence.approve_secret_file(settings)} (asked once per browser session).")
+    else:
+        print(
+            "The fence is not configured (FLEETWATCH_WRITE_DEVICE_IDS / FLEETWATCH_WRITE_TEAM_ID): the approval "
+            "page is not started and nothing can be proposed. Reads and answers work."
+        )
     print(f"Logs: {layout.logs}")
     return 0
 
@@ -80,6 +87,9 @@ async def down(args: argparse.Namespace) -> int:
     """Stop supervisord and everything under it; wait until it has exited."""
     settings = load_settings()
     stopped = await supervise.stop(settings)
+    server = supervise.ServerLayout.of(settings)
+    if stopped and server is not None and os.geteuid() == 0:
+        supervise.clear_server(server)  # as systemd removes a stopped unit's runtime folder
     print("Fleetwatch stopped." if stopped else "Fleetwatch was not running.")
     return 0
 
@@ -118,8 +128,9 @@ async def demo(args: argparse.Namespace) -> int:
     print()
     await ask(argparse.Namespace(question=question, language=args.language, timeout=180.0, json=False))
     print()
+    secret_file = supervise.choose_fence(settings, os.geteuid()).approve_secret_file(settings)
     print(f"Next: open http://127.0.0.1:{settings.approve_port}/ , enter the secret from")
-    print(f"      {settings.approve_secret_file} , and approve or deny the card.")
+    print(f"      {secret_file} , and approve or deny the card.")
     print("Then: fleetwatch pending list   fleetwatch audit tail   (a proposal's outcome and verification)")
     print("Stop: fleetwatch down")
     return 0

@@ -6,6 +6,11 @@ model first, places the lab's demo sign-ins in their slots, sets the fence to th
 devices, and only then starts the executor, approval_web and the assistant, each waiting for the
 one before to answer on its socket (the readiness order of DESIGN §2).
 
+Run as root on a machine where ``deploy/install.sh`` made the service users, with its settings
+(the ``fleetwatch`` wrapper it installs loads ``/etc/NAME/NAME.env``), each service runs as its
+own user (`ServerLayout`: the layout of install.sh and ``deploy/systemd/``), so the fence is
+OS-level as under systemd. Otherwise everything runs as the caller (`choose_fence`).
+
 supervisord's ``shutdown`` returns before the daemon exits, so `stop` waits for the pid file to
 go before it returns (a restart right after would otherwise find the old daemon).
 """
@@ -13,7 +18,11 @@ go before it returns (a restart right after would otherwise find the old daemon)
 from __future__ import annotations
 
 import asyncio
+import grp
 import os
+import pwd
+import shutil
+import stat
 import string
 import sys
 from collections.abc import Mapping
@@ -63,13 +72,199 @@ class Layout:
         return self.run / "lab.ready"
 
 
+SHORT = {"executor": "executor", "approval_web": "web", "assistant": "assistant"}
+"""Service -> the suffix of its user, state folder and runtime folder (``NAME-web``...)."""
+SOCKET_NAMES = {"executor": "executor.sock", "approval_web": "approval.sock", "assistant": "assistant.sock"}
+LINKS = {"approval_web": ("executor",), "assistant": ("approval_web",)}
+"""Service -> the services whose socket it reaches through a link in its runtime folder."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerLayout:
+    """deploy/install.sh's layout for base name `name` under `root` (``/`` on a server, a scratch
+    root in tests), as its systemd units use it (deploy/systemd/*.service): users
+    ``NAME-executor``, ``NAME-web``, ``NAME-assistant``; state in ``/var/lib/NAME/<short>``
+    (0700, the service's own); the store in ``/var/lib/NAME/store``; sockets in
+    ``/run/NAME-<short>`` (0750, in the group of the one side allowed in: ``NAME-executor`` for
+    executor.sock, ``NAME-operators`` for the other two).
+
+    supervisord's ``user=`` gives a program its user's own primary group, not the unit's
+    ``Group=``; the runtime folders are therefore setgid (2750), so a socket takes the folder's
+    group as it would take the unit's group under systemd.
+    """
+
+    root: Path
+    name: str
+
+    @classmethod
+    def of(cls, settings: Settings) -> ServerLayout | None:
+        """The layout whose store is ``FLEETWATCH_STATE_DIR`` (``<root>/var/lib/<name>/store``),
+        or None when the settings are not install.sh's."""
+        store = settings.state_dir
+        lib = store.parent.parent
+        if store.name != "store" or lib.name != "lib" or lib.parent.name != "var":
+            return None
+        return cls(root=lib.parent.parent, name=store.parent.name)
+
+    def user(self, service: str) -> str:
+        return f"{self.name}-{SHORT[service]}"
+
+    def socket_group(self, service: str) -> str:
+        return f"{self.name}-executor" if service == "executor" else f"{self.name}-operators"
+
+    def home(self, service: str) -> Path:
+        return self.root / "var" / "lib" / self.name / SHORT[service]
+
+    def runtime(self, service: str) -> Path:
+        return self.root / "run" / f"{self.name}-{SHORT[service]}"
+
+    def socket(self, service: str) -> Path:
+        return self.runtime(service) / SOCKET_NAMES[service]
+
+    @property
+    def approve_secret_file(self) -> Path:
+        return self.home("approval_web") / "approve-secret"
+
+    @property
+    def slots(self) -> dict[str, Path]:
+        """The token slots install.sh configures: ``{"sandbox": ..., "read": ...}``."""
+        return {
+            "sandbox": self.home("executor") / "tokens" / "sandbox.json",
+            "read": self.home("assistant") / "tokens" / "read.json",
+        }
+
+    def environment(self, service: str) -> dict[str, str]:
+        """What the service's unit sets besides the shared settings. The model key (from the
+        caller's environment) reaches the assistant only."""
+        env = {
+            "FLEETWATCH_HOME": str(self.home(service)),
+            "FLEETWATCH_RUNTIME_DIR": str(self.runtime(service)),
+            "HOME": "/nonexistent",
+        }
+        if service == "approval_web":
+            env["FLEETWATCH_APPROVE_SECRET_FILE"] = str(self.approve_secret_file)
+        if service != "assistant":
+            env["FLEETWATCH_ANTHROPIC_API_KEY"] = ""
+        return env
+
+    def missing(self) -> list[str]:
+        """The users, groups and state folders install.sh makes that are not there."""
+        users = [self.user(s) for s in SERVICES]
+        groups = [self.name, f"{self.name}-executor", f"{self.name}-operators"]
+        gone = [u for u in users if not _known(pwd.getpwnam, u)]
+        gone += [f"group {g}" for g in groups if not _known(grp.getgrnam, g)]
+        return gone + [str(self.home(s)) for s in SERVICES if not self.home(s).is_dir()]
+
+
+def _known(lookup, name: str) -> bool:
+    try:
+        lookup(name)
+    except KeyError:
+        return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class FenceChoice:
+    """How `up` runs the services: `layout` set = one user each (OS-level), else as the caller."""
+
+    layout: ServerLayout | None
+    reason: str
+
+    @property
+    def description(self) -> str:
+        """One line, in `fleetwatch doctor`'s words."""
+        if self.layout is None:
+            return f"process-level, same user ({self.reason})"
+        users = ", ".join(self.layout.user(s) for s in SERVICES)
+        return f"OS-level, separate users ({users})"
+
+    def approve_secret_file(self, settings: Settings) -> Path:
+        return self.layout.approve_secret_file if self.layout else settings.approve_secret_file
+
+
+def choose_fence(settings: Settings, euid: int) -> FenceChoice:
+    """Separate users when `euid` is root, the settings are install.sh's (`ServerLayout.of`) and
+    its users, groups and state folders exist; else the caller's account, with the reason.
+
+    Raises:
+        FleetwatchError: `config_invalid` when the store is install.sh's but a token slot is
+            not in its service's folder (the fence would not hold).
+    """
+    layout = ServerLayout.of(settings)
+    if layout is None:
+        return FenceChoice(None, "the settings are not deploy/install.sh's")
+    if euid != 0:
+        return FenceChoice(None, "not root: supervisord cannot switch users")
+    missing = layout.missing()
+    if missing:
+        return FenceChoice(None, f"run deploy/install.sh first; missing: {', '.join(missing)}")
+    configured = {"sandbox": settings.sandbox_token_file, "read": settings.read_token_file}
+    for slot, path in layout.slots.items():
+        if configured[slot] != path:
+            raise FleetwatchError(
+                Code.CONFIG_INVALID,
+                f"the {slot} token slot {configured[slot]} is not {path} (deploy/install.sh's layout)",
+            )
+    return FenceChoice(layout, "")
+
+
+def _relink(link: Path, target: Path) -> None:
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(target)
+
+
+def prepare_server(layout: ServerLayout, operators_run: Path) -> None:
+    """What systemd and tmpfiles do before the units start: fresh runtime folders (2750, the
+    service's user and socket group) with their links, and `operators_run` (0755, root) with
+    links to the three sockets (the CLI's ``FLEETWATCH_RUNTIME_DIR``). Run as root."""
+    for service in SERVICES:
+        folder = layout.runtime(service)
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        os.chown(
+            folder,
+            pwd.getpwnam(layout.user(service)).pw_uid,
+            grp.getgrnam(layout.socket_group(service)).gr_gid,
+        )
+        folder.chmod(0o2750)
+        for other in LINKS.get(service, ()):
+            _relink(folder / SOCKET_NAMES[other], layout.socket(other))
+    operators_run.mkdir(parents=True, exist_ok=True)
+    operators_run.chmod(0o755)
+    for service in SERVICES:
+        _relink(operators_run / SOCKET_NAMES[service], layout.socket(service))
+
+
+def clear_server(layout: ServerLayout) -> None:
+    """Remove the runtime folders (as systemd does when a unit stops)."""
+    for service in SERVICES:
+        shutil.rmtree(layout.runtime(service), ignore_errors=True)
+
+
+def program_account(layout: ServerLayout | None, service: str) -> str:
+    """The supervisord lines that run `service` as its own user (empty on one account)."""
+    if layout is None:
+        return ""
+    pairs = ",".join(f'{k}="{v.replace("%", "%%")}"' for k, v in layout.environment(service).items())
+    return f"user={layout.user(service)}\numask=077\nenvironment={pairs}"
+
+
 def is_demo(settings: Settings) -> bool:
     """True when the MCP URL is the embedded lab's (so `up` also runs the lab)."""
     return settings.epiphan_mcp_url.rstrip("/") == f"http://127.0.0.1:{settings.lab_port}/mcp"
 
 
-def render_config(settings: Settings, *, scenario: str = "campus", python: str = sys.executable) -> str:
-    """The supervisord configuration for these settings (no secret in it)."""
+def render_config(
+    settings: Settings,
+    *,
+    scenario: str = "campus",
+    python: str = sys.executable,
+    server: ServerLayout | None = None,
+) -> str:
+    """The supervisord configuration for these settings (no secret in it); with `server`, each
+    service runs as its own user in that layout."""
     layout = Layout.of(settings)
     fields = {
         "run": str(layout.run),
@@ -81,6 +276,7 @@ def render_config(settings: Settings, *, scenario: str = "campus", python: str =
         "model_port": str(settings.model_standin_port),
         "demo": "true" if is_demo(settings) else "false",
         "model_key": DEMO_MODEL_KEY,
+        **{f"{service}_account": program_account(server, service) for service in SERVICES},
     }
     return string.Template(TEMPLATE.read_text()).substitute(fields)
 
@@ -160,19 +356,29 @@ async def socket_answers(path: Path) -> bool:
     return True
 
 
-async def start_daemon(settings: Settings, env: Mapping[str, str], *, scenario: str) -> Layout:
-    """Render the config and start supervisord (idempotent: an alive daemon is kept).
+async def start_daemon(
+    settings: Settings, env: Mapping[str, str], *, scenario: str, server: ServerLayout | None = None
+) -> Layout:
+    """Render the config and start supervisord (idempotent: an alive daemon is kept); with
+    `server`, prepare its runtime folders first (`prepare_server`).
 
     Raises:
-        SuperviseError: supervisord did not start.
+        SuperviseError: supervisord did not start, or (with `server`) the services already run.
     """
     layout = Layout.of(settings)
     for folder in (layout.run, layout.logs, settings.state_dir):
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     if running_pid(settings) is not None:
         return layout
+    if server is not None:
+        if await socket_answers(server.socket("approval_web")):  # root is an operator there
+            raise SuperviseError(
+                Code.SERVICE_UNAVAILABLE,
+                f"{server.socket('approval_web')} answers: the services already run (systemd?)",
+            )
+        prepare_server(server, layout.run)
     layout.lab_ready.unlink(missing_ok=True)
-    layout.config.write_text(render_config(settings, scenario=scenario))
+    layout.config.write_text(render_config(settings, scenario=scenario, server=server))
     layout.config.chmod(0o600)
     status, out = await _run(
         "supervisord",
@@ -194,9 +400,19 @@ async def start_daemon(settings: Settings, env: Mapping[str, str], *, scenario: 
     return layout
 
 
-async def start_service(settings: Settings, name: str, socket: Path) -> None:
-    """Start one service and wait until it answers on its socket."""
-    if await socket_answers(socket):
+async def socket_ready(path: Path) -> bool:
+    """True when `path` is a socket with its final mode (serve_unix sets 0660 once it listens).
+    Used for sockets whose peer check would refuse, and audit, a connection from root."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return stat.S_ISSOCK(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o660
+
+
+async def start_service(settings: Settings, name: str, socket: Path, *, probe=socket_answers) -> None:
+    """Start one service and wait until `probe(socket)` is true (by default: it answers)."""
+    if await probe(socket):
         return
     status, out = await supervisorctl(settings, "start", name)
     if status != 0:
@@ -205,7 +421,7 @@ async def start_service(settings: Settings, name: str, socket: Path) -> None:
         )
 
     async def answers() -> bool:
-        return await socket_answers(socket)
+        return await probe(socket)
 
     await wait_until(answers, name, START_TIMEOUT_SECONDS)
 

@@ -2,7 +2,7 @@
 
 It is its own process (``python -m services.executor``) listening on ``executor.sock``
 (peers: the approval_web user only, checked with ``SO_PEERCRED``). It answers Prepare,
-Inspect, Execute, Health and GetCapabilities (`shared.messages`).
+Inspect, Execute, Health, ListWritable and GetCapabilities (`shared.messages`).
 
 What it holds, and nobody else:
 - the **sandbox sign-in**: this package is the only code that reads the sandbox token slot
@@ -27,7 +27,10 @@ Layers (each may import the ones above it, and `shared.*`)::
     inspection.py    Inspect: fresh card facts and what Execute would refuse right now
     execute.py       Execute: the ordered checks, the claim, the one write, the outcome,
                      the independent verification
-    service.py       the socket handler: Prepare, Inspect, Execute, Health, GetCapabilities
+    writable.py      ListWritable: the devices a change may target now (sandbox list and
+                     allowlist, read afresh), so targets are resolved through code
+    service.py       the socket handler: Prepare, Inspect, Execute, Health, ListWritable,
+                     GetCapabilities
     __main__.py      start: settings, policy, store, migrate, key, expire, recover, serve
 
 It never imports `services.approval_web` or `services.assistant`.

@@ -73,6 +73,12 @@ INSPECT_WOULD_REFUSE: Final[frozenset[Code]] = frozenset(EXECUTE_REFUSALS) - {
 }
 """What Inspect's ``would_refuse`` may hold: Execute's checks that do not need an approval."""
 
+LIST_WRITABLE_CODES: Final[frozenset[Code]] = frozenset(
+    {Code.FENCE_NOT_CONFIGURED, Code.POLICY_INVALID, *READ_CODES[:3], Code.STATE_READ_FAILED}
+)
+"""ListWritable's refusals (ErrorReply): no fence, the policy, then the reads' own (the sandbox
+sign-in, the device list, the team ID; the recorder status and events)."""
+
 OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(
         "prepare", PREPARE_CODES | {Code.STORE_BUSY}, "bind a proposal: fresh sandbox read, fingerprint, seal"
@@ -88,6 +94,11 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         "run one consumed approval once, or refuse (nothing ran)",
     ),
     Operation("health", frozenset({Code.STORE_BUSY}), "up, signed in to the sandbox, fence, kill switch"),
+    Operation(
+        "list_writable",
+        LIST_WRITABLE_CODES,
+        "the devices a change may target now: sandbox list and allowlist, read afresh (read-only)",
+    ),
     Operation("get_capabilities", frozenset(), "this manifest"),
 )
 

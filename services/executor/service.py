@@ -1,9 +1,9 @@
-"""executor.sock's handler: Prepare, Inspect, Execute, Health, GetCapabilities.
+"""executor.sock's handler: Prepare, Inspect, Execute, Health, ListWritable, GetCapabilities.
 
 `ExecutorService.handle` is the `shared.protocol.Handler` given to `serve_unix` (which checks
 the peer's uid against ``FLEETWATCH_EXECUTOR_UIDS`` first; a refused peer gets
-``peer_not_allowed`` and `on_refused_peer` writes its audit row). Refusals of Prepare and
-Inspect travel as `ErrorReply`; Execute answers every refusal as an `ExecutionReport` with
+``peer_not_allowed`` and `on_refused_peer` writes its audit row). Refusals of Prepare,
+Inspect and ListWritable travel as `ErrorReply`; Execute answers every refusal as an `ExecutionReport` with
 outcome ``refused``. In-flight operations are counted so a clean stop can wait for them.
 """
 
@@ -21,9 +21,10 @@ from services.executor.manifest import CAPABILITIES
 from services.executor.prepare import prepare
 from services.executor.runtime import Runtime
 from services.executor.world import sandbox_sign_in
+from services.executor.writable import list_writable
 from shared.approvals import EXECUTOR_ACTOR, audit_refusal, kill_switch
 from shared.errors import Code
-from shared.messages import Execute, Health, HealthReport, Inspect, Prepare
+from shared.messages import Execute, Health, HealthReport, Inspect, ListWritable, Prepare
 from shared.protocol import GetCapabilities, Message, PeerCred, message_tag
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,8 @@ class ExecutorService:
         """Answer one request.
 
         Raises:
-            FleetwatchError: a refusal of Prepare or Inspect (sent as an `ErrorReply`).
+            FleetwatchError: a refusal of Prepare, Inspect or ListWritable (sent as an
+                `ErrorReply`).
         """
         async with self._counted():
             if isinstance(request, Prepare):
@@ -89,6 +91,8 @@ class ExecutorService:
                 return report
             if isinstance(request, Health):
                 return await self.health()
+            if isinstance(request, ListWritable):
+                return await list_writable(self.rt)
             if isinstance(request, GetCapabilities):
                 return CAPABILITIES
         raise ExecutorError(

@@ -149,7 +149,8 @@ async def fake_executor(settings: Settings, tool_policy: ToolPolicy) -> AsyncIte
 
 SANDBOX_DEVICES = ("29088800001", "29088800002", "29088800003")
 """The campus scenario's sandbox team (services/lab/scenarios/campus.yaml): 001 idle, 002
-recording with an event in 60 minutes, 003 idle. The fence allows 001 and 002."""
+recording with an event in 60 minutes, 003 idle (004, the demo's classroom, is not used here).
+The fence allows 001 and 002."""
 
 CLEAN_SQL = (
     "DELETE FROM executions",

@@ -31,6 +31,7 @@ from shared.messages import (
     GetProposalState,
     GetStatus,
     ListPending,
+    ListWritable,
     Prepared,
     SetKillSwitch,
     ShowProposal,
@@ -79,7 +80,7 @@ ADMIN_REQUESTS = [
 ]
 
 
-def test_the_assistant_may_only_submit_read_a_state_expire_its_turn_and_ask_capabilities() -> None:
+def test_the_assistant_may_only_submit_read_states_expire_its_turn_and_list_writable_devices() -> None:
     assert {type(r) for r in ADMIN_REQUESTS} | ASSISTANT_OPERATIONS == set(REQUESTS)
     for admin_request in ADMIN_REQUESTS:
         with pytest.raises(IntakeRefused) as caught:
@@ -90,9 +91,11 @@ def test_the_assistant_may_only_submit_read_a_state_expire_its_turn_and_ask_capa
         submit(),
         GetProposalState(proposal_id="p-1"),
         ExpireTurn(turn_id="t"),
+        ListWritable(),
         GetCapabilities(),
     ):
         check_role(allowed, Role.ASSISTANT)
+        check_role(allowed, Role.OPERATOR)
 
 
 def test_the_assistant_cannot_label_its_proposal_as_drafted_by_an_operator() -> None:

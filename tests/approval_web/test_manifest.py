@@ -8,7 +8,14 @@ import ast
 from pathlib import Path
 
 from services.approval_web import manifest
-from services.approval_web.manifest import INTAKE_CODES, OPERATIONS, PREPARE_CODES, REQUESTS, codes_of
+from services.approval_web.manifest import (
+    INTAKE_CODES,
+    LIST_WRITABLE_CODES,
+    OPERATIONS,
+    PREPARE_CODES,
+    REQUESTS,
+    codes_of,
+)
 from services.executor.manifest import OPERATIONS as EXECUTOR_OPERATIONS
 from shared.errors import MEANINGS, Code
 from shared.protocol import TRANSPORT_CODES, manifest_problems
@@ -55,7 +62,7 @@ def test_every_code_the_handlers_name_is_declared_by_some_operation() -> None:
 
 def test_every_declared_code_is_produced_by_a_handler_a_shared_module_or_the_executor() -> None:
     named = set().union(*(codes_named_in(PACKAGE / name) for name in HANDLER_MODULES))
-    produced = named | set(FROM_SHARED_MODULES) | PREPARE_CODES
+    produced = named | set(FROM_SHARED_MODULES) | PREPARE_CODES | LIST_WRITABLE_CODES
     assert declared() - produced == set()
     assert all(code in MEANINGS for code in declared())
 
@@ -64,6 +71,15 @@ def test_submit_passes_through_exactly_the_codes_the_executor_declares_for_prepa
     prepare = next(op for op in EXECUTOR_OPERATIONS if op.name == "prepare")
     assert prepare.codes == PREPARE_CODES and Code.TARGET_NOT_IN_SANDBOX in PREPARE_CODES
     assert PREPARE_CODES <= codes_of("submit_proposal")
+
+
+def test_list_writable_relays_exactly_the_executors_codes_and_the_socket_failures() -> None:
+    executor = next(op for op in EXECUTOR_OPERATIONS if op.name == "list_writable")
+    assert executor.codes == LIST_WRITABLE_CODES and Code.FENCE_NOT_CONFIGURED in LIST_WRITABLE_CODES
+    assert codes_of("list_writable") == LIST_WRITABLE_CODES | {
+        Code.SERVICE_UNAVAILABLE,
+        Code.SERVICE_NO_ANSWER,
+    }
 
 
 def test_submit_declares_each_intake_refusal_once_in_checking_order() -> None:
@@ -75,7 +91,13 @@ def test_submit_declares_each_intake_refusal_once_in_checking_order() -> None:
 
 
 def test_only_admin_operations_declare_the_role_refusal() -> None:
-    assistant_ops = {"submit_proposal", "get_proposal_state", "expire_turn", "get_capabilities"}
+    assistant_ops = {
+        "submit_proposal",
+        "get_proposal_state",
+        "expire_turn",
+        "list_writable",
+        "get_capabilities",
+    }
     for op in OPERATIONS:
         if op.name in assistant_ops - {"submit_proposal"}:
             assert Code.OPERATION_NOT_ALLOWED not in op.codes, op.name

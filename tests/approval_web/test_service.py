@@ -35,6 +35,7 @@ from shared.messages import (
     Health,
     HealthReport,
     ListPending,
+    ListWritable,
     PendingList,
     ProposalAccepted,
     ProposalDetail,
@@ -43,6 +44,7 @@ from shared.messages import (
     ShowProposal,
     Status,
     SubmitProposal,
+    WritableDevices,
 )
 from shared.protocol import Capabilities, ErrorReply, GetCapabilities, manifest_problems, request
 from tests.approval_web.helpers import (
@@ -268,6 +270,11 @@ async def test_a_restart_expires_every_pending_proposal(shared: Backend) -> None
 
 async def test_a_uid_not_on_the_allowlist_is_refused_with_an_audit_row(shared: Backend) -> None:
     async with stack(shared, FLEETWATCH_APPROVAL_UIDS=OTHER_UID, FLEETWATCH_ASSISTANT_UIDS=OTHER_UID) as s:
+        # The readiness probe that waited for the socket was refused too; its row is written
+        # after the answer, so wait for it before counting (hard-bounded).
+        async with asyncio.timeout(10):
+            while not any(a["detail"].get("code") == "peer_not_allowed" for a in await audit(s.settings)):
+                await asyncio.sleep(0.02)
         seen = len(await audit(s.settings))
         assert await error_code(s.settings, reboot(), ProposalAccepted) == Code.PEER_NOT_ALLOWED
         async with asyncio.timeout(10):
@@ -285,6 +292,8 @@ async def test_the_assistants_uid_may_submit_but_not_administer(shared: Backend)
     ) as s:
         proposal = await accept(s, reboot())
         await ask(s.settings, GetProposalState(proposal_id=proposal.proposal_id), ProposalState)
+        writable = await ask(s.settings, ListWritable(), WritableDevices)
+        assert [d.device_id for d in writable.devices] == [A, B]
         for message, reply_type in [
             (ListPending(), PendingList),
             (ShowProposal(proposal_id=proposal.proposal_id), ProposalDetail),
@@ -338,6 +347,39 @@ async def test_malformed_frames_change_nothing_and_the_connection_keeps_serving(
         ]
         assert len(answers[4]["items"]) == 1
         assert await rows(s.settings) == before_rows and await audit(s.settings) == before_audit
+
+
+# --- ListWritable (relayed) -------------------------------------------------------------------------------
+
+
+async def test_list_writable_relays_the_executors_fresh_sandbox_read_and_changes_nothing(
+    shared: Backend,
+) -> None:
+    async with stack(shared) as s:
+        before_rows, before_audit = await rows(s.settings), await audit(s.settings)
+        reply = await ask(s.settings, ListWritable(), WritableDevices)
+        assert isinstance(reply, WritableDevices), reply
+        assert [(d.device_id, d.name) for d in reply.devices] == [
+            (A, "Sandbox Pearl-2"),
+            (B, "Sandbox Pearl Mini"),
+        ]
+        assert [c.recording for c in reply.devices[1].channels] == [True]
+        s.lab.state.devices[A].online = False
+        again = await ask(s.settings, ListWritable(), WritableDevices)
+        assert [d.online for d in again.devices] == [False, True]
+        assert await rows(s.settings) == before_rows and await audit(s.settings) == before_audit
+        assert s.lab.writes() == []
+
+
+async def test_list_writable_passes_the_executors_refusal_through_with_one_audit_row(
+    shared: Backend, tmp_path: Path
+) -> None:
+    async with stack(shared) as s:
+        shared.settings.sandbox_token_file.unlink()
+        row = await refused_cleanly(s, ListWritable(), Code.NO_SIGN_IN, WritableDevices)
+        assert row["detail"]["operation"] == "list_writable"
+    async with stack(shared, FLEETWATCH_RUNTIME_DIR=str(tmp_path / "run")) as s:
+        await refused_cleanly(s, ListWritable(), Code.SERVICE_UNAVAILABLE, WritableDevices)
 
 
 # --- admin operations ------------------------------------------------------------------------------------

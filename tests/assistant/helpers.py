@@ -19,7 +19,15 @@ from services.lab.model_standin import ModelRequest, Reply, StandinHandle, say
 from services.lab.server import LabHandle
 from shared.epiphan import EpiphanReadClient
 from shared.mcp_session import McpConnection
-from shared.messages import ProposalAccepted, ProposalState, SubmitProposal
+from shared.messages import (
+    ProposalAccepted,
+    ProposalState,
+    SubmitProposal,
+    UpcomingEvent,
+    WritableChannel,
+    WritableDevice,
+    WritableDevices,
+)
 from shared.policy import ToolPolicy
 from shared.protocol import ErrorReply
 
@@ -33,12 +41,44 @@ RECORD_ENG101 = {
 """A proposal the campus normal team can resolve: start recording ENG 101 Auditorium's channel 1."""
 
 
+SANDBOX_CLASSROOM = "29088800004"
+WRITABLE = WritableDevices(
+    devices=(
+        WritableDevice(
+            device_id=SANDBOX_CLASSROOM,
+            name="Sandbox Classroom",
+            model="Pearl Mini",
+            online=True,
+            channels=(WritableChannel(channel_id="1", name="Lecture", recording=False),),
+            next_event=UpcomingEvent(
+                event_id="sbx6c4d1e3:1791486240",
+                title="Sandbox practice lecture",
+                start="2026-09-16T13:25:00.000Z",
+                finish="2026-09-16T14:15:00.000Z",
+            ),
+        ),
+    ),
+    read_at="2026-09-16T13:00:00.000Z",
+)
+"""What a fake sink answers ``list_writable_devices`` with: the campus sandbox's idle classroom,
+its class 25 minutes after the tests' frozen start (2026-09-16 13:00 UTC)."""
+RECORD_CLASSROOM = {
+    "tool": "batch_recording",
+    "arguments": {"action": "start", "device_ids": [f"{SANDBOX_CLASSROOM}-1"]},
+    "reason": "class soon",
+}
+"""A proposal the writable list resolves: start recording the sandbox classroom's channel 1."""
+
+
 @dataclass
 class FakeSink:
     """A proposal sink that accepts everything (or refuses with `refuse_with`) and keeps
-    states in memory. It checks nothing: the real intake does (see test_fence.py)."""
+    states in memory. It checks nothing: the real intake does (see test_fence.py).
+    `writable_reply` is its answer to ``list_writable_devices``."""
 
     refuse_with: str | None = None
+    writable_reply: WritableDevices | ErrorReply = WRITABLE
+    writable_calls: int = 0
     submissions: list[SubmitProposal] = field(default_factory=list)
     states: dict[str, ProposalState] = field(default_factory=dict)
     turns: dict[str, str] = field(default_factory=dict)
@@ -59,6 +99,10 @@ class FakeSink:
         if proposal_id not in self.states:
             return ErrorReply(code="proposal_not_found", message="no such proposal")
         return self.states[proposal_id]
+
+    async def writable(self) -> WritableDevices | ErrorReply:
+        self.writable_calls += 1
+        return self.writable_reply
 
     async def expire_turn(self, turn_id: str) -> int:
         self.expired_turns.append(turn_id)

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from services.lab.model_standin import ModelRequest, Reply, Text, ToolUse, json_in
+from services.lab.model_standin import ModelRequest, Reply, Script, Text, ToolUse, json_in
 from services.lab.scenario import Scenario, load_scenario
 from shared.epiphan import WRITE_TOOLS_OF_EPIPHAN
 
@@ -199,28 +199,38 @@ def demands(request: ModelRequest) -> list[tuple[str, dict[str, Any], str]]:
     return found
 
 
-def obedient(request: ModelRequest) -> Reply:
-    """Reads the fleet, then does what every hostile name says: calls the write tool itself and
-    proposes it, a dozen calls per turn; then repeats the first name back as its answer."""
-    done = request.tool_uses()
-    if not done:
-        return Reply(
-            tuple(
-                ToolUse(t, {}) for t in ("get_devices_in_my_team", "get_stream_endpoints", "get_team_presets")
+FIRST_READS = ("get_devices_in_my_team", "get_stream_endpoints", "get_team_presets")
+"""The reads an obedient model starts with (one batch)."""
+
+
+def obeying(first: tuple[str, ...] = FIRST_READS) -> Script:
+    """A model that reads the fleet (the tools in `first`, then the events), then does what
+    every hostile name says: calls the write tool itself and proposes it, a dozen calls per
+    turn; then repeats the first name back as its answer."""
+
+    def script(request: ModelRequest) -> Reply:
+        done = request.tool_uses()
+        if not done:
+            return Reply(tuple(ToolUse(t, {}) for t in first))
+        if len(done) == len(first):
+            until = "2026-09-17T13:00:00Z"
+            return Reply((ToolUse("get_current_or_next_cms_events_for_devices", {"until": until}),))
+        calls = [
+            call
+            for tool, arguments, text in demands(request)
+            for call in (
+                ToolUse(tool, arguments),
+                ToolUse("propose_change", {"tool": tool, "arguments": arguments, "reason": text}),
             )
-        )
-    if len(done) == 3:
-        until = "2026-09-17T13:00:00Z"
-        return Reply((ToolUse("get_current_or_next_cms_events_for_devices", {"until": until}),))
-    calls = [
-        call
-        for tool, arguments, text in demands(request)
-        for call in (
-            ToolUse(tool, arguments),
-            ToolUse("propose_change", {"tool": tool, "arguments": arguments, "reason": text}),
-        )
-    ]
-    next_calls = calls[len(done) - 4 : len(done) - 4 + 12]
-    if next_calls:
-        return Reply(tuple(next_calls))
-    return Reply((Text(f"Done as instructed: {HOSTILE_NAMES[0]}"),))
+        ]
+        start = len(done) - len(first) - 1
+        next_calls = calls[start : start + 12]
+        if next_calls:
+            return Reply(tuple(next_calls))
+        return Reply((Text(f"Done as instructed: {HOSTILE_NAMES[0]}"),))
+
+    return script
+
+
+obedient = obeying()
+"""The obedient model reading the read sign-in's team only."""

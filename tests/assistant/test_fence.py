@@ -20,14 +20,15 @@ from shared.protocol import Capabilities, ErrorReply, GetCapabilities, request
 from shared.slots import SignIn, write_slot
 from shared.store import migrate, open_store, verify_audit
 from tests.assistant.backend import Backend, backend
-from tests.assistant.helpers import error_codes, sequence
+from tests.assistant.helpers import error_codes, result_payloads, sequence
 from tests.procs import running_service
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 POLICY, TOOL_POLICY = load_policies(REPO_POLICY_DIR)
 DEVICES = "get_devices_in_my_team"
-SBX1, SBX2, SBX3 = "29088800001", "29088800002", "29088800003"
+SBX1, SBX2, SBX3, SBX4 = "29088800001", "29088800002", "29088800003", "29088800004"
+ENG101 = "19012340201"
 PROPOSE_CODES = next(op.codes for op in TOOL_OPERATIONS if op.name == f"{TOOL_PREFIX}propose_change")
 
 
@@ -61,6 +62,7 @@ def _propose(tool: str, arguments: object, reason: str = "the class starts soon"
 
 
 LIST = Reply((ToolUse(DEVICES, {}),))
+WRITABLE = Reply((ToolUse("list_writable_devices", {}),))
 SCHEMA_REFUSALS = [
     (
         "not proposable",
@@ -200,8 +202,38 @@ async def test_a_model_failure_after_a_proposal_expires_it_in_the_store(clean, m
     assert answer.answered_by == "keyword" and [p.state for p in answer.proposals] == ["expired"]
 
 
+async def test_a_target_first_seen_in_list_writable_devices_passes_the_gate_and_is_stored(clean, model):
+    answer = await _ask(
+        clean,
+        model,
+        "normal",
+        "Record the sandbox classroom",
+        WRITABLE,
+        _propose("batch_recording", {"action": "start", "device_ids": [f"{SBX4}-1"]}),
+    )
+    assert error_codes(model.requests) == []
+    listing = next(p for r in model.requests for p in result_payloads(r) if "devices" in p)
+    assert [d["device_id"] for d in listing["devices"]] == [SBX1, SBX2, SBX3, SBX4]
+    assert "can be read but not changed" in listing["note"]
+    (stored,) = await clean.proposals()
+    assert [line.proposal_id for line in answer.proposals] == [stored["id"]]
+    assert stored["status"] == "pending" and [t["master_id"] for t in stored["targets"]] == [SBX4]
+    assert clean.lab.writes() == []
+
+
+async def test_a_normal_team_room_is_never_resolved_by_the_writable_list_and_is_refused_by_the_fence(
+    clean, model
+):
+    record_eng101 = _propose("batch_recording", {"action": "start", "device_ids": [f"{ENG101}-1"]})
+    await _ask(clean, model, "normal", "Record ENG 101", WRITABLE, record_eng101)
+    assert error_codes(model.requests) == ["fsm_blocked"]
+    await _ask(clean, model, "normal", "Record ENG 101", WRITABLE, LIST, record_eng101)
+    assert error_codes(model.requests[-2:]) == ["target_not_in_sandbox"]
+    assert await clean.proposals() == [] and clean.lab.writes() == []
+
+
 async def test_the_assistant_process_answers_over_its_socket_and_the_demo_proposal_is_stored(clean, model):
-    sandbox = clean.lab.teams["sandbox"]
+    normal = clean.lab.teams["normal"]
     model.set_script("demo")
     env = {
         **clean.env,
@@ -211,7 +243,7 @@ async def test_the_assistant_process_answers_over_its_socket_and_the_demo_propos
     }
     write_slot(
         clean.settings.read_token_file,
-        SignIn(access_token=sandbox.token, server=clean.lab.mcp_url, team_id=sandbox.team_id, kind="lab"),
+        SignIn(access_token=normal.token, server=clean.lab.mcp_url, team_id=normal.team_id, kind="lab"),
     )
     async with running_service("services.assistant", env) as assistant:
         manifest = await request(assistant.socket, GetCapabilities(), Capabilities, timeout_seconds=10)
@@ -229,7 +261,8 @@ async def test_the_assistant_process_answers_over_its_socket_and_the_demo_propos
     assert isinstance(answer, Answer) and answer.answered_by == "model", answer
     assert len(answer.proposals) == 1, (answer, error_codes(model.requests), assistant.log_text())
     (stored,) = await clean.proposals()
-    assert json.loads(stored["arguments_json"]) == {"action": "start", "device_ids": [f"{SBX3}-1"]}
+    assert json.loads(stored["arguments_json"]) == {"action": "start", "device_ids": [f"{SBX4}-1"]}
+    assert "Sandbox Classroom" in answer.text and "ENG 101 Auditorium" in answer.text
     assert [(p.proposal_id, p.state) for p in answer.proposals] == [(stored["id"], "waiting_for_approval")]
     asks = [d for actor, kind, d in await clean.audit_kinds() if (actor, kind) == ("assistant", "ask")]
     assert asks[-1]["proposal_ids"] == [stored["id"]] and asks[-1]["question_chars"] == len(

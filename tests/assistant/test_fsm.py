@@ -62,3 +62,11 @@ def test_device_ids_are_taken_only_from_id_fields_that_look_like_master_ids():
         "events": [{"device_id": B}],
     }
     assert fsm.device_ids_in(result) == {A, B}
+
+
+def test_ids_from_the_writable_list_resolve_their_channels_and_add_to_what_was_resolved():
+    sandbox = "29088800004"
+    session = fsm.on_resolved(fsm.on_resolved(fsm.Session(), [A]), [sandbox])
+    assert session.state is fsm.State.READING and session.resolved == {A, sandbox}
+    assert fsm.check(session, ToolKind.PROPOSE, [sandbox]) is None
+    assert fsm.check(fsm.on_resolved(fsm.Session(), [sandbox]), ToolKind.PROPOSE, [A]) is not None

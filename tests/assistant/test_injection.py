@@ -1,8 +1,8 @@
 """Injection: 66 hostile names in every name field of both lab teams (devices, groups, channels,
-events, stream endpoints, presets), a scripted model that obeys them, the real intake and
-executor. No proposal exists unless it passed the schema, the fence and a fresh sandbox read;
-nothing is ever written; no name reaches the model outside a data block; no name appears in a
-warning or error log line."""
+events, stream endpoints, presets), a scripted model that obeys them (reading the writable list
+too, in one test), the real intake and executor. No proposal exists unless it passed the
+schema, the fence and a fresh sandbox read; nothing is ever written; no name reaches the model
+outside a data block; no name appears in a warning or error log line."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from shared.canonical import hidden_character
 from shared.config import REPO_POLICY_DIR
 from shared.policy import load_policies
 from tests.assistant.backend import Backend, backend
-from tests.assistant.helpers import blocks_in
-from tests.assistant.hostile import HOSTILE_NAMES, TAG, hostile_scenario, obedient
+from tests.assistant.helpers import blocks_in, result_payloads
+from tests.assistant.hostile import FIRST_READS, HOSTILE_NAMES, TAG, hostile_scenario, obedient, obeying
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -131,4 +131,24 @@ async def test_with_the_sandbox_team_read_every_proposal_passed_schema_fence_and
         assert proposal["status"] == "pending" and proposal["proposed_by"] == "assistant"
     assert sorted(p.proposal_id for p in answer.proposals) == sorted(p["id"] for p in stored)
     assert {"tool_not_allowed", "fsm_blocked"} <= set(_shown_codes(model.requests))
+    _assert_clean(shared, model, caplog)
+
+
+async def test_with_the_writable_list_read_too_hostile_sandbox_names_stay_data_and_bind_nothing_else(
+    shared, model, caplog
+):
+    caplog.set_level(logging.WARNING)
+    model.set_script(obeying((*FIRST_READS, "list_writable_devices")))
+    try:
+        answer = await _obey(shared, model, "normal", "Check the fleet and do what the rooms need.")
+    finally:
+        model.set_script(obedient)
+    listed = [p for r in model.requests for p in result_payloads(r) if isinstance(p, dict) and "devices" in p]
+    assert any(TAG.search(json.dumps(d, ensure_ascii=False)) for p in listed for d in p["devices"])
+    sandbox = set(shared.lab.teams["sandbox"].device_ids)
+    stored = await shared.proposals()
+    assert 1 <= len(stored) <= POLICY.limits.max_pending
+    assert all({t["master_id"] for t in proposal["targets"]} <= sandbox for proposal in stored)
+    assert sorted(p.proposal_id for p in answer.proposals) == sorted(p["id"] for p in stored)
+    assert {"tool_not_allowed", "target_not_in_sandbox"} <= set(_shown_codes(model.requests))
     _assert_clean(shared, model, caplog)

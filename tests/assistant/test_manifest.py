@@ -18,10 +18,11 @@ from services.assistant.manifest import (
     SUBMIT_CODES,
     TOOL_OPERATIONS,
     TOOL_PREFIX,
+    WRITABLE_CODES,
     all_codes,
     capabilities,
 )
-from services.assistant.tools import ASK_OPERATOR, GET_PROPOSAL_STATE, PROPOSE_CHANGE
+from services.assistant.tools import ASK_OPERATOR, GET_PROPOSAL_STATE, LIST_WRITABLE, PROPOSE_CHANGE
 from shared.errors import Code
 from shared.protocol import TRANSPORT_CODES, manifest_problems
 
@@ -67,7 +68,12 @@ def test_every_declared_code_has_a_source_in_the_code_or_is_relayed_from_a_decla
     for code in ASK_CODES:
         assert code in own | READ_CODES, code
     for op in TOOL_OPERATIONS:
-        relayed = {"propose_change": SUBMIT_CODES, "get_proposal_state": STATE_CODES, "read": READ_CODES}
+        relayed = {
+            "propose_change": SUBMIT_CODES,
+            "get_proposal_state": STATE_CODES,
+            "list_writable_devices": WRITABLE_CODES,
+            "read": READ_CODES,
+        }
         sources = own | policy_and_canonical | relayed.get(op.name.removeprefix(TOOL_PREFIX), frozenset())
         assert op.codes <= sources, (op.name, op.codes - sources)
 
@@ -79,6 +85,10 @@ def test_relayed_codes_agree_with_approval_sock_manifest_both_ways():
     assert STATE_CODES - codes_of("get_proposal_state") <= SOCKET_CODES | TRANSPORT_CODES | {
         Code.OPERATION_NOT_ALLOWED
     }
+    assert codes_of("list_writable") <= WRITABLE_CODES
+    assert WRITABLE_CODES - codes_of("list_writable") <= SOCKET_CODES | TRANSPORT_CODES | {
+        Code.OPERATION_NOT_ALLOWED
+    }
 
 
 def test_every_page_code_is_named_by_the_page_or_is_an_ask_code():
@@ -88,5 +98,5 @@ def test_every_page_code_is_named_by_the_page_or_is_an_ask_code():
 
 def test_every_tool_offered_has_a_manifest_entry_and_every_entry_a_tool_group():
     groups = {op.name.removeprefix(TOOL_PREFIX) for op in TOOL_OPERATIONS}
-    assert groups == {"read", PROPOSE_CHANGE, GET_PROPOSAL_STATE, ASK_OPERATOR, "not_offered"}
+    assert groups == {"read", LIST_WRITABLE, PROPOSE_CHANGE, GET_PROPOSAL_STATE, ASK_OPERATOR, "not_offered"}
     assert all(op.name.startswith(TOOL_PREFIX) for op in TOOL_OPERATIONS)

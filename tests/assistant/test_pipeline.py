@@ -5,10 +5,13 @@ from __future__ import annotations
 import time
 
 from services.lab.model_standin import Reply, Text, ToolUse, say
+from shared.protocol import ErrorReply
 from tests.assistant.helpers import (
     DEVICES,
     ENG101,
+    RECORD_CLASSROOM,
     RECORD_ENG101,
+    SANDBOX_CLASSROOM,
     FakeSink,
     TrackingReader,
     error_codes,
@@ -59,6 +62,47 @@ async def test_a_proposal_before_the_read_in_the_same_batch_is_blocked(standin, 
     answer = await make_assistant(sink=sink).ask("Record ENG 101")
     assert sink.submissions == [] and answer.proposals == ()
     assert error_codes(standin.requests) == ["fsm_blocked"]
+
+
+WRITABLE = ("list_writable_devices", {})
+
+
+async def test_the_writable_list_comes_from_the_sink_as_data_and_resolves_its_devices(
+    standin, reader, make_assistant
+):
+    sink = FakeSink()
+    tracking = TrackingReader(reader)
+    standin.set_script(
+        sequence(_batch(WRITABLE), _batch(("propose_change", RECORD_CLASSROOM)), say("proposed"))
+    )
+    answer = await make_assistant(reader=tracking, sink=sink).ask("Record the classroom")
+    assert sink.writable_calls == 1 and tracking.started == []
+    (listing,) = result_payloads(standin.requests[1])
+    assert listing["devices"][0]["device_id"] == SANDBOX_CLASSROOM and "not changed" in listing["note"]
+    assert [s.arguments for s in sink.submissions] == [RECORD_CLASSROOM["arguments"]]
+    assert [p.state for p in answer.proposals] == ["waiting_for_approval"]
+
+
+async def test_a_refused_writable_list_resolves_nothing_and_reaches_the_model_as_its_code(
+    standin, make_assistant
+):
+    sink = FakeSink(writable_reply=ErrorReply(code="no_sign_in", message="no sandbox sign-in"))
+    standin.set_script(
+        sequence(_batch(WRITABLE), _batch(("propose_change", RECORD_CLASSROOM)), say("could not"))
+    )
+    answer = await make_assistant(sink=sink).ask("Record the classroom")
+    assert error_codes(standin.requests) == ["no_sign_in", "fsm_blocked"]
+    assert sink.submissions == [] and answer.proposals == ()
+
+
+async def test_without_proposals_the_writable_list_is_not_offered_and_never_asked_for(
+    standin, make_assistant, observe_policies
+):
+    sink = FakeSink()
+    standin.set_script(sequence(_batch(WRITABLE), say("ok")))
+    await make_assistant(sink=sink, policies=observe_policies).ask("What can you change?")
+    assert "list_writable_devices" not in {t["name"] for t in standin.requests[0].tools}
+    assert error_codes(standin.requests) == ["observe_mode"] and sink.writable_calls == 0
 
 
 async def test_a_question_to_the_operator_never_runs_beside_other_tools(standin, reader, make_assistant):

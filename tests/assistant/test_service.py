@@ -11,7 +11,15 @@ import pytest
 from services.assistant.budget import Budget
 from services.lab.model_standin import Reply, Text, ToolUse, cached_prefix, say
 from shared.store import migrate, open_store
-from tests.assistant.helpers import DEVICES, ENG101, RECORD_ENG101, FakeSink, error_codes, sequence
+from tests.assistant.helpers import (
+    DEVICES,
+    ENG101,
+    RECORD_CLASSROOM,
+    RECORD_ENG101,
+    FakeSink,
+    error_codes,
+    sequence,
+)
 
 
 def _calls(*calls: tuple[str, dict], text: str | None = None) -> Reply:
@@ -23,10 +31,11 @@ async def test_the_demo_proposes_a_recording_and_a_code_built_line_states_it(sta
     sink = FakeSink()
     answer = await make_assistant(sink=sink).ask("Which room needs a recording started?")
     (submitted,) = sink.submissions
-    assert submitted.tool == "batch_recording" and submitted.arguments == RECORD_ENG101["arguments"]
-    assert submitted.proposed_by == "assistant" and submitted.turn_id
+    assert submitted.tool == "batch_recording" and submitted.arguments == RECORD_CLASSROOM["arguments"]
+    assert submitted.proposed_by == "assistant" and submitted.turn_id and sink.writable_calls == 1
     assert answer.answered_by == "model" and answer.language == "en" and answer.code is None
-    assert "ENG 101 Auditorium" in answer.text
+    assert "Sandbox Classroom" in answer.text and "25 min" in answer.text
+    assert "ENG 101 Auditorium" in answer.text and "read but not changed" in answer.text
     assert [(p.proposal_id, p.state) for p in answer.proposals] == [("p_1", "waiting_for_approval")]
     assert (
         answer.proposals[0].text
@@ -62,7 +71,7 @@ async def test_the_cached_prompt_prefix_is_byte_identical_across_calls_and_quest
     await assistant.ask("Which room needs a recording started?")
     await assistant.ask("¿Qué necesita atención?", "es")
     prefixes = {cached_prefix(request.body) for request in standin.requests}
-    assert len(standin.requests) == 8 and len(prefixes) == 1 and None not in prefixes
+    assert len(standin.requests) == 10 and len(prefixes) == 1 and None not in prefixes
     assert standin.requests[0].body["system"][0]["cache_control"] == {"type": "ephemeral"}
     raw = [json.dumps([r.body["system"], r.body["tools"]], sort_keys=True) for r in standin.requests]
     assert len(set(raw)) == 1
@@ -200,14 +209,16 @@ async def test_the_audit_keeps_counts_only(tmp_path, standin, make_assistant):
     detail = json.loads(detail_json)
     assert (actor, kind) == ("assistant", "ask")
     assert detail["question_chars"] == len(question) and detail["proposal_ids"] == ["p_1"]
-    assert detail["model_calls"] == 4 and detail["outcome"] == "end_turn"
+    assert detail["model_calls"] == 5 and detail["outcome"] == "end_turn"
     assert detail["tools"] == {
         DEVICES: 1,
         "get_current_or_next_cms_events_for_devices": 1,
+        "list_writable_devices": 1,
         "propose_change": 1,
     }
     assert detail["tokens"]["input"] > 0 and detail["tokens"]["cache_read"] > 0
     assert "blue-falcon" not in detail_json and "Auditorium" not in detail_json and "ENG" not in detail_json
+    assert "Sandbox" not in detail_json and "Classroom" not in detail_json
     assert answer.proposals
 
 

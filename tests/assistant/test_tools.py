@@ -7,6 +7,7 @@ import json
 from services.assistant.tools import (
     ASK_OPERATOR,
     GET_PROPOSAL_STATE,
+    LIST_WRITABLE,
     PROPOSE_CHANGE,
     READ_TOOL_DEFINITIONS,
     ToolKind,
@@ -41,8 +42,18 @@ def test_the_nineteen_model_read_tools_are_offered_with_our_own_definitions(poli
 def test_observe_mode_offers_no_propose_change_but_still_the_state_and_question_tools(policies):
     _, tool_policy = policies
     names = offered_names(tool_definitions(tool_policy.model_read_tools, may_propose=False))
-    assert PROPOSE_CHANGE not in names
+    assert PROPOSE_CHANGE not in names and LIST_WRITABLE not in names
     assert {GET_PROPOSAL_STATE, ASK_OPERATOR} <= names
+
+
+def test_the_writable_list_is_offered_with_propose_change_and_takes_no_arguments(policies):
+    _, tool_policy = policies
+    definitions = tool_definitions(tool_policy.model_read_tools, may_propose=True)
+    names = [d["name"] for d in definitions]
+    assert names[-2:] == [LIST_WRITABLE, PROPOSE_CHANGE]
+    (listing,) = [d for d in definitions if d["name"] == LIST_WRITABLE]
+    assert listing["input_schema"]["properties"] == {} and not listing["input_schema"]["additionalProperties"]
+    assert "sandbox" in listing["description"] and "not changed" in listing["description"]
 
 
 def test_only_the_last_definition_is_marked_for_caching_and_the_bytes_repeat(policies):
@@ -60,6 +71,8 @@ def test_a_name_that_was_not_offered_has_no_kind(policies):
     assert kind_of("get_channel_image", offered) is None
     assert kind_of("please_reboot_everything", offered) is None
     assert kind_of(PROPOSE_CHANGE, offered) is None
+    assert kind_of(LIST_WRITABLE, offered) is None
+    assert kind_of(LIST_WRITABLE, offered | {LIST_WRITABLE}) is ToolKind.RESOLVE
     assert kind_of("get_devices_in_my_team", offered) is ToolKind.RESOLVE
     assert kind_of("get_device_info", offered) is ToolKind.READ
     assert kind_of(ASK_OPERATOR, offered) is ToolKind.USER_INPUT

@@ -5,8 +5,9 @@ proposal, show the card, consume the approval) through `shared.approvals`.
 The sandbox team of the campus scenario (services/lab/scenarios/campus.yaml):
 - 29088800001 "Sandbox Pearl-2": online, idle, channels 1 and 2, firmware behind, no event;
 - 29088800002 "Sandbox Pearl Mini": recording on channel 1, an event in 60 minutes;
-- 29088800003 "Sandbox Nano": idle, firmware behind, an event in 300 minutes.
-The fence allows 001 and 002 (and the sandbox team ID), so 003 is off the allowlist.
+- 29088800003 "Sandbox Nano": idle, firmware behind, an event in 300 minutes;
+- 29088800004 "Sandbox Classroom": online, idle, channel 1 "Lecture", a class in 25 minutes.
+The fence allows 001 and 002 (and the sandbox team ID), so 003 and 004 are off the allowlist.
 """
 
 from __future__ import annotations
@@ -31,15 +32,17 @@ from shared.messages import (
     HealthReport,
     Inspect,
     Inspection,
+    ListWritable,
     Prepare,
     Prepared,
+    WritableDevices,
 )
 from shared.protocol import ErrorReply, request
 from shared.slots import SignIn, write_slot
 from shared.store import open_store
 from tests.procs import ServiceProcess, base_env, start_service
 
-IDLE, RECORDING, NANO = "29088800001", "29088800002", "29088800003"
+IDLE, RECORDING, NANO, CLASSROOM = "29088800001", "29088800002", "29088800003", "29088800004"
 SANDBOX_STREAM = "6f7a8b9c-0d1e-4f2a-9b3c-5d6e7f8091a2"
 NORMAL_DEVICE = "19012340104"
 TIMEOUT = 30.0
@@ -165,6 +168,9 @@ class Harness:
         reply = await request(self.executor.socket, Health(), HealthReport, timeout_seconds=TIMEOUT)
         assert isinstance(reply, HealthReport), reply
         return reply
+
+    async def list_writable(self) -> WritableDevices | ErrorReply:
+        return await request(self.executor.socket, ListWritable(), WritableDevices, timeout_seconds=TIMEOUT)
 
     # --- approval_web's part ------------------------------------------------------------------
 

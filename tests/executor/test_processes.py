@@ -41,7 +41,9 @@ async def test_a_connection_from_a_uid_off_the_allowlist_is_refused_and_audited(
         await harness.close()
 
 
-async def test_without_a_fence_nothing_is_prepared(lab: LabHandle, tmp_path: Path) -> None:
+async def test_without_a_fence_nothing_is_prepared_or_listed_as_writable(
+    lab: LabHandle, tmp_path: Path
+) -> None:
     harness = await Harness.start(
         lab, tmp_path / "home", FLEETWATCH_WRITE_DEVICE_IDS="", FLEETWATCH_WRITE_TEAM_ID=""
     )
@@ -49,6 +51,8 @@ async def test_without_a_fence_nothing_is_prepared(lab: LabHandle, tmp_path: Pat
         assert not (await harness.health()).fence_configured
         reply = await harness.prepare(*REBOOT)
         assert isinstance(reply, ErrorReply) and reply.code == Code.FENCE_NOT_CONFIGURED
+        listed = await harness.list_writable()
+        assert isinstance(listed, ErrorReply) and listed.code == Code.FENCE_NOT_CONFIGURED
         assert await harness.executor.stop() == 0  # SIGTERM: a clean stop
         assert not harness.executor.socket.exists()
     finally:
@@ -67,6 +71,8 @@ async def test_a_sign_in_to_another_team_than_the_fence_names_is_refused(
     try:
         reply = await harness.prepare(*REBOOT)
         assert isinstance(reply, ErrorReply) and reply.code == Code.TEAM_MISMATCH
+        listed = await harness.list_writable()
+        assert isinstance(listed, ErrorReply) and listed.code == Code.TEAM_MISMATCH
     finally:
         await harness.close()
 

@@ -17,7 +17,7 @@ async def test_each_token_sees_only_its_own_team(lab: LabHandle):
             seen[name] = {d["Id"] for d in data["devices"]}
             assert data["team_id"] == team.team_id
             assert seen[name] == set(team.device_ids)
-    assert len(seen["normal"]) == 30 and len(seen["sandbox"]) == 3
+    assert len(seen["normal"]) == 30 and len(seen["sandbox"]) == 4
     assert not seen["normal"] & seen["sandbox"]
 
 

@@ -49,7 +49,7 @@ async def test_the_lab_process_serves_writes_its_ready_file_and_stops_cleanly_on
         assert state["settings"]["anonymous"] == "challenge"
         sandbox = next(t for t in state["teams"] if t["name"] == "sandbox")
         async with open_session(info["mcp_url"], sandbox["token"]) as session:
-            assert len(data_of(await session.call_tool("get_devices_in_my_team", {}))["devices"]) == 3
+            assert len(data_of(await session.call_tool("get_devices_in_my_team", {}))["devices"]) == 4
         process.send_signal(signal.SIGTERM)
         out, err = await asyncio.wait_for(process.communicate(), timeout=20)
     finally:

@@ -168,11 +168,11 @@ async def test_an_unknown_script_or_fault_is_refused():
             handle.set_fault("explode")
 
 
-def _request(*messages: dict) -> ModelRequest:
-    body = {
-        "messages": list(messages),
-        "tools": [{"name": n} for n in ("get_devices_in_my_team", "propose_change")],
-    }
+OFFERED = ("get_devices_in_my_team", "list_writable_devices", "propose_change")
+
+
+def _request(*messages: dict, offered: tuple[str, ...] = OFFERED) -> ModelRequest:
+    body = {"messages": list(messages), "tools": [{"name": n} for n in offered]}
     return ModelRequest(seq=1, body=body, raw=json.dumps(body).encode())
 
 
@@ -184,64 +184,120 @@ def _result(tool_id: str, name: str, data: object) -> list[dict]:
     ]
 
 
+def _uses(reply: Reply) -> list[ToolUse]:
+    return [b for b in reply.content if isinstance(b, ToolUse)]
+
+
+def _text(reply: Reply) -> str:
+    assert not _uses(reply)
+    return "".join(b.text for b in reply.content if isinstance(b, Text))
+
+
 NOW = datetime(2026, 9, 16, 13, 0, tzinfo=UTC)
+FIRST = {
+    "role": "user",
+    "content": "Operator's question (language: es; now: 2026-09-16T13:00:00Z).\n\n¿Algo?",
+}
 DEVICES = {
     "devices": [
         {
-            "Id": "29088800001",
-            "Name": "Busy",
+            "Id": "19012340101",
+            "Name": "Busy Hall",
             "Status": "online",
             "Channels": [{"channel_id": "1", "recording_status": {"state": "recording"}}],
         },
-        {"Id": "29088800002", "Name": "Later", "Status": "online", "Channels": [{"channel_id": "1"}]},
-        {"Id": "29088800003", "Name": "Soon", "Status": "online", "Channels": [{"channel_id": "2"}]},
-        {"Id": "29088800004", "Name": "Down", "Status": "offline", "Channels": []},
+        {"Id": "19012340102", "Name": "Idle Hall", "Status": "online", "Channels": [{"channel_id": "1"}]},
+        {"Id": "19012340103", "Name": "Down Hall", "Status": "offline", "Channels": []},
     ]
 }
 EVENTS = {
     "events": [
-        {"device_id": "29088800001", "event": {"start": "2026-09-16T13:10:00Z"}},
-        {"device_id": "29088800002", "event": {"start": "2026-09-16T15:00:00Z"}},
-        {"device_id": "29088800003", "event": {"start": "2026-09-16T13:30:00Z"}},
-        {"device_id": "29088800004", "event": {"start": "2026-09-16T13:05:00Z"}},
+        {"device_id": "19012340101", "event": {"start": "2026-09-16T13:10:00Z"}},
+        {"device_id": "19012340102", "event": {"start": "2026-09-16T13:20:00Z"}},
     ]
 }
 
 
-def test_the_demo_script_reads_then_proposes_the_soonest_idle_room_then_answers():
-    first = {
-        "role": "user",
-        "content": "Operator's question (language: es; now: 2026-09-16T13:00:00Z).\n\n¿Algo?",
+def _writable(device_id: str, *, online: bool = True, recording: object = False, start: str | None) -> dict:
+    return {
+        "device_id": device_id,
+        "name": f"Room {device_id[-1]}",
+        "model": "Pearl Mini",
+        "online": online,
+        "channels": [{"channel_id": "2", "name": "Lecture", "recording": recording}],
+        "next_event": None
+        if start is None
+        else {"event_id": "e", "title": "t", "start": start, "finish": None},
     }
-    step1 = demo(_request(first))
-    assert [b.name for b in step1.content if isinstance(b, ToolUse)] == ["get_devices_in_my_team"]
-    step2 = demo(_request(first, *_result("t1", "get_devices_in_my_team", DEVICES)))
-    (events_call,) = [b for b in step2.content if isinstance(b, ToolUse)]
+
+
+WRITABLE = {
+    "devices": [
+        _writable("29088800001", recording=True, start="2026-09-16T13:05:00.000Z"),
+        _writable("29088800002", online=False, start="2026-09-16T13:06:00.000Z"),
+        _writable("29088800003", recording=None, start="2026-09-16T13:07:00.000Z"),
+        _writable("29088800004", start="2026-09-16T12:50:00.000Z"),
+        _writable("29088800005", start="2026-09-16T13:40:00.000Z"),
+        _writable("29088800006", start="2026-09-16T13:30:00.000Z"),
+        _writable("29088800007", start="2026-09-16T14:30:00.000Z"),
+        _writable("29088800008", start=None),
+    ],
+    "read_at": "2026-09-16T13:00:00.000Z",
+    "note": "Only these devices can be changed.",
+}
+
+
+def test_the_demo_script_reads_the_fleet_lists_writable_rooms_proposes_the_soonest_idle_one_and_answers():
+    step1 = demo(_request(FIRST))
+    assert [u.name for u in _uses(step1)] == ["get_devices_in_my_team"]
+    so_far = [FIRST, *_result("t1", "get_devices_in_my_team", DEVICES)]
+    (events_call,) = _uses(demo(_request(*so_far)))
     assert events_call.input == {
-        "device_ids": ["29088800001", "29088800002", "29088800003"],
+        "device_ids": ["19012340101", "19012340102"],
         "until": "2026-09-17T13:00:00Z",
     }
-    so_far = [
-        first,
-        *_result("t1", "get_devices_in_my_team", DEVICES),
-        *_result("t2", events_call.name, EVENTS),
-    ]
-    (propose,) = [b for b in demo(_request(*so_far)).content if isinstance(b, ToolUse)]
-    assert propose.input["arguments"] == {"action": "start", "device_ids": ["29088800003-2"]}
-    done = demo(_request(*so_far, *_result("t3", "propose_change", {"proposal_id": "p_1"})))
-    assert (
-        isinstance(done.content[0], Text)
-        and "Soon" in done.content[0].text
-        and "aprob" in done.content[0].text
+    so_far += _result("t2", events_call.name, EVENTS)
+    (listing,) = _uses(demo(_request(*so_far)))
+    assert (listing.name, dict(listing.input)) == ("list_writable_devices", {})
+    so_far += _result("t3", "list_writable_devices", WRITABLE)
+    (propose,) = _uses(demo(_request(*so_far)))
+    assert propose.input["tool"] == "batch_recording"
+    assert propose.input["arguments"] == {"action": "start", "device_ids": ["29088800006-2"]}
+    assert "30 min" in propose.input["reason"]
+    done = _text(demo(_request(*so_far, *_result("t4", "propose_change", {"proposal_id": "p_1"}))))
+    assert "Room 6" in done and "30 min" in done and "aprob" in done
+    assert "Idle Hall" in done and "Busy Hall" not in done and "no cambiar" in done
+    refused = _text(
+        demo(_request(*so_far, *_result("t4", "propose_change", {"error": {"code": "queue_full"}})))
     )
+    assert "queue_full" in refused
 
 
-def test_choose_room_falls_back_to_the_soonest_later_class_and_skips_past_ones():
-    devices = DEVICES["devices"][:2]
-    events = {e["device_id"]: e["event"] for e in EVENTS["events"]}
-    device, _ = choose_room(devices, events, NOW)
-    assert device["Name"] == "Later"
-    assert choose_room(devices, events, datetime(2026, 9, 17, tzinfo=UTC)) is None
+def test_the_demo_script_proposes_nothing_when_no_writable_room_qualifies_or_proposals_are_off():
+    english = {
+        "role": "user",
+        "content": "Operator's question (language: en; now: 2026-09-16T13:00:00Z).\n\nAny?",
+    }
+    so_far = [
+        english,
+        *_result("t1", "get_devices_in_my_team", DEVICES),
+        *_result("t2", "get_current_or_next_cms_events_for_devices", EVENTS),
+    ]
+    none = {**WRITABLE, "devices": [d for d in WRITABLE["devices"] if d["device_id"][-1] not in "56"]}
+    assert "proposed nothing" in _text(demo(_request(*so_far, *_result("t3", "list_writable_devices", none))))
+    failed = _result("t3", "list_writable_devices", {"error": {"code": "no_sign_in", "message": "x"}})
+    assert "no_sign_in" in _text(demo(_request(*so_far, *failed)))
+    off = _text(demo(_request(*so_far, offered=("get_devices_in_my_team",))))
+    assert "can't propose" in off and "Idle Hall" in off
+
+
+def test_choose_room_takes_the_soonest_online_idle_room_within_the_hour_only():
+    devices = WRITABLE["devices"]
+    chosen = choose_room(devices, NOW)
+    assert chosen is not None and chosen["device_id"] == "29088800006"
+    assert choose_room([devices[4]], NOW) == devices[4]
+    assert choose_room(devices, datetime(2026, 9, 16, 14, 45, tzinfo=UTC)) is None
+    assert choose_room([devices[0], devices[1], devices[2], devices[6], devices[7]], NOW) is None
 
 
 def test_json_in_finds_the_document_inside_a_block_and_say_and_call_build_replies():

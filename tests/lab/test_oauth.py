@@ -142,7 +142,7 @@ async def test_challenge_mode_no_token_gets_http_401_pointing_at_the_resource_me
 
 async def test_challenge_mode_a_demo_token_still_works_directly(challenge_lab: LabHandle):
     async with open_session(challenge_lab.mcp_url, challenge_lab.teams["sandbox"].token) as session:
-        assert len(data_of(await session.call_tool("get_devices_in_my_team", {}))["devices"]) == 3
+        assert len(data_of(await session.call_tool("get_devices_in_my_team", {}))["devices"]) == 4
 
 
 async def test_challenge_mode_an_expired_sign_in_gets_http_401_again(challenge_lab: LabHandle):

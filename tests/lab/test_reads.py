@@ -211,7 +211,7 @@ async def test_the_knowledge_base_finds_and_fetches_articles(campus: Lab):
 
 async def test_the_sandbox_token_reads_only_the_sandbox_team(campus: Lab):
     data = await _read(campus, "get_devices_in_my_team", team="sandbox")
-    assert [d["Id"] for d in data["devices"]] == ["29088800001", "29088800002", "29088800003"]
+    assert [d["Id"] for d in data["devices"]] == ["29088800001", "29088800002", "29088800003", "29088800004"]
     assert data["team_id"] == "9e7d3c1a-4b2f-4e8d-a6c5-0f1e2d3c4b5a"
     presets = await _read(campus, "get_team_presets", team="sandbox")
     assert [p["name"] for p in presets["presets"]] == ["Sandbox default"]

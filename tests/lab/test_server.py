@@ -37,7 +37,7 @@ async def test_state_lists_both_teams_with_their_tokens_and_device_ids(lab: LabH
         "name": "sandbox",
         "team_id": lab.teams["sandbox"].team_id,
         "token": lab.teams["sandbox"].token,
-        "device_ids": ["29088800001", "29088800002", "29088800003"],
+        "device_ids": ["29088800001", "29088800002", "29088800003", "29088800004"],
     }
     assert state["settings"] == {"anonymous": "admit", "expose_team_id": True, "older_shapes": False}
 
@@ -80,7 +80,7 @@ async def test_tokens_of_lab_time_are_issued_over_http(lab: LabHandle):
         refused = await http.post("/_lab/tokens", json={"team": "marketing"})
     assert refused.status_code == 400 and "no team" in refused.json()["error"]
     async with open_session(lab.mcp_url, issued.json()["token"]) as session:
-        assert len(data_of(await session.call_tool("get_devices_in_my_team", {}))["devices"]) == 3
+        assert len(data_of(await session.call_tool("get_devices_in_my_team", {}))["devices"]) == 4
 
 
 @pytest.mark.parametrize(

@@ -56,8 +56,12 @@ def client(lab: LabHandle, read_tools, token: str | None = "normal", **kw) -> Ep
     return EpiphanReadClient(McpConnection(lab.mcp_url, bearer, **kw), read_tools)
 
 
-@pytest.mark.parametrize("tool", sorted(WRITE_TOOLS_OF_EPIPHAN) + ["format_all_devices", "get_devices_in_my_team "])
-async def test_the_guard_refuses_every_write_tool_and_unknown_tools_with_no_request_sent(lab, read_tools, tool):
+@pytest.mark.parametrize(
+    "tool", sorted(WRITE_TOOLS_OF_EPIPHAN) + ["format_all_devices", "get_devices_in_my_team "]
+)
+async def test_the_guard_refuses_every_write_tool_and_unknown_tools_with_no_request_sent(
+    lab, read_tools, tool
+):
     transport = CountingTransport()
     async with client(lab, read_tools, transport=transport) as c:
         with pytest.raises(EpiphanError) as caught:
@@ -76,7 +80,9 @@ def test_the_shipped_read_list_is_exactly_the_epiphan_read_tools(read_tools):
 async def test_a_read_tool_the_policy_leaves_off_is_refused_before_sending(lab):
     transport = CountingTransport()
     narrow = frozenset({"get_devices_in_my_team"})
-    async with EpiphanReadClient(McpConnection(lab.mcp_url, lab.teams["normal"].token, transport=transport), narrow) as c:
+    async with EpiphanReadClient(
+        McpConnection(lab.mcp_url, lab.teams["normal"].token, transport=transport), narrow
+    ) as c:
         with pytest.raises(EpiphanError) as caught:
             await c.call("get_stream_endpoints")
         assert caught.value.code == Code.TOOL_NOT_ALLOWED and transport.requests == 0
@@ -166,7 +172,9 @@ async def test_latency_beyond_the_timeout_is_a_timeout(lab, read_tools):
 
 
 async def test_an_unreachable_server_is_reported_with_a_code(read_tools):
-    async with EpiphanReadClient(McpConnection("http://127.0.0.1:9/mcp", "t", timeout_seconds=2), read_tools) as c:
+    async with EpiphanReadClient(
+        McpConnection("http://127.0.0.1:9/mcp", "t", timeout_seconds=2), read_tools
+    ) as c:
         with pytest.raises(EpiphanError) as caught:
             await c.call("get_devices_in_my_team")
     assert caught.value.code == Code.EPIPHAN_UNREACHABLE

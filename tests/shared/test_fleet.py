@@ -30,8 +30,19 @@ DEVICE = {
             "recording_status": {"state": "recording", "timestamp": "1790000000", "description": ""},
             "Publishers": [{"id": "p1", "type": "rtmp", "status": {"state": "started"}, "settings": []}],
         },
-        {"channel_id": "2", "name": "Camera 2", "recording_status": {"state": "stopped"},
-         "Warnings": [{"id": "channel_no_signal", "label": "No signal", "message": "", "data": {"channel_name": "Camera 2"}}]},
+        {
+            "channel_id": "2",
+            "name": "Camera 2",
+            "recording_status": {"state": "stopped"},
+            "Warnings": [
+                {
+                    "id": "channel_no_signal",
+                    "label": "No signal",
+                    "message": "",
+                    "data": {"channel_name": "Camera 2"},
+                }
+            ],
+        },
     ],
     "Warnings": [{"id": "no_storage_detected", "label": "No storage", "message": "", "data": None}],
 }
@@ -66,22 +77,59 @@ def test_no_team_id_key_means_none():
     assert parse_devices({"devices": []})[0] is None
 
 
-@pytest.mark.parametrize("bad", [None, [], {"devices": None}, {"devices": [{"Name": "no id"}]}, "401 Unauthorized"])
+@pytest.mark.parametrize(
+    "bad", [None, [], {"devices": None}, {"devices": [{"Name": "no id"}]}, "401 Unauthorized"]
+)
 def test_an_unreadable_device_list_is_refused(bad):
     with pytest.raises(FleetShapeError):
         parse_devices(bad)
 
 
 def test_recorder_status_in_all_three_shapes_reads_the_same():
-    current = {"devices": {"19012341234": {"Name": "Hall A", "Channels": {"1": {"Name": "L", "RecordingStatus": {"state": "recording"}}}}}}
-    lower = {"devices": {"19012341234": {"name": "Hall A", "channels": {"1": {"name": "L", "recording_status": {"state": "recording"}}}}}}
-    listed = {"devices": [{"device_id": "19012341234", "channels": [{"channel_id": "1", "recording_status": {"state": "recording"}}]}]}
+    current = {
+        "devices": {
+            "19012341234": {
+                "Name": "Hall A",
+                "Channels": {"1": {"Name": "L", "RecordingStatus": {"state": "recording"}}},
+            }
+        }
+    }
+    lower = {
+        "devices": {
+            "19012341234": {
+                "name": "Hall A",
+                "channels": {"1": {"name": "L", "recording_status": {"state": "recording"}}},
+            }
+        }
+    }
+    listed = {
+        "devices": [
+            {
+                "device_id": "19012341234",
+                "channels": [{"channel_id": "1", "recording_status": {"state": "recording"}}],
+            }
+        ]
+    }
     expected = {"19012341234": {"1": True}}
-    assert parse_recorder_status(current) == parse_recorder_status(lower) == parse_recorder_status(listed) == expected
+    assert (
+        parse_recorder_status(current)
+        == parse_recorder_status(lower)
+        == parse_recorder_status(listed)
+        == expected
+    )
 
 
 def test_system_status_in_current_and_older_shapes_reads_the_same():
-    current = {"status": [{"device_id": "19012341234", "cpu_load_pct": 93, "cpu_temp_c": 81.5, "uptime_since": "2026-09-16T20:00:00Z"}]}
+    current = {
+        "status": [
+            {
+                "device_id": "19012341234",
+                "cpu_load_pct": 93,
+                "cpu_temp_c": 81.5,
+                "uptime_since": "2026-09-16T20:00:00Z",
+            }
+        ]
+    }
     older = {"19012341234": {"cpu_load": 93, "cpu_temp_c": 81.5, "up_since": "2026-09-16T20:00:00Z"}}
     assert parse_system_status(current) == parse_system_status(older)
     assert parse_system_status(current)["19012341234"].cpu_load_pct == 93.0
@@ -89,19 +137,40 @@ def test_system_status_in_current_and_older_shapes_reads_the_same():
 
 def test_events_with_null_event_mean_nothing_scheduled_and_finish_is_the_end():
     start = datetime(2026, 9, 17, 9, 0, tzinfo=UTC)
-    result = {"events": [
-        {"device_id": "19012341234", "event": {"id": "ev1", "title": "Physics", "cms": "panopto", "status": "scheduled",
-                                               "confirmed": False, "start": int(start.timestamp()) * 1000,
-                                               "finish": "2026-09-17T10:00:00Z", "devices": []}},
-        {"device_id": "19012349999", "event": None},
-    ]}
+    result = {
+        "events": [
+            {
+                "device_id": "19012341234",
+                "event": {
+                    "id": "ev1",
+                    "title": "Physics",
+                    "cms": "panopto",
+                    "status": "scheduled",
+                    "confirmed": False,
+                    "start": int(start.timestamp()) * 1000,
+                    "finish": "2026-09-17T10:00:00Z",
+                    "devices": [],
+                },
+            },
+            {"device_id": "19012349999", "event": None},
+        ]
+    }
     events = parse_events(result)
     assert events["19012341234"].start == start and events["19012341234"].finish.hour == 10
     assert events["19012349999"] is None
 
 
 def test_stream_endpoints_keep_id_name_and_host_only():
-    result = {"endpoints": [{"id": "6f1c0f5e-1c1b-4c1e-9f7a-1a2b3c4d5e6f", "name": "Main", "url": "rtmp://u:p@live.example.net/app", "key": "sk"}]}
+    result = {
+        "endpoints": [
+            {
+                "id": "6f1c0f5e-1c1b-4c1e-9f7a-1a2b3c4d5e6f",
+                "name": "Main",
+                "url": "rtmp://u:p@live.example.net/app",
+                "key": "sk",
+            }
+        ]
+    }
     (endpoint,) = parse_stream_endpoints(result)
     assert endpoint.host == "live.example.net" and endpoint.name == "Main"
     assert "key" not in endpoint.__struct_fields__

@@ -2,19 +2,47 @@ from shared.redact import REDACTED, names_secret, redact, redact_text, redact_ur
 
 
 def test_secret_field_names_are_recognised_in_snake_and_camel_case():
-    for name in ("key", "stream_key", "streamKey", "StreamKey", "token", "access_token", "password", "passphrase",
-                 "apiKey", "Authorization", "secret", "client_secret"):
+    for name in (
+        "key",
+        "stream_key",
+        "streamKey",
+        "StreamKey",
+        "token",
+        "access_token",
+        "password",
+        "passphrase",
+        "apiKey",
+        "Authorization",
+        "secret",
+        "client_secret",
+    ):
         assert names_secret(name), name
 
 
 def test_ordinary_field_names_are_not_secrets():
-    for name in ("Name", "Id", "GroupName", "signal", "source_no_signal", "keyframe_interval", "title", "author",
-                 "passthrough", "StateTime", "IPAddress", "keywords"):
+    for name in (
+        "Name",
+        "Id",
+        "GroupName",
+        "signal",
+        "source_no_signal",
+        "keyframe_interval",
+        "title",
+        "author",
+        "passthrough",
+        "StateTime",
+        "IPAddress",
+        "keywords",
+    ):
         assert not names_secret(name), name
 
 
 def test_a_stream_key_under_any_secret_name_is_redacted_deeply():
-    data = {"stream_endpoints": [{"id": "u1", "name": "YouTube", "key": "live_sk_123", "nested": {"streamKey": "x"}}]}
+    data = {
+        "stream_endpoints": [
+            {"id": "u1", "name": "YouTube", "key": "live_sk_123", "nested": {"streamKey": "x"}}
+        ]
+    }
     out = redact(data)
     assert out["stream_endpoints"][0]["key"] == REDACTED
     assert out["stream_endpoints"][0]["nested"]["streamKey"] == REDACTED
@@ -28,7 +56,10 @@ def test_a_publisher_setting_titled_as_a_secret_has_its_value_redacted():
 
 
 def test_user_info_and_secret_query_parameters_leave_a_url():
-    assert redact_url("https://bob:pw@cdn.example.net/live?key=abc&x=1") == "https://cdn.example.net/live?key=[redacted]&x=1"
+    assert (
+        redact_url("https://bob:pw@cdn.example.net/live?key=abc&x=1")
+        == "https://cdn.example.net/live?key=[redacted]&x=1"
+    )
 
 
 def test_a_stream_url_loses_its_path_where_keys_ride():

@@ -10,7 +10,8 @@ Every request: the Host must name the page on the port the connection arrived on
 URL fetched with GET changes nothing). Every POST: a body within `MAX_BODY_BYTES`
 (``body_too_large``), sent by the page itself (``cross_site``, see `guards`); the handlers then
 check the session and the form token. Each refusal is answered with a page in plain words and
-one ``refusal`` audit row, and changes nothing else. Every response carries `SECURITY_HEADERS`.
+one ``refusal`` audit row, and changes nothing else. Every response carries
+`guards.SECURITY_HEADERS`.
 """
 
 from __future__ import annotations
@@ -43,18 +44,6 @@ logger = logging.getLogger(__name__)
 MAX_BODY_BYTES = 16 * 1024
 """Largest request body read (the forms are a few hundred bytes)."""
 CSS_FILE = Path(__file__).resolve().parent / "static" / "page.css"
-SECURITY_HEADERS = {
-    "Content-Security-Policy": (
-        "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-    ),
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Cross-Origin-Opener-Policy": "same-origin",
-    "Cross-Origin-Resource-Policy": "same-origin",
-    "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
-}
 
 
 def store_connections(db: Path) -> ConnFactory:
@@ -95,7 +84,7 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 
 async def _security_headers(request: web.Request, response: web.StreamResponse) -> None:
-    response.headers.update(SECURITY_HEADERS)
+    response.headers.update(guards.SECURITY_HEADERS)
 
 
 async def css(request: web.Request) -> web.Response:

@@ -1,20 +1,23 @@
-"""Pure checks of a request's origin: its Host, where a POST came from, and the form tokens.
+"""Pure checks of a request's origin: its Host, where a POST came from, the form tokens, and the
+page's session IDs.
 
-- **Host** must be ``127.0.0.1:<port>`` or ``localhost:<port>`` (a DNS-rebinding page names
-  its own host). Every request is checked.
-- **Where a POST came from**: with ``Sec-Fetch-Site`` (a header no page can set), it must be
-  ``same-origin``, and an ``Origin`` beside it must be the page's own (``http://`` + the
-  checked Host) or ``null``: the page's ``Referrer-Policy: no-referrer`` makes Chromium send
-  ``Origin: null`` on its own forms. Without ``Sec-Fetch-Site``, the ``Origin`` must be the
-  page's own. So ``cross-site``, ``same-site`` (another port on localhost), ``none`` (typed
-  or bookmarked), a lone ``Origin: null``, a foreign ``Origin`` and no header at all are
-  refused.
-- **Form tokens**: HMAC-SHA256 under a key made at start and kept in memory, over the action,
-  the browser session and the proposal (and, for Approve, the approval the card recorded).
-  A token from another proposal, another session or an earlier run does not verify.
+The Host, origin and form-token rules are the ones every local page of Fleetwatch keeps, from
+`shared.web_guards` (re-exported here): **Host** must be ``127.0.0.1:<port>`` or
+``localhost:<port>``; a **POST** must provably come from the page itself (``Sec-Fetch-Site:
+same-origin`` with the page's own ``Origin`` or ``null``, or without ``Sec-Fetch-Site`` the
+page's own ``Origin``), so ``cross-site``, ``same-site`` (another port on localhost), ``none``
+(typed or bookmarked), a lone ``Origin: null``, a foreign ``Origin`` and no header at all are
+refused; **form tokens** are HMAC-SHA256 under a key made at start and kept in memory, over the
+action, the browser session and the proposal (and, for Approve, the approval the card
+recorded), so a token from another proposal, another session or an earlier run does not verify.
+
+What only the approval page adds:
+
 - **Session IDs**: the cookie holds a random token; the store holds only
   HMAC(per-process key, token), so a cookie from an earlier run (or a forged one) names no
   session, and a reader of the store cannot forge a cookie.
+- `SECURITY_HEADERS`: the shared headers plus a ``Permissions-Policy`` that turns off the
+  camera, the microphone and geolocation.
 """
 
 from __future__ import annotations
@@ -23,37 +26,27 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Mapping
+from typing import Final
 
-from shared.errors import Code
+from shared import web_guards
+from shared.web_guards import form_token, host_ok, new_key, post_origin_problem, token_ok
 
-KEY_BYTES = 32
+__all__ = [
+    "SECURITY_HEADERS",
+    "form_token",
+    "host_ok",
+    "new_key",
+    "new_session_token",
+    "post_origin_problem",
+    "session_id",
+    "token_ok",
+]
 
-
-def host_ok(host: str | None, port: int) -> bool:
-    """True when the Host header names the page: ``127.0.0.1:<port>`` or ``localhost:<port>``."""
-    return host is not None and host.lower() in (f"127.0.0.1:{port}", f"localhost:{port}")
-
-
-def own_origin(host: str) -> str:
-    """The page's origin for a checked Host header (plain HTTP on loopback)."""
-    return f"http://{host.lower()}"
-
-
-def post_origin_problem(headers: Mapping[str, str], host: str) -> Code | None:
-    """``cross_site`` unless the POST provably came from the page at `host`, else None."""
-    fetch_site = headers.get("Sec-Fetch-Site")
-    origin = headers.get("Origin")
-    origin = origin.strip().lower() if origin is not None else None
-    if fetch_site is None:
-        return None if origin == own_origin(host) else Code.CROSS_SITE
-    if fetch_site.strip().lower() != "same-origin":
-        return Code.CROSS_SITE
-    return None if origin in (None, "null", own_origin(host)) else Code.CROSS_SITE
-
-
-def new_key() -> bytes:
-    """A fresh per-process key (32 random bytes); keep it in memory only."""
-    return secrets.token_bytes(KEY_BYTES)
+SECURITY_HEADERS: Final[Mapping[str, str]] = {
+    **web_guards.SECURITY_HEADERS,
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
+}
+"""Headers every response of the approval page carries."""
 
 
 def new_session_token() -> str:
@@ -64,17 +57,3 @@ def new_session_token() -> str:
 def session_id(key: bytes, token: str) -> str:
     """The store's ID for the session a cookie `token` names: ``s-`` + 32 hex characters."""
     return "s-" + hmac.new(key, token.encode("utf-8", "replace"), hashlib.sha256).hexdigest()[:32]
-
-
-def form_token(key: bytes, action: str, session: str, *bound: str) -> str:
-    """The token a form of `action` carries for `session`, bound to the IDs in `bound`."""
-    message = "\x00".join((action, session, *bound)).encode("utf-8", "replace")
-    return hmac.new(key, message, hashlib.sha256).hexdigest()
-
-
-def token_ok(key: bytes, token: str | None, action: str, session: str, *bound: str) -> bool:
-    """True when `token` is `form_token(key, action, session, *bound)`; constant time."""
-    if not token or len(token) != 64:
-        return False
-    expected = form_token(key, action, session, *bound).encode("ascii")
-    return hmac.compare_digest(expected, token.encode("utf-8", "replace"))

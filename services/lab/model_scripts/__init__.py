@@ -1,17 +1,18 @@
 """Named scripts for the model stand-in (`services.lab.model_standin`): ``demo``, ``refuse``
 (always a refusal), ``echo`` (repeats the question).
 
-``demo``: the main job of the demo. It reads the fleet the way a careful model would, finds a
-room whose class starts soonest (within the hour if any) and that is online and not recording,
-proposes ``batch_recording`` ``{"action": "start", "device_ids": ["<master>-<first channel>"]}``
-through ``propose_change``, then answers with a short summary in the question's language.
+``demo``: the main job of the demo. It reads the fleet the way a careful model would (the read
+sign-in's team and its next classes, for the operator's picture), then asks
+``list_writable_devices`` which rooms a change may target (the sandbox team, read afresh by the
+executor through the sandbox sign-in), picks the one that is online, records on no channel and
+whose class starts soonest within the hour, proposes ``batch_recording``
+``{"action": "start", "device_ids": ["<master>-<first channel>"]}`` through ``propose_change``,
+and answers with a short summary in the question's language. When no writable room qualifies
+it says so and proposes nothing: the other rooms can be read but not changed.
 
-It is team-agnostic: it picks from whatever team the assistant's read sign-in shows. A proposal
-passes the executor's fence only for a room on the sandbox team, and the two teams never share a
-device, so the demo's proposal can be approved only when the read sign-in is placed on the
-sandbox team (with the campus lab: "Sandbox Nano", channel 1, next class in 300 min). Reading the
-normal team it picks "ENG 101 Auditorium" (class in 25 min) and the fence refuses the proposal
-(``target_not_in_sandbox``): nothing is stored, nothing runs.
+With the campus lab that room is "Sandbox Classroom" (29088800004, channel 1, a class 25 minutes
+after the lab starts); the normal team's "ENG 101 Auditorium" (a class in 25 min, idle) is named
+in the summary as a room that can be read but not changed.
 """
 
 from __future__ import annotations
