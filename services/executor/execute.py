@@ -119,7 +119,7 @@ async def _run_claimed(rt: Runtime, record: BoundRecord, execution_id: str) -> E
             standing = await rt.standing(record)
             raise_refusal(standing.refusal)
             assert standing.proposed is not None
-            async with rt.sandbox() as connection:
+            async with await rt.sandbox() as connection:
                 reader = rt.reader(connection, standing.tool_policy)
                 listed, reads, states = await read_and_check(
                     reader, standing.proposed, rt.fence, record.targets

@@ -129,9 +129,10 @@ class Runtime:
                     )
         return Standing(policy, tool_policy, None if isinstance(proposed, Refusal) else proposed, refusal)
 
-    def sandbox(self) -> McpConnection:
-        """A fresh connection with the sandbox sign-in. Raises `ExecutorError` (``no_sign_in``)."""
-        return open_sandbox(
+    async def sandbox(self) -> McpConnection:
+        """A fresh connection with the sandbox sign-in (refreshed when near its end). Raises
+        `ExecutorError` (``no_sign_in``)."""
+        return await open_sandbox(
             self.settings.sandbox_token_file,
             self.settings.epiphan_mcp_url,
             timeout_seconds=self.call_timeout_seconds,

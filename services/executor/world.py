@@ -44,6 +44,7 @@ from shared.fleet import (
     parse_system_status,
 )
 from shared.mcp_session import McpConnection
+from shared.signin import SignInError, fresh_sign_in
 from shared.slots import SignIn, SlotError, read_slot
 
 T = TypeVar("T")
@@ -52,7 +53,7 @@ EVENTS_HORIZON = timedelta(hours=24)
 
 
 def sandbox_sign_in(slot: Path) -> SignIn:
-    """The sandbox sign-in from its token slot.
+    """The sandbox sign-in as stored in its token slot (no refresh; `Health` uses this).
 
     Raises:
         ExecutorError: ``no_sign_in`` when the slot is missing or unusable (wrong owner or mode,
@@ -64,10 +65,24 @@ def sandbox_sign_in(slot: Path) -> SignIn:
         raise ExecutorError(Code.NO_SIGN_IN, f"No usable sandbox sign-in: {exc.message}") from exc
 
 
-def open_sandbox(slot: Path, default_url: str, *, timeout_seconds: float) -> McpConnection:
-    """An unopened MCP connection holding the sandbox sign-in (the slot's server, else
-    `default_url`); the session opens on the first call. Raises as `sandbox_sign_in`."""
-    sign_in = sandbox_sign_in(slot)
+async def fresh_sandbox_sign_in(slot: Path) -> SignIn:
+    """The sandbox sign-in, refreshed first when its access token ends within a minute
+    (`shared.signin.fresh_sign_in`: one process refreshes under the slot's lock; rotation).
+
+    Raises:
+        ExecutorError: ``no_sign_in`` when the slot is missing, unusable or its sign-in is dead
+            or cannot be refreshed now; never the token in the message.
+    """
+    try:
+        return await fresh_sign_in(slot)
+    except (SlotError, SignInError) as exc:
+        raise ExecutorError(Code.NO_SIGN_IN, f"No usable sandbox sign-in: {exc.message}") from exc
+
+
+async def open_sandbox(slot: Path, default_url: str, *, timeout_seconds: float) -> McpConnection:
+    """An unopened MCP connection holding the (fresh) sandbox sign-in (the slot's server, else
+    `default_url`); the session opens on the first call. Raises as `fresh_sandbox_sign_in`."""
+    sign_in = await fresh_sandbox_sign_in(slot)
     return McpConnection(sign_in.server or default_url, sign_in.access_token, timeout_seconds=timeout_seconds)
 
 
