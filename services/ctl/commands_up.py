@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
+import sys
+from pathlib import Path
 
 import httpx2
 
@@ -131,9 +134,20 @@ async def demo(args: argparse.Namespace) -> int:
     secret_file = supervise.choose_fence(settings, os.geteuid()).approve_secret_file(settings)
     print(f"Next: open http://127.0.0.1:{settings.approve_port}/ , enter the secret from")
     print(f"      {secret_file} , and approve or deny the card.")
-    print("Then: fleetwatch pending list   fleetwatch audit tail   (a proposal's outcome and verification)")
-    print("Stop: fleetwatch down")
+    command = command_prefix()
+    print(f"Then: {command} pending show <proposal ID above>   (its outcome and verification)")
+    print(f"      {command} audit tail")
+    print(f"Stop: {command} down")
     return 0
+
+
+def command_prefix() -> str:
+    """How to call ``fleetwatch`` again from this shell: this install's script, with
+    ``FLEETWATCH_HOME`` when it is set (the demo keeps its state in the checkout)."""
+    script = Path(sys.executable).parent / "fleetwatch"
+    command = shlex.quote(str(script)) if script.exists() else "fleetwatch"
+    home = os.environ.get("FLEETWATCH_HOME")
+    return f"FLEETWATCH_HOME={shlex.quote(home)} {command}" if home else command
 
 
 def add_commands(sub, epilog: str) -> None:
