@@ -3,6 +3,7 @@ expects is there, and units, users, folders and the start order agree with each 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -61,7 +62,10 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
+@pytest.mark.skipif(
+    shutil.which("systemd-analyze") is None and not os.environ.get("CI"),
+    reason="systemd-analyze is not installed (scripts/setup --system installs it; in CI this fails instead)",
+)
 def test_systemd_analyze_verify_passes_on_every_unit_without_a_warning(rendered: Path):
     units = [unit_path(rendered, "fleetwatch", u) for u in UNITS]
     units.append(rendered / "etc" / "systemd" / "system" / "fleetwatch.target")
@@ -76,7 +80,10 @@ def test_systemd_analyze_verify_passes_on_every_unit_without_a_warning(rendered:
     assert result.stdout.strip() == "" and result.stderr.strip() == "", result.stderr
 
 
-@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
+@pytest.mark.skipif(
+    shutil.which("systemd-analyze") is None and not os.environ.get("CI"),
+    reason="systemd-analyze is not installed (scripts/setup --system installs it; in CI this fails instead)",
+)
 @pytest.mark.parametrize("unit", UNITS)
 def test_systemd_rates_each_unit_exposure_at_2_or_below(rendered: Path, unit: str):
     result = subprocess.run(

@@ -19,24 +19,10 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 
 from shared.mcp_session import McpConnection
+from tests.e2e.browser import ARGS, ARTIFACTS, CHROMIUM, needs_chromium
 from tests.e2e.stack import IDLE, Stack, running_stack
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason="Debian's chromium is not installed (scripts/setup --system)"
-)
+pytestmark = needs_chromium
 
 
 @pytest.fixture

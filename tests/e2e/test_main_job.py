@@ -19,22 +19,9 @@ import httpx2
 import pytest
 from playwright.async_api import async_playwright
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+from tests.e2e.browser import ARGS, ARTIFACTS, CHROMIUM, needs_chromium
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason="Debian's chromium is not installed (scripts/setup --system)"
-)
+pytestmark = needs_chromium
 
 
 def free_port() -> int:
