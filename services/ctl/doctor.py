@@ -206,12 +206,24 @@ def check_sign_in(name: str, summary: Mapping[str, Any], now: float) -> list[Che
     return [Check(label, Level.FAIL, f"{head}; expired {_when(left)} and cannot refresh; run `{fix}`")]
 
 
-def check_fence(settings: Settings) -> list[Check]:
+def check_fence(settings: Settings, status: Status | None = None) -> list[Check]:
+    """The fence in this shell's settings; when they have none but the running approval_web
+    reports one (``fleetwatch demo`` sets it in the services' own environment), OK with a
+    note, because the services are what refuse or run changes."""
     parts = []
     if settings.write_team_id is not None:
         parts.append(f"sandbox team {settings.write_team_id}")
     if settings.write_device_ids:
         parts.append(f"allowlist of {len(settings.write_device_ids)} devices")
+    if not parts and status is not None and status.fence_configured:
+        return [
+            Check(
+                "fence",
+                Level.OK,
+                "configured in the running services' environment (this shell sets none; "
+                "fleetwatch demo sets it for the lab's sandbox team)",
+            )
+        ]
     if not parts:
         return [
             Check(
@@ -383,7 +395,7 @@ def run_checks(facts: Facts) -> list[Check]:
     checks = [*check_policy(facts), *check_guard(facts.read_tools), *check_redaction()]
     for name in ("read", "sandbox"):
         checks += check_sign_in(name, facts.slots.get(name, {"present": False}), facts.now)
-    checks += check_fence(facts.settings)
+    checks += check_fence(facts.settings, facts.status)
     checks += check_fence_level(facts.sockets)
     for service in SERVICES:
         if service in facts.sockets:

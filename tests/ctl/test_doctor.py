@@ -138,10 +138,18 @@ async def test_a_slot_others_can_read_or_an_expired_static_token_fails(healthy: 
     assert check.level is Level.FAIL and "cannot refresh" in check.message
 
 
-async def test_no_fence_is_a_fail(healthy: Setup):
-    settings = healthy.variant(FLEETWATCH_WRITE_TEAM_ID="", FLEETWATCH_WRITE_DEVICE_IDS="")
+async def test_no_fence_is_a_fail(healthy: Setup, tmp_path: Path):
+    settings = healthy.variant(
+        FLEETWATCH_WRITE_TEAM_ID="", FLEETWATCH_WRITE_DEVICE_IDS="", FLEETWATCH_RUNTIME_DIR=str(tmp_path)
+    )
     check = line(run_checks(await gather(settings)), "fence")
     assert check.level is Level.FAIL and "not configured" in check.message
+
+
+async def test_a_fence_set_only_in_the_running_services_environment_is_ok_with_a_note(healthy: Setup):
+    settings = healthy.variant(FLEETWATCH_WRITE_TEAM_ID="", FLEETWATCH_WRITE_DEVICE_IDS="")
+    check = line(run_checks(await gather(settings)), "fence")
+    assert check.level is Level.OK and "running services' environment" in check.message
 
 
 async def test_services_that_are_not_running_fail(healthy: Setup, tmp_path: Path):
