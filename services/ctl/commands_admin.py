@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
@@ -65,20 +66,21 @@ NEEDS_PAGE = "It still needs a person to approve it on the approval page."
 # --- the socket ----------------------------------------------------------------------------
 
 
-async def call(message: Message, reply_type: type[R], *, timeout_seconds: float = TIMEOUT_SECONDS) -> R:
-    """Send one request to approval.sock and return its reply.
+async def call_service(
+    service: str, socket: Path, message: Message, reply_type: type[R], *, timeout_seconds: float
+) -> R:
+    """Send one request to a service's socket and return its reply.
 
     Raises:
         FleetwatchError: the service's refusal (its code, the message made visible), or
-            ``service_unavailable`` / ``service_no_answer`` when approval_web does not answer.
+            ``service_unavailable`` / ``service_no_answer`` when `service` does not answer.
     """
-    settings = load_settings()
     try:
-        reply = await request(settings.approval_socket, message, reply_type, timeout_seconds=timeout_seconds)
+        reply = await request(socket, message, reply_type, timeout_seconds=timeout_seconds)
     except ProtocolError as exc:
         if exc.code is Code.SERVICE_UNAVAILABLE:
             raise FleetwatchError(
-                exc.code, f"approval_web is not running (nothing answers on {settings.approval_socket})"
+                exc.code, f"{service} is not running (nothing answers on {socket})"
             ) from exc
         raise
     if isinstance(reply, ErrorReply):
@@ -88,6 +90,14 @@ async def call(message: Message, reply_type: type[R], *, timeout_seconds: float 
             code = Code.INTERNAL_ERROR
         raise FleetwatchError(code, visible(reply.message, 400))
     return reply
+
+
+async def call(message: Message, reply_type: type[R], *, timeout_seconds: float = TIMEOUT_SECONDS) -> R:
+    """Send one request to approval.sock and return its reply (raises as `call_service`)."""
+    settings = load_settings()
+    return await call_service(
+        "approval_web", settings.approval_socket, message, reply_type, timeout_seconds=timeout_seconds
+    )
 
 
 # --- output --------------------------------------------------------------------------------

@@ -16,12 +16,10 @@ from __future__ import annotations
 import argparse
 from typing import Any, Final
 
-from services.ctl.commands_admin import print_reply
+from services.ctl.commands_admin import call_service, print_reply
 from shared.config import load_settings
 from shared.display import visible
-from shared.errors import Code, FleetwatchError
 from shared.messages import Answer, Ask
-from shared.protocol import ErrorReply, ProtocolError, request
 
 TIMEOUT_SECONDS: Final = 180.0
 """Default wait for an answer: longer than the assistant's own wall budget per question."""
@@ -40,20 +38,9 @@ async def ask(args: argparse.Namespace) -> int:
     """Send one question; print the answer."""
     settings = load_settings()
     message = Ask(question=args.question, language=args.language)
-    try:
-        reply = await request(settings.assistant_socket, message, Answer, timeout_seconds=args.timeout)
-    except ProtocolError as exc:
-        if exc.code is Code.SERVICE_UNAVAILABLE:
-            raise FleetwatchError(
-                exc.code, f"the assistant is not running (nothing answers on {settings.assistant_socket})"
-            ) from exc
-        raise
-    if isinstance(reply, ErrorReply):
-        try:
-            code = Code(reply.code)
-        except ValueError:
-            code = Code.INTERNAL_ERROR
-        raise FleetwatchError(code, visible(reply.message, 400))
+    reply = await call_service(
+        "the assistant", settings.assistant_socket, message, Answer, timeout_seconds=args.timeout
+    )
     if args.json:
         print_reply(reply)
     else:
