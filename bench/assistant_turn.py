@@ -24,27 +24,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import anthropic
 
-import anthropic  # noqa: E402
-
-from services.assistant.budget import Budget  # noqa: E402
-from services.assistant.service import Assistant  # noqa: E402
-from services.lab.model_standin import ModelRequest, Reply, ToolUse, run_model_standin, say  # noqa: E402
-from services.lab.server import run_lab  # noqa: E402
-from services.lab.state import LabClock  # noqa: E402
-from shared.config import REPO_POLICY_DIR  # noqa: E402
-from shared.epiphan import EpiphanReadClient  # noqa: E402
-from shared.mcp_session import McpConnection  # noqa: E402
-from shared.messages import ProposalAccepted, ProposalState, SubmitProposal  # noqa: E402
-from shared.policy import load_policies  # noqa: E402
-from shared.protocol import ErrorReply  # noqa: E402
+from services.assistant.budget import Budget
+from services.assistant.service import Assistant
+from services.lab.model_standin import ModelRequest, Reply, ToolUse, run_model_standin, say
+from services.lab.server import run_lab
+from services.lab.state import LabClock
+from shared.config import REPO_POLICY_DIR
+from shared.epiphan import EpiphanReadClient
+from shared.mcp_session import McpConnection
+from shared.messages import ProposalAccepted, ProposalState, SubmitProposal
+from shared.policy import load_policies
+from shared.protocol import ErrorReply
 
 START = datetime(2026, 9, 16, 13, 0, tzinfo=UTC)
 DEVICES = [f"1901234010{n}" for n in range(1, 8)] + ["19012340201"]
