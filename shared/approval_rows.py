@@ -110,7 +110,10 @@ class ProposalRow:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ApprovalRow:
-    """One ``approvals`` row: a card shown in a browser session, then consumed and claimed once."""
+    """One ``approvals`` row: a person's Approve of a card shown in a browser session at
+    ``shown_at`` (recorded consumed), then claimed once by the executor. ``facts`` are the
+    card's binding facts (display text) that ``facts_hash`` covers; ``ended_code`` is set when
+    it ended before a claim (it can never be claimed then)."""
 
     id: str
     proposal_id: str
@@ -122,6 +125,10 @@ class ApprovalRow:
     used_at: str | None
     claimed: bool
     claimed_at: str | None
+    shown_at: str | None
+    facts_hash: str | None
+    facts: dict[str, str] | None
+    ended_code: str | None
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> ApprovalRow:
@@ -136,6 +143,10 @@ class ApprovalRow:
             used_at=row["used_at"],
             claimed=bool(row["claimed"]),
             claimed_at=row["claimed_at"],
+            shown_at=row["shown_at"],
+            facts_hash=row["facts_hash"],
+            facts=_json(row["facts_json"]),
+            ended_code=row["ended_code"],
         )
 
 
@@ -190,7 +201,8 @@ class ProposalStatus:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ConsumeResult:
-    """`consume_approval`: ``ok`` with the proposal now approved, or the refusal ``code``."""
+    """`approve`: ``ok`` with the proposal now approved and the new approval's ID, or the
+    refusal ``code`` (``approval_id`` then names no row)."""
 
     ok: bool
     approval_id: str
@@ -224,6 +236,18 @@ async def list_pending(conn: aiosqlite.Connection) -> list[ProposalRow]:
     """Every pending proposal, oldest first (call `expire_due` first to drop expired ones)."""
     async with conn.execute(
         "SELECT * FROM proposals WHERE status = 'pending' ORDER BY created_at, id"
+    ) as cursor:
+        return [ProposalRow.from_row(row) async for row in cursor]
+
+
+async def list_recent_not_run(
+    conn: aiosqlite.Connection, *, hours: int = 24, limit: int = 20
+) -> list[ProposalRow]:
+    """Proposals that ended ``not_run`` in the last `hours` (by ``decided_at``), newest first."""
+    async with conn.execute(
+        "SELECT * FROM proposals WHERE status = 'not_run'"
+        " AND decided_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?) ORDER BY decided_at DESC, id LIMIT ?",
+        (f"-{int(hours) * 3600} seconds", limit),
     ) as cursor:
         return [ProposalRow.from_row(row) async for row in cursor]
 

@@ -10,30 +10,38 @@ the same transaction, and every time that decides anything comes from SQLite's c
 Life of a proposal (``proposals.status``)::
 
     pending ──deny / deny_all──────────▶ denied
-       │    ──expire_due / _all / _turn─▶ expired
-       └─consume_approval──▶ approved ──finish_execution(ok | error | unknown)──▶ executed
-                                 │       (a refusal after the claim leaves it approved,
-                                 │        status_code = the code; it can never run)
-                                 └─recover_running (the executor crashed mid-write)──▶ executed
+       │    ──expire_due / _all / _turn─▶ expired   (nobody approved or denied it in time)
+       └─approve──▶ approved ──finish_execution(ok | error | unknown)──▶ executed
+                       │  ──recover_running (the executor stopped mid-write)──▶ executed (unknown)
+                       │  ──finish_execution(refused) (a check after the claim)──▶ not_run
+                       └─end_unclaimed / end_stranded (refused before the claim, the executor
+                          not reached or silent before its claim, a stop)──▶ not_run
 
-An approval (a card shown in a browser session) is made by `create_approval`, consumed once by
-`consume_approval` (the one statement `CONSUME_SQL`) and claimed once by the executor
-(`claim_approval`), which inserts the ``executions`` row (``running``) in the same transaction.
+Every state but pending and approved is final; ``status_code`` says why for not_run.
 
-Refusals (`create_approval`, `consume_approval`, `claim_approval`, `deny`) change nothing but
-one audit row (kind ``refusal``, detail ``{code, message, operation, ...}``); `audit_refusal`
-writes the same row for refusals decided elsewhere (the executor's checks, the intake).
+Nothing is written when a card is shown (a GET changes nothing). Approve (`approve`, the one
+statement `APPROVE_SQL`) records the approval already consumed, bound to the session, the
+proposal, the card's hash, the executor's facts hash and the shown-at time from the page's
+signed form token. The executor claims it once (`claim_approval`, which checks the proposal,
+card hash and facts hash Execute carries in the same statement) and inserts the
+``executions`` row (``running``) in the same transaction. An approval that ends before its
+claim (`end_unclaimed`) can never be claimed.
 
-Audit kinds written here: proposal, denial, expiry, card_shown, approval, refusal,
-execution_start, outcome, verification, kill_switch.
+Refusals (`approve`, `claim_approval`, `deny`) change nothing but one audit row (kind
+``refusal``, detail ``{code, message, operation, ...}``); `audit_refusal` writes the same row
+for refusals decided elsewhere (the executor's checks, the intake).
 
-Errors: `ApprovalError` (``proposal_not_found``, ``proposal_not_pending``) from
-`create_approval`; `StoreError` (``store_busy``) from any write.
+Audit kinds written here: proposal, denial, expiry, approval, refusal, execution_start,
+outcome, verification, kill_switch.
+
+Errors: `StoreError` (``store_busy``) from any write.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import sqlite3
+from collections.abc import Mapping
 from typing import Any
 
 import aiosqlite
@@ -60,6 +68,7 @@ from shared.approval_rows import (
     get_proposal,
     kill_switch,
     list_pending,
+    list_recent_not_run,
     new_id,
     new_proposal_id,
     one_row,
@@ -85,10 +94,13 @@ __all__ = [
     "ProposalRow",
     "ProposalStatus",
     "audit_refusal",
+    "APPROVE_SQL",
+    "approve",
+    "card_window_end",
     "claim_approval",
-    "consume_approval",
-    "create_approval",
     "deny",
+    "end_stranded",
+    "end_unclaimed",
     "deny_all",
     "execution_for_approval",
     "execution_for_proposal",
@@ -102,6 +114,7 @@ __all__ = [
     "insert_proposal",
     "kill_switch",
     "list_pending",
+    "list_recent_not_run",
     "new_proposal_id",
     "proposal_state",
     "recover_running",
@@ -247,10 +260,11 @@ async def deny_all(conn: aiosqlite.Connection, *, actor: str) -> int:
 
 
 async def expire_due(conn: aiosqlite.Connection, *, actor: str = "approval_web") -> int:
-    """Expire every pending proposal whose ``expires_at`` has passed on the DB clock; one
-    ``expiry`` audit row each (``reason: unreviewed``); the count."""
+    """Expire every pending proposal whose ``expires_at`` (its own life, the policy's
+    ``proposal_ttl_seconds``) has passed on the DB clock; one ``expiry`` audit row each
+    (``reason: undecided``: nobody approved or denied it in time); the count."""
     return await _close_pending(
-        conn, "due", None, status="expired", kind="expiry", actor=actor, detail={"reason": "unreviewed"}
+        conn, "due", None, status="expired", kind="expiry", actor=actor, detail={"reason": "undecided"}
     )
 
 
@@ -271,111 +285,89 @@ async def expire_turn(conn: aiosqlite.Connection, turn_id: str, *, actor: str) -
 
 # --- approvals ----------------------------------------------------------------------------
 
+APPROVE_SQL = """
+INSERT INTO approvals (id, proposal_id, session_id, card_hash, facts_hash, facts_json, shown_at,
+                       created_at, expires_at, used, used_at)
+SELECT :approval_id, p.id, :session_id, :card_hash, :facts_hash, :facts_json, :shown_at,
+       strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
+       strftime('%Y-%m-%dT%H:%M:%fZ', :shown_at, :ttl),
+       1, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+FROM proposals p
+WHERE p.id = :proposal_id AND p.status = 'pending'
+  AND (p.expires_at IS NULL OR p.expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+  AND :shown_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+  AND strftime('%Y-%m-%dT%H:%M:%fZ', :shown_at, :ttl) > strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+"""
+"""Approving: THE one statement. It records the approval already consumed (``used=1``), bound
+to the browser session, the proposal, the card's hash, the executor's facts hash and the time
+the card was shown, only while that proposal is pending and unexpired and the card's window
+(``shown_at`` + ttl) is open on the database clock. No inserted row means refused.
+``approvals_one_used_per_proposal`` makes a second approval of one proposal impossible."""
 
-async def create_approval(
+CONSUME_SQL = APPROVE_SQL
+"""The consume statement of DESIGN §5 (the approval is created consumed: nothing is written
+when a card is shown, so there is no unused approval to consume)."""
+
+
+def card_window_end(shown_at: str, proposal_expires_at: str | None, ttl_seconds: int) -> str:
+    """When Approve stops working for a card shown at `shown_at` (DB-clock text): the card's
+    own window (`ttl_seconds` after it was shown) or the proposal's expiry, whichever comes
+    first. The card states this time; `approve` refuses after it."""
+    moment = dt.datetime.fromisoformat(shown_at.replace("Z", "+00:00")) + dt.timedelta(seconds=ttl_seconds)
+    window = moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    return window if proposal_expires_at is None else min(window, proposal_expires_at)
+
+
+async def approve(
     conn: aiosqlite.Connection,
     *,
     proposal_id: str,
     session_id: str,
     card_hash: str,
-    ttl_seconds: int = 300,
-    actor: str = "approval_web",
-) -> ApprovalRow:
-    """A card was shown: a new unused approval bound to `session_id` and `card_hash`,
-    ``expires_at = db now + ttl_seconds`` (audit ``card_shown``). Only for a pending proposal
-    not past its ``expires_at``.
-
-    Raises:
-        ApprovalError: ``proposal_not_found`` / ``proposal_not_pending`` (after writing one
-            ``refusal`` audit row; nothing else changes).
-        StoreError: ``store_busy``.
-    """
-    approval_id = new_id("a-")
-    refusal: Code | None = None
-    async with write_tx(conn):
-        now = await db_now(conn)
-        row = await one_row(conn, "SELECT status, expires_at FROM proposals WHERE id = ?", (proposal_id,))
-        if row is None:
-            refusal = Code.PROPOSAL_NOT_FOUND
-        elif row["status"] != "pending" or (row["expires_at"] is not None and row["expires_at"] <= now):
-            refusal = Code.PROPOSAL_NOT_PENDING
-        if refusal is not None:
-            await audit_refusal(
-                conn,
-                actor=actor,
-                operation="create_approval",
-                code=refusal,
-                proposal_id=proposal_id if row else None,
-                detail={"proposal_id": proposal_id, "session_id": session_id},
-            )
-        else:
-            await conn.execute(
-                "INSERT INTO approvals (id, proposal_id, session_id, card_hash, created_at, expires_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    approval_id,
-                    proposal_id,
-                    session_id,
-                    card_hash,
-                    now,
-                    await db_now(conn, plus_seconds=ttl_seconds),
-                ),
-            )
-            await append_audit(
-                conn,
-                actor=actor,
-                kind="card_shown",
-                proposal_id=proposal_id,
-                detail={"approval_id": approval_id, "session_id": session_id, "card_hash": card_hash},
-            )
-    if refusal is not None:
-        raise ApprovalError(refusal)
-    approval = await get_approval(conn, approval_id)
-    assert approval is not None
-    return approval
-
-
-CONSUME_SQL = """
-UPDATE approvals SET used = 1, used_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-WHERE id = ? AND used = 0 AND expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-  AND EXISTS (SELECT 1 FROM proposals p WHERE p.id = approvals.proposal_id AND p.status = 'pending'
-              AND (p.expires_at IS NULL OR p.expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))
-"""
-"""Consuming an approval: THE one statement (``used=1 WHERE used=0 AND expires_at > <db now>``,
-its proposal still pending and unexpired). No changed row means refused."""
-
-
-async def consume_approval(
-    conn: aiosqlite.Connection,
-    approval_id: str,
-    *,
-    session_id: str | None = None,
+    facts_hash: str,
+    facts: Mapping[str, str] | None,
+    shown_at: str,
+    ttl_seconds: int,
     actor: str = "approval_web",
 ) -> ConsumeResult:
-    """A person pressed Approve: consume the approval once (`CONSUME_SQL`), then in the same
-    transaction the proposal becomes ``approved``, the session's ``approvals_count`` goes up,
-    and an ``approval`` audit row is written.
+    """A person pressed Approve on the card of `proposal_id` shown at `shown_at` (DB-clock
+    text, from the page's signed form token): record the approval consumed (`APPROVE_SQL`),
+    then in the same transaction the proposal becomes ``approved``, the session's
+    ``approvals_count`` goes up, and one ``approval`` audit row is written (approval ID,
+    session, card hash, facts hash, shown at).
 
-    With `session_id`, an approval shown in another browser session is refused as
-    ``approval_not_found``. Refusals (``approval_not_found``, ``approval_expired``,
-    ``approval_already_used``, ``proposal_not_pending``) write one ``refusal`` audit row and
-    change nothing else. Any number of concurrent callers, in any processes: exactly one wins.
+    `facts` are the card's binding facts as the executor returned them at Inspect (display
+    text; `facts_hash` covers them and the secrets they stand for), or None when the page no
+    longer has them; they are stored so the executor can name what changed.
+
+    Refusals change nothing but one ``refusal`` audit row: ``proposal_not_found``;
+    ``approval_already_used`` (the proposal was already approved); ``proposal_not_pending``
+    (denied, expired); ``approval_expired`` (the card's window closed). Any number of
+    concurrent callers, in any processes: at most one wins per proposal.
     """
+    approval_id = new_id("a-")
+    params = {
+        "approval_id": approval_id,
+        "proposal_id": proposal_id,
+        "session_id": session_id,
+        "card_hash": card_hash,
+        "facts_hash": facts_hash,
+        "facts_json": canonical_json(dict(facts)).decode() if facts is not None else None,
+        "shown_at": shown_at,
+        "ttl": f"+{int(ttl_seconds)} seconds",
+    }
     async with write_tx(conn):
-        row = await one_row(conn, "SELECT * FROM approvals WHERE id = ?", (approval_id,))
-        wrong_session = row is not None and session_id is not None and row["session_id"] != session_id
-        if (
-            row is not None
-            and not wrong_session
-            and (await conn.execute(CONSUME_SQL, (approval_id,))).rowcount == 1
-        ):
-            proposal_id = row["proposal_id"]
+        try:
+            inserted = (await conn.execute(APPROVE_SQL, params)).rowcount == 1
+        except sqlite3.IntegrityError:  # approvals_one_used_per_proposal: approved meanwhile
+            inserted = False
+        if inserted:
             await conn.execute(
                 "UPDATE proposals SET status = 'approved', decided_at = ? WHERE id = ?",
                 (await db_now(conn), proposal_id),
             )
             await conn.execute(
-                "UPDATE sessions SET approvals_count = approvals_count + 1 WHERE id = ?", (row["session_id"],)
+                "UPDATE sessions SET approvals_count = approvals_count + 1 WHERE id = ?", (session_id,)
             )
             await append_audit(
                 conn,
@@ -384,32 +376,122 @@ async def consume_approval(
                 proposal_id=proposal_id,
                 detail={
                     "approval_id": approval_id,
-                    "session_id": row["session_id"],
-                    "card_hash": row["card_hash"],
+                    "session_id": session_id,
+                    "card_hash": card_hash,
+                    "facts_hash": facts_hash,
+                    "shown_at": shown_at,
                 },
             )
             return ConsumeResult(True, approval_id, proposal_id, message="approved")
-        code = _consume_refusal(row, wrong_session, await db_now(conn))
-        proposal_id = row["proposal_id"] if row is not None and not wrong_session else None
+        row = await one_row(conn, "SELECT status, expires_at FROM proposals WHERE id = ?", (proposal_id,))
+        code = _approve_refusal(row, await db_now(conn))
         await audit_refusal(
             conn,
             actor=actor,
-            operation="consume_approval",
+            operation="approve",
             code=code,
-            proposal_id=proposal_id,
-            detail={"approval_id": approval_id},
+            proposal_id=proposal_id if row is not None else None,
+            detail={"session_id": session_id, "shown_at": shown_at},
         )
-        return ConsumeResult(False, approval_id, proposal_id, code=code, message=MEANINGS[code])
+        return ConsumeResult(
+            False, approval_id, proposal_id if row else None, code=code, message=MEANINGS[code]
+        )
 
 
-def _consume_refusal(row: sqlite3.Row | None, wrong_session: bool, now: str) -> Code:
-    if row is None or wrong_session:
-        return Code.APPROVAL_NOT_FOUND
-    if row["used"]:
+def _approve_refusal(row: sqlite3.Row | None, now: str) -> Code:
+    if row is None:
+        return Code.PROPOSAL_NOT_FOUND
+    if row["status"] in ("approved", "executed", "not_run"):
         return Code.APPROVAL_ALREADY_USED
-    if row["expires_at"] <= now:
-        return Code.APPROVAL_EXPIRED
-    return Code.PROPOSAL_NOT_PENDING
+    if row["status"] != "pending" or (row["expires_at"] is not None and row["expires_at"] <= now):
+        return Code.PROPOSAL_NOT_PENDING
+    return Code.APPROVAL_EXPIRED
+
+
+async def end_unclaimed(
+    conn: aiosqlite.Connection,
+    *,
+    approval_id: str,
+    proposal_id: str,
+    code: Code,
+    message: str,
+    actor: str,
+    operation: str = "execute",
+    step: str,
+) -> bool:
+    """Nothing ran: end an approval the executor has not claimed, and its approved proposal.
+
+    In one transaction: unless the approval was claimed, it gets ``ended_code`` (it can never
+    be claimed after this) and the proposal, if ``approved``, becomes ``not_run`` with
+    ``status_code`` = `code`; one ``refusal`` audit row ``{code, message, operation, step,
+    approval_id, not_run}`` is written either way. Returns False, writing only that row, when
+    the executor had already claimed the approval: its execution decides the outcome.
+
+    Used by the executor (refused before its claim), by the page (Execute not delivered, or no
+    answer) and at a service's start (approvals left behind by a stop).
+    """
+    async with write_tx(conn):
+        row = await one_row(conn, "SELECT claimed FROM approvals WHERE id = ?", (approval_id,))
+        claimed = row is not None and bool(row["claimed"])
+        ended = False
+        if not claimed:
+            await conn.execute(
+                "UPDATE approvals SET ended_code = coalesce(ended_code, ?) WHERE id = ?",
+                (str(code), approval_id),
+            )
+            ended = (
+                await conn.execute(
+                    "UPDATE proposals SET status = 'not_run', status_code = ?, decided_at = coalesce(decided_at, ?)"
+                    " WHERE id = ? AND status = 'approved'",
+                    (str(code), await db_now(conn), proposal_id),
+                )
+            ).rowcount == 1
+        exists = await one_row(conn, "SELECT 1 FROM proposals WHERE id = ?", (proposal_id,)) is not None
+        await audit_refusal(
+            conn,
+            actor=actor,
+            operation=operation,
+            code=code,
+            message=message,
+            proposal_id=proposal_id if exists else None,
+            detail={"approval_id": approval_id, "step": step, "not_run": ended, "claimed": claimed},
+        )
+    return not claimed
+
+
+async def end_stranded(conn: aiosqlite.Connection, *, actor: str, reason: Code) -> int:
+    """At a service's start: every ``approved`` proposal whose approval the executor never
+    claimed ends ``not_run`` (`reason`), its approval ended; one ``refusal`` audit row each. A
+    stop between Approve and the executor's claim leaves such a proposal; nothing can run it
+    now (a restarted executor has a new key). The count."""
+    async with write_tx(conn):
+        async with conn.execute(
+            "SELECT p.id AS proposal_id, a.id AS approval_id FROM proposals p"
+            " LEFT JOIN approvals a ON a.proposal_id = p.id AND a.used = 1"
+            " WHERE p.status = 'approved' AND (a.id IS NULL OR a.claimed = 0)"
+        ) as cursor:
+            rows = [(r["proposal_id"], r["approval_id"]) async for r in cursor]
+        now = await db_now(conn)
+        for proposal_id, approval_id in rows:
+            if approval_id is not None:
+                await conn.execute(
+                    "UPDATE approvals SET ended_code = coalesce(ended_code, ?) WHERE id = ?",
+                    (str(reason), approval_id),
+                )
+            await conn.execute(
+                "UPDATE proposals SET status = 'not_run', status_code = ?, decided_at = coalesce(decided_at, ?)"
+                " WHERE id = ? AND status = 'approved'",
+                (str(reason), now, proposal_id),
+            )
+            await audit_refusal(
+                conn,
+                actor=actor,
+                operation="start",
+                code=reason,
+                proposal_id=proposal_id,
+                detail={"approval_id": approval_id, "step": "start", "not_run": True, "claimed": False},
+            )
+    return len(rows)
 
 
 # --- kill switch --------------------------------------------------------------------------

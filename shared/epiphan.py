@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -224,9 +224,28 @@ class EpiphanReadClient:
             taken_at=taken_at,
         )
 
-    async def stream_endpoints(self) -> tuple[StreamEndpoint, ...]:
-        """The team's stream destinations: ID, name and URL host only (never the key)."""
-        return _parse("get_stream_endpoints", parse_stream_endpoints, await self.call("get_stream_endpoints"))
+    async def stream_endpoints(
+        self, *, digest: Callable[[Mapping[str, Any]], str] | None = None
+    ) -> tuple[StreamEndpoint, ...]:
+        """The team's stream destinations: ID, name and URL host only (never the key).
+
+        With `digest` (the executor binding a card's facts), each endpoint also carries
+        ``digest(entry)`` of its unredacted entry (full URL and key): the digest is computed
+        here, before redaction, and the entry itself never leaves this method.
+
+        Raises:
+            EpiphanError: as `call`, or the result has no known shape.
+        """
+        tool = "get_stream_endpoints"
+        if digest is None:
+            return _parse(tool, parse_stream_endpoints, await self.call(tool))
+        guard(tool, self._read_tools)
+        try:
+            raw = await self._connection.call(tool, None)
+        except FleetwatchError as exc:
+            raise EpiphanError(exc.code, tool, exc.message) from exc
+        read_result(raw)  # raises for an error result or a sign-in problem, as every read
+        return _parse(tool, lambda data: parse_stream_endpoints(data, digest=digest), raw.data())
 
 
 def _parse(tool: str, parser: Any, data: Any) -> Any:

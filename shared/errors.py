@@ -87,6 +87,10 @@ class Code(enum.StrEnum):
     APPROVAL_NOT_CONSUMED = "approval_not_consumed"
     APPROVAL_EXPIRED = "approval_expired"
     APPROVAL_ALREADY_USED = "approval_already_used"
+    APPROVAL_MISMATCH = "approval_mismatch"
+    CARD_FACTS_CHANGED = "card_facts_changed"
+    APPROVAL_WEB_RESTARTED = "approval_web_restarted"
+    EXECUTOR_RESTARTED = "executor_restarted"
     SCHEMA_VERSION_CHANGED = "schema_version_changed"
     KILL_SWITCH_ON = "kill_switch_on"
     DEVICE_LIST_UNREADABLE = "device_list_unreadable"
@@ -165,6 +169,14 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.APPROVAL_NOT_CONSUMED: "The approval was never consumed: nobody pressed Approve on that card.",
         Code.APPROVAL_EXPIRED: "The approval expired before it was consumed.",
         Code.APPROVAL_ALREADY_USED: "The approval was already consumed or claimed.",
+        Code.APPROVAL_MISMATCH: (
+            "The approval, the sealed proposal and what the page sent do not agree (changed in the store); nothing ran."
+        ),
+        Code.CARD_FACTS_CHANGED: (
+            "A fact the card showed (a name, a stream destination, an event) changed before the write; nothing ran."
+        ),
+        Code.APPROVAL_WEB_RESTARTED: "The approval page's service stopped before the executor took the approval; nothing ran.",
+        Code.EXECUTOR_RESTARTED: "The executor stopped before it took the approval; nothing ran.",
         Code.SCHEMA_VERSION_CHANGED: "The tool's schema version changed since the proposal.",
         Code.KILL_SWITCH_ON: "Writes are paused (the kill switch is on).",
         Code.DEVICE_LIST_UNREADABLE: "The sandbox team's device list could not be read; failing closed.",

@@ -32,33 +32,52 @@ from shared.errors import MEANINGS, Code
 from shared.store import append_audit, db_now, write_tx
 
 CLAIM_SQL = """
-UPDATE approvals SET claimed = 1, claimed_at = ?
-WHERE id = ? AND used = 1 AND claimed = 0 AND used_at IS NOT NULL AND used_at < expires_at
-  AND EXISTS (SELECT 1 FROM proposals p WHERE p.id = approvals.proposal_id AND p.status = 'approved')
+UPDATE approvals SET claimed = 1, claimed_at = :now
+WHERE id = :approval_id AND proposal_id = :proposal_id AND card_hash = :card_hash
+  AND facts_hash = :facts_hash
+  AND used = 1 AND claimed = 0 AND ended_code IS NULL
+  AND used_at IS NOT NULL AND used_at < expires_at
+  AND EXISTS (SELECT 1 FROM proposals p WHERE p.id = :proposal_id AND p.status = 'approved')
 """
-"""The claim: one statement, run under ``BEGIN IMMEDIATE`` with ``?`` = the DB clock's now."""
+"""The claim: one statement, run under ``BEGIN IMMEDIATE`` with ``:now`` = the DB clock's now.
+It checks, in the same statement, that the approval still names the proposal, card hash and
+facts hash that Execute carries (what the page showed and the person approved)."""
 
 
-async def claim_approval(conn: aiosqlite.Connection, approval_id: str) -> ClaimResult:
-    """The executor claims a consumed approval, once (`CLAIM_SQL`: ``claimed=1 WHERE used=1
-    AND claimed=0``, consumed before it expired, its proposal ``approved``), and inserts the
+async def claim_approval(
+    conn: aiosqlite.Connection,
+    approval_id: str,
+    *,
+    proposal_id: str,
+    card_hash: str,
+    facts_hash: str,
+) -> ClaimResult:
+    """The executor claims a consumed approval, once (`CLAIM_SQL`), and inserts the
     ``executions`` row (outcome ``running``) with an ``execution_start`` audit row, in one
-    transaction.
+    transaction. `proposal_id`, `card_hash` and `facts_hash` are what Execute carries.
 
-    Refusals write one ``refusal`` audit row and change nothing: ``approval_not_found``;
-    ``approval_not_consumed`` (shown, never approved; ``approval_expired`` once it has also
-    expired); ``approval_expired`` (consumed at or after its expiry, i.e. edited in the store);
-    ``approval_already_used`` (already claimed); ``proposal_not_pending`` (not ``approved``).
+    Refusals write one ``refusal`` audit row and change nothing else, except that an approval
+    not yet claimed is ended and its approved proposal becomes ``not_run`` (nothing can ever
+    run it): ``approval_not_found``; ``approval_mismatch`` (the row names another proposal,
+    card or facts: it was changed in the store); ``approval_not_consumed``;
+    ``approval_expired`` (consumed at or after its expiry, i.e. edited in the store);
+    ``approval_already_used`` (already claimed or ended); ``proposal_not_pending`` (the
+    proposal is not ``approved``).
     """
     execution_id = new_id("x-")
+    params = {
+        "approval_id": approval_id,
+        "proposal_id": proposal_id,
+        "card_hash": card_hash,
+        "facts_hash": facts_hash,
+    }
     async with write_tx(conn):
         now = await db_now(conn)
         row = await one_row(conn, "SELECT * FROM approvals WHERE id = ?", (approval_id,))
         changed = 0
         if row is not None:
-            changed = (await conn.execute(CLAIM_SQL, (now, approval_id))).rowcount
-        if changed == 1 and row is not None:
-            proposal_id = row["proposal_id"]
+            changed = (await conn.execute(CLAIM_SQL, {**params, "now": now})).rowcount
+        if changed == 1:
             await conn.execute(
                 "INSERT INTO executions (id, approval_id, proposal_id, started_at, outcome)"
                 " VALUES (?, ?, ?, ?, 'running')",
@@ -72,23 +91,39 @@ async def claim_approval(conn: aiosqlite.Connection, approval_id: str) -> ClaimR
                 detail={"approval_id": approval_id, "execution_id": execution_id},
             )
             return ClaimResult(True, approval_id, proposal_id, execution_id=execution_id, message="claimed")
-        code = _claim_refusal(row, now)
-        proposal_id = row["proposal_id"] if row is not None else None
+        code = _claim_refusal(row, params, now)
+        claimed = row is not None and bool(row["claimed"])
+        ended = False
+        if not claimed:
+            await conn.execute(
+                "UPDATE approvals SET ended_code = coalesce(ended_code, ?) WHERE id = ?",
+                (str(code), approval_id),
+            )
+            ended = (
+                await conn.execute(
+                    "UPDATE proposals SET status = 'not_run', status_code = ?, decided_at = coalesce(decided_at, ?)"
+                    " WHERE id = ? AND status = 'approved'",
+                    (str(code), now, proposal_id),
+                )
+            ).rowcount == 1
+        exists = await one_row(conn, "SELECT 1 FROM proposals WHERE id = ?", (proposal_id,)) is not None
         await audit_refusal(
             conn,
             actor=EXECUTOR_ACTOR,
             operation="execute",
             code=code,
-            proposal_id=proposal_id,
-            detail={"approval_id": approval_id, "step": "claim"},
+            proposal_id=proposal_id if exists else None,
+            detail={"approval_id": approval_id, "step": "claim", "not_run": ended, "claimed": claimed},
         )
         return ClaimResult(False, approval_id, proposal_id, code=code, message=MEANINGS[code])
 
 
-def _claim_refusal(row: sqlite3.Row | None, now: str) -> Code:
+def _claim_refusal(row: sqlite3.Row | None, wanted: Mapping[str, str], now: str) -> Code:
     if row is None:
         return Code.APPROVAL_NOT_FOUND
-    if row["claimed"]:
+    if any(row[k] != wanted[k] for k in ("proposal_id", "card_hash", "facts_hash")):
+        return Code.APPROVAL_MISMATCH
+    if row["claimed"] or row["ended_code"] is not None:
         return Code.APPROVAL_ALREADY_USED
     if not row["used"]:
         return Code.APPROVAL_EXPIRED if row["expires_at"] <= now else Code.APPROVAL_NOT_CONSUMED
@@ -110,7 +145,7 @@ async def finish_execution(
 
     ok / error / unknown (the write tool was called): the proposal becomes ``executed`` and an
     ``outcome`` audit row ``{execution_id, outcome, message, detail}`` is written. refused (a
-    check after the claim failed, nothing ran): the proposal stays ``approved`` with
+    check after the claim failed, nothing ran): the proposal becomes ``not_run`` with
     ``status_code`` = the code, its approval stays claimed (so it can never run), and the audit
     row is a ``refusal``. `detail` (e.g. the redacted per-device error map) is stored as JSON.
     Returns False, changing nothing, when the execution is not ``running``.
@@ -135,7 +170,10 @@ async def finish_execution(
             (outcome, code_text, canonical_json(detail_map).decode(), now, execution_id),
         )
         if refusal_code is not None:
-            await conn.execute("UPDATE proposals SET status_code = ? WHERE id = ?", (code_text, proposal_id))
+            await conn.execute(
+                "UPDATE proposals SET status = 'not_run', status_code = ? WHERE id = ? AND status = 'approved'",
+                (code_text, proposal_id),
+            )
             await audit_refusal(
                 conn,
                 actor=EXECUTOR_ACTOR,

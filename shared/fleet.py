@@ -11,7 +11,7 @@ precision for ``StateTime``), epoch seconds, or epoch milliseconds (values above
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -112,11 +112,17 @@ class Event(msgspec.Struct, frozen=True):
 
 
 class StreamEndpoint(msgspec.Struct, frozen=True):
-    """A stream destination: ID (UUID), name and the URL's host only (never the key or path)."""
+    """A stream destination: ID (UUID), name and the URL's host only (never the key or path).
+
+    ``secret_digest`` is set only when the reader asked for one (the executor binding what a
+    card showed): a keyed digest of the full URL and every secret field (the stream key), made
+    from the unredacted entry; the URL and key themselves are never kept.
+    """
 
     id: str
     name: str = ""
     host: str | None = None
+    secret_digest: str | None = None
 
 
 class FleetSnapshot(msgspec.Struct, frozen=True):
@@ -367,11 +373,15 @@ def parse_event(event: Any) -> Event | None:
     )
 
 
-def parse_stream_endpoints(result: Any) -> tuple[StreamEndpoint, ...]:
+def parse_stream_endpoints(
+    result: Any, *, digest: Callable[[Mapping[str, Any]], str] | None = None
+) -> tuple[StreamEndpoint, ...]:
     """``get_stream_endpoints`` → endpoints with ID, name and URL host only.
 
     The list may sit under ``stream_endpoints``, ``endpoints``, ``streams`` or ``items`` (or be
-    the result itself). The real result carries the stream key: it is dropped here.
+    the result itself). The real result carries the stream key: it is dropped here. With
+    `digest` (given the unredacted entry), each endpoint carries ``digest(entry)`` as its
+    ``secret_digest``.
 
     Raises:
         FleetShapeError: no list found, or an entry without an ID (the whole read fails).
@@ -393,6 +403,7 @@ def parse_stream_endpoints(result: Any) -> tuple[StreamEndpoint, ...]:
                 id=str(_get(item, "id", "Id")),
                 name=_str(_get(item, "name", "Name")),
                 host=url_host(url) if isinstance(url, str) else None,
+                secret_digest=digest(item) if digest is not None else None,
             )
         )
     return tuple(out)

@@ -95,7 +95,15 @@ class EventFacts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 class Inspection(Message):
     """Card facts. ``complete`` is False when any list could not be read or an ID was not found;
-    ``would_refuse`` is the code the executor would refuse with right now (None: would run)."""
+    ``would_refuse`` is the code the executor would refuse with right now (None: would run).
+
+    ``facts`` are the binding facts (`services.executor.facts`): every fact the card shows
+    that decides what the write does, as display text (name → value: the tool, the arguments,
+    each target's name, channel names, the stream destination's name and host, the event's
+    ID, title, start and finish). ``facts_hash`` is SHA-256 over them *and* a keyed digest of
+    what no card may show (the stream destination's full URL and key): the page records it
+    with the approval and Execute carries it; the executor re-reads and refuses
+    ``card_facts_changed`` when it differs. Empty when the facts could not all be read."""
 
     proposal_id: str
     complete: bool
@@ -105,12 +113,23 @@ class Inspection(Message):
     would_refuse: str | None = None
     would_refuse_message: str | None = None
     read_at: str = ""
+    facts: dict[str, str] = msgspec.field(default_factory=dict)
+    facts_hash: str = ""
 
 
 class Execute(Message):
-    """Run the proposal a consumed approval approves, once."""
+    """Run the proposal a consumed approval approves, once.
+
+    What the person approved travels with the click: the proposal's ID, the page's hash of the
+    card as shown and the executor's facts hash from the Inspect behind it. The executor
+    refuses (``approval_mismatch``) when the approval row, the sealed proposal and these
+    disagree, and (``card_facts_changed``) when the facts read afresh no longer hash to
+    ``facts_hash``."""
 
     approval_id: str
+    proposal_id: str
+    card_hash: str
+    facts_hash: str
 
 
 class ExecutionReport(Message):
@@ -241,6 +260,9 @@ class ListPending(Message):
 
 
 class ProposalSummary(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One proposal in a list: ``status`` ∈ pending | approved | denied | expired | executed |
+    not_run; ``status_code`` says why for not_run (the refusal or failure that ended it)."""
+
     proposal_id: str
     tool: str
     targets: tuple[str, ...]
@@ -248,10 +270,15 @@ class ProposalSummary(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     expires_at: str | None
     proposed_by: str
     status: str
+    status_code: str | None = None
 
 
 class PendingList(Message):
+    """The proposals waiting for a person (oldest first) and, apart, those approved in the last
+    24 hours that ended without running (``not_run``, newest first, at most 20)."""
+
     items: tuple[ProposalSummary, ...]
+    not_run: tuple[ProposalSummary, ...] = ()
 
 
 class ShowProposal(Message):

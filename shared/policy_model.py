@@ -71,13 +71,19 @@ class Thresholds:
 
 @dataclass(frozen=True)
 class Limits:
-    """Limits against approval fatigue (DESIGN.md section 7). Times in minutes or seconds as named."""
+    """Limits against approval fatigue (DESIGN.md section 7). Times in minutes or seconds as named.
+
+    ``approval_ttl_seconds``: how long Approve works after a card was shown (the card's own
+    window). ``proposal_ttl_seconds``: a proposal's own life from when it was made; one that
+    nobody approved or denied by then expires. A card states whichever ends first.
+    """
 
     max_pending: int
     per_hour: int
     denials_before_pause: int
     denial_pause_minutes: int
     approval_ttl_seconds: int
+    proposal_ttl_seconds: int
 
 
 @dataclass(frozen=True)

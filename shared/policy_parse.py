@@ -41,6 +41,7 @@ LIMIT_RANGES: Final[Mapping[str, tuple[int, int]]] = MappingProxyType(
         "denials_before_pause": (1, 3),
         "denial_pause_minutes": (60, 1440),
         "approval_ttl_seconds": (30, 300),
+        "proposal_ttl_seconds": (300, 3600),
     }
 )
 _TIME = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")

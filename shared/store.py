@@ -166,7 +166,7 @@ async def migrate(conn: aiosqlite.Connection) -> int:
             Code.STORE_SCHEMA_TOO_NEW,
             f"the store is at schema version {current}; this Fleetwatch knows up to {newest}",
         )
-    for version, sql in MIGRATIONS:
+    for version, sql, after in MIGRATIONS:
         if version <= current:
             continue
         async with write_tx(conn):
@@ -174,6 +174,8 @@ async def migrate(conn: aiosqlite.Connection) -> int:
                 continue
             for statement in _statements(sql):
                 await conn.execute(statement)
+            if after is not None:
+                await after(conn)
             await conn.execute(f"PRAGMA user_version = {int(version)}")
         current = version
     return current

@@ -47,6 +47,7 @@ def summary_of(row: ProposalRow) -> ProposalSummary:
         expires_at=row.expires_at,
         proposed_by=row.proposed_by,
         status=row.status,
+        status_code=row.status_code,
     )
 
 

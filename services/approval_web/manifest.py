@@ -52,6 +52,9 @@ INTAKE_CODES: Final[tuple[Code, ...]] = (
 executor record that differs from the request, or a code outside the registry, is answered
 ``internal_error`` (a transport code, declared for every operation)."""
 
+START_CODES: Final[frozenset[Code]] = frozenset({Code.APPROVAL_WEB_RESTARTED})
+"""Codes recorded at start (on approved proposals the executor never took), never answered."""
+
 _ADMIN: Final = frozenset({Code.OPERATION_NOT_ALLOWED})
 _WRITES: Final = frozenset({Code.STORE_BUSY})
 

@@ -16,9 +16,10 @@ import logging
 from collections.abc import AsyncIterator
 
 from services.approval_web.manifest import REQUESTS
-from services.approval_web.service import ApprovalService, ServiceOptions
+from services.approval_web.service import ACTOR, ApprovalService, ServiceOptions
+from shared import approvals
 from shared.config import Settings
-from shared.errors import FleetwatchError
+from shared.errors import Code, FleetwatchError
 from shared.policy import Policy, ToolPolicy
 from shared.protocol import Codec, serve_unix
 from shared.store import migrate, open_store
@@ -67,6 +68,9 @@ async def socket_side(
         expired = await service.expire_all_pending(START_REASON)
         if expired:
             logger.info("expired %d proposal(s) left pending by an earlier run", expired)
+        stranded = await approvals.end_stranded(conn, actor=ACTOR, reason=Code.APPROVAL_WEB_RESTARTED)
+        if stranded:
+            logger.info("%d approved proposal(s) the executor never took ended as not run", stranded)
         server = await serve_unix(
             settings.approval_socket,
             service.handle,

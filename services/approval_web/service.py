@@ -93,8 +93,8 @@ class ServiceOptions:
     """Timings of the service.
 
     Attributes:
-        proposal_ttl_seconds: how long a proposal waits unreviewed before it expires; None:
-            the policy's ``approval_ttl_seconds``.
+        proposal_ttl_seconds: how long a proposal waits, neither approved nor denied, before
+            it expires; None: the policy's ``proposal_ttl_seconds``.
         prepare_timeout_seconds: the whole Prepare exchange with the executor (it reads the
             sandbox team afresh).
         health_timeout_seconds: the Health exchange behind `GetStatus`.
@@ -170,7 +170,7 @@ class ApprovalService:
     @property
     def proposal_ttl_seconds(self) -> int:
         ttl = self._options.proposal_ttl_seconds
-        return self._policy.limits.approval_ttl_seconds if ttl is None else ttl
+        return self._policy.limits.proposal_ttl_seconds if ttl is None else ttl
 
     def role(self, peer: PeerCred) -> Role:
         return role_of(
@@ -335,9 +335,12 @@ class ApprovalService:
     async def _list_pending(self, message: ListPending, peer: PeerCred) -> PendingList:
         async with self._db:
             rows = await approvals.list_pending(self._conn)
+            ended = await approvals.list_recent_not_run(self._conn)
             now = await db_now(self._conn)
         fresh = [r for r in rows if r.expires_at is None or r.expires_at > now]
-        return PendingList(items=tuple(admin.summary_of(r) for r in fresh))
+        return PendingList(
+            items=tuple(admin.summary_of(r) for r in fresh), not_run=tuple(admin.summary_of(r) for r in ended)
+        )
 
     async def _show(self, message: ShowProposal, peer: PeerCred) -> ProposalDetail:
         async with self._db:

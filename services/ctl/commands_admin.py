@@ -28,7 +28,7 @@ import msgspec
 from shared.canonical import CanonicalError, hidden_character, parse_json_strict
 from shared.config import load_settings
 from shared.display import visible
-from shared.errors import Code, FleetwatchError
+from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.messages import (
     AuditReport,
     AuditRow,
@@ -125,16 +125,25 @@ def _argument_text(value: Any) -> str:
     return visible(json.dumps(value, ensure_ascii=False, sort_keys=True), TEXT_CAP)
 
 
-def render_pending(items: Sequence[ProposalSummary]) -> str:
-    """The pending queue, oldest first: ID, tool, targets, who proposed, times (UTC)."""
+def render_pending(items: Sequence[ProposalSummary], not_run: Sequence[ProposalSummary] = ()) -> str:
+    """The pending queue, oldest first: ID, tool, targets, who proposed, times (UTC); then the
+    approved proposals of the last day that ended without running, and why."""
+    lines = [f"{len(items)} proposal(s) waiting for a person on the approval page:"] if items else []
     if not items:
-        return "No proposals are waiting."
-    lines = [f"{len(items)} proposal(s) waiting for a person on the approval page:"]
+        lines.append("No proposals are waiting.")
     for item in items:
         targets = ", ".join(visible(t, 40) for t in item.targets)
         lines.append(
             f"  {visible(item.proposal_id, 40)}  {visible(item.tool, 60)} on {targets}"
             f"  by {visible(item.proposed_by, 20)}  created {item.created_at}  expires {item.expires_at}"
+        )
+    if not_run:
+        lines.append(f"Approved in the last 24 hours but not run ({len(not_run)}):")
+    for item in not_run:
+        targets = ", ".join(visible(t, 40) for t in item.targets)
+        lines.append(
+            f"  {visible(item.proposal_id, 40)}  {visible(item.tool, 60)} on {targets}"
+            f"  not run: {visible(item.status_code or 'no reason recorded', 40)}"
         )
     return "\n".join(lines)
 
@@ -153,7 +162,13 @@ def render_detail(detail: ProposalDetail) -> str:
         f"  Created:       {summary.created_at} ({detail.age_seconds} s ago)",
     ]
     if detail.expires_in_seconds is not None:
-        lines.append(f"  Expires:       {summary.expires_at} (in {detail.expires_in_seconds} s, unreviewed)")
+        lines.append(
+            f"  Expires:       {summary.expires_at} (in {detail.expires_in_seconds} s, unless approved or denied)"
+        )
+    if summary.status == "not_run":
+        why = summary.status_code or ""
+        meaning = next((MEANINGS[c] for c in Code if c.value == why), "nothing ran")
+        lines.append(f"  Not run:       {visible(why or 'no reason recorded', 40)}: {meaning}")
     lines.append(f"  Fingerprint:   {visible(detail.fingerprint_hash, 80)}")
     if detail.outcome is not None:
         outcome = visible(detail.outcome, 20)
@@ -245,7 +260,7 @@ def _out(args: argparse.Namespace, reply: Message, text: str) -> None:
 async def pending_list(args: argparse.Namespace) -> int:
     """``fleetwatch pending list``."""
     reply = await call(ListPending(), PendingList)
-    _out(args, reply, render_pending(reply.items))
+    _out(args, reply, render_pending(reply.items, reply.not_run))
     return 0
 
 

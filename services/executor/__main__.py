@@ -22,10 +22,10 @@ import sys
 from services.executor.manifest import REQUESTS
 from services.executor.runtime import DEFAULT_CALL_TIMEOUT_SECONDS, Runtime, db_time, utc_now
 from services.executor.service import ExecutorService
-from shared.approvals import EXECUTOR_ACTOR, expire_all_pending, recover_running
+from shared.approvals import EXECUTOR_ACTOR, end_stranded, expire_all_pending, recover_running
 from shared.binding import new_binding_key
 from shared.config import Settings, configure_logging, load_settings
-from shared.errors import FleetwatchError
+from shared.errors import Code, FleetwatchError
 from shared.policy import load_policies
 from shared.protocol import Codec, serve_unix
 from shared.store import migrate, open_store
@@ -43,6 +43,7 @@ async def run(settings: Settings, *, call_timeout_seconds: float) -> int:
         await migrate(conn)
         expired = await expire_all_pending(conn, actor=EXECUTOR_ACTOR, reason=START_REASON)
         recovered = await recover_running(conn)
+        stranded = await end_stranded(conn, actor=EXECUTOR_ACTOR, reason=Code.EXECUTOR_RESTARTED)
         rt = Runtime(settings, conn, new_binding_key(), call_timeout_seconds=call_timeout_seconds)
         service = ExecutorService(rt, started_at=db_time(utc_now()), boot_id=secrets.token_hex(8))
         stop = asyncio.Event()
@@ -58,11 +59,13 @@ async def run(settings: Settings, *, call_timeout_seconds: float) -> int:
             on_refused_peer=service.on_refused_peer,
         )
         log.info(
-            "executor serving %s (boot %s; expired %d pending, %d running -> unknown; fence %s)",
+            "executor serving %s (boot %s; expired %d pending, %d running -> unknown, %d approved -> not run;"
+            " fence %s)",
             settings.executor_socket,
             service.boot_id,
             expired,
             recovered,
+            stranded,
             "set" if rt.fence.configured else "NOT configured",
         )
         await stop.wait()

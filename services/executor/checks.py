@@ -3,7 +3,8 @@
 Each returns the first `Refusal` (a stable code and a sentence for a person) or None. Execute
 runs them in the issue's order, interleaved with the fresh reads they judge (service layer):
 
-1. `sealed_record`        the seal verifies and the stored row agrees with the sealed record
+1. `approved_record`      the approval row, the proposal and what Execute carries agree, and
+   `sealed_record`        the seal verifies and the stored row agrees with the sealed record
 2. (claim the approval: `shared.approvals.claim_approval`)
 3. `policy_refusal`       autonomy, the tool still proposable at this schema version, arguments
 4. `fence_refusal`        an allowlist or a team ID is configured
@@ -12,12 +13,14 @@ runs them in the issue's order, interleaved with the fresh reads they judge (ser
 7. `stream_refusal`       ``stream_id`` on the sandbox team's stream endpoint list
 8. (recorder status and events, read last)
 9. `state_refusal`        fingerprint, then ``event_id`` current/next, then the disruptive rule
+10. `facts_refusal`       the card's binding facts, read afresh, hash as the card showed them
 
 Prepare and Inspect use the same functions, so the card's "would refuse" is Execute's answer.
 """
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -25,12 +28,14 @@ from typing import Any
 
 import msgspec
 
-from shared.approvals import ProposalRow
+from services.executor.facts import BoundFacts, changed_words
+from shared.approvals import ApprovalRow, ProposalRow
 from shared.binding import BoundRecord, TargetState, fingerprint_hash, record_from_bytes, verify_seal
 from shared.canonical import CanonicalError, canonicalize_arguments
 from shared.errors import Code, FleetwatchError
 from shared.fleet import Device, Event, StreamEndpoint
 from shared.ids import is_channel_id, split_channel_id
+from shared.messages import Execute
 from shared.policy import Policy, ProposeRule, TargetKind, ToolPolicy
 
 EPIPHAN_TIME = "%Y-%m-%dT%H:%M:%SZ"
@@ -138,6 +143,39 @@ def sealed_record(
             "changed in the store. Nothing ran.",
         )
     return record
+
+
+def approved_record(
+    request: Execute, approval: ApprovalRow | None, row: ProposalRow | None, key: bytes
+) -> BoundRecord | Refusal:
+    """Step 1 of Execute: the approval the page consumed, the proposal Execute names and what
+    the page sent agree, and the proposal's seal verifies; the sealed record, or the refusal.
+
+    ``approval_not_found``; ``proposal_not_found``; ``approval_mismatch`` when the approval
+    row names another proposal, card hash or facts hash than Execute (the row was changed in
+    the store: the proposal that runs is always the one the person's click named);
+    ``seal_invalid`` (`sealed_proposal`).
+    """
+    if approval is None:
+        return Refusal(Code.APPROVAL_NOT_FOUND, f"No approval {request.approval_id}: nothing ran.")
+    if row is None:
+        return Refusal(Code.PROPOSAL_NOT_FOUND, f"No proposal {request.proposal_id}: nothing ran.")
+    differing = [
+        name
+        for name, stored, sent in (
+            ("proposal", approval.proposal_id, request.proposal_id),
+            ("card hash", approval.card_hash, request.card_hash),
+            ("facts hash", approval.facts_hash, request.facts_hash),
+        )
+        if stored != sent
+    ]
+    if differing:
+        return Refusal(
+            Code.APPROVAL_MISMATCH,
+            f"The approval in the store names another {' and '.join(differing)} than the card the person "
+            "approved: it was changed in the store. Nothing ran.",
+        )
+    return sealed_proposal(row, key)
 
 
 def sealed_proposal(row: ProposalRow, key: bytes) -> BoundRecord | Refusal:
@@ -288,6 +326,18 @@ def find_endpoint(endpoints: tuple[StreamEndpoint, ...], stream_id: str) -> Stre
     return next((e for e in endpoints if e.id.lower() == stream_id.lower()), None)
 
 
+def as_listed(arguments: Mapping[str, Any], endpoints: tuple[StreamEndpoint, ...] | None) -> dict[str, Any]:
+    """`arguments` with a ``stream_id`` replaced by the ID exactly as the sandbox team's list
+    gives it (found case-insensitively; Epiphan accepts the form it lists). Others unchanged."""
+    out = dict(arguments)
+    stream_id = out.get("stream_id")
+    if isinstance(stream_id, str) and endpoints is not None:
+        endpoint = find_endpoint(endpoints, stream_id)
+        if endpoint is not None:
+            out["stream_id"] = endpoint.id
+    return out
+
+
 # --- 9. state -----------------------------------------------------------------------------
 
 
@@ -398,6 +448,19 @@ def disruptive_refusal(
                 f"{name} {when} ({event.title or event.id}); {tool} is not allowed then.",
             )
     return None
+
+
+def facts_refusal(fresh: BoundFacts, facts_hash: str, shown: Mapping[str, str] | None) -> Refusal | None:
+    """``card_facts_changed`` when the binding facts read just now (`fresh`) no longer hash to
+    `facts_hash`, the hash of what the card showed; the message names what changed (against
+    `shown`, the facts the approval recorded)."""
+    if hmac.compare_digest(fresh.hash, facts_hash):
+        return None
+    return Refusal(
+        Code.CARD_FACTS_CHANGED,
+        f"What the card showed changed before the write: {changed_words(shown, fresh)}. Nothing ran; "
+        "look at the card again.",
+    )
 
 
 def state_refusal(

@@ -1,21 +1,30 @@
 """Execute: run one consumed approval's proposal once, against a world re-checked an instant
 before, or not at all.
 
-The order (issue 3, Build 1), each refusal a stable code and one ``refusal`` audit row:
+Execute carries what the person approved: the approval ID, the proposal ID, the page's card
+hash and the executor's own facts hash from the Inspect behind the card. The proposal that runs
+is the one Execute names, never the one the approval row names.
 
-1. the approval exists, and its proposal's seal verifies (and the row agrees with the sealed
-   record) -- refused *before* the claim: nothing is claimed, nothing changes;
-2. the claim (`shared.approvals.claim_approval`): consumed, unexpired at consumption, never
-   claimed; it inserts the ``executions`` row (``running``). Its refusals write their own row.
+The order, each refusal a stable code and one ``refusal`` audit row:
 
-   From here a refusal is recorded as the execution's outcome ``refused`` (with the code); the
-   approval stays claimed, so the proposal can never run:
+1. the approval exists and names the same proposal, card hash and facts hash as Execute
+   (``approval_mismatch``: the row was changed in the store), and the proposal's seal verifies
+   (the row agrees with the sealed record) -- refused *before* the claim: the approval is
+   ended and the proposal becomes ``not_run``; nothing can run it later;
+2. the claim (`shared.approvals.claim_approval`): the same agreement, in the same statement;
+   consumed, unexpired at consumption, never claimed or ended; it inserts the ``executions``
+   row (``running``). Its refusals write their own row.
+
+   From here a refusal is recorded as the execution's outcome ``refused`` (with the code) and
+   the proposal becomes ``not_run``; the approval stays claimed, so it can never run:
 
 3. the policy still proposes the tool at this schema version (autonomy ``propose``), the
    arguments still valid; 4. the fence is set; 5. the kill switch is off; 6. the sandbox
    sign-in; a fresh device list (a failed read fails closed); team ID; membership; allowlist;
    channel; 7. the ``stream_id`` on the sandbox team's list; 8. recorder status and events,
-   read last; the fingerprint; the ``event_id`` current or next; the disruptive rule.
+   read last; the fingerprint; the ``event_id`` current or next; the disruptive rule; 9. the
+   binding facts (`services.executor.facts`) built from these reads hash to what the card
+   showed (``card_facts_changed``, naming what changed).
 
 Then the write tool is called **once**, straight after the last read (`WriteClient`), and the
 outcome (ok | error | unknown) recorded. Then an independent verification read
@@ -29,15 +38,23 @@ import logging
 from datetime import datetime
 
 from services.executor import ExecutorError
-from services.executor.checks import DeviceList, Observed, Refusal, sealed_proposal, state_refusal
+from services.executor.checks import (
+    DeviceList,
+    Observed,
+    Refusal,
+    approved_record,
+    facts_refusal,
+    state_refusal,
+)
+from services.executor.inspection import world_facts
 from services.executor.runtime import Runtime, db_time
 from services.executor.verify import Verdict, judge
 from services.executor.world import SandboxReader, raise_refusal, read_and_check
 from services.executor.write_client import WriteClient
 from shared.approvals import (
     EXECUTOR_ACTOR,
-    audit_refusal,
     claim_approval,
+    end_unclaimed,
     finish_execution,
     get_approval,
     get_proposal,
@@ -45,47 +62,58 @@ from shared.approvals import (
 )
 from shared.binding import BoundRecord
 from shared.errors import Code
-from shared.messages import ExecutionReport
+from shared.messages import Execute, ExecutionReport
 
 log = logging.getLogger(__name__)
 
 
-async def execute(rt: Runtime, approval_id: str) -> ExecutionReport:
-    """Run the proposal approval `approval_id` approves, once, or refuse; see the module doc.
+async def execute(rt: Runtime, request: Execute) -> ExecutionReport:
+    """Run the proposal `request` names, under the approval it names, once, or refuse; see the
+    module doc.
 
     Returns an `ExecutionReport` for every outcome, refusals included.
     """
     async with rt.db:
-        approval = await get_approval(rt.conn, approval_id)
-        row = await get_proposal(rt.conn, approval.proposal_id) if approval is not None else None
-    if approval is None or row is None:
-        refusal = Refusal(Code.APPROVAL_NOT_FOUND, f"No approval {approval_id}: nothing ran.")
-        return await _refuse_unclaimed(rt, approval_id, None, refusal)
-    record = sealed_proposal(row, rt.key)
+        approval = await get_approval(rt.conn, request.approval_id)
+        row = await get_proposal(rt.conn, request.proposal_id)
+    record = approved_record(request, approval, row, rt.key)
     if isinstance(record, Refusal):
-        return await _refuse_unclaimed(rt, approval_id, row.id, record)
+        return await _refuse_unclaimed(rt, request, row.id if row is not None else None, record)
+    assert approval is not None
     async with rt.db:
-        claim = await claim_approval(rt.conn, approval_id)
+        claim = await claim_approval(
+            rt.conn,
+            request.approval_id,
+            proposal_id=request.proposal_id,
+            card_hash=request.card_hash,
+            facts_hash=request.facts_hash,
+        )
     if not claim.ok or claim.execution_id is None:
         assert claim.code is not None
-        return _report(None, row.id, "refused", code=claim.code, message=f"{claim.message} Nothing ran.")
-    return await _run_claimed(rt, record, claim.execution_id)
+        return _report(
+            None, record.proposal_id, "refused", code=claim.code, message=f"{claim.message} Nothing ran."
+        )
+    return await _run_claimed(rt, record, claim.execution_id, request.facts_hash, approval.facts)
 
 
 async def _refuse_unclaimed(
-    rt: Runtime, approval_id: str, proposal_id: str | None, refusal: Refusal
+    rt: Runtime, request: Execute, proposal_id: str | None, refusal: Refusal
 ) -> ExecutionReport:
+    """Refused before the claim: the approval is ended and the proposal, if approved, becomes
+    ``not_run`` (one ``refusal`` audit row); nothing can run it later."""
     async with rt.db:
-        await audit_refusal(
+        await end_unclaimed(
             rt.conn,
-            actor=EXECUTOR_ACTOR,
-            operation="execute",
+            approval_id=request.approval_id,
+            proposal_id=request.proposal_id,
             code=refusal.code,
             message=refusal.message,
-            proposal_id=proposal_id,
-            detail={"approval_id": approval_id, "step": "before_claim"},
+            actor=EXECUTOR_ACTOR,
+            step="before_claim",
         )
-    return _report(None, proposal_id or "", "refused", code=refusal.code, message=refusal.message)
+    return _report(
+        None, proposal_id or request.proposal_id, "refused", code=refusal.code, message=refusal.message
+    )
 
 
 def _report(
@@ -111,8 +139,16 @@ def _report(
     )
 
 
-async def _run_claimed(rt: Runtime, record: BoundRecord, execution_id: str) -> ExecutionReport:
-    """Everything after the claim; the execution row is finished on every path but a crash."""
+async def _run_claimed(
+    rt: Runtime,
+    record: BoundRecord,
+    execution_id: str,
+    facts_hash: str,
+    shown: dict[str, str] | None,
+) -> ExecutionReport:
+    """Everything after the claim; the execution row is finished on every path but a crash.
+    `facts_hash` is what Execute carried; `shown` the facts the approval recorded (to name what
+    changed)."""
     sent = False
     try:
         try:
@@ -121,10 +157,11 @@ async def _run_claimed(rt: Runtime, record: BoundRecord, execution_id: str) -> E
             assert standing.proposed is not None
             async with await rt.sandbox() as connection:
                 reader = rt.reader(connection, standing.tool_policy)
-                listed, reads, states = await read_and_check(
-                    reader, standing.proposed, rt.fence, record.targets
+                world = await read_and_check(reader, standing.proposed, rt.fence, record.targets)
+                listed = world.listed
+                seen = Observed(
+                    states=world.states, events=world.reads.events, devices=listed.devices, now=rt.clock()
                 )
-                seen = Observed(states=states, events=reads.events, devices=listed.devices, now=rt.clock())
                 raise_refusal(
                     state_refusal(
                         record,
@@ -132,6 +169,13 @@ async def _run_claimed(rt: Runtime, record: BoundRecord, execution_id: str) -> E
                         tool_policy=standing.tool_policy,
                         lead_minutes=standing.policy.lead_minutes,
                         seen=seen,
+                    )
+                )
+                raise_refusal(
+                    facts_refusal(
+                        world_facts(record, standing.tool_policy, listed, world.endpoints, world.reads),
+                        facts_hash,
+                        shown,
                     )
                 )
                 wrote_at, sent = rt.clock(), True

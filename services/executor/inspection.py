@@ -1,9 +1,11 @@
 """Inspect: a fresh, read-only look at everything an approval card shows, and what Execute
 would answer right now.
 
-Facts (display text, never bound): per target its name, model, online, recording and the
-channel's name; the stream destination's name and URL host (never its key or full URL); the
-event's title, start and finish. ``would_refuse`` comes from the same pure checks Execute runs
+Facts (display text): per target its name, model, online, recording and the channel's name;
+the stream destination's name and URL host (never its key or full URL); the event's title,
+start and finish. Those that decide what the write does are returned again as the binding
+facts with their hash (`services.executor.facts`), which the approval records and Execute
+re-checks. ``would_refuse`` comes from the same pure checks Execute runs
 (`services.executor.checks`), in the same order, minus the approval's own (an Inspect has no
 approval): a seal that does not verify (e.g. prepared before a restart) gives ``seal_invalid``
 and no facts, so the card offers Deny only. ``complete`` is False when a read failed or an ID
@@ -27,6 +29,7 @@ from services.executor.checks import (
     stream_refusal,
     target_states,
 )
+from services.executor.facts import BoundFacts, bound_facts
 from services.executor.runtime import Runtime, Standing, db_time
 from services.executor.world import TargetReads
 from shared.approvals import get_proposal
@@ -98,6 +101,25 @@ def card_facts(
     return tuple(targets), stream, event
 
 
+def world_facts(
+    record: BoundRecord,
+    tool_policy: ToolPolicy,
+    listed: DeviceList,
+    endpoints: tuple[StreamEndpoint, ...] | None,
+    reads: TargetReads,
+) -> BoundFacts:
+    """The binding facts (`services.executor.facts`) of `record` in the world just read: the
+    same `card_facts` the card shows, flattened and hashed with the stream destination's
+    secret digest. Inspect returns them; Execute compares them with the approval's. Pure."""
+    targets, stream, event = card_facts(record, tool_policy, listed, endpoints, reads)
+    endpoint = (
+        find_endpoint(endpoints, stream.stream_id) if stream is not None and endpoints is not None else None
+    )
+    return bound_facts(
+        record, targets, stream, event, stream_secret=endpoint.secret_digest if endpoint is not None else None
+    )
+
+
 async def inspect(rt: Runtime, request: Inspect) -> Inspection:
     """Fresh card facts for a stored proposal and Execute's answer right now.
 
@@ -134,6 +156,11 @@ async def inspect(rt: Runtime, request: Inspect) -> Inspection:
         and (stream is None or stream.found)
         and (event is None or event.found)
     )
+    bound = (
+        world_facts(record, standing.tool_policy, listed, endpoints, reads)
+        if complete and listed is not None and reads is not None
+        else None
+    )
     return Inspection(
         proposal_id=row.id,
         complete=complete,
@@ -143,6 +170,8 @@ async def inspect(rt: Runtime, request: Inspect) -> Inspection:
         would_refuse=refusal.code if refusal else None,
         would_refuse_message=refusal.message if refusal else None,
         read_at=db_time(rt.clock()),
+        facts=bound.facts if bound is not None else {},
+        facts_hash=bound.hash if bound is not None else "",
     )
 
 

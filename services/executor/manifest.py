@@ -47,6 +47,8 @@ PREPARE_CODES: Final[frozenset[Code]] = frozenset(
 
 EXECUTE_REFUSALS: Final[tuple[Code, ...]] = (
     Code.APPROVAL_NOT_FOUND,
+    Code.PROPOSAL_NOT_FOUND,
+    Code.APPROVAL_MISMATCH,
     Code.SEAL_INVALID,
     Code.APPROVAL_NOT_CONSUMED,
     Code.APPROVAL_EXPIRED,
@@ -62,11 +64,18 @@ EXECUTE_REFUSALS: Final[tuple[Code, ...]] = (
     Code.EVENT_NOT_CURRENT,
     Code.TARGET_RECORDING,
     Code.TARGET_IN_EVENT_WINDOW,
+    Code.CARD_FACTS_CHANGED,
 )
 """Execute's refusals (``refusal_code`` of a ``refused`` report), in the order checked."""
 
+START_CODES: Final[frozenset[Code]] = frozenset({Code.EXECUTOR_RESTARTED})
+"""Codes the executor records at its start (on approved proposals it never took), never answered."""
+
 INSPECT_WOULD_REFUSE: Final[frozenset[Code]] = frozenset(EXECUTE_REFUSALS) - {
     Code.APPROVAL_NOT_FOUND,
+    Code.PROPOSAL_NOT_FOUND,
+    Code.APPROVAL_MISMATCH,
+    Code.CARD_FACTS_CHANGED,
     Code.APPROVAL_NOT_CONSUMED,
     Code.APPROVAL_EXPIRED,
     Code.APPROVAL_ALREADY_USED,

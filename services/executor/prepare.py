@@ -3,7 +3,9 @@
 Order: the policy (`checks.policy_refusal`), the fence, the sandbox sign-in, a fresh device
 list (team ID, membership, allowlist, channels), the stream endpoint list when the call names
 a ``stream_id``, the targets' recorder status and events (the fingerprint: online, recording,
-next event start per target) and the ``event_id``. The disruptive rule is not applied here:
+next event start per target) and the ``event_id``. A ``stream_id`` is bound in the form the
+sandbox team's list gives it (Epiphan compares stream IDs as it lists them: a UUID proposed in
+upper case is found case-insensitively, then sent as listed). The disruptive rule is not applied here:
 whether the room is busy is shown on the card (Inspect) and decided at Execute.
 
 Prepare does not store anything: approval_web inserts the proposal
@@ -14,7 +16,7 @@ as an `ErrorReply` with the code.
 from __future__ import annotations
 
 from services.executor import ExecutorError
-from services.executor.checks import Refusal, event_refusal, fence_refusal, policy_refusal
+from services.executor.checks import Refusal, as_listed, event_refusal, fence_refusal, policy_refusal
 from services.executor.runtime import Runtime
 from services.executor.world import raise_refusal, read_and_check
 from shared.binding import fingerprint_hash, make_bound_record, record_bytes, seal
@@ -35,17 +37,19 @@ async def prepare(rt: Runtime, request: Prepare) -> Prepared:
     raise_refusal(fence_refusal(rt.fence))
     async with await rt.sandbox() as connection:
         reader = rt.reader(connection, tool_policy)
-        _, reads, states = await read_and_check(reader, proposed, rt.fence, proposed.targets)
-    raise_refusal(event_refusal(proposed.arguments, reads.events))
+        world = await read_and_check(reader, proposed, rt.fence, proposed.targets)
+    raise_refusal(event_refusal(proposed.arguments, world.reads.events))
     record = make_bound_record(
         proposal_id=request.proposal_id,
         tool=request.tool,
-        arguments=proposed.arguments,
+        arguments=as_listed(proposed.arguments, world.endpoints),
         targets=proposed.targets,
-        fingerprint=states,
+        fingerprint=world.states,
         schema_version=proposed.rule.schema_version,
         reason=request.reason,
     )
     return Prepared(
-        record=record_bytes(record), seal=seal(record, rt.key), fingerprint_hash=fingerprint_hash(states)
+        record=record_bytes(record),
+        seal=seal(record, rt.key),
+        fingerprint_hash=fingerprint_hash(world.states),
     )

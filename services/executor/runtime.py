@@ -20,6 +20,7 @@ import aiosqlite
 
 from services.executor import ExecutorError
 from services.executor.checks import Fence, Proposed, Refusal, fence_refusal, policy_refusal
+from services.executor.facts import secret_digest
 from services.executor.world import SandboxReader, open_sandbox
 from shared.approvals import kill_switch
 from shared.binding import BoundRecord
@@ -139,5 +140,8 @@ class Runtime:
         )
 
     def reader(self, connection: McpConnection, tool_policy: ToolPolicy) -> SandboxReader:
-        """Fresh, guarded reads over `connection` (the policy's read list)."""
-        return SandboxReader(EpiphanReadClient(connection, tool_policy.read_tools), self.clock)
+        """Fresh, guarded reads over `connection` (the policy's read list); stream endpoints
+        carry their secret digest under the binding key."""
+        return SandboxReader(
+            EpiphanReadClient(connection, tool_policy.read_tools), self.clock, secret_digest(self.key)
+        )

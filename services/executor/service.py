@@ -80,7 +80,7 @@ class ExecutorService:
             if isinstance(request, Inspect):
                 return await inspect(self.rt, request)
             if isinstance(request, Execute):
-                report = await execute(self.rt, request.approval_id)
+                report = await execute(self.rt, request)
                 log.info(
                     "execute %s: %s %s %s",
                     request.approval_id,

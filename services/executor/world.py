@@ -104,11 +104,18 @@ async def _read(code: Code, what: str, read: Awaitable[T]) -> T:
 
 
 class SandboxReader:
-    """Fresh reads of the sandbox team. `clock` gives the current UTC time (for ``until``)."""
+    """Fresh reads of the sandbox team. `clock` gives the current UTC time (for ``until``);
+    `digest` makes each stream endpoint's keyed secret digest (`services.executor.facts`)."""
 
-    def __init__(self, client: EpiphanReadClient, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        client: EpiphanReadClient,
+        clock: Callable[[], datetime],
+        digest: Callable[[Mapping[str, Any]], str] | None = None,
+    ) -> None:
         self._client = client
         self._clock = clock
+        self._digest = digest
 
     async def device_list(self) -> DeviceList:
         """``get_devices_in_my_team`` -> `DeviceList`. Raises `ExecutorError`
@@ -124,10 +131,12 @@ class SandboxReader:
         return DeviceList(team_id=team_id, devices={d.id: d for d in devices})
 
     async def stream_endpoints(self) -> tuple[StreamEndpoint, ...]:
-        """The sandbox team's stream endpoints (ID, name, URL host). Raises `ExecutorError`
-        (``state_read_failed``)."""
+        """The sandbox team's stream endpoints (ID, name, URL host, secret digest). Raises
+        `ExecutorError` (``state_read_failed``)."""
         return await _read(
-            Code.STATE_READ_FAILED, "The sandbox team's stream destinations", self._client.stream_endpoints()
+            Code.STATE_READ_FAILED,
+            "The sandbox team's stream destinations",
+            self._client.stream_endpoints(digest=self._digest),
         )
 
     async def targets(self, targets: tuple[str, ...], *, with_system: bool = False) -> TargetReads:
@@ -169,9 +178,21 @@ def raise_refusal(refusal: Refusal | None) -> None:
         raise ExecutorError(refusal.code, refusal.message)
 
 
+@dataclass(frozen=True, slots=True)
+class World:
+    """What Prepare and Execute read, in order: the device list, the stream endpoints (None
+    when the call names no ``stream_id``), the targets' recorder status and events, and the
+    fingerprint taken from them."""
+
+    listed: DeviceList
+    endpoints: tuple[StreamEndpoint, ...] | None
+    reads: TargetReads
+    states: dict[str, TargetState]
+
+
 async def read_and_check(
     reader: SandboxReader, proposed: Proposed, fence: Fence, targets: tuple[str, ...]
-) -> tuple[DeviceList, TargetReads, dict[str, TargetState]]:
+) -> World:
     """The reads Prepare and Execute make, each followed by its checks, in order: the device
     list (team ID, membership, allowlist, channel), the stream endpoints when the call names a
     ``stream_id``, then the recorder status and events of `targets`, last (the fingerprint).
@@ -181,10 +202,12 @@ async def read_and_check(
     """
     listed = await reader.device_list()
     raise_refusal(membership_refusal(proposed, listed, fence))
+    endpoints = None
     if "stream_id" in proposed.arguments:
-        raise_refusal(stream_refusal(proposed.arguments, await reader.stream_endpoints()))
+        endpoints = await reader.stream_endpoints()
+        raise_refusal(stream_refusal(proposed.arguments, endpoints))
     reads = await reader.targets(targets)
     states = target_states(targets, listed.devices, reads.recorder, reads.events)
     if isinstance(states, Refusal):
         raise ExecutorError(states.code, states.message)
-    return listed, reads, states
+    return World(listed=listed, endpoints=endpoints, reads=reads, states=states)

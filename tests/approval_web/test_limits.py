@@ -23,7 +23,12 @@ from tests.shared.approval_helpers import add_proposal, conn
 __all__ = ["conn"]  # the fixture
 
 LIMITS = Limits(
-    max_pending=3, per_hour=4, denials_before_pause=3, denial_pause_minutes=60, approval_ttl_seconds=300
+    max_pending=3,
+    per_hour=4,
+    denials_before_pause=3,
+    denial_pause_minutes=60,
+    approval_ttl_seconds=300,
+    proposal_ttl_seconds=900,
 )
 A, B = "29088800001", "29088800002"
 NOW = "2026-03-02T10:00:00.000Z"

@@ -14,6 +14,7 @@ from services.approval_web.manifest import (
     OPERATIONS,
     PREPARE_CODES,
     REQUESTS,
+    START_CODES,
     codes_of,
 )
 from services.executor.manifest import OPERATIONS as EXECUTOR_OPERATIONS
@@ -57,7 +58,8 @@ def test_the_manifest_and_the_request_union_agree_both_ways() -> None:
 
 def test_every_code_the_handlers_name_is_declared_by_some_operation() -> None:
     named = set().union(*(codes_named_in(PACKAGE / name) for name in HANDLER_MODULES))
-    assert named - declared() - TRANSPORT_CODES == set()
+    assert named - declared() - TRANSPORT_CODES - START_CODES == set()
+    assert not START_CODES & declared()
 
 
 def test_every_declared_code_is_produced_by_a_handler_a_shared_module_or_the_executor() -> None:

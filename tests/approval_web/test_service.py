@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 
 from services.approval_web.manifest import OPERATIONS, REQUESTS, codes_of
-from shared.approvals import consume_approval, create_approval, get_proposal
+from shared.approvals import approve, get_proposal
 from shared.errors import Code
 from shared.messages import (
     AuditReport,
@@ -34,6 +34,8 @@ from shared.messages import (
     GetStatus,
     Health,
     HealthReport,
+    Inspect,
+    Inspection,
     ListPending,
     ListWritable,
     PendingList,
@@ -47,6 +49,7 @@ from shared.messages import (
     WritableDevices,
 )
 from shared.protocol import Capabilities, ErrorReply, GetCapabilities, manifest_problems, request
+from shared.store import db_now
 from tests.approval_web.helpers import (
     SANDBOX_DEVICES,
     Backend,
@@ -121,7 +124,7 @@ async def test_a_proposal_is_prepared_by_the_executor_stored_pending_and_answere
         detail = await ask(s.settings, ShowProposal(proposal_id=reply.proposal_id), ProposalDetail)
         assert detail.arguments == {"device_ids": [A]} and detail.summary.targets == (A,)
         assert detail.summary.proposed_by == "assistant" and detail.reason == "the encoder froze"
-        assert 0 < detail.expires_in_seconds <= 300 and detail.age_seconds >= 0
+        assert 0 < detail.expires_in_seconds <= 900 and detail.age_seconds >= 0
         assert detail.summary.expires_at == reply.expires_at and len(detail.fingerprint_hash) == 64
         async with reader(s.settings) as conn:
             row = await get_proposal(conn, reply.proposal_id)
@@ -436,14 +439,29 @@ async def test_show_reports_the_outcome_and_verification_once_the_proposal_ran(s
         proposal = await accept(
             s, submission("batch_recording", {"action": "start", "device_ids": [f"{A}-1"]})
         )
-        async with reader(s.settings) as conn:  # the page's part: the card shown, Approve pressed
-            approval = await create_approval(
-                conn, proposal_id=proposal.proposal_id, session_id="s", card_hash="c"
-            )
-            assert (await consume_approval(conn, approval.id)).ok
-        report = await request(
-            shared.executor.socket, Execute(approval_id=approval.id), ExecutionReport, timeout_seconds=30
+        inspection = await request(
+            shared.executor.socket, Inspect(proposal_id=proposal.proposal_id), Inspection, timeout_seconds=30
         )
+        assert isinstance(inspection, Inspection) and inspection.facts_hash, inspection
+        async with reader(s.settings) as conn:  # the page's part: the card shown, Approve pressed
+            approval = await approve(
+                conn,
+                proposal_id=proposal.proposal_id,
+                session_id="s",
+                card_hash="c",
+                facts_hash=inspection.facts_hash,
+                facts=inspection.facts,
+                shown_at=await db_now(conn),
+                ttl_seconds=300,
+            )
+            assert approval.ok
+        execute = Execute(
+            approval_id=approval.approval_id,
+            proposal_id=proposal.proposal_id,
+            card_hash="c",
+            facts_hash=inspection.facts_hash,
+        )
+        report = await request(shared.executor.socket, execute, ExecutionReport, timeout_seconds=30)
         assert isinstance(report, ExecutionReport) and report.outcome == "ok", report
         detail = await ask(s.settings, ShowProposal(proposal_id=proposal.proposal_id), ProposalDetail)
         assert (detail.summary.status, detail.outcome, detail.verification) == ("executed", "ok", "verified")

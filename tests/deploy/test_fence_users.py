@@ -304,19 +304,27 @@ print(getattr(reply, "proposal_id", None) or reply.code)
 """
 APPROVE_AND_EXECUTE = """
 import asyncio, sys
-from shared.approvals import consume_approval, create_approval
-from shared.messages import Execute, ExecutionReport
+from shared.approvals import approve
+from shared.messages import Execute, ExecutionReport, Inspect, Inspection
 from shared.protocol import request
-from shared.store import open_store
+from shared.store import db_now, open_store
 
 async def main():
+    inspection = await request(sys.argv[2], Inspect(proposal_id=sys.argv[3]), Inspection, timeout_seconds=60)
     conn = await open_store(sys.argv[1])
     try:
-        approval = await create_approval(conn, proposal_id=sys.argv[3], session_id="s-fence", card_hash="c")
-        assert (await consume_approval(conn, approval.id, session_id="s-fence")).ok
+        approval = await approve(
+            conn, proposal_id=sys.argv[3], session_id="s-fence", card_hash="c",
+            facts_hash=inspection.facts_hash, facts=inspection.facts, shown_at=await db_now(conn),
+            ttl_seconds=300,
+        )
+        assert approval.ok
     finally:
         await conn.close()
-    report = await request(sys.argv[2], Execute(approval_id=approval.id), ExecutionReport, timeout_seconds=60)
+    execute = Execute(
+        approval_id=approval.approval_id, proposal_id=sys.argv[3], card_hash="c", facts_hash=inspection.facts_hash
+    )
+    report = await request(sys.argv[2], execute, ExecutionReport, timeout_seconds=60)
     print(report.outcome if isinstance(report, ExecutionReport) else report.code)
 
 asyncio.run(main())

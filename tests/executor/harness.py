@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
+import msgspec
 
 from services.lab.server import LabHandle
 from services.lab.state import Event
-from shared.approvals import consume_approval, create_approval, insert_proposal
+from shared.approvals import approve, insert_proposal
 from shared.binding import record_from_bytes
 from shared.config import REPO_POLICY_DIR
 from shared.messages import (
@@ -39,13 +40,15 @@ from shared.messages import (
 )
 from shared.protocol import ErrorReply, request
 from shared.slots import SignIn, write_slot
-from shared.store import open_store
+from shared.store import db_now, open_store
 from tests.procs import ServiceProcess, base_env, start_service
 
 IDLE, RECORDING, NANO, CLASSROOM = "29088800001", "29088800002", "29088800003", "29088800004"
 SANDBOX_STREAM = "6f7a8b9c-0d1e-4f2a-9b3c-5d6e7f8091a2"
 NORMAL_DEVICE = "19012340104"
 TIMEOUT = 30.0
+CARD_HASH = "c-test"
+"""The page's card hash the harness's approvals carry (the executor compares, never computes it)."""
 TABLES = {
     "proposals": "SELECT * FROM proposals ORDER BY id",
     "proposal_targets": "SELECT * FROM proposal_targets ORDER BY proposal_id",
@@ -96,6 +99,8 @@ class Harness:
     executor: ServiceProcess
     args: tuple[str, ...] = ()
     counter: list[int] = field(default_factory=lambda: [0])
+    sent: dict[str, Execute] = field(default_factory=dict)
+    """The Execute message of each approval the harness recorded, as the page would send it."""
 
     @classmethod
     async def start(cls, lab: LabHandle, home: Path, *args: str, **env: str) -> Harness:
@@ -157,10 +162,15 @@ class Harness:
             self.executor.socket, Inspect(proposal_id=proposal_id), Inspection, timeout_seconds=TIMEOUT
         )
 
-    async def execute(self, approval_id: str) -> ExecutionReport:
-        reply = await request(
-            self.executor.socket, Execute(approval_id=approval_id), ExecutionReport, timeout_seconds=TIMEOUT
+    async def execute(self, approval_id: str, **changes: str) -> ExecutionReport:
+        """Execute as the page sends it: the approval with what was approved (proposal ID, card
+        hash, facts hash, as `approve` or `show` recorded them), any of them replaced by
+        `changes`."""
+        sent = self.sent.get(approval_id) or Execute(
+            approval_id=approval_id, proposal_id="p-000000000000", card_hash=CARD_HASH, facts_hash=""
         )
+        message = msgspec.structs.replace(sent, **changes)
+        reply = await request(self.executor.socket, message, ExecutionReport, timeout_seconds=TIMEOUT)
         assert isinstance(reply, ExecutionReport), reply
         return reply
 
@@ -191,19 +201,54 @@ class Harness:
         )
         return record.proposal_id
 
+    async def facts(self, proposal_id: str) -> Inspection:
+        """The Inspect behind a card (its binding facts must all have been read)."""
+        inspection = await self.inspect(proposal_id)
+        assert isinstance(inspection, Inspection) and inspection.facts_hash, inspection
+        return inspection
+
     async def show(self, proposal_id: str, ttl_seconds: int = 300) -> str:
-        """The card is shown: an unconsumed approval; its ID."""
-        approval = await create_approval(
-            self.conn, proposal_id=proposal_id, session_id="s-test", card_hash="c", ttl_seconds=ttl_seconds
+        """An approval nobody consumed (only a hand-made row can be one: the page records an
+        approval consumed), bound to the card's facts; its ID."""
+        inspection = await self.facts(proposal_id)
+        self.counter[0] += 1
+        approval_id = f"a-{self.counter[0]:012d}"
+        await self.conn.execute(
+            "INSERT INTO approvals (id, proposal_id, session_id, card_hash, facts_hash, shown_at, expires_at)"
+            " VALUES (?, ?, 's-test', ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),"
+            " strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?))",
+            (approval_id, proposal_id, CARD_HASH, inspection.facts_hash, f"{ttl_seconds:+d} seconds"),
         )
-        return approval.id
+        self.sent[approval_id] = Execute(
+            approval_id=approval_id,
+            proposal_id=proposal_id,
+            card_hash=CARD_HASH,
+            facts_hash=inspection.facts_hash,
+        )
+        return approval_id
 
     async def approve(self, proposal_id: str) -> str:
-        """Card shown and Approve pressed: a consumed approval; its ID."""
-        approval_id = await self.show(proposal_id)
-        result = await consume_approval(self.conn, approval_id)
+        """Card shown (a fresh Inspect) and Approve pressed, as the page does: an approval
+        recorded consumed and bound to the card's facts; its ID."""
+        inspection = await self.facts(proposal_id)
+        result = await approve(
+            self.conn,
+            proposal_id=proposal_id,
+            session_id="s-test",
+            card_hash=CARD_HASH,
+            facts_hash=inspection.facts_hash,
+            facts=inspection.facts,
+            shown_at=await db_now(self.conn),
+            ttl_seconds=300,
+        )
         assert result.ok, result
-        return approval_id
+        self.sent[result.approval_id] = Execute(
+            approval_id=result.approval_id,
+            proposal_id=proposal_id,
+            card_hash=CARD_HASH,
+            facts_hash=inspection.facts_hash,
+        )
+        return result.approval_id
 
     async def proposed_and_approved(self, tool: str, arguments: dict[str, Any]) -> tuple[str, str]:
         proposal_id = await self.propose(tool, arguments)

@@ -6,7 +6,14 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from services.executor.manifest import CAPABILITIES, EXECUTE_REFUSALS, OPERATIONS, REQUESTS, declared_codes
+from services.executor.manifest import (
+    CAPABILITIES,
+    EXECUTE_REFUSALS,
+    OPERATIONS,
+    REQUESTS,
+    START_CODES,
+    declared_codes,
+)
 from shared.errors import Code
 from shared.protocol import TRANSPORT_CODES, manifest_problems
 
@@ -14,6 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "services" / "executor"
 
 FROM_SHARED = {
     Code.APPROVAL_NOT_CONSUMED: "shared.executions.claim_approval",
+    Code.APPROVAL_MISMATCH: "shared.executions.claim_approval",
     Code.APPROVAL_EXPIRED: "shared.executions.claim_approval",
     Code.APPROVAL_ALREADY_USED: "shared.executions.claim_approval",
     Code.PROPOSAL_NOT_PENDING: "shared.executions.claim_approval",
@@ -50,7 +58,8 @@ def test_the_manifest_and_the_request_union_agree_both_ways() -> None:
 def test_every_code_the_executor_can_answer_with_is_declared() -> None:
     named = codes_named_in_package()
     assert named, "the scan found no codes"
-    assert named - declared_codes() - TRANSPORT_CODES == set()
+    assert named - declared_codes() - TRANSPORT_CODES - START_CODES == set()
+    assert not START_CODES & declared_codes()
     assert set(FROM_SHARED) - declared_codes() == set()
 
 

@@ -2,15 +2,17 @@
 stable code in words, writes one ``refusal`` audit row, and the lab records zero writes.
 
 A refusal before the claim (no approval, an unconsumed, expired or reused approval, a seal that
-does not verify) changes nothing else in the store. A refusal after the claim is recorded as
-the execution's outcome ``refused`` and the approval stays claimed, so it can never run.
+does not verify) ends that approval (it can never be claimed) and, when its proposal was
+approved, leaves the proposal ``not_run`` with the code; nothing else changes. A refusal after
+the claim is recorded as the execution's outcome ``refused``, the proposal ``not_run``, and the
+approval stays claimed, so it can never run.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from shared.approvals import execution_for_approval, get_approval, set_kill_switch
+from shared.approvals import execution_for_approval, get_approval, get_proposal, set_kill_switch
 from shared.errors import Code
 from shared.messages import Prepared
 from shared.protocol import ErrorReply
@@ -32,15 +34,33 @@ OTHER_UUID = "00000000-1111-4222-8333-444444444444"
 
 
 async def refused_before_claim(harness: Harness, approval_id: str, code: Code) -> None:
-    """Execute is refused with `code`; the store holds exactly what it held plus one audit row."""
-    rows, seq = await harness.rows(), await harness.audit_seq()
+    """Execute is refused with `code`: one audit row; the approval, unless already claimed, is
+    ended with the code and its proposal, if it was approved, is ``not_run``; the store holds
+    exactly what it held otherwise."""
+    before, seq = await harness.rows(), await harness.audit_seq()
+    approval = await get_approval(harness.conn, approval_id)
+    proposal = await get_proposal(harness.conn, approval.proposal_id) if approval else None
     report = await harness.execute(approval_id)
     assert (report.outcome, report.refusal_code, report.execution_id) == ("refused", code, None), report
     assert report.message
     assert harness.lab.writes() == []
-    assert await harness.rows() == rows
     (row,) = await harness.audit(seq)
     assert row["kind"] == "refusal" and f'"code":"{code}"' in row["detail_json"]
+    after = await harness.rows()
+    if approval is not None and not approval.claimed:
+        ended = await get_approval(harness.conn, approval_id)
+        assert ended is not None and ended.ended_code is not None
+        assert proposal is not None
+        now = await get_proposal(harness.conn, proposal.id)
+        assert now is not None
+        if proposal.status == "approved":
+            assert (now.status, now.status_code) == ("not_run", code)
+        else:
+            assert now.status == proposal.status
+        for table, key in (("approvals", approval_id), ("proposals", proposal.id)):
+            before[table] = [r for r in before[table] if r[0] != key]
+            after[table] = [r for r in after[table] if r[0] != key]
+    assert after == before
 
 
 async def refused_after_claim(harness: Harness, approval_id: str, code: Code) -> None:

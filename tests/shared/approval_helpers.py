@@ -8,9 +8,9 @@ from typing import Any
 import aiosqlite
 import pytest
 
-from shared.approvals import consume_approval, create_approval, get_proposal, insert_proposal, new_proposal_id
+from shared.approvals import approve, get_proposal, insert_proposal, new_proposal_id
 from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes, seal
-from shared.store import migrate, open_store
+from shared.store import db_now, migrate, open_store
 
 MASTER = "19012341234"
 TABLE_DUMPS = {
@@ -79,9 +79,23 @@ async def audit_rows(conn: aiosqlite.Connection) -> list[tuple[str, str | None, 
         return [(r[0], r[1], r[2]) for r in await cursor.fetchall()]
 
 
-async def approved(conn: aiosqlite.Connection) -> tuple[str, str]:
-    """A stored proposal with a consumed approval: (proposal ID, approval ID)."""
-    proposal_id = await add_proposal(conn)
-    approval = await create_approval(conn, proposal_id=proposal_id, session_id="s", card_hash="c")
-    assert (await consume_approval(conn, approval.id)).ok
-    return proposal_id, approval.id
+CARD_HASH, FACTS_HASH = "c", "f"
+"""What `approved` binds its approval to (the claim must carry the same)."""
+
+
+async def approved(conn: aiosqlite.Connection, *, target: str = MASTER) -> tuple[str, str]:
+    """A stored proposal with a consumed approval (card hash `CARD_HASH`, facts hash
+    `FACTS_HASH`): (proposal ID, approval ID)."""
+    proposal_id = await add_proposal(conn, target=target)
+    result = await approve(
+        conn,
+        proposal_id=proposal_id,
+        session_id="s",
+        card_hash=CARD_HASH,
+        facts_hash=FACTS_HASH,
+        facts=None,
+        shown_at=await db_now(conn),
+        ttl_seconds=300,
+    )
+    assert result.ok
+    return proposal_id, result.approval_id

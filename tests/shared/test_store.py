@@ -152,7 +152,7 @@ async def test_the_store_uses_wal_a_busy_timeout_and_foreign_keys(store):
 
 
 def test_migrations_are_numbered_from_one_without_gaps():
-    assert [version for version, _ in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
+    assert [m.version for m in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
 
 
 # --- transactions and clock ------------------------------------------------------------------

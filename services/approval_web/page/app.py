@@ -125,6 +125,7 @@ def build_page_app(
     app.router.add_get("/page.css", css, allow_head=False)
     app.router.add_post("/login", views.login)
     app.router.add_post("/approve", views.approve)
+    app.router.add_post("/confirm", views.confirm)
     app.router.add_post("/deny", views.deny)
     app.router.add_post("/deny-all", views.deny_all)
     return app

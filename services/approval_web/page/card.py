@@ -75,8 +75,10 @@ class NamedThing:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Card:
-    """Everything one approval card shows. `card_hash` is SHA-256 over all of it (recorded
-    with the approval: what the person saw). `can_approve` is False when `blockers` is not empty."""
+    """Everything one approval card shows. `facts` and `facts_hash` are the executor's binding
+    facts of the Inspect behind it (`services.executor.facts`). `card_hash` is SHA-256 over all
+    of it (recorded with the approval: what the person saw). `can_approve` is False when
+    `blockers` is not empty."""
 
     proposal_id: str
     tool: str
@@ -94,6 +96,8 @@ class Card:
     read_at: str
     room: str
     blockers: tuple[Words, ...]
+    facts: dict[str, str] = dataclasses.field(default_factory=dict)
+    facts_hash: str = ""
     card_hash: str = ""
 
     @property
@@ -254,7 +258,7 @@ def _blockers(
             out.append(Words.of(N_("Stream destination %(id)s was not found."), id=thing.id))
         elif not thing.found:
             out.append(Words.of(N_("Event %(id)s was not found."), id=thing.id))
-    if not inspection.complete and not out:
+    if (not inspection.complete or not inspection.facts_hash) and not out:
         out.append(Words.of(N_("A list could not be read, so some facts are missing.")))
     if inspection.would_refuse:
         why = refusal_words(inspection.would_refuse)
@@ -301,5 +305,7 @@ def build_card(
         read_at=show_time(inspection.read_at) if inspection and inspection.read_at else "",
         room=", ".join(names),
         blockers=_blockers(proposal, rule, inspection, inspect_code, targets, arguments, things),
+        facts=dict(inspection.facts) if inspection is not None else {},
+        facts_hash=inspection.facts_hash if inspection is not None else "",
     )
     return dataclasses.replace(card, card_hash=card_hash(card))

@@ -7,6 +7,7 @@ request with one ``refusal`` audit row and a page in plain words.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
@@ -44,6 +45,26 @@ ConnFactory = Callable[[], AbstractAsyncContextManager[aiosqlite.Connection]]
 """Gives a fresh store connection for one request, closed when the block ends."""
 
 
+class FactsSeen:
+    """The binding facts of the cards this process showed, by facts hash (the newest `limit`),
+    so an approval can record the facts its card showed without the form carrying them."""
+
+    def __init__(self, limit: int = 256) -> None:
+        self._limit = limit
+        self._facts: collections.OrderedDict[str, dict[str, str]] = collections.OrderedDict()
+
+    def remember(self, facts_hash: str, facts: dict[str, str]) -> None:
+        self._facts[facts_hash] = dict(facts)
+        self._facts.move_to_end(facts_hash)
+        while len(self._facts) > self._limit:
+            self._facts.popitem(last=False)
+
+    def recall(self, facts_hash: str) -> dict[str, str] | None:
+        """The facts shown with that hash, or None (forgotten, or another process's)."""
+        facts = self._facts.get(facts_hash)
+        return dict(facts) if facts is not None else None
+
+
 @dataclasses.dataclass(frozen=True)
 class Page:
     """Everything the handlers use, made once per app (keys live only in this process).
@@ -58,6 +79,7 @@ class Page:
         session_key, form_key: HMAC keys for session IDs and form tokens.
         throttle: wrong-secret strikes.
         envs: a Jinja2 environment per language.
+        facts_seen: the binding facts of cards shown (`FactsSeen`).
     """
 
     policy: Policy
@@ -71,6 +93,7 @@ class Page:
     throttle: WrongSecretThrottle
     envs: dict[str, jinja2.Environment]
     css: bytes
+    facts_seen: FactsSeen = dataclasses.field(default_factory=FactsSeen)
 
 
 PAGE = web.AppKey("page", Page)

@@ -34,8 +34,9 @@ class ExecutorClient(Protocol):
         """A fresh read of the card's facts. Raises `ExecutorError`."""
         ...
 
-    async def execute(self, approval_id: str) -> ExecutionReport:
-        """Run the consumed approval once. Raises `ExecutorError`."""
+    async def execute(self, request: Execute) -> ExecutionReport:
+        """Run the consumed approval once (`request` carries what the person approved).
+        Raises `ExecutorError`."""
         ...
 
 
@@ -77,11 +78,11 @@ class SocketExecutorClient:
             raise _error(reply)
         return reply
 
-    async def execute(self, approval_id: str) -> ExecutionReport:
+    async def execute(self, execute: Execute) -> ExecutionReport:
         try:
             reply = await request(
                 self.path,
-                Execute(approval_id=approval_id),
+                execute,
                 ExecutionReport,
                 timeout_seconds=self.execute_timeout_seconds,
             )

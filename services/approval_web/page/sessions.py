@@ -3,7 +3,7 @@
 A session starts when a person enters the page secret; its ID is `guards.session_id` of the
 cookie's token (never the token, never the secret). It lasts `MAX_AGE_SECONDS` from its start
 on the database clock, or until the page restarts (the key changes, so old IDs never match).
-``approvals_count`` is raised by `shared.approvals.consume_approval` in the same transaction
+``approvals_count`` is raised by `shared.approvals.approve` in the same transaction
 as the approval, so the page can show how many changes this session approved.
 """
 

@@ -2,13 +2,22 @@
 
 - ``GET /``: without a session, the secret form. With one: the oldest pending proposal's
   card, built from the store and a fresh Inspect (`card.build_card`), "N more waiting", the
-  queue and hourly-cap counts and this session's approvals. A card that may be approved is
-  recorded as shown (`shared.approvals.create_approval`: the approval, 5 minutes on the
-  database clock); the page reloads itself when it expires. Nothing else changes on a GET.
+  queue and hourly-cap counts and this session's approvals. **A GET writes nothing** (a
+  prefetch or a reload changes nothing): what the person sees travels with the click instead,
+  in the Approve form's signed token, which binds the session, the proposal, the card's hash,
+  the executor's facts hash and the time the card was shown (the database clock's). The card
+  states when Approve stops working: its own window (``approval_ttl_seconds`` after it was
+  shown) or the proposal's own expiry, whichever comes first; the page reloads itself then.
 - ``POST /login``: the secret, slowed per address (`throttle`); right: a new session cookie.
-- ``POST /approve``: session, token (bound to session, proposal and approval); a disruptive
-  change first shows a second step naming the room, with a tick box; then
-  `consume_approval` (one statement), then Execute, then the outcome in plain words.
+- ``POST /approve``: session and the approve token. A disruptive change (judged from the
+  proposal that will run: the one the token names) goes to the second step, the room confirm,
+  which issues its own token (``confirm``); nothing is recorded yet. Otherwise: `approve`
+  (one statement records the approval consumed, bound as above), then Execute carrying the
+  proposal ID, card hash and facts hash, then the outcome in plain words.
+- ``POST /confirm``: session, the confirm token and the ticked room; then as Approve.
+- Any failure between Approve and the executor's answer (not reached, an error, no answer)
+  ends the approval unless the executor already claimed it (`shared.approvals.end_unclaimed`:
+  the proposal becomes ``not_run``, one audit row), so nothing can run it later.
 - ``POST /deny``, ``POST /deny-all``: session and token, then `deny` / `deny_all`.
 """
 
@@ -16,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from typing import Any
+from typing import Any, ClassVar
 
 import aiosqlite
 from aiohttp import web
@@ -24,13 +33,13 @@ from aiohttp import web
 from services.approval_web.limits import active_pauses, count_last_hour, count_pending
 from services.approval_web.page import guards, outcome
 from services.approval_web.page.card import Card, build_card, show_time
-from services.approval_web.page.context import COOKIE, client_of, page_of, refuse, render
+from services.approval_web.page.context import ACTOR, COOKIE, client_of, page_of, refuse, render
 from services.approval_web.page.executor_client import ExecutorError
 from services.approval_web.page.sessions import Session, find_session, start_session
 from shared import approvals
-from shared.approvals import ApprovalError, ApprovalRow, ProposalRow
+from shared.approvals import ProposalRow
 from shared.errors import Code
-from shared.messages import Inspection
+from shared.messages import Execute, Inspection
 from shared.store import db_now
 
 EMPTY_REFRESH_SECONDS = 15
@@ -90,14 +99,32 @@ def _seconds_until(later: str, now: str) -> int:
     return max(0, int((parse(later) - parse(now)).total_seconds()))
 
 
-def _expiry(approval: ApprovalRow | None, now: str) -> dict[str, Any]:
-    """The card's expiry as shown, and the reload when it passes (the only countdown)."""
-    if approval is None:
+@dataclasses.dataclass(frozen=True, slots=True)
+class Shown:
+    """What the person sees, as the approve and confirm forms carry it (signed): the proposal,
+    the card's hash, the executor's facts hash and when the card was shown (DB-clock text)."""
+
+    proposal_id: str
+    card_hash: str
+    facts_hash: str
+    shown_at: str
+
+    FIELDS: ClassVar[tuple[str, ...]] = ("proposal_id", "card_hash", "facts_hash", "shown_at")
+
+    def bound(self) -> tuple[str, ...]:
+        return (self.proposal_id, self.card_hash, self.facts_hash, self.shown_at)
+
+    @classmethod
+    def from_form(cls, form: dict[str, str]) -> Shown:
+        return cls(*(form.get(name, "") for name in cls.FIELDS))
+
+
+def _expiry(proposal: ProposalRow, shown: Shown | None, now: str, ttl_seconds: int) -> dict[str, Any]:
+    """When Approve stops working, as the card states it, and the reload at that moment."""
+    if shown is None:
         return {"expires_at": None, "refresh_seconds": EMPTY_REFRESH_SECONDS * 2}
-    return {
-        "expires_at": show_time(approval.expires_at),
-        "refresh_seconds": _seconds_until(approval.expires_at, now) + 1,
-    }
+    ends = approvals.card_window_end(shown.shown_at, proposal.expires_at, ttl_seconds)
+    return {"expires_at": show_time(ends), "refresh_seconds": _seconds_until(ends, now) + 1}
 
 
 def _card(
@@ -121,16 +148,14 @@ async def _fresh_card(request: web.Request, proposal: ProposalRow) -> Card:
     return _card(request, proposal, inspection, None)
 
 
-def _tokens(
-    request: web.Request, session: Session, proposal_id: str, approval_id: str | None
-) -> dict[str, str]:
+def _tokens(request: web.Request, session: Session, proposal_id: str, shown: Shown | None) -> dict[str, str]:
     key = page_of(request).form_key
     out = {
         "deny": guards.form_token(key, "deny", session.id, proposal_id),
         "deny_all": guards.form_token(key, "deny_all", session.id),
     }
-    if approval_id is not None:
-        out["approve"] = guards.form_token(key, "approve", session.id, proposal_id, approval_id)
+    if shown is not None:
+        out["approve"] = guards.form_token(key, "approve", session.id, *shown.bound())
     return out
 
 
@@ -139,7 +164,8 @@ def _confirm_value(proposal: ProposalRow) -> str:
 
 
 async def index(request: web.Request) -> web.StreamResponse:
-    async with page_of(request).connect() as conn:
+    page = page_of(request)
+    async with page.connect() as conn:
         session = await _session(request, conn)
         if session is None:
             return render(request, "login.html", wait_seconds=None, wrong=False)
@@ -151,34 +177,25 @@ async def index(request: web.Request) -> web.StreamResponse:
         common = {
             "session": session,
             "queue": queue,
-            "deny_all_token": _tokens(request, session, "", None)["deny_all"],
+            "deny_all_token": guards.form_token(page.form_key, "deny_all", session.id),
         }
         if not pending:
             return render(request, "empty.html", refresh_seconds=EMPTY_REFRESH_SECONDS, **common)
         proposal = pending[0]
         card = await _fresh_card(request, proposal)
-        approval = None
-        if card.can_approve:
-            try:
-                approval = await approvals.create_approval(
-                    conn,
-                    proposal_id=proposal.id,
-                    session_id=session.id,
-                    card_hash=card.card_hash,
-                    ttl_seconds=page_of(request).policy.limits.approval_ttl_seconds,
-                )
-            except ApprovalError:  # decided or expired meanwhile: show the queue again
-                raise web.HTTPSeeOther("/") from None
-        return render(
-            request,
-            "card.html",
-            card=card,
-            approval=approval,
-            more=len(pending) - 1,
-            tokens=_tokens(request, session, proposal.id, approval.id if approval else None),
-            **_expiry(approval, now),
-            **common,
-        )
+    shown = Shown(proposal.id, card.card_hash, card.facts_hash, now) if card.can_approve else None
+    if shown is not None:
+        page.facts_seen.remember(card.facts_hash, card.facts)
+    return render(
+        request,
+        "card.html",
+        card=card,
+        shown=shown,
+        more=len(pending) - 1,
+        tokens=_tokens(request, session, proposal.id, shown),
+        **_expiry(proposal, shown, now, page.policy.limits.approval_ttl_seconds),
+        **common,
+    )
 
 
 async def login(request: web.Request) -> web.StreamResponse:
@@ -227,71 +244,119 @@ async def _checked(
 
 
 async def approve(request: web.Request) -> web.StreamResponse:
-    page = page_of(request)
-    async with page.connect() as conn:
-        checked = await _checked(request, conn, "approve", "proposal_id", "approval_id")
+    """Approve: straight to `_approve_and_run`, or for a disruptive change to the room confirm."""
+    async with page_of(request).connect() as conn:
+        checked = await _checked(request, conn, "approve", *Shown.FIELDS)
         if isinstance(checked, web.Response):
             return checked
         session, form = checked
-        proposal_id, approval_id = form["proposal_id"], form["approval_id"]
-        proposal = await approvals.get_proposal(conn, proposal_id)
+        shown = Shown.from_form(form)
+        proposal = await approvals.get_proposal(conn, shown.proposal_id)
         if proposal is None:  # the token was made for it, so this is a deleted row
             return _outcome(request, outcome.nothing_ran(Code.PROPOSAL_NOT_FOUND), session, status=409)
-        disruptive = page.tool_policy.is_disruptive(proposal.tool, proposal.arguments)
-        # The second step naming the room; a proposal no longer pending goes straight to the
-        # consume below, which refuses it (with its audit row).
-        if (
-            disruptive
-            and proposal.status == "pending"
-            and form.get("confirm_room") != _confirm_value(proposal)
+        # The confirm step is decided from the proposal the token names: the one that will run.
+        # One no longer pending goes straight to `approve`, which refuses it (with its audit row).
+        if page_of(request).tool_policy.is_disruptive(proposal.tool, proposal.arguments) and (
+            proposal.status == "pending"
         ):
-            return await _confirm_step(request, conn, session, proposal, approval_id)
-        consumed = await approvals.consume_approval(conn, approval_id, session_id=session.id)
-        if not consumed.ok:
-            shown = outcome.nothing_ran(str(consumed.code), proposal_id)
-            return _outcome(request, shown, session, status=409)
-        try:
-            report = await page.executor.execute(approval_id)
-            shown = outcome.from_report(report)
-        except ExecutorError as exc:
-            shown = await _after_error(conn, exc, approval_id, proposal_id)
-        session = await find_session(conn, session.id) or session
-        return _outcome(request, shown, session)
+            return await _confirm_step(request, conn, session, proposal)
+        return await _approve_and_run(request, conn, session, shown)
 
 
-async def _after_error(
-    conn: aiosqlite.Connection, exc: ExecutorError, approval_id: str, proposal_id: str
-) -> outcome.Outcome:
-    """Execute did not answer with a report: "nothing ran" only when the executor provably never
-    took the approval (not reached, and no execution recorded for it); else "may or may not"."""
-    if (
-        exc.code is Code.SERVICE_UNAVAILABLE
-        and await approvals.execution_for_approval(conn, approval_id) is None
-    ):
-        return outcome.nothing_ran(exc.raw_code, proposal_id)
+async def confirm(request: web.Request) -> web.StreamResponse:
+    """The room confirm's own POST: its own token (only the confirm page issues it) and the
+    ticked room; then `_approve_and_run`."""
+    async with page_of(request).connect() as conn:
+        checked = await _checked(request, conn, "confirm", *Shown.FIELDS)
+        if isinstance(checked, web.Response):
+            return checked
+        session, form = checked
+        shown = Shown.from_form(form)
+        proposal = await approvals.get_proposal(conn, shown.proposal_id)
+        if proposal is None:
+            return _outcome(request, outcome.nothing_ran(Code.PROPOSAL_NOT_FOUND), session, status=409)
+        if form.get("confirm_room") != _confirm_value(proposal):
+            return await _confirm_step(request, conn, session, proposal)
+        return await _approve_and_run(request, conn, session, shown)
+
+
+async def _approve_and_run(
+    request: web.Request, conn: aiosqlite.Connection, session: Session, shown: Shown
+) -> web.Response:
+    """Record the approval (consumed, bound to what was shown), then Execute, then the outcome."""
+    page = page_of(request)
+    consumed = await approvals.approve(
+        conn,
+        proposal_id=shown.proposal_id,
+        session_id=session.id,
+        card_hash=shown.card_hash,
+        facts_hash=shown.facts_hash,
+        facts=page.facts_seen.recall(shown.facts_hash),
+        shown_at=shown.shown_at,
+        ttl_seconds=page.policy.limits.approval_ttl_seconds,
+    )
+    if not consumed.ok:
+        result = outcome.nothing_ran(str(consumed.code), shown.proposal_id)
+        return _outcome(request, result, session, status=409)
+    execute = Execute(
+        approval_id=consumed.approval_id,
+        proposal_id=shown.proposal_id,
+        card_hash=shown.card_hash,
+        facts_hash=shown.facts_hash,
+    )
+    try:
+        result = outcome.from_report(await page.executor.execute(execute))
+    except ExecutorError as exc:
+        result = await _after_error(conn, exc, execute)
+    session = await find_session(conn, session.id) or session
+    return _outcome(request, result, session)
+
+
+async def _after_error(conn: aiosqlite.Connection, exc: ExecutorError, execute: Execute) -> outcome.Outcome:
+    """Execute did not answer with a report. Unless the executor already claimed the approval,
+    end it now (the proposal becomes ``not_run``, one audit row): nothing can run it later, so
+    "nothing ran" is then certain. A claimed one "may or may not have run": its execution row
+    decides, and ``fleetwatch pending show`` tells."""
+    ended = await approvals.end_unclaimed(
+        conn,
+        approval_id=execute.approval_id,
+        proposal_id=execute.proposal_id,
+        code=exc.code,
+        message=f"Execute did not answer ({exc.raw_code}); the approval was ended before the executor took it.",
+        actor=ACTOR,
+        step="execute_not_answered",
+    )
+    if ended:
+        return outcome.nothing_ran(exc.raw_code, execute.proposal_id)
     return outcome.after_transport_error(
-        exc.raw_code if exc.code is not Code.SERVICE_UNAVAILABLE else Code.SERVICE_NO_ANSWER, proposal_id
+        exc.raw_code if exc.code is not Code.SERVICE_UNAVAILABLE else Code.SERVICE_NO_ANSWER,
+        execute.proposal_id,
     )
 
 
 async def _confirm_step(
-    request: web.Request,
-    conn: aiosqlite.Connection,
-    session: Session,
-    proposal: ProposalRow,
-    approval_id: str,
+    request: web.Request, conn: aiosqlite.Connection, session: Session, proposal: ProposalRow
 ) -> web.Response:
-    approval = await approvals.get_approval(conn, approval_id)
+    """The second step of a disruptive change: the card read afresh, the room named, a tick box
+    and the confirm token, bound to this card as shown now (the only place that token is
+    issued). Writes nothing."""
+    page = page_of(request)
+    now = await db_now(conn)
     card = await _fresh_card(request, proposal)
+    shown = Shown(proposal.id, card.card_hash, card.facts_hash, now) if card.can_approve else None
+    tokens = _tokens(request, session, proposal.id, None)
+    if shown is not None:
+        page.facts_seen.remember(card.facts_hash, card.facts)
+        tokens["confirm"] = guards.form_token(page.form_key, "confirm", session.id, *shown.bound())
     return render(
         request,
         "confirm.html",
         card=card,
-        approval_id=approval_id,
+        shown=shown,
         confirm_value=_confirm_value(proposal),
-        tokens=_tokens(request, session, proposal.id, approval_id),
+        tokens=tokens,
         session=session,
-        **_expiry(approval, await db_now(conn)),
+        **_expiry(proposal, shown, now, page.policy.limits.approval_ttl_seconds),
     )
 
 

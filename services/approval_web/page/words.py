@@ -45,6 +45,17 @@ REFUSALS: Mapping[str, str] = {
     ),
     "approval_already_used": N_("this card was already approved once. A card runs at most once."),
     "approval_not_consumed": N_("this card was never approved."),
+    "approval_mismatch": N_(
+        "the approval in the store does not match the card that was approved; it was changed in the store."
+    ),
+    "card_facts_changed": N_(
+        "something the card showed changed before the write (a name, the stream destination or the event). "
+        "Look at the fresh card and decide again."
+    ),
+    "approval_web_restarted": N_(
+        "the approval page's service stopped before the executor took the approval."
+    ),
+    "executor_restarted": N_("the executor stopped before it took the approval."),
     "proposal_not_found": N_("the proposal no longer exists."),
     "proposal_not_pending": N_("the proposal is no longer waiting (it was approved, denied or expired)."),
     "seal_invalid": N_("the proposal's seal does not verify (it changed, or the executor restarted)."),

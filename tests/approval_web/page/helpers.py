@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import hashlib
 import html.parser
 import json
 from collections.abc import AsyncIterator, Callable
@@ -23,7 +24,7 @@ from services.approval_web.page.secret import PageSecret
 from shared import approvals
 from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes
 from shared.errors import Code
-from shared.messages import ExecutionReport, Inspection, TargetFacts
+from shared.messages import Execute, ExecutionReport, Inspection, TargetFacts
 from shared.policy import Policy, ToolPolicy, load_policies
 from shared.store import migrate, open_store
 
@@ -105,11 +106,14 @@ def facts_for(proposal_id: str, targets: tuple[str, ...], **overrides: Any) -> I
         )
         for t in targets
     )
+    bound = {f"device {t} name": f"Room {t[-3:]}" for t in targets}
     fields: dict[str, Any] = {
         "proposal_id": proposal_id,
         "complete": True,
         "targets": facts,
         "read_at": "2026-03-02T10:00:00.000Z",
+        "facts": bound,
+        "facts_hash": hashlib.sha256(json.dumps(bound, sort_keys=True).encode()).hexdigest(),
     }
     fields.update(overrides)
     return Inspection(**fields)
@@ -124,10 +128,15 @@ class RecordingExecutor:
         self.db = db
         self.inspected: list[str] = []
         self.executed: list[str] = []
+        """The approval IDs Execute was sent for, in order."""
+        self.sent: list[Execute] = []
+        """Every Execute message, as the page sent it."""
         self.inspection_for: Callable[[str, tuple[str, ...]], Inspection] = facts_for
         self.inspect_error: ExecutorError | None = None
         self.report: Callable[[str], ExecutionReport] | None = None
         self.execute_error: ExecutorError | None = None
+        self.claim_first = False
+        """Claim the approval in the store (as the executor does) before answering."""
 
     async def inspect(self, proposal_id: str) -> Inspection:
         self.inspected.append(proposal_id)
@@ -138,8 +147,20 @@ class RecordingExecutor:
         assert row is not None
         return self.inspection_for(proposal_id, row.targets)
 
-    async def execute(self, approval_id: str) -> ExecutionReport:
+    async def execute(self, request: Execute) -> ExecutionReport:
+        approval_id = request.approval_id
         self.executed.append(approval_id)
+        self.sent.append(request)
+        if self.claim_first:
+            async with connection(self.db) as conn:
+                claim = await approvals.claim_approval(
+                    conn,
+                    approval_id,
+                    proposal_id=request.proposal_id,
+                    card_hash=request.card_hash,
+                    facts_hash=request.facts_hash,
+                )
+            assert claim.ok, claim
         if self.execute_error is not None:
             raise self.execute_error
         if self.report is not None:

@@ -74,6 +74,8 @@ def inspection(**fields: Any) -> Inspection:
             finish="2026-03-02T12:00:00Z",
         ),
         "read_at": "2026-03-02T10:00:00.000Z",
+        "facts": {f"device {DEVICE} name": "Sandbox Pearl-2"},
+        "facts_hash": "f" * 64,
     }
     values.update(fields)
     return Inspection(**values)

@@ -49,9 +49,22 @@ async def test_the_card_shows_every_fact_and_deny_comes_first_with_the_focus(tmp
     assert [b.get("form") for b in forms.buttons][:2] == ["/deny", "/approve"]
     deny, approve = forms.buttons[0], forms.buttons[1]
     assert "autofocus" in deny and "autofocus" not in approve
-    assert forms.forms["/approve"]["proposal_id"] == proposal_id
-    assert [(r["proposal_id"], r["used"]) for r in approvals_rows] == [(proposal_id, 0)]
-    assert forms.forms["/approve"]["approval_id"] == approvals_rows[0]["id"]
+    approve_form = forms.forms["/approve"]
+    assert approve_form["proposal_id"] == proposal_id
+    assert len(approve_form["card_hash"]) == 64 and len(approve_form["facts_hash"]) == 64
+    assert approve_form["shown_at"].endswith("Z")
+    assert approvals_rows == []  # showing a card writes nothing
+
+
+async def test_a_get_changes_nothing_even_a_prefetch_of_the_card(tmp_path: Path) -> None:
+    async with page(tmp_path) as h:
+        await add_proposal(h.db)
+        await h.login()
+        audit_before = await h.audit_rows()
+        for headers in ({}, {"Sec-Purpose": "prefetch"}, {"Purpose": "prefetch"}):
+            await h.card(**headers)
+        assert await h.approvals_rows() == []
+        assert await h.audit_rows() == audit_before
 
 
 async def test_approve_consumes_once_runs_once_and_shows_done_with_the_verification(tmp_path: Path) -> None:
@@ -66,7 +79,21 @@ async def test_approve_consumes_once_runs_once_and_shows_done_with_the_verificat
     assert response.status == 200
     assert "Done" in text and "Epiphan shows the change" in text
     assert "1 change approved in this browser session" in text
-    assert h.executor.executed == [forms.forms["/approve"]["approval_id"]]
+    (sent,) = h.executor.sent
+    form = forms.forms["/approve"]
+    assert (sent.proposal_id, sent.card_hash, sent.facts_hash) == (
+        proposal_id,
+        form["card_hash"],
+        form["facts_hash"],
+    )
+    (row,) = await h.approvals_rows()
+    assert (row["id"], row["proposal_id"], row["used"], row["shown_at"]) == (
+        sent.approval_id,
+        proposal_id,
+        1,
+        form["shown_at"],
+    )
+    assert row["card_hash"] == form["card_hash"] and row["facts_hash"] == form["facts_hash"]
     assert status == "approved"
     assert "/approve" not in after.forms  # nothing left waiting
 
@@ -115,17 +142,31 @@ async def test_a_disruptive_change_asks_to_confirm_the_room_before_anything_runs
         assert await h.status_of(proposal_id) == "pending"
         confirm = forms_of(step)
         assert "Confirm the room" in step and "Room 003" in step
-        assert [b.get("form") for b in confirm.buttons] == ["/deny", "/approve"]
+        assert [b.get("form") for b in confirm.buttons] == ["/deny", "/confirm"]
         assert "autofocus" in confirm.buttons[0]
-        fields = dict(confirm.forms["/approve"])
+        fields = dict(confirm.forms["/confirm"])
         assert fields["confirm_room"] == f"room:{OTHER_DEVICE}"
+        assert fields["token"] != forms.forms["/approve"]["token"]  # its own token
         unticked = {k: v for k, v in fields.items() if k != "confirm_room"}
-        again = await h.post("/approve", unticked)
+        again = await h.post("/confirm", unticked)
         assert "Confirm the room" in await again.text() and h.executor.executed == []
-        done = await h.post("/approve", fields)
+        assert await h.approvals_rows() == []
+        done = await h.post("/confirm", fields)
         text = await done.text()
     assert "Done" in text
-    assert h.executor.executed == [fields["approval_id"]]
+    assert [m.proposal_id for m in h.executor.sent] == [proposal_id]
+
+
+async def test_the_approve_token_cannot_skip_the_room_confirm(tmp_path: Path) -> None:
+    async with page(tmp_path) as h:
+        proposal_id = await add_proposal(h.db, tool="batch_reboot", arguments={"device_ids": [OTHER_DEVICE]})
+        await h.login()
+        _, forms = await h.card()
+        ticked = {**forms.forms["/approve"], "confirm_room": f"room:{OTHER_DEVICE}"}
+        refused = await h.post("/confirm", ticked)  # the approve token on the confirm step
+        again = await h.post("/approve", ticked)  # the tick box on the first step
+        assert refused.status == 403 and "Confirm the room" in await again.text()
+        assert h.executor.executed == [] and await h.status_of(proposal_id) == "pending"
 
 
 async def test_the_page_speaks_spanish_when_the_browser_asks_for_it(tmp_path: Path) -> None:
@@ -158,14 +199,30 @@ async def test_the_only_countdown_is_the_expiry_five_minutes_on_the_database_clo
     async with page(tmp_path) as h:
         await add_proposal(h.db)
         await h.login()
-        text, _ = await h.card()
-        (approval,) = await h.approvals_rows()
-    created = dt.datetime.fromisoformat(approval["created_at"].replace("Z", "+00:00"))
-    expires = dt.datetime.fromisoformat(approval["expires_at"].replace("Z", "+00:00"))
-    assert abs((expires - created).total_seconds() - 300) < 1
+        text, forms = await h.card()
+    shown = dt.datetime.fromisoformat(forms.forms["/approve"]["shown_at"].replace("Z", "+00:00"))
+    expires = shown + dt.timedelta(seconds=300)
     refresh = re.findall(r'<meta http-equiv="refresh" content="(\d+); url=/">', text)
     assert len(refresh) == 1 and 295 <= int(refresh[0]) <= 301
     assert f"This card expires at {expires:%Y-%m-%d %H:%M} UTC" in text
+
+
+async def test_a_card_names_the_proposals_own_end_when_it_comes_first_and_approve_works_until_then(
+    tmp_path: Path,
+) -> None:
+    async with page(tmp_path) as h:
+        proposal_id = await add_proposal(h.db, ttl_seconds=41)
+        await h.login()
+        text, forms = await h.card()
+        async with connection(h.db) as conn:
+            row = await approvals.get_proposal(conn, proposal_id)
+        assert row is not None and row.expires_at is not None
+        ends = dt.datetime.fromisoformat(row.expires_at.replace("Z", "+00:00"))
+        refresh = re.findall(r'<meta http-equiv="refresh" content="(\d+); url=/">', text)
+        assert len(refresh) == 1 and int(refresh[0]) <= 42
+        assert f"This card expires at {ends:%Y-%m-%d %H:%M} UTC" in text
+        done = await h.post("/approve", forms.forms["/approve"])
+        assert "Done" in await done.text()
 
 
 async def test_a_card_whose_facts_cannot_be_read_offers_only_deny_and_says_why(tmp_path: Path) -> None:
@@ -183,8 +240,8 @@ async def test_a_card_whose_facts_cannot_be_read_offers_only_deny_and_says_why(t
 @pytest.mark.parametrize(
     ("failure", "report", "headline"),
     [
-        (ExecutorError(Code.SERVICE_NO_ANSWER, "timeout"), None, "May or may not have run — check the room"),
-        (ExecutorError(Code.INTERNAL_ERROR, "boom"), None, "May or may not have run — check the room"),
+        (ExecutorError(Code.SERVICE_NO_ANSWER, "timeout"), None, "Nothing ran: "),
+        (ExecutorError(Code.INTERNAL_ERROR, "boom"), None, "Nothing ran: "),
         (executor_down(), None, "Nothing ran: the executor could not be reached."),
         (None, {"outcome": "error", "detail": {OTHER_DEVICE: "<b>busy</b>"}}, "Epiphan reported a problem"),
         (None, {"outcome": "unknown"}, "May or may not have run — check the room"),
@@ -213,6 +270,31 @@ async def test_the_outcome_is_said_in_plain_words_and_never_as_failed_when_it_ma
     assert "failed" not in text.lower()
     assert "<b>busy</b>" not in text
     assert len(h.executor.executed) == 1
+
+
+@pytest.mark.parametrize("failure", [Code.SERVICE_NO_ANSWER, Code.INTERNAL_ERROR, Code.SERVICE_UNAVAILABLE])
+async def test_an_execute_that_does_not_answer_ends_the_approval_unless_the_executor_took_it(
+    tmp_path: Path, failure: Code
+) -> None:
+    async with page(tmp_path) as h:
+        untaken = await add_proposal(h.db)
+        taken = await add_proposal(h.db, tool="batch_reboot", arguments={"device_ids": [OTHER_DEVICE]})
+        await h.login()
+        h.executor.execute_error = ExecutorError(failure, "no report")
+        _, forms = await h.card()
+        text = await (await h.post("/approve", forms.forms["/approve"])).text()
+        assert "Nothing ran" in text
+        async with connection(h.db) as conn:
+            row = await approvals.get_proposal(conn, untaken)
+        assert row is not None and (row.status, row.status_code) == ("not_run", failure)
+        (audited,) = [r for r in await h.audit_rows() if r["kind"] == "refusal"]
+        assert audited["proposal_id"] == untaken and audited["detail"]["not_run"] is True
+        h.executor.claim_first = True  # the executor took the approval, then went silent
+        _, forms = await h.card()
+        confirm = forms_of(await (await h.post("/approve", forms.forms["/approve"])).text())
+        text = await (await h.post("/confirm", confirm.forms["/confirm"])).text()
+        assert "May or may not have run — check the room" in text
+        assert await h.status_of(taken) == "approved"  # its execution decides, never the page
 
 
 async def test_the_queue_the_hourly_cap_and_the_kill_switch_show_on_the_page(tmp_path: Path) -> None:

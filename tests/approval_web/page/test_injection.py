@@ -105,6 +105,8 @@ def hostile_inspection(name: str):
                 finish="2026-03-02T11:00:00Z",
             ),
             read_at="2026-03-02T09:00:00.000Z",
+            facts={"device name": name},
+            facts_hash="f" * 64,
         )
 
     return inspect
@@ -136,7 +138,13 @@ async def test_every_hostile_name_renders_inert_on_the_card(tmp_path: Path) -> N
                 ("deny", "/deny-all"),
             ], name
             assert set(forms.forms) == {"/deny", "/approve", "/deny-all"}
-            assert set(forms.forms["/approve"]) == {"proposal_id", "approval_id", "token"}
+            assert set(forms.forms["/approve"]) == {
+                "proposal_id",
+                "card_hash",
+                "facts_hash",
+                "shown_at",
+                "token",
+            }
             refreshes = [a for t, a in parsed.tags if t == "meta" and a.get("http-equiv") == "refresh"]
             assert all((a.get("content") or "").endswith("; url=/") for a in refreshes)
             assert not any(c in text for c in HIDDEN) and "\x00" not in text and "\x1b" not in text

@@ -4,6 +4,7 @@ approval tables as they were, and exactly one audit row naming the code."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 from aiohttp import ClientSession, CookieJar
 
 from services.approval_web.page.context import PAGE
-from tests.approval_web.page.helpers import Harness, add_proposal, connection, forms_of, page
+from tests.approval_web.page.helpers import Harness, add_proposal, connection, forms_of, page, policies
 
 TABLES = {
     "proposals": "SELECT * FROM proposals ORDER BY rowid",
@@ -250,17 +251,32 @@ async def test_a_replayed_approve_is_refused_and_runs_nothing_more(
         assert "Nothing ran" in await again.text()
 
 
-async def test_approve_after_the_card_expired_is_refused(ready: tuple[Harness, dict[str, str]]) -> None:
+async def test_approve_after_the_card_expired_is_refused(tmp_path: Path) -> None:
+    policy, _ = policies()
+    instant = dataclasses.replace(policy, limits=dataclasses.replace(policy.limits, approval_ttl_seconds=0))
+    async with page(tmp_path, policy=instant) as h:  # a card window that closes as it opens
+        await add_proposal(h.db)
+        await h.login()
+        _, forms = await h.card()
+        async with refused_once(h, "approval_expired"):
+            response = await h.post("/approve", forms.forms["/approve"])
+            assert response.status == 409
+            assert "the card expired" in await response.text()
+
+
+@pytest.mark.parametrize("field", ["proposal_id", "card_hash", "facts_hash", "shown_at"])
+async def test_approve_with_any_bound_field_changed_is_refused(
+    ready: tuple[Harness, dict[str, str]], field: str
+) -> None:
     h, form = ready
-    async with connection(h.db) as conn:
-        await conn.execute(
-            "UPDATE approvals SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 seconds') WHERE id = ?",
-            (form["approval_id"],),
-        )
-    async with refused_once(h, "approval_expired"):
-        response = await h.post("/approve", form)
-        assert response.status == 409
-        assert "the card expired" in await response.text()
+    other = await add_proposal(h.db) if field == "proposal_id" else None
+    changed = {
+        **form,
+        field: other or ("2000-01-01T00:00:00.000Z" if field == "shown_at" else "0" * 64),
+    }
+    async with refused_once(h, "csrf_failed"):
+        response = await h.post("/approve", changed)
+        assert response.status == 403
 
 
 @pytest.mark.parametrize("chunked", [False, True])
