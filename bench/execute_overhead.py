@@ -1,7 +1,10 @@
 """Execute overhead: time from the Execute message to the write reaching the lab, minus the
 lab's read latencies, measured in one run against a real executor process.
 
-Run: ``/work/venv/bin/python bench/execute_overhead.py [--runs N] [--read-latency-ms MS]``.
+Run: ``.venv/bin/python bench/execute_overhead.py [--runs N] [--read-latency-ms MS] [--json]``
+from a checkout (the editable install imports that checkout; ``tests`` comes from the folder).
+With ``--json`` it prints one JSON object of the samples (seconds) instead of the table:
+`bench/binding_cost.py` runs it in two checkouts side by side.
 
 Each run proposes and approves ``batch_recording start`` on a sandbox channel (through the
 real socket and the store), then times one Execute: from just before the request is sent to
@@ -18,19 +21,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
-import sys
 import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from services.lab.server import LabHandle, run_lab  # noqa: E402
-from shared.epiphan import READ_TOOLS_OF_EPIPHAN, EpiphanReadClient  # noqa: E402
-from shared.mcp_session import McpConnection  # noqa: E402
-from tests.executor.harness import IDLE, Harness  # noqa: E402
+from services.lab.server import LabHandle, run_lab
+from shared.epiphan import READ_TOOLS_OF_EPIPHAN, EpiphanReadClient
+from shared.mcp_session import McpConnection
+from tests.executor.harness import IDLE, Harness
 
 READS_BEFORE_THE_WRITE = (
     "get_devices_in_my_team",
@@ -83,6 +84,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--read-latency-ms", type=float, default=50.0)
+    parser.add_argument("--json", action="store_true", help="print the samples as one JSON object")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as home:
         async with run_lab("campus") as lab:
@@ -96,6 +98,9 @@ async def main() -> None:
             finally:
                 await harness.close()
     injected = CRITICAL_ROUNDS * args.read_latency_ms / 1000
+    if args.json:
+        print(json.dumps({"plain": plain, "faulted": faulted, "injected": injected, "opening": opening}))
+        return
     print(f"Execute -> write reaches the lab, {args.runs} runs each, in ms")
     print(f"  no injected latency           {summary(plain)}")
     print(f"  {args.read_latency_ms:.0f} ms on each read (total) {summary(faulted)}")

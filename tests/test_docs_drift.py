@@ -49,6 +49,7 @@ def minutes(seconds: int) -> str:
 
 FACTS = {
     "ttl": minutes(POLICY.limits.approval_ttl_seconds),
+    "life": minutes(POLICY.limits.proposal_ttl_seconds),
     "max_pending": POLICY.limits.max_pending,
     "per_hour": POLICY.limits.per_hour,
     "denials": POLICY.limits.denials_before_pause,
@@ -62,7 +63,7 @@ FACTS = {
 LIMITS = {
     GUIDE: {
         "An approval expires": "{ttl} minutes after its card was shown",
-        "An unreviewed proposal expires": "{ttl} minutes after it was proposed",
+        "A proposal nobody decided expires": "{life} minutes after it was proposed",
         "Proposals waiting at once": "{max_pending}",
         "Proposals per hour": "{per_hour} (denied ones do not count)",
         "Denial pause": "after {denials} denials of the same tool and target, {pause} minutes",
@@ -72,7 +73,7 @@ LIMITS = {
     },
     GUIDE_ES: {
         "Una aprobación vence": "{ttl} minutos después de mostrarse su tarjeta",
-        "Una propuesta sin revisar vence": "{ttl} minutos después de proponerse",
+        "Una propuesta sin decidir vence": "{life} minutos después de proponerse",
         "Propuestas en espera a la vez": "{max_pending}",
         "Propuestas por hora": "{per_hour} (las rechazadas no cuentan)",
         "Pausa por rechazos": "tras {denials} rechazos de la misma herramienta sobre el mismo equipo, {pause} minutos",
@@ -86,7 +87,7 @@ LIMITS_HEADING = {GUIDE: "## Limits", GUIDE_ES: "## Límites"}
 
 EN = {
     "ttl": "An approval expires {ttl} minutes after its card was shown",
-    "unreviewed": "expires {ttl} minutes after it was proposed",
+    "unreviewed": "expires {life} minutes after it was proposed",
     "max_pending": "at most {max_pending} proposals wait at once",
     "per_hour": "at most {per_hour} proposals an hour",
     "pause": "after {denials} denials of the same tool and target, such proposals pause for {pause} minutes",
@@ -95,7 +96,7 @@ EN = {
 }
 ES = {
     "ttl": "Una aprobación vence {ttl} minutos después de mostrarse su tarjeta",
-    "unreviewed": "vence {ttl} minutos después de proponerse",
+    "unreviewed": "vence {life} minutos después de proponerse",
     "max_pending": "como máximo {max_pending} propuestas en espera a la vez",
     "per_hour": "como máximo {per_hour} propuestas por hora",
     "pause": "tras {denials} rechazos de la misma herramienta sobre el mismo equipo, esas propuestas se "

@@ -239,7 +239,9 @@ async def test_with_the_executor_down_at_approve_the_proposal_ends_not_run_with_
         assert (detail.summary.status, detail.summary.status_code) == ("not_run", "service_unavailable")
         listed = await request(stack.settings.approval_socket, ListPending(), PendingList, timeout_seconds=10)
         assert isinstance(listed, PendingList) and listed.items == ()
-        assert [(s.proposal_id, s.status_code) for s in listed.not_run] == [(proposal_id, "service_unavailable")]
+        assert [(s.proposal_id, s.status_code) for s in listed.not_run] == [
+            (proposal_id, "service_unavailable")
+        ]
 
 
 async def test_a_get_of_the_page_prefetch_included_writes_nothing(tmp_path: Path) -> None:
