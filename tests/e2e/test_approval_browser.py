@@ -82,7 +82,7 @@ async def test_a_person_approves_one_card_in_chromium_and_it_writes_once(
 
         form = {
             name: await card.get_attribute(f"form[action='/approve'] input[name={name}]", "value") or ""
-            for name in ("proposal_id", "approval_id", "token")
+            for name in ("proposal_id", "card_hash", "facts_hash", "shown_at", "token")
         }
         assert form["proposal_id"] == proposal_id
         assert stack.writes() == []

@@ -104,7 +104,7 @@ async def test_the_main_job_runs_under_supervisord_and_a_person_approves_it_in_c
             assert await page.inner_text("h1") == "Start recording"
             form = {
                 name: await page.get_attribute(f"form[action='/approve'] input[name={name}]", "value") or ""
-                for name in ("proposal_id", "approval_id", "token")
+                for name in ("proposal_id", "card_hash", "facts_hash", "shown_at", "token")
             }
             assert form["proposal_id"] == item["proposal_id"]
             await page.click("button.approve")
