@@ -89,6 +89,7 @@ _W: Final[Mapping[str, Mapping[str, str]]] = {
         "more": "…and {n} more.",
         "offline_none": "No room is offline: all {total} are online.",
         "offline_for": "offline for {time}",
+        "offline_word": "offline",
         "recording_none": "No room is recording now ({online} online rooms checked).",
         "recording_on": "recording {channels} since {time}",
         "recording_now": "recording {channels}",
@@ -140,6 +141,7 @@ _W: Final[Mapping[str, Mapping[str, str]]] = {
         "more": "…y {n} más.",
         "offline_none": "Ninguna sala está desconectada: las {total} están conectadas.",
         "offline_for": "desconectada hace {time}",
+        "offline_word": "desconectada",
         "recording_none": "Ninguna sala está grabando ahora (revisé {online} salas conectadas).",
         "recording_on": "graba {channels} desde las {time}",
         "recording_now": "graba {channels}",
@@ -259,7 +261,7 @@ def offline(
         event = describe_event(events.get(device.id), now, DEFAULT_THRESHOLDS.lead_minutes, language)
         if event != "-":
             facts.append(_w(language, "room_next").format(event=event))
-        lines.append(f"- {name(device)}: {'; '.join(facts) or _w(language, 'room_offline').format(time='?')}")
+        lines.append(f"- {name(device)}: {'; '.join(facts) or _w(language, 'offline_word')}")
     return _listing(_heading(language, "offline", len(down)), lines, language)
 
 
@@ -462,7 +464,7 @@ def problems(
 ) -> list[str]:
     """What stops a room from being ready for its class, in words (empty: ready)."""
     if not device.online:
-        return [_w(language, "room_offline").format(time=_since(device, now))]
+        return [_offline(device, now, language)]
     found = []
     if event_state(event, now, limits.lead_minutes) == "on_now" and not device.recording:
         found.append(_w(language, "not_recording"))
@@ -476,8 +478,11 @@ def problems(
     return found
 
 
-def _since(device: Device, now: datetime) -> str:
-    return "?" if device.state_time is None else minutes_text((now - device.state_time).total_seconds())
+def _offline(device: Device, now: datetime, language: str) -> str:
+    """``OFFLINE for 3 h 00 min``, or ``OFFLINE`` when the device did not say since when."""
+    if device.state_time is None:
+        return _w(language, "offline_word").upper()
+    return _w(language, "room_offline").format(time=minutes_text((now - device.state_time).total_seconds()))
 
 
 def class_soon(event: Event | None, now: datetime, limits: Thresholds = DEFAULT_THRESHOLDS) -> bool:
@@ -552,7 +557,7 @@ def room(
 
     lines = [f"{name(device)}:"]
     if not device.online:
-        lines.append(f"- {w('room_offline').format(time=_since(device, now))}")
+        lines.append(f"- {_offline(device, now, language)}")
     else:
         lines.append(f"- {w('room_online')}; {recording_state(device, now, language)}")
     described = describe_event(event, now, limits.lead_minutes, language)

@@ -13,7 +13,7 @@ import httpx2
 import pytest
 
 from services.lab import LabError
-from services.lab.model_scripts import choose_room, main_job
+from services.lab.model_scripts import choose_room, demo_model, main_job
 from services.lab.model_standin import (
     ModelRequest,
     Reply,
@@ -335,3 +335,36 @@ async def test_the_command_line_serves_a_named_script_until_stopped():
         proc.terminate()
         with contextlib.suppress(ProcessLookupError):
             await asyncio.wait_for(proc.wait(), 10)
+
+
+def _first(question: str, language: str = "en") -> dict:
+    header = f"Operator's question (language: {language}; now: 2026-09-16T13:00:00Z; lead window: 30 min)."
+    return {"role": "user", "content": f"{header}\n\n{question}"}
+
+
+def test_the_demo_model_calls_only_tools_it_was_offered():
+    offered = ("get_devices_in_my_team",)
+    step1 = demo_model(_request(_first("What are our stream destinations?"), offered=offered))
+    assert [u.name for u in _uses(step1)] == ["get_devices_in_my_team"]
+    so_far = [
+        _first("which rooms are recording right now?"),
+        *_result("t1", "get_devices_in_my_team", DEVICES),
+    ]
+    answer = _text(demo_model(_request(*so_far, offered=offered)))
+    assert "Busy Hall" in answer and "Idle Hall" not in answer
+    change = _text(demo_model(_request(_first("Reboot Idle Hall"), *so_far[1:], offered=offered)))
+    assert change.startswith("Proposals are off here")
+
+
+def test_the_demo_model_says_when_the_data_block_left_rooms_out():
+    cut = {"devices": [*DEVICES["devices"], {"…": "40 more items not shown"}]}
+    so_far = [
+        _first("¿Qué equipos están desconectados?", "es"),
+        *_result("t1", "get_devices_in_my_team", cut),
+    ]
+    offered = (*OFFERED, "get_current_or_next_cms_events_for_devices")
+    (events,) = _uses(demo_model(_request(*so_far, offered=offered)))
+    assert events.input == {"device_ids": ["19012340103"], "until": "2026-09-17T13:00:00Z"}
+    so_far += _result("t2", events.name, {"events": [{"device_id": "19012340103", "event": None}]})
+    answer = _text(demo_model(_request(*so_far, offered=offered)))
+    assert "Solo se me mostró una parte del equipo" in answer and "- Down Hall: desconectada" in answer
