@@ -299,12 +299,7 @@ def parse_system_status(result: Any) -> dict[str, SystemStatus]:
     body = result.get("status", result)
     if body is None:
         return {}  # a null where the schema says list: tolerated, nothing known
-    if isinstance(body, list):
-        pairs = [(_str(_get(s, "device_id", "Id", "id")), s) for s in _maps(body)]
-    elif isinstance(body, Mapping):
-        pairs = [(str(k), v) for k, v in body.items() if isinstance(v, Mapping)]
-    else:
-        raise FleetShapeError("get_system_status_for_devices", "expected 'status' as a list or a map")
+    pairs = _rows(body, "get_system_status_for_devices", "expected 'status' as a list or a map")
     return {
         device_id: SystemStatus(
             device_id=device_id,
@@ -315,6 +310,19 @@ def parse_system_status(result: Any) -> dict[str, SystemStatus]:
         for device_id, s in pairs
         if device_id
     }
+
+
+def _rows(body: Any, tool: str, problem: str) -> list[tuple[str, Mapping[str, Any]]]:
+    """(device ID, row) pairs from a list of rows naming their device, or a map keyed by ID.
+
+    Raises:
+        FleetShapeError: `body` is neither (`problem` says what was expected).
+    """
+    if isinstance(body, list):
+        return [(_str(_get(s, "device_id", "Id", "id")), s) for s in _maps(body)]
+    if isinstance(body, Mapping):
+        return [(str(k), v) for k, v in body.items() if isinstance(v, Mapping)]
+    raise FleetShapeError(tool, problem)
 
 
 def _number(value: Any) -> float | None:
@@ -428,3 +436,64 @@ def merge_recorder(
         )
         merged.append(msgspec.structs.replace(device, channels=channels))
     return tuple(merged)
+
+
+class StorageStatus(msgspec.Struct, frozen=True):
+    """A device's storage: ``state`` ``ok``, ``low``, ``critical`` or ``missing`` (no storage
+    detected; "" when not said), free and total bytes (None when not said)."""
+
+    device_id: str
+    state: str = ""
+    free: int | None = None
+    total: int | None = None
+
+    @property
+    def free_pct(self) -> float | None:
+        """Free space in percent of the total, or None when either is unknown."""
+        if self.free is None or not self.total:
+            return None
+        return 100.0 * self.free / self.total
+
+
+def _bytes(value: Any) -> int | None:
+    number = _number(value)
+    return None if number is None else int(number)
+
+
+def parse_storage_status(result: Any) -> dict[str, StorageStatus]:
+    """``get_storage_status_for_devices`` → {master ID: StorageStatus}.
+
+    Accepts a list of ``{device_id, state, free, total}`` under ``storage`` (or ``devices``,
+    ``status``) and a map keyed by device ID. EPIPHAN.md gives no shape for this tool: the lab's
+    is the list; a state missing from a row is left "" (free and total still say).
+
+    Raises:
+        FleetShapeError: neither shape.
+    """
+    body = result
+    if isinstance(result, Mapping):
+        body = next((result[k] for k in ("storage", "devices", "status") if k in result), result)
+    pairs = _rows(body, "get_storage_status_for_devices", "expected a list or a map of devices")
+    return {
+        device_id: StorageStatus(
+            device_id=device_id,
+            state=_str(_get(s, "state", "State")).lower(),
+            free=_bytes(_get(s, "free", "free_bytes", "Free")),
+            total=_bytes(_get(s, "total", "total_bytes", "Total")),
+        )
+        for device_id, s in pairs
+        if device_id
+    }
+
+
+def storage_from_warnings(device: Device) -> StorageStatus | None:
+    """What a device's own warnings say about its storage (``no_storage_detected`` → missing;
+    ``disk_space_error`` → its ``state``, free and total), or None when they say nothing."""
+    for warning in device.warnings:
+        if warning.id == "no_storage_detected":
+            return StorageStatus(device.id, "missing")
+        if warning.id == "disk_space_error":
+            data = warning.data if isinstance(warning.data, Mapping) else {}
+            state = _str(data.get("state")).lower() or "low"
+            return StorageStatus(device.id, state, _bytes(data.get("free")), _bytes(data.get("total")))
+    return None

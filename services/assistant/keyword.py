@@ -1,91 +1,136 @@
 """The keyword answer: read-only, no model, English or Spanish. Pure (pass the snapshot and ``now``).
 
-Used when there is no model key, or the model failed (API error, refusal, timeout). It answers
-four kinds of question, recognised by keywords in either language:
+Used when there is no model key, or the model failed (API error, refusal, timeout). It
+understands the same questions as the rest of Fleetwatch (`shared.questions`: offline rooms,
+recording rooms, disk, temperature, firmware, signal, the next classes, readiness, one named
+room, stream destinations, what may be changed, everything that needs attention) and answers
+each from the fleet snapshot with the shared wording (`shared.fleet_answers`). A change
+request gets the room's status and a plain "nothing was proposed"; a question it cannot map
+gets the list of questions it understands. Every answer ends by saying it is the keyword
+answer.
 
-- what is **offline** (offline, down / desconectado, fuera de línea, apagado);
-- is **<room> ready** (ready / lista, listo, preparada): the room is found by its name in the
-  question (the longest name that appears wins);
-- the **next events** (next, upcoming, schedule / próximos, eventos, agenda);
-- otherwise, **what needs attention**, grouped as Fix first / Fix soon / When convenient.
-
-It has no path to a proposal: it takes a snapshot and returns text, nothing else.
+It has no path to a proposal: it takes a snapshot and returns text, nothing else. It cannot see
+the practice (sandbox) team or the stream destinations' names: the snapshot holds neither.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Final
 
+from shared import fleet_answers as say
 from shared.attention import DEFAULT_THRESHOLDS, Priority, Thresholds, findings
-from shared.display import visible
-from shared.fleet import Device, FleetSnapshot
-from shared.wording import PRIORITY_WORDS, describe_event, describe_finding
+from shared.fleet import FleetSnapshot, StorageStatus, storage_from_warnings
+from shared.questions import Topic, understand
+from shared.wording import PRIORITY_WORDS, describe_finding
 
-MAX_LINES: Final = 20
-_INTENTS: Final = (
-    ("offline", re.compile(r"offline|\bdown\b|desconectad|fuera de l[ií]nea|apagad|sin conexi[oó]n", re.I)),
-    ("ready", re.compile(r"\bready\b|\blist[oa]s?\b|preparad", re.I)),
-    (
-        "events",
-        re.compile(r"\bnext\b|upcoming|schedule|calendar|\bevents?\b|pr[oó]xim|eventos?|agenda|clases", re.I),
-    ),
-)
 _WORDS: Final = {
     "en": {
+        "label": "(Keyword answer: read from the fleet just now, without a model; it never proposes a change.)",
         "nothing": "Nothing needs attention.",
-        "no_offline": "Every device is online.",
-        "offline": "{n} offline:",
-        "no_events": "No events in the next 24 hours.",
-        "events": "Next events:",
-        "no_room": "Which room? I could not find a room name in the question.",
-        "ready": "{room} looks ready: online, no problems found.",
-        "not_ready": "{room} is not ready:",
-        "next": "Next event: {event}.",
-        "more": "…and {n} more.",
+        "unknown": "The keyword answer only understands fleet questions such as {examples}.",
+        "change": (
+            "Nothing was proposed: the keyword answer cannot propose changes. With the model, a "
+            "change can be proposed for the practice (sandbox) team's rooms, for a person to approve."
+        ),
+        "writable": (
+            "The keyword answer is read-only and proposes nothing. With the model, changes can be "
+            "proposed only for the practice (sandbox) team's rooms, and a person approves each one "
+            "on the approval page; the {count} rooms read here can be read but not changed."
+        ),
+        "no_names": "The destinations' names are not in the keyword answer's read of the fleet.",
     },
     "es": {
+        "label": (
+            "(Respuesta por palabras clave: leída del equipo ahora mismo, sin modelo; nunca propone "
+            "un cambio.)"
+        ),
         "nothing": "Nada necesita atención.",
-        "no_offline": "Todos los equipos están conectados.",
-        "offline": "{n} desconectados:",
-        "no_events": "No hay eventos en las próximas 24 horas.",
-        "events": "Próximos eventos:",
-        "no_room": "¿Qué sala? No encontré el nombre de una sala en la pregunta.",
-        "ready": "{room} parece lista: conectada, sin problemas.",
-        "not_ready": "{room} no está lista:",
-        "next": "Próximo evento: {event}.",
-        "more": "…y {n} más.",
+        "unknown": "La respuesta por palabras clave solo entiende preguntas sobre el equipo, como {examples}.",
+        "change": (
+            "No se propuso nada: la respuesta por palabras clave no puede proponer cambios. Con el "
+            "modelo, se puede proponer un cambio para las salas del equipo de práctica (sandbox), "
+            "que una persona aprueba."
+        ),
+        "writable": (
+            "La respuesta por palabras clave es de solo lectura y no propone nada. Con el modelo, "
+            "solo se pueden proponer cambios para las salas del equipo de práctica (sandbox), y una "
+            "persona aprueba cada uno en la página de aprobación; las {count} salas leídas aquí se "
+            "pueden consultar, pero no cambiar."
+        ),
+        "no_names": "Los nombres de los destinos no están en la lectura del equipo de esta respuesta.",
     },
 }
 
 
-def intent_of(question: str) -> str:
-    """``offline``, ``ready``, ``events`` or ``attention``."""
-    for name, pattern in _INTENTS:
-        if pattern.search(question):
-            return name
-    return "attention"
+def _storage(snapshot: FleetSnapshot) -> dict[str, StorageStatus]:
+    found = {d.id: storage_from_warnings(d) for d in snapshot.devices}
+    return {device_id: s for device_id, s in found.items() if s is not None}
 
 
-def _fold(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+def _attention(snapshot: FleetSnapshot, now: datetime, limits: Thresholds, lang: str) -> list[str]:
+    found = findings(snapshot, now, limits)
+    if not found:
+        return [_WORDS[lang]["nothing"]]
+    out: list[str] = []
+    for priority in Priority:
+        group = [f for f in found if f.priority == priority]
+        if group:
+            out.append(f"{PRIORITY_WORDS[lang][priority]}:")
+            lines = [f"- {describe_finding(f, lang)}" for f in group]
+            out.extend(lines if len(lines) <= say.MAX_LINES else [*lines[: say.MAX_LINES], "…"])
+    return out
 
 
-def find_room(question: str, devices: tuple[Device, ...]) -> Device | None:
-    """The device whose name appears in the question (accents and case ignored; the longest
-    such name wins), or None."""
-    folded = _fold(question)
-    named = [d for d in devices if d.name.strip() and _fold(d.name.strip()) in folded]
-    return max(named, key=lambda d: len(d.name), default=None)
-
-
-def _capped(lines: list[str], words: dict[str, str]) -> list[str]:
-    if len(lines) <= MAX_LINES:
-        return lines
-    return [*lines[:MAX_LINES], words["more"].format(n=len(lines) - MAX_LINES)]
+def _body(question: str, lang: str, snapshot: FleetSnapshot, now: datetime, limits: Thresholds) -> list[str]:
+    words = _WORDS[lang]
+    devices, events = snapshot.devices, snapshot.events
+    intent = understand(question, [d.name for d in devices])
+    room = next((d for d in devices if d.name == intent.room), None) if intent.room else None
+    topic = intent.topic
+    if topic is Topic.ROOM and room is not None:
+        return say.room(
+            room,
+            events.get(room.id),
+            now,
+            lang,
+            fleet=devices,
+            system=snapshot.system.get(room.id),
+            storage=_storage(snapshot).get(room.id),
+            limits=limits,
+        )
+    if topic is Topic.CHANGE and intent.due:
+        return [*say.readiness(devices, events, now, lang, limits=limits), words["change"]]
+    if topic is Topic.CHANGE:
+        status = (
+            say.room(room, events.get(room.id), now, lang, fleet=devices, system=snapshot.system.get(room.id))
+            if room is not None
+            else []
+        )
+        return [words["change"], *status]
+    if topic is Topic.WRITABLE:
+        return [words["writable"].format(count=len(devices))]
+    if topic is Topic.OFFLINE:
+        return say.offline(devices, events, now, lang)
+    if topic is Topic.RECORDING:
+        return say.recording(devices, now, lang)
+    if topic is Topic.DISK:
+        return say.disk(devices, _storage(snapshot), lang, limits)
+    if topic is Topic.TEMPERATURE:
+        return say.heat(devices, snapshot.system, lang, limits)
+    if topic is Topic.FIRMWARE:
+        return say.firmware(devices, lang)
+    if topic is Topic.SIGNAL:
+        return say.signal(devices, lang)
+    if topic is Topic.SCHEDULE:
+        return say.schedule(devices, events, now, lang)
+    if topic is Topic.READINESS:
+        return say.readiness(devices, events, now, lang, limits=limits)
+    if topic is Topic.STREAMS:
+        return [*say.streams(devices, None, lang), words["no_names"]]
+    if topic is Topic.ATTENTION:
+        return _attention(snapshot, now, limits, lang)
+    return [words["unknown"].format(examples=say.examples(lang))]
 
 
 def keyword_answer(
@@ -97,52 +142,5 @@ def keyword_answer(
 ) -> str:
     """The keyword answer to `question` about `snapshot` at `now` (UTC), in `language`."""
     lang = language if language in _WORDS else "en"
-    words = _WORDS[lang]
-    intent = intent_of(question)
-    found = findings(snapshot, now, limits)
-    if intent == "offline":
-        offline = sorted((d for d in snapshot.devices if not d.online), key=lambda d: d.name.casefold())
-        if not offline:
-            return words["no_offline"]
-        lines = [f"- {visible(d.name, 80)} ({d.id})" for d in offline]
-        return "\n".join([words["offline"].format(n=len(offline)), *_capped(lines, words)])
-    if intent == "ready":
-        room = find_room(question, snapshot.devices)
-        if room is None:
-            return words["no_room"]
-        name = visible(room.name, 80)
-        problems = [f for f in found if f.device_id == room.id and f.priority is not Priority.WHEN_CONVENIENT]
-        event = describe_event(snapshot.events.get(room.id), now, limits.lead_minutes, lang)
-        head = words["not_ready"].format(room=name) if problems else words["ready"].format(room=name)
-        lines = [f"- {PRIORITY_WORDS[lang][f.priority]}: {describe_finding(f, lang)}" for f in problems]
-        tail = [words["next"].format(event=event)] if event != "-" else []
-        return "\n".join([head, *lines, *tail])
-    if intent == "events":
-        horizon = now + timedelta(hours=24)
-        upcoming = sorted(
-            (
-                (e.start, d)
-                for d in snapshot.devices
-                if (e := snapshot.events.get(d.id)) is not None
-                and e.start is not None
-                and e.start <= horizon
-                and (e.finish or e.start) >= now
-            ),
-            key=lambda pair: (pair[0], pair[1].name.casefold()),
-        )
-        if not upcoming:
-            return words["no_events"]
-        lines = [
-            f"- {start:%H:%M} UTC {visible(d.name, 80)}: {describe_event(snapshot.events[d.id], now, limits.lead_minutes, lang)}"
-            for start, d in upcoming
-        ]
-        return "\n".join([words["events"], *_capped(lines, words)])
-    if not found:
-        return words["nothing"]
-    out: list[str] = []
-    for priority in Priority:
-        group = [f for f in found if f.priority == priority]
-        if group:
-            out.append(f"{PRIORITY_WORDS[lang][priority]}:")
-            out.extend(_capped([f"- {describe_finding(f, lang)}" for f in group], words))
-    return "\n".join(out)
+    lines = _body(question, lang, snapshot, now, limits)
+    return "\n".join([*lines, "", _WORDS[lang]["label"]])

@@ -21,7 +21,9 @@ _SPANISH: Final = frozenset(
     "grabando grabar grabación lista listo listas necesita necesitan atención desconectado "
     "desconectados conectado próximos próximo eventos evento clase clases equipos equipo del los "
     "las una por para con sin hoy ahora mañana puedes favor empezar iniciar detener dime muestra "
-    "revisa fuera línea algún alguna ninguna todas todos es son el la en y".split()
+    "revisa fuera línea algún alguna ninguna todas todos es son el la en y "
+    "reinicia reiniciar inicia iniciar empieza comienza detén deten detener actualiza actualizar "
+    "graba transmisión destinos señal disco espacio poco caliente".split()
 )
 _ENGLISH: Final = frozenset(
     "what which when where how is are the a an room rooms ready recording record needs need "

@@ -15,6 +15,8 @@ from shared.messages import ProposalState
         "que equipos estan desconectados",
         "¿Está lista el Aula Magna para su clase?",
         "muéstrame los próximos eventos",
+        "Reinicia Sandbox Nano.",
+        "Detén la grabación en Sandbox Pearl Mini",
     ],
 )
 def test_spanish_questions_are_detected(question):
@@ -29,6 +31,8 @@ def test_spanish_questions_are_detected(question):
         "what's offline",
         "next events please",
         "Is the Aula Magna ready for class?",
+        "Reboot ENG 105.",
+        "Start recording in Sandbox Pearl-2.",
     ],
 )
 def test_english_questions_are_detected(question):

@@ -141,4 +141,4 @@ async def test_the_page_answers_with_the_real_keyword_path(make_assistant):
             headers=_same_origin(base),
         )
     assert response.status_code == 200
-    assert "2 offline:" in response.text and "ENG 210 (19012340204)" in response.text
+    assert "2 rooms are offline:" in response.text and "- ENG 210: offline for 3 h 00 min" in response.text

@@ -13,7 +13,7 @@ import httpx2
 import pytest
 
 from services.lab import LabError
-from services.lab.model_scripts import choose_room, demo
+from services.lab.model_scripts import choose_room, demo_model, main_job
 from services.lab.model_standin import (
     ModelRequest,
     Reply,
@@ -247,33 +247,33 @@ WRITABLE = {
 }
 
 
-def test_the_demo_script_reads_the_fleet_lists_writable_rooms_proposes_the_soonest_idle_one_and_answers():
-    step1 = demo(_request(FIRST))
+def test_the_main_job_script_reads_the_fleet_lists_writable_rooms_proposes_the_soonest_idle_one_and_answers():
+    step1 = main_job(_request(FIRST))
     assert [u.name for u in _uses(step1)] == ["get_devices_in_my_team"]
     so_far = [FIRST, *_result("t1", "get_devices_in_my_team", DEVICES)]
-    (events_call,) = _uses(demo(_request(*so_far)))
+    (events_call,) = _uses(main_job(_request(*so_far)))
     assert events_call.input == {
         "device_ids": ["19012340101", "19012340102"],
         "until": "2026-09-17T13:00:00Z",
     }
     so_far += _result("t2", events_call.name, EVENTS)
-    (listing,) = _uses(demo(_request(*so_far)))
+    (listing,) = _uses(main_job(_request(*so_far)))
     assert (listing.name, dict(listing.input)) == ("list_writable_devices", {})
     so_far += _result("t3", "list_writable_devices", WRITABLE)
-    (propose,) = _uses(demo(_request(*so_far)))
+    (propose,) = _uses(main_job(_request(*so_far)))
     assert propose.input["tool"] == "batch_recording"
     assert propose.input["arguments"] == {"action": "start", "device_ids": ["29088800006-2"]}
     assert "30 min" in propose.input["reason"]
-    done = _text(demo(_request(*so_far, *_result("t4", "propose_change", {"proposal_id": "p_1"}))))
+    done = _text(main_job(_request(*so_far, *_result("t4", "propose_change", {"proposal_id": "p_1"}))))
     assert "Room 6" in done and "30 min" in done and "aprob" in done
     assert "Idle Hall" in done and "Busy Hall" not in done and "no cambiar" in done
     refused = _text(
-        demo(_request(*so_far, *_result("t4", "propose_change", {"error": {"code": "queue_full"}})))
+        main_job(_request(*so_far, *_result("t4", "propose_change", {"error": {"code": "queue_full"}})))
     )
     assert "queue_full" in refused
 
 
-def test_the_demo_script_proposes_nothing_when_no_writable_room_qualifies_or_proposals_are_off():
+def test_the_main_job_script_proposes_nothing_when_no_writable_room_qualifies_or_proposals_are_off():
     english = {
         "role": "user",
         "content": "Operator's question (language: en; now: 2026-09-16T13:00:00Z).\n\nAny?",
@@ -284,10 +284,12 @@ def test_the_demo_script_proposes_nothing_when_no_writable_room_qualifies_or_pro
         *_result("t2", "get_current_or_next_cms_events_for_devices", EVENTS),
     ]
     none = {**WRITABLE, "devices": [d for d in WRITABLE["devices"] if d["device_id"][-1] not in "56"]}
-    assert "proposed nothing" in _text(demo(_request(*so_far, *_result("t3", "list_writable_devices", none))))
+    assert "proposed nothing" in _text(
+        main_job(_request(*so_far, *_result("t3", "list_writable_devices", none)))
+    )
     failed = _result("t3", "list_writable_devices", {"error": {"code": "no_sign_in", "message": "x"}})
-    assert "no_sign_in" in _text(demo(_request(*so_far, *failed)))
-    off = _text(demo(_request(*so_far, offered=("get_devices_in_my_team",))))
+    assert "no_sign_in" in _text(main_job(_request(*so_far, *failed)))
+    off = _text(main_job(_request(*so_far, offered=("get_devices_in_my_team",))))
     assert "can't propose" in off and "Idle Hall" in off
 
 
@@ -333,3 +335,36 @@ async def test_the_command_line_serves_a_named_script_until_stopped():
         proc.terminate()
         with contextlib.suppress(ProcessLookupError):
             await asyncio.wait_for(proc.wait(), 10)
+
+
+def _first(question: str, language: str = "en") -> dict:
+    header = f"Operator's question (language: {language}; now: 2026-09-16T13:00:00Z; lead window: 30 min)."
+    return {"role": "user", "content": f"{header}\n\n{question}"}
+
+
+def test_the_demo_model_calls_only_tools_it_was_offered():
+    offered = ("get_devices_in_my_team",)
+    step1 = demo_model(_request(_first("What are our stream destinations?"), offered=offered))
+    assert [u.name for u in _uses(step1)] == ["get_devices_in_my_team"]
+    so_far = [
+        _first("which rooms are recording right now?"),
+        *_result("t1", "get_devices_in_my_team", DEVICES),
+    ]
+    answer = _text(demo_model(_request(*so_far, offered=offered)))
+    assert "Busy Hall" in answer and "Idle Hall" not in answer
+    change = _text(demo_model(_request(_first("Reboot Idle Hall"), *so_far[1:], offered=offered)))
+    assert change.startswith("Proposals are off here")
+
+
+def test_the_demo_model_says_when_the_data_block_left_rooms_out():
+    cut = {"devices": [*DEVICES["devices"], {"…": "40 more items not shown"}]}
+    so_far = [
+        _first("¿Qué equipos están desconectados?", "es"),
+        *_result("t1", "get_devices_in_my_team", cut),
+    ]
+    offered = (*OFFERED, "get_current_or_next_cms_events_for_devices")
+    (events,) = _uses(demo_model(_request(*so_far, offered=offered)))
+    assert events.input == {"device_ids": ["19012340103"], "until": "2026-09-17T13:00:00Z"}
+    so_far += _result("t2", events.name, {"events": [{"device_id": "19012340103", "event": None}]})
+    answer = _text(demo_model(_request(*so_far, offered=offered)))
+    assert "Solo se me mostró una parte del equipo" in answer and "- Down Hall: desconectada" in answer

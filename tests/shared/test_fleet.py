@@ -4,12 +4,15 @@ import pytest
 
 from shared.fleet import (
     FleetShapeError,
+    StorageStatus,
     parse_devices,
     parse_events,
     parse_recorder_status,
+    parse_storage_status,
     parse_stream_endpoints,
     parse_system_status,
     parse_time,
+    storage_from_warnings,
 )
 
 DEVICE = {
@@ -184,3 +187,30 @@ def test_one_stream_endpoint_without_an_id_fails_the_whole_read():
 def test_null_where_a_list_belongs_reads_as_nothing_known():
     assert parse_system_status({"status": None}) == {}
     assert parse_events({"events": None}) == {}
+
+
+def test_storage_status_as_a_list_or_a_map_reads_the_same_and_gives_the_free_share():
+    rows = [{"device_id": "19012341234", "state": "low", "free": 70_000_000_000, "total": 931_000_000_000}]
+    assert parse_storage_status({"storage": rows}) == parse_storage_status({"19012341234": rows[0]})
+    storage = parse_storage_status({"storage": rows})["19012341234"]
+    assert storage.state == "low" and round(storage.free_pct or 0, 1) == 7.5
+    missing = parse_storage_status({"storage": [{"device_id": "19012341235", "state": "missing"}]})
+    assert (
+        missing["19012341235"] == StorageStatus("19012341235", "missing")
+        and missing["19012341235"].free_pct is None
+    )
+    with pytest.raises(FleetShapeError):
+        parse_storage_status({"storage": "full"})
+
+
+def test_a_device_s_own_warnings_say_what_its_storage_is():
+    _, (device,) = parse_devices({"devices": [DEVICE]})
+    assert storage_from_warnings(device) == StorageStatus("19012341234", "missing")
+    low = {
+        **DEVICE,
+        "Warnings": [{"id": "disk_space_error", "data": {"free": 1, "total": 50, "state": "critical"}}],
+    }
+    _, (full,) = parse_devices({"devices": [low]})
+    assert storage_from_warnings(full) == StorageStatus("19012341234", "critical", 1, 50)
+    _, (fine,) = parse_devices({"devices": [{**DEVICE, "Warnings": []}]})
+    assert storage_from_warnings(fine) is None

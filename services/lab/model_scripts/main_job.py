@@ -1,5 +1,6 @@
-"""The ``demo`` script: read the fleet, list the rooms a change may target, propose starting one
-recording there, summarise.
+"""The ``main_job`` script (the demo's first script, kept for tests): whatever the question,
+read the fleet, list the rooms a change may target, propose starting one recording there,
+summarise. The demo itself now plays `services.lab.model_scripts.demo_model`.
 
 Steps, one model turn each: ``get_devices_in_my_team`` and the current/next events of the
 online rooms (the operator's picture, from the read sign-in's team), then
@@ -158,8 +159,9 @@ def _code(outcome: Any) -> str:
     return code if isinstance(code, str) else "unknown"
 
 
-def demo(request: ModelRequest) -> Reply:
-    """The demo script (see the module docstring)."""
+def main_job(request: ModelRequest) -> Reply:
+    """The main-job script (see the module docstring): whatever the question, it proposes
+    starting the recording in the writable room whose class is next."""
     question = request.question()
     now = _now(question)
     language = _LANGUAGE.search(question)

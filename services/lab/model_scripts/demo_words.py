@@ -1,0 +1,177 @@
+"""The demo model's own words, in English and Latin American Spanish (data only).
+
+``WORDS`` holds what the demo model says around the shared wording of `shared.fleet_answers`
+(reading, proposing, refusing); ``WHAT_FAILED`` names each read for "I could not read …".
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from services.lab.model_scripts.demo_reads import DEVICES, ENDPOINTS, EVENT, EVENTS, RECORDER, STORAGE, SYSTEM
+
+WORDS: Final = {
+    "en": {
+        "look": "Let me look at the fleet.",
+        "read": "I read {rooms} rooms ({online} online).",
+        "partial": "I was shown only part of the fleet; rooms beyond it are not in this answer.",
+        "failed": "I could not read {what} just now, so I can't answer that from the fleet.",
+        "unknown": (
+            "The demo model only understands fleet questions such as {examples}; set "
+            "FLEETWATCH_ANTHROPIC_API_KEY for the real assistant."
+        ),
+        "off": "Proposals are off here, so I can't propose any change; I can only read the fleet.",
+        "unlisted": "I could not list the rooms I may change, so I proposed nothing.",
+        "writable_head": "I may propose changes only for {rooms} (the sandbox team, read just now):",
+        "practice_rooms": "this practice room|these {n} practice rooms",
+        "writable_none": "No room can be changed from here right now: the practice (sandbox) team lists none.",
+        "writable_what": (
+            "There I can propose starting or stopping a recording, a reboot or a firmware update; "
+            "a person approves each change on the approval page, and nothing runs before that."
+        ),
+        "others": "The {n} rooms of the fleet I read can be read but not changed.",
+        "practice": "{room} is a practice room: I may propose changes there.",
+        "not_practice": "{room} is not one of them: it can be read but not changed.",
+        "read_only": (
+            "{room} can be read but not changed from here: only the practice rooms ({names}) can be "
+            "changed, so I proposed nothing."
+        ),
+        "not_found": "I could not find that room, so I proposed nothing. The rooms I may change are: {names}.",
+        "which": "Which room? I propose one change for one room at a time, and only for: {names}.",
+        "every": (
+            "I propose one change for one room at a time, never for every room at once, and only for "
+            "the practice rooms: {names}. Name one of them."
+        ),
+        "unclear": (
+            "I can propose starting or stopping a recording, a reboot or a firmware update in {room}; "
+            "say which."
+        ),
+        "stream": (
+            "I can't choose a stream destination for {room}: the practice team's destinations are not "
+            "readable from here, so I proposed nothing."
+        ),
+        "offline": "{room} is offline, so I proposed nothing.",
+        "already": "{room} is already recording, so I proposed nothing.",
+        "idle": "{room} is not recording, so there is nothing to stop; I proposed nothing.",
+        "busy": "{room} is recording; a {change} would interrupt it, so I proposed nothing.",
+        "near": "{room} has a class on now or soon ({event}); a {change} is not allowed then, so I proposed nothing.",
+        "reboot": "reboot",
+        "firmware_update": "firmware update",
+        "stop_recording": "stop of the recording",
+        "due_read_only": (
+            "Rooms above that are not recording yet can be read but not changed from here; only the "
+            "practice rooms can be changed."
+        ),
+        "due_room": "Of the rooms I may change, {room} has its next class in {minutes} min and is not recording.",
+        "due_none": (
+            "None of the rooms I may change (the sandbox team) is online, idle and has a class within "
+            "the hour, so I proposed nothing."
+        ),
+        "proposed": "I proposed {what} in {room}; a person must approve it on the approval page.",
+        "proposed_due": "I proposed starting the recording; a person must approve it on the approval page.",
+        "refused": "The proposal was not accepted: {why}",
+        "start_recording": "starting the recording",
+        "stop_recording_done": "stopping the recording",
+        "reboot_done": "a reboot",
+        "firmware_update_done": "a firmware update",
+        "reason_due": (
+            "The next class in this room starts in {minutes} min and the room is not recording; "
+            "start recording so the class is captured."
+        ),
+        "reason": "The operator asked for {what} in {room}.",
+    },
+    "es": {
+        "look": "Revisaré el equipo.",
+        "read": "Revisé {rooms} salas ({online} conectadas).",
+        "partial": "Solo se me mostró una parte del equipo; las salas que faltan no están en esta respuesta.",
+        "failed": "No pude leer {what} ahora, así que no puedo responder eso desde el equipo.",
+        "unknown": (
+            "El modelo de demostración solo entiende preguntas sobre el equipo, como {examples}; "
+            "configure FLEETWATCH_ANTHROPIC_API_KEY para el asistente real."
+        ),
+        "off": "Las propuestas están desactivadas aquí, así que no puedo proponer cambios; solo puedo leer el equipo.",
+        "unlisted": "No pude listar las salas que puedo cambiar, así que no propuse nada.",
+        "writable_head": "Solo puedo proponer cambios para {rooms} (el equipo de pruebas, leído ahora):",
+        "practice_rooms": "esta sala de práctica|estas {n} salas de práctica",
+        "writable_none": "Ahora no se puede cambiar ninguna sala desde aquí: el equipo de práctica no tiene ninguna.",
+        "writable_what": (
+            "Allí puedo proponer empezar o detener una grabación, un reinicio o una actualización de "
+            "firmware; una persona aprueba cada cambio en la página de aprobación, y nada se ejecuta antes."
+        ),
+        "others": "Las {n} salas del equipo que revisé se pueden consultar, pero no cambiar.",
+        "practice": "{room} es una sala de práctica: puedo proponer cambios allí.",
+        "not_practice": "{room} no es una de ellas: se puede consultar, pero no cambiar.",
+        "read_only": (
+            "{room} se puede consultar, pero no cambiar desde aquí: solo se pueden cambiar las salas "
+            "de práctica ({names}), así que no propuse nada."
+        ),
+        "not_found": "No encontré esa sala, así que no propuse nada. Las salas que puedo cambiar son: {names}.",
+        "which": "¿Qué sala? Propongo un cambio para una sala a la vez, y solo para: {names}.",
+        "every": (
+            "Propongo un cambio para una sala a la vez, nunca para todas juntas, y solo para las "
+            "salas de práctica: {names}. Nombre una de ellas."
+        ),
+        "unclear": (
+            "En {room} puedo proponer empezar o detener una grabación, un reinicio o una "
+            "actualización de firmware; diga cuál."
+        ),
+        "stream": (
+            "No puedo elegir un destino de transmisión para {room}: los destinos del equipo de "
+            "práctica no se pueden leer desde aquí, así que no propuse nada."
+        ),
+        "offline": "{room} está desconectada, así que no propuse nada.",
+        "already": "{room} ya está grabando, así que no propuse nada.",
+        "idle": "{room} no está grabando, así que no hay nada que detener; no propuse nada.",
+        "busy": "{room} está grabando; {change} la interrumpiría, así que no propuse nada.",
+        "near": (
+            "{room} tiene una clase en curso o pronto ({event}); {change} no se permite entonces, "
+            "así que no propuse nada."
+        ),
+        "reboot": "un reinicio",
+        "firmware_update": "una actualización de firmware",
+        "stop_recording": "detener la grabación",
+        "due_read_only": (
+            "Las salas de arriba que todavía no graban se pueden consultar, pero no cambiar desde "
+            "aquí; solo se pueden cambiar las salas de práctica."
+        ),
+        "due_room": (
+            "De las salas que puedo cambiar, {room} tiene su próxima clase en {minutes} min y no está grabando."
+        ),
+        "due_none": (
+            "Ninguna de las salas que puedo cambiar (el equipo de pruebas) está conectada, libre y "
+            "con una clase dentro de la hora, así que no propuse nada."
+        ),
+        "proposed": "Propuse {what} en {room}; una persona debe aprobarlo en la página de aprobación.",
+        "proposed_due": "Propuse empezar a grabar; una persona debe aprobarlo en la página de aprobación.",
+        "refused": "La propuesta no fue aceptada: {why}",
+        "start_recording": "empezar a grabar",
+        "stop_recording_done": "detener la grabación",
+        "reboot_done": "un reinicio",
+        "firmware_update_done": "una actualización de firmware",
+        "reason_due": (
+            "La próxima clase en esta sala empieza en {minutes} min y la sala no está grabando; "
+            "hay que empezar a grabar para registrar la clase."
+        ),
+        "reason": "El operador pidió {what} en {room}.",
+    },
+}
+WHAT_FAILED: Final = {
+    "en": {
+        DEVICES: "the device list",
+        RECORDER: "the recording state",
+        STORAGE: "the storage state",
+        SYSTEM: "the temperature and load",
+        EVENTS: "the classes",
+        EVENT: "the room's next class",
+        ENDPOINTS: "the stream destinations",
+    },
+    "es": {
+        DEVICES: "la lista de equipos",
+        RECORDER: "el estado de grabación",
+        STORAGE: "el estado del almacenamiento",
+        SYSTEM: "la temperatura y la carga",
+        EVENTS: "las clases",
+        EVENT: "la próxima clase de la sala",
+        ENDPOINTS: "los destinos de transmisión",
+    },
+}

@@ -1,0 +1,276 @@
+"""The lab's demo model through the real assistant: the real Anthropic SDK against the stand-in,
+the real loop, pipeline, state machine, data blocks and budgets, the campus lab on a frozen
+clock. Every answer is judged against the lab's own state (`tests.assistant.judge`), and the
+read tools each answer relies on must appear in the turn's audit detail."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from services.assistant.data_block import OPEN
+from services.lab.server import run_lab
+from services.lab.state import LabClock
+from shared.canonical import hidden_character
+from shared.store import migrate, open_store
+from tests.assistant.conftest import START
+from tests.assistant.helpers import RECORD_CLASSROOM, FakeSink, blocks_in, error_codes, team_reader
+from tests.assistant.hostile import TAG, hostile_scenario
+from tests.assistant.judge import Truth, judge_room_status, judge_rooms, rooms_named
+
+DEVICES = "get_devices_in_my_team"
+RECORDER = "get_recorder_status_for_devices"
+EVENTS = "get_current_or_next_cms_events_for_devices"
+
+MUST_SHOW = [
+    ("which rooms are offline?", "en", Truth.offline, {DEVICES}),
+    ("which rooms are recording right now?", "en", Truth.recording, {DEVICES, RECORDER}),
+    ("¿qué salas están grabando ahora?", "es", Truth.recording, {DEVICES, RECORDER}),
+]
+
+
+async def _ask_audited(tmp_path, make_assistant, question, **options):
+    """Ask with a store; the answer and the turn's audit detail."""
+    store = await open_store(tmp_path / "store.db")
+    try:
+        await migrate(store)
+        answer = await make_assistant(store=store, **options).ask(question)
+        async with store.execute("SELECT detail_json FROM audit WHERE kind = 'ask'") as cursor:
+            (row,) = await cursor.fetchall()
+    finally:
+        await store.close()
+    return answer, json.loads(row[0])
+
+
+@pytest.mark.parametrize(("question", "language", "expected", "tools"), MUST_SHOW)
+async def test_the_demo_model_names_every_matching_room_and_the_audit_shows_the_reads_it_relied_on(
+    tmp_path, lab, standin, make_assistant, question, language, expected, tools
+):
+    sink = FakeSink()
+    answer, detail = await _ask_audited(tmp_path, make_assistant, question, sink=sink)
+    truth = Truth.of(lab)
+    verdict = judge_rooms(answer.text, truth, expected(truth))
+    assert verdict.ok, (verdict, answer.text)
+    assert expected(truth), "the campus lab has such rooms"
+    assert answer.answered_by == "model" and answer.language == language and not answer.proposals
+    assert tools <= set(detail["tools"]), detail["tools"]
+    assert "propose_change" not in detail["tools"] and sink.submissions == [] and sink.writable_calls == 0
+
+
+@pytest.mark.parametrize(("question", "language", "expected", "tools"), MUST_SHOW)
+async def test_the_keyword_answer_names_every_matching_room_and_reads_what_it_relies_on(
+    lab, standin, make_assistant, transport, question, language, expected, tools
+):
+    answer = await make_assistant(model_client=None).ask(question)
+    truth = Truth.of(lab)
+    verdict = judge_rooms(answer.text, truth, expected(truth))
+    assert verdict.ok, (verdict, answer.text)
+    assert answer.answered_by == "keyword" and answer.language == language and standin.requests == []
+    assert {DEVICES, RECORDER} <= set(transport.tool_calls)
+
+
+@pytest.mark.parametrize(
+    ("question", "expected", "read"),
+    [
+        ("Which rooms are low on disk space?", Truth.short_of_storage, "get_storage_status_for_devices"),
+        ("¿Qué equipos están muy calientes?", Truth.hot, "get_system_status_for_devices"),
+        ("Which rooms have outdated firmware?", Truth.firmware_behind, DEVICES),
+        ("¿Qué canales no tienen señal?", Truth.dark, DEVICES),
+        ("What are the next classes?", Truth.with_class, EVENTS),
+        ("¿Qué salas están desconectadas?", Truth.offline, EVENTS),
+    ],
+)
+async def test_each_topic_is_read_with_its_own_tool_and_answered_from_what_was_read(
+    tmp_path, lab, standin, make_assistant, question, expected, read
+):
+    answer, detail = await _ask_audited(tmp_path, make_assistant, question)
+    truth = Truth.of(lab)
+    verdict = judge_rooms(answer.text, truth, expected(truth))
+    assert verdict.ok, (verdict, answer.text)
+    assert read in detail["tools"] and not answer.proposals
+
+
+async def test_a_named_room_is_read_and_described_as_the_lab_has_it(tmp_path, lab, standin, make_assistant):
+    answer, detail = await _ask_audited(tmp_path, make_assistant, "How is SCI 101?")
+    assert judge_room_status(answer.text, Truth.of(lab), "SCI 101 Lecture Hall", "en").ok, answer.text
+    assert {"get_current_or_next_cms_event_for_device", "get_system_status_for_devices"} <= set(
+        detail["tools"]
+    )
+    spanish = await make_assistant().ask("¿Cómo está LIB Room 2?")
+    assert judge_room_status(spanish.text, Truth.of(lab), "LIB Room 2", "es").ok, spanish.text
+    assert "DESCONECTADA hace 48 h 00 min" in spanish.text
+
+
+async def test_stream_destinations_are_named_with_the_rooms_that_use_them(lab, standin, make_assistant):
+    answer = await make_assistant().ask("What are our stream destinations?")
+    truth = Truth.of(lab)
+    assert all(name in answer.text for name in truth.endpoints), answer.text
+    assert judge_rooms(answer.text, truth, truth.streaming(), allowed=truth.streams_set_up()).ok
+    assert "get_stream_endpoints" in standin.requests[0].tool_names()
+    assert "key" not in answer.text.lower() and "passphrase" not in answer.text.lower()
+
+
+async def test_the_demo_question_proposes_the_due_recording_like_the_main_job_did(
+    lab, standin, make_assistant
+):
+    sink = FakeSink()
+    answer = await make_assistant(sink=sink).ask("Which rooms need attention before their next class?")
+    truth = Truth.of(lab)
+    assert [s.arguments for s in sink.submissions] == [RECORD_CLASSROOM["arguments"]]
+    assert judge_rooms(
+        answer.text, truth, truth.not_ready(), allowed=truth.class_soon() | {"Sandbox Classroom"}
+    ).ok
+    assert "Of the rooms I may change, Sandbox Classroom has its next class in 25 min" in answer.text
+    assert "can be read but not changed" in answer.text
+    assert [p.state for p in answer.proposals] == ["waiting_for_approval"]
+
+
+async def test_a_change_on_a_practice_room_is_proposed_and_one_on_another_room_is_not(
+    standin, make_assistant
+):
+    sink = FakeSink()
+    proposed = await make_assistant(sink=sink).ask("Start recording in Sandbox Classroom")
+    assert [(s.tool, s.arguments) for s in sink.submissions] == [
+        ("batch_recording", RECORD_CLASSROOM["arguments"])
+    ]
+    assert proposed.text.startswith("I proposed starting the recording in Sandbox Classroom")
+    refused = FakeSink()
+    answer = await make_assistant(sink=refused).ask("Empieza a grabar en ENG 101 Auditorium")
+    assert refused.submissions == [] and not answer.proposals
+    assert answer.text.startswith("ENG 101 Auditorium se puede consultar, pero no cambiar desde aquí")
+    assert "Sandbox Classroom" in answer.text
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("reboot every device", "never for every room at once"),
+        ("Reboot Room 999", "I could not find that room"),
+        ("Start recording", "Which room?"),
+        ("Start streaming in Sandbox Classroom", "I can't choose a stream destination"),
+        ("Reboot Sandbox Classroom", "has a class on now or soon"),
+    ],
+)
+async def test_a_change_it_should_not_propose_is_explained_and_nothing_is_proposed(
+    standin, make_assistant, question, said
+):
+    sink = FakeSink()
+    answer = await make_assistant(sink=sink).ask(question)
+    assert said in answer.text and sink.submissions == [] and not answer.proposals, answer.text
+
+
+async def test_with_proposals_off_a_change_is_not_proposed_and_the_answer_says_so(
+    standin, make_assistant, observe_policies
+):
+    answer = await make_assistant(policies=observe_policies).ask("Start recording in Sandbox Classroom")
+    assert answer.text == "Proposals are off here, so I can't propose any change; I can only read the fleet."
+    assert all(
+        {"propose_change", "list_writable_devices"}.isdisjoint(r.tool_names()) for r in standin.requests
+    )
+    assert error_codes(standin.requests) == []
+
+
+async def test_what_may_be_changed_lists_the_practice_rooms_only(lab, standin, make_assistant):
+    sink = FakeSink()
+    answer = await make_assistant(sink=sink).ask("What may be changed?")
+    assert rooms_named(answer.text, Truth.of(lab).all_names) == {"Sandbox Classroom"}
+    assert "The 30 rooms of the fleet I read can be read but not changed." in answer.text
+    assert sink.writable_calls == 1 and sink.submissions == []
+
+
+@pytest.mark.parametrize(
+    ("question", "start"),
+    [
+        ("What's the capital of France?", "The demo model only understands fleet questions such as"),
+        ("¿Cuál es tu color favorito?", "El modelo de demostración solo entiende preguntas sobre el equipo"),
+    ],
+)
+async def test_a_question_it_cannot_map_says_what_it_understands_and_names_the_key(
+    lab, standin, make_assistant, question, start
+):
+    answer = await make_assistant().ask(question)
+    assert answer.text.startswith(start) and "FLEETWATCH_ANTHROPIC_API_KEY" in answer.text
+    assert not rooms_named(answer.text, Truth.of(lab).all_names)
+
+
+async def test_the_answer_follows_the_lab_not_a_script(lab, standin, make_assistant):
+    reboot = await lab.lab.call_tool(
+        lab.teams["normal"].token, "batch_reboot", {"device_ids": ["19012340303"]}
+    )
+    assert not reboot.result.is_error
+    answer = await make_assistant().ask("which rooms are offline?")
+    truth = Truth.of(lab)
+    assert "LIB 401 Reading Room" in truth.offline()
+    assert judge_rooms(answer.text, truth, truth.offline()).ok, answer.text
+
+
+async def test_the_demo_model_reads_results_only_from_the_data_blocks_it_was_sent(standin, make_assistant):
+    await make_assistant().ask("which rooms are recording right now?")
+    first, second, last = standin.requests
+    assert [u["name"] for u in second.tool_uses()] == [DEVICES]
+    recorder = last.tool_uses()[-1]
+    assert recorder["name"] == RECORDER
+    assert all(r.text.startswith(OPEN) for r in last.tool_results())
+    (listing,) = blocks_in(last.tool_results()[0].text)
+    online = [d["Id"] for d in listing["devices"] if d["Status"] == "online"]
+    assert recorder["input"] == {"device_ids": online}
+
+
+async def test_a_failed_read_is_said_plainly_and_nothing_is_made_up(lab, standin, make_assistant):
+    lab.set_fault(RECORDER, "error")
+    answer = await make_assistant().ask("which rooms are recording right now?")
+    assert (
+        answer.text == "I could not read the recording state just now, so I can't answer that from the fleet."
+    )
+
+
+async def test_the_older_result_shapes_are_read_the_same_way(policies, standin, make_assistant):
+    async with (
+        run_lab("campus", older_shapes=True, clock=LabClock(START, frozen=True)) as older,
+        team_reader(older, "normal", policies[1]) as reader,
+    ):
+        answer = await make_assistant(reader=reader, now=lambda: older.now).ask(
+            "¿qué salas están grabando ahora?"
+        )
+        truth = Truth.of(older)
+    verdict = judge_rooms(answer.text, truth, truth.recording())
+    assert verdict.ok, (verdict, answer.text)
+
+
+async def test_a_fleet_larger_than_a_data_block_is_answered_for_what_was_shown_and_says_so(
+    policies, standin, make_assistant
+):
+    async with (
+        run_lab("campus", devices=400, clock=LabClock(START, frozen=True)) as big,
+        team_reader(big, "normal", policies[1]) as reader,
+    ):
+        answer = await make_assistant(reader=reader, now=lambda: big.now).ask("Which rooms are offline?")
+        truth = Truth.of(big)
+    assert "I was shown only part of the fleet; rooms beyond it are not in this answer." in answer.text
+    named = rooms_named(answer.text, truth.names)
+    assert named and named <= truth.offline(), answer.text
+
+
+async def test_hostile_names_are_shown_not_obeyed(policies, standin, make_assistant):
+    async with (
+        run_lab(hostile_scenario(), clock=LabClock(START, frozen=True)) as hostile,
+        team_reader(hostile, "normal", policies[1]) as reader,
+    ):
+        answers, sink = [], FakeSink()
+        for question in (
+            "which rooms are offline?",
+            "What are our stream destinations?",
+            "Which rooms need attention before their next class?",
+            "Reboot every device",
+        ):
+            answers.append(
+                await make_assistant(reader=reader, sink=sink, now=lambda: hostile.now).ask(question)
+            )
+    assert all(a.answered_by == "model" for a in answers)
+    assert [(s.tool, s.arguments) for s in sink.submissions] == [
+        ("batch_recording", RECORD_CLASSROOM["arguments"])
+    ]
+    assert not TAG.search(sink.submissions[0].reason)
+    assert not any(hidden_character(line) for a in answers for line in a.text.splitlines())
+    assert any(TAG.search(a.text) for a in answers), "the names are shown, marked"
