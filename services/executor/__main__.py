@@ -54,6 +54,7 @@ async def run(settings: Settings, *, call_timeout_seconds: float) -> int:
             service.handle,
             codec=Codec(REQUESTS),
             allowed_uids=settings.executor_uids,
+            allowed_gids=settings.executor_gids,
             mode=0o660,
             on_refused_peer=service.on_refused_peer,
         )
