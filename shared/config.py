@@ -204,7 +204,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Folder for the store and state files.",
         False,
         _path,
-        read_by=EVERY_PROCESS,
+        read_by=("fleetwatch", "approval_web", "executor"),
     ),
     Setting(
         "FLEETWATCH_RUNTIME_DIR",
@@ -220,7 +220,7 @@ SETTINGS: tuple[Setting, ...] = (
         "The SQLite store (WAL).",
         False,
         _path,
-        read_by=("assistant", "approval_web", "executor"),
+        read_by=("approval_web", "executor"),
     ),
     Setting(
         "FLEETWATCH_EPIPHAN_MCP_URL",
@@ -371,8 +371,8 @@ SETTINGS: tuple[Setting, ...] = (
         "FLEETWATCH_ASSISTANT_UIDS",
         "{uid}",
         "The assistant service's uids: on approval.sock they may only submit proposals, read their "
-        "state, expire their own turn and list the writable devices (a uid also on "
-        "FLEETWATCH_APPROVAL_UIDS is an operator).",
+        "state, expire their own turn, list the writable devices and send the assistant's audit "
+        "records, which no other uid may send (a uid also on FLEETWATCH_APPROVAL_UIDS is an operator).",
         False,
         _uids,
         read_by=("fleetwatch", "assistant", "approval_web"),

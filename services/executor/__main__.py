@@ -57,6 +57,7 @@ async def run(settings: Settings, *, call_timeout_seconds: float) -> int:
             allowed_gids=settings.executor_gids,
             mode=0o660,
             on_refused_peer=service.on_refused_peer,
+            on_refused_request=service.on_refused_request,
         )
         log.info(
             "executor serving %s (boot %s; expired %d pending, %d running -> unknown; fence %s)",

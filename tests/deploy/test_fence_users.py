@@ -297,7 +297,7 @@ from shared.messages import SubmitProposal, ProposalAccepted
 from shared.protocol import request
 proposal = SubmitProposal(
     tool="batch_recording", arguments={"action": "start", "device_ids": [sys.argv[2] + "-1"]},
-    reason="fence test", proposed_by="assistant", turn_id="t-fence",
+    reason="fence test", proposed_by="assistant", turn_id="t_" + "f" * 32,
 )
 reply = asyncio.run(request(sys.argv[1], proposal, ProposalAccepted, timeout_seconds=30))
 print(getattr(reply, "proposal_id", None) or reply.code)

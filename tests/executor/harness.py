@@ -148,7 +148,7 @@ class Harness:
     ) -> Prepared | ErrorReply:
         self.counter[0] += 1
         message = Prepare(
-            proposal_id=f"p-test{self.counter[0]:06d}", tool=tool, arguments=arguments, reason=reason
+            proposal_id=f"p-{self.counter[0]:012x}", tool=tool, arguments=arguments, reason=reason
         )
         return await request(self.executor.socket, message, Prepared, timeout_seconds=TIMEOUT)
 
