@@ -38,7 +38,7 @@ from services.lab.state import LabClock
 from shared.config import REPO_POLICY_DIR
 from shared.epiphan import EpiphanReadClient
 from shared.mcp_session import McpConnection
-from shared.messages import ProposalAccepted, ProposalState, SubmitProposal
+from shared.messages import ProposalAccepted, ProposalState, RecordAsk, RecordRefusal, SubmitProposal
 from shared.policy import load_policies
 from shared.protocol import ErrorReply
 
@@ -58,6 +58,9 @@ class NoSink:
 
     async def expire_turn(self, turn_id: str) -> int:
         return 0
+
+    async def record(self, record: RecordAsk | RecordRefusal) -> None:
+        return None
 
 
 def script(request: ModelRequest) -> Reply:

@@ -7,7 +7,8 @@
 #                  written inside files stay the real ones (/etc/..., /var/lib/..., /run/...).
 #   --name NAME    base name of users, groups, folders and units (default: fleetwatch).
 #                  Users: NAME-executor, NAME-web, NAME-assistant; groups: NAME (the shared
-#                  store), NAME-operators (people who may use the CLI; the assistant is one).
+#                  store: the executor and approval_web only), NAME-operators (people who may
+#                  use the CLI; the assistant is one).
 #   --python PATH  the interpreter that has Fleetwatch installed (default:
 #                  /opt/NAME/venv/bin/python; make it with: python3 -m venv /opt/NAME/venv &&
 #                  /opt/NAME/venv/bin/pip install /path/to/fleetwatch).
@@ -18,6 +19,8 @@
 #   approval.sock  NAME-assistant and NAME-operators (group + SO_PEERCRED uid/gid check)
 #   sandbox token  NAME-executor only (0600 in /var/lib/NAME/executor, 0700)
 #   read token     NAME-assistant only (0600 in /var/lib/NAME/assistant, 0700)
+#   the store      NAME-executor and NAME-web only (group NAME; /var/lib/NAME/store 2770, the
+#                  database and its -wal/-shm 0660); the assistant records through approval.sock
 set -eu
 
 ROOT=""
@@ -33,7 +36,7 @@ while [ $# -gt 0 ]; do
         --name) NAME=$2; shift 2 ;;
         --python) PYTHON=$2; shift 2 ;;
         --no-users) USERS=no; shift ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) echo "install.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -72,6 +75,13 @@ ensure_member() {  # user, group
     id -nG "$1" | tr ' ' '\n' | grep -qx "$2" || usermod -a -G "$2" "$1"
 }
 
+ensure_not_member() {  # user, group: an earlier install may have added it
+    if id -nG "$1" | tr ' ' '\n' | grep -qx "$2"; then
+        gpasswd -d "$1" "$2" >/dev/null
+        log "user $1 removed from group $2"
+    fi
+}
+
 create_users() {
     for group in "$STORE_GROUP" "$OPERATORS" "$EXECUTOR" "$WEB" "$ASSISTANT"; do
         ensure_group "$group"
@@ -82,7 +92,7 @@ create_users() {
     ensure_member "$EXECUTOR" "$STORE_GROUP"
     ensure_member "$WEB" "$STORE_GROUP"
     ensure_member "$WEB" "$EXECUTOR"      # the one way to executor.sock
-    ensure_member "$ASSISTANT" "$STORE_GROUP"
+    ensure_not_member "$ASSISTANT" "$STORE_GROUP"  # it never opens the store
     ensure_member "$ASSISTANT" "$OPERATORS"  # approval.sock
 }
 
@@ -104,14 +114,17 @@ create_folders() {
     folder "/var/lib/$NAME/web" 0700 "$WEB" "$OPERATORS"
     folder "/var/lib/$NAME/assistant" 0700 "$ASSISTANT" "$OPERATORS"
     folder "/var/lib/$NAME/assistant/tokens" 0700 "$ASSISTANT" "$OPERATORS"
-    # The store is made group-writable before any service opens it: SQLite gives its -wal and
-    # -shm files the database file's mode, and the setgid folder gives them the store group.
+    # The store is made writable by its group (the executor and approval_web; never the
+    # assistant) before any service opens it: SQLite gives its -wal and -shm files the database
+    # file's mode, and the setgid folder gives them the store group. Run again, it puts an
+    # existing database and its -wal/-shm back to that.
     db="$ROOT/var/lib/$NAME/store/fleetwatch.db"
-    if [ ! -e "$db" ]; then
-        : >"$db"
-        chmod 0660 "$db"
-        [ "$USERS" = yes ] && chown "root:$STORE_GROUP" "$db"
-    fi
+    [ -e "$db" ] || : >"$db"
+    for file in "$db" "$db-wal" "$db-shm"; do
+        [ -e "$file" ] || continue
+        chmod 0660 "$file"
+        [ "$USERS" = yes ] && chown "root:$STORE_GROUP" "$file"
+    done
     return 0
 }
 

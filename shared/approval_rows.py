@@ -18,6 +18,7 @@ from typing import Any
 
 import aiosqlite
 
+from shared.audit_safe import safe_message, safe_value
 from shared.canonical import parse_json_strict
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.store import append_audit
@@ -319,6 +320,15 @@ async def audit_refusal(
     detail: Mapping[str, Any] | None = None,
 ) -> None:
     """Append one ``refusal`` audit row: ``{code, message, operation, **detail}``. Inside the
-    caller's transaction if one is open, else its own."""
-    body = {**(detail or {}), "code": str(code), "message": message or MEANINGS[code], "operation": operation}
+    caller's transaction if one is open, else its own.
+
+    A refusal is about input from outside, so the row never copies an over-long or hidden-
+    character value: each detail value passes `shared.audit_safe.safe_value` (long text becomes
+    its length, a short prefix and a hash), the message is cut (`safe_message`)."""
+    body = {
+        **safe_value(dict(detail or {})),
+        "code": str(code),
+        "message": safe_message(message or MEANINGS[code]),
+        "operation": safe_value(operation),
+    }
     await append_audit(conn, actor=actor, kind="refusal", proposal_id=proposal_id, detail=body)

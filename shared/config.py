@@ -1,7 +1,8 @@
 """Fleetwatch's settings: one declarative table, read once at the edge from an environment.
 
 `SETTINGS` lists every ``FLEETWATCH_*`` variable with its default, help text, whether it is a
-secret, and its parser. `load_settings(env)` reads them (from `os.environ` unless an
+secret, its parser, and which processes read it (``read_by``: a test holds that to the code
+each process's entry point reaches, and ``docs/settings.md`` shows it). `load_settings(env)` reads them (from `os.environ` unless an
 environment is passed) into a frozen `Settings`. Rules:
 
 - An empty value means "unset": the default applies (so ``FLEETWATCH_WRITE_DEVICE_IDS=``
@@ -59,6 +60,11 @@ class Secret:
 
     def __format__(self, spec: str) -> str:
         return repr(self)
+
+
+PROCESSES = ("fleetwatch", "assistant", "approval_web", "executor")
+"""The processes a setting's ``read_by`` may name: the CLI and the three services."""
+EVERY_PROCESS = PROCESSES
 
 
 class BadValue(ValueError):
@@ -166,6 +172,8 @@ class Setting:
         help: one line for ``--help`` and ``doctor``.
         secret: wrap the value in `Secret` and never echo it.
         parse: raw string -> value; raises `BadValue`.
+        read_by: the processes (`PROCESSES`) that use it; each must reach code that reads it
+            (``tests/shared/test_settings_readers.py``).
     """
 
     name: str
@@ -173,6 +181,7 @@ class Setting:
     help: str
     secret: bool
     parse: Callable[[str], Any]
+    read_by: tuple[str, ...] = ()
 
     @property
     def attr(self) -> str:
@@ -181,13 +190,21 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("FLEETWATCH_HOME", "~/.fleetwatch", "Folder holding all state by default.", False, _path),
+    Setting(
+        "FLEETWATCH_HOME",
+        "~/.fleetwatch",
+        "Folder holding all state by default.",
+        False,
+        _path,
+        read_by=EVERY_PROCESS,
+    ),
     Setting(
         "FLEETWATCH_STATE_DIR",
         "{FLEETWATCH_HOME}/state",
         "Folder for the store and state files.",
         False,
         _path,
+        read_by=("fleetwatch", "approval_web", "executor"),
     ),
     Setting(
         "FLEETWATCH_RUNTIME_DIR",
@@ -195,17 +212,31 @@ SETTINGS: tuple[Setting, ...] = (
         "Folder for the sockets (mode 0750/0700).",
         False,
         _path,
+        read_by=EVERY_PROCESS,
     ),
-    Setting("FLEETWATCH_DB", "{FLEETWATCH_STATE_DIR}/fleetwatch.db", "The SQLite store (WAL).", False, _path),
+    Setting(
+        "FLEETWATCH_DB",
+        "{FLEETWATCH_STATE_DIR}/fleetwatch.db",
+        "The SQLite store (WAL).",
+        False,
+        _path,
+        read_by=("approval_web", "executor"),
+    ),
     Setting(
         "FLEETWATCH_EPIPHAN_MCP_URL",
         "http://127.0.0.1:8770/mcp",
         "Epiphan Edge MCP endpoint; the default is the embedded lab.",
         False,
         _url,
+        read_by=("fleetwatch", "assistant", "executor"),
     ),
     Setting(
-        "FLEETWATCH_LAB_PORT", "8770", "Port of the lab (simulated Epiphan Edge) on 127.0.0.1.", False, _port
+        "FLEETWATCH_LAB_PORT",
+        "8770",
+        "Port of the lab (simulated Epiphan Edge) on 127.0.0.1.",
+        False,
+        _port,
+        read_by=("fleetwatch",),
     ),
     Setting(
         "FLEETWATCH_MODEL_STANDIN_PORT",
@@ -213,22 +244,39 @@ SETTINGS: tuple[Setting, ...] = (
         "Port of the lab's Messages-API stand-in (the scripted demo model) on 127.0.0.1.",
         False,
         _port,
+        read_by=("fleetwatch",),
     ),
-    Setting("FLEETWATCH_APPROVE_PORT", "8767", "Port of the approval page on 127.0.0.1.", False, _port),
+    Setting(
+        "FLEETWATCH_APPROVE_PORT",
+        "8767",
+        "Port of the approval page on 127.0.0.1.",
+        False,
+        _port,
+        read_by=("fleetwatch", "approval_web"),
+    ),
     Setting(
         "FLEETWATCH_APPROVE_SECRET_FILE",
         "{FLEETWATCH_STATE_DIR}/approve-secret",
         "Where the approval page's secret is written (0600) when not started on a terminal.",
         False,
         _path,
+        read_by=("fleetwatch", "approval_web"),
     ),
-    Setting("FLEETWATCH_ASK_PORT", "8766", "Port of the ask page on 127.0.0.1.", False, _port),
+    Setting(
+        "FLEETWATCH_ASK_PORT",
+        "8766",
+        "Port of the ask page on 127.0.0.1.",
+        False,
+        _port,
+        read_by=("fleetwatch", "assistant"),
+    ),
     Setting(
         "FLEETWATCH_READ_TOKEN_FILE",
         "{FLEETWATCH_HOME}/tokens/read.json",
         "Token slot of the read sign-in (the assistant's).",
         False,
         _path,
+        read_by=("fleetwatch", "assistant"),
     ),
     Setting(
         "FLEETWATCH_SANDBOX_TOKEN_FILE",
@@ -236,6 +284,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Token slot of the sandbox sign-in (the executor's only).",
         False,
         _path,
+        read_by=("fleetwatch", "executor"),
     ),
     Setting(
         "FLEETWATCH_WRITE_DEVICE_IDS",
@@ -243,6 +292,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Comma-separated master IDs a change may target (the fence's allowlist); empty = none.",
         False,
         _master_ids,
+        read_by=EVERY_PROCESS,
     ),
     Setting(
         "FLEETWATCH_WRITE_TEAM_ID",
@@ -250,6 +300,7 @@ SETTINGS: tuple[Setting, ...] = (
         "The sandbox team's ID, checked against the sandbox sign-in; empty = unset.",
         False,
         _team_id,
+        read_by=EVERY_PROCESS,
     ),
     Setting(
         "FLEETWATCH_POLICY_DIR",
@@ -257,6 +308,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Folder holding policy.yaml and tool_policy.yaml.",
         False,
         _path,
+        read_by=EVERY_PROCESS,
     ),
     Setting(
         "FLEETWATCH_POLICY_OVERRIDE",
@@ -264,6 +316,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Optional policy file layered over the policy folder.",
         False,
         _optional_path,
+        read_by=EVERY_PROCESS,
     ),
     Setting(
         "FLEETWATCH_ANTHROPIC_API_KEY",
@@ -271,6 +324,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Model API key; empty = model off (keyword answers).",
         True,
         _optional_secret,
+        read_by=("fleetwatch", "assistant"),
     ),
     Setting(
         "FLEETWATCH_ANTHROPIC_BASE_URL",
@@ -278,14 +332,23 @@ SETTINGS: tuple[Setting, ...] = (
         "Model API base URL; empty = the SDK's default.",
         False,
         _optional_url,
+        read_by=("fleetwatch", "assistant"),
     ),
-    Setting("FLEETWATCH_MODEL", "claude-sonnet-4-6", "Model name (Anthropic Messages API).", False, _text),
+    Setting(
+        "FLEETWATCH_MODEL",
+        "claude-sonnet-4-6",
+        "Model name (Anthropic Messages API).",
+        False,
+        _text,
+        read_by=("fleetwatch", "assistant"),
+    ),
     Setting(
         "FLEETWATCH_MODEL_TIMEOUT_SECONDS",
         "60",
         "Timeout of one model call, in seconds.",
         False,
         _positive_seconds,
+        read_by=("assistant",),
     ),
     Setting(
         "FLEETWATCH_EXECUTOR_UIDS",
@@ -293,6 +356,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Uids allowed on executor.sock (approval_web's user).",
         False,
         _uids,
+        read_by=("fleetwatch", "executor"),
     ),
     Setting(
         "FLEETWATCH_APPROVAL_UIDS",
@@ -301,15 +365,17 @@ SETTINGS: tuple[Setting, ...] = (
         "assistant.sock.",
         False,
         _uids,
+        read_by=("fleetwatch", "approval_web"),
     ),
     Setting(
         "FLEETWATCH_ASSISTANT_UIDS",
         "{uid}",
         "The assistant service's uids: on approval.sock they may only submit proposals, read their "
-        "state, expire their own turn and list the writable devices (a uid also on "
-        "FLEETWATCH_APPROVAL_UIDS is an operator).",
+        "state, expire their own turn, list the writable devices and send the assistant's audit "
+        "records, which no other uid may send (a uid also on FLEETWATCH_APPROVAL_UIDS is an operator).",
         False,
         _uids,
+        read_by=("fleetwatch", "assistant", "approval_web"),
     ),
     Setting(
         "FLEETWATCH_EXECUTOR_GIDS",
@@ -317,6 +383,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Gids allowed on executor.sock besides its uids (primary or supplementary); empty = none.",
         False,
         _gids,
+        read_by=("fleetwatch", "executor"),
     ),
     Setting(
         "FLEETWATCH_APPROVAL_GIDS",
@@ -324,6 +391,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Gids allowed on approval.sock besides its uids (e.g. fleetwatch-operators); empty = none.",
         False,
         _gids,
+        read_by=("fleetwatch", "approval_web"),
     ),
     Setting(
         "FLEETWATCH_ASSISTANT_GIDS",
@@ -331,6 +399,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Gids allowed on assistant.sock besides its uids (e.g. fleetwatch-operators); empty = none.",
         False,
         _gids,
+        read_by=("fleetwatch", "assistant"),
     ),
     Setting(
         "FLEETWATCH_LOG_LEVEL",
@@ -338,6 +407,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Log level: DEBUG, INFO, WARNING, ERROR or CRITICAL.",
         False,
         _log_level,
+        read_by=("assistant", "approval_web", "executor"),
     ),
 )
 
@@ -470,8 +540,11 @@ def settings_markdown() -> str:
         "`FLEETWATCH_WRITE_TEAM_ID` set, nothing can be proposed or run.",
         "This page is generated from `shared/config.py` (`python -m shared.config`).",
         "",
-        "| variable | default | secret | what it is |",
-        "|---|---|---|---|",
+        "The last column names the processes that read a setting: `fleetwatch` (the command) and",
+        "the three services, `assistant`, `approval_web` and `executor`.",
+        "",
+        "| variable | default | secret | what it is | read by |",
+        "|---|---|---|---|---|",
     ]
     for setting in SETTINGS:
         if setting.default == str(REPO_POLICY_DIR):
@@ -480,7 +553,8 @@ def settings_markdown() -> str:
             default = f"`{setting.default}`" if setting.default else "(empty)"
         help_text = setting.help.replace("|", "\\|")
         secret = "yes" if setting.secret else "no"
-        lines.append(f"| `{setting.name}` | {default} | {secret} | {help_text} |")
+        readers = ", ".join(f"`{p}`" for p in PROCESSES if p in setting.read_by)
+        lines.append(f"| `{setting.name}` | {default} | {secret} | {help_text} | {readers} |")
     return "\n".join(lines) + "\n"
 
 

@@ -13,6 +13,7 @@ approval.sock (peers: the assistant user and operators)
     SubmitProposal → ProposalAccepted
     GetProposalState → ProposalState     (the assistant reads a proposal's recorded state)
     ExpireTurn → Count                   (a model turn that failed partway expires its proposals)
+    RecordAsk → Count, RecordRefusal → Count   (the assistant's audit rows: it holds no store)
     ListWritable → WritableDevices       (relayed to the executor; the assistant and operators)
     ListPending → PendingList, ShowProposal → ProposalDetail, Deny → ProposalState,
     DenyAll → Count, SetKillSwitch → Status, GetStatus → Status, AuditTail → AuditRows,
@@ -23,15 +24,39 @@ assistant.sock (peers: operators, the ask page's process)
 Times on the wire are UTC text (``YYYY-MM-DDTHH:MM:SS.SSSZ``, the database clock's form) unless
 a field says otherwise. Arguments travel as plain maps; the receiver puts them in canonical form
 (`shared.canonical`) and checks them; nothing here is trusted.
+
+Every request's IDs have their format and its free strings a cap (`shared.wire`): decoding
+refuses anything else with ``invalid_message`` before a handler runs.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
 from shared.protocol import Capabilities, ErrorReply, GetCapabilities, Message
+from shared.wire import (
+    MAX_ARGUMENTS,
+    MAX_QUESTION_CHARS,
+    Actor,
+    ApprovalId,
+    ArgumentName,
+    ErrorCode,
+    Name,
+    ProposalId,
+    Question,
+    Reason,
+    Sha256Hex,
+    ToolName,
+    TurnId,
+    Uid,
+)
+from shared.wire import Count as CountOf
+
+Arguments = Annotated[dict[ArgumentName, Any], msgspec.Meta(max_length=MAX_ARGUMENTS)]
+"""A proposal's arguments as sent: a map of at most `MAX_ARGUMENTS` named values (the reviewed
+schema judges the values)."""
 
 # --- executor.sock ------------------------------------------------------------------------
 
@@ -40,10 +65,10 @@ class Prepare(Message):
     """Bind a proposal: approval_web chose ``proposal_id``; the executor reads the sandbox team
     afresh, resolves the targets, takes the fingerprint and seals the bound record."""
 
-    proposal_id: str
-    tool: str
-    arguments: dict[str, Any]
-    reason: str
+    proposal_id: ProposalId
+    tool: ToolName
+    arguments: Arguments
+    reason: Reason
 
 
 class Prepared(Message):
@@ -58,7 +83,7 @@ class Prepared(Message):
 class Inspect(Message):
     """A fresh read of everything the card for this stored proposal shows."""
 
-    proposal_id: str
+    proposal_id: ProposalId
 
 
 class TargetFacts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -126,10 +151,10 @@ class Execute(Message):
     disagree, and (``card_facts_changed``) when the facts read afresh no longer hash to
     ``facts_hash``."""
 
-    approval_id: str
-    proposal_id: str
-    card_hash: str
-    facts_hash: str
+    approval_id: ApprovalId
+    proposal_id: ProposalId
+    card_hash: Sha256Hex
+    facts_hash: Sha256Hex
 
 
 class ExecutionReport(Message):
@@ -216,11 +241,11 @@ class SubmitProposal(Message):
     """A proposal from the assistant (``proposed_by="assistant"``, with the model turn's ID) or
     drafted by an operator (``proposed_by="operator"``). It still needs a person on the page."""
 
-    tool: str
-    arguments: dict[str, Any]
-    reason: str
-    proposed_by: str
-    turn_id: str | None = None
+    tool: ToolName
+    arguments: Arguments
+    reason: Reason
+    proposed_by: Literal["assistant", "operator"]
+    turn_id: TurnId | None = None
 
 
 class ProposalAccepted(Message):
@@ -229,7 +254,7 @@ class ProposalAccepted(Message):
 
 
 class GetProposalState(Message):
-    proposal_id: str
+    proposal_id: ProposalId
 
 
 class ProposalState(Message):
@@ -248,7 +273,7 @@ class ProposalState(Message):
 class ExpireTurn(Message):
     """Expire every pending proposal of a model turn that failed partway."""
 
-    turn_id: str
+    turn_id: TurnId
 
 
 class Count(Message):
@@ -282,7 +307,7 @@ class PendingList(Message):
 
 
 class ShowProposal(Message):
-    proposal_id: str
+    proposal_id: ProposalId
 
 
 class ProposalDetail(Message):
@@ -303,19 +328,19 @@ class ProposalDetail(Message):
 
 
 class Deny(Message):
-    proposal_id: str
-    actor: str = "operator"
+    proposal_id: ProposalId
+    actor: Actor = "operator"
 
 
 class DenyAll(Message):
-    actor: str = "operator"
+    actor: Actor = "operator"
 
 
 class SetKillSwitch(Message):
     """``on=True`` pauses every write (the executor refuses with ``kill_switch_on``)."""
 
     on: bool
-    actor: str = "operator"
+    actor: Actor = "operator"
 
 
 class GetStatus(Message):
@@ -374,6 +399,61 @@ class AuditReport(Message):
     reason: str | None = None
 
 
+MAX_RECORDED_PROPOSALS = 32
+"""Most proposal IDs one `RecordAsk` lists."""
+
+
+class AskTokens(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Model tokens one question used."""
+
+    input: CountOf = 0
+    output: CountOf = 0
+    cache_creation: CountOf = 0
+    cache_read: CountOf = 0
+
+
+class RecordAsk(Message):
+    """The assistant's record of one answered question, counts only (never the question, a
+    prompt, a result or a name): approval_web writes it as one ``ask`` audit row, actor
+    ``assistant`` (the assistant holds no store). Only the assistant's uid may send it.
+
+    ``outcome``: how the answer ended (``end_turn``, ``keyword_no_model``, ``fallback_<why>``,
+    ``budget_exceeded``...); ``code``: the answer's code; ``tools``/``codes``: calls per tool
+    (``unknown`` for a name that was not offered) and per code; ``expired``: proposals the
+    turn expired; ``elapsed_ms``: wall time."""
+
+    turn_id: TurnId
+    question_chars: Annotated[int, msgspec.Meta(ge=0, le=MAX_QUESTION_CHARS)]
+    language: Literal["en", "es"]
+    answered_by: Literal["model", "keyword"]
+    outcome: Name
+    code: ErrorCode | None
+    model_calls: CountOf
+    tokens: AskTokens
+    tools: Annotated[dict[ToolName, CountOf], msgspec.Meta(max_length=64)]
+    codes: Annotated[dict[ErrorCode, CountOf], msgspec.Meta(max_length=64)]
+    proposal_ids: Annotated[tuple[ProposalId, ...], msgspec.Meta(max_length=MAX_RECORDED_PROPOSALS)]
+    expired: CountOf
+    elapsed_ms: CountOf
+
+
+class RecordRefusal(Message):
+    """A refusal on assistant.sock, for the audit (the assistant holds no store): approval_web
+    writes one ``refusal`` row, actor ``assistant``, naming ``assistant.sock``. Only the
+    assistant's uid may send it. It never carries a value the refused peer sent: the operation
+    (``connect`` for a peer refused by its uid, else the request's tag when the socket serves
+    it, else ``unknown``), the code, the field the decoder named, the frame's size, and the
+    peer's uid, gid and pid as the kernel gave them."""
+
+    operation: Name
+    code: ErrorCode
+    uid: Uid
+    gid: Uid
+    pid: Uid
+    field: Annotated[str, msgspec.Meta(pattern=r"^\$[A-Za-z0-9_.\[\]]{0,63}\Z")] | None = None
+    frame_bytes: CountOf | None = None
+
+
 ApprovalRequest = (
     SubmitProposal
     | GetProposalState
@@ -387,6 +467,8 @@ ApprovalRequest = (
     | AuditTail
     | AuditVerify
     | ListWritable
+    | RecordAsk
+    | RecordRefusal
     | GetCapabilities
 )
 ApprovalReply = (
@@ -407,10 +489,11 @@ ApprovalReply = (
 
 
 class Ask(Message):
-    """An operator's question. ``language`` ∈ en | es | None (detect)."""
+    """An operator's question (at most `shared.wire.MAX_QUESTION_CHARS` characters).
+    ``language`` ∈ en | es | None (detect)."""
 
-    question: str
-    language: str | None = None
+    question: Question
+    language: Literal["en", "es"] | None = None
 
 
 class ProposalLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

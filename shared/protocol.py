@@ -9,10 +9,13 @@ Errors that cross a socket travel as `ErrorReply(code, message)` with a stable c
 `shared.errors.Code`; each socket's manifest (`Capabilities`) lists its operations and the
 codes each may answer with, plus `TRANSPORT_CODES` which any operation may get.
 
-Bad input changes nothing: a malformed body (``bad_frame``), an unknown ``op``
-(``unknown_message``) or a wrong field (``invalid_message``) is answered and the connection
-keeps serving; an oversize frame (``frame_too_large``) or a truncated one is answered and the
-connection closed (the stream can no longer be followed); the handler is never called.
+Bad input changes nothing but the audit: a malformed body (``bad_frame``), an unknown ``op``
+(``unknown_message``) or a wrong field (``invalid_message``: a missing or extra field, an ID not
+of its format, a text over its cap; see `shared.wire`) is answered and the connection keeps
+serving; an oversize frame (``frame_too_large``) or a truncated one is answered and the
+connection closed (the stream can no longer be followed); the handler is never called. Each
+such refusal is reported to the server's `RefusedRequestHook` first (its audit row), as a
+`RefusedRequest` that never holds a value the peer sent.
 
 Errors: `ProtocolError` (a `FleetwatchError`) with one of the codes above, or
 ``service_unavailable`` / ``service_no_answer`` / ``socket_in_use`` from the helpers.
@@ -40,6 +43,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from shared.errors import MEANINGS, Code, FleetwatchError
+from shared.wire import MAX_MESSAGE_CHARS, ErrorCode, ErrorText
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +65,43 @@ TRANSPORT_CODES: frozenset[Code] = frozenset(
 
 
 class ProtocolError(FleetwatchError):
-    """A frame or message is malformed, or a socket could not be used; see the module doc."""
+    """A frame or message is malformed, or a socket could not be used; see the module doc.
+
+    Attributes:
+        operation: the refused request's tag when this socket serves it, else None.
+        field: the field the decoder named (``$.approval_id``), else None.
+        frame_bytes: the frame's length in bytes, when one was read or announced.
+    """
+
+    def __init__(
+        self,
+        code: Code,
+        message: str | None = None,
+        *,
+        operation: str | None = None,
+        field: str | None = None,
+        frame_bytes: int | None = None,
+    ) -> None:
+        super().__init__(code, message)
+        self.operation = operation
+        self.field = field
+        self.frame_bytes = frame_bytes
+
+
+MAX_DECODE_MESSAGE_CHARS = 300
+"""Longest decoder message repeated to the peer (msgspec's may quote what it was sent)."""
+_FIELD_PATH = re.compile(r"`(\$[A-Za-z0-9_.\[\]]{0,63})`\Z")
+
+
+def cut(text: str, cap: int) -> str:
+    """`text` cut to `cap` characters (the last one ``…`` when cut)."""
+    return text if len(text) <= cap else text[: max(cap - 1, 0)] + "…"
+
+
+def _field_of(error: msgspec.DecodeError) -> str | None:
+    """The path msgspec names at the end of its message (``$.approval_id``), or None."""
+    found = _FIELD_PATH.search(str(error))
+    return found.group(1) if found else None
 
 
 def snake_case(name: str) -> str:
@@ -77,8 +117,8 @@ class Message(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field
 class ErrorReply(Message, tag="error"):
     """The one error shape on the wire. `code` is a `Code` value; branch on it, not on `message`."""
 
-    code: str
-    message: str
+    code: ErrorCode
+    message: ErrorText
 
 
 class Operation(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -162,18 +202,29 @@ class Codec:
                 ``unknown_message`` (an ``op`` this socket does not serve), ``invalid_message``
                 (right ``op``, wrong/missing/extra fields).
         """
+        size, cap = len(data), MAX_DECODE_MESSAGE_CHARS
         try:
             op = self._envelope.decode(data).op
         except msgspec.ValidationError as exc:
-            raise ProtocolError(Code.BAD_FRAME, f"not a tagged message: {exc}") from exc
+            raise ProtocolError(
+                Code.BAD_FRAME, cut(f"not a tagged message: {exc}", cap), frame_bytes=size
+            ) from exc
         except msgspec.DecodeError as exc:
-            raise ProtocolError(Code.BAD_FRAME, f"not MessagePack: {exc}") from exc
+            raise ProtocolError(
+                Code.BAD_FRAME, cut(f"not MessagePack: {exc}", cap), frame_bytes=size
+            ) from exc
         if op not in self.tags:
-            raise ProtocolError(Code.UNKNOWN_MESSAGE, f"unknown message {op[:64]!r}")
+            raise ProtocolError(Code.UNKNOWN_MESSAGE, f"unknown message {op[:64]!r}", frame_bytes=size)
         try:
             return self._decoder.decode(data)
         except msgspec.DecodeError as exc:  # ValidationError is a DecodeError
-            raise ProtocolError(Code.INVALID_MESSAGE, f"invalid {op!r} message: {exc}") from exc
+            raise ProtocolError(
+                Code.INVALID_MESSAGE,
+                cut(f"invalid {op!r} message: {exc}", cap),
+                operation=op,
+                field=_field_of(exc),
+                frame_bytes=size,
+            ) from exc
 
     def encode(self, message: Message) -> bytes:
         """A message -> frame body (any `Message`, not only this codec's union)."""
@@ -198,12 +249,16 @@ async def read_frame(reader: asyncio.StreamReader, *, max_bytes: int = MAX_FRAME
         raise ProtocolError(Code.BAD_FRAME, "connection closed inside a frame header") from exc
     (length,) = _HEADER.unpack(header)
     if length > max_bytes:
-        raise ProtocolError(Code.FRAME_TOO_LARGE, f"frame of {length} bytes; the cap is {max_bytes} bytes")
+        raise ProtocolError(
+            Code.FRAME_TOO_LARGE, f"frame of {length} bytes; the cap is {max_bytes} bytes", frame_bytes=length
+        )
     try:
         return await reader.readexactly(length)
     except asyncio.IncompleteReadError as exc:
         raise ProtocolError(
-            Code.BAD_FRAME, f"connection closed after {len(exc.partial)} of {length} bytes"
+            Code.BAD_FRAME,
+            f"connection closed after {len(exc.partial)} of {length} bytes",
+            frame_bytes=length,
         ) from exc
 
 
@@ -279,8 +334,47 @@ def peer_admitted(
 REFUSAL_DRAIN_SECONDS = 1.0
 """How long a refused peer's connection stays open for its request to arrive (never handled)."""
 
+
+@dataclass(frozen=True, slots=True)
+class RefusedRequest:
+    """A request refused before any handler ran, as its audit row may describe it: never a
+    value the peer sent.
+
+    Attributes:
+        operation: the request's tag when this socket serves it, else ``unknown``.
+        code: ``bad_frame``, ``unknown_message``, ``invalid_message`` or ``frame_too_large``.
+        field: the field the decoder named (``$.approval_id``), or None.
+        frame_bytes: the frame's length in bytes (announced, for one too large), or None.
+    """
+
+    operation: str
+    code: Code
+    field: str | None = None
+    frame_bytes: int | None = None
+
+    @classmethod
+    def of(cls, exc: ProtocolError) -> RefusedRequest:
+        return cls(exc.operation or "unknown", exc.code, exc.field, exc.frame_bytes)
+
+    def detail(self) -> dict[str, Any]:
+        """``field`` and ``frame_bytes`` for an audit row's detail (those that are known)."""
+        return {k: v for k, v in (("field", self.field), ("frame_bytes", self.frame_bytes)) if v is not None}
+
+
 Handler = Callable[[Message, PeerCred], Awaitable[Message]]
 RefusedPeerHook = Callable[[PeerCred], Awaitable[None]]
+RefusedRequestHook = Callable[[PeerCred, RefusedRequest], Awaitable[None]]
+
+
+async def _report_refused(hook: RefusedRequestHook | None, peer: PeerCred, exc: ProtocolError) -> None:
+    """Tell `hook` about a refused request; a hook that cannot record is logged, never fatal
+    to the connection (the peer still gets its answer)."""
+    if hook is None:
+        return
+    try:
+        await hook(peer, RefusedRequest.of(exc))
+    except FleetwatchError as failure:
+        logger.error("could not record a refused %s (%s): %s", exc.code, failure.code, failure.message)
 
 
 async def _send(writer: asyncio.StreamWriter, codec: Codec, reply: Message, max_bytes: int) -> None:
@@ -291,15 +385,18 @@ async def _send(writer: asyncio.StreamWriter, codec: Codec, reply: Message, max_
         await write_frame(writer, codec.encode(ErrorReply(code=exc.code, message="the reply was too large")))
 
 
-async def _answer(codec: Codec, handler: Handler, data: bytes, peer: PeerCred) -> Message:
+async def _answer(
+    codec: Codec, handler: Handler, data: bytes, peer: PeerCred, on_refused: RefusedRequestHook | None
+) -> Message:
     try:
         request = codec.decode(data)
     except ProtocolError as exc:
+        await _report_refused(on_refused, peer, exc)
         return ErrorReply(code=exc.code, message=exc.message)
     try:
         reply = await handler(request, peer)
     except FleetwatchError as exc:
-        return ErrorReply(code=exc.code, message=exc.message)
+        return ErrorReply(code=exc.code, message=cut(exc.message, MAX_MESSAGE_CHARS))
     except Exception:  # top-level handler of one request: logged with its traceback
         logger.exception("handler failed on %s from pid %d", type(request).__name__, peer.pid)
         return ErrorReply(code=Code.INTERNAL_ERROR, message=MEANINGS[Code.INTERNAL_ERROR])
@@ -331,6 +428,7 @@ async def serve_unix(
     allowed_gids: Collection[int] = (),
     mode: int = 0o660,
     on_refused_peer: RefusedPeerHook | None = None,
+    on_refused_request: RefusedRequestHook | None = None,
     max_frame_bytes: int = MAX_FRAME_BYTES,
 ) -> asyncio.Server:
     """Serve `handler` on a unix socket at `path` (folder made 0750 if missing; file `mode`).
@@ -338,10 +436,13 @@ async def serve_unix(
     Per connection: a peer whose uid (``SO_PEERCRED``) is not in `allowed_uids`, and whose gid
     and supplementary groups (``SO_PEERGROUPS``) are not in `allowed_gids`, gets
     `on_refused_peer(peer)` awaited first (write the audit row there, so a peer that hangs up at
-    once still leaves it), then ``ErrorReply(peer_not_allowed)``, and the connection closes. Otherwise frames are read in a loop, decoded by `codec`,
-    and ``await handler(request, peer)`` answers each; a `FleetwatchError` it raises becomes an
-    `ErrorReply` with its code, anything else ``internal_error`` (logged with the traceback).
-    EOF closes the writer. A stale socket file (nobody listening) is replaced.
+    once still leaves it), then ``ErrorReply(peer_not_allowed)``, and the connection closes.
+    Otherwise frames are read in a loop, decoded by `codec`, and ``await handler(request,
+    peer)`` answers each; a `FleetwatchError` it raises becomes an `ErrorReply` with its code
+    (its message cut to `shared.wire.MAX_MESSAGE_CHARS`), anything else ``internal_error``
+    (logged with the traceback). A frame refused before the handler (see the module doc) is
+    reported to `on_refused_request(peer, RefusedRequest)` before it is answered. EOF closes the
+    writer. A stale socket file (nobody listening) is replaced.
 
     Raises:
         ProtocolError: ``socket_in_use`` when another process serves `path`, or `path` exists
@@ -381,13 +482,15 @@ async def serve_unix(
                 try:
                     data = await read_frame(reader, max_bytes=max_frame_bytes)
                 except ProtocolError as exc:  # oversize or truncated: the stream is lost
+                    await _report_refused(on_refused_request, peer, exc)
                     await _send(
                         writer, codec, ErrorReply(code=exc.code, message=exc.message), max_frame_bytes
                     )
                     return
                 if data is None:
                     return
-                await _send(writer, codec, await _answer(codec, handler, data, peer), max_frame_bytes)
+                reply = await _answer(codec, handler, data, peer, on_refused_request)
+                await _send(writer, codec, reply, max_frame_bytes)
         except ConnectionError:
             logger.debug("peer went away")
         except Exception:  # top-level handler of one connection: logged with its traceback

@@ -139,7 +139,7 @@ class Probe:
         assert not settings.fence_configured, "the fence counts as configured"
         client = model_client(settings)
         try:
-            assistant, reader = build_assistant(settings, policy, tool_policy, None, client=client)
+            assistant, reader = build_assistant(settings, policy, tool_policy, client=client)
             await reader.close()
         finally:
             if client is not None:
@@ -464,7 +464,7 @@ async def test_without_a_fence_the_executor_reports_it_and_refuses_to_prepare_or
     assert isinstance(health, HealthReport) and not health.fence_configured
     device = fenceless.lab.teams["sandbox"].device_ids[0]
     message = Prepare(
-        proposal_id="p-hardrule1", tool="batch_reboot", arguments={"device_ids": [device]}, reason="r"
+        proposal_id="p-00000000a1e1", tool="batch_reboot", arguments={"device_ids": [device]}, reason="r"
     )
     reply = await request(socket, message, Prepared, timeout_seconds=TIMEOUT)
     assert isinstance(reply, ErrorReply) and reply.code == Code.FENCE_NOT_CONFIGURED

@@ -7,14 +7,18 @@ uids in ``FLEETWATCH_ASSISTANT_UIDS`` or ``FLEETWATCH_APPROVAL_UIDS`` and member
 
 - **assistant**: a uid in ``FLEETWATCH_ASSISTANT_UIDS`` and not in
   ``FLEETWATCH_APPROVAL_UIDS``. May only `SubmitProposal` with ``proposed_by="assistant"``,
-  `GetProposalState`, `ExpireTurn`, `ListWritable` (read-only) and `GetCapabilities`;
-  anything else is refused with ``operation_not_allowed``.
+  `GetProposalState`, `ExpireTurn`, `ListWritable` (read-only), its audit records
+  (`RecordAsk`, `RecordRefusal`) and `GetCapabilities`; anything else is refused with
+  ``operation_not_allowed``.
 - **operator**: every other admitted peer (a uid in ``FLEETWATCH_APPROVAL_UIDS``, or a member
   of ``FLEETWATCH_APPROVAL_GIDS``). May do everything, including drafting a proposal
   (``proposed_by="operator"``); a draft still needs a person on the page. Nothing here approves.
 - In single-account mode (supervisord on one user, the default: both settings are the running
   uid) that uid is an operator, so every operation is allowed; the boundary between assistant
   and operator is then the process, not the OS user, and ``doctor`` says so.
+- **Records** (`RecordAsk`, `RecordRefusal`: audit rows written for the assistant, which holds
+  no store) come only from a uid in ``FLEETWATCH_ASSISTANT_UIDS``, whatever its role
+  (`check_recorder`): an operator who is not the assistant cannot write the assistant's rows.
 
 `check_submission` runs the policy checks of a `SubmitProposal`, in this order, each refusal a
 stable code: the message's own fields (``invalid_message``: ``proposed_by`` not assistant or
@@ -35,18 +39,28 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from shared import wire
 from shared.binding import BoundRecord, fingerprint_hash, record_from_bytes
 from shared.canonical import CanonicalError, canonicalize_arguments
 from shared.display import visible
 from shared.errors import Code, FleetwatchError
-from shared.messages import ExpireTurn, GetProposalState, ListWritable, Prepared, SubmitProposal
+from shared.messages import (
+    ExpireTurn,
+    GetProposalState,
+    ListWritable,
+    Prepared,
+    RecordAsk,
+    RecordRefusal,
+    SubmitProposal,
+)
 from shared.policy import ArgumentsError, Policy, ProposeRule, ToolPolicy
 from shared.protocol import GetCapabilities, Message, message_tag
 
 PROPOSED_BY: Final = ("assistant", "operator")
 """Who may be named as a proposal's author: the assistant (a model turn) or an operator (a draft)."""
-MAX_REASON_CHARS: Final = 2000
-"""Longest reason accepted, in characters (the page shows it, escaped, in a capped box)."""
+MAX_REASON_CHARS: Final = wire.MAX_REASON_CHARS
+"""Longest reason accepted, in characters (the page shows it, escaped, in a capped box); the
+message's own cap, so decoding refuses a longer one first."""
 
 
 class IntakeRefused(FleetwatchError):
@@ -77,8 +91,10 @@ class Role(enum.StrEnum):
     OPERATOR = "operator"
 
 
+RECORDS: Final[frozenset[type[Message]]] = frozenset({RecordAsk, RecordRefusal})
+"""The audit records only the assistant's uid may send (`check_recorder`)."""
 ASSISTANT_OPERATIONS: Final[frozenset[type[Message]]] = frozenset(
-    {SubmitProposal, GetProposalState, ExpireTurn, ListWritable, GetCapabilities}
+    {SubmitProposal, GetProposalState, ExpireTurn, ListWritable, GetCapabilities} | RECORDS
 )
 """The only requests the assistant's uid may send."""
 
@@ -107,6 +123,17 @@ def check_role(request: Message, role: Role) -> None:
         raise IntakeRefused(
             Code.OPERATION_NOT_ALLOWED, "the assistant's user may only submit proposals as the assistant"
         )
+
+
+def check_recorder(request: Message, uid: int, *, assistant_uids: Collection[int]) -> None:
+    """Refuse a record (`RECORDS`) from a uid that is not the assistant's.
+
+    Raises:
+        IntakeRefused: ``operation_not_allowed``.
+    """
+    if type(request) in RECORDS and uid not in assistant_uids:
+        op = message_tag(type(request))
+        raise IntakeRefused(Code.OPERATION_NOT_ALLOWED, f"only the assistant's user may send {op!r}")
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,8 @@ START_CODES: Final[frozenset[Code]] = frozenset({Code.APPROVAL_WEB_RESTARTED})
 """Codes recorded at start (on approved proposals the executor never took), never answered."""
 
 _ADMIN: Final = frozenset({Code.OPERATION_NOT_ALLOWED})
+_RECORDS: Final = frozenset({Code.OPERATION_NOT_ALLOWED})
+"""A record from a uid that is not the assistant's (`intake.check_recorder`)."""
 _WRITES: Final = frozenset({Code.STORE_BUSY})
 
 OPERATIONS: Final[tuple[Operation, ...]] = (
@@ -82,6 +84,16 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation("get_status", frozenset(_ADMIN), "queue, caps, pauses, kill switch, executor, fence, autonomy"),
     Operation("audit_tail", _ADMIN | {Code.INVALID_MESSAGE}, "the newest audit rows"),
     Operation("audit_verify", frozenset(_ADMIN), "walk the audit hash chain"),
+    Operation(
+        "record_ask",
+        _RECORDS | _WRITES,
+        "the assistant's audit row of one question (counts only; the assistant's user only)",
+    ),
+    Operation(
+        "record_refusal",
+        _RECORDS | _WRITES | {Code.INVALID_MESSAGE},
+        "the audit row of a refusal on assistant.sock (the assistant's user only)",
+    ),
     Operation(
         "list_writable",
         LIST_WRITABLE_CODES | {Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER},

@@ -78,6 +78,7 @@ async def socket_side(
             allowed_uids=service.allowed_uids,
             allowed_gids=service.allowed_gids,
             on_refused_peer=service.on_refused_peer,
+            on_refused_request=service.on_refused_request,
         )
         expiry = asyncio.create_task(expiry_loop(service, expiry_interval_seconds))
         try:

@@ -18,6 +18,14 @@ ListWritable is relayed to the executor as it is (this process holds no Epiphan 
 executor reads the sandbox team afresh. Its refusals pass through with their codes (one
 ``refusal`` audit row each, like every refusal here); the executor not running:
 ``service_unavailable``.
+
+RecordAsk and RecordRefusal are the assistant's audit rows (under the OS-user fence the
+assistant's user cannot write the store): this process writes them, actor ``assistant``, only
+for a peer whose uid is in ``FLEETWATCH_ASSISTANT_UIDS`` (`intake.check_recorder`).
+
+A request refused before its handler (malformed, an ID not of its format, a text over its cap:
+`shared.protocol`) leaves one ``refusal`` row too (`on_refused_request`), naming the operation,
+the field and the frame's size, never the value.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiosqlite
+import msgspec
 
 from services.approval_web import admin, manifest
 from services.approval_web.intake import (
@@ -36,6 +45,7 @@ from services.approval_web.intake import (
     IntakeRefused,
     Role,
     check_prepared,
+    check_recorder,
     check_role,
     check_submission,
     role_of,
@@ -50,7 +60,7 @@ from services.approval_web.limits import (
 from shared import approvals
 from shared.config import Settings
 from shared.display import visible
-from shared.errors import Code, FleetwatchError
+from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.messages import (
     AuditReport,
     AuditRows,
@@ -72,6 +82,8 @@ from shared.messages import (
     ProposalAccepted,
     ProposalDetail,
     ProposalState,
+    RecordAsk,
+    RecordRefusal,
     SetKillSwitch,
     ShowProposal,
     Status,
@@ -79,13 +91,25 @@ from shared.messages import (
     WritableDevices,
 )
 from shared.policy import Policy, ToolPolicy
-from shared.protocol import Capabilities, ErrorReply, GetCapabilities, Message, PeerCred, message_tag, request
-from shared.store import db_now, verify_audit
+from shared.protocol import (
+    Capabilities,
+    ErrorReply,
+    GetCapabilities,
+    Message,
+    PeerCred,
+    RefusedRequest,
+    message_tag,
+    request,
+)
+from shared.store import append_audit, db_now, verify_audit
 
 logger = logging.getLogger(__name__)
 
 ACTOR = "approval_web"
 """The audit actor of this service's own steps (expiry, start)."""
+ASSISTANT_ACTOR = "assistant"
+"""The audit actor of the rows written for the assistant (`RecordAsk`, `RecordRefusal`)."""
+ASSISTANT_SOCKET = "assistant.sock"
 
 
 @dataclass(frozen=True)
@@ -154,6 +178,8 @@ class ApprovalService:
             AuditTail: self._audit_tail,
             AuditVerify: self._audit_verify,
             ListWritable: self._list_writable,
+            RecordAsk: self._record_ask,
+            RecordRefusal: self._record_refusal,
             GetCapabilities: self._capabilities,
         }
 
@@ -187,6 +213,7 @@ class ApprovalService:
         """
         try:
             check_role(request, self.role(peer))
+            check_recorder(request, peer.uid, assistant_uids=self._settings.assistant_uids)
             return await self._handlers[type(request)](request, peer)
         except IntakeRefused as exc:
             if not exc.audited:
@@ -203,6 +230,18 @@ class ApprovalService:
                 code=Code.PEER_NOT_ALLOWED,
                 message=f"uid {peer.uid} may not use approval.sock",
                 detail={"uid": peer.uid, "gid": peer.gid, "pid": peer.pid},
+            )
+
+    async def on_refused_request(self, peer: PeerCred, refused: RefusedRequest) -> None:
+        """A request refused before its handler (`shared.protocol.RefusedRequest`): one
+        ``refusal`` audit row naming the operation, the field and the frame's size."""
+        async with self._db:
+            await approvals.audit_refusal(
+                self._conn,
+                actor=self._actor(peer),
+                operation=refused.operation,
+                code=refused.code,
+                detail={"uid": peer.uid, **refused.detail()},
             )
 
     async def expire_due(self) -> int:
@@ -306,6 +345,39 @@ class ApprovalService:
         async with self._db:
             count = await approvals.expire_turn(self._conn, message.turn_id, actor=self._actor(peer))
         return Count(count=count)
+
+    async def _record_ask(self, message: RecordAsk, peer: PeerCred) -> Count:
+        """The assistant's ``ask`` row: its counts as sent (every field already of its form)."""
+        detail = msgspec.to_builtins(message)
+        detail.pop("op", None)
+        async with self._db:
+            await append_audit(self._conn, actor=ASSISTANT_ACTOR, kind="ask", detail=detail)
+        return Count(count=1)
+
+    async def _record_refusal(self, message: RecordRefusal, peer: PeerCred) -> Count:
+        """A refusal on assistant.sock, recorded for the assistant (one ``refusal`` row).
+
+        Raises:
+            IntakeRefused: ``invalid_message`` when the code is not a declared one.
+        """
+        try:
+            code = Code(message.code)
+        except ValueError as exc:
+            raise IntakeRefused(Code.INVALID_MESSAGE, "the refusal's code is not a declared code") from exc
+        detail = {"socket": ASSISTANT_SOCKET, "uid": message.uid, "gid": message.gid, "pid": message.pid}
+        detail |= {
+            k: v for k, v in (("field", message.field), ("frame_bytes", message.frame_bytes)) if v is not None
+        }
+        async with self._db:
+            await approvals.audit_refusal(
+                self._conn,
+                actor=ASSISTANT_ACTOR,
+                operation=message.operation,
+                code=code,
+                message=f"{MEANINGS[code]} ({ASSISTANT_SOCKET})",
+                detail=detail,
+            )
+        return Count(count=1)
 
     async def _capabilities(self, message: GetCapabilities, peer: PeerCred) -> Capabilities:
         return manifest.capabilities()

@@ -1,8 +1,9 @@
 """``python -m services.assistant``: run the assistant until SIGINT or SIGTERM.
 
 Serves assistant.sock; with ``--page`` also the local ask page on 127.0.0.1
-(``FLEETWATCH_ASK_PORT``). Settings come from ``FLEETWATCH_*``. Exit status: 0 after a
-signal, 2 when the settings, the policy, the store or a socket refuse to start.
+(``FLEETWATCH_ASK_PORT``). Settings come from ``FLEETWATCH_*``. It opens no store: what it
+records goes through approval.sock. Exit status: 0 after a signal, 2 when the settings, the
+policy or a socket refuse to start.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from services.assistant.server import assistant_side, build_assistant
 from shared.config import Settings, configure_logging, load_settings
 from shared.errors import FleetwatchError
 from shared.policy import Policy, ToolPolicy, load_policies
-from shared.store import migrate, open_store
 
 logger = logging.getLogger("services.assistant")
 
@@ -30,27 +30,22 @@ async def run(settings: Settings, policy: Policy, tool_policy: ToolPolicy, *, pa
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    store = await open_store(settings.db)
-    try:
-        await migrate(store)
-        assistant, reader = build_assistant(settings, policy, tool_policy, store)
-        async with contextlib.AsyncExitStack() as stack:
-            await stack.enter_async_context(assistant_side(settings, assistant))
-            if page:
-                from services.assistant.page import serve_page
+    assistant, reader = build_assistant(settings, policy, tool_policy)
+    async with contextlib.AsyncExitStack() as stack:
+        await stack.enter_async_context(assistant_side(settings, assistant))
+        if page:
+            from services.assistant.page import serve_page
 
-                url = await stack.enter_async_context(serve_page(assistant, settings.ask_port))
-                logger.info("ask page at %s", url)
-            logger.info(
-                "assistant serving %s (model %s, proposals %s)",
-                settings.assistant_socket,
-                "on" if settings.anthropic_api_key else "off",
-                "on" if assistant.may_propose else "off",
-            )
-            await stop.wait()
-        await reader.close()
-    finally:
-        await store.close()
+            url = await stack.enter_async_context(serve_page(assistant, settings.ask_port))
+            logger.info("ask page at %s", url)
+        logger.info(
+            "assistant serving %s (model %s, proposals %s)",
+            settings.assistant_socket,
+            "on" if settings.anthropic_api_key else "off",
+            "on" if assistant.may_propose else "off",
+        )
+        await stop.wait()
+    await reader.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

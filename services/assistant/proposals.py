@@ -5,22 +5,26 @@
 a malformed proposal never leaves the process. Passing it proves nothing: approval_web checks
 everything again, and the executor binds the proposal against a fresh read of the sandbox team.
 
-A `ProposalSink` is where a checked proposal goes, and where the assistant learns which devices
-a proposal may target. In production it is `ApprovalSocketSink` (``approval.sock``:
+A `ProposalSink` is where a checked proposal goes, where the assistant learns which devices
+a proposal may target, and where its audit records go (it holds no store: under the OS-user
+fence its user cannot write it). In production it is `ApprovalSocketSink` (``approval.sock``:
 `SubmitProposal`, `GetProposalState`, `ExpireTurn`, `ListWritable`, the last relayed to the
-executor, which reads the sandbox team afresh: the assistant never holds the sandbox sign-in);
-tests pass their own through the constructor. A sink answers with the intake's reply or an
-`ErrorReply` (a socket failure becomes one too, e.g. ``service_unavailable``); it never raises
-for a refusal.
+executor, which reads the sandbox team afresh: the assistant never holds the sandbox sign-in;
+`RecordAsk` and `RecordRefusal`, written by approval_web as the assistant's rows); tests pass
+their own through the constructor. A sink answers with the intake's reply or an `ErrorReply`
+(a socket failure becomes one too, e.g. ``service_unavailable``); it never raises for a
+refusal.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
 
+from shared import wire
 from shared.canonical import canonical_json, canonicalize_arguments
 from shared.errors import Code, FleetwatchError
 from shared.messages import (
@@ -30,6 +34,8 @@ from shared.messages import (
     ListWritable,
     ProposalAccepted,
     ProposalState,
+    RecordAsk,
+    RecordRefusal,
     SubmitProposal,
     WritableDevices,
 )
@@ -37,8 +43,9 @@ from shared.policy import ToolPolicy
 from shared.protocol import ErrorReply, Message, ProtocolError, request
 
 R = TypeVar("R", bound=Message)
+log = logging.getLogger(__name__)
 
-MAX_REASON_CHARS: Final = 2000
+MAX_REASON_CHARS: Final = wire.MAX_REASON_CHARS
 """Longest reason accepted (the intake's own cap; the page shows it escaped and capped)."""
 _FIELDS: Final = frozenset({"tool", "arguments", "reason"})
 
@@ -131,6 +138,11 @@ class ProposalSink(Protocol):
         """
         ...
 
+    async def record(self, record: RecordAsk | RecordRefusal) -> None:
+        """Have one audit row written for the assistant. Never raises: a row that cannot be
+        written is logged with its code (the answer, or the refusal, still goes out)."""
+        ...
+
 
 class ApprovalSocketSink:
     """A `ProposalSink` over ``approval.sock`` (one connection per request).
@@ -139,11 +151,15 @@ class ApprovalSocketSink:
         path: the socket (`Settings.approval_socket`).
         timeout_seconds: bound on each request; a submission waits for the executor's
             fresh sandbox read, so allow several seconds.
+        record_timeout_seconds: bound on writing one audit record (a store write).
     """
 
-    def __init__(self, path: Path, *, timeout_seconds: float = 30.0) -> None:
+    def __init__(
+        self, path: Path, *, timeout_seconds: float = 30.0, record_timeout_seconds: float = 5.0
+    ) -> None:
         self.path = path
         self.timeout_seconds = timeout_seconds
+        self.record_timeout_seconds = record_timeout_seconds
 
     async def _ask(self, message: Message, reply_type: type[R]) -> R | ErrorReply:
         """One request; a socket failure becomes an `ErrorReply` with its code."""
@@ -168,6 +184,14 @@ class ApprovalSocketSink:
         if isinstance(reply, ErrorReply):
             raise FleetwatchError(code_of(reply.code), reply.message)
         return reply.count
+
+    async def record(self, record: RecordAsk | RecordRefusal) -> None:
+        try:
+            reply = await request(self.path, record, Count, timeout_seconds=self.record_timeout_seconds)
+        except ProtocolError as exc:
+            reply = ErrorReply(code=exc.code, message=exc.message)
+        if isinstance(reply, ErrorReply):
+            log.error("could not record %s through approval.sock (%s)", type(record).__name__, reply.code)
 
 
 def code_of(text: str) -> Code:

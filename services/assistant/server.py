@@ -1,10 +1,15 @@
 """assistant.sock and the production wiring of `Assistant`.
 
 `build_assistant` puts the production parts together from the settings: the read slot's
-guarded client (`reader.SlotReader`), approval.sock as the proposal sink, the model client
-when a key is set (none: keyword answers only), and the store for the audit row.
-`assistant_side` serves assistant.sock for an ``async with`` block; ``__main__`` runs it (and
-the ask page with ``--page``).
+guarded client (`reader.SlotReader`), approval.sock as the proposal sink (and where the audit
+rows go: the assistant opens no store), and the model client when a key is set (none: keyword
+answers only). `assistant_side` serves assistant.sock for an ``async with`` block; ``__main__``
+runs it (and the ask page with ``--page``).
+
+assistant.sock audits its refusals like the other sockets, through approval.sock
+(`SocketAudit`, `RecordRefusal`): a peer whose uid and groups are not allowed
+(``peer_not_allowed``, operation ``connect``), a request refused before the handler (malformed,
+over its cap), and a blank question.
 """
 
 from __future__ import annotations
@@ -14,24 +19,22 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any, Final, Protocol
 
-import aiosqlite
 import anthropic
 
 from services.assistant import AssistantError
 from services.assistant.manifest import REQUESTS, capabilities
-from services.assistant.proposals import ApprovalSocketSink
+from services.assistant.proposals import ApprovalSocketSink, ProposalSink
 from services.assistant.reader import SlotReader
 from services.assistant.service import Assistant
 from shared.config import Settings
 from shared.errors import Code
-from shared.messages import Answer, Ask
+from shared.messages import Answer, Ask, RecordRefusal
 from shared.policy import Policy, ToolPolicy
-from shared.protocol import Codec, GetCapabilities, Message, PeerCred, serve_unix
+from shared.protocol import Codec, GetCapabilities, Message, PeerCred, RefusedRequest, message_tag, serve_unix
+from shared.wire import MAX_QUESTION_CHARS
 
 log = logging.getLogger(__name__)
 
-MAX_QUESTION_CHARS: Final = 2000
-"""Longest question accepted, in characters."""
 MODEL_RETRIES: Final = 1
 """Retries the SDK may make of one model call (a 529 or a dropped connection)."""
 
@@ -58,7 +61,6 @@ def build_assistant(
     settings: Settings,
     policy: Policy,
     tool_policy: ToolPolicy,
-    store: aiosqlite.Connection | None,
     *,
     client: Any | None = None,
 ) -> tuple[Assistant, SlotReader]:
@@ -75,24 +77,66 @@ def build_assistant(
         fence_configured=settings.fence_configured,
         allowlist=settings.write_device_ids,
         call_timeout_seconds=settings.model_timeout_seconds,
-        store=store,
     )
     return assistant, reader
 
 
-def handler(assistant: Asker) -> Any:
-    """The assistant.sock request handler."""
+class SocketAudit:
+    """assistant.sock's refusals, each one ``refusal`` audit row written by approval_web
+    (`RecordRefusal` through `sink`). What the peer sent is never recorded: the operation
+    (``connect``, a tag this socket serves, or ``unknown``), the code, the field, the frame's
+    size, and the peer's uid, gid and pid from the kernel."""
+
+    def __init__(self, sink: ProposalSink) -> None:
+        self._sink = sink
+
+    async def refused(
+        self,
+        peer: PeerCred,
+        operation: str,
+        code: Code,
+        *,
+        field: str | None = None,
+        frame_bytes: int | None = None,
+    ) -> None:
+        log.warning("refused %s from uid %d (%s)", operation, peer.uid, code)
+        await self._sink.record(
+            RecordRefusal(
+                operation=operation,
+                code=str(code),
+                uid=peer.uid,
+                gid=peer.gid,
+                pid=peer.pid,
+                field=field,
+                frame_bytes=frame_bytes,
+            )
+        )
+
+    async def on_refused_peer(self, peer: PeerCred) -> None:
+        """A peer whose uid and groups are not allowed (`serve_unix`'s hook)."""
+        await self.refused(peer, "connect", Code.PEER_NOT_ALLOWED)
+
+    async def on_refused_request(self, peer: PeerCred, refused: RefusedRequest) -> None:
+        """A request refused before the handler (`serve_unix`'s hook)."""
+        await self.refused(
+            peer, refused.operation, refused.code, field=refused.field, frame_bytes=refused.frame_bytes
+        )
+
+
+def handler(assistant: Asker, audit: SocketAudit | None = None) -> Any:
+    """The assistant.sock request handler; a refused question is recorded through `audit`.
+    (Length and language are the message's own caps: decoding refuses them.)"""
 
     async def handle(request: Message, peer: PeerCred) -> Message:
         if isinstance(request, GetCapabilities):
             return capabilities()
         if isinstance(request, Ask):
-            if not request.question.strip() or len(request.question) > MAX_QUESTION_CHARS:
+            if not request.question.strip():
+                if audit is not None:
+                    await audit.refused(peer, message_tag(Ask), Code.INVALID_MESSAGE, field="$.question")
                 raise AssistantError(
                     Code.INVALID_MESSAGE, f"a question is 1 to {MAX_QUESTION_CHARS} characters"
                 )
-            if request.language not in (None, "en", "es"):
-                raise AssistantError(Code.INVALID_MESSAGE, "language is en, es or left out")
             return await assistant.ask(request.question, request.language)
         raise AssistantError(Code.UNKNOWN_MESSAGE, f"{type(request).__name__} is not served here")
 
@@ -100,18 +144,24 @@ def handler(assistant: Asker) -> Any:
 
 
 @contextlib.asynccontextmanager
-async def assistant_side(settings: Settings, assistant: Asker) -> AsyncIterator[None]:
-    """Serve assistant.sock (``settings.assistant_socket``) for the ``async with`` block.
+async def assistant_side(
+    settings: Settings, assistant: Asker, *, sink: ProposalSink | None = None
+) -> AsyncIterator[None]:
+    """Serve assistant.sock (``settings.assistant_socket``) for the ``async with`` block; its
+    refusals are recorded through `sink` (default: approval.sock).
 
     Raises:
         ProtocolError: ``socket_in_use`` (another assistant is running).
     """
+    audit = SocketAudit(sink or ApprovalSocketSink(settings.approval_socket))
     server = await serve_unix(
         settings.assistant_socket,
-        handler(assistant),
+        handler(assistant, audit),
         codec=Codec(REQUESTS),
         allowed_uids=settings.assistant_uids,
         allowed_gids=settings.assistant_gids,
+        on_refused_peer=audit.on_refused_peer,
+        on_refused_request=audit.on_refused_request,
     )
     try:
         yield

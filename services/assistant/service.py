@@ -10,8 +10,9 @@ Whatever the model says, the answer carries one code-built line per proposal mad
 question, with its **recorded** state read back through ``GetProposalState``.
 
 The audit keeps counts only (question length, tool counts, codes, proposal IDs, model calls,
-tokens, outcome): never the question, a prompt, a result or a name. Logs name codes and
-counts, never fleet text.
+tokens, outcome): never the question, a prompt, a result or a name. The assistant holds no
+store: its ``ask`` row is a `RecordAsk` sent through the sink (approval.sock), whose fields
+have no room for text. Logs name codes and counts, never fleet text.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-import aiosqlite
-
 from services.assistant import ModelUnavailable
 from services.assistant.budget import Budget, Spent
 from services.assistant.keyword import keyword_answer
@@ -40,9 +39,15 @@ from services.assistant.tools import offered_names, tool_definitions
 from shared.attention import thresholds_from_policy
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.fleet import FleetSnapshot
-from shared.messages import Answer, ProposalLine, ProposalState
+from shared.messages import (
+    MAX_RECORDED_PROPOSALS,
+    Answer,
+    AskTokens,
+    ProposalLine,
+    ProposalState,
+    RecordAsk,
+)
 from shared.policy import Policy, ToolPolicy
-from shared.store import append_audit
 
 log = logging.getLogger(__name__)
 
@@ -67,14 +72,14 @@ class Assistant:
 
     Args:
         reader: the guarded read client holding the read sign-in.
-        sink: where proposals go (`proposals.ApprovalSocketSink` in production).
+        sink: where proposals and the ``ask`` record go (`proposals.ApprovalSocketSink` in
+            production).
         policy, tool_policy: the loaded policies.
         model_client: an ``anthropic.AsyncAnthropic``, or None (no key: keyword answers only).
         model: the model name.
         fence_configured: ``FLEETWATCH_WRITE_DEVICE_IDS`` or ``FLEETWATCH_WRITE_TEAM_ID`` is set;
             without it ``propose_change`` is not offered.
         allowlist: ``FLEETWATCH_WRITE_DEVICE_IDS``.
-        store: the store for the audit row (None: no audit, tests only).
         now: UTC time (the lab's clock in tests); clock: monotonic seconds.
     """
 
@@ -91,7 +96,6 @@ class Assistant:
         allowlist: tuple[str, ...] = (),
         budget: Budget | None = None,
         call_timeout_seconds: float = 60.0,
-        store: aiosqlite.Connection | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -100,7 +104,6 @@ class Assistant:
         self._policy = policy
         self._tool_policy = tool_policy
         self._allowlist = allowlist
-        self._store = store
         self._now = now
         self._clock = clock
         self.may_propose = policy.may_propose and fence_configured
@@ -216,26 +219,26 @@ class Assistant:
         expired: int,
         turn_id: str,
     ) -> None:
-        detail = {
-            "turn_id": turn_id,
-            "question_chars": len(question),
-            "language": lang,
-            "answered_by": ending.answered_by,
-            "outcome": ending.outcome,
-            "code": ending.code,
-            "model_calls": spent.model_calls,
-            "tokens": {
-                "input": spent.input_tokens,
-                "output": spent.output_tokens,
-                "cache_creation": spent.cache_creation_tokens,
-                "cache_read": spent.cache_read_tokens,
-            },
-            "tools": dict(sorted(record.tools.items())),
-            "codes": dict(sorted(record.codes.items())),
-            "proposal_ids": [pid for pid, _ in record.proposals],
-            "expired": expired,
-            "elapsed_ms": int((self._clock() - spent.started) * 1000),
-        }
+        asked = RecordAsk(
+            turn_id=turn_id,
+            question_chars=len(question),
+            language=lang,
+            answered_by=ending.answered_by,
+            outcome=ending.outcome,
+            code=None if ending.code is None else str(ending.code),
+            model_calls=spent.model_calls,
+            tokens=AskTokens(
+                input=spent.input_tokens,
+                output=spent.output_tokens,
+                cache_creation=spent.cache_creation_tokens,
+                cache_read=spent.cache_read_tokens,
+            ),
+            tools=dict(sorted(record.tools.items())),
+            codes={str(code): count for code, count in sorted(record.codes.items())},
+            proposal_ids=tuple(pid for pid, _ in record.proposals)[:MAX_RECORDED_PROPOSALS],
+            expired=expired,
+            elapsed_ms=int((self._clock() - spent.started) * 1000),
+        )
         log.info(
             "answered by %s (%s): %d model calls, %d tool calls, %d proposals",
             ending.answered_by,
@@ -244,5 +247,4 @@ class Assistant:
             sum(record.tools.values()),
             len(record.proposals),
         )
-        if self._store is not None:
-            await append_audit(self._store, actor="assistant", kind="ask", detail=detail)
+        await self._sink.record(asked)

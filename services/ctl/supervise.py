@@ -84,8 +84,9 @@ class ServerLayout:
     """deploy/install.sh's layout for base name `name` under `root` (``/`` on a server, a scratch
     root in tests), as its systemd units use it (deploy/systemd/*.service): users
     ``NAME-executor``, ``NAME-web``, ``NAME-assistant``; state in ``/var/lib/NAME/<short>``
-    (0700, the service's own); the store in ``/var/lib/NAME/store``; sockets in
-    ``/run/NAME-<short>`` (0750, in the group of the one side allowed in: ``NAME-executor`` for
+    (0700, the service's own); the store in ``/var/lib/NAME/store`` (group ``NAME``, whose
+    members are the executor's and approval_web's users: the assistant's cannot open it);
+    sockets in ``/run/NAME-<short>`` (0750, in the group of the one side allowed in: ``NAME-executor`` for
     executor.sock, ``NAME-operators`` for the other two).
 
     supervisord's ``user=`` gives a program its user's own primary group, not the unit's
@@ -120,6 +121,11 @@ class ServerLayout:
 
     def socket(self, service: str) -> Path:
         return self.runtime(service) / SOCKET_NAMES[service]
+
+    @property
+    def store(self) -> Path:
+        """The store's folder (``FLEETWATCH_STATE_DIR``)."""
+        return self.root / "var" / "lib" / self.name / "store"
 
     @property
     def approve_secret_file(self) -> Path:
@@ -215,10 +221,32 @@ def _relink(link: Path, target: Path) -> None:
     link.symlink_to(target)
 
 
+STORE_FILES = ("fleetwatch.db", "fleetwatch.db-wal", "fleetwatch.db-shm")
+
+
+def prepare_store(layout: ServerLayout) -> None:
+    """Put the store as deploy/install.sh and the tmpfiles entry make it: its folder ``2770``
+    and the database (created empty if missing) with its -wal and -shm ``0660``, all
+    ``root:NAME``, so only the executor's and approval_web's users (the members of ``NAME``)
+    can open it. Run as root."""
+    gid = grp.getgrnam(layout.name).gr_gid
+    layout.store.mkdir(parents=True, exist_ok=True)
+    os.chown(layout.store, 0, gid)
+    layout.store.chmod(0o2770)
+    (layout.store / STORE_FILES[0]).touch(exist_ok=True)
+    for name in STORE_FILES:
+        path = layout.store / name
+        if path.exists() and not path.is_symlink():
+            os.chown(path, 0, gid)
+            path.chmod(0o660)
+
+
 def prepare_server(layout: ServerLayout, operators_run: Path) -> None:
-    """What systemd and tmpfiles do before the units start: fresh runtime folders (2750, the
-    service's user and socket group) with their links, and `operators_run` (0755, root) with
-    links to the three sockets (the CLI's ``FLEETWATCH_RUNTIME_DIR``). Run as root."""
+    """What systemd and tmpfiles do before the units start: the store's modes and owners
+    (`prepare_store`), fresh runtime folders (2750, the service's user and socket group) with
+    their links, and `operators_run` (0755, root) with links to the three sockets (the CLI's
+    ``FLEETWATCH_RUNTIME_DIR``). Run as root."""
+    prepare_store(layout)
     for service in SERVICES:
         folder = layout.runtime(service)
         shutil.rmtree(folder, ignore_errors=True)

@@ -55,8 +55,10 @@ async def run(settings: Settings, *, call_timeout_seconds: float) -> int:
             service.handle,
             codec=Codec(REQUESTS),
             allowed_uids=settings.executor_uids,
+            allowed_gids=settings.executor_gids,
             mode=0o660,
             on_refused_peer=service.on_refused_peer,
+            on_refused_request=service.on_refused_request,
         )
         log.info(
             "executor serving %s (boot %s; expired %d pending, %d running -> unknown, %d approved -> not run;"

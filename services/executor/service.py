@@ -1,8 +1,10 @@
 """executor.sock's handler: Prepare, Inspect, Execute, Health, ListWritable, GetCapabilities.
 
 `ExecutorService.handle` is the `shared.protocol.Handler` given to `serve_unix` (which checks
-the peer's uid against ``FLEETWATCH_EXECUTOR_UIDS`` first; a refused peer gets
-``peer_not_allowed`` and `on_refused_peer` writes its audit row). Refusals of Prepare,
+the peer's uid against ``FLEETWATCH_EXECUTOR_UIDS``, and its groups against
+``FLEETWATCH_EXECUTOR_GIDS``, first; a refused peer gets ``peer_not_allowed`` and
+`on_refused_peer` writes its audit row; a request refused before the handler, malformed or with
+an ID not of its format, gets its row from `on_refused_request`). Refusals of Prepare,
 Inspect and ListWritable travel as `ErrorReply`; Execute answers every refusal as an `ExecutionReport` with
 outcome ``refused``. In-flight operations are counted so a clean stop can wait for them.
 """
@@ -25,7 +27,7 @@ from services.executor.writable import list_writable
 from shared.approvals import EXECUTOR_ACTOR, audit_refusal, kill_switch
 from shared.errors import Code
 from shared.messages import Execute, Health, HealthReport, Inspect, ListWritable, Prepare
-from shared.protocol import GetCapabilities, Message, PeerCred, message_tag
+from shared.protocol import GetCapabilities, Message, PeerCred, RefusedRequest, message_tag
 
 log = logging.getLogger(__name__)
 
@@ -117,8 +119,22 @@ class ExecutorService:
             kill_switch=paused,
         )
 
+    async def on_refused_request(self, peer: PeerCred, refused: RefusedRequest) -> None:
+        """A request refused before the handler: one ``refusal`` audit row naming the operation,
+        the field and the frame's size, never the value."""
+        log.warning("refused a %s request from uid %d (%s)", refused.operation, peer.uid, refused.code)
+        async with self.rt.db:
+            await audit_refusal(
+                self.rt.conn,
+                actor=EXECUTOR_ACTOR,
+                operation=refused.operation,
+                code=refused.code,
+                detail={"uid": peer.uid, "pid": peer.pid, **refused.detail()},
+            )
+
     async def on_refused_peer(self, peer: PeerCred) -> None:
-        """A connection from a uid not on ``FLEETWATCH_EXECUTOR_UIDS``: one ``refusal`` audit row."""
+        """A connection from a uid not on ``FLEETWATCH_EXECUTOR_UIDS`` (nor in a group of
+        ``FLEETWATCH_EXECUTOR_GIDS``): one ``refusal`` audit row."""
         log.warning("refused a connection from uid %d (pid %d)", peer.uid, peer.pid)
         async with self.rt.db:
             await audit_refusal(

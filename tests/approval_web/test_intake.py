@@ -14,6 +14,7 @@ from services.approval_web.intake import (
     IntakeRefused,
     Role,
     check_prepared,
+    check_recorder,
     check_role,
     check_submission,
     role_of,
@@ -33,6 +34,7 @@ from shared.messages import (
     ListPending,
     ListWritable,
     Prepared,
+    RecordRefusal,
     SetKillSwitch,
     ShowProposal,
     SubmitProposal,
@@ -96,6 +98,16 @@ def test_the_assistant_may_only_submit_read_states_expire_its_turn_and_list_writ
     ):
         check_role(allowed, Role.ASSISTANT)
         check_role(allowed, Role.OPERATOR)
+
+
+def test_only_the_assistants_uid_may_send_the_assistants_records() -> None:
+    record = RecordRefusal(operation="connect", code="peer_not_allowed", uid=1, gid=1, pid=1)
+    check_recorder(record, 8, assistant_uids={8})
+    check_recorder(record, 7, assistant_uids={7})  # one account: the assistant is also an operator
+    with pytest.raises(IntakeRefused) as caught:
+        check_recorder(record, 7, assistant_uids={8})  # an operator, not the assistant
+    assert caught.value.code is Code.OPERATION_NOT_ALLOWED
+    check_recorder(ListPending(), 7, assistant_uids={8})  # not a record: check_role's business
 
 
 def test_the_assistant_cannot_label_its_proposal_as_drafted_by_an_operator() -> None:

@@ -92,7 +92,7 @@ def test_submit_declares_each_intake_refusal_once_in_checking_order() -> None:
     assert INTAKE_CODES.index(Code.DENIAL_PAUSE) < INTAKE_CODES.index(Code.SERVICE_UNAVAILABLE)
 
 
-def test_only_admin_operations_declare_the_role_refusal() -> None:
+def test_only_admin_operations_and_the_assistants_records_declare_the_role_refusal() -> None:
     assistant_ops = {
         "submit_proposal",
         "get_proposal_state",
@@ -100,8 +100,10 @@ def test_only_admin_operations_declare_the_role_refusal() -> None:
         "list_writable",
         "get_capabilities",
     }
+    records = {"record_ask", "record_refusal"}  # refused for every uid but the assistant's
     for op in OPERATIONS:
         if op.name in assistant_ops - {"submit_proposal"}:
             assert Code.OPERATION_NOT_ALLOWED not in op.codes, op.name
         else:
             assert op.name == "submit_proposal" or Code.OPERATION_NOT_ALLOWED in op.codes, op.name
+    assert records <= {op.name for op in OPERATIONS}

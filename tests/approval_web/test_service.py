@@ -48,7 +48,14 @@ from shared.messages import (
     SubmitProposal,
     WritableDevices,
 )
-from shared.protocol import Capabilities, ErrorReply, GetCapabilities, manifest_problems, request
+from shared.protocol import (
+    TRANSPORT_CODES,
+    Capabilities,
+    ErrorReply,
+    GetCapabilities,
+    manifest_problems,
+    request,
+)
 from shared.store import db_now
 from tests.approval_web.helpers import (
     SANDBOX_DEVICES,
@@ -68,6 +75,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 A, B, C = SANDBOX_DEVICES
 NORMAL_TEAM_DEVICE = "19012340104"
 OTHER_UID = str(os.getuid() + 4242)
+TURN = "t_" + "1" * 32
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -102,7 +110,7 @@ async def refused_cleanly(
     reply = await ask(s.settings, message, reply_type)
     assert isinstance(reply, ErrorReply) and reply.code == code, reply
     op = msgspec.msgpack.decode(msgspec.msgpack.encode(message))["op"]
-    assert code in codes_of(op)
+    assert code in codes_of(op) | TRANSPORT_CODES
     assert await rows(s.settings) == before_rows
     added = (await audit(s.settings))[seen:]
     assert [(a["kind"], a["detail"]["code"]) for a in added] == [("refusal", code)]
@@ -118,7 +126,7 @@ async def test_a_proposal_is_prepared_by_the_executor_stored_pending_and_answere
 ) -> None:
     async with stack(shared) as s:
         seen = len(await audit(s.settings))
-        reply = await accept(s, reboot(turn_id="turn-1"))
+        reply = await accept(s, reboot(turn_id=TURN))
         state = await ask(s.settings, GetProposalState(proposal_id=reply.proposal_id), ProposalState)
         assert (state.status, state.tool, state.outcome) == ("pending", "batch_reboot", None)
         detail = await ask(s.settings, ShowProposal(proposal_id=reply.proposal_id), ProposalDetail)
@@ -128,7 +136,7 @@ async def test_a_proposal_is_prepared_by_the_executor_stored_pending_and_answere
         assert detail.summary.expires_at == reply.expires_at and len(detail.fingerprint_hash) == 64
         async with reader(s.settings) as conn:
             row = await get_proposal(conn, reply.proposal_id)
-        assert row is not None and row.turn_id == "turn-1"
+        assert row is not None and row.turn_id == TURN
         assert row.fingerprint == {A: {"online": True, "recording": False, "next_event_start": None}}
         added = [(a["kind"], a["proposal_id"]) for a in (await audit(s.settings))[seen:]]
         assert added == [("proposal", reply.proposal_id)]
@@ -209,8 +217,8 @@ async def test_the_hourly_cap_counts_expired_proposals_and_not_denied_ones(
     override = tmp_path / "cap.yaml"
     override.write_text("limits: {per_hour: 2}\n")
     async with stack(shared, FLEETWATCH_POLICY_OVERRIDE=str(override)) as s:
-        expired = await accept(s, reboot(A, turn_id="t-1"))
-        assert (await ask(s.settings, ExpireTurn(turn_id="t-1"), Count)).count == 1
+        expired = await accept(s, reboot(A, turn_id=TURN))
+        assert (await ask(s.settings, ExpireTurn(turn_id=TURN), Count)).count == 1
         denied = await accept(s, reboot(B))
         await refused_cleanly(s, reboot(A), Code.HOURLY_CAP_REACHED)
         await ask(s.settings, Deny(proposal_id=denied.proposal_id), ProposalState)
@@ -323,7 +331,9 @@ async def _exchange(
     return msgspec.msgpack.decode(await reader_.readexactly(length))
 
 
-async def test_malformed_frames_change_nothing_and_the_connection_keeps_serving(shared: Backend) -> None:
+async def test_malformed_frames_change_nothing_but_one_audit_row_each_and_the_connection_keeps_serving(
+    shared: Backend,
+) -> None:
     async with stack(shared) as s:
         await accept(s, reboot())
         before_rows, before_audit = await rows(s.settings), await audit(s.settings)
@@ -349,7 +359,16 @@ async def test_malformed_frames_change_nothing_and_the_connection_keeps_serving(
             "frame_too_large",
         ]
         assert len(answers[4]["items"]) == 1
-        assert await rows(s.settings) == before_rows and await audit(s.settings) == before_audit
+        assert await rows(s.settings) == before_rows
+        added = (await audit(s.settings))[len(before_audit) :]
+        assert [(a["kind"], a["detail"]["code"], a["detail"]["operation"]) for a in added] == [
+            ("refusal", "bad_frame", "unknown"),
+            ("refusal", "unknown_message", "unknown"),
+            ("refusal", "invalid_message", "deny"),
+            ("refusal", "invalid_message", "submit_proposal"),
+            ("refusal", "frame_too_large", "unknown"),
+        ]
+        assert added[2]["detail"]["field"] == "$.proposal_id" and added[4]["detail"]["frame_bytes"] == 1 << 30
 
 
 # --- ListWritable (relayed) -------------------------------------------------------------------------------
@@ -407,11 +426,14 @@ async def test_deny_and_show_refuse_an_unknown_or_decided_proposal_with_one_audi
             s, Deny(proposal_id=proposal.proposal_id), Code.PROPOSAL_NOT_PENDING, ProposalState
         )
         await refused_cleanly(s, Deny(proposal_id="p-000000000000"), Code.PROPOSAL_NOT_FOUND, ProposalState)
-        row = await refused_cleanly(
-            s, ShowProposal(proposal_id="p-x\u202e"), Code.PROPOSAL_NOT_FOUND, ProposalDetail
+        await refused_cleanly(
+            s, ShowProposal(proposal_id="p-0000000000ff"), Code.PROPOSAL_NOT_FOUND, ProposalDetail
         )
-        assert "⟦U+202E⟧" in row["detail"]["message"]
-        reply = await ask(s.settings, GetProposalState(proposal_id="p-nope"), ProposalState)
+        row = await refused_cleanly(
+            s, ShowProposal(proposal_id="p-x\u202e"), Code.INVALID_MESSAGE, ProposalDetail
+        )
+        assert row["detail"]["field"] == "$.proposal_id" and "\u202e" not in row["detail_json"]
+        reply = await ask(s.settings, GetProposalState(proposal_id="p-0000000000ff"), ProposalState)
         assert isinstance(reply, ErrorReply) and reply.code == Code.PROPOSAL_NOT_FOUND
 
 
@@ -448,7 +470,7 @@ async def test_show_reports_the_outcome_and_verification_once_the_proposal_ran(s
                 conn,
                 proposal_id=proposal.proposal_id,
                 session_id="s",
-                card_hash="c",
+                card_hash="c" * 64,
                 facts_hash=inspection.facts_hash,
                 facts=inspection.facts,
                 shown_at=await db_now(conn),
@@ -458,7 +480,7 @@ async def test_show_reports_the_outcome_and_verification_once_the_proposal_ran(s
         execute = Execute(
             approval_id=approval.approval_id,
             proposal_id=proposal.proposal_id,
-            card_hash="c",
+            card_hash="c" * 64,
             facts_hash=inspection.facts_hash,
         )
         report = await request(shared.executor.socket, execute, ExecutionReport, timeout_seconds=30)

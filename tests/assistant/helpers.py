@@ -22,6 +22,8 @@ from shared.mcp_session import McpConnection
 from shared.messages import (
     ProposalAccepted,
     ProposalState,
+    RecordAsk,
+    RecordRefusal,
     SubmitProposal,
     UpcomingEvent,
     WritableChannel,
@@ -83,6 +85,7 @@ class FakeSink:
     states: dict[str, ProposalState] = field(default_factory=dict)
     turns: dict[str, str] = field(default_factory=dict)
     expired_turns: list[str] = field(default_factory=list)
+    records: list[RecordAsk | RecordRefusal] = field(default_factory=list)
 
     async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ErrorReply:
         self.submissions.append(proposal)
@@ -112,6 +115,9 @@ class FakeSink:
                 self.set_status(proposal_id, "expired")
                 count += 1
         return count
+
+    async def record(self, record: RecordAsk | RecordRefusal) -> None:
+        self.records.append(record)
 
     def set_status(self, proposal_id: str, status: str, **more: Any) -> None:
         old = self.states[proposal_id]

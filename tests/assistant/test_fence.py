@@ -18,7 +18,7 @@ from shared.messages import Answer, Ask
 from shared.policy import load_policies
 from shared.protocol import Capabilities, ErrorReply, GetCapabilities, request
 from shared.slots import SignIn, write_slot
-from shared.store import migrate, open_store, verify_audit
+from shared.store import open_store, verify_audit
 from tests.assistant.backend import Backend, backend
 from tests.assistant.helpers import error_codes, result_payloads, sequence
 from tests.procs import running_service
@@ -51,10 +51,10 @@ async def clean(shared: Backend, model: StandinHandle) -> Backend:
     return shared
 
 
-async def _ask(shared: Backend, model: StandinHandle, team: str, question: str, *replies: Reply, store=None):
+async def _ask(shared: Backend, model: StandinHandle, team: str, question: str, *replies: Reply):
     """Ask one question with the read sign-in on `team` and a scripted model; the answer."""
     model.set_script(sequence(*replies, say("done")))
-    return await shared.ask(model, team, question, store=store)
+    return await shared.ask(model, team, question)
 
 
 def _propose(tool: str, arguments: object, reason: str = "the class starts soon") -> Reply:
@@ -100,7 +100,10 @@ async def test_a_schema_refusal_stops_in_the_assistant_and_never_reaches_approva
     answer = await _ask(clean, model, "sandbox", "Do it", LIST, _propose(tool, arguments))
     assert error_codes(model.requests) == [code] and code in PROPOSE_CODES
     assert answer.proposals == () and await clean.proposals() == []
-    assert await clean.audit_kinds() == kinds_before  # approval_web saw nothing
+    added = (await clean.audit_kinds())[len(kinds_before) :]
+    # approval_web saw no proposal: only the question's own record (counts), which it writes
+    assert [(actor, kind) for actor, kind, _ in added] == [("assistant", "ask")]
+    assert added[0][2]["codes"] == {code: 1} and added[0][2]["proposal_ids"] == []
     assert clean.lab.writes() == []
 
 
@@ -159,18 +162,16 @@ async def test_a_full_queue_refuses_the_fourth_proposal(clean, model):
 
 
 async def test_an_accepted_proposal_is_stored_pending_and_its_line_is_read_back_from_the_store(clean, model):
+    answer = await _ask(
+        clean,
+        model,
+        "sandbox",
+        "Record the Nano",
+        LIST,
+        _propose("batch_recording", {"action": "start", "device_ids": [f"{SBX3}-1"]}),
+    )
     store = await open_store(clean.settings.db)
     try:
-        await migrate(store)
-        answer = await _ask(
-            clean,
-            model,
-            "sandbox",
-            "Record the Nano",
-            LIST,
-            _propose("batch_recording", {"action": "start", "device_ids": [f"{SBX3}-1"]}),
-            store=store,
-        )
         verification = await verify_audit(store)
     finally:
         await store.close()

@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 import logging
 
+import msgspec
 import pytest
 
 from services.assistant.budget import Budget
 from services.lab.model_standin import Reply, Text, ToolUse, cached_prefix, say
-from shared.store import migrate, open_store
+from shared.messages import RecordAsk
 from tests.assistant.helpers import (
     DEVICES,
     ENG101,
@@ -197,20 +198,15 @@ async def test_a_slow_model_past_the_wall_budget_ends_the_turn_with_the_keyword_
     assert "Fix first:" in answer.text
 
 
-async def test_the_audit_keeps_counts_only(tmp_path, standin, make_assistant):
-    store = await open_store(tmp_path / "store.db")
-    try:
-        await migrate(store)
-        question = "Which room needs a recording started? My secret note: blue-falcon-42"
-        answer = await make_assistant(store=store).ask(question)
-        async with store.execute("SELECT actor, kind, detail_json FROM audit") as cursor:
-            rows = [tuple(r) for r in await cursor.fetchall()]
-    finally:
-        await store.close()
-    ((actor, kind, detail_json),) = rows
-    detail = json.loads(detail_json)
-    assert (actor, kind) == ("assistant", "ask")
-    assert detail["question_chars"] == len(question) and detail["proposal_ids"] == ["p_1"]
+async def test_the_ask_record_keeps_counts_only_and_goes_to_the_sink_not_a_store(standin, make_assistant):
+    sink = FakeSink()
+    question = "Which room needs a recording started? My secret note: blue-falcon-42"
+    answer = await make_assistant(sink=sink).ask(question)
+    ((record,),) = [[r for r in sink.records if isinstance(r, RecordAsk)]]
+    detail = msgspec.to_builtins(record)
+    detail_json = json.dumps(detail)
+    assert detail["op"] == "record_ask" and record.turn_id.startswith("t_")
+    assert detail["question_chars"] == len(question) and record.proposal_ids == ("p_1",)
     assert detail["model_calls"] == 4 and detail["outcome"] == "end_turn"
     assert detail["tools"] == {
         DEVICES: 1,
@@ -221,6 +217,7 @@ async def test_the_audit_keeps_counts_only(tmp_path, standin, make_assistant):
     assert detail["tokens"]["input"] > 0 and detail["tokens"]["cache_read"] > 0
     assert "blue-falcon" not in detail_json and "Auditorium" not in detail_json and "ENG" not in detail_json
     assert "Sandbox" not in detail_json and "Classroom" not in detail_json
+    assert set(detail) == {"op", *RecordAsk.__struct_fields__}  # no field has room for text
     assert answer.proposals
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.reach import ENTRY_POINTS, module_file, reached
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "services" / "assistant"
 FILES = sorted(PACKAGE.glob("*.py"))
@@ -62,3 +64,17 @@ def test_prompts_are_never_written_to_disk():
     for path in FILES:
         names = _names(path)
         assert not {"write_text", "write_bytes", "open"} & names, path
+
+
+def test_nothing_the_assistant_process_can_load_opens_the_store():
+    """Under the OS-user fence its user cannot write the store; it records through
+    approval.sock. Checked over every module ``python -m services.assistant`` can load."""
+    loaded = reached(ENTRY_POINTS["assistant"])
+    assert "services.assistant.server" in loaded
+    store_modules = {"shared.store", "shared.approvals", "shared.approval_rows", "shared.executions"}
+    assert not loaded & store_modules
+    assert not any(m.startswith("shared.migrations") for m in loaded)
+    for module in loaded:
+        path = module_file(module)
+        assert path is not None
+        assert not {"aiosqlite", "sqlite3"} & _imports(path), module

@@ -4,8 +4,10 @@ supplementary groups, umask, environment, runtime and state folders), in a scrat
 
 What must hold: the assistant's user cannot read the sandbox token, cannot reach executor.sock,
 and a connection it forces anyway (through a group it should not have) is refused by the peer
-check with an audit row; it cannot read the page secret; approval_web's user cannot read either
-token; and a full approve flow across the three users still makes exactly one write.
+check with an audit row; it cannot read the page secret; it cannot open or modify the store
+(only the executor's and approval_web's users can), so its ``ask`` rows and assistant.sock's
+refusals reach the audit through approval.sock; approval_web's user cannot read either token;
+and a full approve flow across the three users still makes exactly one write.
 The page's own HTTP flow (secret, CSRF, cards) is tested with the page; here approval_web's
 user consumes the approval with the store functions the page uses, and sends Execute.
 """
@@ -32,9 +34,10 @@ import pytest_asyncio
 
 from services.lab.server import LabHandle, run_lab
 from shared.messages import AuditRows, AuditTail
-from shared.protocol import request
+from shared.protocol import Capabilities, GetCapabilities, request
 from shared.slots import SignIn, write_slot
 from tests.deploy.cli import doctor
+from tests.deploy.probes import WRITE_STORE
 from tests.deploy.systemd_units import (
     UNITS,
     Launch,
@@ -297,7 +300,7 @@ from shared.messages import SubmitProposal, ProposalAccepted
 from shared.protocol import request
 proposal = SubmitProposal(
     tool="batch_recording", arguments={"action": "start", "device_ids": [sys.argv[2] + "-1"]},
-    reason="fence test", proposed_by="assistant", turn_id="t-fence",
+    reason="fence test", proposed_by="assistant", turn_id="t_" + "f" * 32,
 )
 reply = asyncio.run(request(sys.argv[1], proposal, ProposalAccepted, timeout_seconds=30))
 print(getattr(reply, "proposal_id", None) or reply.code)
@@ -314,7 +317,7 @@ async def main():
     conn = await open_store(sys.argv[1])
     try:
         approval = await approve(
-            conn, proposal_id=sys.argv[3], session_id="s-fence", card_hash="c",
+            conn, proposal_id=sys.argv[3], session_id="s-fence", card_hash="c" * 64,
             facts_hash=inspection.facts_hash, facts=inspection.facts, shown_at=await db_now(conn),
             ttl_seconds=300,
         )
@@ -322,7 +325,7 @@ async def main():
     finally:
         await conn.close()
     execute = Execute(
-        approval_id=approval.approval_id, proposal_id=sys.argv[3], card_hash="c", facts_hash=inspection.facts_hash
+        approval_id=approval.approval_id, proposal_id=sys.argv[3], card_hash="c" * 64, facts_hash=inspection.facts_hash
     )
     report = await request(sys.argv[2], execute, ExecutionReport, timeout_seconds=60)
     print(report.outcome if isinstance(report, ExecutionReport) else report.code)
@@ -358,3 +361,64 @@ async def test_a_full_approve_flow_across_the_three_users_makes_exactly_one_writ
     assert [(w["tool"], w["arguments"], w["team"]) for w in writes] == [
         ("batch_recording", {"action": "start", "device_ids": [f"{IDLE}-1"]}, "sandbox")
     ]
+
+
+def open_files(pid: int) -> set[str]:
+    held = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            held.add(os.readlink(fd))
+    return held
+
+
+async def test_the_assistants_user_cannot_modify_the_store_while_the_executors_and_approval_webs_can(
+    deployment,
+):
+    name = deployment.name
+    store = deployment.path(f"/var/lib/{name}/store")
+    db = store / "fleetwatch.db"
+    denied = deployment.run("assistant", WRITE_STORE, str(db))
+    assert denied.stdout.split() == ["PermissionError", "OperationalError"], denied.stderr
+    for unit in ("executor", "approval-web"):
+        allowed = deployment.run(unit, WRITE_STORE, str(db))
+        assert allowed.stdout.split() == ["ok", "ok"], (unit, allowed.stderr)
+    for path, mode in ((store, 0o2770), (db, 0o660), (Path(f"{db}-wal"), 0o660), (Path(f"{db}-shm"), 0o660)):
+        info = path.stat()  # the -wal and -shm exist: the services hold the store open
+        assert (grp.getgrgid(info.st_gid).gr_name, stat.S_IMODE(info.st_mode)) == (name, mode), path
+    members = set(grp.getgrnam(name).gr_mem)
+    assert members == {f"{name}-executor", f"{name}-web"}
+    assert name not in deployment.launches["assistant"].extra_groups
+    assert not {str(db), f"{db}-wal", f"{db}-shm"} & open_files(deployment.processes["assistant"].pid)
+
+
+ASK = """
+import asyncio, sys
+from shared.messages import Answer, Ask
+from shared.protocol import request
+reply = asyncio.run(request(sys.argv[1], Ask(question="What needs attention?"), Answer, timeout_seconds=60))
+print(getattr(reply, "answered_by", None) or reply.code)
+"""
+
+
+async def test_the_assistants_ask_rows_and_its_sockets_refusals_reach_the_audit_through_approval_sock(
+    deployment,
+):
+    name = deployment.name
+    assistant_sock = str(deployment.path(f"/run/{name}-assistant/assistant.sock"))
+    # approval_web's user runs with the operators' group: it may ask.
+    asked = await asyncio.to_thread(deployment.run, "approval-web", ASK, assistant_sock)
+    assert asked.returncode == 0 and asked.stdout.strip() == "keyword", asked.stderr
+    refused = await request(assistant_sock, GetCapabilities(), Capabilities, timeout_seconds=10)  # root
+    assert getattr(refused, "code", None) == "peer_not_allowed"
+    approval_sock = deployment.path(f"/run/{name}/approval.sock")
+    tail = await request(approval_sock, AuditTail(limit=50), AuditRows, timeout_seconds=10)
+    assert isinstance(tail, AuditRows), tail
+    asks = [r for r in tail.rows if r.kind == "ask"]
+    assert asks and asks[-1].actor == "assistant" and asks[-1].detail["answered_by"] == "keyword"
+    refusals = [
+        r
+        for r in tail.rows
+        if r.kind == "refusal" and r.detail.get("socket") == "assistant.sock" and r.detail.get("uid") == 0
+    ]
+    assert len(refusals) == 1 and refusals[0].actor == "assistant", tail.rows[-5:]
+    assert refusals[0].detail["operation"] == "connect" and refusals[0].detail["code"] == "peer_not_allowed"

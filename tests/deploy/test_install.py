@@ -84,11 +84,32 @@ def test_running_install_twice_changes_nothing_and_keeps_an_edited_config(tmp_pa
     assert "nothing was started" in second.stdout
 
 
+def test_running_install_again_takes_the_assistant_out_of_the_store_group_and_resets_the_store_modes(
+    tmp_path: Path, name: str
+):
+    assert render(tmp_path, name, "/usr/bin/python3", users=True).returncode == 0
+    subprocess.run(["usermod", "-a", "-G", name, f"{name}-assistant"], check=True)  # an older install
+    store = tmp_path / "var" / "lib" / name / "store"
+    for file in ("fleetwatch.db", "fleetwatch.db-wal", "fleetwatch.db-shm"):
+        (store / file).touch()
+        os.chmod(store / file, 0o644)
+    os.chmod(store, 0o700)
+
+    again = render(tmp_path, name, "/usr/bin/python3", users=True)
+
+    assert again.returncode == 0, again.stderr
+    assert f"user {name}-assistant removed from group {name}" in again.stdout
+    assert name not in groups_of(f"{name}-assistant")
+    assert owner(store) == ("root", name, 0o2770)
+    for file in ("fleetwatch.db", "fleetwatch.db-wal", "fleetwatch.db-shm"):
+        assert owner(store / file) == ("root", name, 0o660), file
+
+
 def test_each_service_gets_its_own_user_and_only_the_groups_the_fence_needs(installed: tuple[Path, str]):
     tmp_path, name = installed
     assert groups_of(f"{name}-executor") == {f"{name}-executor", name}
     assert groups_of(f"{name}-web") == {f"{name}-web", name, f"{name}-executor"}
-    assert groups_of(f"{name}-assistant") == {f"{name}-assistant", name, f"{name}-operators"}
+    assert groups_of(f"{name}-assistant") == {f"{name}-assistant", f"{name}-operators"}  # not the store's
     for user in ("executor", "web", "assistant"):
         entry = pwd.getpwnam(f"{name}-{user}")
         assert entry.pw_shell == "/usr/sbin/nologin" and entry.pw_uid < 1000

@@ -27,6 +27,7 @@ from services.ctl.supervise import choose_fence, render_config
 from services.lab.scenario import load_scenario
 from shared.config import load_settings
 from tests.deploy.cli import doctor
+from tests.deploy.probes import WRITE_STORE
 from tests.deploy.systemd_units import (
     Scratch,
     can_make_users,
@@ -128,6 +129,8 @@ def running() -> Iterator[Running]:
     try:
         installed = render(root, name, python, users=True)
         assert installed.returncode == 0, installed.stderr
+        # The store drifted (restored from a backup, say): `up` puts its modes back first.
+        os.chmod(root / "var" / "lib" / name / "store" / "fleetwatch.db", 0o600)
         lab = free_port()
         env = {k: scratch.path(v) for k, v in environment_file(root / "etc" / name / f"{name}.env").items()}
         sandbox = load_scenario("campus").teams.sandbox
@@ -247,6 +250,24 @@ def test_the_assistants_process_credentials_cannot_read_the_sandbox_token_or_rea
     approval = str(running.path(f"/run/{name}-assistant/approval.sock"))  # its link, as in its unit
     reached = as_process(assistant, running.python, CONNECT, approval, env=running.env)
     assert reached.returncode == 0, reached.stderr
+
+
+@needs_root
+def test_the_assistants_process_cannot_modify_the_store_while_the_executors_and_approval_webs_can(
+    running: Running,
+):
+    name = running.name
+    store = running.path(f"/var/lib/{name}/store")
+    db = store / "fleetwatch.db"
+    denied = as_process(running.pid("assistant"), running.python, WRITE_STORE, str(db), env=running.env)
+    assert denied.stdout.split() == ["PermissionError", "OperationalError"], denied.stderr
+    for program in ("executor", "approval_web"):
+        allowed = as_process(running.pid(program), running.python, WRITE_STORE, str(db), env=running.env)
+        assert allowed.stdout.split() == ["ok", "ok"], (program, allowed.stderr)
+    for path, mode in ((store, 0o2770), (db, 0o660), (Path(f"{db}-wal"), 0o660), (Path(f"{db}-shm"), 0o660)):
+        info = path.stat()  # the -wal and -shm belong to the service that made them, in the store's group
+        assert (grp.getgrgid(info.st_gid).gr_name, stat.S_IMODE(info.st_mode)) == (name, mode), path
+    assert (store.stat().st_uid, db.stat().st_uid) == (0, 0)  # root's: no service may chmod them
 
 
 @needs_root

@@ -138,6 +138,20 @@ def test_only_approval_web_joins_the_executors_group_and_only_it_may_connect():
     }
 
 
+def test_only_the_executor_and_approval_web_may_write_the_store_and_the_assistant_cannot_see_it():
+    store = "/var/lib/fleetwatch/store"
+    for unit in UNITS:
+        service = template(unit)
+        groups = " ".join(values(service, "Service", "SupplementaryGroups")).split()
+        writes = store in values(service, "Service", "ReadWritePaths")
+        in_group = "fleetwatch" in groups or one(service, "Service", "Group") == "fleetwatch"
+        assert (writes, in_group) == ((True, True) if unit != "assistant" else (False, False)), unit
+    assert values(template("assistant"), "Service", "InaccessiblePaths") == [f"-{store}"]
+    tmpfiles = (TEMPLATES / "fleetwatch.tmpfiles").read_text().splitlines()
+    assert f"z {store} 2770 root fleetwatch -" in tmpfiles
+    assert f"z {store}/fleetwatch.db* 0660 root fleetwatch -" in tmpfiles
+
+
 def test_secrets_come_from_root_only_environment_files_and_no_unit_holds_one():
     for unit in UNITS:
         service = template(unit)

@@ -47,7 +47,7 @@ IDLE, RECORDING, NANO, CLASSROOM = "29088800001", "29088800002", "29088800003", 
 SANDBOX_STREAM = "6f7a8b9c-0d1e-4f2a-9b3c-5d6e7f8091a2"
 NORMAL_DEVICE = "19012340104"
 TIMEOUT = 30.0
-CARD_HASH = "c-test"
+CARD_HASH = "c" * 64
 """The page's card hash the harness's approvals carry (the executor compares, never computes it)."""
 TABLES = {
     "proposals": "SELECT * FROM proposals ORDER BY id",
@@ -153,7 +153,7 @@ class Harness:
     ) -> Prepared | ErrorReply:
         self.counter[0] += 1
         message = Prepare(
-            proposal_id=f"p-test{self.counter[0]:06d}", tool=tool, arguments=arguments, reason=reason
+            proposal_id=f"p-{self.counter[0]:012x}", tool=tool, arguments=arguments, reason=reason
         )
         return await request(self.executor.socket, message, Prepared, timeout_seconds=TIMEOUT)
 
@@ -167,7 +167,7 @@ class Harness:
         hash, facts hash, as `approve` or `show` recorded them), any of them replaced by
         `changes`."""
         sent = self.sent.get(approval_id) or Execute(
-            approval_id=approval_id, proposal_id="p-000000000000", card_hash=CARD_HASH, facts_hash=""
+            approval_id=approval_id, proposal_id="p-000000000000", card_hash=CARD_HASH, facts_hash="0" * 64
         )
         message = msgspec.structs.replace(sent, **changes)
         reply = await request(self.executor.socket, message, ExecutionReport, timeout_seconds=TIMEOUT)

@@ -167,7 +167,7 @@ async def test_inspect_shows_fresh_facts_and_what_execute_would_refuse(harness: 
     assert busy.would_refuse == Code.TARGET_RECORDING and busy.would_refuse_message
     assert busy.event is not None and busy.event.title == "Sandbox rehearsal" and busy.event.start
     assert harness.lab.writes() == []
-    missing = await harness.inspect("p-nope")
+    missing = await harness.inspect("p-000000000000")
     assert isinstance(missing, ErrorReply) and missing.code == Code.PROPOSAL_NOT_FOUND
 
 

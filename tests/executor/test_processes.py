@@ -41,6 +41,34 @@ async def test_a_connection_from_a_uid_off_the_allowlist_is_refused_and_audited(
         await harness.close()
 
 
+async def test_a_peer_in_a_group_of_executor_gids_is_admitted_and_a_peer_in_none_is_refused(
+    lab: LabHandle, tmp_path: Path
+) -> None:
+    other_uid, own_gid = str(os.getuid() + 1), os.getgid()
+    admitted = await Harness.start(
+        lab, tmp_path / "by-group", FLEETWATCH_EXECUTOR_UIDS=other_uid, FLEETWATCH_EXECUTOR_GIDS=str(own_gid)
+    )
+    try:
+        health = await request(admitted.executor.socket, Health(), HealthReport, timeout_seconds=TIMEOUT)
+        assert isinstance(health, HealthReport), health
+    finally:
+        await admitted.close()
+    refused = await Harness.start(
+        lab,
+        tmp_path / "other-group",
+        FLEETWATCH_EXECUTOR_UIDS=other_uid,
+        FLEETWATCH_EXECUTOR_GIDS=str(own_gid + 4242),
+    )
+    try:
+        reply = await request(refused.executor.socket, Health(), HealthReport, timeout_seconds=TIMEOUT)
+        assert isinstance(reply, ErrorReply) and reply.code == Code.PEER_NOT_ALLOWED
+        async with asyncio.timeout(TIMEOUT):
+            while not any('"peer_not_allowed"' in r["detail_json"] for r in await refused.audit()):
+                await asyncio.sleep(0.02)  # the process writes the row after answering; hard-bounded
+    finally:
+        await refused.close()
+
+
 async def test_without_a_fence_nothing_is_prepared_or_listed_as_writable(
     lab: LabHandle, tmp_path: Path
 ) -> None:

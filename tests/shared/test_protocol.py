@@ -8,6 +8,7 @@ import os
 import socket
 import stat
 import struct
+from typing import Annotated
 
 import msgspec
 import pytest
@@ -24,6 +25,8 @@ from shared.protocol import (
     Operation,
     PeerCred,
     ProtocolError,
+    RefusedRequest,
+    cut,
     manifest_problems,
     message_tag,
     peer_credentials,
@@ -32,6 +35,7 @@ from shared.protocol import (
     serve_unix,
     write_frame,
 )
+from shared.wire import MAX_MESSAGE_CHARS
 
 
 class Echo(Message):
@@ -465,3 +469,68 @@ def test_peer_credentials_come_from_the_kernel():
     finally:
         left.close()
         right.close()
+
+
+class Named(Message):
+    proposal_id: Annotated[str, msgspec.Meta(pattern=r"^p-[0-9a-f]{12}\Z")]
+
+
+async def test_a_request_refused_before_the_handler_is_reported_first_and_never_with_its_value(socket_path):
+    reported: list[tuple[PeerCred, RefusedRequest]] = []
+    seen: list[Message] = []
+
+    async def handle(message: Message, peer: PeerCred) -> Message:
+        seen.append(message)
+        return Echoed(text="handled")
+
+    async def on_refused_request(peer: PeerCred, refused: RefusedRequest) -> None:
+        reported.append((peer, refused))
+
+    server = await serve_unix(
+        socket_path,
+        handle,
+        codec=Codec([Named]),
+        allowed_uids={os.getuid()},
+        on_refused_request=on_refused_request,
+        max_frame_bytes=SERVER_FRAME_CAP,
+    )
+    try:
+        client = await raw(socket_path)
+        forged = "p-" + "f" * 3000
+        for body in (pack({"op": "named", "proposal_id": forged}), pack({"op": "x" * 3000}), b"\xc1"):
+            await client.send(frame(body))
+            reply = await client.reply()
+            assert isinstance(reply, ErrorReply) and len(reply.message) <= 300 and "fff" not in reply.message
+        await client.send(frame(pack({"op": "named", "proposal_id": "p-0123456789ab"})))
+        assert await client.reply() == Echoed(text="handled")
+        await client.send(struct.pack(">I", SERVER_FRAME_CAP + 1))
+        assert (await client.reply()).code == Code.FRAME_TOO_LARGE
+        await client.close()
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert [r for _, r in reported] == [
+        RefusedRequest(
+            "named", Code.INVALID_MESSAGE, "$.proposal_id", len(pack({"op": "named", "proposal_id": forged}))
+        ),
+        RefusedRequest("unknown", Code.UNKNOWN_MESSAGE, None, len(pack({"op": "x" * 3000}))),
+        RefusedRequest("unknown", Code.BAD_FRAME, None, 1),
+        RefusedRequest("unknown", Code.FRAME_TOO_LARGE, None, SERVER_FRAME_CAP + 1),
+    ]
+    assert all(peer.uid == os.getuid() for peer, _ in reported) and seen == [
+        Named(proposal_id="p-0123456789ab")
+    ]
+
+
+async def test_a_handlers_long_refusal_message_is_cut_to_the_wire_cap_and_its_code_kept(socket_path):
+    async def handle(message: Message, peer: PeerCred) -> Message:
+        raise FleetwatchError(Code.KILL_SWITCH_ON, "z" * 10_000)
+
+    server = await serve_unix(socket_path, handle, codec=Codec([Echo]), allowed_uids={os.getuid()})
+    try:
+        reply = await request(socket_path, Echo(text="hi"), Echoed, timeout_seconds=10)
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert isinstance(reply, ErrorReply) and reply.code == Code.KILL_SWITCH_ON
+    assert reply.message == "z" * (MAX_MESSAGE_CHARS - 1) + "…" == cut("z" * 10_000, MAX_MESSAGE_CHARS)
