@@ -5,15 +5,14 @@ read tools each answer relies on must appear in the turn's audit detail."""
 
 from __future__ import annotations
 
-import json
-
+import msgspec
 import pytest
 
 from services.assistant.data_block import OPEN
 from services.lab.server import run_lab
 from services.lab.state import LabClock
 from shared.canonical import hidden_character
-from shared.store import migrate, open_store
+from shared.messages import RecordAsk
 from tests.assistant.conftest import START
 from tests.assistant.helpers import RECORD_CLASSROOM, FakeSink, blocks_in, error_codes, team_reader
 from tests.assistant.hostile import TAG, hostile_scenario
@@ -31,16 +30,12 @@ MUST_SHOW = [
 
 
 async def _ask_audited(tmp_path, make_assistant, question, **options):
-    """Ask with a store; the answer and the turn's audit detail."""
-    store = await open_store(tmp_path / "store.db")
-    try:
-        await migrate(store)
-        answer = await make_assistant(store=store, **options).ask(question)
-        async with store.execute("SELECT detail_json FROM audit WHERE kind = 'ask'") as cursor:
-            (row,) = await cursor.fetchall()
-    finally:
-        await store.close()
-    return answer, json.loads(row[0])
+    """Ask; the answer and the turn's audit detail (the ``RecordAsk`` the assistant sends to
+    approval.sock, which writes it as the ``ask`` audit row)."""
+    sink = options.setdefault("sink", FakeSink())
+    answer = await make_assistant(**options).ask(question)
+    (record,) = [r for r in sink.records if isinstance(r, RecordAsk)]
+    return answer, msgspec.to_builtins(record)
 
 
 @pytest.mark.parametrize(("question", "language", "expected", "tools"), MUST_SHOW)
