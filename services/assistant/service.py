@@ -41,6 +41,7 @@ from shared.attention import thresholds_from_policy
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.fleet import FleetSnapshot
 from shared.messages import Answer, ProposalLine, ProposalState
+from shared.model_data import WithheldValues
 from shared.policy import Policy, ToolPolicy
 from shared.store import append_audit
 
@@ -103,6 +104,7 @@ class Assistant:
         self._store = store
         self._now = now
         self._clock = clock
+        self._withheld = WithheldValues()
         self.may_propose = policy.may_propose and fence_configured
         self.tools = tool_definitions(tool_policy.model_read_tools, may_propose=self.may_propose)
         self.budget = budget or Budget()
@@ -137,6 +139,7 @@ class Assistant:
             spent=spent,
             allowlist=self._allowlist,
             clock=self._clock,
+            withheld=self._withheld,
         )
         try:
             ending = await self._answer(question, lang, runner, spent, on_text)
@@ -159,7 +162,7 @@ class Assistant:
         if self._loop is None:
             text, code = await self._keyword(question, lang)
             return _Ending(text, "keyword", "keyword_no_model", code)
-        first = first_message(question, lang, self._now(), self._policy.lead_minutes)
+        first = first_message(question, lang, self._now(), self._policy.lead_minutes, self._withheld)
         try:
             result = await self._loop.run(runner, first, spent, on_text=on_text)
         except ModelUnavailable as exc:
