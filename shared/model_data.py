@@ -63,7 +63,7 @@ SENT_TO_MODEL: Final[tuple[Item, ...]] = (
     ),
     Item(
         "recorder status, CPU load and temperature, uptime, and storage (free and total bytes)",
-        "estado de grabación, carga y temperatura de la CPU, tiempo encendido y almacenamiento "
+        "estado del grabador, carga y temperatura de la CPU, tiempo encendido y almacenamiento "
         "(bytes libres y totales)",
     ),
     Item(
@@ -100,10 +100,11 @@ NEVER_SENT: Final[tuple[Item, ...]] = (
         "gateway, netmask, dns), y cualquier dirección IPv4 o IPv6 en un texto",
     ),
     Item(
-        "serial numbers: fields named for one (SerialNumber, serial, sn), and their values anywhere "
-        "in the same result",
+        "serial numbers: fields named for one (SerialNumber, serial, sn), and their values wherever "
+        "they appear once the assistant has read them (a device name, a later result or question)",
         "números de serie: los campos cuyo nombre lo indica (SerialNumber, serial, sn), y sus valores "
-        "en cualquier parte del mismo resultado",
+        "dondequiera que aparezcan una vez que el asistente los leyó (el nombre de un equipo, un "
+        "resultado o una pregunta posterior)",
     ),
     Item(
         "MAC addresses and device host names: fields named for them (MACAddress, mac, hostname), and "
