@@ -22,6 +22,7 @@ filtered. Pure functions, no I/O.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -159,24 +160,31 @@ _IPV6 = re.compile(
     r"(?:%[0-9A-Za-z_.-]+)?(?![0-9A-Za-z:]|\.[0-9])"
 )
 _WORD = re.compile(r"[A-Za-z0-9]+")
+_CAMEL_LOWER = re.compile(r"([a-z0-9])([A-Z])")
+_CAMEL_UPPER = re.compile(r"([A-Z]+)([A-Z][a-z])")
+_SEPARATORS = re.compile(r"[^a-z0-9]+")
+_PLURAL_IPS = re.compile(r"(?<![A-Z])IPs(?![a-z])")
+_DIGIT = re.compile(r"[0-9]")
 _MAC = re.compile(r"(?<![0-9A-Za-z:-])(?:[0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}(?![0-9A-Za-z:-])")
 
 
+@functools.lru_cache(maxsize=4096)
 def withholds_field(name: str) -> bool:
     """True when a field name (any case, snake, camel or kebab) names an IP or network address,
-    a serial number, a MAC address or a host name.
+    a serial number, a MAC address or a host name. (Cached: the same few names repeat in every
+    device of a result.)
 
     >>> withholds_field("IPAddress"), withholds_field("SerialNumber"), withholds_field("Description")
     (True, True, False)
     """
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
-    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", spaced)
-    words = [w for w in re.split(r"[^a-z0-9]+", spaced.lower()) if w]
+    spaced = _CAMEL_LOWER.sub(r"\1 \2", name)
+    spaced = _CAMEL_UPPER.sub(r"\1 \2", spaced)
+    words = [w for w in _SEPARATORS.split(spaced.lower()) if w]
     squashed = "".join(words)
     return (
         any(w in _WITHHELD_WORDS for w in words)
         or any(p in squashed for p in _WITHHELD_PARTS)
-        or re.search(r"(?<![A-Z])IPs(?![a-z])", name) is not None
+        or _PLURAL_IPS.search(name) is not None
     )
 
 
@@ -197,9 +205,11 @@ def mask_addresses(text: str) -> str:
 
     Times (``13:25:00``), versions (``4.24.6``) and UUIDs stay.
     """
-    text = _IPV6.sub(_ipv6, text)
-    text = _MAC.sub(WITHHELD, text)
-    return _IPV4.sub(WITHHELD, text)
+    if text.count(":") >= 2:
+        text = _IPV6.sub(_ipv6, text)
+    if ":" in text or "-" in text:
+        text = _MAC.sub(WITHHELD, text)
+    return _IPV4.sub(WITHHELD, text) if "." in text else text
 
 
 def _drop(value: Any, found: set[str]) -> Any:
@@ -246,7 +256,7 @@ class WithheldValues:
     def learn(self, values: Iterable[str]) -> None:
         """Remember `values` (values of dropped fields)."""
         for value in values:
-            if len(value) < _MIN_VALUE or not re.search(r"[0-9]", value) or mask_addresses(value) == WITHHELD:
+            if len(value) < _MIN_VALUE or not _DIGIT.search(value) or mask_addresses(value) == WITHHELD:
                 continue
             if _WORD.fullmatch(value):
                 self._words.add(value)
@@ -256,7 +266,7 @@ class WithheldValues:
 
     def mask(self, text: str) -> str:
         """`text` with every remembered value (as a whole word) replaced by ``[withheld]``."""
-        if self._words:
+        if self._words and not self._words.isdisjoint(_WORD.findall(text)):
             text = _WORD.sub(lambda m: WITHHELD if m.group(0) in self._words else m.group(0), text)
         if self._others:
             if self._pattern is None:

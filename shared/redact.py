@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any, Final
-from urllib.parse import unquote, unquote_plus, urlsplit, urlunsplit
+from urllib.parse import unquote, unquote_plus, urlsplit
 
 REDACTED: Final = "[redacted]"
 
@@ -41,6 +42,7 @@ _SECRET_WORDS = re.compile(
 )
 _NOT_SECRET_KEYS = frozenset({"keyword", "keywords", "key_frame_interval", "keyframe_interval", "monkey"})
 _LABELS = ("id", "title", "name", "label")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 _STREAM_SCHEMES = frozenset(
     {
@@ -139,13 +141,13 @@ _TEXT = re.compile(
     "|".join(
         (
             rf"(?P<pem>-----BEGIN [A-Z ]*PRIVATE KEY-----(?:.*?-----END [A-Z ]*PRIVATE KEY-----|.*\Z){_GLUE_CHARS}*)",
+            rf"(?P<token>(?<![A-Za-z0-9_-])(?:{'|'.join(_TOKEN_SHAPES)}){_GLUE_CHARS}*)",
             rf"(?P<url>{_URL.pattern})",
             rf"(?P<name>{_NAME})(?P<sep>[\"']?[ \t]*(?:[:=]|%3[Dd])[ \t]*)"
             rf"(?P<value>\"[^\"\n]*\"?|'[^'\n]*'?"
             rf"|(?:Bearer|Basic|Digest|Token)[ \t]+{_VALUE_CHAR}+|{_VALUE_CHAR}+)",
             r"(?P<scheme>\b(?:Bearer|Basic))[ \t]+"
-            r"(?P<cred>(?:\[redacted\]|[A-Za-z0-9._~+/=%-]{8,})(?:\[redacted\]|[A-Za-z0-9._~+/=%-])*)",
-            rf"(?P<token>(?<![A-Za-z0-9_-])(?:{'|'.join(_TOKEN_SHAPES)}){_GLUE_CHARS}*)",
+            rf"(?P<cred>(?:\[redacted\]|[A-Za-z0-9._~+/=%-]{{8,}})(?:\[redacted\]|{_GLUE_CHARS})*)",
             rf"(?P<glue>\[redacted\]{_GLUE_CHARS}+)",
         )
     ),
@@ -154,15 +156,17 @@ _TEXT = re.compile(
 _CASED_SCHEMES = frozenset({"Bearer", "Basic", "Digest", "Token"})
 
 
+@functools.lru_cache(maxsize=4096)
 def names_secret(key: str) -> bool:
-    """True when a field name (any case, snake or camel) names a secret.
+    """True when a field name (any case, snake or camel) names a secret. (Cached: the same few
+    names repeat in every device of a result.)
 
     >>> names_secret("streamKey"), names_secret("stream_key"), names_secret("name")
     (True, True, False)
     """
     if key.lower() in _NOT_SECRET_KEYS:
         return False
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", key)
+    spaced = _CAMEL.sub("_", key)
     return bool(_SECRET_WORDS.search(spaced))
 
 
@@ -220,7 +224,7 @@ def redact_url(url: str) -> str:
         port = parts.port
     except ValueError:
         return REDACTED
-    if not parts.scheme or not parts.netloc:
+    if not parts.scheme or not url[len(parts.scheme) :].startswith("://"):
         return url
     stream = parts.scheme.lower() in _STREAM_SCHEMES
     if ":" in host:
@@ -240,7 +244,12 @@ def redact_url(url: str) -> str:
             fragment = _pairs(fragment, stream=False)
         elif fragment and _holds_secret(fragment):
             fragment = REDACTED
-    return urlunsplit((parts.scheme, netloc, path, query, fragment))
+    out = (
+        f"{parts.scheme}://{netloc}{path}"
+        + (f"?{query}" if query else "")
+        + (f"#{fragment}" if fragment else "")
+    )
+    return REDACTED if out.endswith("://") and not url.endswith("://") else out
 
 
 def url_host(url: str) -> str | None:

@@ -56,6 +56,7 @@ SRT: dict[str, str] = {
         f"srt://ingest.example.com:9000?passphrase={R}&pbkeylen=16"
     ),
     "srt://:9000?mode=listener": "srt://:9000?mode=listener",
+    "srt://?streamid=no-host-key": f"srt://?streamid={R}",
     "srt://203.0.113.5:9000?streamid=publish:stream1": f"srt://203.0.113.5:9000?streamid={R}",
     "srt://ingest.example.com:9000/live?streamid=path-and-id": f"srt://ingest.example.com:9000/{R}?streamid={R}",
     "srt://ingest.example.com:9000?StreamID=CaseKey": f"srt://ingest.example.com:9000?StreamID={R}",

@@ -4,7 +4,7 @@ secrets in it, benign text, and idempotence (redacting twice gives the text of o
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from shared.redact import REDACTED, redact, redact_text, redact_url, url_host
@@ -142,9 +142,17 @@ _PIECES = st.sampled_from(
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.one_of(_PIECES, st.text(max_size=4)), max_size=24).map("".join))
+@example("eyJhbGciOi.eyJzdWIiOiIx.c2lnbmF0dXJleyJhbGciOi.eyJzdWIiOiIx.c2lnbmF0dXJl")
+@example("-----BEGIN PRIVATE KEY----------END PRIVATE KEY-----password")
+@example("Basic [redacted]a[redacted]")
+@example("passwordpassword=sk-ant-0https://@")
+@example("u:p@rtmp://")
+@example("Basic rtmp://:9000rtmp://.")
 def test_redaction_is_idempotent_on_any_mix_of_secret_shapes(text):
     once = redact_text(text)
     assert redact_text(once) == once
+    url = redact_url(text)
+    assert redact_url(url) == url
 
 
 @settings(max_examples=200, deadline=None)
