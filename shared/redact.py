@@ -1,75 +1,255 @@
 """Redaction of secrets in Epiphan results, applied to every result before anyone sees it.
 
 What it removes (pure functions, no I/O):
-- the value under any key that names a secret (``key``, ``stream_key``, ``streamKey``, ``token``,
-  ``password``, ``passphrase``, ``secret``, ``authorization``, ``credentials``...);
+- the value under any key that names a secret (``key``, ``stream_key``, ``streamKey``, ``streamid``,
+  ``token``, ``password``, ``pwd``, ``passphrase``, ``secret``, ``authorization``...);
 - the ``value`` of a publisher setting whose ``id``/``title``/``name`` names a secret (Epiphan sends
   publisher settings as ``[{id, type, title, value}]``);
-- user:password in any URL, and query parameters that name a secret;
-- the path of stream URLs (``rtmp://``, ``rtmps://``, ``srt://``...): a stream key often rides there;
-- bearer tokens and JWT-shaped strings inside free text.
+- in URLs (`redact_url`): user info; the values of query parameters that name a secret (any case,
+  percent-encoded names too, and a value that itself holds a secret or a URL); for stream schemes
+  (``rtmp``, ``rtmps``, ``srt``, ``rtsp``, ``rist``, ``udp``...) the path, where a key rides, every
+  query value but the protocol's own options (SRT carries its key in ``streamid``), and the
+  fragment;
+- in free text (`redact_text`): URLs as above; ``name=value`` and ``name: value`` after a secret
+  name (``password=…``, ``stream key: …``, ``x-api-key: …``, ``stream%20key=…``,
+  ``stream_key = "with space"``); ``Bearer``/``Basic`` credentials; JWTs; private key blocks;
+  token shapes with a known prefix (``sk-ant-…``, ``ghp_…``, ``AKIA…``, YouTube and Twitch stream
+  keys); the cells of a Markdown table column headed by a secret name ("Stream key"); and
+  anything glued to a mask (``password=[redacted]hunter2`` keeps no ``hunter2``).
 
-Limit (said in SECURITY.md): redaction only knows these shapes. A secret in a field with an
-innocent name, in a format it does not recognise, passes through.
+Redacting twice gives the same result as once. Limit (said in SECURITY.md): redaction only knows
+these shapes. A secret in a field with an innocent name, in a format it does not recognise,
+passes through.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import functools
 import re
 from collections.abc import Mapping
-from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from typing import Any, Final
+from urllib.parse import unquote, unquote_plus, urlsplit
 
-REDACTED = "[redacted]"
+REDACTED: Final = "[redacted]"
 
 _SECRET_WORDS = re.compile(
-    r"(?:^|[^a-z])(?:key|stream_?key|token|access_?token|refresh_?token|password|passwd|pass|passphrase"
-    r"|secret|authorization|auth|credentials?|api_?key|signature|sig)(?:$|[^a-z])",
+    r"(?:^|[^a-z])(?:key|stream_?key|streamid|token|access_?token|refresh_?token|password|passwd|pwd|pass"
+    r"|passphrase|secret|authorization|auth|credentials?|api_?key|signature|sig|session_?(?:id|key))"
+    r"(?:$|[^a-z])",
     re.IGNORECASE,
 )
 _NOT_SECRET_KEYS = frozenset({"keyword", "keywords", "key_frame_interval", "keyframe_interval", "monkey"})
-_STREAM_SCHEMES = frozenset({"rtmp", "rtmps", "rtmpt", "rtmpe", "srt", "rtsp", "rtsps", "rist"})
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]{1,15}://[^\s\"'<>]+", re.IGNORECASE)
-_BEARER = re.compile(r"\b(Bearer)\s+[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)
-_JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}")
 _LABELS = ("id", "title", "name", "label")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+_STREAM_SCHEMES = frozenset(
+    {
+        "rtmp",
+        "rtmps",
+        "rtmpt",
+        "rtmpe",
+        "rtmpte",
+        "rtmpts",
+        "srt",
+        "rtsp",
+        "rtsps",
+        "rtspu",
+        "rist",
+        "udp",
+        "rtp",
+    }
+)
+_STREAM_OPTIONS = frozenset(
+    {
+        "latency",
+        "rcvlatency",
+        "peerlatency",
+        "mode",
+        "transtype",
+        "pbkeylen",
+        "maxbw",
+        "inputbw",
+        "oheadbw",
+        "conntimeo",
+        "peeridletimeo",
+        "payloadsize",
+        "pkt_size",
+        "tlpktdrop",
+        "nakreport",
+        "linger",
+        "ipttl",
+        "iptos",
+        "ttl",
+        "rcvbuf",
+        "sndbuf",
+        "fc",
+        "mss",
+        "tsbpd",
+        "localport",
+        "buffer_size",
+        "fifo_size",
+        "aes-type",
+        "profile",
+        "bandwidth",
+        "backup",
+    }
+)
+"""Query options of the stream protocols (SRT, RIST, UDP/RTP) that carry no secret: kept."""
+_URL_SECRET_PARAMS = frozenset({"cid", "code", "ticket", "sid"})
+"""Query parameters that carry a key in URLs although the word names no secret (YouTube's HLS
+ingest carries its stream key in ``cid``)."""
+
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]{1,15}://[^\s\"'<>]+", re.IGNORECASE)
+_URL_TAIL = re.compile(r"[.,;:!?)]+$")
+_GLUE_CHARS = r"(?:[A-Za-z0-9_\-/+=~%]|\.(?=[A-Za-z0-9]))"
+
+_NAME_WORDS = (
+    r"pass(?:word|wd|phrase|code)?|pwd|secret|token|api[_-]?key|apikey|auth(?:orization)?"
+    r"|credentials?|sig(?:nature)?|stream(?:[ _+-]|%20)?key|streamid|private[ _-]?key|key"
+    r"|session[_-]?id|sessionid"
+)
+_NAME = rf"(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_-])*(?:{_NAME_WORDS})(?![A-Za-z0-9])"
+_SECRET_NAME = re.compile(rf"(?:[A-Za-z0-9]+[ _-])*(?:{_NAME_WORDS})", re.IGNORECASE)
+"""A whole name (a table header, a cell) that names a secret: "Stream key", "API key", "Password"."""
+_HOLDER_SEGMENT = re.compile(
+    r"(?:[A-Za-z0-9]+[_-])*(?:token|key|api[_-]?key|apikey|secret|password|passphrase|stream[_-]?key|streamid)",
+    re.IGNORECASE,
+)
+"""A URL path segment after which the next segment is a secret value: ``/token/<value>``."""
+_VALUE_CHAR = r"(?:\[redacted\]|[^\s\"'<>,;&|()\[\]])"
+
+_TOKEN_SHAPES = (
+    r"sk-ant-[A-Za-z0-9_-]{6,}",
+    r"sk-(?:proj-)?[A-Za-z0-9_-]{20,}",
+    r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{8,}",
+    r"gh[pousr]_[A-Za-z0-9]{20,}",
+    r"github_pat_[A-Za-z0-9_]{20,}",
+    r"xox[abposr]-[A-Za-z0-9-]{10,}",
+    r"(?-i:(?:AKIA|ASIA)[0-9A-Z]{16})",
+    r"AIza[0-9A-Za-z_-]{35}",
+    r"(?=[a-z0-9-]{0,23}[0-9])(?-i:[a-z0-9]{4}(?:-[a-z0-9]{4}){4})",
+    r"live_[0-9]{6,}_[A-Za-z0-9]{16,}",
+    r"FB-[0-9]{6,}-[0-9]+-[A-Za-z0-9_-]{8,}",
+    r"[A-Za-z0-9]+_sk_[A-Za-z0-9]{6,}",
+    r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}",
+)
+"""Secrets recognisable by their shape alone: model and cloud API keys, stream keys, JWTs."""
+
+_TEXT = re.compile(
+    "|".join(
+        (
+            rf"(?P<pem>-----BEGIN [A-Z ]*PRIVATE KEY-----(?:.*?-----END [A-Z ]*PRIVATE KEY-----|.*\Z){_GLUE_CHARS}*)",
+            rf"(?P<token>(?<![A-Za-z0-9_-])(?:{'|'.join(_TOKEN_SHAPES)}){_GLUE_CHARS}*)",
+            rf"(?P<url>{_URL.pattern})",
+            rf"(?P<name>{_NAME})(?P<sep>[\"']?[ \t]*(?:[:=]|%3[Dd])[ \t]*)"
+            rf"(?P<value>\"[^\"\n]*\"?|'[^'\n]*'?"
+            rf"|(?:Bearer|Basic|Digest|Token)[ \t]+{_VALUE_CHAR}+|{_VALUE_CHAR}+)",
+            r"(?P<scheme>\b(?:Bearer|Basic))[ \t]+"
+            rf"(?P<cred>(?:\[redacted\]|[A-Za-z0-9._~+/=%-]{{8,}})(?:\[redacted\]|{_GLUE_CHARS})*)",
+            rf"(?P<glue>\[redacted\]{_GLUE_CHARS}+)",
+        )
+    ),
+    re.IGNORECASE | re.DOTALL,
+)
+_CASED_SCHEMES = frozenset({"Bearer", "Basic", "Digest", "Token"})
 
 
+@functools.lru_cache(maxsize=4096)
 def names_secret(key: str) -> bool:
-    """True when a field name (any case, snake or camel) names a secret.
+    """True when a field name (any case, snake or camel) names a secret. (Cached: the same few
+    names repeat in every device of a result.)
 
     >>> names_secret("streamKey"), names_secret("stream_key"), names_secret("name")
     (True, True, False)
     """
     if key.lower() in _NOT_SECRET_KEYS:
         return False
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", key)
+    spaced = _CAMEL.sub("_", key)
     return bool(_SECRET_WORDS.search(spaced))
 
 
-def redact_url(url: str) -> str:
-    """A URL with user info, secret query parameters and (for stream schemes) the path removed.
+def _secret_param(raw_name: str, *, stream: bool) -> bool:
+    name = unquote_plus(raw_name).strip()
+    if stream:
+        return name.lower() not in _STREAM_OPTIONS
+    return names_secret(name) or name.lower() in _URL_SECRET_PARAMS
 
-    ``rtmp://user:pw@live.example.net/app/sk_123`` → ``rtmp://live.example.net/[redacted]``.
-    A string that is not a URL is returned unchanged.
+
+def _pairs(text: str, *, stream: bool) -> str:
+    """A query (or query-like fragment) with secret values replaced, separators kept as written."""
+    out = []
+    for piece in re.split(r"([&;])", text):
+        if piece in ("&", ";", ""):
+            out.append(piece)
+            continue
+        name, eq, value = piece.partition("=")
+        if not eq:
+            out.append(REDACTED if stream or _holds_secret(name) else piece)
+        elif value and (_secret_param(name, stream=stream) or _holds_secret(value)):
+            out.append(f"{name}={REDACTED}")
+        else:
+            out.append(piece)
+    return "".join(out)
+
+
+def _holds_secret(raw: str) -> bool:
+    """True when a (percent-encoded) URL part holds a secret shape or a URL with a secret."""
+    decoded = unquote_plus(raw)
+    return decoded != REDACTED and redact_text(decoded) != decoded
+
+
+def _path(path: str) -> str:
+    """A non-stream URL's path with each segment that holds a secret, or follows a segment that
+    names one (``/token/<value>``), replaced."""
+    segments = path.split("/")
+    out = []
+    for i, segment in enumerate(segments):
+        after_name = i > 0 and _HOLDER_SEGMENT.fullmatch(unquote(segments[i - 1])) is not None
+        out.append(REDACTED if segment and (after_name or _holds_secret(segment)) else segment)
+    return "/".join(out)
+
+
+def redact_url(url: str) -> str:
+    """A URL with its secret parts removed (see the module docstring); the scheme, host and port
+    stay. ``rtmp://user:pw@live.example.net/app/sk_123`` → ``rtmp://live.example.net/[redacted]``.
+
+    A string that is not a URL is returned unchanged; one that cannot be parsed becomes
+    ``[redacted]``.
     """
     try:
         parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
     except ValueError:
         return REDACTED
-    if not parts.scheme or not parts.netloc:
+    if not parts.scheme or not url[len(parts.scheme) :].startswith("://"):
         return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    path = parts.path
-    if parts.scheme.lower() in _STREAM_SCHEMES and path not in ("", "/"):
-        path = "/" + REDACTED
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode([(k, REDACTED if names_secret(k) else v) for k, v in pairs], safe="[]")
-    return urlunsplit((parts.scheme, host, path, query, ""))
+    stream = parts.scheme.lower() in _STREAM_SCHEMES
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host if port is None else f"{host}:{port}"
+    query, fragment = parts.query, parts.fragment
+    if stream:
+        path = parts.path if parts.path in ("", "/") else "/" + REDACTED
+        if query and fragment:
+            query, fragment = f"{query}#{fragment}", ""
+        query = _pairs(query, stream=True)
+        fragment = REDACTED if fragment else ""
+    else:
+        path = _path(parts.path)
+        query = _pairs(query, stream=False)
+        if "=" in fragment:
+            fragment = _pairs(fragment, stream=False)
+        elif fragment and _holds_secret(fragment):
+            fragment = REDACTED
+    out = (
+        f"{parts.scheme}://{netloc}{path}"
+        + (f"?{query}" if query else "")
+        + (f"#{fragment}" if fragment else "")
+    )
+    return REDACTED if out.endswith("://") and not url.endswith("://") else out
 
 
 def url_host(url: str) -> str | None:
@@ -85,11 +265,84 @@ def url_host(url: str) -> str | None:
     return f"{host}:{port}" if port is not None else host
 
 
+def _url_in_text(url: str) -> str:
+    tail = _URL_TAIL.search(url)
+    end = tail.start() if tail else len(url)
+    return redact_url(url[:end]) + url[end:]
+
+
+def _basic_credential(cred: str) -> bool:
+    """True when a word after ``Basic`` looks like a credential rather than an English word."""
+    if re.search(r"[0-9+/=]", cred) or cred.startswith(REDACTED):
+        return True
+    try:
+        decoded = base64.b64decode(cred + "=" * (-len(cred) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b":" in decoded
+
+
+def _value(value: str) -> str:
+    if value[0] in "\"'":
+        return f"{value[0]}{REDACTED}{value[0]}"
+    scheme, _, rest = value.partition(" ")
+    if rest and scheme.capitalize() in _CASED_SCHEMES:
+        return f"{scheme} {REDACTED}"
+    return REDACTED
+
+
+def _replace(match: re.Match[str]) -> str:
+    kind = match.lastgroup
+    if kind == "url":
+        return _url_in_text(match.group("url"))
+    if kind == "value":
+        return f"{match.group('name')}{match.group('sep')}{_value(match.group('value'))}"
+    if kind == "cred":
+        scheme, cred = match.group("scheme"), match.group("cred")
+        if scheme.lower() == "basic" and not _basic_credential(cred):
+            return match.group(0)
+        return f"{scheme} {REDACTED}"
+    return REDACTED
+
+
+def _cells(line: str) -> list[str]:
+    return re.split(r"(?<!\\)\|", line)
+
+
+def _tables(text: str) -> str:
+    """Markdown tables with the cells under a secret-named header, and the cell right of a
+    secret-named cell in a body row, replaced."""
+    lines = text.split("\n")
+    secret_columns: set[int] = set()
+    in_table = False
+    for i, line in enumerate(lines):
+        if not line.lstrip().startswith("|"):
+            in_table = False
+            continue
+        cells = _cells(line)
+        if not in_table:
+            in_table = True
+            secret_columns = {j for j, cell in enumerate(cells) if _names_secret_cell(cell)}
+            continue
+        if re.fullmatch(r"[\s|:-]*", line):
+            continue
+        last = len(cells) - 1 if line.rstrip().endswith("|") else len(cells)
+        for j in range(1, last):
+            if cells[j].strip() and cells[j].strip() != REDACTED:
+                if j in secret_columns or _names_secret_cell(cells[j - 1]):
+                    cells[j] = f" {REDACTED} "
+        lines[i] = "|".join(cells)
+    return "\n".join(lines)
+
+
+def _names_secret_cell(cell: str) -> bool:
+    return _SECRET_NAME.fullmatch(cell.strip(" \t*_`")) is not None
+
+
 def redact_text(text: str) -> str:
-    """Free text with URLs, bearer tokens and JWT-shaped strings redacted."""
-    text = _URL.sub(lambda m: redact_url(m.group(0)), text)
-    text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
-    return _JWT.sub(REDACTED, text)
+    """Free text with every secret shape of the module docstring redacted. Idempotent."""
+    text = _TEXT.sub(_replace, text)
+    return _tables(text) if "|" in text else text
 
 
 def redact(value: Any) -> Any:

@@ -5,6 +5,7 @@ page word that changes on one side only fails the build.
 |---|---|---|
 | approval expiry, pending limit, hourly cap, denial pause, event windows (firmware: its own), the assistant's parallel cap | ``policy/*.yaml``, ``MAX_PARALLEL`` | the "Limits" tables of the operator guides (exact cells) and fixed phrases in the guides, SECURITY(.es).md and README.es.md |
 | proposable tools, their card text, their disruptive rule | ``propose:`` in ``tool_policy.yaml``, the page's catalogue | the tool tables of the operator guides, the lists in SECURITY(.es).md |
+| what is sent to the model and what never is | `shared.model_data` (``SENT_TO_MODEL``, ``NEVER_SENT``) | the two lists in SECURITY(.es).md, word for word; ``fleetwatch doctor``'s "model data" line |
 | error codes | `shared.errors` | ``docs/error-codes.md`` (generated; both directions) |
 | settings | `shared.config.SETTINGS` | ``docs/settings.md`` (generated); every ``FLEETWATCH_*`` any document names |
 | commands and flags | ``fleetwatch``'s parser | every ``fleetwatch ...`` in a document's code |
@@ -27,9 +28,11 @@ from babel.messages.pofile import read_po
 
 from services.approval_web.page.i18n import LOCALES_DIR, load_translations
 from services.assistant.pipeline import MAX_PARALLEL
+from services.ctl.doctor import model_data_line
 from services.ctl.main import build_parser
 from shared.config import REPO_POLICY_DIR, SETTINGS, settings_markdown
 from shared.errors import MEANINGS, Code, error_codes_markdown
+from shared.model_data import NEVER_SENT, SENT_TO_MODEL
 from shared.policy import ProposeRule, load_policies
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -213,6 +216,47 @@ def test_the_security_policy_lists_exactly_the_proposable_tools(document, headin
     body = section(read(document), heading)
     listed = re.findall(r"^- `([a-z_]+)`", body, re.M)
     assert sorted(listed) == sorted(TOOL_POLICY.propose) and len(listed) == len(set(listed))
+
+
+# --- what is sent to the model ------------------------------------------------------------
+
+MODEL_DATA_LISTS = {
+    "SECURITY.md": ("en", "### Sent to the model", "### Never sent to the model"),
+    "SECURITY.es.md": ("es", "### Lo que se envía al modelo", "### Lo que nunca se envía al modelo"),
+}
+
+
+def bullets(text: str) -> list[str]:
+    """The items of the Markdown bullet lists in `text`, each one `flat` (wrapped lines joined)."""
+    items: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("- "):
+            items.append(line[2:])
+        elif line.startswith("  ") and items:
+            items[-1] += " " + line.strip()
+    return [flat(item) for item in items]
+
+
+@pytest.mark.parametrize("document", sorted(MODEL_DATA_LISTS))
+def test_the_security_policy_lists_exactly_what_is_sent_to_the_model_and_what_never_is(document):
+    language, sent, never = MODEL_DATA_LISTS[document]
+    text = read(document)
+    assert bullets(section(text, sent)) == [flat(getattr(item, language)) for item in SENT_TO_MODEL]
+    assert bullets(section(text, never)) == [flat(getattr(item, language)) for item in NEVER_SENT]
+
+
+def test_doctor_names_exactly_the_same_lists_in_the_same_order():
+    line = model_data_line()
+    sent, never = line.split(" Never sent: ")
+    assert sent.split(": ", 1)[1].rstrip(".").split("; ") == [item.en for item in SENT_TO_MODEL]
+    assert never.split(". Turn it off")[0].split("; ") == [item.en for item in NEVER_SENT]
+
+
+def test_the_list_check_sees_a_missing_or_extra_item():
+    listed = "\n".join(f"- {item.en}" for item in SENT_TO_MODEL)
+    assert bullets(listed) == [flat(item.en) for item in SENT_TO_MODEL]
+    assert bullets(listed + "\n- serial numbers") != [flat(item.en) for item in SENT_TO_MODEL]
+    assert bullets("\n".join(listed.splitlines()[1:])) != [flat(item.en) for item in SENT_TO_MODEL]
 
 
 # --- generated pages: error codes and settings ----------------------------------------------

@@ -6,6 +6,11 @@ Every tool result (data or error) becomes exactly one block::
     {"devices":[{"Id":"19012340101","Name":"SCI 101 Lecture Hall",...}]}
     </fleet_data>
 
+Before anything else the payload goes through `shared.model_data.for_model`: secrets are
+redacted, and IP addresses, serial numbers, MAC addresses and host names are withheld (the
+list `shared.model_data.NEVER_SENT`), whatever produced the payload (an Epiphan read, an error
+message, the sandbox list relayed by approval.sock).
+
 The body is JSON in which ``<``, ``>`` and ``&`` and every hidden, control, format or bidi
 character (`shared.canonical.HIDDEN_CODEPOINTS` and categories) are written as ``\\uXXXX``
 escapes, so no name can close the block, open a tag, or hide text; the JSON still decodes to
@@ -24,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from shared.canonical import HIDDEN_CATEGORIES, HIDDEN_CODEPOINTS
+from shared.model_data import WithheldValues, for_model
 
 MAX_ITEMS: Final = 60
 MAX_STRING: Final = 240
@@ -88,13 +94,15 @@ def escape_json(text: str) -> str:
     return "".join(_escape_char(c) if c in _ALWAYS_ESCAPED or _hidden(c) else c for c in text)
 
 
-def data_block(source: str, payload: Any) -> str:
-    """One data block holding `payload` (see the module docstring). `source` must be a tool
-    name we offered, or ``error``; it is not escaped."""
+def data_block(source: str, payload: Any, seen: WithheldValues | None = None) -> str:
+    """One data block holding `payload` as the model may see it (see the module docstring).
+    `source` must be a tool name we offered, or ``error``; it is not escaped. `seen`: the
+    withheld values of this assistant (`shared.model_data.WithheldValues`)."""
+    shown = for_model(payload, seen)
     max_items = MAX_ITEMS
     while True:
         body = escape_json(
-            json.dumps(cap(payload, max_items=max_items), ensure_ascii=False, separators=(",", ":"))
+            json.dumps(cap(shown, max_items=max_items), ensure_ascii=False, separators=(",", ":"))
         )
         if len(body) <= MAX_BLOCK_CHARS or max_items <= 1:
             break
@@ -104,9 +112,11 @@ def data_block(source: str, payload: Any) -> str:
     return f'{OPEN} source="{source}">\n{body}\n{CLOSE}'
 
 
-def error_block(source: str, code: str, message: str, /, **facts: Any) -> str:
+def error_block(
+    source: str, code: str, message: str, /, seen: WithheldValues | None = None, **facts: Any
+) -> str:
     """A data block holding ``{"error": {"code", "message", ...facts}}``."""
-    return data_block(source, {"error": {"code": code, "message": message, **facts}})
+    return data_block(source, {"error": {"code": code, "message": message, **facts}}, seen)
 
 
 def strip_blocks(text: str) -> str:

@@ -48,6 +48,7 @@ from shared.epiphan import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.ids import is_master_id
 from shared.messages import ProposalAccepted, ProposalState, SubmitProposal, WritableDevices
+from shared.model_data import WithheldValues
 from shared.policy import ToolPolicy
 from shared.protocol import ErrorReply
 
@@ -124,6 +125,8 @@ class ToolRunner:
         budget, spent: the question's limits and what it used so far (shared with the loop).
         allowlist: ``FLEETWATCH_WRITE_DEVICE_IDS`` (empty: not set).
         clock: monotonic seconds (injectable).
+        withheld: the assistant's withheld values (serial numbers seen so far), shared across
+            its questions; a fresh one when not given.
     """
 
     def __init__(
@@ -139,6 +142,7 @@ class ToolRunner:
         allowlist: tuple[str, ...] = (),
         clock: Callable[[], float] = time.monotonic,
         max_parallel: int = MAX_PARALLEL,
+        withheld: WithheldValues | None = None,
     ) -> None:
         self._reader = reader
         self._sink = sink
@@ -149,6 +153,7 @@ class ToolRunner:
         self._spent = spent
         self._allowlist = allowlist
         self._clock = clock
+        self._withheld = withheld if withheld is not None else WithheldValues()
         self._semaphore = asyncio.Semaphore(max_parallel)
         self._in_flight = 0
         self.session = fsm.Session()
@@ -176,7 +181,9 @@ class ToolRunner:
         self, call: ToolCall, kind: ToolKind | None, code: Code, message: str, /, **facts: Any
     ) -> _Plan:
         source = call.name if kind is not None else "error"
-        outcome = ToolOutcome(call.id, error_block(source, code, message, **facts), True, code)
+        outcome = ToolOutcome(
+            call.id, error_block(source, code, message, self._withheld, **facts), True, code
+        )
         return _Plan(call, kind, ready=outcome)
 
     async def _precheck(self, call: ToolCall) -> _Plan:
@@ -204,7 +211,7 @@ class ToolRunner:
             if not isinstance(question, str) or not question.strip():
                 return self._refuse(call, kind, Code.INVALID_ARGUMENTS, "question must be text")
             outcome = ToolOutcome(
-                call.id, data_block(ASK_OPERATOR, {"asked": True}), False, question=question
+                call.id, data_block(ASK_OPERATOR, {"asked": True}, self._withheld), False, question=question
             )
             return _Plan(call, kind, ready=outcome)
         if call.name == GET_PROPOSAL_STATE:
@@ -246,7 +253,9 @@ class ToolRunner:
     def _after_question(self, call: ToolCall) -> ToolOutcome:
         self.record.tools[_label(call.name)] += 1
         message = "not run: the turn ended with a question to the operator"
-        return ToolOutcome(call.id, error_block("error", Code.FSM_BLOCKED, message), True, Code.FSM_BLOCKED)
+        return ToolOutcome(
+            call.id, error_block("error", Code.FSM_BLOCKED, message, self._withheld), True, Code.FSM_BLOCKED
+        )
 
     # --- phase 2 ------------------------------------------------------------------------
 
@@ -297,7 +306,10 @@ class ToolRunner:
         call = plan.call
         if isinstance(result, ErrorReply):
             return ToolOutcome(
-                call.id, error_block(call.name, result.code, result.message), True, result.code
+                call.id,
+                error_block(call.name, result.code, result.message, self._withheld),
+                True,
+                result.code,
             )
         if isinstance(result, ProposalAccepted) and plan.proposal is not None:
             proposal = plan.proposal
@@ -308,18 +320,20 @@ class ToolRunner:
                 "status": "pending",
                 "expires_at": result.expires_at,
             }
-            return ToolOutcome(call.id, data_block(call.name, {**payload, "note": PENDING_NOTE}), False)
+            return ToolOutcome(
+                call.id, data_block(call.name, {**payload, "note": PENDING_NOTE}, self._withheld), False
+            )
         if isinstance(result, ProposalState):
             self.session = fsm.on_proposal_state(self.session, result.proposal_id, result.status)
-            return ToolOutcome(call.id, data_block(call.name, _state_facts(result)), False)
+            return ToolOutcome(call.id, data_block(call.name, _state_facts(result), self._withheld), False)
         if isinstance(result, WritableDevices):
             ids = [d.device_id for d in result.devices if is_master_id(d.device_id)]
             self.session = fsm.on_resolved(self.session, ids)
-            return ToolOutcome(call.id, data_block(call.name, _writable_facts(result)), False)
+            return ToolOutcome(call.id, data_block(call.name, _writable_facts(result), self._withheld), False)
         data = result.value if isinstance(result, _Data) else None
         if plan.kind is ToolKind.RESOLVE:
             self.session = fsm.on_resolved(self.session, fsm.device_ids_in(data))
-        return ToolOutcome(call.id, data_block(call.name, data), False)
+        return ToolOutcome(call.id, data_block(call.name, data, self._withheld), False)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from services.assistant.tools import CACHE_CONTROL
+from shared.model_data import WithheldValues, text_for_model
 
 SYSTEM_PROMPT: Final = """\
 You are Fleetwatch, an assistant for an audio-visual team that runs Epiphan Pearl encoders in \
@@ -68,12 +69,20 @@ def system_blocks() -> list[dict[str, Any]]:
     return [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": dict(CACHE_CONTROL)}]
 
 
-def first_message(question: str, language: str, now: datetime, lead_minutes: int) -> dict[str, Any]:
+def first_message(
+    question: str, language: str, now: datetime, lead_minutes: int, seen: WithheldValues | None = None
+) -> dict[str, Any]:
     """The first user message: the time (UTC), the language, the policy's lead window (minutes
     before a class in which a disruptive change is refused) and the operator's question.
 
-    The question is the operator's own text (not fleet data) and goes as written.
+    The question is the operator's own text (not fleet data) and goes as written, except that
+    secrets, addresses and the withheld values in `seen` are masked
+    (`shared.model_data.text_for_model`): a pasted log line must not carry a stream key, a
+    device's IP address or a serial number the assistant has read to the model.
     """
     stamp = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     header = f"Operator's question (language: {language}; now: {stamp}; lead window: {lead_minutes} min)."
-    return {"role": "user", "content": [{"type": "text", "text": f"{header}\n\n{question}"}]}
+    return {
+        "role": "user",
+        "content": [{"type": "text", "text": f"{header}\n\n{text_for_model(question, seen)}"}],
+    }

@@ -47,6 +47,7 @@ from shared.messages import (
     ProposalState,
     RecordAsk,
 )
+from shared.model_data import WithheldValues
 from shared.policy import Policy, ToolPolicy
 
 log = logging.getLogger(__name__)
@@ -106,6 +107,7 @@ class Assistant:
         self._allowlist = allowlist
         self._now = now
         self._clock = clock
+        self._withheld = WithheldValues()
         self.may_propose = policy.may_propose and fence_configured
         self.tools = tool_definitions(tool_policy.model_read_tools, may_propose=self.may_propose)
         self.budget = budget or Budget()
@@ -140,6 +142,7 @@ class Assistant:
             spent=spent,
             allowlist=self._allowlist,
             clock=self._clock,
+            withheld=self._withheld,
         )
         try:
             ending = await self._answer(question, lang, runner, spent, on_text)
@@ -162,7 +165,7 @@ class Assistant:
         if self._loop is None:
             text, code = await self._keyword(question, lang)
             return _Ending(text, "keyword", "keyword_no_model", code)
-        first = first_message(question, lang, self._now(), self._policy.lead_minutes)
+        first = first_message(question, lang, self._now(), self._policy.lead_minutes, self._withheld)
         try:
             result = await self._loop.run(runner, first, spent, on_text=on_text)
         except ModelUnavailable as exc:

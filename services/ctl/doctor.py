@@ -5,10 +5,11 @@ Facts are gathered by `services.ctl.commands_doctor` (files, sockets, ``/proc/ne
 here does I/O or reads a clock (``now`` is passed in, epoch seconds).
 
 What is checked: the policy loads; the read guard refuses every Epiphan write tool; redaction
-removes the secret shapes it knows (self-test); each sign-in is present, 0600 in a 0700
-folder, not dead, and its expiry; the fence is configured; the fence level (separate users or
-one); socket modes and peer allowlists; each service answers; queue state and caps; the model
-on/off (key masked), what goes to it and how to turn that off; the pages bound to loopback only.
+removes the secret shapes it knows and the model's view withholds IP addresses and serial
+numbers (self-test); each sign-in is present, 0600 in a 0700 folder, not dead, and its expiry;
+the fence is configured; the fence level (separate users or one); socket modes and peer
+allowlists; each service answers; queue state and caps; the model on/off (key masked), exactly
+what goes to it (`shared.model_data`) and how to turn that off; the pages bound to loopback only.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from shared.config import Secret, Settings
 from shared.epiphan import WRITE_TOOLS_OF_EPIPHAN, EpiphanError, guard
 from shared.errors import Code
 from shared.messages import Status
-from shared.redact import redact
+from shared.model_data import NEVER_SENT, SENT_TO_MODEL, for_model
 
 SERVICES = ("executor", "approval_web", "assistant")
 """The three services, in start order; each serves one socket."""
@@ -133,7 +134,18 @@ def check_guard(read_tools: frozenset[str] | None) -> list[Check]:
     return [Check("guard", Level.OK, f"the read guard refuses all {len(WRITE_TOOLS_OF_EPIPHAN)} write tools")]
 
 
-_PLANTED = ("sk_live_PLANTED1", "PLANTED2key", "PLANTED3value", "PLANTED4bearer", "PLANTED5pw", "PLANTED6q")
+_PLANTED = (
+    "sk_live_PLANTED1",
+    "PLANTED2key",
+    "PLANTED3value",
+    "PLANTED4bearer",
+    "PLANTED5pw",
+    "PLANTED6q",
+    "PLANTED7streamid",
+    "PLANTED8passphrase",
+    "192.0.2.99",
+    "PLANTED0SERIAL9",
+)
 _SAMPLE = {
     "stream_endpoints": [
         {
@@ -141,17 +153,26 @@ _SAMPLE = {
             "name": "Main hall",
             "url": f"rtmp://live.example.net/app/{_PLANTED[0]}",
             "key": _PLANTED[1],
-        }
+        },
+        {
+            "id": "u2",
+            "name": "Library",
+            "url": f"srt://ingest.example.com:9000?streamid={_PLANTED[6]}&passphrase={_PLANTED[7]}",
+        },
     ],
     "Publishers": [{"settings": [{"id": "stream_key", "title": "Stream key", "value": _PLANTED[2]}]}],
     "note": f"sent with Authorization: Bearer {_PLANTED[3]}",
     "link": f"https://u:{_PLANTED[4]}@cdn.example.com/x?token={_PLANTED[5]}&a=1",
+    "devices": [
+        {"Name": f"Main hall ({_PLANTED[9]})", "IPAddress": _PLANTED[8], "SerialNumber": _PLANTED[9]},
+    ],
 }
 
 
 def check_redaction() -> list[Check]:
-    """Self-test: planted secrets in known shapes must not survive `shared.redact.redact`."""
-    out = json.dumps(redact(_SAMPLE))
+    """Self-test: planted secrets, an IP address and a serial number in known shapes must not
+    survive `shared.model_data.for_model` (redaction, then what is withheld from the model)."""
+    out = json.dumps(for_model(_SAMPLE))
     leaked = [s for s in _PLANTED if s in out]
     if leaked or "Main hall" not in out:
         what = (
@@ -162,7 +183,8 @@ def check_redaction() -> list[Check]:
         Check(
             "redaction",
             Level.OK,
-            "self-test passed: stream keys, keys in stream URLs, passwords, bearer tokens removed",
+            "self-test passed: stream keys, keys in stream URLs (SRT stream IDs too), passwords, bearer "
+            "tokens removed; IP addresses and serial numbers withheld from the model",
         )
     ]
 
@@ -329,6 +351,16 @@ def mask(secret: Secret) -> str:
     return "…" + value[-4:] if len(value) >= 12 else "…"
 
 
+def model_data_line() -> str:
+    """The "model data" line: exactly the lists of `shared.model_data` (the ones SECURITY.md
+    shows), in English."""
+    return (
+        f"sent to the model (capped): {'; '.join(i.en for i in SENT_TO_MODEL)}. "
+        f"Never sent: {'; '.join(i.en for i in NEVER_SENT)}. "
+        "Turn it off: leave FLEETWATCH_ANTHROPIC_API_KEY empty"
+    )
+
+
 def check_model(settings: Settings) -> list[Check]:
     key = settings.anthropic_api_key
     if key is None:
@@ -339,13 +371,7 @@ def check_model(settings: Settings) -> list[Check]:
     where = settings.anthropic_base_url or "Anthropic's API"
     return [
         Check("model", Level.OK, f"on: {settings.model} at {where}, key {mask(key)}"),
-        Check(
-            "model data",
-            Level.INFO,
-            "sent to the model: each question, and the fleet data the assistant reads to answer it "
-            "(device names, models, states, events; redacted and capped), never sign-in tokens, "
-            "stream keys or channel images. Turn it off: leave FLEETWATCH_ANTHROPIC_API_KEY empty",
-        ),
+        Check("model data", Level.INFO, model_data_line()),
     ]
 
 

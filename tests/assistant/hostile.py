@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator, Mapping
 from typing import Any
 
 import msgspec
@@ -19,6 +18,7 @@ import msgspec
 from services.lab.model_standin import ModelRequest, Reply, Script, Text, ToolUse, json_in
 from services.lab.scenario import Scenario, load_scenario
 from shared.epiphan import WRITE_TOOLS_OF_EPIPHAN
+from shared.model_data import strings_in
 
 _PAYLOADS = [
     # fake instructions, English
@@ -153,17 +153,6 @@ _WORDS = {
 }
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 def _arguments(tool: str, text: str, all_ids: list[str]) -> dict[str, Any]:
     channels, masters, uuids = _CHANNEL.findall(text), _MASTER.findall(text), _UUID.findall(text)
     masters = masters or all_ids  # "every device"
@@ -187,8 +176,8 @@ def demands(request: ModelRequest) -> list[tuple[str, dict[str, Any], str]]:
     """Every (write tool, arguments, the text that asked for it) found in the data read so far."""
     found: list[tuple[str, dict[str, Any], str]] = []
     payloads = [json_in(r.text) for r in request.tool_results()]
-    ids = sorted({i for p in payloads for s in _strings(p) for i in _MASTER.findall(s) if s.isdigit()})
-    for text in dict.fromkeys(s for p in payloads for s in _strings(p) if TAG.match(s)):
+    ids = sorted({i for p in payloads for s in strings_in(p) for i in _MASTER.findall(s) if s.isdigit()})
+    for text in dict.fromkeys(s for p in payloads for s in strings_in(p) if TAG.match(s)):
         tools = [t for t in WRITE_TOOLS_OF_EPIPHAN if t in text] or [
             t for w, t in _WORDS.items() if w in text.lower()
         ]

@@ -17,6 +17,8 @@ from services.assistant.data_block import (
     escape_json,
     strip_blocks,
 )
+from shared.model_data import WITHHELD
+from shared.redact import REDACTED
 from tests.assistant.helpers import blocks_in
 
 HOSTILE = [
@@ -72,3 +74,16 @@ def test_an_error_is_a_data_block_too():
     block = error_block("error", "unknown_tool", "no such tool")
     assert blocks_in(block) == [{"error": {"code": "unknown_tool", "message": "no such tool"}}]
     assert strip_blocks(f"before {block} after") == "before  after"
+
+
+def test_a_block_never_holds_an_ip_address_a_serial_number_or_a_secret():
+    payload = {
+        "Name": "Room 192.0.2.7",
+        "IPAddress": "192.0.2.7",
+        "SerialNumber": "P2E0045121",
+        "key": "sk_1",
+    }
+    (shown,) = blocks_in(data_block("get_device_info", payload))
+    assert shown == {"Name": f"Room {WITHHELD}", "key": REDACTED}
+    (error,) = blocks_in(error_block("get_device_info", "epiphan_tool_error", "no route to 192.0.2.7"))
+    assert error["error"]["message"] == f"no route to {WITHHELD}"

@@ -20,7 +20,9 @@ from services.ctl.doctor import (
     SocketFacts,
     check_fence_level,
     check_guard,
+    check_redaction,
     exit_code,
+    model_data_line,
     run_checks,
 )
 from services.lab.server import LabHandle, run_lab
@@ -182,7 +184,8 @@ async def test_the_model_key_is_masked_and_the_data_sent_is_named(healthy: Setup
     checks = run_checks(await gather(settings))
     model, data = line(checks, "model"), line(checks, "model data")
     assert model.level is Level.OK and "…WXYZ" in model.message and "secret-value" not in model.message
-    assert "FLEETWATCH_ANTHROPIC_API_KEY empty" in data.message and "device names" in data.message
+    assert data.message == model_data_line() and "FLEETWATCH_ANTHROPIC_API_KEY empty" in data.message
+    assert "IP addresses" in data.message and "serial numbers" in data.message
 
 
 async def test_a_policy_that_does_not_load_fails_policy_and_guard(healthy: Setup, tmp_path: Path):
@@ -209,6 +212,11 @@ async def test_fence_level_is_os_level_only_with_three_different_users():
     assert check_fence_level(same)[0].message.startswith("process-level, same user")
     assert check_fence_level(mixed)[0].level is Level.WARN
     assert check_fence_level({})[0].level is Level.INFO
+
+
+async def test_the_redaction_self_test_plants_srt_stream_ids_ip_addresses_and_serial_numbers():
+    (check,) = check_redaction()
+    assert check.level is Level.OK and "SRT stream IDs" in check.message and "IP addresses" in check.message
 
 
 async def test_the_guard_check_runs_the_real_guard_on_every_write_tool():
