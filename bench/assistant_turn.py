@@ -36,11 +36,11 @@ from services.lab.model_standin import ModelRequest, Reply, ToolUse, run_model_s
 from services.lab.server import run_lab
 from services.lab.state import LabClock
 from shared.config import REPO_POLICY_DIR
-from shared.epiphan import EpiphanReadClient
-from shared.mcp_session import McpConnection
-from shared.messages import ProposalAccepted, ProposalState, RecordAsk, RecordRefusal, SubmitProposal
-from shared.policy import load_policies
-from shared.protocol import ErrorReply
+from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_client import EpiphanReadClient
+from shared.policy.loader import load_policies
+from shared.wire.messages import ProposalAccepted, ProposalState, RecordAsk, RecordRefusal, SubmitProposal
+from shared.wire.protocol import ErrorReply
 
 START = datetime(2026, 9, 16, 13, 0, tzinfo=UTC)
 DEVICES = [f"1901234010{n}" for n in range(1, 8)] + ["19012340201"]

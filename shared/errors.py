@@ -10,16 +10,16 @@ boundary with ``raise ... from``)::
 
     FleetwatchError                      root; has ``.code`` (a Code) and a message
     ├── shared.config.ConfigError        a setting is missing or malformed
-    ├── shared.policy.PolicyError        a policy file is invalid (names the file and line)
-    ├── shared.policy.ArgumentsError     proposed arguments break the reviewed schema (JSON paths)
-    ├── shared.protocol.ProtocolError    a frame or message is malformed
-    ├── shared.store.StoreError          the store refused (e.g. migration from the future)
+    ├── shared.policy.loader.PolicyError        a policy file is invalid (names the file and line)
+    ├── shared.policy.loader.ArgumentsError     proposed arguments break the reviewed schema (JSON paths)
+    ├── shared.wire.protocol.ProtocolError    a frame or message is malformed
+    ├── shared.store.db.StoreError          the store refused (e.g. migration from the future)
     ├── shared.canonical.CanonicalError  arguments cannot be put in canonical form
-    ├── shared.epiphan.EpiphanError      the Epiphan server (or the guard) refused a call
-    ├── shared.mcp_session.McpCallError  no tool result came back (unreachable, timeout)
-    ├── shared.fleet.FleetShapeError     a read result has no known shape
-    ├── shared.slots.SlotError           a token slot is missing or unsafe, or its lock is busy
-    └── shared.signin_oauth.SignInError  a sign-in failed, is dead, or breaks the fence
+    ├── shared.epiphan.read_client.EpiphanError      the Epiphan server (or the guard) refused a call
+    ├── shared.epiphan.mcp_session.McpCallError  no tool result came back (unreachable, timeout)
+    ├── shared.epiphan.fleet.FleetShapeError     a read result has no known shape
+    ├── shared.epiphan.slots.SlotError           a token slot is missing or unsafe, or its lock is busy
+    └── shared.epiphan.signin_oauth.SignInError  a sign-in failed, is dead, or breaks the fence
 """
 
 from __future__ import annotations

@@ -48,8 +48,11 @@ from services.lab.scenario import load_scenario
 from services.lab.server import LabHandle, run_lab
 from services.lab.state import LabClock
 from shared.config import REPO_POLICY_DIR, SETTINGS, ConfigError, Settings, load_settings
+from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code, FleetwatchError
-from shared.messages import (
+from shared.policy.loader import Policy, ToolPolicy, load_policies
+from shared.store.db import open_store
+from shared.wire.messages import (
     Answer,
     Ask,
     GetStatus,
@@ -63,10 +66,7 @@ from shared.messages import (
     SubmitProposal,
     WritableDevices,
 )
-from shared.policy import Policy, ToolPolicy, load_policies
-from shared.protocol import ErrorReply, request
-from shared.slots import SignIn, write_slot
-from shared.store import open_store
+from shared.wire.protocol import ErrorReply, request
 from tests.assistant.helpers import error_codes, sequence
 from tests.deploy.cli import doctor
 from tests.procs import ServiceProcess, base_env, start_service, stop_all

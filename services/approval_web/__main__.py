@@ -27,7 +27,7 @@ from services.approval_web.page import SecretSink, page_side
 from services.approval_web.server import socket_side
 from shared.config import Settings, configure_logging, load_settings
 from shared.errors import Code, FleetwatchError
-from shared.policy import Policy, ToolPolicy, load_policies
+from shared.policy.loader import Policy, ToolPolicy, load_policies
 
 logger = logging.getLogger("services.approval_web")
 

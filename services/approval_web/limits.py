@@ -27,9 +27,9 @@ from dataclasses import dataclass
 import aiosqlite
 
 from shared.errors import Code, FleetwatchError
-from shared.messages import DenialPause
-from shared.policy import Limits
-from shared.store import db_now
+from shared.policy.loader import Limits
+from shared.store.db import db_now
+from shared.wire.messages import DenialPause
 
 
 class LimitReached(FleetwatchError):

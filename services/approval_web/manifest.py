@@ -1,7 +1,7 @@
 """approval.sock's manifest: each operation and the stable codes it may answer with.
 
 Every code here is declared in `shared.errors`; contract tests check this manifest against
-the socket's request union both ways (`shared.protocol.manifest_problems`), that every code
+the socket's request union both ways (`shared.wire.protocol.manifest_problems`), that every code
 the handlers can raise is declared, and that nothing is declared that nothing produces.
 `PREPARE_CODES` and `LIST_WRITABLE_CODES` are read from the executor's manifest (constants
 only: importing it loads no sign-in); those refusals pass through `SubmitProposal` and
@@ -15,8 +15,8 @@ from typing import Final
 
 from services.executor.manifest import OPERATIONS as EXECUTOR_OPERATIONS
 from shared.errors import Code
-from shared.messages import ApprovalRequest
-from shared.protocol import Capabilities, Message, Operation
+from shared.wire.messages import ApprovalRequest
+from shared.wire.protocol import Capabilities, Message, Operation
 
 SERVICE: Final = "approval_web"
 

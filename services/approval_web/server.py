@@ -17,12 +17,12 @@ from collections.abc import AsyncIterator
 
 from services.approval_web.manifest import REQUESTS
 from services.approval_web.service import ACTOR, ApprovalService, ServiceOptions
-from shared import approvals
 from shared.config import Settings
 from shared.errors import Code, FleetwatchError
-from shared.policy import Policy, ToolPolicy
-from shared.protocol import Codec, serve_unix
-from shared.store import migrate, open_store
+from shared.policy.loader import Policy, ToolPolicy
+from shared.store import approvals
+from shared.store.db import migrate, open_store
+from shared.wire.protocol import Codec, serve_unix
 
 logger = logging.getLogger(__name__)
 

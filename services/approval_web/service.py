@@ -11,7 +11,7 @@ changed): role (``operation_not_allowed``), the policy checks of
 `services.approval_web.intake.check_submission`, the limits of
 `services.approval_web.limits`, then Prepare on executor.sock (its refusal codes pass through
 unchanged; the executor not running: ``service_unavailable``; no answer:
-``service_no_answer``), then `shared.approvals.insert_proposal`. The answer is the new
+``service_no_answer``), then `shared.store.approvals.insert_proposal`. The answer is the new
 proposal's ID and when it expires unreviewed.
 
 ListWritable is relayed to the executor as it is (this process holds no Epiphan token): the
@@ -24,7 +24,7 @@ assistant's user cannot write the store): this process writes them, actor ``assi
 for a peer whose uid is in ``FLEETWATCH_ASSISTANT_UIDS`` (`intake.check_recorder`).
 
 A request refused before its handler (malformed, an ID not of its format, a text over its cap:
-`shared.protocol`) leaves one ``refusal`` row too (`on_refused_request`), naming the operation,
+`shared.wire.protocol`) leaves one ``refusal`` row too (`on_refused_request`), naming the operation,
 the field and the frame's size, never the value.
 """
 
@@ -57,11 +57,13 @@ from services.approval_web.limits import (
     count_pending,
     read_counts,
 )
-from shared import approvals
 from shared.config import Settings
-from shared.display import visible
 from shared.errors import MEANINGS, Code, FleetwatchError
-from shared.messages import (
+from shared.policy.loader import Policy, ToolPolicy
+from shared.store import approvals
+from shared.store.db import append_audit, db_now, verify_audit
+from shared.text.display import visible
+from shared.wire.messages import (
     AuditReport,
     AuditRows,
     AuditTail,
@@ -90,8 +92,7 @@ from shared.messages import (
     SubmitProposal,
     WritableDevices,
 )
-from shared.policy import Policy, ToolPolicy
-from shared.protocol import (
+from shared.wire.protocol import (
     Capabilities,
     ErrorReply,
     GetCapabilities,
@@ -101,7 +102,6 @@ from shared.protocol import (
     message_tag,
     request,
 )
-from shared.store import append_audit, db_now, verify_audit
 
 logger = logging.getLogger(__name__)
 
@@ -206,7 +206,7 @@ class ApprovalService:
     # --- entry points -------------------------------------------------------------------
 
     async def handle(self, request: Message, peer: PeerCred) -> Message:
-        """Answer one request (the `shared.protocol.Handler` of approval.sock).
+        """Answer one request (the `shared.wire.protocol.Handler` of approval.sock).
 
         Raises:
             FleetwatchError: the refusal; `serve_unix` sends it as an `ErrorReply`.
@@ -233,7 +233,7 @@ class ApprovalService:
             )
 
     async def on_refused_request(self, peer: PeerCred, refused: RefusedRequest) -> None:
-        """A request refused before its handler (`shared.protocol.RefusedRequest`): one
+        """A request refused before its handler (`shared.wire.protocol.RefusedRequest`): one
         ``refusal`` audit row naming the operation, the field and the frame's size."""
         async with self._db:
             await approvals.audit_refusal(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from shared.messages import ProposalLine, ProposalState
+from shared.wire.messages import ProposalLine, ProposalState
 
 LANGUAGES: Final = ("en", "es")
 _WORD = re.compile(r"[a-záéíóúüñ]+", re.IGNORECASE)

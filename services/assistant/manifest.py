@@ -2,7 +2,7 @@
 
 Three kinds of entries, all in the one `Capabilities` reply:
 
-- the socket's operations (``ask``, ``get_capabilities``): `shared.protocol.manifest_problems`
+- the socket's operations (``ask``, ``get_capabilities``): `shared.wire.protocol.manifest_problems`
   checks them against the request union both ways. ``ask`` lists the codes an `Answer` may
   carry in ``code`` (a fallback, a spent budget, a failed read).
 - ``model_tool:<group>`` entries: the codes that reach the **model** inside a data block, per
@@ -23,8 +23,8 @@ import typing
 from typing import Final
 
 from shared.errors import Code
-from shared.messages import AssistantRequest
-from shared.protocol import Capabilities, Message, Operation
+from shared.wire.messages import AssistantRequest
+from shared.wire.protocol import Capabilities, Message, Operation
 
 SERVICE: Final = "assistant"
 TOOL_PREFIX: Final = "model_tool:"
@@ -39,7 +39,7 @@ EPIPHAN_CODES: Final[frozenset[Code]] = frozenset(
         Code.EPIPHAN_BAD_RESULT,
     }
 )
-"""What a read through `shared.epiphan.EpiphanReadClient` may fail with (an offered tool is
+"""What a read through `shared.epiphan.read_client.EpiphanReadClient` may fail with (an offered tool is
 never refused by its guard)."""
 
 READ_CODES: Final[frozenset[Code]] = EPIPHAN_CODES | {

@@ -44,13 +44,13 @@ from services.assistant.tools import (
     ToolKind,
     kind_of,
 )
-from shared.epiphan import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
+from shared.epiphan.model_data import WithheldValues
+from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.ids import is_master_id
-from shared.messages import ProposalAccepted, ProposalState, SubmitProposal, WritableDevices
-from shared.model_data import WithheldValues
-from shared.policy import ToolPolicy
-from shared.protocol import ErrorReply
+from shared.policy.loader import ToolPolicy
+from shared.wire.messages import ProposalAccepted, ProposalState, SubmitProposal, WritableDevices
+from shared.wire.protocol import ErrorReply
 
 MAX_PARALLEL: Final = 4
 _OWN_TOOLS: Final = frozenset({PROPOSE_CHANGE, GET_PROPOSAL_STATE, ASK_OPERATOR, LIST_WRITABLE})
@@ -62,7 +62,7 @@ WRITABLE_NOTE: Final = (
 
 
 class Reader(Protocol):
-    """The guarded read client (`shared.epiphan.EpiphanReadClient`)."""
+    """The guarded read client (`shared.epiphan.read_client.EpiphanReadClient`)."""
 
     async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any: ...
 

@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
 
-from shared import wire
 from shared.canonical import canonical_json, canonicalize_arguments
 from shared.errors import Code, FleetwatchError
-from shared.messages import (
+from shared.policy.loader import ToolPolicy
+from shared.wire import formats as wire
+from shared.wire.messages import (
     Count,
     ExpireTurn,
     GetProposalState,
@@ -39,8 +40,7 @@ from shared.messages import (
     SubmitProposal,
     WritableDevices,
 )
-from shared.policy import ToolPolicy
-from shared.protocol import ErrorReply, Message, ProtocolError, request
+from shared.wire.protocol import ErrorReply, Message, ProtocolError, request
 
 R = TypeVar("R", bound=Message)
 log = logging.getLogger(__name__)

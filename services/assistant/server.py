@@ -28,10 +28,18 @@ from services.assistant.reader import SlotReader
 from services.assistant.service import Assistant
 from shared.config import Settings
 from shared.errors import Code
-from shared.messages import Answer, Ask, RecordRefusal
-from shared.policy import Policy, ToolPolicy
-from shared.protocol import Codec, GetCapabilities, Message, PeerCred, RefusedRequest, message_tag, serve_unix
-from shared.wire import MAX_QUESTION_CHARS
+from shared.policy.loader import Policy, ToolPolicy
+from shared.wire.formats import MAX_QUESTION_CHARS
+from shared.wire.messages import Answer, Ask, RecordRefusal
+from shared.wire.protocol import (
+    Codec,
+    GetCapabilities,
+    Message,
+    PeerCred,
+    RefusedRequest,
+    message_tag,
+    serve_unix,
+)
 
 log = logging.getLogger(__name__)
 

@@ -36,10 +36,12 @@ from services.assistant.pipeline import Reader, ToolRunner, TurnRecord
 from services.assistant.prompt import first_message
 from services.assistant.proposals import ProposalSink
 from services.assistant.tools import offered_names, tool_definitions
-from shared.attention import thresholds_from_policy
+from shared.epiphan.attention import thresholds_from_policy
+from shared.epiphan.fleet import FleetSnapshot
+from shared.epiphan.model_data import WithheldValues
 from shared.errors import MEANINGS, Code, FleetwatchError
-from shared.fleet import FleetSnapshot
-from shared.messages import (
+from shared.policy.loader import Policy, ToolPolicy
+from shared.wire.messages import (
     MAX_RECORDED_PROPOSALS,
     Answer,
     AskTokens,
@@ -47,8 +49,6 @@ from shared.messages import (
     ProposalState,
     RecordAsk,
 )
-from shared.model_data import WithheldValues
-from shared.policy import Policy, ToolPolicy
 
 log = logging.getLogger(__name__)
 

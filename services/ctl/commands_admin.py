@@ -7,7 +7,7 @@ person. ``propose`` drafts a proposal as an operator through the same intake as 
 assistant's; it still waits for a person on the page.
 
 Every name, argument and reason that came from the fleet or the model passes through
-`shared.display.visible` before a terminal shows it; ``--json`` output escapes hidden
+`shared.text.display.visible` before a terminal shows it; ``--json`` output escapes hidden
 characters as ``\\uXXXX`` (valid, lossless JSON a terminal cannot be tricked by).
 
 Errors: a refusal from the service (or the service not running) is raised as
@@ -27,9 +27,9 @@ import msgspec
 
 from shared.canonical import CanonicalError, hidden_character, parse_json_strict
 from shared.config import load_settings
-from shared.display import visible
 from shared.errors import MEANINGS, Code, FleetwatchError
-from shared.messages import (
+from shared.text.display import visible
+from shared.wire.messages import (
     AuditReport,
     AuditRow,
     AuditRows,
@@ -50,7 +50,7 @@ from shared.messages import (
     Status,
     SubmitProposal,
 )
-from shared.protocol import ErrorReply, Message, ProtocolError, request
+from shared.wire.protocol import ErrorReply, Message, ProtocolError, request
 
 R = TypeVar("R", bound=Message)
 
@@ -110,7 +110,7 @@ def _escape_hidden(char: str) -> str:
 
 def safe_json(value: Any) -> str:
     """Indented, key-sorted JSON of `value` in which every hidden character (see
-    `shared.display`) is written as a ``\\uXXXX`` escape: lossless, and inert on a terminal."""
+    `shared.text.display`) is written as a ``\\uXXXX`` escape: lossless, and inert on a terminal."""
     text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
     # json.dumps already escapes U+0000-U+001F inside strings: raw ones are the indentation.
     return "".join(_escape_hidden(c) if c >= "\x7f" and hidden_character(c) else c for c in text)

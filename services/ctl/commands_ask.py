@@ -1,7 +1,7 @@
 """``fleetwatch ask "QUESTION"``: ask the assistant over assistant.sock and print its answer.
 
 The answer's text (the model's words, or the keyword answer) is shown line by line through
-`shared.display.visible`, so a name holding a terminal escape or a bidi override is shown, not
+`shared.text.display.visible`, so a name holding a terminal escape or a bidi override is shown, not
 obeyed; then one code-built line per proposal with its recorded state. ``--json`` prints the
 `Answer` as safe JSON. Asking cannot approve anything: a proposal waits for a person on the
 approval page.
@@ -18,8 +18,8 @@ from typing import Any, Final
 
 from services.ctl.commands_admin import call_service, print_reply
 from shared.config import load_settings
-from shared.display import visible
-from shared.messages import Answer, Ask
+from shared.text.display import visible
+from shared.wire.messages import Answer, Ask
 
 TIMEOUT_SECONDS: Final = 180.0
 """Default wait for an answer: longer than the assistant's own wall budget per question."""

@@ -20,11 +20,11 @@ from pathlib import Path
 
 from services.ctl.doctor import SERVICES, Facts, Probe, SocketFacts, as_json, exit_code, render, run_checks
 from shared.config import Settings, load_settings
+from shared.epiphan.slots import slot_summary
 from shared.errors import Code, FleetwatchError
-from shared.messages import GetStatus, Status
-from shared.policy import load_policies
-from shared.protocol import Capabilities, ErrorReply, GetCapabilities, ProtocolError, request
-from shared.slots import slot_summary
+from shared.policy.loader import load_policies
+from shared.wire.messages import GetStatus, Status
+from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities, ProtocolError, request
 
 PROBE_SECONDS = 3.0
 """Bound on each socket request doctor makes (seconds)."""

@@ -13,7 +13,7 @@ import httpx2
 
 from services.ctl import supervise
 from shared.config import Settings, load_settings
-from shared.slots import SignIn, write_slot
+from shared.epiphan.slots import SignIn, write_slot
 
 
 def demo_environment(settings: Settings, scenario: str) -> dict[str, str]:
@@ -120,7 +120,7 @@ async def demo(args: argparse.Namespace) -> int:
         )
     await up(args)
     settings = load_settings()
-    from shared.policy import load_policies
+    from shared.policy.loader import load_policies
 
     policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
     print()

@@ -2,7 +2,7 @@
 
 It is its own process (``python -m services.executor``) listening on ``executor.sock``
 (peers: the approval_web user only, checked with ``SO_PEERCRED``). It answers Prepare,
-Inspect, Execute, Health, ListWritable and GetCapabilities (`shared.messages`).
+Inspect, Execute, Health, ListWritable and GetCapabilities (`shared.wire.messages`).
 
 What it holds, and nobody else:
 - the **sandbox sign-in**: this package is the only code that reads the sandbox token slot

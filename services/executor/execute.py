@@ -11,7 +11,7 @@ The order, each refusal a stable code and one ``refusal`` audit row:
    (``approval_mismatch``: the row was changed in the store), and the proposal's seal verifies
    (the row agrees with the sealed record) -- refused *before* the claim: the approval is
    ended and the proposal becomes ``not_run``; nothing can run it later;
-2. the claim (`shared.approvals.claim_approval`): the same agreement, in the same statement;
+2. the claim (`shared.store.approvals.claim_approval`): the same agreement, in the same statement;
    consumed, unexpired at consumption, never claimed or ended; it inserts the ``executions``
    row (``running``). Its refusals write their own row.
 
@@ -51,7 +51,9 @@ from services.executor.runtime import Runtime, db_time
 from services.executor.verify import Verdict, judge
 from services.executor.world import SandboxReader, raise_refusal, read_and_check
 from services.executor.write_client import WriteClient
-from shared.approvals import (
+from shared.binding import BoundRecord
+from shared.errors import Code
+from shared.store.approvals import (
     EXECUTOR_ACTOR,
     claim_approval,
     end_unclaimed,
@@ -60,9 +62,7 @@ from shared.approvals import (
     get_proposal,
     record_verification,
 )
-from shared.binding import BoundRecord
-from shared.errors import Code
-from shared.messages import Execute, ExecutionReport
+from shared.wire.messages import Execute, ExecutionReport
 
 log = logging.getLogger(__name__)
 

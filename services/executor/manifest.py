@@ -3,7 +3,7 @@
 A code is "answered" either as an `ErrorReply` or, for Execute, as the ``refusal_code`` of an
 `ExecutionReport` with outcome ``refused``, and for Inspect as ``would_refuse``. Contract
 tests check this manifest against the request union both ways
-(`shared.protocol.manifest_problems`) and that every code the package can raise is declared.
+(`shared.wire.protocol.manifest_problems`) and that every code the package can raise is declared.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import typing
 from typing import Final
 
 from shared.errors import Code
-from shared.messages import ExecutorRequest
-from shared.protocol import Capabilities, Message, Operation
+from shared.wire.messages import ExecutorRequest
+from shared.wire.protocol import Capabilities, Message, Operation
 
 SERVICE: Final = "executor"
 REQUESTS: Final[tuple[type[Message], ...]] = typing.get_args(ExecutorRequest)

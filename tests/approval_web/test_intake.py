@@ -23,7 +23,8 @@ from services.approval_web.manifest import INTAKE_CODES, REQUESTS
 from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes, seal
 from shared.config import REPO_POLICY_DIR
 from shared.errors import Code
-from shared.messages import (
+from shared.policy.loader import Autonomy, load_policies
+from shared.wire.messages import (
     AuditTail,
     AuditVerify,
     Deny,
@@ -39,8 +40,7 @@ from shared.messages import (
     ShowProposal,
     SubmitProposal,
 )
-from shared.policy import Autonomy, load_policies
-from shared.protocol import GetCapabilities
+from shared.wire.protocol import GetCapabilities
 
 POLICY, TOOL_POLICY = load_policies(REPO_POLICY_DIR)
 OBSERVE = dataclasses.replace(POLICY, autonomy=Autonomy.OBSERVE)

@@ -19,21 +19,21 @@ from services.approval_web.manifest import (
 )
 from services.executor.manifest import OPERATIONS as EXECUTOR_OPERATIONS
 from shared.errors import MEANINGS, Code
-from shared.protocol import TRANSPORT_CODES, manifest_problems
+from shared.wire.protocol import TRANSPORT_CODES, manifest_problems
 
 PACKAGE = Path(manifest.__file__).parent
 HANDLER_MODULES = ("intake.py", "limits.py", "service.py", "admin.py", "server.py")
 
 FROM_SHARED_MODULES = {
-    Code.NOT_PROPOSABLE: "shared.policy ToolPolicy.rule_for",
-    Code.SCHEMA_NOT_REVIEWED: "shared.policy ToolPolicy.rule_for",
-    Code.TOO_MANY_TARGETS: "shared.policy ProposeRule.validate",
-    Code.INVALID_ARGUMENTS: "shared.policy ProposeRule.validate",
+    Code.NOT_PROPOSABLE: "shared.policy.loader ToolPolicy.rule_for",
+    Code.SCHEMA_NOT_REVIEWED: "shared.policy.loader ToolPolicy.rule_for",
+    Code.TOO_MANY_TARGETS: "shared.policy.loader ProposeRule.validate",
+    Code.INVALID_ARGUMENTS: "shared.policy.loader ProposeRule.validate",
     Code.HIDDEN_CHARACTER: "shared.canonical.canonicalize_arguments",
     Code.NOT_CANONICALIZABLE: "shared.canonical.canonicalize_arguments",
-    Code.SERVICE_UNAVAILABLE: "shared.protocol.request",
-    Code.SERVICE_NO_ANSWER: "shared.protocol.request",
-    Code.STORE_BUSY: "shared.store.write_tx",
+    Code.SERVICE_UNAVAILABLE: "shared.wire.protocol.request",
+    Code.SERVICE_NO_ANSWER: "shared.wire.protocol.request",
+    Code.STORE_BUSY: "shared.store.db.write_tx",
 }
 """Codes the handlers answer with that are raised inside shared modules they call."""
 

@@ -17,9 +17,10 @@ import pytest
 import pytest_asyncio
 
 from services.approval_web.manifest import OPERATIONS, REQUESTS, codes_of
-from shared.approvals import approve, get_proposal
 from shared.errors import Code
-from shared.messages import (
+from shared.store.approvals import approve, get_proposal
+from shared.store.db import db_now
+from shared.wire.messages import (
     AuditReport,
     AuditRows,
     AuditTail,
@@ -48,7 +49,7 @@ from shared.messages import (
     SubmitProposal,
     WritableDevices,
 )
-from shared.protocol import (
+from shared.wire.protocol import (
     TRANSPORT_CODES,
     Capabilities,
     ErrorReply,
@@ -56,7 +57,6 @@ from shared.protocol import (
     manifest_problems,
     request,
 )
-from shared.store import db_now
 from tests.approval_web.helpers import (
     SANDBOX_DEVICES,
     Backend,

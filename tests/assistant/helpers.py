@@ -17,9 +17,10 @@ import httpx2
 from services.assistant.data_block import CLOSE, OPEN
 from services.lab.model_standin import ModelRequest, Reply, StandinHandle, say
 from services.lab.server import LabHandle
-from shared.epiphan import EpiphanReadClient
-from shared.mcp_session import McpConnection
-from shared.messages import (
+from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_client import EpiphanReadClient
+from shared.policy.loader import ToolPolicy
+from shared.wire.messages import (
     ProposalAccepted,
     ProposalState,
     RecordAsk,
@@ -30,8 +31,7 @@ from shared.messages import (
     WritableDevice,
     WritableDevices,
 )
-from shared.policy import ToolPolicy
-from shared.protocol import ErrorReply
+from shared.wire.protocol import ErrorReply
 
 DEVICES = "get_devices_in_my_team"
 ENG101 = "19012340201"

@@ -24,7 +24,7 @@ from services.assistant.manifest import (
 )
 from services.assistant.tools import ASK_OPERATOR, GET_PROPOSAL_STATE, LIST_WRITABLE, PROPOSE_CHANGE
 from shared.errors import Code
-from shared.protocol import TRANSPORT_CODES, manifest_problems
+from shared.wire.protocol import TRANSPORT_CODES, manifest_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "services" / "assistant"
@@ -53,15 +53,15 @@ def test_every_code_the_package_names_is_declared():
 def test_every_declared_code_has_a_source_in_the_code_or_is_relayed_from_a_declared_manifest():
     own = _codes_named_in(*_package_files())
     policy_and_canonical = _codes_named_in(
-        ROOT / "shared" / "policy_model.py",
-        ROOT / "shared" / "policy_schema.py",
+        ROOT / "shared" / "policy" / "model.py",
+        ROOT / "shared" / "policy" / "schema.py",
         ROOT / "shared" / "canonical.py",
     )
     reads = _codes_named_in(
-        *(ROOT / "shared").glob("signin*.py"),
-        ROOT / "shared" / "epiphan.py",
-        ROOT / "shared" / "mcp_session.py",
-        ROOT / "shared" / "slots.py",
+        *(ROOT / "shared" / "epiphan").glob("signin*.py"),
+        ROOT / "shared" / "epiphan" / "read_client.py",
+        ROOT / "shared" / "epiphan" / "mcp_session.py",
+        ROOT / "shared" / "epiphan" / "slots.py",
     )
     assert READ_CODES <= reads
     assert OWN_PROPOSE_CODES <= own | policy_and_canonical

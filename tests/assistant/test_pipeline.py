@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from services.lab.model_standin import Reply, Text, ToolUse, say
-from shared.protocol import ErrorReply
+from shared.wire.protocol import ErrorReply
 from tests.assistant.helpers import (
     DEVICES,
     ENG101,

@@ -19,10 +19,10 @@ import msgspec
 import pytest
 import pytest_asyncio
 
+from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
-from shared.messages import Answer, Ask
-from shared.protocol import ErrorReply, request
-from shared.slots import SignIn, write_slot
+from shared.wire.messages import Answer, Ask
+from shared.wire.protocol import ErrorReply, request
 from tests.assistant.backend import Backend, backend
 from tests.caps import HUGE, MAX_ROW_BYTES, raw_exchange
 from tests.procs import ServiceProcess, running_service

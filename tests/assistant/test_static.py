@@ -43,7 +43,7 @@ def test_the_assistant_imports_neither_the_executor_nor_the_approval_page_nor_th
                 path,
                 module,
             )
-            assert module != "shared.approvals", (path, module)
+            assert module != "shared.store.approvals", (path, module)
 
 
 def test_the_assistant_sends_no_tool_call_of_its_own():
@@ -71,9 +71,14 @@ def test_nothing_the_assistant_process_can_load_opens_the_store():
     approval.sock. Checked over every module ``python -m services.assistant`` can load."""
     loaded = reached(ENTRY_POINTS["assistant"])
     assert "services.assistant.server" in loaded
-    store_modules = {"shared.store", "shared.approvals", "shared.approval_rows", "shared.executions"}
+    store_modules = {
+        "shared.store.db",
+        "shared.store.approvals",
+        "shared.store.approval_rows",
+        "services.executor.executions",
+    }
     assert not loaded & store_modules
-    assert not any(m.startswith("shared.migrations") for m in loaded)
+    assert not any(m.startswith("shared.store.migrations") for m in loaded)
     for module in loaded:
         path = module_file(module)
         assert path is not None

@@ -12,7 +12,7 @@ import pytest
 
 from services.ctl.main import build_parser
 from services.lab.server import run_lab
-from shared.slots import SignIn, write_slot
+from shared.epiphan.slots import SignIn, write_slot
 
 
 def run_cli(*args: str, home, timeout: float = 60) -> subprocess.CompletedProcess[str]:

@@ -24,9 +24,9 @@ from typing import Any
 from services.approval_web.page.secret import read_secret_file
 from services.lab.server import LabHandle, run_lab
 from shared.config import Settings
-from shared.messages import ProposalAccepted, SubmitProposal
-from shared.protocol import request
-from shared.slots import SignIn, write_slot
+from shared.epiphan.slots import SignIn, write_slot
+from shared.wire.messages import ProposalAccepted, SubmitProposal
+from shared.wire.protocol import request
 from tests.procs import READY_SECONDS, ServiceProcess, base_env, start_service, stop_all
 
 IDLE, RECORDING, NANO = "29088800001", "29088800002", "29088800003"

@@ -8,10 +8,10 @@ import asyncio
 import pytest
 
 from services.executor.manifest import CAPABILITIES
-from shared.approvals import get_approval, proposal_state
 from shared.errors import Code
-from shared.messages import Inspection
-from shared.protocol import Capabilities, ErrorReply, GetCapabilities, request
+from shared.store.approvals import get_approval, proposal_state
+from shared.wire.messages import Inspection
+from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities, request
 from tests.executor.harness import IDLE, RECORDING, SANDBOX_STREAM, Harness, add_event
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

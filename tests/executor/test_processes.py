@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from services.lab.server import LabHandle, run_lab
-from shared.approvals import execution_for_approval, proposal_state
 from shared.errors import Code
-from shared.messages import Health, HealthReport
-from shared.protocol import ErrorReply, ProtocolError, request
+from shared.store.approvals import execution_for_approval, proposal_state
+from shared.wire.messages import Health, HealthReport
+from shared.wire.protocol import ErrorReply, ProtocolError, request
 from tests.executor.harness import IDLE, TIMEOUT, Harness
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from shared.errors import Code
-from shared.messages import (
+from shared.wire.messages import (
     Execute,
     ExecutionReport,
     Inspect,
@@ -21,7 +21,7 @@ from shared.messages import (
     Prepare,
     Prepared,
 )
-from shared.protocol import ErrorReply, request
+from shared.wire.protocol import ErrorReply, request
 from tests.caps import MAX_ROW_BYTES, big
 from tests.executor.harness import IDLE, TIMEOUT, Harness
 

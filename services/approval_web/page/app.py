@@ -36,8 +36,8 @@ from services.approval_web.page.secret import PageSecret, SecretSink
 from services.approval_web.page.throttle import WrongSecretThrottle
 from shared.config import Settings
 from shared.errors import Code
-from shared.policy import Policy, ToolPolicy
-from shared.store import migrate, open_store
+from shared.policy.loader import Policy, ToolPolicy
+from shared.store.db import migrate, open_store
 
 logger = logging.getLogger(__name__)
 

@@ -22,10 +22,10 @@ from services.approval_web.page.i18n import negotiate
 from services.approval_web.page.secret import PageSecret
 from services.approval_web.page.throttle import WrongSecretThrottle
 from services.approval_web.page.words import refusal_words
-from shared.approvals import audit_refusal
-from shared.display import visible
 from shared.errors import Code
-from shared.policy import Policy, ToolPolicy
+from shared.policy.loader import Policy, ToolPolicy
+from shared.store.approvals import audit_refusal
+from shared.text.display import visible
 
 COOKIE = "fleetwatch_page"
 """The session cookie: HttpOnly, SameSite=Strict, Path=/, no expiry (a browser session)."""

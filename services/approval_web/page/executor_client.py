@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Protocol
 
 from shared.errors import Code, FleetwatchError
-from shared.messages import Execute, ExecutionReport, Inspect, Inspection
-from shared.protocol import ErrorReply, ProtocolError, request
+from shared.wire.messages import Execute, ExecutionReport, Inspect, Inspection
+from shared.wire.protocol import ErrorReply, ProtocolError, request
 
 
 class ExecutorError(FleetwatchError):

@@ -16,7 +16,7 @@
   proposal ID, card hash and facts hash, then the outcome in plain words.
 - ``POST /confirm``: session, the confirm token and the ticked room; then as Approve.
 - Any failure between Approve and the executor's answer (not reached, an error, no answer)
-  ends the approval unless the executor already claimed it (`shared.approvals.end_unclaimed`:
+  ends the approval unless the executor already claimed it (`shared.store.approvals.end_unclaimed`:
   the proposal becomes ``not_run``, one audit row), so nothing can run it later.
 - ``POST /deny``, ``POST /deny-all``: session and token, then `deny` / `deny_all`.
 """
@@ -36,11 +36,11 @@ from services.approval_web.page.card import Card, build_card, show_time
 from services.approval_web.page.context import ACTOR, COOKIE, client_of, page_of, refuse, render
 from services.approval_web.page.executor_client import ExecutorError
 from services.approval_web.page.sessions import Session, find_session, start_session
-from shared import approvals
-from shared.approvals import ProposalRow
 from shared.errors import Code
-from shared.messages import Execute, Inspection
-from shared.store import db_now
+from shared.store import approvals
+from shared.store.approvals import ProposalRow
+from shared.store.db import db_now
+from shared.wire.messages import Execute, Inspection
 
 EMPTY_REFRESH_SECONDS = 15
 """How often the page looks for a new proposal while none is waiting."""

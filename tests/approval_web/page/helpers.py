@@ -21,12 +21,12 @@ from aiohttp.test_utils import TestClient, TestServer
 from services.approval_web.page.app import build_page_app, store_connections
 from services.approval_web.page.executor_client import ExecutorError
 from services.approval_web.page.secret import PageSecret
-from shared import approvals
 from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes
 from shared.errors import Code
-from shared.messages import Execute, ExecutionReport, Inspection, TargetFacts
-from shared.policy import Policy, ToolPolicy, load_policies
-from shared.store import migrate, open_store
+from shared.policy.loader import Policy, ToolPolicy, load_policies
+from shared.store import approvals
+from shared.store.db import migrate, open_store
+from shared.wire.messages import Execute, ExecutionReport, Inspection, TargetFacts
 
 REPO = Path(__file__).resolve().parents[3]
 DEVICE = "29088800001"

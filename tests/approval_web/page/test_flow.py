@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from services.approval_web.page.executor_client import ExecutorError
-from shared import approvals
 from shared.errors import Code
-from shared.messages import ExecutionReport
+from shared.store import approvals
+from shared.wire.messages import ExecutionReport
 from tests.approval_web.page.helpers import (
     DEVICE,
     OTHER_DEVICE,
