@@ -5,7 +5,7 @@ runs them in the issue's order, interleaved with the fresh reads they judge (ser
 
 1. `approved_record`      the approval row, the proposal and what Execute carries agree, and
    `sealed_record`        the seal verifies and the stored row agrees with the sealed record
-2. (claim the approval: `shared.store.approvals.claim_approval`)
+2. (claim the approval: `services.executor.executions.claim_approval`)
 3. `policy_refusal`       autonomy, the tool still proposable at this schema version, arguments
 4. `fence_refusal`        an allowlist or a team ID is configured
 5. (kill switch; the sandbox sign-in; the fresh device list, failing closed)

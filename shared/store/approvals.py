@@ -1,7 +1,7 @@
 """The approval state in the store: proposals, approvals, executions, the kill switch.
 
 The public face: import from here. Rows and reads live in `shared.store.approval_rows`, the
-executor's claim/outcome/verification in `services.executor.executions`; both are re-exported.
+executor's claim/outcome/verification in `services.executor.executions` (the executor's own).
 
 Every function takes an `aiosqlite.Connection` from `shared.store.db.open_store` and is either a
 single statement or one `write_tx` (``BEGIN IMMEDIATE``); every change writes its audit row in
@@ -47,12 +47,6 @@ from typing import Any
 import aiosqlite
 import msgspec
 
-from services.executor.executions import (
-    claim_approval,
-    finish_execution,
-    record_verification,
-    recover_running,
-)
 from shared import binding
 from shared.binding import BoundRecord
 from shared.canonical import canonical_json
@@ -102,7 +96,6 @@ __all__ = [
     "APPROVE_SQL",
     "approve",
     "card_window_end",
-    "claim_approval",
     "deny",
     "end_stranded",
     "end_unclaimed",
@@ -112,7 +105,6 @@ __all__ = [
     "expire_all_pending",
     "expire_due",
     "expire_turn",
-    "finish_execution",
     "get_approval",
     "get_execution",
     "get_proposal",
@@ -122,8 +114,6 @@ __all__ = [
     "list_recent_not_run",
     "new_proposal_id",
     "proposal_state",
-    "recover_running",
-    "record_verification",
     "set_kill_switch",
 ]
 

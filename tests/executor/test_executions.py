@@ -9,17 +9,14 @@ from pathlib import Path
 import aiosqlite
 import pytest
 
-from shared.errors import Code
-from shared.store.approvals import (
-    ClaimResult,
+from services.executor.executions import (
     claim_approval,
-    execution_for_approval,
     finish_execution,
-    get_execution,
-    proposal_state,
     record_verification,
     recover_running,
 )
+from shared.errors import Code
+from shared.store.approvals import ClaimResult, execution_for_approval, get_execution, proposal_state
 from shared.store.db import migrate, open_store
 from tests.shared.store.approval_helpers import (
     CARD_HASH,

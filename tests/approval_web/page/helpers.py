@@ -21,6 +21,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from services.approval_web.page.app import build_page_app, store_connections
 from services.approval_web.page.executor_client import ExecutorError
 from services.approval_web.page.secret import PageSecret
+from services.executor.executions import claim_approval
 from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes
 from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy, load_policies
@@ -153,7 +154,7 @@ class RecordingExecutor:
         self.sent.append(request)
         if self.claim_first:
             async with connection(self.db) as conn:
-                claim = await approvals.claim_approval(
+                claim = await claim_approval(
                     conn,
                     approval_id,
                     proposal_id=request.proposal_id,

@@ -10,12 +10,12 @@ from typing import Any
 import aiosqlite
 import pytest
 
+from services.executor.executions import claim_approval
 from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes
 from shared.errors import Code
 from shared.store.approvals import (
     approve,
     card_window_end,
-    claim_approval,
     deny,
     deny_all,
     end_stranded,

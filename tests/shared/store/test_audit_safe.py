@@ -9,8 +9,9 @@ import json
 
 import aiosqlite
 
+from services.executor.executions import claim_approval
 from shared.errors import Code
-from shared.store.approvals import approve, claim_approval, deny, end_unclaimed
+from shared.store.approvals import approve, deny, end_unclaimed
 from shared.store.audit_safe import MAX_ITEMS, MAX_TEXT_CHARS, safe_message, safe_value, stand_in
 from tests.caps import HUGE, MAX_ROW_BYTES, big
 from tests.shared.store.approval_helpers import conn
