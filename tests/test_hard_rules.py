@@ -52,6 +52,7 @@ from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import Policy, ToolPolicy, load_policies
 from shared.store.db import open_store
+from shared.wire.client import request
 from shared.wire.messages import (
     Answer,
     Ask,
@@ -66,7 +67,7 @@ from shared.wire.messages import (
     SubmitProposal,
     WritableDevices,
 )
-from shared.wire.protocol import ErrorReply, request
+from shared.wire.protocol import ErrorReply
 from tests.assistant.helpers import error_codes, sequence
 from tests.deploy.cli import doctor
 from tests.procs import ServiceProcess, base_env, start_service, stop_all

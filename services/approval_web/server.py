@@ -22,7 +22,8 @@ from shared.errors import Code, FleetwatchError
 from shared.policy.loader import Policy, ToolPolicy
 from shared.store import approvals
 from shared.store.db import migrate, open_store
-from shared.wire.protocol import Codec, serve_unix
+from shared.wire.protocol import Codec
+from shared.wire.server import serve_unix
 
 logger = logging.getLogger(__name__)
 

@@ -63,6 +63,7 @@ from shared.policy.loader import Policy, ToolPolicy
 from shared.store import approvals
 from shared.store.db import append_audit, db_now, verify_audit
 from shared.text.display import visible
+from shared.wire.client import request
 from shared.wire.messages import (
     AuditReport,
     AuditRows,
@@ -92,16 +93,8 @@ from shared.wire.messages import (
     SubmitProposal,
     WritableDevices,
 )
-from shared.wire.protocol import (
-    Capabilities,
-    ErrorReply,
-    GetCapabilities,
-    Message,
-    PeerCred,
-    RefusedRequest,
-    message_tag,
-    request,
-)
+from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities, Message, message_tag
+from shared.wire.server import PeerCred, RefusedRequest
 
 logger = logging.getLogger(__name__)
 
@@ -206,7 +199,7 @@ class ApprovalService:
     # --- entry points -------------------------------------------------------------------
 
     async def handle(self, request: Message, peer: PeerCred) -> Message:
-        """Answer one request (the `shared.wire.protocol.Handler` of approval.sock).
+        """Answer one request (the `shared.wire.server.Handler` of approval.sock).
 
         Raises:
             FleetwatchError: the refusal; `serve_unix` sends it as an `ErrorReply`.
@@ -233,7 +226,7 @@ class ApprovalService:
             )
 
     async def on_refused_request(self, peer: PeerCred, refused: RefusedRequest) -> None:
-        """A request refused before its handler (`shared.wire.protocol.RefusedRequest`): one
+        """A request refused before its handler (`shared.wire.server.RefusedRequest`): one
         ``refusal`` audit row naming the operation, the field and the frame's size."""
         async with self._db:
             await approvals.audit_refusal(

@@ -28,6 +28,7 @@ from shared.canonical import canonical_json, canonicalize_arguments
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import ToolPolicy
 from shared.wire import formats as wire
+from shared.wire.client import request
 from shared.wire.messages import (
     Count,
     ExpireTurn,
@@ -40,7 +41,7 @@ from shared.wire.messages import (
     SubmitProposal,
     WritableDevices,
 )
-from shared.wire.protocol import ErrorReply, Message, ProtocolError, request
+from shared.wire.protocol import ErrorReply, Message, ProtocolError
 
 R = TypeVar("R", bound=Message)
 log = logging.getLogger(__name__)

@@ -31,15 +31,8 @@ from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
 from shared.wire.formats import MAX_QUESTION_CHARS
 from shared.wire.messages import Answer, Ask, RecordRefusal
-from shared.wire.protocol import (
-    Codec,
-    GetCapabilities,
-    Message,
-    PeerCred,
-    RefusedRequest,
-    message_tag,
-    serve_unix,
-)
+from shared.wire.protocol import Codec, GetCapabilities, Message, message_tag
+from shared.wire.server import PeerCred, RefusedRequest, serve_unix
 
 log = logging.getLogger(__name__)
 

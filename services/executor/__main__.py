@@ -29,7 +29,8 @@ from shared.errors import Code, FleetwatchError
 from shared.policy.loader import load_policies
 from shared.store.approvals import EXECUTOR_ACTOR, end_stranded, expire_all_pending
 from shared.store.db import migrate, open_store
-from shared.wire.protocol import Codec, serve_unix
+from shared.wire.protocol import Codec
+from shared.wire.server import serve_unix
 
 log = logging.getLogger("services.executor")
 

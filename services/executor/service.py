@@ -1,6 +1,6 @@
 """executor.sock's handler: Prepare, Inspect, Execute, Health, ListWritable, GetCapabilities.
 
-`ExecutorService.handle` is the `shared.wire.protocol.Handler` given to `serve_unix` (which checks
+`ExecutorService.handle` is the `shared.wire.server.Handler` given to `serve_unix` (which checks
 the peer's uid against ``FLEETWATCH_EXECUTOR_UIDS``, and its groups against
 ``FLEETWATCH_EXECUTOR_GIDS``, first; a refused peer gets ``peer_not_allowed`` and
 `on_refused_peer` writes its audit row; a request refused before the handler, malformed or with
@@ -27,7 +27,8 @@ from services.executor.writable import list_writable
 from shared.errors import Code
 from shared.store.approvals import EXECUTOR_ACTOR, audit_refusal, kill_switch
 from shared.wire.messages import Execute, Health, HealthReport, Inspect, ListWritable, Prepare
-from shared.wire.protocol import GetCapabilities, Message, PeerCred, RefusedRequest, message_tag
+from shared.wire.protocol import GetCapabilities, Message, message_tag
+from shared.wire.server import PeerCred, RefusedRequest
 
 log = logging.getLogger(__name__)
 

@@ -1,9 +1,10 @@
-"""The socket protocol shared by every service (DESIGN §5).
+"""The socket protocol shared by every service (DESIGN §5): frames, messages, manifests.
 
 A frame is a 4-byte big-endian length then that many bytes of MessagePack (msgspec). The length
 is checked against `MAX_FRAME_BYTES` before the body is read. A message is a `Message`: a
 frozen msgspec Struct tagged by its ``op`` field (snake_case of the class name unless given).
-Each socket serves one union of request types through one `Codec`, built once.
+Each socket serves one union of request types through one `Codec`, built once; the server
+loop is `shared.wire.server`, the client `shared.wire.client`.
 
 Errors that cross a socket travel as `ErrorReply(code, message)` with a stable code from
 `shared.errors.Code`; each socket's manifest (`Capabilities`) lists its operations and the
@@ -11,39 +12,28 @@ codes each may answer with, plus `TRANSPORT_CODES` which any operation may get.
 
 Bad input changes nothing but the audit: a malformed body (``bad_frame``), an unknown ``op``
 (``unknown_message``) or a wrong field (``invalid_message``: a missing or extra field, an ID not
-of its format, a text over its cap; see `shared.wire.formats`) is answered and the connection keeps
-serving; an oversize frame (``frame_too_large``) or a truncated one is answered and the
-connection closed (the stream can no longer be followed); the handler is never called. Each
-such refusal is reported to the server's `RefusedRequestHook` first (its audit row), as a
-`RefusedRequest` that never holds a value the peer sent.
+of its format, a text over its cap; see `shared.wire.formats`) is answered and the connection
+keeps serving; an oversize frame (``frame_too_large``) or a truncated one is answered and the
+connection closed (the stream can no longer be followed); the handler is never called.
 
-Errors: `ProtocolError` (a `FleetwatchError`) with one of the codes above, or
-``service_unavailable`` / ``service_no_answer`` / ``socket_in_use`` from the helpers.
+Errors: `ProtocolError` (a `FleetwatchError`) with one of the codes above.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import errno
 import functools
 import logging
 import operator
-import os
 import re
-import socket
-import stat
 import struct
-import typing
-from collections.abc import Awaitable, Callable, Collection, Iterable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Iterable
+from typing import Any
 
 import msgspec
 
-from shared.errors import MEANINGS, Code, FleetwatchError
-from shared.wire.formats import MAX_MESSAGE_CHARS, ErrorCode, ErrorText
+from shared.errors import Code, FleetwatchError
+from shared.wire.formats import ErrorCode, ErrorText
 
 logger = logging.getLogger(__name__)
 
@@ -276,279 +266,3 @@ async def write_frame(
         )
     writer.write(_HEADER.pack(len(payload)) + payload)
     await writer.drain()
-
-
-# --- peers and server ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class PeerCred:
-    """The connecting process, from the kernel (``SO_PEERCRED``), not from anything it sent."""
-
-    pid: int
-    uid: int
-    gid: int
-
-
-def peer_credentials(sock: Any) -> PeerCred:
-    """`PeerCred` of the other end of a connected unix socket (a `socket.socket` or asyncio's
-    ``TransportSocket``), Linux ``SO_PEERCRED``."""
-    size = struct.calcsize("3i")
-    pid, uid, gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, size))
-    return PeerCred(pid=pid, uid=uid, gid=gid)
-
-
-SO_PEERGROUPS = getattr(socket, "SO_PEERGROUPS", 59)
-"""Linux ``SO_PEERGROUPS`` (since 4.13; Python does not name it): the peer's supplementary
-groups as the kernel recorded them at ``connect``."""
-
-
-def peer_groups(sock: Any) -> frozenset[int]:
-    """The supplementary gids of the other end of a connected unix socket (``SO_PEERGROUPS``);
-    empty when the kernel cannot say."""
-    size = 4 * 64
-    while size <= 4 * 65536:
-        try:
-            raw = sock.getsockopt(socket.SOL_SOCKET, SO_PEERGROUPS, size)
-        except OSError as exc:
-            if exc.errno == errno.ERANGE:
-                size *= 4
-                continue
-            return frozenset()
-        return frozenset(struct.unpack(f"{len(raw) // 4}I", raw[: len(raw) // 4 * 4]))
-    return frozenset()
-
-
-def peer_admitted(
-    peer: PeerCred, sock: Any, allowed_uids: frozenset[int], allowed_gids: frozenset[int]
-) -> bool:
-    """True when the peer's uid is allowed, or its gid or one of its supplementary groups
-    (`peer_groups`) is. All three facts come from the kernel."""
-    if peer.uid in allowed_uids:
-        return True
-    if not allowed_gids:
-        return False
-    return peer.gid in allowed_gids or bool(peer_groups(sock) & allowed_gids)
-
-
-REFUSAL_DRAIN_SECONDS = 1.0
-"""How long a refused peer's connection stays open for its request to arrive (never handled)."""
-
-
-@dataclass(frozen=True, slots=True)
-class RefusedRequest:
-    """A request refused before any handler ran, as its audit row may describe it: never a
-    value the peer sent.
-
-    Attributes:
-        operation: the request's tag when this socket serves it, else ``unknown``.
-        code: ``bad_frame``, ``unknown_message``, ``invalid_message`` or ``frame_too_large``.
-        field: the field the decoder named (``$.approval_id``), or None.
-        frame_bytes: the frame's length in bytes (announced, for one too large), or None.
-    """
-
-    operation: str
-    code: Code
-    field: str | None = None
-    frame_bytes: int | None = None
-
-    @classmethod
-    def of(cls, exc: ProtocolError) -> RefusedRequest:
-        return cls(exc.operation or "unknown", exc.code, exc.field, exc.frame_bytes)
-
-    def detail(self) -> dict[str, Any]:
-        """``field`` and ``frame_bytes`` for an audit row's detail (those that are known)."""
-        return {k: v for k, v in (("field", self.field), ("frame_bytes", self.frame_bytes)) if v is not None}
-
-
-Handler = Callable[[Message, PeerCred], Awaitable[Message]]
-RefusedPeerHook = Callable[[PeerCred], Awaitable[None]]
-RefusedRequestHook = Callable[[PeerCred, RefusedRequest], Awaitable[None]]
-
-
-async def _report_refused(hook: RefusedRequestHook | None, peer: PeerCred, exc: ProtocolError) -> None:
-    """Tell `hook` about a refused request; a hook that cannot record is logged, never fatal
-    to the connection (the peer still gets its answer)."""
-    if hook is None:
-        return
-    try:
-        await hook(peer, RefusedRequest.of(exc))
-    except FleetwatchError as failure:
-        logger.error("could not record a refused %s (%s): %s", exc.code, failure.code, failure.message)
-
-
-async def _send(writer: asyncio.StreamWriter, codec: Codec, reply: Message, max_bytes: int) -> None:
-    try:
-        await write_frame(writer, codec.encode(reply), max_bytes=max_bytes)
-    except ProtocolError as exc:
-        logger.error("reply %s too large: %s", type(reply).__name__, exc.message)
-        await write_frame(writer, codec.encode(ErrorReply(code=exc.code, message="the reply was too large")))
-
-
-async def _answer(
-    codec: Codec, handler: Handler, data: bytes, peer: PeerCred, on_refused: RefusedRequestHook | None
-) -> Message:
-    try:
-        request = codec.decode(data)
-    except ProtocolError as exc:
-        await _report_refused(on_refused, peer, exc)
-        return ErrorReply(code=exc.code, message=exc.message)
-    try:
-        reply = await handler(request, peer)
-    except FleetwatchError as exc:
-        return ErrorReply(code=exc.code, message=cut(exc.message, MAX_MESSAGE_CHARS))
-    except Exception:  # top-level handler of one request: logged with its traceback
-        logger.exception("handler failed on %s from pid %d", type(request).__name__, peer.pid)
-        return ErrorReply(code=Code.INTERNAL_ERROR, message=MEANINGS[Code.INTERNAL_ERROR])
-    if not isinstance(reply, Message):
-        logger.error(
-            "handler returned %r for %s, not a Message", type(reply).__name__, type(request).__name__
-        )
-        return ErrorReply(code=Code.INTERNAL_ERROR, message=MEANINGS[Code.INTERNAL_ERROR])
-    return reply
-
-
-async def _socket_is_live(path: Path) -> bool:
-    try:
-        _, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), timeout=2)
-    except (OSError, TimeoutError):
-        return False
-    writer.close()
-    with contextlib.suppress(OSError):
-        await writer.wait_closed()
-    return True
-
-
-async def serve_unix(
-    path: str | Path,
-    handler: Handler,
-    *,
-    codec: Codec,
-    allowed_uids: Collection[int],
-    allowed_gids: Collection[int] = (),
-    mode: int = 0o660,
-    on_refused_peer: RefusedPeerHook | None = None,
-    on_refused_request: RefusedRequestHook | None = None,
-    max_frame_bytes: int = MAX_FRAME_BYTES,
-) -> asyncio.Server:
-    """Serve `handler` on a unix socket at `path` (folder made 0750 if missing; file `mode`).
-
-    Per connection: a peer whose uid (``SO_PEERCRED``) is not in `allowed_uids`, and whose gid
-    and supplementary groups (``SO_PEERGROUPS``) are not in `allowed_gids`, gets
-    `on_refused_peer(peer)` awaited first (write the audit row there, so a peer that hangs up at
-    once still leaves it), then ``ErrorReply(peer_not_allowed)``, and the connection closes.
-    Otherwise frames are read in a loop, decoded by `codec`, and ``await handler(request,
-    peer)`` answers each; a `FleetwatchError` it raises becomes an `ErrorReply` with its code
-    (its message cut to `shared.wire.formats.MAX_MESSAGE_CHARS`), anything else ``internal_error``
-    (logged with the traceback). A frame refused before the handler (see the module doc) is
-    reported to `on_refused_request(peer, RefusedRequest)` before it is answered. EOF closes the
-    writer. A stale socket file (nobody listening) is replaced.
-
-    Raises:
-        ProtocolError: ``socket_in_use`` when another process serves `path`, or `path` exists
-            and is not a socket.
-    """
-    path = Path(path)
-    allowed, allowed_groups = frozenset(allowed_uids), frozenset(allowed_gids)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o750)
-    if path.is_symlink() or path.exists():
-        if not stat.S_ISSOCK(path.lstat().st_mode):
-            raise ProtocolError(Code.SOCKET_IN_USE, f"{path} exists and is not a socket")
-        if await _socket_is_live(path):
-            raise ProtocolError(Code.SOCKET_IN_USE, f"another process is serving {path}")
-        path.unlink()
-
-    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            sock = writer.get_extra_info("socket")
-            peer = peer_credentials(sock)
-            if not peer_admitted(peer, sock, allowed, allowed_groups):
-                refusal = ErrorReply(
-                    code=Code.PEER_NOT_ALLOWED, message=f"uid {peer.uid} may not use this socket"
-                )
-                # The audit row first: a peer that hangs up at once must still leave one.
-                if on_refused_peer is not None:
-                    await on_refused_peer(peer)
-                with contextlib.suppress(ConnectionError):
-                    await _send(writer, codec, refusal, max_frame_bytes)
-                # Take (and drop) the peer's request before closing: closing first can break its
-                # write, and a broken pipe hides the refusal it was about to read.
-                with contextlib.suppress(ProtocolError, TimeoutError):
-                    await asyncio.wait_for(
-                        read_frame(reader, max_bytes=max_frame_bytes), REFUSAL_DRAIN_SECONDS
-                    )
-                return
-            while True:
-                try:
-                    data = await read_frame(reader, max_bytes=max_frame_bytes)
-                except ProtocolError as exc:  # oversize or truncated: the stream is lost
-                    await _report_refused(on_refused_request, peer, exc)
-                    await _send(
-                        writer, codec, ErrorReply(code=exc.code, message=exc.message), max_frame_bytes
-                    )
-                    return
-                if data is None:
-                    return
-                reply = await _answer(codec, handler, data, peer, on_refused_request)
-                await _send(writer, codec, reply, max_frame_bytes)
-        except ConnectionError:
-            logger.debug("peer went away")
-        except Exception:  # top-level handler of one connection: logged with its traceback
-            logger.exception("connection on %s failed", path)
-        finally:
-            writer.close()
-            with contextlib.suppress(OSError):
-                await writer.wait_closed()
-
-    server = await asyncio.start_unix_server(connection, path=str(path))
-    os.chmod(path, mode)
-    return server
-
-
-# --- client -------------------------------------------------------------------------------
-
-R = TypeVar("R", bound=Message)
-
-
-async def request(
-    path: str | Path,
-    message: Message,
-    reply_type: type[R],
-    *,
-    timeout_seconds: float,
-    max_frame_bytes: int = MAX_FRAME_BYTES,
-) -> R | ErrorReply:
-    """Send one request on a fresh connection and return the reply (`reply_type`, or a
-    ``A | B`` union of reply types) or the server's `ErrorReply`. `timeout_seconds` covers
-    connecting, sending and the answer.
-
-    Raises:
-        ProtocolError: ``service_unavailable`` (could not connect or send: nothing was
-            received by the service), ``service_no_answer`` (sent, then timeout or connection
-            lost: the outcome is unknown), or a decoding code for a malformed reply.
-    """
-    reply_types = typing.get_args(reply_type) or (reply_type,)
-    codec = Codec((*reply_types, ErrorReply))
-    sent = False
-    try:
-        async with asyncio.timeout(timeout_seconds):
-            reader, writer = await asyncio.open_unix_connection(str(path))
-            try:
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    # A server that refuses this peer answers and closes without reading; its
-                    # answer is still readable below.
-                    await write_frame(writer, codec.encode(message), max_bytes=max_frame_bytes)
-                    sent = True
-                data = await read_frame(reader, max_bytes=max_frame_bytes)
-            finally:
-                writer.close()
-                with contextlib.suppress(OSError):
-                    await writer.wait_closed()
-    except (TimeoutError, OSError) as exc:
-        code = Code.SERVICE_NO_ANSWER if sent else Code.SERVICE_UNAVAILABLE
-        raise ProtocolError(code, f"{path}: {type(exc).__name__}: {exc}") from exc
-    if data is None:
-        code = Code.SERVICE_NO_ANSWER if sent else Code.SERVICE_UNAVAILABLE
-        raise ProtocolError(code, f"{path} closed the connection without an answer")
-    reply = codec.decode(data)
-    return typing.cast("R | ErrorReply", reply)

@@ -31,8 +31,8 @@ FROM_SHARED_MODULES = {
     Code.INVALID_ARGUMENTS: "shared.policy.loader ProposeRule.validate",
     Code.HIDDEN_CHARACTER: "shared.canonical.canonicalize_arguments",
     Code.NOT_CANONICALIZABLE: "shared.canonical.canonicalize_arguments",
-    Code.SERVICE_UNAVAILABLE: "shared.wire.protocol.request",
-    Code.SERVICE_NO_ANSWER: "shared.wire.protocol.request",
+    Code.SERVICE_UNAVAILABLE: "shared.wire.client.request",
+    Code.SERVICE_NO_ANSWER: "shared.wire.client.request",
     Code.STORE_BUSY: "shared.store.db.write_tx",
 }
 """Codes the handlers answer with that are raised inside shared modules they call."""

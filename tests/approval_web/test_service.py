@@ -20,6 +20,7 @@ from services.approval_web.manifest import OPERATIONS, REQUESTS, codes_of
 from shared.errors import Code
 from shared.store.approvals import approve, get_proposal
 from shared.store.db import db_now
+from shared.wire.client import request
 from shared.wire.messages import (
     AuditReport,
     AuditRows,
@@ -49,14 +50,7 @@ from shared.wire.messages import (
     SubmitProposal,
     WritableDevices,
 )
-from shared.wire.protocol import (
-    TRANSPORT_CODES,
-    Capabilities,
-    ErrorReply,
-    GetCapabilities,
-    manifest_problems,
-    request,
-)
+from shared.wire.protocol import TRANSPORT_CODES, Capabilities, ErrorReply, GetCapabilities, manifest_problems
 from tests.approval_web.helpers import (
     SANDBOX_DEVICES,
     Backend,

@@ -34,8 +34,9 @@ import pytest_asyncio
 
 from services.lab.server import LabHandle, run_lab
 from shared.epiphan.slots import SignIn, write_slot
+from shared.wire.client import request
 from shared.wire.messages import AuditRows, AuditTail
-from shared.wire.protocol import Capabilities, GetCapabilities, request
+from shared.wire.protocol import Capabilities, GetCapabilities
 from tests.deploy.cli import doctor
 from tests.deploy.probes import WRITE_STORE
 from tests.deploy.systemd_units import (
@@ -253,7 +254,8 @@ async def test_the_assistants_user_cannot_connect_to_executor_sock(deployment):
 
 FORCED = """
 import asyncio, sys
-from shared.wire.protocol import GetCapabilities, Capabilities, request
+from shared.wire.protocol import GetCapabilities, Capabilities
+from shared.wire.client import request
 reply = asyncio.run(request(sys.argv[1], GetCapabilities(), Capabilities, timeout_seconds=10))
 print(getattr(reply, "code", type(reply).__name__))
 """
@@ -297,7 +299,7 @@ async def test_the_assistants_user_cannot_read_the_page_secret(deployment):
 SUBMIT = """
 import asyncio, sys
 from shared.wire.messages import SubmitProposal, ProposalAccepted
-from shared.wire.protocol import request
+from shared.wire.client import request
 proposal = SubmitProposal(
     tool="batch_recording", arguments={"action": "start", "device_ids": [sys.argv[2] + "-1"]},
     reason="fence test", proposed_by="assistant", turn_id="t_" + "f" * 32,
@@ -309,7 +311,7 @@ APPROVE_AND_EXECUTE = """
 import asyncio, sys
 from shared.store.approvals import approve
 from shared.wire.messages import Execute, ExecutionReport, Inspect, Inspection
-from shared.wire.protocol import request
+from shared.wire.client import request
 from shared.store.db import db_now, open_store
 
 async def main():
@@ -394,7 +396,7 @@ async def test_the_assistants_user_cannot_modify_the_store_while_the_executors_a
 ASK = """
 import asyncio, sys
 from shared.wire.messages import Answer, Ask
-from shared.wire.protocol import request
+from shared.wire.client import request
 reply = asyncio.run(request(sys.argv[1], Ask(question="What needs attention?"), Answer, timeout_seconds=60))
 print(getattr(reply, "answered_by", None) or reply.code)
 """

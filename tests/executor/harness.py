@@ -28,6 +28,7 @@ from shared.config import REPO_POLICY_DIR
 from shared.epiphan.slots import SignIn, write_slot
 from shared.store.approvals import approve, insert_proposal
 from shared.store.db import db_now, open_store
+from shared.wire.client import request
 from shared.wire.messages import (
     Execute,
     ExecutionReport,
@@ -40,7 +41,7 @@ from shared.wire.messages import (
     Prepared,
     WritableDevices,
 )
-from shared.wire.protocol import ErrorReply, request
+from shared.wire.protocol import ErrorReply
 from tests.procs import ServiceProcess, base_env, start_service
 
 IDLE, RECORDING, NANO, CLASSROOM = "29088800001", "29088800002", "29088800003", "29088800004"

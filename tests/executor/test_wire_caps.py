@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from shared.errors import Code
+from shared.wire.client import request
 from shared.wire.messages import (
     Execute,
     ExecutionReport,
@@ -21,7 +22,7 @@ from shared.wire.messages import (
     Prepare,
     Prepared,
 )
-from shared.wire.protocol import ErrorReply, request
+from shared.wire.protocol import ErrorReply
 from tests.caps import MAX_ROW_BYTES, big
 from tests.executor.harness import IDLE, TIMEOUT, Harness
 

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Protocol
 
 from shared.errors import Code, FleetwatchError
+from shared.wire.client import request
 from shared.wire.messages import Execute, ExecutionReport, Inspect, Inspection
-from shared.wire.protocol import ErrorReply, ProtocolError, request
+from shared.wire.protocol import ErrorReply, ProtocolError
 
 
 class ExecutorError(FleetwatchError):

@@ -14,6 +14,7 @@ import msgspec
 import pytest
 
 from shared.errors import Code, FleetwatchError
+from shared.wire.client import request
 from shared.wire.formats import MAX_MESSAGE_CHARS
 from shared.wire.protocol import (
     MAX_FRAME_BYTES,
@@ -24,18 +25,14 @@ from shared.wire.protocol import (
     GetCapabilities,
     Message,
     Operation,
-    PeerCred,
     ProtocolError,
-    RefusedRequest,
     cut,
     manifest_problems,
     message_tag,
-    peer_credentials,
     read_frame,
-    request,
-    serve_unix,
     write_frame,
 )
+from shared.wire.server import PeerCred, RefusedRequest, peer_credentials, serve_unix
 
 
 class Echo(Message):
@@ -205,7 +202,7 @@ async def test_a_fleetwatch_error_in_the_handler_is_answered_with_its_code(servi
 async def test_a_crashing_handler_answers_internal_error_logs_it_and_keeps_serving(
     service, socket_path, caplog
 ):
-    with caplog.at_level(logging.ERROR, logger="shared.wire.protocol"):
+    with caplog.at_level(logging.ERROR, logger="shared.wire.server"):
         reply = await request(socket_path, Crash(), Echoed, timeout_seconds=10)
     assert isinstance(reply, ErrorReply) and reply.code == Code.INTERNAL_ERROR
     assert "the handler crashed" not in reply.message
