@@ -39,7 +39,7 @@ from shared.config import REPO_POLICY_DIR
 from shared.epiphan.mcp_session import McpConnection
 from shared.epiphan.read_client import EpiphanReadClient
 from shared.policy.loader import load_policies
-from shared.wire.messages import ProposalAccepted, ProposalState, RecordAsk, RecordRefusal, SubmitProposal
+from shared.wire.approval import ProposalAccepted, ProposalState, RecordAsk, RecordRefusal, SubmitProposal
 from shared.wire.protocol import ErrorReply
 
 START = datetime(2026, 9, 16, 13, 0, tzinfo=UTC)

@@ -52,21 +52,10 @@ from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import Policy, ToolPolicy, load_policies
 from shared.store.db import open_store
+from shared.wire.approval import GetStatus, ProposalAccepted, Status, SubmitProposal
+from shared.wire.assistant import Answer, Ask
 from shared.wire.client import request
-from shared.wire.messages import (
-    Answer,
-    Ask,
-    GetStatus,
-    Health,
-    HealthReport,
-    ListWritable,
-    Prepare,
-    Prepared,
-    ProposalAccepted,
-    Status,
-    SubmitProposal,
-    WritableDevices,
-)
+from shared.wire.executor import Health, HealthReport, ListWritable, Prepare, Prepared, WritableDevices
 from shared.wire.protocol import ErrorReply
 from tests.assistant.helpers import error_codes, sequence
 from tests.deploy.cli import doctor

@@ -14,7 +14,7 @@ import aiosqlite
 
 from shared.canonical import parse_json_strict
 from shared.store.approvals import ProposalRow, ProposalStatus
-from shared.wire.messages import AuditRow, ProposalDetail, ProposalState, ProposalSummary
+from shared.wire.approval import AuditRow, ProposalDetail, ProposalState, ProposalSummary
 
 MAX_AUDIT_TAIL: Final = 1000
 """Most audit rows one `AuditTail` returns."""

@@ -45,15 +45,8 @@ from shared.errors import Code, FleetwatchError
 from shared.policy.loader import ArgumentsError, Policy, ProposeRule, ToolPolicy
 from shared.text.display import visible
 from shared.wire import formats as wire
-from shared.wire.messages import (
-    ExpireTurn,
-    GetProposalState,
-    ListWritable,
-    Prepared,
-    RecordAsk,
-    RecordRefusal,
-    SubmitProposal,
-)
+from shared.wire.approval import ExpireTurn, GetProposalState, RecordAsk, RecordRefusal, SubmitProposal
+from shared.wire.executor import ListWritable, Prepared
 from shared.wire.protocol import GetCapabilities, Message, message_tag
 
 PROPOSED_BY: Final = ("assistant", "operator")

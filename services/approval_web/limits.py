@@ -29,7 +29,7 @@ import aiosqlite
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import Limits
 from shared.store.db import db_now
-from shared.wire.messages import DenialPause
+from shared.wire.approval import DenialPause
 
 
 class LimitReached(FleetwatchError):

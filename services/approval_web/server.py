@@ -15,13 +15,13 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 
-from services.approval_web.manifest import REQUESTS
 from services.approval_web.service import ACTOR, ApprovalService, ServiceOptions
 from shared.config import Settings
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import Policy, ToolPolicy
 from shared.store import approvals
 from shared.store.db import migrate, open_store
+from shared.wire.approval import REQUESTS
 from shared.wire.protocol import Codec
 from shared.wire.server import serve_unix
 

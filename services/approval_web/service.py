@@ -39,7 +39,7 @@ from typing import Any
 import aiosqlite
 import msgspec
 
-from services.approval_web import admin, manifest
+from services.approval_web import admin
 from services.approval_web.intake import (
     CheckedProposal,
     IntakeRefused,
@@ -63,8 +63,8 @@ from shared.policy.loader import Policy, ToolPolicy
 from shared.store import approvals
 from shared.store.db import append_audit, db_now, verify_audit
 from shared.text.display import visible
-from shared.wire.client import request
-from shared.wire.messages import (
+from shared.wire import approval
+from shared.wire.approval import (
     AuditReport,
     AuditRows,
     AuditTail,
@@ -75,13 +75,8 @@ from shared.wire.messages import (
     ExpireTurn,
     GetProposalState,
     GetStatus,
-    Health,
-    HealthReport,
     ListPending,
-    ListWritable,
     PendingList,
-    Prepare,
-    Prepared,
     ProposalAccepted,
     ProposalDetail,
     ProposalState,
@@ -91,8 +86,9 @@ from shared.wire.messages import (
     ShowProposal,
     Status,
     SubmitProposal,
-    WritableDevices,
 )
+from shared.wire.client import request
+from shared.wire.executor import Health, HealthReport, ListWritable, Prepare, Prepared, WritableDevices
 from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities, Message, message_tag
 from shared.wire.server import PeerCred, RefusedRequest
 
@@ -373,7 +369,7 @@ class ApprovalService:
         return Count(count=1)
 
     async def _capabilities(self, message: GetCapabilities, peer: PeerCred) -> Capabilities:
-        return manifest.capabilities()
+        return approval.capabilities()
 
     async def _list_writable(self, message: ListWritable, peer: PeerCred) -> WritableDevices:
         """ListWritable relayed to executor.sock, its answer unchanged.

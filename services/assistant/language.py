@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from shared.wire.messages import ProposalLine, ProposalState
+from shared.wire.approval import ProposalState
+from shared.wire.assistant import ProposalLine
 
 LANGUAGES: Final = ("en", "es")
 _WORD = re.compile(r"[a-záéíóúüñ]+", re.IGNORECASE)

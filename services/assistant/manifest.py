@@ -19,38 +19,15 @@ executor's ListWritable relayed). A test checks them against those manifests.
 
 from __future__ import annotations
 
-import typing
 from typing import Final
 
 from shared.errors import Code
-from shared.wire.messages import AssistantRequest
-from shared.wire.protocol import Capabilities, Message, Operation
+from shared.wire.assistant import ASK_CODES, READ_CODES
+from shared.wire.assistant import OPERATIONS as SOCKET_OPERATIONS
+from shared.wire.protocol import Capabilities, Operation
 
 SERVICE: Final = "assistant"
 TOOL_PREFIX: Final = "model_tool:"
-REQUESTS: Final[tuple[type[Message], ...]] = typing.get_args(AssistantRequest)
-
-EPIPHAN_CODES: Final[frozenset[Code]] = frozenset(
-    {
-        Code.EPIPHAN_AUTH,
-        Code.EPIPHAN_TOOL_ERROR,
-        Code.EPIPHAN_UNREACHABLE,
-        Code.EPIPHAN_TIMEOUT,
-        Code.EPIPHAN_BAD_RESULT,
-    }
-)
-"""What a read through `shared.epiphan.read_client.EpiphanReadClient` may fail with (an offered tool is
-never refused by its guard)."""
-
-READ_CODES: Final[frozenset[Code]] = EPIPHAN_CODES | {
-    Code.NO_SIGN_IN,
-    Code.CONFIG_INVALID,
-    Code.SIGN_IN_DEAD,
-    Code.REFRESH_FAILED,
-    Code.SIGN_IN_BUSY,
-}
-"""A read by the assistant (`services.assistant.reader.SlotReader`): the read client's codes,
-plus the read slot's (empty, unsafe, dead, refresh failed, locked)."""
 
 SOCKET_CODES: Final[frozenset[Code]] = frozenset(
     {Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER, Code.INTERNAL_ERROR, Code.PEER_NOT_ALLOWED}
@@ -144,18 +121,6 @@ TOOL_OPERATIONS: Final[tuple[Operation, ...]] = (
         "a name that was not offered: a write tool, an invented name, propose_change or "
         "list_writable_devices in observe mode",
     ),
-)
-
-ASK_CODES: Final[frozenset[Code]] = READ_CODES | {
-    Code.MODEL_UNAVAILABLE,
-    Code.BUDGET_EXCEEDED,
-    Code.INVALID_MESSAGE,
-}
-"""What an `Answer`'s ``code`` (or the `ErrorReply` to an ``ask``) may hold."""
-
-SOCKET_OPERATIONS: Final[tuple[Operation, ...]] = (
-    Operation("ask", ASK_CODES, "answer one question (the model, or the keyword answer)"),
-    Operation("get_capabilities", frozenset(), "this manifest"),
 )
 
 PAGE_PREFIX: Final = "page:"

@@ -29,7 +29,7 @@ from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.text.display import visible
 from shared.web.guards import SECURITY_HEADERS, form_token, host_ok, new_key, post_origin_problem, token_ok
 from shared.web.local_http import serve_local
-from shared.wire.messages import Answer
+from shared.wire.assistant import Answer
 
 AskFunction = Callable[[str, str | None], Awaitable[Answer]]
 MAX_BODY_BYTES: Final = 16 * 1024

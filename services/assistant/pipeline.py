@@ -49,7 +49,8 @@ from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPI
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.ids import is_master_id
 from shared.policy.loader import ToolPolicy
-from shared.wire.messages import ProposalAccepted, ProposalState, SubmitProposal, WritableDevices
+from shared.wire.approval import ProposalAccepted, ProposalState, SubmitProposal
+from shared.wire.executor import WritableDevices
 from shared.wire.protocol import ErrorReply
 
 MAX_PARALLEL: Final = 4

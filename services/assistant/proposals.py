@@ -28,19 +28,18 @@ from shared.canonical import canonical_json, canonicalize_arguments
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import ToolPolicy
 from shared.wire import formats as wire
-from shared.wire.client import request
-from shared.wire.messages import (
+from shared.wire.approval import (
     Count,
     ExpireTurn,
     GetProposalState,
-    ListWritable,
     ProposalAccepted,
     ProposalState,
     RecordAsk,
     RecordRefusal,
     SubmitProposal,
-    WritableDevices,
 )
+from shared.wire.client import request
+from shared.wire.executor import ListWritable, WritableDevices
 from shared.wire.protocol import ErrorReply, Message, ProtocolError
 
 R = TypeVar("R", bound=Message)

@@ -41,14 +41,8 @@ from shared.epiphan.fleet import FleetSnapshot
 from shared.epiphan.model_data import WithheldValues
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.policy.loader import Policy, ToolPolicy
-from shared.wire.messages import (
-    MAX_RECORDED_PROPOSALS,
-    Answer,
-    AskTokens,
-    ProposalLine,
-    ProposalState,
-    RecordAsk,
-)
+from shared.wire.approval import MAX_RECORDED_PROPOSALS, AskTokens, ProposalState, RecordAsk
+from shared.wire.assistant import Answer, ProposalLine
 
 log = logging.getLogger(__name__)
 

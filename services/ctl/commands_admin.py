@@ -29,8 +29,7 @@ from shared.canonical import CanonicalError, hidden_character, parse_json_strict
 from shared.config import load_settings
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.text.display import visible
-from shared.wire.client import request
-from shared.wire.messages import (
+from shared.wire.approval import (
     AuditReport,
     AuditRow,
     AuditRows,
@@ -51,6 +50,7 @@ from shared.wire.messages import (
     Status,
     SubmitProposal,
 )
+from shared.wire.client import request
 from shared.wire.protocol import ErrorReply, Message, ProtocolError
 
 R = TypeVar("R", bound=Message)

@@ -19,7 +19,7 @@ from typing import Any, Final
 from services.ctl.commands_admin import call_service, print_reply
 from shared.config import load_settings
 from shared.text.display import visible
-from shared.wire.messages import Answer, Ask
+from shared.wire.assistant import Answer, Ask
 
 TIMEOUT_SECONDS: Final = 180.0
 """Default wait for an answer: longer than the assistant's own wall budget per question."""

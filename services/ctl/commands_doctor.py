@@ -23,8 +23,8 @@ from shared.config import Settings, load_settings
 from shared.epiphan.slots import slot_summary
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import load_policies
+from shared.wire.approval import GetStatus, Status
 from shared.wire.client import request
-from shared.wire.messages import GetStatus, Status
 from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities, ProtocolError
 
 PROBE_SECONDS = 3.0

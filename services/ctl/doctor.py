@@ -25,7 +25,7 @@ from shared.config import Secret, Settings
 from shared.epiphan.model_data import NEVER_SENT, SENT_TO_MODEL, for_model
 from shared.epiphan.read_client import WRITE_TOOLS_OF_EPIPHAN, EpiphanError, guard
 from shared.errors import Code
-from shared.wire.messages import Status
+from shared.wire.approval import Status
 
 SERVICES = ("executor", "approval_web", "assistant")
 """The three services, in start order; each serves one socket."""

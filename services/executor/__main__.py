@@ -20,7 +20,6 @@ import signal
 import sys
 
 from services.executor.executions import recover_running
-from services.executor.manifest import REQUESTS
 from services.executor.runtime import DEFAULT_CALL_TIMEOUT_SECONDS, Runtime, db_time, utc_now
 from services.executor.service import ExecutorService
 from shared.binding import new_binding_key
@@ -29,6 +28,7 @@ from shared.errors import Code, FleetwatchError
 from shared.policy.loader import load_policies
 from shared.store.approvals import EXECUTOR_ACTOR, end_stranded, expire_all_pending
 from shared.store.db import migrate, open_store
+from shared.wire.executor import REQUESTS
 from shared.wire.protocol import Codec
 from shared.wire.server import serve_unix
 

@@ -36,7 +36,7 @@ from shared.errors import Code, FleetwatchError
 from shared.ids import is_channel_id, split_channel_id
 from shared.policy.loader import Policy, ProposeRule, TargetKind, ToolPolicy
 from shared.store.approvals import ApprovalRow, ProposalRow
-from shared.wire.messages import Execute
+from shared.wire.executor import Execute
 
 EPIPHAN_TIME = "%Y-%m-%dT%H:%M:%SZ"
 

@@ -55,7 +55,7 @@ from services.executor.write_client import WriteClient
 from shared.binding import BoundRecord
 from shared.errors import Code
 from shared.store.approvals import EXECUTOR_ACTOR, end_unclaimed, get_approval, get_proposal
-from shared.wire.messages import Execute, ExecutionReport
+from shared.wire.executor import Execute, ExecutionReport
 
 log = logging.getLogger(__name__)
 

@@ -37,7 +37,7 @@ from shared.epiphan.fleet import Event, StreamEndpoint
 from shared.errors import Code
 from shared.policy.loader import ToolPolicy
 from shared.store.approvals import get_proposal
-from shared.wire.messages import EventFacts, Inspect, Inspection, StreamFacts, TargetFacts
+from shared.wire.executor import EventFacts, Inspect, Inspection, StreamFacts, TargetFacts
 
 
 def _event_facts(event_id: str, event: Event | None) -> EventFacts:

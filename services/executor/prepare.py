@@ -20,14 +20,14 @@ from services.executor.checks import Refusal, as_listed, event_refusal, fence_re
 from services.executor.runtime import Runtime
 from services.executor.world import raise_refusal, read_and_check
 from shared.binding import fingerprint_hash, make_bound_record, record_bytes, seal
-from shared.wire.messages import Prepare, Prepared
+from shared.wire.executor import Prepare, Prepared
 
 
 async def prepare(rt: Runtime, request: Prepare) -> Prepared:
     """The bound record of `request`, sealed with the executor's key.
 
     Raises:
-        ExecutorError: a refusal code of `services.executor.manifest.PREPARE_CODES`.
+        ExecutorError: a refusal code of `shared.wire.executor.PREPARE_CODES`.
         CanonicalError: ``not_canonicalizable`` when the record has no canonical form.
     """
     policy, tool_policy = await rt.policies()

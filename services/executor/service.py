@@ -19,14 +19,13 @@ from collections.abc import AsyncIterator
 from services.executor import ExecutorError
 from services.executor.execute import execute
 from services.executor.inspection import inspect
-from services.executor.manifest import CAPABILITIES
 from services.executor.prepare import prepare
 from services.executor.runtime import Runtime
 from services.executor.world import sandbox_sign_in
 from services.executor.writable import list_writable
 from shared.errors import Code
 from shared.store.approvals import EXECUTOR_ACTOR, audit_refusal, kill_switch
-from shared.wire.messages import Execute, Health, HealthReport, Inspect, ListWritable, Prepare
+from shared.wire.executor import CAPABILITIES, Execute, Health, HealthReport, Inspect, ListWritable, Prepare
 from shared.wire.protocol import GetCapabilities, Message, message_tag
 from shared.wire.server import PeerCred, RefusedRequest
 

@@ -20,7 +20,7 @@ from services.executor.checks import DeviceList, Fence, fence_refusal, team_refu
 from services.executor.runtime import Runtime, db_time
 from services.executor.world import TargetReads, raise_refusal
 from shared.epiphan.fleet import Device, Event
-from shared.wire.messages import UpcomingEvent, WritableChannel, WritableDevice, WritableDevices
+from shared.wire.executor import UpcomingEvent, WritableChannel, WritableDevice, WritableDevices
 
 
 def writable_ids(listed: DeviceList, fence: Fence) -> tuple[str, ...]:

@@ -1,5 +1,5 @@
 """The formats and caps of what travels on the sockets: msgspec ``Annotated`` types for the
-fields of `shared.wire.messages`.
+fields of the socket contracts (`shared.wire.executor`, `.approval`, `.assistant`).
 
 Every ID a request carries has its format and every free string its cap, so decoding refuses a
 malformed or over-long value (``invalid_message``, `shared.wire.protocol.Codec`) before a handler, or
@@ -16,7 +16,7 @@ Pure: constants and types, no I/O.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Final
+from typing import Annotated, Any, Final
 
 from msgspec import Meta
 
@@ -62,6 +62,9 @@ ErrorText = Annotated[str, Meta(max_length=MAX_MESSAGE_CHARS)]
 Count = Annotated[int, Meta(ge=0, le=MAX_COUNT)]
 Uid = Annotated[int, Meta(ge=-1, le=2**32)]
 """A uid, gid or pid as ``SO_PEERCRED`` gives it (-1: the kernel could not say)."""
+Arguments = Annotated[dict[ArgumentName, Any], Meta(max_length=MAX_ARGUMENTS)]
+"""A proposal's arguments as sent: a map of at most `MAX_ARGUMENTS` named values (the reviewed
+schema judges the values)."""
 
 
 def matches(pattern: str, value: object) -> bool:

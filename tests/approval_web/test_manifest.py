@@ -7,8 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from services.approval_web import manifest
-from services.approval_web.manifest import (
+from shared.errors import MEANINGS, Code
+from shared.wire.approval import (
     INTAKE_CODES,
     LIST_WRITABLE_CODES,
     OPERATIONS,
@@ -17,11 +17,10 @@ from services.approval_web.manifest import (
     START_CODES,
     codes_of,
 )
-from services.executor.manifest import OPERATIONS as EXECUTOR_OPERATIONS
-from shared.errors import MEANINGS, Code
+from shared.wire.executor import OPERATIONS as EXECUTOR_OPERATIONS
 from shared.wire.protocol import TRANSPORT_CODES, manifest_problems
 
-PACKAGE = Path(manifest.__file__).parent
+PACKAGE = Path(__file__).resolve().parents[2] / "services" / "approval_web"
 HANDLER_MODULES = ("intake.py", "limits.py", "service.py", "admin.py", "server.py")
 
 FROM_SHARED_MODULES = {

@@ -16,12 +16,12 @@ import msgspec
 import pytest
 import pytest_asyncio
 
-from services.approval_web.manifest import OPERATIONS, REQUESTS, codes_of
 from shared.errors import Code
 from shared.store.approvals import approve, get_proposal
 from shared.store.db import db_now
-from shared.wire.client import request
-from shared.wire.messages import (
+from shared.wire.approval import (
+    OPERATIONS,
+    REQUESTS,
     AuditReport,
     AuditRows,
     AuditTail,
@@ -29,17 +29,10 @@ from shared.wire.messages import (
     Count,
     Deny,
     DenyAll,
-    Execute,
-    ExecutionReport,
     ExpireTurn,
     GetProposalState,
     GetStatus,
-    Health,
-    HealthReport,
-    Inspect,
-    Inspection,
     ListPending,
-    ListWritable,
     PendingList,
     ProposalAccepted,
     ProposalDetail,
@@ -48,6 +41,17 @@ from shared.wire.messages import (
     ShowProposal,
     Status,
     SubmitProposal,
+    codes_of,
+)
+from shared.wire.client import request
+from shared.wire.executor import (
+    Execute,
+    ExecutionReport,
+    Health,
+    HealthReport,
+    Inspect,
+    Inspection,
+    ListWritable,
     WritableDevices,
 )
 from shared.wire.protocol import TRANSPORT_CODES, Capabilities, ErrorReply, GetCapabilities, manifest_problems

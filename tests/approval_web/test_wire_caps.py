@@ -19,7 +19,7 @@ import pytest
 import pytest_asyncio
 
 from shared.errors import Code
-from shared.wire.messages import (
+from shared.wire.approval import (
     AskTokens,
     Count,
     Deny,

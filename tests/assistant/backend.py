@@ -21,7 +21,7 @@ from shared.config import REPO_POLICY_DIR, Settings
 from shared.epiphan.slots import SignIn, write_slot
 from shared.policy.loader import load_policies
 from shared.store.db import open_store
-from shared.wire.messages import Answer
+from shared.wire.assistant import Answer
 from tests.assistant.helpers import model_client, team_reader
 from tests.procs import ServiceProcess, base_env, running_service
 

@@ -20,17 +20,8 @@ from services.lab.server import LabHandle
 from shared.epiphan.mcp_session import McpConnection
 from shared.epiphan.read_client import EpiphanReadClient
 from shared.policy.loader import ToolPolicy
-from shared.wire.messages import (
-    ProposalAccepted,
-    ProposalState,
-    RecordAsk,
-    RecordRefusal,
-    SubmitProposal,
-    UpcomingEvent,
-    WritableChannel,
-    WritableDevice,
-    WritableDevices,
-)
+from shared.wire.approval import ProposalAccepted, ProposalState, RecordAsk, RecordRefusal, SubmitProposal
+from shared.wire.executor import UpcomingEvent, WritableChannel, WritableDevice, WritableDevices
 from shared.wire.protocol import ErrorReply
 
 DEVICES = "get_devices_in_my_team"

@@ -14,8 +14,8 @@ import pytest_asyncio
 
 from services.lab.model_standin import StandinHandle, run_model_standin
 from shared.epiphan.slots import SignIn, write_slot
+from shared.wire.assistant import Answer, Ask
 from shared.wire.client import request
-from shared.wire.messages import Answer, Ask
 from tests.assistant.backend import Backend, backend
 from tests.assistant.judge import Truth, judge_rooms, rooms_named
 from tests.procs import running_service

@@ -17,8 +17,8 @@ from shared.config import REPO_POLICY_DIR
 from shared.epiphan.slots import SignIn, write_slot
 from shared.policy.loader import load_policies
 from shared.store.db import open_store, verify_audit
+from shared.wire.assistant import Answer, Ask
 from shared.wire.client import request
-from shared.wire.messages import Answer, Ask
 from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities
 from tests.assistant.backend import Backend, backend
 from tests.assistant.helpers import error_codes, result_payloads, sequence

@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from services.approval_web.manifest import codes_of
-from services.assistant import manifest
 from services.assistant.manifest import (
     ASK_CODES,
     OWN_PROPOSE_CODES,
@@ -24,6 +22,8 @@ from services.assistant.manifest import (
 )
 from services.assistant.tools import ASK_OPERATOR, GET_PROPOSAL_STATE, LIST_WRITABLE, PROPOSE_CHANGE
 from shared.errors import Code
+from shared.wire.approval import codes_of
+from shared.wire.assistant import REQUESTS
 from shared.wire.protocol import TRANSPORT_CODES, manifest_problems
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +40,7 @@ def _package_files() -> list[Path]:
 
 
 def test_the_socket_operations_match_the_request_union_both_ways():
-    assert manifest_problems(SOCKET_OPERATIONS, manifest.REQUESTS) == ()
+    assert manifest_problems(SOCKET_OPERATIONS, REQUESTS) == ()
     assert capabilities().operations == SOCKET_OPERATIONS + TOOL_OPERATIONS + PAGE_OPERATIONS
 
 

@@ -10,7 +10,7 @@ import json
 from services.lab.model_standin import Reply, ToolUse
 from shared.epiphan.model_data import WITHHELD
 from shared.epiphan.redact import REDACTED
-from shared.wire.messages import WritableChannel, WritableDevice, WritableDevices
+from shared.wire.executor import WritableChannel, WritableDevice, WritableDevices
 from tests.assistant.helpers import (
     DEVICES,
     SANDBOX_CLASSROOM,

@@ -21,8 +21,8 @@ import pytest_asyncio
 
 from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
+from shared.wire.assistant import Answer, Ask
 from shared.wire.client import request
-from shared.wire.messages import Answer, Ask
 from shared.wire.protocol import ErrorReply
 from tests.assistant.backend import Backend, backend
 from tests.caps import HUGE, MAX_ROW_BYTES, raw_exchange

@@ -12,7 +12,7 @@ import pytest
 from services.ctl.commands_admin import parse_arg_values, render_detail, render_status, safe_json
 from services.ctl.main import EPILOG, build_parser
 from shared.errors import Code, FleetwatchError
-from shared.wire.messages import DenialPause, ProposalDetail, ProposalSummary, Status
+from shared.wire.approval import DenialPause, ProposalDetail, ProposalSummary, Status
 from tests.approval_web.helpers import SANDBOX_DEVICES
 
 A, B, C = SANDBOX_DEVICES

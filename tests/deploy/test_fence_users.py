@@ -34,8 +34,8 @@ import pytest_asyncio
 
 from services.lab.server import LabHandle, run_lab
 from shared.epiphan.slots import SignIn, write_slot
+from shared.wire.approval import AuditRows, AuditTail
 from shared.wire.client import request
-from shared.wire.messages import AuditRows, AuditTail
 from shared.wire.protocol import Capabilities, GetCapabilities
 from tests.deploy.cli import doctor
 from tests.deploy.probes import WRITE_STORE
@@ -298,7 +298,7 @@ async def test_the_assistants_user_cannot_read_the_page_secret(deployment):
 
 SUBMIT = """
 import asyncio, sys
-from shared.wire.messages import SubmitProposal, ProposalAccepted
+from shared.wire.approval import SubmitProposal, ProposalAccepted
 from shared.wire.client import request
 proposal = SubmitProposal(
     tool="batch_recording", arguments={"action": "start", "device_ids": [sys.argv[2] + "-1"]},
@@ -310,7 +310,7 @@ print(getattr(reply, "proposal_id", None) or reply.code)
 APPROVE_AND_EXECUTE = """
 import asyncio, sys
 from shared.store.approvals import approve
-from shared.wire.messages import Execute, ExecutionReport, Inspect, Inspection
+from shared.wire.executor import Execute, ExecutionReport, Inspect, Inspection
 from shared.wire.client import request
 from shared.store.db import db_now, open_store
 
@@ -395,7 +395,7 @@ async def test_the_assistants_user_cannot_modify_the_store_while_the_executors_a
 
 ASK = """
 import asyncio, sys
-from shared.wire.messages import Answer, Ask
+from shared.wire.assistant import Answer, Ask
 from shared.wire.client import request
 reply = asyncio.run(request(sys.argv[1], Ask(question="What needs attention?"), Answer, timeout_seconds=60))
 print(getattr(reply, "answered_by", None) or reply.code)

@@ -25,8 +25,8 @@ from services.approval_web.page.secret import read_secret_file
 from services.lab.server import LabHandle, run_lab
 from shared.config import Settings
 from shared.epiphan.slots import SignIn, write_slot
+from shared.wire.approval import ProposalAccepted, SubmitProposal
 from shared.wire.client import request
-from shared.wire.messages import ProposalAccepted, SubmitProposal
 from tests.procs import READY_SECONDS, ServiceProcess, base_env, start_service, stop_all
 
 IDLE, RECORDING, NANO = "29088800001", "29088800002", "29088800003"

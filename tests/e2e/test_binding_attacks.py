@@ -27,8 +27,8 @@ from typing import Any
 from aiohttp import ClientSession, CookieJar
 
 from shared.store.db import open_store
+from shared.wire.approval import ListPending, PendingList, ProposalDetail, ShowProposal
 from shared.wire.client import request
-from shared.wire.messages import ListPending, PendingList, ProposalDetail, ShowProposal
 from tests.approval_web.page.helpers import forms_of
 from tests.e2e.stack import IDLE, Stack, running_stack
 

@@ -29,7 +29,7 @@ from shared.epiphan.slots import SignIn, write_slot
 from shared.store.approvals import approve, insert_proposal
 from shared.store.db import db_now, open_store
 from shared.wire.client import request
-from shared.wire.messages import (
+from shared.wire.executor import (
     Execute,
     ExecutionReport,
     Health,

@@ -7,11 +7,10 @@ import asyncio
 
 import pytest
 
-from services.executor.manifest import CAPABILITIES
 from shared.errors import Code
 from shared.store.approvals import get_approval, proposal_state
 from shared.wire.client import request
-from shared.wire.messages import Inspection
+from shared.wire.executor import CAPABILITIES, Inspection
 from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities
 from tests.executor.harness import IDLE, RECORDING, SANDBOX_STREAM, Harness, add_event
 

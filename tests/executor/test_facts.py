@@ -17,7 +17,7 @@ from services.lab.server import LabHandle
 from shared.binding import record_from_bytes
 from shared.errors import Code
 from shared.store.approvals import get_proposal
-from shared.wire.messages import Prepared
+from shared.wire.executor import Prepared
 from tests.executor.harness import IDLE, SANDBOX_STREAM, Harness, add_event
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -6,7 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from services.executor.manifest import (
+from shared.errors import Code
+from shared.wire.executor import (
     CAPABILITIES,
     EXECUTE_REFUSALS,
     OPERATIONS,
@@ -14,7 +15,6 @@ from services.executor.manifest import (
     START_CODES,
     declared_codes,
 )
-from shared.errors import Code
 from shared.wire.protocol import TRANSPORT_CODES, manifest_problems
 
 PACKAGE = Path(__file__).resolve().parents[2] / "services" / "executor"

@@ -13,7 +13,7 @@ from services.lab.server import LabHandle, run_lab
 from shared.errors import Code
 from shared.store.approvals import execution_for_approval, proposal_state
 from shared.wire.client import request
-from shared.wire.messages import Health, HealthReport
+from shared.wire.executor import Health, HealthReport
 from shared.wire.protocol import ErrorReply, ProtocolError
 from tests.executor.harness import IDLE, TIMEOUT, Harness
 

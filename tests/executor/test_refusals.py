@@ -14,7 +14,7 @@ import pytest
 
 from shared.errors import Code
 from shared.store.approvals import execution_for_approval, get_approval, get_proposal, set_kill_switch
-from shared.wire.messages import Prepared
+from shared.wire.executor import Prepared
 from shared.wire.protocol import ErrorReply
 from tests.executor.harness import (
     IDLE,

@@ -11,7 +11,7 @@ import pytest
 
 from services.lab.server import LabHandle
 from shared.errors import Code
-from shared.wire.messages import UpcomingEvent, WritableChannel, WritableDevices
+from shared.wire.executor import UpcomingEvent, WritableChannel, WritableDevices
 from shared.wire.protocol import ErrorReply
 from tests.executor.harness import CLASSROOM, IDLE, NANO, RECORDING, Harness, add_event
 

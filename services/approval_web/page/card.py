@@ -29,7 +29,7 @@ from services.approval_web.page.words import N_, Words, refusal_words
 from shared.policy.loader import ProposeRule
 from shared.store.approvals import ProposalRow
 from shared.text.display import visible
-from shared.wire.messages import Inspection
+from shared.wire.executor import Inspection
 
 NAME_CAP = 80
 """Longest name shown (characters, markers for hidden characters included)."""

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from shared.errors import Code, FleetwatchError
 from shared.wire.client import request
-from shared.wire.messages import Execute, ExecutionReport, Inspect, Inspection
+from shared.wire.executor import Execute, ExecutionReport, Inspect, Inspection
 from shared.wire.protocol import ErrorReply, ProtocolError
 
 

@@ -21,7 +21,7 @@ import dataclasses
 from services.approval_web.page.card import NAME_CAP, show_time
 from services.approval_web.page.words import N_, Words, refusal_words
 from shared.text.display import visible
-from shared.wire.messages import ExecutionReport
+from shared.wire.executor import ExecutionReport
 
 DETAIL_CAP = 200
 """Longest per-device message shown."""

@@ -40,7 +40,7 @@ from shared.errors import Code
 from shared.store import approvals
 from shared.store.approvals import ProposalRow
 from shared.store.db import db_now
-from shared.wire.messages import Execute, Inspection
+from shared.wire.executor import Execute, Inspection
 
 EMPTY_REFRESH_SECONDS = 15
 """How often the page looks for a new proposal while none is waiting."""

@@ -27,7 +27,7 @@ from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy, load_policies
 from shared.store import approvals
 from shared.store.db import migrate, open_store
-from shared.wire.messages import Execute, ExecutionReport, Inspection, TargetFacts
+from shared.wire.executor import Execute, ExecutionReport, Inspection, TargetFacts
 
 REPO = Path(__file__).resolve().parents[3]
 DEVICE = "29088800001"

@@ -10,7 +10,7 @@ import msgspec
 from services.approval_web.page.card import ARGUMENT_CAP, NAME_CAP, REASON_CAP, build_card, show_time
 from services.approval_web.page.words import Words, refusal_words
 from shared.store.approvals import ProposalRow
-from shared.wire.messages import EventFacts, Inspection, StreamFacts, TargetFacts
+from shared.wire.executor import EventFacts, Inspection, StreamFacts, TargetFacts
 from tests.approval_web.page.helpers import policies
 
 DEVICE = "29088800001"

@@ -12,7 +12,7 @@ import pytest
 from services.approval_web.page.executor_client import ExecutorError
 from shared.errors import Code
 from shared.store import approvals
-from shared.wire.messages import ExecutionReport
+from shared.wire.executor import ExecutionReport
 from tests.approval_web.page.helpers import (
     DEVICE,
     OTHER_DEVICE,
