@@ -87,9 +87,18 @@ from shared.wire.approval import (
     Status,
     SubmitProposal,
 )
-from shared.wire.client import request
-from shared.wire.executor import Health, HealthReport, ListWritable, Prepare, Prepared, WritableDevices
-from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities, Message, message_tag
+from shared.wire.client import CallError
+from shared.wire.executor import (
+    HEALTH_SECONDS,
+    LIST_WRITABLE_SECONDS,
+    PREPARE_SECONDS,
+    ExecutorClient,
+    ListWritable,
+    Prepare,
+    Prepared,
+    WritableDevices,
+)
+from shared.wire.protocol import Capabilities, GetCapabilities, Message, message_tag
 from shared.wire.server import PeerCred, RefusedRequest
 
 logger = logging.getLogger(__name__)
@@ -115,17 +124,9 @@ class ServiceOptions:
     """
 
     proposal_ttl_seconds: int | None = None
-    prepare_timeout_seconds: float = 20.0
-    health_timeout_seconds: float = 2.0
-    list_timeout_seconds: float = 20.0
-
-
-def _known_code(text: str) -> Code:
-    try:
-        return Code(text)
-    except ValueError:
-        logger.error("the executor answered an undeclared code %r", text[:64])
-        return Code.INTERNAL_ERROR
+    prepare_timeout_seconds: float = PREPARE_SECONDS
+    health_timeout_seconds: float = HEALTH_SECONDS
+    list_timeout_seconds: float = LIST_WRITABLE_SECONDS
 
 
 class ApprovalService:
@@ -152,6 +153,7 @@ class ApprovalService:
         self._policy = policy
         self._tool_policy = tool_policy
         self._options = options or ServiceOptions()
+        self._executor = ExecutorClient(settings.executor_socket)
         self._db = asyncio.Lock()
         self._submitting = asyncio.Lock()
         self._handlers: Mapping[type[Message], Callable[[Any, PeerCred], Awaitable[Message]]] = {
@@ -305,21 +307,18 @@ class ApprovalService:
         """Prepare on executor.sock.
 
         Raises:
-            IntakeRefused: the executor's refusal code, unchanged.
-            ProtocolError: ``service_unavailable`` / ``service_no_answer``.
+            IntakeRefused: the executor's refusal code, unchanged, or ``service_unavailable``
+                / ``service_no_answer``.
         """
         message = Prepare(
             proposal_id=proposal_id, tool=checked.tool, arguments=checked.arguments, reason=reason
         )
-        reply = await request(
-            self._settings.executor_socket,
-            message,
-            Prepared,
-            timeout_seconds=self._options.prepare_timeout_seconds,
-        )
-        if isinstance(reply, ErrorReply):
-            raise IntakeRefused(_known_code(reply.code), visible(reply.message, 400))
-        return reply
+        try:
+            return await self._executor.prepare(
+                message, timeout_seconds=self._options.prepare_timeout_seconds
+            )
+        except CallError as exc:
+            raise IntakeRefused(exc.code, visible(exc.message, 400)) from exc
 
     # --- the assistant's other operations ----------------------------------------------
 
@@ -346,13 +345,9 @@ class ApprovalService:
     async def _record_refusal(self, message: RecordRefusal, peer: PeerCred) -> Count:
         """A refusal on assistant.sock, recorded for the assistant (one ``refusal`` row).
 
-        Raises:
-            IntakeRefused: ``invalid_message`` when the code is not a declared one.
+        The code is a declared one: decoding refused any other (``invalid_message``).
         """
-        try:
-            code = Code(message.code)
-        except ValueError as exc:
-            raise IntakeRefused(Code.INVALID_MESSAGE, "the refusal's code is not a declared code") from exc
+        code = message.code
         detail = {"socket": ASSISTANT_SOCKET, "uid": message.uid, "gid": message.gid, "pid": message.pid}
         detail |= {
             k: v for k, v in (("field", message.field), ("frame_bytes", message.frame_bytes)) if v is not None
@@ -379,17 +374,9 @@ class ApprovalService:
                 ``service_no_answer``.
         """
         try:
-            reply = await request(
-                self._settings.executor_socket,
-                ListWritable(),
-                WritableDevices,
-                timeout_seconds=self._options.list_timeout_seconds,
-            )
-        except FleetwatchError as exc:
-            raise IntakeRefused(exc.code, exc.message) from exc
-        if isinstance(reply, ErrorReply):
-            raise IntakeRefused(_known_code(reply.code), visible(reply.message, 400))
-        return reply
+            return await self._executor.list_writable(timeout_seconds=self._options.list_timeout_seconds)
+        except CallError as exc:
+            raise IntakeRefused(exc.code, visible(exc.message, 400)) from exc
 
     # --- admin --------------------------------------------------------------------------
 
@@ -458,15 +445,10 @@ class ApprovalService:
 
     async def _executor_up(self) -> bool:
         try:
-            reply = await request(
-                self._settings.executor_socket,
-                Health(),
-                HealthReport,
-                timeout_seconds=self._options.health_timeout_seconds,
-            )
-        except FleetwatchError:
+            await self._executor.health(timeout_seconds=self._options.health_timeout_seconds)
+        except CallError:
             return False
-        return isinstance(reply, HealthReport)
+        return True
 
     async def _audit_tail(self, message: AuditTail, peer: PeerCred) -> AuditRows:
         if not 1 <= message.limit <= admin.MAX_AUDIT_TAIL:

@@ -11,9 +11,9 @@ fence its user cannot write it). In production it is `ApprovalSocketSink` (``app
 `SubmitProposal`, `GetProposalState`, `ExpireTurn`, `ListWritable`, the last relayed to the
 executor, which reads the sandbox team afresh: the assistant never holds the sandbox sign-in;
 `RecordAsk` and `RecordRefusal`, written by approval_web as the assistant's rows); tests pass
-their own through the constructor. A sink answers with the intake's reply or an `ErrorReply`
-(a socket failure becomes one too, e.g. ``service_unavailable``); it never raises for a
-refusal.
+their own through the constructor. A sink answers with the intake's reply, or raises
+`FleetwatchError` with the intake's code or the socket's (``service_unavailable``...); only
+`record` never raises.
 """
 
 from __future__ import annotations
@@ -22,27 +22,23 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Final, Protocol
 
 from shared.canonical import canonical_json, canonicalize_arguments
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import ToolPolicy
 from shared.wire import formats as wire
 from shared.wire.approval import (
-    Count,
-    ExpireTurn,
-    GetProposalState,
+    ApprovalClient,
     ProposalAccepted,
     ProposalState,
     RecordAsk,
     RecordRefusal,
     SubmitProposal,
 )
-from shared.wire.client import request
-from shared.wire.executor import ListWritable, WritableDevices
-from shared.wire.protocol import ErrorReply, Message, ProtocolError
+from shared.wire.client import CallError
+from shared.wire.executor import WritableDevices
 
-R = TypeVar("R", bound=Message)
 log = logging.getLogger(__name__)
 
 MAX_REASON_CHARS: Final = wire.MAX_REASON_CHARS
@@ -115,19 +111,21 @@ def check_proposal(
 
 
 class ProposalSink(Protocol):
-    """Where proposals go (approval.sock in production)."""
+    """Where proposals go (approval.sock in production). Every method but `record` returns its
+    answer or raises `FleetwatchError` with the intake's code (a refusal) or the socket's
+    (``service_unavailable``, ``service_no_answer``...)."""
 
-    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ErrorReply:
-        """Submit one proposal; the intake's acceptance or refusal."""
+    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted:
+        """Submit one proposal; the intake's acceptance. Raises `FleetwatchError`."""
         ...
 
-    async def state(self, proposal_id: str) -> ProposalState | ErrorReply:
-        """A proposal's recorded state."""
+    async def state(self, proposal_id: str) -> ProposalState:
+        """A proposal's recorded state. Raises `FleetwatchError`."""
         ...
 
-    async def writable(self) -> WritableDevices | ErrorReply:
+    async def writable(self) -> WritableDevices:
         """The devices a change may target now (the sandbox team within the allowlist, read
-        afresh); names in it are display data only."""
+        afresh); names in it are display data only. Raises `FleetwatchError`."""
         ...
 
     async def expire_turn(self, turn_id: str) -> int:
@@ -145,7 +143,8 @@ class ProposalSink(Protocol):
 
 
 class ApprovalSocketSink:
-    """A `ProposalSink` over ``approval.sock`` (one connection per request).
+    """A `ProposalSink` over ``approval.sock`` (`shared.wire.approval.ApprovalClient`, one
+    connection per request).
 
     Args:
         path: the socket (`Settings.approval_socket`).
@@ -158,45 +157,23 @@ class ApprovalSocketSink:
         self, path: Path, *, timeout_seconds: float = 30.0, record_timeout_seconds: float = 5.0
     ) -> None:
         self.path = path
-        self.timeout_seconds = timeout_seconds
         self.record_timeout_seconds = record_timeout_seconds
+        self._client = ApprovalClient(path, timeout_seconds=timeout_seconds)
 
-    async def _ask(self, message: Message, reply_type: type[R]) -> R | ErrorReply:
-        """One request; a socket failure becomes an `ErrorReply` with its code."""
-        try:
-            return await request(self.path, message, reply_type, timeout_seconds=self.timeout_seconds)
-        except ProtocolError as exc:
-            return ErrorReply(code=exc.code, message=exc.message)
+    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted:
+        return await self._client.submit(proposal)
 
-    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ErrorReply:
-        return await self._ask(proposal, ProposalAccepted)
+    async def state(self, proposal_id: str) -> ProposalState:
+        return await self._client.proposal_state(proposal_id)
 
-    async def state(self, proposal_id: str) -> ProposalState | ErrorReply:
-        return await self._ask(GetProposalState(proposal_id=proposal_id), ProposalState)
-
-    async def writable(self) -> WritableDevices | ErrorReply:
-        return await self._ask(ListWritable(), WritableDevices)
+    async def writable(self) -> WritableDevices:
+        return await self._client.list_writable()
 
     async def expire_turn(self, turn_id: str) -> int:
-        reply = await request(
-            self.path, ExpireTurn(turn_id=turn_id), Count, timeout_seconds=self.timeout_seconds
-        )
-        if isinstance(reply, ErrorReply):
-            raise FleetwatchError(code_of(reply.code), reply.message)
-        return reply.count
+        return (await self._client.expire_turn(turn_id)).count
 
     async def record(self, record: RecordAsk | RecordRefusal) -> None:
         try:
-            reply = await request(self.path, record, Count, timeout_seconds=self.record_timeout_seconds)
-        except ProtocolError as exc:
-            reply = ErrorReply(code=exc.code, message=exc.message)
-        if isinstance(reply, ErrorReply):
-            log.error("could not record %s through approval.sock (%s)", type(record).__name__, reply.code)
-
-
-def code_of(text: str) -> Code:
-    """The `Code` named by a wire code, or ``internal_error`` for one this build does not know."""
-    try:
-        return Code(text)
-    except ValueError:
-        return Code.INTERNAL_ERROR
+            await self._client.record(record, timeout_seconds=self.record_timeout_seconds)
+        except CallError as exc:
+            log.error("could not record %s through approval.sock (%s)", type(record).__name__, exc.code)

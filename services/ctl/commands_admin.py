@@ -10,8 +10,8 @@ Every name, argument and reason that came from the fleet or the model passes thr
 `shared.text.display.visible` before a terminal shows it; ``--json`` output escapes hidden
 characters as ``\\uXXXX`` (valid, lossless JSON a terminal cannot be tricked by).
 
-Errors: a refusal from the service (or the service not running) is raised as
-`FleetwatchError` with the service's code; ``main`` prints one line
+Errors: a refusal from the service (or the service not running) is raised by the socket's
+client as `shared.wire.client.CallError` with the service's code; ``main`` prints one line
 ``fleetwatch: <code>: <message>`` and exits 2. ``audit verify`` exits 1 when the chain is broken.
 """
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
@@ -30,28 +29,14 @@ from shared.config import load_settings
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.text.display import visible
 from shared.wire.approval import (
-    AuditReport,
+    ApprovalClient,
     AuditRow,
-    AuditRows,
-    AuditTail,
-    AuditVerify,
-    Count,
-    Deny,
-    DenyAll,
-    GetStatus,
-    ListPending,
-    PendingList,
-    ProposalAccepted,
     ProposalDetail,
-    ProposalState,
     ProposalSummary,
-    SetKillSwitch,
-    ShowProposal,
     Status,
     SubmitProposal,
 )
-from shared.wire.client import request
-from shared.wire.protocol import ErrorReply, Message, ProtocolError
+from shared.wire.protocol import Message
 
 R = TypeVar("R", bound=Message)
 
@@ -67,38 +52,11 @@ NEEDS_PAGE = "It still needs a person to approve it on the approval page."
 # --- the socket ----------------------------------------------------------------------------
 
 
-async def call_service(
-    service: str, socket: Path, message: Message, reply_type: type[R], *, timeout_seconds: float
-) -> R:
-    """Send one request to a service's socket and return its reply.
-
-    Raises:
-        FleetwatchError: the service's refusal (its code, the message made visible), or
-            ``service_unavailable`` / ``service_no_answer`` when `service` does not answer.
-    """
-    try:
-        reply = await request(socket, message, reply_type, timeout_seconds=timeout_seconds)
-    except ProtocolError as exc:
-        if exc.code is Code.SERVICE_UNAVAILABLE:
-            raise FleetwatchError(
-                exc.code, f"{service} is not running (nothing answers on {socket})"
-            ) from exc
-        raise
-    if isinstance(reply, ErrorReply):
-        try:
-            code = Code(reply.code)
-        except ValueError:
-            code = Code.INTERNAL_ERROR
-        raise FleetwatchError(code, visible(reply.message, 400))
-    return reply
-
-
-async def call(message: Message, reply_type: type[R], *, timeout_seconds: float = TIMEOUT_SECONDS) -> R:
-    """Send one request to approval.sock and return its reply (raises as `call_service`)."""
-    settings = load_settings()
-    return await call_service(
-        "approval_web", settings.approval_socket, message, reply_type, timeout_seconds=timeout_seconds
-    )
+def approval_client(*, timeout_seconds: float = TIMEOUT_SECONDS) -> ApprovalClient:
+    """approval.sock's client, from the settings (``FLEETWATCH_RUNTIME_DIR``). Its calls raise
+    `CallError` (a `FleetwatchError`): approval_web's refusal, or ``service_unavailable`` /
+    ``service_no_answer`` when it does not answer."""
+    return ApprovalClient(load_settings().approval_socket, timeout_seconds=timeout_seconds)
 
 
 # --- output --------------------------------------------------------------------------------
@@ -260,35 +218,35 @@ def _out(args: argparse.Namespace, reply: Message, text: str) -> None:
 
 async def pending_list(args: argparse.Namespace) -> int:
     """``fleetwatch pending list``."""
-    reply = await call(ListPending(), PendingList)
+    reply = await approval_client().list_pending()
     _out(args, reply, render_pending(reply.items, reply.not_run))
     return 0
 
 
 async def pending_show(args: argparse.Namespace) -> int:
     """``fleetwatch pending show ID``."""
-    reply = await call(ShowProposal(proposal_id=args.proposal_id), ProposalDetail)
+    reply = await approval_client().show(args.proposal_id)
     _out(args, reply, render_detail(reply))
     return 0
 
 
 async def deny(args: argparse.Namespace) -> int:
     """``fleetwatch deny ID``."""
-    reply = await call(Deny(proposal_id=args.proposal_id), ProposalState)
+    reply = await approval_client().deny(args.proposal_id)
     _out(args, reply, f"Denied {visible(reply.proposal_id, 40)}. Nothing ran.")
     return 0
 
 
 async def deny_all(args: argparse.Namespace) -> int:
     """``fleetwatch deny-all``."""
-    reply = await call(DenyAll(), Count)
+    reply = await approval_client().deny_all()
     _out(args, reply, f"Denied {reply.count} pending proposal(s). Nothing ran.")
     return 0
 
 
 async def pause(args: argparse.Namespace) -> int:
     """``fleetwatch pause``: turn the kill switch on."""
-    reply = await call(SetKillSwitch(on=True), Status)
+    reply = await approval_client().set_kill_switch(True)
     words = "Writes paused: the executor refuses every write until `fleetwatch resume`."
     _out(args, reply, words)
     return 0
@@ -296,7 +254,7 @@ async def pause(args: argparse.Namespace) -> int:
 
 async def resume(args: argparse.Namespace) -> int:
     """``fleetwatch resume``: turn the kill switch off."""
-    reply = await call(SetKillSwitch(on=False), Status)
+    reply = await approval_client().set_kill_switch(False)
     words = "Writes resumed: each change still needs a person's approval on the page."
     _out(args, reply, words)
     return 0
@@ -304,14 +262,14 @@ async def resume(args: argparse.Namespace) -> int:
 
 async def audit_tail(args: argparse.Namespace) -> int:
     """``fleetwatch audit tail [-n N]``."""
-    reply = await call(AuditTail(limit=args.n), AuditRows)
+    reply = await approval_client().audit_tail(args.n)
     _out(args, reply, render_audit(reply.rows))
     return 0
 
 
 async def audit_verify(args: argparse.Namespace) -> int:
     """``fleetwatch audit verify``: exit 1 when the chain does not verify."""
-    reply = await call(AuditVerify(), AuditReport)
+    reply = await approval_client().audit_verify()
     if args.json:
         print_reply(reply)
     elif reply.ok:
@@ -333,7 +291,7 @@ async def status(args: argparse.Namespace) -> int:
             print("Processes (supervisord):")
             print("\n".join(f"  {visible(line, 200)}" for line in out.strip().splitlines()))
             print()
-    reply = await call(GetStatus(), Status)
+    reply = await approval_client().status()
     _out(args, reply, render_status(reply))
     return 0
 
@@ -343,7 +301,7 @@ async def propose(args: argparse.Namespace) -> int:
     message = SubmitProposal(
         tool=args.tool, arguments=parse_arg_values(args.arg or ()), reason=args.reason, proposed_by="operator"
     )
-    reply = await call(message, ProposalAccepted, timeout_seconds=PROPOSE_TIMEOUT_SECONDS)
+    reply = await approval_client(timeout_seconds=PROPOSE_TIMEOUT_SECONDS).submit(message)
     if args.json:
         print_reply(reply)
     else:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import argparse
 from typing import Any, Final
 
-from services.ctl.commands_admin import call_service, print_reply
+from services.ctl.commands_admin import print_reply
 from shared.config import load_settings
 from shared.text.display import visible
-from shared.wire.assistant import Answer, Ask
+from shared.wire.assistant import Answer, Ask, AssistantClient
 
 TIMEOUT_SECONDS: Final = 180.0
 """Default wait for an answer: longer than the assistant's own wall budget per question."""
@@ -38,9 +38,7 @@ async def ask(args: argparse.Namespace) -> int:
     """Send one question; print the answer."""
     settings = load_settings()
     message = Ask(question=args.question, language=args.language)
-    reply = await call_service(
-        "the assistant", settings.assistant_socket, message, Answer, timeout_seconds=args.timeout
-    )
+    reply = await AssistantClient(settings.assistant_socket).ask(message, timeout_seconds=args.timeout)
     if args.json:
         print_reply(reply)
     else:

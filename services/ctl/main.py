@@ -26,6 +26,7 @@ from services.ctl import (
     commands_up,
 )
 from shared.errors import FleetwatchError
+from shared.text.display import visible
 
 EPILOG = (
     "No command approves a change: a person approves each exact change on the approval page. "
@@ -70,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result = asyncio.run(args.run(args))
     except FleetwatchError as exc:
-        print(f"fleetwatch: {exc.code}: {exc.message}", file=sys.stderr)
+        print(f"fleetwatch: {exc.code}: {visible(exc.message, 2000)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

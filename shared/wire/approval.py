@@ -1,5 +1,5 @@
-"""approval.sock's contract: its messages, its operations with the codes each may answer, and
-the manifest made from them.
+"""approval.sock's contract: its messages, its operations with the codes each may answer, the
+manifest made from them, and its client (`ApprovalClient`).
 
 Peers: the assistant user and operators. Every socket also serves `GetCapabilities`.
 
@@ -14,7 +14,8 @@ Peers: the assistant user and operators. Every socket also serves `GetCapabiliti
 
 `ListWritable` and its reply are executor.sock's (`shared.wire.executor`), relayed unchanged;
 so are the refusals of the executor's Prepare (`PREPARE_CODES`) and ListWritable
-(`LIST_WRITABLE_CODES`), which pass through `SubmitProposal` and `ListWritable` unchanged.
+(`LIST_WRITABLE_CODES`), which pass through `SubmitProposal` and `ListWritable` unchanged,
+and the policy's refusals are the executor contract's `POLICY_CODES`.
 Contract tests check `OPERATIONS` against the request union both ways, that every code the
 handlers can raise is declared, and that nothing is declared that nothing produces.
 
@@ -31,13 +32,18 @@ from typing import Annotated, Any, Final, Literal
 import msgspec
 
 from shared.errors import Code
-from shared.wire.executor import OPERATIONS as EXECUTOR_OPERATIONS
-from shared.wire.executor import ListWritable, WritableDevices
+from shared.wire.client import SocketClient
+from shared.wire.executor import (
+    LIST_WRITABLE_CODES,
+    POLICY_CODES,
+    PREPARE_CODES,
+    ListWritable,
+    WritableDevices,
+)
 from shared.wire.formats import (
     MAX_QUESTION_CHARS,
     Actor,
     Arguments,
-    ErrorCode,
     Name,
     ProposalId,
     Reason,
@@ -79,7 +85,7 @@ class ProposalState(Message):
     status: str
     outcome: str | None = None
     verification: str | None = None
-    status_code: str | None = None
+    status_code: Code | None = None
 
 
 class ExpireTurn(Message):
@@ -107,7 +113,7 @@ class ProposalSummary(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     expires_at: str | None
     proposed_by: str
     status: str
-    status_code: str | None = None
+    status_code: Code | None = None
 
 
 class PendingList(Message):
@@ -134,7 +140,7 @@ class ProposalDetail(Message):
     age_seconds: int
     expires_in_seconds: int | None
     outcome: str | None = None
-    refusal_code: str | None = None
+    refusal_code: Code | None = None
     verification: str | None = None
     detail: dict[str, Any] = msgspec.field(default_factory=dict)
 
@@ -239,11 +245,11 @@ class RecordAsk(Message):
     language: Literal["en", "es"]
     answered_by: Literal["model", "keyword"]
     outcome: Name
-    code: ErrorCode | None
+    code: Code | None
     model_calls: CountOf
     tokens: AskTokens
     tools: Annotated[dict[ToolName, CountOf], msgspec.Meta(max_length=64)]
-    codes: Annotated[dict[ErrorCode, CountOf], msgspec.Meta(max_length=64)]
+    codes: Annotated[dict[Code, CountOf], msgspec.Meta(max_length=64)]
     proposal_ids: Annotated[tuple[ProposalId, ...], msgspec.Meta(max_length=MAX_RECORDED_PROPOSALS)]
     expired: CountOf
     elapsed_ms: CountOf
@@ -258,7 +264,7 @@ class RecordRefusal(Message):
     peer's uid, gid and pid as the kernel gave them."""
 
     operation: Name
-    code: ErrorCode
+    code: Code
     uid: Uid
     gid: Uid
     pid: Uid
@@ -304,24 +310,10 @@ SERVICE: Final = "approval_web"
 REQUESTS: Final[tuple[type[Message], ...]] = typing.get_args(ApprovalRequest)
 """The request types approval.sock serves."""
 
-PREPARE_CODES: Final[frozenset[Code]] = next(op.codes for op in EXECUTOR_OPERATIONS if op.name == "prepare")
-"""What the executor's Prepare may refuse with, from its own manifest (the one source); passed
-through `SubmitProposal` unchanged."""
-LIST_WRITABLE_CODES: Final[frozenset[Code]] = next(
-    op.codes for op in EXECUTOR_OPERATIONS if op.name == "list_writable"
-)
-"""What the executor's ListWritable may refuse with (its manifest); relayed unchanged."""
-
 INTAKE_CODES: Final[tuple[Code, ...]] = (
     Code.INVALID_MESSAGE,
     Code.OPERATION_NOT_ALLOWED,
-    Code.OBSERVE_MODE,
-    Code.NOT_PROPOSABLE,
-    Code.SCHEMA_NOT_REVIEWED,
-    Code.HIDDEN_CHARACTER,
-    Code.NOT_CANONICALIZABLE,
-    Code.TOO_MANY_TARGETS,
-    Code.INVALID_ARGUMENTS,
+    *POLICY_CODES[1:],  # the policy file loaded at start: never policy_invalid here
     Code.FENCE_NOT_CONFIGURED,
     Code.QUEUE_FULL,
     Code.HOURLY_CAP_REACHED,
@@ -329,7 +321,8 @@ INTAKE_CODES: Final[tuple[Code, ...]] = (
     Code.SERVICE_UNAVAILABLE,
     Code.SERVICE_NO_ANSWER,
 )
-"""`SubmitProposal`'s own refusals, in the order they are checked; then the executor's. An
+"""`SubmitProposal`'s own refusals, in the order they are checked; then the executor's
+(`PREPARE_CODES`, relayed unchanged, as `LIST_WRITABLE_CODES` are by ``list_writable``). An
 executor record that differs from the request, or a code outside the registry, is answered
 ``internal_error`` (a transport code, declared for every operation)."""
 
@@ -372,7 +365,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     ),
     Operation(
         "record_refusal",
-        _RECORDS | _WRITES | {Code.INVALID_MESSAGE},
+        _RECORDS | _WRITES,
         "the audit row of a refusal on assistant.sock (the assistant's user only)",
     ),
     Operation(
@@ -399,3 +392,88 @@ def codes_of(operation: str) -> frozenset[Code]:
         if op.name == operation:
             return op.codes
     raise KeyError(operation)
+
+
+# --- the client ---------------------------------------------------------------------------
+
+
+class ApprovalClient(SocketClient):
+    """approval.sock's client (the assistant's and the operators' way to approval_web): each call
+    returns its reply or raises `CallError` with approval_web's code, ``service_unavailable``
+    or ``service_no_answer``. None of these approves anything: approving happens on the page.
+
+    Args:
+        path: ``settings.approval_socket``.
+        timeout_seconds: the default bound on one call; a submission waits for the executor's
+            fresh sandbox read, so allow several seconds.
+    """
+
+    service = "approval_web"
+
+    async def submit(
+        self, proposal: SubmitProposal, *, timeout_seconds: float | None = None
+    ) -> ProposalAccepted:
+        """Submit one proposal (it still needs a person). Raises `CallError`."""
+        return await self.call(proposal, ProposalAccepted, timeout_seconds=timeout_seconds)
+
+    async def proposal_state(
+        self, proposal_id: str, *, timeout_seconds: float | None = None
+    ) -> ProposalState:
+        """A proposal's recorded state. Raises `CallError` (``proposal_not_found``...)."""
+        return await self.call(
+            GetProposalState(proposal_id=proposal_id), ProposalState, timeout_seconds=timeout_seconds
+        )
+
+    async def expire_turn(self, turn_id: str, *, timeout_seconds: float | None = None) -> Count:
+        """Expire every pending proposal of a model turn; how many were. Raises `CallError`."""
+        return await self.call(ExpireTurn(turn_id=turn_id), Count, timeout_seconds=timeout_seconds)
+
+    async def record(
+        self, record: RecordAsk | RecordRefusal, *, timeout_seconds: float | None = None
+    ) -> Count:
+        """Have one audit row written for the assistant. Raises `CallError`."""
+        return await self.call(record, Count, timeout_seconds=timeout_seconds)
+
+    async def list_writable(self, *, timeout_seconds: float | None = None) -> WritableDevices:
+        """The devices a change may target now, read afresh by the executor. Raises `CallError`."""
+        return await self.call(ListWritable(), WritableDevices, timeout_seconds=timeout_seconds)
+
+    async def list_pending(self, *, timeout_seconds: float | None = None) -> PendingList:
+        """The pending proposals, and those approved lately that did not run. Raises `CallError`."""
+        return await self.call(ListPending(), PendingList, timeout_seconds=timeout_seconds)
+
+    async def show(self, proposal_id: str, *, timeout_seconds: float | None = None) -> ProposalDetail:
+        """One proposal in full. Raises `CallError`."""
+        return await self.call(
+            ShowProposal(proposal_id=proposal_id), ProposalDetail, timeout_seconds=timeout_seconds
+        )
+
+    async def deny(
+        self, proposal_id: str, *, actor: str = "operator", timeout_seconds: float | None = None
+    ) -> ProposalState:
+        """Deny one pending proposal. Raises `CallError`."""
+        return await self.call(
+            Deny(proposal_id=proposal_id, actor=actor), ProposalState, timeout_seconds=timeout_seconds
+        )
+
+    async def deny_all(self, *, actor: str = "operator", timeout_seconds: float | None = None) -> Count:
+        """Deny every pending proposal; how many were. Raises `CallError`."""
+        return await self.call(DenyAll(actor=actor), Count, timeout_seconds=timeout_seconds)
+
+    async def set_kill_switch(
+        self, on: bool, *, actor: str = "operator", timeout_seconds: float | None = None
+    ) -> Status:
+        """Pause (``on``) or resume every write; the status after. Raises `CallError`."""
+        return await self.call(SetKillSwitch(on=on, actor=actor), Status, timeout_seconds=timeout_seconds)
+
+    async def status(self, *, timeout_seconds: float | None = None) -> Status:
+        """Queue, caps, pauses, kill switch, executor, fence, autonomy. Raises `CallError`."""
+        return await self.call(GetStatus(), Status, timeout_seconds=timeout_seconds)
+
+    async def audit_tail(self, limit: int = 20, *, timeout_seconds: float | None = None) -> AuditRows:
+        """The newest `limit` audit rows. Raises `CallError`."""
+        return await self.call(AuditTail(limit=limit), AuditRows, timeout_seconds=timeout_seconds)
+
+    async def audit_verify(self, *, timeout_seconds: float | None = None) -> AuditReport:
+        """Walk the audit hash chain. Raises `CallError`."""
+        return await self.call(AuditVerify(), AuditReport, timeout_seconds=timeout_seconds)

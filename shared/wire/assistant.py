@@ -1,4 +1,5 @@
-"""assistant.sock's contract: its messages, its operations with the codes each may answer.
+"""assistant.sock's contract: its messages, its operations with the codes each may answer, and
+its client (`AssistantClient`).
 
 Peers: operators and the ask page's process. Every socket also serves `GetCapabilities`.
 
@@ -16,6 +17,7 @@ from typing import Final, Literal
 import msgspec
 
 from shared.errors import Code
+from shared.wire.client import SocketClient
 from shared.wire.formats import Question
 from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities, Message, Operation
 
@@ -44,7 +46,7 @@ class Answer(Message):
     language: str
     answered_by: str
     proposals: tuple[ProposalLine, ...] = ()
-    code: str | None = None
+    code: Code | None = None
 
 
 AssistantRequest = Ask | GetCapabilities
@@ -86,3 +88,18 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation("ask", ASK_CODES, "answer one question (the model, or the keyword answer)"),
     Operation("get_capabilities", frozenset(), "this manifest"),
 )
+
+
+class AssistantClient(SocketClient):
+    """assistant.sock's client (operators' ``fleetwatch ask``): the answer, or `CallError`.
+
+    Args:
+        path: ``settings.assistant_socket``.
+        timeout_seconds: the default bound on one question (a model turn takes seconds).
+    """
+
+    service = "the assistant"
+
+    async def ask(self, question: Ask, *, timeout_seconds: float | None = None) -> Answer:
+        """Answer one question. Raises `CallError`."""
+        return await self.call(question, Answer, timeout_seconds=timeout_seconds)

@@ -1,5 +1,5 @@
-"""executor.sock's contract: its messages, its operations with the codes each may answer, and
-the manifest made from them.
+"""executor.sock's contract: its messages, its operations with the codes each may answer, the
+manifest made from them, and its client (`ExecutorClient`).
 
 Peers: the approval_web user only. Every socket also serves `GetCapabilities`.
 
@@ -30,6 +30,7 @@ from typing import Final
 import msgspec
 
 from shared.errors import Code
+from shared.wire.client import SocketClient
 from shared.wire.formats import ApprovalId, Arguments, ProposalId, Reason, Sha256Hex, ToolName
 from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities, Message, Operation
 
@@ -108,7 +109,7 @@ class Inspection(Message):
     targets: tuple[TargetFacts, ...]
     stream: StreamFacts | None = None
     event: EventFacts | None = None
-    would_refuse: str | None = None
+    would_refuse: Code | None = None
     would_refuse_message: str | None = None
     read_at: str = ""
     facts: dict[str, str] = msgspec.field(default_factory=dict)
@@ -138,7 +139,7 @@ class ExecutionReport(Message):
     execution_id: str | None
     proposal_id: str
     outcome: str
-    refusal_code: str | None = None
+    refusal_code: Code | None = None
     message: str = ""
     detail: dict[str, str] = msgspec.field(default_factory=dict)
     verification: str | None = None
@@ -213,7 +214,7 @@ SERVICE: Final = "executor"
 REQUESTS: Final[tuple[type[Message], ...]] = typing.get_args(ExecutorRequest)
 """The request types executor.sock serves."""
 
-POLICY_CODES: Final = (
+POLICY_CODES: Final[tuple[Code, ...]] = (
     Code.POLICY_INVALID,
     Code.OBSERVE_MODE,
     Code.NOT_PROPOSABLE,
@@ -223,6 +224,10 @@ POLICY_CODES: Final = (
     Code.TOO_MANY_TARGETS,
     Code.INVALID_ARGUMENTS,
 )
+"""The policy's refusals of a proposed change, in the order they are checked (the policy file
+still loads, autonomy, the tool, its schema, canonical arguments, targets, the schema): the one
+list every socket's manifest takes them from."""
+
 READ_CODES: Final = (
     Code.NO_SIGN_IN,
     Code.DEVICE_LIST_UNREADABLE,
@@ -235,9 +240,10 @@ READ_CODES: Final = (
 )
 
 PREPARE_CODES: Final[frozenset[Code]] = frozenset(
-    {*POLICY_CODES, Code.FENCE_NOT_CONFIGURED, *READ_CODES, Code.EVENT_NOT_CURRENT}
+    {*POLICY_CODES, Code.FENCE_NOT_CONFIGURED, *READ_CODES, Code.EVENT_NOT_CURRENT, Code.STORE_BUSY}
 )
-"""Prepare's refusals (ErrorReply). Prepare writes no audit row: the intake that asked does."""
+"""Prepare's refusals (ErrorReply), relayed unchanged by approval.sock's ``submit_proposal``.
+Prepare writes no audit row: the intake that asked does."""
 
 EXECUTE_REFUSALS: Final[tuple[Code, ...]] = (
     Code.APPROVAL_NOT_FOUND,
@@ -280,12 +286,11 @@ LIST_WRITABLE_CODES: Final[frozenset[Code]] = frozenset(
     {Code.FENCE_NOT_CONFIGURED, Code.POLICY_INVALID, *READ_CODES[:3], Code.STATE_READ_FAILED}
 )
 """ListWritable's refusals (ErrorReply): no fence, the policy, then the reads' own (the sandbox
-sign-in, the device list, the team ID; the recorder status and events)."""
+sign-in, the device list, the team ID; the recorder status and events). Relayed unchanged by
+approval.sock's ``list_writable``."""
 
 OPERATIONS: Final[tuple[Operation, ...]] = (
-    Operation(
-        "prepare", PREPARE_CODES | {Code.STORE_BUSY}, "bind a proposal: fresh sandbox read, fingerprint, seal"
-    ),
+    Operation("prepare", PREPARE_CODES, "bind a proposal: fresh sandbox read, fingerprint, seal"),
     Operation(
         "inspect",
         INSPECT_WOULD_REFUSE | {Code.PROPOSAL_NOT_FOUND, Code.STORE_BUSY},
@@ -311,3 +316,54 @@ CAPABILITIES: Final = Capabilities(service=SERVICE, operations=OPERATIONS)
 def declared_codes() -> frozenset[Code]:
     """Every code some operation of executor.sock declares."""
     return frozenset(code for op in OPERATIONS for code in op.codes)
+
+
+# --- the client ---------------------------------------------------------------------------
+
+
+PREPARE_SECONDS: Final = 20.0
+"""Default bound on Prepare (the executor reads the sandbox team afresh)."""
+INSPECT_SECONDS: Final = 20.0
+"""Default bound on Inspect (a fresh read of every fact on the card)."""
+EXECUTE_SECONDS: Final = 90.0
+"""Default bound on Execute (reads, one write, a re-read)."""
+HEALTH_SECONDS: Final = 2.0
+"""Default bound on Health."""
+LIST_WRITABLE_SECONDS: Final = 20.0
+"""Default bound on ListWritable (a fresh sandbox read)."""
+
+
+class ExecutorClient(SocketClient):
+    """executor.sock's client (approval_web's only way to the executor: the socket side and the
+    page): each call returns its reply or raises `CallError` with the executor's code,
+    ``service_unavailable`` (not reached: nothing ran) or ``service_no_answer`` (sent, no
+    answer: the outcome is unknown). Each method's bound defaults to its ``*_SECONDS``.
+
+    Args:
+        path: ``settings.executor_socket``.
+    """
+
+    service = "the executor"
+
+    async def prepare(self, request: Prepare, *, timeout_seconds: float = PREPARE_SECONDS) -> Prepared:
+        """Bind a proposal (a fresh sandbox read). Raises `CallError` (`PREPARE_CODES`)."""
+        return await self.call(request, Prepared, timeout_seconds=timeout_seconds)
+
+    async def inspect(self, proposal_id: str, *, timeout_seconds: float = INSPECT_SECONDS) -> Inspection:
+        """A fresh read of the card's facts. Raises `CallError`."""
+        return await self.call(Inspect(proposal_id=proposal_id), Inspection, timeout_seconds=timeout_seconds)
+
+    async def execute(self, request: Execute, *, timeout_seconds: float = EXECUTE_SECONDS) -> ExecutionReport:
+        """Run the consumed approval once (`request` carries what the person approved); every
+        refusal after the request arrived is a ``refused`` report, not an exception. Raises
+        `CallError`."""
+        return await self.call(request, ExecutionReport, timeout_seconds=timeout_seconds)
+
+    async def health(self, *, timeout_seconds: float = HEALTH_SECONDS) -> HealthReport:
+        """Is the executor up, signed in, fenced, paused? Raises `CallError`."""
+        return await self.call(Health(), HealthReport, timeout_seconds=timeout_seconds)
+
+    async def list_writable(self, *, timeout_seconds: float = LIST_WRITABLE_SECONDS) -> WritableDevices:
+        """The devices a change may target now (a fresh sandbox read). Raises `CallError`
+        (`LIST_WRITABLE_CODES`)."""
+        return await self.call(ListWritable(), WritableDevices, timeout_seconds=timeout_seconds)

@@ -24,14 +24,12 @@ PROPOSAL_ID: Final = r"^p-[0-9a-f]{12}\Z"
 APPROVAL_ID: Final = r"^a-[0-9a-f]{12}\Z"
 EXECUTION_ID: Final = r"^x-[0-9a-f]{12}\Z"
 TURN_ID: Final = r"^t_[0-9a-f]{32}\Z"
-CODE: Final = r"^[a-z][a-z0-9_]{0,63}\Z"
-"""A stable error code's form (`shared.errors.Code` values are snake_case)."""
 TOOL_NAME: Final = r"^[a-z][a-z0-9_]{0,63}\Z"
 """An Epiphan tool's name (``batch_reboot``); whether it is proposable is the intake's call."""
 NAME: Final = r"^[a-z][a-z0-9_]{0,47}\Z"
+"""A snake_case word the code chose (an operation, an outcome)."""
 SHA256_HEX: Final = r"^[0-9a-f]{64}\Z"
 """A SHA-256 digest in lower-case hex (a card's hash, the binding facts' hash)."""
-"""A snake_case word the code chose (an operation, an outcome)."""
 
 MAX_REASON_CHARS: Final = 2000
 """Longest reason of a proposal (the page shows it, escaped, in a capped box)."""
@@ -50,7 +48,6 @@ ProposalId = Annotated[str, Meta(pattern=PROPOSAL_ID)]
 ApprovalId = Annotated[str, Meta(pattern=APPROVAL_ID)]
 ExecutionId = Annotated[str, Meta(pattern=EXECUTION_ID)]
 TurnId = Annotated[str, Meta(pattern=TURN_ID)]
-ErrorCode = Annotated[str, Meta(pattern=CODE)]
 ToolName = Annotated[str, Meta(pattern=TOOL_NAME)]
 Name = Annotated[str, Meta(pattern=NAME)]
 Sha256Hex = Annotated[str, Meta(pattern=SHA256_HEX)]

@@ -33,7 +33,7 @@ from typing import Any
 import msgspec
 
 from shared.errors import Code, FleetwatchError
-from shared.wire.formats import ErrorCode, ErrorText
+from shared.wire.formats import ErrorText
 
 logger = logging.getLogger(__name__)
 
@@ -105,9 +105,11 @@ class Message(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field
 
 
 class ErrorReply(Message, tag="error"):
-    """The one error shape on the wire. `code` is a `Code` value; branch on it, not on `message`."""
+    """The one error shape on the wire. `code` is a `Code` (decoding refuses any other value;
+    `shared.wire.client` reads an undeclared one as ``internal_error``); branch on it, not on
+    `message`."""
 
-    code: ErrorCode
+    code: Code
     message: ErrorText
 
 

@@ -12,9 +12,9 @@ import pytest
 from services.lab.server import LabHandle, run_lab
 from shared.errors import Code
 from shared.store.approvals import execution_for_approval, proposal_state
-from shared.wire.client import request
+from shared.wire.client import CallError, request
 from shared.wire.executor import Health, HealthReport
-from shared.wire.protocol import ErrorReply, ProtocolError
+from shared.wire.protocol import ErrorReply
 from tests.executor.harness import IDLE, TIMEOUT, Harness
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -119,7 +119,7 @@ async def test_an_executor_killed_between_claim_and_outcome_restarts_into_unknow
             execution = await execution_for_approval(harness.conn, approval_id)
             assert execution is not None and execution.outcome == "running"
             await harness.executor.kill()
-            with pytest.raises(ProtocolError) as lost:
+            with pytest.raises(CallError) as lost:
                 await execute
             assert lost.value.code == Code.SERVICE_NO_ANSWER
             await harness.restart()

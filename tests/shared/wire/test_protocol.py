@@ -14,7 +14,7 @@ import msgspec
 import pytest
 
 from shared.errors import Code, FleetwatchError
-from shared.wire.client import request
+from shared.wire.client import CallError, request
 from shared.wire.formats import MAX_MESSAGE_CHARS
 from shared.wire.protocol import (
     MAX_FRAME_BYTES,
@@ -321,20 +321,20 @@ async def test_a_peer_whose_uid_is_not_allowed_is_refused_reported_and_disconnec
 
 
 async def test_a_missing_service_is_unavailable(tmp_path):
-    with pytest.raises(ProtocolError) as caught:
+    with pytest.raises(CallError) as caught:
         await request(tmp_path / "nobody.sock", Echo(text="hi"), Echoed, timeout_seconds=10)
     assert caught.value.code is Code.SERVICE_UNAVAILABLE
 
 
 async def test_a_sent_request_without_an_answer_has_an_unknown_outcome(service, socket_path):
-    with pytest.raises(ProtocolError) as caught:
+    with pytest.raises(CallError) as caught:
         await request(socket_path, Stall(), Echoed, timeout_seconds=0.3)
     assert caught.value.code is Code.SERVICE_NO_ANSWER
     assert service.seen == [(Stall(), service.seen[0][1])]
 
 
 async def test_a_request_over_the_cap_is_not_sent(service, socket_path):
-    with pytest.raises(ProtocolError) as caught:
+    with pytest.raises(CallError) as caught:
         await request(socket_path, Echo(text="z" * MAX_FRAME_BYTES), Echoed, timeout_seconds=10)
     assert caught.value.code is Code.FRAME_TOO_LARGE
     assert service.seen == []
