@@ -18,9 +18,14 @@ contract, operations and codes, is `shared.wire.executor`)::
     server.py    `socket_side`: store, migrate, expire all pending at start, serve, expiry task
     __main__.py  start the socket side (the page joins it there)
 
-Exception tree::
-
-    FleetwatchError
-    ├── services.approval_web.intake.IntakeRefused   a refused request (``.code``, audited)
-    └── services.approval_web.limits.LimitReached    a limit refuses a new proposal
+Errors: `ApprovalWebError` and its subclasses (`intake.IntakeRefused`, `limits.LimitReached`,
+`page.errors.PageError`); the tree is drawn in `shared.errors`.
 """
+
+from __future__ import annotations
+
+from shared.errors import FleetwatchError
+
+
+class ApprovalWebError(FleetwatchError):
+    """approval_web refused a request or could not start; ``code`` says why."""

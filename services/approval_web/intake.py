@@ -39,6 +39,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from services.approval_web import ApprovalWebError
 from shared.binding import BoundRecord, fingerprint_hash, record_from_bytes
 from shared.canonical import CanonicalError, canonicalize_arguments
 from shared.errors import Code, FleetwatchError
@@ -56,7 +57,7 @@ MAX_REASON_CHARS: Final = wire.MAX_REASON_CHARS
 message's own cap, so decoding refuses a longer one first."""
 
 
-class IntakeRefused(FleetwatchError):
+class IntakeRefused(ApprovalWebError):
     """A request on approval.sock was refused; ``code`` says why.
 
     Attributes:

@@ -29,11 +29,7 @@ Layers (each may import only the ones above it)::
     server.py      assistant.sock and the production wiring; page.py the local ask page;
                    __main__.py runs them
 
-Exception tree::
-
-    FleetwatchError
-    └── AssistantError           the assistant refused or could not answer (``.code``)
-        └── ModelUnavailable     the model could not be used (``model_unavailable``)
+Errors: `AssistantError` and `ModelUnavailable` (the tree is drawn in `shared.errors`).
 """
 
 from __future__ import annotations

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol
 
+from services.assistant import AssistantError
 from shared.canonical import canonical_json, canonicalize_arguments
-from shared.errors import Code, FleetwatchError
+from shared.errors import Code
 from shared.policy.loader import ToolPolicy
 from shared.wire import formats as wire
 from shared.wire.approval import (
@@ -86,14 +87,14 @@ def check_proposal(
     if extra or missing:
         parts = [f"missing {', '.join(missing)}"] if missing else []
         parts += ["unexpected fields"] if extra else []
-        raise FleetwatchError(
+        raise AssistantError(
             Code.INVALID_ARGUMENTS, f"propose_change takes tool, arguments, reason: {'; '.join(parts)}"
         )
     tool, arguments, reason = tool_input["tool"], tool_input["arguments"], tool_input["reason"]
     if not isinstance(tool, str) or not isinstance(arguments, Mapping):
-        raise FleetwatchError(Code.INVALID_ARGUMENTS, "tool must be text and arguments an object")
+        raise AssistantError(Code.INVALID_ARGUMENTS, "tool must be text and arguments an object")
     if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON_CHARS:
-        raise FleetwatchError(
+        raise AssistantError(
             Code.INVALID_ARGUMENTS, f"reason must be 1 to {MAX_REASON_CHARS} characters of text"
         )
     rule = tool_policy.rule_for(tool)
@@ -103,7 +104,7 @@ def check_proposal(
     if allowlist:
         outside = [t for t in targets if t not in allowlist]
         if outside:
-            raise FleetwatchError(
+            raise AssistantError(
                 Code.TARGET_NOT_ALLOWLISTED, "a target is not on FLEETWATCH_WRITE_DEVICE_IDS"
             )
     key = canonical_json({"tool": rule.tool, "arguments": canonical}).decode("utf-8")

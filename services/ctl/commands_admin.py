@@ -22,11 +22,11 @@ import json
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-import msgspec
-
-from shared.canonical import CanonicalError, hidden_character, parse_json_strict
+from services.ctl import CtlError
+from services.ctl.output import print_json
+from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
-from shared.errors import MEANINGS, Code, FleetwatchError
+from shared.errors import MEANINGS, Code
 from shared.text.display import visible
 from shared.wire.approval import (
     ApprovalClient,
@@ -60,24 +60,6 @@ def approval_client(*, timeout_seconds: float = TIMEOUT_SECONDS) -> ApprovalClie
 
 
 # --- output --------------------------------------------------------------------------------
-
-
-def _escape_hidden(char: str) -> str:
-    data = char.encode("utf-16-be")
-    return "".join(f"\\u{int.from_bytes(data[i : i + 2], 'big'):04x}" for i in range(0, len(data), 2))
-
-
-def safe_json(value: Any) -> str:
-    """Indented, key-sorted JSON of `value` in which every hidden character (see
-    `shared.text.display`) is written as a ``\\uXXXX`` escape: lossless, and inert on a terminal."""
-    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
-    # json.dumps already escapes U+0000-U+001F inside strings: raw ones are the indentation.
-    return "".join(_escape_hidden(c) if c >= "\x7f" and hidden_character(c) else c for c in text)
-
-
-def print_reply(reply: Message | Any) -> None:
-    """Print a reply (or any msgspec/builtin value) as safe JSON."""
-    print(safe_json(msgspec.to_builtins(reply)))
 
 
 def _argument_text(value: Any) -> str:
@@ -188,9 +170,9 @@ def parse_arg_values(pairs: Sequence[str]) -> dict[str, Any]:
     for pair in pairs:
         key, sep, text = pair.partition("=")
         if not sep or not key:
-            raise FleetwatchError(Code.INVALID_ARGUMENTS, f"--arg needs KEY=VALUE, got {visible(pair, 80)!r}")
+            raise CtlError(Code.INVALID_ARGUMENTS, f"--arg needs KEY=VALUE, got {visible(pair, 80)!r}")
         if key in arguments:
-            raise FleetwatchError(Code.INVALID_ARGUMENTS, f"--arg {visible(key, 60)} is given twice")
+            raise CtlError(Code.INVALID_ARGUMENTS, f"--arg {visible(key, 60)} is given twice")
         arguments[key] = _value(text)
     return arguments
 
@@ -203,7 +185,7 @@ def _value(text: str) -> Any:
     try:
         return parse_json_strict(text)
     except CanonicalError as exc:
-        raise FleetwatchError(exc.code, exc.message) from exc
+        raise CtlError(exc.code, exc.message) from exc
 
 
 # --- commands ------------------------------------------------------------------------------
@@ -211,7 +193,7 @@ def _value(text: str) -> Any:
 
 def _out(args: argparse.Namespace, reply: Message, text: str) -> None:
     if args.json:
-        print_reply(reply)
+        print_json(reply)
     else:
         print(text)
 
@@ -271,7 +253,7 @@ async def audit_verify(args: argparse.Namespace) -> int:
     """``fleetwatch audit verify``: exit 1 when the chain does not verify."""
     reply = await approval_client().audit_verify()
     if args.json:
-        print_reply(reply)
+        print_json(reply)
     elif reply.ok:
         print(f"The audit chain verifies: {reply.rows} row(s).")
     else:
@@ -303,7 +285,7 @@ async def propose(args: argparse.Namespace) -> int:
     )
     reply = await approval_client(timeout_seconds=PROPOSE_TIMEOUT_SECONDS).submit(message)
     if args.json:
-        print_reply(reply)
+        print_json(reply)
     else:
         print(
             f"Proposal {visible(reply.proposal_id, 40)} drafted by an operator; it expires unreviewed at {reply.expires_at}."

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Final
 
-from services.ctl.commands_admin import print_reply
+from services.ctl.output import print_json
 from shared.config import load_settings
 from shared.text.display import visible
 from shared.wire.assistant import Answer, Ask, AssistantClient
@@ -40,7 +40,7 @@ async def ask(args: argparse.Namespace) -> int:
     message = Ask(question=args.question, language=args.language)
     reply = await AssistantClient(settings.assistant_socket).ask(message, timeout_seconds=args.timeout)
     if args.json:
-        print_reply(reply)
+        print_json(reply)
     else:
         print(render_answer(reply))
     return 0

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from services.ctl.doctor import SERVICES, Facts, Probe, SocketFacts, as_json, exit_code, render, run_checks
+from services.ctl.output import print_json
 from shared.config import Settings, load_settings
 from shared.epiphan.slots import slot_summary
 from shared.errors import Code, FleetwatchError
@@ -45,8 +46,6 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
 async def doctor_command(args: argparse.Namespace) -> int:
     checks = run_checks(await gather(load_settings()))
     if args.json:
-        from services.ctl.main import print_json
-
         print_json(as_json(checks))
     else:
         print(render(checks))

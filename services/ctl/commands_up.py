@@ -11,9 +11,10 @@ from pathlib import Path
 
 import httpx2
 
-from services.ctl import supervise
+from services.ctl import CtlError, supervise
 from shared.config import Settings, load_settings
 from shared.epiphan.slots import SignIn, write_slot
+from shared.errors import Code
 
 
 def demo_environment(settings: Settings, scenario: str) -> dict[str, str]:
@@ -112,9 +113,7 @@ async def demo(args: argparse.Namespace) -> int:
 
     settings = load_settings()
     if not supervise.is_demo(settings):
-        from shared.errors import Code, FleetwatchError
-
-        raise FleetwatchError(
+        raise CtlError(
             Code.CONFIG_INVALID,
             "demo runs on the embedded lab only; FLEETWATCH_EPIPHAN_MCP_URL points elsewhere (use 'fleetwatch up')",
         )

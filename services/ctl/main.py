@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 from services.ctl import (
     commands_admin,
@@ -76,17 +74,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     return int(result or 0)
-
-
-def print_json(value: object) -> None:
-    """Print a JSON document (datetimes as UTC ISO strings)."""
-    print(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=_json_default))
-
-
-def _json_default(value: object) -> str:
-    if isinstance(value, datetime):
-        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-    raise TypeError(type(value).__name__)
 
 
 if __name__ == "__main__":

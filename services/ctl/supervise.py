@@ -29,8 +29,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from services.ctl import CtlError
 from shared.config import Settings
-from shared.errors import Code, FleetwatchError
+from shared.errors import Code
 
 REPO = Path(__file__).resolve().parent.parent.parent
 TEMPLATE = REPO / "deploy" / "supervisord.conf"
@@ -44,7 +45,7 @@ START_TIMEOUT_SECONDS = 30.0
 STOP_TIMEOUT_SECONDS = 30.0
 
 
-class SuperviseError(FleetwatchError):
+class SuperviseError(CtlError):
     """supervisord could not be started, driven or stopped (code `service_unavailable`)."""
 
 
@@ -208,7 +209,7 @@ def choose_fence(settings: Settings, euid: int) -> FenceChoice:
     configured = {"sandbox": settings.sandbox_token_file, "read": settings.read_token_file}
     for slot, path in layout.slots.items():
         if configured[slot] != path:
-            raise FleetwatchError(
+            raise CtlError(
                 Code.CONFIG_INVALID,
                 f"the {slot} token slot {configured[slot]} is not {path} (deploy/install.sh's layout)",
             )

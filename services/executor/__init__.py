@@ -36,10 +36,7 @@ Layers (each may import the ones above it, and `shared.*`)::
 
 It never imports `services.approval_web` or `services.assistant`.
 
-Exception tree::
-
-    FleetwatchError
-    └── ExecutorError       a refusal or failure of an executor operation (``.code``)
+Errors: `ExecutorError` (the tree is drawn in `shared.errors`).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from typing import Any
 import aiosqlite
 
 from shared.canonical import parse_json_strict
-from shared.errors import MEANINGS, Code, FleetwatchError
+from shared.errors import MEANINGS, Code
 from shared.store.audit_safe import safe_message, safe_value
 from shared.store.db import append_audit
 
@@ -28,10 +28,6 @@ KILL_SWITCH_KEY = "kill_switch"
 OUTCOMES = frozenset({"ok", "error", "unknown", "refused"})
 """Final outcomes of an execution (``running`` is the only other value, never final)."""
 VERIFICATIONS = frozenset({"verified", "not_observed", "contradicted"})
-
-
-class ApprovalError(FleetwatchError):
-    """An approval-state operation was refused; ``code`` says why (the audit row is written)."""
 
 
 def new_id(prefix: str) -> str:

@@ -11,6 +11,10 @@ from aiohttp import web
 from shared.errors import Code, FleetwatchError
 
 
+class LocalHttpError(FleetwatchError):
+    """A local page could not listen (``socket_in_use``: the port is taken)."""
+
+
 @contextlib.asynccontextmanager
 async def serve_local(app: web.Application, port: int) -> AsyncIterator[str]:
     """Serve `app` on ``127.0.0.1:port`` (0: any free port) until the block ends; yields the
@@ -26,7 +30,7 @@ async def serve_local(app: web.Application, port: int) -> AsyncIterator[str]:
         try:
             await site.start()
         except OSError as exc:
-            raise FleetwatchError(
+            raise LocalHttpError(
                 Code.SOCKET_IN_USE, f"cannot listen on 127.0.0.1:{port}: {exc.strerror}"
             ) from exc
         yield f"http://127.0.0.1:{runner.addresses[0][1]}"

@@ -1,4 +1,8 @@
-from shared.text.display import has_hidden, visible
+import json
+from datetime import UTC, datetime
+
+from shared.text.display import has_hidden, safe_json, visible
+from shared.wire.approval import Count
 
 
 def test_a_right_to_left_override_is_shown_not_obeyed():
@@ -17,3 +21,15 @@ def test_long_text_is_cut_to_the_cap_with_an_ellipsis():
 
 def test_spanish_and_other_scripts_pass_unchanged():
     assert visible("Aula Magna — Cámara 2") == "Aula Magna — Cámara 2"
+
+
+def test_json_output_escapes_hidden_characters_and_stays_lossless() -> None:
+    value = {"reason": "stop \u202eecalp siht\u202c now", "name": "Aula Cámara 2"}
+    text = safe_json(value)
+    assert "\u202e" not in text and "\\u202e" in text and "Cámara" in text
+    assert json.loads(text) == value
+
+
+def test_json_output_writes_datetimes_as_utc_text_and_structs_as_maps() -> None:
+    text = safe_json({"at": datetime(2026, 9, 16, 13, 0, tzinfo=UTC), "reply": Count(count=2)})
+    assert json.loads(text) == {"at": "2026-09-16T13:00:00Z", "reply": {"op": "count", "count": 2}}
