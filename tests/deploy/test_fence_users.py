@@ -21,7 +21,6 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import stat
 import subprocess
 import tempfile
@@ -52,12 +51,12 @@ from tests.deploy.systemd_units import (
     unique_name,
     unit_path,
 )
+from tests.support import free_port, wait_for_socket_file
 
 pytestmark = [
     pytest.mark.skipif(not can_make_users(), reason="needs root and useradd (CI runs as root)"),
     pytest.mark.asyncio(loop_scope="module"),
 ]
-READY_SECONDS = 30.0
 IDLE = "29088800001"  # a sandbox device of the campus lab, not recording
 
 
@@ -89,25 +88,6 @@ class Deployment:
         launch = self.launches[unit]
         launch = replace(launch, extra_groups=launch.extra_groups + extra_groups)
         return run_as(launch, [self.python, "-c", code, *args], cwd="/")
-
-
-async def wait_for_socket(process: asyncio.subprocess.Process, path: Path, log: Path) -> None:
-    """Until `path` is a socket with its final mode (serve_unix sets 0660 after binding); polls
-    a real external process with a hard bound. Never connects (that would be audited)."""
-    async with asyncio.timeout(READY_SECONDS):
-        while True:
-            assert process.returncode is None, log.read_text()[-3000:]
-            with contextlib.suppress(FileNotFoundError):
-                info = path.lstat()
-                if stat.S_ISSOCK(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o660:
-                    return
-            await asyncio.sleep(0.05)  # polling a real external process, hard-bounded above
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def configure(env_file: Path, lab: LabHandle) -> None:
@@ -155,7 +135,7 @@ async def start(deployment: Deployment, extra: dict[str, str]) -> None:
                 stdout=sink,
                 stderr=sink,
             )
-        await wait_for_socket(deployment.processes[unit], launch.ready_socket, log)
+        await wait_for_socket_file(deployment.processes[unit], launch.ready_socket, log)
     deployment.cli_env = {
         **{k: scratch.path(v) for k, v in environment_file(root / "etc" / name / f"{name}.env").items()},
         "FLEETWATCH_RUNTIME_DIR": str(root / "run" / name),

@@ -13,7 +13,6 @@ import grp
 import os
 import pwd
 import shutil
-import socket
 import stat
 import subprocess
 import tempfile
@@ -37,15 +36,10 @@ from tests.deploy.systemd_units import (
     service_python,
     unique_name,
 )
+from tests.support import free_port
 
 needs_root = pytest.mark.skipif(not can_make_users(), reason="needs root and useradd (CI runs as root)")
 PROGRAMS = {"executor": "executor", "approval_web": "web", "assistant": "assistant"}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @dataclass

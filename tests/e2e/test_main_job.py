@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,14 +19,9 @@ import pytest
 from playwright.async_api import async_playwright
 
 from tests.e2e.browser import ARGS, ARTIFACTS, CHROMIUM, needs_chromium
+from tests.support import free_port
 
 pytestmark = needs_chromium
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
