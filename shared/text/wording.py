@@ -15,8 +15,7 @@ from typing import Final
 from shared.epiphan.attention import Finding, Priority, event_state
 from shared.epiphan.fleet import Event
 from shared.text.display import visible
-
-LANGUAGES: Final = ("en", "es")
+from shared.text.languages import LANGUAGES
 
 PRIORITY_WORDS: Final[Mapping[str, Mapping[Priority, str]]] = MappingProxyType(
     {

@@ -32,6 +32,7 @@ from typing import Annotated, Any, Final, Literal
 import msgspec
 
 from shared.errors import Code
+from shared.text.languages import Language
 from shared.wire.client import SocketClient
 from shared.wire.executor import (
     LIST_WRITABLE_CODES,
@@ -242,7 +243,7 @@ class RecordAsk(Message):
 
     turn_id: TurnId
     question_chars: Annotated[int, msgspec.Meta(ge=0, le=MAX_QUESTION_CHARS)]
-    language: Literal["en", "es"]
+    language: Language
     answered_by: Literal["model", "keyword"]
     outcome: Name
     code: Code | None

@@ -12,11 +12,12 @@ the codes that reach the model per tool group and what the ask page answers with
 from __future__ import annotations
 
 import typing
-from typing import Final, Literal
+from typing import Final
 
 import msgspec
 
 from shared.errors import Code
+from shared.text.languages import Language
 from shared.wire.client import SocketClient
 from shared.wire.formats import Question
 from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities, Message, Operation
@@ -27,7 +28,7 @@ class Ask(Message):
     ``language`` ∈ en | es | None (detect)."""
 
     question: Question
-    language: Literal["en", "es"] | None = None
+    language: Language | None = None
 
 
 class ProposalLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
