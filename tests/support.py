@@ -5,7 +5,8 @@ makes true (a row it writes after answering, a file it creates, a socket it bind
 `POLL_SECONDS`, with a hard bound; it fails with what it waited for, and with the tail of the
 process's log when that process exits first. This is the one place the suite polls.
 
-- `free_port`: a TCP port on 127.0.0.1 nobody listens on right now.
+- `free_port`: a TCP port on 127.0.0.1 nobody listens on right now; `demo_ports`: the settings
+  that put a whole demo (the lab, the scripted model, the pages) on free ports.
 - `wait_until`: the bounded poll itself.
 - `wait_for_socket`: until a unix socket accepts a connection (a service that is ready).
 - `wait_for_socket_file`: until a socket file exists with its final mode, without connecting
@@ -39,6 +40,19 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def demo_ports() -> dict[str, str]:
+    """``FLEETWATCH_*`` settings for a whole Fleetwatch on the embedded lab on free ports: the
+    lab (and the Epiphan URL pointing at it), the scripted model, the approval and ask pages."""
+    lab = free_port()
+    return {
+        "FLEETWATCH_LAB_PORT": str(lab),
+        "FLEETWATCH_EPIPHAN_MCP_URL": f"http://127.0.0.1:{lab}/mcp",
+        "FLEETWATCH_MODEL_STANDIN_PORT": str(free_port()),
+        "FLEETWATCH_APPROVE_PORT": str(free_port()),
+        "FLEETWATCH_ASK_PORT": str(free_port()),
+    }
 
 
 def _tail(log: Path | Callable[[], str] | None) -> str:

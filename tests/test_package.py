@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import free_port
+from tests.support import demo_ports
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA_PACKAGES = {"shared.policy.shipped": "policy"}
@@ -87,16 +87,8 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_the_demo_from_any_folder(
 
     where = tmp_path / "anywhere"
     where.mkdir()
-    lab = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FLEETWATCH_", "PYTHON"))}
-    env.update(
-        FLEETWATCH_HOME=str(where / "home"),
-        FLEETWATCH_LAB_PORT=str(lab),
-        FLEETWATCH_EPIPHAN_MCP_URL=f"http://127.0.0.1:{lab}/mcp",
-        FLEETWATCH_MODEL_STANDIN_PORT=str(free_port()),
-        FLEETWATCH_APPROVE_PORT=str(free_port()),
-        FLEETWATCH_ASK_PORT=str(free_port()),
-    )
+    env.update(demo_ports(), FLEETWATCH_HOME=str(where / "home"))
     python = str(venv / "bin" / "python")
     installed = _run(
         [
