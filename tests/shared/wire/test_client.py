@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import inspect
 import logging
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -20,13 +21,24 @@ import pytest
 
 from shared.errors import Code
 from shared.wire.client import CALL_CODES, CallError, SocketClient, request
-from shared.wire.protocol import TRANSPORT_CODES, ErrorReply, Message, read_frame, write_frame
+from shared.wire.protocol import (
+    MAX_FRAME_BYTES,
+    TRANSPORT_CODES,
+    ErrorReply,
+    Message,
+    read_frame,
+    write_frame,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 class Ping(Message):
     pass
+
+
+class Big(Message):
+    text: str
 
 
 class Pong(Message):
@@ -42,7 +54,7 @@ class PingClient(SocketClient):
 
 Answer = Callable[[bytes], Any]
 """What the scripted server does with one request frame: bytes to send back (a frame body),
-or None to hang up without answering."""
+or None to hang up without answering; or an awaitable of either."""
 
 
 @contextlib.asynccontextmanager
@@ -56,6 +68,8 @@ async def scripted(path: Path, answer: Answer) -> AsyncIterator[list[bytes]]:
             if data is not None:
                 seen.append(data)
                 body = answer(data)
+                if inspect.isawaitable(body):
+                    body = await body
                 if body is not None:
                     await write_frame(writer, body)
         finally:
@@ -130,6 +144,29 @@ async def test_a_hang_up_after_the_request_arrived_has_an_unknown_outcome(tmp_pa
             await PingClient(sock).ping()
     assert caught.value.code is Code.SERVICE_NO_ANSWER
     assert len(seen) == 1
+
+
+async def test_a_request_without_an_answer_in_time_has_an_unknown_outcome(tmp_path: Path) -> None:
+    sock, release = tmp_path / "ping.sock", asyncio.Event()
+
+    async def never(_: bytes) -> None:
+        await release.wait()
+
+    async with scripted(sock, never) as seen:
+        with pytest.raises(CallError) as caught:
+            await request(sock, Ping(), Pong, timeout_seconds=0.3)
+        release.set()
+    assert caught.value.code is Code.SERVICE_NO_ANSWER
+    assert len(seen) == 1
+
+
+async def test_a_request_over_the_cap_is_never_sent(tmp_path: Path) -> None:
+    sock = tmp_path / "ping.sock"
+    async with scripted(sock, lambda _: raw(op="pong", text="unexpected")) as seen:
+        with pytest.raises(CallError) as caught:
+            await request(sock, Big(text="z" * MAX_FRAME_BYTES), Pong, timeout_seconds=10)
+    assert caught.value.code is Code.FRAME_TOO_LARGE
+    assert seen == []
 
 
 async def test_nothing_listening_is_unavailable_and_nothing_was_sent(tmp_path: Path) -> None:
