@@ -33,13 +33,12 @@ def pyproject() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 
-def test_the_package_list_names_every_package_on_disk_and_the_shipped_policy() -> None:
+def test_the_package_list_names_every_folder_with_code_or_data_and_the_shipped_policy() -> None:
     setuptools = pyproject()["tool"]["setuptools"]
-    on_disk = [
-        ".".join(init.parent.relative_to(ROOT).parts)
-        for top in ("services", "shared")
-        for init in (ROOT / top).rglob("__init__.py")
-    ]
+    tracked = subprocess.run(
+        ["git", "ls-files", "services", "shared"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    on_disk = {".".join(Path(name).parent.parts) for name in tracked}
     assert sorted(setuptools["packages"]) == sorted([*on_disk, *DATA_PACKAGES])
     assert setuptools["package-dir"] == DATA_PACKAGES
     assert setuptools["package-data"]["shared.policy.shipped"] == ["policy.yaml", "tool_policy.yaml"]
