@@ -16,7 +16,11 @@ contract, operations and codes, is `shared.wire.executor`)::
                  insert), ListWritable (relayed), the admin operations; one refusal = one
                  code + one audit row
     server.py    `socket_side`: store, migrate, expire all pending at start, serve, expiry task
-    __main__.py  start the socket side (the page joins it there)
+    page/        the approval page (beside server.py: it may import limits.py and those above)
+    __main__.py  start the socket side and the page
+
+Both the socket side and the page ask the executor through one client,
+`shared.wire.executor.ExecutorClient`.
 
 Errors: `ApprovalWebError` and its subclasses (`intake.IntakeRefused`, `limits.LimitReached`,
 `page.errors.PageError`); the tree is drawn in `shared.errors`.

@@ -9,7 +9,8 @@ Layers (each imports only those before it):
 
 - pure: `words` (catalogue messages, plain words per code), `guards` (Host, origin, tokens,
   session IDs), `throttle` (wrong-secret slow-down), `card` (the card from a proposal and an
-  Inspection), `outcome` (the outcome in plain words), `secret` (the secret and where it goes);
+  Inspection), `outcome` (the outcome in plain words), `secret` (the secret and where it goes),
+  `errors` (`PageError`);
 - `i18n`: the catalogue (``locales/*/LC_MESSAGES/messages.po``) and the Jinja2 environments;
 - I/O: `sessions` (the ``sessions`` table), `context` (what handlers share, rendering,
   refusing; `PageExecutor`, what the page asks executor.sock through
