@@ -19,12 +19,17 @@ Errors: `ConfigError` (code ``config_invalid``) naming the variable.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
+import difflib
 import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import tzlocal
 
 from shared.errors import Code, FleetwatchError
 from shared.ids import is_master_id
@@ -164,6 +169,21 @@ def _log_level(raw: str) -> str:
     if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
         raise BadValue(f"not a log level: {raw!r}")
     return level
+
+
+def _time_zone(raw: str) -> dt.tzinfo:
+    if not raw:
+        return tzlocal.get_localzone()
+    try:
+        return ZoneInfo(raw)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise BadValue(f"not a time zone: {raw!r} (an IANA name such as America/Mexico_City)") from exc
+
+
+def _language(raw: str) -> str:
+    if raw not in ("en", "es"):
+        raise BadValue(f"not a language Fleetwatch speaks: {raw!r} (en or es)")
+    return raw
 
 
 def _optional_secret(raw: str) -> Secret | None:
@@ -410,6 +430,15 @@ SETTINGS: tuple[Setting, ...] = (
         read_by=("fleetwatch", "assistant"),
     ),
     Setting(
+        "FLEETWATCH_TIMEZONE",
+        "",
+        "The operator's time zone (an IANA name such as America/Mexico_City) for every time a person "
+        "reads on the page, in the CLI and in answers; empty = the system's. --json and the audit stay UTC.",
+        False,
+        _time_zone,
+        read_by=("approval_web",),
+    ),
+    Setting(
         "FLEETWATCH_LOG_LEVEL",
         "INFO",
         "Log level: DEBUG, INFO, WARNING, ERROR or CRITICAL.",
@@ -450,6 +479,7 @@ class Settings:
     executor_gids: frozenset[int]
     approval_gids: frozenset[int]
     assistant_gids: frozenset[int]
+    timezone: dt.tzinfo
     log_level: str
 
     @property
@@ -480,6 +510,8 @@ class Settings:
                 shown = ",".join(str(v) for v in sorted(value)) or "(unset)"
             elif isinstance(value, tuple) and value:
                 shown = ",".join(value)
+            elif isinstance(value, dt.tzinfo):
+                shown = str(getattr(value, "key", None) or value)
             rows.append((setting.name, shown))
         return tuple(rows)
 
@@ -498,6 +530,15 @@ def _default(setting: Setting, resolved: Mapping[str, str], env: Mapping[str, st
     return _expand_home(text, env)
 
 
+def unknown_setting(name: str) -> str:
+    """Why `name` (a ``FLEETWATCH_*`` variable not in `SETTINGS`) is refused, naming the closest
+    known setting when one is close (difflib), else where the list is."""
+    close = difflib.get_close_matches(name, [s.name for s in SETTINGS], n=1, cutoff=0.75)
+    if close:
+        return f"unknown setting; did you mean {close[0]}? (every setting: docs/settings.md)"
+    return "unknown setting; every setting is listed in docs/settings.md"
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Read every setting from `env` (default: `os.environ`) once.
 
@@ -510,7 +551,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     known = {s.name for s in SETTINGS}
     unknown = sorted(name for name in env if name.startswith(PREFIX) and name not in known)
     if unknown:
-        raise ConfigError(unknown[0], "unknown setting (a typo?); known: see `fleetwatch doctor`")
+        raise ConfigError(unknown[0], unknown_setting(unknown[0]))
     resolved: dict[str, str] = {}
     values: dict[str, Any] = {}
     for setting in SETTINGS:

@@ -26,7 +26,6 @@ from pathlib import Path
 import pytest
 from babel.messages.pofile import read_po
 
-from services.approval_web.page.i18n import LOCALES_DIR, load_translations
 from services.assistant.pipeline import MAX_PARALLEL
 from services.ctl.doctor import model_data_line
 from services.ctl.main import build_parser
@@ -34,6 +33,7 @@ from shared.config import REPO_POLICY_DIR, SETTINGS, settings_markdown
 from shared.epiphan.model_data import NEVER_SENT, SENT_TO_MODEL
 from shared.errors import MEANINGS, Code, error_codes_markdown
 from shared.policy.loader import ProposeRule, load_policies
+from shared.text.catalogue import LOCALES_DIR, load_translations
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICY, TOOL_POLICY = load_policies(REPO_POLICY_DIR)

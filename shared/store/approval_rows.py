@@ -328,3 +328,63 @@ async def audit_refusal(
         "operation": safe_value(operation),
     }
     await append_audit(conn, actor=actor, kind="refusal", proposal_id=proposal_id, detail=body)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Decision:
+    """What happened to one proposal, as the store holds it: the proposal, its consumed
+    approval (None: not approved), its execution (None: not claimed), and the audit row that
+    decided it (``approval``, ``denial`` or ``expiry``: its ``actor``, ``at`` and ``detail``;
+    None while pending)."""
+
+    proposal: ProposalRow
+    approval: ApprovalRow | None
+    execution: ExecutionRow | None
+    decided_by: str | None
+    decided_kind: str | None
+    decided_detail: dict[str, Any]
+
+
+DECIDING_KINDS = ("approval", "denial", "expiry")
+
+
+async def decision(conn: aiosqlite.Connection, proposal_id: str) -> Decision | None:
+    """The `Decision` of one proposal, or None when there is no such proposal. Reads only."""
+    proposal = await get_proposal(conn, proposal_id)
+    if proposal is None:
+        return None
+    approval = await one_row(
+        conn, "SELECT * FROM approvals WHERE proposal_id = ? AND used = 1 LIMIT 1", (proposal_id,)
+    )
+    audit = await one_row(
+        conn,
+        "SELECT actor, kind, detail_json FROM audit WHERE proposal_id = ? AND kind IN (?, ?, ?)"
+        " ORDER BY seq LIMIT 1",
+        (proposal_id, *DECIDING_KINDS),
+    )
+    detail = _json(audit["detail_json"]) if audit else None
+    return Decision(
+        proposal=proposal,
+        approval=ApprovalRow.from_row(approval) if approval else None,
+        execution=await execution_for_proposal(conn, proposal_id),
+        decided_by=audit["actor"] if audit else None,
+        decided_kind=audit["kind"] if audit else None,
+        decided_detail=detail if isinstance(detail, dict) else {},
+    )
+
+
+async def recent_decisions(conn: aiosqlite.Connection, *, limit: int = 10) -> list[Decision]:
+    """The `limit` proposals decided last (approved, denied, expired, ran or not), newest
+    first, each as a `Decision`. Reads only."""
+    async with conn.execute(
+        "SELECT id FROM proposals WHERE status != 'pending' AND decided_at IS NOT NULL"
+        " ORDER BY decided_at DESC, id DESC LIMIT ?",
+        (limit,),
+    ) as cursor:
+        ids = [row["id"] async for row in cursor]
+    out = []
+    for proposal_id in ids:
+        found = await decision(conn, proposal_id)
+        if found is not None:
+            out.append(found)
+    return out

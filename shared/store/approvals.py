@@ -59,10 +59,12 @@ from shared.store.approval_rows import (
     ApprovalRow,
     ClaimResult,
     ConsumeResult,
+    Decision,
     ExecutionRow,
     ProposalRow,
     ProposalStatus,
     audit_refusal,
+    decision,
     execution_for_approval,
     execution_for_proposal,
     get_approval,
@@ -75,7 +77,9 @@ from shared.store.approval_rows import (
     new_proposal_id,
     one_row,
     proposal_state,
+    recent_decisions,
 )
+from shared.store.audit_safe import safe_value
 from shared.store.db import append_audit, db_now, write_tx
 
 __all__ = [
@@ -87,6 +91,7 @@ __all__ = [
     "ApprovalRow",
     "ClaimResult",
     "ConsumeResult",
+    "Decision",
     "ExecutionRow",
     "ProposalRow",
     "ProposalStatus",
@@ -94,6 +99,7 @@ __all__ = [
     "APPROVE_SQL",
     "approve",
     "card_window_end",
+    "decision",
     "deny",
     "end_stranded",
     "end_unclaimed",
@@ -112,6 +118,7 @@ __all__ = [
     "list_recent_not_run",
     "new_proposal_id",
     "proposal_state",
+    "recent_decisions",
     "set_kill_switch",
 ]
 
@@ -188,9 +195,18 @@ async def insert_proposal(
     return row
 
 
-async def deny(conn: aiosqlite.Connection, proposal_id: str, *, actor: str) -> bool:
+async def deny(
+    conn: aiosqlite.Connection,
+    proposal_id: str,
+    *,
+    actor: str,
+    shown: Mapping[str, str] | None = None,
+) -> bool:
     """Deny a pending proposal (audit ``denial``); True. False, with a ``refusal`` audit row
-    (``proposal_not_found`` or ``proposal_not_pending``) and nothing else changed, otherwise."""
+    (``proposal_not_found`` or ``proposal_not_pending``) and nothing else changed, otherwise.
+
+    `shown`: the names the denied card showed (binding-fact keys such as ``device <id> name``,
+    display text), kept in the denial's audit row so a list of decisions names the room."""
     async with write_tx(conn):
         now = await db_now(conn)
         cursor = await conn.execute(
@@ -198,7 +214,8 @@ async def deny(conn: aiosqlite.Connection, proposal_id: str, *, actor: str) -> b
             (now, proposal_id),
         )
         if cursor.rowcount == 1:
-            await append_audit(conn, actor=actor, kind="denial", proposal_id=proposal_id, detail={})
+            detail = {"shown": safe_value(dict(shown))} if shown else {}
+            await append_audit(conn, actor=actor, kind="denial", proposal_id=proposal_id, detail=detail)
             return True
         exists = await one_row(conn, "SELECT 1 FROM proposals WHERE id = ?", (proposal_id,)) is not None
         await audit_refusal(

@@ -4,6 +4,9 @@ Layers (each imports only those below it)::
 
     fleet_answers.py  sentences about a fleet, topic by topic (the keyword answer, the demo model)
     wording.py        shared phrases: times, events, priorities
+    catalogue.py      the one translator-editable catalogue (locales/*/LC_MESSAGES/messages.po):
+                      `Words`, `Moment`, `N_`, plain-text `say_text` (the page and the CLI)
+    times.py          times in the operator's zone, one format, relative where it helps
     display.py  fleet_words.py  questions.py  languages.py
                       the one escaping helper (`visible` for text, `safe_json` for JSON) | the
                       words per language | what a question is about | the languages, declared once

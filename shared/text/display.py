@@ -45,6 +45,25 @@ def has_hidden(text: str) -> bool:
     return any(_is_hidden(c) for c in text)
 
 
+LOOKALIKE_SCRIPTS = frozenset({"CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC"})
+"""Scripts whose letters look like Latin ones (``а`` U+0430 beside ``a``)."""
+
+
+def lookalike(text: str) -> bool:
+    """True when `text` could pass for another name: a letter from a script that looks like
+    Latin (`LOOKALIKE_SCRIPTS`), a compatibility form such as fullwidth ``Ｌａｂ`` (NFKC changes
+    it), or a combining mark that does not compose into its letter. A surface that shows such a
+    name for a room a person decides about marks it and shows the device ID beside it."""
+    if unicodedata.normalize("NFKC", text) != text:
+        return True
+    for char in unicodedata.normalize("NFC", text):
+        if unicodedata.category(char).startswith("M"):
+            return True
+        if char.isalpha() and unicodedata.name(char, "").split(" ")[0] in LOOKALIKE_SCRIPTS:
+            return True
+    return False
+
+
 def _escaped(char: str) -> str:
     data = char.encode("utf-16-be")
     return "".join(f"\\u{int.from_bytes(data[i : i + 2], 'big'):04x}" for i in range(0, len(data), 2))

@@ -7,8 +7,9 @@ Prepare against the lab's sandbox team. The page's address is read from approval
 (it listens on a free port) and its secret from the 0600 file (stdout is not a terminal).
 
 The campus sandbox team: 29088800001 "Sandbox Pearl-2" (idle, channels 1 "Program" and
-2 "Camera 2"), 29088800002 "Sandbox Pearl Mini" (recording), 29088800003 "Sandbox Nano". The
-fence allows the first two.
+2 "Camera 2"), 29088800002 "Sandbox Pearl Mini" (recording), 29088800003 "Sandbox Nano",
+29088800004 "Sandbox Classroom" (channel 1 "Lecture", a class in 25 minutes). The fence allows
+the first two unless a test names others.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from shared.wire.client import request
 from tests.procs import ServiceProcess, base_env, start_service, stop_all
 from tests.support import READY_SECONDS, wait_until
 
-IDLE, RECORDING, NANO = "29088800001", "29088800002", "29088800003"
+IDLE, RECORDING, NANO, CLASSROOM = "29088800001", "29088800002", "29088800003", "29088800004"
 PAGE_LINE = re.compile(r"Approval page: (http://127\.0\.0\.1:\d+/)  secret in: (\S+)")
 
 
@@ -70,14 +71,17 @@ async def page_address(service: ServiceProcess) -> tuple[str, Path]:
 
 
 @contextlib.asynccontextmanager
-async def running_stack(home: Path, **env: str) -> AsyncIterator[Stack]:
-    """Lab, executor and approval_web for the block; both processes stopped at its end."""
+async def running_stack(
+    home: Path, *, writable: str = f"{IDLE},{RECORDING}", **env: str
+) -> AsyncIterator[Stack]:
+    """Lab, executor and approval_web for the block; both processes stopped at its end.
+    `writable`: the fence's allowlist (default: the first two sandbox devices)."""
     async with run_lab("campus") as lab:
         sandbox = lab.teams["sandbox"]
         full = base_env(
             home,
             FLEETWATCH_EPIPHAN_MCP_URL=lab.mcp_url,
-            FLEETWATCH_WRITE_DEVICE_IDS=f"{IDLE},{RECORDING}",
+            FLEETWATCH_WRITE_DEVICE_IDS=writable,
             FLEETWATCH_WRITE_TEAM_ID=sandbox.team_id,
             **env,
         )

@@ -37,12 +37,14 @@ async def test_twenty_concurrent_approves_of_one_card_write_once(tmp_path: Path)
                 return response.status, await response.text()
 
             answers = await asyncio.gather(*(press() for _ in range(20)))
-        done = [text for status, text in answers if status == 200 and "<h1>Done</h1>" in text]
-        refused = [text for status, text in answers if status == 409 and "Nothing ran" in text]
-        assert (len(done), len(refused)) == (1, 19)
+            done = [text for status, text in answers if status == 303]
+            refused = [text for status, text in answers if status == 409 and "Nothing ran" in text]
+            assert (len(done), len(refused)) == (1, 19)
+            outcome = await (await browser.get(f"/outcome/{proposal_id}")).text()
+        assert "Done: Epiphan accepted the change." in outcome
         writes = stack.writes()
         assert [(w["tool"], w["arguments"]) for w in writes] == [
             ("batch_recording", {"action": "start", "device_ids": [f"{IDLE}-1"]})
         ]
-        assert "Epiphan shows the change" in done[0]
+        assert "Epiphan shows the change" in outcome
     assert not secret_file.exists()  # deleted at the clean stop

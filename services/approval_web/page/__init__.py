@@ -7,11 +7,13 @@ comes from the store and a fresh Inspect on executor.sock, and Approve sends Exe
 
 Layers (each imports only those before it):
 
-- pure: `words` (catalogue messages, plain words per code), `guards` (Host, origin, tokens,
-  session IDs), `throttle` (wrong-secret slow-down), `card` (the card from a proposal and an
-  Inspection), `outcome` (the outcome in plain words), `secret` (the secret and where it goes),
-  `errors` (`PageError`);
-- `i18n`: the catalogue (``locales/*/LC_MESSAGES/messages.po``) and the Jinja2 environments;
+- pure: `words` (plain words per code, over the one catalogue's `Words`), `guards` (Host,
+  origin, tokens, session IDs), `throttle` (wrong-secret slow-down), `change` (a change in
+  words: its title with the room, what happens, its risk), `card` (the card from a proposal
+  and an Inspection), `outcome` (a proposal's outcome from the store's record, for the outcome
+  page and "Recent decisions"), `secret` (the secret and where it goes), `errors` (`PageError`);
+- `i18n`: the Jinja2 environments over the one catalogue (`shared.text.catalogue`), ``say`` and
+  ``when`` (times in the operator's zone, `FLEETWATCH_TIMEZONE`);
 - I/O: `sessions` (the ``sessions`` table), `context` (what handlers share, rendering,
   refusing; `PageExecutor`, what the page asks executor.sock through
   `shared.wire.executor.ExecutorClient`), `views` (the handlers), `app` (the app, its guards

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as dt
 import errno
 import logging
 import time
@@ -30,13 +31,14 @@ from aiohttp import web
 from services.approval_web.page import guards, views
 from services.approval_web.page.context import PAGE, ConnFactory, Page, PageExecutor, page_of, refuse
 from services.approval_web.page.errors import PageError
-from services.approval_web.page.i18n import load_translations, page_environments
+from services.approval_web.page.i18n import page_environments
 from services.approval_web.page.secret import PageSecret, SecretSink
 from services.approval_web.page.throttle import WrongSecretThrottle
 from shared.config import Settings
 from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
 from shared.store.db import migrate, open_store
+from shared.text import catalogue
 from shared.wire.executor import ExecutorClient
 
 logger = logging.getLogger(__name__)
@@ -100,6 +102,8 @@ def build_page_app(
     secret: PageSecret,
     clock: Callable[[], float] = time.monotonic,
     throttle: WrongSecretThrottle | None = None,
+    zone: dt.tzinfo = dt.UTC,
+    secret_file: Path | None = None,
 ) -> web.Application:
     """The page's app. Serve it on 127.0.0.1 only (`page_side` does).
 
@@ -107,6 +111,7 @@ def build_page_app(
         OSError / babel.messages.pofile.PoFileError: a catalogue or the stylesheet is missing.
     """
     app = web.Application(middlewares=[guard], client_max_size=MAX_BODY_BYTES)
+    translations = dict(catalogue.translations())
     app[PAGE] = Page(
         policy=policy,
         tool_policy=tool_policy,
@@ -117,11 +122,15 @@ def build_page_app(
         session_key=guards.new_key(),
         form_key=guards.new_key(),
         throttle=throttle or WrongSecretThrottle(),
-        envs=page_environments(load_translations()),
+        envs=page_environments(translations),
+        translations=translations,
         css=CSS_FILE.read_bytes(),
+        zone=zone,
+        secret_file=secret_file,
     )
     app.on_response_prepare.append(_security_headers)
     app.router.add_get("/", views.index, allow_head=False)
+    app.router.add_get("/outcome/{proposal_id}", views.outcome_page, allow_head=False)
     app.router.add_get("/page.css", css, allow_head=False)
     app.router.add_post("/login", views.login)
     app.router.add_post("/approve", views.approve)
@@ -173,6 +182,8 @@ async def page_side(
         connect=connect or store_connections(settings.db),
         executor=executor or ExecutorClient(settings.executor_socket),
         secret=secret,
+        zone=settings.timezone,
+        secret_file=None if sink.terminal else sink.path,
     )
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()

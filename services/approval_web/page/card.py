@@ -1,9 +1,12 @@
 """The approval card, built by code from the stored proposal and a fresh Inspect. Pure.
 
-Every fact a person reads comes from here: the tool in plain words with what happens and how
-to undo it (the policy's ``summary`` and ``undo``, translated by the catalogue), each target's
-ID, current name, model and state, every argument in full, and the names the IDs stand for
-(channel, stream destination name and host, event title with start and end). Names from the
+Every fact a person reads comes from here: the title naming the change and the room, what this
+action does to the room and a risk line (`services.approval_web.page.change`), how to undo it
+(the policy's ``undo``, translated by the catalogue), each target's ID, current name, model and
+state, every argument in full, and the names the IDs stand for (channel, stream destination
+name and host, event title with start and end; times stay UTC text here and are shown in the
+reader's zone when the page renders). Who wrote the reason (the assistant or an operator) is
+kept with it. Names from the
 fleet are display text only: hidden and bidi characters become visible markers
 (`shared.text.display.visible`) and they are cut to `NAME_CAP` characters; the template escapes
 them. The model's reason is kept apart, in lines, capped at `REASON_CAP` characters.
@@ -11,7 +14,8 @@ them. The model's reason is kept apart, in lines, capped at `REASON_CAP` charact
 A card whose facts are not all there offers only Deny: an argument that cannot be shown in
 full, an ID that was not found, a list that could not be read, an Inspect that failed, a tool
 the policy no longer lets be proposed, or a refusal the executor would make right now
-(`Inspection.would_refuse`). Each reason is a `Words` for the person.
+(`Inspection.would_refuse`). Each reason is a `Words` for the person; a room busy with an event
+says which, and when the change is allowed again.
 
 `Words` (`services.approval_web.page.words`) are catalogue messages; the template translates them.
 """
@@ -19,20 +23,27 @@ the policy no longer lets be proposed, or a refusal the executor would make righ
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
 
-from services.approval_web.page.words import N_, Words, refusal_words
+from services.approval_web.page.change import (
+    NAME_CAP,
+    Room,
+    change_words,
+    happens_words,
+    risk_words,
+    room,
+    rooms_words,
+    title_words,
+)
+from services.approval_web.page.words import N_, Moment, Words, refusal_words
 from shared.policy.loader import ProposeRule
 from shared.store.approvals import ProposalRow
 from shared.text.display import visible
 from shared.wire.executor import Inspection
 
-NAME_CAP = 80
-"""Longest name shown (characters, markers for hidden characters included)."""
 REASON_CAP = 600
 """Longest reason shown, all lines together."""
 REASON_LINES = 12
@@ -62,7 +73,7 @@ class ArgumentLine:
 @dataclasses.dataclass(frozen=True, slots=True)
 class NamedThing:
     """A stream destination or an event: its ID, whether it was found, and its display facts
-    (stream: name and host; event: title, start and end as ``YYYY-MM-DD HH:MM UTC``)."""
+    (stream: name and host; event: title, start and end as UTC text, shown in the reader's zone)."""
 
     kind: str
     id: str
@@ -83,18 +94,22 @@ class Card:
     proposal_id: str
     tool: str
     title: Words
+    change: Words
+    rooms: tuple[Room, ...]
     summary: Words | None
     undo: Words | None
+    risk: Words
     disruptive: bool
     targets: tuple[TargetLine, ...]
     arguments: tuple[ArgumentLine, ...]
     things: tuple[NamedThing, ...]
     reason_lines: tuple[str, ...]
     reason_cut: bool
+    reason_by_operator: bool
     proposed_by: Words
     created_at: str
     read_at: str
-    room: str
+    room: Words
     blockers: tuple[Words, ...]
     facts: dict[str, str] = dataclasses.field(default_factory=dict)
     facts_hash: str = ""
@@ -103,26 +118,6 @@ class Card:
     @property
     def can_approve(self) -> bool:
         return not self.blockers
-
-
-TITLES: Mapping[str, str] = {
-    "batch_recording:start": N_("Start recording"),
-    "batch_recording:stop": N_("Stop recording"),
-    "start_stream_endpoint": N_("Start a stream"),
-    "stop_stream_endpoint": N_("Stop a stream"),
-    "confirm_cms_event_on_device": N_("Confirm a scheduled event"),
-    "batch_reboot": N_("Restart a device"),
-    "batch_firmware_update": N_("Update a device's firmware"),
-}
-
-
-def title_of(tool: str, arguments: Mapping[str, Any]) -> Words:
-    """The tool in plain words (by tool and, for recording, by action)."""
-    action = arguments.get("action")
-    key = f"{tool}:{action}" if isinstance(action, str) and f"{tool}:{action}" in TITLES else tool
-    if key in TITLES:
-        return Words.of(TITLES[key])
-    return Words.of(N_("Run the Epiphan tool %(tool)s"), tool=visible(tool, NAME_CAP))
 
 
 AUTHORS: Mapping[str, str] = {"assistant": N_("the assistant"), "operator": N_("an operator")}
@@ -136,19 +131,6 @@ def author_of(proposed_by: str) -> Words:
         if msgid
         else Words.of(N_("an unknown author (%(who)s)"), who=visible(proposed_by, NAME_CAP))
     )
-
-
-def show_time(text: str | None) -> str | None:
-    """An Epiphan or database time as ``YYYY-MM-DD HH:MM UTC``; unreadable text shown visibly."""
-    if text is None:
-        return None
-    try:
-        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return visible(text, NAME_CAP)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _state(value: bool | None, yes: str, no: str) -> Words:
@@ -222,8 +204,8 @@ def _things(inspection: Inspection | None) -> tuple[NamedThing, ...]:
                 id=visible(e.event_id, NAME_CAP),
                 found=e.found,
                 name=visible(e.title, NAME_CAP),
-                start=show_time(e.start),
-                finish=show_time(e.finish),
+                start=e.start,
+                finish=e.finish,
             )
         )
     return tuple(out)
@@ -261,9 +243,40 @@ def _blockers(
     if (not inspection.complete or not inspection.facts_hash) and not out:
         out.append(Words.of(N_("A list could not be read, so some facts are missing.")))
     if inspection.would_refuse:
-        why = refusal_words(inspection.would_refuse)
-        out.append(Words.of(N_("The executor would refuse this right now: %(why)s"), why=why))
+        out.append(_would_refuse(inspection.would_refuse, inspection))
     return tuple(out)
+
+
+def _would_refuse(code: str, inspection: Inspection) -> Words:
+    """Why the executor would refuse now, and until when where the facts say so: the event
+    that makes the room busy (its title, when it starts or that it is on, when it ends)."""
+    event = inspection.event
+    if code == "target_in_event_window" and event is not None and event.found and event.finish:
+        title = visible(event.title, NAME_CAP) or "—"
+        if event.start:
+            return Words.of(
+                N_(
+                    "The room is busy: %(title)s starts %(start)s and ends %(finish)s. "
+                    "This change is allowed again after %(after)s."
+                ),
+                title=title,
+                start=Moment(event.start),
+                finish=Moment(event.finish),
+                after=Moment(event.finish, relative=False),
+            )
+        return Words.of(
+            N_(
+                "The room is busy with %(title)s until %(finish)s. This change is allowed again after %(after)s."
+            ),
+            title=title,
+            finish=Moment(event.finish),
+            after=Moment(event.finish, relative=False),
+        )
+    if code == "target_recording":
+        return Words.of(
+            N_("The room is recording now. This change is allowed again once the recording stops.")
+        )
+    return Words.of(N_("The executor would refuse this right now: %(why)s"), why=refusal_words(code))
 
 
 def card_hash(card: Card) -> str:
@@ -287,23 +300,46 @@ def build_card(
     arguments = tuple(_argument(name, proposal.arguments[name]) for name in sorted(proposal.arguments))
     things = _things(inspection)
     reason_lines, reason_cut = _reason(proposal.reason)
-    names = [t.name or t.device_id for t in targets]
+    facts = {t.device_id: t for t in inspection.targets} if inspection else {}
+    rooms = tuple(
+        room(
+            t.device_id,
+            facts[t.device_id].name if t.found else None,
+            t.channel_id,
+            facts[t.device_id].channel_name if t.found else None,
+        )
+        for t in targets
+    )
+    stream = next((t.name for t in things if t.kind == "stream" and t.found), None)
+    event = next((t.name for t in things if t.kind == "event" and t.found), None)
+    title = title_words(proposal.tool, proposal.arguments, rooms)
     card = Card(
         proposal_id=proposal.id,
         tool=visible(proposal.tool, NAME_CAP),
-        title=title_of(proposal.tool, proposal.arguments),
-        summary=Words.of(rule.summary) if rule else None,
+        title=title,
+        change=change_words(proposal.tool, proposal.arguments),
+        rooms=rooms,
+        summary=happens_words(
+            proposal.tool,
+            proposal.arguments,
+            rooms,
+            stream=stream,
+            event=event,
+            summary=rule.summary if rule else None,
+        ),
         undo=Words.of(rule.undo) if rule else None,
+        risk=risk_words(proposal.tool, proposal.arguments, disruptive),
         disruptive=disruptive,
         targets=targets,
         arguments=arguments,
         things=things,
         reason_lines=reason_lines,
         reason_cut=reason_cut,
+        reason_by_operator=proposal.proposed_by == "operator",
         proposed_by=author_of(proposal.proposed_by),
-        created_at=show_time(proposal.created_at) or "",
-        read_at=show_time(inspection.read_at) if inspection and inspection.read_at else "",
-        room=", ".join(names),
+        created_at=proposal.created_at,
+        read_at=inspection.read_at if inspection and inspection.read_at else "",
+        room=rooms_words(rooms),
         blockers=_blockers(proposal, rule, inspection, inspect_code, targets, arguments, things),
         facts=dict(inspection.facts) if inspection is not None else {},
         facts_hash=inspection.facts_hash if inspection is not None else "",

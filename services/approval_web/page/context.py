@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import datetime as dt
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import Any, Protocol
 
 import aiosqlite
 import jinja2
 from aiohttp import web
+from babel.support import Translations
 
-from services.approval_web.page.i18n import negotiate
+from services.approval_web.page.i18n import make_say, make_when, negotiate
 from services.approval_web.page.secret import PageSecret
 from services.approval_web.page.throttle import WrongSecretThrottle
 from services.approval_web.page.words import refusal_words
@@ -25,10 +28,14 @@ from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
 from shared.store.approvals import audit_refusal
 from shared.text.display import visible
+from shared.text.languages import LANGUAGES, Language
+from shared.text.times import zone_name
 from shared.wire.executor import Execute, ExecutionReport, Inspection
 
 COOKIE = "fleetwatch_page"
 """The session cookie: HttpOnly, SameSite=Strict, Path=/, no expiry (a browser session)."""
+LANGUAGE_COOKIE = "fleetwatch_language"
+"""The language the switch chose (``en`` or ``es``): a preference, never a secret."""
 ACTOR = "approval_web"
 STATUS = {
     Code.BAD_HOST: 421,
@@ -94,7 +101,12 @@ class Page:
         session_key, form_key: HMAC keys for session IDs and form tokens.
         throttle: wrong-secret strikes.
         envs: a Jinja2 environment per language.
+        translations: each language's catalogue (for ``say``).
+        zone: the operator's time zone (`FLEETWATCH_TIMEZONE`); every time shown is in it.
+        secret_file: where the page secret was written (None: printed on a terminal).
         facts_seen: the binding facts of cards shown (`FactsSeen`).
+        rooms_seen: the names each proposal's last card showed, by proposal ID (`FactsSeen`),
+            recorded with a denial so "Recent decisions" names the room denied.
     """
 
     policy: Policy
@@ -107,8 +119,12 @@ class Page:
     form_key: bytes
     throttle: WrongSecretThrottle
     envs: dict[str, jinja2.Environment]
+    translations: dict[str, Translations]
     css: bytes
+    zone: dt.tzinfo = dt.UTC
+    secret_file: Path | None = None
     facts_seen: FactsSeen = dataclasses.field(default_factory=FactsSeen)
+    rooms_seen: FactsSeen = dataclasses.field(default_factory=FactsSeen)
 
 
 PAGE = web.AppKey("page", Page)
@@ -123,11 +139,39 @@ def client_of(request: web.Request) -> str:
     return request.remote or "unknown"
 
 
+def language_of(request: web.Request) -> Language:
+    """The request's language: ``?lang=`` (the switch's links, ``fleetwatch demo --language
+    es``), else the switch's cookie, else ``Accept-Language``."""
+    for chosen in (request.query.get("lang"), request.cookies.get(LANGUAGE_COOKIE)):
+        for lang in LANGUAGES:
+            if chosen == lang:
+                return lang
+    return negotiate(request.headers.get("Accept-Language"))
+
+
 def render(request: web.Request, template: str, *, status: int = 200, **context: Any) -> web.Response:
-    """Render `template` in the request's language (``Accept-Language``) as an HTML response."""
-    lang = negotiate(request.headers.get("Accept-Language"))
-    html = page_of(request).envs[lang].get_template(template).render(**context)
-    return web.Response(text=html, status=status, content_type="text/html", charset="utf-8")
+    """Render `template` in the request's language (`language_of`) as an HTML response; times
+    in the operator's zone, relative to now. A ``?lang=`` choice is kept in a cookie (a browser
+    preference: nothing is written to the store)."""
+    page = page_of(request)
+    lang = language_of(request)
+    when = make_when(zone=page.zone, now=dt.datetime.now(dt.UTC), language=lang)
+    html = (
+        page.envs[lang]
+        .get_template(template)
+        .render(
+            say=make_say(page.translations[lang], when),
+            when=when,
+            zone_name=zone_name(page.zone),
+            here=request.path,
+            secret_file=str(page.secret_file) if page.secret_file else None,
+            **context,
+        )
+    )
+    response = web.Response(text=html, status=status, content_type="text/html", charset="utf-8")
+    if request.query.get("lang") == lang:
+        response.set_cookie(LANGUAGE_COOKIE, lang, samesite="Strict", path="/", httponly=True)
+    return response
 
 
 async def refuse(

@@ -1,63 +1,33 @@
 """The page's languages: English and Spanish (Latin America), picked from ``Accept-Language``.
 
-The catalogue is plain gettext: ``locales/<lang>/LC_MESSAGES/messages.po`` beside this file,
-edited by a translator with any PO editor. There is no build step: at start each ``.po`` is
-read with Babel and compiled to ``.mo`` bytes in memory (`load_translations`). A message
-missing from a catalogue shows in English.
-
-Texts the code builds (card words, outcomes, refusal reasons) are marked with
-`services.approval_web.page.words.N_` so Babel's extractor finds them; templates translate
-them with ``say(words)`` when they render. The Jinja2
-environments (`page_environments`, one per language, autoescaping on, i18n extension) are
-built once per app.
-
-To update the catalogues after changing texts::
-
-    pybabel extract -F services/approval_web/page/babel.cfg -k N_ -o /tmp/messages.pot .   # from the repository root
-    pybabel update -i /tmp/messages.pot -d services/approval_web/page/locales
+The words come from the one catalogue (`shared.text.catalogue`: ``shared/text/locales``, shared
+with the ``fleetwatch`` command), compiled in memory when the app starts. Texts the code builds
+(card words, outcomes, refusal reasons) are `Words`; templates translate them with
+``say(words)`` and show times with ``when(utc)`` (the operator's zone, relative to now), both
+made for each render (`make_say`, `make_when`). The Jinja2 environments (`page_environments`,
+one per language, autoescaping on, i18n extension) are built once per app.
 """
 
 from __future__ import annotations
 
-import io
-from collections.abc import Callable, Iterator, Mapping
+import datetime as dt
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import BinaryIO, Final
+from typing import Final
 
 import jinja2
-import yaml
-from babel.messages.mofile import write_mo
-from babel.messages.pofile import read_po
 from babel.support import Translations
 from markupsafe import Markup, escape
 
-from services.approval_web.page.words import Words
-from shared.text.languages import LANGUAGES
+from services.approval_web.page.words import Moment, Words
+from shared.text.languages import LANGUAGES, Language
+from shared.text.times import say_time
 
 HTML_LANG: Final = {"en": "en", "es": "es-419"}
 """The ``lang`` attribute of each language's pages."""
 PAGE_DIR: Final = Path(__file__).resolve().parent
-LOCALES_DIR: Final = PAGE_DIR / "locales"
 TEMPLATES_DIR: Final = PAGE_DIR / "templates"
 MAX_ACCEPT_LANGUAGE: Final = 400
-
-
-def load_translations(locales_dir: Path = LOCALES_DIR) -> dict[str, Translations]:
-    """Each language's catalogue, compiled in memory from its ``.po`` file.
-
-    Raises:
-        OSError: a ``.po`` file is missing or unreadable.
-        babel.messages.pofile.PoFileError: a ``.po`` file does not parse.
-    """
-    out: dict[str, Translations] = {}
-    for lang in LANGUAGES:
-        with (locales_dir / lang / "LC_MESSAGES" / "messages.po").open("rb") as handle:
-            catalog = read_po(handle, locale=lang, abort_invalid=True)
-        buffer = io.BytesIO()
-        write_mo(buffer, catalog)
-        buffer.seek(0)
-        out[lang] = Translations(buffer)
-    return out
 
 
 def negotiate(accept_language: str | None) -> str:
@@ -95,43 +65,38 @@ def page_environments(translations: Mapping[str, Translations]) -> dict[str, jin
         )
         env.install_gettext_translations(translations[lang], newstyle=True)
         env.globals["html_lang"] = HTML_LANG[lang]
-        env.globals["say"] = make_say(translations[lang])
+        env.globals["language"] = lang
         envs[lang] = env
     return envs
 
 
-def make_say(translations: Translations) -> Callable[[Words], Markup]:
-    """``say(words) -> Markup``: `words` translated by `translations`, its parameters (text or
-    nested `Words`, translated first) escaped into the catalogue's text."""
+def make_when(*, zone: dt.tzinfo, now: dt.datetime, language: Language) -> Callable[..., str]:
+    """``when(utc_text, relative=True) -> str``: a UTC time as the reader reads it (their zone,
+    their language, the distance from `now`: `shared.text.times.say_time`)."""
+
+    def when(moment: str | None, relative: bool = True) -> str:
+        return say_time(moment, zone=zone, now=now, language=language, relative=relative)
+
+    return when
+
+
+def make_say(translations: Translations, when: Callable[..., str]) -> Callable[[Words], Markup]:
+    """``say(words) -> Markup``: `words` translated by `translations`, its parameters (text,
+    nested `Words` translated first, a `Moment` through `when`) escaped into the catalogue's
+    text."""
 
     def say(words: Words) -> Markup:
         text = escape(translations.gettext(words.msgid))
         if not words.params:
             return text
-        values = {k: say(v) if isinstance(v, Words) else escape(v) for k, v in words.params}
+        values = {k: _value(v) for k, v in words.params}
         return text % values
 
+    def _value(value: str | Words | Moment) -> Markup:
+        if isinstance(value, Words):
+            return say(value)
+        if isinstance(value, Moment):
+            return escape(when(value.utc, value.relative))
+        return escape(value)
+
     return say
-
-
-def extract_policy(
-    fileobj: BinaryIO, keywords: object, comment_tags: object, options: object
-) -> Iterator[tuple[int, None, str, list[str]]]:
-    """Babel extraction method for ``policy/tool_policy.yaml``: each propose rule's ``summary``
-    and ``undo`` (the card's "What happens" and "How to undo it"), so the catalogue holds them.
-    Yields ``(line, None, text, [comment])`` as Babel expects."""
-    lines = fileobj.read().decode("utf-8").splitlines()
-    rules = (yaml.safe_load("\n".join(lines)) or {}).get("propose") or {}
-    for tool, rule in rules.items():
-        for field in ("summary", "undo"):
-            text = rule.get(field)
-            if isinstance(text, str):
-                line = next(
-                    (
-                        n
-                        for n, t in enumerate(lines, 1)
-                        if t.strip().startswith(f"{field}:") and text[:20] in t
-                    ),
-                    0,
-                )
-                yield line, None, text, [f"tool_policy.yaml: {tool}.{field}"]

@@ -1,122 +1,264 @@
-"""What the person reads after pressing Approve: the outcome and the verification. Pure.
+"""What a person reads after a decision: the outcome page and "Recent decisions". Pure.
 
-Four outcomes, in the words the operator needs:
+Both are built from what the store holds about a proposal (`shared.store.approvals.Decision`:
+the proposal, its consumed approval, its execution, the audit row that decided it), so the
+outcome page at ``/outcome/<proposal ID>`` reads the same on every reload and a GET runs
+nothing. Each names the change and the room (`services.approval_web.page.change`: the names
+the approved card showed, from the approval's binding facts; a denied card's names from its
+denial row), who decided and when, and the outcome in words:
 
-- ``done``: Epiphan accepted the write (``ok``).
-- ``problem``: "Epiphan reported a problem" (``error``), with each device's message.
-- ``unknown``: "May or may not have run — check the room before trying again": the write
-  may have reached Epiphan (``unknown``), or Execute was sent and no answer came back. It is
-  never called "failed", and it is never retried.
-- ``nothing_ran``: "Nothing ran: <why>": the approval could not be consumed, the executor
-  refused before writing (``refused``), or Execute never reached the executor.
+- ``done``: Epiphan accepted the write (``ok``);
+- ``problem``: "Epiphan reported a problem" (``error``), with each device's message;
+- ``unknown``: "May or may not have run": the write may have reached Epiphan (``unknown``), or
+  the executor has not reported (a ``running`` row: running now, or stopped without an
+  answer). Never called "failed", never retried: check the room;
+- ``nothing_ran``: the approval could not be consumed, or the executor refused before writing
+  (``refused``, ``not_run``): the reason in words;
+- ``denied``, ``expired``, ``waiting``: nobody approved it (yet).
 
-The verification (the executor's independent re-read after the write) is kept apart:
-verified, not observed, contradicted, or not checked.
+The verification (the executor's independent re-read after the write, with its time) is kept
+apart from the outcome, and every outcome says what to do next. `refused_click` is the answer
+to an Approve that could not be consumed (that click ran nothing; the proposal's own outcome
+page says what happened to it).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
-from services.approval_web.page.card import NAME_CAP, show_time
-from services.approval_web.page.words import N_, Words, refusal_words
+from services.approval_web.page.change import NAME_CAP, rooms_from_facts, title_words
+from services.approval_web.page.words import N_, Moment, Words, refusal_words
+from shared.store.approvals import Decision, ProposalRow
 from shared.text.display import visible
-from shared.wire.executor import ExecutionReport
 
 DETAIL_CAP = 200
 """Longest per-device message shown."""
 
-TRANSPORT_NOTHING_RAN = frozenset(
-    {
-        "service_unavailable",
-        "bad_frame",
-        "frame_too_large",
-        "unknown_message",
-        "invalid_message",
-        "peer_not_allowed",
-    }
-)
-"""Codes that prove the executor never acted on Execute (it was not reached, or refused the
-frame before any handler ran). Any other error after sending Execute means "may or may not"."""
+SHORT: dict[str, str] = {
+    "done": N_("Done"),
+    "problem": N_("Epiphan reported a problem"),
+    "unknown": N_("May or may not have run"),
+    "nothing_ran": N_("Nothing ran"),
+    "denied": N_("Denied"),
+    "expired": N_("Expired"),
+    "waiting": N_("Waiting for a decision"),
+}
+"""Each outcome in one or a few words (the recent list, the outcome page's status)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Outcome:
-    """The outcome view: `kind` ∈ done | problem | unknown | nothing_ran, its headline, why
-    (nothing ran), per-device problems, and the verification line (None: not applicable)."""
+    """One proposal's outcome as a person reads it.
 
+    `kind` (see the module doc) and `short` (its few words); `title`: change and room;
+    `headline`: the outcome in a sentence; `why`: the reason nothing ran or why it is unknown;
+    `problems`: (device, message) pairs; `verification`: the re-read after the write with its
+    time (None: no write); `next_step`: what to do now; `decided`: who decided and when, as a
+    sentence (None while waiting), and apart: `who` and `decided_at` (UTC text); `final`: False while the executor has not reported (the page looks again).
+    """
+
+    proposal_id: str
     kind: str
+    short: Words
+    title: Words
     headline: Words
+    next_step: Words
     why: Words | None = None
     problems: tuple[tuple[str, str], ...] = ()
     verification: Words | None = None
-    proposal_id: str | None = None
-
-
-def nothing_ran(code: str, proposal_id: str | None = None) -> Outcome:
-    """Nothing ran, because of `code`."""
-    return Outcome(
-        kind="nothing_ran",
-        headline=Words.of(N_("Nothing ran: %(why)s"), why=refusal_words(code)),
-        proposal_id=proposal_id,
-    )
-
-
-def maybe_ran(code: str, proposal_id: str | None = None) -> Outcome:
-    """Execute was sent but its outcome cannot be known (`code` says what went wrong)."""
-    return Outcome(
-        kind="unknown",
-        headline=Words.of(N_("May or may not have run — check the room before trying again")),
-        why=refusal_words(code),
-        proposal_id=proposal_id,
-    )
-
-
-def after_transport_error(code: str, proposal_id: str | None = None) -> Outcome:
-    """The outcome when Execute answered with an error `code` instead of a report."""
-    return nothing_ran(code, proposal_id) if code in TRANSPORT_NOTHING_RAN else maybe_ran(code, proposal_id)
+    decided: Words | None = None
+    who: Words | None = None
+    decided_at: str | None = None
+    final: bool = True
 
 
 def verification_words(verification: str | None, verified_at: str | None) -> Words:
-    """The independent check after the write, in plain words."""
-    at = show_time(verified_at) or "—"
+    """The independent check after the write, in plain words, with its time."""
+    at = Moment(verified_at) if verified_at else "—"
     if verification == "verified":
         return Words.of(N_("Checked afterwards (%(at)s): Epiphan shows the change."), at=at)
     if verification == "not_observed":
-        return Words.of(
-            N_("Checked afterwards (%(at)s): the change was not seen yet. Look at the room."), at=at
-        )
+        return Words.of(N_("Checked afterwards (%(at)s): the change was not seen yet."), at=at)
     if verification == "contradicted":
-        return Words.of(N_("Checked afterwards (%(at)s): Epiphan shows the opposite. Check the room."), at=at)
+        return Words.of(N_("Checked afterwards (%(at)s): Epiphan shows the opposite."), at=at)
     return Words.of(N_("Not checked afterwards."))
 
 
-def from_report(report: ExecutionReport) -> Outcome:
-    """The outcome view of the executor's report."""
-    if report.outcome == "refused":
-        return nothing_ran(report.refusal_code or "internal_error", report.proposal_id)
-    verification = verification_words(report.verification, report.verified_at)
-    if report.outcome == "ok":
-        return Outcome(
-            kind="done",
-            headline=Words.of(N_("Done")),
-            verification=verification,
-            proposal_id=report.proposal_id,
+NEXT_AFTER_VERIFICATION: dict[str | None, str] = {
+    "verified": N_("Nothing more to do. Glance at the room if a class depends on it."),
+    "not_observed": N_("Look at the room to see whether it changed."),
+    "contradicted": N_(
+        "Check the room: it does not look changed. Do not approve it again before you have looked."
+    ),
+    None: N_("Look at the room to see whether it changed."),
+}
+
+
+def who_words(actor: str | None, kind: str | None, session_id: str | None, viewer_session: str) -> Words:
+    """Who decided, in words: this browser, another browser session, a command at the console
+    (with its uid), or nobody (it expired)."""
+    if kind == "expiry":
+        return Words.of(N_("nobody (it expired)"))
+    page_session = session_id or (
+        actor.removeprefix("page ") if actor and actor.startswith("page ") else None
+    )
+    if page_session is not None:
+        if page_session == viewer_session:
+            return Words.of(N_("you, in this browser"))
+        return Words.of(N_("a person in another browser session"))
+    if actor and ":" in actor:
+        who, _, uid = actor.rpartition(":")
+        return Words.of(
+            N_("%(who)s with the fleetwatch command (uid %(uid)s)"),
+            who=visible(who, 40),
+            uid=visible(uid, 12),
         )
-    if report.outcome == "error":
-        problems = tuple(
-            (visible(device, NAME_CAP), visible(message, DETAIL_CAP))
-            for device, message in sorted(report.detail.items())
+    return Words.of(N_("%(who)s"), who=visible(actor or "—", 40))
+
+
+def _who(decision: Decision, viewer_session: str) -> Words | None:
+    if decision.decided_kind is None:
+        return None
+    return who_words(
+        decision.decided_by,
+        decision.decided_kind,
+        decision.approval.session_id if decision.approval else None,
+        viewer_session,
+    )
+
+
+def _decided(decision: Decision, viewer_session: str) -> Words | None:
+    proposal = decision.proposal
+    who = _who(decision, viewer_session)
+    if who is None or proposal.decided_at is None:
+        return None
+    at = Moment(proposal.decided_at)
+    if decision.decided_kind == "approval":
+        return Words.of(N_("Approved by %(who)s, %(at)s."), who=who, at=at)
+    if decision.decided_kind == "denial":
+        return Words.of(N_("Denied by %(who)s, %(at)s."), who=who, at=at)
+    return Words.of(N_("Expired, %(at)s: nobody approved or denied it in time."), at=at)
+
+
+def _title(decision: Decision) -> Words:
+    proposal = decision.proposal
+    shown: Any = decision.approval.facts if decision.approval else decision.decided_detail.get("shown")
+    facts = {str(k): str(v) for k, v in shown.items()} if isinstance(shown, dict) else None
+    rooms = rooms_from_facts(proposal.tool, proposal.arguments, proposal.targets, facts)
+    return title_words(proposal.tool, proposal.arguments, rooms)
+
+
+def _view(
+    decision: Decision, kind: str, headline: Words, next_step: Words, viewer: str, **more: Any
+) -> Outcome:
+    return Outcome(
+        proposal_id=decision.proposal.id,
+        kind=kind,
+        short=Words.of(SHORT[kind]),
+        title=_title(decision),
+        headline=headline,
+        next_step=next_step,
+        decided=_decided(decision, viewer),
+        who=_who(decision, viewer),
+        decided_at=decision.proposal.decided_at,
+        **more,
+    )
+
+
+def from_decision(decision: Decision, *, viewer_session: str) -> Outcome:
+    """The outcome of one proposal from the store's record of it (see the module doc);
+    `viewer_session` is the reading browser's session ID (to say "you")."""
+    proposal, execution = decision.proposal, decision.execution
+    if execution is not None and execution.outcome != "refused":
+        verification = verification_words(execution.verification, execution.verified_at)
+        if execution.outcome == "ok":
+            return _view(
+                decision,
+                "done",
+                Words.of(N_("Done: Epiphan accepted the change.")),
+                Words.of(NEXT_AFTER_VERIFICATION.get(execution.verification, NEXT_AFTER_VERIFICATION[None])),
+                viewer_session,
+                verification=verification,
+            )
+        if execution.outcome == "error":
+            detail = execution.detail or {}
+            problems = tuple(
+                (visible(str(device), NAME_CAP), visible(str(message), DETAIL_CAP))
+                for device, message in sorted(detail.items())
+            )
+            return _view(
+                decision,
+                "problem",
+                Words.of(N_("Epiphan reported a problem: the change may not have happened.")),
+                Words.of(N_("Check the room, then decide whether the change is still needed.")),
+                viewer_session,
+                problems=problems,
+                verification=verification,
+            )
+        running = execution.outcome == "running"
+        return _view(
+            decision,
+            "unknown",
+            Words.of(N_("May or may not have run.")),
+            Words.of(N_("Check the room before trying again. Fleetwatch never retries a change by itself.")),
+            viewer_session,
+            why=Words.of(
+                N_(
+                    "The executor has not reported an outcome yet (running now, or stopped without an answer)."
+                )
+                if running
+                else N_("The write was sent, and whether it reached Epiphan cannot be known.")
+            ),
+            verification=None if running else verification,
+            final=not running,
         )
-        return Outcome(
-            kind="problem",
-            headline=Words.of(N_("Epiphan reported a problem")),
-            problems=problems,
-            verification=verification,
-            proposal_id=report.proposal_id,
-        )
-    return dataclasses.replace(
-        maybe_ran("service_no_answer", report.proposal_id),
-        why=Words.of(N_("The write was sent, and whether it reached Epiphan cannot be known.")),
-        verification=verification,
+    code = execution.refusal_code if execution is not None else proposal.status_code
+    if execution is not None or proposal.status == "not_run":
+        return _nothing_ran(decision, code or "internal_error", viewer_session)
+    if proposal.status in NOT_RUN_STATUSES:
+        kind, headline, next_step = NOT_RUN_STATUSES[proposal.status]
+        return _view(decision, kind, Words.of(headline), Words.of(next_step), viewer_session)
+    return _view(  # approved, not yet claimed by the executor
+        decision,
+        "unknown",
+        Words.of(N_("Approved: the executor has not taken it yet.")),
+        Words.of(N_("This page looks again in a few seconds.")),
+        viewer_session,
+        final=False,
+    )
+
+
+NOT_RUN_STATUSES: dict[str, tuple[str, str, str]] = {
+    "denied": ("denied", N_("Denied: nothing ran."), N_("Nothing changed in the room.")),
+    "expired": (
+        "expired",
+        N_("Expired: nothing ran."),
+        N_("Nothing changed in the room. If the change is still needed, ask for it again."),
+    ),
+    "pending": ("waiting", N_("Waiting for a decision."), N_("Its card is in the queue.")),
+}
+"""A proposal nobody approved (yet), by status: (kind, headline, next step)."""
+
+
+def _nothing_ran(decision: Decision, code: str, viewer: str) -> Outcome:
+    return _view(
+        decision,
+        "nothing_ran",
+        Words.of(N_("Nothing ran: %(why)s"), why=refusal_words(code)),
+        Words.of(N_("Nothing changed in the room. The change can be proposed again if it is still needed.")),
+        viewer,
+    )
+
+
+def refused_click(proposal: ProposalRow | None, code: str, title: Words | None = None) -> Outcome:
+    """The answer to an Approve that could not be consumed (`code`): this click ran nothing.
+    `proposal` None: the proposal no longer exists."""
+    return Outcome(
+        proposal_id=proposal.id if proposal else "",
+        kind="nothing_ran",
+        short=Words.of(SHORT["nothing_ran"]),
+        title=title or Words.of(N_("This change")),
+        headline=Words.of(N_("Nothing ran: %(why)s"), why=refusal_words(code)),
+        next_step=Words.of(N_("See what happened to this change, or go back to the queue.")),
     )

@@ -2,7 +2,13 @@
 
 - ``GET /``: without a session, the secret form. With one: the oldest pending proposal's
   card, built from the store and a fresh Inspect (`card.build_card`), "N more waiting", the
-  queue and hourly-cap counts and this session's approvals. **A GET writes nothing** (a
+  queue and hourly-cap counts, this session's approvals and "Recent decisions" (the last
+  `RECENT` decided proposals: change, room, who, when, outcome); after a Deny, that denial
+  named at the top (``/?denied=<proposal ID>``).
+- ``GET /outcome/<proposal ID>``: the proposal's outcome from the store
+  (`outcome.from_decision`): change, room, outcome in words, verification with its time, who
+  decided and when, what to do next. It runs nothing and writes nothing, so a reload shows
+  the same. **A GET writes nothing** (a
   prefetch or a reload changes nothing): what the person sees travels with the click instead,
   in the Approve form's signed token, which binds the session, the proposal, the card's hash,
   the executor's facts hash and the time the card was shown (the database clock's). The card
@@ -13,12 +19,14 @@
   proposal that will run: the one the token names) goes to the second step, the room confirm,
   which issues its own token (``confirm``); nothing is recorded yet. Otherwise: `approve`
   (one statement records the approval consumed, bound as above), then Execute carrying the
-  proposal ID, card hash and facts hash, then the outcome in plain words.
+  proposal ID, card hash and facts hash, then a 303 to the outcome page. An Approve that
+  cannot be consumed ran nothing: its answer (409) says why and links the outcome page.
 - ``POST /confirm``: session, the confirm token and the ticked room; then as Approve.
 - Any failure between Approve and the executor's answer (not reached, an error, no answer)
   ends the approval unless the executor already claimed it (`shared.store.approvals.end_unclaimed`:
   the proposal becomes ``not_run``, one audit row), so nothing can run it later.
-- ``POST /deny``, ``POST /deny-all``: session and token, then `deny` / `deny_all`.
+- ``POST /deny``, ``POST /deny-all``: session and token, then `deny` (its audit row keeps the
+  names the card showed) / `deny_all`, then back to the queue.
 """
 
 from __future__ import annotations
@@ -32,7 +40,8 @@ from aiohttp import web
 
 from services.approval_web.limits import active_pauses, count_last_hour, count_pending
 from services.approval_web.page import guards, outcome
-from services.approval_web.page.card import Card, build_card, show_time
+from services.approval_web.page.card import Card, build_card
+from services.approval_web.page.change import rooms_from_facts, title_words
 from services.approval_web.page.context import ACTOR, COOKIE, client_of, page_of, refuse, render
 from services.approval_web.page.sessions import Session, find_session, start_session
 from shared.errors import Code
@@ -44,6 +53,10 @@ from shared.wire.executor import Execute, Inspection
 
 EMPTY_REFRESH_SECONDS = 15
 """How often the page looks for a new proposal while none is waiting."""
+OUTCOME_REFRESH_SECONDS = 3
+"""How often an outcome page looks again while the executor has not reported."""
+RECENT = 10
+"""How many decisions "Recent decisions" lists."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -124,7 +137,7 @@ def _expiry(proposal: ProposalRow, shown: Shown | None, now: str, ttl_seconds: i
     if shown is None:
         return {"expires_at": None, "refresh_seconds": EMPTY_REFRESH_SECONDS * 2}
     ends = approvals.card_window_end(shown.shown_at, proposal.expires_at, ttl_seconds)
-    return {"expires_at": show_time(ends), "refresh_seconds": _seconds_until(ends, now) + 1}
+    return {"expires_at": ends, "refresh_seconds": _seconds_until(ends, now) + 1}
 
 
 def _card(
@@ -178,14 +191,18 @@ async def index(request: web.Request) -> web.StreamResponse:
             "session": session,
             "queue": queue,
             "deny_all_token": guards.form_token(page.form_key, "deny_all", session.id),
+            "recent": [
+                outcome.from_decision(d, viewer_session=session.id)
+                for d in await approvals.recent_decisions(conn, limit=RECENT)
+            ],
+            "denied": await _denied_notice(request, conn, session),
         }
         if not pending:
             return render(request, "empty.html", refresh_seconds=EMPTY_REFRESH_SECONDS, **common)
         proposal = pending[0]
         card = await _fresh_card(request, proposal)
     shown = Shown(proposal.id, card.card_hash, card.facts_hash, now) if card.can_approve else None
-    if shown is not None:
-        page.facts_seen.remember(card.facts_hash, card.facts)
+    _remember(page, proposal, card)
     return render(
         request,
         "card.html",
@@ -195,6 +212,58 @@ async def index(request: web.Request) -> web.StreamResponse:
         tokens=_tokens(request, session, proposal.id, shown),
         **_expiry(proposal, shown, now, page.policy.limits.approval_ttl_seconds),
         **common,
+    )
+
+
+def _remember(page: Any, proposal: ProposalRow, card: Card) -> None:
+    """Keep the facts of the card shown (for the approval) and its names (for a denial)."""
+    if card.facts_hash and card.can_approve:
+        page.facts_seen.remember(card.facts_hash, card.facts)
+    names = {}
+    for place in card.rooms:
+        if place.name:
+            names[f"device {place.device_id} name"] = place.name
+        if place.channel and place.channel_name:
+            names[f"device {place.device_id} channel {place.channel} name"] = place.channel_name
+    if names:
+        page.rooms_seen.remember(proposal.id, names)
+
+
+async def _denied_notice(
+    request: web.Request, conn: aiosqlite.Connection, session: Session
+) -> outcome.Outcome | None:
+    """After a Deny (``?denied=<ID>``): that proposal's outcome, so a stray Enter shows what was
+    denied, with its room. Reads only."""
+    proposal_id = request.query.get("denied", "")
+    if not proposal_id or len(proposal_id) > 64:
+        return None
+    found = await approvals.decision(conn, proposal_id)
+    if found is None or found.proposal.status != "denied":
+        return None
+    return outcome.from_decision(found, viewer_session=session.id)
+
+
+async def outcome_page(request: web.Request) -> web.StreamResponse:
+    """``GET /outcome/<proposal ID>``: what happened to that proposal, from the store. Reads
+    only; a reload shows the same (see the module doc)."""
+    async with page_of(request).connect() as conn:
+        session = await _session(request, conn)
+        if session is None:
+            return render(request, "login.html", wait_seconds=None, wrong=False)
+        proposal_id = request.match_info["proposal_id"]
+        found = await approvals.decision(conn, proposal_id) if len(proposal_id) <= 64 else None
+    if found is None:
+        result = outcome.refused_click(None, Code.PROPOSAL_NOT_FOUND)
+        return render(request, "outcome.html", status=404, outcome=result, session=session, refresh_seconds=0)
+    shown = outcome.from_decision(found, viewer_session=session.id)
+    refresh = 0 if shown.final else OUTCOME_REFRESH_SECONDS
+    return render(
+        request,
+        "outcome.html",
+        outcome=shown,
+        session=session,
+        refresh_seconds=refresh,
+        refresh_to=request.path,
     )
 
 
@@ -253,7 +322,7 @@ async def approve(request: web.Request) -> web.StreamResponse:
         shown = Shown.from_form(form)
         proposal = await approvals.get_proposal(conn, shown.proposal_id)
         if proposal is None:  # the token was made for it, so this is a deleted row
-            return _outcome(request, outcome.nothing_ran(Code.PROPOSAL_NOT_FOUND), session, status=409)
+            return _refused(request, None, Code.PROPOSAL_NOT_FOUND, session, shown)
         # The confirm step is decided from the proposal the token names: the one that will run.
         # One no longer pending goes straight to `approve`, which refuses it (with its audit row).
         if page_of(request).tool_policy.is_disruptive(proposal.tool, proposal.arguments) and (
@@ -274,7 +343,7 @@ async def confirm(request: web.Request) -> web.StreamResponse:
         shown = Shown.from_form(form)
         proposal = await approvals.get_proposal(conn, shown.proposal_id)
         if proposal is None:
-            return _outcome(request, outcome.nothing_ran(Code.PROPOSAL_NOT_FOUND), session, status=409)
+            return _refused(request, None, Code.PROPOSAL_NOT_FOUND, session, shown)
         if form.get("confirm_room") != _confirm_value(proposal):
             return await _confirm_step(request, conn, session, proposal)
         return await _approve_and_run(request, conn, session, shown)
@@ -283,7 +352,8 @@ async def confirm(request: web.Request) -> web.StreamResponse:
 async def _approve_and_run(
     request: web.Request, conn: aiosqlite.Connection, session: Session, shown: Shown
 ) -> web.Response:
-    """Record the approval (consumed, bound to what was shown), then Execute, then the outcome."""
+    """Record the approval (consumed, bound to what was shown), then Execute, then a 303 to
+    the outcome page (which reads what the executor recorded)."""
     page = page_of(request)
     consumed = await approvals.approve(
         conn,
@@ -296,8 +366,8 @@ async def _approve_and_run(
         ttl_seconds=page.policy.limits.approval_ttl_seconds,
     )
     if not consumed.ok:
-        result = outcome.nothing_ran(str(consumed.code), shown.proposal_id)
-        return _outcome(request, result, session, status=409)
+        proposal = await approvals.get_proposal(conn, shown.proposal_id)
+        return _refused(request, proposal, str(consumed.code), session, shown)
     execute = Execute(
         approval_id=consumed.approval_id,
         proposal_id=shown.proposal_id,
@@ -305,18 +375,17 @@ async def _approve_and_run(
         facts_hash=shown.facts_hash,
     )
     try:
-        result = outcome.from_report(await page.executor.execute(execute))
+        await page.executor.execute(execute)
     except CallError as exc:
-        result = await _after_error(conn, exc, execute)
-    session = await find_session(conn, session.id) or session
-    return _outcome(request, result, session)
+        await _after_error(conn, exc, execute)
+    raise web.HTTPSeeOther(f"/outcome/{shown.proposal_id}")
 
 
-async def _after_error(conn: aiosqlite.Connection, exc: CallError, execute: Execute) -> outcome.Outcome:
+async def _after_error(conn: aiosqlite.Connection, exc: CallError, execute: Execute) -> None:
     """Execute did not answer with a report. Unless the executor already claimed the approval,
     end it now (the proposal becomes ``not_run``, one audit row): nothing can run it later, so
     "nothing ran" is then certain. A claimed one "may or may not have run": its execution row
-    decides, and ``fleetwatch pending show`` tells."""
+    decides (the outcome page and ``fleetwatch pending show`` read it)."""
     ended = await approvals.end_unclaimed(
         conn,
         approval_id=execute.approval_id,
@@ -326,12 +395,7 @@ async def _after_error(conn: aiosqlite.Connection, exc: CallError, execute: Exec
         actor=ACTOR,
         step="execute_not_answered",
     )
-    if ended:
-        return outcome.nothing_ran(exc.code, execute.proposal_id)
-    return outcome.after_transport_error(
-        exc.code if exc.code is not Code.SERVICE_UNAVAILABLE else Code.SERVICE_NO_ANSWER,
-        execute.proposal_id,
-    )
+    del ended  # either way the store now says what happened; the outcome page reads it
 
 
 async def _confirm_step(
@@ -345,8 +409,8 @@ async def _confirm_step(
     card = await _fresh_card(request, proposal)
     shown = Shown(proposal.id, card.card_hash, card.facts_hash, now) if card.can_approve else None
     tokens = _tokens(request, session, proposal.id, None)
+    _remember(page, proposal, card)
     if shown is not None:
-        page.facts_seen.remember(card.facts_hash, card.facts)
         tokens["confirm"] = guards.form_token(page.form_key, "confirm", session.id, *shown.bound())
     return render(
         request,
@@ -360,10 +424,26 @@ async def _confirm_step(
     )
 
 
-def _outcome(
-    request: web.Request, shown: outcome.Outcome, session: Session, *, status: int = 200
+def _refused(
+    request: web.Request, proposal: ProposalRow | None, code: str, session: Session, shown: Shown
 ) -> web.Response:
-    return render(request, "outcome.html", status=status, outcome=shown, session=session)
+    """The 409 answer to an Approve that ran nothing (`code`), naming the change and the room
+    as the card showed them."""
+    title = None
+    if proposal is not None:
+        facts = page_of(request).facts_seen.recall(shown.facts_hash)
+        rooms = rooms_from_facts(proposal.tool, proposal.arguments, proposal.targets, facts)
+        title = title_words(proposal.tool, proposal.arguments, rooms)
+    result = outcome.refused_click(proposal, code, title)
+    return render(
+        request,
+        "outcome.html",
+        status=409,
+        outcome=result,
+        session=session,
+        refresh_seconds=0,
+        status_link=proposal is not None,
+    )
 
 
 async def deny(request: web.Request) -> web.StreamResponse:
@@ -372,8 +452,10 @@ async def deny(request: web.Request) -> web.StreamResponse:
         if isinstance(checked, web.Response):
             return checked
         session, form = checked
-        await approvals.deny(conn, form["proposal_id"], actor=f"page {session.id}")
-    raise web.HTTPSeeOther("/")
+        proposal_id = form["proposal_id"]
+        names = page_of(request).rooms_seen.recall(proposal_id)
+        denied = await approvals.deny(conn, proposal_id, actor=f"page {session.id}", shown=names)
+    raise web.HTTPSeeOther(f"/?denied={proposal_id}" if denied else "/")
 
 
 async def deny_all(request: web.Request) -> web.StreamResponse:

@@ -1,8 +1,8 @@
-"""Words for a person: catalogue messages with parameters, and the plain words for each code.
+"""The plain words for each code the page can meet, as catalogue messages.
 
-A `Words` holds an English catalogue message ID and its parameters (text, or nested `Words`);
-`services.approval_web.page.i18n.say` translates it when a page renders. Parameters are
-escaped there; the message itself is the catalogue's trusted text.
+`Words`, `Moment` and `N_` are the one catalogue's (`shared.text.catalogue`), re-exported here
+for the page's pure modules; `services.approval_web.page.i18n.make_say` translates them when a
+page renders. Parameters are escaped there; the message itself is the catalogue's trusted text.
 
 `refusal_words(code)` says why something was refused or could not be done, in plain words,
 for every code the page can meet (the executor's checks, the approval state, the transport).
@@ -11,32 +11,11 @@ An unknown code is shown as itself.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from typing import Union
 
-Param = Union[str, "Words"]
+from shared.text.catalogue import N_, Moment, Words
 
-
-def N_(message: str) -> str:
-    """Mark `message` for the catalogue without translating it now (``say`` does, at render)."""
-    return message
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Words:
-    """A catalogue message (`msgid`, English) and its parameters, translated when rendered."""
-
-    msgid: str
-    params: tuple[tuple[str, Param], ...] = ()
-
-    @classmethod
-    def of(cls, msgid: str, **params: object) -> Words:
-        """``Words.of("Device %(id)s was not found.", id=device_id)``; non-`Words` values become text."""
-        return cls(
-            msgid, tuple(sorted((k, v if isinstance(v, Words) else str(v)) for k, v in params.items()))
-        )
-
+__all__ = ["N_", "REFUSALS", "Moment", "Words", "refusal_words"]
 
 REFUSALS: Mapping[str, str] = {
     "approval_not_found": N_("this approval does not exist, or belongs to another browser session."),

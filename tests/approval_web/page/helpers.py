@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime
 import functools
 import hashlib
 import html.parser
@@ -19,13 +20,16 @@ from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient, TestServer
 
 from services.approval_web.page.app import build_page_app, store_connections
+from services.approval_web.page.i18n import make_say, make_when
 from services.approval_web.page.secret import PageSecret
-from services.executor.executions import claim_approval
+from services.approval_web.page.words import Words
+from services.executor.executions import claim_approval, finish_execution, record_verification
 from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes
 from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy, load_policies
 from shared.store import approvals
 from shared.store.db import migrate, open_store
+from shared.text.catalogue import load_translations
 from shared.wire.client import CallError
 from shared.wire.executor import Execute, ExecutionReport, Inspection, TargetFacts
 
@@ -108,6 +112,7 @@ def facts_for(proposal_id: str, targets: tuple[str, ...], **overrides: Any) -> I
         for t in targets
     )
     bound = {f"device {t} name": f"Room {t[-3:]}" for t in targets}
+    bound.update({f"device {t} channel 1 name": "Program" for t in targets})
     fields: dict[str, Any] = {
         "proposal_id": proposal_id,
         "complete": True,
@@ -122,8 +127,9 @@ def facts_for(proposal_id: str, targets: tuple[str, ...], **overrides: Any) -> I
 
 class RecordingExecutor:
     """A `PageExecutor` that records every call. Inspect answers `inspection_for(proposal)`
-    (default: everything found); Execute answers `report` (default: ok, verified) or raises
-    `execute_error`. It never touches the store."""
+    (default: everything found); Execute answers `report` (default: ok, verified), recording it
+    in the store as the executor does (the claim, the outcome, the verification: what the
+    outcome page reads), or raises `execute_error` (after claiming when `claim_first`)."""
 
     def __init__(self, db: Path) -> None:
         self.db = db
@@ -148,31 +154,56 @@ class RecordingExecutor:
         assert row is not None
         return self.inspection_for(proposal_id, row.targets)
 
+    async def _claim(self, request: Execute) -> str:
+        async with connection(self.db) as conn:
+            claim = await claim_approval(
+                conn,
+                request.approval_id,
+                proposal_id=request.proposal_id,
+                card_hash=request.card_hash,
+                facts_hash=request.facts_hash,
+            )
+        assert claim.ok and claim.execution_id, claim
+        return claim.execution_id
+
     async def execute(self, request: Execute) -> ExecutionReport:
         approval_id = request.approval_id
         self.executed.append(approval_id)
         self.sent.append(request)
-        if self.claim_first:
-            async with connection(self.db) as conn:
-                claim = await claim_approval(
-                    conn,
-                    approval_id,
-                    proposal_id=request.proposal_id,
-                    card_hash=request.card_hash,
-                    facts_hash=request.facts_hash,
-                )
-            assert claim.ok, claim
         if self.execute_error is not None:
+            if self.claim_first:
+                await self._claim(request)
             raise self.execute_error
-        if self.report is not None:
-            return self.report(approval_id)
-        return ExecutionReport(
-            execution_id="x-1",
-            proposal_id="p",
-            outcome="ok",
-            verification="verified",
-            verified_at="2026-03-02T10:00:05.000Z",
+        report = (
+            self.report(approval_id)
+            if self.report is not None
+            else ExecutionReport(
+                execution_id="x-1",
+                proposal_id=request.proposal_id,
+                outcome="ok",
+                verification="verified",
+                verified_at="2026-03-02T10:00:05.000Z",
+            )
         )
+        execution_id = await self._claim(request)
+        async with connection(self.db) as conn:
+            await finish_execution(
+                conn,
+                execution_id,
+                outcome=report.outcome,
+                refusal_code=report.refusal_code,
+                message=report.message,
+                detail=report.detail,
+            )
+            if report.verification is not None:
+                await record_verification(
+                    conn,
+                    execution_id,
+                    verification=report.verification,
+                    detail="",
+                    observed_at=report.verified_at,
+                )
+        return report
 
 
 class Clock:
@@ -239,12 +270,29 @@ class Harness:
             path, data=data, headers=self.same_origin() if headers is None else headers, allow_redirects=False
         )
 
+    async def decide(
+        self, path: str, data: dict[str, str], headers: dict[str, str] | None = None
+    ) -> tuple[str, str]:
+        """POST an Approve or a confirm, follow its 303 to the outcome page (a GET); that
+        page's URL path and text."""
+        response = await self.post(path, data, headers)
+        assert response.status == 303, await response.text()
+        location = response.headers["Location"]
+        assert location.startswith("/outcome/"), location
+        async with self.client.get(location) as outcome:
+            text = await outcome.text()
+            assert outcome.status == 200, text
+        return location, text
+
     async def login(self) -> None:
         response = await self.post("/login", {"secret": self.secret.shown()})
         assert response.status == 303, await response.text()
 
     async def card(self, **headers: str) -> tuple[str, Forms]:
-        response = await self.client.get("/", headers=headers)
+        return await self.card_at("/", **headers)
+
+    async def card_at(self, path: str, **headers: str) -> tuple[str, Forms]:
+        response = await self.client.get(path, headers=headers)
         text = await response.text()
         assert response.status == 200, text
         return text, forms_of(text)
@@ -293,3 +341,18 @@ def executor_error(code: Code, message: str, operation: str = "execute") -> Call
 
 def executor_down() -> CallError:
     return executor_error(Code.SERVICE_UNAVAILABLE, "not running", "inspect")
+
+
+NOW = datetime.datetime(2026, 3, 2, 10, 0, tzinfo=datetime.UTC)
+"""The time the pure tests read words at (the facts above were read then)."""
+
+
+def text_of(words: Words, language: str = "en", *, zone: datetime.tzinfo = datetime.UTC, now=NOW) -> str:
+    """`words` as the page shows them in `language`, as plain text (times in `zone` from `now`)."""
+    when = make_when(zone=zone, now=now, language=language)  # type: ignore[arg-type]
+    return make_say(translations()[language], when)(words).unescape()
+
+
+@functools.cache
+def translations() -> dict[str, Any]:
+    return load_translations()

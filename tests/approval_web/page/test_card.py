@@ -7,11 +7,11 @@ from typing import Any
 
 import msgspec
 
-from services.approval_web.page.card import ARGUMENT_CAP, NAME_CAP, REASON_CAP, build_card, show_time
+from services.approval_web.page.card import ARGUMENT_CAP, NAME_CAP, REASON_CAP, build_card
 from services.approval_web.page.words import Words, refusal_words
 from shared.store.approvals import ProposalRow
 from shared.wire.executor import EventFacts, Inspection, StreamFacts, TargetFacts
-from tests.approval_web.page.helpers import policies
+from tests.approval_web.page.helpers import policies, text_of
 
 DEVICE = "29088800001"
 STREAM = "6f7a8b9c-0d1e-4f2a-9b3c-5d6e7f8091a2"
@@ -96,8 +96,13 @@ def card_of(proposal: ProposalRow | None = None, facts: Inspection | None = None
 def test_a_complete_card_names_everything_and_may_be_approved() -> None:
     card = card_of()
     assert card.can_approve and card.blockers == ()
-    assert card.title == Words.of("Start a stream")
-    assert card.summary == Words.of("Start sending one channel to a stream destination.")
+    assert text_of(card.title) == "Start a stream: Sandbox Pearl-2, channel 1 (Program)"
+    assert text_of(card.title, "es") == "Iniciar una transmisión: Sandbox Pearl-2, canal 1 (Program)"
+    assert text_of(card.summary) == (
+        "Sandbox Pearl-2, channel 1 (Program) starts sending its picture to the stream destination "
+        "Sandbox test stream."
+    )
+    assert text_of(card.risk).startswith("Low risk")
     assert card.undo == Words.of("Stop the stream to the same destination.")
     assert not card.disruptive
     assert [(a.name, a.value, a.full) for a in card.arguments] == [
@@ -118,10 +123,10 @@ def test_a_complete_card_names_everything_and_may_be_approved() -> None:
     assert (stream.name, stream.host) == ("Sandbox test stream", "test.example.net")
     assert (event.name, event.start, event.finish) == (
         "Sandbox rehearsal",
-        "2026-03-02 11:00 UTC",
-        "2026-03-02 12:00 UTC",
+        "2026-03-02T11:00:00Z",
+        "2026-03-02T12:00:00Z",
     )
-    assert card.room == "Sandbox Pearl-2"
+    assert text_of(card.room) == "Sandbox Pearl-2, channel 1 (Program)"
 
 
 def test_a_list_argument_is_shown_in_full_as_json_and_recording_says_start_or_stop() -> None:
@@ -137,7 +142,8 @@ def test_a_list_argument_is_shown_in_full_as_json_and_recording_says_start_or_st
         ("action", "start"),
         ("device_ids", f'["{DEVICE}-1"]'),
     ]
-    assert (start.title, stop.title) == (Words.of("Start recording"), Words.of("Stop recording"))
+    assert (start.change, stop.change) == (Words.of("Start recording"), Words.of("Stop recording"))
+    assert text_of(stop.risk).startswith("High risk")
     assert (start.disruptive, stop.disruptive) == (False, True)
 
 
@@ -174,8 +180,25 @@ def test_a_list_that_could_not_be_read_leaves_only_deny() -> None:
 
 def test_a_refusal_the_executor_would_make_now_leaves_only_deny() -> None:
     card = card_of(facts=inspection(would_refuse="target_recording", would_refuse_message="recording"))
-    assert card.blockers == (
-        Words.of("The executor would refuse this right now: %(why)s", why=refusal_words("target_recording")),
+    (blocker,) = card.blockers
+    assert text_of(blocker) == (
+        "The room is recording now. This change is allowed again once the recording stops."
+    )
+    other = card_of(facts=inspection(would_refuse="kill_switch_on"))
+    assert other.blockers == (
+        Words.of("The executor would refuse this right now: %(why)s", why=refusal_words("kill_switch_on")),
+    )
+
+
+def test_a_room_busy_with_its_event_says_which_and_until_when() -> None:
+    card = card_of(facts=inspection(would_refuse="target_in_event_window"))
+    (blocker,) = card.blockers
+    assert text_of(blocker) == (
+        "The room is busy: Sandbox rehearsal starts 11:00, in 60 minutes and ends 12:00, in 2 hours. "
+        "This change is allowed again after 12:00."
+    )
+    assert text_of(blocker, "es").startswith(
+        "La sala está ocupada: Sandbox rehearsal empieza 11:00, dentro de 60 minutos"
     )
 
 
@@ -191,7 +214,7 @@ def test_a_failed_inspect_or_one_about_another_proposal_leaves_only_deny() -> No
 
 def test_a_tool_the_policy_no_longer_allows_leaves_only_deny() -> None:
     card = card_of(rule=None)
-    assert card.summary is None and not card.can_approve
+    assert card.undo is None and not card.can_approve
     assert Words.of("The policy no longer allows this tool to be proposed.") in card.blockers
 
 
@@ -227,10 +250,3 @@ def test_the_card_hash_covers_every_fact_shown() -> None:
         card_of(row(reason="another reason")).card_hash,
     }
     assert len(hashes) == 4
-
-
-def test_times_are_shown_in_utc_and_unreadable_ones_visibly() -> None:
-    assert show_time("2026-03-02T10:00:00.123Z") == "2026-03-02 10:00 UTC"
-    assert show_time("2026-03-02T05:00:00-05:00") == "2026-03-02 10:00 UTC"
-    assert show_time("soon\u202e") == "soon⟦U+202E⟧"
-    assert show_time(None) is None

@@ -41,10 +41,12 @@ async def test_the_card_shows_every_fact_and_deny_comes_first_with_the_focus(tmp
         await h.login()
         text, forms = await h.card()
         approvals_rows = await h.approvals_rows()
-    assert "Start recording" in text
-    assert "Start or stop recording on one channel." in text  # the policy's summary
-    assert "A started recording can be stopped." in text  # and its undo
+    assert '<h1 id="card-title">Start recording: Room 001, channel 1 (Program)</h1>' in text
+    assert "Room 001, channel 1 (Program) starts recording now, into a new file." in text  # this action
+    assert "Low risk:" in text  # a risk line on every card
+    assert "A started recording can be stopped." in text  # the policy's undo
     assert f"{DEVICE}-1" in text and "Room 001" in text and "Pearl-2" in text and "Program" in text
+    assert "Details for an audit" in text and "batch_recording" in text
     assert "Written by the assistant, not checked" in text
     assert "The class starts in 10 minutes" in text
     assert [b.get("form") for b in forms.buttons][:2] == ["/deny", "/approve"]
@@ -73,12 +75,19 @@ async def test_approve_consumes_once_runs_once_and_shows_done_with_the_verificat
         proposal_id = await add_proposal(h.db)
         await h.login()
         _, forms = await h.card()
-        response = await h.post("/approve", forms.forms["/approve"])
-        text = await response.text()
+        location, text = await h.decide("/approve", forms.forms["/approve"])
         status = await h.status_of(proposal_id)
-        _, after = await h.card()
-    assert response.status == 200
-    assert "Done" in text and "Epiphan shows the change" in text
+        after_text, after = await h.card()
+        async with h.client.get(location) as reloaded:
+            again = await reloaded.text()
+        audit = await h.audit_rows()
+    assert location == f"/outcome/{proposal_id}"
+    assert "Start recording: Room 001, channel 1 (Program)" in text
+    assert "Done: Epiphan accepted the change." in text and "Epiphan shows the change" in text
+    assert "Approved by you, in this browser" in text
+    assert again == text  # a reload shows the same outcome, and runs nothing more
+    assert len(h.executor.executed) == 1 and audit == await h.audit_rows()
+    assert "Recent decisions" in after_text and f'href="/outcome/{proposal_id}"' in after_text
     assert "1 change approved in this browser session" in text
     (sent,) = h.executor.sent
     form = forms.forms["/approve"]
@@ -95,7 +104,7 @@ async def test_approve_consumes_once_runs_once_and_shows_done_with_the_verificat
         form["shown_at"],
     )
     assert row["card_hash"] == form["card_hash"] and row["facts_hash"] == form["facts_hash"]
-    assert status == "approved"
+    assert status == "executed"
     assert "/approve" not in after.forms  # nothing left waiting
 
 
@@ -118,8 +127,9 @@ async def test_deny_denies_the_card_and_deny_all_denies_every_pending_proposal(t
         await h.login()
         _, forms = await h.card()
         response = await h.post("/deny", forms.forms["/deny"])
-        assert response.status == 303
-        _, forms = await h.card()
+        assert response.status == 303 and response.headers["Location"] == f"/?denied={first}"
+        text, forms = await h.card_at(response.headers["Location"])
+        assert "Denied: Start recording: Room 001, channel 1 (Program). Nothing ran." in text
         assert forms.forms["/deny"]["proposal_id"] == second
         response = await h.post("/deny-all", forms.forms["/deny-all"])
         assert response.status == 303
@@ -136,7 +146,7 @@ async def test_a_disruptive_change_asks_to_confirm_the_room_before_anything_runs
         proposal_id = await add_proposal(h.db, tool="batch_reboot", arguments={"device_ids": [OTHER_DEVICE]})
         await h.login()
         text, forms = await h.card()
-        assert "Disruptive change" in text
+        assert "High risk:" in text and "Approving asks you to confirm the room." in text
         response = await h.post("/approve", forms.forms["/approve"])
         step = await response.text()
         assert response.status == 200 and h.executor.executed == []
@@ -152,9 +162,8 @@ async def test_a_disruptive_change_asks_to_confirm_the_room_before_anything_runs
         again = await h.post("/confirm", unticked)
         assert "Confirm the room" in await again.text() and h.executor.executed == []
         assert await h.approvals_rows() == []
-        done = await h.post("/confirm", fields)
-        text = await done.text()
-    assert "Done" in text
+        _, text = await h.decide("/confirm", fields)
+    assert "Done" in text and "Restart a device: Room 003" in text
     assert [m.proposal_id for m in h.executor.sent] == [proposal_id]
 
 
@@ -178,7 +187,8 @@ async def test_the_page_speaks_spanish_when_the_browser_asks_for_it(tmp_path: Pa
     assert 'lang="es-419"' in text
     assert "Iniciar grabación" in text and "Rechazar" in text and "Aprobar" in text
     assert "Escrito por el asistente, sin verificar" in text
-    assert "Iniciar o detener la grabación en un canal." in text
+    assert "Iniciar grabación: Room 001, canal 1 (Program)" in text
+    assert "Detalles para una auditoría" in text and "Decisiones recientes" in text
 
 
 async def test_the_pages_own_forms_pass_with_the_headers_chromium_sends_under_no_referrer(
@@ -190,8 +200,8 @@ async def test_the_pages_own_forms_pass_with_the_headers_chromium_sends_under_no
         response = await h.post("/login", {"secret": h.secret.shown()}, headers=chromium)
         assert response.status == 303
         _, forms = await h.card()
-        done = await h.post("/approve", forms.forms["/approve"], headers=chromium)
-        assert done.status == 200 and "Done" in await done.text()
+        _, done = await h.decide("/approve", forms.forms["/approve"], headers=chromium)
+        assert "Done" in done
         async with h.client.get("/") as again:
             assert again.headers["Referrer-Policy"] == "no-referrer"
 
@@ -205,7 +215,7 @@ async def test_the_only_countdown_is_the_expiry_five_minutes_on_the_database_clo
     expires = shown + dt.timedelta(seconds=300)
     refresh = re.findall(r'<meta http-equiv="refresh" content="(\d+); url=/">', text)
     assert len(refresh) == 1 and 295 <= int(refresh[0]) <= 301
-    assert f"This card expires at {expires:%Y-%m-%d %H:%M} UTC" in text
+    assert f"This card expires at {expires:%H:%M}, in " in text  # the page's zone (UTC here), and how soon
 
 
 async def test_a_card_names_the_proposals_own_end_when_it_comes_first_and_approve_works_until_then(
@@ -221,9 +231,9 @@ async def test_a_card_names_the_proposals_own_end_when_it_comes_first_and_approv
         ends = dt.datetime.fromisoformat(row.expires_at.replace("Z", "+00:00"))
         refresh = re.findall(r'<meta http-equiv="refresh" content="(\d+); url=/">', text)
         assert len(refresh) == 1 and int(refresh[0]) <= 42
-        assert f"This card expires at {ends:%Y-%m-%d %H:%M} UTC" in text
-        done = await h.post("/approve", forms.forms["/approve"])
-        assert "Done" in await done.text()
+        assert f"This card expires at {ends:%H:%M}, in " in text
+        _, done = await h.decide("/approve", forms.forms["/approve"])
+        assert "Done" in done
 
 
 async def test_a_card_whose_facts_cannot_be_read_offers_only_deny_and_says_why(tmp_path: Path) -> None:
@@ -241,11 +251,15 @@ async def test_a_card_whose_facts_cannot_be_read_offers_only_deny_and_says_why(t
 @pytest.mark.parametrize(
     ("failure", "report", "headline"),
     [
-        (executor_error(Code.SERVICE_NO_ANSWER, "timeout"), None, "Nothing ran: "),
-        (executor_error(Code.INTERNAL_ERROR, "boom"), None, "Nothing ran: "),
+        (
+            executor_error(Code.SERVICE_NO_ANSWER, "timeout"),
+            None,
+            "Nothing ran: the executor did not answer.",
+        ),
+        (executor_error(Code.INTERNAL_ERROR, "boom"), None, "Nothing ran: an unexpected error"),
         (executor_down(), None, "Nothing ran: the executor could not be reached."),
         (None, {"outcome": "error", "detail": {OTHER_DEVICE: "<b>busy</b>"}}, "Epiphan reported a problem"),
-        (None, {"outcome": "unknown"}, "May or may not have run — check the room"),
+        (None, {"outcome": "unknown"}, "May or may not have run."),
         (
             None,
             {"outcome": "refused", "refusal_code": "fingerprint_changed", "execution_id": None},
@@ -265,9 +279,9 @@ async def test_the_outcome_is_said_in_plain_words_and_never_as_failed_when_it_ma
             h.executor.report = lambda _: ExecutionReport(
                 **{"execution_id": "x-1", "proposal_id": "p", **report}
             )
-        response = await h.post("/approve", forms.forms["/approve"])
-        text = await response.text()
+        _, text = await h.decide("/approve", forms.forms["/approve"])
     assert headline in text
+    assert "Next:" in text
     assert "failed" not in text.lower()
     assert "<b>busy</b>" not in text
     assert len(h.executor.executed) == 1
@@ -283,7 +297,7 @@ async def test_an_execute_that_does_not_answer_ends_the_approval_unless_the_exec
         await h.login()
         h.executor.execute_error = executor_error(failure, "no report")
         _, forms = await h.card()
-        text = await (await h.post("/approve", forms.forms["/approve"])).text()
+        _, text = await h.decide("/approve", forms.forms["/approve"])
         assert "Nothing ran" in text
         async with connection(h.db) as conn:
             row = await approvals.get_proposal(conn, untaken)
@@ -293,8 +307,8 @@ async def test_an_execute_that_does_not_answer_ends_the_approval_unless_the_exec
         h.executor.claim_first = True  # the executor took the approval, then went silent
         _, forms = await h.card()
         confirm = forms_of(await (await h.post("/approve", forms.forms["/approve"])).text())
-        text = await (await h.post("/confirm", confirm.forms["/confirm"])).text()
-        assert "May or may not have run — check the room" in text
+        _, text = await h.decide("/confirm", confirm.forms["/confirm"])
+        assert "May or may not have run." in text and "Check the room before trying again" in text
         assert await h.status_of(taken) == "approved"  # its execution decides, never the page
 
 

@@ -10,8 +10,9 @@ from babel.messages.extract import extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
 
-from services.approval_web.page.i18n import LOCALES_DIR, PAGE_DIR, load_translations, make_say, negotiate
+from services.approval_web.page.i18n import make_say, negotiate
 from services.approval_web.page.words import Words
+from shared.text.catalogue import BABEL_CFG, LOCALES_DIR, load_translations
 from tests.approval_web.page.helpers import REPO
 
 
@@ -37,7 +38,7 @@ def test_the_language_follows_accept_language(header: str | None, lang: str) -> 
 
 
 def extracted() -> set[str | tuple[str, ...]]:
-    with (PAGE_DIR / "babel.cfg").open() as handle:
+    with BABEL_CFG.open() as handle:
         method_map, options_map = parse_mapping_cfg(handle)
     return {
         message
@@ -73,7 +74,7 @@ def test_the_policy_summaries_are_in_the_catalogue() -> None:
 
 
 def test_translated_words_escape_their_parameters_nested_ones_included() -> None:
-    say = make_say(load_translations()["es"])
+    say = make_say(load_translations()["es"], str)
     words = Words.of("Nothing ran: %(why)s", why=Words.of("the request did not come from this page."))
     assert str(say(words)) == "No se ejecutó nada: la solicitud no vino de esta página."
     hostile = say(Words.of("Event %(id)s was not found.", id="<b>x</b>"))
@@ -81,5 +82,5 @@ def test_translated_words_escape_their_parameters_nested_ones_included() -> None
 
 
 def test_a_text_missing_from_the_catalogue_shows_in_english(tmp_path: Path) -> None:
-    say = make_say(load_translations()["es"])
+    say = make_say(load_translations()["es"], str)
     assert str(say(Words.of("A text nobody translated"))) == "A text nobody translated"

@@ -49,6 +49,9 @@ TAGS = {
     "input",
     "button",
     "br",
+    "a",
+    "nav",
+    "h3",
 }
 
 
@@ -132,6 +135,8 @@ async def test_every_hostile_name_renders_inert_on_the_card(tmp_path: Path) -> N
                 name
             )
             assert [t for t, a in parsed.tags if "autofocus" in a] == ["button"]
+            links = [a.get("href") or "" for t, a in parsed.tags if t == "a"]
+            assert all(href.startswith("/") and not href.startswith("//") for href in links), (name, links)
             assert [(b.get("class"), b.get("form")) for b in forms.buttons] == [
                 ("deny", "/deny"),
                 ("approve", "/approve"),

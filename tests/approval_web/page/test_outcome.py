@@ -1,48 +1,172 @@
-"""The outcome after Approve, in the operator's words; never "failed" when it may have run."""
+"""The outcome of a proposal, from what the store holds, in the operator's words: the change
+and the room, who decided and when, the outcome, the verification with its time, the next
+step; never "failed" when it may have run."""
 
 from __future__ import annotations
 
-from services.approval_web.page.outcome import after_transport_error, from_report, nothing_ran
-from services.approval_web.page.words import Words, refusal_words
-from shared.wire.executor import ExecutionReport
+import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from services.approval_web.page.outcome import from_decision, refused_click, who_words
+from shared.store.approvals import ApprovalRow, Decision, ExecutionRow
+from tests.approval_web.page.helpers import text_of
+from tests.approval_web.page.test_card import DEVICE, row
+
+RECORDING = {"action": "start", "device_ids": [f"{DEVICE}-1"]}
+SHOWN = {f"device {DEVICE} name": "Sandbox Classroom", f"device {DEVICE} channel 1 name": "Lecture"}
+VIEWER = "s-viewer"
 
 
-def report(**fields: object) -> ExecutionReport:
-    values: dict[str, object] = {"execution_id": "x-1", "proposal_id": "p-1", "outcome": "ok"}
+def approval(**fields: Any) -> ApprovalRow:
+    values: dict[str, Any] = {
+        "id": "a-1",
+        "proposal_id": "p-000000000001",
+        "session_id": VIEWER,
+        "card_hash": "0" * 64,
+        "created_at": "2026-03-02T10:00:01.000Z",
+        "expires_at": "2026-03-02T10:05:00.000Z",
+        "used": True,
+        "used_at": "2026-03-02T10:00:01.000Z",
+        "claimed": True,
+        "claimed_at": "2026-03-02T10:00:01.100Z",
+        "shown_at": "2026-03-02T10:00:00.000Z",
+        "facts_hash": "f" * 64,
+        "facts": SHOWN,
+        "ended_code": None,
+    }
     values.update(fields)
-    return ExecutionReport(**values)
+    return ApprovalRow(**values)
 
 
-def test_ok_is_done_with_the_verification_kept_apart() -> None:
-    shown = from_report(report(verification="verified", verified_at="2026-03-02T10:00:05.000Z"))
-    assert (shown.kind, shown.headline) == ("done", Words.of("Done"))
-    assert shown.verification == Words.of(
-        "Checked afterwards (%(at)s): Epiphan shows the change.", at="2026-03-02 10:00 UTC"
+def execution(**fields: Any) -> ExecutionRow:
+    values: dict[str, Any] = {
+        "id": "x-1",
+        "approval_id": "a-1",
+        "proposal_id": "p-000000000001",
+        "started_at": "2026-03-02T10:00:01.100Z",
+        "finished_at": "2026-03-02T10:00:01.900Z",
+        "outcome": "ok",
+        "refusal_code": None,
+        "detail": None,
+        "verification": "verified",
+        "verified_at": "2026-03-02T10:00:05.000Z",
+        "verification_detail": None,
+    }
+    values.update(fields)
+    return ExecutionRow(**values)
+
+
+def decided(
+    status: str = "executed",
+    *,
+    kind: str | None = "approval",
+    actor: str = "approval_web",
+    approved: ApprovalRow | None = None,
+    ran: ExecutionRow | None = None,
+    detail: dict[str, Any] | None = None,
+    status_code: str | None = None,
+) -> Decision:
+    return Decision(
+        proposal=row(
+            "batch_recording",
+            RECORDING,
+            status=status,
+            status_code=status_code,
+            decided_at="2026-03-02T10:00:01.000Z",
+        ),
+        approval=approved,
+        execution=ran,
+        decided_by=actor,
+        decided_kind=kind,
+        decided_detail=detail or {},
     )
-    assert from_report(report(verification="contradicted")).kind == "done"
-    assert from_report(report()).verification == Words.of("Not checked afterwards.")
+
+
+def test_done_names_the_change_the_room_who_when_and_the_verification_with_its_time() -> None:
+    shown = from_decision(decided(approved=approval(), ran=execution()), viewer_session=VIEWER)
+    assert shown.kind == "done" and shown.final
+    assert text_of(shown.title) == "Start recording: Sandbox Classroom, channel 1 (Lecture)"
+    assert text_of(shown.headline) == "Done: Epiphan accepted the change."
+    assert (
+        text_of(shown.verification) == "Checked afterwards (10:00, in 5 seconds): Epiphan shows the change."
+    )
+    assert text_of(shown.decided) == "Approved by you, in this browser, 10:00, in 1 second."
+    assert text_of(shown.next_step).startswith("Nothing more to do")
+    assert text_of(shown.title, "es") == "Iniciar grabación: Sandbox Classroom, canal 1 (Lecture)"
+    assert text_of(shown.headline, "es") == "Hecho: Epiphan aceptó el cambio."
+
+
+def test_times_are_in_the_operators_zone_across_the_date_line() -> None:
+    shown = from_decision(decided(approved=approval(), ran=execution()), viewer_session=VIEWER)
+    kiritimati = ZoneInfo("Pacific/Kiritimati")  # UTC+14: 10:00 UTC on 2 March is 00:00 on 3 March
+    later = datetime.datetime(2026, 3, 4, 9, 0, tzinfo=datetime.UTC)
+    assert text_of(shown.verification, zone=kiritimati, now=later) == (
+        "Checked afterwards (Tue 3 Mar, 00:00): Epiphan shows the change."
+    )
+    assert text_of(shown.verification, "es", zone=kiritimati, now=later) == (
+        "Comprobado después (mar 3 mar, 00:00): Epiphan muestra el cambio."
+    )
 
 
 def test_an_error_is_a_problem_epiphan_reported_with_each_device_message_made_visible() -> None:
-    shown = from_report(report(outcome="error", detail={"29088800001": "busy\u202e"}))
-    assert (shown.kind, shown.headline) == ("problem", Words.of("Epiphan reported a problem"))
-    assert shown.problems == (("29088800001", "busy⟦U+202E⟧"),)
+    ran = execution(outcome="error", detail={DEVICE: "busy\u202e"}, verification="not_observed")
+    shown = from_decision(decided(approved=approval(), ran=ran), viewer_session=VIEWER)
+    assert shown.kind == "problem"
+    assert shown.problems == ((DEVICE, "busy⟦U+202E⟧"),)
+    assert text_of(shown.next_step).startswith("Check the room")
 
 
-def test_unknown_may_or_may_not_have_run() -> None:
-    shown = from_report(report(outcome="unknown"))
-    assert shown.kind == "unknown"
-    assert shown.headline == Words.of("May or may not have run — check the room before trying again")
+def test_unknown_and_a_running_row_may_or_may_not_have_run_and_say_check_the_room() -> None:
+    for outcome in ("unknown", "running"):
+        ran = execution(outcome=outcome, verification=None, verified_at=None)
+        shown = from_decision(decided(approved=approval(), ran=ran), viewer_session=VIEWER)
+        assert shown.kind == "unknown"
+        assert text_of(shown.headline) == "May or may not have run."
+        assert "Check the room before trying again" in text_of(shown.next_step)
+        assert shown.final is (outcome == "unknown")
 
 
-def test_a_refusal_is_nothing_ran_with_the_reason() -> None:
-    shown = from_report(report(outcome="refused", refusal_code="fingerprint_changed", execution_id=None))
-    assert shown == nothing_ran("fingerprint_changed", "p-1")
-    assert shown.headline == Words.of("Nothing ran: %(why)s", why=refusal_words("fingerprint_changed"))
+def test_a_refusal_and_not_run_are_nothing_ran_with_the_reason_in_words() -> None:
+    ran = execution(outcome="refused", refusal_code="fingerprint_changed", verification=None)
+    refused = from_decision(decided("not_run", approved=approval(), ran=ran), viewer_session=VIEWER)
+    assert refused.kind == "nothing_ran"
+    assert text_of(refused.headline).startswith("Nothing ran: the room changed since the proposal")
+    ended = from_decision(
+        decided("not_run", approved=approval(claimed=False), status_code="executor_restarted"),
+        viewer_session=VIEWER,
+    )
+    assert text_of(ended.headline) == "Nothing ran: the executor stopped before it took the approval."
 
 
-def test_after_execute_was_sent_a_lost_answer_is_never_called_nothing_ran() -> None:
-    for code in ("service_no_answer", "internal_error", "something_new"):
-        assert after_transport_error(code).kind == "unknown"
-    for code in ("service_unavailable", "invalid_message", "peer_not_allowed"):
-        assert after_transport_error(code).kind == "nothing_ran"
+def test_a_denial_names_the_room_the_card_showed_and_who_denied_it() -> None:
+    by_page = decided("denied", kind="denial", actor="page s-other", detail={"shown": SHOWN})
+    shown = from_decision(by_page, viewer_session=VIEWER)
+    assert shown.kind == "denied"
+    assert text_of(shown.title) == "Start recording: Sandbox Classroom, channel 1 (Lecture)"
+    assert text_of(shown.who) == "a person in another browser session"
+    by_cli = from_decision(decided("denied", kind="denial", actor="operator:1000"), viewer_session=VIEWER)
+    assert text_of(by_cli.title) == f"Start recording: device {DEVICE}, channel 1"
+    assert text_of(by_cli.who) == "operator with the fleetwatch command (uid 1000)"
+
+
+def test_an_expired_proposal_was_decided_by_nobody() -> None:
+    shown = from_decision(decided("expired", kind="expiry"), viewer_session=VIEWER)
+    assert (shown.kind, text_of(shown.who)) == ("expired", "nobody (it expired)")
+
+
+def test_a_lookalike_room_name_is_marked_with_its_device_id() -> None:
+    facts = {f"device {DEVICE} name": "Sandbox Сlassroom"}  # a Cyrillic С
+    shown = from_decision(decided(approved=approval(facts=facts), ran=execution()), viewer_session=VIEWER)
+    assert text_of(shown.title) == (
+        f"Start recording: Sandbox Сlassroom (look-alike letters: device {DEVICE}), channel 1"
+    )
+
+
+def test_a_refused_click_says_nothing_ran_for_that_click() -> None:
+    shown = refused_click(None, "approval_already_used")
+    assert (
+        text_of(shown.headline)
+        == "Nothing ran: this card was already approved once. A card runs at most once."
+    )
+    assert who_words("page s-1", "approval", None, "s-1").msgid == "you, in this browser"
