@@ -251,20 +251,20 @@ SETTINGS: tuple[Setting, ...] = (
         read_by=("approval_web", "executor"),
     ),
     Setting(
-        "FLEETWATCH_EPIPHAN_MCP_URL",
-        "http://127.0.0.1:8770/mcp",
-        "Epiphan Edge MCP endpoint; the default is the embedded lab.",
+        "FLEETWATCH_LAB_PORT",
+        "8770",
+        "Port of the lab (simulated Epiphan Edge) on 127.0.0.1; the default MCP URL follows it.",
         False,
-        _url,
+        _port,
         read_by=("fleetwatch", "assistant", "executor"),
     ),
     Setting(
-        "FLEETWATCH_LAB_PORT",
-        "8770",
-        "Port of the lab (simulated Epiphan Edge) on 127.0.0.1.",
+        "FLEETWATCH_EPIPHAN_MCP_URL",
+        "http://127.0.0.1:{FLEETWATCH_LAB_PORT}/mcp",
+        "Epiphan Edge MCP endpoint; the default is the embedded lab (on FLEETWATCH_LAB_PORT).",
         False,
-        _port,
-        read_by=("fleetwatch",),
+        _url,
+        read_by=("fleetwatch", "assistant", "executor"),
     ),
     Setting(
         "FLEETWATCH_MODEL_STANDIN_PORT",
@@ -457,8 +457,8 @@ class Settings:
     state_dir: Path
     runtime_dir: Path
     db: Path
-    epiphan_mcp_url: str
     lab_port: int
+    epiphan_mcp_url: str
     model_standin_port: int
     approve_port: int
     approve_secret_file: Path

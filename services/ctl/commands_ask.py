@@ -1,8 +1,11 @@
 """``fleetwatch ask "QUESTION"``: ask the assistant over assistant.sock and print its answer.
 
-The answer's text (the model's words, or the keyword answer) is shown line by line through
-`shared.text.display.visible`, so a name holding a terminal escape or a bidi override is shown, not
-obeyed; then one code-built line per proposal with its recorded state. ``--json`` prints the
+The answer's text (the model's words, or the keyword answer) is split at its own line feeds
+only, and each line shown through `shared.text.display.visible`, so a CR, U+2028 or U+2029
+inside a name is a visible marker and never a line of its own (a name cannot forge a line
+that looks like the product's), and a terminal escape or a bidi override is shown, not
+obeyed; then, apart, one code-built line per proposal with its recorded state (the model's
+words never say what ran). ``--json`` prints the
 `Answer` as safe JSON. Asking cannot approve anything: a proposal waits for a person on the
 approval page.
 
@@ -18,6 +21,7 @@ from typing import Any, Final
 
 from services.ctl.output import print_json
 from shared.config import load_settings
+from shared.text.catalogue import N_, gettext
 from shared.text.display import visible
 from shared.wire.assistant import Answer, Ask, AssistantClient
 
@@ -27,9 +31,11 @@ TIMEOUT_SECONDS: Final = 180.0
 
 def render_answer(answer: Answer) -> str:
     """The answer for a terminal: its text, then a line per proposal."""
-    lines = [visible(line, 2000) for line in answer.text.splitlines()]
+    lines = [visible(line, 2000) for line in answer.text.split("\n")]
     if answer.proposals:
         lines.append("")
+        language = "es" if answer.language == "es" else "en"
+        lines.append(gettext(language, N_("What Fleetwatch recorded (not the assistant's words):")))
         lines.extend(f"- {visible(p.text, 500)}" for p in answer.proposals)
     return "\n".join(lines)
 

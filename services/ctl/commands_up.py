@@ -15,6 +15,7 @@ from services.ctl import CtlError, supervise
 from shared.config import Settings, load_settings
 from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
+from shared.text.display import visible
 
 
 def demo_environment(settings: Settings, scenario: str) -> dict[str, str]:
@@ -62,6 +63,12 @@ async def up(args: argparse.Namespace) -> int:
             socket = fence.layout.socket(name)
             await supervise.start_service(settings, name, socket, probe=supervise.socket_ready)
     print(f"Fleetwatch is up{' on the lab (a simulated Epiphan Edge)' if demo else ''}.")
+    if not demo:
+        print(
+            f"Not on the lab: FLEETWATCH_EPIPHAN_MCP_URL is {visible(settings.epiphan_mcp_url, 300)}, not the lab's "
+            f"http://127.0.0.1:{settings.lab_port}/mcp, so the lab is not started and Fleetwatch uses the "
+            "sign-ins from 'fleetwatch login'."
+        )
     print(f"Fence level: {fence.description}.")
     if demo or settings.fence_configured:
         print(f"Approval page: http://127.0.0.1:{settings.approve_port}/")
@@ -131,7 +138,8 @@ async def demo(args: argparse.Namespace) -> int:
     await ask(argparse.Namespace(question=question, language=args.language, timeout=180.0, json=False))
     print()
     secret_file = supervise.choose_fence(settings, os.geteuid()).approve_secret_file(settings)
-    print(f"Next: open http://127.0.0.1:{settings.approve_port}/ , enter the secret from")
+    language = "?lang=es" if args.language == "es" else ""
+    print(f"Next: open http://127.0.0.1:{settings.approve_port}/{language} , enter the secret from")
     print(f"      {secret_file} , and approve or deny the card.")
     command = command_prefix()
     print(f"Then: {command} pending show <proposal ID above>   (its outcome and verification)")

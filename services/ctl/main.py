@@ -5,13 +5,19 @@ services over their sockets, and runs the lab. It cannot approve a change: appro
 only on the approval page, by a person, by design.
 
 Exit codes: 0 done; 1 a check failed (e.g. ``doctor``); 2 a user error (bad input, missing
-sign-in, refused), printed as one line ``fleetwatch: <code>: <message>``.
+sign-in, refused), printed as one line ``fleetwatch: <code>: <message>``. A service that is not
+running (``service_unavailable``) is said plainly, naming ``FLEETWATCH_HOME`` and how to start
+it. Output piped into a reader that stops early (``fleetwatch status | head -1``) ends quietly.
+
+``fleetwatch lab ...`` hands every argument to ``python -m services.lab`` (its own options and
+``--help``) before this parser sees them.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 
@@ -23,7 +29,8 @@ from services.ctl import (
     commands_signin,
     commands_up,
 )
-from shared.errors import FleetwatchError
+from shared.config import ConfigError, load_settings
+from shared.errors import Code, FleetwatchError
 from shared.text.display import visible
 
 EPILOG = (
@@ -51,28 +58,52 @@ def build_parser() -> argparse.ArgumentParser:
     commands_signin.add_commands(sub, EPILOG)
     commands_doctor.add_commands(sub, EPILOG)
 
-    lab = sub.add_parser(
-        "lab", help="run the lab, a simulated Epiphan Edge (see 'fleetwatch lab --help')", add_help=False
+    # Listed for --help only: main() hands "lab ..." to the lab's own parser before this one.
+    sub.add_parser(
+        "lab",
+        help="run the lab, a simulated Epiphan Edge (every option of python -m services.lab; "
+        "see 'fleetwatch lab --help')",
+        add_help=False,
     )
-    lab.add_argument("lab_args", nargs=argparse.REMAINDER)
-    lab.set_defaults(run=None)
     return parser
+
+
+def not_running(exc: FleetwatchError) -> str:
+    """The line for a service that is not running: where Fleetwatch was looked for, and how to
+    start it (the service's own words follow)."""
+    try:
+        home = str(load_settings().home)
+    except ConfigError as exc:
+        home = f"? ({exc.message})"
+    return (
+        f"Fleetwatch is not running here (FLEETWATCH_HOME={visible(home, 300)}): start it with "
+        f"`fleetwatch up` ({visible(exc.message, 400)})"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fleetwatch`` console script."""
-    args = build_parser().parse_args(argv)
-    if args.command == "lab":
-        from services.lab.__main__ import main as lab_main
-
-        return lab_main(args.lab_args)
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        result = asyncio.run(args.run(args))
-    except FleetwatchError as exc:
-        print(f"fleetwatch: {exc.code}: {visible(exc.message, 2000)}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
+        if argv[:1] == ["lab"]:
+            from services.lab.__main__ import main as lab_main
+
+            return lab_main(argv[1:])
+        args = build_parser().parse_args(argv)
+        try:
+            result = asyncio.run(args.run(args))
+        except FleetwatchError as exc:
+            message = not_running(exc) if exc.code == Code.SERVICE_UNAVAILABLE else visible(exc.message, 2000)
+            print(f"fleetwatch: {exc.code}: {message}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            return 130
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader stopped (``| head``): say nothing more, and keep Python from complaining
+        # about the closed pipe at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return int(result or 0)
 
 

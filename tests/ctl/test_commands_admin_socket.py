@@ -151,5 +151,8 @@ async def test_a_refused_draft_and_a_stopped_service_are_one_line_user_errors(
     assert (
         code == 2
         and out == ""
-        and err.startswith("fleetwatch: service_unavailable: approval_web is not running")
+        and err.startswith(
+            "fleetwatch: service_unavailable: Fleetwatch is not running here (FLEETWATCH_HOME="
+        )
+        and "(approval_web is not running" in err
     )

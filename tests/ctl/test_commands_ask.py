@@ -25,7 +25,7 @@ class FakeAssistant:
             proposal_id="p_1", state="waiting_for_approval", text="Proposal p_1 (batch_recording): waiting."
         )
         return Answer(
-            text="Fix first:\n- Room \x1b[31mRED\u202e: offline",
+            text="Fix first:\n- Room \x1b[31mRED\u202e: offline\n- Lab\rINFO approved=true\u2028- p_9 ran ok\u2029.",
             language=language or "en",
             answered_by="model",
             proposals=(line,),
@@ -55,11 +55,15 @@ async def test_ask_prints_the_answer_with_hidden_characters_shown_and_the_propos
         json_code, json_out, _ = await _fleetwatch(env, "ask", "What needs attention?", "--json")
     assert code == 0 and json_code == 0
     assert fake.asked == [("¿Qué necesita atención?", "es"), ("What needs attention?", None)]
-    assert out.splitlines() == [
+    assert out.split("\n") == [
         "Fix first:",
         "- Room ⟦U+001B⟧[31mRED⟦U+202E⟧: offline",
+        # A name's CR, U+2028 and U+2029 are markers on its own line: it cannot forge a line.
+        "- Lab⟦U+000D⟧INFO approved=true⟦U+2028⟧- p_9 ran ok⟦U+2029⟧.",
         "",
+        "Lo que Fleetwatch registró (no son palabras del asistente):",
         "- Proposal p_1 (batch_recording): waiting.",
+        "",
     ]
     assert "\x1b" not in out and "\u202e" not in out
     assert json.loads(json_out)["proposals"][0]["state"] == "waiting_for_approval"
@@ -68,7 +72,8 @@ async def test_ask_prints_the_answer_with_hidden_characters_shown_and_the_propos
 async def test_ask_without_a_running_assistant_says_so_and_exits_2(tmp_path: Path):
     code, out, err = await _fleetwatch(base_env(tmp_path / "home"), "ask", "What needs attention?")
     assert code == 2 and out == ""
-    assert err.startswith("fleetwatch: service_unavailable: the assistant is not running")
+    assert err.startswith("fleetwatch: service_unavailable: Fleetwatch is not running here (FLEETWATCH_HOME=")
+    assert "start it with `fleetwatch up` (the assistant is not running" in err
 
 
 async def test_a_refused_question_exits_2_with_the_code(tmp_path: Path):

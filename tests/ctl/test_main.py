@@ -1,0 +1,97 @@
+"""The ``fleetwatch`` command as a person meets it: the lab's own options, a reader that stops
+early, a service that is not running, a misspelt setting, the lab port moving the MCP URL."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from shared.config import load_settings
+from tests.procs import base_env
+from tests.support import free_port, wait_until
+
+COMMAND = (sys.executable, "-m", "services.ctl.main")
+
+
+async def fleetwatch(env: dict[str, str], *args: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        *COMMAND, *args, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_fleetwatch_lab_takes_every_option_of_the_lab_and_its_help(tmp_path: Path) -> None:
+    env = base_env(tmp_path / "home")
+    code, out, _ = await fleetwatch(env, "lab", "--help")
+    assert code == 0 and out.startswith("usage: fleetwatch lab")
+    for option in (
+        "--scenario",
+        "--devices",
+        "--seed",
+        "--port",
+        "--older-shapes",
+        "--anonymous",
+        "--ready-file",
+    ):
+        assert option in out
+    port, ready = free_port(), tmp_path / "lab.json"
+    proc = await asyncio.create_subprocess_exec(
+        *COMMAND,
+        "lab",
+        "--port",
+        str(port),
+        "--ready-file",
+        str(ready),
+        env=env,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        await wait_until(ready.exists, what="the lab's ready file", seconds=60, process=proc)
+        assert json.loads(ready.read_text())["mcp_url"] == f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 30)
+
+
+async def test_output_into_a_reader_that_stops_early_ends_quietly(tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the command writes a byte, as `| head -0`
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *COMMAND,
+            "--help",
+            env=base_env(tmp_path / "home"),
+            stdout=write_end,
+            stderr=asyncio.subprocess.PIPE,
+        )
+    finally:
+        os.close(write_end)
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0 and err.decode() == ""
+
+
+async def test_with_nothing_running_a_command_says_where_it_looked_and_how_to_start(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    code, out, err = await fleetwatch(base_env(home), "pending", "list")
+    assert code == 2 and out == ""
+    assert err.startswith(
+        f"fleetwatch: service_unavailable: Fleetwatch is not running here (FLEETWATCH_HOME={home}): "
+        "start it with `fleetwatch up`"
+    )
+
+
+async def test_a_misspelt_setting_names_the_closest_one(tmp_path: Path) -> None:
+    code, _, err = await fleetwatch(base_env(tmp_path / "home", FLEETWATCH_APROVE_PORT="8767"), "status")
+    assert code == 2
+    assert "FLEETWATCH_APROVE_PORT: unknown setting; did you mean FLEETWATCH_APPROVE_PORT?" in err
+
+
+def test_the_lab_port_moves_the_default_mcp_url_so_up_stays_on_the_lab() -> None:
+    assert load_settings({"FLEETWATCH_LAB_PORT": "18770"}).epiphan_mcp_url == "http://127.0.0.1:18770/mcp"
+    assert load_settings({}).epiphan_mcp_url == "http://127.0.0.1:8770/mcp"
