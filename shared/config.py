@@ -436,7 +436,16 @@ SETTINGS: tuple[Setting, ...] = (
         "reads on the page, in the CLI and in answers; empty = the system's. --json and the audit stay UTC.",
         False,
         _time_zone,
-        read_by=("approval_web",),
+        read_by=("fleetwatch", "approval_web"),
+    ),
+    Setting(
+        "FLEETWATCH_LANGUAGE",
+        "en",
+        "The language of the command's words and headings: en or es (--language overrides it; the page "
+        "follows the browser or its language switch).",
+        False,
+        _language,
+        read_by=("fleetwatch",),
     ),
     Setting(
         "FLEETWATCH_LOG_LEVEL",
@@ -480,6 +489,7 @@ class Settings:
     approval_gids: frozenset[int]
     assistant_gids: frozenset[int]
     timezone: dt.tzinfo
+    language: str
     log_level: str
 
     @property

@@ -8,6 +8,8 @@ through `shared.wire.approval.ApprovalClient` and `shared.wire.assistant.Assista
 Layers (each may import the ones above it and `shared.*`)::
 
     output.py           printing for a terminal: JSON through `shared.text.display.safe_json`
+    admin_words.py      pending, pending show and audit tail in words, aligned, in the
+                        operator's language and time zone (pure)
     supervise.py        supervisord: the configuration, start, stop, wait (no command line)
     doctor.py           pure checks of the facts doctor gathered, and their rendering
     fleet_view.py       the fleet as a table and as JSON (names made visible)

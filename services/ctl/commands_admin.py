@@ -18,21 +18,19 @@ client as `shared.wire.client.CallError` with the service's code; ``main`` print
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from services.ctl import CtlError
+from services.ctl import CtlError, admin_words
 from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
-from shared.errors import MEANINGS, Code
+from shared.errors import Code
 from shared.text.display import visible
 from shared.wire.approval import (
     ApprovalClient,
-    AuditRow,
-    ProposalDetail,
-    ProposalSummary,
     Status,
     SubmitProposal,
 )
@@ -62,68 +60,6 @@ def approval_client(*, timeout_seconds: float = TIMEOUT_SECONDS) -> ApprovalClie
 # --- output --------------------------------------------------------------------------------
 
 
-def _argument_text(value: Any) -> str:
-    return visible(json.dumps(value, ensure_ascii=False, sort_keys=True), TEXT_CAP)
-
-
-def render_pending(items: Sequence[ProposalSummary], not_run: Sequence[ProposalSummary] = ()) -> str:
-    """The pending queue, oldest first: ID, tool, targets, who proposed, times (UTC); then the
-    approved proposals of the last day that ended without running, and why."""
-    lines = [f"{len(items)} proposal(s) waiting for a person on the approval page:"] if items else []
-    if not items:
-        lines.append("No proposals are waiting.")
-    for item in items:
-        targets = ", ".join(visible(t, 40) for t in item.targets)
-        lines.append(
-            f"  {visible(item.proposal_id, 40)}  {visible(item.tool, 60)} on {targets}"
-            f"  by {visible(item.proposed_by, 20)}  created {item.created_at}  expires {item.expires_at}"
-        )
-    if not_run:
-        lines.append(f"Approved in the last 24 hours but not run ({len(not_run)}):")
-    for item in not_run:
-        targets = ", ".join(visible(t, 40) for t in item.targets)
-        lines.append(
-            f"  {visible(item.proposal_id, 40)}  {visible(item.tool, 60)} on {targets}"
-            f"  not run: {visible(item.status_code or 'no reason recorded', 40)}"
-        )
-    return "\n".join(lines)
-
-
-def render_detail(detail: ProposalDetail) -> str:
-    """One proposal in full: every argument, age, time to expiry, fingerprint hash, who
-    proposed, its outcome and verification if it ran, and the reason (labelled as unchecked)."""
-    summary = detail.summary
-    lines = [
-        f"Proposal {visible(summary.proposal_id, 40)} ({visible(summary.status, 20)})",
-        f"  Tool:          {visible(summary.tool, 60)} (schema version {detail.schema_version})",
-        f"  Targets:       {', '.join(visible(t, 40) for t in summary.targets)}",
-        "  Arguments:",
-        *(f"    {visible(k, 60)} = {_argument_text(v)}" for k, v in sorted(detail.arguments.items())),
-        f"  Proposed by:   {visible(summary.proposed_by, 20)}",
-        f"  Created:       {summary.created_at} ({detail.age_seconds} s ago)",
-    ]
-    if detail.expires_in_seconds is not None:
-        lines.append(
-            f"  Expires:       {summary.expires_at} (in {detail.expires_in_seconds} s, unless approved or denied)"
-        )
-    if summary.status == "not_run":
-        why = summary.status_code or ""
-        meaning = next((MEANINGS[c] for c in Code if c.value == why), "nothing ran")
-        lines.append(f"  Not run:       {visible(why or 'no reason recorded', 40)}: {meaning}")
-    lines.append(f"  Fingerprint:   {visible(detail.fingerprint_hash, 80)}")
-    if detail.outcome is not None:
-        outcome = visible(detail.outcome, 20)
-        if detail.refusal_code:
-            outcome += f" ({visible(detail.refusal_code, 40)}: nothing ran)"
-        lines.append(f"  Outcome:       {outcome}")
-        lines.append(f"  Verification:  {visible(detail.verification or 'none recorded', 20)}")
-    for key, value in sorted(detail.detail.items()):
-        lines.append(f"  {visible(key, 40)}: {_argument_text(value)}")
-    lines.append("  Reason (written by the assistant or operator, not checked):")
-    lines.extend(f"    {visible(line, TEXT_CAP)}" for line in (detail.reason.splitlines() or [""]))
-    return "\n".join(lines)
-
-
 def render_status(status: Status) -> str:
     """The queue, caps, pauses, kill switch, executor, fence and autonomy in plain words."""
     lines = [
@@ -142,17 +78,6 @@ def render_status(status: Status) -> str:
         f"Autonomy:     {visible(status.autonomy, 20)}",
     ]
     return "\n".join(lines)
-
-
-def render_audit(rows: Sequence[AuditRow]) -> str:
-    """Audit rows, oldest first, one per line."""
-    if not rows:
-        return "The audit log is empty."
-    return "\n".join(
-        f"{row.seq:>6}  {row.at}  {visible(row.actor, 40):<16} {visible(row.kind, 30):<16}"
-        f" {visible(row.proposal_id or '-', 40):<16} {visible(json.dumps(row.detail, sort_keys=True), 300)}"
-        for row in rows
-    )
 
 
 # --- propose arguments -----------------------------------------------------------------------
@@ -198,17 +123,27 @@ def _out(args: argparse.Namespace, reply: Message, text: str) -> None:
         print(text)
 
 
+def view_of(args: argparse.Namespace) -> admin_words.View:
+    """The language (``--language``, else `FLEETWATCH_LANGUAGE`), the operator's zone
+    (`FLEETWATCH_TIMEZONE`) and now, for what a command prints in words."""
+    settings = load_settings()
+    language = getattr(args, "language", None) or settings.language
+    return admin_words.View(
+        language="es" if language == "es" else "en", zone=settings.timezone, now=dt.datetime.now(dt.UTC)
+    )
+
+
 async def pending_list(args: argparse.Namespace) -> int:
     """``fleetwatch pending list``."""
     reply = await approval_client().list_pending()
-    _out(args, reply, render_pending(reply.items, reply.not_run))
+    _out(args, reply, admin_words.render_pending(view_of(args), reply.items, reply.not_run))
     return 0
 
 
 async def pending_show(args: argparse.Namespace) -> int:
     """``fleetwatch pending show ID``."""
     reply = await approval_client().show(args.proposal_id)
-    _out(args, reply, render_detail(reply))
+    _out(args, reply, admin_words.render_detail(view_of(args), reply))
     return 0
 
 
@@ -245,7 +180,7 @@ async def resume(args: argparse.Namespace) -> int:
 async def audit_tail(args: argparse.Namespace) -> int:
     """``fleetwatch audit tail [-n N]``."""
     reply = await approval_client().audit_tail(args.n)
-    _out(args, reply, render_audit(reply.rows))
+    _out(args, reply, admin_words.render_audit(view_of(args), reply.rows))
     return 0
 
 
@@ -301,7 +236,10 @@ def _leaf(sub: Any, name: str, help_text: str, run: Any, epilog: str) -> argpars
     parser: argparse.ArgumentParser = sub.add_parser(
         name, help=help_text, description=help_text, epilog=epilog
     )
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text (times in UTC)")
+    parser.add_argument(
+        "--language", choices=("en", "es"), help="the words' language (default: FLEETWATCH_LANGUAGE)"
+    )
     parser.set_defaults(run=run)
     return parser
 

@@ -4,6 +4,7 @@ Layers (each imports only those below it)::
 
     fleet_answers.py  sentences about a fleet, topic by topic (the keyword answer, the demo model)
     wording.py        shared phrases: times, events, priorities
+    changes.py        a change in words: its title with the room, what happens, its risk
     catalogue.py      the one translator-editable catalogue (locales/*/LC_MESSAGES/messages.po):
                       `Words`, `Moment`, `N_`, plain-text `say_text` (the page and the CLI)
     times.py          times in the operator's zone, one format, relative where it helps

@@ -14,7 +14,7 @@ text (`say_text`).
 
 To update the catalogues after changing texts (from the repository root)::
 
-    pybabel extract -F shared/text/babel.cfg -k N_ -o /tmp/messages.pot .
+    pybabel extract --no-location -F shared/text/babel.cfg -k N_ -o /tmp/messages.pot .
     pybabel update -i /tmp/messages.pot -d shared/text/locales
 """
 

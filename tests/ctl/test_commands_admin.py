@@ -4,14 +4,18 @@ end through the real approval.sock of a running approval_web (``main`` called in
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import re
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
-from services.ctl.commands_admin import parse_arg_values, render_detail, render_status
+from services.ctl.admin_words import View, render_audit, render_detail, render_pending
+from services.ctl.commands_admin import parse_arg_values, render_status
 from services.ctl.main import EPILOG, build_parser
 from shared.errors import Code, FleetwatchError
-from shared.wire.approval import DenialPause, ProposalDetail, ProposalSummary, Status
+from shared.wire.approval import AuditRow, DenialPause, ProposalDetail, ProposalSummary, Status
 from tests.approval_web.helpers import SANDBOX_DEVICES
 
 A, B, C = SANDBOX_DEVICES
@@ -109,28 +113,103 @@ def _detail(**changes: Any) -> ProposalDetail:
     return ProposalDetail(**fields)
 
 
-def test_pending_show_lists_every_argument_times_fingerprint_author_and_marks_hidden_characters() -> None:
-    text = render_detail(_detail())
+NOW = dt.datetime(2026, 3, 2, 10, 0, 12, tzinfo=dt.UTC)
+MEXICO = View("en", ZoneInfo("America/Mexico_City"), NOW)  # UTC-6
+# UTC+14, half a minute before midnight there: the rows at 10:00 UTC are tomorrow, 3 March.
+KIRITIMATI = View("es", ZoneInfo("Pacific/Kiritimati"), NOW - dt.timedelta(seconds=30))
+
+
+def test_pending_show_names_the_change_and_room_in_words_with_local_times_every_argument_and_hidden_characters() -> (
+    None
+):
+    text = render_detail(MEXICO, _detail())
     for expected in (
-        "batch_reboot",
-        f'device_ids = ["{A}"]',
-        "12 s ago",
-        "in 288 s",
+        f"Restart a device: device {A}  (p-0123456789ab)",
+        "the assistant, 04:00, 12 seconds ago",
+        "04:05, in 5 minutes",
+        "batch_reboot (schema 1)",
+        f'["{A}"]',
         "ab" * 32,
-        "Proposed by:   assistant",
-        "not checked",
+        "Reason, written by the assistant (not checked):",
         "⟦U+202E⟧is frozen",
         "line two",
     ):
-        assert expected in text, expected
+        assert expected in text, (expected, text)
     assert "\u202e" not in text
+    assert re.search(r"\n  Proposed by +the assistant", text) and re.search(
+        r"\n  Expires unreviewed +04:05", text
+    )
+    spanish = render_detail(KIRITIMATI, _detail())
+    assert f"Reiniciar un equipo: equipo {A}" in spanish
+    assert "el asistente, mar 3 mar, 00:00, dentro de 18 segundos" in spanish  # across the date line
 
 
 def test_pending_show_reports_an_unknown_outcome_and_a_refusal_in_words() -> None:
-    unknown = render_detail(_detail(outcome="unknown", verification=None, expires_in_seconds=None))
-    assert "Outcome:       unknown" in unknown and "none recorded" in unknown and "Expires" not in unknown
-    refused = render_detail(_detail(outcome="refused", refusal_code="kill_switch_on"))
-    assert "kill_switch_on: nothing ran" in refused
+    unknown = render_detail(MEXICO, _detail(outcome="unknown", verification=None, expires_in_seconds=None))
+    assert re.search(r"\n  Outcome +unknown\n", unknown) and "Expires" not in unknown
+    refused = render_detail(MEXICO, _detail(outcome="refused", refusal_code="kill_switch_on"))
+    assert "kill_switch_on: Writes are paused" in refused
+
+
+def test_pending_list_is_aligned_and_names_change_room_who_and_when() -> None:
+    summary = _detail().summary
+    other = ProposalSummary(
+        proposal_id="p-ffffffffffff",
+        tool="batch_recording",
+        targets=(B,),
+        created_at="2026-03-02T09:58:00.000Z",
+        expires_at=None,
+        proposed_by="operator",
+        status="pending",
+    )
+    lines = render_pending(MEXICO, [summary, other]).split("\n")
+    assert lines[0] == "Waiting for a person on the approval page: 2"
+    assert lines[1].split() == ["Change", "Room", "Proposed", "by", "Proposed", "Expires", "unreviewed", "ID"]
+    assert lines[2].startswith(f"  Restart a device         device {A}  the assistant")
+    assert lines[3].startswith(f"  Start or stop recording  device {B}  an operator")
+    assert len({line.index("p-") for line in lines[2:]}) == 1  # the ID column lines up
+    assert render_pending(MEXICO, []) == "No proposals are waiting."
+
+
+def test_audit_tail_says_who_did_what_and_when_in_words() -> None:
+    rows = [
+        AuditRow(
+            seq=7,
+            at="2026-03-02T10:00:00.000Z",
+            actor="operator:1000",
+            kind="denial",
+            proposal_id="p-1",
+            detail={},
+        ),
+        AuditRow(
+            seq=8,
+            at="2026-03-02T10:00:05.000Z",
+            actor="executor",
+            kind="refusal",
+            proposal_id="p-2",
+            detail={"code": "kill_switch_on", "operation": "execute"},
+        ),
+        AuditRow(
+            seq=9,
+            at="2026-03-02T10:00:06.000Z",
+            actor="page abc",
+            kind="approval",
+            proposal_id="p-3",
+            detail={},
+        ),
+    ]
+    lines = render_audit(MEXICO, rows).split("\n")
+    assert lines[0].split() == ["#", "When", "Who", "What", "Proposal", "Detail"]
+    assert lines[1].startswith("7  04:00, 12 seconds ago  operator (uid 1000)  denied")
+    assert (
+        "the executor" in lines[2]
+        and "refused" in lines[2]
+        and "kill_switch_on: Writes are paused" in lines[2]
+    )
+    assert "a browser session" in lines[3] and "approved" in lines[3]
+    assert (
+        render_audit(KIRITIMATI, rows).split("\n")[1].startswith("7  mar 3 mar, 00:00, dentro de 18 segundos")
+    )
 
 
 def test_status_names_the_queue_the_caps_the_pauses_and_a_missing_fence() -> None:

@@ -8,9 +8,8 @@ comes from the store and a fresh Inspect on executor.sock, and Approve sends Exe
 Layers (each imports only those before it):
 
 - pure: `words` (plain words per code, over the one catalogue's `Words`), `guards` (Host,
-  origin, tokens, session IDs), `throttle` (wrong-secret slow-down), `change` (a change in
-  words: its title with the room, what happens, its risk), `card` (the card from a proposal
-  and an Inspection), `outcome` (a proposal's outcome from the store's record, for the outcome
+  origin, tokens, session IDs), `throttle` (wrong-secret slow-down), `card` (the card from a proposal
+  and an Inspection, its words from `shared.text.changes`), `outcome` (a proposal's outcome from the store's record, for the outcome
   page and "Recent decisions"), `secret` (the secret and where it goes), `errors` (`PageError`);
 - `i18n`: the Jinja2 environments over the one catalogue (`shared.text.catalogue`), ``say`` and
   ``when`` (times in the operator's zone, `FLEETWATCH_TIMEZONE`);

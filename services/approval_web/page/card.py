@@ -1,7 +1,7 @@
 """The approval card, built by code from the stored proposal and a fresh Inspect. Pure.
 
 Every fact a person reads comes from here: the title naming the change and the room, what this
-action does to the room and a risk line (`services.approval_web.page.change`), how to undo it
+action does to the room and a risk line (`shared.text.changes`), how to undo it
 (the policy's ``undo``, translated by the catalogue), each target's ID, current name, model and
 state, every argument in full, and the names the IDs stand for (channel, stream destination
 name and host, event title with start and end; times stay UTC text here and are shown in the
@@ -28,7 +28,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from services.approval_web.page.change import (
+from services.approval_web.page.words import N_, Moment, Words, refusal_words
+from shared.policy.loader import ProposeRule
+from shared.store.approvals import ProposalRow
+from shared.text.changes import (
     NAME_CAP,
     Room,
     change_words,
@@ -38,9 +41,6 @@ from services.approval_web.page.change import (
     rooms_words,
     title_words,
 )
-from services.approval_web.page.words import N_, Moment, Words, refusal_words
-from shared.policy.loader import ProposeRule
-from shared.store.approvals import ProposalRow
 from shared.text.display import visible
 from shared.wire.executor import Inspection
 

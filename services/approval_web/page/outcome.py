@@ -3,7 +3,7 @@
 Both are built from what the store holds about a proposal (`shared.store.approvals.Decision`:
 the proposal, its consumed approval, its execution, the audit row that decided it), so the
 outcome page at ``/outcome/<proposal ID>`` reads the same on every reload and a GET runs
-nothing. Each names the change and the room (`services.approval_web.page.change`: the names
+nothing. Each names the change and the room (`shared.text.changes`: the names
 the approved card showed, from the approval's binding facts; a denied card's names from its
 denial row), who decided and when, and the outcome in words:
 
@@ -27,9 +27,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from services.approval_web.page.change import NAME_CAP, rooms_from_facts, title_words
 from services.approval_web.page.words import N_, Moment, Words, refusal_words
 from shared.store.approvals import Decision, ProposalRow
+from shared.text.changes import NAME_CAP, rooms_from_facts, title_words
 from shared.text.display import visible
 
 DETAIL_CAP = 200

@@ -41,13 +41,13 @@ from aiohttp import web
 from services.approval_web.limits import active_pauses, count_last_hour, count_pending
 from services.approval_web.page import guards, outcome
 from services.approval_web.page.card import Card, build_card
-from services.approval_web.page.change import rooms_from_facts, title_words
 from services.approval_web.page.context import ACTOR, COOKIE, client_of, page_of, refuse, render
 from services.approval_web.page.sessions import Session, find_session, start_session
 from shared.errors import Code
 from shared.store import approvals
 from shared.store.approvals import ProposalRow
 from shared.store.db import db_now
+from shared.text.changes import rooms_from_facts, title_words
 from shared.wire.client import CallError
 from shared.wire.executor import Execute, Inspection
 

@@ -1,6 +1,7 @@
 """A change in words: which room, what change, what it does, how risky. Pure.
 
-What a person reads first on a card, an outcome and a line of "Recent decisions":
+What a person reads first on the approval page's card, outcome and "Recent decisions", and in
+``fleetwatch pending`` and ``audit tail``:
 
 - `title_words`: the change and the room, ``Start recording: Sandbox Classroom, channel 1
   (Lecture)``;
@@ -20,8 +21,8 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from services.approval_web.page.words import N_, Words
 from shared.ids import is_channel_id, split_channel_id
+from shared.text.catalogue import N_, Words
 from shared.text.display import lookalike, visible
 
 NAME_CAP = 80
@@ -117,6 +118,7 @@ def rooms_words(rooms: Sequence[Room]) -> Words:
 CHANGES: Mapping[str, str] = {
     "batch_recording:start": N_("Start recording"),
     "batch_recording:stop": N_("Stop recording"),
+    "batch_recording": N_("Start or stop recording"),
     "start_stream_endpoint": N_("Start a stream"),
     "stop_stream_endpoint": N_("Stop a stream"),
     "confirm_cms_event_on_device": N_("Confirm a scheduled event"),

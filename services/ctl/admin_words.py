@@ -1,0 +1,279 @@
+"""What ``pending list``, ``pending show`` and ``audit tail`` print: rooms and changes in words,
+who and when, in aligned columns, in the operator's language and time zone. Pure.
+
+Every text comes from the one catalogue (`shared.text.catalogue`), every change and room from
+`shared.text.changes`, every time through `shared.text.times` (`FLEETWATCH_TIMEZONE`,
+relative to `View.now`). Names and codes from the store or the fleet pass through
+`shared.text.display.visible` first, so each stays one line. ``--json`` never comes here: it
+keeps every raw field, times in UTC.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from shared.errors import MEANINGS, Code
+from shared.text.catalogue import N_, Moment, Words, say_text
+from shared.text.changes import change_words, rooms_from_facts, title_words
+from shared.text.display import visible
+from shared.text.languages import Language
+from shared.wire.approval import AuditRow, ProposalDetail, ProposalSummary
+
+TEXT_CAP = 8000
+"""Longest text shown for one argument or reason."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class View:
+    """How to say things: the language, the operator's zone, and now (for "in 5 minutes")."""
+
+    language: Language
+    zone: dt.tzinfo
+    now: dt.datetime
+
+    def say(self, words: Words) -> str:
+        return say_text(words, self.language, zone=self.zone, now=self.now)
+
+    def text(self, msgid: str, **params: object) -> str:
+        return self.say(Words.of(msgid, **params))
+
+    def when(self, utc: str | None) -> str:
+        return self.say(Words.of(N_("%(at)s"), at=Moment(utc))) if utc else "—"
+
+
+def width(text: str) -> int:
+    """Columns `text` takes on a terminal (East Asian wide and fullwidth letters take two)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
+    """Aligned columns (two spaces apart; the last column is not padded)."""
+    widths = [max(width(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = [c + " " * (w - width(c)) for c, w in zip(cells, widths, strict=False)]
+        return (indent + "  ".join([*padded, cells[-1]])).rstrip()
+
+    return [line(header), *(line(r) for r in rows)]
+
+
+AUTHORS: Mapping[str, str] = {"assistant": N_("the assistant"), "operator": N_("an operator")}
+
+
+def author(view: View, proposed_by: str) -> str:
+    msgid = AUTHORS.get(proposed_by)
+    return view.text(msgid) if msgid else visible(proposed_by, 40)
+
+
+def room_of(view: View, summary: ProposalSummary, arguments: Mapping[str, Any] | None = None) -> str:
+    rooms = rooms_from_facts(summary.tool, arguments or {}, summary.targets, None)
+    return view.say(title_words(summary.tool, arguments or {}, rooms)).partition(": ")[2]
+
+
+def render_pending(
+    view: View, items: Sequence[ProposalSummary], not_run: Sequence[ProposalSummary] = ()
+) -> str:
+    """The pending queue, oldest first, one aligned line each: the change, the room, who
+    proposed it, when, when it expires unreviewed, its ID; then the approved proposals of the
+    last day that ended without running, and why."""
+    lines = [
+        view.text(N_("Waiting for a person on the approval page: %(n)s"), n=len(items))
+        if items
+        else view.text(N_("No proposals are waiting."))
+    ]
+    header = [
+        view.text(N_("Change")),
+        view.text(N_("Room")),
+        view.text(N_("Proposed by")),
+        view.text(N_("Proposed")),
+        view.text(N_("Expires unreviewed")),
+        view.text(N_("ID")),
+    ]
+    if items:
+        lines += table(
+            header,
+            [
+                [
+                    view.say(change_words(i.tool, {})),
+                    room_of(view, i),
+                    author(view, i.proposed_by),
+                    view.when(i.created_at),
+                    view.when(i.expires_at),
+                    visible(i.proposal_id, 40),
+                ]
+                for i in items
+            ],
+        )
+    if not_run:
+        lines.append(view.text(N_("Approved in the last 24 hours but not run (%(n)s):"), n=len(not_run)))
+        lines += table(
+            [
+                view.text(N_("Change")),
+                view.text(N_("Room")),
+                view.text(N_("Why nothing ran")),
+                view.text(N_("ID")),
+            ],
+            [
+                [
+                    view.say(change_words(i.tool, {})),
+                    room_of(view, i),
+                    meaning(i.status_code),
+                    visible(i.proposal_id, 40),
+                ]
+                for i in not_run
+            ],
+        )
+    return "\n".join(lines)
+
+
+def meaning(code: str | None) -> str:
+    """A stable code with its meaning (``fingerprint_changed: The room changed…``)."""
+    if not code:
+        return "—"
+    known = next((MEANINGS[c] for c in Code if c.value == code), None)
+    return f"{visible(code, 40)}: {known}" if known else visible(code, 40)
+
+
+def _argument_text(value: Any) -> str:
+    return visible(
+        value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True), TEXT_CAP
+    )
+
+
+def render_detail(view: View, detail: ProposalDetail) -> str:
+    """One proposal in full: the change and the room, its state, who proposed it and when, when
+    it expires, its outcome and verification if it ran, every argument, and the reason
+    (labelled as the operator's or the assistant's, not checked)."""
+    summary = detail.summary
+    title = view.say(
+        title_words(
+            summary.tool,
+            detail.arguments,
+            rooms_from_facts(summary.tool, detail.arguments, summary.targets, None),
+        )
+    )
+    rows = [
+        (view.text(N_("State")), visible(summary.status, 20)),
+        (
+            view.text(N_("Proposed by")),
+            f"{author(view, summary.proposed_by)}, {view.when(summary.created_at)}",
+        ),
+    ]
+    if detail.expires_in_seconds is not None:
+        rows.append((view.text(N_("Expires unreviewed")), view.when(summary.expires_at)))
+    if summary.status == "not_run":
+        rows.append((view.text(N_("Not run")), meaning(summary.status_code)))
+    if detail.outcome is not None:
+        outcome = visible(detail.outcome, 20)
+        if detail.refusal_code:
+            outcome += f" ({meaning(detail.refusal_code)})"
+        rows.append((view.text(N_("Outcome")), outcome))
+        rows.append((view.text(N_("Verification")), visible(detail.verification or "—", 20)))
+    rows += [
+        (view.text(N_("Epiphan tool")), f"{visible(summary.tool, 60)} (schema {detail.schema_version})"),
+        (view.text(N_("Device IDs")), ", ".join(visible(t, 40) for t in summary.targets)),
+        (view.text(N_("Fingerprint")), visible(detail.fingerprint_hash, 80)),
+    ]
+    rows.append((view.text(N_("Arguments, in full")), ""))
+    rows += [(f"  {visible(k, 60)}", _argument_text(v)) for k, v in sorted(detail.arguments.items())]
+    rows += [(visible(k, 40), _argument_text(v)) for k, v in sorted(detail.detail.items())]
+    label = (
+        N_("Reason, written by the operator who drafted it (not checked):")
+        if summary.proposed_by == "operator"
+        else N_("Reason, written by the assistant (not checked):")
+    )
+    return "\n".join(
+        [
+            f"{title}  ({visible(summary.proposal_id, 40)})",
+            *table(["", ""], [list(r) for r in rows])[1:],
+            "  " + view.text(label),
+            *(f"    {visible(line, TEXT_CAP)}" for line in (detail.reason.split("\n") or [""])),
+        ]
+    )
+
+
+KINDS: Mapping[str, str] = {
+    "proposal": N_("proposed"),
+    "approval": N_("approved"),
+    "denial": N_("denied"),
+    "expiry": N_("expired"),
+    "refusal": N_("refused"),
+    "execution_start": N_("run started"),
+    "outcome": N_("ran"),
+    "verification": N_("checked afterwards"),
+    "kill_switch": N_("kill switch"),
+    "session_start": N_("page signed in"),
+    "ask": N_("question answered"),
+    "nothing_ran": N_("nothing ran"),
+}
+"""Each audit kind in words (an unknown kind shows as itself)."""
+
+ACTORS: Mapping[str, str] = {
+    "approval_web": N_("the approval page"),
+    "executor": N_("the executor"),
+    "assistant": N_("the assistant"),
+}
+
+
+def actor_words(view: View, actor: str) -> str:
+    """Who wrote an audit row: a service, a browser session, or a person at the command line."""
+    msgid = ACTORS.get(actor)
+    if msgid:
+        return view.text(msgid)
+    if actor.startswith("page "):
+        return view.text(N_("a browser session"))
+    who, sep, uid = actor.rpartition(":")
+    if sep and uid.isdigit():
+        return view.text(N_("%(who)s (uid %(uid)s)"), who=visible(who, 30), uid=uid)
+    return visible(actor, 40)
+
+
+def _what(view: View, row: AuditRow) -> str:
+    detail = row.detail
+    if row.kind == "kill_switch" and isinstance(detail.get("on"), bool):
+        return view.text(N_("on: every write is refused") if detail["on"] else N_("off"))
+    parts = []
+    for key in ("code", "outcome", "verification", "reason", "tool", "on"):
+        value = detail.get(key)
+        if value is not None and value != "":
+            parts.append(visible(str(value), 60))
+    if detail.get("code"):
+        parts[0] = meaning(str(detail["code"]))
+    return "; ".join(parts)
+
+
+def render_audit(view: View, rows: Sequence[AuditRow]) -> str:
+    """Audit rows, oldest first, aligned: when (the operator's time), who, what happened in
+    words, the proposal, and the detail that says why."""
+    if not rows:
+        return view.text(N_("The audit log is empty."))
+    header = [
+        "#",
+        view.text(N_("When")),
+        view.text(N_("Who")),
+        view.text(N_("What")),
+        view.text(N_("Proposal")),
+        view.text(N_("Detail")),
+    ]
+    return "\n".join(
+        table(
+            header,
+            [
+                [
+                    str(row.seq),
+                    view.when(row.at),
+                    actor_words(view, row.actor),
+                    view.text(KINDS[row.kind]) if row.kind in KINDS else visible(row.kind, 30),
+                    visible(row.proposal_id or "—", 40),
+                    visible(_what(view, row), 300),
+                ]
+                for row in rows
+            ],
+            indent="",
+        )
+    )
