@@ -20,14 +20,16 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from services.ctl import CtlError, admin_words
 from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
-from shared.errors import Code
+from shared.errors import Code, FleetwatchError
+from shared.policy.loader import ToolPolicy, load_policies
 from shared.text.display import visible
 from shared.wire.approval import (
     ApprovalClient,
@@ -83,14 +85,18 @@ def render_status(status: Status) -> str:
 # --- propose arguments -----------------------------------------------------------------------
 
 
-def parse_arg_values(pairs: Sequence[str]) -> dict[str, Any]:
-    """``["k=v", ...]`` -> arguments. A value that parses as JSON is JSON (``[..]``, ``7``,
-    ``true``, ``"7"``); anything else is the text itself.
+def parse_arg_values(pairs: Sequence[str], schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``["k=v", ...]`` -> arguments. Where the tool's reviewed `schema` says an argument is
+    text, the value is the text itself (an all-digit device ID stays a string). Otherwise a
+    value that starts like JSON (``[``, ``{``, ``"``) must be valid JSON; a number, ``true``,
+    ``false`` or ``null`` is JSON; anything else is the text itself.
 
     Raises:
         FleetwatchError: ``invalid_arguments`` for a pair without ``=``, an empty or repeated
-            key; ``not_canonicalizable`` for JSON with a float or a duplicate key.
+            key, or a value that is not valid JSON; ``not_canonicalizable`` for JSON with a
+            float or a duplicate key.
     """
+    properties = (schema or {}).get("properties") or {}
     arguments: dict[str, Any] = {}
     for pair in pairs:
         key, sep, text = pair.partition("=")
@@ -98,19 +104,56 @@ def parse_arg_values(pairs: Sequence[str]) -> dict[str, Any]:
             raise CtlError(Code.INVALID_ARGUMENTS, f"--arg needs KEY=VALUE, got {visible(pair, 80)!r}")
         if key in arguments:
             raise CtlError(Code.INVALID_ARGUMENTS, f"--arg {visible(key, 60)} is given twice")
-        arguments[key] = _value(text)
+        is_text = isinstance(properties.get(key), Mapping) and properties[key].get("type") == "string"
+        arguments[key] = text if is_text else _value(key, text)
     return arguments
 
 
-def _value(text: str) -> Any:
+def _value(key: str, text: str) -> Any:
     try:
         json.loads(text)
-    except ValueError:
+    except ValueError as exc:
+        if text.lstrip()[:1] in ("[", "{", '"'):
+            raise CtlError(
+                Code.INVALID_ARGUMENTS,
+                f"--arg {visible(key, 60)}: not valid JSON ({exc}); a list is written "
+                f'["29088800001"], text needs no quotes',
+            ) from exc
         return text
     try:
         return parse_json_strict(text)
     except CanonicalError as exc:
         raise CtlError(exc.code, exc.message) from exc
+
+
+def proposable_help(tool_policy: ToolPolicy) -> str:
+    """The tools an operator may propose, each with its arguments (from the reviewed schema)
+    and whether it is disruptive: ``propose --help``'s list."""
+    lines = ["Tools that may be proposed (arguments; * = disruptive, asks to confirm the room):"]
+    for tool, rule in sorted(tool_policy.propose.items()):
+        properties = rule.arguments_schema.get("properties") or {}
+        described = []
+        for name, spec in properties.items():
+            kind = spec.get("type", "")
+            if spec.get("enum"):
+                kind = "|".join(str(v) for v in spec["enum"])
+            elif kind == "array":
+                kind = f"[{(spec.get('items') or {}).get('type', '')}, ...] as JSON"
+            described.append(f"{name}={kind}")
+        mark = "*" if rule.disruptive else " "
+        when = ""
+        if rule.disruptive and rule.disruptive_when:
+            when = (
+                " (* when "
+                + ", ".join(f"{k}={'|'.join(sorted(v))}" for k, v in rule.disruptive_when.items())
+                + ")"
+            )
+        lines.append(f"  {mark} {tool}: {' '.join(described)}{when}")
+        lines.append(f"      {rule.summary}")
+    lines.append(
+        'Example: fleetwatch propose batch_recording --arg action=start --arg device_ids=\'["29088800001-1"]\' --reason "…"'
+    )
+    return "\n".join(lines)
 
 
 # --- commands ------------------------------------------------------------------------------
@@ -213,12 +256,39 @@ async def status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tool_policy() -> ToolPolicy:
+    settings = load_settings()
+    return load_policies(settings.policy_dir, settings.policy_override)[1]
+
+
+def propose_warnings(status: Status) -> list[str]:
+    """What would stop a drafted proposal from running right now, in words."""
+    out = []
+    if status.kill_switch:
+        out.append(
+            "warning: writes are paused (the kill switch is on): even approved, this change will not run "
+            "until `fleetwatch resume`."
+        )
+    if not status.executor_up:
+        out.append("warning: the executor is not answering: an approval could not run now.")
+    if status.pending >= status.max_pending:
+        out.append(
+            f"warning: the queue is full ({status.pending} of {status.max_pending}): this draft will be refused."
+        )
+    return out
+
+
 async def propose(args: argparse.Namespace) -> int:
-    """``fleetwatch propose TOOL --arg k=v ... --reason TEXT``: draft a proposal as an operator."""
-    message = SubmitProposal(
-        tool=args.tool, arguments=parse_arg_values(args.arg or ()), reason=args.reason, proposed_by="operator"
-    )
-    reply = await approval_client(timeout_seconds=PROPOSE_TIMEOUT_SECONDS).submit(message)
+    """``fleetwatch propose TOOL --arg k=v ... --reason TEXT``: draft a proposal as an operator.
+    Warns first (stderr) when the kill switch is on, the executor is not answering or the queue
+    is full."""
+    rule = _tool_policy().propose.get(args.tool)
+    arguments = parse_arg_values(args.arg or (), rule.arguments_schema if rule else None)
+    client = approval_client(timeout_seconds=PROPOSE_TIMEOUT_SECONDS)
+    for warning in propose_warnings(await client.status()):
+        print(warning, file=sys.stderr)
+    message = SubmitProposal(tool=args.tool, arguments=arguments, reason=args.reason, proposed_by="operator")
+    reply = await client.submit(message)
     if args.json:
         print_json(reply)
     else:
@@ -275,18 +345,24 @@ def add_commands(sub: Any, epilog: str) -> None:
 
     _leaf(sub, "status", "queue, caps, pauses, kill switch, executor, fence, autonomy", status, epilog)
 
+    try:
+        tools = proposable_help(_tool_policy())
+    except FleetwatchError as exc:
+        tools = f"(The proposable tools could not be listed: {exc.code}: {visible(exc.message, 200)})"
     draft = _leaf(
         sub,
         "propose",
         "draft a proposal as an operator; it still needs a person to approve it on the page",
         propose,
-        epilog,
+        f"{tools}\n\n{epilog}",
     )
+    draft.formatter_class = argparse.RawDescriptionHelpFormatter
     draft.add_argument("tool", metavar="TOOL", help="a proposable write tool, e.g. batch_recording")
     draft.add_argument(
         "--arg",
         action="append",
         metavar="KEY=VALUE",
-        help="one argument; VALUE is read as JSON when it parses as JSON, else as text (repeat it)",
+        help="one argument (repeat it); text arguments are taken as written (an all-digit ID stays text), "
+        "others as JSON: a list is written '[\"29088800001\"]'",
     )
     draft.add_argument("--reason", required=True, help="why, in words a person reviewing it understands")

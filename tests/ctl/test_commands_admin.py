@@ -17,6 +17,7 @@ from services.ctl.main import EPILOG, build_parser
 from shared.errors import Code, FleetwatchError
 from shared.wire.approval import AuditRow, DenialPause, ProposalDetail, ProposalSummary, Status
 from tests.approval_web.helpers import SANDBOX_DEVICES
+from tests.approval_web.page.helpers import policies
 
 A, B, C = SANDBOX_DEVICES
 ADMIN_COMMANDS = [
@@ -48,6 +49,33 @@ def test_an_argument_value_is_json_when_it_parses_as_json_and_text_otherwise() -
         "flag": True,
     }
     assert parse_arg_values(["empty=", "eq=a=b"]) == {"empty": "", "eq": "a=b"}
+
+
+def test_an_all_digit_id_stays_text_where_the_reviewed_schema_says_text() -> None:
+    _, tool_policy = policies()
+    schema = tool_policy.propose["confirm_cms_event_on_device"].arguments_schema
+    parsed = parse_arg_values(["device_id=29088800001", "event_id=1791484740"], schema)
+    assert parsed == {"device_id": "29088800001", "event_id": "1791484740"}
+    assert parse_arg_values(["device_id=29088800001"]) == {"device_id": 29088800001}  # no schema: JSON
+
+
+def test_malformed_json_says_not_valid_json() -> None:
+    with pytest.raises(FleetwatchError) as caught:
+        parse_arg_values(['device_ids=["29088800001"'])
+    assert caught.value.code is Code.INVALID_ARGUMENTS and "not valid JSON" in caught.value.message
+
+
+def test_propose_help_lists_every_proposable_tool_its_arguments_and_which_are_disruptive() -> None:
+    _, tool_policy = policies()
+    top = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    text = top.choices["propose"].format_help()
+    for tool, rule in tool_policy.propose.items():
+        line = next(line for line in text.splitlines() if line.lstrip(" *").startswith(f"{tool}:"))
+        assert line.strip().startswith("*") is rule.disruptive, line
+        for name in rule.arguments_schema["properties"]:
+            assert f"{name}=" in line, (tool, name)
+    assert "* batch_recording: action=start|stop" in text and "(* when action=stop)" in text
+    assert "No command approves a change" in text
 
 
 @pytest.mark.parametrize(
@@ -82,7 +110,7 @@ def test_every_admin_command_takes_json_and_its_help_says_no_command_approves() 
     top = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     for name in admin:
         for leaf in _leaf_parsers(top.choices[name]):
-            assert leaf.epilog == EPILOG, leaf.prog
+            assert (leaf.epilog or "").endswith(EPILOG), leaf.prog
             assert "No command approves a change" in leaf.format_help()
     assert not any("approve" == name for name in top.choices)
 

@@ -113,6 +113,15 @@ async def test_deny_all_pause_resume_status_and_the_audit_commands(
     code, out, _ = await fleetwatch(capsys, "audit", "verify")
     assert code == 0 and "verifies" in out
 
+    # Drafting while writes are paused: said plainly before the draft is sent.
+    await fleetwatch(capsys, "pause")
+    code, out, err = await fleetwatch(
+        capsys, "propose", "batch_reboot", "--arg", f'device_ids=["{A}"]', "--reason", "r"
+    )
+    assert err.startswith("warning: writes are paused (the kill switch is on)"), err
+    await fleetwatch(capsys, "deny-all")
+    await fleetwatch(capsys, "resume")
+
 
 async def test_audit_verify_exits_1_naming_the_first_edited_row(
     cli: Stack, capsys: pytest.CaptureFixture[str]
