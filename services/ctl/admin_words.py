@@ -19,7 +19,7 @@ from typing import Any
 
 from shared.errors import MEANINGS, Code
 from shared.text.catalogue import N_, Moment, Words, say_text
-from shared.text.changes import change_words, rooms_from_facts, title_words
+from shared.text.changes import change_words, rooms_from_facts, rooms_words, title_words
 from shared.text.display import visible
 from shared.text.languages import Language
 from shared.wire.approval import AuditRow, ProposalDetail, ProposalSummary
@@ -70,17 +70,22 @@ def author(view: View, proposed_by: str) -> str:
     return view.text(msgid) if msgid else visible(proposed_by, 40)
 
 
-def room_of(view: View, summary: ProposalSummary, arguments: Mapping[str, Any] | None = None) -> str:
-    rooms = rooms_from_facts(summary.tool, arguments or {}, summary.targets, None)
-    return view.say(title_words(summary.tool, arguments or {}, rooms)).partition(": ")[2]
+def room_of(view: View, summary: ProposalSummary, names: Mapping[str, str] | None) -> str:
+    """The proposal's rooms in words (their current `names`, else their device IDs; a
+    look-alike name marked, with its device ID beside it)."""
+    return view.say(rooms_words(rooms_from_facts(summary.tool, {}, summary.targets, names)))
 
 
 def render_pending(
-    view: View, items: Sequence[ProposalSummary], not_run: Sequence[ProposalSummary] = ()
+    view: View,
+    items: Sequence[ProposalSummary],
+    not_run: Sequence[ProposalSummary] = (),
+    names: Mapping[str, str] | None = None,
 ) -> str:
-    """The pending queue, oldest first, one aligned line each: the change, the room, who
-    proposed it, when, when it expires unreviewed, its ID; then the approved proposals of the
-    last day that ended without running, and why."""
+    """The pending queue, oldest first, one aligned line each: the change, the room (by its
+    current name from `names`, binding-fact keys such as ``device <id> name``), who proposed
+    it, when, when it expires unreviewed, its ID; then the approved proposals of the last day
+    that ended without running, and why."""
     lines = [
         view.text(N_("Waiting for a person on the approval page: %(n)s"), n=len(items))
         if items
@@ -100,7 +105,7 @@ def render_pending(
             [
                 [
                     view.say(change_words(i.tool, {})),
-                    room_of(view, i),
+                    room_of(view, i, names),
                     author(view, i.proposed_by),
                     view.when(i.created_at),
                     view.when(i.expires_at),
@@ -121,7 +126,7 @@ def render_pending(
             [
                 [
                     view.say(change_words(i.tool, {})),
-                    room_of(view, i),
+                    room_of(view, i, names),
                     meaning(i.status_code),
                     visible(i.proposal_id, 40),
                 ]
@@ -145,7 +150,7 @@ def _argument_text(value: Any) -> str:
     )
 
 
-def render_detail(view: View, detail: ProposalDetail) -> str:
+def render_detail(view: View, detail: ProposalDetail, names: Mapping[str, str] | None = None) -> str:
     """One proposal in full: the change and the room, its state, who proposed it and when, when
     it expires, its outcome and verification if it ran, every argument, and the reason
     (labelled as the operator's or the assistant's, not checked)."""
@@ -154,7 +159,7 @@ def render_detail(view: View, detail: ProposalDetail) -> str:
         title_words(
             summary.tool,
             detail.arguments,
-            rooms_from_facts(summary.tool, detail.arguments, summary.targets, None),
+            rooms_from_facts(summary.tool, detail.arguments, summary.targets, names),
         )
     )
     rows = [

@@ -176,17 +176,42 @@ def view_of(args: argparse.Namespace) -> admin_words.View:
     )
 
 
+async def room_names(client: ApprovalClient) -> dict[str, str]:
+    """The sandbox devices' and channels' current names (``device <id> name``, ``device <id>
+    channel <n> name``), read afresh through the executor (``ListWritable``), so a list names
+    rooms in words; empty when that read fails (the rooms are then named by device ID)."""
+    try:
+        writable = await client.list_writable()
+    except FleetwatchError:
+        return {}
+    names = {}
+    for device in writable.devices:
+        names[f"device {device.device_id} name"] = device.name
+        for channel in device.channels:
+            names[f"device {device.device_id} channel {channel.channel_id} name"] = channel.name
+    return names
+
+
 async def pending_list(args: argparse.Namespace) -> int:
     """``fleetwatch pending list``."""
-    reply = await approval_client().list_pending()
-    _out(args, reply, admin_words.render_pending(view_of(args), reply.items, reply.not_run))
+    client = approval_client()
+    reply = await client.list_pending()
+    if args.json:
+        print_json(reply)
+    else:
+        names = await room_names(client) if reply.items or reply.not_run else {}
+        print(admin_words.render_pending(view_of(args), reply.items, reply.not_run, names))
     return 0
 
 
 async def pending_show(args: argparse.Namespace) -> int:
     """``fleetwatch pending show ID``."""
-    reply = await approval_client().show(args.proposal_id)
-    _out(args, reply, admin_words.render_detail(view_of(args), reply))
+    client = approval_client()
+    reply = await client.show(args.proposal_id)
+    if args.json:
+        print_json(reply)
+    else:
+        print(admin_words.render_detail(view_of(args), reply, await room_names(client)))
     return 0
 
 

@@ -1,7 +1,8 @@
 """How `fleetwatch fleet` shows a fleet snapshot (pure: pass ``now``).
 
 Every name from the fleet passes through `shared.text.display.visible` before it reaches a
-terminal, so a name holding a terminal escape or a bidi override is shown, not obeyed. The
+terminal, so a name holding a terminal escape or a bidi override is shown, not obeyed; a
+look-alike name (`shared.text.display.lookalike`) is marked, with its device ID beside it. The
 words for findings, priorities and events are `shared.text.wording`'s English ones.
 """
 
@@ -14,7 +15,7 @@ import msgspec
 
 from shared.epiphan.attention import DEFAULT_THRESHOLDS, Priority, Thresholds, findings
 from shared.epiphan.fleet import Device, FleetSnapshot
-from shared.text.display import visible
+from shared.text.display import lookalike, visible
 from shared.text.wording import PRIORITY_WORDS, describe_event, describe_finding
 
 WORDS = PRIORITY_WORDS["en"]
@@ -27,7 +28,8 @@ def device_row(device: Device, snapshot: FleetSnapshot, now: datetime, lead_minu
     recording = [c.channel_id for c in device.channels if c.recording]
     return [
         visible(device.group_name, 24),
-        visible(device.name, 32),
+        visible(device.name, 32)
+        + (f" (look-alike letters: device {visible(device.id, 32)})" if lookalike(device.name) else ""),
         visible(device.model, 12),
         visible(device.firmware, 10),
         "online" if device.online else "OFFLINE",

@@ -197,6 +197,11 @@ def test_pending_list_is_aligned_and_names_change_room_who_and_when() -> None:
     assert lines[3].startswith(f"  Start or stop recording  device {B}  an operator")
     assert len({line.index("p-") for line in lines[2:]}) == 1  # the ID column lines up
     assert render_pending(MEXICO, []) == "No proposals are waiting."
+    # With the rooms' current names; a look-alike name is marked, its device ID beside it.
+    names = {f"device {A} name": "Sandbox Сlassroom", f"device {B} name": "Sandbox Pearl Mini"}
+    named = render_pending(MEXICO, [summary, other], names=names)
+    assert f"Restart a device         Sandbox Сlassroom (look-alike letters: device {A})" in named
+    assert "Start or stop recording  Sandbox Pearl Mini" in named
 
 
 def test_audit_tail_says_who_did_what_and_when_in_words() -> None:

@@ -33,3 +33,17 @@ def test_json_output_escapes_hidden_characters_and_stays_lossless() -> None:
 def test_json_output_writes_datetimes_as_utc_text_and_structs_as_maps() -> None:
     text = safe_json({"at": datetime(2026, 9, 16, 13, 0, tzinfo=UTC), "reply": Count(count=2)})
     assert json.loads(text) == {"at": "2026-09-16T13:00:00Z", "reply": {"op": "count", "count": 2}}
+
+
+def test_look_alike_names_are_told_from_plain_and_accented_ones() -> None:
+    from shared.text.display import lookalike
+
+    for name in (
+        "Sandbox Рearl-2",
+        "Ｌａｂ 1",
+        "Lab\u0301 1",
+        "Aula Ωmega",
+    ):  # Cyrillic, fullwidth, combining, Greek
+        assert lookalike(name), name
+    for name in ("Sandbox Pearl-2", "Aula Magna Ñoño", "Café 2", "Hall ≥ 2", "LIB 401 Reading Room"):
+        assert not lookalike(name), name
