@@ -22,7 +22,7 @@ from shared.text.catalogue import N_, Moment, Words, say_text
 from shared.text.changes import change_words, rooms_from_facts, rooms_words, title_words
 from shared.text.display import visible
 from shared.text.languages import Language
-from shared.wire.approval import AuditRow, ProposalDetail, ProposalSummary
+from shared.wire.approval import AuditRow, ProposalDetail, ProposalSummary, Status
 
 TEXT_CAP = 8000
 """Longest text shown for one argument or reason."""
@@ -282,3 +282,49 @@ def render_audit(view: View, rows: Sequence[AuditRow]) -> str:
             indent="",
         )
     )
+
+
+def render_status(view: View, status: Status) -> str:
+    """The queue, caps, pauses (until when, in the operator's time), kill switch, executor,
+    fence and autonomy in plain words."""
+    rows = [
+        [
+            view.text(N_("Queue:")),
+            view.text(N_("%(n)s of %(max)s pending"), n=status.pending, max=status.max_pending),
+        ],
+        [
+            view.text(N_("Last hour:")),
+            view.text(
+                N_("%(n)s of %(max)s proposals (denied ones not counted)"),
+                n=status.last_hour,
+                max=status.per_hour,
+            ),
+        ],
+    ]
+    for pause in status.pauses:
+        rows.append(
+            [
+                view.text(N_("Paused:")),
+                view.text(
+                    N_("%(tool)s on %(device)s until %(until)s (denied repeatedly)"),
+                    tool=visible(pause.tool, 60),
+                    device=visible(pause.target, 40),
+                    until=Moment(pause.until),
+                ),
+            ]
+        )
+    rows += [
+        [
+            view.text(N_("Kill switch:")),
+            view.text(N_("ON: every write is refused") if status.kill_switch else N_("off")),
+        ],
+        [view.text(N_("Executor:")), view.text(N_("up") if status.executor_up else N_("not answering"))],
+        [
+            view.text(N_("Fence:")),
+            view.text(
+                N_("configured") if status.fence_configured else N_("NOT configured: nothing can be proposed")
+            ),
+        ],
+        [view.text(N_("Autonomy:")), visible(status.autonomy, 20)],
+    ]
+    return "\n".join(table(["", ""], rows, indent="")[1:])

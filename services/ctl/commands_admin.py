@@ -30,6 +30,7 @@ from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import ToolPolicy, load_policies
+from shared.text.catalogue import N_
 from shared.text.display import visible
 from shared.wire.approval import (
     ApprovalClient,
@@ -60,26 +61,6 @@ def approval_client(*, timeout_seconds: float = TIMEOUT_SECONDS) -> ApprovalClie
 
 
 # --- output --------------------------------------------------------------------------------
-
-
-def render_status(status: Status) -> str:
-    """The queue, caps, pauses, kill switch, executor, fence and autonomy in plain words."""
-    lines = [
-        f"Queue:        {status.pending} of {status.max_pending} pending",
-        f"Last hour:    {status.last_hour} of {status.per_hour} proposals (denied ones not counted)",
-    ]
-    for pause in status.pauses:
-        lines.append(
-            f"Paused:       {visible(pause.tool, 60)} on {visible(pause.target, 40)} until {pause.until}"
-            " (denied repeatedly)"
-        )
-    lines += [
-        f"Kill switch:  {'ON: every write is refused' if status.kill_switch else 'off'}",
-        f"Executor:     {'up' if status.executor_up else 'not answering'}",
-        f"Fence:        {'configured' if status.fence_configured else 'NOT configured: nothing can be proposed'}",
-        f"Autonomy:     {visible(status.autonomy, 20)}",
-    ]
-    return "\n".join(lines)
 
 
 # --- propose arguments -----------------------------------------------------------------------
@@ -218,30 +199,36 @@ async def pending_show(args: argparse.Namespace) -> int:
 async def deny(args: argparse.Namespace) -> int:
     """``fleetwatch deny ID``."""
     reply = await approval_client().deny(args.proposal_id)
-    _out(args, reply, f"Denied {visible(reply.proposal_id, 40)}. Nothing ran.")
+    _out(
+        args, reply, view_of(args).text(N_("Denied %(id)s. Nothing ran."), id=visible(reply.proposal_id, 40))
+    )
     return 0
 
 
 async def deny_all(args: argparse.Namespace) -> int:
     """``fleetwatch deny-all``."""
     reply = await approval_client().deny_all()
-    _out(args, reply, f"Denied {reply.count} pending proposal(s). Nothing ran.")
+    _out(
+        args,
+        reply,
+        view_of(args).text(N_("Denied every pending proposal (%(n)s). Nothing ran."), n=reply.count),
+    )
     return 0
 
 
 async def pause(args: argparse.Namespace) -> int:
     """``fleetwatch pause``: turn the kill switch on."""
     reply = await approval_client().set_kill_switch(True)
-    words = "Writes paused: the executor refuses every write until `fleetwatch resume`."
-    _out(args, reply, words)
+    words = N_("Writes paused: the executor refuses every write until `fleetwatch resume`.")
+    _out(args, reply, view_of(args).text(words))
     return 0
 
 
 async def resume(args: argparse.Namespace) -> int:
     """``fleetwatch resume``: turn the kill switch off."""
     reply = await approval_client().set_kill_switch(False)
-    words = "Writes resumed: each change still needs a person's approval on the page."
-    _out(args, reply, words)
+    words = N_("Writes resumed: each change still needs a person's approval on the page.")
+    _out(args, reply, view_of(args).text(words))
     return 0
 
 
@@ -277,7 +264,7 @@ async def status(args: argparse.Namespace) -> int:
             print("\n".join(f"  {visible(line, 200)}" for line in out.strip().splitlines()))
             print()
     reply = await approval_client().status()
-    _out(args, reply, render_status(reply))
+    _out(args, reply, admin_words.render_status(view_of(args), reply))
     return 0
 
 

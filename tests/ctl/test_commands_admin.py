@@ -11,8 +11,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from services.ctl.admin_words import View, render_audit, render_detail, render_pending
-from services.ctl.commands_admin import parse_arg_values, render_status
+from services.ctl.admin_words import View, render_audit, render_detail, render_pending, render_status
+from services.ctl.commands_admin import parse_arg_values
 from services.ctl.main import EPILOG, build_parser
 from shared.errors import Code, FleetwatchError
 from shared.wire.approval import AuditRow, DenialPause, ProposalDetail, ProposalSummary, Status
@@ -257,11 +257,12 @@ def test_status_names_the_queue_the_caps_the_pauses_and_a_missing_fence() -> Non
         autonomy="propose",
         pauses=(DenialPause(tool="batch_reboot", target=A, until="2026-03-02T11:00:00.000Z"),),
     )
-    text = render_status(status)
+    text = render_status(MEXICO, status)
+    assert render_status(KIRITIMATI, status).startswith("Cola:")
     for expected in (
         "3 of 3 pending",
         "4 of 10",
-        f"batch_reboot on {A} until",
+        f"batch_reboot on {A} until 05:00, in 60 minutes",
         "ON",
         "not answering",
         "NOT configured",
