@@ -9,17 +9,19 @@ executor.sock (peers: the approval_web user only)
     Execute → ExecutionReport   run one consumed approval once, or refuse ("nothing ran")
     Health  → HealthReport
     ListWritable → WritableDevices  the devices a change may target now (fresh sandbox read)
+    Recheck → Rechecked         a fresh read that judges a change's postcondition again
 approval.sock (peers: the assistant user and operators)
-    SubmitProposal → ProposalAccepted
+    SubmitProposal → ProposalAccepted | ProposalExists (an identical one is pending)
     GetProposalState → ProposalState     (the assistant reads a proposal's recorded state)
     ExpireTurn → Count                   (a model turn that failed partway expires its proposals)
     RecordAsk → Count, RecordRefusal → Count   (the assistant's audit rows: it holds no store)
     ListWritable → WritableDevices       (relayed to the executor; the assistant and operators)
     ListPending → PendingList, ShowProposal → ProposalDetail, Deny → ProposalState,
     DenyAll → Count, SetKillSwitch → Status, GetStatus → Status, AuditTail → AuditRows,
-    AuditVerify → AuditReport
+    AuditVerify → AuditReport, LiftDenialPauses → PausesLifted, Acknowledge → ProposalState
 assistant.sock (peers: operators, the ask page's process)
     Ask → Answer
+    GetModel → ModelInfo
 
 Times on the wire are UTC text (``YYYY-MM-DDTHH:MM:SS.SSSZ``, the database clock's form) unless
 a field says otherwise. Arguments travel as plain maps; the receiver puts them in canonical form
@@ -73,11 +75,14 @@ class Prepare(Message):
 
 class Prepared(Message):
     """The bound record (canonical JSON bytes, `shared.binding.record_bytes`) and its seal
-    (HMAC-SHA256 hex under the executor's in-memory key)."""
+    (HMAC-SHA256 hex under the executor's in-memory key). ``target_names``: each target's
+    name (master ID -> name) on the sandbox team's list as just read: display text only,
+    never sealed or bound, kept so a person reads rooms in words."""
 
     record: bytes
     seal: str
     fingerprint_hash: str
+    target_names: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class Inspect(Message):
@@ -229,9 +234,34 @@ class WritableDevices(Message):
     read_at: str
 
 
-ExecutorRequest = Prepare | Inspect | Execute | Health | ListWritable | GetCapabilities
+class Recheck(Message):
+    """Read the targets of a change that ran (or may have run) afresh and judge its
+    postcondition again (`services.executor.verify`): the "fresh read" that settles a change
+    that ended ``unknown`` or was not verified. Read-only; nothing is written to Epiphan."""
+
+    proposal_id: ProposalId
+
+
+class Rechecked(Message):
+    """The verdict of a `Recheck` (verified | not_observed | contradicted), observed at
+    ``verified_at`` (database clock), with what was seen in words; recorded on the execution."""
+
+    proposal_id: str
+    verification: str
+    verified_at: str
+    detail: str = ""
+
+
+ExecutorRequest = Prepare | Inspect | Execute | Health | ListWritable | Recheck | GetCapabilities
 ExecutorReply = (
-    Prepared | Inspection | ExecutionReport | HealthReport | WritableDevices | Capabilities | ErrorReply
+    Prepared
+    | Inspection
+    | ExecutionReport
+    | HealthReport
+    | WritableDevices
+    | Rechecked
+    | Capabilities
+    | ErrorReply
 )
 
 # --- approval.sock -----------------------------------------------------------------------
@@ -253,14 +283,27 @@ class ProposalAccepted(Message):
     expires_at: str
 
 
+class ProposalExists(Message):
+    """The answer to a `SubmitProposal` identical (tool, canonical arguments, hence targets) to
+    a proposal still pending, from any session: nothing new was queued; this is the one
+    waiting, with its recorded state (DESIGN §8, applied across sessions)."""
+
+    proposal_id: str
+    status: str
+    expires_at: str | None
+
+
 class GetProposalState(Message):
     proposal_id: ProposalId
 
 
 class ProposalState(Message):
     """A proposal's recorded state, from code, never from the model: ``status`` ∈ pending |
-    approved | denied | expired | executed; ``outcome`` ∈ ok | error | unknown | refused | running |
-    None; ``verification`` ∈ verified | not_observed | contradicted | None."""
+    approved | denied | expired | executed | not_run; ``outcome`` ∈ ok | error | unknown |
+    refused | running | None; ``verification`` ∈ verified | not_observed | contradicted |
+    None; ``acknowledged``: an operator acknowledged a change that ended unknown or was not
+    verified. ``action`` is the arguments' ``action`` (``start``/``stop``) when the tool takes
+    one; ``target_names`` the rooms' names read at Prepare (display text, in target order)."""
 
     proposal_id: str
     tool: str
@@ -268,6 +311,9 @@ class ProposalState(Message):
     outcome: str | None = None
     verification: str | None = None
     status_code: str | None = None
+    action: str | None = None
+    target_names: tuple[str, ...] = ()
+    acknowledged: bool = False
 
 
 class ExpireTurn(Message):
@@ -348,17 +394,37 @@ class GetStatus(Message):
 
 
 class DenialPause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """`tool` may not be proposed for `target` (a master ID) until `until` (after repeated denials)."""
+    """`tool` may not be proposed for `target` (a master ID; `target_name` its room's name as
+    last read, display text, ``""`` when unknown) until `until` (UTC), after `denials`
+    denials (`services.approval_web.limits`)."""
 
     tool: str
     target: str
     until: str
+    target_name: str = ""
+    denials: int = 0
+
+
+class ChangeToSettle(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The last change on a room that ended ``unknown`` or ran without being verified, not yet
+    acknowledged: until a fresh read verifies it or an operator acknowledges it, nothing new is
+    proposed for its rooms. ``targets``/``target_names`` in the same order."""
+
+    proposal_id: str
+    tool: str
+    action: str | None
+    targets: tuple[str, ...]
+    target_names: tuple[str, ...]
+    outcome: str
+    verification: str | None
+    finished_at: str | None
 
 
 class Status(Message):
     """Queue state and caps: pending / max_pending, proposals in the last hour / per_hour
-    (denied ones not counted), active denial pauses, the kill switch, whether the executor
-    answered Health, the fence, and the policy's autonomy."""
+    (denied ones not counted), active denial pauses, changes still to settle (unknown or not
+    verified, not acknowledged), the kill switch, whether the executor answered Health, the
+    fence, and the policy's autonomy."""
 
     pending: int
     max_pending: int
@@ -369,6 +435,31 @@ class Status(Message):
     fence_configured: bool
     autonomy: str
     pauses: tuple[DenialPause, ...] = ()
+    unsettled: tuple[ChangeToSettle, ...] = ()
+
+
+class LiftDenialPauses(Message):
+    """Lift the denial pauses running now: all of them, or only `tool` on `room` (a device ID,
+    or a paused room's name as shown by ``status``). Operators only; one ``denial_lift`` audit
+    row per pause lifted."""
+
+    tool: ToolName | None = None
+    room: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | None = None
+    actor: Actor = "operator"
+
+
+class PausesLifted(Message):
+    """The pauses `LiftDenialPauses` lifted (empty: none was running)."""
+
+    pauses: tuple[DenialPause, ...]
+
+
+class Acknowledge(Message):
+    """An operator looked at a change that ended ``unknown`` or ran without being verified:
+    its rooms may get new proposals again. Operators only; one ``acknowledgement`` audit row."""
+
+    proposal_id: ProposalId
+    actor: Actor = "operator"
 
 
 class AuditTail(Message):
@@ -425,7 +516,7 @@ class RecordAsk(Message):
     turn_id: TurnId
     question_chars: Annotated[int, msgspec.Meta(ge=0, le=MAX_QUESTION_CHARS)]
     language: Literal["en", "es"]
-    answered_by: Literal["model", "keyword"]
+    answered_by: Literal["model", "demo_model", "keyword"]
     outcome: Name
     code: ErrorCode | None
     model_calls: CountOf
@@ -469,10 +560,14 @@ ApprovalRequest = (
     | ListWritable
     | RecordAsk
     | RecordRefusal
+    | LiftDenialPauses
+    | Acknowledge
     | GetCapabilities
 )
 ApprovalReply = (
     ProposalAccepted
+    | ProposalExists
+    | PausesLifted
     | ProposalState
     | Count
     | WritableDevices
@@ -504,16 +599,42 @@ class ProposalLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     text: str
 
 
+class RefusalLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A change the model tried to propose and that was not queued: the stable ``code`` (for
+    scripts: ``ask --json``) and the code-built sentence a person reads (``text``, no code)."""
+
+    code: str
+    text: str
+
+
 class Answer(Message):
     """The answer: ``text`` (the model's words or the keyword answer), the code-built proposal
-    lines, which path answered (``model`` | ``keyword``), and the language used."""
+    lines, the code-built lines of proposals that were refused (``refusals``), which path
+    answered (``model``, ``demo_model``: the lab's stand-in, ``keyword``: no model), the
+    language used and the answer's own code (a fallback, a spent budget, a failed read)."""
 
     text: str
     language: str
     answered_by: str
     proposals: tuple[ProposalLine, ...] = ()
     code: str | None = None
+    refusals: tuple[RefusalLine, ...] = ()
 
 
-AssistantRequest = Ask | GetCapabilities
-AssistantReply = Answer | Capabilities | ErrorReply
+class GetModel(Message):
+    """Which model the running assistant answers with, and what it sends there."""
+
+
+class ModelInfo(Message):
+    """``kind``: ``model`` (a real model's API), ``demo_model`` (the lab's Messages-API stand-in
+    on this machine: nothing leaves it) or ``keyword`` (no model: nothing is sent anywhere);
+    ``model``: the model name asked for; ``endpoint``: where requests go (scheme, host and port,
+    never a key; ``""`` for keyword)."""
+
+    kind: Literal["model", "demo_model", "keyword"]
+    model: str = ""
+    endpoint: str = ""
+
+
+AssistantRequest = Ask | GetModel | GetCapabilities
+AssistantReply = Answer | ModelInfo | Capabilities | ErrorReply

@@ -7,7 +7,6 @@ expiry are whole seconds computed from two such texts, never from this process's
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Final
 
 import aiosqlite
@@ -15,19 +14,14 @@ import aiosqlite
 from shared.approvals import ProposalRow, ProposalStatus
 from shared.canonical import parse_json_strict
 from shared.messages import AuditRow, ProposalDetail, ProposalState, ProposalSummary
+from shared.store import parse_db_text
 
 MAX_AUDIT_TAIL: Final = 1000
 """Most audit rows one `AuditTail` returns."""
-_DB_TIME: Final = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
-def parse_db_time(text: str) -> datetime:
-    """A database-clock text as an aware UTC datetime.
-
-    Raises:
-        ValueError: not in the database clock's form.
-    """
-    return datetime.strptime(text, _DB_TIME).replace(tzinfo=UTC)
+parse_db_time = parse_db_text
+"""A database-clock text as an aware UTC datetime (`shared.store.parse_db_text`)."""
 
 
 def seconds_between(earlier: str, later: str) -> int:
@@ -91,6 +85,9 @@ def state_of(status: ProposalStatus) -> ProposalState:
         outcome=status.outcome,
         verification=status.verification,
         status_code=status.status_code or status.refusal_code,
+        action=status.action,
+        target_names=status.target_names,
+        acknowledged=status.acknowledged,
     )
 
 

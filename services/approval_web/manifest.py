@@ -42,6 +42,8 @@ INTAKE_CODES: Final[tuple[Code, ...]] = (
     Code.TOO_MANY_TARGETS,
     Code.INVALID_ARGUMENTS,
     Code.FENCE_NOT_CONFIGURED,
+    Code.TARGET_BUSY,
+    Code.TARGET_UNVERIFIED,
     Code.QUEUE_FULL,
     Code.HOURLY_CAP_REACHED,
     Code.DENIAL_PAUSE,
@@ -98,6 +100,16 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         "list_writable",
         LIST_WRITABLE_CODES | {Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER},
         "the devices a change may target now, read afresh by the executor (relayed; read-only)",
+    ),
+    Operation(
+        "lift_denial_pauses",
+        _ADMIN | _WRITES | {Code.INVALID_MESSAGE, Code.NO_SUCH_PAUSE, Code.AMBIGUOUS_ROOM},
+        "lift the denial pauses running now (all, or one tool on one room); audited",
+    ),
+    Operation(
+        "acknowledge",
+        _ADMIN | _WRITES | {Code.PROPOSAL_NOT_FOUND, Code.NOTHING_TO_ACKNOWLEDGE},
+        "an operator acknowledges a change that ended unknown or was not verified; audited",
     ),
     Operation("get_capabilities", frozenset(), "this manifest"),
 )

@@ -88,6 +88,12 @@ LIST_WRITABLE_CODES: Final[frozenset[Code]] = frozenset(
 """ListWritable's refusals (ErrorReply): no fence, the policy, then the reads' own (the sandbox
 sign-in, the device list, the team ID; the recorder status and events)."""
 
+RECHECK_CODES: Final[frozenset[Code]] = frozenset(
+    {Code.PROPOSAL_NOT_FOUND, Code.POLICY_INVALID, Code.NO_SIGN_IN}
+)
+"""Recheck's refusals (ErrorReply): no change of that proposal ran; the policy; no sandbox
+sign-in (a read that fails is a ``not_observed`` verdict, not a refusal)."""
+
 OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(
         "prepare", PREPARE_CODES | {Code.STORE_BUSY}, "bind a proposal: fresh sandbox read, fingerprint, seal"
@@ -107,6 +113,11 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         "list_writable",
         LIST_WRITABLE_CODES,
         "the devices a change may target now: sandbox list and allowlist, read afresh (read-only)",
+    ),
+    Operation(
+        "recheck",
+        RECHECK_CODES | {Code.STORE_BUSY},
+        "judge a change's postcondition again on a fresh read of its rooms (read-only on Epiphan)",
     ),
     Operation("get_capabilities", frozenset(), "this manifest"),
 )

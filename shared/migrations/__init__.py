@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import aiosqlite
 
-from shared.migrations import m0001_initial, m0002_executor, m0003_intake, m0004_binding
+from shared.migrations import m0001_initial, m0002_executor, m0003_intake, m0004_binding, m0007_one_change
 
 
 class Migration(NamedTuple):
@@ -31,5 +31,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, m0002_executor.SQL),
     Migration(3, m0003_intake.SQL),
     Migration(4, m0004_binding.SQL, m0004_binding.after),
+    Migration(7, m0007_one_change.SQL),
 )
-"""Versions strictly increasing from 1."""
+"""Versions strictly increasing from 1. Numbers are allocated per change in flight, so a gap
+(5 and 6 while 7 has landed) is allowed; a version is never reused."""

@@ -16,6 +16,7 @@ from typing import Any
 import aiosqlite
 
 from services.lab.server import LabHandle, run_lab
+from shared.approvals import approve
 from shared.binding import (
     TargetState,
     fingerprint_hash,
@@ -25,11 +26,21 @@ from shared.binding import (
     seal,
 )
 from shared.config import Settings
-from shared.messages import ExecutorRequest, Health, HealthReport, Prepare, Prepared
+from shared.messages import (
+    Execute,
+    ExecutionReport,
+    ExecutorRequest,
+    Health,
+    HealthReport,
+    Inspect,
+    Inspection,
+    Prepare,
+    Prepared,
+)
 from shared.policy import ToolPolicy
 from shared.protocol import Codec, ErrorReply, Message, PeerCred, request, serve_unix
 from shared.slots import SignIn, write_slot
-from shared.store import open_store
+from shared.store import db_now, open_store
 from tests.procs import ServiceProcess, base_env, running_service, start_service
 
 
@@ -149,8 +160,12 @@ async def fake_executor(settings: Settings, tool_policy: ToolPolicy) -> AsyncIte
 
 SANDBOX_DEVICES = ("29088800001", "29088800002", "29088800003")
 """The campus scenario's sandbox team (services/lab/scenarios/campus.yaml): 001 idle, 002
-recording with an event in 60 minutes, 003 idle (004, the demo's classroom, is not used here).
-The fence allows 001 and 002."""
+recording with an event in 60 minutes, 003 idle. The fence allows 001 and 002, and
+`CLASSROOM`."""
+CLASSROOM = "29088800004"
+"""The sandbox team's "Sandbox Classroom" (online, idle, a class 25 minutes after the lab
+starts): allowed by the fence, so three rooms can each hold a pending proposal at once."""
+FENCE = (*SANDBOX_DEVICES[:2], CLASSROOM)
 
 CLEAN_SQL = (
     "DELETE FROM executions",
@@ -166,7 +181,7 @@ CLEAN_SQL = (
 @dataclasses.dataclass
 class Backend:
     """Shared by a test module: the campus lab (in this process) and the executor as a real
-    process, signed in to the sandbox team, with the fence on 001 and 002 and the team ID."""
+    process, signed in to the sandbox team, with the fence on `FENCE` and the team ID."""
 
     lab: LabHandle
     env: dict[str, str]
@@ -197,7 +212,7 @@ async def backend(home: Path) -> AsyncIterator[Backend]:
         env = base_env(
             home,
             FLEETWATCH_EPIPHAN_MCP_URL=lab.mcp_url,
-            FLEETWATCH_WRITE_DEVICE_IDS=",".join(SANDBOX_DEVICES[:2]),
+            FLEETWATCH_WRITE_DEVICE_IDS=",".join(FENCE),
             FLEETWATCH_WRITE_TEAM_ID=lab.teams["sandbox"].team_id,
         )
         async with running_service("services.executor", env) as executor:
@@ -229,6 +244,35 @@ class Stack:
         """Stop approval_web (SIGTERM) and start it again with the same environment."""
         await self.approval_web.stop()
         self.approval_web = await start_service("services.approval_web", self.env, *self.args)
+
+
+async def approve_and_execute(s: Stack, proposal_id: str) -> ExecutionReport:
+    """What a person and the page do for a pending proposal: Inspect (the card), Approve in the
+    store as the page records it, then Execute on the executor; its report."""
+    executor = s.backend.executor.socket
+    inspection = await request(executor, Inspect(proposal_id=proposal_id), Inspection, timeout_seconds=30)
+    assert isinstance(inspection, Inspection) and inspection.facts_hash, inspection
+    async with reader(s.settings) as conn:
+        approval = await approve(
+            conn,
+            proposal_id=proposal_id,
+            session_id="s",
+            card_hash="c" * 64,
+            facts_hash=inspection.facts_hash,
+            facts=inspection.facts,
+            shown_at=await db_now(conn),
+            ttl_seconds=300,
+        )
+        assert approval.ok
+    execute = Execute(
+        approval_id=approval.approval_id,
+        proposal_id=proposal_id,
+        card_hash="c" * 64,
+        facts_hash=inspection.facts_hash,
+    )
+    report = await request(executor, execute, ExecutionReport, timeout_seconds=30)
+    assert isinstance(report, ExecutionReport), report
+    return report
 
 
 @contextlib.asynccontextmanager

@@ -24,6 +24,7 @@ from shared.binding import TargetState, fingerprint_hash, make_bound_record, rec
 from shared.config import REPO_POLICY_DIR
 from shared.errors import Code
 from shared.messages import (
+    Acknowledge,
     AuditTail,
     AuditVerify,
     Deny,
@@ -31,6 +32,7 @@ from shared.messages import (
     ExpireTurn,
     GetProposalState,
     GetStatus,
+    LiftDenialPauses,
     ListPending,
     ListWritable,
     Prepared,
@@ -79,6 +81,8 @@ ADMIN_REQUESTS = [
     GetStatus(),
     AuditTail(),
     AuditVerify(),
+    LiftDenialPauses(),
+    Acknowledge(proposal_id="p-1"),
 ]
 
 

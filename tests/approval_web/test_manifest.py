@@ -22,7 +22,7 @@ from shared.errors import MEANINGS, Code
 from shared.protocol import TRANSPORT_CODES, manifest_problems
 
 PACKAGE = Path(manifest.__file__).parent
-HANDLER_MODULES = ("intake.py", "limits.py", "service.py", "admin.py", "server.py")
+HANDLER_MODULES = ("intake.py", "limits.py", "one_change.py", "service.py", "admin.py", "server.py")
 
 FROM_SHARED_MODULES = {
     Code.NOT_PROPOSABLE: "shared.policy ToolPolicy.rule_for",

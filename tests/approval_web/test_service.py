@@ -17,9 +17,10 @@ import pytest
 import pytest_asyncio
 
 from services.approval_web.manifest import OPERATIONS, REQUESTS, codes_of
-from shared.approvals import approve, get_proposal
+from shared.approvals import get_proposal
 from shared.errors import Code
 from shared.messages import (
+    Acknowledge,
     AuditReport,
     AuditRows,
     AuditTail,
@@ -27,17 +28,16 @@ from shared.messages import (
     Count,
     Deny,
     DenyAll,
-    Execute,
     ExecutionReport,
     ExpireTurn,
     GetProposalState,
     GetStatus,
     Health,
     HealthReport,
-    Inspect,
-    Inspection,
+    LiftDenialPauses,
     ListPending,
     ListWritable,
+    PausesLifted,
     PendingList,
     ProposalAccepted,
     ProposalDetail,
@@ -56,11 +56,12 @@ from shared.protocol import (
     manifest_problems,
     request,
 )
-from shared.store import db_now
 from tests.approval_web.helpers import (
+    CLASSROOM,
     SANDBOX_DEVICES,
     Backend,
     Stack,
+    approve_and_execute,
     ask,
     audit,
     backend,
@@ -202,13 +203,13 @@ async def test_three_pending_proposals_fill_the_queue_until_one_is_decided(share
     async with stack(shared) as s:
         first = await accept(s, reboot(A))
         await accept(s, reboot(B))
-        await accept(s, submission("batch_recording", {"action": "start", "device_ids": [f"{A}-2"]}))
-        row = await refused_cleanly(s, reboot(B), Code.QUEUE_FULL)
+        await accept(s, submission("batch_recording", {"action": "start", "device_ids": [f"{CLASSROOM}-1"]}))
+        row = await refused_cleanly(s, reboot(C), Code.QUEUE_FULL)
         assert "at most 3" in row["detail"]["message"]
         status = await ask(s.settings, GetStatus(), Status)
         assert (status.pending, status.max_pending) == (3, 3)
         await ask(s.settings, Deny(proposal_id=first.proposal_id), ProposalState)
-        await accept(s, reboot(B))
+        await accept(s, submission("batch_recording", {"action": "start", "device_ids": [f"{A}-2"]}))
 
 
 async def test_the_hourly_cap_counts_expired_proposals_and_not_denied_ones(
@@ -304,7 +305,7 @@ async def test_the_assistants_uid_may_submit_but_not_administer(shared: Backend)
         proposal = await accept(s, reboot())
         await ask(s.settings, GetProposalState(proposal_id=proposal.proposal_id), ProposalState)
         writable = await ask(s.settings, ListWritable(), WritableDevices)
-        assert [d.device_id for d in writable.devices] == [A, B]
+        assert [d.device_id for d in writable.devices] == [A, B, CLASSROOM]
         for message, reply_type in [
             (ListPending(), PendingList),
             (ShowProposal(proposal_id=proposal.proposal_id), ProposalDetail),
@@ -314,6 +315,8 @@ async def test_the_assistants_uid_may_submit_but_not_administer(shared: Backend)
             (GetStatus(), Status),
             (AuditTail(), AuditRows),
             (AuditVerify(), AuditReport),
+            (LiftDenialPauses(), PausesLifted),
+            (Acknowledge(proposal_id=proposal.proposal_id), ProposalState),
         ]:
             await refused_cleanly(s, message, Code.OPERATION_NOT_ALLOWED, reply_type)
         await refused_cleanly(s, reboot(B, proposed_by="operator"), Code.OPERATION_NOT_ALLOWED)
@@ -384,11 +387,12 @@ async def test_list_writable_relays_the_executors_fresh_sandbox_read_and_changes
         assert [(d.device_id, d.name) for d in reply.devices] == [
             (A, "Sandbox Pearl-2"),
             (B, "Sandbox Pearl Mini"),
+            (CLASSROOM, "Sandbox Classroom"),
         ]
         assert [c.recording for c in reply.devices[1].channels] == [True]
         s.lab.state.devices[A].online = False
         again = await ask(s.settings, ListWritable(), WritableDevices)
-        assert [d.online for d in again.devices] == [False, True]
+        assert [d.online for d in again.devices] == [False, True, True]
         assert await rows(s.settings) == before_rows and await audit(s.settings) == before_audit
         assert s.lab.writes() == []
 
@@ -461,29 +465,7 @@ async def test_show_reports_the_outcome_and_verification_once_the_proposal_ran(s
         proposal = await accept(
             s, submission("batch_recording", {"action": "start", "device_ids": [f"{A}-1"]})
         )
-        inspection = await request(
-            shared.executor.socket, Inspect(proposal_id=proposal.proposal_id), Inspection, timeout_seconds=30
-        )
-        assert isinstance(inspection, Inspection) and inspection.facts_hash, inspection
-        async with reader(s.settings) as conn:  # the page's part: the card shown, Approve pressed
-            approval = await approve(
-                conn,
-                proposal_id=proposal.proposal_id,
-                session_id="s",
-                card_hash="c" * 64,
-                facts_hash=inspection.facts_hash,
-                facts=inspection.facts,
-                shown_at=await db_now(conn),
-                ttl_seconds=300,
-            )
-            assert approval.ok
-        execute = Execute(
-            approval_id=approval.approval_id,
-            proposal_id=proposal.proposal_id,
-            card_hash="c" * 64,
-            facts_hash=inspection.facts_hash,
-        )
-        report = await request(shared.executor.socket, execute, ExecutionReport, timeout_seconds=30)
+        report = await approve_and_execute(s, proposal.proposal_id)
         assert isinstance(report, ExecutionReport) and report.outcome == "ok", report
         detail = await ask(s.settings, ShowProposal(proposal_id=proposal.proposal_id), ProposalDetail)
         assert (detail.summary.status, detail.outcome, detail.verification) == ("executed", "ok", "verified")
