@@ -199,6 +199,7 @@ class ProposalStatus:
     verified_at: str | None
     detail: dict[str, Any] | None
     action: str | None = None
+    targets: tuple[str, ...] = ()
     target_names: tuple[str, ...] = ()
     acknowledged: bool = False
 
@@ -311,6 +312,7 @@ async def proposal_state(conn: aiosqlite.Connection, proposal_id: str) -> Propos
         verified_at=execution.verified_at if execution else None,
         detail=execution.detail if execution else None,
         action=action if isinstance(action, str) else None,
+        targets=tuple(proposal.targets),
         target_names=tuple(names.get(t, "") for t in proposal.targets),
         acknowledged=acknowledged is not None,
     )

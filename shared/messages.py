@@ -299,11 +299,12 @@ class GetProposalState(Message):
 
 class ProposalState(Message):
     """A proposal's recorded state, from code, never from the model: ``status`` ∈ pending |
-    approved | denied | expired | executed | not_run; ``outcome`` ∈ ok | error | unknown |
-    refused | running | None; ``verification`` ∈ verified | not_observed | contradicted |
-    None; ``acknowledged``: an operator acknowledged a change that ended unknown or was not
-    verified. ``action`` is the arguments' ``action`` (``start``/``stop``) when the tool takes
-    one; ``target_names`` the rooms' names read at Prepare (display text, in target order)."""
+        approved | denied | expired | executed | not_run; ``outcome`` ∈ ok | error | unknown |
+        refused | running | None; ``verification`` ∈ verified | not_observed | contradicted |
+        None; ``acknowledged``: an operator acknowledged a change that ended unknown or was not
+        verified. ``action`` is the arguments' ``action`` (``start``/``stop``) when the tool takes
+        one; ``targets`` its master IDs and ``target_names`` the rooms' names read at Prepare (display
+    text, ``""`` when not read; same order)."""
 
     proposal_id: str
     tool: str
@@ -312,6 +313,7 @@ class ProposalState(Message):
     verification: str | None = None
     status_code: str | None = None
     action: str | None = None
+    targets: tuple[str, ...] = ()
     target_names: tuple[str, ...] = ()
     acknowledged: bool = False
 

@@ -86,6 +86,7 @@ def state_of(status: ProposalStatus) -> ProposalState:
         verification=status.verification,
         status_code=status.status_code or status.refusal_code,
         action=status.action,
+        targets=status.targets,
         target_names=status.target_names,
         acknowledged=status.acknowledged,
     )

@@ -82,6 +82,8 @@ SUBMIT_CODES: Final[frozenset[Code]] = SOCKET_CODES | {
     Code.EVENT_NOT_CURRENT,
     Code.STATE_READ_FAILED,
     Code.STORE_BUSY,
+    Code.TARGET_BUSY,
+    Code.TARGET_UNVERIFIED,
 }
 """approval.sock's answers to ``submit_proposal``, relayed to the model unchanged."""
 
@@ -155,6 +157,7 @@ ASK_CODES: Final[frozenset[Code]] = READ_CODES | {
 
 SOCKET_OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation("ask", ASK_CODES, "answer one question (the model, or the keyword answer)"),
+    Operation("get_model", frozenset(), "which model answers (real, the lab's demo model, keyword only)"),
     Operation("get_capabilities", frozenset(), "this manifest"),
 )
 

@@ -22,7 +22,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Final, Protocol
 
 from shared import wire
 from shared.canonical import canonical_json, canonicalize_arguments
@@ -33,6 +33,7 @@ from shared.messages import (
     GetProposalState,
     ListWritable,
     ProposalAccepted,
+    ProposalExists,
     ProposalState,
     RecordAsk,
     RecordRefusal,
@@ -42,7 +43,6 @@ from shared.messages import (
 from shared.policy import ToolPolicy
 from shared.protocol import ErrorReply, Message, ProtocolError, request
 
-R = TypeVar("R", bound=Message)
 log = logging.getLogger(__name__)
 
 MAX_REASON_CHARS: Final = wire.MAX_REASON_CHARS
@@ -117,8 +117,9 @@ def check_proposal(
 class ProposalSink(Protocol):
     """Where proposals go (approval.sock in production)."""
 
-    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ErrorReply:
-        """Submit one proposal; the intake's acceptance or refusal."""
+    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ProposalExists | ErrorReply:
+        """Submit one proposal; the intake's acceptance, the identical proposal already
+        waiting (nothing new queued), or its refusal."""
         ...
 
     async def state(self, proposal_id: str) -> ProposalState | ErrorReply:
@@ -161,15 +162,19 @@ class ApprovalSocketSink:
         self.timeout_seconds = timeout_seconds
         self.record_timeout_seconds = record_timeout_seconds
 
-    async def _ask(self, message: Message, reply_type: type[R]) -> R | ErrorReply:
-        """One request; a socket failure becomes an `ErrorReply` with its code."""
+    async def _ask(self, message: Message, reply_type: Any) -> Any:
+        """One request (`reply_type`: a reply type or a union of them); its reply, or an
+        `ErrorReply` (a socket failure becomes one, with its code)."""
         try:
             return await request(self.path, message, reply_type, timeout_seconds=self.timeout_seconds)
         except ProtocolError as exc:
             return ErrorReply(code=exc.code, message=exc.message)
 
-    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ErrorReply:
-        return await self._ask(proposal, ProposalAccepted)
+    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ProposalExists | ErrorReply:
+        reply: ProposalAccepted | ProposalExists | ErrorReply = await self._ask(
+            proposal, ProposalAccepted | ProposalExists
+        )
+        return reply
 
     async def state(self, proposal_id: str) -> ProposalState | ErrorReply:
         return await self._ask(GetProposalState(proposal_id=proposal_id), ProposalState)
