@@ -299,12 +299,12 @@ class GetProposalState(Message):
 
 class ProposalState(Message):
     """A proposal's recorded state, from code, never from the model: ``status`` ∈ pending |
-        approved | denied | expired | executed | not_run; ``outcome`` ∈ ok | error | unknown |
-        refused | running | None; ``verification`` ∈ verified | not_observed | contradicted |
-        None; ``acknowledged``: an operator acknowledged a change that ended unknown or was not
-        verified. ``action`` is the arguments' ``action`` (``start``/``stop``) when the tool takes
-        one; ``targets`` its master IDs and ``target_names`` the rooms' names read at Prepare (display
-    text, ``""`` when not read; same order)."""
+    approved | denied | expired | executed | not_run; ``outcome`` ∈ ok | error | unknown |
+    refused | running | None; ``verification`` ∈ verified | not_observed | contradicted |
+    None; ``acknowledged``: an operator acknowledged a change that ended unknown or was not
+    verified. ``action`` is the arguments' ``action`` (``start``/``stop``) when the tool takes
+    one; ``targets`` its master IDs and ``target_names`` the rooms' names read at Prepare
+    (display text, ``""`` when not read; same order)."""
 
     proposal_id: str
     tool: str
