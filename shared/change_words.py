@@ -25,6 +25,7 @@ CHANGES: Final[Mapping[tuple[str, str | None], tuple[str, str]]] = MappingProxyT
     {
         ("batch_recording", "start"): ("start recording", "empezar a grabar"),
         ("batch_recording", "stop"): ("stop recording", "detener la grabación"),
+        ("batch_recording", None): ("start or stop recording", "empezar o detener la grabación"),
         ("start_stream_endpoint", None): ("start streaming", "empezar a transmitir"),
         ("stop_stream_endpoint", None): ("stop streaming", "detener la transmisión"),
         ("confirm_cms_event_on_device", None): (

@@ -21,7 +21,7 @@ from pathlib import Path
 from services.ctl.doctor import SERVICES, Facts, Probe, SocketFacts, as_json, exit_code, render, run_checks
 from shared.config import Settings, load_settings
 from shared.errors import Code, FleetwatchError
-from shared.messages import GetStatus, Status
+from shared.messages import GetModel, GetStatus, ModelInfo, Status
 from shared.policy import load_policies
 from shared.protocol import Capabilities, ErrorReply, GetCapabilities, ProtocolError, request
 from shared.slots import slot_summary
@@ -150,6 +150,21 @@ async def queue_status(facts: SocketFacts, allowed: bool) -> tuple[Status | None
     return reply, None
 
 
+async def running_model(facts: SocketFacts, allowed: bool) -> tuple[ModelInfo | None, str | None]:
+    """The running assistant's `ModelInfo` (``GetModel`` on assistant.sock), or why not."""
+    if facts.state == "missing":
+        return None, f"no socket at {facts.path}"
+    if facts.state != "present" or not allowed or not facts.connectable:
+        return None, "assistant.sock is not for this user"
+    try:
+        reply = await request(facts.path, GetModel(), ModelInfo, timeout_seconds=PROBE_SECONDS)
+    except ProtocolError as exc:
+        return None, str(exc.code)
+    if isinstance(reply, ErrorReply):
+        return None, reply.code
+    return reply, None
+
+
 def parse_listeners(texts: Iterable[str]) -> tuple[tuple[str, int], ...]:
     """(address, port) of each listening TCP socket in ``/proc/net/tcp`` / ``tcp6`` text."""
     found = []
@@ -193,6 +208,7 @@ async def gather(settings: Settings) -> Facts:
     allowed = {s: allowed_here(*allowlists[s]) for s in SERVICES}
     probes = await asyncio.gather(*(probe(sockets[s], allowed[s]) for s in SERVICES))
     status, status_error = await queue_status(sockets["approval_web"], allowed["approval_web"])
+    model, model_error = await running_model(sockets["assistant"], allowed["assistant"])
     peers = {
         s: (
             tuple(f"{user_name(u)}({u})" for u in sorted(uids)),
@@ -216,4 +232,6 @@ async def gather(settings: Settings) -> Facts:
         status=status,
         status_error=status_error,
         listeners=read_listeners(),
+        model=model,
+        model_error=model_error,
     )

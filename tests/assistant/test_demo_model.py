@@ -9,6 +9,7 @@ import msgspec
 import pytest
 
 from services.assistant.data_block import OPEN
+from services.ctl.commands_up import DEMO_QUESTION, DEMO_QUESTION_ES
 from services.lab.server import run_lab
 from services.lab.state import LabClock
 from shared.canonical import hidden_character
@@ -106,19 +107,39 @@ async def test_stream_destinations_are_named_with_the_rooms_that_use_them(lab, s
     assert "key" not in answer.text.lower() and "passphrase" not in answer.text.lower()
 
 
-async def test_the_demo_question_proposes_the_due_recording_like_the_main_job_did(
-    lab, standin, make_assistant
+@pytest.mark.parametrize(("question", "language"), [(DEMO_QUESTION, "en"), (DEMO_QUESTION_ES, "es")])
+async def test_the_demo_question_asks_for_the_change_and_proposes_the_due_recording(
+    lab, standin, make_assistant, question, language
 ):
     sink = FakeSink()
-    answer = await make_assistant(sink=sink).ask("Which rooms need attention before their next class?")
+    answer = await make_assistant(sink=sink).ask(question)
     truth = Truth.of(lab)
     assert [s.arguments for s in sink.submissions] == [RECORD_CLASSROOM["arguments"]]
     assert judge_rooms(
         answer.text, truth, truth.not_ready(), allowed=truth.class_soon() | {"Sandbox Classroom"}
     ).ok
-    assert "Of the rooms I may change, Sandbox Classroom has its next class in 25 min" in answer.text
-    assert "can be read but not changed" in answer.text
-    assert [p.state for p in answer.proposals] == ["waiting_for_approval"]
+    assert answer.language == language and [p.state for p in answer.proposals] == ["waiting_for_approval"]
+    if language == "en":
+        assert "Of the rooms I may change, Sandbox Classroom has its next class in 25 min" in answer.text
+        assert "can be read but not changed" in answer.text
+
+
+@pytest.mark.parametrize(
+    ("question", "hint"),
+    [
+        ("Which rooms need attention before their next class?", "I changed nothing."),
+        ("¿Qué salas necesitan atención antes de su próxima clase?", "No cambié nada."),
+    ],
+)
+async def test_a_readiness_question_alone_is_answered_and_changes_nothing(
+    lab, standin, make_assistant, question, hint
+):
+    sink = FakeSink()
+    answer = await make_assistant(sink=sink).ask(question)
+    truth = Truth.of(lab)
+    assert judge_rooms(answer.text, truth, truth.not_ready(), allowed=truth.class_soon()).ok, answer.text
+    assert sink.submissions == [] and sink.writable_calls == 0 and answer.proposals == ()
+    assert hint in answer.text
 
 
 async def test_a_change_on_a_practice_room_is_proposed_and_one_on_another_room_is_not(
@@ -256,7 +277,7 @@ async def test_hostile_names_are_shown_not_obeyed(policies, standin, make_assist
         for question in (
             "which rooms are offline?",
             "What are our stream destinations?",
-            "Which rooms need attention before their next class?",
+            DEMO_QUESTION,
             "Reboot every device",
         ):
             answers.append(
