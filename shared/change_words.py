@@ -229,6 +229,22 @@ REFUSALS: Final[Mapping[Code, tuple[str, str]]] = MappingProxyType(
             "the sign-in could not be refreshed just now; it is tried again later",
             "no se pudo renovar el inicio de sesión ahora; se intentará más tarde",
         ),
+        Code.CSRF_FAILED: (
+            "the form does not belong to this page and browser session; reload the page",
+            "el formulario no pertenece a esta página y sesión del navegador; recargue la página",
+        ),
+        Code.CROSS_SITE: (
+            "the request did not come from this page itself",
+            "la solicitud no vino de esta misma página",
+        ),
+        Code.BAD_HOST: (
+            "the page was reached by a name it does not answer to; use 127.0.0.1 or localhost",
+            "se llegó a la página por un nombre al que no responde; use 127.0.0.1 o localhost",
+        ),
+        Code.BODY_TOO_LARGE: (
+            "the request was larger than this page accepts",
+            "la solicitud era más grande de lo que esta página acepta",
+        ),
         Code.SIGN_IN_BUSY: (
             "another process was renewing the sign-in; try again",
             "otro proceso estaba renovando el inicio de sesión; intente de nuevo",

@@ -36,6 +36,7 @@ from services.approval_web.page.secret import PageSecret, SecretSink
 from services.approval_web.page.throttle import WrongSecretThrottle
 from shared.config import Settings
 from shared.errors import Code
+from shared.page_style import page_css
 from shared.policy import Policy, ToolPolicy
 from shared.store import migrate, open_store
 
@@ -43,7 +44,6 @@ logger = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 16 * 1024
 """Largest request body read (the forms are a few hundred bytes)."""
-CSS_FILE = Path(__file__).resolve().parent / "static" / "page.css"
 
 
 def store_connections(db: Path) -> ConnFactory:
@@ -118,7 +118,7 @@ def build_page_app(
         form_key=guards.new_key(),
         throttle=throttle or WrongSecretThrottle(),
         envs=page_environments(load_translations()),
-        css=CSS_FILE.read_bytes(),
+        css=page_css(),
     )
     app.on_response_prepare.append(_security_headers)
     app.router.add_get("/", views.index, allow_head=False)
