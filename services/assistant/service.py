@@ -45,8 +45,8 @@ from services.assistant.prompt import first_message
 from services.assistant.proposals import ProposalSink
 from services.assistant.tools import offered_names, tool_definitions
 from shared.attention import thresholds_from_policy
-from shared.change_words import change_in, not_proposed
-from shared.errors import MEANINGS, Code, FleetwatchError
+from shared.change_words import change_in, not_proposed, why
+from shared.errors import Code, FleetwatchError
 from shared.fleet import FleetSnapshot
 from shared.messages import (
     MAX_RECORDED_PROPOSALS,
@@ -238,7 +238,7 @@ class Assistant:
         except FleetwatchError as exc:
             log.warning("keyword answer could not read the fleet (%s)", exc.code)
             words = "No pude leer el equipo" if lang == "es" else "I could not read the fleet"
-            return f"{words}: {MEANINGS[exc.code]}", str(exc.code)
+            return f"{words}: {why(exc.code, lang)}.", str(exc.code)
         return keyword_answer(
             question, lang, snapshot, self._now(), thresholds_from_policy(self._policy)
         ), None
