@@ -5,6 +5,8 @@ read tools each answer relies on must appear in the turn's audit detail."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import msgspec
 import pytest
 
@@ -55,15 +57,17 @@ async def test_the_demo_model_names_every_matching_room_and_the_audit_shows_the_
 
 
 @pytest.mark.parametrize(("question", "language", "expected", "tools"), MUST_SHOW)
-async def test_the_keyword_answer_names_every_matching_room_and_reads_what_it_relies_on(
-    lab, standin, make_assistant, transport, question, language, expected, tools
+async def test_the_keyword_answer_names_every_matching_room_and_the_audit_shows_the_reads_it_relied_on(
+    tmp_path, lab, standin, make_assistant, transport, question, language, expected, tools
 ):
-    answer = await make_assistant(model_client=None).ask(question)
+    answer, detail = await _ask_audited(tmp_path, make_assistant, question, model_client=None)
     truth = Truth.of(lab)
     verdict = judge_rooms(answer.text, truth, expected(truth))
     assert verdict.ok, (verdict, answer.text)
     assert answer.answered_by == "keyword" and answer.language == language and standin.requests == []
     assert {DEVICES, RECORDER} <= set(transport.tool_calls)
+    assert detail["answered_by"] == "keyword" and tools <= set(detail["tools"]), detail["tools"]
+    assert detail["tools"] == dict(sorted(Counter(transport.tool_calls).items()))
 
 
 @pytest.mark.parametrize(
