@@ -27,7 +27,7 @@ Every time is the database clock's text (UTC ``YYYY-MM-DDTHH:MM:SS.SSSZ``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import aiosqlite
@@ -260,8 +260,3 @@ async def acknowledge(conn: aiosqlite.Connection, proposal_id: str, *, actor: st
             },
         )
     return None
-
-
-def names_of(changes: Iterable[LastChange]) -> tuple[str, ...]:
-    """The proposal IDs of `changes`, in order, once each."""
-    return tuple(dict.fromkeys(c.proposal_id for c in changes))
