@@ -19,6 +19,7 @@ from typing import Any
 
 from shared.errors import MEANINGS, Code
 from shared.text.catalogue import N_, Moment, Words, say_text
+from shared.text.change_words import change, change_in
 from shared.text.changes import change_words, rooms_from_facts, rooms_words, title_words
 from shared.text.display import visible
 from shared.text.languages import Language
@@ -215,6 +216,9 @@ KINDS: Mapping[str, str] = {
     "session_start": N_("page signed in"),
     "ask": N_("question answered"),
     "nothing_ran": N_("nothing ran"),
+    "denial_lift": N_("denial pause lifted"),
+    "acknowledgement": N_("checked by an operator"),
+    "proposal_repeated": N_("proposed again (already waiting)"),
 }
 """Each audit kind in words (an unknown kind shows as itself)."""
 
@@ -302,14 +306,63 @@ def render_status(view: View, status: Status) -> str:
         ],
     ]
     for pause in status.pauses:
+        room = (
+            f"{visible(pause.target_name, 80)} ({visible(pause.target, 40)})"
+            if pause.target_name
+            else visible(pause.target, 40)
+        )
         rows.append(
             [
                 view.text(N_("Paused:")),
                 view.text(
-                    N_("%(tool)s on %(device)s until %(until)s (denied repeatedly)"),
-                    tool=visible(pause.tool, 60),
-                    device=visible(pause.target, 40),
+                    N_("%(change)s in %(room)s is paused until %(until)s, after %(n)s denials"),
+                    change=change(pause.tool, None, view.language),
+                    room=room,
                     until=Moment(pause.until),
+                    n=pause.denials,
+                ),
+            ]
+        )
+        rows.append(
+            [
+                "",
+                view.text(
+                    N_("lift it: %(command)s"),
+                    command=f"fleetwatch resume --denials {visible(pause.tool, 60)} {visible(pause.target, 40)}",
+                ),
+            ]
+        )
+    for unsettled in status.unsettled:
+        seen = {
+            "not_observed": N_("not confirmed by a later read"),
+            "contradicted": N_("contradicted by a later read"),
+        }
+        rows.append(
+            [
+                view.text(N_("To settle:")),
+                view.text(
+                    N_(
+                        "%(change)s (%(id)s) ended %(outcome)s, %(seen)s; no new change is proposed for that room"
+                    ),
+                    change=change_in(
+                        unsettled.tool,
+                        unsettled.action,
+                        unsettled.target_names,
+                        unsettled.targets,
+                        view.language,
+                    ),
+                    id=visible(unsettled.proposal_id, 40),
+                    outcome=visible(unsettled.outcome, 20),
+                    seen=view.text(seen.get(unsettled.verification or "", N_("not verified"))),
+                ),
+            ]
+        )
+        rows.append(
+            [
+                "",
+                view.text(
+                    N_("check the room, then: %(command)s"),
+                    command=f"fleetwatch acknowledge {visible(unsettled.proposal_id, 40)}",
                 ),
             ]
         )

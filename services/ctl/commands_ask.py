@@ -4,10 +4,11 @@ The answer's text (the model's words, or the keyword answer) is split at its own
 only, and each line shown through `shared.text.display.visible`, so a CR, U+2028 or U+2029
 inside a name is a visible marker and never a line of its own (a name cannot forge a line
 that looks like the product's), and a terminal escape or a bidi override is shown, not
-obeyed; then, apart, one code-built line per proposal with its recorded state (the model's
-words never say what ran). ``--json`` prints the
-`Answer` as safe JSON. Asking cannot approve anything: a proposal waits for a person on the
-approval page.
+obeyed; then, apart and labelled as Fleetwatch's (the model's words never say what ran), one
+code-built line per proposal with its recorded state, and one per change that was not
+proposed, saying why in words. ``--json`` prints the `Answer` as safe JSON: which answered,
+the answer's code, the proposals and the refusals with their codes. Asking cannot approve
+anything: a proposal waits for a person on the approval page.
 
 Errors: the assistant not running (``service_unavailable``), no answer in time
 (``service_no_answer``) or its refusal (e.g. ``invalid_message``) are raised as
@@ -30,13 +31,15 @@ TIMEOUT_SECONDS: Final = 180.0
 
 
 def render_answer(answer: Answer) -> str:
-    """The answer for a terminal: its text, then a line per proposal."""
+    """The answer for a terminal: its text, then, labelled as Fleetwatch's, a line per proposal
+    and per change not proposed."""
     lines = [visible(line, 2000) for line in answer.text.split("\n")]
-    if answer.proposals:
+    code_built = [*answer.proposals, *answer.refusals]
+    if code_built:
         lines.append("")
         language = "es" if answer.language == "es" else "en"
         lines.append(gettext(language, N_("What Fleetwatch recorded (not the assistant's words):")))
-        lines.extend(f"- {visible(p.text, 500)}" for p in answer.proposals)
+        lines.extend(f"- {visible(line.text, 600)}" for line in code_built)
     return "\n".join(lines)
 
 

@@ -3,8 +3,12 @@
 Layers (each imports only those below it)::
 
     fleet_answers.py  sentences about a fleet, topic by topic (the keyword answer, the demo model)
-    wording.py        shared phrases: times, events, priorities
-    changes.py        a change in words: its title with the room, what happens, its risk
+    wording.py  change_words.py
+                      shared phrases: times, events, priorities | changes and refusals in words
+                      for the assistant's code-built lines (what a change does, in which room;
+                      why a change was not proposed)
+    changes.py        a change in words for the page and the CLI: its title with the room, what
+                      happens, its risk (catalogue `Words`)
     catalogue.py      the one translator-editable catalogue (locales/*/LC_MESSAGES/messages.po):
                       `Words`, `Moment`, `N_`, plain-text `say_text` (the page and the CLI)
     times.py          times in the operator's zone, one format, relative where it helps

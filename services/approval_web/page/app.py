@@ -39,13 +39,13 @@ from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
 from shared.store.db import migrate, open_store
 from shared.text import catalogue
+from shared.web.page_style import page_css
 from shared.wire.executor import ExecutorClient
 
 logger = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 16 * 1024
 """Largest request body read (the forms are a few hundred bytes)."""
-CSS_FILE = Path(__file__).resolve().parent / "static" / "page.css"
 
 
 def store_connections(db: Path) -> ConnFactory:
@@ -124,7 +124,7 @@ def build_page_app(
         throttle=throttle or WrongSecretThrottle(),
         envs=page_environments(translations),
         translations=translations,
-        css=CSS_FILE.read_bytes(),
+        css=page_css(),
         zone=zone,
         secret_file=secret_file,
     )

@@ -11,6 +11,7 @@ one per language, autoescaping on, i18n extension) are built once per app.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final
@@ -20,6 +21,7 @@ from babel.support import Translations
 from markupsafe import Markup, escape
 
 from services.approval_web.page.words import Moment, Words
+from shared.text.change_words import change
 from shared.text.languages import LANGUAGES, Language
 from shared.text.times import say_time
 
@@ -50,6 +52,11 @@ def negotiate(accept_language: str | None) -> str:
     return best
 
 
+def _change_words(tool: str, action: str | None = None, *, language: str) -> str:
+    """What a change does, in words of `language` (`shared.text.change_words.change`)."""
+    return change(tool, action, language)
+
+
 def page_environments(translations: Mapping[str, Translations]) -> dict[str, jinja2.Environment]:
     """One Jinja2 environment per language: templates from `TEMPLATES_DIR`, autoescaping on,
     undefined variables an error, newstyle gettext (``_("... %(name)s", name=x)`` escapes x)."""
@@ -66,6 +73,7 @@ def page_environments(translations: Mapping[str, Translations]) -> dict[str, jin
         env.install_gettext_translations(translations[lang], newstyle=True)
         env.globals["html_lang"] = HTML_LANG[lang]
         env.globals["language"] = lang
+        env.globals["change_words"] = functools.partial(_change_words, language=lang)
         envs[lang] = env
     return envs
 
