@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from services.ctl.output import print_json
 from shared.config import load_settings
-from shared.text.catalogue import N_, gettext
+from shared.text.catalogue import N_, translate
 from shared.text.display import visible
 from shared.wire.assistant import Answer, Ask, AssistantClient
 
@@ -38,7 +38,7 @@ def render_answer(answer: Answer) -> str:
     if code_built:
         lines.append("")
         language = "es" if answer.language == "es" else "en"
-        lines.append(gettext(language, N_("What Fleetwatch recorded (not the assistant's words):")))
+        lines.append(translate(language, N_("What Fleetwatch recorded (not the assistant's words):")))
         lines.extend(f"- {visible(line.text, 600)}" for line in code_built)
     return "\n".join(lines)
 

@@ -98,14 +98,9 @@ def translations() -> dict[Language, Translations]:
     return load_translations()
 
 
-def gettext(language: Language, message: str) -> str:
+def translate(language: Language, message: str) -> str:
     """`message` (a catalogue message ID) in `language`; English when it has no translation."""
     return translations()[language].gettext(message)
-
-
-def ngettext(language: Language, singular: str, plural: str, n: int) -> str:
-    """The plural form of a catalogue message for `n`, in `language`."""
-    return translations()[language].ngettext(singular, plural, n)
 
 
 def say_text(words: Words, language: Language, *, zone: dt.tzinfo, now: dt.datetime) -> str:
@@ -119,7 +114,7 @@ def say_text(words: Words, language: Language, *, zone: dt.tzinfo, now: dt.datet
             return say_time(param.utc, zone=zone, now=now, language=language, relative=param.relative)
         return param
 
-    text = gettext(language, words.msgid)
+    text = translate(language, words.msgid)
     return text % {k: value(v) for k, v in words.params} if words.params else text
 
 
