@@ -1,4 +1,6 @@
-"""The operator's language (English or Latin American Spanish) and the words code writes. Pure.
+"""The operator's language (English or Latin American Spanish) and the words code writes, from
+the one catalogue (`shared.text.catalogue`: English IDs here, Spanish in ``shared/text/locales``).
+Pure.
 
 `detect` guesses from the question (Spanish marks and common Spanish words against common
 English ones); an explicit ``language`` on the request wins. `proposal_line` is the code-built
@@ -12,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
+from shared.text.catalogue import N_, translate
 from shared.text.change_words import change_in
 from shared.text.languages import LANGUAGES
 from shared.wire.approval import ProposalState
@@ -49,44 +52,24 @@ def choose(question: str, language: str | None) -> str:
 
 
 _STATE_WORDS: Final = {
-    "waiting_for_approval": (
-        "waiting for approval on the approval page",
-        "esperando aprobación en la página de aprobación",
+    "waiting_for_approval": N_("waiting for approval on the approval page"),
+    "approved": N_("approved, not run yet"),
+    "running": N_("running now"),
+    "denied": N_("denied by a person; nothing ran"),
+    "expired": N_("expired without approval; nothing ran"),
+    "already_waiting": N_(
+        "already waiting for approval on the approval page (proposed earlier; not queued again)"
     ),
-    "approved": ("approved, not run yet", "aprobada, todavía no se ejecutó"),
-    "running": ("running now", "ejecutándose ahora"),
-    "denied": ("denied by a person; nothing ran", "denegada por una persona; no se ejecutó nada"),
-    "expired": ("expired without approval; nothing ran", "venció sin aprobación; no se ejecutó nada"),
-    "already_waiting": (
-        "already waiting for approval on the approval page (proposed earlier; not queued again)",
-        "ya espera aprobación en la página de aprobación (se propuso antes; no se volvió a poner en cola)",
-    ),
-    "not_run": ("approved, but nothing ran", "aprobada, pero no se ejecutó nada"),
-    "acknowledged": (
-        "ran with an outcome nobody could confirm; an operator acknowledged it",
-        "se ejecutó con un resultado que nadie pudo confirmar; un operador lo reconoció",
-    ),
-    "refused": (
-        "refused by the executor's checks; nothing ran",
-        "rechazada por las comprobaciones del ejecutor; no se ejecutó nada",
-    ),
-    "ran_ok": (
-        "ran ok (the change was not confirmed afterwards)",
-        "se ejecutó bien (el cambio no se confirmó después)",
-    ),
-    "verified": ("ran ok and verified", "se ejecutó bien y se verificó"),
-    "contradicted": (
-        "ran, but a later read contradicts the change",
-        "se ejecutó, pero una lectura posterior contradice el cambio",
-    ),
-    "error": ("ran with an error", "se ejecutó con un error"),
-    "unknown": (
-        "may or may not have run (the outcome is unknown)",
-        "puede que se haya ejecutado o no (resultado desconocido)",
-    ),
-    "unreadable": ("its state could not be read", "no se pudo leer su estado"),
+    "not_run": N_("approved, but nothing ran"),
+    "acknowledged": N_("ran with an outcome nobody could confirm; an operator acknowledged it"),
+    "refused": N_("refused by the executor's checks; nothing ran"),
+    "ran_ok": N_("ran ok (the change was not confirmed afterwards)"),
+    "verified": N_("ran ok and verified"),
+    "contradicted": N_("ran, but a later read contradicts the change"),
+    "error": N_("ran with an error"),
+    "unknown": N_("may or may not have run (the outcome is unknown)"),
+    "unreadable": N_("its state could not be read"),
 }
-_PROPOSAL_WORD: Final = {"en": "Proposal", "es": "Propuesta"}
 
 
 def proposal_status(state: ProposalState | None, *, existing: bool = False) -> str:
@@ -133,7 +116,8 @@ def proposal_line(
     (the rooms' names read at Prepare); `names` (read in this question) stand in for a name
     the state lacks; `tool` when the state could not be read."""
     key = proposal_status(state, existing=existing)
-    words = _STATE_WORDS[key][1 if language == "es" else 0]
+    lang = "es" if language == "es" else "en"
+    words = translate(lang, _STATE_WORDS[key])
     known = dict(names or {})
     if state is not None:
         read = state.target_names
@@ -146,28 +130,22 @@ def proposal_line(
     return ProposalLine(
         proposal_id=proposal_id,
         state=key,
-        text=f"{_PROPOSAL_WORD.get(language, 'Proposal')} {proposal_id}: {what}: {words}.",
+        text=translate(lang, N_("%(proposal)s %(id)s: %(what)s: %(state)s."))
+        % {"proposal": translate(lang, N_("Proposal")), "id": proposal_id, "what": what, "state": words},
     )
 
 
 _NOTES: Final = {
-    "budget_exceeded": (
-        "I stopped because this question's budget ({limit}) was spent; this is what I found so far.",
-        "Me detuve porque se agotó el presupuesto de esta pregunta ({limit}); esto es lo que encontré hasta ahora.",
+    "budget_exceeded": N_(
+        "I stopped because this question's budget ({limit}) was spent; this is what I found so far."
     ),
-    "model_unavailable": (
-        "The model could not be used just now.",
-        "No se pudo usar el modelo en este momento.",
-    ),
-    "asks_operator": ("The assistant asks: {question}", "El asistente pregunta: {question}"),
-    "turn_expired": (
-        "Proposals made in this turn were expired.",
-        "Las propuestas hechas en este turno se dejaron vencer.",
-    ),
-    "no_answer": ("The model gave no answer.", "El modelo no dio una respuesta."),
+    "model_unavailable": N_("The model could not be used just now."),
+    "asks_operator": N_("The assistant asks: {question}"),
+    "turn_expired": N_("Proposals made in this turn were expired."),
+    "no_answer": N_("The model gave no answer."),
 }
 
 
 def note(name: str, language: str, **facts: str) -> str:
     """A fixed sentence written by code (see `_NOTES`), in `language`."""
-    return _NOTES[name][1 if language == "es" else 0].format(**facts)
+    return translate("es" if language == "es" else "en", _NOTES[name]).format(**facts)
