@@ -78,7 +78,7 @@ from shared.binding import BoundRecord
 from shared.canonical import canonical_json
 from shared.errors import MEANINGS, Code
 from shared.executions import claim_approval, finish_execution, record_verification, recover_running
-from shared.store import append_audit, db_now, write_tx
+from shared.store import AuditHead, append_audit, db_now, write_tx
 
 __all__ = [
     "CONSUME_SQL",
@@ -497,13 +497,15 @@ async def end_stranded(conn: aiosqlite.Connection, *, actor: str, reason: Code) 
 # --- kill switch --------------------------------------------------------------------------
 
 
-async def set_kill_switch(conn: aiosqlite.Connection, on: bool, *, actor: str) -> None:
-    """Pause (`on`) or resume every write; the executor checks it before each write, after the
-    claim. Writes a ``kill_switch`` audit row ``{on}``."""
+async def set_kill_switch(conn: aiosqlite.Connection, on: bool, *, actor: str) -> AuditHead:
+    """Record an operator's request to pause (`on`) or resume every write: ``kv['kill_switch']``
+    (what the page shows) and a ``kill_switch`` audit row ``{on}``, whose seq and hash are
+    returned. The executor trusts only what it sealed itself (``SealKillSwitch`` with this
+    row; `services.executor.kill_switch`): until it does, a newer request counts as paused."""
     async with write_tx(conn):
         await conn.execute(
             "INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?)"
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
             (KILL_SWITCH_KEY, "on" if on else "off", await db_now(conn)),
         )
-        await append_audit(conn, actor=actor, kind="kill_switch", detail={"on": bool(on)})
+        return await append_audit(conn, actor=actor, kind="kill_switch", detail={"on": bool(on)})

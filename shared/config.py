@@ -223,6 +223,15 @@ SETTINGS: tuple[Setting, ...] = (
         read_by=("approval_web", "executor"),
     ),
     Setting(
+        "FLEETWATCH_KEYS_DIR",
+        "{FLEETWATCH_HOME}/keys",
+        "Folder (0700) of a writing service's own audit key and anchor; on a server each service has "
+        "its own, which the other cannot read.",
+        False,
+        _path,
+        read_by=("approval_web", "executor"),
+    ),
+    Setting(
         "FLEETWATCH_EPIPHAN_MCP_URL",
         "http://127.0.0.1:8770/mcp",
         "Epiphan Edge MCP endpoint; the default is the embedded lab.",
@@ -420,6 +429,7 @@ class Settings:
     state_dir: Path
     runtime_dir: Path
     db: Path
+    keys_dir: Path
     epiphan_mcp_url: str
     lab_port: int
     model_standin_port: int

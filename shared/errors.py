@@ -93,6 +93,7 @@ class Code(enum.StrEnum):
     EXECUTOR_RESTARTED = "executor_restarted"
     SCHEMA_VERSION_CHANGED = "schema_version_changed"
     KILL_SWITCH_ON = "kill_switch_on"
+    KILL_SWITCH_NOT_CONFIRMED = "kill_switch_not_confirmed"
     DEVICE_LIST_UNREADABLE = "device_list_unreadable"
     TEAM_MISMATCH = "team_mismatch"
     TARGET_NOT_IN_SANDBOX = "target_not_in_sandbox"
@@ -178,6 +179,7 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.APPROVAL_WEB_RESTARTED: "The approval page's service stopped before the executor took the approval; nothing ran.",
         Code.EXECUTOR_RESTARTED: "The executor stopped before it took the approval; nothing ran.",
         Code.SCHEMA_VERSION_CHANGED: "The tool's schema version changed since the proposal.",
+        Code.KILL_SWITCH_NOT_CONFIRMED: "The executor did not confirm a kill switch change (not running, or the request is not the newest); writes stay paused until it does.",
         Code.KILL_SWITCH_ON: "Writes are paused (the kill switch is on).",
         Code.DEVICE_LIST_UNREADABLE: "The sandbox team's device list could not be read; failing closed.",
         Code.TEAM_MISMATCH: "The sandbox sign-in's team ID differs from FLEETWATCH_WRITE_TEAM_ID.",

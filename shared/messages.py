@@ -9,6 +9,8 @@ executor.sock (peers: the approval_web user only)
     Execute → ExecutionReport   run one consumed approval once, or refuse ("nothing ran")
     Health  → HealthReport
     ListWritable → WritableDevices  the devices a change may target now (fresh sandbox read)
+    SealKillSwitch → HealthReport   confirm the operator's kill switch request (the executor's seal)
+    CheckAudit → AuditChecked       verify the audit log with the executor's own key and anchor
 approval.sock (peers: the assistant user and operators)
     SubmitProposal → ProposalAccepted
     GetProposalState → ProposalState     (the assistant reads a proposal's recorded state)
@@ -38,6 +40,7 @@ import msgspec
 from shared.protocol import Capabilities, ErrorReply, GetCapabilities, Message
 from shared.wire import (
     MAX_ARGUMENTS,
+    MAX_COUNT,
     MAX_QUESTION_CHARS,
     Actor,
     ApprovalId,
@@ -229,9 +232,53 @@ class WritableDevices(Message):
     read_at: str
 
 
-ExecutorRequest = Prepare | Inspect | Execute | Health | ListWritable | GetCapabilities
+class SealKillSwitch(Message):
+    """Confirm the kill switch request approval_web just recorded (its ``kill_switch`` audit row
+    ``request_seq``, turning writes ``on``/off): the executor checks the row is the newest such
+    request, records its own ``kill_switch_sealed`` row and keeps the state under its own key.
+    The executor trusts only a state it sealed: an unsealed or changed one counts as on."""
+
+    request_seq: Annotated[int, msgspec.Meta(ge=1, le=MAX_COUNT)]
+    on: bool
+
+
+class WriterCheck(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One writing service's verification of the whole audit log with its own key and anchor:
+    the chain, the MACs of its own rows, rows removed after what its anchor saw.
+
+    ``signed``: rows of `writer` whose MAC verified; ``anchor_seq``: the newest row its anchor
+    has seen (None: none yet)."""
+
+    writer: str
+    ok: bool
+    rows: int
+    signed: int = 0
+    first_bad_seq: int | None = None
+    reason: str | None = None
+    anchor_seq: int | None = None
+
+
+class CheckAudit(Message):
+    """Verify the audit log with the executor's own key and anchor (approval_web asks, for
+    ``fleetwatch audit verify``; only the executor can check the executor's rows)."""
+
+
+class AuditChecked(Message):
+    check: WriterCheck
+
+
+ExecutorRequest = (
+    Prepare | Inspect | Execute | Health | ListWritable | SealKillSwitch | CheckAudit | GetCapabilities
+)
 ExecutorReply = (
-    Prepared | Inspection | ExecutionReport | HealthReport | WritableDevices | Capabilities | ErrorReply
+    Prepared
+    | Inspection
+    | ExecutionReport
+    | HealthReport
+    | WritableDevices
+    | AuditChecked
+    | Capabilities
+    | ErrorReply
 )
 
 # --- approval.sock -----------------------------------------------------------------------
@@ -393,10 +440,15 @@ class AuditVerify(Message):
 
 
 class AuditReport(Message):
+    """The audit log verified by each writing service with its own key and anchor (`checks`):
+    ``ok`` only when every writer checked it and found nothing; ``first_bad_seq`` the lowest
+    row any of them named."""
+
     ok: bool
     rows: int
     first_bad_seq: int | None = None
     reason: str | None = None
+    checks: tuple[WriterCheck, ...] = ()
 
 
 MAX_RECORDED_PROPOSALS = 32

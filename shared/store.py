@@ -7,7 +7,9 @@
 - `db_now` / `NOW_SQL`: the clock that decides (expiry, caps) is SQLite's, UTC,
   ``YYYY-MM-DDTHH:MM:SS.SSSZ`` (fixed width, so text comparison is time order).
 - `migrate`: versioned schema (`MIGRATIONS`, ``PRAGMA user_version``), run by one owner at start.
-- The audit table is a SHA-256 hash chain: see `append_audit`, `verify_audit`, `audit_head`.
+- The audit table is a SHA-256 hash chain whose rows also carry a MAC under the key of the
+  service that wrote them, with anchors kept outside the store (`shared.audit_seal`): see
+  `append_audit`, `verify_audit`, `audit_head`.
 
 Errors: `StoreError` with ``store_schema_too_new``, ``store_busy`` (locked past the busy
 timeout; the transaction was rolled back) or ``audit_chain_broken``.
@@ -19,13 +21,14 @@ import dataclasses
 import hashlib
 import sqlite3
 import unicodedata
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
+from shared.audit_seal import Anchor, Keyring, RowMac, install, writer_of
 from shared.canonical import canonical_json
 from shared.errors import Code, FleetwatchError
 from shared.migrations import MIGRATIONS
@@ -59,11 +62,13 @@ class StoreError(FleetwatchError):
     """The store refused: ``store_schema_too_new``, ``store_busy`` or ``audit_chain_broken``."""
 
 
-async def open_store(path: str | Path) -> aiosqlite.Connection:
+async def open_store(path: str | Path, *, keyring: Keyring | None = None) -> aiosqlite.Connection:
     """Open (creating it and its folder if needed) the store at `path`.
 
     The connection is in autocommit mode: use `write_tx` for anything that reads then writes.
-    Call `migrate` once at start in the process that owns the schema.
+    Call `migrate` once at start in the process that owns the schema. `keyring` holds the
+    audit key this connection signs its audit rows with (`shared.audit_seal`); without one it
+    may read and verify, but `append_audit` fails.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -73,6 +78,7 @@ async def open_store(path: str | Path) -> aiosqlite.Connection:
         await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         await conn.execute("PRAGMA journal_mode = WAL")
         await conn.execute("PRAGMA foreign_keys = ON")
+        await install(conn, keyring or Keyring())
     except BaseException:
         await conn.close()
         raise
@@ -197,17 +203,25 @@ class AuditVerification:
     """Result of `verify_audit`.
 
     Attributes:
-        ok: every row verified (and the anchor, if given, matched).
+        ok: every row verified (and the anchors, if given, matched).
         rows: rows read.
-        first_bad_seq: the first row that does not verify (for a deleted row: the row after the
-            gap; for a missing anchor row: the anchor's seq), or None.
+        first_bad_seq: the first row that does not verify (for a deleted row: the first missing
+            seq; for rows removed from the end: the first of them), or None.
         reason: one line for a person, or None.
+        signed: (writer, rows) for each writer whose rows had their MAC checked here.
+        unchecked: signed rows of a writer whose key this connection does not hold.
     """
 
     ok: bool
     rows: int
     first_bad_seq: int | None = None
     reason: str | None = None
+    signed: tuple[tuple[str, int], ...] = ()
+    unchecked: int = 0
+
+    def signed_by(self, writer: str) -> int:
+        """Rows of `writer` whose MAC verified."""
+        return dict(self.signed).get(writer, 0)
 
     def raise_if_broken(self) -> None:
         """Raises `StoreError` (``audit_chain_broken``) naming the first bad row unless `ok`."""
@@ -243,11 +257,19 @@ async def _append(
     seq, prev_hash = (head.seq + 1, head.hash) if head else (1, GENESIS_HASH)
     at = await db_now(conn)
     digest = _row_hash(prev_hash, seq, at, actor, kind, proposal_id, detail_json)
-    await conn.execute(
-        "INSERT INTO audit (seq, at, actor, kind, proposal_id, detail_json, prev_hash, hash)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (seq, at, actor, kind, proposal_id, detail_json, prev_hash, digest),
-    )
+    try:
+        await conn.execute(
+            "INSERT INTO audit (seq, at, actor, kind, proposal_id, detail_json, prev_hash, hash, writer, mac)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, fleetwatch_audit_writer(?), fleetwatch_audit_mac(?, ?))",
+            (seq, at, actor, kind, proposal_id, detail_json, prev_hash, digest, actor, actor, digest),
+        )
+    except sqlite3.OperationalError as exc:
+        if "user-defined function" not in str(exc):
+            raise
+        raise StoreError(
+            Code.INTERNAL_ERROR,
+            f"an audit row of {actor!r} needs the {writer_of(actor)}'s audit key; this connection does not hold it",
+        ) from exc
     return AuditHead(seq, digest)
 
 
@@ -263,7 +285,9 @@ async def append_audit(
 
     ``hash = sha256(prev_hash + canonical_json({seq, at, actor, kind, proposal_id,
     detail_json}))`` with ``at`` from the database clock and ``detail_json =
-    canonical_json(detail)`` (so `detail` holds no floats: use integer milliseconds).
+    canonical_json(detail)`` (so `detail` holds no floats: use integer milliseconds). The row's
+    ``writer`` and ``mac`` come from the connection's `Keyring` (`shared.audit_seal`): the
+    writing service's name and its HMAC over ``hash``.
 
     Call it inside the caller's `write_tx` so the row commits with the change it records; on a
     connection with no open transaction it opens its own. Either way the read of the last
@@ -272,7 +296,8 @@ async def append_audit(
 
     Raises:
         CanonicalError: `detail` has no canonical form.
-        StoreError: ``store_busy`` as in `write_tx`.
+        StoreError: ``store_busy`` as in `write_tx`; ``internal_error`` when the connection
+            holds no audit key, or the key of the other writer than `actor`'s.
     """
     actor, kind = unicodedata.normalize("NFC", actor), unicodedata.normalize("NFC", kind)
     if proposal_id is not None:
@@ -284,37 +309,65 @@ async def append_audit(
         return await _append(conn, actor, kind, proposal_id, detail_json)
 
 
-async def verify_audit(conn: aiosqlite.Connection, *, anchor: AuditHead | None = None) -> AuditVerification:
+async def verify_audit(
+    conn: aiosqlite.Connection,
+    *,
+    anchor: AuditHead | None = None,
+    anchors: Sequence[Anchor] = (),
+) -> AuditVerification:
     """Walk the whole chain and name the first row that does not verify.
 
-    Detected: an edited row (its hash no longer matches its fields), a deleted row other than
-    the newest ones (the next row's seq jumps and its ``prev_hash`` no longer links), an
-    inserted or re-numbered row (a seq or link out of place, or a hash that does not match).
+    Detected from the store and the connection's keys (`open_store`'s keyring): an edited row
+    (its hash no longer matches its fields), a deleted row other than the newest ones (the
+    next row's seq jumps and its ``prev_hash`` no longer links), an inserted or re-numbered row
+    (a seq or link out of place, or a hash that does not match), and, for the writers whose key
+    this connection holds, a row whose MAC does not match (changed, or re-hashed without the
+    key), a row of one writer claiming to be the other's, and a row without a MAC after the
+    first signed one (a MAC stripped; rows before MACs existed are unsigned by nature). Rows of
+    a writer whose key is not held are counted as ``unchecked``: that writer checks them.
 
-    Not detectable from the store alone: deleting the newest rows (the shortened chain is
-    still valid) and rewriting a row *and every row after it* with freshly computed hashes
-    (the chain has no secret). Against both, keep an external anchor: record `audit_head`
-    somewhere else and pass it here as `anchor`; the row at ``anchor.seq`` must then exist
-    and carry ``anchor.hash``.
+    Not detectable from the store alone: deleting the newest rows and rewriting the rows after
+    the last one the other writer signed. Against both, the anchors kept outside the store
+    (`anchors`, `shared.audit_seal.Anchor`; `anchor`, an `AuditHead` recorded elsewhere, is the
+    same check): the row at each anchor's seq must exist and carry its hash, and every row from
+    the anchor's ``signed_from`` on must carry a MAC. A missing anchored row names the first
+    missing seq (the newest rows were removed).
     """
-    prev_hash, expected_seq, rows, anchor_seen = GENESIS_HASH, 1, 0, False
+    pins = [(a.seq, a.hash, a.signed_from) for a in anchors]
+    if anchor is not None:
+        pins.append((anchor.seq, anchor.hash, 0))
+    signed_from = min((s for _, _, s in pins if s > 0), default=None)
+    pinned: dict[int, str] = {}
+    for seq, digest, _ in pins:
+        pinned.setdefault(seq, digest)
+    prev_hash, expected_seq, rows = GENESIS_HASH, 1, 0
+    checked: dict[str, int] = {}
+    unchecked = 0
+    signed_seen = False
+
+    def broken(seq: int, problem: str) -> AuditVerification:
+        return AuditVerification(False, rows, seq, problem, tuple(sorted(checked.items())), unchecked)
+
     async with conn.execute(
-        "SELECT seq, at, actor, kind, proposal_id, detail_json, prev_hash, hash FROM audit ORDER BY seq"
+        "SELECT seq, at, actor, kind, proposal_id, detail_json, prev_hash, hash, writer,"
+        " fleetwatch_audit_check(writer, actor, hash, mac) AS mac_check FROM audit ORDER BY seq"
     ) as cursor:
         async for row in cursor:
             rows += 1
             seq = row["seq"]
-            problem = None
             if seq != expected_seq:
-                problem = f"expected seq {expected_seq}, found {seq}: rows missing or re-numbered"
-            elif row["prev_hash"] != prev_hash:
-                problem = "prev_hash does not link to the previous row (row inserted or removed)"
-            elif not all(
+                gap = (
+                    f"row {expected_seq}" if seq == expected_seq + 1 else f"rows {expected_seq} to {seq - 1}"
+                )
+                return broken(expected_seq, f"{gap} missing (removed or re-numbered); the next row is {seq}")
+            if row["prev_hash"] != prev_hash:
+                return broken(seq, "prev_hash does not link to the previous row (row inserted or removed)")
+            if not all(
                 unicodedata.is_normalized("NFC", row[k] or "")
                 for k in ("actor", "kind", "proposal_id", "detail_json")
             ):
-                problem = "a text field is not in NFC form (row edited)"
-            elif row["hash"] != _row_hash(
+                return broken(seq, "a text field is not in NFC form (row edited)")
+            if row["hash"] != _row_hash(
                 row["prev_hash"],
                 seq,
                 row["at"],
@@ -323,14 +376,33 @@ async def verify_audit(conn: aiosqlite.Connection, *, anchor: AuditHead | None =
                 row["proposal_id"],
                 row["detail_json"],
             ):
-                problem = "hash does not match the row's fields (row edited)"
-            elif anchor is not None and seq == anchor.seq:
-                anchor_seen = True
-                if row["hash"] != anchor.hash:
-                    problem = "hash differs from the external anchor (chain rewritten)"
-            if problem is not None:
-                return AuditVerification(False, rows, seq, problem)
+                return broken(seq, "hash does not match the row's fields (row edited)")
+            mac = RowMac(row["mac_check"])
+            if mac is RowMac.UNSIGNED:
+                if signed_seen or (signed_from is not None and seq >= signed_from):
+                    return broken(
+                        seq, "the row carries no MAC where every row is signed (MAC stripped, row forged)"
+                    )
+            elif mac is RowMac.WRONG_WRITER:
+                return broken(seq, f"the row's writer {row['writer']!r} is not its actor's (row forged)")
+            elif mac is RowMac.BAD:
+                return broken(
+                    seq, f"the MAC does not match under the {row['writer']}'s key (row changed or forged)"
+                )
+            else:
+                signed_seen = True
+                if mac is RowMac.OK:
+                    checked[row["writer"]] = checked.get(row["writer"], 0) + 1
+                else:
+                    unchecked += 1
+            if seq in pinned and row["hash"] != pinned[seq]:
+                return broken(seq, "hash differs from the anchor kept outside the store (chain rewritten)")
             prev_hash, expected_seq = row["hash"], seq + 1
-    if anchor is not None and not anchor_seen:
-        return AuditVerification(False, rows, anchor.seq, "the anchored row is missing (newest rows deleted)")
-    return AuditVerification(True, rows)
+    last = expected_seq - 1
+    beyond = sorted(seq for seq in pinned if seq > last)
+    if beyond:
+        missing = f"row {last + 1}" if beyond[-1] == last + 1 else f"rows {last + 1} to {beyond[-1]}"
+        return broken(
+            last + 1, f"{missing} missing: the anchor kept outside the store saw them (newest rows deleted)"
+        )
+    return AuditVerification(True, rows, signed=tuple(sorted(checked.items())), unchecked=unchecked)

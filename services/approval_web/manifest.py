@@ -80,10 +80,18 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         "deny one pending proposal",
     ),
     Operation("deny_all", _ADMIN | _WRITES, "deny every pending proposal"),
-    Operation("set_kill_switch", _ADMIN | _WRITES, "pause or resume every write (the executor obeys it)"),
+    Operation(
+        "set_kill_switch",
+        _ADMIN | _WRITES | {Code.KILL_SWITCH_NOT_CONFIRMED, Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER},
+        "pause or resume every write (recorded here, sealed by the executor, which obeys only its seal)",
+    ),
     Operation("get_status", frozenset(_ADMIN), "queue, caps, pauses, kill switch, executor, fence, autonomy"),
     Operation("audit_tail", _ADMIN | {Code.INVALID_MESSAGE}, "the newest audit rows"),
-    Operation("audit_verify", frozenset(_ADMIN), "walk the audit hash chain"),
+    Operation(
+        "audit_verify",
+        _ADMIN | {Code.CONFIG_INVALID, Code.STORE_BUSY},
+        "the audit log verified by each writing service with its own key and anchor",
+    ),
     Operation(
         "record_ask",
         _RECORDS | _WRITES,

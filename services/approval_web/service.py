@@ -19,6 +19,13 @@ executor reads the sandbox team afresh. Its refusals pass through with their cod
 ``refusal`` audit row each, like every refusal here); the executor not running:
 ``service_unavailable``.
 
+SetKillSwitch records the operator's request, then asks the executor to seal it
+(`SealKillSwitch`): the executor trusts only a kill switch state it sealed under its own key,
+so a pause holds at once even when the executor is down, and a resume the executor did not
+confirm is refused (``kill_switch_not_confirmed`` / ``service_unavailable``; writes stay
+paused). AuditVerify verifies the log with approval_web's own key and anchor, then asks the
+executor to verify it with its own (`CheckAudit`): each service alone can check its own rows.
+
 RecordAsk and RecordRefusal are the assistant's audit rows (under the OS-user fence the
 assistant's user cannot write the store): this process writes them, actor ``assistant``, only
 for a peer whose uid is in ``FLEETWATCH_ASSISTANT_UIDS`` (`intake.check_recorder`).
@@ -58,14 +65,18 @@ from services.approval_web.limits import (
     read_counts,
 )
 from shared import approvals
+from shared.audit_seal import APPROVAL_WEB
+from shared.audit_witness import Witness
 from shared.config import Settings
 from shared.display import visible
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.messages import (
+    AuditChecked,
     AuditReport,
     AuditRows,
     AuditTail,
     AuditVerify,
+    CheckAudit,
     Count,
     Deny,
     DenyAll,
@@ -84,11 +95,13 @@ from shared.messages import (
     ProposalState,
     RecordAsk,
     RecordRefusal,
+    SealKillSwitch,
     SetKillSwitch,
     ShowProposal,
     Status,
     SubmitProposal,
     WritableDevices,
+    WriterCheck,
 )
 from shared.policy import Policy, ToolPolicy
 from shared.protocol import (
@@ -123,12 +136,15 @@ class ServiceOptions:
             sandbox team afresh).
         health_timeout_seconds: the Health exchange behind `GetStatus`.
         list_timeout_seconds: the ListWritable exchange (the executor reads the sandbox team).
+        audit_timeout_seconds: the CheckAudit and SealKillSwitch exchanges (the executor walks
+            the whole log, or seals).
     """
 
     proposal_ttl_seconds: int | None = None
     prepare_timeout_seconds: float = 20.0
     health_timeout_seconds: float = 2.0
     list_timeout_seconds: float = 20.0
+    audit_timeout_seconds: float = 60.0
 
 
 def _known_code(text: str) -> Code:
@@ -147,6 +163,7 @@ class ApprovalService:
         settings: uids, the executor socket, the fence.
         policy, tool_policy: loaded once at start.
         options: timings.
+        witness: approval_web's audit anchor (`shared.audit_witness`); None: none kept.
     """
 
     def __init__(
@@ -157,8 +174,10 @@ class ApprovalService:
         policy: Policy,
         tool_policy: ToolPolicy,
         options: ServiceOptions | None = None,
+        witness: Witness | None = None,
     ) -> None:
         self._conn = conn
+        self.witness = witness
         self._settings = settings
         self._policy = policy
         self._tool_policy = tool_policy
@@ -219,6 +238,14 @@ class ApprovalService:
             if not exc.audited:
                 await self._audit_refusal(peer, message_tag(type(request)), exc, exc.detail)
             raise
+        finally:
+            if self.witness is not None:
+                self.witness.nudge()
+
+    @property
+    def db(self) -> asyncio.Lock:
+        """The lock of this service's store connection (one user at a time)."""
+        return self._db
 
     async def on_refused_peer(self, peer: PeerCred) -> None:
         """A connection from a uid not on the allowlist: one ``refusal`` audit row."""
@@ -444,8 +471,34 @@ class ApprovalService:
         return Count(count=count)
 
     async def _set_kill_switch(self, message: SetKillSwitch, peer: PeerCred) -> Status:
+        """Record the request, then have the executor seal it (see the module doc).
+
+        Raises:
+            IntakeRefused: a resume the executor did not seal: ``kill_switch_not_confirmed``
+                (its refusal), ``service_unavailable`` / ``service_no_answer`` (not reached).
+                A pause holds even then (the executor counts an unsealed request as paused).
+        """
         async with self._db:
-            await approvals.set_kill_switch(self._conn, message.on, actor=self._actor(peer, message.actor))
+            head = await approvals.set_kill_switch(
+                self._conn, message.on, actor=self._actor(peer, message.actor)
+            )
+        try:
+            reply = await request(
+                self._settings.executor_socket,
+                SealKillSwitch(request_seq=head.seq, on=message.on),
+                HealthReport,
+                timeout_seconds=self._options.audit_timeout_seconds,
+            )
+        except FleetwatchError as exc:
+            reply = ErrorReply(code=exc.code, message=exc.message)
+        if isinstance(reply, ErrorReply) and not message.on:
+            raise IntakeRefused(
+                _known_code(reply.code),
+                "writes stay paused: the executor did not confirm the resume"
+                f" ({visible(reply.code, 64)}); run resume again once it answers",
+            )
+        if isinstance(reply, ErrorReply):
+            logger.warning("the executor did not seal a pause (%s); it counts as paused anyway", reply.code)
         return await self._status(GetStatus(), peer)
 
     async def _status(self, message: GetStatus, peer: PeerCred) -> Status:
@@ -455,19 +508,22 @@ class ApprovalService:
             last_hour = await count_last_hour(self._conn)
             pauses = await active_pauses(self._conn, limits)
             kill_switch = await approvals.kill_switch(self._conn)
+        health = await self._executor_health()
         return Status(
             pending=pending,
             max_pending=limits.max_pending,
             last_hour=last_hour,
             per_hour=limits.per_hour,
-            kill_switch=kill_switch,
-            executor_up=await self._executor_up(),
+            kill_switch=health.kill_switch if health is not None else kill_switch,
+            executor_up=health is not None,
             fence_configured=self._settings.fence_configured,
             autonomy=str(self._policy.autonomy),
             pauses=pauses,
         )
 
-    async def _executor_up(self) -> bool:
+    async def _executor_health(self) -> HealthReport | None:
+        """The executor's Health (its own view of the kill switch), or None when it does not
+        answer."""
         try:
             reply = await request(
                 self._settings.executor_socket,
@@ -476,8 +532,8 @@ class ApprovalService:
                 timeout_seconds=self._options.health_timeout_seconds,
             )
         except FleetwatchError:
-            return False
-        return isinstance(reply, HealthReport)
+            return None
+        return reply if isinstance(reply, HealthReport) else None
 
     async def _audit_tail(self, message: AuditTail, peer: PeerCred) -> AuditRows:
         if not 1 <= message.limit <= admin.MAX_AUDIT_TAIL:
@@ -486,8 +542,53 @@ class ApprovalService:
             return AuditRows(rows=await admin.audit_tail(self._conn, message.limit))
 
     async def _audit_verify(self, message: AuditVerify, peer: PeerCred) -> AuditReport:
-        async with self._db:
-            result = await verify_audit(self._conn)
+        """The log verified by both writers, each with its own key and anchor."""
+        own = await self.check_audit()
+        executor = await self._executor_check()
+        checks = (own, executor)
+        bad = [c for c in checks if not c.ok]
+        named = [c for c in bad if c.first_bad_seq is not None]
+        first = min(named, key=lambda c: c.first_bad_seq or 0) if named else (bad[0] if bad else None)
         return AuditReport(
-            ok=result.ok, rows=result.rows, first_bad_seq=result.first_bad_seq, reason=result.reason
+            ok=not bad,
+            rows=max(c.rows for c in checks),
+            first_bad_seq=first.first_bad_seq if first else None,
+            reason=f"{first.writer}: {first.reason}" if first else None,
+            checks=checks,
         )
+
+    async def check_audit(self) -> WriterCheck:
+        """The log verified with approval_web's own key (its rows' MACs) and anchor."""
+        async with self._db:
+            if self.witness is not None:
+                await self.witness.observe(self._conn)
+            anchors = self.witness.anchors if self.witness is not None else ()
+            result = await verify_audit(self._conn, anchors=anchors)
+        anchor = self.witness.anchor if self.witness is not None else None
+        return WriterCheck(
+            writer=APPROVAL_WEB,
+            ok=result.ok,
+            rows=result.rows,
+            signed=result.signed_by(APPROVAL_WEB),
+            first_bad_seq=result.first_bad_seq,
+            reason=result.reason,
+            anchor_seq=anchor.seq if anchor is not None else None,
+        )
+
+    async def _executor_check(self) -> WriterCheck:
+        """The executor's own verification, or a failed check saying why it is missing."""
+        try:
+            reply = await request(
+                self._settings.executor_socket,
+                CheckAudit(),
+                AuditChecked,
+                timeout_seconds=self._options.audit_timeout_seconds,
+            )
+        except FleetwatchError as exc:
+            reply = ErrorReply(code=exc.code, message=exc.message)
+        if isinstance(reply, ErrorReply):
+            why = (
+                f"not checked: the executor did not answer ({visible(reply.code, 64)}); only it holds its key"
+            )
+            return WriterCheck(writer="executor", ok=False, rows=0, reason=why)
+        return reply.check

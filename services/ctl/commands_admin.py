@@ -12,7 +12,7 @@ characters as ``\\uXXXX`` (valid, lossless JSON a terminal cannot be tricked by)
 
 Errors: a refusal from the service (or the service not running) is raised as
 `FleetwatchError` with the service's code; ``main`` prints one line
-``fleetwatch: <code>: <message>`` and exits 2. ``audit verify`` exits 1 when the chain is broken.
+``fleetwatch: <code>: <message>`` and exits 2. ``audit verify`` exits 1 when the chain is broken or a service could not check its rows.
 """
 
 from __future__ import annotations
@@ -58,6 +58,8 @@ TIMEOUT_SECONDS = 10.0
 """Timeout of one admin request on approval.sock."""
 PROPOSE_TIMEOUT_SECONDS = 30.0
 """Timeout of ``propose``: the intake asks the executor to read the sandbox team afresh."""
+AUDIT_TIMEOUT_SECONDS = 120.0
+"""Timeout of ``audit verify``: both services walk the whole log."""
 TEXT_CAP = 8000
 """Longest text shown for one argument or reason (it is never cut below what the intake accepts)."""
 NEEDS_PAGE = "It still needs a person to approve it on the approval page."
@@ -308,15 +310,33 @@ async def audit_tail(args: argparse.Namespace) -> int:
     return 0
 
 
-async def audit_verify(args: argparse.Namespace) -> int:
-    """``fleetwatch audit verify``: exit 1 when the chain does not verify."""
-    reply = await call(AuditVerify(), AuditReport)
-    if args.json:
-        print_reply(reply)
-    elif reply.ok:
-        print(f"The audit chain verifies: {reply.rows} row(s).")
+def render_audit_report(report: AuditReport) -> str:
+    """The verdict, then one line per writing service: what it checked with its own key."""
+    if report.ok:
+        lines = [f"The audit chain verifies: {report.rows} row(s)."]
+    elif report.first_bad_seq is not None:
+        lines = [
+            f"The audit chain is BROKEN at row {report.first_bad_seq}: {visible(report.reason or '', 300)}"
+        ]
     else:
-        print(f"The audit chain is BROKEN at row {reply.first_bad_seq}: {visible(reply.reason or '', 200)}")
+        lines = [f"The audit chain could NOT be fully checked: {visible(report.reason or '', 300)}"]
+    for check in report.checks:
+        who = visible(check.writer, 20)
+        if check.ok:
+            seen = f"; its anchor has seen row {check.anchor_seq}" if check.anchor_seq is not None else ""
+            lines.append(f"  {who}: checked its {check.signed} row(s) with its own key{seen}.")
+        elif check.first_bad_seq is not None:
+            lines.append(f"  {who}: row {check.first_bad_seq}: {visible(check.reason or '', 300)}")
+        else:
+            lines.append(f"  {who}: {visible(check.reason or 'not checked', 300)}")
+    return "\n".join(lines)
+
+
+async def audit_verify(args: argparse.Namespace) -> int:
+    """``fleetwatch audit verify``: each writing service checks the log with its own key and
+    anchor; exit 1 when it does not verify or a service could not check it."""
+    reply = await call(AuditVerify(), AuditReport, timeout_seconds=AUDIT_TIMEOUT_SECONDS)
+    _out(args, reply, render_audit_report(reply))
     return 0 if reply.ok else 1
 
 
@@ -391,7 +411,11 @@ def add_commands(sub: Any, epilog: str) -> None:
     tail = _leaf(audit_actions, "tail", "the newest audit rows", audit_tail, epilog)
     tail.add_argument("-n", type=int, default=20, metavar="N", help="how many rows (default: 20)")
     _leaf(
-        audit_actions, "verify", "walk the audit hash chain; exit 1 when it is broken", audit_verify, epilog
+        audit_actions,
+        "verify",
+        "each writing service checks the audit log (chain, its rows' MACs, its anchor); exit 1 when it is broken",
+        audit_verify,
+        epilog,
     )
 
     _leaf(sub, "status", "queue, caps, pauses, kill switch, executor, fence, autonomy", status, epilog)

@@ -108,6 +108,16 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         LIST_WRITABLE_CODES,
         "the devices a change may target now: sandbox list and allowlist, read afresh (read-only)",
     ),
+    Operation(
+        "seal_kill_switch",
+        frozenset({Code.KILL_SWITCH_NOT_CONFIRMED, Code.STORE_BUSY}),
+        "confirm an operator's kill switch request under the executor's own key",
+    ),
+    Operation(
+        "check_audit",
+        frozenset({Code.CONFIG_INVALID, Code.STORE_BUSY}),
+        "verify the audit log with the executor's own key and anchor",
+    ),
     Operation("get_capabilities", frozenset(), "this manifest"),
 )
 

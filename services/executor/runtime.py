@@ -21,8 +21,10 @@ import aiosqlite
 from services.executor import ExecutorError
 from services.executor.checks import Fence, Proposed, Refusal, fence_refusal, policy_refusal
 from services.executor.facts import secret_digest
+from services.executor.kill_switch import paused
 from services.executor.world import SandboxReader, open_sandbox
-from shared.approvals import kill_switch
+from shared.audit_seal import AuditKey
+from shared.audit_witness import Witness
 from shared.binding import BoundRecord
 from shared.config import Settings
 from shared.epiphan import EpiphanReadClient
@@ -69,12 +71,16 @@ class Standing:
 
 @dataclass
 class Runtime:
-    """The executor's shared state. `key` is the binding key (memory only); `db` serialises use
-    of `conn`; `clock` is injectable for tests of the pure parts."""
+    """The executor's shared state. `key` is the binding key (memory only); `audit_key` its own
+    audit key (the one `conn` signs with; it also seals the kill switch) and `witness` its
+    anchor (`shared.audit_witness`); `db` serialises use of `conn`; `clock` is injectable for
+    tests of the pure parts."""
 
     settings: Settings
     conn: aiosqlite.Connection
     key: bytes
+    audit_key: AuditKey | None = None
+    witness: Witness | None = None
     call_timeout_seconds: float = DEFAULT_CALL_TIMEOUT_SECONDS
     clock: Callable[[], datetime] = utc_now
     db: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -123,11 +129,10 @@ class Runtime:
         )
         refusal = proposed if isinstance(proposed, Refusal) else fence_refusal(self.fence)
         if refusal is None:
-            async with self.db:
-                if await kill_switch(self.conn):
-                    refusal = Refusal(
-                        Code.KILL_SWITCH_ON, "Writes are paused (the kill switch is on); nothing ran."
-                    )
+            if await paused(self):
+                refusal = Refusal(
+                    Code.KILL_SWITCH_ON, "Writes are paused (the kill switch is on); nothing ran."
+                )
         return Standing(policy, tool_policy, None if isinstance(proposed, Refusal) else proposed, refusal)
 
     async def sandbox(self) -> McpConnection:

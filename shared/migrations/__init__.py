@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import aiosqlite
 
-from shared.migrations import m0001_initial, m0002_executor, m0003_intake, m0004_binding
+from shared.migrations import m0001_initial, m0002_executor, m0003_intake, m0004_binding, m0006_audit_macs
 
 
 class Migration(NamedTuple):
@@ -31,5 +31,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, m0002_executor.SQL),
     Migration(3, m0003_intake.SQL),
     Migration(4, m0004_binding.SQL, m0004_binding.after),
+    Migration(6, m0006_audit_macs.SQL),
 )
 """Versions strictly increasing from 1."""

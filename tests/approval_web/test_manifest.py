@@ -34,8 +34,11 @@ FROM_SHARED_MODULES = {
     Code.SERVICE_UNAVAILABLE: "shared.protocol.request",
     Code.SERVICE_NO_ANSWER: "shared.protocol.request",
     Code.STORE_BUSY: "shared.store.write_tx",
+    Code.CONFIG_INVALID: "shared.audit_seal.read_anchor / write_anchor (the audit anchor file)",
+    Code.KILL_SWITCH_NOT_CONFIRMED: "the executor's SealKillSwitch, passed on (services.executor.kill_switch.seal)",
 }
-"""Codes the handlers answer with that are raised inside shared modules they call."""
+"""Codes the handlers answer with that are raised inside shared modules they call, or passed on
+from the executor."""
 
 
 def codes_named_in(path: Path) -> set[Code]:

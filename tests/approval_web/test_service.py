@@ -448,11 +448,14 @@ async def test_deny_all_the_kill_switch_and_the_audit_operations(shared: Backend
         health = await request(shared.executor.socket, Health(), HealthReport, timeout_seconds=10)
         assert isinstance(health, HealthReport) and health.kill_switch
         assert not (await ask(s.settings, SetKillSwitch(on=False), Status)).kill_switch
-        tail = await ask(s.settings, AuditTail(limit=3), AuditRows)
-        assert [r.kind for r in tail.rows] == ["denial", "kill_switch", "kill_switch"]
-        assert [r.detail.get("on") for r in tail.rows[1:]] == [True, False]
+        tail = await ask(s.settings, AuditTail(limit=5), AuditRows)
+        kinds = ["denial", "kill_switch", "kill_switch_sealed", "kill_switch", "kill_switch_sealed"]
+        assert [r.kind for r in tail.rows] == kinds
+        assert [r.actor.split(":")[0] for r in tail.rows[1:]] == ["operator", "executor"] * 2
+        assert [r.detail.get("on") for r in tail.rows[1:]] == [True, True, False, False]
         report = await ask(s.settings, AuditVerify(), AuditReport)
         assert report.ok and report.rows == len(await audit(s.settings))
+        assert [(c.writer, c.ok) for c in report.checks] == [("approval_web", True), ("executor", True)]
         await refused_cleanly(s, AuditTail(limit=0), Code.INVALID_MESSAGE, AuditRows)
 
 

@@ -308,13 +308,16 @@ print(getattr(reply, "proposal_id", None) or reply.code)
 APPROVE_AND_EXECUTE = """
 import asyncio, sys
 from shared.approvals import approve
+from shared.audit_seal import own_keyring
+from shared.config import load_settings
 from shared.messages import Execute, ExecutionReport, Inspect, Inspection
 from shared.protocol import request
 from shared.store import db_now, open_store
 
 async def main():
     inspection = await request(sys.argv[2], Inspect(proposal_id=sys.argv[3]), Inspection, timeout_seconds=60)
-    conn = await open_store(sys.argv[1])
+    keyring = own_keyring(load_settings().keys_dir, "approval_web")  # approval_web's own key, as its user
+    conn = await open_store(sys.argv[1], keyring=keyring)
     try:
         approval = await approve(
             conn, proposal_id=sys.argv[3], session_id="s-fence", card_hash="c" * 64,

@@ -32,7 +32,7 @@ from shared.approvals import (
 from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes
 from shared.errors import Code
 from shared.store import db_now, migrate, open_store, verify_audit
-from tests.shared.approval_helpers import MASTER, add_proposal, audit_rows, conn, snapshot, status_of
+from tests.shared.approval_helpers import KEYRING, MASTER, add_proposal, audit_rows, conn, snapshot, status_of
 
 __all__ = ["conn"]  # the fixture
 
@@ -180,10 +180,10 @@ async def test_twenty_concurrent_approves_from_separate_connections_let_exactly_
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "fw.db"
-    setup = await open_store(path)
+    setup = await open_store(path, keyring=KEYRING)
     await migrate(setup)
     proposal_id = await add_proposal(setup)
-    connections = [await open_store(path) for _ in range(20)]
+    connections = [await open_store(path, keyring=KEYRING) for _ in range(20)]
     try:
         results = await asyncio.gather(*(approve_now(c, proposal_id) for c in connections))
     finally:

@@ -27,6 +27,7 @@ from shared.errors import Code
 from shared.messages import Execute, ExecutionReport, Inspection, TargetFacts
 from shared.policy import Policy, ToolPolicy, load_policies
 from shared.store import migrate, open_store
+from tests.audit_keys import fresh_keyring
 
 REPO = Path(__file__).resolve().parents[3]
 DEVICE = "29088800001"
@@ -39,9 +40,13 @@ def policies() -> tuple[Policy, ToolPolicy]:
     return load_policies(REPO / "policy")
 
 
+KEYRING = fresh_keyring()
+"""The audit keys of these tests' stores: the page (approval_web) and the stand-in executor."""
+
+
 @contextlib.asynccontextmanager
 async def connection(db: Path) -> AsyncIterator[aiosqlite.Connection]:
-    conn = await open_store(db)
+    conn = await open_store(db, keyring=KEYRING)
     try:
         yield conn
     finally:
@@ -276,7 +281,7 @@ async def page(tmp_path: Path, *, policy: Policy | None = None) -> AsyncIterator
     app = build_page_app(
         policy=policy or default_policy,
         tool_policy=tool_policy,
-        connect=store_connections(db),
+        connect=store_connections(db, KEYRING),
         executor=executor,
         secret=secret,
         clock=clock,
