@@ -5,7 +5,6 @@ the newest rows off unnoticed by an anchor kept outside the store."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import sqlite3
 import stat
@@ -28,42 +27,16 @@ from shared.audit_seal import (
     writer_of,
 )
 from shared.audit_witness import Witness
-from shared.canonical import canonical_json
 from shared.errors import Code
-from shared.store import GENESIS_HASH, StoreError, append_audit, migrate, open_store, verify_audit
+from shared.store import StoreError, append_audit, migrate, open_store, verify_audit
+from tests.shared.tampering import Statement, tamper
 
 WEB, EXE = AuditKey.new(APPROVAL_WEB), AuditKey.new(EXECUTOR)
 
 
-def rehash(db: Path, *statements: str | tuple[str, tuple]) -> None:
-    """What a store writer without the keys can do: drop the guards, change rows, then
-    recompute every row's hash and link so the SHA-256 chain verifies again."""
-    raw = sqlite3.connect(db)
-    try:
-        raw.execute("DROP TRIGGER IF EXISTS audit_no_update")
-        raw.execute("DROP TRIGGER IF EXISTS audit_no_delete")
-        for statement in statements:
-            sql, params = (statement, ()) if isinstance(statement, str) else statement
-            raw.execute(sql, params)
-        prev, links = GENESIS_HASH, []
-        rows = raw.execute("SELECT seq, at, actor, kind, proposal_id, detail_json FROM audit ORDER BY seq")
-        for seq, at, actor, kind, proposal_id, detail_json in rows.fetchall():
-            fields = {
-                "seq": seq,
-                "at": at,
-                "actor": actor,
-                "kind": kind,
-                "proposal_id": proposal_id,
-                "detail_json": detail_json,
-            }
-            digest = hashlib.sha256(prev.encode("ascii") + canonical_json(fields)).hexdigest()
-            links.append((prev, digest, seq))
-            prev = digest
-        raw.execute("UPDATE audit SET prev_hash = 'tmp-p' || seq, hash = 'tmp-h' || seq")
-        raw.executemany("UPDATE audit SET prev_hash = ?, hash = ? WHERE seq = ?", links)
-        raw.commit()
-    finally:
-        raw.close()
+def rehash(db: Path, *statements: Statement) -> None:
+    """`statements` run by a store writer without the keys, every hash then recomputed."""
+    tamper(db, *statements, rehash=True)
 
 
 @contextlib.asynccontextmanager

@@ -6,7 +6,6 @@ import asyncio
 import re
 import sqlite3
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -28,6 +27,7 @@ from shared.store import (
     write_tx,
 )
 from tests.audit_keys import fresh_keyring
+from tests.shared.tampering import tamper
 
 NEWEST = MIGRATIONS[-1][0]
 TABLES = {"proposals", "proposal_targets", "approvals", "executions", "audit", "sessions", "limits", "kv"}
@@ -94,21 +94,6 @@ async def append_rows(conn, count):
         await append_audit(conn, actor="test", kind="note", proposal_id=f"p{i}", detail={"i": i})
         for i in range(count)
     ]
-
-
-def tamper(db: Path, *statements: str | tuple[str, tuple]) -> None:
-    """Change the file the way a person with write access could: drop the guards first.
-    Each statement is SQL, or (SQL, parameters)."""
-    raw = sqlite3.connect(db)
-    try:
-        raw.execute("DROP TRIGGER IF EXISTS audit_no_update")
-        raw.execute("DROP TRIGGER IF EXISTS audit_no_delete")
-        for statement in statements:
-            sql, params = (statement, ()) if isinstance(statement, str) else statement
-            raw.execute(sql, params)
-        raw.commit()
-    finally:
-        raw.close()
 
 
 # --- migrations and connection settings ------------------------------------------------------
