@@ -204,7 +204,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Folder for the store and state files.",
         False,
         _path,
-        read_by=("fleetwatch", "approval_web", "executor"),
+        read_by=("fleetwatch", "assistant", "approval_web", "executor"),
     ),
     Setting(
         "FLEETWATCH_RUNTIME_DIR",
@@ -266,7 +266,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "FLEETWATCH_APPROVE_SECRET_FILE",
         "{FLEETWATCH_STATE_DIR}/approve-secret",
-        "Where the approval page's secret is written (0600) when not started on a terminal.",
+        "Where the approval page's secret is written when not started on a terminal (0600; 0640 in a "
+        "setgid folder, for its group).",
         False,
         _path,
         read_by=("fleetwatch", "approval_web"),
@@ -277,6 +278,15 @@ SETTINGS: tuple[Setting, ...] = (
         "Port of the ask page on 127.0.0.1.",
         False,
         _port,
+        read_by=("fleetwatch", "assistant"),
+    ),
+    Setting(
+        "FLEETWATCH_ASK_SECRET_FILE",
+        "{FLEETWATCH_STATE_DIR}/ask-secret",
+        "Where the ask page's secret is written when not started on a terminal (0600; 0640 in a "
+        "setgid folder, for its group).",
+        False,
+        _path,
         read_by=("fleetwatch", "assistant"),
     ),
     Setting(
@@ -436,6 +446,7 @@ class Settings:
     approve_port: int
     approve_secret_file: Path
     ask_port: int
+    ask_secret_file: Path
     read_token_file: Path
     sandbox_token_file: Path
     write_device_ids: tuple[str, ...]

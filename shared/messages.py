@@ -15,7 +15,8 @@ approval.sock (peers: the assistant user and operators)
     SubmitProposal → ProposalAccepted
     GetProposalState → ProposalState     (the assistant reads a proposal's recorded state)
     ExpireTurn → Count                   (a model turn that failed partway expires its proposals)
-    RecordAsk → Count, RecordRefusal → Count   (the assistant's audit rows: it holds no store)
+    RecordAsk → Count, RecordRefusal → Count, RecordPageSession → Count
+                                         (the assistant's audit rows: it holds no store)
     ListWritable → WritableDevices       (relayed to the executor; the assistant and operators)
     ListPending → PendingList, ShowProposal → ProposalDetail, Deny → ProposalState,
     DenyAll → Count, SetKillSwitch → Status, GetStatus → Status, AuditTail → AuditRows,
@@ -47,6 +48,7 @@ from shared.wire import (
     ArgumentName,
     ErrorCode,
     Name,
+    PageSessionId,
     ProposalId,
     Question,
     Reason,
@@ -472,7 +474,11 @@ class RecordAsk(Message):
     ``outcome``: how the answer ended (``end_turn``, ``keyword_no_model``, ``fallback_<why>``,
     ``budget_exceeded``...); ``code``: the answer's code; ``tools``/``codes``: calls per tool
     (``unknown`` for a name that was not offered) and per code; ``expired``: proposals the
-    turn expired; ``elapsed_ms``: wall time."""
+    turn expired; ``elapsed_ms``: wall time.
+
+    Who asked: ``asker_uid``, the asking process's uid (assistant.sock: ``SO_PEERCRED``; the ask
+    page: the uid the kernel lists for the browser's connection, when it can be read), and
+    ``page_session``, the ask page session the question came through (None on the socket)."""
 
     turn_id: TurnId
     question_chars: Annotated[int, msgspec.Meta(ge=0, le=MAX_QUESTION_CHARS)]
@@ -487,15 +493,27 @@ class RecordAsk(Message):
     proposal_ids: Annotated[tuple[ProposalId, ...], msgspec.Meta(max_length=MAX_RECORDED_PROPOSALS)]
     expired: CountOf
     elapsed_ms: CountOf
+    asker_uid: Uid | None = None
+    page_session: PageSessionId | None = None
+
+
+class RecordPageSession(Message):
+    """A person entered the ask page's secret: approval_web writes one ``ask_session_start`` row
+    (actor ``assistant``) naming the session and the uid the kernel lists for the browser's
+    connection (-1: unknown). Only the assistant's uid may send it."""
+
+    page_session: PageSessionId
+    uid: Uid
 
 
 class RecordRefusal(Message):
-    """A refusal on assistant.sock, for the audit (the assistant holds no store): approval_web
-    writes one ``refusal`` row, actor ``assistant``, naming ``assistant.sock``. Only the
-    assistant's uid may send it. It never carries a value the refused peer sent: the operation
-    (``connect`` for a peer refused by its uid, else the request's tag when the socket serves
-    it, else ``unknown``), the code, the field the decoder named, the frame's size, and the
-    peer's uid, gid and pid as the kernel gave them."""
+    """A refusal on assistant.sock or the ask page, for the audit (the assistant holds no
+    store): approval_web writes one ``refusal`` row, actor ``assistant``, naming the
+    ``surface``. Only the assistant's uid may send it. It never carries a value the refused
+    peer sent: the operation (``connect`` for a peer refused by its uid, else the request's tag
+    when the socket serves it, ``login``/``ask``... on the page, else ``unknown``), the code,
+    the field the decoder named, the frame's size, and the peer's uid, gid and pid as the
+    kernel gave them (-1: unknown; on the page only the uid can be known)."""
 
     operation: Name
     code: ErrorCode
@@ -504,6 +522,7 @@ class RecordRefusal(Message):
     pid: Uid
     field: Annotated[str, msgspec.Meta(pattern=r"^\$[A-Za-z0-9_.\[\]]{0,63}\Z")] | None = None
     frame_bytes: CountOf | None = None
+    surface: Literal["assistant.sock", "ask_page"] = "assistant.sock"
 
 
 ApprovalRequest = (
@@ -521,6 +540,7 @@ ApprovalRequest = (
     | ListWritable
     | RecordAsk
     | RecordRefusal
+    | RecordPageSession
     | GetCapabilities
 )
 ApprovalReply = (

@@ -108,12 +108,16 @@ def folder_fd(path: Path | str) -> Iterator[int]:
         os.close(fd)
 
 
-def ensure_folder(path: Path | str, mode: int = 0o700, *, owner: int | None = None) -> None:
-    """Make folder `path` (its parent must exist) or check the one there: a real folder (never a
-    symlink), owned by `owner` (default: this user), with `mode` set.
+def ensure_folder(
+    path: Path | str, mode: int = 0o700, *, owner: int | None = None, group: int | None = None
+) -> None:
+    """Make folder `path` (missing parents too, ``0700``) or take the one there: a real folder
+    (never a symlink), with `mode` set. Run as root, it is given to `owner` (default: root) and
+    `group`; otherwise it must already be this user's (`owner` default), and `group` is set
+    when given.
 
     Raises:
-        UnsafePath: it is a symlink or not a folder, or another user owns it.
+        UnsafePath: it is a symlink or not a folder, or (not root) another user owns it.
     """
     path = Path(path)
     owner = os.geteuid() if owner is None else owner
@@ -123,9 +127,7 @@ def ensure_folder(path: Path | str, mode: int = 0o700, *, owner: int | None = No
             os.mkdir(ancestor.name, 0o700, dir_fd=above)
     with folder_fd(path.parent) as parent:
         with contextlib.suppress(FileExistsError):
-            os.mkdir(path.name, mode, dir_fd=parent)
-            if os.geteuid() == 0 and owner != 0:
-                os.chown(path.name, owner, -1, dir_fd=parent, follow_symlinks=False)
+            os.mkdir(path.name, 0o700, dir_fd=parent)
         try:
             fd = os.open(
                 path.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent
@@ -136,15 +138,28 @@ def ensure_folder(path: Path | str, mode: int = 0o700, *, owner: int | None = No
             raise
     try:
         info = os.fstat(fd)
-        if info.st_uid != owner:
+        if os.geteuid() == 0:
+            if (info.st_uid, info.st_gid) != (owner, info.st_gid if group is None else group):
+                os.fchown(fd, owner, -1 if group is None else group)
+        elif info.st_uid != owner:
             raise UnsafePath(path, f"owned by uid {info.st_uid}, not uid {owner}")
-        if stat.S_IMODE(info.st_mode) != mode:
+        elif group is not None and info.st_gid != group:
+            os.fchown(fd, -1, group)
+        if stat.S_IMODE(os.fstat(fd).st_mode) != mode:
             os.fchmod(fd, mode)
     finally:
         os.close(fd)
 
 
-def _open_in(path: Path, flags: int, mode: int = 0o600) -> int:
+def open_in_folder(path: Path | str, flags: int, mode: int = 0o600) -> int:
+    """``os.open(path, flags | O_NOFOLLOW, mode)`` relative to a descriptor of its folder
+    (`open_folder`); a descriptor to close.
+
+    Raises:
+        UnsafePath: `path` is a symlink, or its folder's path crosses one another user owns.
+        OSError: as `os.open` (FileNotFoundError, FileExistsError...).
+    """
+    path = Path(path)
     with folder_fd(path.parent) as parent:
         try:
             return os.open(path.name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=parent)
@@ -163,7 +178,7 @@ def read_private(path: Path | str, *, max_bytes: int = 1 << 20) -> bytes:
         UnsafePath: a symlink, another owner, a mode open to others, or not a regular file.
     """
     path = Path(path)
-    fd = _open_in(path, os.O_RDONLY | os.O_NONBLOCK)
+    fd = open_in_folder(path, os.O_RDONLY | os.O_NONBLOCK)
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
@@ -180,10 +195,14 @@ def write_private(path: Path | str, data: bytes, *, mode: int = 0o600, owner: in
     renamed over it), through the folder's descriptor. Run as root, the file goes to `owner`.
 
     Raises:
-        UnsafePath: the folder's path crosses a symlink another user owns.
+        UnsafePath: the folder's path crosses a symlink another user owns, or `path` is a
+            symlink (refused, never replaced).
     """
     path = Path(path)
     with folder_fd(path.parent) as parent:
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISLNK(os.stat(path.name, dir_fd=parent, follow_symlinks=False).st_mode):
+                raise UnsafePath(path, "is a symlink; refusing it")
         tmp = f".{path.name}.{os.getpid()}.tmp"
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp, dir_fd=parent)
@@ -212,7 +231,7 @@ def create_private(path: Path | str, data: bytes) -> bool:
     """
     path = Path(path)
     try:
-        fd = _open_in(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        fd = open_in_folder(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     except FileExistsError:
         return False
     with os.fdopen(fd, "wb") as handle:
@@ -235,7 +254,7 @@ def fix_file(folder: Path | str, name: str, *, uid: int, gid: int, mode: int, cr
     path = Path(folder) / name
     flags = os.O_RDONLY | os.O_NONBLOCK | (os.O_CREAT if create else 0)
     try:
-        fd = _open_in(path, flags, mode)
+        fd = open_in_folder(path, flags, mode)
     except FileNotFoundError:
         return False
     try:

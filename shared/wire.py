@@ -24,6 +24,9 @@ PROPOSAL_ID: Final = r"^p-[0-9a-f]{12}\Z"
 APPROVAL_ID: Final = r"^a-[0-9a-f]{12}\Z"
 EXECUTION_ID: Final = r"^x-[0-9a-f]{12}\Z"
 TURN_ID: Final = r"^t_[0-9a-f]{32}\Z"
+PAGE_SESSION_ID: Final = r"^k-[0-9a-f]{32}\Z"
+"""An ask page session: ``k-`` and 32 hex characters (`services.assistant.page`; never the
+cookie itself, which it is a keyed hash of)."""
 CODE: Final = r"^[a-z][a-z0-9_]{0,63}\Z"
 """A stable error code's form (`shared.errors.Code` values are snake_case)."""
 TOOL_NAME: Final = r"^[a-z][a-z0-9_]{0,63}\Z"
@@ -50,6 +53,7 @@ ProposalId = Annotated[str, Meta(pattern=PROPOSAL_ID)]
 ApprovalId = Annotated[str, Meta(pattern=APPROVAL_ID)]
 ExecutionId = Annotated[str, Meta(pattern=EXECUTION_ID)]
 TurnId = Annotated[str, Meta(pattern=TURN_ID)]
+PageSessionId = Annotated[str, Meta(pattern=PAGE_SESSION_ID)]
 ErrorCode = Annotated[str, Meta(pattern=CODE)]
 ToolName = Annotated[str, Meta(pattern=TOOL_NAME)]
 Name = Annotated[str, Meta(pattern=NAME)]

@@ -8,7 +8,7 @@ uids in ``FLEETWATCH_ASSISTANT_UIDS`` or ``FLEETWATCH_APPROVAL_UIDS`` and member
 - **assistant**: a uid in ``FLEETWATCH_ASSISTANT_UIDS`` and not in
   ``FLEETWATCH_APPROVAL_UIDS``. May only `SubmitProposal` with ``proposed_by="assistant"``,
   `GetProposalState`, `ExpireTurn`, `ListWritable` (read-only), its audit records
-  (`RecordAsk`, `RecordRefusal`) and `GetCapabilities`; anything else is refused with
+  (`RecordAsk`, `RecordRefusal`, `RecordPageSession`) and `GetCapabilities`; anything else is refused with
   ``operation_not_allowed``.
 - **operator**: every other admitted peer (a uid in ``FLEETWATCH_APPROVAL_UIDS``, or a member
   of ``FLEETWATCH_APPROVAL_GIDS``). May do everything, including drafting a proposal
@@ -16,7 +16,7 @@ uids in ``FLEETWATCH_ASSISTANT_UIDS`` or ``FLEETWATCH_APPROVAL_UIDS`` and member
 - In single-account mode (supervisord on one user, the default: both settings are the running
   uid) that uid is an operator, so every operation is allowed; the boundary between assistant
   and operator is then the process, not the OS user, and ``doctor`` says so.
-- **Records** (`RecordAsk`, `RecordRefusal`: audit rows written for the assistant, which holds
+- **Records** (`RecordAsk`, `RecordRefusal`, `RecordPageSession`: audit rows written for the assistant, which holds
   no store) come only from a uid in ``FLEETWATCH_ASSISTANT_UIDS``, whatever its role
   (`check_recorder`): an operator who is not the assistant cannot write the assistant's rows.
 
@@ -50,6 +50,7 @@ from shared.messages import (
     ListWritable,
     Prepared,
     RecordAsk,
+    RecordPageSession,
     RecordRefusal,
     SubmitProposal,
 )
@@ -91,7 +92,7 @@ class Role(enum.StrEnum):
     OPERATOR = "operator"
 
 
-RECORDS: Final[frozenset[type[Message]]] = frozenset({RecordAsk, RecordRefusal})
+RECORDS: Final[frozenset[type[Message]]] = frozenset({RecordAsk, RecordRefusal, RecordPageSession})
 """The audit records only the assistant's uid may send (`check_recorder`)."""
 ASSISTANT_OPERATIONS: Final[frozenset[type[Message]]] = frozenset(
     {SubmitProposal, GetProposalState, ExpireTurn, ListWritable, GetCapabilities} | RECORDS

@@ -100,7 +100,12 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(
         "record_refusal",
         _RECORDS | _WRITES | {Code.INVALID_MESSAGE},
-        "the audit row of a refusal on assistant.sock (the assistant's user only)",
+        "the audit row of a refusal on assistant.sock or the ask page (the assistant's user only)",
+    ),
+    Operation(
+        "record_page_session",
+        _RECORDS | _WRITES,
+        "the audit row of an ask page session begun (the assistant's user only)",
     ),
     Operation(
         "list_writable",

@@ -94,6 +94,7 @@ from shared.messages import (
     ProposalDetail,
     ProposalState,
     RecordAsk,
+    RecordPageSession,
     RecordRefusal,
     SealKillSwitch,
     SetKillSwitch,
@@ -122,7 +123,6 @@ ACTOR = "approval_web"
 """The audit actor of this service's own steps (expiry, start)."""
 ASSISTANT_ACTOR = "assistant"
 """The audit actor of the rows written for the assistant (`RecordAsk`, `RecordRefusal`)."""
-ASSISTANT_SOCKET = "assistant.sock"
 
 
 @dataclass(frozen=True)
@@ -199,6 +199,7 @@ class ApprovalService:
             ListWritable: self._list_writable,
             RecordAsk: self._record_ask,
             RecordRefusal: self._record_refusal,
+            RecordPageSession: self._record_page_session,
             GetCapabilities: self._capabilities,
         }
 
@@ -374,7 +375,8 @@ class ApprovalService:
         return Count(count=count)
 
     async def _record_ask(self, message: RecordAsk, peer: PeerCred) -> Count:
-        """The assistant's ``ask`` row: its counts as sent (every field already of its form)."""
+        """The assistant's ``ask`` row: its counts and who asked (a uid, an ask page session) as
+        sent (every field already of its form; never the question)."""
         detail = msgspec.to_builtins(message)
         detail.pop("op", None)
         async with self._db:
@@ -391,7 +393,7 @@ class ApprovalService:
             code = Code(message.code)
         except ValueError as exc:
             raise IntakeRefused(Code.INVALID_MESSAGE, "the refusal's code is not a declared code") from exc
-        detail = {"socket": ASSISTANT_SOCKET, "uid": message.uid, "gid": message.gid, "pid": message.pid}
+        detail = {"socket": message.surface, "uid": message.uid, "gid": message.gid, "pid": message.pid}
         detail |= {
             k: v for k, v in (("field", message.field), ("frame_bytes", message.frame_bytes)) if v is not None
         }
@@ -401,9 +403,16 @@ class ApprovalService:
                 actor=ASSISTANT_ACTOR,
                 operation=message.operation,
                 code=code,
-                message=f"{MEANINGS[code]} ({ASSISTANT_SOCKET})",
+                message=f"{MEANINGS[code]} ({message.surface})",
                 detail=detail,
             )
+        return Count(count=1)
+
+    async def _record_page_session(self, message: RecordPageSession, peer: PeerCred) -> Count:
+        """An ask page session began (the secret was right): one ``ask_session_start`` row."""
+        detail = {"page_session": message.page_session, "uid": message.uid}
+        async with self._db:
+            await append_audit(self._conn, actor=ASSISTANT_ACTOR, kind="ask_session_start", detail=detail)
         return Count(count=1)
 
     async def _capabilities(self, message: GetCapabilities, peer: PeerCred) -> Capabilities:

@@ -1,7 +1,8 @@
 """``python -m services.assistant``: run the assistant until SIGINT or SIGTERM.
 
 Serves assistant.sock; with ``--page`` also the local ask page on 127.0.0.1
-(``FLEETWATCH_ASK_PORT``). Settings come from ``FLEETWATCH_*``. It opens no store: what it
+(``FLEETWATCH_ASK_PORT``), behind its own secret (printed on a terminal, else written to
+``FLEETWATCH_ASK_SECRET_FILE`` and deleted at a clean stop). Settings come from ``FLEETWATCH_*``. It opens no store: what it
 records goes through approval.sock. Exit status: 0 after a signal, 2 when the settings, the
 policy or a socket refuse to start.
 """
@@ -35,8 +36,15 @@ async def run(settings: Settings, policy: Policy, tool_policy: ToolPolicy, *, pa
         await stack.enter_async_context(assistant_side(settings, assistant))
         if page:
             from services.assistant.page import serve_page
+            from services.assistant.proposals import ApprovalSocketSink
+            from services.assistant.server import AssistantAudit
+            from shared.page_secret import SecretSink
 
-            url = await stack.enter_async_context(serve_page(assistant, settings.ask_port))
+            sink = SecretSink.for_stream(settings.ask_secret_file, sys.stdout, label="Ask page")
+            audit = AssistantAudit(ApprovalSocketSink(settings.approval_socket))
+            url = await stack.enter_async_context(
+                serve_page(assistant, settings.ask_port, sink=sink, audit=audit)
+            )
             logger.info("ask page at %s", url)
         logger.info(
             "assistant serving %s (model %s, proposals %s)",

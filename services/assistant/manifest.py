@@ -9,7 +9,8 @@ Three kinds of entries, all in the one `Capabilities` reply:
   tool group (``read``, ``list_writable_devices``, ``propose_change``, ``get_proposal_state``,
   ``ask_operator``, ``not_offered``). They are not socket requests; the contract tests check them against the
   tools offered and against the codes the package's code can emit, both ways.
-- ``page:ask``: what the local ask page answers a POST with (an HTTP surface, not a socket).
+- ``page:ask``, ``page:login``: what the local ask page answers a POST with (an HTTP surface,
+  not a socket).
 
 Codes relayed unchanged from elsewhere are named as such: `READ_CODES` (the guarded read
 client), `SUBMIT_CODES` (approval.sock's ``submit_proposal``, which includes the executor's
@@ -162,8 +163,14 @@ PAGE_PREFIX: Final = "page:"
 PAGE_OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(
         f"{PAGE_PREFIX}ask",
-        ASK_CODES | {Code.BAD_HOST, Code.CROSS_SITE, Code.CSRF_FAILED, Code.BODY_TOO_LARGE},
-        "the local ask page's POST /ask",
+        ASK_CODES
+        | {Code.BAD_HOST, Code.CROSS_SITE, Code.CSRF_FAILED, Code.BODY_TOO_LARGE, Code.SECRET_REQUIRED},
+        "the local ask page's POST /ask (a session begun with the page's secret)",
+    ),
+    Operation(
+        f"{PAGE_PREFIX}login",
+        frozenset({Code.BAD_HOST, Code.CROSS_SITE, Code.BODY_TOO_LARGE, Code.SECRET_WRONG, Code.SLOW_DOWN}),
+        "the local ask page's POST /login (its secret, slowed down after wrong entries)",
     ),
 )
 """The ask page (HTTP, not a socket request): the refusals it answers with."""

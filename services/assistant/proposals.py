@@ -10,7 +10,8 @@ a proposal may target, and where its audit records go (it holds no store: under 
 fence its user cannot write it). In production it is `ApprovalSocketSink` (``approval.sock``:
 `SubmitProposal`, `GetProposalState`, `ExpireTurn`, `ListWritable`, the last relayed to the
 executor, which reads the sandbox team afresh: the assistant never holds the sandbox sign-in;
-`RecordAsk` and `RecordRefusal`, written by approval_web as the assistant's rows); tests pass
+`RecordAsk`, `RecordRefusal` and `RecordPageSession`, written by approval_web as the
+assistant's rows); tests pass
 their own through the constructor. A sink answers with the intake's reply or an `ErrorReply`
 (a socket failure becomes one too, e.g. ``service_unavailable``); it never raises for a
 refusal.
@@ -35,6 +36,7 @@ from shared.messages import (
     ProposalAccepted,
     ProposalState,
     RecordAsk,
+    RecordPageSession,
     RecordRefusal,
     SubmitProposal,
     WritableDevices,
@@ -138,7 +140,7 @@ class ProposalSink(Protocol):
         """
         ...
 
-    async def record(self, record: RecordAsk | RecordRefusal) -> None:
+    async def record(self, record: RecordAsk | RecordRefusal | RecordPageSession) -> None:
         """Have one audit row written for the assistant. Never raises: a row that cannot be
         written is logged with its code (the answer, or the refusal, still goes out)."""
         ...
@@ -185,7 +187,7 @@ class ApprovalSocketSink:
             raise FleetwatchError(code_of(reply.code), reply.message)
         return reply.count
 
-    async def record(self, record: RecordAsk | RecordRefusal) -> None:
+    async def record(self, record: RecordAsk | RecordRefusal | RecordPageSession) -> None:
         try:
             reply = await request(self.path, record, Count, timeout_seconds=self.record_timeout_seconds)
         except ProtocolError as exc:

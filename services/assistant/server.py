@@ -7,9 +7,11 @@ answers only). `assistant_side` serves assistant.sock for an ``async with`` bloc
 runs it (and the ask page with ``--page``).
 
 assistant.sock audits its refusals like the other sockets, through approval.sock
-(`SocketAudit`, `RecordRefusal`): a peer whose uid and groups are not allowed
-(``peer_not_allowed``, operation ``connect``), a request refused before the handler (malformed,
-over its cap), and a blank question.
+(`AssistantAudit`, `RecordRefusal`): a peer whose uid and groups are not allowed
+(``peer_not_allowed``, operation ``connect``: only operators, by uid or group, may ask), a
+request refused before the handler (malformed, over its cap), and a blank question. Each
+question's ``ask`` row names the asking process's uid (`AskedBy`). The same `AssistantAudit`
+records the ask page's sessions and refusals.
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ from services.assistant import AssistantError
 from services.assistant.manifest import REQUESTS, capabilities
 from services.assistant.proposals import ApprovalSocketSink, ProposalSink
 from services.assistant.reader import SlotReader
-from services.assistant.service import Assistant
+from services.assistant.service import AskedBy, Assistant
 from shared.config import Settings
 from shared.errors import Code
-from shared.messages import Answer, Ask, RecordRefusal
+from shared.messages import Answer, Ask, RecordPageSession, RecordRefusal
 from shared.policy import Policy, ToolPolicy
 from shared.protocol import Codec, GetCapabilities, Message, PeerCred, RefusedRequest, message_tag, serve_unix
 from shared.wire import MAX_QUESTION_CHARS
@@ -42,7 +44,9 @@ MODEL_RETRIES: Final = 1
 class Asker(Protocol):
     """What the socket and the ask page need: `Assistant.ask`."""
 
-    async def ask(self, question: str, language: str | None = None) -> Answer: ...
+    async def ask(
+        self, question: str, language: str | None = None, *, asked_by: AskedBy | None = None
+    ) -> Answer: ...
 
 
 def model_client(settings: Settings) -> anthropic.AsyncAnthropic | None:
@@ -81,11 +85,12 @@ def build_assistant(
     return assistant, reader
 
 
-class SocketAudit:
-    """assistant.sock's refusals, each one ``refusal`` audit row written by approval_web
-    (`RecordRefusal` through `sink`). What the peer sent is never recorded: the operation
-    (``connect``, a tag this socket serves, or ``unknown``), the code, the field, the frame's
-    size, and the peer's uid, gid and pid from the kernel."""
+class AssistantAudit:
+    """The assistant's audit rows other than ``ask``, written by approval_web through `sink`:
+    assistant.sock's refusals (`RecordRefusal`: what the peer sent is never recorded, only the
+    operation (``connect``, a tag this socket serves, or ``unknown``), the code, the field, the
+    frame's size, and the peer's uid, gid and pid from the kernel), and the ask page's refusals
+    and sessions (`page_refused`, `session_started`)."""
 
     def __init__(self, sink: ProposalSink) -> None:
         self._sink = sink
@@ -112,6 +117,24 @@ class SocketAudit:
             )
         )
 
+    async def page_refused(self, operation: str, code: Code, uid: int | None) -> None:
+        """A refusal on the ask page (the uid the kernel lists for the browser, when known)."""
+        log.warning("ask page refused %s from uid %s (%s)", operation, uid, code)
+        await self._sink.record(
+            RecordRefusal(
+                operation=operation,
+                code=str(code),
+                uid=-1 if uid is None else uid,
+                gid=-1,
+                pid=-1,
+                surface="ask_page",
+            )
+        )
+
+    async def session_started(self, page_session: str, uid: int | None) -> None:
+        """An ask page session began (the secret was right)."""
+        await self._sink.record(RecordPageSession(page_session=page_session, uid=-1 if uid is None else uid))
+
     async def on_refused_peer(self, peer: PeerCred) -> None:
         """A peer whose uid and groups are not allowed (`serve_unix`'s hook)."""
         await self.refused(peer, "connect", Code.PEER_NOT_ALLOWED)
@@ -123,7 +146,7 @@ class SocketAudit:
         )
 
 
-def handler(assistant: Asker, audit: SocketAudit | None = None) -> Any:
+def handler(assistant: Asker, audit: AssistantAudit | None = None) -> Any:
     """The assistant.sock request handler; a refused question is recorded through `audit`.
     (Length and language are the message's own caps: decoding refuses them.)"""
 
@@ -137,7 +160,7 @@ def handler(assistant: Asker, audit: SocketAudit | None = None) -> Any:
                 raise AssistantError(
                     Code.INVALID_MESSAGE, f"a question is 1 to {MAX_QUESTION_CHARS} characters"
                 )
-            return await assistant.ask(request.question, request.language)
+            return await assistant.ask(request.question, request.language, asked_by=AskedBy(uid=peer.uid))
         raise AssistantError(Code.UNKNOWN_MESSAGE, f"{type(request).__name__} is not served here")
 
     return handle
@@ -153,7 +176,7 @@ async def assistant_side(
     Raises:
         ProtocolError: ``socket_in_use`` (another assistant is running).
     """
-    audit = SocketAudit(sink or ApprovalSocketSink(settings.approval_socket))
+    audit = AssistantAudit(sink or ApprovalSocketSink(settings.approval_socket))
     server = await serve_unix(
         settings.assistant_socket,
         handler(assistant, audit),

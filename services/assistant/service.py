@@ -10,7 +10,8 @@ Whatever the model says, the answer carries one code-built line per proposal mad
 question, with its **recorded** state read back through ``GetProposalState``.
 
 The audit keeps counts only (question length, tool counts, codes, proposal IDs, model calls,
-tokens, outcome): never the question, a prompt, a result or a name. The assistant holds no
+tokens, outcome) and who asked (`AskedBy`: a uid, an ask page session): never the question, a
+prompt, a result or a name. The assistant holds no
 store: its ``ask`` row is a `RecordAsk` sent through the sink (approval.sock), whose fields
 have no room for text. Logs name codes and counts, never fleet text.
 """
@@ -57,6 +58,16 @@ class SnapshotReader(Reader, Protocol):
     """The guarded read client: tool calls and a whole-team snapshot."""
 
     async def snapshot(self) -> FleetSnapshot: ...
+
+
+@dataclass(frozen=True)
+class AskedBy:
+    """Who asked, for the ``ask`` audit row: the asking process's uid (assistant.sock: from
+    ``SO_PEERCRED``; the ask page: the uid the kernel lists for the browser's connection; None:
+    unknown) and the ask page session the question came through (None: not the page)."""
+
+    uid: int | None = None
+    page_session: str | None = None
 
 
 @dataclass(frozen=True)
@@ -125,10 +136,16 @@ class Assistant:
         )
 
     async def ask(
-        self, question: str, language: str | None = None, *, on_text: TextSink | None = None
+        self,
+        question: str,
+        language: str | None = None,
+        *,
+        on_text: TextSink | None = None,
+        asked_by: AskedBy | None = None,
     ) -> Answer:
-        """Answer one question (see the module docstring). Never raises for a model or read
-        failure: those become the keyword answer or a plain sentence with a code."""
+        """Answer one question (see the module docstring), recording `asked_by` in its audit
+        row. Never raises for a model or read failure: those become the keyword answer or a
+        plain sentence with a code."""
         lang = choose(question, language)
         turn_id = f"t_{uuid.uuid4().hex}"
         spent = Spent(started=self._clock())
@@ -154,7 +171,9 @@ class Assistant:
         expired = await self._expire(turn_id) if ending.expire and runner.record.proposals else 0
         text = ending.text + (f"\n\n{note('turn_expired', lang)}" if expired else "")
         lines = [await self._line(pid, tool, lang) for pid, tool in runner.record.proposals]
-        await self._audit(question, lang, ending, runner.record, spent, expired, turn_id)
+        await self._audit(
+            question, lang, ending, runner.record, spent, expired, turn_id, asked_by or AskedBy()
+        )
         return Answer(
             text=text, language=lang, answered_by=ending.answered_by, proposals=tuple(lines), code=ending.code
         )
@@ -221,6 +240,7 @@ class Assistant:
         spent: Spent,
         expired: int,
         turn_id: str,
+        asked_by: AskedBy,
     ) -> None:
         asked = RecordAsk(
             turn_id=turn_id,
@@ -241,6 +261,8 @@ class Assistant:
             proposal_ids=tuple(pid for pid, _ in record.proposals)[:MAX_RECORDED_PROPOSALS],
             expired=expired,
             elapsed_ms=int((self._clock() - spent.started) * 1000),
+            asker_uid=asked_by.uid,
+            page_session=asked_by.page_session,
         )
         log.info(
             "answered by %s (%s): %d model calls, %d tool calls, %d proposals",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import grp
-import ipaddress
 import os
 import pwd
 import stat
@@ -21,6 +20,7 @@ from pathlib import Path
 from services.ctl.doctor import SERVICES, Facts, Probe, SocketFacts, as_json, exit_code, render, run_checks
 from shared.config import Settings, load_settings
 from shared.errors import Code, FleetwatchError
+from shared.loopback_peer import LISTEN, read_tables, table_rows
 from shared.messages import GetStatus, Status
 from shared.policy import load_policies
 from shared.protocol import Capabilities, ErrorReply, GetCapabilities, ProtocolError, request
@@ -28,7 +28,6 @@ from shared.slots import slot_summary
 
 PROBE_SECONDS = 3.0
 """Bound on each socket request doctor makes (seconds)."""
-_PROC_TCP = (Path("/proc/net/tcp"), Path("/proc/net/tcp6"))
 
 
 def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
@@ -152,31 +151,11 @@ async def queue_status(facts: SocketFacts, allowed: bool) -> tuple[Status | None
 
 def parse_listeners(texts: Iterable[str]) -> tuple[tuple[str, int], ...]:
     """(address, port) of each listening TCP socket in ``/proc/net/tcp`` / ``tcp6`` text."""
-    found = []
-    for text in texts:
-        for line in text.splitlines()[1:]:
-            fields = line.split()
-            if len(fields) < 4 or fields[3] != "0A":  # 0A: LISTEN
-                continue
-            address_hex, port_hex = fields[1].split(":")
-            raw = bytes.fromhex(address_hex)
-            # The kernel prints each 32-bit word in host (little-endian) order.
-            words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
-            if len(words) == 4:
-                address = ".".join(str(b) for b in words)
-            else:
-                address = str(ipaddress.IPv6Address(words))
-            found.append((address, int(port_hex, 16)))
-    return tuple(found)
+    return tuple(local for local, _remote, state, _uid in table_rows(texts) if state == LISTEN)
 
 
 def read_listeners() -> tuple[tuple[str, int], ...] | None:
-    texts = []
-    for path in _PROC_TCP:
-        try:
-            texts.append(path.read_text())
-        except OSError:
-            continue
+    texts = read_tables()
     return parse_listeners(texts) if texts else None
 
 

@@ -92,8 +92,11 @@ def test_relayed_codes_agree_with_approval_sock_manifest_both_ways():
 
 
 def test_every_page_code_is_named_by_the_page_or_is_an_ask_code():
-    (page,) = PAGE_OPERATIONS
-    assert page.codes - ASK_CODES <= _codes_named_in(PACKAGE / "page.py")
+    named = _codes_named_in(PACKAGE / "page.py")
+    assert {op.name for op in PAGE_OPERATIONS} == {"page:ask", "page:login"}
+    for page in PAGE_OPERATIONS:
+        assert page.codes - ASK_CODES <= named, page.name
+    assert named - {code for op in PAGE_OPERATIONS for code in op.codes} <= {Code.INVALID_MESSAGE}
 
 
 def test_every_tool_offered_has_a_manifest_entry_and_every_entry_a_tool_group():

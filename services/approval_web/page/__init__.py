@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from services.approval_web.page.app import RunningPage, build_page_app, page_side, store_connections
 from services.approval_web.page.errors import PageError
-from services.approval_web.page.secret import PageSecret, SecretSink
+from shared.page_secret import PageSecret, SecretSink
 
 __all__ = [
     "PageError",

@@ -32,13 +32,13 @@ from services.approval_web.page.context import PAGE, ConnFactory, Page, page_of,
 from services.approval_web.page.errors import PageError
 from services.approval_web.page.executor_client import ExecutorClient, SocketExecutorClient
 from services.approval_web.page.i18n import load_translations, page_environments
-from services.approval_web.page.secret import PageSecret, SecretSink
-from services.approval_web.page.throttle import WrongSecretThrottle
 from shared.audit_seal import APPROVAL_WEB, Keyring, own_keyring
 from shared.config import Settings
 from shared.errors import Code
+from shared.page_secret import PageSecret, SecretSink
 from shared.policy import Policy, ToolPolicy
 from shared.store import migrate, open_store
+from shared.throttle import WrongSecretThrottle
 
 logger = logging.getLogger(__name__)
 

@@ -19,13 +19,13 @@ from aiohttp import web
 
 from services.approval_web.page.executor_client import ExecutorClient
 from services.approval_web.page.i18n import negotiate
-from services.approval_web.page.secret import PageSecret
-from services.approval_web.page.throttle import WrongSecretThrottle
 from services.approval_web.page.words import refusal_words
 from shared.approvals import audit_refusal
 from shared.display import visible
 from shared.errors import Code
+from shared.page_secret import PageSecret
 from shared.policy import Policy, ToolPolicy
+from shared.throttle import WrongSecretThrottle
 
 COOKIE = "fleetwatch_page"
 """The session cookie: HttpOnly, SameSite=Strict, Path=/, no expiry (a browser session)."""

@@ -20,11 +20,11 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from services.approval_web.page.app import build_page_app, store_connections
 from services.approval_web.page.executor_client import ExecutorError
-from services.approval_web.page.secret import PageSecret
 from shared import approvals
 from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes
 from shared.errors import Code
 from shared.messages import Execute, ExecutionReport, Inspection, TargetFacts
+from shared.page_secret import PageSecret
 from shared.policy import Policy, ToolPolicy, load_policies
 from shared.store import migrate, open_store
 from tests.audit_keys import fresh_keyring

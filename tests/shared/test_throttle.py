@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.approval_web.page.throttle import (
+from shared.throttle import (
     PER_ADDRESS,
     Rule,
     Strikes,

@@ -7,7 +7,7 @@ import io
 import stat
 from pathlib import Path
 
-from services.approval_web.page.secret import ALPHABET, PageSecret, SecretSink, read_secret_file
+from shared.page_secret import ALPHABET, PageSecret, SecretSink, read_secret_file
 
 
 class Terminal(io.StringIO):
