@@ -188,7 +188,9 @@ def _render(request: web.Request, template: str, *, status: int = 200, **context
 
 def _login(request: web.Request, *, status: int = 200, error: str | None = None) -> web.Response:
     parts = request.app[_PARTS]
-    return _render(request, "ask_login.html", status=status, error=error, secret_hint=parts.secret_hint)
+    return _render(
+        request, "ask_login.html", status=status, lang="en", error=error, secret_hint=parts.secret_hint
+    )
 
 
 def _ask_form(request: web.Request, session: str, *, status: int = 200, **context: Any) -> web.Response:
