@@ -541,6 +541,20 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     return Settings(**values)
 
 
+def given(name: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The value `env` (default: `os.environ`) gives the setting `name` itself, or None when it
+    is unset or empty (its default applies). For a command that repeats the caller's own
+    settings back to them (``FLEETWATCH_HOME=... fleetwatch ...``).
+
+    Raises:
+        ConfigError: `name` is not a setting.
+    """
+    if name not in {s.name for s in SETTINGS}:
+        raise ConfigError(name, "unknown setting")
+    env = os.environ if env is None else env
+    return env.get(name) or None
+
+
 def configure_logging(settings: Settings) -> None:
     """Set the root logger's level from `FLEETWATCH_LOG_LEVEL` (call once, in ``__main__``)."""
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")

@@ -22,10 +22,10 @@ Layers (each may import only the ones above it)::
     prompt.py      the static system prompt and the first user message
     loop.py        the model loop (Anthropic SDK, streaming, prompt caching)
     keyword.py     the keyword answer (no model; read-only; can never propose)
-    reader.py      the read slot's guarded client (opened lazily, reopened on sign-in trouble)
     service.py     `Assistant.ask`: loop or fallback, proposal lines, audit (counts only)
     manifest.py    the capabilities manifest of assistant.sock (and the model's tools, the page)
-    server.py      assistant.sock and the production wiring; page.py the local ask page;
+    server.py      assistant.sock and the production wiring (the read slot's guarded client:
+                   `shared.signed_session.SignedReader`); page.py the local ask page;
                    __main__.py runs them
 
 Exception tree::

@@ -50,7 +50,7 @@ READ_CODES: Final[frozenset[Code]] = EPIPHAN_CODES | {
     Code.REFRESH_FAILED,
     Code.SIGN_IN_BUSY,
 }
-"""A read by the assistant (`services.assistant.reader.SlotReader`): the read client's codes,
+"""A read by the assistant (`shared.signed_session.SignedReader`): the read client's codes,
 plus the read slot's (empty, unsafe, dead, refresh failed, locked)."""
 
 SOCKET_CODES: Final[frozenset[Code]] = frozenset(

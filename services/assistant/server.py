@@ -1,7 +1,8 @@
 """assistant.sock and the production wiring of `Assistant`.
 
 `build_assistant` puts the production parts together from the settings: the read slot's
-guarded client (`reader.SlotReader`), approval.sock as the proposal sink (and where the audit
+guarded client (`shared.signed_session.SignedReader`: refreshed before use when the slot
+says its token ended, and once after Epiphan refuses it in-band), approval.sock as the proposal sink (and where the audit
 rows go: the assistant opens no store), and the model client when a key is set (none: keyword
 answers only). `assistant_side` serves assistant.sock for an ``async with`` block; ``__main__``
 runs it (and the ask page with ``--page``).
@@ -26,13 +27,13 @@ import anthropic
 from services.assistant import AssistantError
 from services.assistant.manifest import REQUESTS, capabilities
 from services.assistant.proposals import ApprovalSocketSink, ProposalSink
-from services.assistant.reader import SlotReader
 from services.assistant.service import AskedBy, Assistant
 from shared.config import Settings
 from shared.errors import Code
 from shared.messages import Answer, Ask, RecordPageSession, RecordRefusal
 from shared.policy import Policy, ToolPolicy
 from shared.protocol import Codec, GetCapabilities, Message, PeerCred, RefusedRequest, message_tag, serve_unix
+from shared.signed_session import SignedReader
 from shared.wire import MAX_QUESTION_CHARS
 
 log = logging.getLogger(__name__)
@@ -67,10 +68,10 @@ def build_assistant(
     tool_policy: ToolPolicy,
     *,
     client: Any | None = None,
-) -> tuple[Assistant, SlotReader]:
+) -> tuple[Assistant, SignedReader]:
     """The production `Assistant` (and its reader, to close at the end). `client` overrides
     the model client the settings describe (None: from the settings)."""
-    reader = SlotReader(settings.read_token_file, settings.epiphan_mcp_url, tool_policy.model_read_tools)
+    reader = SignedReader(settings.read_token_file, settings.epiphan_mcp_url, tool_policy.model_read_tools)
     assistant = Assistant(
         reader=reader,
         sink=ApprovalSocketSink(settings.approval_socket),

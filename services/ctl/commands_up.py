@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx2
 
 from services.ctl import supervise
-from shared.config import Settings, load_settings
+from shared.config import Settings, given, load_settings
 from shared.slots import SignIn, write_slot
 
 
@@ -62,14 +62,21 @@ async def up(args: argparse.Namespace) -> int:
             await supervise.start_service(settings, name, socket, probe=supervise.socket_ready)
     print(f"Fleetwatch is up{' on the lab (a simulated Epiphan Edge)' if demo else ''}.")
     print(f"Fence level: {fence.description}.")
+    readers = fence.layout
     if demo or settings.fence_configured:
         print(f"Approval page: http://127.0.0.1:{settings.approve_port}/")
-        print(f"Its secret is in {fence.approve_secret_file(settings)} (asked once per browser session).")
+        who = f"; the group {readers.approvers} may read it" if readers else ""
+        print(
+            f"Its secret is in {fence.approve_secret_file(settings)} (asked once per browser session{who})."
+        )
     else:
         print(
             "The fence is not configured (FLEETWATCH_WRITE_DEVICE_IDS / FLEETWATCH_WRITE_TEAM_ID): the approval "
             "page is not started and nothing can be proposed. Reads and answers work."
         )
+    print(f"Ask page: http://127.0.0.1:{settings.ask_port}/")
+    who = f"; the group {readers.operators} may read it" if readers else ""
+    print(f"Its secret is in {fence.ask_secret_file(settings)} (asked once per browser session{who}).")
     print(f"Logs: {layout.logs}")
     return 0
 
@@ -146,7 +153,7 @@ def command_prefix() -> str:
     ``FLEETWATCH_HOME`` when it is set (the demo keeps its state in the checkout)."""
     script = Path(sys.executable).parent / "fleetwatch"
     command = shlex.quote(str(script)) if script.exists() else "fleetwatch"
-    home = os.environ.get("FLEETWATCH_HOME")
+    home = given("FLEETWATCH_HOME")
     return f"FLEETWATCH_HOME={shlex.quote(home)} {command}" if home else command
 
 

@@ -10,6 +10,7 @@ process started with; a policy that no longer loads fails closed (``policy_inval
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,15 +23,14 @@ from services.executor import ExecutorError
 from services.executor.checks import Fence, Proposed, Refusal, fence_refusal, policy_refusal
 from services.executor.facts import secret_digest
 from services.executor.kill_switch import paused
-from services.executor.world import SandboxReader, open_sandbox
+from services.executor.world import SandboxReader, sandbox_session
 from shared.audit_seal import AuditKey
 from shared.audit_witness import Witness
 from shared.binding import BoundRecord
 from shared.config import Settings
-from shared.epiphan import EpiphanReadClient
 from shared.errors import Code
-from shared.mcp_session import McpConnection
 from shared.policy import POLICY_FILE, TOOL_POLICY_FILE, Policy, PolicyError, ToolPolicy, load_policies
+from shared.signed_session import SignedConnection
 
 DEFAULT_CALL_TIMEOUT_SECONDS = 20.0
 """Bound on each Epiphan call (reads and the write), seconds."""
@@ -135,18 +135,16 @@ class Runtime:
                 )
         return Standing(policy, tool_policy, None if isinstance(proposed, Refusal) else proposed, refusal)
 
-    async def sandbox(self) -> McpConnection:
-        """A fresh connection with the sandbox sign-in (refreshed when near its end). Raises
-        `ExecutorError` (``no_sign_in``)."""
-        return await open_sandbox(
+    def sandbox(self) -> contextlib.AbstractAsyncContextManager[SignedConnection]:
+        """The sandbox sign-in's connection for one operation (``async with``), refreshed when
+        its token ended. Raises `ExecutorError` (``no_sign_in``) on entering."""
+        return sandbox_session(
             self.settings.sandbox_token_file,
             self.settings.epiphan_mcp_url,
             timeout_seconds=self.call_timeout_seconds,
         )
 
-    def reader(self, connection: McpConnection, tool_policy: ToolPolicy) -> SandboxReader:
-        """Fresh, guarded reads over `connection` (the policy's read list); stream endpoints
-        carry their secret digest under the binding key."""
-        return SandboxReader(
-            EpiphanReadClient(connection, tool_policy.read_tools), self.clock, secret_digest(self.key)
-        )
+    def reader(self, session: SignedConnection, tool_policy: ToolPolicy) -> SandboxReader:
+        """Fresh, guarded reads over `session` (the policy's read list); stream endpoints carry
+        their secret digest under the binding key."""
+        return SandboxReader(session, tool_policy.read_tools, self.clock, secret_digest(self.key))

@@ -81,8 +81,8 @@ async def list_writable(rt: Runtime) -> WritableDevices:
     """
     raise_refusal(fence_refusal(rt.fence))
     _, tool_policy = await rt.policies()
-    async with await rt.sandbox() as connection:
-        reader = rt.reader(connection, tool_policy)
+    async with rt.sandbox() as session:
+        reader = rt.reader(session, tool_policy)
         listed = await reader.device_list()
         raise_refusal(team_refusal(listed, rt.fence))
         ids = writable_ids(listed, rt.fence)
