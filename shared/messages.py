@@ -23,6 +23,7 @@ approval.sock (peers: the assistant user and operators)
     AuditVerify → AuditReport
 assistant.sock (peers: operators, the ask page's process)
     Ask → Answer
+    GetFleet → FleetView                 (the fleet as the read sign-in sees it: `fleetwatch fleet`)
 
 Times on the wire are UTC text (``YYYY-MM-DDTHH:MM:SS.SSSZ``, the database clock's form) unless
 a field says otherwise. Arguments travel as plain maps; the receiver puts them in canonical form
@@ -38,6 +39,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from shared.fleet import FleetSnapshot
 from shared.protocol import Capabilities, ErrorReply, GetCapabilities, Message
 from shared.wire import (
     MAX_ARGUMENTS,
@@ -587,5 +589,21 @@ class Answer(Message):
     code: str | None = None
 
 
-AssistantRequest = Ask | GetCapabilities
-AssistantReply = Answer | Capabilities | ErrorReply
+class GetFleet(Message):
+    """The fleet read now through the assistant's read sign-in: how an operator, who may not
+    read the token, gets ``fleetwatch fleet``."""
+
+
+class FleetView(Message):
+    """`GetFleet`'s answer: the snapshot (``shared.fleet.FleetSnapshot``), redacted as every
+    read is. Its frame may be up to `FLEET_FRAME_BYTES` (a fleet of thousands of devices)."""
+
+    snapshot: FleetSnapshot
+
+
+FLEET_FRAME_BYTES = 16 << 20
+"""Largest frame on assistant.sock (16 MiB: a `FleetView` of a large fleet; 2,000 devices take
+about 0.9 MiB). The request types it serves are small and capped by their own fields."""
+
+AssistantRequest = Ask | GetFleet | GetCapabilities
+AssistantReply = Answer | FleetView | Capabilities | ErrorReply

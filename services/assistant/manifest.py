@@ -156,6 +156,7 @@ ASK_CODES: Final[frozenset[Code]] = READ_CODES | {
 
 SOCKET_OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation("ask", ASK_CODES, "answer one question (the model, or the keyword answer)"),
+    Operation("get_fleet", READ_CODES, "the fleet read now through the read sign-in (fleetwatch fleet)"),
     Operation("get_capabilities", frozenset(), "this manifest"),
 )
 

@@ -30,7 +30,15 @@ from services.assistant.proposals import ApprovalSocketSink, ProposalSink
 from services.assistant.service import AskedBy, Assistant
 from shared.config import Settings
 from shared.errors import Code
-from shared.messages import Answer, Ask, RecordPageSession, RecordRefusal
+from shared.messages import (
+    FLEET_FRAME_BYTES,
+    Answer,
+    Ask,
+    FleetView,
+    GetFleet,
+    RecordPageSession,
+    RecordRefusal,
+)
 from shared.policy import Policy, ToolPolicy
 from shared.protocol import Codec, GetCapabilities, Message, PeerCred, RefusedRequest, message_tag, serve_unix
 from shared.signed_session import SignedReader
@@ -154,6 +162,8 @@ def handler(assistant: Asker, audit: AssistantAudit | None = None) -> Any:
     async def handle(request: Message, peer: PeerCred) -> Message:
         if isinstance(request, GetCapabilities):
             return capabilities()
+        if isinstance(request, GetFleet):
+            return FleetView(snapshot=await assistant.fleet())
         if isinstance(request, Ask):
             if not request.question.strip():
                 if audit is not None:
@@ -186,6 +196,7 @@ async def assistant_side(
         allowed_gids=settings.assistant_gids,
         on_refused_peer=audit.on_refused_peer,
         on_refused_request=audit.on_refused_request,
+        max_frame_bytes=FLEET_FRAME_BYTES,
     )
     try:
         yield

@@ -178,6 +178,15 @@ class Assistant:
             text=text, language=lang, answered_by=ending.answered_by, proposals=tuple(lines), code=ending.code
         )
 
+    async def fleet(self) -> FleetSnapshot:
+        """The fleet read now through the read sign-in (for an operator's ``fleetwatch fleet``;
+        nothing reaches the model).
+
+        Raises:
+            FleetwatchError: the read's code (``no_sign_in``, ``epiphan_auth``...).
+        """
+        return await self._reader.snapshot()
+
     async def _answer(
         self, question: str, lang: str, runner: ToolRunner, spent: Spent, on_text: TextSink | None
     ) -> _Ending:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -50,7 +51,7 @@ from shared.messages import (
     Status,
     SubmitProposal,
 )
-from shared.protocol import ErrorReply, Message, ProtocolError, request
+from shared.protocol import MAX_FRAME_BYTES, ErrorReply, Message, ProtocolError, request
 
 R = TypeVar("R", bound=Message)
 
@@ -69,7 +70,13 @@ NEEDS_PAGE = "It still needs a person to approve it on the approval page."
 
 
 async def call_service(
-    service: str, socket: Path, message: Message, reply_type: type[R], *, timeout_seconds: float
+    service: str,
+    socket: Path,
+    message: Message,
+    reply_type: type[R],
+    *,
+    timeout_seconds: float,
+    max_frame_bytes: int = MAX_FRAME_BYTES,
 ) -> R:
     """Send one request to a service's socket and return its reply.
 
@@ -78,7 +85,9 @@ async def call_service(
             ``service_unavailable`` / ``service_no_answer`` when `service` does not answer.
     """
     try:
-        reply = await request(socket, message, reply_type, timeout_seconds=timeout_seconds)
+        reply = await request(
+            socket, message, reply_type, timeout_seconds=timeout_seconds, max_frame_bytes=max_frame_bytes
+        )
     except ProtocolError as exc:
         if exc.code is Code.SERVICE_UNAVAILABLE:
             raise FleetwatchError(
@@ -340,18 +349,40 @@ async def audit_verify(args: argparse.Namespace) -> int:
     return 0 if reply.ok else 1
 
 
-async def status(args: argparse.Namespace) -> int:
-    """``fleetwatch status``: under supervisord (``fleetwatch up``) first each process's state,
-    then the queue. ``--json`` prints the queue `Status` only."""
-    if not args.json:
-        from services.ctl import supervise
+async def processes_words(settings: Any) -> list[str]:
+    """Under supervisord (``fleetwatch up``): each process's state when this user may ask
+    supervisord (its configuration is readable: the caller who started it), else a sentence
+    saying who may (supervisord run by root keeps its files root's alone). Nothing when no
+    supervisord runs for these settings."""
+    from services.ctl import supervise
 
-        settings = load_settings()
-        if supervise.running_pid(settings) is not None:
-            _, out = await supervise.supervisorctl(settings, "status")
-            print("Processes (supervisord):")
-            print("\n".join(f"  {visible(line, 200)}" for line in out.strip().splitlines()))
-            print()
+    pid = supervise.running_pid(settings)
+    if pid is None:
+        return []
+    config = supervise.Layout.of(settings).config
+    if not os.access(config, os.R_OK):
+        return [
+            f"Processes:    supervisord (pid {pid}) runs the services as root; only root can list them"
+            " (sudo fleetwatch status). What each service answers is below.",
+            "",
+        ]
+    code, out = await supervise.supervisorctl(settings, "status")
+    lines = out.strip().splitlines()
+    if code not in (0, 3) or not lines or lines[0].startswith(("Error", "error", "unix://")):
+        return [
+            f"Processes:    supervisord (pid {pid}) did not answer: {visible(lines[0] if lines else '', 160)}",
+            "",
+        ]
+    return ["Processes (supervisord):", *(f"  {visible(line, 200)}" for line in lines), ""]
+
+
+async def status(args: argparse.Namespace) -> int:
+    """``fleetwatch status``: under supervisord (``fleetwatch up``) first each process's state
+    (`processes_words`), then the queue. ``--json`` prints the queue `Status` only."""
+    if not args.json:
+        lines = await processes_words(load_settings())
+        if lines:
+            print("\n".join(lines))
     reply = await call(GetStatus(), Status)
     _out(args, reply, render_status(reply))
     return 0

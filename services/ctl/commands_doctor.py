@@ -1,8 +1,14 @@
-"""``fleetwatch doctor [--json]``: gather the facts (files, sockets, ``/proc/net``), run the
-pure checks of `services.ctl.doctor`, print one line per check; exit 1 when any check FAILs.
+"""``fleetwatch doctor [--json] [--live]``: gather the facts (files, sockets, ``/proc/net``),
+run the pure checks of `services.ctl.doctor`, print one line per check; exit 1 when any check
+FAILs.
 
 A socket whose allowlist does not include this user is not connected to (the service would
 refuse and audit the attempt): the executor is then judged by approval_web's ``GetStatus``.
+
+``--live`` proves each sign-in with one read (`prove_read`, `prove_sandbox`): the read sign-in
+here when this user may read its slot (refreshing as the services do), else through the
+assistant (``GetFleet``); the sandbox sign-in always through its one holder, the executor
+(``ListWritable`` on approval.sock: nothing here reads the sandbox token).
 """
 
 from __future__ import annotations
@@ -14,16 +20,37 @@ import os
 import pwd
 import stat
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
-from services.ctl.doctor import SERVICES, Facts, Probe, SocketFacts, as_json, exit_code, render, run_checks
+from services.ctl.doctor import (
+    SERVICES,
+    Facts,
+    LiveProof,
+    Probe,
+    SocketFacts,
+    as_json,
+    exit_code,
+    render,
+    run_checks,
+)
 from shared.config import Settings, load_settings
 from shared.errors import Code, FleetwatchError
+from shared.fleet import parse_devices
 from shared.loopback_peer import LISTEN, read_tables, table_rows
-from shared.messages import GetStatus, Status
+from shared.messages import (
+    FLEET_FRAME_BYTES,
+    FleetView,
+    GetFleet,
+    GetStatus,
+    ListWritable,
+    Status,
+    WritableDevices,
+)
 from shared.policy import load_policies
 from shared.protocol import Capabilities, ErrorReply, GetCapabilities, ProtocolError, request
+from shared.signed_session import SignedConnection
 from shared.slots import slot_summary
 
 PROBE_SECONDS = 3.0
@@ -38,11 +65,16 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
         epilog=epilog,
     )
     doctor.add_argument("--json", action="store_true", help="print JSON instead of lines")
+    doctor.add_argument(
+        "--live",
+        action="store_true",
+        help="also prove each sign-in with one read (Epiphan's word, not the clock's)",
+    )
     doctor.set_defaults(run=doctor_command)
 
 
 async def doctor_command(args: argparse.Namespace) -> int:
-    checks = run_checks(await gather(load_settings()))
+    checks = run_checks(await gather(load_settings(), live=args.live))
     if args.json:
         from services.ctl.main import print_json
 
@@ -159,8 +191,92 @@ def read_listeners() -> tuple[tuple[str, int], ...] | None:
     return parse_listeners(texts) if texts else None
 
 
-async def gather(settings: Settings) -> Facts:
-    """Every fact the checks need, read now."""
+LIVE_SECONDS = 60.0
+"""Bound on each live proof (a read through a service may read the whole team)."""
+
+
+def _expires(summary: Mapping[str, Any]) -> float | None:
+    value = summary.get("expires_at") if summary.get("ok") else None
+    return float(value) if isinstance(value, int | float) else None
+
+
+async def prove_read(
+    settings: Settings, read_tools: frozenset[str], summary: Mapping[str, Any], allowed: bool
+) -> LiveProof:
+    """The read sign-in proven with one ``get_devices_in_my_team``, here when this user may read
+    its slot, else by the assistant (`GetFleet`); `allowed`: this user may use assistant.sock."""
+    valid_until = _expires(summary)
+    if summary.get("ok"):
+        try:
+            async with SignedConnection(
+                settings.read_token_file, settings.epiphan_mcp_url, timeout_seconds=LIVE_SECONDS
+            ) as session:
+                data = await session.read(read_tools, lambda client: client.call("get_devices_in_my_team"))
+                outcome = "refreshed" if session.refreshed else "accepted"
+        except FleetwatchError as exc:
+            refused = exc.code in (Code.EPIPHAN_AUTH, Code.SIGN_IN_DEAD)
+            return LiveProof(
+                "here",
+                "refused" if refused else "failed",
+                detail=f"{exc.code}: {exc.message}",
+                valid_until=valid_until,
+            )
+        try:
+            _, devices = parse_devices(data)
+        except FleetwatchError as exc:
+            return LiveProof("here", "failed", detail=f"{exc.code}: {exc.message}", valid_until=valid_until)
+        return LiveProof("here", outcome, devices=len(devices), valid_until=valid_until)
+    if not allowed:
+        return LiveProof(
+            "assistant", "skipped", detail="this user may neither read the slot nor ask the assistant"
+        )
+    try:
+        reply = await request(
+            settings.assistant_socket,
+            GetFleet(),
+            FleetView,
+            timeout_seconds=LIVE_SECONDS,
+            max_frame_bytes=FLEET_FRAME_BYTES,
+        )
+    except ProtocolError as exc:
+        return LiveProof("assistant", "failed", detail=f"{exc.code}: {exc.message}", valid_until=valid_until)
+    if isinstance(reply, ErrorReply):
+        outcome = "refused" if reply.code in (Code.EPIPHAN_AUTH, Code.SIGN_IN_DEAD) else "failed"
+        return LiveProof(
+            "assistant", outcome, detail=f"{reply.code}: {reply.message}", valid_until=valid_until
+        )
+    return LiveProof("assistant", "accepted", devices=len(reply.snapshot.devices), valid_until=valid_until)
+
+
+async def prove_sandbox(settings: Settings, summary: Mapping[str, Any], allowed: bool) -> LiveProof:
+    """The sandbox sign-in proven by the executor (``ListWritable`` relayed by approval.sock:
+    its fresh read of the sandbox team); `allowed`: this user may use approval.sock."""
+    valid_until = _expires(summary)
+    if not allowed:
+        return LiveProof("executor", "skipped", detail="this user may not use approval.sock")
+    try:
+        reply = await request(
+            settings.approval_socket, ListWritable(), WritableDevices, timeout_seconds=LIVE_SECONDS
+        )
+    except ProtocolError as exc:
+        return LiveProof("executor", "failed", detail=f"{exc.code}: {exc.message}", valid_until=valid_until)
+    if isinstance(reply, ErrorReply):
+        if reply.code == Code.FENCE_NOT_CONFIGURED:
+            return LiveProof(
+                "executor", "skipped", detail="no fence is configured, so the executor reads nothing"
+            )
+        refused = f"({Code.EPIPHAN_AUTH})" in reply.message or reply.code == Code.SIGN_IN_DEAD
+        return LiveProof(
+            "executor",
+            "refused" if refused else "failed",
+            detail=f"{reply.code}: {reply.message}",
+            valid_until=valid_until,
+        )
+    return LiveProof("executor", "accepted", devices=len(reply.devices), valid_until=valid_until)
+
+
+async def gather(settings: Settings, *, live: bool = False) -> Facts:
+    """Every fact the checks need, read now (with `live`, the sign-ins proven too)."""
     read_tools, proposable, policy_error = None, (), None
     try:
         _policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
@@ -172,6 +288,17 @@ async def gather(settings: Settings) -> Facts:
     allowed = {s: allowed_here(*allowlists[s]) for s in SERVICES}
     probes = await asyncio.gather(*(probe(sockets[s], allowed[s]) for s in SERVICES))
     status, status_error = await queue_status(sockets["approval_web"], allowed["approval_web"])
+    slots = {
+        "read": slot_summary(settings.read_token_file),
+        "sandbox": slot_summary(settings.sandbox_token_file),
+    }
+    proofs = None
+    if live:
+        read_proof, sandbox_proof = await asyncio.gather(
+            prove_read(settings, read_tools or frozenset(), slots["read"], allowed["assistant"]),
+            prove_sandbox(settings, slots["sandbox"], allowed["approval_web"]),
+        )
+        proofs = {"read": read_proof, "sandbox": sandbox_proof}
     peers = {
         s: (
             tuple(f"{user_name(u)}({u})" for u in sorted(uids)),
@@ -185,10 +312,8 @@ async def gather(settings: Settings) -> Facts:
         read_tools=read_tools,
         proposable=proposable,
         policy_error=policy_error,
-        slots={
-            "read": slot_summary(settings.read_token_file),
-            "sandbox": slot_summary(settings.sandbox_token_file),
-        },
+        slots=slots,
+        live=proofs,
         sockets=sockets,
         probes={p.service: p for p in probes},
         peers=peers,

@@ -10,6 +10,8 @@ numbers (self-test); each sign-in is present, 0600 in a 0700 folder, not dead, a
 the fence is configured; the fence level (separate users or one); socket modes and peer
 allowlists; each service answers; queue state and caps; the model on/off (key masked), exactly
 what goes to it (`shared.model_data`) and how to turn that off; the pages bound to loopback only.
+With ``--live``, each sign-in is also proven with one read (`LiveProof`, `check_live`): the
+slot's clock says when a token ends, Epiphan says whether it still takes it.
 """
 
 from __future__ import annotations
@@ -99,6 +101,32 @@ class Facts:
     status: Status | None = None
     status_error: str | None = None
     listeners: tuple[tuple[str, int], ...] | None = None
+    live: Mapping[str, LiveProof] | None = None
+
+
+@dataclass(frozen=True)
+class LiveProof:
+    """One sign-in proven with one read (``doctor --live``).
+
+    Attributes:
+        via: ``here`` (this user read the slot and Epiphan itself, refreshing as the services
+            do) or the service that holds the sign-in (``assistant``, ``executor``: asked over
+            their sockets).
+        outcome: ``accepted``; ``refreshed`` (Epiphan refused the token, a refresh made a new
+            one, and Epiphan took it); ``refused`` (Epiphan refused it and it could not be
+            refreshed); ``failed`` (no answer, another error); ``skipped`` (this user cannot
+            reach the sign-in or its holder).
+        devices: devices the read saw (when accepted).
+        detail: the code or reason, for a person.
+        valid_until: the slot's ``expires_at`` (epoch seconds) as this machine read it before
+            the read, when known.
+    """
+
+    via: str
+    outcome: str
+    devices: int | None = None
+    detail: str = ""
+    valid_until: float | None = None
 
 
 # --- policy, guard, redaction ------------------------------------------------------------------
@@ -226,6 +254,34 @@ def check_sign_in(name: str, summary: Mapping[str, Any], now: float) -> list[Che
     if summary.get("refreshable"):
         return [Check(label, Level.OK, f"{head}; access token ended {_when(left)}, refreshed on next use")]
     return [Check(label, Level.FAIL, f"{head}; expired {_when(left)} and cannot refresh; run `{fix}`")]
+
+
+def check_live(name: str, proof: LiveProof, now: float) -> list[Check]:
+    """A sign-in proven with one read: accepted, refreshed after a refusal, or refused by
+    Epiphan (named as such when this machine's clock still calls the token valid)."""
+    label = f"live {name}"
+    fix = "fleetwatch login --sandbox" if name == "sandbox" else "fleetwatch login"
+    by = "" if proof.via == "here" else f" (read by the {proof.via})"
+    valid = proof.valid_until is not None and proof.valid_until > now
+    clock = (
+        f" although this machine's clock says it is valid {_when(proof.valid_until - now)}" if valid else ""
+    )
+    if proof.outcome == "accepted":
+        return [Check(label, Level.OK, f"Epiphan accepted it{by}: {proof.devices} device(s) read")]
+    if proof.outcome == "refreshed":
+        return [
+            Check(
+                label,
+                Level.WARN,
+                f"refused by Epiphan{clock}; refreshed, and Epiphan accepted the new token{by}"
+                f" ({proof.devices} device(s)). Check this machine's clock.",
+            )
+        ]
+    if proof.outcome == "refused":
+        return [Check(label, Level.FAIL, f"refused by Epiphan{clock}{by}; run `{fix}`")]
+    if proof.outcome == "skipped":
+        return [Check(label, Level.INFO, f"not proven: {proof.detail}")]
+    return [Check(label, Level.FAIL, f"the read failed{by}: {proof.detail}")]
 
 
 def check_fence(settings: Settings, status: Status | None = None) -> list[Check]:
@@ -421,6 +477,8 @@ def run_checks(facts: Facts) -> list[Check]:
     checks = [*check_policy(facts), *check_guard(facts.read_tools), *check_redaction()]
     for name in ("read", "sandbox"):
         checks += check_sign_in(name, facts.slots.get(name, {"present": False}), facts.now)
+        if facts.live is not None and name in facts.live:
+            checks += check_live(name, facts.live[name], facts.now)
     checks += check_fence(facts.settings, facts.status)
     checks += check_fence_level(facts.sockets)
     for service in SERVICES:

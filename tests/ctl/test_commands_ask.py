@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from services.assistant.server import assistant_side
+from services.assistant.service import AskedBy
 from shared.config import load_settings
 from shared.messages import Answer, ProposalLine
 from tests.procs import base_env
@@ -18,9 +20,13 @@ from tests.procs import base_env
 @dataclass
 class FakeAssistant:
     asked: list[tuple[str, str | None]] = field(default_factory=list)
+    askers: list[AskedBy | None] = field(default_factory=list)
 
-    async def ask(self, question: str, language: str | None = None) -> Answer:
+    async def ask(
+        self, question: str, language: str | None = None, *, asked_by: AskedBy | None = None
+    ) -> Answer:
         self.asked.append((question, language))
+        self.askers.append(asked_by)
         line = ProposalLine(
             proposal_id="p_1", state="waiting_for_approval", text="Proposal p_1 (batch_recording): waiting."
         )
@@ -55,6 +61,7 @@ async def test_ask_prints_the_answer_with_hidden_characters_shown_and_the_propos
         json_code, json_out, _ = await _fleetwatch(env, "ask", "What needs attention?", "--json")
     assert code == 0 and json_code == 0
     assert fake.asked == [("¿Qué necesita atención?", "es"), ("What needs attention?", None)]
+    assert fake.askers == [AskedBy(uid=os.getuid())] * 2  # who asked: the kernel's uid of the caller
     assert out.splitlines() == [
         "Fix first:",
         "- Room ⟦U+001B⟧[31mRED⟦U+202E⟧: offline",
