@@ -187,9 +187,15 @@ def test_up_says_it_started_the_os_level_fence(running: Running):
         in running.up.stdout
     )
     secret = running.path(f"/var/lib/{name}/approve/approve-secret")
-    assert f"Its secret is in {secret} (asked once per browser session; the group {name}-approvers" in running.up.stdout
+    assert (
+        f"Its secret is in {secret} (asked once per browser session; the group {name}-approvers"
+        in running.up.stdout
+    )
     ask_secret = running.path(f"/var/lib/{name}/ask/ask-secret")
-    assert f"Its secret is in {ask_secret} (asked once per browser session; the group {name}-operators" in running.up.stdout
+    assert (
+        f"Its secret is in {ask_secret} (asked once per browser session; the group {name}-operators"
+        in running.up.stdout
+    )
 
 
 @needs_root
