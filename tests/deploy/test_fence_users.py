@@ -282,16 +282,25 @@ async def test_a_connection_the_assistant_forces_is_refused_by_the_peer_check_an
     assert len(refusals) == 1 and refusals[0].actor == "executor", tail.rows[-5:]
 
 
-async def test_the_assistants_user_cannot_read_the_page_secret(deployment):
-    secret = deployment.path(f"/var/lib/{deployment.name}/web/approve-secret")
+async def test_the_assistants_user_cannot_read_the_page_secret_and_approvers_can(deployment):
+    name = deployment.name
+    secret = deployment.path(f"/var/lib/{name}/approve/approve-secret")
     info = secret.stat()  # written by approval_web at start (its stdout is not a terminal)
-    assert (
-        pwd.getpwuid(info.st_uid).pw_name == f"{deployment.name}-web" and stat.S_IMODE(info.st_mode) == 0o600
+    assert (pwd.getpwuid(info.st_uid).pw_name, grp.getgrgid(info.st_gid).gr_name) == (
+        f"{name}-web",
+        f"{name}-approvers",
+    )
+    assert stat.S_IMODE(info.st_mode) == 0o640
+    folder = secret.parent.stat()
+    assert (grp.getgrgid(folder.st_gid).gr_name, stat.S_IMODE(folder.st_mode)) == (
+        f"{name}-approvers",
+        0o2750,
     )
     denied = deployment.run("assistant", READ_FILE, str(secret))
     assert denied.returncode != 0 and "PermissionError" in denied.stderr
-    assert grp.getgrgid(secret.parent.stat().st_gid).gr_name == f"{deployment.name}-operators"
-    assert stat.S_IMODE(secret.parent.stat().st_mode) == 0o700
+    approver = deployment.run("assistant", READ_FILE, str(secret), extra_groups=(f"{name}-approvers",))
+    assert approver.returncode == 0, approver.stderr  # the group's members read it
+    assert set(grp.getgrnam(f"{name}-approvers").gr_mem) == set()  # no service is one
 
 
 SUBMIT = """
