@@ -27,9 +27,9 @@ AUDIT_KINDS: Mapping[str, Kind] = MappingProxyType(
         ),
         "refusal": Kind(
             "a refusal: its `code`, the operation and who (a uid, never what was sent); one that "
-            "ended an approved proposal carries `\"not_run\": true`",
+            'ended an approved proposal carries `"not_run": true`',
             "un rechazo: su `code`, la operación y quién (un uid, nunca lo enviado); el que terminó "
-            "una propuesta aprobada lleva `\"not_run\": true`",
+            'una propuesta aprobada lleva `"not_run": true`',
         ),
         "session_start": Kind(
             "a browser session began on the approval page (the secret was right)",
@@ -39,7 +39,9 @@ AUDIT_KINDS: Mapping[str, Kind] = MappingProxyType(
             "Approve pressed: the card's hash, the facts hash, when the card was shown",
             "se pulsó Aprobar: el hash de la tarjeta, el de los datos y cuándo se mostró",
         ),
-        "denial": Kind("a proposal denied (one, or all pending)", "una propuesta rechazada (una, o todas las pendientes)"),
+        "denial": Kind(
+            "a proposal denied (one, or all pending)", "una propuesta rechazada (una, o todas las pendientes)"
+        ),
         "expiry": Kind(
             "a proposal expired: nobody decided in time, a service started, or its turn failed",
             "una propuesta venció: nadie decidió a tiempo, un servicio arrancó o su turno falló",
