@@ -23,6 +23,7 @@ from services.approval_web.page.words import refusal_words
 from shared.approvals import audit_refusal
 from shared.display import visible
 from shared.errors import Code
+from shared.loopback_peer import peer_uid
 from shared.page_secret import PageSecret
 from shared.policy import Policy, ToolPolicy
 from shared.throttle import WrongSecretThrottle
@@ -108,6 +109,16 @@ def client_of(request: web.Request) -> str:
     return request.remote or "unknown"
 
 
+def uid_of(request: web.Request) -> int:
+    """The uid the kernel lists for the browser's connection (`shared.loopback_peer`); -1 when
+    it cannot be read. Recorded in audit rows, never trusted to grant anything."""
+    transport = request.transport
+    if transport is None:
+        return -1
+    found = peer_uid(transport.get_extra_info("peername"), transport.get_extra_info("sockname"))
+    return -1 if found is None else found
+
+
 def render(request: web.Request, template: str, *, status: int = 200, **context: Any) -> web.Response:
     """Render `template` in the request's language (``Accept-Language``) as an HTML response."""
     lang = negotiate(request.headers.get("Accept-Language"))
@@ -126,9 +137,9 @@ async def refuse(
     **context: Any,
 ) -> web.Response:
     """Answer a refused request: one ``refusal`` audit row (operation ``page <METHOD> <path>``,
-    the client address) and `template` saying why (``why``, ``code``, ``wait_seconds`` and
+    the client address and the uid the kernel names for it) and `template` saying why (``why``, ``code``, ``wait_seconds`` and
     `context`), with the code's HTTP status and, for a wait, ``Retry-After``."""
-    detail = {"client": client_of(request), "path": visible(request.path, 120)}
+    detail = {"client": client_of(request), "path": visible(request.path, 120), "uid": uid_of(request)}
     operation = f"page {visible(request.method, 16)} {visible(request.path, 120)}"
     if conn is None:
         async with page_of(request).connect() as own:
