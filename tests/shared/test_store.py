@@ -12,6 +12,7 @@ import pytest
 from shared.audit_seal import APPROVAL_WEB, own_keyring
 from shared.canonical import CanonicalError
 from shared.errors import Code
+from shared.migrations import RESERVED
 from shared.store import (
     GENESIS_HASH,
     MIGRATIONS,
@@ -146,8 +147,11 @@ async def test_the_store_uses_wal_a_busy_timeout_and_foreign_keys(store):
         )
 
 
-def test_migrations_are_numbered_from_one_without_gaps():
-    assert [m.version for m in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
+def test_migrations_are_numbered_from_one_without_gaps_but_the_reserved_ones():
+    versions = [m.version for m in MIGRATIONS]
+    assert versions == sorted(set(versions)), "strictly increasing"
+    assert not set(versions) & set(RESERVED), "a reserved version landed: remove it from RESERVED"
+    assert sorted(set(versions) | set(RESERVED)) == list(range(1, max(versions) + 1))
 
 
 # --- transactions and clock ------------------------------------------------------------------
