@@ -11,6 +11,7 @@ Times are DB-clock text, UTC ``YYYY-MM-DDTHH:MM:SS.SSSZ``.
 from __future__ import annotations
 
 import dataclasses
+import json
 import secrets
 import sqlite3
 from collections.abc import Mapping
@@ -19,12 +20,16 @@ from typing import Any
 import aiosqlite
 
 from shared.audit_safe import safe_message, safe_value
+from shared.audit_seal import EXECUTOR
 from shared.canonical import parse_json_strict
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.store import append_audit
 
 EXECUTOR_ACTOR = "executor"
-KILL_SWITCH_KEY = "kill_switch"
+KILL_SWITCH_KIND = "kill_switch"
+"""Audit kind of an operator's pause or resume request, ``{on}``."""
+KILL_SWITCH_SEALED_KIND = "kill_switch_sealed"
+"""Audit kind of the executor's seal of a request, ``{on, request_seq}``."""
 OUTCOMES = frozenset({"ok", "error", "unknown", "refused"})
 """Final outcomes of an execution (``running`` is the only other value, never final)."""
 VERIFICATIONS = frozenset({"verified", "not_observed", "contradicted"})
@@ -301,9 +306,33 @@ async def proposal_state(conn: aiosqlite.Connection, proposal_id: str) -> Propos
 
 
 async def kill_switch(conn: aiosqlite.Connection) -> bool:
-    """True when writes are paused (``kv['kill_switch'] == 'on'``); off when never set."""
-    row = await one_row(conn, "SELECT value FROM kv WHERE key = ?", (KILL_SWITCH_KEY,))
-    return row is not None and row["value"] == "on"
+    """Whether writes are paused, as the audit records it (the page's and `status`'s view when
+    the executor does not answer): the newest ``kill_switch`` request says on, or says off
+    without the executor's ``kill_switch_sealed`` row for it; off when nobody ever paused.
+
+    A resume the executor has not sealed shows as paused, as the executor counts it. The
+    executor itself trusts only its own sealed state, MAC and high-water mark included
+    (`services.executor.kill_switch`); this view holds no key and only mirrors it."""
+    newest = await one_row(
+        conn,
+        "SELECT seq, detail_json FROM audit WHERE kind = ? ORDER BY seq DESC LIMIT 1",
+        (KILL_SWITCH_KIND,),
+    )
+    if newest is None:
+        return False
+    try:
+        detail = json.loads(newest["detail_json"])
+    except ValueError:
+        return True
+    if not isinstance(detail, dict) or detail.get("on") is not False:
+        return True
+    sealed = await one_row(
+        conn,
+        "SELECT 1 FROM audit WHERE kind = ? AND writer = ? AND seq > ?"
+        " AND json_extract(detail_json, '$.request_seq') = ? AND json_extract(detail_json, '$.on') = 0",
+        (KILL_SWITCH_SEALED_KIND, EXECUTOR, newest["seq"], newest["seq"]),
+    )
+    return sealed is None
 
 
 # --- audit helper -------------------------------------------------------------------------

@@ -50,7 +50,8 @@ import msgspec
 from shared import binding
 from shared.approval_rows import (
     EXECUTOR_ACTOR,
-    KILL_SWITCH_KEY,
+    KILL_SWITCH_KIND,
+    KILL_SWITCH_SEALED_KIND,
     OUTCOMES,
     VERIFICATIONS,
     ApprovalError,
@@ -83,7 +84,8 @@ from shared.store import AuditHead, append_audit, db_now, write_tx
 __all__ = [
     "CONSUME_SQL",
     "EXECUTOR_ACTOR",
-    "KILL_SWITCH_KEY",
+    "KILL_SWITCH_KIND",
+    "KILL_SWITCH_SEALED_KIND",
     "OUTCOMES",
     "VERIFICATIONS",
     "ApprovalError",
@@ -498,14 +500,8 @@ async def end_stranded(conn: aiosqlite.Connection, *, actor: str, reason: Code) 
 
 
 async def set_kill_switch(conn: aiosqlite.Connection, on: bool, *, actor: str) -> AuditHead:
-    """Record an operator's request to pause (`on`) or resume every write: ``kv['kill_switch']``
-    (what the page shows) and a ``kill_switch`` audit row ``{on}``, whose seq and hash are
-    returned. The executor trusts only what it sealed itself (``SealKillSwitch`` with this
-    row; `services.executor.kill_switch`): until it does, a newer request counts as paused."""
-    async with write_tx(conn):
-        await conn.execute(
-            "INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?)"
-            " ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-            (KILL_SWITCH_KEY, "on" if on else "off", await db_now(conn)),
-        )
-        return await append_audit(conn, actor=actor, kind="kill_switch", detail={"on": bool(on)})
+    """Record an operator's request to pause (`on`) or resume every write: one ``kill_switch``
+    audit row ``{on}``, whose seq and hash are returned. The executor trusts only what it sealed
+    itself (``SealKillSwitch`` with this row; `services.executor.kill_switch`): until it does, a
+    newer request counts as paused, and `kill_switch` shows it so."""
+    return await append_audit(conn, actor=actor, kind=KILL_SWITCH_KIND, detail={"on": bool(on)})

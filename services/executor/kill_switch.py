@@ -1,9 +1,9 @@
 """The kill switch as the executor trusts it: only a state the executor sealed itself.
 
 An operator's ``pause``/``resume`` is recorded by approval_web (a ``kill_switch`` audit row
-``{on}`` under its key, and ``kv['kill_switch']`` for the page), which then asks the executor to
-seal it (`SealKillSwitch`). The executor checks that the request row exists, says the same, and
-is the newest request; then, in one transaction, it writes its own ``kill_switch_sealed`` audit
+``{on}`` under its key; the page shows the state these rows give, `shared.approvals.kill_switch`),
+which then asks the executor to seal it (`SealKillSwitch`). The executor checks that the request
+row exists, says the same, and is the newest request; then, in one transaction, it writes its own ``kill_switch_sealed`` audit
 row ``{on, request_seq}`` and ``kv['kill_switch_seal']`` = ``{on, request_seq, row_seq, mac}``,
 the MAC under its own audit key; after the commit it keeps ``row_seq`` as its high-water mark in
 ``<FLEETWATCH_KEYS_DIR>/kill-switch.json`` (outside the store).
@@ -16,8 +16,8 @@ that seal says off. Nothing at all (a new install, never paused) is off. So:
 - a pause recorded while the executor was down pauses at once (an unsealed newer request);
 - writes resume only once the executor sealed the resume (``kill_switch_not_confirmed``
   otherwise);
-- a store writer that flips ``kv``, forges a seal, deletes the pause row or puts back an old
-  "off" seal gets paused writes, never running ones.
+- a store writer that adds an "off" request, forges a seal, deletes the pause row or puts back
+  an old "off" seal gets paused writes, never running ones.
 
 Pure parts: `judge` decides from the facts `read_facts` gathers.
 """
@@ -33,7 +33,7 @@ import aiosqlite
 import msgspec
 
 from services.executor import ExecutorError
-from shared.approval_rows import EXECUTOR_ACTOR
+from shared.approval_rows import EXECUTOR_ACTOR, KILL_SWITCH_KIND, KILL_SWITCH_SEALED_KIND
 from shared.audit_seal import APPROVAL_WEB, EXECUTOR, AuditKey
 from shared.errors import Code, FleetwatchError
 from shared.private_files import read_private, write_private
@@ -47,8 +47,8 @@ log = logging.getLogger(__name__)
 SEAL_KEY: Final = "kill_switch_seal"
 """The ``kv`` row holding the executor's seal."""
 PURPOSE: Final = "kill_switch"
-REQUEST_KIND: Final = "kill_switch"
-SEALED_KIND: Final = "kill_switch_sealed"
+REQUEST_KIND: Final = KILL_SWITCH_KIND
+SEALED_KIND: Final = KILL_SWITCH_SEALED_KIND
 HIGH_WATER_FILE: Final = "kill-switch.json"
 
 

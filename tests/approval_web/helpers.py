@@ -161,7 +161,7 @@ CLEAN_SQL = (
     "DELETE FROM proposal_targets",
     "DELETE FROM proposals",
     "DELETE FROM sessions",
-    "DELETE FROM kv WHERE key NOT IN ('kill_switch', 'kill_switch_seal')",
+    "DELETE FROM kv WHERE key != 'kill_switch_seal'",
 )
 """Empties the approval tables between tests (the audit is append-only and stays, and so does
 the kill switch: the executor trusts only the state it sealed, and a missing seal after a pause

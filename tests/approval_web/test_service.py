@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 
 from services.approval_web.manifest import OPERATIONS, REQUESTS, codes_of
-from shared.approvals import approve, get_proposal
+from shared.approvals import approve, get_proposal, kill_switch
 from shared.errors import Code
 from shared.messages import (
     AuditReport,
@@ -193,6 +193,28 @@ async def test_with_the_executor_down_a_proposal_is_refused_as_service_unavailab
     async with stack(shared, FLEETWATCH_RUNTIME_DIR=str(tmp_path / "run")) as s:
         await refused_cleanly(s, reboot(), Code.SERVICE_UNAVAILABLE)
         assert not (await ask(s.settings, GetStatus(), Status)).executor_up
+
+
+async def test_with_the_executor_down_a_pause_holds_and_a_resume_is_refused_and_shown_paused(
+    shared: Backend, tmp_path: Path
+) -> None:
+    async with stack(shared, FLEETWATCH_RUNTIME_DIR=str(tmp_path / "run")) as s:
+        paused = await ask(s.settings, SetKillSwitch(on=True), Status)
+        assert paused.kill_switch and not paused.executor_up
+        seen = len(await audit(s.settings))
+        assert await error_code(s.settings, SetKillSwitch(on=False), Status) == Code.SERVICE_UNAVAILABLE
+        added = await audit(s.settings)
+        assert [(a["kind"], a["detail"].get("on"), a["detail"].get("code")) for a in added[seen:]] == [
+            ("kill_switch", False, None),
+            ("refusal", None, Code.SERVICE_UNAVAILABLE),
+        ]
+        status = await ask(s.settings, GetStatus(), Status)
+        assert status.kill_switch and not status.executor_up, "a resume the executor never sealed"
+    async with stack(shared) as s:  # the executor answers again: the resume is sealed
+        resumed = await ask(s.settings, SetKillSwitch(on=False), Status)
+        assert not resumed.kill_switch and resumed.executor_up
+        async with reader(s.settings) as conn:
+            assert not await kill_switch(conn)
 
 
 # --- limits --------------------------------------------------------------------------------------

@@ -462,7 +462,6 @@ def test_the_kill_switch_turned_off_in_the_store_without_the_executors_seal_stay
         turn_off = (
             "import sqlite3, sys\n"
             "raw = sqlite3.connect(sys.argv[1])\n"
-            "raw.execute(\"UPDATE kv SET value = 'off' WHERE key = 'kill_switch'\")\n"
             "raw.execute(\"UPDATE kv SET value = ? WHERE key = 'kill_switch_seal'\", (sys.argv[2],))\n"
             "raw.commit()\n"
         )

@@ -54,18 +54,30 @@ async def test_a_pause_the_executor_did_not_seal_still_pauses(harness: Harness) 
     assert (await harness.health()).kill_switch
 
 
-async def test_writes_turned_back_on_in_the_store_without_a_row_stay_paused(harness: Harness) -> None:
+async def test_writes_turned_back_on_in_the_store_without_the_executors_seal_stay_paused(
+    harness: Harness,
+) -> None:
     await harness.set_kill_switch(True)
     on = json.loads(await seal_value(harness))
     forged = {**on, "on": False}
-    tamper(
-        harness.settings.db,
-        "UPDATE kv SET value = 'off' WHERE key = 'kill_switch'",
-        ("UPDATE kv SET value = ? WHERE key = ?", (json.dumps(forged), SEAL_KEY)),
-    )
+    tamper(harness.settings.db, ("UPDATE kv SET value = ? WHERE key = ?", (json.dumps(forged), SEAL_KEY)))
     assert (await harness.health()).kill_switch, "a seal whose MAC does not verify"
     tamper(harness.settings.db, ("DELETE FROM kv WHERE key = ?", (SEAL_KEY,)))
     assert (await harness.health()).kill_switch, "no seal after a pause"
+    # The pause's own seal back, and a newer "off" request written straight into the store.
+    tamper(harness.settings.db, ("INSERT INTO kv (key, value) VALUES (?, ?)", (SEAL_KEY, json.dumps(on))))
+    head = await harness.audit_seq()
+    tamper(
+        harness.settings.db,
+        (
+            "INSERT INTO audit (seq, at, actor, kind, detail_json, prev_hash, hash, writer, mac)"
+            " SELECT seq + 1, at, 'operator:0', 'kill_switch', '{\"on\":false}', hash, 'forged', 'approval_web', 'x'"
+            " FROM audit WHERE seq = ?",
+            (head,),
+        ),
+    )
+    assert (await harness.health()).kill_switch, "a resume request the executor never sealed"
+    assert await runs(harness) == "refused"
 
 
 async def test_an_older_off_seal_put_back_after_a_pause_stays_paused(harness: Harness) -> None:

@@ -31,7 +31,7 @@ from shared.approvals import (
 )
 from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes
 from shared.errors import Code
-from shared.store import db_now, migrate, open_store, verify_audit
+from shared.store import append_audit, db_now, migrate, open_store, verify_audit
 from tests.shared.approval_helpers import KEYRING, MASTER, add_proposal, audit_rows, conn, snapshot, status_of
 
 __all__ = ["conn"]  # the fixture
@@ -291,12 +291,34 @@ async def test_expiry_follows_the_db_clock_the_turn_and_a_restart(conn: aiosqlit
     assert len(expiries) == 3 and '"reason":"executor_start"' in expiries[-1]
 
 
-async def test_the_kill_switch_is_off_until_set_and_each_change_is_audited(
+async def test_the_kill_switch_shows_paused_from_a_pause_until_the_executor_sealed_a_resume(
     conn: aiosqlite.Connection,
 ) -> None:
-    assert not await kill_switch(conn)
-    await set_kill_switch(conn, True, actor="operator")
+    assert not await kill_switch(conn), "never paused"
+    pause = await set_kill_switch(conn, True, actor="operator:0")
     assert await kill_switch(conn)
-    await set_kill_switch(conn, False, actor="operator")
+    await append_audit(
+        conn, actor="executor", kind="kill_switch_sealed", detail={"on": True, "request_seq": pause.seq}
+    )
+    assert await kill_switch(conn)
+    resume = await set_kill_switch(conn, False, actor="operator:0")
+    assert await kill_switch(conn), "a resume the executor has not sealed"
+    sealed_off = {"on": False, "request_seq": resume.seq}
+    await append_audit(conn, actor="operator:0", kind="kill_switch_sealed", detail=sealed_off)
+    assert await kill_switch(conn), "a seal not written by the executor"
+    await append_audit(
+        conn, actor="executor", kind="kill_switch_sealed", detail={**sealed_off, "request_seq": pause.seq}
+    )
+    assert await kill_switch(conn), "the executor's seal of another request"
+    await append_audit(conn, actor="executor", kind="kill_switch_sealed", detail=sealed_off)
     assert not await kill_switch(conn)
-    assert [k for k, _, _ in await audit_rows(conn)] == ["kill_switch", "kill_switch"]
+    await set_kill_switch(conn, True, actor="operator:0")
+    assert await kill_switch(conn)
+    assert [k for k, _, _ in await audit_rows(conn)] == [
+        "kill_switch",
+        "kill_switch_sealed",
+        "kill_switch",
+        *["kill_switch_sealed"] * 3,
+        "kill_switch",
+    ]
+    assert (await snapshot(conn))["kv"] == [], "the audit alone holds the requests"
