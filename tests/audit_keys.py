@@ -1,4 +1,4 @@
-"""Audit keys for tests that write the store themselves (`shared.audit_seal`).
+"""Audit keys for tests that write the store themselves (`shared.store.audit_seal`).
 
 A test that plays approval_web next to a real approval_web process signs with that service's
 own key (`service_keyring`: the key file in its ``FLEETWATCH_KEYS_DIR``, made at its first
@@ -9,8 +9,8 @@ writers (a unit test of the store plays both services on one connection).
 
 from __future__ import annotations
 
-from shared.audit_seal import APPROVAL_WEB, WRITERS, AuditKey, Keyring, own_keyring
 from shared.config import Settings
+from shared.store.audit_seal import APPROVAL_WEB, WRITERS, AuditKey, Keyring, own_keyring
 
 
 def fresh_keyring(*writers: str) -> Keyring:

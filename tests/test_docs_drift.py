@@ -5,9 +5,9 @@ page word that changes on one side only fails the build.
 |---|---|---|
 | approval expiry, pending limit, hourly cap, denial pause, event windows (firmware: its own), the assistant's parallel cap | ``policy/*.yaml``, ``MAX_PARALLEL`` | the "Limits" tables of the operator guides (exact cells) and fixed phrases in the guides, SECURITY(.es).md and README.es.md |
 | proposable tools, their card text, their disruptive rule | ``propose:`` in ``tool_policy.yaml``, the page's catalogue | the tool tables of the operator guides, the lists in SECURITY(.es).md |
-| what is sent to the model and what never is | `shared.model_data` (``SENT_TO_MODEL``, ``NEVER_SENT``) | the two lists in SECURITY(.es).md, word for word; ``fleetwatch doctor``'s "model data" line |
+| what is sent to the model and what never is | `shared.epiphan.model_data` (``SENT_TO_MODEL``, ``NEVER_SENT``) | the two lists in SECURITY(.es).md, word for word; ``fleetwatch doctor``'s "model data" line |
 | read results reach the model one escaped block per tool result | `services.assistant.data_block` | a fixed phrase in README(.es).md, SECURITY(.es).md, docs/architecture.md |
-| the audit row kinds | every ``kind=`` the code writes, `shared.audit_kinds` | the kinds tables of the operator guides |
+| the audit row kinds | every ``kind=`` the code writes, `shared.store.audit_kinds` | the kinds tables of the operator guides |
 | the refusal code per case of a tool that cannot be proposed | ``ToolPolicy.rule_for`` and ``tool_policy.yaml`` | the refusal tables of the operator guides |
 | error codes | `shared.errors` | ``docs/error-codes.md`` (generated; both directions) |
 | settings | `shared.config.SETTINGS` | ``docs/settings.md`` (generated); every ``FLEETWATCH_*`` any document names |
@@ -34,11 +34,11 @@ from services.approval_web.page.i18n import LOCALES_DIR, load_translations
 from services.assistant.pipeline import MAX_PARALLEL
 from services.ctl.doctor import model_data_line
 from services.ctl.main import build_parser
-from shared.audit_kinds import AUDIT_KINDS
 from shared.config import REPO_POLICY_DIR, SETTINGS, settings_markdown
+from shared.epiphan.model_data import NEVER_SENT, SENT_TO_MODEL
 from shared.errors import MEANINGS, Code, FleetwatchError, error_codes_markdown
-from shared.model_data import NEVER_SENT, SENT_TO_MODEL
-from shared.policy import ProposeRule, load_policies
+from shared.policy.loader import ProposeRule, load_policies
+from shared.store.audit_kinds import AUDIT_KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICY, TOOL_POLICY = load_policies(REPO_POLICY_DIR)
@@ -397,45 +397,59 @@ AUDIT_WRITERS = ("append_audit", "_close_pending")
 """Calls that write an audit row of the ``kind=`` they are given."""
 
 
+def _string_constants(tree: ast.Module, *, top_level: bool = False) -> dict[str, str]:
+    """The names bound to a string constant in `tree` (with `top_level`, only the module's own
+    upper-case constants: what another module may import)."""
+    return {
+        t.id: node.value.value
+        for node in (tree.body if top_level else ast.walk(tree))
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(t, ast.Name) and (t.id.isupper() or not top_level)
+    }
+
+
 def kinds_written_by_the_code() -> set[str]:
     """Every ``kind=`` an audit-writing call in ``services/`` and ``shared/`` passes: a string,
-    or a module constant holding one (the lab writes no audit)."""
+    or a constant holding one (the module's own, else one of ``shared/``'s, imported; the lab
+    writes no audit)."""
+    paths = [
+        path
+        for top in ("services", "shared")
+        for path in (ROOT / top).rglob("*.py")
+        if "services/lab/" not in path.as_posix()
+    ]
+    trees = {path: ast.parse(path.read_text(), str(path)) for path in paths}
+    shared_constants: dict[str, str] = {}
+    for path, tree in trees.items():
+        if path.is_relative_to(ROOT / "shared"):
+            shared_constants |= _string_constants(tree, top_level=True)
     found: set[str] = set()
-    for top in ("services", "shared"):
-        for path in (ROOT / top).rglob("*.py"):
-            if "services/lab/" in path.as_posix():
+    for tree in trees.values():
+        constants = shared_constants | _string_constants(tree)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
                 continue
-            tree = ast.parse(path.read_text(), str(path))
-            constants = {
-                t.id: node.value.value
-                for node in ast.walk(tree)
-                if isinstance(node, ast.Assign | ast.AnnAssign)
-                and isinstance(node.value, ast.Constant)
-                and isinstance(node.value.value, str)
-                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
-                if isinstance(t, ast.Name)
-            }
-            for node in ast.walk(tree):
-                if not isinstance(node, ast.Call):
+            func = node.func
+            name = (
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
+            )
+            if name not in AUDIT_WRITERS:
+                continue
+            for keyword in node.keywords:
+                value = keyword.value
+                if keyword.arg != "kind":
                     continue
-                func = node.func
-                name = (
-                    func.id
-                    if isinstance(func, ast.Name)
-                    else func.attr
-                    if isinstance(func, ast.Attribute)
-                    else ""
-                )
-                if name not in AUDIT_WRITERS:
-                    continue
-                for keyword in node.keywords:
-                    value = keyword.value
-                    if keyword.arg != "kind":
-                        continue
-                    if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                        found.add(value.value)
-                    elif isinstance(value, ast.Name) and value.id in constants:
-                        found.add(constants[value.id])
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    found.add(value.value)
+                elif isinstance(value, ast.Name) and value.id in constants:
+                    found.add(constants[value.id])
     return found
 
 

@@ -8,16 +8,17 @@ uids in ``FLEETWATCH_ASSISTANT_UIDS`` or ``FLEETWATCH_APPROVAL_UIDS`` and member
 - **assistant**: a uid in ``FLEETWATCH_ASSISTANT_UIDS`` and not in
   ``FLEETWATCH_APPROVAL_UIDS``. May only `SubmitProposal` with ``proposed_by="assistant"``,
   `GetProposalState`, `ExpireTurn`, `ListWritable` (read-only), its audit records
-  (`RecordAsk`, `RecordRefusal`, `RecordPageSession`) and `GetCapabilities`; anything else is refused with
-  ``operation_not_allowed``.
+  (`RecordAsk`, `RecordRefusal`, `RecordPageSession`) and `GetCapabilities`; anything else is
+  refused with ``operation_not_allowed``.
 - **operator**: every other admitted peer (a uid in ``FLEETWATCH_APPROVAL_UIDS``, or a member
   of ``FLEETWATCH_APPROVAL_GIDS``). May do everything, including drafting a proposal
   (``proposed_by="operator"``); a draft still needs a person on the page. Nothing here approves.
 - In single-account mode (supervisord on one user, the default: both settings are the running
   uid) that uid is an operator, so every operation is allowed; the boundary between assistant
   and operator is then the process, not the OS user, and ``doctor`` says so.
-- **Records** (`RecordAsk`, `RecordRefusal`, `RecordPageSession`: audit rows written for the assistant, which holds
-  no store) come only from a uid in ``FLEETWATCH_ASSISTANT_UIDS``, whatever its role
+- **Records** (`RecordAsk`, `RecordRefusal`, `RecordPageSession`: audit rows written for the
+  assistant, which holds no store) come only from a uid in ``FLEETWATCH_ASSISTANT_UIDS``,
+  whatever its role
   (`check_recorder`): an operator who is not the assistant cannot write the assistant's rows.
 
 `check_submission` runs the policy checks of a `SubmitProposal`, in this order, each refusal a
@@ -39,23 +40,23 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from shared import wire
+from services.approval_web import ApprovalWebError
 from shared.binding import BoundRecord, fingerprint_hash, record_from_bytes
 from shared.canonical import CanonicalError, canonicalize_arguments
-from shared.display import visible
 from shared.errors import Code, FleetwatchError
-from shared.messages import (
+from shared.policy.loader import ArgumentsError, Policy, ProposeRule, ToolPolicy
+from shared.text.display import visible
+from shared.wire import formats as wire
+from shared.wire.approval import (
     ExpireTurn,
     GetProposalState,
-    ListWritable,
-    Prepared,
     RecordAsk,
     RecordPageSession,
     RecordRefusal,
     SubmitProposal,
 )
-from shared.policy import ArgumentsError, Policy, ProposeRule, ToolPolicy
-from shared.protocol import GetCapabilities, Message, message_tag
+from shared.wire.executor import ListWritable, Prepared
+from shared.wire.protocol import GetCapabilities, Message, message_tag
 
 PROPOSED_BY: Final = ("assistant", "operator")
 """Who may be named as a proposal's author: the assistant (a model turn) or an operator (a draft)."""
@@ -64,12 +65,12 @@ MAX_REASON_CHARS: Final = wire.MAX_REASON_CHARS
 message's own cap, so decoding refuses a longer one first."""
 
 
-class IntakeRefused(FleetwatchError):
+class IntakeRefused(ApprovalWebError):
     """A request on approval.sock was refused; ``code`` says why.
 
     Attributes:
         detail: extra facts for the refusal's audit row (no secrets, fleet text made visible).
-        audited: the refusal's audit row is already written (by `shared.approvals`).
+        audited: the refusal's audit row is already written (by `shared.store.approvals`).
     """
 
     def __init__(
@@ -193,7 +194,7 @@ def check_submission(
 
     Raises:
         IntakeRefused: with the first failing check's code; the message names the reason in
-            words (tool names are shown through `shared.display.visible`).
+            words (tool names are shown through `shared.text.display.visible`).
     """
     _check_message(submit)
     if not policy.may_propose:

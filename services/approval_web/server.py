@@ -5,7 +5,7 @@ issue) beside it in the same process, sharing nothing but the settings and the p
 
 On start: its audit key (``FLEETWATCH_KEYS_DIR/approval_web.key``, made at the first start and
 kept after; every audit row this process writes carries its MAC), migrate the store, look at
-the audit head (its anchor, `shared.audit_witness`, watched while it runs), expire every
+the audit head (its anchor, `shared.store.audit_witness`, watched while it runs), expire every
 pending proposal (the executor's seals may be from an
 earlier key, and nobody reviewed them in this run), then serve. While running: every
 `expiry_interval_seconds` the proposals past their ``expires_at`` become ``expired``.
@@ -18,16 +18,17 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 
-from services.approval_web.manifest import REQUESTS
 from services.approval_web.service import ACTOR, ApprovalService, ServiceOptions
-from shared import approvals
-from shared.audit_seal import APPROVAL_WEB, Keyring, own_keyring
-from shared.audit_witness import Witness
 from shared.config import Settings
 from shared.errors import Code, FleetwatchError
-from shared.policy import Policy, ToolPolicy
-from shared.protocol import Codec, serve_unix
-from shared.store import migrate, open_store
+from shared.policy.loader import Policy, ToolPolicy
+from shared.store import approvals
+from shared.store.audit_seal import APPROVAL_WEB, Keyring, own_keyring
+from shared.store.audit_witness import Witness
+from shared.store.db import migrate, open_store
+from shared.wire.approval import REQUESTS
+from shared.wire.protocol import Codec
+from shared.wire.server import serve_unix
 
 logger = logging.getLogger(__name__)
 

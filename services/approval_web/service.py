@@ -11,7 +11,7 @@ changed): role (``operation_not_allowed``), the policy checks of
 `services.approval_web.intake.check_submission`, the limits of
 `services.approval_web.limits`, then Prepare on executor.sock (its refusal codes pass through
 unchanged; the executor not running: ``service_unavailable``; no answer:
-``service_no_answer``), then `shared.approvals.insert_proposal`. The answer is the new
+``service_no_answer``), then `shared.store.approvals.insert_proposal`. The answer is the new
 proposal's ID and when it expires unreviewed.
 
 ListWritable is relayed to the executor as it is (this process holds no Epiphan token): the
@@ -26,12 +26,12 @@ confirm is refused (``kill_switch_not_confirmed`` / ``service_unavailable``; wri
 paused). AuditVerify verifies the log with approval_web's own key and anchor, then asks the
 executor to verify it with its own (`CheckAudit`): each service alone can check its own rows.
 
-RecordAsk and RecordRefusal are the assistant's audit rows (under the OS-user fence the
+RecordAsk, RecordRefusal and RecordPageSession are the assistant's audit rows (under the OS-user fence the
 assistant's user cannot write the store): this process writes them, actor ``assistant``, only
 for a peer whose uid is in ``FLEETWATCH_ASSISTANT_UIDS`` (`intake.check_recorder`).
 
 A request refused before its handler (malformed, an ID not of its format, a text over its cap:
-`shared.protocol`) leaves one ``refusal`` row too (`on_refused_request`), naming the operation,
+`shared.wire.protocol`) leaves one ``refusal`` row too (`on_refused_request`), naming the operation,
 the field and the frame's size, never the value.
 """
 
@@ -46,7 +46,7 @@ from typing import Any
 import aiosqlite
 import msgspec
 
-from services.approval_web import admin, manifest
+from services.approval_web import admin
 from services.approval_web.intake import (
     CheckedProposal,
     IntakeRefused,
@@ -64,65 +64,63 @@ from services.approval_web.limits import (
     count_pending,
     read_counts,
 )
-from shared import approvals
-from shared.audit_seal import APPROVAL_WEB
-from shared.audit_witness import Witness
 from shared.config import Settings
-from shared.display import visible
 from shared.errors import MEANINGS, Code, FleetwatchError
-from shared.messages import (
-    AuditChecked,
+from shared.policy.loader import Policy, ToolPolicy
+from shared.store import approvals
+from shared.store.audit_seal import APPROVAL_WEB, EXECUTOR
+from shared.store.audit_witness import Witness
+from shared.store.db import append_audit, db_now, verify_audit
+from shared.text.display import visible
+from shared.wire import approval
+from shared.wire.approval import (
     AuditReport,
     AuditRows,
     AuditTail,
     AuditVerify,
-    CheckAudit,
     Count,
     Deny,
     DenyAll,
     ExpireTurn,
     GetProposalState,
     GetStatus,
-    Health,
-    HealthReport,
     ListPending,
-    ListWritable,
     PendingList,
-    Prepare,
-    Prepared,
     ProposalAccepted,
     ProposalDetail,
     ProposalState,
     RecordAsk,
     RecordPageSession,
     RecordRefusal,
-    SealKillSwitch,
     SetKillSwitch,
     ShowProposal,
     Status,
     SubmitProposal,
+)
+from shared.wire.client import CallError
+from shared.wire.executor import (
+    AUDIT_SECONDS,
+    HEALTH_SECONDS,
+    LIST_WRITABLE_SECONDS,
+    PREPARE_SECONDS,
+    ExecutorClient,
+    HealthReport,
+    ListWritable,
+    Prepare,
+    Prepared,
     WritableDevices,
     WriterCheck,
 )
-from shared.policy import Policy, ToolPolicy
-from shared.protocol import (
-    Capabilities,
-    ErrorReply,
-    GetCapabilities,
-    Message,
-    PeerCred,
-    RefusedRequest,
-    message_tag,
-    request,
-)
-from shared.store import append_audit, db_now, verify_audit
+from shared.wire.protocol import Capabilities, GetCapabilities, Message, message_tag
+from shared.wire.server import PeerCred, RefusedRequest
 
 logger = logging.getLogger(__name__)
 
 ACTOR = "approval_web"
 """The audit actor of this service's own steps (expiry, start)."""
 ASSISTANT_ACTOR = "assistant"
-"""The audit actor of the rows written for the assistant (`RecordAsk`, `RecordRefusal`)."""
+"""The audit actor of the rows written for the assistant (`RecordAsk`, `RecordRefusal`,
+`RecordPageSession`)."""
 
 
 @dataclass(frozen=True)
@@ -141,18 +139,10 @@ class ServiceOptions:
     """
 
     proposal_ttl_seconds: int | None = None
-    prepare_timeout_seconds: float = 20.0
-    health_timeout_seconds: float = 2.0
-    list_timeout_seconds: float = 20.0
-    audit_timeout_seconds: float = 60.0
-
-
-def _known_code(text: str) -> Code:
-    try:
-        return Code(text)
-    except ValueError:
-        logger.error("the executor answered an undeclared code %r", text[:64])
-        return Code.INTERNAL_ERROR
+    prepare_timeout_seconds: float = PREPARE_SECONDS
+    health_timeout_seconds: float = HEALTH_SECONDS
+    list_timeout_seconds: float = LIST_WRITABLE_SECONDS
+    audit_timeout_seconds: float = AUDIT_SECONDS
 
 
 class ApprovalService:
@@ -163,7 +153,7 @@ class ApprovalService:
         settings: uids, the executor socket, the fence.
         policy, tool_policy: loaded once at start.
         options: timings.
-        witness: approval_web's audit anchor (`shared.audit_witness`); None: none kept.
+        witness: approval_web's audit anchor (`shared.store.audit_witness`); None: none kept.
     """
 
     def __init__(
@@ -182,6 +172,7 @@ class ApprovalService:
         self._policy = policy
         self._tool_policy = tool_policy
         self._options = options or ServiceOptions()
+        self._executor = ExecutorClient(settings.executor_socket)
         self._db = asyncio.Lock()
         self._submitting = asyncio.Lock()
         self._handlers: Mapping[type[Message], Callable[[Any, PeerCred], Awaitable[Message]]] = {
@@ -226,7 +217,7 @@ class ApprovalService:
     # --- entry points -------------------------------------------------------------------
 
     async def handle(self, request: Message, peer: PeerCred) -> Message:
-        """Answer one request (the `shared.protocol.Handler` of approval.sock).
+        """Answer one request (the `shared.wire.server.Handler` of approval.sock).
 
         Raises:
             FleetwatchError: the refusal; `serve_unix` sends it as an `ErrorReply`.
@@ -261,7 +252,7 @@ class ApprovalService:
             )
 
     async def on_refused_request(self, peer: PeerCred, refused: RefusedRequest) -> None:
-        """A request refused before its handler (`shared.protocol.RefusedRequest`): one
+        """A request refused before its handler (`shared.wire.server.RefusedRequest`): one
         ``refusal`` audit row naming the operation, the field and the frame's size."""
         async with self._db:
             await approvals.audit_refusal(
@@ -344,21 +335,18 @@ class ApprovalService:
         """Prepare on executor.sock.
 
         Raises:
-            IntakeRefused: the executor's refusal code, unchanged.
-            ProtocolError: ``service_unavailable`` / ``service_no_answer``.
+            IntakeRefused: the executor's refusal code, unchanged, or ``service_unavailable``
+                / ``service_no_answer``.
         """
         message = Prepare(
             proposal_id=proposal_id, tool=checked.tool, arguments=checked.arguments, reason=reason
         )
-        reply = await request(
-            self._settings.executor_socket,
-            message,
-            Prepared,
-            timeout_seconds=self._options.prepare_timeout_seconds,
-        )
-        if isinstance(reply, ErrorReply):
-            raise IntakeRefused(_known_code(reply.code), visible(reply.message, 400))
-        return reply
+        try:
+            return await self._executor.prepare(
+                message, timeout_seconds=self._options.prepare_timeout_seconds
+            )
+        except CallError as exc:
+            raise IntakeRefused(exc.code, visible(exc.message, 400)) from exc
 
     # --- the assistant's other operations ----------------------------------------------
 
@@ -384,15 +372,12 @@ class ApprovalService:
         return Count(count=1)
 
     async def _record_refusal(self, message: RecordRefusal, peer: PeerCred) -> Count:
-        """A refusal on assistant.sock, recorded for the assistant (one ``refusal`` row).
+        """A refusal on assistant.sock or the ask page, recorded for the assistant (one
+        ``refusal`` row naming the surface).
 
-        Raises:
-            IntakeRefused: ``invalid_message`` when the code is not a declared one.
+        The code is a declared one: decoding refused any other (``invalid_message``).
         """
-        try:
-            code = Code(message.code)
-        except ValueError as exc:
-            raise IntakeRefused(Code.INVALID_MESSAGE, "the refusal's code is not a declared code") from exc
+        code = message.code
         detail = {"socket": message.surface, "uid": message.uid, "gid": message.gid, "pid": message.pid}
         detail |= {
             k: v for k, v in (("field", message.field), ("frame_bytes", message.frame_bytes)) if v is not None
@@ -416,7 +401,7 @@ class ApprovalService:
         return Count(count=1)
 
     async def _capabilities(self, message: GetCapabilities, peer: PeerCred) -> Capabilities:
-        return manifest.capabilities()
+        return approval.capabilities()
 
     async def _list_writable(self, message: ListWritable, peer: PeerCred) -> WritableDevices:
         """ListWritable relayed to executor.sock, its answer unchanged.
@@ -426,17 +411,9 @@ class ApprovalService:
                 ``service_no_answer``.
         """
         try:
-            reply = await request(
-                self._settings.executor_socket,
-                ListWritable(),
-                WritableDevices,
-                timeout_seconds=self._options.list_timeout_seconds,
-            )
-        except FleetwatchError as exc:
-            raise IntakeRefused(exc.code, exc.message) from exc
-        if isinstance(reply, ErrorReply):
-            raise IntakeRefused(_known_code(reply.code), visible(reply.message, 400))
-        return reply
+            return await self._executor.list_writable(timeout_seconds=self._options.list_timeout_seconds)
+        except CallError as exc:
+            raise IntakeRefused(exc.code, visible(exc.message, 400)) from exc
 
     # --- admin --------------------------------------------------------------------------
 
@@ -492,22 +469,17 @@ class ApprovalService:
                 self._conn, message.on, actor=self._actor(peer, message.actor)
             )
         try:
-            reply = await request(
-                self._settings.executor_socket,
-                SealKillSwitch(request_seq=head.seq, on=message.on),
-                HealthReport,
-                timeout_seconds=self._options.audit_timeout_seconds,
+            await self._executor.seal_kill_switch(
+                head.seq, message.on, timeout_seconds=self._options.audit_timeout_seconds
             )
-        except FleetwatchError as exc:
-            reply = ErrorReply(code=exc.code, message=exc.message)
-        if isinstance(reply, ErrorReply) and not message.on:
-            raise IntakeRefused(
-                _known_code(reply.code),
-                "writes stay paused: the executor did not confirm the resume"
-                f" ({visible(reply.code, 64)}); run resume again once it answers",
-            )
-        if isinstance(reply, ErrorReply):
-            logger.warning("the executor did not seal a pause (%s); it counts as paused anyway", reply.code)
+        except CallError as exc:
+            if not message.on:
+                raise IntakeRefused(
+                    exc.code,
+                    "writes stay paused: the executor did not confirm the resume"
+                    f" ({exc.code}); run resume again once it answers",
+                ) from exc
+            logger.warning("the executor did not seal a pause (%s); it counts as paused anyway", exc.code)
         return await self._status(GetStatus(), peer)
 
     async def _status(self, message: GetStatus, peer: PeerCred) -> Status:
@@ -534,15 +506,9 @@ class ApprovalService:
         """The executor's Health (its own view of the kill switch), or None when it does not
         answer."""
         try:
-            reply = await request(
-                self._settings.executor_socket,
-                Health(),
-                HealthReport,
-                timeout_seconds=self._options.health_timeout_seconds,
-            )
-        except FleetwatchError:
+            return await self._executor.health(timeout_seconds=self._options.health_timeout_seconds)
+        except CallError:
             return None
-        return reply if isinstance(reply, HealthReport) else None
 
     async def _audit_tail(self, message: AuditTail, peer: PeerCred) -> AuditRows:
         if not 1 <= message.limit <= admin.MAX_AUDIT_TAIL:
@@ -587,17 +553,7 @@ class ApprovalService:
     async def _executor_check(self) -> WriterCheck:
         """The executor's own verification, or a failed check saying why it is missing."""
         try:
-            reply = await request(
-                self._settings.executor_socket,
-                CheckAudit(),
-                AuditChecked,
-                timeout_seconds=self._options.audit_timeout_seconds,
-            )
-        except FleetwatchError as exc:
-            reply = ErrorReply(code=exc.code, message=exc.message)
-        if isinstance(reply, ErrorReply):
-            why = (
-                f"not checked: the executor did not answer ({visible(reply.code, 64)}); only it holds its key"
-            )
-            return WriterCheck(writer="executor", ok=False, rows=0, reason=why)
-        return reply.check
+            return await self._executor.check_audit(timeout_seconds=self._options.audit_timeout_seconds)
+        except CallError as exc:
+            why = f"not checked: the executor did not answer ({exc.code}); only it holds its key"
+            return WriterCheck(writer=EXECUTOR, ok=False, rows=0, reason=why)

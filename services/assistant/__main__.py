@@ -2,8 +2,8 @@
 
 Serves assistant.sock; with ``--page`` also the local ask page on 127.0.0.1
 (``FLEETWATCH_ASK_PORT``), behind its own secret (printed on a terminal, else written to
-``FLEETWATCH_ASK_SECRET_FILE`` and deleted at a clean stop). Settings come from ``FLEETWATCH_*``. It opens no store: what it
-records goes through approval.sock. Exit status: 0 after a signal, 2 when the settings, the
+``FLEETWATCH_ASK_SECRET_FILE`` and deleted at a clean stop). Settings come from
+``FLEETWATCH_*``. It opens no store: what it records goes through approval.sock. Exit status: 0 after a signal, 2 when the settings, the
 policy or a socket refuse to start.
 """
 
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from services.assistant.server import assistant_side, build_assistant
 from shared.config import Settings, configure_logging, load_settings
 from shared.errors import FleetwatchError
-from shared.policy import Policy, ToolPolicy, load_policies
+from shared.policy.loader import Policy, ToolPolicy, load_policies
 
 logger = logging.getLogger("services.assistant")
 
@@ -38,7 +38,7 @@ async def run(settings: Settings, policy: Policy, tool_policy: ToolPolicy, *, pa
             from services.assistant.page import serve_page
             from services.assistant.proposals import ApprovalSocketSink
             from services.assistant.server import AssistantAudit
-            from shared.page_secret import SecretSink
+            from shared.web.page_secret import SecretSink
 
             sink = SecretSink.for_stream(settings.ask_secret_file, sys.stdout, label="Ask page")
             audit = AssistantAudit(ApprovalSocketSink(settings.approval_socket))

@@ -5,9 +5,9 @@ calls the same `Assistant.ask` as assistant.sock and holds nothing secret but it
 secret and two keys (in memory). Its own port; never the approval page.
 
 **Who may ask.** 127.0.0.1 is open to every local user, so the page asks for its own secret
-once per browser session, as the approval page does (`shared.page_secret`: printed on a
+once per browser session, as the approval page does (`shared.web.page_secret`: printed on a
 terminal, else written to ``FLEETWATCH_ASK_SECRET_FILE``, readable on a server by the operators'
-group only), with the same slow-down for wrong entries (`shared.throttle`). A right entry starts
+group only), with the same slow-down for wrong entries (`shared.web.throttle`). A right entry starts
 a session: the cookie holds a random token, the page keeps only ``k-`` + HMAC(key, token) for
 12 hours (a restart forgets them all). Without a session the page shows only the secret form;
 a question posted without one is refused (``secret_required``).
@@ -16,15 +16,15 @@ a question posted without one is refused (``secret_required``).
 session begun (``ask_session_start``), each refusal (``refusal``, surface ``ask_page``: the
 operation and code, never what was sent), and each question's ``ask`` row names its page
 session. Each row also names the uid the kernel lists for the browser's connection
-(`shared.loopback_peer`), so a person knocking without the secret is named by uid.
+(`shared.web.loopback_peer`), so a person knocking without the secret is named by uid.
 
-Guards (`shared.web_guards`, the approval page's rules): every request's Host must be
+Guards (`shared.web.guards`, the approval page's rules): every request's Host must be
 ``127.0.0.1:<port>`` or ``localhost:<port>`` (``bad_host``); every POST must come from the
 page itself (``Sec-Fetch-Site``/``Origin``: ``cross_site``) and fit `MAX_BODY_BYTES`
 (``body_too_large``); a question carries the form token bound to its session (``csrf_failed``).
 GET changes nothing. The secret is checked by the handlers that need it, so a page added later
 on this port for everyone (a wall screen) is not behind it. Templates autoescape; answer text
-passes through `shared.display.visible` so hidden and bidi characters are shown, not obeyed.
+passes through `shared.text.display.visible` so hidden and bidi characters are shown, not obeyed.
 Every response carries `SECURITY_HEADERS` (a strict CSP: no script at all). The page's words
 are in English and Spanish side by side.
 """
@@ -47,14 +47,14 @@ from aiohttp import web
 
 from services.assistant.server import MAX_QUESTION_CHARS, Asker
 from services.assistant.service import AskedBy
-from shared.display import visible
 from shared.errors import MEANINGS, Code, FleetwatchError
-from shared.local_http import serve_local
-from shared.loopback_peer import peer_uid
-from shared.messages import Answer
-from shared.page_secret import PageSecret, SecretSink
-from shared.throttle import WrongSecretThrottle
-from shared.web_guards import SECURITY_HEADERS, form_token, host_ok, new_key, post_origin_problem, token_ok
+from shared.text.display import visible
+from shared.web.guards import SECURITY_HEADERS, form_token, host_ok, new_key, post_origin_problem, token_ok
+from shared.web.local_http import serve_local
+from shared.web.loopback_peer import peer_uid
+from shared.web.page_secret import PageSecret, SecretSink
+from shared.web.throttle import WrongSecretThrottle
+from shared.wire.assistant import Answer
 
 MAX_BODY_BYTES: Final = 16 * 1024
 COOKIE: Final = "fleetwatch_ask"

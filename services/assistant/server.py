@@ -1,7 +1,7 @@
 """assistant.sock and the production wiring of `Assistant`.
 
 `build_assistant` puts the production parts together from the settings: the read slot's
-guarded client (`shared.signed_session.SignedReader`: refreshed before use when the slot
+guarded client (`shared.epiphan.signed_session.SignedReader`: refreshed before use when the slot
 says its token ended, and once after Epiphan refuses it in-band), approval.sock as the proposal sink (and where the audit
 rows go: the assistant opens no store), and the model client when a key is set (none: keyword
 answers only). `assistant_side` serves assistant.sock for an ``async with`` block; ``__main__``
@@ -25,24 +25,18 @@ from typing import Any, Final, Protocol
 import anthropic
 
 from services.assistant import AssistantError
-from services.assistant.manifest import REQUESTS, capabilities
+from services.assistant.manifest import capabilities
 from services.assistant.proposals import ApprovalSocketSink, ProposalSink
 from services.assistant.service import AskedBy, Assistant
 from shared.config import Settings
+from shared.epiphan.signed_session import SignedReader
 from shared.errors import Code
-from shared.messages import (
-    FLEET_FRAME_BYTES,
-    Answer,
-    Ask,
-    FleetView,
-    GetFleet,
-    RecordPageSession,
-    RecordRefusal,
-)
-from shared.policy import Policy, ToolPolicy
-from shared.protocol import Codec, GetCapabilities, Message, PeerCred, RefusedRequest, message_tag, serve_unix
-from shared.signed_session import SignedReader
-from shared.wire import MAX_QUESTION_CHARS
+from shared.policy.loader import Policy, ToolPolicy
+from shared.wire.approval import RecordPageSession, RecordRefusal
+from shared.wire.assistant import FLEET_FRAME_BYTES, REQUESTS, Answer, Ask, FleetView, GetFleet
+from shared.wire.formats import MAX_QUESTION_CHARS
+from shared.wire.protocol import Codec, GetCapabilities, Message, message_tag
+from shared.wire.server import PeerCred, RefusedRequest, serve_unix
 
 log = logging.getLogger(__name__)
 

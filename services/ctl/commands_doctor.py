@@ -35,23 +35,17 @@ from services.ctl.doctor import (
     render,
     run_checks,
 )
+from services.ctl.output import print_json
 from shared.config import Settings, load_settings
+from shared.epiphan.fleet import parse_devices
+from shared.epiphan.signed_session import SignedConnection
+from shared.epiphan.slots import slot_summary
 from shared.errors import Code, FleetwatchError
-from shared.fleet import parse_devices
-from shared.loopback_peer import LISTEN, read_tables, table_rows
-from shared.messages import (
-    FLEET_FRAME_BYTES,
-    FleetView,
-    GetFleet,
-    GetStatus,
-    ListWritable,
-    Status,
-    WritableDevices,
-)
-from shared.policy import load_policies
-from shared.protocol import Capabilities, ErrorReply, GetCapabilities, ProtocolError, request
-from shared.signed_session import SignedConnection
-from shared.slots import slot_summary
+from shared.policy.loader import load_policies
+from shared.web.loopback_peer import LISTEN, read_tables, table_rows
+from shared.wire.approval import ApprovalClient, Status
+from shared.wire.assistant import AssistantClient
+from shared.wire.client import CallError, SocketClient
 
 PROBE_SECONDS = 3.0
 """Bound on each socket request doctor makes (seconds)."""
@@ -76,8 +70,6 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
 async def doctor_command(args: argparse.Namespace) -> int:
     checks = run_checks(await gather(load_settings(), live=args.live))
     if args.json:
-        from services.ctl.main import print_json
-
         print_json(as_json(checks))
     else:
         print(render(checks))
@@ -158,12 +150,10 @@ async def probe(facts: SocketFacts, allowed: bool) -> Probe:
     if facts.state != "present" or not facts.connectable:
         return Probe(facts.service, "unreachable", "permission denied")
     try:
-        reply = await request(facts.path, GetCapabilities(), Capabilities, timeout_seconds=PROBE_SECONDS)
-    except ProtocolError as exc:
-        return Probe(facts.service, "down", f"{exc.code}: {exc.message}")
-    if isinstance(reply, ErrorReply):
-        answer = "refused" if reply.code == Code.PEER_NOT_ALLOWED else "down"
-        return Probe(facts.service, answer, f"{reply.code}: {reply.message}")
+        await SocketClient(facts.path, timeout_seconds=PROBE_SECONDS).capabilities()
+    except CallError as exc:
+        answer = "refused" if exc.code is Code.PEER_NOT_ALLOWED else "down"
+        return Probe(facts.service, answer, f"{exc.code}: {exc.message}")
     return Probe(facts.service, "up")
 
 
@@ -173,12 +163,9 @@ async def queue_status(facts: SocketFacts, allowed: bool) -> tuple[Status | None
     if facts.state != "present" or not allowed or not facts.connectable:
         return None, "approval.sock is not for this user"
     try:
-        reply = await request(facts.path, GetStatus(), Status, timeout_seconds=PROBE_SECONDS)
-    except ProtocolError as exc:
+        return await ApprovalClient(facts.path, timeout_seconds=PROBE_SECONDS).status(), None
+    except CallError as exc:
         return None, str(exc.code)
-    if isinstance(reply, ErrorReply):
-        return None, reply.code
-    return reply, None
 
 
 def parse_listeners(texts: Iterable[str]) -> tuple[tuple[str, int], ...]:
@@ -193,6 +180,9 @@ def read_listeners() -> tuple[tuple[str, int], ...] | None:
 
 LIVE_SECONDS = 60.0
 """Bound on each live proof (a read through a service may read the whole team)."""
+REFUSED_BY_EPIPHAN = frozenset({Code.EPIPHAN_AUTH, Code.SIGN_IN_DEAD})
+"""The codes that mean Epiphan itself refused the sign-in (its token, or its refresh), whatever
+this machine's clock says."""
 
 
 def _expires(summary: Mapping[str, Any]) -> float | None:
@@ -214,7 +204,7 @@ async def prove_read(
                 data = await session.read(read_tools, lambda client: client.call("get_devices_in_my_team"))
                 outcome = "refreshed" if session.refreshed else "accepted"
         except FleetwatchError as exc:
-            refused = exc.code in (Code.EPIPHAN_AUTH, Code.SIGN_IN_DEAD)
+            refused = exc.code in REFUSED_BY_EPIPHAN
             return LiveProof(
                 "here",
                 "refused" if refused else "failed",
@@ -230,22 +220,13 @@ async def prove_read(
         return LiveProof(
             "assistant", "skipped", detail="this user may neither read the slot nor ask the assistant"
         )
+    client = AssistantClient(settings.assistant_socket, timeout_seconds=LIVE_SECONDS)
     try:
-        reply = await request(
-            settings.assistant_socket,
-            GetFleet(),
-            FleetView,
-            timeout_seconds=LIVE_SECONDS,
-            max_frame_bytes=FLEET_FRAME_BYTES,
-        )
-    except ProtocolError as exc:
-        return LiveProof("assistant", "failed", detail=f"{exc.code}: {exc.message}", valid_until=valid_until)
-    if isinstance(reply, ErrorReply):
-        outcome = "refused" if reply.code in (Code.EPIPHAN_AUTH, Code.SIGN_IN_DEAD) else "failed"
-        return LiveProof(
-            "assistant", outcome, detail=f"{reply.code}: {reply.message}", valid_until=valid_until
-        )
-    return LiveProof("assistant", "accepted", devices=len(reply.snapshot.devices), valid_until=valid_until)
+        snapshot = await client.fleet()
+    except CallError as exc:
+        outcome = "refused" if exc.code in REFUSED_BY_EPIPHAN else "failed"
+        return LiveProof("assistant", outcome, detail=f"{exc.code}: {exc.message}", valid_until=valid_until)
+    return LiveProof("assistant", "accepted", devices=len(snapshot.devices), valid_until=valid_until)
 
 
 async def prove_sandbox(settings: Settings, summary: Mapping[str, Any], allowed: bool) -> LiveProof:
@@ -254,25 +235,17 @@ async def prove_sandbox(settings: Settings, summary: Mapping[str, Any], allowed:
     valid_until = _expires(summary)
     if not allowed:
         return LiveProof("executor", "skipped", detail="this user may not use approval.sock")
+    client = ApprovalClient(settings.approval_socket, timeout_seconds=LIVE_SECONDS)
     try:
-        reply = await request(
-            settings.approval_socket, ListWritable(), WritableDevices, timeout_seconds=LIVE_SECONDS
-        )
-    except ProtocolError as exc:
-        return LiveProof("executor", "failed", detail=f"{exc.code}: {exc.message}", valid_until=valid_until)
-    if isinstance(reply, ErrorReply):
-        if reply.code == Code.FENCE_NOT_CONFIGURED:
+        writable = await client.list_writable()
+    except CallError as exc:
+        if exc.code is Code.FENCE_NOT_CONFIGURED:
             return LiveProof(
                 "executor", "skipped", detail="no fence is configured, so the executor reads nothing"
             )
-        refused = f"({Code.EPIPHAN_AUTH})" in reply.message or reply.code == Code.SIGN_IN_DEAD
-        return LiveProof(
-            "executor",
-            "refused" if refused else "failed",
-            detail=f"{reply.code}: {reply.message}",
-            valid_until=valid_until,
-        )
-    return LiveProof("executor", "accepted", devices=len(reply.devices), valid_until=valid_until)
+        outcome = "refused" if exc.code in REFUSED_BY_EPIPHAN else "failed"
+        return LiveProof("executor", outcome, detail=f"{exc.code}: {exc.message}", valid_until=valid_until)
+    return LiveProof("executor", "accepted", devices=len(writable.devices), valid_until=valid_until)
 
 
 async def gather(settings: Settings, *, live: bool = False) -> Facts:

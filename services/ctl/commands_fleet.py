@@ -3,17 +3,18 @@ looks like, through whichever door this user has.
 
 ``fleet`` reads the read sign-in's team. Where this user may read the read slot (one account;
 root on a server) it reads Epiphan itself, refreshing the sign-in as the services do
-(`shared.signed_session.SignedReader`: before use when the slot says the token ended, and once
-after Epiphan refuses it in-band). Anyone else (an operator on a server, who may not read the
-token) asks the assistant over assistant.sock (`GetFleet`): the one process holding the read
-sign-in reads it, and only operators may ask it.
+(`shared.epiphan.signed_session.SignedReader`: before use when the slot says the token ended,
+and once after Epiphan refuses it in-band). Anyone else (an operator on a server, who may not
+read the token) asks the assistant over assistant.sock (`GetFleet`): the one process holding
+the read sign-in reads it, and only operators may ask it.
 
 ``writable`` lists the devices a change may target now: approval.sock's ``ListWritable``,
 which approval_web relays to the executor (the one holder of the sandbox sign-in; operators
 never hold it).
 
 Errors: the slot's or the read's `FleetwatchError` (``no_sign_in``, ``epiphan_auth``...), or the
-service's refusal (``service_unavailable`` when it is not running); ``main`` prints one line.
+service's refusal as `shared.wire.client.CallError` (``service_unavailable`` when it is not
+running); ``main`` prints one line.
 """
 
 from __future__ import annotations
@@ -21,16 +22,17 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime
 
-from services.ctl.commands_admin import call, call_service, print_reply
 from services.ctl.fleet_view import fleet_json, render_fleet, render_writable
-from shared.attention import thresholds_from_policy
+from services.ctl.output import print_json
 from shared.config import Settings, load_settings
+from shared.epiphan.attention import thresholds_from_policy
+from shared.epiphan.fleet import FleetSnapshot
+from shared.epiphan.signed_session import SignedReader
+from shared.epiphan.slots import SlotError, read_slot
 from shared.errors import Code
-from shared.fleet import FleetSnapshot
-from shared.messages import FLEET_FRAME_BYTES, FleetView, GetFleet, ListWritable, WritableDevices
-from shared.policy import Policy, ToolPolicy, load_policies
-from shared.signed_session import SignedReader
-from shared.slots import SlotError, read_slot
+from shared.policy.loader import Policy, ToolPolicy, load_policies
+from shared.wire.approval import ApprovalClient
+from shared.wire.assistant import AssistantClient
 
 FLEET_TIMEOUT_SECONDS = 120.0
 """Wait for the assistant's fleet read (thousands of devices take seconds)."""
@@ -64,26 +66,11 @@ async def read_snapshot(settings: Settings, tool_policy: ToolPolicy) -> FleetSna
             settings.read_token_file, settings.epiphan_mcp_url, tool_policy.read_tools
         ) as reader:
             return await reader.snapshot()
-    return await fleet_from_assistant(settings)
-
-
-async def fleet_from_assistant(settings: Settings) -> FleetSnapshot:
-    """`GetFleet` on assistant.sock (raises as `call_service`)."""
-    reply = await call_service(
-        "the assistant",
-        settings.assistant_socket,
-        GetFleet(),
-        FleetView,
-        timeout_seconds=FLEET_TIMEOUT_SECONDS,
-        max_frame_bytes=FLEET_FRAME_BYTES,
-    )
-    return reply.snapshot
+    return await AssistantClient(settings.assistant_socket, timeout_seconds=FLEET_TIMEOUT_SECONDS).fleet()
 
 
 def show(snapshot: FleetSnapshot, policy: Policy, as_json: bool) -> None:
-    """Print a snapshot as a table or JSON."""
-    from services.ctl.main import print_json
-
+    """Print a snapshot as a table or JSON (names escaped either way)."""
     now = datetime.now(UTC)
     if as_json:
         print_json(fleet_json(snapshot, now, thresholds_from_policy(policy)))
@@ -101,9 +88,11 @@ async def fleet(args: argparse.Namespace) -> int:
 
 async def writable(args: argparse.Namespace) -> int:
     """``fleetwatch writable``: the devices a change may target now."""
-    reply = await call(ListWritable(), WritableDevices, timeout_seconds=WRITABLE_TIMEOUT_SECONDS)
+    settings = load_settings()
+    client = ApprovalClient(settings.approval_socket, timeout_seconds=WRITABLE_TIMEOUT_SECONDS)
+    reply = await client.list_writable()
     if args.json:
-        print_reply(reply)
+        print_json(reply)
     else:
         print(render_writable(reply))
     return 0

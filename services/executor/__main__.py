@@ -3,7 +3,7 @@
 Start: the settings (``FLEETWATCH_*``), the policy (refuses to start when it does not load),
 its audit key (``FLEETWATCH_KEYS_DIR/executor.key``, made at the first start, kept after), the
 store (migrated, its audit rows signed with that key), its audit anchor (watched while it
-runs, `shared.audit_witness`), a new binding key in memory, every pending proposal expired (no earlier
+runs, `shared.store.audit_witness`), a new binding key in memory, every pending proposal expired (no earlier
 seal verifies under the new key), every execution left ``running`` by a crash recorded as
 ``unknown`` (never retried), then executor.sock is served. SIGTERM or SIGINT: stop accepting,
 wait for operations in flight (bounded), close, exit 0.
@@ -21,18 +21,20 @@ import secrets
 import signal
 import sys
 
-from services.executor.manifest import REQUESTS
+from services.executor.executions import recover_running
 from services.executor.runtime import DEFAULT_CALL_TIMEOUT_SECONDS, Runtime, db_time, utc_now
 from services.executor.service import ExecutorService
-from shared.approvals import EXECUTOR_ACTOR, end_stranded, expire_all_pending, recover_running
-from shared.audit_seal import EXECUTOR, Keyring, load_key
-from shared.audit_witness import Witness
 from shared.binding import new_binding_key
 from shared.config import Settings, configure_logging, load_settings
 from shared.errors import Code, FleetwatchError
-from shared.policy import load_policies
-from shared.protocol import Codec, serve_unix
-from shared.store import migrate, open_store
+from shared.policy.loader import load_policies
+from shared.store.approvals import EXECUTOR_ACTOR, end_stranded, expire_all_pending
+from shared.store.audit_seal import EXECUTOR, Keyring, load_key
+from shared.store.audit_witness import Witness
+from shared.store.db import migrate, open_store
+from shared.wire.executor import REQUESTS
+from shared.wire.protocol import Codec
+from shared.wire.server import serve_unix
 
 log = logging.getLogger("services.executor")
 

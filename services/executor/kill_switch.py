@@ -1,11 +1,12 @@
 """The kill switch as the executor trusts it: only a state the executor sealed itself.
 
 An operator's ``pause``/``resume`` is recorded by approval_web (a ``kill_switch`` audit row
-``{on}`` under its key; the page shows the state these rows give, `shared.approvals.kill_switch`),
-which then asks the executor to seal it (`SealKillSwitch`). The executor checks that the request
-row exists, says the same, and is the newest request; then, in one transaction, it writes its own ``kill_switch_sealed`` audit
-row ``{on, request_seq}`` and ``kv['kill_switch_seal']`` = ``{on, request_seq, row_seq, mac}``,
-the MAC under its own audit key; after the commit it keeps ``row_seq`` as its high-water mark in
+``{on}`` under its key; the page shows the state these rows give,
+`shared.store.approvals.kill_switch`), which then asks the executor to seal it
+(`SealKillSwitch`). The executor checks that the request row exists, says the same, and is the
+newest request; then, in one transaction, it writes its own ``kill_switch_sealed`` audit row
+``{on, request_seq}`` and ``kv['kill_switch_seal']`` = ``{on, request_seq, row_seq, mac}``, the
+MAC under its own audit key; after the commit it keeps ``row_seq`` as its high-water mark in
 ``<FLEETWATCH_KEYS_DIR>/kill-switch.json`` (outside the store).
 
 `paused` answers Execute's question "may a write run?", failing closed: writes are paused unless
@@ -33,11 +34,11 @@ import aiosqlite
 import msgspec
 
 from services.executor import ExecutorError
-from shared.approval_rows import EXECUTOR_ACTOR, KILL_SWITCH_KIND, KILL_SWITCH_SEALED_KIND
-from shared.audit_seal import APPROVAL_WEB, EXECUTOR, AuditKey
 from shared.errors import Code, FleetwatchError
 from shared.private_files import read_private, write_private
-from shared.store import append_audit, write_tx
+from shared.store.approval_rows import EXECUTOR_ACTOR, KILL_SWITCH_KIND, KILL_SWITCH_SEALED_KIND
+from shared.store.audit_seal import APPROVAL_WEB, EXECUTOR, AuditKey
+from shared.store.db import append_audit, write_tx
 
 if TYPE_CHECKING:
     from services.executor.runtime import Runtime
@@ -47,8 +48,6 @@ log = logging.getLogger(__name__)
 SEAL_KEY: Final = "kill_switch_seal"
 """The ``kv`` row holding the executor's seal."""
 PURPOSE: Final = "kill_switch"
-REQUEST_KIND: Final = KILL_SWITCH_KIND
-SEALED_KIND: Final = KILL_SWITCH_SEALED_KIND
 HIGH_WATER_FILE: Final = "kill-switch.json"
 
 
@@ -95,7 +94,7 @@ def judge(facts: Facts) -> tuple[bool, str]:
     if (
         row is None
         or row["writer"] != EXECUTOR
-        or row["kind"] != SEALED_KIND
+        or row["kind"] != KILL_SWITCH_SEALED_KIND
         or not row["mac_ok"]
         or row["detail"] != {"on": seal["on"], "request_seq": seal["request_seq"]}
     ):
@@ -167,7 +166,7 @@ async def read_facts(rt: Runtime, key: AuditKey | None) -> Facts:
         newest = await _one(
             rt.conn,
             "SELECT seq, detail_json FROM audit WHERE kind = ? ORDER BY seq DESC LIMIT 1",
-            (REQUEST_KIND,),
+            (KILL_SWITCH_KIND,),
         )
     newest_request = None
     if newest is not None:
@@ -198,11 +197,11 @@ async def seal(rt: Runtime, request_seq: int, on: bool) -> None:
         raise ExecutorError(Code.KILL_SWITCH_NOT_CONFIRMED, "the executor holds no audit key")
     async with rt.db, write_tx(rt.conn):
         row = await _one(rt.conn, "SELECT writer, kind, detail_json FROM audit WHERE seq = ?", (request_seq,))
-        newest = await _one(rt.conn, "SELECT max(seq) FROM audit WHERE kind = ?", (REQUEST_KIND,))
+        newest = await _one(rt.conn, "SELECT max(seq) FROM audit WHERE kind = ?", (KILL_SWITCH_KIND,))
         detail = json.loads(row["detail_json"]) if row is not None else None
         if (
             row is None
-            or row["kind"] != REQUEST_KIND
+            or row["kind"] != KILL_SWITCH_KIND
             or row["writer"] != APPROVAL_WEB
             or detail != {"on": on}
             or newest is None
@@ -213,7 +212,10 @@ async def seal(rt: Runtime, request_seq: int, on: bool) -> None:
                 f"audit row {request_seq} is not the newest kill switch request turning writes {'on' if on else 'off'}",
             )
         head = await append_audit(
-            rt.conn, actor=EXECUTOR_ACTOR, kind=SEALED_KIND, detail={"on": on, "request_seq": request_seq}
+            rt.conn,
+            actor=EXECUTOR_ACTOR,
+            kind=KILL_SWITCH_SEALED_KIND,
+            detail={"on": on, "request_seq": request_seq},
         )
         payload = {"on": on, "request_seq": request_seq, "row_seq": head.seq}
         value = json.dumps({**payload, "mac": key.seal(PURPOSE, payload)}, sort_keys=True)

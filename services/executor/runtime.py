@@ -24,13 +24,13 @@ from services.executor.checks import Fence, Proposed, Refusal, fence_refusal, po
 from services.executor.facts import secret_digest
 from services.executor.kill_switch import paused
 from services.executor.world import SandboxReader, sandbox_session
-from shared.audit_seal import AuditKey
-from shared.audit_witness import Witness
 from shared.binding import BoundRecord
 from shared.config import Settings
+from shared.epiphan.signed_session import SignedConnection
 from shared.errors import Code
-from shared.policy import POLICY_FILE, TOOL_POLICY_FILE, Policy, PolicyError, ToolPolicy, load_policies
-from shared.signed_session import SignedConnection
+from shared.policy.loader import POLICY_FILE, TOOL_POLICY_FILE, Policy, PolicyError, ToolPolicy, load_policies
+from shared.store.audit_seal import AuditKey
+from shared.store.audit_witness import Witness
 
 DEFAULT_CALL_TIMEOUT_SECONDS = 20.0
 """Bound on each Epiphan call (reads and the write), seconds."""
@@ -73,7 +73,7 @@ class Standing:
 class Runtime:
     """The executor's shared state. `key` is the binding key (memory only); `audit_key` its own
     audit key (the one `conn` signs with; it also seals the kill switch) and `witness` its
-    anchor (`shared.audit_witness`); `db` serialises use of `conn`; `clock` is injectable for
+    anchor (`shared.store.audit_witness`); `db` serialises use of `conn`; `clock` is injectable for
     tests of the pure parts."""
 
     settings: Settings

@@ -1,6 +1,6 @@
 """executor.sock's handler: Prepare, Inspect, Execute, Health, ListWritable, GetCapabilities.
 
-`ExecutorService.handle` is the `shared.protocol.Handler` given to `serve_unix` (which checks
+`ExecutorService.handle` is the `shared.wire.server.Handler` given to `serve_unix` (which checks
 the peer's uid against ``FLEETWATCH_EXECUTOR_UIDS``, and its groups against
 ``FLEETWATCH_EXECUTOR_GIDS``, first; a refused peer gets ``peer_not_allowed`` and
 `on_refused_peer` writes its audit row; a request refused before the handler, malformed or with
@@ -19,15 +19,16 @@ from collections.abc import AsyncIterator
 from services.executor import ExecutorError, kill_switch
 from services.executor.execute import execute
 from services.executor.inspection import inspect
-from services.executor.manifest import CAPABILITIES
 from services.executor.prepare import prepare
 from services.executor.runtime import Runtime
 from services.executor.world import sandbox_sign_in
 from services.executor.writable import list_writable
-from shared.approvals import EXECUTOR_ACTOR, audit_refusal
-from shared.audit_seal import EXECUTOR
 from shared.errors import Code
-from shared.messages import (
+from shared.store.approvals import EXECUTOR_ACTOR, audit_refusal
+from shared.store.audit_seal import EXECUTOR
+from shared.store.db import verify_audit
+from shared.wire.executor import (
+    CAPABILITIES,
     AuditChecked,
     CheckAudit,
     Execute,
@@ -39,8 +40,8 @@ from shared.messages import (
     SealKillSwitch,
     WriterCheck,
 )
-from shared.protocol import GetCapabilities, Message, PeerCred, RefusedRequest, message_tag
-from shared.store import verify_audit
+from shared.wire.protocol import GetCapabilities, Message, message_tag
+from shared.wire.server import PeerCred, RefusedRequest
 
 log = logging.getLogger(__name__)
 

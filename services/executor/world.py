@@ -2,7 +2,7 @@
 
 `sandbox_session` is the only place in Fleetwatch that reads the sandbox token slot: a fresh read
 for every operation, so a removed or replaced sign-in takes effect at once. Its connection
-(`shared.signed_session.SignedConnection`) refreshes the sign-in before use when the slot says
+(`shared.epiphan.signed_session.SignedConnection`) refreshes the sign-in before use when the slot says
 the token ended, and a read Epiphan refuses in-band (``epiphan_auth``) is repeated once after a
 refresh; the write is never repeated (`services.executor.write_client`). Every read here
 fails closed: a read that fails, times out, or comes back in no known shape raises
@@ -36,8 +36,7 @@ from services.executor.checks import (
     target_states,
 )
 from shared.binding import TargetState
-from shared.errors import Code, FleetwatchError
-from shared.fleet import (
+from shared.epiphan.fleet import (
     Event,
     StreamEndpoint,
     SystemStatus,
@@ -46,9 +45,10 @@ from shared.fleet import (
     parse_recorder_status,
     parse_system_status,
 )
-from shared.signed_session import SignedConnection
-from shared.signin import SignInError
-from shared.slots import SignIn, SlotError, read_slot
+from shared.epiphan.signed_session import SignedConnection
+from shared.epiphan.signin import SignInError
+from shared.epiphan.slots import SignIn, SlotError, read_slot
+from shared.errors import Code, FleetwatchError
 
 T = TypeVar("T")
 EVENTS_HORIZON = timedelta(hours=24)

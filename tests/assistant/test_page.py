@@ -17,8 +17,8 @@ import pytest
 from services.assistant.page import COOKIE, PRESETS, serve_page
 from services.assistant.service import AskedBy
 from shared.errors import Code
-from shared.messages import Answer, ProposalLine
-from shared.page_secret import SecretSink, read_secret_file
+from shared.web.page_secret import SecretSink, read_secret_file
+from shared.wire.assistant import Answer, ProposalLine
 
 
 @dataclass

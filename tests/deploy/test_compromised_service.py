@@ -34,7 +34,7 @@ import pytest
 
 from tests.deploy.supervised import Running, as_process, supervised
 from tests.deploy.systemd_units import can_make_users
-from tests.shared.tampering import tamper
+from tests.shared.store.tampering import tamper
 
 pytestmark = pytest.mark.skipif(not can_make_users(), reason="needs root and useradd (CI runs as root)")
 IDLE = "29088800001"  # a sandbox device of the campus lab, not recording
@@ -155,8 +155,8 @@ def test_supervisords_own_files_are_in_folders_only_root_can_write(running: Runn
 
 ASK_SOCKET = """
 import asyncio, sys
-from shared.messages import Answer, Ask
-from shared.protocol import request
+from shared.wire.assistant import Answer, Ask
+from shared.wire.client import request
 reply = asyncio.run(request(sys.argv[1], Ask(question="What's offline?"), Answer, timeout_seconds=60))
 print(getattr(reply, "code", None) or reply.answered_by)
 """
@@ -328,7 +328,7 @@ TAMPER = """
 import sys
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
-from tests.shared.tampering import tamper
+from tests.shared.store.tampering import tamper
 tamper(Path(sys.argv[2]), *sys.argv[3:], rehash=True)
 """
 

@@ -22,10 +22,7 @@ from shared.config import load_settings
 from tests.deploy.cli import doctor
 from tests.deploy.probes import WRITE_STORE
 from tests.deploy.supervised import PROGRAMS, Running, as_process, gone, status_of, supervised
-from tests.deploy.systemd_units import (
-    can_make_users,
-    unique_name,
-)
+from tests.deploy.systemd_units import can_make_users, unique_name
 
 needs_root = pytest.mark.skipif(not can_make_users(), reason="needs root and useradd (CI runs as root)")
 

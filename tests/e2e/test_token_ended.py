@@ -21,11 +21,11 @@ import pytest
 import pytest_asyncio
 
 from services.lab.server import LabHandle, run_lab
-from shared.messages import Answer, Ask
-from shared.protocol import request
-from shared.signin import oauth_sign_in
-from shared.signin_oauth import http_client
-from shared.slots import SignIn, read_slot, write_slot
+from shared.epiphan.signin import oauth_sign_in
+from shared.epiphan.signin_oauth import http_client
+from shared.epiphan.slots import SignIn, read_slot, write_slot
+from shared.wire.assistant import Answer, Ask
+from shared.wire.client import request
 from tests.deploy.person import Person
 from tests.procs import ServiceProcess, base_env, start_service
 

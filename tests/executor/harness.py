@@ -1,6 +1,6 @@
 """The executor's test harness: the campus lab in this process, a real executor process talking
 to it over HTTP, the real socket, and a store connection playing approval_web's part (insert the
-proposal, show the card, consume the approval) through `shared.approvals`, signing its audit rows
+proposal, show the card, consume the approval) through `shared.store.approvals`, signing its audit rows
 with a key of approval_web's of its own (the executor never checks approval_web's rows).
 
 The sandbox team of the campus scenario (services/lab/scenarios/campus.yaml):
@@ -24,11 +24,14 @@ import msgspec
 
 from services.lab.server import LabHandle
 from services.lab.state import Event
-from shared.approvals import approve, insert_proposal, set_kill_switch
-from shared.audit_seal import APPROVAL_WEB
 from shared.binding import record_from_bytes
 from shared.config import REPO_POLICY_DIR
-from shared.messages import (
+from shared.epiphan.slots import SignIn, write_slot
+from shared.store.approvals import approve, insert_proposal, set_kill_switch
+from shared.store.audit_seal import APPROVAL_WEB
+from shared.store.db import db_now, open_store
+from shared.wire.client import request
+from shared.wire.executor import (
     Execute,
     ExecutionReport,
     Health,
@@ -41,9 +44,7 @@ from shared.messages import (
     SealKillSwitch,
     WritableDevices,
 )
-from shared.protocol import ErrorReply, request
-from shared.slots import SignIn, write_slot
-from shared.store import db_now, open_store
+from shared.wire.protocol import ErrorReply
 from tests.audit_keys import fresh_keyring
 from tests.procs import ServiceProcess, base_env, start_service
 

@@ -9,12 +9,13 @@ import json
 import pytest
 
 from services.executor.kill_switch import SEAL_KEY
-from shared.approvals import set_kill_switch
 from shared.errors import Code
-from shared.messages import HealthReport, SealKillSwitch
-from shared.protocol import ErrorReply, request
+from shared.store.approvals import set_kill_switch
+from shared.wire.client import request
+from shared.wire.executor import HealthReport, SealKillSwitch
+from shared.wire.protocol import ErrorReply
 from tests.executor.harness import IDLE, TIMEOUT, Harness
-from tests.shared.tampering import tamper
+from tests.shared.store.tampering import tamper
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 START = ("batch_recording", {"action": "start", "device_ids": [f"{IDLE}-1"]})

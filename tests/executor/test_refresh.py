@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from shared.signin import oauth_sign_in
-from shared.signin_oauth import http_client
-from shared.slots import read_slot, write_slot
+from shared.epiphan.signin import oauth_sign_in
+from shared.epiphan.signin_oauth import http_client
+from shared.epiphan.slots import read_slot, write_slot
 from tests.deploy.person import Person
 from tests.executor.harness import IDLE, Harness
 

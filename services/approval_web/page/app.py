@@ -28,17 +28,17 @@ import aiosqlite
 from aiohttp import web
 
 from services.approval_web.page import guards, views
-from services.approval_web.page.context import PAGE, ConnFactory, Page, page_of, refuse
+from services.approval_web.page.context import PAGE, ConnFactory, Page, PageExecutor, page_of, refuse
 from services.approval_web.page.errors import PageError
-from services.approval_web.page.executor_client import ExecutorClient, SocketExecutorClient
 from services.approval_web.page.i18n import load_translations, page_environments
-from shared.audit_seal import APPROVAL_WEB, Keyring, own_keyring
 from shared.config import Settings
 from shared.errors import Code
-from shared.page_secret import PageSecret, SecretSink
-from shared.policy import Policy, ToolPolicy
-from shared.store import migrate, open_store
-from shared.throttle import WrongSecretThrottle
+from shared.policy.loader import Policy, ToolPolicy
+from shared.store.audit_seal import APPROVAL_WEB, Keyring, own_keyring
+from shared.store.db import migrate, open_store
+from shared.web.page_secret import PageSecret, SecretSink
+from shared.web.throttle import WrongSecretThrottle
+from shared.wire.executor import ExecutorClient
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ def build_page_app(
     policy: Policy,
     tool_policy: ToolPolicy,
     connect: ConnFactory,
-    executor: ExecutorClient,
+    executor: PageExecutor,
     secret: PageSecret,
     clock: Callable[[], float] = time.monotonic,
     throttle: WrongSecretThrottle | None = None,
@@ -149,7 +149,7 @@ async def page_side(
     tool_policy: ToolPolicy,
     *,
     sink: SecretSink,
-    executor: ExecutorClient | None = None,
+    executor: PageExecutor | None = None,
     connect: ConnFactory | None = None,
     keyring: Keyring | None = None,
 ) -> AsyncIterator[RunningPage]:
@@ -175,7 +175,7 @@ async def page_side(
         policy=policy,
         tool_policy=tool_policy,
         connect=connect or store_connections(settings.db, keyring),
-        executor=executor or SocketExecutorClient(settings.executor_socket),
+        executor=executor or ExecutorClient(settings.executor_socket),
         secret=secret,
     )
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
