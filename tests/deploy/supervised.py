@@ -44,9 +44,10 @@ class Running:
 
     def person(self, suffix: str, *groups: str) -> str:
         """A person's account ``<name>-<suffix>`` (no home, no shell) in `groups` (suffixes of
-        install.sh's groups: ``operators``, ``approvers``); its name."""
+        install.sh's groups: ``operators``, ``approvers``; ``""`` for the store's group
+        ``<name>`` itself); its name."""
         user = f"{self.name}-{suffix}"
-        extra = ["-G", ",".join(f"{self.name}-{g}" for g in groups)] if groups else []
+        extra = ["-G", ",".join(f"{self.name}-{g}" if g else self.name for g in groups)] if groups else []
         subprocess.run(
             ["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", *extra, user],
             check=True,

@@ -14,7 +14,8 @@ What must hold (issue 18's findings):
 5. the operator's ``fleet``, ``writable`` and ``status`` work and read as words, and an approver
    reads the page secret and approves a card that then runs once.
 
-Tests run in file order on one installation; the audit tests undo each change afterwards.
+Tests run in file order on the installation this folder shares (`tests.deploy.conftest`); the
+audit tests undo each change afterwards.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from tests.deploy.supervised import Running, as_process, supervised
+from tests.deploy.supervised import Running, as_process
 from tests.deploy.systemd_units import can_make_users
 from tests.shared.store.tampering import tamper
 
@@ -42,11 +43,9 @@ LOGS = ("supervisord", "executor", "approval_web", "assistant", "lab", "model")
 
 
 @pytest.fixture(scope="module")
-def running() -> Iterator[Running]:
-    with supervised() as up:
-        up.person("op", "operators", "approvers")
-        up.person("stranger")
-        yield up
+def running(deployed: Running) -> Running:
+    """The folder's deployment (`tests.deploy.conftest.deployed`)."""
+    return deployed
 
 
 def user(running: Running, suffix: str) -> str:

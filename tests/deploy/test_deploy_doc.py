@@ -1,6 +1,9 @@
 """docs/deploy.md's tables against what deploy/install.sh makes (real users under a unique
 name, a scratch root; CI runs as root): each service user's groups, who is in the store's and
-the approvers' groups, and every path's owner, group and mode."""
+the approvers' groups, and every path's owner, group and mode; and, on the running deployment
+(`tests.deploy.conftest.deployed`), what each user and group may and may not do, tried as
+that user: each service with its running process's credentials, each group by a person in it
+alone, and a stranger for "anyone else"."""
 
 from __future__ import annotations
 
@@ -14,6 +17,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.deploy.abilities import (
+    ABILITIES,
+    ANYONE,
+    CAN,
+    PEOPLE,
+    SERVICES,
+    ability_rows,
+    checks,
+    disagreements,
+    tried,
+)
+from tests.deploy.supervised import Running, as_process
 from tests.deploy.systemd_units import REPO, can_make_users, remove_users, render, unique_name
 from tests.test_docs_drift import section, table
 
@@ -83,3 +98,46 @@ def test_every_path_has_the_owner_group_and_mode_the_table_says(installed):
             stat.S_IMODE(info.st_mode),
         )
         assert found == (owner, group, mode), path
+
+
+# --- what each user and group may do, tried ---------------------------------------------------
+
+PROGRAMS = {
+    "fleetwatch-executor": "executor",
+    "fleetwatch-web": "approval_web",
+    "fleetwatch-assistant": "assistant",
+}
+SUPERVISORD_ONLY = {
+    "fleetwatch-web": {
+        "use `approval.sock`": "no",
+        "use `assistant.sock`": "no",
+        "read the ask page's secret": "no",
+    }
+}
+"""Under ``fleetwatch up`` supervisord's ``user=`` runs approval_web with its own user's group,
+not the unit's ``fleetwatch-operators`` (the section on supervisord says so): what that group
+gives it in the table it then does not have."""
+
+
+def test_every_phrase_of_the_table_is_one_the_tests_try_and_each_row_names_every_one():
+    rows = ability_rows()
+    assert set(rows) == {*SERVICES, *PEOPLE, ANYONE}
+    for who, (may, may_not) in rows.items():
+        assert not set(may) & set(may_not), who
+        assert sorted(may + may_not) == sorted(ABILITIES), f"{who}: every ability, once"
+
+
+def test_under_fleetwatch_up_each_user_and_group_may_do_what_the_table_says(deployed: Running):
+    """The supervisord deployment (the systemd one: `tests.deploy.test_fence_users`)."""
+    argument = checks(lambda path: str(deployed.path(path)), deployed.name)
+    people = {who: deployed.person(f"as-{group or 'store'}", group) for who, group in PEOPLE.items()}
+    people[ANYONE] = f"{deployed.name}-stranger"
+    found = {}
+    for who in ability_rows():
+        if who in PROGRAMS:
+            pid = deployed.pid(PROGRAMS[who])
+            found[who] = tried(as_process(pid, deployed.python, CAN, argument, env=deployed.env))
+        else:
+            found[who] = tried(deployed.as_person(people[who], CAN, argument))
+    wrong = disagreements(found)
+    assert {who: {what: "no" for what in w} for who, w in wrong.items()} == SUPERVISORD_ONLY, wrong

@@ -36,6 +36,7 @@ from shared.epiphan.slots import SignIn, write_slot
 from shared.wire.approval import AuditRows, AuditTail
 from shared.wire.client import request
 from shared.wire.protocol import Capabilities, GetCapabilities
+from tests.deploy.abilities import CAN, ability_rows, checks, disagreements, people, tried, try_as
 from tests.deploy.cli import doctor
 from tests.deploy.probes import WRITE_STORE
 from tests.deploy.systemd_units import (
@@ -416,3 +417,28 @@ async def test_the_assistants_ask_rows_and_its_sockets_refusals_reach_the_audit_
     ]
     assert len(refusals) == 1 and refusals[0].actor == "assistant", tail.rows[-5:]
     assert refusals[0].detail["operation"] == "connect" and refusals[0].detail["code"] == "peer_not_allowed"
+
+
+UNIT_OF = {
+    "fleetwatch-executor": "executor",
+    "fleetwatch-web": "approval-web",
+    "fleetwatch-assistant": "assistant",
+}
+
+
+async def test_each_user_and_group_may_do_exactly_what_the_deploy_table_says(deployment):
+    """docs/deploy.md's "Who can reach what" table, tried as each unit's user and groups, and as
+    a person in each group alone and in none (see `tests.deploy.abilities`)."""
+    argument = checks(lambda path: str(deployment.path(path)), deployment.name)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        **{k: v for k, v in deployment.launches["executor"].env.items() if k == "PYTHONPATH"},
+    }
+    found = {}
+    with people(deployment.name) as persons:
+        for who in ability_rows():
+            if who in UNIT_OF:
+                found[who] = tried(deployment.run(UNIT_OF[who], CAN, argument))
+            else:
+                found[who] = try_as(persons[who], deployment.python, argument, env)
+    assert disagreements(found) == {}, found

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from services.lab.server import LabHandle
+from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
 from shared.wire.executor import UpcomingEvent, WritableChannel, WritableDevices
 from shared.wire.protocol import ErrorReply
@@ -73,6 +74,24 @@ async def test_a_read_that_fails_refuses_the_list_and_a_missing_sign_in_too(harn
     harness.sign_out()
     reply = await harness.list_writable()
     assert isinstance(reply, ErrorReply) and reply.code == Code.NO_SIGN_IN and reply.message
+    assert harness.lab.writes() == []
+
+
+async def test_a_sign_in_epiphan_refuses_to_the_device_list_is_answered_epiphan_auth(
+    harness: Harness,
+) -> None:
+    """What ``doctor --live`` tells "refused by Epiphan" by: the code, never the message."""
+    sandbox = harness.lab.teams["sandbox"]
+    token = harness.lab.issue_token("sandbox")  # a lab token: it cannot be refreshed
+    write_slot(
+        harness.settings.sandbox_token_file,
+        SignIn(access_token=token, server=harness.lab.mcp_url, team_id=sandbox.team_id, kind="lab"),
+    )
+    assert isinstance(await harness.list_writable(), WritableDevices)
+    harness.lab.revoke_token(token)  # the slot still holds it; Epiphan no longer takes it
+    reply = await harness.list_writable()
+    assert isinstance(reply, ErrorReply) and reply.code == Code.EPIPHAN_AUTH, reply
+    assert "fleetwatch login --sandbox" in reply.message
     assert harness.lab.writes() == []
 
 
