@@ -219,6 +219,27 @@ def test_a_user_in_no_fleetwatch_group_cannot_reach_assistant_sock_and_a_peer_pa
     assert asks and asks[-1]["detail"]["page_session"] is None
 
 
+def test_a_stranger_past_loosened_file_modes_is_refused_by_assistant_socks_peer_check_naming_its_uid(
+    running: Running,
+):
+    """An admin's mistake opens the first wall (the socket's folder and file to everyone): the
+    second, the peer check, still refuses the stranger, and the audit row names its uid."""
+    folder = running.path(f"/run/{running.name}-assistant")
+    sock = folder / "assistant.sock"
+    modes = (stat.S_IMODE(folder.stat().st_mode), stat.S_IMODE(sock.stat().st_mode))
+    folder.chmod(modes[0] | 0o001)
+    sock.chmod(modes[1] | 0o006)
+    try:
+        refused = running.as_person(user(running, "stranger"), ASK_SOCKET, str(sock))
+    finally:
+        folder.chmod(modes[0])
+        sock.chmod(modes[1])
+    assert refused.returncode == 0 and refused.stdout.strip() == "peer_not_allowed", refused.stderr
+    rows = [r for r in audit_rows(running, kind="refusal") if r["detail"].get("socket") == "assistant.sock"]
+    assert rows and rows[-1]["detail"]["uid"] == uid(running, "stranger"), rows[-3:]
+    assert rows[-1]["detail"]["code"] == "peer_not_allowed" and rows[-1]["actor"] == "assistant"
+
+
 def test_a_user_in_no_fleetwatch_group_is_refused_by_the_ask_page_and_the_audit_names_the_uid(
     running: Running,
 ):
@@ -447,6 +468,47 @@ def test_the_newest_rows_removed_by_approval_webs_user_are_named(running: Runnin
     code, report = verify(running)
     assert code == 1 and report["first_bad_seq"] == last - 1, report
     assert "missing" in report["reason"]
+
+
+def shift(seq: int, by: int) -> tuple[str, str]:
+    """Statements moving every row from `seq` on by `by` (through a range nothing uses)."""
+    return (
+        f"UPDATE audit SET seq = seq + 100000 WHERE seq >= {seq}",
+        f"UPDATE audit SET seq = seq - 100000 + ({by}) WHERE seq >= 100000",
+    )
+
+
+INSERTED = (
+    "INSERT INTO audit (seq, at, actor, kind, detail_json, prev_hash, hash, writer, mac)"
+    " VALUES ({seq}, '2030-01-01T00:00:00.000Z', 'executor', 'kill_switch_sealed',"
+    " '{{\"on\":false,\"request_seq\":1}}', 'x', 'y', 'executor', 'z')"
+)
+
+
+@pytest.mark.parametrize(
+    ("program", "change"),
+    [
+        ("approval_web", "insert"),
+        ("executor", "remove"),
+        ("approval_web", "remove"),
+        ("executor", "cut the tail"),
+    ],
+)
+def test_every_other_change_by_either_store_writer_is_named(running: Running, snapshot, program, change):
+    """With the tests above: a row changed, inserted, removed from the middle (the rows after it
+    renumbered) or cut from the end, by either service's user, triggers dropped and every hash
+    recomputed, is named by ``audit verify``."""
+    rows = audit_rows(running)
+    seq, last = rows[-6]["seq"], rows[-1]["seq"]
+    statements = {
+        "insert": (*shift(seq, 1), INSERTED.format(seq=seq)),
+        "remove": (f"DELETE FROM audit WHERE seq = {seq}", *shift(seq + 1, -1)),
+        "cut the tail": (f"DELETE FROM audit WHERE seq >= {last - 1}",),
+    }[change]
+    tamper_as(running, program, *statements)
+    code, report = verify(running)
+    expected = last - 1 if change == "cut the tail" else seq
+    assert code == 1 and report["first_bad_seq"] == expected, report
 
 
 def test_the_kill_switch_turned_off_in_the_store_without_the_executors_seal_stays_on(running: Running):
