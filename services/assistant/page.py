@@ -2,7 +2,13 @@
 
 An aiohttp app run inside the assistant process (``python -m services.assistant --page``); it
 calls the same `Assistant.ask` as assistant.sock and holds nothing secret but its own page
-secret and two keys (in memory). Its own port; never the approval page.
+secret and two keys (in memory). Its own port; never the approval page, but the same
+stylesheet (`shared.web.page_style`), so the two read as one product.
+
+An answer is shown as plain paragraphs (a line starting ``- `` is a list item), says which
+answered (the model, the lab's demo model, or the keyword answer), and lists the code-built
+lines: each proposal with its recorded state, each change not proposed and why. A refusal is a
+sentence, never a code.
 
 **Who may ask.** 127.0.0.1 is open to every local user, so the page asks for its own secret
 once per browser session, as the approval page does (`shared.web.page_secret`: printed on a
@@ -47,12 +53,14 @@ from aiohttp import web
 
 from services.assistant.server import MAX_QUESTION_CHARS, Asker
 from services.assistant.service import AskedBy
-from shared.errors import MEANINGS, Code, FleetwatchError
+from shared.errors import Code, FleetwatchError
+from shared.text.change_words import why
 from shared.text.display import visible
 from shared.web.guards import SECURITY_HEADERS, form_token, host_ok, new_key, post_origin_problem, token_ok
 from shared.web.local_http import serve_local
 from shared.web.loopback_peer import peer_uid
 from shared.web.page_secret import PageSecret, SecretSink
+from shared.web.page_style import page_css
 from shared.web.throttle import WrongSecretThrottle
 from shared.wire.assistant import Answer
 
@@ -70,10 +78,21 @@ PRESETS: Final = (
     "¿Qué está desconectado?",
     "Próximos eventos",
 )
-CSS: Final = (
-    "body{font-family:system-ui,sans-serif;margin:2rem;max-width:60rem}"
-    ".buttons button{margin:0 .5rem .5rem 0}input[type=text]{width:100%}"
-    "pre{white-space:pre-wrap;background:#f4f4f4;padding:1rem}.error{color:#a00}.note{color:#555}"
+ANSWERED_BY: Final = {
+    "model": ("Answered by the model.", "Respondió el modelo."),
+    "demo_model": (
+        "Answered by the demo model: the lab's stand-in, not a real model.",
+        "Respondió el modelo de demostración: el sustituto del laboratorio, no un modelo real.",
+    ),
+    "keyword": (
+        "Answered by the keyword answer (no model; read-only).",
+        "Respondió la respuesta por palabras clave (sin modelo; solo lectura).",
+    ),
+}
+"""Which path answered (`Answer.answered_by`), in words (en, es)."""
+TOO_LONG: Final = (
+    "A question is 1 to {n} characters.",
+    "Una pregunta tiene de 1 a {n} caracteres.",
 )
 STATUS: Final = {
     Code.BAD_HOST: 400,
@@ -89,9 +108,10 @@ WORDS: Final = {
     Code.SECRET_WRONG: "That is not the ask page's secret. / Ese no es el secreto de la página de preguntas.",
     Code.SLOW_DOWN: "Too many wrong entries. Wait {wait} seconds, then try again. / Demasiados intentos "
     "fallidos. Espera {wait} segundos y vuelve a intentarlo.",
-    Code.CSRF_FAILED: "This form is from another session or an earlier run: reload the page. / Este "
-    "formulario es de otra sesión o de una ejecución anterior: recarga la página.",
 }
+"""The page's own refusals in words (en / es); any other code is said by `_plain`."""
+LOGIN_AGAIN: Final = frozenset({Code.SECRET_REQUIRED, Code.SECRET_WRONG, Code.SLOW_DOWN})
+"""Refusals answered with the secret form again, saying why."""
 _TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).resolve().parent / "templates"),
     autoescape=True,
@@ -155,9 +175,42 @@ class PageParts:
     throttle: WrongSecretThrottle
     clock: Callable[[], float]
     audit: PageAudit | None
+    css: bytes
 
 
 _PARTS: Final = web.AppKey("parts", PageParts)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block of an answer: a paragraph (``items`` has one line) or a list (``is_list``)."""
+
+    is_list: bool
+    items: tuple[str, ...]
+
+
+def blocks(text: str) -> list[Block]:
+    """An answer's text as paragraphs and lists: each line is a paragraph, except that
+    consecutive lines starting ``- `` make one list; blank lines only separate. Every line
+    passes `shared.text.display.visible` (hidden and bidi characters shown, not obeyed)."""
+    out: list[Block] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("- "):
+            item = visible(line[2:], 2000)
+            if out and out[-1].is_list:
+                out[-1] = Block(True, (*out[-1].items, item))
+            else:
+                out.append(Block(True, (item,)))
+        else:
+            out.append(Block(False, (visible(line, 2000),)))
+    return out
+
+
+def _es(language: str | None) -> int:
+    return 1 if language == "es" else 0
 
 
 class _Refused(Exception):
@@ -204,8 +257,12 @@ def _ask_form(request: web.Request, session: str, *, status: int = 200, **contex
         "language": "",
         "error": None,
         "answer": None,
-        "answer_text": visible(answer.text, 20_000) if answer else "",
-        "line_texts": [visible(line.text, 500) for line in answer.proposals] if answer else [],
+        "blocks": blocks(answer.text) if answer else [],
+        "answered_by": ANSWERED_BY.get(answer.answered_by, ANSWERED_BY["model"])[_es(answer.language)]
+        if answer
+        else "",
+        "line_texts": [visible(line.text, 600) for line in answer.proposals] if answer else [],
+        "refusal_texts": [visible(line.text, 600) for line in answer.refusals] if answer else [],
         **context,
     }
     return _render(request, "ask.html", status=status, **values)
@@ -217,7 +274,7 @@ async def _index(request: web.Request) -> web.Response:
 
 
 async def _css(request: web.Request) -> web.Response:
-    return web.Response(text=CSS, content_type="text/css")
+    return web.Response(body=request.app[_PARTS].css, content_type="text/css", charset="utf-8")
 
 
 async def _login_post(request: web.Request) -> web.Response:
@@ -253,13 +310,14 @@ async def _ask(request: web.Request) -> web.Response:
     question = preset if isinstance(preset, str) and preset in PRESETS else typed
     chosen = language if language in ("en", "es") else None
     if not isinstance(question, str) or not question.strip() or len(question) > MAX_QUESTION_CHARS:
-        error = f"{Code.INVALID_MESSAGE}: a question is 1 to {MAX_QUESTION_CHARS} characters"
+        error = TOO_LONG[_es(chosen)].format(n=MAX_QUESTION_CHARS)
         return _ask_form(request, session, status=400, error=error, language=chosen or "")
     asked_by = AskedBy(uid=uid_of(request), page_session=session)
     try:
         answer = await parts.ask(question, chosen, asked_by=asked_by)
     except FleetwatchError as exc:
-        error = f"{exc.code}: {MEANINGS[exc.code]}"
+        words = why(exc.code, chosen or "en")
+        error = f"{words[:1].upper()}{words[1:]}."
         return _ask_form(request, session, status=503, error=error, question=question)
     return _ask_form(request, session, answer=answer, question=question, language=chosen or "")
 
@@ -270,15 +328,21 @@ async def _refusal(request: web.Request, refused: _Refused) -> web.Response:
         await parts.audit.page_refused(refused.operation, refused.code, uid_of(request))
     words = WORDS.get(refused.code)
     status = STATUS.get(refused.code, 400)
-    if words is not None and refused.code in (Code.SECRET_WRONG, Code.SLOW_DOWN, Code.SECRET_REQUIRED):
-        error = f"{refused.code}: {words.format(wait=refused.wait or 1)}"
-        response = _login(request, status=status, error=error)
+    if words is not None and refused.code in LOGIN_AGAIN:
+        response = _login(request, status=status, error=words.format(wait=refused.wait or 1))
+    elif words is not None:
+        response = web.Response(text=words + "\n", status=status)
     else:
-        text = f"{refused.code}: {MEANINGS[refused.code]}" + (f"\n{words}" if words else "")
-        response = web.Response(text=text + "\n", status=status)
+        response = _plain(refused.code, status)
     if refused.wait:
         response.headers["Retry-After"] = str(refused.wait)
     return response
+
+
+def _plain(code: Code, status: int) -> web.Response:
+    """A refused request: one sentence a person reads, in English and Spanish (no code)."""
+    words = [why(code, language) for language in ("en", "es")]
+    return web.Response(text=" / ".join(f"{w[:1].upper()}{w[1:]}." for w in words) + "\n", status=status)
 
 
 @web.middleware
@@ -326,6 +390,7 @@ def build_page_app(
         throttle=throttle or WrongSecretThrottle(),
         clock=clock,
         audit=audit,
+        css=page_css(),
     )
     app.router.add_get("/", _index)
     app.router.add_get("/page.css", _css)

@@ -179,9 +179,10 @@ class SignedReader:
         """One read tool's redacted data."""
         return await self.connection.read(self._read_tools, lambda client: client.call(tool, arguments))
 
-    async def snapshot(self) -> FleetSnapshot:
-        """The team's snapshot (`EpiphanReadClient.snapshot`); a refusal repeats it whole, once."""
-        return await self.connection.read(self._read_tools, lambda client: client.snapshot())
+    async def snapshot(self, *, on_read: Callable[[str], None] | None = None) -> FleetSnapshot:
+        """The team's snapshot (`EpiphanReadClient.snapshot`; `on_read` is told each read tool
+        as it is called, a repeated one again); a refusal repeats it whole, once."""
+        return await self.connection.read(self._read_tools, lambda client: client.snapshot(on_read=on_read))
 
     async def close(self) -> None:
         await self.connection.close()

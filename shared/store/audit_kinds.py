@@ -55,8 +55,10 @@ AUDIT_KINDS: Mapping[str, Kind] = MappingProxyType(
             "lo que hizo la escritura: ok, error, unknown, o rechazada con su código",
         ),
         "verification": Kind(
-            "the executor's own check after the write: verified, not_observed, contradicted",
-            "la comprobación propia del ejecutor tras la escritura: verified, not_observed, contradicted",
+            "the executor's own check after the write: verified, not_observed, contradicted "
+            '(`"recheck": true` for a later fresh read)',
+            "la comprobación propia del ejecutor tras la escritura: verified, not_observed, contradicted "
+            '(`"recheck": true` para una lectura nueva posterior)',
         ),
         "kill_switch": Kind(
             "an operator asked to pause (`on`) or resume every write",
@@ -66,10 +68,23 @@ AUDIT_KINDS: Mapping[str, Kind] = MappingProxyType(
             "the executor confirmed that request under its own key (only a sealed state turns writes back on)",
             "el ejecutor confirmó ese pedido con su propia clave (solo un estado sellado reanuda las escrituras)",
         ),
+        "proposal_repeated": Kind(
+            "the same change asked again, answered with the one waiting",
+            "el mismo cambio pedido otra vez, respondido con el que espera",
+        ),
+        "denial_lift": Kind(
+            "an operator lifted a denial pause (`fleetwatch resume --denials`)",
+            "un operador levantó una pausa por rechazos (`fleetwatch resume --denials`)",
+        ),
+        "acknowledgement": Kind(
+            "an operator acknowledged a change that ended unknown or was not verified (`fleetwatch acknowledge`)",
+            "un operador reconoció un cambio que terminó desconocido o sin verificar (`fleetwatch acknowledge`)",
+        ),
         "ask": Kind(
-            "a question answered: counts only, and who asked (a uid, an ask page session), never the question",
-            "una pregunta respondida: solo cifras, y quién preguntó (un uid, una sesión de la página de "
-            "preguntas), nunca la pregunta",
+            "a question answered: counts only (it lists the read tools the answer used), and who asked "
+            "(a uid, an ask page session), never the question",
+            "una pregunta respondida: solo cifras (lista las herramientas de lectura que usó la "
+            "respuesta), y quién preguntó (un uid, una sesión de la página de preguntas), nunca la pregunta",
         ),
         "ask_session_start": Kind(
             "a session began on the ask page (the secret was right), with the browser's uid",

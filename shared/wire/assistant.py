@@ -6,6 +6,7 @@ Peers: operators and the ask page's process. Every socket also serves `GetCapabi
     Ask → Answer
     GetFleet → FleetView    the fleet as the read sign-in sees it (``fleetwatch fleet`` for an
                             operator, who may not read the token)
+    GetModel → ModelInfo    which model answers (``fleetwatch doctor``)
 
 The assistant's full manifest (`services.assistant.manifest`) adds, beside these operations,
 the codes that reach the model per tool group and what the ask page answers with.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import typing
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
 import msgspec
 
@@ -43,15 +44,31 @@ class ProposalLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     text: str
 
 
+class RefusalLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A change the model tried to propose and that was not queued: the stable ``code`` (for
+    scripts: ``ask --json``) and the code-built sentence a person reads (``text``, no code)."""
+
+    code: Code
+    text: str
+
+
+AnsweredBy = Literal["model", "demo_model", "keyword"]
+"""Which path answered: a real model's API, the lab's Messages-API stand-in (the demo model),
+or the keyword answer (no model)."""
+
+
 class Answer(Message):
     """The answer: ``text`` (the model's words or the keyword answer), the code-built proposal
-    lines, which path answered (``model`` | ``keyword``), and the language used."""
+    lines, the code-built lines of proposals that were refused (``refusals``), which path
+    answered (`AnsweredBy`), the language used and the answer's own code (a fallback, a spent
+    budget, a failed read)."""
 
     text: str
     language: str
-    answered_by: str
+    answered_by: AnsweredBy
     proposals: tuple[ProposalLine, ...] = ()
     code: Code | None = None
+    refusals: tuple[RefusalLine, ...] = ()
 
 
 class GetFleet(Message):
@@ -70,8 +87,24 @@ FLEET_FRAME_BYTES: Final = 16 << 20
 """Largest frame on assistant.sock (16 MiB: a `FleetView` of a large fleet; 2,000 devices take
 about 0.9 MiB). The request types it serves are small and capped by their own fields."""
 
-AssistantRequest = Ask | GetFleet | GetCapabilities
-AssistantReply = Answer | FleetView | Capabilities | ErrorReply
+
+class GetModel(Message):
+    """Which model the running assistant answers with, and what it sends there."""
+
+
+class ModelInfo(Message):
+    """``kind``: ``model`` (a real model's API), ``demo_model`` (the lab's Messages-API stand-in
+    on this machine: nothing leaves it) or ``keyword`` (no model: nothing is sent anywhere);
+    ``model``: the model name asked for; ``endpoint``: where requests go (scheme, host and port,
+    never a key; ``""`` for keyword)."""
+
+    kind: AnsweredBy
+    model: str = ""
+    endpoint: str = ""
+
+
+AssistantRequest = Ask | GetFleet | GetModel | GetCapabilities
+AssistantReply = Answer | FleetView | ModelInfo | Capabilities | ErrorReply
 
 REQUESTS: Final[tuple[type[Message], ...]] = typing.get_args(AssistantRequest)
 """The request types assistant.sock serves."""
@@ -108,6 +141,7 @@ ASK_CODES: Final[frozenset[Code]] = READ_CODES | {
 OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation("ask", ASK_CODES, "answer one question (the model, or the keyword answer)"),
     Operation("get_fleet", READ_CODES, "the fleet read now through the read sign-in (fleetwatch fleet)"),
+    Operation("get_model", frozenset(), "which model answers (real, the lab's demo model, keyword only)"),
     Operation("get_capabilities", frozenset(), "this manifest"),
 )
 
@@ -142,3 +176,8 @@ class AssistantClient(SocketClient):
         `CallError` (`READ_CODES`)."""
         reply = await self.call(GetFleet(), FleetView, timeout_seconds=timeout_seconds)
         return reply.snapshot
+
+    async def get_model(self, *, timeout_seconds: float | None = None) -> ModelInfo:
+        """Which model the running assistant answers with, and where it sends. Raises
+        `CallError`."""
+        return await self.call(GetModel(), ModelInfo, timeout_seconds=timeout_seconds)

@@ -10,6 +10,7 @@ Peers: the approval_web user only. Every socket also serves `GetCapabilities`.
     ListWritable → WritableDevices  the devices a change may target now (fresh sandbox read)
     SealKillSwitch → HealthReport   confirm the operator's kill switch request (the executor's seal)
     CheckAudit → AuditChecked       verify the audit log with the executor's own key and anchor
+    Recheck → Rechecked         a fresh read that judges a change's postcondition again
 
 A code is "answered" either as an `ErrorReply` or, for Execute, as the ``refusal_code`` of an
 `ExecutionReport` with outcome ``refused``, and for Inspect as ``would_refuse``. Contract
@@ -49,11 +50,14 @@ class Prepare(Message):
 
 class Prepared(Message):
     """The bound record (canonical JSON bytes, `shared.binding.record_bytes`) and its seal
-    (HMAC-SHA256 hex under the executor's in-memory key)."""
+    (HMAC-SHA256 hex under the executor's in-memory key). ``target_names``: each target's
+    name (master ID -> name) on the sandbox team's list as just read: display text only,
+    never sealed or bound, kept so a person reads rooms in words."""
 
     record: bytes
     seal: str
     fingerprint_hash: str
+    target_names: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class Inspect(Message):
@@ -240,8 +244,34 @@ class AuditChecked(Message):
     check: WriterCheck
 
 
+class Recheck(Message):
+    """Read the targets of a change that ran (or may have run) afresh and judge its
+    postcondition again (`services.executor.verify`): the "fresh read" that settles a change
+    that ended ``unknown`` or was not verified. Read-only; nothing is written to Epiphan."""
+
+    proposal_id: ProposalId
+
+
+class Rechecked(Message):
+    """The verdict of a `Recheck` (verified | not_observed | contradicted), observed at
+    ``verified_at`` (database clock), with what was seen in words; recorded on the execution."""
+
+    proposal_id: str
+    verification: str
+    verified_at: str
+    detail: str = ""
+
+
 ExecutorRequest = (
-    Prepare | Inspect | Execute | Health | ListWritable | SealKillSwitch | CheckAudit | GetCapabilities
+    Prepare
+    | Inspect
+    | Execute
+    | Health
+    | ListWritable
+    | Recheck
+    | SealKillSwitch
+    | CheckAudit
+    | GetCapabilities
 )
 ExecutorReply = (
     Prepared
@@ -250,6 +280,7 @@ ExecutorReply = (
     | HealthReport
     | WritableDevices
     | AuditChecked
+    | Rechecked
     | Capabilities
     | ErrorReply
 )
@@ -348,6 +379,11 @@ SEAL_KILL_SWITCH_CODES: Final[frozenset[Code]] = frozenset({Code.KILL_SWITCH_NOT
 CHECK_AUDIT_CODES: Final[frozenset[Code]] = frozenset({Code.CONFIG_INVALID, Code.STORE_BUSY})
 """CheckAudit's refusals (an unreadable key or anchor; the store), relayed by approval.sock's
 ``audit_verify``."""
+RECHECK_CODES: Final[frozenset[Code]] = frozenset(
+    {Code.PROPOSAL_NOT_FOUND, Code.POLICY_INVALID, Code.NO_SIGN_IN}
+)
+"""Recheck's refusals (ErrorReply): no change of that proposal ran; the policy; no sandbox
+sign-in (a read that fails is a ``not_observed`` verdict, not a refusal)."""
 
 OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation("prepare", PREPARE_CODES, "bind a proposal: fresh sandbox read, fingerprint, seal"),
@@ -377,6 +413,11 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         CHECK_AUDIT_CODES,
         "verify the audit log with the executor's own key and anchor",
     ),
+    Operation(
+        "recheck",
+        RECHECK_CODES | {Code.STORE_BUSY},
+        "judge a change's postcondition again on a fresh read of its rooms (read-only on Epiphan)",
+    ),
     Operation("get_capabilities", frozenset(), "this manifest"),
 )
 
@@ -403,6 +444,8 @@ LIST_WRITABLE_SECONDS: Final = 20.0
 """Default bound on ListWritable (a fresh sandbox read)."""
 AUDIT_SECONDS: Final = 60.0
 """Default bound on SealKillSwitch and CheckAudit (CheckAudit walks the whole audit log)."""
+RECHECK_SECONDS: Final = 20.0
+"""Default bound on Recheck (a fresh sandbox read of a change's rooms)."""
 
 
 class ExecutorClient(SocketClient):
@@ -453,3 +496,8 @@ class ExecutorClient(SocketClient):
         """The executor's verification of the whole audit log with its own key and anchor.
         Raises `CallError` (`CHECK_AUDIT_CODES`)."""
         return (await self.call(CheckAudit(), AuditChecked, timeout_seconds=timeout_seconds)).check
+
+    async def recheck(self, proposal_id: str, *, timeout_seconds: float = RECHECK_SECONDS) -> Rechecked:
+        """Judge a change's postcondition again on a fresh read of its rooms (read-only on
+        Epiphan). Raises `CallError` (`RECHECK_CODES`)."""
+        return await self.call(Recheck(proposal_id=proposal_id), Rechecked, timeout_seconds=timeout_seconds)

@@ -19,6 +19,7 @@ from shared.store.migrations import (
     m0002_executor,
     m0003_intake,
     m0004_binding,
+    m0005_one_change,
     m0006_audit_macs,
 )
 
@@ -37,6 +38,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, m0002_executor.SQL),
     Migration(3, m0003_intake.SQL),
     Migration(4, m0004_binding.SQL, m0004_binding.after),
+    Migration(5, m0005_one_change.SQL),
     Migration(6, m0006_audit_macs.SQL),
 )
-"""Every version from 1 on, each once, in order."""
+"""Versions strictly increasing from 1, without gaps."""
