@@ -103,13 +103,11 @@ STATUS: Final = {
     Code.SECRET_WRONG: 403,
     Code.SLOW_DOWN: 429,
 }
-WORDS: Final = {
-    Code.SECRET_REQUIRED: "Enter the ask page's secret first. / Escribe primero el secreto de la página de preguntas.",
-    Code.SECRET_WRONG: "That is not the ask page's secret. / Ese no es el secreto de la página de preguntas.",
-    Code.SLOW_DOWN: "Too many wrong entries. Wait {wait} seconds, then try again. / Demasiados intentos "
-    "fallidos. Espera {wait} segundos y vuelve a intentarlo.",
-}
-"""The page's own refusals in words (en / es); any other code is said by `_plain`."""
+SLOW_DOWN_WORDS: Final = (
+    "Too many wrong entries. Wait {wait} seconds, then try again. / Demasiados intentos fallidos. "
+    "Espere {wait} segundos y vuelva a intentarlo."
+)
+"""The slow-down in words with its wait (every other refusal: `shared.text.change_words.why`)."""
 LOGIN_AGAIN: Final = frozenset({Code.SECRET_REQUIRED, Code.SECRET_WRONG, Code.SLOW_DOWN})
 """Refusals answered with the secret form again, saying why."""
 _TEMPLATES = jinja2.Environment(
@@ -326,12 +324,11 @@ async def _refusal(request: web.Request, refused: _Refused) -> web.Response:
     parts = request.app[_PARTS]
     if parts.audit is not None:
         await parts.audit.page_refused(refused.operation, refused.code, uid_of(request))
-    words = WORDS.get(refused.code)
     status = STATUS.get(refused.code, 400)
-    if words is not None and refused.code in LOGIN_AGAIN:
-        response = _login(request, status=status, error=words.format(wait=refused.wait or 1))
-    elif words is not None:
-        response = web.Response(text=words + "\n", status=status)
+    if refused.code is Code.SLOW_DOWN:
+        response = _login(request, status=status, error=SLOW_DOWN_WORDS.format(wait=refused.wait or 1))
+    elif refused.code in LOGIN_AGAIN:
+        response = _login(request, status=status, error=_sentences(refused.code))
     else:
         response = _plain(refused.code, status)
     if refused.wait:
@@ -339,10 +336,15 @@ async def _refusal(request: web.Request, refused: _Refused) -> web.Response:
     return response
 
 
+def _sentences(code: Code) -> str:
+    """Why, in words (`shared.text.change_words.why`), in English and Spanish: no code."""
+    words = [why(code, language) for language in ("en", "es")]
+    return " / ".join(f"{w[:1].upper()}{w[1:]}." for w in words)
+
+
 def _plain(code: Code, status: int) -> web.Response:
     """A refused request: one sentence a person reads, in English and Spanish (no code)."""
-    words = [why(code, language) for language in ("en", "es")]
-    return web.Response(text=" / ".join(f"{w[:1].upper()}{w[1:]}." for w in words) + "\n", status=status)
+    return web.Response(text=_sentences(code) + "\n", status=status)
 
 
 @web.middleware

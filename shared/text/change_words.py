@@ -245,6 +245,18 @@ REFUSALS: Final[Mapping[Code, tuple[str, str]]] = MappingProxyType(
             "the request was larger than this page accepts",
             "la solicitud era más grande de lo que esta página acepta",
         ),
+        Code.SECRET_REQUIRED: (
+            "enter the page's secret first; it is asked once per browser session",
+            "escriba primero el secreto de la página; se pide una vez por sesión del navegador",
+        ),
+        Code.SECRET_WRONG: (
+            "that is not the page's secret",
+            "ese no es el secreto de la página",
+        ),
+        Code.SLOW_DOWN: (
+            "too many wrong entries; wait a little, then try again",
+            "demasiados intentos fallidos; espere un poco y vuelva a intentarlo",
+        ),
         Code.SIGN_IN_BUSY: (
             "another process was renewing the sign-in; try again",
             "otro proceso estaba renovando el inicio de sesión; intente de nuevo",

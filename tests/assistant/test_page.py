@@ -116,9 +116,7 @@ async def test_a_question_without_a_session_is_refused_and_recorded_with_the_ask
             f"{page.url}/ask", data={"question": "What's offline?"}, headers=_same_origin(page.url)
         )
     assert response.status_code == 401 and fake.asked == []
-    assert (
-        "Enter the ask page&#39;s secret first." in response.text and "secret_required" not in response.text
-    )
+    assert "Enter the page&#39;s secret first" in response.text and "secret_required" not in response.text
     assert page.audit.refused == [("ask", Code.SECRET_REQUIRED, os.getuid())]
 
 

@@ -214,7 +214,7 @@ def test_a_user_in_no_fleetwatch_group_cannot_reach_assistant_sock_and_a_peer_pa
     assert rows and (rows[-1]["detail"]["uid"], rows[-1]["detail"]["code"]) == (0, "peer_not_allowed")
     # The operator is admitted, and its question's row names its uid.
     asked = running.as_person(user(running, "op"), ASK_SOCKET, link)
-    assert asked.returncode == 0 and asked.stdout.strip() in ("model", "keyword"), asked.stderr
+    assert asked.returncode == 0 and asked.stdout.strip() in ("model", "demo_model", "keyword"), asked.stderr
     asks = [r for r in audit_rows(running, kind="ask") if r["detail"].get("asker_uid") == uid(running, "op")]
     assert asks and asks[-1]["detail"]["page_session"] is None
 
