@@ -58,6 +58,7 @@ from shared.approval_rows import (
     ClaimResult,
     ConsumeResult,
     ExecutionRow,
+    HistoryItem,
     ProposalRow,
     ProposalStatus,
     audit_refusal,
@@ -72,6 +73,7 @@ from shared.approval_rows import (
     new_id,
     new_proposal_id,
     one_row,
+    proposal_history,
     proposal_state,
 )
 from shared.binding import BoundRecord
@@ -91,6 +93,7 @@ __all__ = [
     "ClaimResult",
     "ConsumeResult",
     "ExecutionRow",
+    "HistoryItem",
     "ProposalRow",
     "ProposalStatus",
     "audit_refusal",
@@ -116,6 +119,7 @@ __all__ = [
     "list_pending",
     "list_recent_not_run",
     "new_proposal_id",
+    "proposal_history",
     "proposal_state",
     "recover_running",
     "record_verification",

@@ -13,7 +13,7 @@ boundary with ``raise ... from``)::
     ├── shared.policy.PolicyError        a policy file is invalid (names the file and line)
     ├── shared.policy.ArgumentsError     proposed arguments break the reviewed schema (JSON paths)
     ├── shared.protocol.ProtocolError    a frame or message is malformed
-    ├── shared.store.StoreError          the store refused (e.g. migration from the future)
+    ├── shared.db.StoreError             a store refused (e.g. migration from the future)
     ├── shared.canonical.CanonicalError  arguments cannot be put in canonical form
     ├── shared.epiphan.EpiphanError      the Epiphan server (or the guard) refused a call
     ├── shared.mcp_session.McpCallError  no tool result came back (unreachable, timeout)
@@ -109,6 +109,13 @@ class Code(enum.StrEnum):
     BUDGET_EXCEEDED = "budget_exceeded"
     DUPLICATE_PROPOSAL = "duplicate_proposal"
     MODEL_UNAVAILABLE = "model_unavailable"
+    # --- the watch ----------------------------------------------------------------------
+    WATCH_NOT_READY = "watch_not_ready"
+    ROOM_AMBIGUOUS = "room_ambiguous"
+    ROOM_NOT_FOUND = "room_not_found"
+    POST_FAILED = "post_failed"
+    POST_TIMEOUT = "post_timeout"
+    POST_DROPPED = "post_dropped"
     # --- page ---------------------------------------------------------------------------
     SECRET_REQUIRED = "secret_required"
     SECRET_WRONG = "secret_wrong"
@@ -194,6 +201,12 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.BUDGET_EXCEEDED: "The question's budget (model calls, tokens or time) is spent.",
         Code.DUPLICATE_PROPOSAL: "An identical proposal is already recorded; its state is returned.",
         Code.MODEL_UNAVAILABLE: "The model could not be used; the keyword answer was given instead.",
+        Code.WATCH_NOT_READY: "The watch has not read the fleet yet; try again after its first heartbeat.",
+        Code.ROOM_AMBIGUOUS: "More than one room matches that name; nothing was saved (name one of the candidates).",
+        Code.ROOM_NOT_FOUND: "No room of the fleet, as the watch last read it, matches that name.",
+        Code.POST_FAILED: "Slack or Teams refused or failed a post; it was logged and counted, and not retried.",
+        Code.POST_TIMEOUT: "Slack or Teams did not answer a post in time; it was logged and counted, and not retried.",
+        Code.POST_DROPPED: "Too many posts were waiting to be sent; this one was dropped (logged and counted).",
         Code.SECRET_REQUIRED: "The page secret has not been entered in this browser session.",
         Code.SECRET_WRONG: "The page secret was wrong.",
         Code.SLOW_DOWN: "Too many wrong secrets from this address; wait before trying again.",

@@ -14,12 +14,14 @@ approval.sock (peers: the assistant user and operators)
     GetProposalState → ProposalState     (the assistant reads a proposal's recorded state)
     ExpireTurn → Count                   (a model turn that failed partway expires its proposals)
     RecordAsk → Count, RecordRefusal → Count   (the assistant's audit rows: it holds no store)
+    ListProposalHistory → ProposalHistory (the watch: proposals and outcomes; `shared.watch_messages`)
     ListWritable → WritableDevices       (relayed to the executor; the assistant and operators)
     ListPending → PendingList, ShowProposal → ProposalDetail, Deny → ProposalState,
     DenyAll → Count, SetKillSwitch → Status, GetStatus → Status, AuditTail → AuditRows,
     AuditVerify → AuditReport
 assistant.sock (peers: operators, the ask page's process)
     Ask → Answer
+    GetWatchStatus, GetHistory, RunDigest, SetNote, ListNotes   (the watch: `shared.watch_messages`)
 
 Times on the wire are UTC text (``YYYY-MM-DDTHH:MM:SS.SSSZ``, the database clock's form) unless
 a field says otherwise. Arguments travel as plain maps; the receiver puts them in canonical form
@@ -36,6 +38,20 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from shared.protocol import Capabilities, ErrorReply, GetCapabilities, Message
+from shared.watch_messages import (
+    DigestReport,
+    GetHistory,
+    GetWatchStatus,
+    History,
+    ListNotes,
+    ListProposalHistory,
+    NoteOutcome,
+    Notes,
+    ProposalHistory,
+    RunDigest,
+    SetNote,
+    WatchStatus,
+)
 from shared.wire import (
     MAX_ARGUMENTS,
     MAX_QUESTION_CHARS,
@@ -469,6 +485,7 @@ ApprovalRequest = (
     | ListWritable
     | RecordAsk
     | RecordRefusal
+    | ListProposalHistory
     | GetCapabilities
 )
 ApprovalReply = (
@@ -481,6 +498,7 @@ ApprovalReply = (
     | Status
     | AuditRows
     | AuditReport
+    | ProposalHistory
     | Capabilities
     | ErrorReply
 )
@@ -515,5 +533,7 @@ class Answer(Message):
     code: str | None = None
 
 
-AssistantRequest = Ask | GetCapabilities
-AssistantReply = Answer | Capabilities | ErrorReply
+AssistantRequest = Ask | GetWatchStatus | GetHistory | RunDigest | SetNote | ListNotes | GetCapabilities
+AssistantReply = (
+    Answer | WatchStatus | History | DigestReport | NoteOutcome | Notes | Capabilities | ErrorReply
+)

@@ -12,9 +12,10 @@ from typing import Final
 
 import aiosqlite
 
-from shared.approvals import ProposalRow, ProposalStatus
+from shared.approvals import HistoryItem, ProposalRow, ProposalStatus
 from shared.canonical import parse_json_strict
 from shared.messages import AuditRow, ProposalDetail, ProposalState, ProposalSummary
+from shared.watch_messages import ProposalEvent
 
 MAX_AUDIT_TAIL: Final = 1000
 """Most audit rows one `AuditTail` returns."""
@@ -48,6 +49,26 @@ def summary_of(row: ProposalRow) -> ProposalSummary:
         proposed_by=row.proposed_by,
         status=row.status,
         status_code=row.status_code,
+    )
+
+
+def event_of(item: HistoryItem) -> ProposalEvent:
+    """A proposal as the watch's history and notices see it (no reason, no seal)."""
+    row = item.proposal
+    return ProposalEvent(
+        proposal_id=row.id,
+        tool=row.tool,
+        arguments=row.arguments,
+        targets=tuple(row.targets),
+        proposed_by=row.proposed_by,
+        created_at=row.created_at,
+        status=row.status,
+        status_code=row.status_code,
+        expires_at=row.expires_at,
+        decided_at=row.decided_at,
+        outcome=item.outcome,
+        verification=item.verification,
+        finished_at=item.finished_at,
     )
 
 

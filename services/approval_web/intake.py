@@ -55,6 +55,7 @@ from shared.messages import (
 )
 from shared.policy import ArgumentsError, Policy, ProposeRule, ToolPolicy
 from shared.protocol import GetCapabilities, Message, message_tag
+from shared.watch_messages import ListProposalHistory
 
 PROPOSED_BY: Final = ("assistant", "operator")
 """Who may be named as a proposal's author: the assistant (a model turn) or an operator (a draft)."""
@@ -94,7 +95,8 @@ class Role(enum.StrEnum):
 RECORDS: Final[frozenset[type[Message]]] = frozenset({RecordAsk, RecordRefusal})
 """The audit records only the assistant's uid may send (`check_recorder`)."""
 ASSISTANT_OPERATIONS: Final[frozenset[type[Message]]] = frozenset(
-    {SubmitProposal, GetProposalState, ExpireTurn, ListWritable, GetCapabilities} | RECORDS
+    {SubmitProposal, GetProposalState, ExpireTurn, ListWritable, ListProposalHistory, GetCapabilities}
+    | RECORDS
 )
 """The only requests the assistant's uid may send."""
 

@@ -99,6 +99,11 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         LIST_WRITABLE_CODES | {Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER},
         "the devices a change may target now, read afresh by the executor (relayed; read-only)",
     ),
+    Operation(
+        "list_proposal_history",
+        frozenset(),
+        "the proposals made since a time, with their outcomes, and the page's address (the watch; read-only)",
+    ),
     Operation("get_capabilities", frozenset(), "this manifest"),
 )
 

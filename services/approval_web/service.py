@@ -14,6 +14,9 @@ unchanged; the executor not running: ``service_unavailable``; no answer:
 ``service_no_answer``), then `shared.approvals.insert_proposal`. The answer is the new
 proposal's ID and when it expires unreviewed.
 
+ListProposalHistory (the assistant's watch, and operators) lists the proposals made since a
+time with their outcomes, and the page's address (`page_url`, set once the page serves).
+
 ListWritable is relayed to the executor as it is (this process holds no Epiphan token): the
 executor reads the sandbox team afresh. Its refusals pass through with their codes (one
 ``refusal`` audit row each, like every refusal here); the executor not running:
@@ -102,6 +105,7 @@ from shared.protocol import (
     request,
 )
 from shared.store import append_audit, db_now, verify_audit
+from shared.watch_messages import MAX_PROPOSAL_HISTORY, ListProposalHistory, ProposalHistory
 
 logger = logging.getLogger(__name__)
 
@@ -165,6 +169,8 @@ class ApprovalService:
         self._options = options or ServiceOptions()
         self._db = asyncio.Lock()
         self._submitting = asyncio.Lock()
+        self.page_url: str | None = None
+        """The approval page's address once it serves (``ListProposalHistory`` names it)."""
         self._handlers: Mapping[type[Message], Callable[[Any, PeerCred], Awaitable[Message]]] = {
             SubmitProposal: self._submit,
             GetProposalState: self._get_state,
@@ -178,6 +184,7 @@ class ApprovalService:
             AuditTail: self._audit_tail,
             AuditVerify: self._audit_verify,
             ListWritable: self._list_writable,
+            ListProposalHistory: self._proposal_history,
             RecordAsk: self._record_ask,
             RecordRefusal: self._record_refusal,
             GetCapabilities: self._capabilities,
@@ -401,6 +408,16 @@ class ApprovalService:
         if isinstance(reply, ErrorReply):
             raise IntakeRefused(_known_code(reply.code), visible(reply.message, 400))
         return reply
+
+    async def _proposal_history(self, message: ListProposalHistory, peer: PeerCred) -> ProposalHistory:
+        """Proposals made since a time, with their outcomes, and the page's address (the
+        watch's notices and history; read-only)."""
+        async with self._db:
+            items, more = await approvals.proposal_history(self._conn, message.since, MAX_PROPOSAL_HISTORY)
+            now = await db_now(self._conn)
+        return ProposalHistory(
+            items=tuple(admin.event_of(i) for i in items), read_at=now, page_url=self.page_url, more=more
+        )
 
     # --- admin --------------------------------------------------------------------------
 

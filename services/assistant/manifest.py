@@ -153,8 +153,47 @@ ASK_CODES: Final[frozenset[Code]] = READ_CODES | {
 }
 """What an `Answer`'s ``code`` (or the `ErrorReply` to an ``ask``) may hold."""
 
+POST_CODES: Final[frozenset[Code]] = frozenset(
+    {Code.POST_FAILED, Code.POST_TIMEOUT, Code.POST_DROPPED, Code.INTERNAL_ERROR}
+)
+"""What a destination's last failure may be (`WatchStatus.posts`): logged, counted, never retried."""
+
+WATCH_OPERATIONS: Final[tuple[Operation, ...]] = (
+    Operation(
+        "get_watch_status",
+        READ_CODES | POST_CODES | {Code.STORE_BUSY},
+        "is the heartbeat alive: last read, failed beats in a row and the last code, posts per destination",
+    ),
+    Operation(
+        "get_history",
+        frozenset({Code.STORE_BUSY}),
+        "what changed in the last days, with proposals and outcomes",
+    ),
+    Operation(
+        "run_digest",
+        READ_CODES | {Code.STORE_BUSY},
+        "one heartbeat now and the digest of what changed (posted with post=true)",
+    ),
+    Operation(
+        "set_note",
+        frozenset(
+            {
+                Code.WATCH_NOT_READY,
+                Code.INVALID_MESSAGE,
+                Code.ROOM_AMBIGUOUS,
+                Code.ROOM_NOT_FOUND,
+                Code.STORE_BUSY,
+            }
+        ),
+        "keep an operator's one-line note on the one room a name matches (ambiguous: nothing saved)",
+    ),
+    Operation("list_notes", frozenset({Code.STORE_BUSY}), "the room notes"),
+)
+"""The watch's operations (`services.assistant.watch.answers`)."""
+
 SOCKET_OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation("ask", ASK_CODES, "answer one question (the model, or the keyword answer)"),
+    *WATCH_OPERATIONS,
     Operation("get_capabilities", frozenset(), "this manifest"),
 )
 
@@ -164,6 +203,11 @@ PAGE_OPERATIONS: Final[tuple[Operation, ...]] = (
         f"{PAGE_PREFIX}ask",
         ASK_CODES | {Code.BAD_HOST, Code.CROSS_SITE, Code.CSRF_FAILED, Code.BODY_TOO_LARGE},
         "the local ask page's POST /ask",
+    ),
+    Operation(
+        f"{PAGE_PREFIX}wall",
+        frozenset({Code.BAD_HOST, Code.WATCH_NOT_READY}),
+        "the wall screen's GET /wall (read-only, no secret)",
     ),
 )
 """The ask page (HTTP, not a socket request): the refusals it answers with."""

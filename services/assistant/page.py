@@ -4,6 +4,9 @@ An aiohttp app run inside the assistant process (``python -m services.assistant 
 calls the same `Assistant.ask` as assistant.sock and holds nothing secret but its form-token
 key (in memory). Its own port; never the approval page.
 
+``GET /wall`` is the watch's wall screen (`services.assistant.watch.wall`): read-only, no form,
+no secret, behind the same Host check and headers; it refreshes itself with a meta refresh.
+
 Guards (`shared.web_guards`, the approval page's rules): every request's Host must be
 ``127.0.0.1:<port>`` or ``localhost:<port>`` (``bad_host``); every POST must come from the
 page itself (``Sec-Fetch-Site``/``Origin``: ``cross_site``), fit `MAX_BODY_BYTES`
@@ -25,6 +28,7 @@ import jinja2
 from aiohttp import web
 
 from services.assistant.server import MAX_QUESTION_CHARS, Asker
+from services.assistant.watch.wall import CSS as WALL_CSS
 from shared.display import visible
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.local_http import serve_local
@@ -32,6 +36,8 @@ from shared.messages import Answer
 from shared.web_guards import SECURITY_HEADERS, form_token, host_ok, new_key, post_origin_problem, token_ok
 
 AskFunction = Callable[[str, str | None], Awaitable[Answer]]
+WallFunction = Callable[[str | None], Awaitable[Any]]
+"""The wall screen's view in a language (`services.assistant.watch.runner.wall_for`)."""
 MAX_BODY_BYTES: Final = 16 * 1024
 COOKIE: Final = "fleetwatch_ask"
 PRESETS: Final = (
@@ -54,6 +60,7 @@ _TEMPLATES = jinja2.Environment(
 )
 _KEY: Final = web.AppKey("form_key", bytes)
 _ASK: Final = web.AppKey("ask", Any)
+_WALL: Final = web.AppKey("wall", Any)
 
 
 class _Refused(Exception):
@@ -106,6 +113,21 @@ async def _css(request: web.Request) -> web.Response:
     return web.Response(text=CSS, content_type="text/css")
 
 
+async def _wall(request: web.Request) -> web.Response:
+    """The wall screen (read-only, no form, no secret): see `services.assistant.watch.wall`."""
+    source = request.app[_WALL]
+    if source is None:
+        return web.Response(text=f"{Code.WATCH_NOT_READY}: {MEANINGS[Code.WATCH_NOT_READY]}\n", status=503)
+    language = request.query.get("lang")
+    view = await source(language if language in ("en", "es") else None)
+    html = _TEMPLATES.get_template("wall.html").render(view=view)
+    return web.Response(text=html, content_type="text/html", charset="utf-8")
+
+
+async def _wall_css(request: web.Request) -> web.Response:
+    return web.Response(text=WALL_CSS, content_type="text/css")
+
+
 async def _ask(request: web.Request) -> web.Response:
     host = request.headers.get("Host", "")
     if post_origin_problem(request.headers, host) is not None:
@@ -148,24 +170,28 @@ async def _guard(
     return response
 
 
-def build_page_app(ask: AskFunction) -> web.Application:
-    """The ask page's app; `ask(question, language)` answers (usually `Assistant.ask`)."""
+def build_page_app(ask: AskFunction, wall: WallFunction | None = None) -> web.Application:
+    """The ask page's app; `ask(question, language)` answers (usually `Assistant.ask`);
+    `wall(language)` gives the wall screen's view (None: ``/wall`` answers 503)."""
     app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY_BYTES)
     app[_KEY] = new_key()
     app[_ASK] = ask
+    app[_WALL] = wall
     app.router.add_get("/", _index)
     app.router.add_get("/page.css", _css)
     app.router.add_post("/ask", _ask)
+    app.router.add_get("/wall", _wall)
+    app.router.add_get("/wall.css", _wall_css)
     return app
 
 
 @contextlib.asynccontextmanager
-async def serve_page(assistant: Asker, port: int) -> AsyncIterator[str]:
-    """Serve the ask page for `assistant` on ``127.0.0.1:port`` (0: any free port) for the
-    block; yields its URL.
+async def serve_page(assistant: Asker, port: int, wall: WallFunction | None = None) -> AsyncIterator[str]:
+    """Serve the ask page for `assistant` (and, with `wall`, the wall screen at ``/wall``) on
+    ``127.0.0.1:port`` (0: any free port) for the block; yields its URL.
 
     Raises:
         FleetwatchError: ``socket_in_use`` when the port cannot be bound.
     """
-    async with serve_local(build_page_app(assistant.ask), port) as base_url:
+    async with serve_local(build_page_app(assistant.ask, wall), port) as base_url:
         yield f"{base_url}/"

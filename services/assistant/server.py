@@ -4,7 +4,8 @@
 guarded client (`reader.SlotReader`), approval.sock as the proposal sink (and where the audit
 rows go: the assistant opens no store), and the model client when a key is set (none: keyword
 answers only). `assistant_side` serves assistant.sock for an ``async with`` block; ``__main__``
-runs it (and the ask page with ``--page``).
+runs it (and the ask page with ``--page``) beside the watch (`services.assistant.watch`), whose
+requests (status, history, digest, notes) it hands to the watch.
 
 assistant.sock audits its refusals like the other sockets, through approval.sock
 (`SocketAudit`, `RecordRefusal`): a peer whose uid and groups are not allowed
@@ -26,11 +27,14 @@ from services.assistant.manifest import REQUESTS, capabilities
 from services.assistant.proposals import ApprovalSocketSink, ProposalSink
 from services.assistant.reader import SlotReader
 from services.assistant.service import Assistant
+from services.assistant.watch import answers
+from services.assistant.watch.heartbeat import Watch
 from shared.config import Settings
 from shared.errors import Code
 from shared.messages import Answer, Ask, RecordRefusal
 from shared.policy import Policy, ToolPolicy
 from shared.protocol import Codec, GetCapabilities, Message, PeerCred, RefusedRequest, message_tag, serve_unix
+from shared.watch_messages import GetHistory, GetWatchStatus, ListNotes, RunDigest, SetNote
 from shared.wire import MAX_QUESTION_CHARS
 
 log = logging.getLogger(__name__)
@@ -123,13 +127,18 @@ class SocketAudit:
         )
 
 
-def handler(assistant: Asker, audit: SocketAudit | None = None) -> Any:
-    """The assistant.sock request handler; a refused question is recorded through `audit`.
-    (Length and language are the message's own caps: decoding refuses them.)"""
+def handler(assistant: Asker, audit: SocketAudit | None = None, watch: Watch | None = None) -> Any:
+    """The assistant.sock request handler; a refused question is recorded through `audit`;
+    the watch's requests go to `watch` (None: refused with ``watch_not_ready``). (Length and
+    language are the message's own caps: decoding refuses them.)"""
 
     async def handle(request: Message, peer: PeerCred) -> Message:
         if isinstance(request, GetCapabilities):
             return capabilities()
+        if isinstance(request, WATCH_REQUESTS):
+            if watch is None:
+                raise AssistantError(Code.WATCH_NOT_READY, "the watch is not running in this process")
+            return await answer_watch(watch, request, peer.uid)
         if isinstance(request, Ask):
             if not request.question.strip():
                 if audit is not None:
@@ -143,12 +152,32 @@ def handler(assistant: Asker, audit: SocketAudit | None = None) -> Any:
     return handle
 
 
+WATCH_REQUESTS: Final = (GetWatchStatus, GetHistory, RunDigest, SetNote, ListNotes)
+"""The watch's requests on assistant.sock."""
+
+
+async def answer_watch(watch: Watch, request: Message, uid: int) -> Message:
+    """One of `WATCH_REQUESTS`, answered by the watch (`services.assistant.watch.answers`)."""
+    if isinstance(request, GetWatchStatus):
+        return answers.status(watch)
+    if isinstance(request, GetHistory):
+        return await answers.history(watch, request.days, request.language)
+    if isinstance(request, RunDigest):
+        return await answers.digest_now(watch, post=request.post, language=request.language)
+    if isinstance(request, SetNote):
+        return await answers.set_note(watch, request.room, request.text, clear=request.clear, uid=uid)
+    if isinstance(request, ListNotes):
+        return await answers.list_notes(watch, request.room, request.search)
+    raise AssistantError(Code.UNKNOWN_MESSAGE, f"{type(request).__name__} is not served here")
+
+
 @contextlib.asynccontextmanager
 async def assistant_side(
-    settings: Settings, assistant: Asker, *, sink: ProposalSink | None = None
+    settings: Settings, assistant: Asker, *, sink: ProposalSink | None = None, watch: Watch | None = None
 ) -> AsyncIterator[None]:
     """Serve assistant.sock (``settings.assistant_socket``) for the ``async with`` block; its
-    refusals are recorded through `sink` (default: approval.sock).
+    refusals are recorded through `sink` (default: approval.sock); the watch's requests go to
+    `watch`.
 
     Raises:
         ProtocolError: ``socket_in_use`` (another assistant is running).
@@ -156,7 +185,7 @@ async def assistant_side(
     audit = SocketAudit(sink or ApprovalSocketSink(settings.approval_socket))
     server = await serve_unix(
         settings.assistant_socket,
-        handler(assistant, audit),
+        handler(assistant, audit, watch),
         codec=Codec(REQUESTS),
         allowed_uids=settings.assistant_uids,
         allowed_gids=settings.assistant_gids,

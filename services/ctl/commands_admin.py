@@ -322,7 +322,12 @@ async def audit_verify(args: argparse.Namespace) -> int:
 
 async def status(args: argparse.Namespace) -> int:
     """``fleetwatch status``: under supervisord (``fleetwatch up``) first each process's state,
-    then the queue. ``--json`` prints the queue `Status` only."""
+    then the queue, then the watch. ``--json`` prints the queue `Status` only. ``--check``:
+    only whether the watch's heartbeat is alive (exit 0) or not (exit 1)."""
+    from services.ctl import commands_watch
+
+    if args.check:
+        return await commands_watch.status_check(args)
     if not args.json:
         from services.ctl import supervise
 
@@ -334,6 +339,9 @@ async def status(args: argparse.Namespace) -> int:
             print()
     reply = await call(GetStatus(), Status)
     _out(args, reply, render_status(reply))
+    if not args.json:
+        watch = await commands_watch.watch_status(load_settings())
+        print(commands_watch.render_status(watch) if watch else "Watch:        the assistant does not answer")
     return 0
 
 
@@ -394,7 +402,18 @@ def add_commands(sub: Any, epilog: str) -> None:
         audit_actions, "verify", "walk the audit hash chain; exit 1 when it is broken", audit_verify, epilog
     )
 
-    _leaf(sub, "status", "queue, caps, pauses, kill switch, executor, fence, autonomy", status, epilog)
+    status_parser = _leaf(
+        sub,
+        "status",
+        "queue, caps, pauses, kill switch, executor, fence, autonomy, and the watch",
+        status,
+        epilog,
+    )
+    status_parser.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 unless a heartbeat read the fleet within three intervals (for monitors and health checks)",
+    )
 
     draft = _leaf(
         sub,

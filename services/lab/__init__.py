@@ -8,6 +8,7 @@ Layers (each may import only the ones above it)::
 
     scenario.py  frozen scenario data loaded from YAML, and the fleet generator
     faults.py    the fault table (latency, error, in-band 401, dropped response, bad JSON, drift)
+    notices.py   what the Slack and Teams stand-ins received (the notice board)
     state.py     the simulated world and its clock (devices, channels, events, streams)
     shapes.py    the world rendered in the real result shapes (or the older ones)
     schemas.py   the tools' JSON input and output schemas and the ID patterns
@@ -16,6 +17,7 @@ Layers (each may import only the ones above it)::
     tools.py     the registry: name, schemas, read/write, handler
     lab.py       the simulator's root: tokens, calls, the write log
     oauth.py     the OAuth authorization server and the page where a person picks the team
+    standins.py  the routes of the Slack Web API and Teams webhook stand-ins
     control.py   the ``/_lab/*`` endpoints (state, write log, faults, clock, reset, tokens)
     server.py    the ASGI app, serving it, ``run_lab``/``LabHandle`` for tests
     __main__.py  the command line (``python -m services.lab``, ``fleetwatch lab``)

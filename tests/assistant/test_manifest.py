@@ -18,6 +18,7 @@ from services.assistant.manifest import (
     SUBMIT_CODES,
     TOOL_OPERATIONS,
     TOOL_PREFIX,
+    WATCH_OPERATIONS,
     WRITABLE_CODES,
     all_codes,
     capabilities,
@@ -36,7 +37,7 @@ def _codes_named_in(*paths: Path) -> set[Code]:
 
 
 def _package_files() -> list[Path]:
-    return [p for p in PACKAGE.glob("*.py") if p.name != "manifest.py"]
+    return [p for p in PACKAGE.rglob("*.py") if p.name != "manifest.py"]
 
 
 def test_the_socket_operations_match_the_request_union_both_ways():
@@ -92,8 +93,15 @@ def test_relayed_codes_agree_with_approval_sock_manifest_both_ways():
 
 
 def test_every_page_code_is_named_by_the_page_or_is_an_ask_code():
-    (page,) = PAGE_OPERATIONS
-    assert page.codes - ASK_CODES <= _codes_named_in(PACKAGE / "page.py")
+    assert {page.name for page in PAGE_OPERATIONS} == {"page:ask", "page:wall"}
+    for page in PAGE_OPERATIONS:
+        assert page.codes - ASK_CODES <= _codes_named_in(PACKAGE / "page.py"), page.name
+
+
+def test_every_watch_code_is_named_by_the_watch_or_is_a_read_code():
+    watch = _codes_named_in(*(PACKAGE / "watch").glob("*.py"), PACKAGE / "server.py")
+    for op in WATCH_OPERATIONS:
+        assert op.codes <= watch | READ_CODES | {Code.STORE_BUSY, Code.INVALID_MESSAGE}, op.name
 
 
 def test_every_tool_offered_has_a_manifest_entry_and_every_entry_a_tool_group():
