@@ -646,9 +646,18 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     return Settings(**values)
 
 
+QUIET_LIBRARIES = ("httpx2", "httpx", "mcp")
+"""Libraries that log every HTTP request at INFO: below DEBUG they log warnings only (a
+heartbeat every few minutes would otherwise fill the log with request lines)."""
+
+
 def configure_logging(settings: Settings) -> None:
-    """Set the root logger's level from `FLEETWATCH_LOG_LEVEL` (call once, in ``__main__``)."""
+    """Set the root logger's level from `FLEETWATCH_LOG_LEVEL` (call once, in ``__main__``);
+    `QUIET_LIBRARIES` log warnings only unless it is ``DEBUG``."""
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if settings.log_level != "DEBUG":
+        for name in QUIET_LIBRARIES:
+            logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def settings_markdown() -> str:
