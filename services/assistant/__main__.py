@@ -19,7 +19,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from services.assistant.server import assistant_side, build_assistant
+from services.assistant.server import assistant_side, build_assistant, build_reader
 from services.assistant.watch.runner import wall_for, watch_side
 from shared.config import Settings, configure_logging, load_settings
 from shared.errors import FleetwatchError
@@ -34,9 +34,11 @@ async def run(settings: Settings, policy: Policy, tool_policy: ToolPolicy, *, pa
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    assistant, reader = build_assistant(settings, policy, tool_policy)
+    reader = build_reader(settings, tool_policy)
     async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(reader.close)
         watch = await stack.enter_async_context(watch_side(settings, policy, reader))
+        assistant, _ = build_assistant(settings, policy, tool_policy, reader=reader, notes=watch.store)
         await stack.enter_async_context(assistant_side(settings, assistant, watch=watch))
         if page:
             from services.assistant.page import serve_page
@@ -51,7 +53,6 @@ async def run(settings: Settings, policy: Policy, tool_policy: ToolPolicy, *, pa
             "on" if assistant.may_propose else "off",
         )
         await stop.wait()
-    await reader.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

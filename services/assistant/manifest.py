@@ -134,6 +134,11 @@ TOOL_OPERATIONS: Final[tuple[Operation, ...]] = (
         "the recorded state of a proposal made in this conversation",
     ),
     Operation(
+        f"{TOOL_PREFIX}get_room_notes",
+        frozenset({Code.BUDGET_EXCEEDED, Code.STORE_BUSY, Code.UNKNOWN_TOOL}),
+        "operators' one-line room notes, as data (offered when the watch keeps them)",
+    ),
+    Operation(
         f"{TOOL_PREFIX}ask_operator",
         frozenset({Code.INVALID_ARGUMENTS, Code.BUDGET_EXCEEDED, Code.FSM_BLOCKED}),
         "ask the operator; ends the turn (calls after it in the batch are not run: fsm_blocked)",

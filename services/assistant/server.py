@@ -24,6 +24,7 @@ import anthropic
 
 from services.assistant import AssistantError
 from services.assistant.manifest import REQUESTS, capabilities
+from services.assistant.pipeline import NotesSource
 from services.assistant.proposals import ApprovalSocketSink, ProposalSink
 from services.assistant.reader import SlotReader
 from services.assistant.service import Assistant
@@ -61,16 +62,24 @@ def model_client(settings: Settings) -> anthropic.AsyncAnthropic | None:
     )
 
 
+def build_reader(settings: Settings, tool_policy: ToolPolicy) -> SlotReader:
+    """The read slot's guarded client (the assistant's and the watch's; close it at the end)."""
+    return SlotReader(settings.read_token_file, settings.epiphan_mcp_url, tool_policy.model_read_tools)
+
+
 def build_assistant(
     settings: Settings,
     policy: Policy,
     tool_policy: ToolPolicy,
     *,
     client: Any | None = None,
+    reader: SlotReader | None = None,
+    notes: NotesSource | None = None,
 ) -> tuple[Assistant, SlotReader]:
     """The production `Assistant` (and its reader, to close at the end). `client` overrides
-    the model client the settings describe (None: from the settings)."""
-    reader = SlotReader(settings.read_token_file, settings.epiphan_mcp_url, tool_policy.model_read_tools)
+    the model client the settings describe (None: from the settings); `reader` is the read
+    client to use (None: a new one, `build_reader`); `notes` the watch's room notes."""
+    reader = reader or build_reader(settings, tool_policy)
     assistant = Assistant(
         reader=reader,
         sink=ApprovalSocketSink(settings.approval_socket),
@@ -81,6 +90,7 @@ def build_assistant(
         fence_configured=settings.fence_configured,
         allowlist=settings.write_device_ids,
         call_timeout_seconds=settings.model_timeout_seconds,
+        notes=notes,
     )
     return assistant, reader
 

@@ -32,7 +32,7 @@ from services.assistant.budget import Budget, Spent
 from services.assistant.keyword import keyword_answer
 from services.assistant.language import choose, note, proposal_line
 from services.assistant.loop import LoopResult, ModelLoop, TextSink
-from services.assistant.pipeline import Reader, ToolRunner, TurnRecord
+from services.assistant.pipeline import NotesSource, Reader, ToolRunner, TurnRecord
 from services.assistant.prompt import first_message
 from services.assistant.proposals import ProposalSink
 from services.assistant.tools import offered_names, tool_definitions
@@ -81,6 +81,8 @@ class Assistant:
         fence_configured: ``FLEETWATCH_WRITE_DEVICE_IDS`` or ``FLEETWATCH_WRITE_TEAM_ID`` is set;
             without it ``propose_change`` is not offered.
         allowlist: ``FLEETWATCH_WRITE_DEVICE_IDS``.
+        notes: operators' room notes (the watch store), or None: offered to the model as
+            ``get_room_notes`` and shown under a named room in the keyword answer, as data.
         now: UTC time (the lab's clock in tests); clock: monotonic seconds.
     """
 
@@ -97,6 +99,7 @@ class Assistant:
         allowlist: tuple[str, ...] = (),
         budget: Budget | None = None,
         call_timeout_seconds: float = 60.0,
+        notes: NotesSource | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -108,8 +111,11 @@ class Assistant:
         self._now = now
         self._clock = clock
         self._withheld = WithheldValues()
+        self._notes = notes
         self.may_propose = policy.may_propose and fence_configured
-        self.tools = tool_definitions(tool_policy.model_read_tools, may_propose=self.may_propose)
+        self.tools = tool_definitions(
+            tool_policy.model_read_tools, may_propose=self.may_propose, room_notes=notes is not None
+        )
         self.budget = budget or Budget()
         self._loop = (
             None
@@ -143,6 +149,7 @@ class Assistant:
             allowlist=self._allowlist,
             clock=self._clock,
             withheld=self._withheld,
+            notes=self._notes,
         )
         try:
             ending = await self._answer(question, lang, runner, spent, on_text)
@@ -197,8 +204,14 @@ class Assistant:
             log.warning("keyword answer could not read the fleet (%s)", exc.code)
             words = "No pude leer el equipo" if lang == "es" else "I could not read the fleet"
             return f"{words}: {MEANINGS[exc.code]}", str(exc.code)
+        notes = {}
+        if self._notes is not None:
+            try:
+                notes = {n.device_id: n.text for n in await self._notes.notes()}
+            except FleetwatchError as exc:
+                log.warning("room notes could not be read (%s); answering without them", exc.code)
         return keyword_answer(
-            question, lang, snapshot, self._now(), thresholds_from_policy(self._policy)
+            question, lang, snapshot, self._now(), thresholds_from_policy(self._policy), notes=notes
         ), None
 
     async def _expire(self, turn_id: str) -> int:

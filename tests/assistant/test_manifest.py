@@ -23,7 +23,13 @@ from services.assistant.manifest import (
     all_codes,
     capabilities,
 )
-from services.assistant.tools import ASK_OPERATOR, GET_PROPOSAL_STATE, LIST_WRITABLE, PROPOSE_CHANGE
+from services.assistant.tools import (
+    ASK_OPERATOR,
+    GET_PROPOSAL_STATE,
+    LIST_WRITABLE,
+    PROPOSE_CHANGE,
+    ROOM_NOTES,
+)
 from shared.errors import Code
 from shared.protocol import TRANSPORT_CODES, manifest_problems
 
@@ -74,6 +80,7 @@ def test_every_declared_code_has_a_source_in_the_code_or_is_relayed_from_a_decla
             "get_proposal_state": STATE_CODES,
             "list_writable_devices": WRITABLE_CODES,
             "read": READ_CODES,
+            ROOM_NOTES: _codes_named_in(ROOT / "shared" / "db.py"),
         }
         sources = own | policy_and_canonical | relayed.get(op.name.removeprefix(TOOL_PREFIX), frozenset())
         assert op.codes <= sources, (op.name, op.codes - sources)
@@ -106,5 +113,13 @@ def test_every_watch_code_is_named_by_the_watch_or_is_a_read_code():
 
 def test_every_tool_offered_has_a_manifest_entry_and_every_entry_a_tool_group():
     groups = {op.name.removeprefix(TOOL_PREFIX) for op in TOOL_OPERATIONS}
-    assert groups == {"read", LIST_WRITABLE, PROPOSE_CHANGE, GET_PROPOSAL_STATE, ASK_OPERATOR, "not_offered"}
+    assert groups == {
+        "read",
+        LIST_WRITABLE,
+        PROPOSE_CHANGE,
+        GET_PROPOSAL_STATE,
+        ROOM_NOTES,
+        ASK_OPERATOR,
+        "not_offered",
+    }
     assert all(op.name.startswith(TOOL_PREFIX) for op in TOOL_OPERATIONS)

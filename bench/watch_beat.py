@@ -1,0 +1,241 @@
+"""The watch's heartbeat at 30, 500 and 2,000 devices: its time and memory, side by side with
+the raw MCP reads it makes.
+
+Run: ``.venv/bin/python bench/watch_beat.py [--sizes 30,500,2000] [--beats 5] [--json]``.
+
+For each size the lab runs as its own process (``python -m services.lab --devices N``: a
+generated fleet, the same generator for every size), so its work is not counted here. Two
+fresh processes then measure, each against that lab:
+
+- **raw**: the reads a beat makes, through the MCP SDK's own client session with nothing of
+  Fleetwatch around it (no guard, no redaction, no parsing): the device list, then the
+  recorder status, the system status and the current/next events in chunks of 100 IDs, four
+  in flight, like the guarded read client. Median of ``--beats`` rounds.
+- **beat**: `services.assistant.watch.heartbeat.Watch.beat` with the guarded read client, the
+  attention rules, the diff against a real watch store and the posts (queued to a destination
+  that discards them): the first beat (every room and finding is new: the most store writes)
+  and the median of the steady ones after it (nothing changed: nothing posted).
+
+Memory is each process's peak resident set (``VmHWM``), imports included, and the growth over
+the process's resident set before its first read. Ratios are what to compare between
+machines; absolute numbers are noisy on a shared box.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+CHUNK = 100
+PARALLEL = 4
+PER_DEVICE = (
+    "get_recorder_status_for_devices",
+    "get_system_status_for_devices",
+    "get_current_or_next_cms_events_for_devices",
+)
+
+
+def memory_mb() -> dict[str, float]:
+    """This process's resident set now and at its peak, in MB (``/proc/self/status``)."""
+    fields = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0]) / 1024
+    return {"rss_mb": fields["VmRSS"], "peak_mb": fields["VmHWM"]}
+
+
+async def raw_reads(mcp_url: str, token: str, rounds: int) -> dict[str, Any]:
+    """The beat's reads through the MCP SDK alone (see the module docstring)."""
+    import httpx2
+    import mcp_types as types
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def call(session: ClientSession, name: str, arguments: dict[str, Any]) -> Any:
+        request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+        result = await session.send_request(request, types.CallToolResult)
+        return json.loads(result.content[0].text)
+
+    before = memory_mb()["rss_mb"]
+    samples = []
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=120) as http,
+        streamable_http_client(mcp_url, http_client=http, max_sse_event_size=64 * 1024 * 1024) as (
+            read,
+            write,
+        ),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        await call(session, "get_devices_in_my_team", {})
+        for _ in range(rounds):
+            start = time.perf_counter()
+            devices = await call(session, "get_devices_in_my_team", {})
+            ids = [d["Id"] for d in devices["devices"]]
+            until = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 86400))
+            limit = asyncio.Semaphore(PARALLEL)
+
+            async def one(name: str, chunk: list[str], until: str = until, limit: Any = limit) -> Any:
+                arguments: dict[str, Any] = {"device_ids": chunk}
+                if name.endswith("events_for_devices"):
+                    arguments["until"] = until
+                async with limit:
+                    return await call(session, name, arguments)
+
+            await asyncio.gather(
+                *(one(name, ids[i : i + CHUNK]) for name in PER_DEVICE for i in range(0, len(ids), CHUNK))
+            )
+            samples.append((time.perf_counter() - start) * 1000)
+    return (
+        {"raw_ms": statistics.median(samples), "calls": 1 + len(PER_DEVICE) * -(-len(ids) // CHUNK)}
+        | {"raw_" + k: v for k, v in memory_mb().items()}
+        | {"raw_growth_mb": memory_mb()["peak_mb"] - before}
+    )
+
+
+class Discard:
+    """A destination that throws every post away (posting is not what is measured)."""
+
+    name = "console"
+
+    async def send(self, post: Any) -> None:
+        return None
+
+
+async def beats(mcp_url: str, token: str, rounds: int) -> dict[str, Any]:
+    """`Watch.beat` against the lab: the first beat, then the median steady beat."""
+    from services.assistant.watch.destinations import Outbox
+    from services.assistant.watch.heartbeat import Watch, WatchOptions
+    from services.assistant.watch.store import WatchStore
+    from shared.config import REPO_POLICY_DIR
+    from shared.epiphan import EpiphanReadClient
+    from shared.mcp_session import McpConnection
+    from shared.policy import load_policies
+
+    policy, tools = load_policies(REPO_POLICY_DIR)
+    before = memory_mb()["rss_mb"]
+    with tempfile.TemporaryDirectory() as folder:
+        store = await WatchStore.connect(Path(folder) / "watch.db")
+        client = EpiphanReadClient(McpConnection(mcp_url, token), tools.model_read_tools)
+        try:
+            async with client, Outbox([Discard()]) as outbox:
+                await client.call("get_devices_in_my_team")  # open the session outside the timing
+                watch = Watch(
+                    reader=client,
+                    store=store,
+                    outbox=outbox,
+                    proposals=None,
+                    policy=policy,
+                    options=WatchOptions(),
+                )
+                await watch.load()
+                start = time.perf_counter()
+                first = await watch.beat()
+                first_ms = (time.perf_counter() - start) * 1000
+                assert first.read, first
+                steady = []
+                for _ in range(rounds):
+                    start = time.perf_counter()
+                    outcome = await watch.beat()
+                    steady.append((time.perf_counter() - start) * 1000)
+                    assert outcome.read, outcome
+                findings = len(watch.last.findings) if watch.last else 0
+        finally:
+            await store.close()
+    return {
+        "first_ms": first_ms,
+        "steady_ms": statistics.median(steady),
+        "findings": findings,
+        "beat_growth_mb": memory_mb()["peak_mb"] - before,
+    } | {"beat_" + k: v for k, v in memory_mb().items()}
+
+
+async def child(mode: str, mcp_url: str, token: str, rounds: int) -> None:
+    result = await (raw_reads if mode == "raw" else beats)(mcp_url, token, rounds)
+    print(json.dumps(result))
+
+
+async def run_child(mode: str, mcp_url: str, token: str, rounds: int) -> dict[str, Any]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        __file__,
+        "--child",
+        mode,
+        mcp_url,
+        token,
+        "--beats",
+        str(rounds),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    out, _ = await process.communicate()
+    if process.returncode != 0:
+        raise SystemExit(f"the {mode} measurement failed")
+    return json.loads(out.decode().strip().splitlines()[-1])
+
+
+async def one_size(devices: int, rounds: int) -> dict[str, Any]:
+    import httpx2
+
+    lab = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "services.lab", "--devices", str(devices), "--port", "0"),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert lab.stdout is not None
+        async with asyncio.timeout(120):
+            line = (await lab.stdout.readline()).decode()  # "Lab (...) listening on URL  MCP: URL/mcp"
+        url = line.split(" listening on ", 1)[1].split()[0]
+        async with httpx2.AsyncClient() as http:
+            state = (await http.get(f"{url}/_lab/state")).json()
+        token = next(t["token"] for t in state["teams"] if t["name"] == "normal")
+        raw = await run_child("raw", f"{url}/mcp", token, rounds)
+        beat = await run_child("beat", f"{url}/mcp", token, rounds)
+    finally:
+        lab.terminate()
+        await lab.wait()
+    return {"devices": devices, **raw, **beat}
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = (
+        f"{'devices':>8}{'calls':>7}{'raw ms':>9}{'beat ms':>9}{'first ms':>10}{'beat/raw':>9}"
+        f"{'of 180 s':>9}{'raw MB':>8}{'beat MB':>9}{'+raw MB':>9}{'+beat MB':>10}{'findings':>9}"
+    )
+    lines = [head]
+    for r in rows:
+        lines.append(
+            f"{r['devices']:>8}{r['calls']:>7}{r['raw_ms']:>9.0f}{r['steady_ms']:>9.0f}{r['first_ms']:>10.0f}"
+            f"{r['steady_ms'] / r['raw_ms']:>9.2f}{100 * r['steady_ms'] / 180_000:>8.2f}%"
+            f"{r['raw_peak_mb']:>8.0f}{r['beat_peak_mb']:>9.0f}{r['raw_growth_mb']:>9.1f}{r['beat_growth_mb']:>10.1f}"
+            f"{r['findings']:>9}"
+        )
+    return "\n".join(lines)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="30,500,2000", help="fleet sizes (default: 30,500,2000)")
+    parser.add_argument(
+        "--beats", type=int, default=5, help="steady beats and raw rounds per size (default: 5)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument("--child", nargs=3, metavar=("MODE", "MCP_URL", "TOKEN"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        await child(args.child[0], args.child[1], args.child[2], args.beats)
+        return
+    rows = [await one_size(int(size), args.beats) for size in args.sizes.split(",")]
+    print(json.dumps(rows, indent=2) if args.json else table(rows))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
