@@ -79,7 +79,14 @@ def test_the_watch_on_the_demo_posts_digests_readiness_and_notices_to_the_labs_s
     assert started.returncode == 0, started.stdout + started.stderr
     up_at = time.monotonic()
     lab_url = json.loads((Path(env["FLEETWATCH_HOME"]) / "run" / "lab.ready").read_text())["url"]
-    http = httpx2.Client(base_url=lab_url, timeout=10)
+    with httpx2.Client(base_url=lab_url, timeout=10) as http:
+        watch_the_demo(env, http, lab_url, up_at)
+    stopped = fleetwatch(env, "down", timeout=90)
+    assert stopped.returncode == 0
+
+
+def watch_the_demo(env: dict[str, str], http: httpx2.Client, lab_url: str, up_at: float) -> None:
+    """The must-show steps against a running demo (see the module docstring)."""
 
     def posted(destination: str = "slack") -> list[str]:
         notices = http.get("/_lab/notices").json()["notices"]
@@ -166,6 +173,3 @@ def test_the_watch_on_the_demo_posts_digests_readiness_and_notices_to_the_labs_s
         if n["destination"] == "teams" and n["text"] == teams_notice[0]
     )
     assert "actions" not in json.dumps(card) and "selectAction" not in json.dumps(card)
-
-    stopped = fleetwatch(env, "down", timeout=90)
-    assert stopped.returncode == 0
