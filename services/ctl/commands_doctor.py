@@ -25,6 +25,7 @@ from shared.messages import GetStatus, Status
 from shared.policy import load_policies
 from shared.protocol import Capabilities, ErrorReply, GetCapabilities, ProtocolError, request
 from shared.slots import slot_summary
+from shared.watch_messages import GetWatchStatus, WatchStatus
 
 PROBE_SECONDS = 3.0
 """Bound on each socket request doctor makes (seconds)."""
@@ -136,6 +137,24 @@ async def probe(facts: SocketFacts, allowed: bool) -> Probe:
     return Probe(facts.service, "up")
 
 
+async def watch_status(facts: SocketFacts, allowed: bool) -> tuple[WatchStatus | None, str | None]:
+    """The watch's status from assistant.sock, or why it could not be had."""
+    if facts.state != "present" or not allowed or not facts.connectable:
+        return (
+            None,
+            "assistant.sock is not for this user"
+            if facts.state == "present"
+            else f"no socket at {facts.path}",
+        )
+    try:
+        reply = await request(facts.path, GetWatchStatus(), WatchStatus, timeout_seconds=PROBE_SECONDS)
+    except ProtocolError as exc:
+        return None, str(exc.code)
+    if isinstance(reply, ErrorReply):
+        return None, reply.code
+    return reply, None
+
+
 async def queue_status(facts: SocketFacts, allowed: bool) -> tuple[Status | None, str | None]:
     if facts.state == "missing":
         return None, f"no socket at {facts.path}"
@@ -193,6 +212,7 @@ async def gather(settings: Settings) -> Facts:
     allowed = {s: allowed_here(*allowlists[s]) for s in SERVICES}
     probes = await asyncio.gather(*(probe(sockets[s], allowed[s]) for s in SERVICES))
     status, status_error = await queue_status(sockets["approval_web"], allowed["approval_web"])
+    watch, watch_error = await watch_status(sockets["assistant"], allowed["assistant"])
     peers = {
         s: (
             tuple(f"{user_name(u)}({u})" for u in sorted(uids)),
@@ -215,5 +235,7 @@ async def gather(settings: Settings) -> Facts:
         peers=peers,
         status=status,
         status_error=status_error,
+        watch=watch,
+        watch_error=watch_error,
         listeners=read_listeners(),
     )

@@ -83,6 +83,11 @@ async def up(args: argparse.Namespace) -> int:
             "The fence is not configured (FLEETWATCH_WRITE_DEVICE_IDS / FLEETWATCH_WRITE_TEAM_ID): the approval "
             "page is not started and nothing can be proposed. Reads and answers work."
         )
+    print(f"Wall screen (read-only): http://127.0.0.1:{settings.ask_port}/wall")
+    if demo:
+        print(
+            f"The watch's Slack and Teams posts, as the lab received them: http://127.0.0.1:{settings.lab_port}/_lab/notices"
+        )
     print(f"Logs: {layout.logs}")
     return 0
 

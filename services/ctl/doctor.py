@@ -8,8 +8,9 @@ What is checked: the policy loads; the read guard refuses every Epiphan write to
 removes the secret shapes it knows and the model's view withholds IP addresses and serial
 numbers (self-test); each sign-in is present, 0600 in a 0700 folder, not dead, and its expiry;
 the fence is configured; the fence level (separate users or one); socket modes and peer
-allowlists; each service answers; queue state and caps; the model on/off (key masked), exactly
-what goes to it (`shared.model_data`) and how to turn that off; the pages bound to loopback only.
+allowlists; each service answers; queue state and caps; the watch (alive, its posts, where it
+posts: tokens masked); the model on/off (key masked), exactly what goes to it
+(`shared.model_data`) and how to turn that off; the pages bound to loopback only.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from shared.epiphan import WRITE_TOOLS_OF_EPIPHAN, EpiphanError, guard
 from shared.errors import Code
 from shared.messages import Status
 from shared.model_data import NEVER_SENT, SENT_TO_MODEL, for_model
+from shared.watch_messages import WatchStatus
 
 SERVICES = ("executor", "approval_web", "assistant")
 """The three services, in start order; each serves one socket."""
@@ -85,7 +87,8 @@ class Facts:
     """Everything the checks look at. ``read_tools``/``policy_error``: the policy loaded or
     why not; ``slots``: `shared.slots.slot_summary` per slot name; ``peers``: per service the
     allowed (uid, name) and (gid, name) lists; ``listeners``: (address, port) of TCP sockets
-    listening on this host; ``status``: approval.sock's `Status` or None."""
+    listening on this host; ``status``: approval.sock's `Status` or None; ``watch``:
+    assistant.sock's `WatchStatus` or None."""
 
     settings: Settings
     now: float
@@ -98,6 +101,8 @@ class Facts:
     peers: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
     status: Status | None = None
     status_error: str | None = None
+    watch: WatchStatus | None = None
+    watch_error: str | None = None
     listeners: tuple[tuple[str, int], ...] | None = None
 
 
@@ -342,6 +347,38 @@ def check_queue(status: Status | None, error: str | None) -> list[Check]:
     return [Check("queue", level, text)]
 
 
+def check_watch(settings: Settings, watch: WatchStatus | None, error: str | None) -> list[Check]:
+    """The watch: alive (a heartbeat read the fleet within three intervals), its posts, and
+    where it posts (the Slack token and the Teams webhook masked)."""
+    where = ["console (the assistant's log)"]
+    if settings.slack_bot_token is not None:
+        where.append(
+            f"Slack {settings.slack_channel or '(no channel!)'} (token {mask(settings.slack_bot_token)})"
+        )
+    if settings.teams_webhook_url is not None:
+        where.append(f"Teams (webhook {mask(settings.teams_webhook_url)})")
+    checks = [Check("watch posts to", Level.INFO, ", ".join(where))]
+    if watch is None:
+        return [Check("watch", Level.INFO, f"unknown: the assistant did not answer ({error})"), *checks]
+    read = f"fleet last read at {watch.last_read_at}" if watch.last_read_at else "the fleet not read yet"
+    if not watch.alive:
+        failing = (
+            f"; {watch.failed_beats} failed heartbeat(s) in a row ({watch.last_code})"
+            if watch.failed_beats
+            else ""
+        )
+        checks.insert(0, Check("watch", Level.WARN, f"not alive: {read}{failing}"))
+    else:
+        checks.insert(
+            0, Check("watch", Level.OK, f"alive: {read}, a heartbeat every {watch.interval_seconds:g} s")
+        )
+    failed = [p for p in watch.posts if p.failed]
+    if failed:
+        text = ", ".join(f"{p.destination}: {p.failed} failed ({p.last_code})" for p in failed)
+        checks.append(Check("watch posts", Level.WARN, f"{text}; not retried (see the assistant's log)"))
+    return checks
+
+
 # --- model and ports ---------------------------------------------------------------------------
 
 
@@ -429,6 +466,7 @@ def run_checks(facts: Facts) -> list[Check]:
         if service in facts.probes:
             checks += check_probe(facts.probes[service], facts.status)
     checks += check_queue(facts.status, facts.status_error)
+    checks += check_watch(facts.settings, facts.watch, facts.watch_error)
     checks += check_model(facts.settings)
     checks += check_ports(facts.settings, facts.listeners)
     return checks
