@@ -209,7 +209,9 @@ def owned(service: str, owner: str) -> SocketFacts:
     )
 
 
-async def test_the_watch_line_warns_when_it_is_not_alive_or_posts_fail_and_masks_where_it_posts(tmp_path: Path):
+async def test_the_watch_line_warns_when_it_is_not_alive_or_posts_fail_and_masks_where_it_posts(
+    tmp_path: Path,
+):
     settings = load_settings(
         base_env(
             tmp_path,

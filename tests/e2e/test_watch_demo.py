@@ -13,9 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,7 +20,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from tests.e2e.test_main_job import free_port
+from tests.e2e.demo import demo_environment, fleetwatch
 from tests.lab.helpers import data_of, open_session
 
 HEARTBEAT = 5
@@ -34,30 +31,9 @@ SANDBOX_CLASSROOM = "29088800004"
 
 @pytest.fixture
 def watch_env(tmp_path: Path) -> Iterator[dict[str, str]]:
-    lab = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETWATCH_")}
-    env.update(
-        FLEETWATCH_HOME=str(tmp_path / "home"),
-        FLEETWATCH_LAB_PORT=str(lab),
-        FLEETWATCH_EPIPHAN_MCP_URL=f"http://127.0.0.1:{lab}/mcp",
-        FLEETWATCH_MODEL_STANDIN_PORT=str(free_port()),
-        FLEETWATCH_APPROVE_PORT=str(free_port()),
-        FLEETWATCH_ASK_PORT=str(free_port()),
-        FLEETWATCH_HEARTBEAT_SECONDS=str(HEARTBEAT),
-    )
+    env = demo_environment(tmp_path / "home", FLEETWATCH_HEARTBEAT_SECONDS=str(HEARTBEAT))
     yield env
     fleetwatch(env, "down", timeout=60)
-
-
-def fleetwatch(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "services.ctl.main", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def poll(what: str, seconds: float, probe: Callable[[], object]) -> object:

@@ -137,8 +137,6 @@ class Watch:
         self.failed_beats = 0
         self.last_code: Code | None = None
         self.page_url: str | None = None
-        self.beats = asyncio.Event()
-        """Set after each beat (tests wait on it; cleared by whoever waits)."""
         self._lock = asyncio.Lock()
         self._notice_code: Code | None = None
 
@@ -184,7 +182,6 @@ class Watch:
             changes=outcome.changes,
         )
         self.last_beat_at = now
-        self.beats.set()
         return outcome
 
     @property
@@ -394,7 +391,8 @@ class Watch:
         history = await self.proposals.history(utc_text(now - NOTICE_LOOKBACK))
         self.page_url = history.page_url
         pending = [p for p in history.items if p.status == "pending"]
-        fresh = [p for p in pending if p.proposal_id not in await self.store.noticed([p.proposal_id])]
+        noticed = await self.store.noticed(p.proposal_id for p in pending)
+        fresh = [p for p in pending if p.proposal_id not in noticed]
         if not fresh:
             return 0
         try:
