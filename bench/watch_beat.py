@@ -1,40 +1,47 @@
 """The watch's heartbeat at 30, 500 and 2,000 devices: its time and memory, side by side with
 the raw MCP reads it makes.
 
-Run: ``.venv/bin/python bench/watch_beat.py [--sizes 30,500,2000] [--beats 5] [--json]``.
+Run: ``.venv/bin/python bench/watch_beat.py [--sizes 30,500,2000] [--rounds 5] [--json]``.
 
 For each size the lab runs as its own process (``python -m services.lab --devices N``: a
-generated fleet, the same generator for every size), so its work is not counted here. Two
-fresh processes then measure, each against that lab:
+generated fleet, the same generator for every size), so its work is not counted here. Three
+fresh processes then measure against that lab:
 
-- **raw**: the reads a beat makes, through the MCP SDK's own client session with nothing of
-  Fleetwatch around it (no guard, no redaction, no parsing): the device list, then the
-  recorder status, the system status and the current/next events in chunks of 100 IDs, four
-  in flight, like the guarded read client. Median of ``--beats`` rounds.
-- **beat**: `services.assistant.watch.heartbeat.Watch.beat` with the guarded read client, the
-  attention rules, the diff against a real watch store and the posts (queued to a destination
-  that discards them): the first beat (every room and finding is new: the most store writes)
-  and the median of the steady ones after it (nothing changed: nothing posted).
+- **time**: the three below, round after round in turn (so a busy machine slows each alike),
+  medians of ``--rounds``:
+  - *raw*: the reads a beat makes, through the MCP SDK's own client session with nothing of
+    Fleetwatch around it (no guard, no redaction, no parsing): the device list, then the
+    recorder status, the system status and the current/next events in chunks of 100 IDs, four
+    in flight, like the guarded read client;
+  - *read*: the guarded read client's snapshot (the same calls, guarded, redacted, parsed);
+  - *beat*: `services.assistant.watch.heartbeat.Watch.beat`: that read, the attention rules,
+    the diff against a real watch store, readiness, the digest (queued to a destination that
+    discards it). The first beat (every room and finding new: the most store writes) is
+    timed apart.
+- **memory**, raw and beat each in a process of its own: the peak resident set (``VmHWM``,
+  imports included) and its growth over the resident set once everything is imported.
 
-Memory is each process's peak resident set (``VmHWM``), imports included, and the growth over
-the process's resident set before its first read. Ratios are what to compare between
-machines; absolute numbers are noisy on a shared box.
+Ratios are what to compare between machines; absolute numbers are noisy on a shared box.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import importlib
 import json
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 CHUNK = 100
 PARALLEL = 4
+INTERVAL_SECONDS = 180
 PER_DEVICE = (
     "get_recorder_status_for_devices",
     "get_system_status_for_devices",
@@ -52,8 +59,15 @@ def memory_mb() -> dict[str, float]:
     return {"rss_mb": fields["VmRSS"], "peak_mb": fields["VmHWM"]}
 
 
-async def raw_reads(mcp_url: str, token: str, rounds: int) -> dict[str, Any]:
-    """The beat's reads through the MCP SDK alone (see the module docstring)."""
+async def timed(step: Any) -> float:
+    start = time.perf_counter()
+    await step()
+    return (time.perf_counter() - start) * 1000
+
+
+@contextlib.asynccontextmanager
+async def raw_reads(mcp_url: str, token: str) -> AsyncIterator[Any]:
+    """A coroutine function making one round of the beat's reads through the MCP SDK alone."""
     import httpx2
     import mcp_types as types
     from mcp.client.session import ClientSession
@@ -64,8 +78,6 @@ async def raw_reads(mcp_url: str, token: str, rounds: int) -> dict[str, Any]:
         result = await session.send_request(request, types.CallToolResult)
         return json.loads(result.content[0].text)
 
-    before = memory_mb()["rss_mb"]
-    samples = []
     headers = {"Authorization": f"Bearer {token}"}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=120) as http,
@@ -77,29 +89,24 @@ async def raw_reads(mcp_url: str, token: str, rounds: int) -> dict[str, Any]:
     ):
         await session.initialize()
         await call(session, "get_devices_in_my_team", {})
-        for _ in range(rounds):
-            start = time.perf_counter()
+        limit = asyncio.Semaphore(PARALLEL)
+
+        async def one(name: str, chunk: list[str], until: str) -> Any:
+            arguments: dict[str, Any] = {"device_ids": chunk}
+            if name.endswith("events_for_devices"):
+                arguments["until"] = until
+            async with limit:
+                return await call(session, name, arguments)
+
+        async def round_of_reads() -> int:
             devices = await call(session, "get_devices_in_my_team", {})
             ids = [d["Id"] for d in devices["devices"]]
             until = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 86400))
-            limit = asyncio.Semaphore(PARALLEL)
+            chunks = [(name, ids[i : i + CHUNK]) for name in PER_DEVICE for i in range(0, len(ids), CHUNK)]
+            await asyncio.gather(*(one(name, chunk, until) for name, chunk in chunks))
+            return 1 + len(chunks)
 
-            async def one(name: str, chunk: list[str], until: str = until, limit: Any = limit) -> Any:
-                arguments: dict[str, Any] = {"device_ids": chunk}
-                if name.endswith("events_for_devices"):
-                    arguments["until"] = until
-                async with limit:
-                    return await call(session, name, arguments)
-
-            await asyncio.gather(
-                *(one(name, ids[i : i + CHUNK]) for name in PER_DEVICE for i in range(0, len(ids), CHUNK))
-            )
-            samples.append((time.perf_counter() - start) * 1000)
-    return (
-        {"raw_ms": statistics.median(samples), "calls": 1 + len(PER_DEVICE) * -(-len(ids) // CHUNK)}
-        | {"raw_" + k: v for k, v in memory_mb().items()}
-        | {"raw_growth_mb": memory_mb()["peak_mb"] - before}
-    )
+        yield round_of_reads
 
 
 class Discard:
@@ -111,8 +118,9 @@ class Discard:
         return None
 
 
-async def beats(mcp_url: str, token: str, rounds: int) -> dict[str, Any]:
-    """`Watch.beat` against the lab: the first beat, then the median steady beat."""
+@contextlib.asynccontextmanager
+async def watch_on(mcp_url: str, token: str) -> AsyncIterator[Any]:
+    """A `Watch` on the lab with a real watch store in a temporary folder."""
     from services.assistant.watch.destinations import Outbox
     from services.assistant.watch.heartbeat import Watch, WatchOptions
     from services.assistant.watch.store import WatchStore
@@ -122,7 +130,6 @@ async def beats(mcp_url: str, token: str, rounds: int) -> dict[str, Any]:
     from shared.policy import load_policies
 
     policy, tools = load_policies(REPO_POLICY_DIR)
-    before = memory_mb()["rss_mb"]
     with tempfile.TemporaryDirectory() as folder:
         store = await WatchStore.connect(Path(folder) / "watch.db")
         client = EpiphanReadClient(McpConnection(mcp_url, token), tools.model_read_tools)
@@ -138,42 +145,61 @@ async def beats(mcp_url: str, token: str, rounds: int) -> dict[str, Any]:
                     options=WatchOptions(),
                 )
                 await watch.load()
-                start = time.perf_counter()
-                first = await watch.beat()
-                first_ms = (time.perf_counter() - start) * 1000
-                assert first.read, first
-                steady = []
-                for _ in range(rounds):
-                    start = time.perf_counter()
-                    outcome = await watch.beat()
-                    steady.append((time.perf_counter() - start) * 1000)
-                    assert outcome.read, outcome
-                findings = len(watch.last.findings) if watch.last else 0
+                yield watch
         finally:
             await store.close()
-    return {
-        "first_ms": first_ms,
-        "steady_ms": statistics.median(steady),
-        "findings": findings,
-        "beat_growth_mb": memory_mb()["peak_mb"] - before,
-    } | {"beat_" + k: v for k, v in memory_mb().items()}
+
+
+async def measure_time(mcp_url: str, token: str, rounds: int) -> dict[str, Any]:
+    async with raw_reads(mcp_url, token) as raw, watch_on(mcp_url, token) as watch:
+        calls = await raw()
+        first_ms = await timed(watch.beat)
+        samples: dict[str, list[float]] = {"raw_ms": [], "read_ms": [], "beat_ms": []}
+        for _ in range(rounds):
+            samples["raw_ms"].append(await timed(raw))
+            samples["read_ms"].append(await timed(watch.reader.snapshot))
+            samples["beat_ms"].append(await timed(watch.beat))
+        findings = len(watch.last.findings) if watch.last else 0
+    return {"calls": calls, "first_ms": first_ms, "findings": findings} | {
+        k: statistics.median(v) for k, v in samples.items()
+    }
+
+
+def imports(mode: str) -> None:
+    """Load what `mode` uses, so the growth measured is the work's, not the imports'."""
+    names = ["httpx2", "mcp_types", "mcp.client.session", "mcp.client.streamable_http"]
+    if mode == "beat":
+        names += ["services.assistant.watch.heartbeat", "services.assistant.watch.store", "shared.epiphan"]
+    for name in names:
+        importlib.import_module(name)
+
+
+async def measure_memory(mode: str, mcp_url: str, token: str, rounds: int) -> dict[str, Any]:
+    imports(mode)
+    before = memory_mb()["rss_mb"]
+    if mode == "raw":
+        async with raw_reads(mcp_url, token) as raw:
+            for _ in range(rounds):
+                await raw()
+    else:
+        async with watch_on(mcp_url, token) as watch:
+            for _ in range(rounds):
+                await watch.beat()
+    peak = memory_mb()["peak_mb"]
+    return {f"{mode}_peak_mb": peak, f"{mode}_growth_mb": peak - before}
 
 
 async def child(mode: str, mcp_url: str, token: str, rounds: int) -> None:
-    result = await (raw_reads if mode == "raw" else beats)(mcp_url, token, rounds)
+    if mode == "time":
+        result = await measure_time(mcp_url, token, rounds)
+    else:
+        result = await measure_memory(mode, mcp_url, token, rounds)
     print(json.dumps(result))
 
 
 async def run_child(mode: str, mcp_url: str, token: str, rounds: int) -> dict[str, Any]:
     process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        __file__,
-        "--child",
-        mode,
-        mcp_url,
-        token,
-        "--beats",
-        str(rounds),
+        *(sys.executable, __file__, "--child", mode, mcp_url, token, "--rounds", str(rounds)),
         stdout=asyncio.subprocess.PIPE,
     )
     out, _ = await process.communicate()
@@ -197,26 +223,27 @@ async def one_size(devices: int, rounds: int) -> dict[str, Any]:
         async with httpx2.AsyncClient() as http:
             state = (await http.get(f"{url}/_lab/state")).json()
         token = next(t["token"] for t in state["teams"] if t["name"] == "normal")
-        raw = await run_child("raw", f"{url}/mcp", token, rounds)
-        beat = await run_child("beat", f"{url}/mcp", token, rounds)
+        row: dict[str, Any] = {"devices": devices}
+        for mode in ("time", "raw", "beat"):
+            row |= await run_child(mode, f"{url}/mcp", token, rounds)
     finally:
         lab.terminate()
         await lab.wait()
-    return {"devices": devices, **raw, **beat}
+    return row
 
 
 def table(rows: list[dict[str, Any]]) -> str:
     head = (
-        f"{'devices':>8}{'calls':>7}{'raw ms':>9}{'beat ms':>9}{'first ms':>10}{'beat/raw':>9}"
-        f"{'of 180 s':>9}{'raw MB':>8}{'beat MB':>9}{'+raw MB':>9}{'+beat MB':>10}{'findings':>9}"
+        f"{'devices':>8}{'calls':>7}{'raw ms':>8}{'read ms':>9}{'beat ms':>9}{'first ms':>10}"
+        f"{'read/raw':>9}{'beat/raw':>9}{'of 180 s':>9}{'raw MB':>8}{'beat MB':>9}{'+raw MB':>9}{'+beat MB':>10}"
     )
     lines = [head]
     for r in rows:
         lines.append(
-            f"{r['devices']:>8}{r['calls']:>7}{r['raw_ms']:>9.0f}{r['steady_ms']:>9.0f}{r['first_ms']:>10.0f}"
-            f"{r['steady_ms'] / r['raw_ms']:>9.2f}{100 * r['steady_ms'] / 180_000:>8.2f}%"
-            f"{r['raw_peak_mb']:>8.0f}{r['beat_peak_mb']:>9.0f}{r['raw_growth_mb']:>9.1f}{r['beat_growth_mb']:>10.1f}"
-            f"{r['findings']:>9}"
+            f"{r['devices']:>8}{r['calls']:>7}{r['raw_ms']:>8.0f}{r['read_ms']:>9.0f}{r['beat_ms']:>9.0f}"
+            f"{r['first_ms']:>10.0f}{r['read_ms'] / r['raw_ms']:>9.2f}{r['beat_ms'] / r['raw_ms']:>9.2f}"
+            f"{100 * r['beat_ms'] / (INTERVAL_SECONDS * 1000):>8.2f}%{r['raw_peak_mb']:>8.0f}{r['beat_peak_mb']:>9.0f}"
+            f"{r['raw_growth_mb']:>9.1f}{r['beat_growth_mb']:>10.1f}"
         )
     return "\n".join(lines)
 
@@ -224,16 +251,14 @@ def table(rows: list[dict[str, Any]]) -> str:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="30,500,2000", help="fleet sizes (default: 30,500,2000)")
-    parser.add_argument(
-        "--beats", type=int, default=5, help="steady beats and raw rounds per size (default: 5)"
-    )
+    parser.add_argument("--rounds", type=int, default=5, help="rounds per measurement and size (default: 5)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     parser.add_argument("--child", nargs=3, metavar=("MODE", "MCP_URL", "TOKEN"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        await child(args.child[0], args.child[1], args.child[2], args.beats)
+        await child(args.child[0], args.child[1], args.child[2], args.rounds)
         return
-    rows = [await one_size(int(size), args.beats) for size in args.sizes.split(",")]
+    rows = [await one_size(int(size), args.rounds) for size in args.sizes.split(",")]
     print(json.dumps(rows, indent=2) if args.json else table(rows))
 
 

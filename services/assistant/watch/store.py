@@ -169,17 +169,18 @@ class WatchStore:
         """Record one good read in one transaction: every room (first and last seen, gone ones
         marked), every finding (opened, worse/better, seen, resolved), a history row per
         change, and the `extra` history rows (``(kind, facts)``)."""
-        devices = list(devices)
+        rows = [
+            (d.id, d.name or d.id, d.model, d.group_name, d.firmware, int(d.online), at, at) for d in devices
+        ]
         async with self._lock, write_tx(self._conn):
             conn = self._conn
-            for d in devices:
-                await conn.execute(
-                    "INSERT INTO devices (id, name, model, group_name, firmware, online, first_seen, last_seen)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name,"
-                    " model = excluded.model, group_name = excluded.group_name, firmware = excluded.firmware,"
-                    " online = excluded.online, last_seen = excluded.last_seen, gone_at = NULL",
-                    (d.id, d.name or d.id, d.model, d.group_name, d.firmware, int(d.online), at, at),
-                )
+            await conn.executemany(
+                "INSERT INTO devices (id, name, model, group_name, firmware, online, first_seen, last_seen)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name,"
+                " model = excluded.model, group_name = excluded.group_name, firmware = excluded.firmware,"
+                " online = excluded.online, last_seen = excluded.last_seen, gone_at = NULL",
+                rows,
+            )
             for change in changes:
                 if change.kind == "device_gone":
                     await conn.execute(
@@ -195,12 +196,14 @@ class WatchStore:
                     await self._insert_finding(at, change)
                 if change.kind != "finding_better":
                     await self._add_history(at, change)
-            for key, finding in current.items():
-                await conn.execute(
-                    "UPDATE findings SET last_seen = ?, priority = ?, facts_json = ?, room = ?"
-                    " WHERE key = ? AND resolved_at IS NULL",
-                    (at, int(finding.priority), json.dumps(finding.facts), finding.device_name, key),
-                )
+            await conn.executemany(
+                "UPDATE findings SET last_seen = ?, priority = ?, facts_json = ?, room = ?"
+                " WHERE key = ? AND resolved_at IS NULL",
+                [
+                    (at, int(f.priority), json.dumps(f.facts), f.device_name, key)
+                    for key, f in current.items()
+                ],
+            )
             for kind, facts in extra:
                 await self._insert_history(at, kind, facts=facts)
 
