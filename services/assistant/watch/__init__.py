@@ -26,7 +26,8 @@ Layers (each may import only the ones above it)::
     compose.py       the posts in words: digest, readiness, notice, sweep, failed read
     destinations.py  console, Slack (the Slack SDK), Teams (a webhook); the outbox
     proposals.py     proposals and the sandbox rooms' names, from approval.sock
-    heartbeat.py     `Watch`: the beat, the heartbeat loop, the notice poll
+    heartbeat.py     `Watch`: the beat and the heartbeat loop
+    notices.py       `Notices`: one notice per proposal that waits for a person
     answers.py       what operators ask on assistant.sock: status, history, digest, notes
     wall.py          the wall screen's view
     runner.py        the production wiring inside the assistant (`watch_side`)

@@ -18,9 +18,8 @@ running one):
    (`compose.net_changes`); nothing is posted when nothing changed. During quiet hours the
    changes wait, and the first beat after them posts their net.
 
-Posting never blocks a beat (`destinations.Outbox` queues). Proposals: `Watch.notice_pending`,
-run every few seconds by `Watch.watch_proposals`, posts one notice per proposal that waits for
-a person (the room and the change in words, the approval page's address; no approval power).
+Posting never blocks a beat (`destinations.Outbox` queues). Notices of proposals that wait for
+a person are `services.assistant.watch.notices`.
 
 The watch holds the read client and nothing that can write: it never reads the sandbox slot,
 and what it learns of proposals comes from approval.sock, read-only.
@@ -54,8 +53,6 @@ FAILED_BEATS_FINDING: Final = 3
 """Failed beats in a row that make a finding of their own."""
 NOTICE_SECONDS: Final = 5.0
 """How often approval.sock is asked for new pending proposals (cheap, local)."""
-NOTICE_LOOKBACK: Final = timedelta(hours=2)
-"""How far back a notice poll looks (a proposal waits at most an hour)."""
 
 
 class SnapshotReader(Protocol):
@@ -136,9 +133,7 @@ class Watch:
         self.last_read_at: datetime | None = None
         self.failed_beats = 0
         self.last_code: Code | None = None
-        self.page_url: str | None = None
         self._lock = asyncio.Lock()
-        self._notice_code: Code | None = None
 
     async def load(self) -> None:
         """Take up the store's state (failed beats in a row, last read) after a restart."""
@@ -360,66 +355,6 @@ class Watch:
             except Exception:  # the top-level handler of the heartbeat task
                 log.exception("a heartbeat failed unexpectedly")
             await asyncio.sleep(max(0.0, self.options.interval_seconds - (loop.time() - started)))
-
-    async def watch_proposals(self) -> None:
-        """Post a notice for each new pending proposal every ``notice_seconds`` until cancelled."""
-        while True:
-            try:
-                await self.notice_pending()
-            except FleetwatchError as exc:
-                if exc.code != self._notice_code:
-                    log.warning(
-                        "pending proposals could not be read (%s); said once until it changes", exc.code
-                    )
-                self._notice_code = exc.code
-            except Exception:  # the top-level handler of the notice task
-                log.exception("the notice poll failed unexpectedly")
-            else:
-                self._notice_code = None
-            await asyncio.sleep(self.options.notice_seconds)
-
-    async def notice_pending(self) -> int:
-        """Post one notice per pending proposal not noticed yet; how many were posted.
-
-        Raises:
-            FleetwatchError: approval.sock did not answer (names of the rooms that could not
-                be read do not raise: the notice names the room by ID and says so).
-        """
-        if self.proposals is None:
-            return 0
-        now = self.now()
-        history = await self.proposals.history(utc_text(now - NOTICE_LOOKBACK))
-        self.page_url = history.page_url
-        pending = [p for p in history.items if p.status == "pending"]
-        noticed = await self.store.noticed(p.proposal_id for p in pending)
-        fresh = [p for p in pending if p.proposal_id not in noticed]
-        if not fresh:
-            return 0
-        try:
-            rooms = await self.proposals.rooms()
-        except FleetwatchError as exc:
-            log.warning(
-                "the names of the sandbox rooms could not be read (%s); the notice names IDs", exc.code
-            )
-            rooms = {}
-        count = 0
-        for event in sorted(fresh, key=lambda p: p.created_at):
-            if not await self.store.record_notice(utc_text(now), event.proposal_id):
-                continue
-            expires = parse_utc(event.expires_at) if event.expires_at else None
-            self.outbox.post(
-                compose.notice_post(
-                    event,
-                    rooms,
-                    page_url=history.page_url,
-                    expires_at=expires,
-                    language=self.options.language,
-                    where=self.where,
-                    now=now,
-                )
-            )
-            count += 1
-        return count
 
 
 def _change(kind: str, finding: Finding) -> Change:

@@ -9,7 +9,7 @@ and approval.sock for proposals. The reader is the assistant's own read client (
 slot): the watch never reads the sandbox slot and holds nothing that can write.
 
 Two tasks run for the ``async with`` block: the heartbeat (`Watch.run`) and the notice poll
-(`Watch.watch_proposals`). At the end both stop, queued posts get a short, bounded chance to
+(`services.assistant.watch.notices.Notices.run`). At the end both stop, queued posts get a short, bounded chance to
 go out, and the store is closed.
 """
 
@@ -29,6 +29,7 @@ from services.assistant.watch.destinations import (
     TeamsDestination,
 )
 from services.assistant.watch.heartbeat import SnapshotReader, Watch, WatchOptions
+from services.assistant.watch.notices import Notices
 from services.assistant.watch.proposals import ApprovalSocketProposals
 from services.assistant.watch.store import WatchStore
 from services.assistant.watch.wall import WallView, wall_view
@@ -83,18 +84,28 @@ async def watch_side(settings: Settings, policy: Policy, reader: SnapshotReader)
     store = await WatchStore.connect(settings.watch_db)
     try:
         async with Outbox(targets, timeout_seconds=POST_TIMEOUT_SECONDS) as outbox:
+            proposals = ApprovalSocketProposals(settings.approval_socket)
             watch = Watch(
                 reader=reader,
                 store=store,
                 outbox=outbox,
-                proposals=ApprovalSocketProposals(settings.approval_socket),
+                proposals=proposals,
                 policy=policy,
                 options=options(settings),
             )
             await watch.load()
+            notices = Notices(
+                store=store,
+                outbox=outbox,
+                proposals=proposals,
+                language=watch.options.language,
+                where=watch.where,
+                now=watch.now,
+                interval_seconds=watch.options.notice_seconds,
+            )
             tasks = [
                 asyncio.create_task(watch.run(), name="heartbeat"),
-                asyncio.create_task(watch.watch_proposals(), name="notices"),
+                asyncio.create_task(notices.run(), name="notices"),
             ]
             log.info(
                 "watch: a heartbeat every %g s, readiness %d min ahead, posting to %s",

@@ -12,6 +12,7 @@ from pathlib import Path
 from services.assistant.watch.compose import RoomName
 from services.assistant.watch.destinations import PostError
 from services.assistant.watch.heartbeat import BeatOutcome, Watch
+from services.assistant.watch.notices import Notices
 from services.assistant.watch.post import Post
 from services.lab.server import LabHandle
 from shared.config import REPO_POLICY_DIR
@@ -152,3 +153,17 @@ async def reboot_through_the_labs_mcp(lab: LabHandle, device_id: str) -> None:
     """What a colleague (or Epiphan's own UI) could do: a reboot with the normal team's token."""
     async with open_session(lab.mcp_url, lab.teams["normal"].token) as session:
         assert data_of(await session.call_tool("batch_reboot", {"device_ids": [device_id]})) == {}
+
+
+def notices_of(watch: Watch) -> Notices:
+    """The notice poll the runner would start beside `watch` (same store, outbox, proposals)."""
+    assert watch.proposals is not None
+    return Notices(
+        store=watch.store,
+        outbox=watch.outbox,
+        proposals=watch.proposals,
+        language=watch.options.language,
+        where=watch.where,
+        now=watch.now,
+        interval_seconds=watch.options.notice_seconds,
+    )

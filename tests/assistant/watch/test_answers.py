@@ -20,6 +20,7 @@ from tests.assistant.watch.helpers import (
     MemoryProposals,
     Recorder,
     beat,
+    notices_of,
     pending,
     reboot_through_the_labs_mcp,
 )
@@ -48,17 +49,19 @@ async def test_a_pending_proposal_gets_one_notice_naming_the_room_and_the_page(
 ):
     proposals = MemoryProposals(rooms_reply=SANDBOX)
     watch = await make_watch(proposals=proposals)
-    assert await watch.notice_pending() == 0
+    assert await notices_of(watch).post_pending() == 0
     proposals.items.append(pending("p-000000000001", "2026-09-16T12:59:00.000Z"))
-    assert await watch.notice_pending() == 1
-    assert await watch.notice_pending() == 0
+    assert await notices_of(watch).post_pending() == 1
+    assert await notices_of(watch).post_pending() == 0
     await watch.outbox.drain()
     (notice,) = recorder.of("notice")
     text = plain_text(notice)
     assert "Start recording: Sandbox Classroom, channel 1 (Lecture)." in text
     assert "http://127.0.0.1:8767/" in text and "cannot approve anything" in text
     proposals.items.append(pending("p-000000000002", "2026-09-16T12:59:30.000Z", status="denied"))
-    assert await watch.notice_pending() == 0, "only a proposal that waits for a person gets a notice"
+    assert await notices_of(watch).post_pending() == 0, (
+        "only a proposal that waits for a person gets a notice"
+    )
 
 
 async def test_a_notice_whose_room_names_cannot_be_read_still_goes_out_naming_the_id(
@@ -68,7 +71,7 @@ async def test_a_notice_whose_room_names_cannot_be_read_still_goes_out_naming_th
         items=[pending("p-000000000001", "2026-09-16T12:59:00.000Z")], rooms_reply=Code.SERVICE_UNAVAILABLE
     )
     watch = await make_watch(proposals=proposals)
-    assert await watch.notice_pending() == 1
+    assert await notices_of(watch).post_pending() == 1
     await watch.outbox.drain()
     assert "a sandbox room (ID 29088800004; its name could not be read)" in plain_text(
         recorder.of("notice")[0]

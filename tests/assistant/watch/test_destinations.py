@@ -23,7 +23,7 @@ from shared.errors import Code
 from shared.mcp_session import McpConnection
 from shared.policy import load_policies
 from tests.assistant.hostile import hostile_scenario
-from tests.assistant.watch.helpers import NOW, MemoryProposals, Recorder, beat, pending
+from tests.assistant.watch.helpers import NOW, MemoryProposals, Recorder, beat, notices_of, pending
 from tests.corpus.hostile_names import BY_KIND
 
 SLACK_CONTROL = re.compile(r"<[!@#]|<https?:")
@@ -141,7 +141,7 @@ async def test_hostile_names_in_a_digest_and_a_notice_are_inert_in_slack_and_tea
             reader=reader, destinations=[slack(hostile_lab), teams(hostile_lab)], proposals=proposals
         )
         await beat(watch)
-        assert await watch.notice_pending() == 4
+        assert await notices_of(watch).post_pending() == 4
         await watch.outbox.drain()
     received = (await notices(hostile_lab))["notices"]
     kinds = [n["text"].splitlines()[0] for n in received]
