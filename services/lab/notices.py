@@ -29,6 +29,7 @@ and the key open nothing but the lab.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -58,9 +59,11 @@ def teams_webhook_url(lab_url: str) -> str:
 
 @dataclass
 class NoticeBoard:
-    """What the stand-ins received, and the faults set on them."""
+    """What the stand-ins received, and the faults set on them. `arrived` is set when a notice
+    arrives (and replaced by a fresh one): a test in the lab's process waits on it."""
 
     notices: list[dict[str, Any]] = field(default_factory=list)
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
     attempts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DESTINATIONS, 0))
     faults: dict[str, tuple[str, int]] = field(default_factory=dict)
 
@@ -83,6 +86,8 @@ class NoticeBoard:
             entry["channel"] = channel
         self.notices.append(entry)
         del self.notices[:-MAX_NOTICES]
+        self.arrived.set()
+        self.arrived = asyncio.Event()
 
 
 def card_text(card: Mapping[str, Any]) -> str:

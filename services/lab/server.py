@@ -273,6 +273,20 @@ class LabHandle:
         """The write log: ``[{seq, tool, arguments, team, at, result}]`` (as ``/_lab/writes``)."""
         return [dict(w) for w in self.lab.writes]
 
+    async def notices_until(
+        self, found: Callable[[list[dict[str, Any]]], bool], seconds: float
+    ) -> list[dict[str, Any]]:
+        """The notices the Slack and Teams stand-ins received (as ``/_lab/notices``), once
+        `found` holds of them; waits on each arrival, at most `seconds`.
+
+        Raises:
+            TimeoutError: `found` did not hold in time.
+        """
+        async with asyncio.timeout(seconds):
+            while not found(notices := list(self.lab.notices.notices)):
+                await self.lab.notices.arrived.wait()
+        return notices
+
     def rejected(self) -> list[dict[str, Any]]:
         """Calls refused before any change: ``[{seq, tool, arguments, team, at, reason}]``."""
         return [dict(r) for r in self.lab.rejected]

@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 from asyncio.subprocess import PIPE
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx2
@@ -71,28 +71,19 @@ async def fleetwatch(env: dict[str, str], *args: str) -> subprocess.CompletedPro
     return subprocess.CompletedProcess(args, process.returncode or 0, out.decode(), err.decode())
 
 
-async def until(lab_url: str, found: Callable[[list[dict]], bool], seconds: float = 20.0) -> list[dict]:
-    """The lab's notices once `found` holds of them (polling the lab: a real external server,
-    hard-bounded)."""
-    async with httpx2.AsyncClient() as http, asyncio.timeout(seconds):
-        while True:
-            notices = (await http.get(f"{lab_url}/_lab/notices")).json()["notices"]
-            if found(notices):
-                return notices
-            await asyncio.sleep(0.1)
-
-
 def texts(notices: list[dict], destination: str = "slack") -> list[str]:
     return [n["text"] for n in notices if n["destination"] == destination]
 
 
 async def test_the_assistant_process_watches_posts_notices_and_answers_the_watch_commands(watched):
     stack, assistant, env, page = watched
-    lab_url = stack.lab.url
-    first = await until(lab_url, lambda n: any(t.startswith("Fleetwatch is now watching") for t in texts(n)))
-    digest = next(t for t in texts(first) if t.startswith("Fleetwatch is now watching"))
+
+    def first_digest(notices: list[dict], destination: str = "slack") -> list[str]:
+        return [t for t in texts(notices, destination) if t.startswith("Fleetwatch is now watching")]
+
+    first = await stack.lab.notices_until(lambda n: bool(first_digest(n) and first_digest(n, "teams")), 20)
+    (digest,) = first_digest(first)
     assert "- ENG 210: offline" in digest and "- LIB Room 2: offline" in digest
-    assert any(t.startswith("Fleetwatch is now watching") for t in texts(first, "teams"))
 
     check = await fleetwatch(env, "status", "--check")
     assert check.returncode == 0 and check.stdout.startswith("OK: the heartbeat read the fleet"), check
@@ -100,7 +91,7 @@ async def test_the_assistant_process_watches_posts_notices_and_answers_the_watch
     proposal_id = await stack.propose(
         "batch_recording", {"action": "start", "device_ids": [f"{IDLE}-1"]}, "Class soon."
     )
-    noticed = await until(lab_url, lambda n: any(proposal_id in t for t in texts(n)))
+    noticed = await stack.lab.notices_until(lambda n: any(proposal_id in t for t in texts(n)), 20)
     notice = next(t for t in texts(noticed) if proposal_id in t)
     assert "Start recording: Sandbox Pearl-2, channel 1 (Program)." in notice
     assert f"Approve or deny it on the approval page, on the Fleetwatch machine: {stack.url}" in notice
