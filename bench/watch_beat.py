@@ -125,9 +125,9 @@ async def watch_on(mcp_url: str, token: str) -> AsyncIterator[Any]:
     from services.assistant.watch.heartbeat import Watch, WatchOptions
     from services.assistant.watch.store import WatchStore
     from shared.config import REPO_POLICY_DIR
-    from shared.epiphan import EpiphanReadClient
-    from shared.mcp_session import McpConnection
-    from shared.policy import load_policies
+    from shared.epiphan.mcp_session import McpConnection
+    from shared.epiphan.read_client import EpiphanReadClient
+    from shared.policy.loader import load_policies
 
     policy, tools = load_policies(REPO_POLICY_DIR)
     with tempfile.TemporaryDirectory() as folder:

@@ -23,7 +23,7 @@ from services.assistant.server import assistant_side, build_assistant, build_rea
 from services.assistant.watch.runner import wall_for, watch_side
 from shared.config import Settings, configure_logging, load_settings
 from shared.errors import FleetwatchError
-from shared.policy import Policy, ToolPolicy, load_policies
+from shared.policy.loader import Policy, ToolPolicy, load_policies
 
 logger = logging.getLogger("services.assistant")
 

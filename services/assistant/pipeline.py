@@ -24,6 +24,7 @@ count as resolved targets for the session (a channel ``<master>-<n>`` counts as 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -45,13 +46,15 @@ from services.assistant.tools import (
     ToolKind,
     kind_of,
 )
-from shared.epiphan import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
+from shared.epiphan.model_data import WithheldValues
+from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.ids import is_master_id
-from shared.messages import ProposalAccepted, ProposalState, SubmitProposal, WritableDevices
-from shared.model_data import WithheldValues
-from shared.policy import ToolPolicy
-from shared.protocol import ErrorReply
+from shared.policy.loader import ToolPolicy
+from shared.wire.approval import ProposalAccepted, ProposalState, SubmitProposal
+from shared.wire.executor import WritableDevices
+
+log = logging.getLogger(__name__)
 
 MAX_PARALLEL: Final = 4
 _OWN_TOOLS: Final = frozenset({PROPOSE_CHANGE, GET_PROPOSAL_STATE, ASK_OPERATOR, LIST_WRITABLE, ROOM_NOTES})
@@ -64,7 +67,7 @@ WRITABLE_NOTE: Final = (
 
 
 class Reader(Protocol):
-    """The guarded read client (`shared.epiphan.EpiphanReadClient`)."""
+    """The guarded read client (`shared.epiphan.read_client.EpiphanReadClient`)."""
 
     async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any: ...
 
@@ -264,10 +267,14 @@ class ToolRunner:
             return self._refuse(call, kind, blocked.code, blocked.reason, **blocked.facts())
         return _Plan(call, kind, proposal=proposal)
 
-    async def _state(self, proposal_id: str) -> ProposalState | ErrorReply:
-        state = await self._sink.state(proposal_id)
-        if isinstance(state, ProposalState):
-            self.session = fsm.on_proposal_state(self.session, proposal_id, state.status)
+    async def _state(self, proposal_id: str) -> ProposalState | None:
+        """The proposal's recorded state, or None when it cannot be read now."""
+        try:
+            state = await self._sink.state(proposal_id)
+        except FleetwatchError as exc:
+            log.info("the state of %s could not be read (%s)", proposal_id, exc.code)
+            return None
+        self.session = fsm.on_proposal_state(self.session, proposal_id, state.status)
         return state
 
     def _after_question(self, call: ToolCall) -> ToolOutcome:
@@ -292,35 +299,32 @@ class ToolRunner:
 
     async def _io(self, plan: _Plan) -> Any:
         call = plan.call
-        if plan.proposal is not None:
-            proposal = plan.proposal
-            return await self._sink.submit(
-                SubmitProposal(
-                    tool=proposal.tool,
-                    arguments=proposal.arguments,
-                    reason=proposal.reason,
-                    proposed_by="assistant",
-                    turn_id=self._turn_id,
-                )
-            )
-        if call.name == GET_PROPOSAL_STATE:
-            return await self._sink.state(str(call.input["proposal_id"]))
-        if call.name == LIST_WRITABLE:
-            return await self._sink.writable()
-        if call.name == ROOM_NOTES:
-            return await self._room_notes()
         try:
+            if plan.proposal is not None:
+                proposal = plan.proposal
+                return await self._sink.submit(
+                    SubmitProposal(
+                        tool=proposal.tool,
+                        arguments=proposal.arguments,
+                        reason=proposal.reason,
+                        proposed_by="assistant",
+                        turn_id=self._turn_id,
+                    )
+                )
+            if call.name == GET_PROPOSAL_STATE:
+                return await self._sink.state(str(call.input["proposal_id"]))
+            if call.name == LIST_WRITABLE:
+                return await self._sink.writable()
+            if call.name == ROOM_NOTES:
+                return await self._room_notes()
             return _Data(await self._reader.call(call.name, call.input))
         except FleetwatchError as exc:
-            return ErrorReply(code=exc.code, message=exc.message)
+            return _Failure(exc.code, exc.message)
 
-    async def _room_notes(self) -> Any:
+    async def _room_notes(self) -> _Data | _Failure:
         if self._notes is None:
-            return ErrorReply(code=Code.UNKNOWN_TOOL, message="no room notes are kept here")
-        try:
-            rows = await self._notes.notes()
-        except FleetwatchError as exc:
-            return ErrorReply(code=exc.code, message=exc.message)
+            return _Failure(Code.UNKNOWN_TOOL, "no room notes are kept here")
+        rows = await self._notes.notes()
         notes = [{"device_id": n.device_id, "room": n.room, "note": n.text, "set_at": n.set_at} for n in rows]
         return _Data({"notes": notes, "note": NOTES_NOTE})
 
@@ -336,7 +340,7 @@ class ToolRunner:
 
     def _result(self, plan: _Plan, result: Any) -> ToolOutcome:
         call = plan.call
-        if isinstance(result, ErrorReply):
+        if isinstance(result, _Failure):
             return ToolOutcome(
                 call.id,
                 error_block(call.name, result.code, result.message, self._withheld),
@@ -371,6 +375,14 @@ class ToolRunner:
 @dataclass(frozen=True)
 class _Data:
     value: Any
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """A tool call that got a code instead of its result (a read, the intake, the socket)."""
+
+    code: Code
+    message: str
 
 
 def _writable_facts(writable: WritableDevices) -> dict[str, Any]:

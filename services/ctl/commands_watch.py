@@ -13,8 +13,12 @@ there); none changes a device, and none approves anything.
   saves nothing (exit 2, ``room_ambiguous``).
 - ``notes [ROOM] [--search TEXT] [--json]``.
 
-Every text from the fleet passes through `shared.display.visible`; ``--json`` escapes hidden
-characters (`services.ctl.commands_admin.print_reply`).
+Every text from the fleet passes through `shared.text.display.visible`; ``--json`` escapes hidden
+characters (`services.ctl.output.print_json`).
+
+Errors: the assistant's refusal (or the assistant not running) is raised by
+`shared.wire.assistant.AssistantClient` as `shared.wire.client.CallError`; a note that saved
+nothing (``room_ambiguous``, ``room_not_found``) and a note without text are `CtlError`.
 """
 
 from __future__ import annotations
@@ -23,23 +27,13 @@ import argparse
 import os
 from typing import Any, Final
 
-from services.ctl.commands_admin import call_service, print_reply
+from services.ctl import CtlError
+from services.ctl.output import print_json
 from shared.config import Settings, load_settings
-from shared.display import visible
-from shared.errors import MEANINGS, Code, FleetwatchError
-from shared.watch_messages import (
-    MAX_HISTORY_DAYS,
-    DigestReport,
-    GetHistory,
-    GetWatchStatus,
-    History,
-    ListNotes,
-    NoteOutcome,
-    Notes,
-    RunDigest,
-    SetNote,
-    WatchStatus,
-)
+from shared.errors import MEANINGS, Code
+from shared.text.display import visible
+from shared.wire.assistant import MAX_HISTORY_DAYS, AssistantClient, SetNote, WatchStatus
+from shared.wire.client import CallError
 
 TIMEOUT_SECONDS: Final = 10.0
 DIGEST_TIMEOUT_SECONDS: Final = 120.0
@@ -47,10 +41,9 @@ DIGEST_TIMEOUT_SECONDS: Final = 120.0
 TEXT_CAP: Final = 2000
 
 
-async def _ask(settings: Settings, message: Any, reply_type: Any, seconds: float = TIMEOUT_SECONDS) -> Any:
-    return await call_service(
-        "the assistant", settings.assistant_socket, message, reply_type, timeout_seconds=seconds
-    )
+def assistant_client(settings: Settings) -> AssistantClient:
+    """assistant.sock's client, from the settings. Its calls raise `CallError`."""
+    return AssistantClient(settings.assistant_socket, timeout_seconds=TIMEOUT_SECONDS)
 
 
 def render_status(status: WatchStatus) -> str:
@@ -83,17 +76,16 @@ def render_status(status: WatchStatus) -> str:
 
 async def status_check(args: argparse.Namespace) -> int:
     """``fleetwatch status --check``: 0 when the heartbeat is alive, else 1 (one line either way)."""
-    settings = load_settings()
     try:
-        status = await _ask(settings, GetWatchStatus(), WatchStatus)
-    except FleetwatchError as exc:
+        status = await assistant_client(load_settings()).watch_status()
+    except CallError as exc:
         if args.json:
-            print_reply({"alive": False, "code": str(exc.code), "message": exc.message})
+            print_json({"alive": False, "code": str(exc.code), "message": exc.message})
         else:
             print(f"NOT OK: the watch did not answer ({exc.code}: {exc.message})")
         return 1
     if args.json:
-        print_reply(status)
+        print_json(status)
     elif status.alive:
         print(
             f"OK: the heartbeat read the fleet at {status.last_read_at} (every {status.interval_seconds:g} s)"
@@ -107,17 +99,16 @@ async def status_check(args: argparse.Namespace) -> int:
 async def watch_status(settings: Settings) -> WatchStatus | None:
     """The watch's status for ``fleetwatch status`` (None when the assistant does not answer)."""
     try:
-        return await _ask(settings, GetWatchStatus(), WatchStatus)
-    except FleetwatchError:
+        return await assistant_client(settings).watch_status()
+    except CallError:
         return None
 
 
 async def history(args: argparse.Namespace) -> int:
     """``fleetwatch history [--days N]``."""
-    settings = load_settings()
-    reply: History = await _ask(settings, GetHistory(days=args.days, language=args.language), History)
+    reply = await assistant_client(load_settings()).history(args.days, args.language)
     if args.json:
-        print_reply(reply)
+        print_json(reply)
         return 0
     if not reply.entries:
         none = (
@@ -137,12 +128,11 @@ async def history(args: argparse.Namespace) -> int:
 
 async def digest(args: argparse.Namespace) -> int:
     """``fleetwatch digest [--post]``."""
-    settings = load_settings()
-    reply: DigestReport = await _ask(
-        settings, RunDigest(post=args.post, language=args.language), DigestReport, DIGEST_TIMEOUT_SECONDS
+    reply = await assistant_client(load_settings()).digest(
+        post=args.post, language=args.language, timeout_seconds=DIGEST_TIMEOUT_SECONDS
     )
     if args.json:
-        print_reply(reply)
+        print_json(reply)
         return 0
     print("\n".join(visible(line, TEXT_CAP) for line in reply.text.splitlines()))
     if args.post:
@@ -155,14 +145,11 @@ async def digest(args: argparse.Namespace) -> int:
 async def note(args: argparse.Namespace) -> int:
     """``fleetwatch note ROOM TEXT`` / ``--clear``."""
     if not args.clear and not args.text:
-        raise FleetwatchError(
-            Code.INVALID_MESSAGE, "give the note's text, or --clear to remove the room's note"
-        )
-    settings = load_settings()
+        raise CtlError(Code.INVALID_MESSAGE, "give the note's text, or --clear to remove the room's note")
     message = SetNote(room=args.room, text=" ".join(args.text or ()), clear=args.clear)
-    reply: NoteOutcome = await _ask(settings, message, NoteOutcome)
+    reply = await assistant_client(load_settings()).set_note(message)
     if args.json:
-        print_reply(reply)
+        print_json(reply)
     elif reply.note is not None:
         room = visible(reply.note.room, 80)
         print(
@@ -172,19 +159,18 @@ async def note(args: argparse.Namespace) -> int:
         )
     if reply.code is None:
         return 0
-    code = Code(reply.code)
+    code = reply.code
     if reply.candidates:
         names = "; ".join(visible(c.name, 80) for c in reply.candidates)
-        raise FleetwatchError(code, f"{MEANINGS[code]} Rooms that match: {names}")
-    raise FleetwatchError(code, f"{MEANINGS[code]} (asked for {visible(args.room, 80)!r})")
+        raise CtlError(code, f"{MEANINGS[code]} Rooms that match: {names}")
+    raise CtlError(code, f"{MEANINGS[code]} (asked for {visible(args.room, 80)!r})")
 
 
 async def notes(args: argparse.Namespace) -> int:
     """``fleetwatch notes [ROOM] [--search TEXT]``."""
-    settings = load_settings()
-    reply: Notes = await _ask(settings, ListNotes(room=args.room or None, search=args.search or None), Notes)
+    reply = await assistant_client(load_settings()).notes(args.room or None, args.search or None)
     if args.json:
-        print_reply(reply)
+        print_json(reply)
         return 0
     if not reply.notes:
         print("No room notes.")

@@ -32,9 +32,7 @@ from services.executor.checks import (
     target_states,
 )
 from shared.binding import TargetState
-from shared.epiphan import EpiphanReadClient
-from shared.errors import Code, FleetwatchError
-from shared.fleet import (
+from shared.epiphan.fleet import (
     Event,
     StreamEndpoint,
     SystemStatus,
@@ -43,9 +41,11 @@ from shared.fleet import (
     parse_recorder_status,
     parse_system_status,
 )
-from shared.mcp_session import McpConnection
-from shared.signin import SignInError, fresh_sign_in
-from shared.slots import SignIn, SlotError, read_slot
+from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_client import EpiphanReadClient
+from shared.epiphan.signin import SignInError, fresh_sign_in
+from shared.epiphan.slots import SignIn, SlotError, read_slot
+from shared.errors import Code, FleetwatchError
 
 T = TypeVar("T")
 EVENTS_HORIZON = timedelta(hours=24)
@@ -67,7 +67,7 @@ def sandbox_sign_in(slot: Path) -> SignIn:
 
 async def fresh_sandbox_sign_in(slot: Path) -> SignIn:
     """The sandbox sign-in, refreshed first when its access token ends within a minute
-    (`shared.signin.fresh_sign_in`: one process refreshes under the slot's lock; rotation).
+    (`shared.epiphan.signin.fresh_sign_in`: one process refreshes under the slot's lock; rotation).
 
     Raises:
         ExecutorError: ``no_sign_in`` when the slot is missing, unusable or its sign-in is dead

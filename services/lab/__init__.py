@@ -6,9 +6,10 @@ OAuth endpoints, and keeps two teams (``normal`` and ``sandbox``) apart by token
 
 Layers (each may import only the ones above it)::
 
-    scenario.py  frozen scenario data loaded from YAML, and the fleet generator
     faults.py    the fault table (latency, error, in-band 401, dropped response, bad JSON, drift)
-    notices.py   what the Slack and Teams stand-ins received (the notice board)
+                 |  notices.py  what the Slack and Teams stand-ins received (the notice board)
+    scenario.py  frozen scenario data loaded from YAML (with the faults it sets), and the fleet
+                 generator
     state.py     the simulated world and its clock (devices, channels, events, streams)
     shapes.py    the world rendered in the real result shapes (or the older ones)
     schemas.py   the tools' JSON input and output schemas and the ID patterns
@@ -17,19 +18,27 @@ Layers (each may import only the ones above it)::
     tools.py     the registry: name, schemas, read/write, handler
     lab.py       the simulator's root: tokens, calls, the write log
     oauth.py     the OAuth authorization server and the page where a person picks the team
-    standins.py  the routes of the Slack Web API and Teams webhook stand-ins
     control.py   the ``/_lab/*`` endpoints (state, write log, faults, clock, reset, tokens)
+                 |  standins.py  the Slack Web API and Teams webhook stand-ins, ``/_lab/notices``
     server.py    the ASGI app, serving it, ``run_lab``/``LabHandle`` for tests
     __main__.py  the command line (``python -m services.lab``, ``fleetwatch lab``)
+
+Apart from the simulator, the model behind the real Anthropic SDK in demos and tests::
+
+    model_scripts/    the scripted models (the demo's, the main job's)
+    model_standin.py  the Messages API stand-in that serves a script
+
+What it may import of the product (an import contract in ``pyproject.toml`` holds it):
+`shared.errors`, `shared.web.local_http` (the stand-in's loopback server) and, for the scripted
+demo model only, the pure readers of the shapes the lab serves and the words answers are made
+of: `shared.epiphan.fleet`, `shared.epiphan.attention` (with `shared.epiphan.redact` and
+`shared.canonical` beneath them) and `shared.text`. Nothing that holds a sign-in, a store, a
+socket, a setting or the policy, and no other service.
 
 The lab holds no real secret and talks to nobody: it listens on loopback only, and
 ``/_lab/*`` and the team-picking page answer loopback peers only.
 
-Exception tree::
-
-    FleetwatchError
-    └── LabError                 the lab refused to start or was misused
-        └── ScenarioError        a scenario file is missing or invalid (names the place)
+Errors: `LabError` and `scenario.ScenarioError` (the tree is drawn in `shared.errors`).
 """
 
 from __future__ import annotations

@@ -5,20 +5,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from services.approval_web.manifest import codes_of
-from services.assistant import manifest
 from services.assistant.manifest import (
-    ASK_CODES,
     OWN_PROPOSE_CODES,
     PAGE_OPERATIONS,
-    READ_CODES,
     SOCKET_CODES,
     SOCKET_OPERATIONS,
     STATE_CODES,
     SUBMIT_CODES,
     TOOL_OPERATIONS,
     TOOL_PREFIX,
-    WATCH_OPERATIONS,
     WRITABLE_CODES,
     all_codes,
     capabilities,
@@ -31,7 +26,9 @@ from services.assistant.tools import (
     ROOM_NOTES,
 )
 from shared.errors import Code
-from shared.protocol import TRANSPORT_CODES, manifest_problems
+from shared.wire.approval import codes_of
+from shared.wire.assistant import ASK_CODES, READ_CODES, REQUESTS, WATCH_OPERATIONS
+from shared.wire.protocol import TRANSPORT_CODES, manifest_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "services" / "assistant"
@@ -47,7 +44,7 @@ def _package_files() -> list[Path]:
 
 
 def test_the_socket_operations_match_the_request_union_both_ways():
-    assert manifest_problems(SOCKET_OPERATIONS, manifest.REQUESTS) == ()
+    assert manifest_problems(SOCKET_OPERATIONS, REQUESTS) == ()
     assert capabilities().operations == SOCKET_OPERATIONS + TOOL_OPERATIONS + PAGE_OPERATIONS
 
 
@@ -60,15 +57,15 @@ def test_every_code_the_package_names_is_declared():
 def test_every_declared_code_has_a_source_in_the_code_or_is_relayed_from_a_declared_manifest():
     own = _codes_named_in(*_package_files())
     policy_and_canonical = _codes_named_in(
-        ROOT / "shared" / "policy_model.py",
-        ROOT / "shared" / "policy_schema.py",
+        ROOT / "shared" / "policy" / "model.py",
+        ROOT / "shared" / "policy" / "schema.py",
         ROOT / "shared" / "canonical.py",
     )
     reads = _codes_named_in(
-        *(ROOT / "shared").glob("signin*.py"),
-        ROOT / "shared" / "epiphan.py",
-        ROOT / "shared" / "mcp_session.py",
-        ROOT / "shared" / "slots.py",
+        *(ROOT / "shared" / "epiphan").glob("signin*.py"),
+        ROOT / "shared" / "epiphan" / "read_client.py",
+        ROOT / "shared" / "epiphan" / "mcp_session.py",
+        ROOT / "shared" / "epiphan" / "slots.py",
     )
     assert READ_CODES <= reads
     assert OWN_PROPOSE_CODES <= own | policy_and_canonical
@@ -80,7 +77,7 @@ def test_every_declared_code_has_a_source_in_the_code_or_is_relayed_from_a_decla
             "get_proposal_state": STATE_CODES,
             "list_writable_devices": WRITABLE_CODES,
             "read": READ_CODES,
-            ROOM_NOTES: _codes_named_in(ROOT / "shared" / "db.py"),
+            ROOM_NOTES: _codes_named_in(ROOT / "shared" / "sqlite.py"),
         }
         sources = own | policy_and_canonical | relayed.get(op.name.removeprefix(TOOL_PREFIX), frozenset())
         assert op.codes <= sources, (op.name, op.codes - sources)

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
 from services.ctl.main import build_parser
+from services.lab.scenario import Scenario
 from services.lab.server import run_lab
-from shared.slots import SignIn, write_slot
+from shared.epiphan.slots import SignIn, write_slot
+from shared.text.display import has_hidden
+from tests.assistant.hostile import hostile_scenario
 
 
 def run_cli(*args: str, home, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -45,16 +51,24 @@ async def run_cli_async(*args: str, home) -> tuple[int, str, str]:
     return process.returncode, out.decode(), err.decode()
 
 
-@pytest.fixture
-async def lab_home(tmp_path):
-    """The campus lab on the real clock (the CLI reads the time itself), its normal team's token in the read slot of a home."""
-    async with run_lab("campus") as lab:
+@contextlib.asynccontextmanager
+async def home_on(scenario: str | Scenario, home: Path) -> AsyncIterator[Path]:
+    """A lab of `scenario` on the real clock (the CLI reads the time itself), its normal team's
+    token in the read slot of `home`."""
+    async with run_lab(scenario) as lab:
         team = lab.teams["normal"]
         write_slot(
-            tmp_path / "tokens" / "read.json",
+            home / "tokens" / "read.json",
             SignIn(access_token=team.token, server=lab.mcp_url, team_id=team.team_id, kind="lab"),
         )
-        yield tmp_path
+        yield home
+
+
+@pytest.fixture
+async def lab_home(tmp_path):
+    """The campus lab, its normal team's token in the read slot of a home."""
+    async with home_on("campus", tmp_path) as home:
+        yield home
 
 
 async def test_fleet_shows_the_lab_fleet_with_attention_words(lab_home):
@@ -97,3 +111,22 @@ def test_an_unknown_fleetwatch_variable_is_refused_before_anything_runs(tmp_path
         check=False,
     )
     assert result.returncode == 2 and "config_invalid" in result.stderr and name in result.stderr
+
+
+@pytest.fixture
+async def hostile_home(tmp_path):
+    """The campus lab with every name replaced by a hostile one (bidi overrides, terminal
+    escapes, zero-width characters), its normal team's token in the read slot of a home."""
+    async with home_on(hostile_scenario(), tmp_path) as home:
+        yield home
+
+
+async def test_fleet_prints_hostile_names_inert_as_text_and_as_json(hostile_home):
+    code, text, err = await run_cli_async("fleet", home=hostile_home)
+    assert code == 0, err
+    assert "⟦U+" in text and not has_hidden(text.replace("\n", ""))
+    code, out, err = await run_cli_async("fleet", "--json", home=hostile_home)
+    assert code == 0, err
+    assert not has_hidden(out.replace("\n", "")) and "\\u202e" in out
+    names = {d["name"] for d in json.loads(out)["snapshot"]["devices"]}
+    assert any("\u202e" in name for name in names)  # lossless: the JSON still holds the real name

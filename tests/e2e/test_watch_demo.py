@@ -11,7 +11,6 @@ page's address and no approval link.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -22,6 +21,7 @@ import pytest
 
 from tests.e2e.demo import demo_environment, fleetwatch
 from tests.lab.helpers import data_of, open_session
+from tests.support import wait_until
 
 HEARTBEAT = 5
 ENG220 = "19012340205"
@@ -36,32 +36,27 @@ def watch_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     fleetwatch(env, "down", timeout=60)
 
 
-def poll(what: str, seconds: float, probe: Callable[[], object]) -> object:
-    """`probe()` until it is truthy, within `seconds` (polling real external processes: the
-    lab and the services under supervisord, with a hard bound)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {seconds:g} s")
-        time.sleep(0.25)
+async def poll(what: str, seconds: float, probe: Callable[[], object]) -> object:
+    """`probe()` until it is truthy, within `seconds` (`tests.support.wait_until`: polling real
+    external processes, the lab and the services under supervisord, with a hard bound)."""
+    return await wait_until(probe, what=what, seconds=seconds)
 
 
-def test_the_watch_on_the_demo_posts_digests_readiness_and_notices_to_the_labs_slack_and_teams(watch_env):
+async def test_the_watch_on_the_demo_posts_digests_readiness_and_notices_to_the_labs_slack_and_teams(
+    watch_env,
+):
     env = watch_env
     started = fleetwatch(env, "up", timeout=240)
     assert started.returncode == 0, started.stdout + started.stderr
     up_at = time.monotonic()
     lab_url = json.loads((Path(env["FLEETWATCH_HOME"]) / "run" / "lab.ready").read_text())["url"]
     with httpx2.Client(base_url=lab_url, timeout=10) as http:
-        watch_the_demo(env, http, lab_url, up_at)
+        await watch_the_demo(env, http, lab_url, up_at)
     stopped = fleetwatch(env, "down", timeout=90)
     assert stopped.returncode == 0
 
 
-def watch_the_demo(env: dict[str, str], http: httpx2.Client, lab_url: str, up_at: float) -> None:
+async def watch_the_demo(env: dict[str, str], http: httpx2.Client, lab_url: str, up_at: float) -> None:
     """The must-show steps against a running demo (see the module docstring)."""
 
     def posted(destination: str = "slack") -> list[str]:
@@ -71,10 +66,10 @@ def watch_the_demo(env: dict[str, str], http: httpx2.Client, lab_url: str, up_at
     def digests() -> list[str]:
         return [t for t in posted() if t.startswith("Fleetwatch")]
 
-    poll("status --check exits 0", 15, lambda: fleetwatch(env, "status", "--check").returncode == 0)
+    await poll("status --check exits 0", 15, lambda: fleetwatch(env, "status", "--check").returncode == 0)
     assert time.monotonic() - up_at <= 15
 
-    first = poll("the first digest", 15, digests)[0]
+    first = (await poll("the first digest", 15, digests))[0]
     assert first.startswith("Fleetwatch is now watching 30 rooms (28 online).")
     assert "- ENG 210: offline" in first and "- LIB Room 2: offline" in first
     assert any(t.startswith("Fleetwatch is now watching") for t in posted("teams"))
@@ -88,8 +83,8 @@ def watch_the_demo(env: dict[str, str], http: httpx2.Client, lab_url: str, up_at
         async with open_session(f"{lab_url}/mcp", normal["token"]) as session:
             assert data_of(await session.call_tool("batch_reboot", {"device_ids": [ENG220]})) == {}
 
-    asyncio.run(reboot())
-    offline = poll(
+    await reboot()
+    offline = await poll(
         "a digest naming the rebooted room",
         3 * HEARTBEAT,
         lambda: [d for d in digests() if "- ENG 220: offline" in d],
@@ -100,7 +95,7 @@ def watch_the_demo(env: dict[str, str], http: httpx2.Client, lab_url: str, up_at
     beats = [json.loads(fleetwatch(env, "status", "--check", "--json").stdout)["last_beat_at"]]
     for _ in range(2):
         beats.append(
-            poll(
+            await poll(
                 "another heartbeat",
                 3 * HEARTBEAT,
                 lambda: (
@@ -113,7 +108,7 @@ def watch_the_demo(env: dict[str, str], http: httpx2.Client, lab_url: str, up_at
     assert len(posted()) == count, "nothing is posted while nothing changes"
 
     http.post("/_lab/clock", json={"advance_seconds": 91})
-    back = poll(
+    back = await poll(
         "a digest with the room back",
         3 * HEARTBEAT,
         lambda: [d for d in digests() if "- ENG 220: offline" in d and "Resolved" in d],
@@ -134,13 +129,15 @@ def watch_the_demo(env: dict[str, str], http: httpx2.Client, lab_url: str, up_at
     )
     assert drafted.returncode == 0, drafted.stderr
     page = f"http://127.0.0.1:{env['FLEETWATCH_APPROVE_PORT']}/"
-    notice = poll(
-        "a notice", 3 * HEARTBEAT, lambda: [t for t in posted() if t.startswith("A change is waiting")]
+    notice = (
+        await poll(
+            "a notice", 3 * HEARTBEAT, lambda: [t for t in posted() if t.startswith("A change is waiting")]
+        )
     )[0]
     assert notice.splitlines()[1] == "Start recording: Sandbox Classroom, channel 1 (Lecture)."
     assert f"on the Fleetwatch machine: {page}" in notice
     assert "/approve" not in notice and "token" not in notice.lower() and "cannot approve anything" in notice
-    teams_notice = poll(
+    teams_notice = await poll(
         "the notice in Teams", 3 * HEARTBEAT, lambda: [t for t in posted("teams") if t.startswith("A change")]
     )
     card = next(

@@ -12,7 +12,8 @@ Its state lives in **the watch store**, the assistant's own SQLite file
 (``FLEETWATCH_WATCH_DB``), never in the approval store, which the assistant's user cannot
 write: what it learns of proposals it reads from approval.sock.
 
-Layers (each may import only the ones above it)::
+Layers (each may import only the ones above it; an import contract in ``pyproject.toml`` holds
+this, and that nothing here imports the rest of the assistant)::
 
     words.py         the watch's phrases, English and Spanish (data)
     times.py         UTC text for the store; times in the team's zone for people
@@ -32,7 +33,8 @@ Layers (each may import only the ones above it)::
     wall.py          the wall screen's view
     runner.py        the production wiring inside the assistant (`watch_side`)
 
-Exception tree: the watch raises `services.assistant.AssistantError` (with a code) and lets
-`shared.db.StoreError` through; `destinations.PostError` (an `AssistantError`) never leaves
-the outbox: a failed post is logged and counted.
+Errors: the watch raises `services.assistant.AssistantError` (with a code) and lets
+`shared.sqlite.StoreError` and `shared.wire.client.CallError` through; `destinations.PostError`
+never leaves the outbox: a failed post is logged and counted (the tree is drawn in
+`shared.errors`).
 """

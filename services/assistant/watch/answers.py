@@ -26,22 +26,22 @@ from services.assistant.watch.post import plain_text
 from services.assistant.watch.store import HistoryRow, NoteRow
 from services.assistant.watch.times import clock, utc_text
 from services.assistant.watch.words import word
-from shared.attention import Priority
-from shared.display import visible
+from shared.epiphan.attention import Priority
 from shared.errors import MEANINGS, Code, FleetwatchError
-from shared.watch_messages import (
+from shared.text.display import visible
+from shared.text.wording import PRIORITY_WORDS
+from shared.wire.approval import ProposalEvent
+from shared.wire.assistant import (
     MAX_HISTORY_ENTRIES,
     DigestReport,
     History,
     HistoryEntry,
     NoteOutcome,
     Notes,
-    ProposalEvent,
     RoomNote,
     RoomRef,
     WatchStatus,
 )
-from shared.wording import PRIORITY_WORDS
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ def status(watch: Watch) -> WatchStatus:
         last_read_at=None if read_at is None else utc_text(read_at),
         last_beat_at=None if watch.last_beat_at is None else utc_text(watch.last_beat_at),
         failed_beats=watch.failed_beats,
-        last_code=None if watch.last_code is None else str(watch.last_code),
+        last_code=watch.last_code,
         devices=len(devices),
         online=sum(d.online for d in devices),
         fix_first=counts[Priority.FIX_FIRST],
@@ -184,12 +184,12 @@ async def history(watch: Watch, days: int, language: str) -> History:
         )
         for row in rows
     ]
-    unread: dict[str, str] = {}
+    unread: dict[str, Code] = {}
     if watch.proposals is not None:
         try:
             proposals = await watch.proposals.history(since)
         except FleetwatchError as exc:
-            unread["proposals"] = str(exc.code)
+            unread["proposals"] = exc.code
         else:
             rooms = {}
             if proposals.items:
@@ -241,7 +241,7 @@ async def digest_now(watch: Watch, *, post: bool, language: str | None) -> Diges
         read=outcome.read,
         changed=pending is not None,
         text=text,
-        code=None if outcome.code is None else str(outcome.code),
+        code=outcome.code,
         posted=posted,
     )
 
@@ -270,10 +270,10 @@ async def set_note(watch: Watch, room: str, text: str, *, clear: bool, uid: int)
         raise AssistantError(Code.INVALID_MESSAGE, "a note needs some text (use --clear to remove one)")
     found = match_room(room, [(r.id, r.name, r) for r in rooms])
     if not found:
-        return NoteOutcome(status="not_found", code=str(Code.ROOM_NOT_FOUND))
+        return NoteOutcome(status="not_found", code=Code.ROOM_NOT_FOUND)
     if len(found) > 1:
         candidates = tuple(RoomRef(device_id=r.id, name=r.name) for r in found)
-        return NoteOutcome(status="ambiguous", candidates=candidates, code=str(Code.ROOM_AMBIGUOUS))
+        return NoteOutcome(status="ambiguous", candidates=candidates, code=Code.ROOM_AMBIGUOUS)
     (target,) = found
     at = utc_text(watch.now())
     if clear:

@@ -8,7 +8,7 @@ went away in between is only counted. It is grouped Fix first / Fix soon / When 
 Resolved, calm: counts in the first line, one line per room and problem, an operator's room
 note under its room. An empty net change is no digest (`digest_post` returns None).
 
-Every name passes through `shared.display.visible` (here or in `shared.wording`); each
+Every name passes through `shared.text.display.visible` (here or in `shared.text.wording`); each
 destination escapes the lines for its own markup (`services.assistant.watch.post`).
 """
 
@@ -24,11 +24,11 @@ from services.assistant.watch.readiness import NOT_READY, READY_NOTES, Readiness
 from services.assistant.watch.store import HistoryRow
 from services.assistant.watch.times import clock
 from services.assistant.watch.words import word
-from shared.attention import Finding, Priority
-from shared.display import visible
+from shared.epiphan.attention import Finding, Priority
 from shared.errors import MEANINGS, Code
-from shared.watch_messages import ProposalEvent
-from shared.wording import PRIORITY_WORDS, describe_finding, minutes_text
+from shared.text.display import visible
+from shared.text.wording import PRIORITY_WORDS, describe_finding, minutes_text
+from shared.wire.approval import ProposalEvent
 
 NAME_CAP: Final = 80
 NOTE_CAP: Final = 280
@@ -105,7 +105,7 @@ def _room_name(row: HistoryRow) -> str:
 
 
 def describe(finding: Finding, language: str) -> str:
-    """One finding in words (`shared.wording.describe_finding`, and the whole-fleet one)."""
+    """One finding in words (`shared.text.wording.describe_finding`, and the whole-fleet one)."""
     if finding.kind == "fleet_unreadable":
         facts = dict(finding.facts)
         what = word(language, "fleet_unreadable", beats=facts.get("beats", "3"), code=facts.get("code", "?"))

@@ -33,9 +33,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 from services.assistant import AssistantError
 from services.assistant.watch.post import Post, plain_text, slack_message, teams_message
 from shared.config import Secret
-from shared.display import visible
 from shared.errors import Code
-from shared.watch_messages import PostCounts
+from shared.text.display import visible
+from shared.wire.assistant import PostCounts
 
 log = logging.getLogger(__name__)
 posts_log = logging.getLogger("services.assistant.watch.posts")
@@ -195,7 +195,7 @@ class Outbox:
         if code is None:
             self._counts[name] = PostCounts(name, old.sent + 1, old.failed, old.last_code)
         else:
-            self._counts[name] = PostCounts(name, old.sent, old.failed + 1, str(code))
+            self._counts[name] = PostCounts(name, old.sent, old.failed + 1, code)
 
     async def _work(self, destination: Destination) -> None:
         queue = self._queues[destination.name]

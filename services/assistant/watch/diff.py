@@ -2,7 +2,7 @@
 
 A finding's identity (`finding_key`) is its room, its kind and the channel or source it names:
 numbers (free disk, temperature, minutes since a reboot) and the class it threatens are facts
-of the same finding, not a new one. Priorities are `shared.attention.Priority` (lower is more
+of the same finding, not a new one. Priorities are `shared.epiphan.attention.Priority` (lower is more
 urgent): a finding whose priority rises (Fix soon → Fix first) is **worse**; one that eases is
 recorded but is not news.
 
@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from shared.attention import Finding, Priority
-from shared.fleet import Device
+from shared.epiphan.attention import Finding, Priority
+from shared.epiphan.fleet import Device
 
 FLEET_ID: Final = "fleet"
 """The device ID of findings about the whole fleet (``fleet_unreadable``)."""
@@ -34,7 +34,7 @@ def finding_key(device_id: str, kind: str, facts: Iterable[tuple[str, str]]) -> 
 
 
 def key_of(finding: Finding) -> str:
-    """`finding_key` of a `shared.attention.Finding`."""
+    """`finding_key` of a `shared.epiphan.attention.Finding`."""
     return finding_key(finding.device_id, finding.kind, finding.facts)
 
 

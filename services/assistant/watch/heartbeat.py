@@ -8,7 +8,7 @@ running one):
    sign-in, only tools on the read list). A failed read is reported **once** (a console line,
    one history row); the third failed beat in a row opens the finding ``fleet_unreadable``
    (Fix first), which the digest posts; the next good read resolves it.
-2. Judge it with the attention rules (`shared.attention.findings`: Fix first / Fix soon /
+2. Judge it with the attention rules (`shared.epiphan.attention.findings`: Fix first / Fix soon /
    When convenient) and diff it against the store (`diff`): rooms offline/online/new/gone,
    findings opened/worse/resolved, each with first seen / last seen / resolved.
 3. Readiness: each event starting within ``FLEETWATCH_READINESS_MINUTES`` gets one post
@@ -35,17 +35,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Final, Protocol
 
+import msgspec
+
 from services.assistant.watch import compose, readiness, sweep
 from services.assistant.watch.destinations import Outbox
 from services.assistant.watch.diff import FLEET_ID, Change, diff_devices, diff_findings, key_of
 from services.assistant.watch.proposals import ProposalSource
 from services.assistant.watch.store import WatchStore
 from services.assistant.watch.times import parse_utc, utc_text, zone
-from shared.attention import Finding, Thresholds, findings, thresholds_from_policy
+from shared.epiphan.attention import Finding, Thresholds, findings, thresholds_from_policy
+from shared.epiphan.fleet import FleetSnapshot
 from shared.errors import Code, FleetwatchError
-from shared.fleet import FleetSnapshot
-from shared.policy import Policy
-from shared.watch_messages import MAX_HISTORY_DAYS
+from shared.policy.loader import Policy
+from shared.wire.assistant import MAX_HISTORY_DAYS
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +141,7 @@ class Watch:
         """Take up the store's state (failed beats in a row, last read) after a restart."""
         kv = await self.store.kv()
         self.failed_beats = int(kv.get("failed_beats", "0"))
-        self.last_code = Code(kv["last_code"]) if kv.get("last_code") in set(Code) else None
+        self.last_code = _stored_code(kv.get("last_code"))
         self.last_read_at = parse_utc(kv["last_read_at"]) if "last_read_at" in kv else None
 
     # --- the beat -----------------------------------------------------------------------------
@@ -355,6 +357,17 @@ class Watch:
             except Exception:  # the top-level handler of the heartbeat task
                 log.exception("a heartbeat failed unexpectedly")
             await asyncio.sleep(max(0.0, self.options.interval_seconds - (loop.time() - started)))
+
+
+def _stored_code(text: str | None) -> Code | None:
+    """The code the store kept as text, checked as decoding checks a code from the wire (None:
+    none kept, or one this build does not declare)."""
+    if not text:
+        return None
+    try:
+        return msgspec.convert(text, Code)
+    except msgspec.ValidationError:
+        return None
 
 
 def _change(kind: str, finding: Finding) -> Change:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Final, TypeVar
 
 from shared.canonical import HIDDEN_CATEGORIES, HIDDEN_CODEPOINTS
-from shared.watch_messages import MAX_NOTE_CHARS
+from shared.wire.assistant import MAX_NOTE_CHARS
 
 MAX_CANDIDATES: Final = 20
 """Most candidates an ambiguous room name lists."""

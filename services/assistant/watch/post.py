@@ -2,7 +2,7 @@
 
 A `Post` is a title and sections of lines. The title and the section headings are the watch's
 own words; a **line may hold fleet text** (room, channel and event names, an operator's note),
-already passed through `shared.display.visible` (hidden and bidi characters shown as
+already passed through `shared.text.display.visible` (hidden and bidi characters shown as
 ``⟦U+202E⟧``, capped), so every line is treated as untrusted as a whole:
 
 - `plain_text`: the console (the log) and ``fleetwatch digest``.

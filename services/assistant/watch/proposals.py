@@ -2,23 +2,18 @@
 
 `ApprovalSocketProposals` asks ``ListProposalHistory`` (proposals made since a time, with their
 state and outcome, and the approval page's address) and ``ListWritable`` (the sandbox team's
-rooms as the executor reads them: the names a notice shows). Both are read-only and open to the
-assistant's uid. A refusal or a socket failure raises one `FleetwatchError` with its code.
+rooms as the executor reads them: the names a notice shows), through
+`shared.wire.approval.ApprovalClient`. Both are read-only and open to the assistant's uid. A
+refusal or a socket failure raises `shared.wire.client.CallError` with its code.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from services.assistant.watch.compose import RoomName
-from shared.display import visible
-from shared.errors import Code, FleetwatchError
-from shared.messages import ListWritable, WritableDevices
-from shared.protocol import ErrorReply, Message, request
-from shared.watch_messages import ListProposalHistory, ProposalHistory
-
-R = TypeVar("R", bound=Message)
+from shared.wire.approval import ApprovalClient, ProposalHistory
 
 
 class ProposalSource(Protocol):
@@ -47,25 +42,14 @@ class ApprovalSocketProposals:
     def __init__(
         self, path: Path, *, timeout_seconds: float = 10.0, rooms_timeout_seconds: float = 30.0
     ) -> None:
-        self._path = path
-        self._timeout = timeout_seconds
+        self._client = ApprovalClient(path, timeout_seconds=timeout_seconds)
         self._rooms_timeout = rooms_timeout_seconds
 
-    async def _call(self, message: Message, reply_type: type[R], seconds: float) -> R:
-        reply = await request(self._path, message, reply_type, timeout_seconds=seconds)
-        if isinstance(reply, ErrorReply):
-            try:
-                code = Code(reply.code)
-            except ValueError:
-                code = Code.INTERNAL_ERROR
-            raise FleetwatchError(code, visible(reply.message, 300))
-        return reply
-
     async def history(self, since: str) -> ProposalHistory:
-        return await self._call(ListProposalHistory(since=since), ProposalHistory, self._timeout)
+        return await self._client.proposal_history(since)
 
     async def rooms(self) -> dict[str, RoomName]:
-        reply = await self._call(ListWritable(), WritableDevices, self._rooms_timeout)
+        reply = await self._client.list_writable(timeout_seconds=self._rooms_timeout)
         return {
             d.device_id: RoomName(d.name, {c.channel_id: c.name for c in d.channels if c.name})
             for d in reply.devices

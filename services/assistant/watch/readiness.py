@@ -9,7 +9,7 @@ ID names a firmware update: *unconfirmed* form, see ``services/lab/shapes.py``);
 signal; no storage is detected or the disk is critically full; the event is not confirmed on
 the device. Ready, with notes (any of): the disk is nearly full, the room runs hot or busy, it
 restarted recently, its firmware is behind the newest of its model in this fleet. Otherwise
-Ready. Limits are the policy's (`shared.attention.Thresholds`).
+Ready. Limits are the policy's (`shared.epiphan.attention.Thresholds`).
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from typing import Final
 
 from services.assistant.watch.times import utc_text
 from services.assistant.watch.words import word
-from shared.attention import Thresholds, firmware_behind, newest_firmware_by_model
-from shared.display import visible
-from shared.fleet import Device, Event, FleetSnapshot, storage_from_warnings
-from shared.fleet_answers import dark_inputs, running_hot
-from shared.wording import minutes_text
+from shared.epiphan.attention import Thresholds, firmware_behind, newest_firmware_by_model
+from shared.epiphan.fleet import Device, Event, FleetSnapshot, storage_from_warnings
+from shared.text.display import visible
+from shared.text.fleet_answers import dark_inputs, running_hot
+from shared.text.wording import minutes_text
 
 READY: Final = "ready"
 READY_NOTES: Final = "ready_notes"

@@ -34,7 +34,7 @@ from services.assistant.watch.proposals import ApprovalSocketProposals
 from services.assistant.watch.store import WatchStore
 from services.assistant.watch.wall import WallView, wall_view
 from shared.config import ConfigError, Settings
-from shared.policy import Policy
+from shared.policy.loader import Policy
 
 log = logging.getLogger(__name__)
 

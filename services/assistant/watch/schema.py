@@ -1,5 +1,5 @@
 """The watch store's schema (its own SQLite file, ``FLEETWATCH_WATCH_DB``; never the approval
-store), as versioned migrations applied by `shared.db.apply_migrations` with `APPLICATION_ID`.
+store), as versioned migrations applied by `shared.sqlite.apply_migrations` with `APPLICATION_ID`.
 
 Times are TEXT, UTC ``YYYY-MM-DDTHH:MM:SS.SSSZ`` (fixed width: text order is time order), from
 the watch's clock (the beat's ``now``). JSON columns hold ``json.dumps`` of plain values.
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from shared.db import Migration
+from shared.sqlite import Migration
 
 APPLICATION_ID: Final = 0x46574154
 """``PRAGMA application_id`` of a watch store ("FWAT"): the approval store's file is refused."""

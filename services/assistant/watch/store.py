@@ -1,11 +1,11 @@
 """The watch store: the assistant's own SQLite file (``FLEETWATCH_WATCH_DB``), through
-`shared.db` (WAL, ``BEGIN IMMEDIATE`` for every read-then-write). Schema: `schema`.
+`shared.sqlite` (WAL, ``BEGIN IMMEDIATE`` for every read-then-write). Schema: `schema`.
 
 One `WatchStore` per process, one connection used by one coroutine at a time (a lock). Times
 passed in are the watch's clock as UTC text (`services.assistant.watch.times.utc_text`). Nothing here decides what to post:
 it records what the heartbeat found and answers what it asks.
 
-Errors: `shared.db.StoreError` (``store_busy``, ``store_schema_too_new`` for a newer schema
+Errors: `shared.sqlite.StoreError` (``store_busy``, ``store_schema_too_new`` for a newer schema
 or a file that is not a watch store, e.g. the approval store).
 """
 
@@ -22,9 +22,9 @@ import aiosqlite
 
 from services.assistant.watch.diff import Change, KnownDevice, OpenFinding
 from services.assistant.watch.schema import APPLICATION_ID, MIGRATIONS
-from shared.attention import Finding, Priority
-from shared.db import apply_migrations, open_store, write_tx
-from shared.fleet import Device
+from shared.epiphan.attention import Finding, Priority
+from shared.epiphan.fleet import Device
+from shared.sqlite import apply_migrations, open_store, write_tx
 
 
 @dataclass(frozen=True, slots=True)
@@ -442,7 +442,7 @@ class WatchStore:
 
     async def prune(self, before: str) -> None:
         """Forget history, beats, resolved findings, readiness posts, notices and sweeps older
-        than `before` (the store keeps `shared.watch_messages.MAX_HISTORY_DAYS`)."""
+        than `before` (the store keeps `shared.wire.assistant.MAX_HISTORY_DAYS`)."""
         async with self._lock, write_tx(self._conn):
             for sql in (
                 "DELETE FROM history WHERE at < ?",

@@ -14,8 +14,8 @@ from collections.abc import Collection, Mapping
 from datetime import datetime, time, tzinfo
 from typing import Any
 
-from shared.attention import firmware_behind, newest_firmware_by_model
-from shared.fleet import FleetSnapshot
+from shared.epiphan.attention import firmware_behind, newest_firmware_by_model
+from shared.epiphan.fleet import FleetSnapshot
 
 
 def sweep_due(

@@ -22,9 +22,9 @@ from services.assistant.watch.compose import NAME_CAP, NOTE_CAP, VERDICT_KEYS, d
 from services.assistant.watch.heartbeat import Watch
 from services.assistant.watch.times import clock
 from services.assistant.watch.words import word
-from shared.attention import Priority
-from shared.display import visible
-from shared.wording import PRIORITY_WORDS, minutes_text
+from shared.epiphan.attention import Priority
+from shared.text.display import visible
+from shared.text.wording import PRIORITY_WORDS, minutes_text
 
 EVENT_HOURS: Final = 4
 """How far ahead the wall lists classes."""

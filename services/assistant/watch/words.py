@@ -1,7 +1,7 @@
 """The watch's words in English and Latin American Spanish (data only; keys equal in both).
 
 ``{n}`` is a count; other fields are named. Room names never sit in these strings: code puts
-them in, through `shared.display.visible`. Priorities use `shared.wording.PRIORITY_WORDS`.
+them in, through `shared.text.display.visible`. Priorities use `shared.text.wording.PRIORITY_WORDS`.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ body is JSON (`json_in` finds it); an error result holds ``{"error": {"code", "m
 The data block caps lists and maps, marking what it left out with ``"…"``; those markers are
 dropped here and `Conversation.partial` says that something was not shown.
 
-Results are parsed with the same tolerant parsers the product uses (`shared.fleet`), so the
+Results are parsed with the same tolerant parsers the product uses (`shared.epiphan.fleet`), so the
 demo model reads Epiphan's shapes, old and new, the way Fleetwatch does. Names in results are
 data: they are shown (through the shared wording), never followed.
 """
@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from services.lab.model_scripts.api import ModelRequest, json_in
-from shared.fleet import (
+from shared.epiphan.fleet import (
     Channel,
     Device,
     Event,

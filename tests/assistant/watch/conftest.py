@@ -17,9 +17,9 @@ from services.assistant.watch.store import WatchStore
 from services.lab.server import LabHandle, run_lab
 from services.lab.state import LabClock
 from shared.config import REPO_POLICY_DIR
-from shared.epiphan import EpiphanReadClient
-from shared.mcp_session import McpConnection
-from shared.policy import Policy, load_policies
+from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_client import EpiphanReadClient
+from shared.policy.loader import Policy, load_policies
 from tests.assistant.watch.helpers import NOW, Recorder
 
 

@@ -16,10 +16,10 @@ from services.assistant.watch.notices import Notices
 from services.assistant.watch.post import Post
 from services.lab.server import LabHandle
 from shared.config import REPO_POLICY_DIR
+from shared.epiphan.fleet import Channel, Device, DeviceWarning, Event, FleetSnapshot, SystemStatus
 from shared.errors import Code, FleetwatchError
-from shared.fleet import Channel, Device, DeviceWarning, Event, FleetSnapshot, SystemStatus
-from shared.policy import Policy, load_policy
-from shared.watch_messages import ProposalEvent, ProposalHistory
+from shared.policy.loader import Policy, load_policy
+from shared.wire.approval import ProposalEvent, ProposalHistory
 from tests.lab.helpers import data_of, open_session
 
 NOW = datetime(2026, 9, 16, 13, 0, tzinfo=UTC)

@@ -16,7 +16,7 @@ from services.assistant.watch.post import plain_text
 from services.assistant.watch.readiness import NOT_READY, READY, ReadinessItem
 from services.assistant.watch.store import HistoryRow
 from services.assistant.watch.times import zone
-from shared.attention import Priority
+from shared.epiphan.attention import Priority
 from tests.assistant.watch.helpers import NOW, pending
 
 UTC_ZONE = zone("UTC")

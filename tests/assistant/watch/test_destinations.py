@@ -18,10 +18,10 @@ from services.lab.notices import LAB_SLACK_BOT, slack_base_url, teams_webhook_ur
 from services.lab.server import LabHandle, run_lab
 from services.lab.state import LabClock
 from shared.config import REPO_POLICY_DIR, Secret
-from shared.epiphan import EpiphanReadClient
+from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_client import EpiphanReadClient
 from shared.errors import Code
-from shared.mcp_session import McpConnection
-from shared.policy import load_policies
+from shared.policy.loader import load_policies
 from tests.assistant.hostile import hostile_scenario
 from tests.assistant.watch.helpers import NOW, MemoryProposals, Recorder, beat, notices_of, pending
 from tests.corpus.hostile_names import BY_KIND

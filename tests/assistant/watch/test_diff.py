@@ -11,7 +11,7 @@ from services.assistant.watch.diff import (
     finding_key,
     key_of,
 )
-from shared.attention import Finding, Priority
+from shared.epiphan.attention import Finding, Priority
 from tests.assistant.watch.helpers import device
 
 OFFLINE = Finding(Priority.FIX_SOON, "offline", "d1", "ENG 210")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from services.assistant.watch.notes import clean_note, match_room
-from shared.watch_messages import MAX_NOTE_CHARS
+from shared.wire.assistant import MAX_NOTE_CHARS
 from tests.corpus.hostile_names import BY_KIND, HIDDEN
 
 ROOMS = [

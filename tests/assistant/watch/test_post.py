@@ -17,7 +17,7 @@ from services.assistant.watch.post import (
     slack_message,
     teams_message,
 )
-from shared.display import visible
+from shared.text.display import visible
 from tests.corpus.hostile_names import BY_KIND, HOSTILE_NAMES
 
 SLACK_CONTROL = re.compile(r"<[!@#]|<https?:|<mailto:")

@@ -17,9 +17,10 @@ import httpx2
 import pytest
 
 from services.lab.notices import LAB_SLACK_BOT, slack_base_url, teams_webhook_url
-from shared.slots import SignIn, write_slot
+from shared.epiphan.slots import SignIn, write_slot
 from tests.e2e.stack import Stack, running_stack
-from tests.procs import READY_SECONDS, ServiceProcess, base_env, start_service
+from tests.procs import ServiceProcess, base_env, start_service
+from tests.support import READY_SECONDS, wait_until
 
 ASK_PAGE = re.compile(r"ask page at (http://127\.0\.0\.1:\d+/)")
 IDLE = "29088800001"
@@ -53,9 +54,13 @@ async def watched(tmp_path: Path) -> AsyncIterator[tuple[Stack, ServiceProcess, 
         )
         assistant = await start_service("services.assistant", env, "--page")
         try:
-            async with asyncio.timeout(READY_SECONDS):
-                while not (found := ASK_PAGE.search(assistant.log_text(tail=50_000))):
-                    await asyncio.sleep(0.02)  # polling a real external process, hard-bounded above
+            found = await wait_until(
+                lambda: ASK_PAGE.search(assistant.log_text(tail=50_000)),
+                what="the ask page's address in the assistant's log",
+                seconds=READY_SECONDS,
+                process=assistant.process,
+                log=lambda: assistant.log_text(tail=3000),
+            )
             yield stack, assistant, env, found.group(1)
         finally:
             await assistant.stop()

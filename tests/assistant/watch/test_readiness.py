@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 
 from services.assistant.watch.readiness import NOT_READY, READY, READY_NOTES, due, judge, readiness_key
-from shared.attention import DEFAULT_THRESHOLDS
-from shared.fleet import Channel, DeviceWarning, SystemStatus
+from shared.epiphan.attention import DEFAULT_THRESHOLDS
+from shared.epiphan.fleet import Channel, DeviceWarning, SystemStatus
 from tests.assistant.watch.helpers import NOW, device, event, snapshot
 
 CLASS = event("e1", "Statics", 20)

@@ -11,10 +11,10 @@ import pytest
 from services.assistant.watch.diff import Change
 from services.assistant.watch.schema import APPLICATION_ID
 from services.assistant.watch.store import WatchStore
-from shared.attention import Priority
-from shared.db import StoreError
+from shared.epiphan.attention import Priority
 from shared.errors import Code
-from shared.store import migrate, open_store
+from shared.sqlite import StoreError
+from shared.store.db import migrate, open_store
 from tests.assistant.watch.helpers import device
 
 AT = "2026-09-16T13:00:00.000Z"
