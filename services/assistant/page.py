@@ -31,6 +31,7 @@ from services.assistant.server import MAX_QUESTION_CHARS, Asker
 from services.assistant.watch.wall import CSS as WALL_CSS
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.text.display import visible
+from shared.text.languages import LANGUAGES
 from shared.web.guards import SECURITY_HEADERS, form_token, host_ok, new_key, post_origin_problem, token_ok
 from shared.web.local_http import serve_local
 from shared.wire.assistant import Answer
@@ -119,7 +120,7 @@ async def _wall(request: web.Request) -> web.Response:
     if source is None:
         return web.Response(text=f"{Code.WATCH_NOT_READY}: {MEANINGS[Code.WATCH_NOT_READY]}\n", status=503)
     language = request.query.get("lang")
-    view = await source(language if language in ("en", "es") else None)
+    view = await source(language if language in LANGUAGES else None)
     html = _TEMPLATES.get_template("wall.html").render(view=view)
     return web.Response(text=html, content_type="text/html", charset="utf-8")
 

@@ -32,6 +32,7 @@ from services.ctl.output import print_json
 from shared.config import Settings, load_settings
 from shared.errors import MEANINGS, Code
 from shared.text.display import visible
+from shared.text.languages import LANGUAGES
 from shared.wire.assistant import MAX_HISTORY_DAYS, AssistantClient, SetNote, WatchStatus
 from shared.wire.client import CallError
 
@@ -199,7 +200,7 @@ def add_commands(sub: Any, epilog: str) -> None:
     parser.add_argument(
         "--days", type=_days, default=7, metavar="N", help="how many days back (1 to 90; default: 7)"
     )
-    parser.add_argument("--language", choices=("en", "es"), default="en", help="words in English or Spanish")
+    parser.add_argument("--language", choices=LANGUAGES, default="en", help="words in English or Spanish")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.set_defaults(run=history)
 
@@ -212,7 +213,7 @@ def add_commands(sub: Any, epilog: str) -> None:
         "--post", action="store_true", help="also post it (console, Slack, Teams as configured)"
     )
     parser.add_argument(
-        "--language", choices=("en", "es"), help="words in English or Spanish (default: the watch's)"
+        "--language", choices=LANGUAGES, help="words in English or Spanish (default: the watch's)"
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.set_defaults(run=digest)

@@ -190,7 +190,7 @@ VERDICT_KEYS: Final = {"ready": "ready", READY_NOTES: "ready_notes", NOT_READY: 
 
 
 def readiness_post(
-    items: Sequence[ReadinessItem],
+    item: ReadinessItem,
     *,
     language: str,
     where: tzinfo,
@@ -199,30 +199,25 @@ def readiness_post(
     minutes: int,
     notes: Mapping[str, str],
 ) -> Post:
-    """One post for the events in `items` (each posted once), soonest first."""
-    lines: list[tuple[str, str | None]] = []
-    for item in items:
-        verdict = word(language, VERDICT_KEYS[item.verdict])
-        if item.reasons:
-            verdict = f"{verdict}: {'; '.join(item.reasons)}"
-        title = visible(item.title, NAME_CAP) if item.title else word(language, "untitled")
-        lines.append(
-            (
-                word(
-                    language,
-                    "readiness_line",
-                    room=visible(item.room, NAME_CAP),
-                    title=title,
-                    time=clock(item.start, where, now),
-                    minutes=minutes_text((item.start - now).total_seconds()),
-                    verdict=verdict,
-                ),
-                item.device_id,
-            )
-        )
+    """The one post for the event of `item` (each event is posted once): the room, the event,
+    its time and the verdict with its reasons, and the room's note under it."""
+    verdict = word(language, VERDICT_KEYS[item.verdict])
+    if item.reasons:
+        verdict = f"{verdict}: {'; '.join(item.reasons)}"
+    title = visible(item.title, NAME_CAP) if item.title else word(language, "untitled")
+    line = word(
+        language,
+        "readiness_line",
+        room=visible(item.room, NAME_CAP),
+        title=title,
+        time=clock(item.start, where, now),
+        minutes=minutes_text((item.start - now).total_seconds()),
+        verdict=verdict,
+    )
     head = word(language, "readiness_head", minutes=minutes, zone=zone_name)
-    more = word(language, "more", n="{n}")
-    return Post("readiness", head, (Section(None, capped(_with_notes(lines, notes, language), more)),))
+    return Post(
+        "readiness", head, (Section(None, tuple(_with_notes([(line, item.device_id)], notes, language))),)
+    )
 
 
 CHANGE_KEYS: Final = {

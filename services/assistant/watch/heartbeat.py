@@ -11,8 +11,8 @@ running one):
 2. Judge it with the attention rules (`shared.epiphan.attention.findings`: Fix first / Fix soon /
    When convenient) and diff it against the store (`diff`): rooms offline/online/new/gone,
    findings opened/worse/resolved, each with first seen / last seen / resolved.
-3. Readiness: each event starting within ``FLEETWATCH_READINESS_MINUTES`` gets one post
-   (`readiness`), quiet hours or not.
+3. Readiness: each event starting within ``FLEETWATCH_READINESS_MINUTES`` gets one post of
+   its own, once (`readiness`), quiet hours or not.
 4. The nightly sweep when due (`sweep`): kept, and posted outside quiet hours.
 5. The digest, outside quiet hours: the net change since the last posted digest
    (`compose.net_changes`); nothing is posted when nothing changed. During quiet hours the
@@ -257,16 +257,19 @@ class Watch:
         items = readiness.due(snapshot, now, minutes, posted, self.limits, self.options.language)
         if not items:
             return []
-        post = compose.readiness_post(
-            items,
-            language=self.options.language,
-            where=self.where,
-            zone_name=self.zone_name,
-            now=now,
-            minutes=minutes,
-            notes=await self.notes_by_room(),
-        )
-        self.outbox.post(post)
+        notes = await self.notes_by_room()
+        for item in items:
+            self.outbox.post(
+                compose.readiness_post(
+                    item,
+                    language=self.options.language,
+                    where=self.where,
+                    zone_name=self.zone_name,
+                    now=now,
+                    minutes=minutes,
+                    notes=notes,
+                )
+            )
         await self.store.record_readiness(
             utc_text(now),
             [

@@ -36,7 +36,7 @@ WORDS: Final[Mapping[str, Mapping[str, str]]] = {
         "read_failed": "Fleetwatch could not read the fleet ({code}: {meaning}). It will say when it reads it again.",
         "read_recovered": "Fleetwatch reads the fleet again, after {beats} failed heartbeat(s).",
         # readiness
-        "readiness_head": "Readiness: classes starting within {minutes} min (times in {zone}).",
+        "readiness_head": "Readiness: an event starts within {minutes} min (times in {zone}).",
         "ready": "Ready",
         "ready_notes": "Ready, with notes",
         "not_ready": "Not ready",
@@ -158,7 +158,7 @@ WORDS: Final[Mapping[str, Mapping[str, str]]] = {
         "fleet_unreadable": "no se pudo leer en {beats} latidos seguidos ({code})",
         "read_failed": "Fleetwatch no pudo leer el equipo ({code}: {meaning}). Avisará cuando lo lea de nuevo.",
         "read_recovered": "Fleetwatch lee el equipo de nuevo, después de {beats} latido(s) fallido(s).",
-        "readiness_head": "Preparación: clases que empiezan en los próximos {minutes} min (horas en {zone}).",
+        "readiness_head": "Preparación: un evento empieza en los próximos {minutes} min (horas en {zone}).",
         "ready": "Lista",
         "ready_notes": "Lista, con notas",
         "not_ready": "No lista",

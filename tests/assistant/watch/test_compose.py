@@ -191,26 +191,36 @@ def test_a_notice_without_a_running_page_says_no_one_can_approve_yet():
     )
 
 
-def test_readiness_lists_each_event_with_its_verdict_and_why_and_the_rooms_note():
-    items = [
-        ReadinessItem("k1", "d1", "ENG 101", "e1", "Statics", NOW + timedelta(minutes=25), READY, ()),
-        ReadinessItem(
-            "k2",
-            "d2",
-            "LIB Room 2",
-            "e2",
-            "",
-            NOW + timedelta(minutes=28),
-            NOT_READY,
-            ("offline for 2 h 00 min",),
-        ),
-    ]
-    post = readiness_post(
-        items, language="en", where=UTC_ZONE, zone_name="UTC", now=NOW, minutes=30, notes={"d2": "IT knows"}
+def test_each_event_gets_a_readiness_post_of_its_own_with_its_verdict_and_why_and_the_rooms_note():
+    ready = ReadinessItem("k1", "d1", "ENG 101", "e1", "Statics", NOW + timedelta(minutes=25), READY, ())
+    offline = ReadinessItem(
+        "k2",
+        "d2",
+        "LIB Room 2",
+        "e2",
+        "",
+        NOW + timedelta(minutes=28),
+        NOT_READY,
+        ("offline for 2 h 00 min",),
     )
-    assert plain_text(post).splitlines() == [
-        "Readiness: classes starting within 30 min (times in UTC).",
+    notes = {"d2": "IT knows"}
+
+    def lines(item: ReadinessItem, language: str = "en") -> list[str]:
+        post = readiness_post(
+            item, language=language, where=UTC_ZONE, zone_name="UTC", now=NOW, minutes=30, notes=notes
+        )
+        return plain_text(post).splitlines()
+
+    assert lines(ready) == [
+        "Readiness: an event starts within 30 min (times in UTC).",
         '- ENG 101: "Statics" at 13:25 (in 25 min): Ready',
+    ]
+    assert lines(offline) == [
+        "Readiness: an event starts within 30 min (times in UTC).",
         '- LIB Room 2: "untitled event" at 13:28 (in 28 min): Not ready: offline for 2 h 00 min',
         "    Note (an operator's): IT knows",
+    ]
+    assert lines(ready, "es") == [
+        "Preparación: un evento empieza en los próximos 30 min (horas en UTC).",
+        '- ENG 101: "Statics" a las 13:25 (en 25 min): Lista',
     ]
