@@ -12,7 +12,9 @@ this, and that nothing here imports `services`)::
                          stylesheet
     binding  config  policy/
                          the bound record and its seal | the settings table | the policy files
-    canonical  ids       the one canonical form | Epiphan's ID formats
+    canonical  ids  sqlite
+                         the one canonical form | Epiphan's ID formats | SQLite as every
+                         store uses it (WAL, ``BEGIN IMMEDIATE``, the database clock, migrations)
     errors               the stable codes and the exception tree
 
 A module used by one service lives in that service, not here.

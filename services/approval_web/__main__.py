@@ -72,13 +72,14 @@ async def run(
     if refusal is not None:
         print(f"approval_web: {refusal.code}: {refusal.message}", file=sys.stderr, flush=True)
     async with contextlib.AsyncExitStack() as stack:
-        await stack.enter_async_context(
+        service = await stack.enter_async_context(
             socket_side(settings, policy, tool_policy, expiry_interval_seconds=expiry_interval_seconds)
         )
         where = "no page (no fence)"
         if refusal is None:
             sink = SecretSink.for_stream(settings.approve_secret_file, sys.stdout)
             page = await stack.enter_async_context(page_side(settings, policy, tool_policy, sink=sink))
+            service.page_url = page.url
             where = f"the page at {page.url}"
         logger.info("approval_web serving %s and %s", settings.approval_socket, where)
         await stop.wait()

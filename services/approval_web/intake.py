@@ -46,7 +46,14 @@ from shared.errors import Code, FleetwatchError
 from shared.policy.loader import ArgumentsError, Policy, ProposeRule, ToolPolicy
 from shared.text.display import visible
 from shared.wire import formats as wire
-from shared.wire.approval import ExpireTurn, GetProposalState, RecordAsk, RecordRefusal, SubmitProposal
+from shared.wire.approval import (
+    ExpireTurn,
+    GetProposalState,
+    ListProposalHistory,
+    RecordAsk,
+    RecordRefusal,
+    SubmitProposal,
+)
 from shared.wire.executor import ListWritable, Prepared
 from shared.wire.protocol import GetCapabilities, Message, message_tag
 
@@ -88,7 +95,8 @@ class Role(enum.StrEnum):
 RECORDS: Final[frozenset[type[Message]]] = frozenset({RecordAsk, RecordRefusal})
 """The audit records only the assistant's uid may send (`check_recorder`)."""
 ASSISTANT_OPERATIONS: Final[frozenset[type[Message]]] = frozenset(
-    {SubmitProposal, GetProposalState, ExpireTurn, ListWritable, GetCapabilities} | RECORDS
+    {SubmitProposal, GetProposalState, ExpireTurn, ListWritable, ListProposalHistory, GetCapabilities}
+    | RECORDS
 )
 """The only requests the assistant's uid may send."""
 

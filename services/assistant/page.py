@@ -10,6 +10,9 @@ answered (the model, the lab's demo model, or the keyword answer), and lists the
 lines: each proposal with its recorded state, each change not proposed and why. A refusal of
 the question itself is a sentence, never a code.
 
+``GET /wall`` is the watch's wall screen (`services.assistant.watch.wall`): read-only, no form,
+no secret, behind the same Host check and headers; it refreshes itself with a meta refresh.
+
 Guards (`shared.web.guards`, the approval page's rules): every request's Host must be
 ``127.0.0.1:<port>`` or ``localhost:<port>`` (``bad_host``); every POST must come from the
 page itself (``Sec-Fetch-Site``/``Origin``: ``cross_site``), fit `MAX_BODY_BYTES`
@@ -32,15 +35,19 @@ import jinja2
 from aiohttp import web
 
 from services.assistant.server import MAX_QUESTION_CHARS, Asker
+from services.assistant.watch.wall import CSS as WALL_CSS
 from shared.errors import Code, FleetwatchError
 from shared.text.change_words import why
 from shared.text.display import visible
+from shared.text.languages import LANGUAGES
 from shared.web.guards import SECURITY_HEADERS, form_token, host_ok, new_key, post_origin_problem, token_ok
 from shared.web.local_http import serve_local
 from shared.web.page_style import page_css
 from shared.wire.assistant import Answer
 
 AskFunction = Callable[[str, str | None], Awaitable[Answer]]
+WallFunction = Callable[[str | None], Awaitable[Any]]
+"""The wall screen's view in a language (`services.assistant.watch.runner.wall_for`)."""
 MAX_BODY_BYTES: Final = 16 * 1024
 COOKIE: Final = "fleetwatch_ask"
 ANSWERED_BY: Final = {
@@ -109,6 +116,9 @@ def _es(language: str | None) -> int:
     return 1 if language == "es" else 0
 
 
+_WALL: Final = web.AppKey("wall", Any)
+
+
 class _Refused(Exception):
     def __init__(self, status: int, code: Code) -> None:
         super().__init__(code)
@@ -163,6 +173,21 @@ async def _css(request: web.Request) -> web.Response:
     return web.Response(body=request.app[_CSS], content_type="text/css", charset="utf-8")
 
 
+async def _wall(request: web.Request) -> web.Response:
+    """The wall screen (read-only, no form, no secret): see `services.assistant.watch.wall`."""
+    source = request.app[_WALL]
+    if source is None:
+        return _plain(Code.WATCH_NOT_READY, 503)
+    language = request.query.get("lang")
+    view = await source(language if language in LANGUAGES else None)
+    html = _TEMPLATES.get_template("wall.html").render(view=view)
+    return web.Response(text=html, content_type="text/html", charset="utf-8")
+
+
+async def _wall_css(request: web.Request) -> web.Response:
+    return web.Response(text=WALL_CSS, content_type="text/css")
+
+
 async def _ask(request: web.Request) -> web.Response:
     host = request.headers.get("Host", "")
     if post_origin_problem(request.headers, host) is not None:
@@ -212,25 +237,29 @@ def _plain(code: Code, status: int) -> web.Response:
     return web.Response(text=" / ".join(f"{w[:1].upper()}{w[1:]}." for w in words) + "\n", status=status)
 
 
-def build_page_app(ask: AskFunction) -> web.Application:
-    """The ask page's app; `ask(question, language)` answers (usually `Assistant.ask`)."""
+def build_page_app(ask: AskFunction, wall: WallFunction | None = None) -> web.Application:
+    """The ask page's app; `ask(question, language)` answers (usually `Assistant.ask`);
+    `wall(language)` gives the wall screen's view (None: ``/wall`` answers 503)."""
     app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY_BYTES)
     app[_KEY] = new_key()
     app[_ASK] = ask
+    app[_WALL] = wall
     app[_CSS] = page_css()
     app.router.add_get("/", _index)
     app.router.add_get("/page.css", _css)
     app.router.add_post("/ask", _ask)
+    app.router.add_get("/wall", _wall)
+    app.router.add_get("/wall.css", _wall_css)
     return app
 
 
 @contextlib.asynccontextmanager
-async def serve_page(assistant: Asker, port: int) -> AsyncIterator[str]:
-    """Serve the ask page for `assistant` on ``127.0.0.1:port`` (0: any free port) for the
-    block; yields its URL.
+async def serve_page(assistant: Asker, port: int, wall: WallFunction | None = None) -> AsyncIterator[str]:
+    """Serve the ask page for `assistant` (and, with `wall`, the wall screen at ``/wall``) on
+    ``127.0.0.1:port`` (0: any free port) for the block; yields its URL.
 
     Raises:
         FleetwatchError: ``socket_in_use`` when the port cannot be bound.
     """
-    async with serve_local(build_page_app(assistant.ask), port) as base_url:
+    async with serve_local(build_page_app(assistant.ask, wall), port) as base_url:
         yield f"{base_url}/"

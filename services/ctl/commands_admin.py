@@ -23,7 +23,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from services.ctl import CtlError
+from services.ctl import CtlError, commands_watch
 from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
@@ -335,7 +335,10 @@ async def audit_verify(args: argparse.Namespace) -> int:
 
 async def status(args: argparse.Namespace) -> int:
     """``fleetwatch status``: under supervisord (``fleetwatch up``) first each process's state,
-    then the queue. ``--json`` prints the queue `Status` only."""
+    then the queue, then the watch. ``--json`` prints the queue `Status` only. ``--check``:
+    only whether the watch's heartbeat is alive (exit 0) or not (exit 1)."""
+    if args.check:
+        return await commands_watch.status_check(args)
     if not args.json:
         from services.ctl import supervise
 
@@ -347,6 +350,9 @@ async def status(args: argparse.Namespace) -> int:
             print()
     reply = await approval_client().status()
     _out(args, reply, render_status(reply))
+    if not args.json:
+        watch = await commands_watch.watch_status(load_settings())
+        print(commands_watch.render_status(watch) if watch else "Watch:        the assistant does not answer")
     return 0
 
 
@@ -432,12 +438,17 @@ def add_commands(sub: Any, epilog: str) -> None:
         audit_actions, "verify", "walk the audit hash chain; exit 1 when it is broken", audit_verify, epilog
     )
 
-    _leaf(
+    status_parser = _leaf(
         sub,
         "status",
-        "queue, caps, denial pauses, changes to settle, kill switch, executor, fence, autonomy",
+        "queue, caps, denial pauses, changes to settle, kill switch, executor, fence, autonomy, and the watch",
         status,
         epilog,
+    )
+    status_parser.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 unless a heartbeat read the fleet within three intervals (for monitors and health checks)",
     )
 
     draft = _leaf(

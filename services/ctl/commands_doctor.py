@@ -25,7 +25,7 @@ from shared.epiphan.slots import slot_summary
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import load_policies
 from shared.wire.approval import ApprovalClient, Status
-from shared.wire.assistant import AssistantClient, ModelInfo
+from shared.wire.assistant import AssistantClient, ModelInfo, WatchStatus
 from shared.wire.client import CallError, SocketClient
 
 PROBE_SECONDS = 3.0
@@ -165,6 +165,17 @@ async def running_model(facts: SocketFacts, allowed: bool) -> tuple[ModelInfo | 
         return None, str(exc.code)
 
 
+async def watch_status(facts: SocketFacts, allowed: bool) -> tuple[WatchStatus | None, str | None]:
+    """The watch's status from assistant.sock (``GetWatchStatus``), or why not."""
+    why_not = _not_askable(facts, allowed)
+    if why_not is not None:
+        return None, why_not
+    try:
+        return await AssistantClient(facts.path, timeout_seconds=PROBE_SECONDS).watch_status(), None
+    except CallError as exc:
+        return None, str(exc.code)
+
+
 def parse_listeners(texts: Iterable[str]) -> tuple[tuple[str, int], ...]:
     """(address, port) of each listening TCP socket in ``/proc/net/tcp`` / ``tcp6`` text."""
     found = []
@@ -209,6 +220,7 @@ async def gather(settings: Settings) -> Facts:
     probes = await asyncio.gather(*(probe(sockets[s], allowed[s]) for s in SERVICES))
     status, status_error = await queue_status(sockets["approval_web"], allowed["approval_web"])
     model, model_error = await running_model(sockets["assistant"], allowed["assistant"])
+    watch, watch_error = await watch_status(sockets["assistant"], allowed["assistant"])
     peers = {
         s: (
             tuple(f"{user_name(u)}({u})" for u in sorted(uids)),
@@ -231,6 +243,8 @@ async def gather(settings: Settings) -> Facts:
         peers=peers,
         status=status,
         status_error=status_error,
+        watch=watch,
+        watch_error=watch_error,
         listeners=read_listeners(),
         model=model,
         model_error=model_error,

@@ -22,6 +22,7 @@ from services.ctl import (
     commands_fleet,
     commands_signin,
     commands_up,
+    commands_watch,
 )
 from shared.errors import FleetwatchError
 from shared.text.display import visible
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands_up.add_commands(sub, EPILOG)
     commands_ask.add_commands(sub, EPILOG)
     commands_admin.add_commands(sub, EPILOG)
+    commands_watch.add_commands(sub, EPILOG)
     commands_signin.add_commands(sub, EPILOG)
     commands_doctor.add_commands(sub, EPILOG)
 

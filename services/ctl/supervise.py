@@ -136,6 +136,11 @@ class ServerLayout:
         return self.home("approval_web") / "approve-secret"
 
     @property
+    def watch_db(self) -> Path:
+        """The watch store: the assistant's own file in its own state folder."""
+        return self.home("assistant") / "watch.db"
+
+    @property
     def slots(self) -> dict[str, Path]:
         """The token slots install.sh configures: ``{"sandbox": ..., "read": ...}``."""
         return {
@@ -153,6 +158,8 @@ class ServerLayout:
         }
         if service == "approval_web":
             env["FLEETWATCH_APPROVE_SECRET_FILE"] = str(self.approve_secret_file)
+        if service == "assistant":
+            env["FLEETWATCH_WATCH_DB"] = str(self.watch_db)
         if service != "assistant":
             env["FLEETWATCH_ANTHROPIC_API_KEY"] = ""
         return env

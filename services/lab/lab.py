@@ -26,6 +26,7 @@ import mcp_types as types
 
 from services.lab.calls import BadArguments, Call, Image, ToolFailure
 from services.lab.faults import Fault, FaultKind, FaultTable
+from services.lab.notices import NoticeBoard
 from services.lab.scenario import TEAM_NAMES, Scenario
 from services.lab.shapes import drift
 from services.lab.state import LabClock, World
@@ -105,17 +106,20 @@ class Lab:
         self.faults = FaultTable()
         self.writes: list[dict[str, Any]] = []
         self.rejected: list[dict[str, Any]] = []
+        self.notices = NoticeBoard()
         self._seq = 0
         self.world: World
         self.reset()
 
     def reset(self) -> None:
         """The scenario's first state again: clock restarted, world rebuilt, write log and
-        faults cleared (the scenario's own faults set again). Tokens stay valid."""
+        faults cleared (the scenario's own faults set again), the notices received forgotten.
+        Tokens stay valid."""
         self.clock.restart()
         self.world = World.build(self.scenario, self.clock.now())
         self.writes.clear()
         self.rejected.clear()
+        self.notices.clear()
         self._seq = 0
         self.faults.clear()
         for fault in self.scenario.faults:

@@ -7,6 +7,7 @@ Routes::
     /.well-known/oauth-authorization-server    authorization-server metadata (RFC 8414)
     /register /authorize /token /revoke        OAuth (see oauth.py); /authorize/team picks the team
     /_lab/state /_lab/writes /_lab/faults /_lab/clock /_lab/reset /_lab/tokens   (see control.py)
+    /slack/api/chat.postMessage /teams/webhook/<key> /_lab/notices   (see notices.py, standins.py)
 
 ``/_lab/*`` and the team page answer loopback peers addressing the lab by a loopback name
 only. With ``anonymous: admit`` (default, like Epiphan) a request without a valid token still
@@ -56,6 +57,7 @@ from services.lab.faults import Fault, FaultKind
 from services.lab.lab import Anonymous, Lab, LabSettings
 from services.lab.oauth import LabOAuthProvider, metadata_extras
 from services.lab.scenario import Scenario, generate_fleet, load_scenario, with_normal_team
+from services.lab.standins import notice_routes
 from services.lab.state import LabClock, World
 from services.lab.tools import TOOLS
 
@@ -158,6 +160,7 @@ def build_app(lab: Lab, base_url: str, *, on_ready: Callable[[], None] | None = 
         *create_protected_resource_routes(resource, [issuer], resource_name="Epiphan Edge (lab)"),
         *provider.page_routes(),
         *control_routes(lab, base_url),
+        *notice_routes(lab.notices, lambda: lab.clock.now().isoformat().replace("+00:00", "Z")),
     ]
 
     @contextlib.asynccontextmanager
@@ -269,6 +272,20 @@ class LabHandle:
     def writes(self) -> list[dict[str, Any]]:
         """The write log: ``[{seq, tool, arguments, team, at, result}]`` (as ``/_lab/writes``)."""
         return [dict(w) for w in self.lab.writes]
+
+    async def notices_until(
+        self, found: Callable[[list[dict[str, Any]]], bool], seconds: float
+    ) -> list[dict[str, Any]]:
+        """The notices the Slack and Teams stand-ins received (as ``/_lab/notices``), once
+        `found` holds of them; waits on each arrival, at most `seconds`.
+
+        Raises:
+            TimeoutError: `found` did not hold in time.
+        """
+        async with asyncio.timeout(seconds):
+            while not found(notices := list(self.lab.notices.notices)):
+                await self.lab.notices.arrived.wait()
+        return notices
 
     def rejected(self) -> list[dict[str, Any]]:
         """Calls refused before any change: ``[{seq, tool, arguments, team, at, reason}]``."""

@@ -33,9 +33,25 @@ def _warning(wid: str, label: str, message: str, data: Json | None) -> Json:
     return {"id": wid, "label": label, "message": message, "data": data}
 
 
+FIRMWARE_UPDATE_WARNING = "firmware_update_in_progress"
+"""How the lab reports a firmware update that is installing. *Unconfirmed*: EPIPHAN.md does not
+say how Epiphan reports one (open until the first live run); the watch also reads a ``Status``
+other than online/offline as an update."""
+
+
 def device_warnings(device: Device) -> list[Json]:
-    """Device-level warnings derived from state: storage and sources without signal."""
+    """Device-level warnings derived from state: a firmware update installing (unconfirmed
+    form, `FIRMWARE_UPDATE_WARNING`), storage and sources without signal."""
     warnings: list[Json] = []
+    if device.busy and device.online:
+        warnings.append(
+            _warning(
+                FIRMWARE_UPDATE_WARNING,
+                "Firmware update",
+                f"Installing firmware {device.update_target}.",
+                {"target": device.update_target},
+            )
+        )
     if device.storage_total is None or device.storage_free is None:
         warnings.append(
             _warning("no_storage_detected", "No storage detected", "Recordings cannot be saved.", None)

@@ -106,6 +106,13 @@ def newest_firmware_by_model(devices: Iterable[Device]) -> dict[str, str]:
     return newest
 
 
+def firmware_behind(device: Device, newest: dict[str, str]) -> bool:
+    """True when `device` runs older firmware than `newest` (`newest_firmware_by_model`) says
+    the newest of its model in the fleet is."""
+    latest = newest.get(device.model)
+    return bool(device.firmware and latest and _firmware_key(device.firmware) < _firmware_key(latest))
+
+
 def _disk_free_pct(data: object) -> float | None:
     if not isinstance(data, dict):
         return None
@@ -166,16 +173,11 @@ def findings(
             ):
                 minutes = int((now - status.up_since).total_seconds() // 60)
                 add(Priority.WHEN_CONVENIENT, "recent_reboot", ("minutes_ago", str(max(minutes, 0))))
-        family_newest = newest.get(device.model)
-        if (
-            device.firmware
-            and family_newest
-            and _firmware_key(device.firmware) < _firmware_key(family_newest)
-        ):
+        if firmware_behind(device, newest):
             add(
                 Priority.WHEN_CONVENIENT,
                 "firmware_behind",
                 ("firmware", device.firmware),
-                ("newest", family_newest),
+                ("newest", newest[device.model]),
             )
     return sorted(out, key=lambda f: (f.priority, f.device_name.casefold(), f.kind))

@@ -1,4 +1,6 @@
-"""The one SQLite store (WAL) that approval_web and the executor share.
+"""The approval store: the SQLite file (WAL) that approval_web and the executor share. (The
+assistant's watch keeps its own file, `services.assistant.watch.store`; both open SQLite
+through `shared.sqlite`.)
 
 Layers (each imports only those below it)::
 
@@ -6,10 +8,12 @@ Layers (each imports only those below it)::
                       kill switch (the public face: it re-exports the rows and reads)
     approval_rows.py  the rows as frozen dataclasses and the reads over a connection
     db.py  audit_safe.py
-                      open, migrate, ``BEGIN IMMEDIATE``, the database clock, the audit hash
-                      chain | what a refusal's audit row may copy of what it refuses
+                      migrate (`shared.sqlite`'s open, ``BEGIN IMMEDIATE`` and database clock
+                      re-exported), the audit hash chain | what a refusal's audit row may copy
+                      of what it refuses
     migrations/       the versioned schema
 
 The executor's own rows (its claim, outcome, verification) are `services.executor.executions`.
-May import `shared.binding`, `shared.canonical`, `shared.errors` and `shared.text`.
+May import `shared.binding`, `shared.canonical`, `shared.errors`, `shared.sqlite` and
+`shared.text`.
 """

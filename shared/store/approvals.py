@@ -60,6 +60,7 @@ from shared.store.approval_rows import (
     ClaimResult,
     ConsumeResult,
     ExecutionRow,
+    HistoryItem,
     ProposalRow,
     ProposalStatus,
     audit_refusal,
@@ -74,6 +75,7 @@ from shared.store.approval_rows import (
     new_id,
     new_proposal_id,
     one_row,
+    proposal_history,
     proposal_state,
 )
 from shared.store.db import append_audit, db_now, write_tx
@@ -88,6 +90,7 @@ __all__ = [
     "ClaimResult",
     "ConsumeResult",
     "ExecutionRow",
+    "HistoryItem",
     "ProposalRow",
     "ProposalStatus",
     "audit_refusal",
@@ -111,6 +114,7 @@ __all__ = [
     "list_pending",
     "list_recent_not_run",
     "new_proposal_id",
+    "proposal_history",
     "proposal_state",
     "set_kill_switch",
 ]
