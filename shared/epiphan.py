@@ -7,7 +7,10 @@ Layers:
 3. result reading: an error result raises; in-band sign-in errors are detected only in error
    results or non-JSON text, never in JSON data (a room may be called "Room 401");
 4. **redaction** of every result (`shared.redact`);
-5. tolerant parsing into a `shared.fleet.FleetSnapshot`.
+5. parsing, in known shapes only, into a `shared.fleet.FleetSnapshot`;
+6. **batching**: every per-device read of many devices goes out in calls of at most
+   `DEVICE_IDS_PER_CALL` IDs (`EpiphanReadClient.chunks`, `per_device`, `call_batched`): the
+   snapshot, the executor's checks, the assistant's reads and the watch use the same method.
 
 Writes are never possible here: there is no code path from this class to a write tool. The
 executor has its own write client and its own sign-in.
@@ -18,14 +21,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from shared.errors import Code, FleetwatchError
 from shared.fleet import (
+    DEVICES,
+    ENDPOINTS,
+    EVENTS,
+    PART_OF_TOOL,
+    RECORDER,
+    SYSTEM,
     FleetSnapshot,
     StreamEndpoint,
+    UnreadPart,
     merge_recorder,
     parse_devices,
     parse_events,
@@ -37,6 +48,7 @@ from shared.mcp_session import McpConnection, RawToolResult
 from shared.redact import redact, redact_text
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 READ_TOOLS_OF_EPIPHAN = frozenset(
     {
@@ -117,8 +129,9 @@ def is_auth_error_text(text: str) -> bool:
     return bool(_AUTH_MARKERS.search(text))
 
 
-def read_result(raw: RawToolResult) -> Any:
-    """The redacted data of a read result, or an `EpiphanError`.
+def read_result(raw: RawToolResult, *, redactor: Callable[[Any], Any] = redact) -> Any:
+    """The redacted data of a read result (`redactor`, `shared.redact.redact` by default), or an
+    `EpiphanError`.
 
     An error result with sign-in words → `epiphan_auth`; any other error result →
     `epiphan_tool_error` (its redacted text, capped at 300 characters, in the message).
@@ -132,7 +145,7 @@ def read_result(raw: RawToolResult) -> Any:
     data = raw.data()
     if isinstance(data, str) and is_auth_error_text(data):
         raise EpiphanError(Code.EPIPHAN_AUTH, raw.tool, f"{raw.tool}: Epiphan reports no valid sign-in")
-    return redact(data)
+    return redactor(data)
 
 
 def guard(tool: str, read_tools: frozenset[str]) -> None:
@@ -150,17 +163,107 @@ def guard(tool: str, read_tools: frozenset[str]) -> None:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One call of a batched per-device read: the device IDs it named (at most
+    `DEVICE_IDS_PER_CALL`), the arguments sent, and either its redacted ``data`` or its
+    ``error``; ``at`` is when the answer came (UTC)."""
+
+    device_ids: tuple[str, ...]
+    arguments: Mapping[str, Any]
+    at: datetime
+    data: Any = None
+    error: EpiphanError | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceReads(Generic[T]):
+    """A per-device read of many devices, parsed and merged: ``values`` from the calls that
+    worked, ``failed`` the calls that did not (their error, or a result in no known shape).
+
+    The read side shows ``values`` and marks the rest (`unread`); the executor fails closed
+    (`require`)."""
+
+    tool: str
+    values: dict[str, T]
+    failed: tuple[Chunk, ...] = ()
+
+    def require(self) -> dict[str, T]:
+        """Every value, or the first failed call's error (all or nothing).
+
+        Raises:
+            EpiphanError: a call failed or came back in no known shape.
+        """
+        if self.failed:
+            error = self.failed[0].error
+            assert error is not None
+            raise error
+        return self.values
+
+    def unread(self) -> UnreadPart | None:
+        """What could not be read, for a snapshot (`shared.fleet.UnreadPart`), or None."""
+        if not self.failed:
+            return None
+        first = self.failed[0].error
+        assert first is not None
+        return UnreadPart(
+            part=PART_OF_TOOL.get(self.tool, self.tool),
+            tool=self.tool,
+            code=str(first.code),
+            message=first.message,
+            device_ids=tuple(d for chunk in self.failed for d in chunk.device_ids),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class BatchedRead:
+    """A read tool's data as one answer (a per-device read of many devices merged from its
+    calls, `merge_results`), and the calls that failed (``failed``: their devices are not in
+    ``data``)."""
+
+    data: Any
+    failed: tuple[Chunk, ...] = ()
+
+
+def merge_results(parts: list[Any]) -> Any:
+    """The answers of one per-device read's calls as one answer: maps merged key by key (lists
+    joined, maps merged, else the first value), lists joined. Parts of different kinds stay a
+    list of parts."""
+    if len(parts) == 1:
+        return parts[0]
+    if all(isinstance(p, Mapping) for p in parts):
+        out: dict[Any, Any] = {}
+        for part in parts:
+            for key, value in part.items():
+                if key not in out:
+                    out[key] = value
+                elif isinstance(out[key], list) and isinstance(value, list):
+                    out[key] = [*out[key], *value]
+                elif isinstance(out[key], Mapping) and isinstance(value, Mapping):
+                    out[key] = {**out[key], **value}
+        return out
+    if all(isinstance(p, list) for p in parts):
+        return [item for part in parts for item in part]
+    return list(parts)
+
+
 class EpiphanReadClient:
     """Reads one team through one sign-in, guarded and redacted.
 
     Args:
         connection: an `McpConnection` holding the read (or, in the executor, sandbox) sign-in.
         read_tools: the policy's read list (`ToolPolicy.read_tools`).
+
+    Per-device reads of many devices go through `per_device` (parsed, for snapshots and the
+    executor's checks) or `call_batched` (raw, for the model): both split the IDs into calls of
+    at most `DEVICE_IDS_PER_CALL` (Epiphan's per-call limit), at most `PARALLEL_READS` in
+    flight for the whole client.
     """
 
     def __init__(self, connection: McpConnection, read_tools: frozenset[str]) -> None:
         self._connection = connection
         self._read_tools = frozenset(read_tools) & READ_TOOLS_OF_EPIPHAN
+        self._limit = asyncio.Semaphore(PARALLEL_READS)
 
     async def __aenter__(self) -> EpiphanReadClient:
         return self
@@ -168,8 +271,17 @@ class EpiphanReadClient:
     async def __aexit__(self, *exc_info: object) -> None:
         await self._connection.close()
 
-    async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any:
-        """Call a read tool and return its redacted data (dict, list or str).
+    async def call(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        redactor: Callable[[Any], Any] = redact,
+    ) -> Any:
+        """Call a read tool and return its redacted data (dict, list or str). One call, as
+        given: a per-device read of more than 100 devices goes through `per_device` or
+        `call_batched`. `redactor` replaces `shared.redact.redact` for a caller whose redaction
+        is stronger (``fleetwatch capture``: stable placeholders, addresses and serials too).
 
         Raises:
             EpiphanError: guard refusal (nothing sent) or a failed read; see the class docs.
@@ -179,49 +291,119 @@ class EpiphanReadClient:
             raw = await self._connection.call(tool, arguments)
         except FleetwatchError as exc:
             raise EpiphanError(exc.code, tool, exc.message) from exc
-        return read_result(raw)
+        return read_result(raw, redactor=redactor)
+
+    async def chunks(
+        self,
+        tool: str,
+        device_ids: Sequence[str],
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        redactor: Callable[[Any], Any] = redact,
+    ) -> list[Chunk]:
+        """Read `tool` for `device_ids` in calls of at most `DEVICE_IDS_PER_CALL` IDs (each
+        with `arguments` and its ``device_ids``), in order; a failed call is a `Chunk` with its
+        error, never an exception. The guard runs first: a refused tool raises before any call.
+
+        Raises:
+            EpiphanError: the guard refused the tool (nothing sent).
+        """
+        guard(tool, self._read_tools)
+        ids = list(dict.fromkeys(device_ids))
+        parts = [tuple(ids[i : i + DEVICE_IDS_PER_CALL]) for i in range(0, len(ids), DEVICE_IDS_PER_CALL)]
+
+        async def one(part: tuple[str, ...]) -> Chunk:
+            sent = {**(arguments or {}), "device_ids": list(part)}
+            async with self._limit:
+                try:
+                    data = await self.call(tool, sent, redactor=redactor)
+                except EpiphanError as exc:
+                    return Chunk(part, sent, datetime.now(UTC), error=exc)
+            return Chunk(part, sent, datetime.now(UTC), data=data)
+
+        return list(await asyncio.gather(*(one(part) for part in parts)))
+
+    async def per_device(
+        self,
+        tool: str,
+        device_ids: Sequence[str],
+        parser: Callable[[Any], Mapping[str, T]],
+        arguments: Mapping[str, Any] | None = None,
+    ) -> DeviceReads[T]:
+        """`tool` read for `device_ids` (`chunks`), each call's result parsed by `parser`
+        (`shared.fleet`: {master ID: value}) and merged. A call that failed, or whose result
+        has no known shape, is in ``failed``; the others are in ``values``.
+
+        Raises:
+            EpiphanError: the guard refused the tool (nothing sent).
+        """
+        values: dict[str, T] = {}
+        failed: list[Chunk] = []
+        for chunk in await self.chunks(tool, device_ids, arguments):
+            if chunk.error is not None:
+                failed.append(chunk)
+                continue
+            try:
+                values.update(_parse(tool, parser, chunk.data))
+            except EpiphanError as exc:
+                failed.append(Chunk(chunk.device_ids, chunk.arguments, chunk.at, error=exc))
+        return DeviceReads(tool, values, tuple(failed))
+
+    async def call_batched(self, tool: str, arguments: Mapping[str, Any] | None = None) -> BatchedRead:
+        """`call`, except that a per-device read naming more than `DEVICE_IDS_PER_CALL` devices
+        is split (`chunks`) and its answers merged (`merge_results`); the calls that failed are
+        in ``failed``.
+
+        Raises:
+            EpiphanError: the guard refused the tool, the one call failed, or every call failed.
+        """
+        ids = (arguments or {}).get("device_ids")
+        if not isinstance(ids, list) or len(ids) <= DEVICE_IDS_PER_CALL:
+            return BatchedRead(await self.call(tool, arguments))
+        rest = {k: v for k, v in (arguments or {}).items() if k != "device_ids"}
+        chunks = await self.chunks(tool, [str(i) for i in ids], rest)
+        worked = [c.data for c in chunks if c.error is None]
+        failed = tuple(c for c in chunks if c.error is not None)
+        if not worked:
+            assert failed[0].error is not None
+            raise failed[0].error
+        return BatchedRead(merge_results(worked), failed)
 
     async def snapshot(self, *, with_system: bool = True, with_events: bool = True) -> FleetSnapshot:
         """The team's devices, with recorder state, system status and current/next events.
 
-        One device-list read, then the per-device reads in parallel. ``taken_at`` is the local
-        UTC time when the device list came back.
+        One device-list read, then the per-device reads in parallel (`per_device`). ``taken_at``
+        is the local UTC time when the device list came back. A per-device read that fails (or
+        comes back in no known shape) leaves its part out and names it in ``unread``: the
+        snapshot shows what was read and marks what was not.
 
         Raises:
-            EpiphanError: any of the reads failed (a snapshot is never partly made up).
+            EpiphanError: the device list could not be read (then nothing is known), or Epiphan
+                reported no valid sign-in (``epiphan_auth``) on any read.
         """
-        team_id, devices = _parse(
-            "get_devices_in_my_team", parse_devices, await self.call("get_devices_in_my_team")
-        )
+        team_id, devices = _parse(DEVICES, parse_devices, await self.call(DEVICES))
         taken_at = datetime.now(UTC)
         ids = [d.id for d in devices]
-        parsers: dict[str, Any] = {"get_recorder_status_for_devices": parse_recorder_status}
+        reads: list[Any] = [self.per_device(RECORDER, ids, parse_recorder_status)]
         if with_system:
-            parsers["get_system_status_for_devices"] = parse_system_status
+            reads.append(self.per_device(SYSTEM, ids, parse_system_status))
         if with_events:
-            parsers["get_current_or_next_cms_events_for_devices"] = parse_events
-        until = _until_next_day(taken_at)
-        calls = [
-            (tool, {"device_ids": chunk} | ({"until": until} if tool.endswith("events_for_devices") else {}))
-            for tool in parsers
-            for chunk in _chunks(ids, DEVICE_IDS_PER_CALL)
-        ]
-        limit = asyncio.Semaphore(PARALLEL_READS)
-
-        async def read(tool: str, arguments: dict[str, Any]) -> tuple[str, Any]:
-            async with limit:
-                return tool, _parse(tool, parsers[tool], await self.call(tool, arguments))
-
-        merged: dict[str, dict[str, Any]] = {tool: {} for tool in parsers}
-        for tool, part in await asyncio.gather(*(read(t, a) for t, a in calls)):
-            merged[tool].update(part)
-        devices = merge_recorder(devices, merged["get_recorder_status_for_devices"])
+            reads.append(self.per_device(EVENTS, ids, parse_events, {"until": _until_next_day(taken_at)}))
+        done: list[DeviceReads[Any]] = list(await asyncio.gather(*reads))
+        for chunk in (c for r in done for c in r.failed):
+            if chunk.error is not None and chunk.error.code == Code.EPIPHAN_AUTH:
+                raise chunk.error  # the sign-in, not one answer: the caller signs in afresh
+        by_tool = {r.tool: r for r in done}
+        unread = tuple(u for r in done if (u := r.unread()) is not None)
+        for part in unread:
+            log.warning("%s could not be read (%s); the snapshot marks it", part.tool, part.code)
         return FleetSnapshot(
             team_id=team_id,
-            devices=devices,
-            system=merged.get("get_system_status_for_devices", {}),
-            events=merged.get("get_current_or_next_cms_events_for_devices", {}),
+            devices=merge_recorder(devices, by_tool[RECORDER].values),
+            system=by_tool[SYSTEM].values if SYSTEM in by_tool else {},
+            events=by_tool[EVENTS].values if EVENTS in by_tool else {},
             taken_at=taken_at,
+            unread=unread,
         )
 
     async def stream_endpoints(
@@ -236,7 +418,7 @@ class EpiphanReadClient:
         Raises:
             EpiphanError: as `call`, or the result has no known shape.
         """
-        tool = "get_stream_endpoints"
+        tool = ENDPOINTS
         if digest is None:
             return _parse(tool, parse_stream_endpoints, await self.call(tool))
         guard(tool, self._read_tools)
@@ -254,10 +436,6 @@ def _parse(tool: str, parser: Any, data: Any) -> Any:
     except FleetwatchError as exc:
         log.warning("unreadable result shape from %s", tool)
         raise EpiphanError(exc.code, tool, exc.message) from exc
-
-
-def _chunks(items: list[str], size: int) -> list[list[str]]:
-    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def _until_next_day(now: datetime) -> str:

@@ -7,7 +7,8 @@ room, stream destinations, what may be changed, everything that needs attention)
 each from the fleet snapshot with the shared wording (`shared.fleet_answers`). A change
 request gets the room's status and a plain "nothing was proposed"; a question it cannot map
 gets the list of questions it understands. Every answer ends by saying it is the keyword
-answer.
+answer. A part of the fleet that could not be read (`FleetSnapshot.unread`) is named in the
+answer ("events: could not be read: …"); a question about that part is answered with only that.
 
 It has no path to a proposal: it takes a snapshot and returns text, nothing else. It cannot see
 the practice (sandbox) team or the stream destinations' names: the snapshot holds neither.
@@ -21,7 +22,7 @@ from typing import Final
 from shared import fleet_answers as say
 from shared.attention import DEFAULT_THRESHOLDS, Priority, Thresholds, findings
 from shared.fleet import FleetSnapshot, StorageStatus, storage_from_warnings
-from shared.questions import Topic, understand
+from shared.questions import Intent, Topic, understand
 from shared.wording import PRIORITY_WORDS, describe_finding
 
 _WORDS: Final = {
@@ -82,10 +83,9 @@ def _attention(snapshot: FleetSnapshot, now: datetime, limits: Thresholds, lang:
     return out
 
 
-def _body(question: str, lang: str, snapshot: FleetSnapshot, now: datetime, limits: Thresholds) -> list[str]:
+def _body(intent: Intent, lang: str, snapshot: FleetSnapshot, now: datetime, limits: Thresholds) -> list[str]:
     words = _WORDS[lang]
     devices, events = snapshot.devices, snapshot.events
-    intent = understand(question, [d.name for d in devices])
     room = next((d for d in devices if d.name == intent.room), None) if intent.room else None
     topic = intent.topic
     if topic is Topic.ROOM and room is not None:
@@ -142,5 +142,12 @@ def keyword_answer(
 ) -> str:
     """The keyword answer to `question` about `snapshot` at `now` (UTC), in `language`."""
     lang = language if language in _WORDS else "en"
-    lines = _body(question, lang, snapshot, now, limits)
+    intent = understand(question, [d.name for d in snapshot.devices])
+    lines = say.partial(
+        intent.topic,
+        lambda: _body(intent, lang, snapshot, now, limits),
+        snapshot.unread,
+        len(snapshot.devices),
+        lang,
+    )
     return "\n".join([*lines, "", _WORDS[lang]["label"]])

@@ -15,7 +15,10 @@ in the same batch establishes the proposal's precondition before it is judged, a
 to the operator never runs beside another tool. After ``ask_operator`` the rest of the batch
 does not run: the turn ends with the question.
 
-Every result, data or error, reaches the model as one data block (`data_block`). The result of
+Every result, data or error, reaches the model as one data block (`data_block`). A per-device
+read naming more than 100 devices goes out in calls of at most 100 (Epiphan's per-call limit)
+and comes back merged; when some of those calls failed, the block holds
+``{"result": <what was read>, "could_not_read": [{device_ids, code, message}]}``. The result of
 ``list_writable_devices`` (the sink's `ProposalSink.writable`, relayed from the executor's fresh
 sandbox read) is one too, with a note saying only those devices can be changed; its device IDs
 count as resolved targets for the session (a channel ``<master>-<n>`` counts as its master).
@@ -44,7 +47,7 @@ from services.assistant.tools import (
     ToolKind,
     kind_of,
 )
-from shared.epiphan import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
+from shared.epiphan import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN, BatchedRead, Chunk
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.ids import is_master_id
 from shared.messages import ProposalAccepted, ProposalState, SubmitProposal, WritableDevices
@@ -62,9 +65,10 @@ WRITABLE_NOTE: Final = (
 
 
 class Reader(Protocol):
-    """The guarded read client (`shared.epiphan.EpiphanReadClient`)."""
+    """The guarded read client (`shared.epiphan.EpiphanReadClient`): a per-device read of more
+    than 100 devices is split into calls of at most 100 and merged (`call_batched`)."""
 
-    async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any: ...
+    async def call_batched(self, tool: str, arguments: Mapping[str, Any] | None = None) -> BatchedRead: ...
 
 
 @dataclass(frozen=True)
@@ -288,9 +292,12 @@ class ToolRunner:
         if call.name == LIST_WRITABLE:
             return await self._sink.writable()
         try:
-            return _Data(await self._reader.call(call.name, call.input))
+            read = await self._reader.call_batched(call.name, call.input)
         except FleetwatchError as exc:
             return ErrorReply(code=exc.code, message=exc.message)
+        if not read.failed:
+            return _Data(read.data)
+        return _Data({"result": read.data, "could_not_read": [_unread(chunk) for chunk in read.failed]})
 
     # --- phase 3 ------------------------------------------------------------------------
 
@@ -339,6 +346,16 @@ class ToolRunner:
 @dataclass(frozen=True)
 class _Data:
     value: Any
+
+
+def _unread(chunk: Chunk) -> dict[str, Any]:
+    """One failed call of a batched read, for the model: its devices, code and message."""
+    error = chunk.error
+    return {
+        "device_ids": list(chunk.device_ids),
+        "code": str(error.code) if error is not None else "",
+        "message": error.message if error is not None else "",
+    }
 
 
 def _writable_facts(writable: WritableDevices) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from shared.epiphan import EpiphanReadClient
+from shared.epiphan import BatchedRead, EpiphanReadClient
 from shared.errors import Code, FleetwatchError
 from shared.fleet import FleetSnapshot
 from shared.mcp_session import McpConnection
@@ -63,23 +63,33 @@ class SlotReader:
                 self._client = None
         await client.__aexit__(None, None, None)
 
-    async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any:
+    async def call_batched(self, tool: str, arguments: Mapping[str, Any] | None = None) -> BatchedRead:
+        """`EpiphanReadClient.call_batched` on the slot's sign-in (see the class docs)."""
         client = await self._open()
         try:
-            return await client.call(tool, arguments)
+            read = await client.call_batched(tool, arguments)
         except FleetwatchError as exc:
             if exc.code in _REOPEN_ON:
                 await self._drop(client)
             raise
+        if any(c.error is not None and c.error.code in _REOPEN_ON for c in read.failed):
+            await self._drop(client)
+        return read
 
     async def snapshot(self) -> FleetSnapshot:
+        """`EpiphanReadClient.snapshot` on the slot's sign-in; a partial snapshot whose unread
+        parts failed for the sign-in or the connection also drops the client (the next read
+        opens afresh)."""
         client = await self._open()
         try:
-            return await client.snapshot()
+            snapshot = await client.snapshot()
         except FleetwatchError as exc:
             if exc.code in _REOPEN_ON:
                 await self._drop(client)
             raise
+        if any(u.code in _REOPEN_ON for u in snapshot.unread):
+            await self._drop(client)
+        return snapshot
 
     async def close(self) -> None:
         """Close the connection (idempotent)."""

@@ -45,15 +45,20 @@ async def run_cli_async(*args: str, home) -> tuple[int, str, str]:
     return process.returncode, out.decode(), err.decode()
 
 
+def sign_in_home(home, lab) -> None:
+    """Put the lab's normal team's token in the read slot of `home`."""
+    team = lab.teams["normal"]
+    write_slot(
+        home / "tokens" / "read.json",
+        SignIn(access_token=team.token, server=lab.mcp_url, team_id=team.team_id, kind="lab"),
+    )
+
+
 @pytest.fixture
 async def lab_home(tmp_path):
     """The campus lab on the real clock (the CLI reads the time itself), its normal team's token in the read slot of a home."""
     async with run_lab("campus") as lab:
-        team = lab.teams["normal"]
-        write_slot(
-            tmp_path / "tokens" / "read.json",
-            SignIn(access_token=team.token, server=lab.mcp_url, team_id=team.team_id, kind="lab"),
-        )
+        sign_in_home(tmp_path, lab)
         yield tmp_path
 
 
@@ -97,3 +102,28 @@ def test_an_unknown_fleetwatch_variable_is_refused_before_anything_runs(tmp_path
         check=False,
     )
     assert result.returncode == 2 and "config_invalid" in result.stderr and name in result.stderr
+
+
+@pytest.fixture
+async def faulty_events_home(tmp_path):
+    """The campus lab whose events answer cannot be read (half a JSON text), its normal team's
+    token in the read slot."""
+    async with run_lab("campus") as lab:
+        lab.set_fault("get_current_or_next_cms_events_for_devices", "malformed_json")
+        sign_in_home(tmp_path, lab)
+        yield tmp_path
+
+
+async def test_one_unreadable_answer_leaves_the_rest_of_the_fleet_shown_and_marked(faulty_events_home):
+    code, out, err = await run_cli_async("fleet", home=faulty_events_home)
+    assert code == 0, err
+    assert "30 devices, 28 online, 2 offline." in out
+    assert "events: could not be read: " in out
+    code, out, err = await run_cli_async("fleet", "--json", home=faulty_events_home)
+    assert code == 0, err
+    data = json.loads(out)
+    assert len(data["snapshot"]["devices"]) == 30
+    (unread,) = data["snapshot"]["unread"]
+    assert unread["part"] == "events" and unread["code"] == "epiphan_bad_result"
+    assert unread["tool"] == "get_current_or_next_cms_events_for_devices"
+    assert len(unread["device_ids"]) == 30

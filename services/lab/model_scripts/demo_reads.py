@@ -22,6 +22,13 @@ from typing import Any, Final
 
 from services.lab.model_scripts.api import ModelRequest, json_in
 from shared.fleet import (
+    DEVICES,
+    ENDPOINTS,
+    EVENT,
+    EVENTS,
+    RECORDER,
+    STORAGE,
+    SYSTEM,
     Channel,
     Device,
     Event,
@@ -40,13 +47,6 @@ from shared.fleet import (
     parse_time,
 )
 
-DEVICES: Final = "get_devices_in_my_team"
-EVENTS: Final = "get_current_or_next_cms_events_for_devices"
-EVENT: Final = "get_current_or_next_cms_event_for_device"
-RECORDER: Final = "get_recorder_status_for_devices"
-SYSTEM: Final = "get_system_status_for_devices"
-STORAGE: Final = "get_storage_status_for_devices"
-ENDPOINTS: Final = "get_stream_endpoints"
 WRITABLE: Final = "list_writable_devices"
 PROPOSE: Final = "propose_change"
 MARKER: Final = "…"
