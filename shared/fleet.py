@@ -538,3 +538,16 @@ def storage_from_warnings(device: Device) -> StorageStatus | None:
             state = _str(data.get("state")).lower() or "low"
             return StorageStatus(device.id, state, _bytes(data.get("free")), _bytes(data.get("total")))
     return None
+
+
+PARSERS: Final[Mapping[str, Callable[[Any], Any]]] = {
+    DEVICES: parse_devices,
+    RECORDER: parse_recorder_status,
+    SYSTEM: parse_system_status,
+    STORAGE: parse_storage_status,
+    EVENTS: parse_events,
+    EVENT: parse_current_event,
+    ENDPOINTS: parse_stream_endpoints,
+}
+"""The parser of each read tool Fleetwatch reads into typed data (the others reach the model
+as they are)."""

@@ -1,4 +1,4 @@
-"""The result shapes of Epiphan's 20 read tools, each a named case (pure, no I/O).
+"""The result shapes of Epiphan's read tools, each a named case (pure, no I/O).
 
 Epiphan's declared output schemas do not always match what it sends, and versions differ, so
 Fleetwatch reads a result only in a shape it knows. Each tool has an ordered list of named
@@ -180,9 +180,6 @@ SHAPES: Final[Mapping[str, tuple[Shape, ...]]] = MappingProxyType(
                 _has("channel_id", "encoding"),
             ),
         ),
-        "get_channel_image": _shapes(
-            "get_channel_image", ("image", "a picture (never saved, never sent to a model)", lambda r: False)
-        ),
         "get_channel_audio_levels": _shapes(
             "get_channel_audio_levels",
             ("current", "lab: {device_id, channel_id, levels: [...]}", _under("levels", _maps)),
@@ -257,7 +254,8 @@ SHAPES: Final[Mapping[str, tuple[Shape, ...]]] = MappingProxyType(
         "kb_fetch": _shapes("kb_fetch", ("current", "lab: {id, title, content, url}", _has("id", "content"))),
     }
 )
-"""Every read tool's known shapes, first match first."""
+"""Every read tool's known shapes, first match first. ``get_channel_image`` answers a picture,
+not JSON: it has no shape here (a picture is never saved by a capture nor sent to a model)."""
 
 
 def recognise(tool: str, result: Any) -> Shape | None:

@@ -18,7 +18,7 @@ does not run: the turn ends with the question.
 Every result, data or error, reaches the model as one data block (`data_block`). A per-device
 read naming more than 100 devices goes out in calls of at most 100 (Epiphan's per-call limit)
 and comes back merged; when some of those calls failed, the block holds
-``{"result": <what was read>, "could_not_read": [{device_ids, code, message}]}``. The result of
+``{"result": <what was read>, "could_not_read": [{devices, device_ids, code, message}]}``. The result of
 ``list_writable_devices`` (the sink's `ProposalSink.writable`, relayed from the executor's fresh
 sandbox read) is one too, with a note saying only those devices can be changed; its device IDs
 count as resolved targets for the session (a channel ``<master>-<n>`` counts as its master).
@@ -349,9 +349,11 @@ class _Data:
 
 
 def _unread(chunk: Chunk) -> dict[str, Any]:
-    """One failed call of a batched read, for the model: its devices, code and message."""
+    """One failed call of a batched read, for the model: how many devices and which, code and
+    message."""
     error = chunk.error
     return {
+        "devices": len(chunk.device_ids),
         "device_ids": list(chunk.device_ids),
         "code": str(error.code) if error is not None else "",
         "message": error.message if error is not None else "",

@@ -36,7 +36,18 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--port", type=int, default=8770, help="port on 127.0.0.1 (default: 8770; 0 picks one)"
     )
+    parser.add_argument(
+        "--sandbox-devices", type=int, help="replace the sandbox team by a generated healthy one of N devices"
+    )
     parser.add_argument("--older-shapes", action="store_true", help="send the older result shapes")
+    parser.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        metavar="TOOL=NAME",
+        help="answer TOOL in the named shape NAME (repeatable), e.g. "
+        "get_current_or_next_cms_events_for_devices=keyed_devices",
+    )
     parser.add_argument(
         "--anonymous",
         choices=("admit", "challenge"),
@@ -51,6 +62,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _shapes(pairs: list[str]) -> dict[str, str]:
+    """``TOOL=NAME`` pairs as a map; `LabError` for one without ``=``."""
+    shapes = {}
+    for pair in pairs:
+        tool, sep, name = pair.partition("=")
+        if not sep or not tool or not name:
+            raise LabError(f"--shape takes TOOL=NAME, not {pair!r}")
+        shapes[tool.strip()] = name.strip()
+    return shapes
+
+
 async def _run(args: argparse.Namespace) -> None:
     lab = make_lab(
         args.scenario,
@@ -59,6 +81,8 @@ async def _run(args: argparse.Namespace) -> None:
         older_shapes=True if args.older_shapes else None,
         anonymous=args.anonymous,
         expose_team_id=False if args.hide_team_id else None,
+        shapes=_shapes(args.shape),
+        sandbox_devices=args.sandbox_devices,
     )
     async with serve_lab(lab, args.port) as serving:
         loop = asyncio.get_running_loop()

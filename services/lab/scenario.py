@@ -74,10 +74,12 @@ class ChannelSpec(_Spec):
 
 
 class StorageSpec(_Spec):
-    """Storage size in GB (10**9 bytes); a device with ``storage: null`` has none."""
+    """Storage size in GB (10**9 bytes); a device with ``storage: null`` has none. ``state``
+    (``ok``, ``low``, ``critical``) is worked out from the sizes unless given."""
 
     total_gb: float = 931.0
     free_gb: float = 640.0
+    state: str | None = None
 
 
 class DeviceSpec(_Spec):
@@ -168,6 +170,9 @@ class OptionsSpec(_Spec):
     expose_team_id: bool = True
     older_shapes: bool = False
     access_token_ttl_seconds: int = 3600
+    shapes: dict[str, str] = {}
+    """Tool → named shape (`shared.fleet_shapes`) to answer in; a replayed capture sets the
+    shapes it was captured in."""
 
 
 class Scenario(_Spec):
@@ -262,9 +267,22 @@ def _check_team(team_name: str, team: TeamSpec, seen_devices: dict[str, str]) ->
 
 def with_normal_team(scenario: Scenario, normal: TeamSpec, *, name: str | None = None) -> Scenario:
     """The scenario with its normal team replaced (e.g. by a generated fleet), re-checked."""
-    teams = msgspec.structs.replace(scenario.teams, normal=normal)
+    return with_team(scenario, "normal", normal, name=name)
+
+
+def with_team(scenario: Scenario, team: str, spec: TeamSpec, *, name: str | None = None) -> Scenario:
+    """The scenario with its ``normal`` or ``sandbox`` team replaced, re-checked."""
+    teams = msgspec.structs.replace(scenario.teams, **{team: spec})
     replaced = msgspec.structs.replace(scenario, teams=teams, name=name or scenario.name)
     return check_scenario(replaced, where=replaced.name)
+
+
+def generate_sandbox(n_devices: int, seed: int = 0) -> TeamSpec:
+    """A generated, healthy sandbox team of ``n_devices`` (master IDs ``29`` + 9 digits; no
+    device of a generated or bundled normal team has one)."""
+    if n_devices < 1:
+        raise ScenarioError("a generated sandbox needs at least one device")
+    return _generate_team(random.Random(seed), n_devices, id_prefix="29", healthy=True)
 
 
 # --- the fleet generator --------------------------------------------------------------------

@@ -55,7 +55,15 @@ from services.lab.control import control_routes
 from services.lab.faults import Fault, FaultKind
 from services.lab.lab import Anonymous, Lab, LabSettings
 from services.lab.oauth import LabOAuthProvider, metadata_extras
-from services.lab.scenario import Scenario, generate_fleet, load_scenario, with_normal_team
+from services.lab.scenario import (
+    Scenario,
+    generate_fleet,
+    generate_sandbox,
+    load_scenario,
+    with_normal_team,
+    with_team,
+)
+from services.lab.shapes import SERVED_SHAPES
 from services.lab.state import LabClock, World
 from services.lab.tools import TOOLS
 
@@ -71,13 +79,29 @@ def make_lab(
     anonymous: Anonymous | None = None,
     expose_team_id: bool | None = None,
     clock: LabClock | None = None,
+    shapes: Mapping[str, str] | None = None,
+    sandbox_devices: int | None = None,
 ) -> Lab:
     """A `Lab` for a scenario (name, path or `Scenario`); ``devices`` replaces its normal team
-    by a generated fleet of that size. ``None`` settings keep the scenario's own."""
+    by a generated fleet of that size, ``sandbox_devices`` its sandbox team by a generated
+    healthy one. ``shapes`` (tool → named shape, `shared.fleet_shapes`) answers those tools in
+    those shapes. ``None`` settings keep the scenario's own.
+
+    Raises:
+        LabError: a shape the lab cannot serve, or a bad setting; `ScenarioError` for a bad
+            scenario.
+    """
     loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     if devices is not None:
         loaded = with_normal_team(
             loaded, generate_fleet(devices, seed).teams.normal, name=f"{loaded.name}+{devices}"
+        )
+    if sandbox_devices is not None:
+        loaded = with_team(
+            loaded,
+            "sandbox",
+            generate_sandbox(sandbox_devices, seed),
+            name=f"{loaded.name}+sandbox{sandbox_devices}",
         )
     options = loaded.options
     settings = LabSettings(
@@ -85,10 +109,26 @@ def make_lab(
         expose_team_id=options.expose_team_id if expose_team_id is None else expose_team_id,
         older_shapes=options.older_shapes if older_shapes is None else older_shapes,
         access_token_ttl_seconds=options.access_token_ttl_seconds,
+        shapes=check_shapes({**options.shapes, **(shapes or {})}),
     )
     if settings.anonymous not in ("admit", "challenge"):
         raise LabError(f"anonymous must be 'admit' or 'challenge', not {settings.anonymous!r}")
     return Lab(loaded, settings, clock)
+
+
+def check_shapes(shapes: Mapping[str, str]) -> dict[str, str]:
+    """`shapes` if the lab can serve each (`services.lab.shapes.SERVED_SHAPES`).
+
+    Raises:
+        LabError: a tool or shape it cannot serve (the message lists what it can).
+    """
+    for tool, name in shapes.items():
+        served = SERVED_SHAPES.get(tool)
+        if served is None:
+            raise LabError(f"no other shape to serve for {tool!r}; tools: {', '.join(sorted(SERVED_SHAPES))}")
+        if name not in served:
+            raise LabError(f"{tool} has no shape {name!r}; shapes: {', '.join(sorted(served))}")
+    return dict(shapes)
 
 
 def _bearer(request: Any) -> str | None:
@@ -316,6 +356,8 @@ async def run_lab(
     expose_team_id: bool | None = None,
     devices: int | None = None,
     seed: int = 0,
+    shapes: Mapping[str, str] | None = None,
+    sandbox_devices: int | None = None,
 ) -> AsyncIterator[LabHandle]:
     """Run a lab in this process (uvicorn on the running loop) for the ``async with`` block.
 
@@ -329,6 +371,8 @@ async def run_lab(
         anonymous=anonymous,
         expose_team_id=expose_team_id,
         clock=clock,
+        shapes=shapes,
+        sandbox_devices=sandbox_devices,
     )
     async with serve_lab(lab, port) as serving:
         yield LabHandle(lab, serving.url)

@@ -112,6 +112,7 @@ class Device:
     sources: list[Source]
     channels: list[Channel]
     preset: str | None = None
+    storage_state: str | None = None
     offline_until: datetime | None = None
     update_started: datetime | None = None
     update_target: str | None = None
@@ -388,8 +389,9 @@ def _build_device(
         cpu_load_pct=spec.cpu_load_pct,
         cpu_temp_c=spec.cpu_temp_c,
         cms=spec.cms,
-        storage_total=int(spec.storage.total_gb * GB) if spec.storage else None,
-        storage_free=int(spec.storage.free_gb * GB) if spec.storage else None,
+        storage_total=round(spec.storage.total_gb * GB) if spec.storage else None,
+        storage_free=round(spec.storage.free_gb * GB) if spec.storage else None,
+        storage_state=spec.storage.state if spec.storage else None,
         sources=[Source(s.name, s.kind, s.signal, s.resolution) for s in spec.sources],
         channels=channels,
     )

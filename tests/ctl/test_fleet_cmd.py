@@ -127,3 +127,19 @@ async def test_one_unreadable_answer_leaves_the_rest_of_the_fleet_shown_and_mark
     assert unread["part"] == "events" and unread["code"] == "epiphan_bad_result"
     assert unread["tool"] == "get_current_or_next_cms_events_for_devices"
     assert len(unread["device_ids"]) == 30
+
+
+async def test_the_older_events_shape_of_the_issue_is_read_and_shown(tmp_path):
+    shapes = {"get_current_or_next_cms_events_for_devices": "keyed_devices"}
+    async with run_lab("campus", shapes=shapes) as lab:
+        sign_in_home(tmp_path, lab)
+        code, out, err = await run_cli_async("fleet", home=tmp_path)
+    assert code == 0, err
+    assert "could not be read" not in out and '"CHEM 201 Organic Chemistry" in ' in out
+
+
+async def test_an_offline_room_s_recording_is_unknown_with_what_was_last_reported(lab_home):
+    code, out, err = await run_cli_async("fleet", home=lab_home)
+    assert code == 0, err
+    (row,) = [line for line in out.splitlines() if "LIB Room 2" in line and "OFFLINE" in line]
+    assert "OFFLINE" in row and "REC" not in row and "unknown (last known: recording, since " in row
