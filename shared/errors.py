@@ -18,6 +18,7 @@ boundary with ``raise ... from``)::
     ├── shared.epiphan.EpiphanError      the Epiphan server (or the guard) refused a call
     ├── shared.mcp_session.McpCallError  no tool result came back (unreachable, timeout)
     ├── shared.fleet.FleetShapeError     a read result has no known shape
+    ├── shared.capture.CaptureError      a capture folder is refused or cannot be read
     ├── shared.slots.SlotError           a token slot is missing or unsafe, or its lock is busy
     └── shared.signin_oauth.SignInError  a sign-in failed, is dead, or breaks the fence
 """
@@ -109,6 +110,9 @@ class Code(enum.StrEnum):
     BUDGET_EXCEEDED = "budget_exceeded"
     DUPLICATE_PROPOSAL = "duplicate_proposal"
     MODEL_UNAVAILABLE = "model_unavailable"
+    # --- capture and replay -------------------------------------------------------------
+    CAPTURE_REFUSED = "capture_refused"
+    CAPTURE_INVALID = "capture_invalid"
     # --- page ---------------------------------------------------------------------------
     SECRET_REQUIRED = "secret_required"
     SECRET_WRONG = "secret_wrong"
@@ -194,6 +198,11 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.BUDGET_EXCEEDED: "The question's budget (model calls, tokens or time) is spent.",
         Code.DUPLICATE_PROPOSAL: "An identical proposal is already recorded; its state is returned.",
         Code.MODEL_UNAVAILABLE: "The model could not be used; the keyword answer was given instead.",
+        Code.CAPTURE_REFUSED: (
+            "The capture folder is not empty, cannot be made private, or is inside a git checkout "
+            "(--force allows that); nothing was read or written."
+        ),
+        Code.CAPTURE_INVALID: "A capture folder has no readable manifest, or a file it names is missing or unreadable.",
         Code.SECRET_REQUIRED: "The page secret has not been entered in this browser session.",
         Code.SECRET_WRONG: "The page secret was wrong.",
         Code.SLOW_DOWN: "Too many wrong secrets from this address; wait before trying again.",

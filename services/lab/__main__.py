@@ -39,6 +39,18 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--sandbox-devices", type=int, help="replace the sandbox team by a generated healthy one of N devices"
     )
+    parser.add_argument(
+        "--capture",
+        type=Path,
+        metavar="DIR",
+        help="serve a 'fleetwatch capture' folder as the normal team, in its captured shapes, times shifted to now",
+    )
+    parser.add_argument(
+        "--capture-sandbox",
+        type=Path,
+        metavar="DIR",
+        help="serve a second capture folder as the sandbox team",
+    )
     parser.add_argument("--older-shapes", action="store_true", help="send the older result shapes")
     parser.add_argument(
         "--shape",
@@ -83,6 +95,8 @@ async def _run(args: argparse.Namespace) -> None:
         expose_team_id=False if args.hide_team_id else None,
         shapes=_shapes(args.shape),
         sandbox_devices=args.sandbox_devices,
+        capture=args.capture,
+        capture_sandbox=args.capture_sandbox,
     )
     async with serve_lab(lab, args.port) as serving:
         loop = asyncio.get_running_loop()

@@ -51,6 +51,9 @@ class LabSettings:
     access_token_ttl_seconds: int = 3600
     shapes: Mapping[str, str] = field(default_factory=dict)
     """Named shapes (`shared.fleet_shapes`) to answer tools in, over ``older_shapes``'s."""
+    verbatim: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Team → read tool → an answer to give as it is (a replayed capture's answer that had no
+    known shape)."""
 
     def shape_map(self) -> dict[str, str]:
         """Tool → named shape this lab answers in (tools not named: ``current``)."""
@@ -185,8 +188,13 @@ class Lab:
         call = Call(
             self.world, auth.team, args, now, settings.older_shapes, settings.expose_team_id, self._shapes
         )
+        given = settings.verbatim.get(auth.team, {})
         try:
-            output = tool.handler(call)
+            output = (
+                json.loads(json.dumps(given[name]))
+                if name in given and not tool.write
+                else tool.handler(call)
+            )
         except BadArguments as exc:
             refusal = f"Invalid arguments for {name}: {exc}"
             self._log(self.rejected, tool=name, arguments=args, team=auth.team, reason=refusal)

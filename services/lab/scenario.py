@@ -3,7 +3,8 @@
 A scenario holds exactly two teams, ``normal`` and ``sandbox``, each with its own team ID and
 devices (no device in both), stream endpoints, presets and CMS events. Times are relative to
 the moment the world is built ("now"): ``start_in_minutes: 40`` is a class starting in forty
-minutes, ``state_minutes_ago: 12`` a status that changed twelve minutes ago. Bundled scenarios
+minutes, ``state_minutes_ago: 12`` a status that changed twelve minutes ago (fractions of a
+minute are kept to the millisecond: a replayed capture puts times back to the second). Bundled scenarios
 live in ``services/lab/scenarios/`` (``campus``); `generate_fleet` makes fleets of thousands.
 
 Device IDs are master IDs (11 digits in real life, ``^[0-9a-f]{8,32}$`` accepted); channel IDs
@@ -18,7 +19,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -58,7 +59,7 @@ class PublisherSpec(_Spec):
     id: str
     type: PublisherType = "rtmp"
     started: bool = False
-    started_minutes_ago: int = 30
+    started_minutes_ago: float = 30
     endpoint: str | None = None
     url: str | None = None
     key: str | None = None
@@ -69,8 +70,11 @@ class ChannelSpec(_Spec):
     name: str
     source: str | None = None
     recording: bool = False
-    recording_minutes_ago: int = 20
+    recording_minutes_ago: float = 20
     publishers: tuple[PublisherSpec, ...] = ()
+    warnings: tuple[dict[str, Any], ...] | None = None
+    """The channel's ``Warnings`` as given (a replayed capture); None: worked out from its
+    source's signal."""
 
 
 class StorageSpec(_Spec):
@@ -90,14 +94,17 @@ class DeviceSpec(_Spec):
     serial: str
     ip: str
     status: Literal["online", "offline"] = "online"
-    state_minutes_ago: int = 2880
-    uptime_minutes: int | None = None
-    cpu_load_pct: float = 18.0
-    cpu_temp_c: float = 52.0
+    state_minutes_ago: float = 2880
+    uptime_minutes: float | None = None
+    cpu_load_pct: float | None = 18.0
+    cpu_temp_c: float | None = 52.0
     cms: str = "epiphan"
     storage: StorageSpec | None = StorageSpec()
     sources: tuple[SourceSpec, ...] = (SourceSpec(name="HDMI-A"),)
     channels: tuple[ChannelSpec, ...] = (ChannelSpec(id="1", name="Program", source="HDMI-A"),)
+    warnings: tuple[dict[str, Any], ...] | None = None
+    """The device's ``Warnings`` as given (a replayed capture); None: worked out from its
+    storage and sources."""
 
 
 class GroupSpec(_Spec):
@@ -116,8 +123,8 @@ class EventSpec(_Spec):
     id: str
     title: str
     device: str
-    start_in_minutes: int
-    duration_minutes: int = 75
+    start_in_minutes: float
+    duration_minutes: float = 75
     cms: str = "epiphan"
     confirmed: bool = False
     channels: tuple[EventChannelSpec, ...] = (EventChannelSpec(channel_id="1"),)

@@ -51,6 +51,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import Route
 
 from services.lab import LabError
+from services.lab.capture_scenario import replay
 from services.lab.control import control_routes
 from services.lab.faults import Fault, FaultKind
 from services.lab.lab import Anonymous, Lab, LabSettings
@@ -66,6 +67,7 @@ from services.lab.scenario import (
 from services.lab.shapes import SERVED_SHAPES
 from services.lab.state import LabClock, World
 from services.lab.tools import TOOLS
+from shared.errors import FleetwatchError
 
 _URL = TypeAdapter(AnyHttpUrl, config=ConfigDict(url_preserve_empty_path=True))
 
@@ -81,17 +83,34 @@ def make_lab(
     clock: LabClock | None = None,
     shapes: Mapping[str, str] | None = None,
     sandbox_devices: int | None = None,
+    capture: Path | None = None,
+    capture_sandbox: Path | None = None,
 ) -> Lab:
     """A `Lab` for a scenario (name, path or `Scenario`); ``devices`` replaces its normal team
     by a generated fleet of that size, ``sandbox_devices`` its sandbox team by a generated
     healthy one. ``shapes`` (tool → named shape, `shared.fleet_shapes`) answers those tools in
-    those shapes. ``None`` settings keep the scenario's own.
+    those shapes. ``capture`` (a ``fleetwatch capture`` folder) replaces the normal team by the
+    captured one, answered in its captured shapes (`services.lab.capture_scenario`), and
+    ``capture_sandbox`` the sandbox team. ``None`` settings keep the scenario's own.
 
     Raises:
-        LabError: a shape the lab cannot serve, or a bad setting; `ScenarioError` for a bad
-            scenario.
+        LabError: a shape the lab cannot serve, a bad setting, or a capture that cannot be
+            replayed (`ScenarioError` for a bad scenario).
     """
     loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    verbatim: Mapping[str, Mapping[str, Any]] = {}
+    if capture is not None:
+        if devices is not None:
+            raise LabError(
+                "a captured team replaces the normal team: --devices cannot be used with --capture"
+            )
+        try:
+            replayed = replay(capture, loaded, capture_sandbox)
+        except FleetwatchError as exc:
+            raise LabError(exc.message) from exc
+        loaded, verbatim = replayed.scenario, replayed.verbatim
+    elif capture_sandbox is not None:
+        raise LabError("--capture-sandbox needs --capture")
     if devices is not None:
         loaded = with_normal_team(
             loaded, generate_fleet(devices, seed).teams.normal, name=f"{loaded.name}+{devices}"
@@ -110,6 +129,7 @@ def make_lab(
         older_shapes=options.older_shapes if older_shapes is None else older_shapes,
         access_token_ttl_seconds=options.access_token_ttl_seconds,
         shapes=check_shapes({**options.shapes, **(shapes or {})}),
+        verbatim=verbatim,
     )
     if settings.anonymous not in ("admit", "challenge"):
         raise LabError(f"anonymous must be 'admit' or 'challenge', not {settings.anonymous!r}")
@@ -358,6 +378,8 @@ async def run_lab(
     seed: int = 0,
     shapes: Mapping[str, str] | None = None,
     sandbox_devices: int | None = None,
+    capture: Path | None = None,
+    capture_sandbox: Path | None = None,
 ) -> AsyncIterator[LabHandle]:
     """Run a lab in this process (uvicorn on the running loop) for the ``async with`` block.
 
@@ -373,6 +395,8 @@ async def run_lab(
         clock=clock,
         shapes=shapes,
         sandbox_devices=sandbox_devices,
+        capture=capture,
+        capture_sandbox=capture_sandbox,
     )
     async with serve_lab(lab, port) as serving:
         yield LabHandle(lab, serving.url)

@@ -36,7 +36,10 @@ def _warning(wid: str, label: str, message: str, data: Json | None) -> Json:
 
 
 def device_warnings(device: Device) -> list[Json]:
-    """Device-level warnings derived from state: storage and sources without signal."""
+    """Device-level warnings derived from state: storage and sources without signal (or, for a
+    replayed capture, the ones it held)."""
+    if device.warnings is not None:
+        return [dict(w) for w in device.warnings]
     warnings: list[Json] = []
     if device.storage_total is None or device.storage_free is None:
         warnings.append(
@@ -96,7 +99,10 @@ def channel_entry(device: Device, channel_index: int) -> Json:
             }
             for p in channel.publishers
         ]
-    if not device.source_signal(channel.source):
+    if channel.warnings is not None:
+        if channel.warnings:
+            entry["Warnings"] = [dict(w) for w in channel.warnings]
+    elif not device.source_signal(channel.source):
         entry["Warnings"] = [
             _warning(
                 "channel_no_signal",

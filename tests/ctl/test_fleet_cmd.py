@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -12,46 +11,7 @@ import pytest
 
 from services.ctl.main import build_parser
 from services.lab.server import run_lab
-from shared.slots import SignIn, write_slot
-
-
-def run_cli(*args: str, home, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETWATCH_")}
-    env["FLEETWATCH_HOME"] = str(home)
-    return subprocess.run(
-        [sys.executable, "-m", "services.ctl.main", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-
-
-async def run_cli_async(*args: str, home) -> tuple[int, str, str]:
-    """The CLI as a real process, awaited so an in-process lab keeps serving meanwhile."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETWATCH_")}
-    env["FLEETWATCH_HOME"] = str(home)
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "services.ctl.main",
-        *args,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 60)
-    return process.returncode, out.decode(), err.decode()
-
-
-def sign_in_home(home, lab) -> None:
-    """Put the lab's normal team's token in the read slot of `home`."""
-    team = lab.teams["normal"]
-    write_slot(
-        home / "tokens" / "read.json",
-        SignIn(access_token=team.token, server=lab.mcp_url, team_id=team.team_id, kind="lab"),
-    )
+from tests.ctl.cli import run_cli, run_cli_async, sign_in_home
 
 
 @pytest.fixture
