@@ -8,8 +8,8 @@ Layout::
 
 The folder is made 0700 and each file 0600 (owner only, whatever the umask), opened with
 ``O_EXCL``/``O_NOFOLLOW`` so nothing already there is written through. A capture refuses a
-folder that is not empty, and one inside a git checkout unless forced: a capture is for the
-person who made it until it has been checked (``docs/live-run.md``).
+folder that is not empty, and one inside a git checkout unless asked (``--in-checkout``): a
+capture is for the person who made it until it has been checked (``docs/live-run.md``).
 
 Times are UTC ISO 8601 with seconds (``2026-09-16T13:00:00Z``); ``captured_at`` is whole
 seconds, so a replay can put every time back to the second.
@@ -100,19 +100,19 @@ def git_checkout_above(folder: Path) -> Path | None:
     return None
 
 
-def check_folder(folder: Path, *, force: bool = False) -> None:
+def check_folder(folder: Path, *, in_checkout: bool = False) -> None:
     """Refuse a folder a capture must not use (nothing is made or read).
 
     Raises:
         CaptureError: ``capture_refused`` when it exists and is not an empty folder, or when it
-            is inside a git checkout and `force` is not set.
+            is inside a git checkout and `in_checkout` is not set.
     """
     checkout = git_checkout_above(folder)
-    if checkout is not None and not force:
+    if checkout is not None and not in_checkout:
         raise CaptureError(
             Code.CAPTURE_REFUSED,
             f"{folder} is inside the git checkout {checkout}: a capture is not anonymised for sharing "
-            "until it has been checked (docs/live-run.md); choose a folder outside it, or --force",
+            "until it has been checked (docs/live-run.md); choose a folder outside it, or add --in-checkout",
         )
     if folder.is_symlink() or (folder.exists() and (not folder.is_dir() or any(folder.iterdir()))):
         raise CaptureError(
@@ -120,13 +120,13 @@ def check_folder(folder: Path, *, force: bool = False) -> None:
         )
 
 
-def prepare_folder(folder: Path, *, force: bool = False) -> None:
+def prepare_folder(folder: Path, *, in_checkout: bool = False) -> None:
     """Make `folder` (and ``calls/``) for a new capture, mode 0700, after `check_folder`.
 
     Raises:
         CaptureError: ``capture_refused`` as `check_folder`, or when it cannot be made.
     """
-    check_folder(folder, force=force)
+    check_folder(folder, in_checkout=in_checkout)
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         folder.chmod(0o700)

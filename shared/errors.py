@@ -200,7 +200,7 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.MODEL_UNAVAILABLE: "The model could not be used; the keyword answer was given instead.",
         Code.CAPTURE_REFUSED: (
             "The capture folder is not empty, cannot be made private, or is inside a git checkout "
-            "(--force allows that); nothing was read or written."
+            "(--in-checkout allows that); nothing was read or written."
         ),
         Code.CAPTURE_INVALID: "A capture folder has no readable manifest, or a file it names is missing or unreadable.",
         Code.SECRET_REQUIRED: "The page secret has not been entered in this browser session.",

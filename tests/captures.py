@@ -22,7 +22,7 @@ from shared.redact import names_secret
 CREDENTIALED_URL = re.compile(r"\b[a-z][a-z0-9+.-]{1,15}://[^\s/\"'<>@]+@", re.IGNORECASE)
 TOKEN_LIKE = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])")
 """The lab's bearer tokens are ``secrets.token_urlsafe(32)``: 43 URL-safe characters."""
-PLACEHOLDER = re.compile(r"\[(?:secret|serial|mac|host)-[0-9]+\]|ip-[0-9]+\.example")
+PLACEHOLDER = re.compile(r"redacted-(?:secret|serial|mac|host)-[0-9]+|ip-[0-9]+\.example")
 
 
 def scenario_secrets(scenario: Scenario) -> set[str]:

@@ -5,8 +5,10 @@ placeholders, and (``--rename``) invented names and IDs. Pure, one object per ca
 passwords, tokens, credentialed and key-carrying URLs, secrets in free text) and withholding
 (`shared.model_data`: IP and MAC addresses, serial numbers and host names, by field name and in
 text), but where those write ``[redacted]``/``[withheld]`` it writes a numbered placeholder, the
-same for the same value everywhere in one capture: ``[secret-3]``, ``[serial-12]``, ``[mac-1]``,
-and for an IP address ``ip-4.example`` (a host name, so a stream URL still has a host). Two
+same for the same value everywhere in one capture: ``redacted-secret-3``, ``redacted-serial-12``,
+``redacted-mac-1``, and for an IP address ``ip-4.example`` (a host name, so a stream URL still
+has a host). No bracket, quote or comma in them: a placeholder after ``Authorization: Basic``
+reads as the credential it replaces. Two
 endpoints with different keys keep different keys, and a serial number repeated in a device's
 name becomes the same placeholder there. The placeholder → value table lives in memory only and
 is never written.
@@ -33,8 +35,11 @@ from shared.model_data import WithheldValues, mask_addresses, strings_in, withho
 from shared.redact import REDACTED, names_secret, redact_text
 
 _LABELS: Final = ("id", "title", "name", "label")
-_USERINFO: Final = re.compile(r"(\b[a-z][a-z0-9+.-]{1,15}://)[^\s/@\"'<>?#]*@", re.IGNORECASE)
-_PLACEHOLDER: Final = re.compile(r"\[(?:secret|serial|mac|host|address)-[0-9]+\]|ip-[0-9]+\.example")
+_USERINFO: Final = re.compile(r"(\b[a-z][a-z0-9+.-]{1,15}://)[^\s/\"'<>?#]*@", re.IGNORECASE)
+"""The user info of a URL (up to the last ``@`` before the path: a password may hold one)."""
+_V6_HOST: Final = re.compile(r"(?<=://)\[([0-9A-Fa-f:.]+(?:%[0-9A-Za-z_.-]+)?)\]")
+"""An IPv6 address as a URL's host (in brackets)."""
+_PLACEHOLDER: Final = re.compile(r"redacted-(?:secret|serial|mac|host)-[0-9]+|ip-[0-9]+\.example")
 _MAC: Final = re.compile(r"(?:[0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}")
 _KINDS: Final = (
     ("serial", "serial"),
@@ -72,7 +77,7 @@ class CaptureRedactor:
         found = self._table.get(value)
         if found is None:
             self._counts[kind] = number = self._counts.get(kind, 0) + 1
-            found = f"ip-{number}.example" if kind == "ip" else f"[{kind}-{number}]"
+            found = f"ip-{number}.example" if kind == "ip" else f"redacted-{kind}-{number}"
             self._table[value] = found
         return found
 
@@ -139,6 +144,7 @@ class CaptureRedactor:
         if _PLACEHOLDER.fullmatch(text):
             return text
         out = self._secrets(text)
+        out = _V6_HOST.sub(lambda m: self.placeholder(m.group(1), "ip"), out)
         out = mask_addresses(out, lambda found: self.placeholder(found, _address_kind(found)))
         out = self._withheld.mask(
             out, lambda found: self._table.get(found) or self.placeholder(found, "serial")
@@ -207,7 +213,7 @@ class Renamer:
         """Learn an ID of `kind` (``master``, ``uuid``, ``event``)."""
         if not old or old in self._ids or old in self._ids.values():
             return
-        number = self._next(kind)
+        number = self._next(f"{kind} ID")
         if kind == "master":
             new = f"19{number:0{max(len(old) - 2, 9)}d}"
         elif kind == "uuid":

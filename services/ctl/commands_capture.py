@@ -1,4 +1,4 @@
-"""``fleetwatch capture DIR [--rename] [--force] [--json]``: read every read tool once through
+"""``fleetwatch capture DIR [--rename] [--in-checkout] [--json]``: read every read tool once through
 the read sign-in and keep what came back, redacted, so a first live run teaches the tests.
 
 Through the guarded read client only (the policy's read list; nothing else can be called):
@@ -12,7 +12,7 @@ manifest (`shared.capture.Manifest`) records each call: tool, arguments, time, t
 its answer has (or why it has none), or its error.
 
 The folder must be new or empty, is made 0700 with files 0600, and a folder inside a git
-checkout is refused unless ``--force``. A capture never changes anything on the server.
+checkout is refused unless ``--in-checkout``. A capture never changes anything on the server.
 """
 
 from __future__ import annotations
@@ -295,10 +295,10 @@ async def capture_command(args: argparse.Namespace) -> int:
     settings = load_settings()
     _, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
     folder: Path = args.folder
-    check_folder(folder, force=args.force)
+    check_folder(folder, in_checkout=args.in_checkout)
     sign_in = await fresh_sign_in(settings.read_token_file)
     server_url = sign_in.server or settings.epiphan_mcp_url
-    prepare_folder(folder, force=args.force)
+    prepare_folder(folder, in_checkout=args.in_checkout)
     connection = McpConnection(server_url, sign_in.access_token)
     async with EpiphanReadClient(connection, tool_policy.read_tools) as client:
         manifest = await capture(
@@ -357,6 +357,10 @@ def add_commands(sub: Any, epilog: str) -> None:
     parser.add_argument(
         "--rename", action="store_true", help="replace room, group and event names and IDs by invented ones"
     )
-    parser.add_argument("--force", action="store_true", help="allow a folder inside a git checkout")
+    parser.add_argument(
+        "--in-checkout",
+        action="store_true",
+        help="write into a folder inside a git checkout (refused otherwise: a capture is private until checked)",
+    )
     parser.add_argument("--json", action="store_true", help="print the manifest as JSON")
     parser.set_defaults(run=capture_command)

@@ -20,7 +20,8 @@ from services.lab import LabError
 from services.lab.server import make_lab, serve_lab
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The lab's command line (``python -m services.lab``, ``fleetwatch lab``)."""
     parser = argparse.ArgumentParser(
         prog="fleetwatch lab",
         description="Run the lab: a simulated Epiphan Edge MCP server (two teams, OAuth, faults) on 127.0.0.1. "
@@ -121,7 +122,7 @@ async def _run(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the lab; returns the exit status (see the module docstring)."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
         asyncio.run(_run(args))
     except LabError as exc:

@@ -60,7 +60,7 @@ async def test_a_capture_holds_no_token_key_credentialed_url_address_or_serial(l
     code, _, err = await capture(lab, tmp_path / "home", folder)
     assert code == 0, err
     assert capture_leaks(folder, lab_secrets(lab)) == []
-    assert "[secret-" in (folder / "calls" / "015-get_stream_endpoints.json").read_text()
+    assert "redacted-secret-" in (folder / "calls" / "015-get_stream_endpoints.json").read_text()
 
 
 async def test_the_same_secret_has_the_same_placeholder_everywhere_in_a_capture(lab, tmp_path):
@@ -83,7 +83,7 @@ async def test_the_same_secret_has_the_same_placeholder_everywhere_in_a_capture(
     assert len(settings) == 2 and set(settings) == {keys["Main stage (YouTube)"]}
     assert len(set(keys.values()) - {None}) == 2
     serials = [d["SerialNumber"] for d in devices["devices"]]
-    assert len(set(serials)) == 30 and all(s.startswith("[serial-") for s in serials)
+    assert len(set(serials)) == 30 and all(s.startswith("redacted-serial-") for s in serials)
 
 
 async def test_rename_replaces_room_group_and_event_names_and_ids_consistently(lab, tmp_path):
@@ -117,14 +117,14 @@ async def test_a_folder_inside_a_git_checkout_is_refused_before_anything_is_read
     code, _, err = await run_cli_async(
         "capture", str(checkout / "captures" / "first"), home=tmp_path / "home"
     )
-    assert code == 2 and err.startswith("fleetwatch: capture_refused:") and "--force" in err
+    assert code == 2 and err.startswith("fleetwatch: capture_refused:") and "--in-checkout" in err
     assert not (checkout / "captures").exists()
 
 
-async def test_force_allows_a_folder_inside_a_git_checkout(lab, tmp_path):
+async def test_in_checkout_allows_a_folder_inside_a_git_checkout(lab, tmp_path):
     checkout = tmp_path / "repo"
     (checkout / ".git").mkdir(parents=True)
-    code, _, err = await capture(lab, tmp_path / "home", checkout / "capture", "--force")
+    code, _, err = await capture(lab, tmp_path / "home", checkout / "capture", "--in-checkout")
     assert code == 0, err
 
 

@@ -55,4 +55,4 @@ async def test_a_captured_stream_destination_shows_its_host_and_never_its_key(ha
     inspection = await harness.inspect(proposal_id)
     assert isinstance(inspection, Inspection) and inspection.stream is not None
     assert (inspection.stream.name, inspection.stream.host) == ("Sandbox test stream", "test.example.net")
-    assert "sbx_sk_" not in repr(inspection) and "[secret-" not in repr(inspection)
+    assert "sbx_sk_" not in repr(inspection) and "redacted-secret-" not in repr(inspection)
