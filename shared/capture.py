@@ -68,7 +68,8 @@ class CaptureCall(msgspec.Struct, frozen=True):
 
 
 class Manifest(msgspec.Struct, frozen=True):
-    """What a capture holds. ``placeholders`` counts the values replaced per kind (``secret``,
+    """What a capture holds (one of the open questions of a first live run answered by it: the
+    proposable tools' arguments). ``placeholders`` counts the values replaced per kind (``secret``,
     ``ip``, ``serial``, ``mac``, ``host``), never the values; ``renamed`` says whether names and
     IDs were replaced by invented ones (``--rename``)."""
 
@@ -79,6 +80,12 @@ class Manifest(msgspec.Struct, frozen=True):
     calls: tuple[CaptureCall, ...]
     placeholders: dict[str, int] = {}
     fleetwatch: str = ""
+    tools_file: str | None = None
+    """``tools.json``: the server's tools with their input and output schemas (``tools/list``),
+    None when the server did not list them."""
+    proposable: dict[str, str] = {}
+    """Each proposable tool of the policy: whether the server's argument schema has the same
+    arguments as the reviewed one (``same arguments``, ``differs: …``, ``not offered``)."""
 
     @property
     def captured(self) -> datetime:

@@ -43,7 +43,7 @@ from shared.errors import Code, FleetwatchError
 from shared.fleet import PARSERS, Device, FleetShapeError, parse_devices, parse_stream_endpoints
 from shared.fleet_shapes import outline, recognise
 from shared.mcp_session import McpConnection
-from shared.policy import load_policies
+from shared.policy import ProposeRule, load_policies
 from shared.redact import url_host
 from shared.signin import fresh_sign_in
 
@@ -308,6 +308,8 @@ async def capture_command(args: argparse.Namespace) -> int:
             server=url_host(server_url) or "",
             read_tools=tool_policy.read_tools,
         )
+        if manifest.calls and manifest.calls[0].error is None:
+            manifest = await with_tools(manifest, connection, folder, tool_policy.propose)
     write_manifest(folder, manifest)
     first = manifest.calls[0].error
     if first is not None:
@@ -317,6 +319,48 @@ async def capture_command(args: argparse.Namespace) -> int:
         return 0
     print(summary(manifest, folder))
     return 0
+
+
+async def with_tools(
+    manifest: Manifest, connection: McpConnection, folder: Path, propose: Mapping[str, ProposeRule]
+) -> Manifest:
+    """`manifest` with the server's tool list saved (``tools.json``) and each proposable tool's
+    arguments compared with its reviewed schema; a failed listing is said in ``proposable``."""
+    try:
+        tools = await connection.list_tools()
+    except FleetwatchError as exc:
+        return msgspec.structs.replace(
+            manifest, proposable={"*": f"the server's tools could not be listed ({exc.code})"}
+        )
+    write_json(folder, "tools.json", tools)
+    listed = {str(t.get("name")): t.get("input_schema") for t in tools}
+    compared = {
+        tool: compare_arguments(listed.get(tool), rule.arguments_schema)
+        for tool, rule in sorted(propose.items())
+    }
+    return msgspec.structs.replace(manifest, tools_file="tools.json", proposable=compared)
+
+
+def compare_arguments(served: Any, reviewed: Mapping[str, Any]) -> str:
+    """``same arguments`` when the server's input schema for a tool names the same arguments,
+    with the same required ones, as the reviewed schema; else what differs; ``not offered`` when
+    the server has no such tool."""
+    if not isinstance(served, Mapping):
+        return "not offered by the server"
+
+    def names(schema: Mapping[str, Any]) -> tuple[set[str], set[str]]:
+        properties = schema.get("properties")
+        return set(properties) if isinstance(properties, Mapping) else set(), set(
+            schema.get("required") or ()
+        )
+
+    server, ours = names(served), names(reviewed)
+    if server == ours:
+        return "same arguments"
+    return (
+        f"differs: the server takes {sorted(server[0])} (required {sorted(server[1])}), "
+        f"the reviewed schema {sorted(ours[0])} (required {sorted(ours[1])})"
+    )
 
 
 def summary(manifest: Manifest, folder: Path) -> str:
@@ -332,6 +376,10 @@ def summary(manifest: Manifest, folder: Path) -> str:
         lines += [f"  {c.seq:03d} {c.tool}: {c.problem}" for c in unknown]
     else:
         lines.append("Every answer has a shape Fleetwatch reads.")
+    differs = {t: v for t, v in manifest.proposable.items() if v != "same arguments"}
+    if manifest.proposable and not differs:
+        lines.append("Every proposable tool takes the same arguments as its reviewed schema.")
+    lines += [f"  proposable {tool}: {verdict}" for tool, verdict in differs.items()]
     replaced = ", ".join(f"{n} {kind}" for kind, n in sorted(manifest.placeholders.items())) or "nothing"
     lines.append(
         f"Replaced by placeholders: {replaced} (the same value has the same placeholder throughout)."

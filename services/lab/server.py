@@ -30,6 +30,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import msgspec
 import uvicorn
 from mcp.server.auth.handlers.metadata import MetadataHandler
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
@@ -58,11 +59,11 @@ from services.lab.lab import Anonymous, Lab, LabSettings
 from services.lab.oauth import LabOAuthProvider, metadata_extras
 from services.lab.scenario import (
     Scenario,
+    check_scenario,
     generate_fleet,
     generate_sandbox,
     load_scenario,
     with_normal_team,
-    with_team,
 )
 from services.lab.shapes import SERVED_SHAPES
 from services.lab.state import LabClock, World
@@ -99,29 +100,25 @@ def make_lab(
     """
     loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     verbatim: Mapping[str, Mapping[str, Any]] = {}
-    if capture is not None:
-        if devices is not None:
-            raise LabError(
-                "a captured team replaces the normal team: --devices cannot be used with --capture"
-            )
-        try:
-            replayed = replay(capture, loaded, capture_sandbox)
-        except FleetwatchError as exc:
-            raise LabError(exc.message) from exc
-        loaded, verbatim = replayed.scenario, replayed.verbatim
-    elif capture_sandbox is not None:
+    if devices is not None and capture is not None:
+        raise LabError("a captured team replaces the normal team: --devices cannot be used with --capture")
+    if capture_sandbox is not None and capture is None:
         raise LabError("--capture-sandbox needs --capture")
     if devices is not None:
         loaded = with_normal_team(
             loaded, generate_fleet(devices, seed).teams.normal, name=f"{loaded.name}+{devices}"
         )
     if sandbox_devices is not None:
-        loaded = with_team(
-            loaded,
-            "sandbox",
-            generate_sandbox(sandbox_devices, seed),
-            name=f"{loaded.name}+sandbox{sandbox_devices}",
-        )
+        teams = msgspec.structs.replace(loaded.teams, sandbox=generate_sandbox(sandbox_devices, seed))
+        loaded = msgspec.structs.replace(loaded, teams=teams, name=f"{loaded.name}+sandbox{sandbox_devices}")
+        if capture is None:  # a replay checks the world it makes
+            loaded = check_scenario(loaded, where=loaded.name)
+    if capture is not None:
+        try:
+            replayed = replay(capture, loaded, capture_sandbox)
+        except FleetwatchError as exc:
+            raise LabError(exc.message) from exc
+        loaded, verbatim = replayed.scenario, replayed.verbatim
     options = loaded.options
     settings = LabSettings(
         anonymous=anonymous or options.anonymous,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from services.ctl.commands_capture import compare_arguments
 from services.lab.scenario import load_scenario
 from services.lab.server import LabHandle, run_lab
 from shared.capture import read_capture
@@ -44,7 +45,7 @@ async def test_a_capture_reads_every_read_tool_once_and_keeps_each_answer_privat
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert stat.S_IMODE((folder / "calls").stat().st_mode) == 0o700
     files = list(folder.rglob("*.json"))
-    assert len(files) == 20 and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in files)
+    assert len(files) == 21 and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in files)
     manifest = read_capture(folder).manifest
     assert {c.tool for c in manifest.calls} == READ_TOOLS_OF_EPIPHAN
     assert all(c.error is None and c.problem is None for c in manifest.calls)
@@ -53,6 +54,29 @@ async def test_a_capture_reads_every_read_tool_once_and_keeps_each_answer_privat
     assert manifest.placeholders["serial"] == 30 and manifest.placeholders["ip"] == 31  # and the server's
     assert manifest.server.startswith("ip-31.example:") and not manifest.renamed
     assert lab.writes() == []
+
+
+async def test_a_capture_lists_the_server_s_tools_and_compares_the_proposable_arguments(lab, tmp_path):
+    folder = tmp_path / "capture"
+    code, out, err = await capture(lab, tmp_path / "home", folder)
+    assert code == 0, err
+    tools = json.loads((folder / "tools.json").read_text())
+    assert len(tools) == 35 and all(set(t) == {"name", "input_schema", "output_schema"} for t in tools)
+    manifest = read_capture(folder).manifest
+    assert manifest.tools_file == "tools.json" and len(manifest.proposable) == 6
+    assert set(manifest.proposable.values()) == {"same arguments"}
+    assert "Every proposable tool takes the same arguments as its reviewed schema." in out
+
+
+def test_a_proposable_tool_whose_server_schema_differs_is_named_with_what_differs():
+    reviewed = {"properties": {"device_ids": {}}, "required": ["device_ids"]}
+    assert (
+        compare_arguments({"properties": {"device_ids": {}}, "required": ["device_ids"]}, reviewed)
+        == "same arguments"
+    )
+    assert compare_arguments(None, reviewed) == "not offered by the server"
+    served = {"properties": {"device_ids": {}, "delay": {}}, "required": ["device_ids"]}
+    assert compare_arguments(served, reviewed).startswith("differs: the server takes ['delay', 'device_ids']")
 
 
 async def test_a_capture_holds_no_token_key_credentialed_url_address_or_serial(lab, tmp_path):
