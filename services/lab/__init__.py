@@ -9,7 +9,9 @@ Layers (each may import only the ones above it)::
     scenario.py  frozen scenario data loaded from YAML, and the fleet generator
     faults.py    the fault table (latency, error, in-band 401, dropped response, bad JSON, drift)
     state.py     the simulated world and its clock (devices, channels, events, streams)
-    shapes.py    the world rendered in the real result shapes (or the older ones)
+    shapes.py    the world rendered in the real result shapes: every named shape of
+                 `shared.fleet_shapes` for the tools Fleetwatch parses (``--shape``)
+    capture_scenario.py  a ``fleetwatch capture`` folder as a scenario (its shapes, its times)
     schemas.py   the tools' JSON input and output schemas and the ID patterns
     calls.py     what a tool handler gets (`Call`) and may raise
     reads.py     the 20 read tools;  writes.py  the 15 write tools
