@@ -22,21 +22,18 @@ import asyncio
 import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from shared.errors import Code, FleetwatchError
 from shared.fleet import (
     DEVICES,
     ENDPOINTS,
     EVENTS,
-    PART_OF_TOOL,
     RECORDER,
     SYSTEM,
     FleetSnapshot,
     StreamEndpoint,
-    UnreadPart,
     merge_recorder,
     parse_devices,
     parse_events,
@@ -45,6 +42,7 @@ from shared.fleet import (
     parse_system_status,
 )
 from shared.mcp_session import McpConnection, RawToolResult
+from shared.read_batches import BatchedRead, Chunk, DeviceReads, merge_results
 from shared.redact import redact, redact_text
 
 log = logging.getLogger(__name__)
@@ -161,90 +159,6 @@ def guard(tool: str, read_tools: frozenset[str]) -> None:
         raise EpiphanError(
             Code.TOOL_NOT_ALLOWED, tool, f"{tool!r} is not on the read list; refused before sending"
         )
-
-
-@dataclass(frozen=True, slots=True)
-class Chunk:
-    """One call of a batched per-device read: the device IDs it named (at most
-    `DEVICE_IDS_PER_CALL`), the arguments sent, and either its redacted ``data`` or its
-    ``error``; ``at`` is when the answer came (UTC)."""
-
-    device_ids: tuple[str, ...]
-    arguments: Mapping[str, Any]
-    at: datetime
-    data: Any = None
-    error: EpiphanError | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class DeviceReads(Generic[T]):
-    """A per-device read of many devices, parsed and merged: ``values`` from the calls that
-    worked, ``failed`` the calls that did not (their error, or a result in no known shape).
-
-    The read side shows ``values`` and marks the rest (`unread`); the executor fails closed
-    (`require`)."""
-
-    tool: str
-    values: dict[str, T]
-    failed: tuple[Chunk, ...] = ()
-
-    def require(self) -> dict[str, T]:
-        """Every value, or the first failed call's error (all or nothing).
-
-        Raises:
-            EpiphanError: a call failed or came back in no known shape.
-        """
-        if self.failed:
-            error = self.failed[0].error
-            assert error is not None
-            raise error
-        return self.values
-
-    def unread(self) -> UnreadPart | None:
-        """What could not be read, for a snapshot (`shared.fleet.UnreadPart`), or None."""
-        if not self.failed:
-            return None
-        first = self.failed[0].error
-        assert first is not None
-        return UnreadPart(
-            part=PART_OF_TOOL.get(self.tool, self.tool),
-            tool=self.tool,
-            code=str(first.code),
-            message=first.message,
-            device_ids=tuple(d for chunk in self.failed for d in chunk.device_ids),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class BatchedRead:
-    """A read tool's data as one answer (a per-device read of many devices merged from its
-    calls, `merge_results`), and the calls that failed (``failed``: their devices are not in
-    ``data``)."""
-
-    data: Any
-    failed: tuple[Chunk, ...] = ()
-
-
-def merge_results(parts: list[Any]) -> Any:
-    """The answers of one per-device read's calls as one answer: maps merged key by key (lists
-    joined, maps merged, else the first value), lists joined. Parts of different kinds stay a
-    list of parts."""
-    if len(parts) == 1:
-        return parts[0]
-    if all(isinstance(p, Mapping) for p in parts):
-        out: dict[Any, Any] = {}
-        for part in parts:
-            for key, value in part.items():
-                if key not in out:
-                    out[key] = value
-                elif isinstance(out[key], list) and isinstance(value, list):
-                    out[key] = [*out[key], *value]
-                elif isinstance(out[key], Mapping) and isinstance(value, Mapping):
-                    out[key] = {**out[key], **value}
-        return out
-    if all(isinstance(p, list) for p in parts):
-        return [item for part in parts for item in part]
-    return list(parts)
 
 
 class EpiphanReadClient:

@@ -47,13 +47,14 @@ from services.assistant.tools import (
     ToolKind,
     kind_of,
 )
-from shared.epiphan import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN, BatchedRead, Chunk
+from shared.epiphan import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.ids import is_master_id
 from shared.messages import ProposalAccepted, ProposalState, SubmitProposal, WritableDevices
 from shared.model_data import WithheldValues
 from shared.policy import ToolPolicy
 from shared.protocol import ErrorReply
+from shared.read_batches import BatchedRead, Chunk
 
 MAX_PARALLEL: Final = 4
 _OWN_TOOLS: Final = frozenset({PROPOSE_CHANGE, GET_PROPOSAL_STATE, ASK_OPERATOR, LIST_WRITABLE})

@@ -14,10 +14,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from shared.epiphan import BatchedRead, EpiphanReadClient
+from shared.epiphan import EpiphanReadClient
 from shared.errors import Code, FleetwatchError
 from shared.fleet import FleetSnapshot
 from shared.mcp_session import McpConnection
+from shared.read_batches import BatchedRead
 from shared.signin import fresh_sign_in
 
 _REOPEN_ON: Final = frozenset({Code.EPIPHAN_AUTH, Code.EPIPHAN_UNREACHABLE, Code.EPIPHAN_TIMEOUT})

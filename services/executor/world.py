@@ -32,7 +32,7 @@ from services.executor.checks import (
     target_states,
 )
 from shared.binding import TargetState
-from shared.epiphan import DeviceReads, EpiphanReadClient
+from shared.epiphan import EpiphanReadClient
 from shared.errors import Code, FleetwatchError
 from shared.fleet import (
     EVENTS,
@@ -47,6 +47,7 @@ from shared.fleet import (
     parse_system_status,
 )
 from shared.mcp_session import McpConnection
+from shared.read_batches import DeviceReads
 from shared.signin import SignInError, fresh_sign_in
 from shared.slots import SignIn, SlotError, read_slot
 
