@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
+from shared.capture_redact import CaptureRedactor, verified
 from shared.errors import Code, FleetwatchError
 from shared.fleet import (
     DEVICES,
@@ -127,9 +128,10 @@ def is_auth_error_text(text: str) -> bool:
     return bool(_AUTH_MARKERS.search(text))
 
 
-def read_result(raw: RawToolResult, *, redactor: Callable[[Any], Any] = redact) -> Any:
-    """The redacted data of a read result (`redactor`, `shared.redact.redact` by default), or an
-    `EpiphanError`.
+def read_result(raw: RawToolResult, *, stable: CaptureRedactor | None = None) -> Any:
+    """The redacted data of a read result, or an `EpiphanError`. Redacted by `shared.redact`,
+    or, for a capture, by `stable` (its placeholders) and then checked by
+    `shared.capture_redact.verified`, so never less than by `shared.redact`.
 
     An error result with sign-in words → `epiphan_auth`; any other error result →
     `epiphan_tool_error` (its redacted text, capped at 300 characters, in the message).
@@ -143,7 +145,11 @@ def read_result(raw: RawToolResult, *, redactor: Callable[[Any], Any] = redact) 
     data = raw.data()
     if isinstance(data, str) and is_auth_error_text(data):
         raise EpiphanError(Code.EPIPHAN_AUTH, raw.tool, f"{raw.tool}: Epiphan reports no valid sign-in")
-    return redactor(data)
+    if stable is None:
+        return redact(data)
+    if not isinstance(stable, CaptureRedactor):
+        raise TypeError("stable must be a CaptureRedactor")  # no other redaction is accepted
+    return verified(stable(data))
 
 
 def guard(tool: str, read_tools: frozenset[str]) -> None:
@@ -190,12 +196,13 @@ class EpiphanReadClient:
         tool: str,
         arguments: Mapping[str, Any] | None = None,
         *,
-        redactor: Callable[[Any], Any] = redact,
+        stable: CaptureRedactor | None = None,
     ) -> Any:
         """Call a read tool and return its redacted data (dict, list or str). One call, as
         given: a per-device read of more than 100 devices goes through `per_device` or
-        `call_batched`. `redactor` replaces `shared.redact.redact` for a caller whose redaction
-        is stronger (``fleetwatch capture``: stable placeholders, addresses and serials too).
+        `call_batched`. With `stable` (``fleetwatch capture``) the data carries its stable
+        placeholders instead of ``[redacted]``, addresses and serial numbers too, checked to be
+        never less redacted (`read_result`).
 
         Raises:
             EpiphanError: guard refusal (nothing sent) or a failed read; see the class docs.
@@ -205,7 +212,7 @@ class EpiphanReadClient:
             raw = await self._connection.call(tool, arguments)
         except FleetwatchError as exc:
             raise EpiphanError(exc.code, tool, exc.message) from exc
-        return read_result(raw, redactor=redactor)
+        return read_result(raw, stable=stable)
 
     async def chunks(
         self,
@@ -213,7 +220,7 @@ class EpiphanReadClient:
         device_ids: Sequence[str],
         arguments: Mapping[str, Any] | None = None,
         *,
-        redactor: Callable[[Any], Any] = redact,
+        stable: CaptureRedactor | None = None,
     ) -> list[Chunk]:
         """Read `tool` for `device_ids` in calls of at most `DEVICE_IDS_PER_CALL` IDs (each
         with `arguments` and its ``device_ids``), in order; a failed call is a `Chunk` with its
@@ -230,7 +237,7 @@ class EpiphanReadClient:
             sent = {**(arguments or {}), "device_ids": list(part)}
             async with self._limit:
                 try:
-                    data = await self.call(tool, sent, redactor=redactor)
+                    data = await self.call(tool, sent, stable=stable)
                 except EpiphanError as exc:
                     return Chunk(part, sent, datetime.now(UTC), error=exc)
             return Chunk(part, sent, datetime.now(UTC), data=data)

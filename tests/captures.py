@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from services.ctl.capture_redact import holds_no_secret
 from services.lab.scenario import Scenario
+from shared.capture_redact import holds_no_secret
 from shared.model_data import mask_addresses, withholds_field
 from shared.redact import names_secret
 

@@ -5,7 +5,7 @@ Through the guarded read client only (the policy's read list; nothing else can b
 the device list, then every per-device read for every device (in calls of at most 100 IDs,
 each call recorded), then each one-device, one-channel and one-destination read for the first
 online device, its first channel and the first destination, the presets, the knowledge base.
-Each answer is saved redacted with stable placeholders (`services.ctl.capture_redact`): keys,
+Each answer is saved redacted with stable placeholders (`shared.capture_redact`): keys,
 credentialed URLs, tokens, IP and MAC addresses and serial numbers never reach the folder;
 names are kept unless ``--rename``. A picture (``get_channel_image``) is never saved. The
 manifest (`shared.capture.Manifest`) records each call: tool, arguments, time, the known shape
@@ -26,7 +26,6 @@ from typing import Any, Final
 
 import msgspec
 
-from services.ctl.capture_redact import CaptureRedactor, Renamer
 from shared.capture import (
     CallError,
     CaptureCall,
@@ -37,6 +36,7 @@ from shared.capture import (
     write_json,
     write_manifest,
 )
+from shared.capture_redact import CaptureRedactor, Renamer
 from shared.config import load_settings
 from shared.epiphan import EpiphanError, EpiphanReadClient
 from shared.errors import Code, FleetwatchError
@@ -163,14 +163,14 @@ class Capturing:
         """Call `tool` once (redacted with the capture's placeholders) and keep it."""
         arguments = dict(arguments or {})
         try:
-            data = await self.client.call(tool, arguments, redactor=self.redactor)
+            data = await self.client.call(tool, arguments, stable=self.redactor)
         except EpiphanError as exc:
             return self.record(tool, arguments, datetime.now(UTC), error=exc)
         return self.record(tool, arguments, datetime.now(UTC), data)
 
     async def per_device(self, tool: str, ids: list[str], arguments: Mapping[str, Any] | None = None) -> None:
         """Read `tool` for every device through the batching client; keep each call."""
-        for chunk in await self.client.chunks(tool, ids, arguments, redactor=self.redactor):
+        for chunk in await self.client.chunks(tool, ids, arguments, stable=self.redactor):
             self.record(tool, chunk.arguments, chunk.at, chunk.data, chunk.error)
 
 

@@ -185,6 +185,39 @@ def holds_no_secret(text: str) -> bool:
     return found is not None and all(_PLACEHOLDER.fullmatch(s) or s == REDACTED for s in found[1])
 
 
+def verified(value: Any) -> Any:
+    """`value` (a `CaptureRedactor`'s output) checked once more, independently of how it was
+    made: a string in which Fleetwatch's redaction (`shared.redact`) or address masking
+    (`shared.model_data`) would still find something gets the ordinary treatment (``[redacted]``,
+    ``[withheld]``); so does a value under a secret-named or withheld field that is not a
+    placeholder. What passes comes back unchanged. The guarded read client applies this to every
+    answer read for a capture, so a capture is never redacted less than the product's own view."""
+    if isinstance(value, Mapping):
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            name = verified(key) if isinstance(key, str) else key
+            if isinstance(key, str) and (names_secret(key) or withholds_field(key)):
+                out[name] = _placeholders_only(item)
+            else:
+                out[name] = verified(item)
+        return out
+    if isinstance(value, list | tuple):
+        return [verified(item) for item in value]
+    if isinstance(value, str) and (not holds_no_secret(value) or mask_addresses(value) != value):
+        return mask_addresses(redact_text(value))
+    return value
+
+
+def _placeholders_only(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _placeholders_only(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_placeholders_only(v) for v in value]
+    if value is None or value == "" or isinstance(value, bool):
+        return value
+    return value if isinstance(value, str) and _PLACEHOLDER.fullmatch(value) else REDACTED
+
+
 def _address_kind(address: str) -> str:
     return "mac" if _MAC.fullmatch(address) else "ip"
 

@@ -1,4 +1,4 @@
-"""The capture's stable placeholders (`services.ctl.capture_redact`) on the redaction corpus
+"""The capture's stable placeholders (`shared.capture_redact`) on the redaction corpus
 (`tests.corpus.redaction`): nothing the product would redact survives, the same value gets the
 same placeholder, hosts stay hosts, and ``--rename`` replaces names and IDs consistently."""
 
@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.ctl.capture_redact import CaptureRedactor, Renamer, holds_no_secret
+from shared.capture_redact import CaptureRedactor, Renamer, holds_no_secret, verified
+from shared.epiphan import read_result
+from shared.mcp_session import RawToolResult
 from shared.model_data import mask_addresses
 from shared.redact import redact_url, url_host
 from tests.corpus.redaction import BENIGN_TEXTS, SECRET_TEXTS, STREAM_URL_SECRETS, STREAM_URLS
@@ -105,3 +107,33 @@ def test_rename_replaces_names_and_ids_as_values_words_and_keys_consistently():
         "team_id": "00000000-0000-4000-8000-000000000001",
         "message": "Camera 2 of Room 001 has no signal",
     }
+
+
+def test_a_capture_is_checked_independently_and_never_less_redacted_than_the_product_s_view():
+    kept = {
+        "key": "redacted-secret-1",
+        "IPAddress": "ip-1.example",
+        "url": "rtmp://live.example.net/redacted-secret-2",
+        "note": "a plain name",
+    }
+    assert verified(kept) == kept
+    weak = {
+        "key": "live_sk_plain",
+        "SerialNumber": "P2E0000001",
+        "url": "rtmp://user:pw@live.example.net/app/key",
+        "note": "at 192.0.2.5",
+    }
+    assert verified(weak) == {
+        "key": "[redacted]",
+        "SerialNumber": "[redacted]",
+        "url": "rtmp://live.example.net/[redacted]",
+        "note": "at [withheld]",
+    }
+
+
+def test_the_read_client_takes_no_redaction_but_the_capture_s():
+    raw = RawToolResult("get_device_info", False, {"key": "live_sk_plain"}, "")
+    assert read_result(raw) == {"key": "[redacted]"}
+    assert read_result(raw, stable=CaptureRedactor()) == {"key": "redacted-secret-1"}
+    with pytest.raises(TypeError):
+        read_result(raw, stable=lambda data: data)  # a plain function is refused at run time
