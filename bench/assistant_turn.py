@@ -36,11 +36,12 @@ from services.lab.model_standin import ModelRequest, Reply, ToolUse, run_model_s
 from services.lab.server import run_lab
 from services.lab.state import LabClock
 from shared.config import REPO_POLICY_DIR
-from shared.epiphan import EpiphanReadClient
-from shared.mcp_session import McpConnection
-from shared.messages import ProposalAccepted, ProposalState, RecordAsk, RecordRefusal, SubmitProposal
-from shared.policy import load_policies
-from shared.protocol import ErrorReply
+from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_client import EpiphanReadClient
+from shared.errors import Code, FleetwatchError
+from shared.policy.loader import load_policies
+from shared.wire.approval import ProposalAccepted, ProposalState, RecordAsk, RecordRefusal, SubmitProposal
+from shared.wire.executor import WritableDevices
 
 START = datetime(2026, 9, 16, 13, 0, tzinfo=UTC)
 DEVICES = [f"1901234010{n}" for n in range(1, 8)] + ["19012340201"]
@@ -50,11 +51,14 @@ EIGHT_READS = Reply(tuple(ToolUse("get_device_info", {"device_id": d}) for d in 
 class NoSink:
     """A sink that is never used (the benchmark proposes nothing)."""
 
-    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ErrorReply:
-        return ErrorReply(code="internal_error", message="not used")
+    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted:
+        raise FleetwatchError(Code.INTERNAL_ERROR, "not used")
 
-    async def state(self, proposal_id: str) -> ProposalState | ErrorReply:
-        return ErrorReply(code="proposal_not_found", message="not used")
+    async def state(self, proposal_id: str) -> ProposalState:
+        raise FleetwatchError(Code.PROPOSAL_NOT_FOUND, "not used")
+
+    async def writable(self) -> WritableDevices:
+        raise FleetwatchError(Code.INTERNAL_ERROR, "not used")
 
     async def expire_turn(self, turn_id: str) -> int:
         return 0

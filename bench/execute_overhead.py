@@ -29,8 +29,8 @@ from datetime import datetime
 from pathlib import Path
 
 from services.lab.server import LabHandle, run_lab
-from shared.epiphan import READ_TOOLS_OF_EPIPHAN, EpiphanReadClient
-from shared.mcp_session import McpConnection
+from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN, EpiphanReadClient
 from tests.executor.harness import IDLE, Harness
 
 READS_BEFORE_THE_WRITE = (

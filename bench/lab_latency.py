@@ -14,8 +14,8 @@ import statistics
 import time
 
 from services.lab.server import run_lab
-from shared.epiphan import READ_TOOLS_OF_EPIPHAN, EpiphanReadClient
-from shared.mcp_session import McpConnection
+from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN, EpiphanReadClient
 
 
 async def median_ms(coro_factory, calls: int) -> float:

@@ -1,0 +1,17 @@
+"""Code used by more than one process, in rooms. Each room's ``__init__`` is its map.
+
+Rooms, each importing only the ones below it (an import contract in ``pyproject.toml`` holds
+this, and that nothing here imports `services`)::
+
+    store/  wire/        the SQLite store (schema, approval state, audit chain) | the sockets
+                         (framing, server, client, one contract module per socket)
+    text/                what a person reads: hidden characters made visible, fleet wording
+    epiphan/  web/       Epiphan Edge: MCP session, guarded read client, shapes, redaction,
+                         capture, sign-in and token slots | local HTTP pages: guards, serving
+    binding  config  policy/
+                         the bound record and its seal | the settings table | the policy files
+    canonical  ids       the one canonical form | Epiphan's ID formats
+    errors               the stable codes and the exception tree
+
+A module used by one service lives in that service, not here.
+"""

@@ -31,7 +31,15 @@ from shared.ids import is_master_id
 
 PREFIX = "FLEETWATCH_"
 REPO_POLICY_DIR = Path(__file__).resolve().parent.parent / "policy"
-"""The checkout's own ``policy/`` folder: the default `FLEETWATCH_POLICY_DIR`."""
+"""The checkout's own ``policy/`` folder (absent in an installed package)."""
+SHIPPED_POLICY_DIR = Path(__file__).resolve().parent / "policy" / "shipped"
+"""The installed package's copy of ``policy/`` (the wheel maps the package
+``shared.policy.shipped`` to the checkout's ``policy/``; a checkout has no such folder)."""
+DEFAULT_POLICY_DIR = (
+    REPO_POLICY_DIR if (REPO_POLICY_DIR / "tool_policy.yaml").is_file() else SHIPPED_POLICY_DIR
+)
+"""The default `FLEETWATCH_POLICY_DIR`: the checkout's ``policy/`` when running from a checkout,
+else the copy installed with the package, so a ``pip install .`` finds the policy anywhere."""
 
 
 class ConfigError(FleetwatchError):
@@ -304,7 +312,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "FLEETWATCH_POLICY_DIR",
-        str(REPO_POLICY_DIR),
+        str(DEFAULT_POLICY_DIR),
         "Folder holding policy.yaml and tool_policy.yaml.",
         False,
         _path,
@@ -547,8 +555,8 @@ def settings_markdown() -> str:
         "|---|---|---|---|---|",
     ]
     for setting in SETTINGS:
-        if setting.default == str(REPO_POLICY_DIR):
-            default = "the checkout's `policy/` folder"
+        if setting.default == str(DEFAULT_POLICY_DIR):
+            default = "the checkout's `policy/` folder (installed: the package's copy of it)"
         else:
             default = f"`{setting.default}`" if setting.default else "(empty)"
         help_text = setting.help.replace("|", "\\|")

@@ -5,22 +5,41 @@ the snake_case codes declared here, and only here. Code branches on codes; messa
 people. `docs/error-codes.md` and each socket's `capabilities` manifest are checked against
 this table by tests, in both directions.
 
-Exception tree (each package adds its own subclasses, translating foreign exceptions at one
-boundary with ``raise ... from``)::
+Exception tree, drawn here only (each package raises its own root or a class below it, and
+translates foreign exceptions at one boundary with ``raise ... from``)::
 
-    FleetwatchError                      root; has ``.code`` (a Code) and a message
-    ├── shared.config.ConfigError        a setting is missing or malformed
-    ├── shared.policy.PolicyError        a policy file is invalid (names the file and line)
-    ├── shared.policy.ArgumentsError     proposed arguments break the reviewed schema (JSON paths)
-    ├── shared.protocol.ProtocolError    a frame or message is malformed
-    ├── shared.store.StoreError          the store refused (e.g. migration from the future)
-    ├── shared.canonical.CanonicalError  arguments cannot be put in canonical form
-    ├── shared.epiphan.EpiphanError      the Epiphan server (or the guard) refused a call
-    ├── shared.mcp_session.McpCallError  no tool result came back (unreachable, timeout)
-    ├── shared.fleet.FleetShapeError     a read result has no known shape
-    ├── shared.capture.CaptureError      a capture folder is refused or cannot be read
-    ├── shared.slots.SlotError           a token slot is missing or unsafe, or its lock is busy
-    └── shared.signin_oauth.SignInError  a sign-in failed, is dead, or breaks the fence
+    FleetwatchError                               root; ``.code`` (a Code) and ``.message``
+    ├── shared.config.ConfigError                 a setting is missing or malformed
+    ├── shared.canonical.CanonicalError           arguments cannot be put in canonical form
+    ├── shared.policy.source.PolicyError          a policy file is invalid (names file and line)
+    ├── shared.policy.schema.ArgumentsError       proposed arguments break the reviewed schema
+    ├── shared.store.db.StoreError                the store refused (a migration from the future)
+    ├── shared.wire.protocol.ProtocolError        a frame or message is malformed; a socket is in use
+    ├── shared.wire.client.CallError              a call across a socket got no reply: the peer's
+    │                                             code, service_unavailable or service_no_answer
+    ├── shared.web.local_http.LocalHttpError      a local HTTP page could not listen
+    ├── shared.epiphan.read_client.EpiphanError   the Epiphan server (or the guard) refused a call
+    ├── shared.epiphan.mcp_session.McpCallError   no tool result came back (unreachable, timeout)
+    ├── shared.epiphan.fleet.FleetShapeError      a read result has no known shape
+    ├── shared.epiphan.capture.CaptureError       a capture folder is refused or cannot be read
+    ├── shared.epiphan.slots.SlotError            a token slot is missing or unsafe, or locked
+    ├── shared.epiphan.signin_oauth.SignInError   a sign-in failed, is dead, or breaks the fence
+    ├── services.executor.ExecutorError           an executor operation refused or failed
+    ├── services.approval_web.ApprovalWebError    approval_web refused or could not start
+    │   ├── services.approval_web.intake.IntakeRefused     a refused request on approval.sock
+    │   ├── services.approval_web.limits.LimitReached      a limit refuses a new proposal
+    │   └── services.approval_web.page.errors.PageError    the approval page could not start
+    ├── services.assistant.AssistantError         the assistant refused or could not answer
+    │   └── services.assistant.ModelUnavailable   the model could not be used (keyword answer)
+    ├── services.ctl.CtlError                     a ``fleetwatch`` command could not do its job
+    │   └── services.ctl.supervise.SuperviseError supervisord could not be started or driven
+    └── services.lab.LabError                     the lab was given something it cannot run
+        └── services.lab.scenario.ScenarioError   a scenario file is missing or invalid
+
+`shared.policy.model.ToolPolicy.rule_for` raises `FleetwatchError` itself (``not_proposable``,
+``schema_not_reviewed``): a refusal of a tool name, not of a file. Inside the lab,
+``services.lab.calls.ToolFailure`` is not part of this tree: it is a simulated Epiphan tool
+error, turned into the tool's error result before anything leaves the lab.
 """
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from services.lab.scenario import Scenario
-from shared.capture_redact import holds_no_secret
-from shared.model_data import mask_addresses, withholds_field
-from shared.redact import names_secret
+from shared.epiphan.capture_redact import holds_no_secret
+from shared.epiphan.model_data import mask_addresses, withholds_field
+from shared.epiphan.redact import names_secret
 
 CREDENTIALED_URL = re.compile(r"\b[a-z][a-z0-9+.-]{1,15}://[^\s/\"'<>@]+@", re.IGNORECASE)
 TOKEN_LIKE = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])")

@@ -5,9 +5,8 @@ for its socket (a hard bound), stop it with SIGTERM or kill it with SIGKILL.
     async with running_service("services.executor", env) as proc:
         ...  # proc.socket, proc.settings, await proc.kill(), proc.log_text()
 
-Waiting for a socket polls (every 20 ms) with a hard bound: it watches a real external process,
-the one place the suite allows polling. A process that exits before its socket answers fails
-the wait with the tail of its log.
+Waiting for the socket is `tests.support.wait_for_socket` (a hard bound): a process that exits
+before its socket answers fails the wait with the tail of its log.
 """
 
 from __future__ import annotations
@@ -22,9 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shared.config import Settings, load_settings
+from tests.support import wait_for_socket
 
-READY_SECONDS = 20.0
-"""Hard bound on a service process answering on its socket."""
 STOP_SECONDS = 10.0
 """Hard bound on a clean stop after SIGTERM (then SIGKILL)."""
 
@@ -80,28 +78,6 @@ class ServiceProcess:
         if self.process.returncode is None:
             self.process.kill()
         return await self.process.wait()
-
-
-async def wait_for_socket(process: asyncio.subprocess.Process, path: Path, log: Path) -> None:
-    """Return once `path` accepts a connection; raise AssertionError (with the log's tail) when
-    the process exits first or `READY_SECONDS` pass."""
-    try:
-        async with asyncio.timeout(READY_SECONDS):
-            while True:
-                if process.returncode is not None:
-                    raise AssertionError(
-                        f"exited {process.returncode}: {log.read_text(errors='replace')[-2000:]}"
-                    )
-                if path.exists():
-                    with contextlib.suppress(OSError):
-                        _, writer = await asyncio.open_unix_connection(str(path))
-                        writer.close()
-                        return
-                await asyncio.sleep(0.02)  # polling a real external process, hard-bounded above
-    except TimeoutError as exc:
-        raise AssertionError(
-            f"no socket at {path} after {READY_SECONDS} s: {log.read_text()[-2000:]}"
-        ) from exc
 
 
 async def start_service(

@@ -5,7 +5,7 @@ page word that changes on one side only fails the build.
 |---|---|---|
 | approval expiry, pending limit, hourly cap, denial pause, event windows (firmware: its own), the assistant's parallel cap | ``policy/*.yaml``, ``MAX_PARALLEL`` | the "Limits" tables of the operator guides (exact cells) and fixed phrases in the guides, SECURITY(.es).md and README.es.md |
 | proposable tools, their card text, their disruptive rule | ``propose:`` in ``tool_policy.yaml``, the page's catalogue | the tool tables of the operator guides, the lists in SECURITY(.es).md |
-| what is sent to the model and what never is | `shared.model_data` (``SENT_TO_MODEL``, ``NEVER_SENT``) | the two lists in SECURITY(.es).md, word for word; ``fleetwatch doctor``'s "model data" line |
+| what is sent to the model and what never is | `shared.epiphan.model_data` (``SENT_TO_MODEL``, ``NEVER_SENT``) | the two lists in SECURITY(.es).md, word for word; ``fleetwatch doctor``'s "model data" line |
 | error codes | `shared.errors` | ``docs/error-codes.md`` (generated; both directions) |
 | settings | `shared.config.SETTINGS` | ``docs/settings.md`` (generated); every ``FLEETWATCH_*`` any document names |
 | commands and flags | ``fleetwatch``'s parser | every ``fleetwatch ...`` in a document's code |
@@ -32,9 +32,9 @@ from services.ctl.doctor import model_data_line
 from services.ctl.main import build_parser
 from services.lab.__main__ import build_parser as lab_parser
 from shared.config import REPO_POLICY_DIR, SETTINGS, settings_markdown
+from shared.epiphan.model_data import NEVER_SENT, SENT_TO_MODEL
 from shared.errors import MEANINGS, Code, error_codes_markdown
-from shared.model_data import NEVER_SENT, SENT_TO_MODEL
-from shared.policy import ProposeRule, load_policies
+from shared.policy.loader import ProposeRule, load_policies
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICY, TOOL_POLICY = load_policies(REPO_POLICY_DIR)

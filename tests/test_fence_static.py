@@ -3,10 +3,10 @@ exempt: it is the server) fails when
 
 1. a module outside ``services/executor/`` reads the sandbox token slot: a reading call
    (`READERS`) whose argument is, or is a local name assigned from, ``sandbox_token_file``;
-2. a module other than ``shared/epiphan.py`` and ``services/executor/write_client.py`` calls
+2. a module other than ``shared/epiphan/read_client.py`` and ``services/executor/write_client.py`` calls
    ``.call(...)`` on an MCP connection (a name bound to ``McpConnection(...)``, a parameter or
    attribute annotated ``McpConnection``, or any receiver named like a connection), or any
-   module but ``shared/mcp_session.py`` sends ``tools/call`` itself (``call_tool``,
+   module but ``shared/epiphan/mcp_session.py`` sends ``tools/call`` itself (``call_tool``,
    ``CallToolRequest``);
 3. a module outside ``services/executor/`` names an Epiphan write tool as an argument of a call.
 
@@ -21,16 +21,16 @@ from pathlib import Path
 
 import pytest
 
-from shared.epiphan import WRITE_TOOLS_OF_EPIPHAN
+from shared.epiphan.read_client import WRITE_TOOLS_OF_EPIPHAN
 
 ROOT = Path(__file__).resolve().parent.parent
 SCANNED = ("services", "shared")
 EXEMPT = ("services/lab/",)
 EXECUTOR = "services/executor/"
-CONNECTION_CALLERS = {"shared/epiphan.py", "services/executor/write_client.py"}
-TOOLS_CALL_SENDER = "shared/mcp_session.py"
+CONNECTION_CALLERS = {"shared/epiphan/read_client.py", "services/executor/write_client.py"}
+TOOLS_CALL_SENDER = "shared/epiphan/mcp_session.py"
 READERS = frozenset({"read_slot", "slot_summary", "open", "read_text", "read_bytes", "fresh_sign_in"})
-"""Calls that read a slot file (directly or through `shared.slots` / `shared.signin`)."""
+"""Calls that read a slot file (directly or through `shared.epiphan.slots` / `shared.epiphan.signin`)."""
 KNOWN_READERS = frozenset({("services/ctl/commands_doctor.py", "slot_summary")})
 """Reads allowed outside the executor, each a decision: ``doctor`` summarises the sandbox slot
 (presence, mode, kind, team; never the token). Under the production fence the operator's user
@@ -179,7 +179,7 @@ def test_no_module_but_the_executor_names_a_write_tool_in_a_call(
 
 def test_the_scan_sees_each_kind_of_violation() -> None:
     planted = ast.parse(
-        "from shared.mcp_session import McpConnection\n"
+        "from shared.epiphan.mcp_session import McpConnection\n"
         "async def f(settings, c: McpConnection):\n"
         "    path = settings.sandbox_token_file\n"
         "    read_slot(path)\n"

@@ -48,25 +48,15 @@ from services.lab.scenario import load_scenario
 from services.lab.server import LabHandle, run_lab
 from services.lab.state import LabClock
 from shared.config import REPO_POLICY_DIR, SETTINGS, ConfigError, Settings, load_settings
+from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code, FleetwatchError
-from shared.messages import (
-    Answer,
-    Ask,
-    GetStatus,
-    Health,
-    HealthReport,
-    ListWritable,
-    Prepare,
-    Prepared,
-    ProposalAccepted,
-    Status,
-    SubmitProposal,
-    WritableDevices,
-)
-from shared.policy import Policy, ToolPolicy, load_policies
-from shared.protocol import ErrorReply, request
-from shared.slots import SignIn, write_slot
-from shared.store import open_store
+from shared.policy.loader import Policy, ToolPolicy, load_policies
+from shared.store.db import open_store
+from shared.wire.approval import GetStatus, ProposalAccepted, Status, SubmitProposal
+from shared.wire.assistant import Answer, Ask
+from shared.wire.client import request
+from shared.wire.executor import Health, HealthReport, ListWritable, Prepare, Prepared, WritableDevices
+from shared.wire.protocol import ErrorReply
 from tests.assistant.helpers import error_codes, sequence
 from tests.deploy.cli import doctor
 from tests.procs import ServiceProcess, base_env, start_service, stop_all

@@ -6,22 +6,30 @@ beside it, the approval page on 127.0.0.1 (`services.approval_web.page`). It tal
 executor over ``executor.sock`` (Prepare, Inspect, Execute, Health, ListWritable: relayed for
 the assistant, which learns the writable devices without any sandbox token) and shares the store.
 
-Layers of the socket side (each may import the ones above it, `shared.*`, and the executor's
-manifest constants; never the executor's code that reads the sandbox slot)::
+Layers of the socket side (each may import the ones above it and `shared.*`; executor.sock's
+contract, operations and codes, is `shared.wire.executor`)::
 
     intake.py    pure: roles, and the propose-policy checks of a submission, in order
     limits.py    pure decisions over counts read by SQL functions: queue, hourly cap, denial pause
     admin.py     pure builders of the admin replies from store rows; the audit tail read
-    manifest.py  approval.sock's capabilities: each operation and the codes it may answer with
     service.py   the socket handler: role check, SubmitProposal (checks, limits, Prepare,
                  insert), ListWritable (relayed), the admin operations; one refusal = one
                  code + one audit row
     server.py    `socket_side`: store, migrate, expire all pending at start, serve, expiry task
-    __main__.py  start the socket side (the page joins it there)
+    page/        the approval page (beside server.py: it may import limits.py and those above)
+    __main__.py  start the socket side and the page
 
-Exception tree::
+Both the socket side and the page ask the executor through one client,
+`shared.wire.executor.ExecutorClient`.
 
-    FleetwatchError
-    ├── services.approval_web.intake.IntakeRefused   a refused request (``.code``, audited)
-    └── services.approval_web.limits.LimitReached    a limit refuses a new proposal
+Errors: `ApprovalWebError` and its subclasses (`intake.IntakeRefused`, `limits.LimitReached`,
+`page.errors.PageError`); the tree is drawn in `shared.errors`.
 """
+
+from __future__ import annotations
+
+from shared.errors import FleetwatchError
+
+
+class ApprovalWebError(FleetwatchError):
+    """approval_web refused a request or could not start; ``code`` says why."""

@@ -23,11 +23,12 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from services.approval_web import ApprovalWebError
 from services.approval_web.page import SecretSink, page_side
 from services.approval_web.server import socket_side
 from shared.config import Settings, configure_logging, load_settings
 from shared.errors import Code, FleetwatchError
-from shared.policy import Policy, ToolPolicy, load_policies
+from shared.policy.loader import Policy, ToolPolicy, load_policies
 
 logger = logging.getLogger("services.approval_web")
 
@@ -47,12 +48,12 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def page_refusal(settings: Settings) -> FleetwatchError | None:
+def page_refusal(settings: Settings) -> ApprovalWebError | None:
     """Why the approval page may not start, or None. Without a fence nothing can be proposed
     or run (seed 003, "Fence"), so the page refuses to start (``fence_not_configured``)."""
     if settings.fence_configured:
         return None
-    return FleetwatchError(
+    return ApprovalWebError(
         Code.FENCE_NOT_CONFIGURED,
         "the approval page is not started: set FLEETWATCH_WRITE_DEVICE_IDS, FLEETWATCH_WRITE_TEAM_ID"
         " or both (approval.sock still answers, and refuses every proposal)",

@@ -1,5 +1,5 @@
 """Replies of approval.sock's admin operations, built from store rows. Pure builders plus the
-one SQL read that `shared.approvals` does not offer (the audit tail).
+one SQL read that `shared.store.approvals` does not offer (the audit tail).
 
 Times are the database clock's text (``YYYY-MM-DDTHH:MM:SS.SSSZ``, UTC); ages and times to
 expiry are whole seconds computed from two such texts, never from this process's clock.
@@ -12,9 +12,9 @@ from typing import Final
 
 import aiosqlite
 
-from shared.approvals import ProposalRow, ProposalStatus
 from shared.canonical import parse_json_strict
-from shared.messages import AuditRow, ProposalDetail, ProposalState, ProposalSummary
+from shared.store.approvals import ProposalRow, ProposalStatus
+from shared.wire.approval import AuditRow, ProposalDetail, ProposalState, ProposalSummary
 
 MAX_AUDIT_TAIL: Final = 1000
 """Most audit rows one `AuditTail` returns."""

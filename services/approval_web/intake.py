@@ -39,22 +39,16 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from shared import wire
+from services.approval_web import ApprovalWebError
 from shared.binding import BoundRecord, fingerprint_hash, record_from_bytes
 from shared.canonical import CanonicalError, canonicalize_arguments
-from shared.display import visible
 from shared.errors import Code, FleetwatchError
-from shared.messages import (
-    ExpireTurn,
-    GetProposalState,
-    ListWritable,
-    Prepared,
-    RecordAsk,
-    RecordRefusal,
-    SubmitProposal,
-)
-from shared.policy import ArgumentsError, Policy, ProposeRule, ToolPolicy
-from shared.protocol import GetCapabilities, Message, message_tag
+from shared.policy.loader import ArgumentsError, Policy, ProposeRule, ToolPolicy
+from shared.text.display import visible
+from shared.wire import formats as wire
+from shared.wire.approval import ExpireTurn, GetProposalState, RecordAsk, RecordRefusal, SubmitProposal
+from shared.wire.executor import ListWritable, Prepared
+from shared.wire.protocol import GetCapabilities, Message, message_tag
 
 PROPOSED_BY: Final = ("assistant", "operator")
 """Who may be named as a proposal's author: the assistant (a model turn) or an operator (a draft)."""
@@ -63,12 +57,12 @@ MAX_REASON_CHARS: Final = wire.MAX_REASON_CHARS
 message's own cap, so decoding refuses a longer one first."""
 
 
-class IntakeRefused(FleetwatchError):
+class IntakeRefused(ApprovalWebError):
     """A request on approval.sock was refused; ``code`` says why.
 
     Attributes:
         detail: extra facts for the refusal's audit row (no secrets, fleet text made visible).
-        audited: the refusal's audit row is already written (by `shared.approvals`).
+        audited: the refusal's audit row is already written (by `shared.store.approvals`).
     """
 
     def __init__(
@@ -192,7 +186,7 @@ def check_submission(
 
     Raises:
         IntakeRefused: with the first failing check's code; the message names the reason in
-            words (tool names are shown through `shared.display.visible`).
+            words (tool names are shown through `shared.text.display.visible`).
     """
     _check_message(submit)
     if not policy.may_propose:

@@ -26,13 +26,14 @@ from dataclasses import dataclass
 
 import aiosqlite
 
-from shared.errors import Code, FleetwatchError
-from shared.messages import DenialPause
-from shared.policy import Limits
-from shared.store import db_now
+from services.approval_web import ApprovalWebError
+from shared.errors import Code
+from shared.policy.loader import Limits
+from shared.store.db import db_now
+from shared.wire.approval import DenialPause
 
 
-class LimitReached(FleetwatchError):
+class LimitReached(ApprovalWebError):
     """A limit refuses a new proposal: ``queue_full``, ``hourly_cap_reached`` or ``denial_pause``."""
 
 

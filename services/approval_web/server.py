@@ -15,14 +15,15 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 
-from services.approval_web.manifest import REQUESTS
 from services.approval_web.service import ACTOR, ApprovalService, ServiceOptions
-from shared import approvals
 from shared.config import Settings
 from shared.errors import Code, FleetwatchError
-from shared.policy import Policy, ToolPolicy
-from shared.protocol import Codec, serve_unix
-from shared.store import migrate, open_store
+from shared.policy.loader import Policy, ToolPolicy
+from shared.store import approvals
+from shared.store.db import migrate, open_store
+from shared.wire.approval import REQUESTS
+from shared.wire.protocol import Codec
+from shared.wire.server import serve_unix
 
 logger = logging.getLogger(__name__)
 

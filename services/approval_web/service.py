@@ -11,7 +11,7 @@ changed): role (``operation_not_allowed``), the policy checks of
 `services.approval_web.intake.check_submission`, the limits of
 `services.approval_web.limits`, then Prepare on executor.sock (its refusal codes pass through
 unchanged; the executor not running: ``service_unavailable``; no answer:
-``service_no_answer``), then `shared.approvals.insert_proposal`. The answer is the new
+``service_no_answer``), then `shared.store.approvals.insert_proposal`. The answer is the new
 proposal's ID and when it expires unreviewed.
 
 ListWritable is relayed to the executor as it is (this process holds no Epiphan token): the
@@ -24,7 +24,7 @@ assistant's user cannot write the store): this process writes them, actor ``assi
 for a peer whose uid is in ``FLEETWATCH_ASSISTANT_UIDS`` (`intake.check_recorder`).
 
 A request refused before its handler (malformed, an ID not of its format, a text over its cap:
-`shared.protocol`) leaves one ``refusal`` row too (`on_refused_request`), naming the operation,
+`shared.wire.protocol`) leaves one ``refusal`` row too (`on_refused_request`), naming the operation,
 the field and the frame's size, never the value.
 """
 
@@ -39,7 +39,7 @@ from typing import Any
 import aiosqlite
 import msgspec
 
-from services.approval_web import admin, manifest
+from services.approval_web import admin
 from services.approval_web.intake import (
     CheckedProposal,
     IntakeRefused,
@@ -57,11 +57,14 @@ from services.approval_web.limits import (
     count_pending,
     read_counts,
 )
-from shared import approvals
 from shared.config import Settings
-from shared.display import visible
 from shared.errors import MEANINGS, Code, FleetwatchError
-from shared.messages import (
+from shared.policy.loader import Policy, ToolPolicy
+from shared.store import approvals
+from shared.store.db import append_audit, db_now, verify_audit
+from shared.text.display import visible
+from shared.wire import approval
+from shared.wire.approval import (
     AuditReport,
     AuditRows,
     AuditTail,
@@ -72,13 +75,8 @@ from shared.messages import (
     ExpireTurn,
     GetProposalState,
     GetStatus,
-    Health,
-    HealthReport,
     ListPending,
-    ListWritable,
     PendingList,
-    Prepare,
-    Prepared,
     ProposalAccepted,
     ProposalDetail,
     ProposalState,
@@ -88,20 +86,20 @@ from shared.messages import (
     ShowProposal,
     Status,
     SubmitProposal,
+)
+from shared.wire.client import CallError
+from shared.wire.executor import (
+    HEALTH_SECONDS,
+    LIST_WRITABLE_SECONDS,
+    PREPARE_SECONDS,
+    ExecutorClient,
+    ListWritable,
+    Prepare,
+    Prepared,
     WritableDevices,
 )
-from shared.policy import Policy, ToolPolicy
-from shared.protocol import (
-    Capabilities,
-    ErrorReply,
-    GetCapabilities,
-    Message,
-    PeerCred,
-    RefusedRequest,
-    message_tag,
-    request,
-)
-from shared.store import append_audit, db_now, verify_audit
+from shared.wire.protocol import Capabilities, GetCapabilities, Message, message_tag
+from shared.wire.server import PeerCred, RefusedRequest
 
 logger = logging.getLogger(__name__)
 
@@ -126,17 +124,9 @@ class ServiceOptions:
     """
 
     proposal_ttl_seconds: int | None = None
-    prepare_timeout_seconds: float = 20.0
-    health_timeout_seconds: float = 2.0
-    list_timeout_seconds: float = 20.0
-
-
-def _known_code(text: str) -> Code:
-    try:
-        return Code(text)
-    except ValueError:
-        logger.error("the executor answered an undeclared code %r", text[:64])
-        return Code.INTERNAL_ERROR
+    prepare_timeout_seconds: float = PREPARE_SECONDS
+    health_timeout_seconds: float = HEALTH_SECONDS
+    list_timeout_seconds: float = LIST_WRITABLE_SECONDS
 
 
 class ApprovalService:
@@ -163,6 +153,7 @@ class ApprovalService:
         self._policy = policy
         self._tool_policy = tool_policy
         self._options = options or ServiceOptions()
+        self._executor = ExecutorClient(settings.executor_socket)
         self._db = asyncio.Lock()
         self._submitting = asyncio.Lock()
         self._handlers: Mapping[type[Message], Callable[[Any, PeerCred], Awaitable[Message]]] = {
@@ -206,7 +197,7 @@ class ApprovalService:
     # --- entry points -------------------------------------------------------------------
 
     async def handle(self, request: Message, peer: PeerCred) -> Message:
-        """Answer one request (the `shared.protocol.Handler` of approval.sock).
+        """Answer one request (the `shared.wire.server.Handler` of approval.sock).
 
         Raises:
             FleetwatchError: the refusal; `serve_unix` sends it as an `ErrorReply`.
@@ -233,7 +224,7 @@ class ApprovalService:
             )
 
     async def on_refused_request(self, peer: PeerCred, refused: RefusedRequest) -> None:
-        """A request refused before its handler (`shared.protocol.RefusedRequest`): one
+        """A request refused before its handler (`shared.wire.server.RefusedRequest`): one
         ``refusal`` audit row naming the operation, the field and the frame's size."""
         async with self._db:
             await approvals.audit_refusal(
@@ -316,21 +307,18 @@ class ApprovalService:
         """Prepare on executor.sock.
 
         Raises:
-            IntakeRefused: the executor's refusal code, unchanged.
-            ProtocolError: ``service_unavailable`` / ``service_no_answer``.
+            IntakeRefused: the executor's refusal code, unchanged, or ``service_unavailable``
+                / ``service_no_answer``.
         """
         message = Prepare(
             proposal_id=proposal_id, tool=checked.tool, arguments=checked.arguments, reason=reason
         )
-        reply = await request(
-            self._settings.executor_socket,
-            message,
-            Prepared,
-            timeout_seconds=self._options.prepare_timeout_seconds,
-        )
-        if isinstance(reply, ErrorReply):
-            raise IntakeRefused(_known_code(reply.code), visible(reply.message, 400))
-        return reply
+        try:
+            return await self._executor.prepare(
+                message, timeout_seconds=self._options.prepare_timeout_seconds
+            )
+        except CallError as exc:
+            raise IntakeRefused(exc.code, visible(exc.message, 400)) from exc
 
     # --- the assistant's other operations ----------------------------------------------
 
@@ -357,13 +345,9 @@ class ApprovalService:
     async def _record_refusal(self, message: RecordRefusal, peer: PeerCred) -> Count:
         """A refusal on assistant.sock, recorded for the assistant (one ``refusal`` row).
 
-        Raises:
-            IntakeRefused: ``invalid_message`` when the code is not a declared one.
+        The code is a declared one: decoding refused any other (``invalid_message``).
         """
-        try:
-            code = Code(message.code)
-        except ValueError as exc:
-            raise IntakeRefused(Code.INVALID_MESSAGE, "the refusal's code is not a declared code") from exc
+        code = message.code
         detail = {"socket": ASSISTANT_SOCKET, "uid": message.uid, "gid": message.gid, "pid": message.pid}
         detail |= {
             k: v for k, v in (("field", message.field), ("frame_bytes", message.frame_bytes)) if v is not None
@@ -380,7 +364,7 @@ class ApprovalService:
         return Count(count=1)
 
     async def _capabilities(self, message: GetCapabilities, peer: PeerCred) -> Capabilities:
-        return manifest.capabilities()
+        return approval.capabilities()
 
     async def _list_writable(self, message: ListWritable, peer: PeerCred) -> WritableDevices:
         """ListWritable relayed to executor.sock, its answer unchanged.
@@ -390,17 +374,9 @@ class ApprovalService:
                 ``service_no_answer``.
         """
         try:
-            reply = await request(
-                self._settings.executor_socket,
-                ListWritable(),
-                WritableDevices,
-                timeout_seconds=self._options.list_timeout_seconds,
-            )
-        except FleetwatchError as exc:
-            raise IntakeRefused(exc.code, exc.message) from exc
-        if isinstance(reply, ErrorReply):
-            raise IntakeRefused(_known_code(reply.code), visible(reply.message, 400))
-        return reply
+            return await self._executor.list_writable(timeout_seconds=self._options.list_timeout_seconds)
+        except CallError as exc:
+            raise IntakeRefused(exc.code, visible(exc.message, 400)) from exc
 
     # --- admin --------------------------------------------------------------------------
 
@@ -469,15 +445,10 @@ class ApprovalService:
 
     async def _executor_up(self) -> bool:
         try:
-            reply = await request(
-                self._settings.executor_socket,
-                Health(),
-                HealthReport,
-                timeout_seconds=self._options.health_timeout_seconds,
-            )
-        except FleetwatchError:
+            await self._executor.health(timeout_seconds=self._options.health_timeout_seconds)
+        except CallError:
             return False
-        return isinstance(reply, HealthReport)
+        return True
 
     async def _audit_tail(self, message: AuditTail, peer: PeerCred) -> AuditRows:
         if not 1 <= message.limit <= admin.MAX_AUDIT_TAIL:

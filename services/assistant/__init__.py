@@ -24,15 +24,12 @@ Layers (each may import only the ones above it)::
     keyword.py     the keyword answer (no model; read-only; can never propose)
     reader.py      the read slot's guarded client (opened lazily, reopened on sign-in trouble)
     service.py     `Assistant.ask`: loop or fallback, proposal lines, audit (counts only)
-    manifest.py    the capabilities manifest of assistant.sock (and the model's tools, the page)
+    manifest.py    the capabilities manifest of assistant.sock: its operations
+                   (`shared.wire.assistant`), the model's tools, the page
     server.py      assistant.sock and the production wiring; page.py the local ask page;
                    __main__.py runs them
 
-Exception tree::
-
-    FleetwatchError
-    └── AssistantError           the assistant refused or could not answer (``.code``)
-        └── ModelUnavailable     the model could not be used (``model_unavailable``)
+Errors: `AssistantError` and `ModelUnavailable` (the tree is drawn in `shared.errors`).
 """
 
 from __future__ import annotations

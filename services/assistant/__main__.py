@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from services.assistant.server import assistant_side, build_assistant
 from shared.config import Settings, configure_logging, load_settings
 from shared.errors import FleetwatchError
-from shared.policy import Policy, ToolPolicy, load_policies
+from shared.policy.loader import Policy, ToolPolicy, load_policies
 
 logger = logging.getLogger("services.assistant")
 

@@ -6,9 +6,9 @@ Every tool result (data or error) becomes exactly one block::
     {"devices":[{"Id":"19012340101","Name":"SCI 101 Lecture Hall",...}]}
     </fleet_data>
 
-Before anything else the payload goes through `shared.model_data.for_model`: secrets are
+Before anything else the payload goes through `shared.epiphan.model_data.for_model`: secrets are
 redacted, and IP addresses, serial numbers, MAC addresses and host names are withheld (the
-list `shared.model_data.NEVER_SENT`), whatever produced the payload (an Epiphan read, an error
+list `shared.epiphan.model_data.NEVER_SENT`), whatever produced the payload (an Epiphan read, an error
 message, the sandbox list relayed by approval.sock).
 
 The body is JSON in which ``<``, ``>`` and ``&`` and every hidden, control, format or bidi
@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from shared.canonical import HIDDEN_CATEGORIES, HIDDEN_CODEPOINTS
-from shared.model_data import WithheldValues, for_model
+from shared.epiphan.model_data import WithheldValues, for_model
 
 MAX_ITEMS: Final = 60
 MAX_STRING: Final = 240
@@ -97,7 +97,7 @@ def escape_json(text: str) -> str:
 def data_block(source: str, payload: Any, seen: WithheldValues | None = None) -> str:
     """One data block holding `payload` as the model may see it (see the module docstring).
     `source` must be a tool name we offered, or ``error``; it is not escaped. `seen`: the
-    withheld values of this assistant (`shared.model_data.WithheldValues`)."""
+    withheld values of this assistant (`shared.epiphan.model_data.WithheldValues`)."""
     shown = for_model(payload, seen)
     max_items = MAX_ITEMS
     while True:

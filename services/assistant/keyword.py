@@ -1,10 +1,10 @@
 """The keyword answer: read-only, no model, English or Spanish. Pure (pass the snapshot and ``now``).
 
 Used when there is no model key, or the model failed (API error, refusal, timeout). It
-understands the same questions as the rest of Fleetwatch (`shared.questions`: offline rooms,
+understands the same questions as the rest of Fleetwatch (`shared.text.questions`: offline rooms,
 recording rooms, disk, temperature, firmware, signal, the next classes, readiness, one named
 room, stream destinations, what may be changed, everything that needs attention) and answers
-each from the fleet snapshot with the shared wording (`shared.fleet_answers`). A change
+each from the fleet snapshot with the shared wording (`shared.text.fleet_answers`). A change
 request gets the room's status and a plain "nothing was proposed"; a question it cannot map
 gets the list of questions it understands. Every answer ends by saying it is the keyword
 answer. A part of the fleet that could not be read (`FleetSnapshot.unread`) is named in the
@@ -19,11 +19,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Final
 
-from shared import fleet_answers as say
-from shared.attention import DEFAULT_THRESHOLDS, Priority, Thresholds, findings
-from shared.fleet import FleetSnapshot, StorageStatus, storage_from_warnings
-from shared.questions import Intent, Topic, understand
-from shared.wording import PRIORITY_WORDS, describe_finding
+from shared.epiphan.attention import DEFAULT_THRESHOLDS, Priority, Thresholds, findings
+from shared.epiphan.fleet import FleetSnapshot, StorageStatus, storage_from_warnings
+from shared.text import fleet_answers as say
+from shared.text.questions import Intent, Topic, understand
+from shared.text.wording import PRIORITY_WORDS, describe_finding
 
 _WORDS: Final = {
     "en": {

@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from shared.messages import ProposalLine, ProposalState
+from shared.text.languages import LANGUAGES
+from shared.wire.approval import ProposalState
+from shared.wire.assistant import ProposalLine
 
-LANGUAGES: Final = ("en", "es")
 _WORD = re.compile(r"[a-záéíóúüñ]+", re.IGNORECASE)
 _SPANISH_MARKS = re.compile(r"[¿¡ñáéíóú]", re.IGNORECASE)
 _SPANISH: Final = frozenset(

@@ -2,7 +2,7 @@
 
 Three kinds of entries, all in the one `Capabilities` reply:
 
-- the socket's operations (``ask``, ``get_capabilities``): `shared.protocol.manifest_problems`
+- the socket's operations (``ask``, ``get_capabilities``): `shared.wire.protocol.manifest_problems`
   checks them against the request union both ways. ``ask`` lists the codes an `Answer` may
   carry in ``code`` (a fallback, a spent budget, a failed read).
 - ``model_tool:<group>`` entries: the codes that reach the **model** inside a data block, per
@@ -14,91 +14,42 @@ Three kinds of entries, all in the one `Capabilities` reply:
 Codes relayed unchanged from elsewhere are named as such: `READ_CODES` (the guarded read
 client), `SUBMIT_CODES` (approval.sock's ``submit_proposal``, which includes the executor's
 Prepare), `STATE_CODES` (``get_proposal_state``), `WRITABLE_CODES` (``list_writable``, the
-executor's ListWritable relayed). A test checks them against those manifests.
+executor's ListWritable relayed), each taken from approval.sock's contract
+(`shared.wire.approval.codes_of`).
 """
 
 from __future__ import annotations
 
-import typing
 from typing import Final
 
 from shared.errors import Code
-from shared.messages import AssistantRequest
-from shared.protocol import Capabilities, Message, Operation
+from shared.wire import approval
+from shared.wire.assistant import ASK_CODES, READ_CODES
+from shared.wire.assistant import OPERATIONS as SOCKET_OPERATIONS
+from shared.wire.client import CALL_CODES
+from shared.wire.protocol import Capabilities, Operation
 
 SERVICE: Final = "assistant"
 TOOL_PREFIX: Final = "model_tool:"
-REQUESTS: Final[tuple[type[Message], ...]] = typing.get_args(AssistantRequest)
 
-EPIPHAN_CODES: Final[frozenset[Code]] = frozenset(
-    {
-        Code.EPIPHAN_AUTH,
-        Code.EPIPHAN_TOOL_ERROR,
-        Code.EPIPHAN_UNREACHABLE,
-        Code.EPIPHAN_TIMEOUT,
-        Code.EPIPHAN_BAD_RESULT,
-    }
-)
-"""What a read through `shared.epiphan.EpiphanReadClient` may fail with (an offered tool is
-never refused by its guard)."""
+SOCKET_CODES: Final[frozenset[Code]] = CALL_CODES
+"""What any request on approval.sock may fail with, from the socket itself (the client's
+`CALL_CODES`)."""
 
-READ_CODES: Final[frozenset[Code]] = EPIPHAN_CODES | {
-    Code.NO_SIGN_IN,
-    Code.CONFIG_INVALID,
-    Code.SIGN_IN_DEAD,
-    Code.REFRESH_FAILED,
-    Code.SIGN_IN_BUSY,
-}
-"""A read by the assistant (`services.assistant.reader.SlotReader`): the read client's codes,
-plus the read slot's (empty, unsafe, dead, refresh failed, locked)."""
-
-SOCKET_CODES: Final[frozenset[Code]] = frozenset(
-    {Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER, Code.INTERNAL_ERROR, Code.PEER_NOT_ALLOWED}
-)
-"""What any request on approval.sock may fail with, from the socket itself."""
-
-SUBMIT_CODES: Final[frozenset[Code]] = SOCKET_CODES | {
-    Code.INVALID_MESSAGE,
-    Code.POLICY_INVALID,
-    Code.OPERATION_NOT_ALLOWED,
-    Code.OBSERVE_MODE,
-    Code.NOT_PROPOSABLE,
-    Code.SCHEMA_NOT_REVIEWED,
-    Code.HIDDEN_CHARACTER,
-    Code.NOT_CANONICALIZABLE,
-    Code.TOO_MANY_TARGETS,
-    Code.INVALID_ARGUMENTS,
-    Code.FENCE_NOT_CONFIGURED,
-    Code.QUEUE_FULL,
-    Code.HOURLY_CAP_REACHED,
-    Code.DENIAL_PAUSE,
-    Code.NO_SIGN_IN,
-    Code.DEVICE_LIST_UNREADABLE,
-    Code.TEAM_MISMATCH,
-    Code.TARGET_NOT_IN_SANDBOX,
-    Code.TARGET_NOT_ALLOWLISTED,
-    Code.CHANNEL_NOT_FOUND,
-    Code.STREAM_NOT_FOUND,
-    Code.EVENT_NOT_CURRENT,
-    Code.STATE_READ_FAILED,
-    Code.STORE_BUSY,
-}
+SUBMIT_CODES: Final[frozenset[Code]] = SOCKET_CODES | approval.codes_of("submit_proposal")
 """approval.sock's answers to ``submit_proposal``, relayed to the model unchanged."""
 
-STATE_CODES: Final[frozenset[Code]] = SOCKET_CODES | {Code.PROPOSAL_NOT_FOUND, Code.OPERATION_NOT_ALLOWED}
-"""approval.sock's answers to ``get_proposal_state``, relayed unchanged."""
+STATE_CODES: Final[frozenset[Code]] = (
+    SOCKET_CODES | approval.codes_of("get_proposal_state") | {Code.OPERATION_NOT_ALLOWED}
+)
+"""approval.sock's answers to ``get_proposal_state``, relayed unchanged (and the role check's
+refusal, should the assistant's uid ever be taken for an operator's)."""
 
-WRITABLE_CODES: Final[frozenset[Code]] = SOCKET_CODES | {
-    Code.OPERATION_NOT_ALLOWED,
-    Code.FENCE_NOT_CONFIGURED,
-    Code.POLICY_INVALID,
-    Code.NO_SIGN_IN,
-    Code.DEVICE_LIST_UNREADABLE,
-    Code.TEAM_MISMATCH,
-    Code.STATE_READ_FAILED,
-}
+WRITABLE_CODES: Final[frozenset[Code]] = (
+    SOCKET_CODES | approval.codes_of("list_writable") | {Code.OPERATION_NOT_ALLOWED}
+)
 """approval.sock's answers to ``list_writable`` (the executor's fresh sandbox read), relayed
-unchanged."""
+unchanged (and the role check's refusal)."""
 
 OWN_PROPOSE_CODES: Final[frozenset[Code]] = frozenset(
     {
@@ -144,18 +95,6 @@ TOOL_OPERATIONS: Final[tuple[Operation, ...]] = (
         "a name that was not offered: a write tool, an invented name, propose_change or "
         "list_writable_devices in observe mode",
     ),
-)
-
-ASK_CODES: Final[frozenset[Code]] = READ_CODES | {
-    Code.MODEL_UNAVAILABLE,
-    Code.BUDGET_EXCEEDED,
-    Code.INVALID_MESSAGE,
-}
-"""What an `Answer`'s ``code`` (or the `ErrorReply` to an ``ask``) may hold."""
-
-SOCKET_OPERATIONS: Final[tuple[Operation, ...]] = (
-    Operation("ask", ASK_CODES, "answer one question (the model, or the keyword answer)"),
-    Operation("get_capabilities", frozenset(), "this manifest"),
 )
 
 PAGE_PREFIX: Final = "page:"

@@ -4,12 +4,12 @@ An aiohttp app run inside the assistant process (``python -m services.assistant 
 calls the same `Assistant.ask` as assistant.sock and holds nothing secret but its form-token
 key (in memory). Its own port; never the approval page.
 
-Guards (`shared.web_guards`, the approval page's rules): every request's Host must be
+Guards (`shared.web.guards`, the approval page's rules): every request's Host must be
 ``127.0.0.1:<port>`` or ``localhost:<port>`` (``bad_host``); every POST must come from the
 page itself (``Sec-Fetch-Site``/``Origin``: ``cross_site``), fit `MAX_BODY_BYTES`
 (``body_too_large``) and carry the form token bound to the browser's session cookie
 (``csrf_failed``). GET changes nothing. Templates autoescape; answer text passes through
-`shared.display.visible` so hidden and bidi characters are shown, not obeyed. Every response
+`shared.text.display.visible` so hidden and bidi characters are shown, not obeyed. Every response
 carries `SECURITY_HEADERS` (a strict CSP: no script at all).
 """
 
@@ -25,11 +25,11 @@ import jinja2
 from aiohttp import web
 
 from services.assistant.server import MAX_QUESTION_CHARS, Asker
-from shared.display import visible
 from shared.errors import MEANINGS, Code, FleetwatchError
-from shared.local_http import serve_local
-from shared.messages import Answer
-from shared.web_guards import SECURITY_HEADERS, form_token, host_ok, new_key, post_origin_problem, token_ok
+from shared.text.display import visible
+from shared.web.guards import SECURITY_HEADERS, form_token, host_ok, new_key, post_origin_problem, token_ok
+from shared.web.local_http import serve_local
+from shared.wire.assistant import Answer
 
 AskFunction = Callable[[str, str | None], Awaitable[Answer]]
 MAX_BODY_BYTES: Final = 16 * 1024

@@ -27,6 +27,7 @@ count as resolved targets for the session (a channel ``<master>-<n>`` counts as 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -47,14 +48,16 @@ from services.assistant.tools import (
     ToolKind,
     kind_of,
 )
-from shared.epiphan import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
+from shared.epiphan.model_data import WithheldValues
+from shared.epiphan.read_batches import BatchedRead, Chunk
+from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.ids import is_master_id
-from shared.messages import ProposalAccepted, ProposalState, SubmitProposal, WritableDevices
-from shared.model_data import WithheldValues
-from shared.policy import ToolPolicy
-from shared.protocol import ErrorReply
-from shared.read_batches import BatchedRead, Chunk
+from shared.policy.loader import ToolPolicy
+from shared.wire.approval import ProposalAccepted, ProposalState, SubmitProposal
+from shared.wire.executor import WritableDevices
+
+log = logging.getLogger(__name__)
 
 MAX_PARALLEL: Final = 4
 _OWN_TOOLS: Final = frozenset({PROPOSE_CHANGE, GET_PROPOSAL_STATE, ASK_OPERATOR, LIST_WRITABLE})
@@ -66,8 +69,9 @@ WRITABLE_NOTE: Final = (
 
 
 class Reader(Protocol):
-    """The guarded read client (`shared.epiphan.EpiphanReadClient`): a per-device read of more
-    than 100 devices is split into calls of at most 100 and merged (`call_batched`)."""
+    """The guarded read client (`shared.epiphan.read_client.EpiphanReadClient`): a per-device
+    read of more than 100 devices is split into calls of at most 100 and merged
+    (`call_batched`)."""
 
     async def call_batched(self, tool: str, arguments: Mapping[str, Any] | None = None) -> BatchedRead: ...
 
@@ -249,10 +253,14 @@ class ToolRunner:
             return self._refuse(call, kind, blocked.code, blocked.reason, **blocked.facts())
         return _Plan(call, kind, proposal=proposal)
 
-    async def _state(self, proposal_id: str) -> ProposalState | ErrorReply:
-        state = await self._sink.state(proposal_id)
-        if isinstance(state, ProposalState):
-            self.session = fsm.on_proposal_state(self.session, proposal_id, state.status)
+    async def _state(self, proposal_id: str) -> ProposalState | None:
+        """The proposal's recorded state, or None when it cannot be read now."""
+        try:
+            state = await self._sink.state(proposal_id)
+        except FleetwatchError as exc:
+            log.info("the state of %s could not be read (%s)", proposal_id, exc.code)
+            return None
+        self.session = fsm.on_proposal_state(self.session, proposal_id, state.status)
         return state
 
     def _after_question(self, call: ToolCall) -> ToolOutcome:
@@ -277,25 +285,25 @@ class ToolRunner:
 
     async def _io(self, plan: _Plan) -> Any:
         call = plan.call
-        if plan.proposal is not None:
-            proposal = plan.proposal
-            return await self._sink.submit(
-                SubmitProposal(
-                    tool=proposal.tool,
-                    arguments=proposal.arguments,
-                    reason=proposal.reason,
-                    proposed_by="assistant",
-                    turn_id=self._turn_id,
-                )
-            )
-        if call.name == GET_PROPOSAL_STATE:
-            return await self._sink.state(str(call.input["proposal_id"]))
-        if call.name == LIST_WRITABLE:
-            return await self._sink.writable()
         try:
+            if plan.proposal is not None:
+                proposal = plan.proposal
+                return await self._sink.submit(
+                    SubmitProposal(
+                        tool=proposal.tool,
+                        arguments=proposal.arguments,
+                        reason=proposal.reason,
+                        proposed_by="assistant",
+                        turn_id=self._turn_id,
+                    )
+                )
+            if call.name == GET_PROPOSAL_STATE:
+                return await self._sink.state(str(call.input["proposal_id"]))
+            if call.name == LIST_WRITABLE:
+                return await self._sink.writable()
             read = await self._reader.call_batched(call.name, call.input)
         except FleetwatchError as exc:
-            return ErrorReply(code=exc.code, message=exc.message)
+            return _Failure(exc.code, exc.message)
         if not read.failed:
             return _Data(read.data)
         return _Data({"result": read.data, "could_not_read": [_unread(chunk) for chunk in read.failed]})
@@ -312,7 +320,7 @@ class ToolRunner:
 
     def _result(self, plan: _Plan, result: Any) -> ToolOutcome:
         call = plan.call
-        if isinstance(result, ErrorReply):
+        if isinstance(result, _Failure):
             return ToolOutcome(
                 call.id,
                 error_block(call.name, result.code, result.message, self._withheld),
@@ -347,6 +355,14 @@ class ToolRunner:
 @dataclass(frozen=True)
 class _Data:
     value: Any
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """A tool call that got a code instead of its result (a read, the intake, the socket)."""
+
+    code: Code
+    message: str
 
 
 def _unread(chunk: Chunk) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from services.assistant.tools import CACHE_CONTROL
-from shared.model_data import WithheldValues, text_for_model
+from shared.epiphan.model_data import WithheldValues, text_for_model
 
 SYSTEM_PROMPT: Final = """\
 You are Fleetwatch, an assistant for an audio-visual team that runs Epiphan Pearl encoders in \
@@ -83,7 +83,7 @@ def first_message(
 
     The question is the operator's own text (not fleet data) and goes as written, except that
     secrets, addresses and the withheld values in `seen` are masked
-    (`shared.model_data.text_for_model`): a pasted log line must not carry a stream key, a
+    (`shared.epiphan.model_data.text_for_model`): a pasted log line must not carry a stream key, a
     device's IP address or a serial number the assistant has read to the model.
     """
     stamp = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

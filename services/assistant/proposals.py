@@ -11,9 +11,9 @@ fence its user cannot write it). In production it is `ApprovalSocketSink` (``app
 `SubmitProposal`, `GetProposalState`, `ExpireTurn`, `ListWritable`, the last relayed to the
 executor, which reads the sandbox team afresh: the assistant never holds the sandbox sign-in;
 `RecordAsk` and `RecordRefusal`, written by approval_web as the assistant's rows); tests pass
-their own through the constructor. A sink answers with the intake's reply or an `ErrorReply`
-(a socket failure becomes one too, e.g. ``service_unavailable``); it never raises for a
-refusal.
+their own through the constructor. A sink answers with the intake's reply, or raises
+`FleetwatchError` with the intake's code or the socket's (``service_unavailable``...); only
+`record` never raises.
 """
 
 from __future__ import annotations
@@ -22,27 +22,24 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Final, Protocol
 
-from shared import wire
+from services.assistant import AssistantError
 from shared.canonical import canonical_json, canonicalize_arguments
-from shared.errors import Code, FleetwatchError
-from shared.messages import (
-    Count,
-    ExpireTurn,
-    GetProposalState,
-    ListWritable,
+from shared.errors import Code
+from shared.policy.loader import ToolPolicy
+from shared.wire import formats as wire
+from shared.wire.approval import (
+    ApprovalClient,
     ProposalAccepted,
     ProposalState,
     RecordAsk,
     RecordRefusal,
     SubmitProposal,
-    WritableDevices,
 )
-from shared.policy import ToolPolicy
-from shared.protocol import ErrorReply, Message, ProtocolError, request
+from shared.wire.client import CallError
+from shared.wire.executor import WritableDevices
 
-R = TypeVar("R", bound=Message)
 log = logging.getLogger(__name__)
 
 MAX_REASON_CHARS: Final = wire.MAX_REASON_CHARS
@@ -90,14 +87,14 @@ def check_proposal(
     if extra or missing:
         parts = [f"missing {', '.join(missing)}"] if missing else []
         parts += ["unexpected fields"] if extra else []
-        raise FleetwatchError(
+        raise AssistantError(
             Code.INVALID_ARGUMENTS, f"propose_change takes tool, arguments, reason: {'; '.join(parts)}"
         )
     tool, arguments, reason = tool_input["tool"], tool_input["arguments"], tool_input["reason"]
     if not isinstance(tool, str) or not isinstance(arguments, Mapping):
-        raise FleetwatchError(Code.INVALID_ARGUMENTS, "tool must be text and arguments an object")
+        raise AssistantError(Code.INVALID_ARGUMENTS, "tool must be text and arguments an object")
     if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON_CHARS:
-        raise FleetwatchError(
+        raise AssistantError(
             Code.INVALID_ARGUMENTS, f"reason must be 1 to {MAX_REASON_CHARS} characters of text"
         )
     rule = tool_policy.rule_for(tool)
@@ -107,7 +104,7 @@ def check_proposal(
     if allowlist:
         outside = [t for t in targets if t not in allowlist]
         if outside:
-            raise FleetwatchError(
+            raise AssistantError(
                 Code.TARGET_NOT_ALLOWLISTED, "a target is not on FLEETWATCH_WRITE_DEVICE_IDS"
             )
     key = canonical_json({"tool": rule.tool, "arguments": canonical}).decode("utf-8")
@@ -115,19 +112,21 @@ def check_proposal(
 
 
 class ProposalSink(Protocol):
-    """Where proposals go (approval.sock in production)."""
+    """Where proposals go (approval.sock in production). Every method but `record` returns its
+    answer or raises `FleetwatchError` with the intake's code (a refusal) or the socket's
+    (``service_unavailable``, ``service_no_answer``...)."""
 
-    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ErrorReply:
-        """Submit one proposal; the intake's acceptance or refusal."""
+    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted:
+        """Submit one proposal; the intake's acceptance. Raises `FleetwatchError`."""
         ...
 
-    async def state(self, proposal_id: str) -> ProposalState | ErrorReply:
-        """A proposal's recorded state."""
+    async def state(self, proposal_id: str) -> ProposalState:
+        """A proposal's recorded state. Raises `FleetwatchError`."""
         ...
 
-    async def writable(self) -> WritableDevices | ErrorReply:
+    async def writable(self) -> WritableDevices:
         """The devices a change may target now (the sandbox team within the allowlist, read
-        afresh); names in it are display data only."""
+        afresh); names in it are display data only. Raises `FleetwatchError`."""
         ...
 
     async def expire_turn(self, turn_id: str) -> int:
@@ -145,7 +144,8 @@ class ProposalSink(Protocol):
 
 
 class ApprovalSocketSink:
-    """A `ProposalSink` over ``approval.sock`` (one connection per request).
+    """A `ProposalSink` over ``approval.sock`` (`shared.wire.approval.ApprovalClient`, one
+    connection per request).
 
     Args:
         path: the socket (`Settings.approval_socket`).
@@ -158,45 +158,23 @@ class ApprovalSocketSink:
         self, path: Path, *, timeout_seconds: float = 30.0, record_timeout_seconds: float = 5.0
     ) -> None:
         self.path = path
-        self.timeout_seconds = timeout_seconds
         self.record_timeout_seconds = record_timeout_seconds
+        self._client = ApprovalClient(path, timeout_seconds=timeout_seconds)
 
-    async def _ask(self, message: Message, reply_type: type[R]) -> R | ErrorReply:
-        """One request; a socket failure becomes an `ErrorReply` with its code."""
-        try:
-            return await request(self.path, message, reply_type, timeout_seconds=self.timeout_seconds)
-        except ProtocolError as exc:
-            return ErrorReply(code=exc.code, message=exc.message)
+    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted:
+        return await self._client.submit(proposal)
 
-    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ErrorReply:
-        return await self._ask(proposal, ProposalAccepted)
+    async def state(self, proposal_id: str) -> ProposalState:
+        return await self._client.proposal_state(proposal_id)
 
-    async def state(self, proposal_id: str) -> ProposalState | ErrorReply:
-        return await self._ask(GetProposalState(proposal_id=proposal_id), ProposalState)
-
-    async def writable(self) -> WritableDevices | ErrorReply:
-        return await self._ask(ListWritable(), WritableDevices)
+    async def writable(self) -> WritableDevices:
+        return await self._client.list_writable()
 
     async def expire_turn(self, turn_id: str) -> int:
-        reply = await request(
-            self.path, ExpireTurn(turn_id=turn_id), Count, timeout_seconds=self.timeout_seconds
-        )
-        if isinstance(reply, ErrorReply):
-            raise FleetwatchError(code_of(reply.code), reply.message)
-        return reply.count
+        return (await self._client.expire_turn(turn_id)).count
 
     async def record(self, record: RecordAsk | RecordRefusal) -> None:
         try:
-            reply = await request(self.path, record, Count, timeout_seconds=self.record_timeout_seconds)
-        except ProtocolError as exc:
-            reply = ErrorReply(code=exc.code, message=exc.message)
-        if isinstance(reply, ErrorReply):
-            log.error("could not record %s through approval.sock (%s)", type(record).__name__, reply.code)
-
-
-def code_of(text: str) -> Code:
-    """The `Code` named by a wire code, or ``internal_error`` for one this build does not know."""
-    try:
-        return Code(text)
-    except ValueError:
-        return Code.INTERNAL_ERROR
+            await self._client.record(record, timeout_seconds=self.record_timeout_seconds)
+        except CallError as exc:
+            log.error("could not record %s through approval.sock (%s)", type(record).__name__, exc.code)

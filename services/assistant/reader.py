@@ -2,7 +2,7 @@
 
 The read sign-in may be placed (``fleetwatch login``) after the assistant started, and its
 access token rotates on refresh, so the slot is read when a connection is first needed
-(`shared.signin.fresh_sign_in`, which refreshes under the slot's lock), and again after a read
+(`shared.epiphan.signin.fresh_sign_in`, which refreshes under the slot's lock), and again after a read
 that failed for the sign-in (``epiphan_auth``) or the connection. Only the read slot is ever
 read here; the sandbox slot belongs to the executor.
 """
@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from shared.epiphan import EpiphanReadClient
+from shared.epiphan.fleet import FleetSnapshot
+from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_batches import BatchedRead
+from shared.epiphan.read_client import EpiphanReadClient
+from shared.epiphan.signin import fresh_sign_in
 from shared.errors import Code, FleetwatchError
-from shared.fleet import FleetSnapshot
-from shared.mcp_session import McpConnection
-from shared.read_batches import BatchedRead
-from shared.signin import fresh_sign_in
 
 _REOPEN_ON: Final = frozenset({Code.EPIPHAN_AUTH, Code.EPIPHAN_UNREACHABLE, Code.EPIPHAN_TIMEOUT})
 

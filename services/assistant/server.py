@@ -22,16 +22,18 @@ from typing import Any, Final, Protocol
 import anthropic
 
 from services.assistant import AssistantError
-from services.assistant.manifest import REQUESTS, capabilities
+from services.assistant.manifest import capabilities
 from services.assistant.proposals import ApprovalSocketSink, ProposalSink
 from services.assistant.reader import SlotReader
 from services.assistant.service import Assistant
 from shared.config import Settings
 from shared.errors import Code
-from shared.messages import Answer, Ask, RecordRefusal
-from shared.policy import Policy, ToolPolicy
-from shared.protocol import Codec, GetCapabilities, Message, PeerCred, RefusedRequest, message_tag, serve_unix
-from shared.wire import MAX_QUESTION_CHARS
+from shared.policy.loader import Policy, ToolPolicy
+from shared.wire.approval import RecordRefusal
+from shared.wire.assistant import REQUESTS, Answer, Ask
+from shared.wire.formats import MAX_QUESTION_CHARS
+from shared.wire.protocol import Codec, GetCapabilities, Message, message_tag
+from shared.wire.server import PeerCred, RefusedRequest, serve_unix
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,6 @@ have no room for text. Logs name codes and counts, never fleet text.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 import uuid
@@ -36,19 +35,13 @@ from services.assistant.pipeline import Reader, ToolRunner, TurnRecord
 from services.assistant.prompt import first_message
 from services.assistant.proposals import ProposalSink
 from services.assistant.tools import offered_names, tool_definitions
-from shared.attention import thresholds_from_policy
+from shared.epiphan.attention import thresholds_from_policy
+from shared.epiphan.fleet import FleetSnapshot
+from shared.epiphan.model_data import WithheldValues
 from shared.errors import MEANINGS, Code, FleetwatchError
-from shared.fleet import FleetSnapshot
-from shared.messages import (
-    MAX_RECORDED_PROPOSALS,
-    Answer,
-    AskTokens,
-    ProposalLine,
-    ProposalState,
-    RecordAsk,
-)
-from shared.model_data import WithheldValues
-from shared.policy import Policy, ToolPolicy
+from shared.policy.loader import Policy, ToolPolicy
+from shared.wire.approval import MAX_RECORDED_PROPOSALS, AskTokens, ProposalState, RecordAsk
+from shared.wire.assistant import Answer, ProposalLine
 
 log = logging.getLogger(__name__)
 
@@ -148,8 +141,7 @@ class Assistant:
             ending = await self._answer(question, lang, runner, spent, on_text)
         except BaseException:
             if runner.record.proposals:
-                with contextlib.suppress(Exception):
-                    await asyncio.shield(self._expire(turn_id))
+                await self._expire_after_failure(turn_id)
             raise
         expired = await self._expire(turn_id) if ending.expire and runner.record.proposals else 0
         text = ending.text + (f"\n\n{note('turn_expired', lang)}" if expired else "")
@@ -201,6 +193,15 @@ class Assistant:
             question, lang, snapshot, self._now(), thresholds_from_policy(self._policy)
         ), None
 
+    async def _expire_after_failure(self, turn_id: str) -> None:
+        """The turn failed partway (an exception, or its task cancelled): expire its proposals
+        anyway, shielded from the cancellation. A failure to do so is logged, with its
+        traceback, and never hides the turn's own failure, which the caller re-raises."""
+        try:
+            await asyncio.shield(self._expire(turn_id))
+        except Exception:  # cleanup under a failing turn: logged, the turn's own error goes on
+            log.exception("could not expire the proposals of failed turn %s", turn_id)
+
     async def _expire(self, turn_id: str) -> int:
         try:
             return await self._sink.expire_turn(turn_id)
@@ -209,8 +210,12 @@ class Assistant:
             return 0
 
     async def _line(self, proposal_id: str, tool: str, lang: str) -> ProposalLine:
-        state = await self._sink.state(proposal_id)
-        return proposal_line(proposal_id, tool, state if isinstance(state, ProposalState) else None, lang)
+        try:
+            state: ProposalState | None = await self._sink.state(proposal_id)
+        except FleetwatchError as exc:
+            log.warning("the state of %s could not be read for its line (%s)", proposal_id, exc.code)
+            state = None
+        return proposal_line(proposal_id, tool, state, lang)
 
     async def _audit(
         self,

@@ -7,11 +7,11 @@ person. ``propose`` drafts a proposal as an operator through the same intake as 
 assistant's; it still waits for a person on the page.
 
 Every name, argument and reason that came from the fleet or the model passes through
-`shared.display.visible` before a terminal shows it; ``--json`` output escapes hidden
+`shared.text.display.visible` before a terminal shows it; ``--json`` output escapes hidden
 characters as ``\\uXXXX`` (valid, lossless JSON a terminal cannot be tricked by).
 
-Errors: a refusal from the service (or the service not running) is raised as
-`FleetwatchError` with the service's code; ``main`` prints one line
+Errors: a refusal from the service (or the service not running) is raised by the socket's
+client as `shared.wire.client.CallError` with the service's code; ``main`` prints one line
 ``fleetwatch: <code>: <message>`` and exits 2. ``audit verify`` exits 1 when the chain is broken.
 """
 
@@ -20,37 +20,23 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, TypeVar
 
-import msgspec
-
-from shared.canonical import CanonicalError, hidden_character, parse_json_strict
+from services.ctl import CtlError
+from services.ctl.output import print_json
+from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
-from shared.display import visible
-from shared.errors import MEANINGS, Code, FleetwatchError
-from shared.messages import (
-    AuditReport,
+from shared.errors import MEANINGS, Code
+from shared.text.display import visible
+from shared.wire.approval import (
+    ApprovalClient,
     AuditRow,
-    AuditRows,
-    AuditTail,
-    AuditVerify,
-    Count,
-    Deny,
-    DenyAll,
-    GetStatus,
-    ListPending,
-    PendingList,
-    ProposalAccepted,
     ProposalDetail,
-    ProposalState,
     ProposalSummary,
-    SetKillSwitch,
-    ShowProposal,
     Status,
     SubmitProposal,
 )
-from shared.protocol import ErrorReply, Message, ProtocolError, request
+from shared.wire.protocol import Message
 
 R = TypeVar("R", bound=Message)
 
@@ -66,59 +52,14 @@ NEEDS_PAGE = "It still needs a person to approve it on the approval page."
 # --- the socket ----------------------------------------------------------------------------
 
 
-async def call_service(
-    service: str, socket: Path, message: Message, reply_type: type[R], *, timeout_seconds: float
-) -> R:
-    """Send one request to a service's socket and return its reply.
-
-    Raises:
-        FleetwatchError: the service's refusal (its code, the message made visible), or
-            ``service_unavailable`` / ``service_no_answer`` when `service` does not answer.
-    """
-    try:
-        reply = await request(socket, message, reply_type, timeout_seconds=timeout_seconds)
-    except ProtocolError as exc:
-        if exc.code is Code.SERVICE_UNAVAILABLE:
-            raise FleetwatchError(
-                exc.code, f"{service} is not running (nothing answers on {socket})"
-            ) from exc
-        raise
-    if isinstance(reply, ErrorReply):
-        try:
-            code = Code(reply.code)
-        except ValueError:
-            code = Code.INTERNAL_ERROR
-        raise FleetwatchError(code, visible(reply.message, 400))
-    return reply
-
-
-async def call(message: Message, reply_type: type[R], *, timeout_seconds: float = TIMEOUT_SECONDS) -> R:
-    """Send one request to approval.sock and return its reply (raises as `call_service`)."""
-    settings = load_settings()
-    return await call_service(
-        "approval_web", settings.approval_socket, message, reply_type, timeout_seconds=timeout_seconds
-    )
+def approval_client(*, timeout_seconds: float = TIMEOUT_SECONDS) -> ApprovalClient:
+    """approval.sock's client, from the settings (``FLEETWATCH_RUNTIME_DIR``). Its calls raise
+    `CallError` (a `FleetwatchError`): approval_web's refusal, or ``service_unavailable`` /
+    ``service_no_answer`` when it does not answer."""
+    return ApprovalClient(load_settings().approval_socket, timeout_seconds=timeout_seconds)
 
 
 # --- output --------------------------------------------------------------------------------
-
-
-def _escape_hidden(char: str) -> str:
-    data = char.encode("utf-16-be")
-    return "".join(f"\\u{int.from_bytes(data[i : i + 2], 'big'):04x}" for i in range(0, len(data), 2))
-
-
-def safe_json(value: Any) -> str:
-    """Indented, key-sorted JSON of `value` in which every hidden character (see
-    `shared.display`) is written as a ``\\uXXXX`` escape: lossless, and inert on a terminal."""
-    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
-    # json.dumps already escapes U+0000-U+001F inside strings: raw ones are the indentation.
-    return "".join(_escape_hidden(c) if c >= "\x7f" and hidden_character(c) else c for c in text)
-
-
-def print_reply(reply: Message | Any) -> None:
-    """Print a reply (or any msgspec/builtin value) as safe JSON."""
-    print(safe_json(msgspec.to_builtins(reply)))
 
 
 def _argument_text(value: Any) -> str:
@@ -229,9 +170,9 @@ def parse_arg_values(pairs: Sequence[str]) -> dict[str, Any]:
     for pair in pairs:
         key, sep, text = pair.partition("=")
         if not sep or not key:
-            raise FleetwatchError(Code.INVALID_ARGUMENTS, f"--arg needs KEY=VALUE, got {visible(pair, 80)!r}")
+            raise CtlError(Code.INVALID_ARGUMENTS, f"--arg needs KEY=VALUE, got {visible(pair, 80)!r}")
         if key in arguments:
-            raise FleetwatchError(Code.INVALID_ARGUMENTS, f"--arg {visible(key, 60)} is given twice")
+            raise CtlError(Code.INVALID_ARGUMENTS, f"--arg {visible(key, 60)} is given twice")
         arguments[key] = _value(text)
     return arguments
 
@@ -244,7 +185,7 @@ def _value(text: str) -> Any:
     try:
         return parse_json_strict(text)
     except CanonicalError as exc:
-        raise FleetwatchError(exc.code, exc.message) from exc
+        raise CtlError(exc.code, exc.message) from exc
 
 
 # --- commands ------------------------------------------------------------------------------
@@ -252,42 +193,42 @@ def _value(text: str) -> Any:
 
 def _out(args: argparse.Namespace, reply: Message, text: str) -> None:
     if args.json:
-        print_reply(reply)
+        print_json(reply)
     else:
         print(text)
 
 
 async def pending_list(args: argparse.Namespace) -> int:
     """``fleetwatch pending list``."""
-    reply = await call(ListPending(), PendingList)
+    reply = await approval_client().list_pending()
     _out(args, reply, render_pending(reply.items, reply.not_run))
     return 0
 
 
 async def pending_show(args: argparse.Namespace) -> int:
     """``fleetwatch pending show ID``."""
-    reply = await call(ShowProposal(proposal_id=args.proposal_id), ProposalDetail)
+    reply = await approval_client().show(args.proposal_id)
     _out(args, reply, render_detail(reply))
     return 0
 
 
 async def deny(args: argparse.Namespace) -> int:
     """``fleetwatch deny ID``."""
-    reply = await call(Deny(proposal_id=args.proposal_id), ProposalState)
+    reply = await approval_client().deny(args.proposal_id)
     _out(args, reply, f"Denied {visible(reply.proposal_id, 40)}. Nothing ran.")
     return 0
 
 
 async def deny_all(args: argparse.Namespace) -> int:
     """``fleetwatch deny-all``."""
-    reply = await call(DenyAll(), Count)
+    reply = await approval_client().deny_all()
     _out(args, reply, f"Denied {reply.count} pending proposal(s). Nothing ran.")
     return 0
 
 
 async def pause(args: argparse.Namespace) -> int:
     """``fleetwatch pause``: turn the kill switch on."""
-    reply = await call(SetKillSwitch(on=True), Status)
+    reply = await approval_client().set_kill_switch(True)
     words = "Writes paused: the executor refuses every write until `fleetwatch resume`."
     _out(args, reply, words)
     return 0
@@ -295,7 +236,7 @@ async def pause(args: argparse.Namespace) -> int:
 
 async def resume(args: argparse.Namespace) -> int:
     """``fleetwatch resume``: turn the kill switch off."""
-    reply = await call(SetKillSwitch(on=False), Status)
+    reply = await approval_client().set_kill_switch(False)
     words = "Writes resumed: each change still needs a person's approval on the page."
     _out(args, reply, words)
     return 0
@@ -303,16 +244,16 @@ async def resume(args: argparse.Namespace) -> int:
 
 async def audit_tail(args: argparse.Namespace) -> int:
     """``fleetwatch audit tail [-n N]``."""
-    reply = await call(AuditTail(limit=args.n), AuditRows)
+    reply = await approval_client().audit_tail(args.n)
     _out(args, reply, render_audit(reply.rows))
     return 0
 
 
 async def audit_verify(args: argparse.Namespace) -> int:
     """``fleetwatch audit verify``: exit 1 when the chain does not verify."""
-    reply = await call(AuditVerify(), AuditReport)
+    reply = await approval_client().audit_verify()
     if args.json:
-        print_reply(reply)
+        print_json(reply)
     elif reply.ok:
         print(f"The audit chain verifies: {reply.rows} row(s).")
     else:
@@ -332,7 +273,7 @@ async def status(args: argparse.Namespace) -> int:
             print("Processes (supervisord):")
             print("\n".join(f"  {visible(line, 200)}" for line in out.strip().splitlines()))
             print()
-    reply = await call(GetStatus(), Status)
+    reply = await approval_client().status()
     _out(args, reply, render_status(reply))
     return 0
 
@@ -342,9 +283,9 @@ async def propose(args: argparse.Namespace) -> int:
     message = SubmitProposal(
         tool=args.tool, arguments=parse_arg_values(args.arg or ()), reason=args.reason, proposed_by="operator"
     )
-    reply = await call(message, ProposalAccepted, timeout_seconds=PROPOSE_TIMEOUT_SECONDS)
+    reply = await approval_client(timeout_seconds=PROPOSE_TIMEOUT_SECONDS).submit(message)
     if args.json:
-        print_reply(reply)
+        print_json(reply)
     else:
         print(
             f"Proposal {visible(reply.proposal_id, 40)} drafted by an operator; it expires unreviewed at {reply.expires_at}."

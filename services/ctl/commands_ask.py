@@ -1,7 +1,7 @@
 """``fleetwatch ask "QUESTION"``: ask the assistant over assistant.sock and print its answer.
 
 The answer's text (the model's words, or the keyword answer) is shown line by line through
-`shared.display.visible`, so a name holding a terminal escape or a bidi override is shown, not
+`shared.text.display.visible`, so a name holding a terminal escape or a bidi override is shown, not
 obeyed; then one code-built line per proposal with its recorded state. ``--json`` prints the
 `Answer` as safe JSON. Asking cannot approve anything: a proposal waits for a person on the
 approval page.
@@ -16,10 +16,10 @@ from __future__ import annotations
 import argparse
 from typing import Any, Final
 
-from services.ctl.commands_admin import call_service, print_reply
+from services.ctl.output import print_json
 from shared.config import load_settings
-from shared.display import visible
-from shared.messages import Answer, Ask
+from shared.text.display import visible
+from shared.wire.assistant import Answer, Ask, AssistantClient
 
 TIMEOUT_SECONDS: Final = 180.0
 """Default wait for an answer: longer than the assistant's own wall budget per question."""
@@ -38,11 +38,9 @@ async def ask(args: argparse.Namespace) -> int:
     """Send one question; print the answer."""
     settings = load_settings()
     message = Ask(question=args.question, language=args.language)
-    reply = await call_service(
-        "the assistant", settings.assistant_socket, message, Answer, timeout_seconds=args.timeout
-    )
+    reply = await AssistantClient(settings.assistant_socket).ask(message, timeout_seconds=args.timeout)
     if args.json:
-        print_reply(reply)
+        print_json(reply)
     else:
         print(render_answer(reply))
     return 0

@@ -5,10 +5,10 @@ Through the guarded read client only (the policy's read list; nothing else can b
 the device list, then every per-device read for every device (in calls of at most 100 IDs,
 each call recorded), then each one-device, one-channel and one-destination read for the first
 online device, its first channel and the first destination, the presets, the knowledge base.
-Each answer is saved redacted with stable placeholders (`shared.capture_redact`): keys,
+Each answer is saved redacted with stable placeholders (`shared.epiphan.capture_redact`): keys,
 credentialed URLs, tokens, IP and MAC addresses and serial numbers never reach the folder;
 names are kept unless ``--rename``. A picture (``get_channel_image``) is never saved. The
-manifest (`shared.capture.Manifest`) records each call: tool, arguments, time, the known shape
+manifest (`shared.epiphan.capture.Manifest`) records each call: tool, arguments, time, the known shape
 its answer has (or why it has none), or its error.
 
 The folder must be new or empty, is made 0700 with files 0600, and a folder inside a git
@@ -26,7 +26,8 @@ from typing import Any, Final
 
 import msgspec
 
-from shared.capture import (
+from shared.config import load_settings
+from shared.epiphan.capture import (
     CallError,
     CaptureCall,
     Manifest,
@@ -36,16 +37,15 @@ from shared.capture import (
     write_json,
     write_manifest,
 )
-from shared.capture_redact import CaptureRedactor, Renamer
-from shared.config import load_settings
-from shared.epiphan import EpiphanError, EpiphanReadClient
+from shared.epiphan.capture_redact import CaptureRedactor, Renamer
+from shared.epiphan.fleet import PARSERS, Device, FleetShapeError, parse_devices, parse_stream_endpoints
+from shared.epiphan.fleet_shapes import outline, recognise
+from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_client import EpiphanError, EpiphanReadClient
+from shared.epiphan.redact import url_host
+from shared.epiphan.signin import fresh_sign_in
 from shared.errors import Code, FleetwatchError
-from shared.fleet import PARSERS, Device, FleetShapeError, parse_devices, parse_stream_endpoints
-from shared.fleet_shapes import outline, recognise
-from shared.mcp_session import McpConnection
-from shared.policy import ProposeRule, load_policies
-from shared.redact import url_host
-from shared.signin import fresh_sign_in
+from shared.policy.loader import ProposeRule, load_policies
 
 PER_DEVICE: Final = (
     "get_recorder_status_for_devices",
@@ -290,7 +290,7 @@ def _cms_of(job: Capturing, device_id: str | None) -> str:
 
 async def capture_command(args: argparse.Namespace) -> int:
     """``fleetwatch capture``: see the module docstring."""
-    from services.ctl.main import print_json
+    from services.ctl.output import print_json
 
     settings = load_settings()
     _, tool_policy = load_policies(settings.policy_dir, settings.policy_override)

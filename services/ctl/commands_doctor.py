@@ -19,12 +19,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from services.ctl.doctor import SERVICES, Facts, Probe, SocketFacts, as_json, exit_code, render, run_checks
+from services.ctl.output import print_json
 from shared.config import Settings, load_settings
+from shared.epiphan.slots import slot_summary
 from shared.errors import Code, FleetwatchError
-from shared.messages import GetStatus, Status
-from shared.policy import load_policies
-from shared.protocol import Capabilities, ErrorReply, GetCapabilities, ProtocolError, request
-from shared.slots import slot_summary
+from shared.policy.loader import load_policies
+from shared.wire.approval import ApprovalClient, Status
+from shared.wire.client import CallError, SocketClient
 
 PROBE_SECONDS = 3.0
 """Bound on each socket request doctor makes (seconds)."""
@@ -45,8 +46,6 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
 async def doctor_command(args: argparse.Namespace) -> int:
     checks = run_checks(await gather(load_settings()))
     if args.json:
-        from services.ctl.main import print_json
-
         print_json(as_json(checks))
     else:
         print(render(checks))
@@ -127,12 +126,10 @@ async def probe(facts: SocketFacts, allowed: bool) -> Probe:
     if facts.state != "present" or not facts.connectable:
         return Probe(facts.service, "unreachable", "permission denied")
     try:
-        reply = await request(facts.path, GetCapabilities(), Capabilities, timeout_seconds=PROBE_SECONDS)
-    except ProtocolError as exc:
-        return Probe(facts.service, "down", f"{exc.code}: {exc.message}")
-    if isinstance(reply, ErrorReply):
-        answer = "refused" if reply.code == Code.PEER_NOT_ALLOWED else "down"
-        return Probe(facts.service, answer, f"{reply.code}: {reply.message}")
+        await SocketClient(facts.path, timeout_seconds=PROBE_SECONDS).capabilities()
+    except CallError as exc:
+        answer = "refused" if exc.code is Code.PEER_NOT_ALLOWED else "down"
+        return Probe(facts.service, answer, f"{exc.code}: {exc.message}")
     return Probe(facts.service, "up")
 
 
@@ -142,12 +139,9 @@ async def queue_status(facts: SocketFacts, allowed: bool) -> tuple[Status | None
     if facts.state != "present" or not allowed or not facts.connectable:
         return None, "approval.sock is not for this user"
     try:
-        reply = await request(facts.path, GetStatus(), Status, timeout_seconds=PROBE_SECONDS)
-    except ProtocolError as exc:
+        return await ApprovalClient(facts.path, timeout_seconds=PROBE_SECONDS).status(), None
+    except CallError as exc:
         return None, str(exc.code)
-    if isinstance(reply, ErrorReply):
-        return None, reply.code
-    return reply, None
 
 
 def parse_listeners(texts: Iterable[str]) -> tuple[tuple[str, int], ...]:

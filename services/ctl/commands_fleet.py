@@ -6,13 +6,14 @@ import argparse
 from datetime import UTC, datetime
 
 from services.ctl.fleet_view import fleet_json, render_fleet
-from shared.attention import thresholds_from_policy
+from services.ctl.output import print_json
 from shared.config import Settings, load_settings
-from shared.epiphan import EpiphanReadClient
-from shared.fleet import FleetSnapshot
-from shared.mcp_session import McpConnection
-from shared.policy import Policy, ToolPolicy, load_policies
-from shared.slots import read_slot
+from shared.epiphan.attention import thresholds_from_policy
+from shared.epiphan.fleet import FleetSnapshot
+from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_client import EpiphanReadClient
+from shared.epiphan.slots import read_slot
+from shared.policy.loader import Policy, ToolPolicy, load_policies
 
 
 async def read_snapshot(settings: Settings, tool_policy: ToolPolicy) -> FleetSnapshot:
@@ -29,9 +30,7 @@ async def read_snapshot(settings: Settings, tool_policy: ToolPolicy) -> FleetSna
 
 
 def show(snapshot: FleetSnapshot, policy: Policy, as_json: bool) -> None:
-    """Print a snapshot as a table or JSON."""
-    from services.ctl.main import print_json
-
+    """Print a snapshot as a table or JSON (names escaped either way)."""
     now = datetime.now(UTC)
     if as_json:
         print_json(fleet_json(snapshot, now, thresholds_from_policy(policy)))

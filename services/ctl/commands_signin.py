@@ -22,10 +22,10 @@ import webbrowser
 from pathlib import Path
 
 from shared.config import load_settings
+from shared.epiphan.signin import ShowUrl, SignInError, logout, oauth_sign_in, static_sign_in, store_sign_in
+from shared.epiphan.signin_oauth import http_client
 from shared.errors import Code
-from shared.policy import load_policies
-from shared.signin import ShowUrl, SignInError, logout, oauth_sign_in, static_sign_in, store_sign_in
-from shared.signin_oauth import http_client
+from shared.policy.loader import load_policies
 
 
 def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import httpx2
 
-from services.ctl import supervise
+from services.ctl import CtlError, supervise
 from shared.config import Settings, load_settings
-from shared.slots import SignIn, write_slot
+from shared.epiphan.slots import SignIn, write_slot
+from shared.errors import Code
 
 
 def demo_environment(settings: Settings, scenario: str) -> dict[str, str]:
@@ -112,15 +113,13 @@ async def demo(args: argparse.Namespace) -> int:
 
     settings = load_settings()
     if not supervise.is_demo(settings):
-        from shared.errors import Code, FleetwatchError
-
-        raise FleetwatchError(
+        raise CtlError(
             Code.CONFIG_INVALID,
             "demo runs on the embedded lab only; FLEETWATCH_EPIPHAN_MCP_URL points elsewhere (use 'fleetwatch up')",
         )
     await up(args)
     settings = load_settings()
-    from shared.policy import load_policies
+    from shared.policy.loader import load_policies
 
     policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
     print()

@@ -9,7 +9,7 @@ removes the secret shapes it knows and the model's view withholds IP addresses a
 numbers (self-test); each sign-in is present, 0600 in a 0700 folder, not dead, and its expiry;
 the fence is configured; the fence level (separate users or one); socket modes and peer
 allowlists; each service answers; queue state and caps; the model on/off (key masked), exactly
-what goes to it (`shared.model_data`) and how to turn that off; the pages bound to loopback only.
+what goes to it (`shared.epiphan.model_data`) and how to turn that off; the pages bound to loopback only.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared.config import Secret, Settings
-from shared.epiphan import WRITE_TOOLS_OF_EPIPHAN, EpiphanError, guard
+from shared.epiphan.model_data import NEVER_SENT, SENT_TO_MODEL, for_model
+from shared.epiphan.read_client import WRITE_TOOLS_OF_EPIPHAN, EpiphanError, guard
 from shared.errors import Code
-from shared.messages import Status
-from shared.model_data import NEVER_SENT, SENT_TO_MODEL, for_model
+from shared.wire.approval import Status
 
 SERVICES = ("executor", "approval_web", "assistant")
 """The three services, in start order; each serves one socket."""
@@ -83,7 +83,7 @@ class Probe:
 @dataclass(frozen=True)
 class Facts:
     """Everything the checks look at. ``read_tools``/``policy_error``: the policy loaded or
-    why not; ``slots``: `shared.slots.slot_summary` per slot name; ``peers``: per service the
+    why not; ``slots``: `shared.epiphan.slots.slot_summary` per slot name; ``peers``: per service the
     allowed (uid, name) and (gid, name) lists; ``listeners``: (address, port) of TCP sockets
     listening on this host; ``status``: approval.sock's `Status` or None."""
 
@@ -171,7 +171,7 @@ _SAMPLE = {
 
 def check_redaction() -> list[Check]:
     """Self-test: planted secrets, an IP address and a serial number in known shapes must not
-    survive `shared.model_data.for_model` (redaction, then what is withheld from the model)."""
+    survive `shared.epiphan.model_data.for_model` (redaction, then what is withheld from the model)."""
     out = json.dumps(for_model(_SAMPLE))
     leaked = [s for s in _PLANTED if s in out]
     if leaked or "Main hall" not in out:
@@ -352,7 +352,7 @@ def mask(secret: Secret) -> str:
 
 
 def model_data_line() -> str:
-    """The "model data" line: exactly the lists of `shared.model_data` (the ones SECURITY.md
+    """The "model data" line: exactly the lists of `shared.epiphan.model_data` (the ones SECURITY.md
     shows), in English."""
     return (
         f"sent to the model (capped): {'; '.join(i.en for i in SENT_TO_MODEL)}. "

@@ -1,8 +1,8 @@
 """How `fleetwatch fleet` shows a fleet snapshot (pure: pass ``now``).
 
-Every name from the fleet passes through `shared.display.visible` before it reaches a
+Every name from the fleet passes through `shared.text.display.visible` before it reaches a
 terminal, so a name holding a terminal escape or a bidi override is shown, not obeyed. The
-words for findings, priorities and events are `shared.wording`'s English ones.
+words for findings, priorities and events are `shared.text.wording`'s English ones.
 """
 
 from __future__ import annotations
@@ -12,14 +12,20 @@ from typing import Any
 
 import msgspec
 
-from shared.attention import DEFAULT_THRESHOLDS, Priority, Thresholds, findings
-from shared.display import visible
-from shared.fleet import Device, FleetSnapshot
-from shared.wording import PRIORITY_WORDS, describe_event, describe_finding, recording_unknown, unread_text
+from shared.epiphan.attention import DEFAULT_THRESHOLDS, Priority, Thresholds, findings
+from shared.epiphan.fleet import Device, FleetSnapshot
+from shared.text.display import visible
+from shared.text.wording import (
+    PRIORITY_WORDS,
+    describe_event,
+    describe_finding,
+    recording_unknown,
+    unread_text,
+)
 
 WORDS = PRIORITY_WORDS["en"]
 """The priority words in English (``fleetwatch fleet`` speaks English; the wording is shared
-with the assistant's keyword answer, `shared.wording`)."""
+with the assistant's keyword answer, `shared.text.wording`)."""
 
 
 def device_row(device: Device, snapshot: FleetSnapshot, now: datetime, lead_minutes: int) -> list[str]:

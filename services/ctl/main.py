@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 from services.ctl import (
     commands_admin,
@@ -27,6 +25,7 @@ from services.ctl import (
     commands_up,
 )
 from shared.errors import FleetwatchError
+from shared.text.display import visible
 
 EPILOG = (
     "No command approves a change: a person approves each exact change on the approval page. "
@@ -65,30 +64,20 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fleetwatch`` console script."""
     words = list(sys.argv[1:] if argv is None else argv)
-    if words[:1] == ["lab"]:  # every option after "lab" is the lab's own (argparse's REMAINDER
-        from services.lab.__main__ import main as lab_main  # drops leading options)
+    if words[:1] == ["lab"]:
+        # Every option after "lab" is the lab's own (argparse's REMAINDER drops leading options).
+        from services.lab.__main__ import main as lab_main
 
         return lab_main(words[1:])
     args = build_parser().parse_args(words)
     try:
         result = asyncio.run(args.run(args))
     except FleetwatchError as exc:
-        print(f"fleetwatch: {exc.code}: {exc.message}", file=sys.stderr)
+        print(f"fleetwatch: {exc.code}: {visible(exc.message, 2000)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
     return int(result or 0)
-
-
-def print_json(value: object) -> None:
-    """Print a JSON document (datetimes as UTC ISO strings)."""
-    print(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=_json_default))
-
-
-def _json_default(value: object) -> str:
-    if isinstance(value, datetime):
-        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-    raise TypeError(type(value).__name__)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Running Fleetwatch under supervisord on one account: render, start, wait, stop.
 
-`fleetwatch up` renders ``deploy/supervisord.conf`` into ``$FLEETWATCH_RUNTIME_DIR`` and starts
+`fleetwatch up` renders ``services/ctl/supervisord.conf`` (package data) into ``$FLEETWATCH_RUNTIME_DIR`` and starts
 supervisord; in demo mode (the MCP URL is the embedded lab's) it starts the lab and the scripted
 model first, places the lab's demo sign-ins in their slots, sets the fence to the sandbox team's
 devices, and only then starts the executor, approval_web and the assistant, each waiting for the
@@ -29,11 +29,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from services.ctl import CtlError
 from shared.config import Settings
-from shared.errors import Code, FleetwatchError
+from shared.errors import Code
 
 REPO = Path(__file__).resolve().parent.parent.parent
-TEMPLATE = REPO / "deploy" / "supervisord.conf"
+"""The folder the ``services`` package is imported from (a checkout, or site-packages): each
+program's working folder."""
+TEMPLATE = Path(__file__).resolve().parent / "supervisord.conf"
+"""The configuration template, shipped with the package."""
 SERVICES = ("executor", "approval_web", "assistant")
 """Started in this order; each must answer on its socket before the next starts."""
 
@@ -44,7 +48,7 @@ START_TIMEOUT_SECONDS = 30.0
 STOP_TIMEOUT_SECONDS = 30.0
 
 
-class SuperviseError(FleetwatchError):
+class SuperviseError(CtlError):
     """supervisord could not be started, driven or stopped (code `service_unavailable`)."""
 
 
@@ -208,7 +212,7 @@ def choose_fence(settings: Settings, euid: int) -> FenceChoice:
     configured = {"sandbox": settings.sandbox_token_file, "read": settings.read_token_file}
     for slot, path in layout.slots.items():
         if configured[slot] != path:
-            raise FleetwatchError(
+            raise CtlError(
                 Code.CONFIG_INVALID,
                 f"the {slot} token slot {configured[slot]} is not {path} (deploy/install.sh's layout)",
             )

@@ -2,7 +2,7 @@
 
 It is its own process (``python -m services.executor``) listening on ``executor.sock``
 (peers: the approval_web user only, checked with ``SO_PEERCRED``). It answers Prepare,
-Inspect, Execute, Health, ListWritable and GetCapabilities (`shared.messages`).
+Inspect, Execute, Health, ListWritable and GetCapabilities (`shared.wire.executor`).
 
 What it holds, and nobody else:
 - the **sandbox sign-in**: this package is the only code that reads the sandbox token slot
@@ -20,9 +20,10 @@ Layers (each may import the ones above it, and `shared.*`)::
     verify.py        pure: the postcondition each write tool should leave, judged on a read
     write_client.py  the write client: with `EpiphanReadClient`, the only caller of
                      `McpConnection.call`; one write, once, with a timeout, never retried
+    executions.py    the executor's rows in the store: the claim of a consumed approval, the
+                     outcome, the verification, recovery after a crash (one transaction each)
     runtime.py       what operations share: settings, store + lock, key, clock, timeouts,
                      the policy as it is now, a fresh sandbox connection
-    manifest.py      the capabilities manifest: each operation and every code it may answer
     prepare.py       Prepare: bind a proposal to the sandbox team as it is, and seal it
     inspection.py    Inspect: fresh card facts and what Execute would refuse right now
     execute.py       Execute: the ordered checks, the claim, the one write, the outcome,
@@ -35,10 +36,7 @@ Layers (each may import the ones above it, and `shared.*`)::
 
 It never imports `services.approval_web` or `services.assistant`.
 
-Exception tree::
-
-    FleetwatchError
-    └── ExecutorError       a refusal or failure of an executor operation (``.code``)
+Errors: `ExecutorError` (the tree is drawn in `shared.errors`).
 """
 
 from __future__ import annotations

@@ -19,16 +19,18 @@ import secrets
 import signal
 import sys
 
-from services.executor.manifest import REQUESTS
+from services.executor.executions import recover_running
 from services.executor.runtime import DEFAULT_CALL_TIMEOUT_SECONDS, Runtime, db_time, utc_now
 from services.executor.service import ExecutorService
-from shared.approvals import EXECUTOR_ACTOR, end_stranded, expire_all_pending, recover_running
 from shared.binding import new_binding_key
 from shared.config import Settings, configure_logging, load_settings
 from shared.errors import Code, FleetwatchError
-from shared.policy import load_policies
-from shared.protocol import Codec, serve_unix
-from shared.store import migrate, open_store
+from shared.policy.loader import load_policies
+from shared.store.approvals import EXECUTOR_ACTOR, end_stranded, expire_all_pending
+from shared.store.db import migrate, open_store
+from shared.wire.executor import REQUESTS
+from shared.wire.protocol import Codec
+from shared.wire.server import serve_unix
 
 log = logging.getLogger("services.executor")
 

@@ -5,7 +5,7 @@ runs them in the issue's order, interleaved with the fresh reads they judge (ser
 
 1. `approved_record`      the approval row, the proposal and what Execute carries agree, and
    `sealed_record`        the seal verifies and the stored row agrees with the sealed record
-2. (claim the approval: `shared.approvals.claim_approval`)
+2. (claim the approval: `services.executor.executions.claim_approval`)
 3. `policy_refusal`       autonomy, the tool still proposable at this schema version, arguments
 4. `fence_refusal`        an allowlist or a team ID is configured
 5. (kill switch; the sandbox sign-in; the fresh device list, failing closed)
@@ -29,14 +29,14 @@ from typing import Any
 import msgspec
 
 from services.executor.facts import BoundFacts, changed_words
-from shared.approvals import ApprovalRow, ProposalRow
 from shared.binding import BoundRecord, TargetState, fingerprint_hash, record_from_bytes, verify_seal
 from shared.canonical import CanonicalError, canonicalize_arguments
+from shared.epiphan.fleet import Device, Event, StreamEndpoint
 from shared.errors import Code, FleetwatchError
-from shared.fleet import Device, Event, StreamEndpoint
 from shared.ids import is_channel_id, split_channel_id
-from shared.messages import Execute
-from shared.policy import Policy, ProposeRule, TargetKind, ToolPolicy
+from shared.policy.loader import Policy, ProposeRule, TargetKind, ToolPolicy
+from shared.store.approvals import ApprovalRow, ProposalRow
+from shared.wire.executor import Execute
 
 EPIPHAN_TIME = "%Y-%m-%dT%H:%M:%SZ"
 

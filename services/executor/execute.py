@@ -11,7 +11,7 @@ The order, each refusal a stable code and one ``refusal`` audit row:
    (``approval_mismatch``: the row was changed in the store), and the proposal's seal verifies
    (the row agrees with the sealed record) -- refused *before* the claim: the approval is
    ended and the proposal becomes ``not_run``; nothing can run it later;
-2. the claim (`shared.approvals.claim_approval`): the same agreement, in the same statement;
+2. the claim (`services.executor.executions.claim_approval`): the same agreement, in the same statement;
    consumed, unexpired at consumption, never claimed or ended; it inserts the ``executions``
    row (``running``). Its refusals write their own row.
 
@@ -46,23 +46,16 @@ from services.executor.checks import (
     facts_refusal,
     state_refusal,
 )
+from services.executor.executions import claim_approval, finish_execution, record_verification
 from services.executor.inspection import world_facts
 from services.executor.runtime import Runtime, db_time
 from services.executor.verify import Verdict, judge
 from services.executor.world import SandboxReader, raise_refusal, read_and_check
 from services.executor.write_client import WriteClient
-from shared.approvals import (
-    EXECUTOR_ACTOR,
-    claim_approval,
-    end_unclaimed,
-    finish_execution,
-    get_approval,
-    get_proposal,
-    record_verification,
-)
 from shared.binding import BoundRecord
 from shared.errors import Code
-from shared.messages import Execute, ExecutionReport
+from shared.store.approvals import EXECUTOR_ACTOR, end_unclaimed, get_approval, get_proposal
+from shared.wire.executor import Execute, ExecutionReport
 
 log = logging.getLogger(__name__)
 

@@ -36,8 +36,8 @@ from typing import Any
 
 from shared.binding import BoundRecord
 from shared.canonical import canonical_json
-from shared.messages import EventFacts, StreamFacts, TargetFacts
-from shared.redact import names_secret
+from shared.epiphan.redact import names_secret
+from shared.wire.executor import EventFacts, StreamFacts, TargetFacts
 
 URL_FIELDS = frozenset({"url", "Url", "URL", "uri", "Uri", "type", "Type", "protocol", "Protocol"})
 """Fields of a stream endpoint entry that decide where a stream goes, besides secret-named ones."""

@@ -32,12 +32,12 @@ from services.executor.checks import (
 from services.executor.facts import BoundFacts, bound_facts
 from services.executor.runtime import Runtime, Standing, db_time
 from services.executor.world import TargetReads
-from shared.approvals import get_proposal
 from shared.binding import BoundRecord
+from shared.epiphan.fleet import Event, StreamEndpoint
 from shared.errors import Code
-from shared.fleet import Event, StreamEndpoint
-from shared.messages import EventFacts, Inspect, Inspection, StreamFacts, TargetFacts
-from shared.policy import ToolPolicy
+from shared.policy.loader import ToolPolicy
+from shared.store.approvals import get_proposal
+from shared.wire.executor import EventFacts, Inspect, Inspection, StreamFacts, TargetFacts
 
 
 def _event_facts(event_id: str, event: Event | None) -> EventFacts:

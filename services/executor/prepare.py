@@ -9,7 +9,7 @@ upper case is found case-insensitively, then sent as listed). The disruptive rul
 whether the room is busy is shown on the card (Inspect) and decided at Execute.
 
 Prepare does not store anything: approval_web inserts the proposal
-(`shared.approvals.insert_proposal`) and writes the audit row of a refusal, which comes back
+(`shared.store.approvals.insert_proposal`) and writes the audit row of a refusal, which comes back
 as an `ErrorReply` with the code.
 """
 
@@ -20,14 +20,14 @@ from services.executor.checks import Refusal, as_listed, event_refusal, fence_re
 from services.executor.runtime import Runtime
 from services.executor.world import raise_refusal, read_and_check
 from shared.binding import fingerprint_hash, make_bound_record, record_bytes, seal
-from shared.messages import Prepare, Prepared
+from shared.wire.executor import Prepare, Prepared
 
 
 async def prepare(rt: Runtime, request: Prepare) -> Prepared:
     """The bound record of `request`, sealed with the executor's key.
 
     Raises:
-        ExecutorError: a refusal code of `services.executor.manifest.PREPARE_CODES`.
+        ExecutorError: a refusal code of `shared.wire.executor.PREPARE_CODES`.
         CanonicalError: ``not_canonicalizable`` when the record has no canonical form.
     """
     policy, tool_policy = await rt.policies()

@@ -22,13 +22,13 @@ from services.executor import ExecutorError
 from services.executor.checks import Fence, Proposed, Refusal, fence_refusal, policy_refusal
 from services.executor.facts import secret_digest
 from services.executor.world import SandboxReader, open_sandbox
-from shared.approvals import kill_switch
 from shared.binding import BoundRecord
 from shared.config import Settings
-from shared.epiphan import EpiphanReadClient
+from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_client import EpiphanReadClient
 from shared.errors import Code
-from shared.mcp_session import McpConnection
-from shared.policy import POLICY_FILE, TOOL_POLICY_FILE, Policy, PolicyError, ToolPolicy, load_policies
+from shared.policy.loader import POLICY_FILE, TOOL_POLICY_FILE, Policy, PolicyError, ToolPolicy, load_policies
+from shared.store.approvals import kill_switch
 
 DEFAULT_CALL_TIMEOUT_SECONDS = 20.0
 """Bound on each Epiphan call (reads and the write), seconds."""

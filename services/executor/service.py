@@ -1,6 +1,6 @@
 """executor.sock's handler: Prepare, Inspect, Execute, Health, ListWritable, GetCapabilities.
 
-`ExecutorService.handle` is the `shared.protocol.Handler` given to `serve_unix` (which checks
+`ExecutorService.handle` is the `shared.wire.server.Handler` given to `serve_unix` (which checks
 the peer's uid against ``FLEETWATCH_EXECUTOR_UIDS``, and its groups against
 ``FLEETWATCH_EXECUTOR_GIDS``, first; a refused peer gets ``peer_not_allowed`` and
 `on_refused_peer` writes its audit row; a request refused before the handler, malformed or with
@@ -19,15 +19,15 @@ from collections.abc import AsyncIterator
 from services.executor import ExecutorError
 from services.executor.execute import execute
 from services.executor.inspection import inspect
-from services.executor.manifest import CAPABILITIES
 from services.executor.prepare import prepare
 from services.executor.runtime import Runtime
 from services.executor.world import sandbox_sign_in
 from services.executor.writable import list_writable
-from shared.approvals import EXECUTOR_ACTOR, audit_refusal, kill_switch
 from shared.errors import Code
-from shared.messages import Execute, Health, HealthReport, Inspect, ListWritable, Prepare
-from shared.protocol import GetCapabilities, Message, PeerCred, RefusedRequest, message_tag
+from shared.store.approvals import EXECUTOR_ACTOR, audit_refusal, kill_switch
+from shared.wire.executor import CAPABILITIES, Execute, Health, HealthReport, Inspect, ListWritable, Prepare
+from shared.wire.protocol import GetCapabilities, Message, message_tag
+from shared.wire.server import PeerCred, RefusedRequest
 
 log = logging.getLogger(__name__)
 

@@ -32,9 +32,7 @@ from services.executor.checks import (
     target_states,
 )
 from shared.binding import TargetState
-from shared.epiphan import EpiphanReadClient
-from shared.errors import Code, FleetwatchError
-from shared.fleet import (
+from shared.epiphan.fleet import (
     EVENTS,
     RECORDER,
     SYSTEM,
@@ -46,10 +44,12 @@ from shared.fleet import (
     parse_recorder_status,
     parse_system_status,
 )
-from shared.mcp_session import McpConnection
-from shared.read_batches import DeviceReads
-from shared.signin import SignInError, fresh_sign_in
-from shared.slots import SignIn, SlotError, read_slot
+from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_batches import DeviceReads
+from shared.epiphan.read_client import EpiphanReadClient
+from shared.epiphan.signin import SignInError, fresh_sign_in
+from shared.epiphan.slots import SignIn, SlotError, read_slot
+from shared.errors import Code, FleetwatchError
 
 T = TypeVar("T")
 EVENTS_HORIZON = timedelta(hours=24)
@@ -71,7 +71,7 @@ def sandbox_sign_in(slot: Path) -> SignIn:
 
 async def fresh_sandbox_sign_in(slot: Path) -> SignIn:
     """The sandbox sign-in, refreshed first when its access token ends within a minute
-    (`shared.signin.fresh_sign_in`: one process refreshes under the slot's lock; rotation).
+    (`shared.epiphan.signin.fresh_sign_in`: one process refreshes under the slot's lock; rotation).
 
     Raises:
         ExecutorError: ``no_sign_in`` when the slot is missing, unusable or its sign-in is dead
@@ -146,7 +146,7 @@ class SandboxReader:
     async def targets(self, targets: tuple[str, ...], *, with_system: bool = False) -> TargetReads:
         """Recorder status and current/next events of `targets` (and system status when
         `with_system`), read in parallel through the batching client (calls of at most 100 IDs,
-        `shared.epiphan.EpiphanReadClient.per_device`), all or nothing: one call that fails or
+        `shared.epiphan.read_client.EpiphanReadClient.per_device`), all or nothing: one call that fails or
         comes back in no known shape fails the whole read. Raises `ExecutorError`
         (``state_read_failed``)."""
         ids = list(targets)

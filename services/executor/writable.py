@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from services.executor.checks import DeviceList, Fence, fence_refusal, team_refusal
 from services.executor.runtime import Runtime, db_time
 from services.executor.world import TargetReads, raise_refusal
-from shared.fleet import Device, Event
-from shared.messages import UpcomingEvent, WritableChannel, WritableDevice, WritableDevices
+from shared.epiphan.fleet import Device, Event
+from shared.wire.executor import UpcomingEvent, WritableChannel, WritableDevice, WritableDevices
 
 
 def writable_ids(listed: DeviceList, fence: Fence) -> tuple[str, ...]:

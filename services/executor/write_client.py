@@ -1,7 +1,7 @@
 """The write client: one call of one Epiphan write tool, once, and what its answer means.
 
-With `shared.epiphan.EpiphanReadClient`, this is the only class that calls
-`shared.mcp_session.McpConnection.call` (a static test holds every module to it), and the only
+With `shared.epiphan.read_client.EpiphanReadClient`, this is the only class that calls
+`shared.epiphan.mcp_session.McpConnection.call` (a static test holds every module to it), and the only
 one that sends a write tool. A `WriteClient` sends at most one call in its life: there is no
 retry of any kind, not after a timeout, not after a 401.
 
@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.executor import ExecutorError
-from shared.display import visible
-from shared.epiphan import WRITE_TOOLS_OF_EPIPHAN, is_auth_error_text
+from shared.epiphan.mcp_session import McpConnection, RawToolResult
+from shared.epiphan.read_client import WRITE_TOOLS_OF_EPIPHAN, is_auth_error_text
+from shared.epiphan.redact import redact_text
 from shared.errors import Code, FleetwatchError
-from shared.mcp_session import McpConnection, RawToolResult
-from shared.redact import redact_text
+from shared.text.display import visible
 
 DETAIL_CAP = 300
 """Characters kept of one per-target error string."""

@@ -1,4 +1,4 @@
-"""A capture folder (``fleetwatch capture``, `shared.capture`) as the lab's starting world, so
+"""A capture folder (``fleetwatch capture``, `shared.epiphan.capture`) as the lab's starting world, so
 the whole product runs on a real team's answers with no account.
 
 The captured team becomes the ``normal`` team (and a second capture, ``--capture-sandbox``, the
@@ -11,7 +11,7 @@ publishers, warnings as given, CPU, temperature and uptime, storage bytes and st
 with their channels, CMS, stream destinations and presets; IP addresses, serial numbers and
 keys are the capture's placeholders.
 
-Each tool is answered in the named shape its capture had (`shared.fleet_shapes`); a tool whose
+Each tool is answered in the named shape its capture had (`shared.epiphan.fleet_shapes`); a tool whose
 captured answer had no known shape is answered with that answer as it was, so the product's
 reaction to it can be tried. What the lab's world cannot hold (a preset or destination whose ID
 is not a UUID, an event with no start) is left out and listed in `Replay.notes`.
@@ -46,10 +46,9 @@ from services.lab.scenario import (
     check_scenario,
 )
 from services.lab.shapes import SERVED_SHAPES
-from shared.attention import newest_firmware_by_model
-from shared.capture import Capture, CaptureError, read_capture
-from shared.errors import Code
-from shared.fleet import (
+from shared.epiphan.attention import newest_firmware_by_model
+from shared.epiphan.capture import Capture, CaptureError, read_capture
+from shared.epiphan.fleet import (
     DEVICES,
     EVENTS,
     PARSERS,
@@ -63,6 +62,7 @@ from shared.fleet import (
     parse_system_status,
     parse_time,
 )
+from shared.errors import Code
 
 _GB = 1e9
 _CHANNEL = re.compile(r"^[1-9][0-9]{0,2}$")

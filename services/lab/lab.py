@@ -50,7 +50,7 @@ class LabSettings:
     older_shapes: bool = False
     access_token_ttl_seconds: int = 3600
     shapes: Mapping[str, str] = field(default_factory=dict)
-    """Named shapes (`shared.fleet_shapes`) to answer tools in, over ``older_shapes``'s."""
+    """Named shapes (`shared.epiphan.fleet_shapes`) to answer tools in, over ``older_shapes``'s."""
     verbatim: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Team → read tool → an answer to give as it is (a replayed capture's answer that had no
     known shape)."""

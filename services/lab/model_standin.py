@@ -57,7 +57,7 @@ from services.lab.model_scripts.api import (
     say,
 )
 from shared.errors import FleetwatchError
-from shared.local_http import serve_local
+from shared.web.local_http import serve_local
 
 __all__ = [
     "DEFAULT_KEY",

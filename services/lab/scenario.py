@@ -178,7 +178,7 @@ class OptionsSpec(_Spec):
     older_shapes: bool = False
     access_token_ttl_seconds: int = 3600
     shapes: dict[str, str] = {}
-    """Tool → named shape (`shared.fleet_shapes`) to answer in; a replayed capture sets the
+    """Tool → named shape (`shared.epiphan.fleet_shapes`) to answer in; a replayed capture sets the
     shapes it was captured in."""
 
 

@@ -89,7 +89,7 @@ def make_lab(
 ) -> Lab:
     """A `Lab` for a scenario (name, path or `Scenario`); ``devices`` replaces its normal team
     by a generated fleet of that size, ``sandbox_devices`` its sandbox team by a generated
-    healthy one. ``shapes`` (tool → named shape, `shared.fleet_shapes`) answers those tools in
+    healthy one. ``shapes`` (tool → named shape, `shared.epiphan.fleet_shapes`) answers those tools in
     those shapes. ``capture`` (a ``fleetwatch capture`` folder) replaces the normal team by the
     captured one, answered in its captured shapes (`services.lab.capture_scenario`), and
     ``capture_sandbox`` the sandbox team. ``None`` settings keep the scenario's own.

@@ -324,7 +324,7 @@ SERVED_SHAPES: Mapping[str, frozenset[str]] = MappingProxyType(
         "get_stream_endpoints": frozenset({"current", "endpoints", "streams", "items", "list"}),
     }
 )
-"""The named shapes (`shared.fleet_shapes`) the lab can serve, per tool (``--shape TOOL=NAME``);
+"""The named shapes (`shared.epiphan.fleet_shapes`) the lab can serve, per tool (``--shape TOOL=NAME``);
 every other tool has its one shape."""
 
 

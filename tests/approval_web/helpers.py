@@ -25,11 +25,13 @@ from shared.binding import (
     seal,
 )
 from shared.config import Settings
-from shared.messages import ExecutorRequest, Health, HealthReport, Prepare, Prepared
-from shared.policy import ToolPolicy
-from shared.protocol import Codec, ErrorReply, Message, PeerCred, request, serve_unix
-from shared.slots import SignIn, write_slot
-from shared.store import open_store
+from shared.epiphan.slots import SignIn, write_slot
+from shared.policy.loader import ToolPolicy
+from shared.store.db import open_store
+from shared.wire.client import request
+from shared.wire.executor import ExecutorRequest, Health, HealthReport, Prepare, Prepared
+from shared.wire.protocol import Codec, ErrorReply, Message
+from shared.wire.server import PeerCred, serve_unix
 from tests.procs import ServiceProcess, base_env, running_service, start_service
 
 

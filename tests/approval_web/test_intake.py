@@ -19,11 +19,13 @@ from services.approval_web.intake import (
     check_submission,
     role_of,
 )
-from services.approval_web.manifest import INTAKE_CODES, REQUESTS
 from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes, seal
 from shared.config import REPO_POLICY_DIR
 from shared.errors import Code
-from shared.messages import (
+from shared.policy.loader import Autonomy, load_policies
+from shared.wire.approval import (
+    INTAKE_CODES,
+    REQUESTS,
     AuditTail,
     AuditVerify,
     Deny,
@@ -32,15 +34,13 @@ from shared.messages import (
     GetProposalState,
     GetStatus,
     ListPending,
-    ListWritable,
-    Prepared,
     RecordRefusal,
     SetKillSwitch,
     ShowProposal,
     SubmitProposal,
 )
-from shared.policy import Autonomy, load_policies
-from shared.protocol import GetCapabilities
+from shared.wire.executor import ListWritable, Prepared
+from shared.wire.protocol import GetCapabilities
 
 POLICY, TOOL_POLICY = load_policies(REPO_POLICY_DIR)
 OBSERVE = dataclasses.replace(POLICY, autonomy=Autonomy.OBSERVE)

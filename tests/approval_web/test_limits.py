@@ -15,10 +15,10 @@ from services.approval_web.limits import (
     read_counts,
     target_denials,
 )
-from shared.approvals import deny, expire_due
 from shared.errors import Code
-from shared.policy import Limits
-from tests.shared.approval_helpers import add_proposal, conn
+from shared.policy.loader import Limits
+from shared.store.approvals import deny, expire_due
+from tests.shared.store.approval_helpers import add_proposal, conn
 
 __all__ = ["conn"]  # the fixture
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from services.approval_web import manifest
-from services.approval_web.manifest import (
+from shared.errors import MEANINGS, Code
+from shared.wire.approval import (
     INTAKE_CODES,
     LIST_WRITABLE_CODES,
     OPERATIONS,
@@ -17,23 +17,22 @@ from services.approval_web.manifest import (
     START_CODES,
     codes_of,
 )
-from services.executor.manifest import OPERATIONS as EXECUTOR_OPERATIONS
-from shared.errors import MEANINGS, Code
-from shared.protocol import TRANSPORT_CODES, manifest_problems
+from shared.wire.executor import OPERATIONS as EXECUTOR_OPERATIONS
+from shared.wire.protocol import TRANSPORT_CODES, manifest_problems
 
-PACKAGE = Path(manifest.__file__).parent
+PACKAGE = Path(__file__).resolve().parents[2] / "services" / "approval_web"
 HANDLER_MODULES = ("intake.py", "limits.py", "service.py", "admin.py", "server.py")
 
 FROM_SHARED_MODULES = {
-    Code.NOT_PROPOSABLE: "shared.policy ToolPolicy.rule_for",
-    Code.SCHEMA_NOT_REVIEWED: "shared.policy ToolPolicy.rule_for",
-    Code.TOO_MANY_TARGETS: "shared.policy ProposeRule.validate",
-    Code.INVALID_ARGUMENTS: "shared.policy ProposeRule.validate",
+    Code.NOT_PROPOSABLE: "shared.policy.loader ToolPolicy.rule_for",
+    Code.SCHEMA_NOT_REVIEWED: "shared.policy.loader ToolPolicy.rule_for",
+    Code.TOO_MANY_TARGETS: "shared.policy.loader ProposeRule.validate",
+    Code.INVALID_ARGUMENTS: "shared.policy.loader ProposeRule.validate",
     Code.HIDDEN_CHARACTER: "shared.canonical.canonicalize_arguments",
     Code.NOT_CANONICALIZABLE: "shared.canonical.canonicalize_arguments",
-    Code.SERVICE_UNAVAILABLE: "shared.protocol.request",
-    Code.SERVICE_NO_ANSWER: "shared.protocol.request",
-    Code.STORE_BUSY: "shared.store.write_tx",
+    Code.SERVICE_UNAVAILABLE: "shared.wire.client.request",
+    Code.SERVICE_NO_ANSWER: "shared.wire.client.request",
+    Code.STORE_BUSY: "shared.store.db.write_tx",
 }
 """Codes the handlers answer with that are raised inside shared modules they call."""
 

@@ -16,10 +16,12 @@ import msgspec
 import pytest
 import pytest_asyncio
 
-from services.approval_web.manifest import OPERATIONS, REQUESTS, codes_of
-from shared.approvals import approve, get_proposal
 from shared.errors import Code
-from shared.messages import (
+from shared.store.approvals import approve, get_proposal
+from shared.store.db import db_now
+from shared.wire.approval import (
+    OPERATIONS,
+    REQUESTS,
     AuditReport,
     AuditRows,
     AuditTail,
@@ -27,17 +29,10 @@ from shared.messages import (
     Count,
     Deny,
     DenyAll,
-    Execute,
-    ExecutionReport,
     ExpireTurn,
     GetProposalState,
     GetStatus,
-    Health,
-    HealthReport,
-    Inspect,
-    Inspection,
     ListPending,
-    ListWritable,
     PendingList,
     ProposalAccepted,
     ProposalDetail,
@@ -46,17 +41,20 @@ from shared.messages import (
     ShowProposal,
     Status,
     SubmitProposal,
+    codes_of,
+)
+from shared.wire.client import request
+from shared.wire.executor import (
+    Execute,
+    ExecutionReport,
+    Health,
+    HealthReport,
+    Inspect,
+    Inspection,
+    ListWritable,
     WritableDevices,
 )
-from shared.protocol import (
-    TRANSPORT_CODES,
-    Capabilities,
-    ErrorReply,
-    GetCapabilities,
-    manifest_problems,
-    request,
-)
-from shared.store import db_now
+from shared.wire.protocol import TRANSPORT_CODES, Capabilities, ErrorReply, GetCapabilities, manifest_problems
 from tests.approval_web.helpers import (
     SANDBOX_DEVICES,
     Backend,
@@ -69,6 +67,7 @@ from tests.approval_web.helpers import (
     rows,
     stack,
 )
+from tests.support import wait_until
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -258,9 +257,11 @@ async def test_an_unreviewed_proposal_expires_once_past_its_expiry(shared: Backe
             )
         assert (await ask(s.settings, ListPending(), PendingList)).items == ()
         state = GetProposalState(proposal_id=proposal.proposal_id)
-        async with asyncio.timeout(10):
-            while (await ask(s.settings, state, ProposalState)).status != "expired":
-                await asyncio.sleep(0.05)  # a real process's periodic task, hard-bounded above
+
+        async def expired() -> bool:
+            return (await ask(s.settings, state, ProposalState)).status == "expired"
+
+        await wait_until(expired, what="the proposal expired by approval_web's periodic task")
         last = (await audit(s.settings))[-1]
         assert (last["kind"], last["proposal_id"]) == ("expiry", proposal.proposal_id)
         assert last["detail"]["reason"] != "approval_web_start"
@@ -283,14 +284,17 @@ async def test_a_uid_not_on_the_allowlist_is_refused_with_an_audit_row(shared: B
     async with stack(shared, FLEETWATCH_APPROVAL_UIDS=OTHER_UID, FLEETWATCH_ASSISTANT_UIDS=OTHER_UID) as s:
         # The readiness probe that waited for the socket was refused too; its row is written
         # after the answer, so wait for it before counting (hard-bounded).
-        async with asyncio.timeout(10):
-            while not any(a["detail"].get("code") == "peer_not_allowed" for a in await audit(s.settings)):
-                await asyncio.sleep(0.02)
+        async def probe_refused() -> bool:
+            return any(a["detail"].get("code") == "peer_not_allowed" for a in await audit(s.settings))
+
+        await wait_until(probe_refused, what="the probe's refusal row")
         seen = len(await audit(s.settings))
         assert await error_code(s.settings, reboot(), ProposalAccepted) == Code.PEER_NOT_ALLOWED
-        async with asyncio.timeout(10):
-            while len(added := (await audit(s.settings))[seen:]) < 1:
-                await asyncio.sleep(0.02)  # the process writes the row after answering; hard-bounded
+
+        async def added_rows() -> list | None:
+            return (await audit(s.settings))[seen:] or None
+
+        added = await wait_until(added_rows, what="the refusal row")
         assert [(a["kind"], a["detail"]["code"], a["detail"]["uid"]) for a in added] == [
             ("refusal", "peer_not_allowed", os.getuid())
         ]

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import msgspec
 
-from services.approval_web.manifest import codes_of
 from shared.config import REPO_POLICY_DIR, Settings, load_settings
 from shared.errors import Code
-from shared.messages import Deny, ProposalAccepted, ProposalState, SubmitProposal
-from shared.policy import load_policies
+from shared.policy.loader import load_policies
+from shared.wire.approval import Deny, ProposalAccepted, ProposalState, SubmitProposal, codes_of
 from tests.approval_web.helpers import FakeExecutor, ask, audit, error_code, fake_executor, rows
 from tests.procs import base_env, running_service
 

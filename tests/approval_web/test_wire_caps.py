@@ -19,7 +19,7 @@ import pytest
 import pytest_asyncio
 
 from shared.errors import Code
-from shared.messages import (
+from shared.wire.approval import (
     AskTokens,
     Count,
     Deny,
@@ -35,7 +35,7 @@ from shared.messages import (
     Status,
     SubmitProposal,
 )
-from shared.protocol import ErrorReply
+from shared.wire.protocol import ErrorReply
 from tests.approval_web.helpers import SANDBOX_DEVICES, Backend, ask, audit, backend, rows, stack
 from tests.caps import MAX_ROW_BYTES, big, raw_exchange
 

@@ -18,10 +18,10 @@ from services.lab.scenario import Scenario
 from services.lab.server import LabHandle, run_lab
 from services.lab.state import LabClock
 from shared.config import REPO_POLICY_DIR, Settings
-from shared.messages import Answer
-from shared.policy import load_policies
-from shared.slots import SignIn, write_slot
-from shared.store import open_store
+from shared.epiphan.slots import SignIn, write_slot
+from shared.policy.loader import load_policies
+from shared.store.db import open_store
+from shared.wire.assistant import Answer
 from tests.assistant.helpers import model_client, team_reader
 from tests.procs import ServiceProcess, base_env, running_service
 

@@ -17,9 +17,9 @@ from services.lab.model_standin import StandinHandle, run_model_standin
 from services.lab.server import LabHandle, run_lab
 from services.lab.state import LabClock
 from shared.config import REPO_POLICY_DIR
-from shared.epiphan import EpiphanReadClient
-from shared.mcp_session import McpConnection
-from shared.policy import Policy, ToolPolicy, load_policies
+from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_client import EpiphanReadClient
+from shared.policy.loader import Policy, ToolPolicy, load_policies
 from tests.assistant.helpers import CountingTransport, FakeSink, model_client
 
 START = datetime(2026, 9, 16, 13, 0, 0, tzinfo=UTC)

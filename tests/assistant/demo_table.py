@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from services.lab.model_standin import StandinHandle, run_model_standin
-from shared.messages import Answer
+from shared.wire.assistant import Answer
 from tests.assistant.backend import Backend, backend
 from tests.assistant.judge import (
     Truth,

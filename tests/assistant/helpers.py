@@ -17,21 +17,12 @@ import httpx2
 from services.assistant.data_block import CLOSE, OPEN
 from services.lab.model_standin import ModelRequest, Reply, StandinHandle, say
 from services.lab.server import LabHandle
-from shared.epiphan import EpiphanReadClient
-from shared.mcp_session import McpConnection
-from shared.messages import (
-    ProposalAccepted,
-    ProposalState,
-    RecordAsk,
-    RecordRefusal,
-    SubmitProposal,
-    UpcomingEvent,
-    WritableChannel,
-    WritableDevice,
-    WritableDevices,
-)
-from shared.policy import ToolPolicy
-from shared.protocol import ErrorReply
+from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_client import EpiphanReadClient
+from shared.errors import Code, FleetwatchError
+from shared.policy.loader import ToolPolicy
+from shared.wire.approval import ProposalAccepted, ProposalState, RecordAsk, RecordRefusal, SubmitProposal
+from shared.wire.executor import UpcomingEvent, WritableChannel, WritableDevice, WritableDevices
 
 DEVICES = "get_devices_in_my_team"
 ENG101 = "19012340201"
@@ -78,8 +69,8 @@ class FakeSink:
     states in memory. It checks nothing: the real intake does (see test_fence.py).
     `writable_reply` is its answer to ``list_writable_devices``."""
 
-    refuse_with: str | None = None
-    writable_reply: WritableDevices | ErrorReply = WRITABLE
+    refuse_with: Code | None = None
+    writable_reply: WritableDevices | FleetwatchError = WRITABLE
     writable_calls: int = 0
     submissions: list[SubmitProposal] = field(default_factory=list)
     states: dict[str, ProposalState] = field(default_factory=dict)
@@ -87,10 +78,10 @@ class FakeSink:
     expired_turns: list[str] = field(default_factory=list)
     records: list[RecordAsk | RecordRefusal] = field(default_factory=list)
 
-    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ErrorReply:
+    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted:
         self.submissions.append(proposal)
         if self.refuse_with is not None:
-            return ErrorReply(code=self.refuse_with, message="refused by the fake intake")
+            raise FleetwatchError(self.refuse_with, "refused by the fake intake")
         proposal_id = f"p_{len(self.submissions)}"
         self.states[proposal_id] = ProposalState(
             proposal_id=proposal_id, tool=proposal.tool, status="pending"
@@ -98,13 +89,15 @@ class FakeSink:
         self.turns[proposal_id] = proposal.turn_id or ""
         return ProposalAccepted(proposal_id=proposal_id, expires_at="2026-09-16T13:05:00.000Z")
 
-    async def state(self, proposal_id: str) -> ProposalState | ErrorReply:
+    async def state(self, proposal_id: str) -> ProposalState:
         if proposal_id not in self.states:
-            return ErrorReply(code="proposal_not_found", message="no such proposal")
+            raise FleetwatchError(Code.PROPOSAL_NOT_FOUND, "no such proposal")
         return self.states[proposal_id]
 
-    async def writable(self) -> WritableDevices | ErrorReply:
+    async def writable(self) -> WritableDevices:
         self.writable_calls += 1
+        if isinstance(self.writable_reply, FleetwatchError):
+            raise self.writable_reply
         return self.writable_reply
 
     async def expire_turn(self, turn_id: str) -> int:

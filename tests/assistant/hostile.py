@@ -17,8 +17,8 @@ import msgspec
 
 from services.lab.model_standin import ModelRequest, Reply, Script, Text, ToolUse, json_in
 from services.lab.scenario import Scenario, load_scenario
-from shared.epiphan import WRITE_TOOLS_OF_EPIPHAN
-from shared.model_data import strings_in
+from shared.epiphan.model_data import strings_in
+from shared.epiphan.read_client import WRITE_TOOLS_OF_EPIPHAN
 
 _PAYLOADS = [
     # fake instructions, English

@@ -17,8 +17,8 @@ from services.assistant.data_block import (
     escape_json,
     strip_blocks,
 )
-from shared.model_data import WITHHELD
-from shared.redact import REDACTED
+from shared.epiphan.model_data import WITHHELD
+from shared.epiphan.redact import REDACTED
 from tests.assistant.helpers import blocks_in
 
 HOSTILE = [

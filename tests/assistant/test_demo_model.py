@@ -12,7 +12,7 @@ from services.assistant.data_block import OPEN
 from services.lab.server import run_lab
 from services.lab.state import LabClock
 from shared.canonical import hidden_character
-from shared.messages import RecordAsk
+from shared.wire.approval import RecordAsk
 from tests.assistant.conftest import START
 from tests.assistant.helpers import RECORD_CLASSROOM, FakeSink, blocks_in, error_codes, team_reader
 from tests.assistant.hostile import TAG, hostile_scenario

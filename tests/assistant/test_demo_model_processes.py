@@ -13,9 +13,9 @@ import pytest
 import pytest_asyncio
 
 from services.lab.model_standin import StandinHandle, run_model_standin
-from shared.messages import Answer, Ask
-from shared.protocol import request
-from shared.slots import SignIn, write_slot
+from shared.epiphan.slots import SignIn, write_slot
+from shared.wire.assistant import Answer, Ask
+from shared.wire.client import request
 from tests.assistant.backend import Backend, backend
 from tests.assistant.judge import Truth, judge_rooms, rooms_named
 from tests.procs import running_service

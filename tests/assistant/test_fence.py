@@ -14,11 +14,12 @@ import pytest_asyncio
 from services.assistant.manifest import TOOL_OPERATIONS, TOOL_PREFIX, capabilities
 from services.lab.model_standin import Reply, StandinHandle, ToolUse, run_model_standin, say
 from shared.config import REPO_POLICY_DIR
-from shared.messages import Answer, Ask
-from shared.policy import load_policies
-from shared.protocol import Capabilities, ErrorReply, GetCapabilities, request
-from shared.slots import SignIn, write_slot
-from shared.store import open_store, verify_audit
+from shared.epiphan.slots import SignIn, write_slot
+from shared.policy.loader import load_policies
+from shared.store.db import open_store, verify_audit
+from shared.wire.assistant import Answer, Ask
+from shared.wire.client import request
+from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities
 from tests.assistant.backend import Backend, backend
 from tests.assistant.helpers import error_codes, result_payloads, sequence
 from tests.procs import running_service

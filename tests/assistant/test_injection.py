@@ -20,7 +20,7 @@ from services.assistant.manifest import all_codes
 from services.lab.model_standin import ModelRequest, StandinHandle, run_model_standin
 from shared.canonical import hidden_character
 from shared.config import REPO_POLICY_DIR
-from shared.policy import load_policies
+from shared.policy.loader import load_policies
 from tests.assistant.backend import Backend, backend
 from tests.assistant.helpers import blocks_in, result_payloads
 from tests.assistant.hostile import FIRST_READS, HOSTILE_NAMES, TAG, hostile_scenario, obedient, obeying

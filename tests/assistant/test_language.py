@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from services.assistant.language import choose, detect, proposal_line, proposal_status
-from shared.messages import ProposalState
+from shared.wire.approval import ProposalState
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from services.approval_web.manifest import codes_of
-from services.assistant import manifest
 from services.assistant.manifest import (
     ASK_CODES,
     OWN_PROPOSE_CODES,
@@ -24,7 +22,9 @@ from services.assistant.manifest import (
 )
 from services.assistant.tools import ASK_OPERATOR, GET_PROPOSAL_STATE, LIST_WRITABLE, PROPOSE_CHANGE
 from shared.errors import Code
-from shared.protocol import TRANSPORT_CODES, manifest_problems
+from shared.wire.approval import codes_of
+from shared.wire.assistant import REQUESTS
+from shared.wire.protocol import TRANSPORT_CODES, manifest_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "services" / "assistant"
@@ -40,7 +40,7 @@ def _package_files() -> list[Path]:
 
 
 def test_the_socket_operations_match_the_request_union_both_ways():
-    assert manifest_problems(SOCKET_OPERATIONS, manifest.REQUESTS) == ()
+    assert manifest_problems(SOCKET_OPERATIONS, REQUESTS) == ()
     assert capabilities().operations == SOCKET_OPERATIONS + TOOL_OPERATIONS + PAGE_OPERATIONS
 
 
@@ -53,15 +53,15 @@ def test_every_code_the_package_names_is_declared():
 def test_every_declared_code_has_a_source_in_the_code_or_is_relayed_from_a_declared_manifest():
     own = _codes_named_in(*_package_files())
     policy_and_canonical = _codes_named_in(
-        ROOT / "shared" / "policy_model.py",
-        ROOT / "shared" / "policy_schema.py",
+        ROOT / "shared" / "policy" / "model.py",
+        ROOT / "shared" / "policy" / "schema.py",
         ROOT / "shared" / "canonical.py",
     )
     reads = _codes_named_in(
-        *(ROOT / "shared").glob("signin*.py"),
-        ROOT / "shared" / "epiphan.py",
-        ROOT / "shared" / "mcp_session.py",
-        ROOT / "shared" / "slots.py",
+        *(ROOT / "shared" / "epiphan").glob("signin*.py"),
+        ROOT / "shared" / "epiphan" / "read_client.py",
+        ROOT / "shared" / "epiphan" / "mcp_session.py",
+        ROOT / "shared" / "epiphan" / "slots.py",
     )
     assert READ_CODES <= reads
     assert OWN_PROPOSE_CODES <= own | policy_and_canonical

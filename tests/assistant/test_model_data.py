@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 
 from services.lab.model_standin import Reply, ToolUse
-from shared.messages import WritableChannel, WritableDevice, WritableDevices
-from shared.model_data import WITHHELD
-from shared.redact import REDACTED
+from shared.epiphan.model_data import WITHHELD
+from shared.epiphan.redact import REDACTED
+from shared.wire.executor import WritableChannel, WritableDevice, WritableDevices
 from tests.assistant.helpers import (
     DEVICES,
     SANDBOX_CLASSROOM,

@@ -10,7 +10,7 @@ import httpx2
 import pytest
 
 from services.assistant.page import COOKIE, PRESETS, serve_page
-from shared.messages import Answer, ProposalLine
+from shared.wire.assistant import Answer, ProposalLine
 
 
 @dataclass

@@ -17,8 +17,8 @@ from services.lab.model_scripts.api import Reply, ToolUse, say
 from services.lab.model_standin import run_model_standin
 from services.lab.server import LabHandle, run_lab
 from services.lab.state import LabClock
-from shared.epiphan import EpiphanReadClient
-from shared.mcp_session import McpConnection
+from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_client import EpiphanReadClient
 from tests.assistant.conftest import START
 from tests.assistant.helpers import blocks_in, model_client, sequence
 from tests.assistant.judge import Truth, judge_rooms, rooms_named

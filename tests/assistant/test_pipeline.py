@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from services.lab.model_standin import Reply, Text, ToolUse, say
-from shared.protocol import ErrorReply
+from shared.errors import Code, FleetwatchError
 from tests.assistant.helpers import (
     DEVICES,
     ENG101,
@@ -86,7 +86,7 @@ async def test_the_writable_list_comes_from_the_sink_as_data_and_resolves_its_de
 async def test_a_refused_writable_list_resolves_nothing_and_reaches_the_model_as_its_code(
     standin, make_assistant
 ):
-    sink = FakeSink(writable_reply=ErrorReply(code="no_sign_in", message="no sandbox sign-in"))
+    sink = FakeSink(writable_reply=FleetwatchError(Code.NO_SIGN_IN, "no sandbox sign-in"))
     standin.set_script(
         sequence(_batch(WRITABLE), _batch(("propose_change", RECORD_CLASSROOM)), say("could not"))
     )

@@ -9,7 +9,6 @@ written by approval_web with actor ``assistant``, small, and never holding what 
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,13 +18,15 @@ import msgspec
 import pytest
 import pytest_asyncio
 
+from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
-from shared.messages import Answer, Ask
-from shared.protocol import ErrorReply, request
-from shared.slots import SignIn, write_slot
+from shared.wire.assistant import Answer, Ask
+from shared.wire.client import request
+from shared.wire.protocol import ErrorReply
 from tests.assistant.backend import Backend, backend
 from tests.caps import HUGE, MAX_ROW_BYTES, raw_exchange
 from tests.procs import ServiceProcess, running_service
+from tests.support import wait_until
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -92,15 +93,17 @@ async def test_a_peer_off_assistant_socks_allowlist_is_refused_and_recorded_thro
     env = assistant_env(shared, tmp_path, FLEETWATCH_ASSISTANT_UIDS=str(os.getuid() + 4242))
     async with running_service("services.assistant", env) as assistant:
         # The readiness probe that waited for the socket was refused too: count from here.
-        async with asyncio.timeout(TIMEOUT):
-            while not await refusals_on_assistant_sock(shared):
-                await asyncio.sleep(0.02)  # a real process records it; hard-bounded
+        await wait_until(
+            lambda: refusals_on_assistant_sock(shared), what="the probe's refusal row", seconds=TIMEOUT
+        )
         seen = len(await refusals_on_assistant_sock(shared))
         reply = await request(assistant.socket, Ask(question="hello"), Answer, timeout_seconds=TIMEOUT)
         assert isinstance(reply, ErrorReply) and reply.code == Code.PEER_NOT_ALLOWED
-        async with asyncio.timeout(TIMEOUT):
-            while len(added := (await refusals_on_assistant_sock(shared))[seen:]) < 1:
-                await asyncio.sleep(0.02)  # the row is written before the answer; hard-bounded
+
+        async def added_rows() -> list | None:
+            return (await refusals_on_assistant_sock(shared))[seen:] or None
+
+        added = await wait_until(added_rows, what="the refusal row", seconds=TIMEOUT)
     assert [(r["actor"], r["operation"], r["code"], r["uid"]) for r in added] == [
         ("assistant", "connect", "peer_not_allowed", os.getuid())
     ]

@@ -11,7 +11,7 @@ import pytest
 
 from services.assistant.budget import Budget
 from services.lab.model_standin import Reply, Text, ToolUse, cached_prefix, say
-from shared.messages import RecordAsk
+from shared.wire.approval import RecordAsk
 from tests.assistant.helpers import (
     DEVICES,
     ENG101,

@@ -16,7 +16,7 @@ from services.assistant.tools import (
     tool_definitions,
 )
 from services.lab.tools import TOOLS
-from shared.epiphan import WRITE_TOOLS_OF_EPIPHAN
+from shared.epiphan.read_client import WRITE_TOOLS_OF_EPIPHAN
 
 
 def test_no_write_tool_and_no_picture_tool_is_ever_offered(policies):

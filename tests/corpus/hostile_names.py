@@ -3,7 +3,7 @@
 Any name that comes from the fleet (Epiphan) or from the model is untrusted data. These strings
 try to break out of markup, hide or reorder text, or pass as instructions (in English and
 Spanish). Every surface that shows a name must render each one inert: escaped, hidden and bidi
-characters made visible (`shared.display.visible`), long ones capped; and a model seeing them
+characters made visible (`shared.text.display.visible`), long ones capped; and a model seeing them
 must never turn them into a proposal.
 
 `HOSTILE_NAMES` is the whole corpus (at least 60, each distinct); `BY_KIND` groups it by what

@@ -2,13 +2,13 @@
 text with secrets in it. All hosts, keys and passwords are invented (`.example` hosts, RFC 5737
 and 3849 addresses).
 
-`STREAM_URLS`: URL -> exactly what `shared.redact.redact_url` must make of it. Stream schemes
+`STREAM_URLS`: URL -> exactly what `shared.epiphan.redact.redact_url` must make of it. Stream schemes
 (``rtmp``, ``rtmps``, ``srt``, ``rtsp``, ``rist``, ``udp``...) lose their path (where keys ride),
 every query value except the protocol's own options, and any fragment; every scheme loses its
 user info and the values of secret-named query parameters (any case, percent-encoded names too).
 
 `SECRET_TEXTS`: (text, the secrets that must vanish, words that must stay) for
-`shared.redact.redact_text`. `BENIGN_TEXTS`: text that must come out unchanged.
+`shared.epiphan.redact.redact_text`. `BENIGN_TEXTS`: text that must come out unchanged.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from services.lab.server import LabHandle
-from shared.slots import SignIn, write_slot
+from shared.epiphan.slots import SignIn, write_slot
 
 
 def run_cli(*args: str, home: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:

@@ -14,8 +14,8 @@ import pytest
 from services.ctl.commands_capture import compare_arguments
 from services.lab.scenario import load_scenario
 from services.lab.server import LabHandle, run_lab
-from shared.capture import read_capture
-from shared.epiphan import READ_TOOLS_OF_EPIPHAN
+from shared.epiphan.capture import read_capture
+from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN
 from tests.captures import capture_leaks, scenario_secrets
 from tests.ctl.cli import run_cli_async, sign_in_home
 

@@ -4,15 +4,14 @@ end through the real approval.sock of a running approval_web (``main`` called in
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 import pytest
 
-from services.ctl.commands_admin import parse_arg_values, render_detail, render_status, safe_json
+from services.ctl.commands_admin import parse_arg_values, render_detail, render_status
 from services.ctl.main import EPILOG, build_parser
 from shared.errors import Code, FleetwatchError
-from shared.messages import DenialPause, ProposalDetail, ProposalSummary, Status
+from shared.wire.approval import DenialPause, ProposalDetail, ProposalSummary, Status
 from tests.approval_web.helpers import SANDBOX_DEVICES
 
 A, B, C = SANDBOX_DEVICES
@@ -85,13 +84,6 @@ def test_every_admin_command_takes_json_and_its_help_says_no_command_approves() 
 
 
 # --- output ----------------------------------------------------------------------------------------------
-
-
-def test_json_output_escapes_hidden_characters_and_stays_lossless() -> None:
-    value = {"reason": "stop \u202eecalp siht\u202c now", "name": "Aula Cámara 2"}
-    text = safe_json(value)
-    assert "\u202e" not in text and "\\u202e" in text and "Cámara" in text
-    assert json.loads(text) == value
 
 
 def _detail(**changes: Any) -> ProposalDetail:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from services.assistant.server import assistant_side
 from shared.config import load_settings
-from shared.messages import Answer, ProposalLine
+from shared.wire.assistant import Answer, ProposalLine
 from tests.ctl.cli import fleetwatch_async
 from tests.procs import base_env
 

@@ -27,18 +27,13 @@ from services.ctl.doctor import (
 )
 from services.lab.server import LabHandle, run_lab
 from shared.config import REPO_POLICY_DIR, Settings, load_settings
-from shared.epiphan import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
-from shared.slots import SignIn, read_slot, write_slot
+from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
+from shared.epiphan.slots import SignIn, read_slot, write_slot
 from tests.deploy.cli import doctor
 from tests.procs import base_env, start_service, stop_all
+from tests.support import free_port
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class Setup:

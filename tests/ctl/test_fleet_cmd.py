@@ -2,24 +2,38 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
 from services.ctl.main import build_parser
+from services.lab.scenario import Scenario
 from services.lab.server import run_lab
+from shared.text.display import has_hidden
+from tests.assistant.hostile import hostile_scenario
 from tests.ctl.cli import run_cli, run_cli_async, sign_in_home
+
+
+@contextlib.asynccontextmanager
+async def home_on(scenario: str | Scenario, home: Path) -> AsyncIterator[Path]:
+    """A lab of `scenario` on the real clock (the CLI reads the time itself), its normal team's
+    token in the read slot of `home`."""
+    async with run_lab(scenario) as lab:
+        sign_in_home(home, lab)
+        yield home
 
 
 @pytest.fixture
 async def lab_home(tmp_path):
-    """The campus lab on the real clock (the CLI reads the time itself), its normal team's token in the read slot of a home."""
-    async with run_lab("campus") as lab:
-        sign_in_home(tmp_path, lab)
-        yield tmp_path
+    """The campus lab, its normal team's token in the read slot of a home."""
+    async with home_on("campus", tmp_path) as home:
+        yield home
 
 
 async def test_fleet_shows_the_lab_fleet_with_attention_words(lab_home):
@@ -62,6 +76,25 @@ def test_an_unknown_fleetwatch_variable_is_refused_before_anything_runs(tmp_path
         check=False,
     )
     assert result.returncode == 2 and "config_invalid" in result.stderr and name in result.stderr
+
+
+@pytest.fixture
+async def hostile_home(tmp_path):
+    """The campus lab with every name replaced by a hostile one (bidi overrides, terminal
+    escapes, zero-width characters), its normal team's token in the read slot of a home."""
+    async with home_on(hostile_scenario(), tmp_path) as home:
+        yield home
+
+
+async def test_fleet_prints_hostile_names_inert_as_text_and_as_json(hostile_home):
+    code, text, err = await run_cli_async("fleet", home=hostile_home)
+    assert code == 0, err
+    assert "⟦U+" in text and not has_hidden(text.replace("\n", ""))
+    code, out, err = await run_cli_async("fleet", "--json", home=hostile_home)
+    assert code == 0, err
+    assert not has_hidden(out.replace("\n", "")) and "\\u202e" in out
+    names = {d["name"] for d in json.loads(out)["snapshot"]["devices"]}
+    assert any("\u202e" in name for name in names)  # lossless: the JSON still holds the real name
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ import pytest_asyncio
 
 from services.lab.server import LabHandle, run_lab
 from shared.config import load_settings
-from shared.epiphan import READ_TOOLS_OF_EPIPHAN
-from shared.signin import oauth_sign_in, store_sign_in
-from shared.signin_oauth import http_client
-from shared.slots import read_slot
+from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN
+from shared.epiphan.signin import oauth_sign_in, store_sign_in
+from shared.epiphan.signin_oauth import http_client
+from shared.epiphan.slots import read_slot
 from tests.deploy.person import Person, come_back, pick_team
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

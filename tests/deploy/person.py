@@ -36,7 +36,7 @@ async def come_back(redirect_url: str) -> int:
 
 
 class Person:
-    """The person at the browser during `shared.signin.oauth_sign_in`: shown the address, they
+    """The person at the browser during `shared.epiphan.signin.oauth_sign_in`: shown the address, they
     pick `team` on the lab's page; the browser then comes back to the loopback listener, or
     (paste mode) they paste the address it was sent to."""
 

@@ -21,7 +21,6 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import stat
 import subprocess
 import tempfile
@@ -33,9 +32,10 @@ import pytest
 import pytest_asyncio
 
 from services.lab.server import LabHandle, run_lab
-from shared.messages import AuditRows, AuditTail
-from shared.protocol import Capabilities, GetCapabilities, request
-from shared.slots import SignIn, write_slot
+from shared.epiphan.slots import SignIn, write_slot
+from shared.wire.approval import AuditRows, AuditTail
+from shared.wire.client import request
+from shared.wire.protocol import Capabilities, GetCapabilities
 from tests.deploy.cli import doctor
 from tests.deploy.probes import WRITE_STORE
 from tests.deploy.systemd_units import (
@@ -51,12 +51,12 @@ from tests.deploy.systemd_units import (
     unique_name,
     unit_path,
 )
+from tests.support import free_port, wait_for_socket_file
 
 pytestmark = [
     pytest.mark.skipif(not can_make_users(), reason="needs root and useradd (CI runs as root)"),
     pytest.mark.asyncio(loop_scope="module"),
 ]
-READY_SECONDS = 30.0
 IDLE = "29088800001"  # a sandbox device of the campus lab, not recording
 
 
@@ -88,25 +88,6 @@ class Deployment:
         launch = self.launches[unit]
         launch = replace(launch, extra_groups=launch.extra_groups + extra_groups)
         return run_as(launch, [self.python, "-c", code, *args], cwd="/")
-
-
-async def wait_for_socket(process: asyncio.subprocess.Process, path: Path, log: Path) -> None:
-    """Until `path` is a socket with its final mode (serve_unix sets 0660 after binding); polls
-    a real external process with a hard bound. Never connects (that would be audited)."""
-    async with asyncio.timeout(READY_SECONDS):
-        while True:
-            assert process.returncode is None, log.read_text()[-3000:]
-            with contextlib.suppress(FileNotFoundError):
-                info = path.lstat()
-                if stat.S_ISSOCK(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o660:
-                    return
-            await asyncio.sleep(0.05)  # polling a real external process, hard-bounded above
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def configure(env_file: Path, lab: LabHandle) -> None:
@@ -154,7 +135,7 @@ async def start(deployment: Deployment, extra: dict[str, str]) -> None:
                 stdout=sink,
                 stderr=sink,
             )
-        await wait_for_socket(deployment.processes[unit], launch.ready_socket, log)
+        await wait_for_socket_file(deployment.processes[unit], launch.ready_socket, log)
     deployment.cli_env = {
         **{k: scratch.path(v) for k, v in environment_file(root / "etc" / name / f"{name}.env").items()},
         "FLEETWATCH_RUNTIME_DIR": str(root / "run" / name),
@@ -253,7 +234,8 @@ async def test_the_assistants_user_cannot_connect_to_executor_sock(deployment):
 
 FORCED = """
 import asyncio, sys
-from shared.protocol import GetCapabilities, Capabilities, request
+from shared.wire.protocol import GetCapabilities, Capabilities
+from shared.wire.client import request
 reply = asyncio.run(request(sys.argv[1], GetCapabilities(), Capabilities, timeout_seconds=10))
 print(getattr(reply, "code", type(reply).__name__))
 """
@@ -296,8 +278,8 @@ async def test_the_assistants_user_cannot_read_the_page_secret(deployment):
 
 SUBMIT = """
 import asyncio, sys
-from shared.messages import SubmitProposal, ProposalAccepted
-from shared.protocol import request
+from shared.wire.approval import SubmitProposal, ProposalAccepted
+from shared.wire.client import request
 proposal = SubmitProposal(
     tool="batch_recording", arguments={"action": "start", "device_ids": [sys.argv[2] + "-1"]},
     reason="fence test", proposed_by="assistant", turn_id="t_" + "f" * 32,
@@ -307,10 +289,10 @@ print(getattr(reply, "proposal_id", None) or reply.code)
 """
 APPROVE_AND_EXECUTE = """
 import asyncio, sys
-from shared.approvals import approve
-from shared.messages import Execute, ExecutionReport, Inspect, Inspection
-from shared.protocol import request
-from shared.store import db_now, open_store
+from shared.store.approvals import approve
+from shared.wire.executor import Execute, ExecutionReport, Inspect, Inspection
+from shared.wire.client import request
+from shared.store.db import db_now, open_store
 
 async def main():
     inspection = await request(sys.argv[2], Inspect(proposal_id=sys.argv[3]), Inspection, timeout_seconds=60)
@@ -393,8 +375,8 @@ async def test_the_assistants_user_cannot_modify_the_store_while_the_executors_a
 
 ASK = """
 import asyncio, sys
-from shared.messages import Answer, Ask
-from shared.protocol import request
+from shared.wire.assistant import Answer, Ask
+from shared.wire.client import request
 reply = asyncio.run(request(sys.argv[1], Ask(question="What needs attention?"), Answer, timeout_seconds=60))
 print(getattr(reply, "answered_by", None) or reply.code)
 """

@@ -16,13 +16,15 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from shared.protocol import Capabilities, Codec, GetCapabilities, Message, PeerCred, serve_unix
+from shared.wire.protocol import Capabilities, Codec, GetCapabilities, Message
+from shared.wire.server import PeerCred, serve_unix
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a client as another user")
 OPERATORS_GID = 4242  # any gid: setgroups() takes numbers
 CLIENT = """
 import asyncio, sys
-from shared.protocol import GetCapabilities, Capabilities, request
+from shared.wire.protocol import GetCapabilities, Capabilities
+from shared.wire.client import request
 reply = asyncio.run(request(sys.argv[1], GetCapabilities(), Capabilities, timeout_seconds=10))
 print(getattr(reply, "code", None) or reply.service)
 """

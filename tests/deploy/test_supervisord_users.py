@@ -13,7 +13,6 @@ import grp
 import os
 import pwd
 import shutil
-import socket
 import stat
 import subprocess
 import tempfile
@@ -37,15 +36,10 @@ from tests.deploy.systemd_units import (
     service_python,
     unique_name,
 )
+from tests.support import demo_ports
 
 needs_root = pytest.mark.skipif(not can_make_users(), reason="needs root and useradd (CI runs as root)")
 PROGRAMS = {"executor": "executor", "approval_web": "web", "assistant": "assistant"}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @dataclass
@@ -131,7 +125,6 @@ def running() -> Iterator[Running]:
         assert installed.returncode == 0, installed.stderr
         # The store drifted (restored from a backup, say): `up` puts its modes back first.
         os.chmod(root / "var" / "lib" / name / "store" / "fleetwatch.db", 0o600)
-        lab = free_port()
         env = {k: scratch.path(v) for k, v in environment_file(root / "etc" / name / f"{name}.env").items()}
         sandbox = load_scenario("campus").teams.sandbox
         env.update(  # the wrapper's runtime folder; the fence; the lab on free ports (demo mode)
@@ -140,13 +133,9 @@ def running() -> Iterator[Running]:
             PATH="/usr/bin:/bin",
             HOME=str(root),
             FLEETWATCH_RUNTIME_DIR=str(root / "run" / name),
-            FLEETWATCH_LAB_PORT=str(lab),
-            FLEETWATCH_EPIPHAN_MCP_URL=f"http://127.0.0.1:{lab}/mcp",
-            FLEETWATCH_MODEL_STANDIN_PORT=str(free_port()),
-            FLEETWATCH_APPROVE_PORT=str(free_port()),
-            FLEETWATCH_ASK_PORT=str(free_port()),
             FLEETWATCH_LOG_LEVEL="WARNING",
         )
+        env.update(demo_ports())
         running = Running(root, name, python, env, subprocess.CompletedProcess([], 0))
         try:
             running.up = running.fleetwatch("up")

@@ -13,7 +13,6 @@ fence allows the first two.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import re
 from collections.abc import AsyncIterator
@@ -24,10 +23,11 @@ from typing import Any
 from services.approval_web.page.secret import read_secret_file
 from services.lab.server import LabHandle, run_lab
 from shared.config import Settings
-from shared.messages import ProposalAccepted, SubmitProposal
-from shared.protocol import request
-from shared.slots import SignIn, write_slot
-from tests.procs import READY_SECONDS, ServiceProcess, base_env, start_service, stop_all
+from shared.epiphan.slots import SignIn, write_slot
+from shared.wire.approval import ProposalAccepted, SubmitProposal
+from shared.wire.client import request
+from tests.procs import ServiceProcess, base_env, start_service, stop_all
+from tests.support import READY_SECONDS, wait_until
 
 IDLE, RECORDING, NANO = "29088800001", "29088800002", "29088800003"
 PAGE_LINE = re.compile(r"Approval page: (http://127\.0\.0\.1:\d+/)  secret in: (\S+)")
@@ -59,13 +59,14 @@ class Stack:
 
 async def page_address(service: ServiceProcess) -> tuple[str, Path]:
     """The page's URL and secret file, from the line approval_web prints once it listens."""
-    async with asyncio.timeout(READY_SECONDS):
-        while True:
-            found = PAGE_LINE.search(service.log_text(tail=20_000))
-            if found:
-                return found.group(1), Path(found.group(2))
-            assert service.process.returncode is None, service.log_text()
-            await asyncio.sleep(0.02)  # polling a real external process, hard-bounded above
+    found = await wait_until(
+        lambda: PAGE_LINE.search(service.log_text(tail=20_000)),
+        what="the page's address in approval_web's log",
+        seconds=READY_SECONDS,
+        process=service.process,
+        log=service.log_text,
+    )
+    return found.group(1), Path(found.group(2))
 
 
 @contextlib.asynccontextmanager

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 
-from shared.mcp_session import McpConnection
+from shared.epiphan.mcp_session import McpConnection
 from tests.e2e.browser import ARGS, ARTIFACTS, CHROMIUM, needs_chromium
 from tests.e2e.stack import IDLE, Stack, running_stack
 

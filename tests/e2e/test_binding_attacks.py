@@ -26,9 +26,9 @@ from typing import Any
 
 from aiohttp import ClientSession, CookieJar
 
-from shared.messages import ListPending, PendingList, ProposalDetail, ShowProposal
-from shared.protocol import request
-from shared.store import open_store
+from shared.store.db import open_store
+from shared.wire.approval import ListPending, PendingList, ProposalDetail, ShowProposal
+from shared.wire.client import request
 from tests.approval_web.page.helpers import forms_of
 from tests.e2e.stack import IDLE, Stack, running_stack
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,30 +19,17 @@ import pytest
 from playwright.async_api import async_playwright
 
 from tests.e2e.browser import ARGS, ARTIFACTS, CHROMIUM, needs_chromium
+from tests.support import demo_ports
 
 pytestmark = needs_chromium
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
 def demo_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     """An environment for a whole Fleetwatch on the lab, on free ports, in its own home; after
     the test, supervisord is shut down whatever happened."""
-    lab = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETWATCH_")}
-    env.update(
-        FLEETWATCH_HOME=str(tmp_path / "home"),
-        FLEETWATCH_LAB_PORT=str(lab),
-        FLEETWATCH_EPIPHAN_MCP_URL=f"http://127.0.0.1:{lab}/mcp",
-        FLEETWATCH_MODEL_STANDIN_PORT=str(free_port()),
-        FLEETWATCH_APPROVE_PORT=str(free_port()),
-        FLEETWATCH_ASK_PORT=str(free_port()),
-    )
+    env.update(demo_ports(), FLEETWATCH_HOME=str(tmp_path / "home"))
     yield env
     fleetwatch(env, "down", timeout=60)
 

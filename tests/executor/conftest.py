@@ -15,8 +15,8 @@ import pytest
 import pytest_asyncio
 
 from services.lab.server import LabHandle, run_lab
-from shared.approvals import kill_switch, set_kill_switch
 from shared.config import REPO_POLICY_DIR
+from shared.store.approvals import kill_switch, set_kill_switch
 from tests.executor.harness import Harness
 
 

@@ -1,6 +1,6 @@
 """The executor's test harness: the campus lab in this process, a real executor process talking
 to it over HTTP, the real socket, and a store connection playing approval_web's part (insert the
-proposal, show the card, consume the approval) through `shared.approvals`.
+proposal, show the card, consume the approval) through `shared.store.approvals`.
 
 The sandbox team of the campus scenario (services/lab/scenarios/campus.yaml):
 - 29088800001 "Sandbox Pearl-2": online, idle, channels 1 and 2, firmware behind, no event;
@@ -23,10 +23,13 @@ import msgspec
 
 from services.lab.server import LabHandle
 from services.lab.state import Event
-from shared.approvals import approve, insert_proposal
 from shared.binding import record_from_bytes
 from shared.config import REPO_POLICY_DIR
-from shared.messages import (
+from shared.epiphan.slots import SignIn, write_slot
+from shared.store.approvals import approve, insert_proposal
+from shared.store.db import db_now, open_store
+from shared.wire.client import request
+from shared.wire.executor import (
     Execute,
     ExecutionReport,
     Health,
@@ -38,9 +41,7 @@ from shared.messages import (
     Prepared,
     WritableDevices,
 )
-from shared.protocol import ErrorReply, request
-from shared.slots import SignIn, write_slot
-from shared.store import db_now, open_store
+from shared.wire.protocol import ErrorReply
 from tests.procs import ServiceProcess, base_env, start_service
 
 IDLE, RECORDING, NANO, CLASSROOM = "29088800001", "29088800002", "29088800003", "29088800004"

@@ -13,7 +13,7 @@ import pytest_asyncio
 
 from services.lab.scenario import TeamsSpec, generate_fleet, load_scenario
 from services.lab.server import LabHandle, run_lab
-from shared.messages import ExecutionReport, Inspection, WritableDevices
+from shared.wire.executor import ExecutionReport, Inspection, WritableDevices
 from tests.executor.harness import Harness
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -11,7 +11,7 @@ import pytest
 import pytest_asyncio
 
 from services.lab.server import LabHandle, run_lab
-from shared.messages import ExecutionReport, Inspection
+from shared.wire.executor import ExecutionReport, Inspection
 from tests.executor.harness import IDLE, SANDBOX_STREAM, Harness
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -30,9 +30,9 @@ from services.executor.checks import (
 )
 from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes, seal
 from shared.config import REPO_POLICY_DIR
+from shared.epiphan.fleet import Channel, Device, Event, StreamEndpoint
 from shared.errors import Code
-from shared.fleet import Channel, Device, Event, StreamEndpoint
-from shared.policy import Autonomy, load_policies
+from shared.policy.loader import Autonomy, load_policies
 
 NOW = datetime(2026, 9, 16, 13, 0, tzinfo=UTC)
 A, B = "29088800001", "29088800002"

@@ -7,11 +7,11 @@ import asyncio
 
 import pytest
 
-from services.executor.manifest import CAPABILITIES
-from shared.approvals import get_approval, proposal_state
 from shared.errors import Code
-from shared.messages import Inspection
-from shared.protocol import Capabilities, ErrorReply, GetCapabilities, request
+from shared.store.approvals import get_approval, proposal_state
+from shared.wire.client import request
+from shared.wire.executor import CAPABILITIES, Inspection
+from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities
 from tests.executor.harness import IDLE, RECORDING, SANDBOX_STREAM, Harness, add_event
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

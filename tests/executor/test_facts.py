@@ -14,10 +14,10 @@ from datetime import timedelta
 import pytest
 
 from services.lab.server import LabHandle
-from shared.approvals import get_proposal
 from shared.binding import record_from_bytes
 from shared.errors import Code
-from shared.messages import Prepared
+from shared.store.approvals import get_proposal
+from shared.wire.executor import Prepared
 from tests.executor.harness import IDLE, SANDBOX_STREAM, Harness, add_event
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -7,7 +7,7 @@ import pytest
 
 from services.executor.facts import bound_facts, changed_words, secret_digest
 from shared.binding import TargetState, make_bound_record
-from shared.messages import EventFacts, StreamFacts, TargetFacts
+from shared.wire.executor import EventFacts, StreamFacts, TargetFacts
 from tests.executor.harness import IDLE, SANDBOX_STREAM
 from tests.executor.test_facts import CONFIRM, EVENT, RECORD, STREAM
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from services.executor.manifest import (
+from shared.errors import Code
+from shared.wire.executor import (
     CAPABILITIES,
     EXECUTE_REFUSALS,
     OPERATIONS,
@@ -14,24 +15,23 @@ from services.executor.manifest import (
     START_CODES,
     declared_codes,
 )
-from shared.errors import Code
-from shared.protocol import TRANSPORT_CODES, manifest_problems
+from shared.wire.protocol import TRANSPORT_CODES, manifest_problems
 
 PACKAGE = Path(__file__).resolve().parents[2] / "services" / "executor"
 
 FROM_SHARED = {
-    Code.APPROVAL_NOT_CONSUMED: "shared.executions.claim_approval",
-    Code.APPROVAL_MISMATCH: "shared.executions.claim_approval",
-    Code.APPROVAL_EXPIRED: "shared.executions.claim_approval",
-    Code.APPROVAL_ALREADY_USED: "shared.executions.claim_approval",
-    Code.PROPOSAL_NOT_PENDING: "shared.executions.claim_approval",
-    Code.NOT_PROPOSABLE: "shared.policy.ToolPolicy.rule_for",
-    Code.SCHEMA_NOT_REVIEWED: "shared.policy.ToolPolicy.rule_for",
-    Code.TOO_MANY_TARGETS: "shared.policy.ProposeRule.validate",
-    Code.INVALID_ARGUMENTS: "shared.policy.ProposeRule.validate",
+    Code.APPROVAL_NOT_CONSUMED: "services.executor.executions.claim_approval",
+    Code.APPROVAL_MISMATCH: "services.executor.executions.claim_approval",
+    Code.APPROVAL_EXPIRED: "services.executor.executions.claim_approval",
+    Code.APPROVAL_ALREADY_USED: "services.executor.executions.claim_approval",
+    Code.PROPOSAL_NOT_PENDING: "services.executor.executions.claim_approval",
+    Code.NOT_PROPOSABLE: "shared.policy.loader.ToolPolicy.rule_for",
+    Code.SCHEMA_NOT_REVIEWED: "shared.policy.loader.ToolPolicy.rule_for",
+    Code.TOO_MANY_TARGETS: "shared.policy.loader.ProposeRule.validate",
+    Code.INVALID_ARGUMENTS: "shared.policy.loader.ProposeRule.validate",
     Code.HIDDEN_CHARACTER: "shared.canonical.canonicalize_arguments",
     Code.NOT_CANONICALIZABLE: "shared.canonical / shared.binding.make_bound_record",
-    Code.STORE_BUSY: "shared.store.write_tx",
+    Code.STORE_BUSY: "shared.store.db.write_tx",
 }
 """Codes raised inside shared functions the executor calls (and passes on unchanged)."""
 

@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 
 from services.lab.server import LabHandle, run_lab
-from shared.approvals import execution_for_approval, proposal_state
 from shared.errors import Code
-from shared.messages import Health, HealthReport
-from shared.protocol import ErrorReply, ProtocolError, request
+from shared.store.approvals import execution_for_approval, proposal_state
+from shared.wire.client import CallError, request
+from shared.wire.executor import Health, HealthReport
+from shared.wire.protocol import ErrorReply
 from tests.executor.harness import IDLE, TIMEOUT, Harness
+from tests.support import wait_until
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 REBOOT = ("batch_reboot", {"device_ids": [IDLE]})
@@ -28,11 +30,14 @@ async def test_a_connection_from_a_uid_off_the_allowlist_is_refused_and_audited(
         for _ in range(2):
             reply = await request(harness.executor.socket, Health(), HealthReport, timeout_seconds=TIMEOUT)
             assert isinstance(reply, ErrorReply) and reply.code == Code.PEER_NOT_ALLOWED
+
         # One row per refused connection, written after the answer; the readiness probe of
         # tests.procs may add one more, so two requests make at least two rows.
-        async with asyncio.timeout(TIMEOUT):
-            while len(rows := await harness.audit()) < 2:
-                await asyncio.sleep(0.02)  # the process writes the row after answering; hard-bounded
+        async def two_rows() -> list | None:
+            rows = await harness.audit()
+            return rows if len(rows) >= 2 else None
+
+        rows = await wait_until(two_rows, what="two refusal rows", seconds=TIMEOUT)
         assert rows and {r["kind"] for r in rows} == {"refusal"}
         assert all('"code":"peer_not_allowed"' in r["detail_json"] for r in rows)
         assert all(f'"uid":{os.getuid()}' in r["detail_json"] for r in rows)
@@ -62,9 +67,11 @@ async def test_a_peer_in_a_group_of_executor_gids_is_admitted_and_a_peer_in_none
     try:
         reply = await request(refused.executor.socket, Health(), HealthReport, timeout_seconds=TIMEOUT)
         assert isinstance(reply, ErrorReply) and reply.code == Code.PEER_NOT_ALLOWED
-        async with asyncio.timeout(TIMEOUT):
-            while not any('"peer_not_allowed"' in r["detail_json"] for r in await refused.audit()):
-                await asyncio.sleep(0.02)  # the process writes the row after answering; hard-bounded
+
+        async def refusal_row() -> bool:
+            return any('"peer_not_allowed"' in r["detail_json"] for r in await refused.audit())
+
+        await wait_until(refusal_row, what="a refusal row", seconds=TIMEOUT)
     finally:
         await refused.close()
 
@@ -112,13 +119,14 @@ async def test_an_executor_killed_between_claim_and_outcome_restarts_into_unknow
             proposal_id, approval_id = await harness.proposed_and_approved(*REBOOT)
             lab.set_fault("batch_reboot", "latency", seconds=5, count=1)
             execute = asyncio.create_task(harness.execute(approval_id))
-            async with asyncio.timeout(TIMEOUT):
-                while lab.lab.faults.listing():  # the write reached the lab and sleeps in its fault
-                    await asyncio.sleep(0.02)  # polling a real external process, hard-bounded
+            # The write reached the lab when its one-shot fault is taken (it sleeps in it).
+            await wait_until(
+                lambda: not lab.lab.faults.listing(), what="the write reaching the lab", seconds=TIMEOUT
+            )
             execution = await execution_for_approval(harness.conn, approval_id)
             assert execution is not None and execution.outcome == "running"
             await harness.executor.kill()
-            with pytest.raises(ProtocolError) as lost:
+            with pytest.raises(CallError) as lost:
                 await execute
             assert lost.value.code == Code.SERVICE_NO_ANSWER
             await harness.restart()

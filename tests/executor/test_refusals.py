@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import pytest
 
-from shared.approvals import execution_for_approval, get_approval, get_proposal, set_kill_switch
 from shared.errors import Code
-from shared.messages import Prepared
-from shared.protocol import ErrorReply
+from shared.store.approvals import execution_for_approval, get_approval, get_proposal, set_kill_switch
+from shared.wire.executor import Prepared
+from shared.wire.protocol import ErrorReply
 from tests.executor.harness import (
     IDLE,
     NANO,

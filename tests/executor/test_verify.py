@@ -9,7 +9,7 @@ import pytest
 from services.executor.checks import DeviceList
 from services.executor.verify import judge
 from services.executor.world import TargetReads
-from shared.fleet import Channel, Device, Event, Publisher, SystemStatus
+from shared.epiphan.fleet import Channel, Device, Event, Publisher, SystemStatus
 
 A = "29088800001"
 STREAM = "6f7a8b9c-0d1e-4f2a-9b3c-5d6e7f8091a2"

@@ -13,15 +13,9 @@ from typing import Any
 import pytest
 
 from shared.errors import Code
-from shared.messages import (
-    Execute,
-    ExecutionReport,
-    Inspect,
-    Inspection,
-    Prepare,
-    Prepared,
-)
-from shared.protocol import ErrorReply, request
+from shared.wire.client import request
+from shared.wire.executor import Execute, ExecutionReport, Inspect, Inspection, Prepare, Prepared
+from shared.wire.protocol import ErrorReply
 from tests.caps import MAX_ROW_BYTES, big
 from tests.executor.harness import IDLE, TIMEOUT, Harness
 

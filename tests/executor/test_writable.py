@@ -11,8 +11,8 @@ import pytest
 
 from services.lab.server import LabHandle
 from shared.errors import Code
-from shared.messages import UpcomingEvent, WritableChannel, WritableDevices
-from shared.protocol import ErrorReply
+from shared.wire.executor import UpcomingEvent, WritableChannel, WritableDevices
+from shared.wire.protocol import ErrorReply
 from tests.executor.harness import CLASSROOM, IDLE, NANO, RECORDING, Harness, add_event
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -11,8 +11,8 @@ import pytest_asyncio
 from services.executor import ExecutorError
 from services.executor.write_client import WriteClient, interpret
 from services.lab.server import LabHandle, run_lab
+from shared.epiphan.mcp_session import McpConnection, RawToolResult
 from shared.errors import Code
-from shared.mcp_session import McpConnection, RawToolResult
 from tests.executor.harness import IDLE
 
 IN_MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")

@@ -11,7 +11,7 @@ import pytest
 
 from services.lab.scenario import load_scenario
 from services.lab.server import run_lab
-from shared.capture import read_capture
+from shared.epiphan.capture import read_capture
 from tests.captures import capture_leaks, scenario_secrets
 from tests.ctl.cli import run_cli_async, sign_in_home
 from tests.lab.test_capture_replay import fleet_views, times_aside

@@ -19,8 +19,8 @@ import pytest
 from services.lab.__main__ import main as lab_main
 from services.lab.server import LabHandle, run_lab
 from services.lab.state import LabClock
-from shared.capture import read_capture
-from shared.slots import SignIn, write_slot
+from shared.epiphan.capture import read_capture
+from shared.epiphan.slots import SignIn, write_slot
 from tests.ctl.cli import run_cli_async, sign_in_home
 
 TIMES = frozenset({"taken_at", "state_time", "recording_since", "up_since", "start", "finish"})

@@ -6,7 +6,6 @@ import asyncio
 import json
 import signal
 import sys
-import time
 from pathlib import Path
 
 import httpx2
@@ -14,14 +13,11 @@ import pytest
 
 from services.lab.__main__ import main
 from tests.lab.helpers import data_of, open_session
+from tests.support import READY_SECONDS, wait_until
 
 
-async def _wait_for(path: Path, process: asyncio.subprocess.Process, seconds: float = 20.0) -> dict:
-    deadline = time.monotonic() + seconds
-    while not path.exists():
-        assert process.returncode is None, "the lab exited before it was ready"
-        assert time.monotonic() < deadline, "the lab did not become ready in time"
-        await asyncio.sleep(0.05)
+async def _wait_for(path: Path, process: asyncio.subprocess.Process) -> dict:
+    await wait_until(path.exists, what="the lab's ready file", seconds=READY_SECONDS, process=process)
     return json.loads(path.read_text())
 
 

@@ -15,11 +15,11 @@ from services.lab.__main__ import main as lab_main
 from services.lab.server import make_lab, run_lab
 from services.lab.shapes import SERVED_SHAPES
 from services.lab.state import LabClock
-from shared.epiphan import EpiphanReadClient
-from shared.fleet import PARSERS, parse_events
-from shared.fleet_shapes import SHAPES, recognise
-from shared.mcp_session import McpConnection
-from shared.policy import load_policies
+from shared.epiphan.fleet import PARSERS, parse_events
+from shared.epiphan.fleet_shapes import SHAPES, recognise
+from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_client import EpiphanReadClient
+from shared.policy.loader import load_policies
 from tests.lab.conftest import START
 
 ARGUMENTS: dict[str, dict[str, Any]] = {

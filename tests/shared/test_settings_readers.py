@@ -15,7 +15,7 @@ another (``{FLEETWATCH_STATE_DIR}``) counting as reading that one too.
 - Read by a service's own code, so declared: a module under a process's own package
   (``services/executor/``...) that reads a setting makes that process a reader, so a service
   cannot start using a setting its row does not name. Shared modules count only for the first
-  rule: ``shared/signin.py`` holds the CLI's ``login`` beside the refresh every service uses,
+  rule: ``shared/epiphan/signin.py`` holds the CLI's ``login`` beside the refresh every service uses,
   so loading it does not mean reading both token slots.
 """
 
@@ -71,4 +71,4 @@ def test_the_reading_of_a_setting_counts_properties_and_defaults():
         "FLEETWATCH_WRITE_DEVICE_IDS",  # settings.fence_configured
         "FLEETWATCH_WRITE_TEAM_ID",
     }
-    assert settings_read({"shared.display"}) == frozenset()
+    assert settings_read({"shared.text.display"}) == frozenset()

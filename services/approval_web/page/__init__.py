@@ -9,11 +9,13 @@ Layers (each imports only those before it):
 
 - pure: `words` (catalogue messages, plain words per code), `guards` (Host, origin, tokens,
   session IDs), `throttle` (wrong-secret slow-down), `card` (the card from a proposal and an
-  Inspection), `outcome` (the outcome in plain words), `secret` (the secret and where it goes);
+  Inspection), `outcome` (the outcome in plain words), `secret` (the secret and where it goes),
+  `errors` (`PageError`);
 - `i18n`: the catalogue (``locales/*/LC_MESSAGES/messages.po``) and the Jinja2 environments;
-- I/O: `sessions` (the ``sessions`` table), `executor_client` (executor.sock), `context`
-  (what handlers share, rendering, refusing), `views` (the handlers), `app` (the app, its
-  guards and headers, `page_side`).
+- I/O: `sessions` (the ``sessions`` table), `context` (what handlers share, rendering,
+  refusing; `PageExecutor`, what the page asks executor.sock through
+  `shared.wire.executor.ExecutorClient`), `views` (the handlers), `app` (the app, its guards
+  and headers, `page_side`).
 
 Errors: `PageError` (``socket_in_use`` when the port is taken, ``internal_error`` when the
 secret file cannot be written) from `page_side`; handlers answer refusals with a page and an

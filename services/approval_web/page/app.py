@@ -28,16 +28,16 @@ import aiosqlite
 from aiohttp import web
 
 from services.approval_web.page import guards, views
-from services.approval_web.page.context import PAGE, ConnFactory, Page, page_of, refuse
+from services.approval_web.page.context import PAGE, ConnFactory, Page, PageExecutor, page_of, refuse
 from services.approval_web.page.errors import PageError
-from services.approval_web.page.executor_client import ExecutorClient, SocketExecutorClient
 from services.approval_web.page.i18n import load_translations, page_environments
 from services.approval_web.page.secret import PageSecret, SecretSink
 from services.approval_web.page.throttle import WrongSecretThrottle
 from shared.config import Settings
 from shared.errors import Code
-from shared.policy import Policy, ToolPolicy
-from shared.store import migrate, open_store
+from shared.policy.loader import Policy, ToolPolicy
+from shared.store.db import migrate, open_store
+from shared.wire.executor import ExecutorClient
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def build_page_app(
     policy: Policy,
     tool_policy: ToolPolicy,
     connect: ConnFactory,
-    executor: ExecutorClient,
+    executor: PageExecutor,
     secret: PageSecret,
     clock: Callable[[], float] = time.monotonic,
     throttle: WrongSecretThrottle | None = None,
@@ -147,7 +147,7 @@ async def page_side(
     tool_policy: ToolPolicy,
     *,
     sink: SecretSink,
-    executor: ExecutorClient | None = None,
+    executor: PageExecutor | None = None,
     connect: ConnFactory | None = None,
 ) -> AsyncIterator[RunningPage]:
     """Serve the page on ``127.0.0.1:settings.approve_port`` (0: any free port) for the block.
@@ -171,7 +171,7 @@ async def page_side(
         policy=policy,
         tool_policy=tool_policy,
         connect=connect or store_connections(settings.db),
-        executor=executor or SocketExecutorClient(settings.executor_socket),
+        executor=executor or ExecutorClient(settings.executor_socket),
         secret=secret,
     )
     runner = web.AppRunner(app, access_log=None, handle_signals=False)

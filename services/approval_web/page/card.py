@@ -5,7 +5,7 @@ to undo it (the policy's ``summary`` and ``undo``, translated by the catalogue),
 ID, current name, model and state, every argument in full, and the names the IDs stand for
 (channel, stream destination name and host, event title with start and end). Names from the
 fleet are display text only: hidden and bidi characters become visible markers
-(`shared.display.visible`) and they are cut to `NAME_CAP` characters; the template escapes
+(`shared.text.display.visible`) and they are cut to `NAME_CAP` characters; the template escapes
 them. The model's reason is kept apart, in lines, capped at `REASON_CAP` characters.
 
 A card whose facts are not all there offers only Deny: an argument that cannot be shown in
@@ -26,10 +26,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from services.approval_web.page.words import N_, Words, refusal_words
-from shared.approvals import ProposalRow
-from shared.display import visible
-from shared.messages import Inspection
-from shared.policy import ProposeRule
+from shared.policy.loader import ProposeRule
+from shared.store.approvals import ProposalRow
+from shared.text.display import visible
+from shared.wire.executor import Inspection
 
 NAME_CAP = 80
 """Longest name shown (characters, markers for hidden characters included)."""

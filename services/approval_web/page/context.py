@@ -11,21 +11,21 @@ import collections
 import dataclasses
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import Any, Protocol
 
 import aiosqlite
 import jinja2
 from aiohttp import web
 
-from services.approval_web.page.executor_client import ExecutorClient
 from services.approval_web.page.i18n import negotiate
 from services.approval_web.page.secret import PageSecret
 from services.approval_web.page.throttle import WrongSecretThrottle
 from services.approval_web.page.words import refusal_words
-from shared.approvals import audit_refusal
-from shared.display import visible
 from shared.errors import Code
-from shared.policy import Policy, ToolPolicy
+from shared.policy.loader import Policy, ToolPolicy
+from shared.store.approvals import audit_refusal
+from shared.text.display import visible
+from shared.wire.executor import Execute, ExecutionReport, Inspection
 
 COOKIE = "fleetwatch_page"
 """The session cookie: HttpOnly, SameSite=Strict, Path=/, no expiry (a browser session)."""
@@ -65,6 +65,21 @@ class FactsSeen:
         return dict(facts) if facts is not None else None
 
 
+class PageExecutor(Protocol):
+    """What the page asks the executor: `shared.wire.executor.ExecutorClient` in production
+    (tests pass a recorder through `build_page_app`). Both raise `CallError`: the executor's
+    code, ``service_unavailable`` (not reached: nothing ran) or ``service_no_answer`` (sent, no
+    answer: the outcome is unknown)."""
+
+    async def inspect(self, proposal_id: str) -> Inspection:
+        """A fresh read of the card's facts."""
+        ...
+
+    async def execute(self, request: Execute) -> ExecutionReport:
+        """Run the consumed approval once (`request` carries what the person approved)."""
+        ...
+
+
 @dataclasses.dataclass(frozen=True)
 class Page:
     """Everything the handlers use, made once per app (keys live only in this process).
@@ -73,7 +88,7 @@ class Page:
         policy, tool_policy: loaded at start; the rules give the card's words and the
             disruptive test.
         connect: a `ConnFactory`.
-        executor: Inspect and Execute.
+        executor: Inspect and Execute (`PageExecutor`).
         secret: the page secret.
         clock: monotonic seconds, for the slow-down.
         session_key, form_key: HMAC keys for session IDs and form tokens.
@@ -85,7 +100,7 @@ class Page:
     policy: Policy
     tool_policy: ToolPolicy
     connect: ConnFactory
-    executor: ExecutorClient
+    executor: PageExecutor
     secret: PageSecret
     clock: Callable[[], float]
     session_key: bytes

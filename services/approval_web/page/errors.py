@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from shared.errors import FleetwatchError
+from services.approval_web import ApprovalWebError
 
 
-class PageError(FleetwatchError):
+class PageError(ApprovalWebError):
     """The page could not start: ``socket_in_use`` (the port is taken) or ``internal_error``
     (the secret file cannot be written); the message names the port or the file."""

@@ -2,7 +2,7 @@
 page's session IDs.
 
 The Host, origin and form-token rules are the ones every local page of Fleetwatch keeps, from
-`shared.web_guards` (re-exported here): **Host** must be ``127.0.0.1:<port>`` or
+`shared.web.guards` (re-exported here): **Host** must be ``127.0.0.1:<port>`` or
 ``localhost:<port>``; a **POST** must provably come from the page itself (``Sec-Fetch-Site:
 same-origin`` with the page's own ``Origin`` or ``null``, or without ``Sec-Fetch-Site`` the
 page's own ``Origin``), so ``cross-site``, ``same-site`` (another port on localhost), ``none``
@@ -28,8 +28,8 @@ import secrets
 from collections.abc import Mapping
 from typing import Final
 
-from shared import web_guards
-from shared.web_guards import form_token, host_ok, new_key, post_origin_problem, token_ok
+from shared.web import guards as web_guards
+from shared.web.guards import form_token, host_ok, new_key, post_origin_problem, token_ok
 
 __all__ = [
     "SECURITY_HEADERS",

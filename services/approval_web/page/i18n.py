@@ -32,9 +32,8 @@ from babel.support import Translations
 from markupsafe import Markup, escape
 
 from services.approval_web.page.words import Words
+from shared.text.languages import LANGUAGES
 
-LANGUAGES: Final = ("en", "es")
-"""Supported languages, the first the default."""
 HTML_LANG: Final = {"en": "en", "es": "es-419"}
 """The ``lang`` attribute of each language's pages."""
 PAGE_DIR: Final = Path(__file__).resolve().parent

@@ -20,8 +20,8 @@ import dataclasses
 
 from services.approval_web.page.card import NAME_CAP, show_time
 from services.approval_web.page.words import N_, Words, refusal_words
-from shared.display import visible
-from shared.messages import ExecutionReport
+from shared.text.display import visible
+from shared.wire.executor import ExecutionReport
 
 DETAIL_CAP = 200
 """Longest per-device message shown."""

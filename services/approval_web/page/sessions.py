@@ -3,7 +3,7 @@
 A session starts when a person enters the page secret; its ID is `guards.session_id` of the
 cookie's token (never the token, never the secret). It lasts `MAX_AGE_SECONDS` from its start
 on the database clock, or until the page restarts (the key changes, so old IDs never match).
-``approvals_count`` is raised by `shared.approvals.approve` in the same transaction
+``approvals_count`` is raised by `shared.store.approvals.approve` in the same transaction
 as the approval, so the page can show how many changes this session approved.
 """
 
@@ -13,7 +13,7 @@ import dataclasses
 
 import aiosqlite
 
-from shared.store import append_audit, write_tx
+from shared.store.db import append_audit, write_tx
 
 MAX_AGE_SECONDS = 12 * 3600
 """A session ends 12 hours after the secret was entered, browser open or not."""

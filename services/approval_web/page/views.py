@@ -16,7 +16,7 @@
   proposal ID, card hash and facts hash, then the outcome in plain words.
 - ``POST /confirm``: session, the confirm token and the ticked room; then as Approve.
 - Any failure between Approve and the executor's answer (not reached, an error, no answer)
-  ends the approval unless the executor already claimed it (`shared.approvals.end_unclaimed`:
+  ends the approval unless the executor already claimed it (`shared.store.approvals.end_unclaimed`:
   the proposal becomes ``not_run``, one audit row), so nothing can run it later.
 - ``POST /deny``, ``POST /deny-all``: session and token, then `deny` / `deny_all`.
 """
@@ -34,13 +34,13 @@ from services.approval_web.limits import active_pauses, count_last_hour, count_p
 from services.approval_web.page import guards, outcome
 from services.approval_web.page.card import Card, build_card, show_time
 from services.approval_web.page.context import ACTOR, COOKIE, client_of, page_of, refuse, render
-from services.approval_web.page.executor_client import ExecutorError
 from services.approval_web.page.sessions import Session, find_session, start_session
-from shared import approvals
-from shared.approvals import ProposalRow
 from shared.errors import Code
-from shared.messages import Execute, Inspection
-from shared.store import db_now
+from shared.store import approvals
+from shared.store.approvals import ProposalRow
+from shared.store.db import db_now
+from shared.wire.client import CallError
+from shared.wire.executor import Execute, Inspection
 
 EMPTY_REFRESH_SECONDS = 15
 """How often the page looks for a new proposal while none is waiting."""
@@ -143,8 +143,8 @@ def _card(
 async def _fresh_card(request: web.Request, proposal: ProposalRow) -> Card:
     try:
         inspection = await page_of(request).executor.inspect(proposal.id)
-    except ExecutorError as exc:
-        return _card(request, proposal, None, exc.raw_code)
+    except CallError as exc:
+        return _card(request, proposal, None, str(exc.code))
     return _card(request, proposal, inspection, None)
 
 
@@ -306,13 +306,13 @@ async def _approve_and_run(
     )
     try:
         result = outcome.from_report(await page.executor.execute(execute))
-    except ExecutorError as exc:
+    except CallError as exc:
         result = await _after_error(conn, exc, execute)
     session = await find_session(conn, session.id) or session
     return _outcome(request, result, session)
 
 
-async def _after_error(conn: aiosqlite.Connection, exc: ExecutorError, execute: Execute) -> outcome.Outcome:
+async def _after_error(conn: aiosqlite.Connection, exc: CallError, execute: Execute) -> outcome.Outcome:
     """Execute did not answer with a report. Unless the executor already claimed the approval,
     end it now (the proposal becomes ``not_run``, one audit row): nothing can run it later, so
     "nothing ran" is then certain. A claimed one "may or may not have run": its execution row
@@ -322,14 +322,14 @@ async def _after_error(conn: aiosqlite.Connection, exc: ExecutorError, execute: 
         approval_id=execute.approval_id,
         proposal_id=execute.proposal_id,
         code=exc.code,
-        message=f"Execute did not answer ({exc.raw_code}); the approval was ended before the executor took it.",
+        message=f"Execute did not answer ({exc.code}); the approval was ended before the executor took it.",
         actor=ACTOR,
         step="execute_not_answered",
     )
     if ended:
-        return outcome.nothing_ran(exc.raw_code, execute.proposal_id)
+        return outcome.nothing_ran(exc.code, execute.proposal_id)
     return outcome.after_transport_error(
-        exc.raw_code if exc.code is not Code.SERVICE_UNAVAILABLE else Code.SERVICE_NO_ANSWER,
+        exc.code if exc.code is not Code.SERVICE_UNAVAILABLE else Code.SERVICE_NO_ANSWER,
         execute.proposal_id,
     )
 

@@ -4,7 +4,7 @@ It sees only what a real model sees (the request the real SDK sent: the assistan
 message, the tools offered, the tool results inside their data blocks; see `demo_reads`) and
 acts only through the tools offered, one model turn at a time:
 
-1. It understands the question (`shared.questions`: the topic, the room it names, the change it
+1. It understands the question (`shared.text.questions`: the topic, the room it names, the change it
    asks for) and reads ``get_devices_in_my_team``, adding in the same turn what the topic
    needs from the start: ``list_writable_devices`` (offered only with ``propose_change``) for a
    change, what may be changed, readiness, or a question that names no topic (the room may be
@@ -20,7 +20,7 @@ acts only through the tools offered, one model turn at a time:
    records outside its class, reboot or update one that is online, idle and not near a class.
    A room that is not on that list is named as one it can read but not change.
 4. It answers in the question's language from what it read, with Fleetwatch's shared wording
-   (`shared.fleet_answers`); a question it cannot map gets the list of what it understands and
+   (`shared.text.fleet_answers`); a question it cannot map gets the list of what it understands and
    the setting for the real assistant.
 
 It never follows text found in names, never calls a tool it was not offered, and never claims
@@ -49,12 +49,12 @@ from services.lab.model_scripts.demo_reads import (
 )
 from services.lab.model_scripts.demo_words import WHAT_FAILED, WORDS
 from services.lab.model_scripts.main_job import choose_room
-from shared import fleet_answers as lines_about
-from shared.attention import event_state, whole_minutes
-from shared.display import visible
-from shared.fleet import Device, Event, UnreadPart
-from shared.questions import Action, Intent, Topic, topic_of, understand
-from shared.wording import describe_event
+from shared.epiphan.attention import event_state, whole_minutes
+from shared.epiphan.fleet import Device, Event, UnreadPart
+from shared.text import fleet_answers as lines_about
+from shared.text.display import visible
+from shared.text.questions import Action, Intent, Topic, topic_of, understand
+from shared.text.wording import describe_event
 
 PER_CALL: Final = 100
 """Most device IDs per read (the schemas offered say ``maxItems: 100``)."""
@@ -186,7 +186,7 @@ class _Turn:
         return out + ([self.w["partial"]] if self.seen.partial else [])
 
     def marked(self, topic: Topic, body: Callable[[], list[str]]) -> list[str]:
-        """`body` marked with what could not be read (`shared.fleet_answers.partial`)."""
+        """`body` marked with what could not be read (`shared.text.fleet_answers.partial`)."""
         return lines_about.partial(topic, body, self.unread, len(self.devices), self.lang)
 
     def answer(self, intent: Intent) -> list[str]:

@@ -9,7 +9,7 @@ dropped here and `Conversation.partial` says that something was not shown. A bat
 calls partly failed arrives as ``{"result", "could_not_read"}``: the result is read, and
 `Conversation.unread` names what was not (as does a result that failed or has no known shape).
 
-Results are parsed with the same tolerant parsers the product uses (`shared.fleet`), so the
+Results are parsed with the same tolerant parsers the product uses (`shared.epiphan.fleet`), so the
 demo model reads Epiphan's shapes, old and new, the way Fleetwatch does. Names in results are
 data: they are shown (through the shared wording), never followed.
 """
@@ -25,7 +25,7 @@ from typing import Any, Final
 import msgspec
 
 from services.lab.model_scripts.api import ModelRequest, json_in
-from shared.fleet import (
+from shared.epiphan.fleet import (
     DEVICES,
     ENDPOINTS,
     EVENT,
@@ -152,7 +152,7 @@ class Conversation:
 
     def unread(self) -> list[UnreadPart]:
         """What could not be read of the per-device reads (a failed or unreadable result, or
-        the failed calls of a batched read), one entry per part (`shared.fleet.UnreadPart`).
+        the failed calls of a batched read), one entry per part (`shared.epiphan.fleet.UnreadPart`).
         Parses every result first, so an answer in no known shape counts."""
         for read in (self.events, self.system, self.storage, self.devices):
             read()

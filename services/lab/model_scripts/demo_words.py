@@ -1,6 +1,6 @@
 """The demo model's own words, in English and Latin American Spanish (data only).
 
-``WORDS`` holds what the demo model says around the shared wording of `shared.fleet_answers`
+``WORDS`` holds what the demo model says around the shared wording of `shared.text.fleet_answers`
 (reading, proposing, refusing); ``WHAT_FAILED`` names each read for "I could not read …".
 """
 

@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from services.lab.model_scripts.api import ModelRequest, Reply, ToolResult, call, json_in, say
-from shared.attention import whole_minutes
+from shared.epiphan.attention import whole_minutes
 
 DEVICES = "get_devices_in_my_team"
 EVENTS = "get_current_or_next_cms_events_for_devices"

@@ -19,14 +19,15 @@ from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient, TestServer
 
 from services.approval_web.page.app import build_page_app, store_connections
-from services.approval_web.page.executor_client import ExecutorError
 from services.approval_web.page.secret import PageSecret
-from shared import approvals
+from services.executor.executions import claim_approval
 from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes
 from shared.errors import Code
-from shared.messages import Execute, ExecutionReport, Inspection, TargetFacts
-from shared.policy import Policy, ToolPolicy, load_policies
-from shared.store import migrate, open_store
+from shared.policy.loader import Policy, ToolPolicy, load_policies
+from shared.store import approvals
+from shared.store.db import migrate, open_store
+from shared.wire.client import CallError
+from shared.wire.executor import Execute, ExecutionReport, Inspection, TargetFacts
 
 REPO = Path(__file__).resolve().parents[3]
 DEVICE = "29088800001"
@@ -120,7 +121,7 @@ def facts_for(proposal_id: str, targets: tuple[str, ...], **overrides: Any) -> I
 
 
 class RecordingExecutor:
-    """An `ExecutorClient` that records every call. Inspect answers `inspection_for(proposal)`
+    """A `PageExecutor` that records every call. Inspect answers `inspection_for(proposal)`
     (default: everything found); Execute answers `report` (default: ok, verified) or raises
     `execute_error`. It never touches the store."""
 
@@ -132,9 +133,9 @@ class RecordingExecutor:
         self.sent: list[Execute] = []
         """Every Execute message, as the page sent it."""
         self.inspection_for: Callable[[str, tuple[str, ...]], Inspection] = facts_for
-        self.inspect_error: ExecutorError | None = None
+        self.inspect_error: CallError | None = None
         self.report: Callable[[str], ExecutionReport] | None = None
-        self.execute_error: ExecutorError | None = None
+        self.execute_error: CallError | None = None
         self.claim_first = False
         """Claim the approval in the store (as the executor does) before answering."""
 
@@ -153,7 +154,7 @@ class RecordingExecutor:
         self.sent.append(request)
         if self.claim_first:
             async with connection(self.db) as conn:
-                claim = await approvals.claim_approval(
+                claim = await claim_approval(
                     conn,
                     approval_id,
                     proposal_id=request.proposal_id,
@@ -285,5 +286,10 @@ async def page(tmp_path: Path, *, policy: Policy | None = None) -> AsyncIterator
         yield Harness(client=client, db=db, executor=executor, secret=secret, clock=clock)
 
 
-def executor_down() -> ExecutorError:
-    return ExecutorError(Code.SERVICE_UNAVAILABLE, "not running")
+def executor_error(code: Code, message: str, operation: str = "execute") -> CallError:
+    """What `ExecutorClient` raises when executor.sock answers `code` (or is down)."""
+    return CallError(code, message, service="the executor", operation=operation)
+
+
+def executor_down() -> CallError:
+    return executor_error(Code.SERVICE_UNAVAILABLE, "not running", "inspect")

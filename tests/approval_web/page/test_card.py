@@ -9,8 +9,8 @@ import msgspec
 
 from services.approval_web.page.card import ARGUMENT_CAP, NAME_CAP, REASON_CAP, build_card, show_time
 from services.approval_web.page.words import Words, refusal_words
-from shared.approvals import ProposalRow
-from shared.messages import EventFacts, Inspection, StreamFacts, TargetFacts
+from shared.store.approvals import ProposalRow
+from shared.wire.executor import EventFacts, Inspection, StreamFacts, TargetFacts
 from tests.approval_web.page.helpers import policies
 
 DEVICE = "29088800001"

@@ -9,16 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from services.approval_web.page.executor_client import ExecutorError
-from shared import approvals
 from shared.errors import Code
-from shared.messages import ExecutionReport
+from shared.store import approvals
+from shared.wire.client import CallError
+from shared.wire.executor import ExecutionReport
 from tests.approval_web.page.helpers import (
     DEVICE,
     OTHER_DEVICE,
     add_proposal,
     connection,
     executor_down,
+    executor_error,
     forms_of,
     page,
     policies,
@@ -240,8 +241,8 @@ async def test_a_card_whose_facts_cannot_be_read_offers_only_deny_and_says_why(t
 @pytest.mark.parametrize(
     ("failure", "report", "headline"),
     [
-        (ExecutorError(Code.SERVICE_NO_ANSWER, "timeout"), None, "Nothing ran: "),
-        (ExecutorError(Code.INTERNAL_ERROR, "boom"), None, "Nothing ran: "),
+        (executor_error(Code.SERVICE_NO_ANSWER, "timeout"), None, "Nothing ran: "),
+        (executor_error(Code.INTERNAL_ERROR, "boom"), None, "Nothing ran: "),
         (executor_down(), None, "Nothing ran: the executor could not be reached."),
         (None, {"outcome": "error", "detail": {OTHER_DEVICE: "<b>busy</b>"}}, "Epiphan reported a problem"),
         (None, {"outcome": "unknown"}, "May or may not have run — check the room"),
@@ -253,7 +254,7 @@ async def test_a_card_whose_facts_cannot_be_read_offers_only_deny_and_says_why(t
     ],
 )
 async def test_the_outcome_is_said_in_plain_words_and_never_as_failed_when_it_may_have_run(
-    tmp_path: Path, failure: ExecutorError | None, report: dict[str, object] | None, headline: str
+    tmp_path: Path, failure: CallError | None, report: dict[str, object] | None, headline: str
 ) -> None:
     async with page(tmp_path) as h:
         await add_proposal(h.db)
@@ -280,7 +281,7 @@ async def test_an_execute_that_does_not_answer_ends_the_approval_unless_the_exec
         untaken = await add_proposal(h.db)
         taken = await add_proposal(h.db, tool="batch_reboot", arguments={"device_ids": [OTHER_DEVICE]})
         await h.login()
-        h.executor.execute_error = ExecutorError(failure, "no report")
+        h.executor.execute_error = executor_error(failure, "no report")
         _, forms = await h.card()
         text = await (await h.post("/approve", forms.forms["/approve"])).text()
         assert "Nothing ran" in text

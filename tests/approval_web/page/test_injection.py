@@ -9,9 +9,9 @@ import html.parser
 from pathlib import Path
 
 from services.approval_web.page.card import NAME_CAP, REASON_CAP
-from shared import approvals
-from shared.display import has_hidden, visible
-from shared.messages import EventFacts, Inspection, StreamFacts, TargetFacts
+from shared.store import approvals
+from shared.text.display import has_hidden, visible
+from shared.wire.executor import EventFacts, Inspection, StreamFacts, TargetFacts
 from tests.approval_web.page.helpers import add_proposal, connection, page
 from tests.corpus.hostile_names import BY_KIND, HIDDEN, HOSTILE_NAMES
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from services.approval_web.page.outcome import after_transport_error, from_report, nothing_ran
 from services.approval_web.page.words import Words, refusal_words
-from shared.messages import ExecutionReport
+from shared.wire.executor import ExecutionReport
 
 
 def report(**fields: object) -> ExecutionReport:

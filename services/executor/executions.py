@@ -1,0 +1,269 @@
+"""Executions in the store: the executor's claim of a consumed approval, the outcome, the
+independent verification, and recovery after a crash.
+
+Used by the executor only (re-exported by `shared.store.approvals`). Each function is one
+`write_tx` that writes its audit row in the same transaction; times come from SQLite's clock.
+
+An execution is ``running`` from the claim until `finish_execution` records ok | error |
+unknown | refused. An executor that dies in between leaves ``running``; its next start turns
+it into ``unknown`` (`recover_running`): the write may or may not have reached Epiphan, and it
+is never retried.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from typing import Any
+
+import aiosqlite
+
+from shared.canonical import canonical_json
+from shared.errors import MEANINGS, Code
+from shared.store.approval_rows import (
+    EXECUTOR_ACTOR,
+    OUTCOMES,
+    VERIFICATIONS,
+    ClaimResult,
+    audit_refusal,
+    new_id,
+    one_row,
+)
+from shared.store.db import append_audit, db_now, write_tx
+
+CLAIM_SQL = """
+UPDATE approvals SET claimed = 1, claimed_at = :now
+WHERE id = :approval_id AND proposal_id = :proposal_id AND card_hash = :card_hash
+  AND facts_hash = :facts_hash
+  AND used = 1 AND claimed = 0 AND ended_code IS NULL
+  AND used_at IS NOT NULL AND used_at < expires_at
+  AND EXISTS (SELECT 1 FROM proposals p WHERE p.id = :proposal_id AND p.status = 'approved')
+"""
+"""The claim: one statement, run under ``BEGIN IMMEDIATE`` with ``:now`` = the DB clock's now.
+It checks, in the same statement, that the approval still names the proposal, card hash and
+facts hash that Execute carries (what the page showed and the person approved)."""
+
+
+async def claim_approval(
+    conn: aiosqlite.Connection,
+    approval_id: str,
+    *,
+    proposal_id: str,
+    card_hash: str,
+    facts_hash: str,
+) -> ClaimResult:
+    """The executor claims a consumed approval, once (`CLAIM_SQL`), and inserts the
+    ``executions`` row (outcome ``running``) with an ``execution_start`` audit row, in one
+    transaction. `proposal_id`, `card_hash` and `facts_hash` are what Execute carries.
+
+    Refusals write one ``refusal`` audit row and change nothing else, except that an approval
+    not yet claimed is ended and its approved proposal becomes ``not_run`` (nothing can ever
+    run it): ``approval_not_found``; ``approval_mismatch`` (the row names another proposal,
+    card or facts: it was changed in the store); ``approval_not_consumed``;
+    ``approval_expired`` (consumed at or after its expiry, i.e. edited in the store);
+    ``approval_already_used`` (already claimed or ended); ``proposal_not_pending`` (the
+    proposal is not ``approved``).
+    """
+    execution_id = new_id("x-")
+    params = {
+        "approval_id": approval_id,
+        "proposal_id": proposal_id,
+        "card_hash": card_hash,
+        "facts_hash": facts_hash,
+    }
+    async with write_tx(conn):
+        now = await db_now(conn)
+        row = await one_row(conn, "SELECT * FROM approvals WHERE id = ?", (approval_id,))
+        changed = 0
+        if row is not None:
+            changed = (await conn.execute(CLAIM_SQL, {**params, "now": now})).rowcount
+        if changed == 1:
+            await conn.execute(
+                "INSERT INTO executions (id, approval_id, proposal_id, started_at, outcome)"
+                " VALUES (?, ?, ?, ?, 'running')",
+                (execution_id, approval_id, proposal_id, now),
+            )
+            await append_audit(
+                conn,
+                actor=EXECUTOR_ACTOR,
+                kind="execution_start",
+                proposal_id=proposal_id,
+                detail={"approval_id": approval_id, "execution_id": execution_id},
+            )
+            return ClaimResult(True, approval_id, proposal_id, execution_id=execution_id, message="claimed")
+        code = _claim_refusal(row, params, now)
+        claimed = row is not None and bool(row["claimed"])
+        ended = False
+        if not claimed:
+            await conn.execute(
+                "UPDATE approvals SET ended_code = coalesce(ended_code, ?) WHERE id = ?",
+                (str(code), approval_id),
+            )
+            ended = (
+                await conn.execute(
+                    "UPDATE proposals SET status = 'not_run', status_code = ?, decided_at = coalesce(decided_at, ?)"
+                    " WHERE id = ? AND status = 'approved'",
+                    (str(code), now, proposal_id),
+                )
+            ).rowcount == 1
+        exists = await one_row(conn, "SELECT 1 FROM proposals WHERE id = ?", (proposal_id,)) is not None
+        await audit_refusal(
+            conn,
+            actor=EXECUTOR_ACTOR,
+            operation="execute",
+            code=code,
+            proposal_id=proposal_id if exists else None,
+            detail={"approval_id": approval_id, "step": "claim", "not_run": ended, "claimed": claimed},
+        )
+        return ClaimResult(False, approval_id, proposal_id, code=code, message=MEANINGS[code])
+
+
+def _claim_refusal(row: sqlite3.Row | None, wanted: Mapping[str, str], now: str) -> Code:
+    if row is None:
+        return Code.APPROVAL_NOT_FOUND
+    if any(row[k] != wanted[k] for k in ("proposal_id", "card_hash", "facts_hash")):
+        return Code.APPROVAL_MISMATCH
+    if row["claimed"] or row["ended_code"] is not None:
+        return Code.APPROVAL_ALREADY_USED
+    if not row["used"]:
+        return Code.APPROVAL_EXPIRED if row["expires_at"] <= now else Code.APPROVAL_NOT_CONSUMED
+    if row["used_at"] is None or row["used_at"] >= row["expires_at"]:
+        return Code.APPROVAL_EXPIRED
+    return Code.PROPOSAL_NOT_PENDING
+
+
+async def finish_execution(
+    conn: aiosqlite.Connection,
+    execution_id: str,
+    *,
+    outcome: str,
+    refusal_code: Code | None = None,
+    message: str = "",
+    detail: Mapping[str, Any] | None = None,
+) -> bool:
+    """Record a running execution's final `outcome` (ok | error | unknown | refused), once.
+
+    ok / error / unknown (the write tool was called): the proposal becomes ``executed`` and an
+    ``outcome`` audit row ``{execution_id, outcome, message, detail}`` is written. refused (a
+    check after the claim failed, nothing ran): the proposal becomes ``not_run`` with
+    ``status_code`` = the code, its approval stays claimed (so it can never run), and the audit
+    row is a ``refusal``. `detail` (e.g. the redacted per-device error map) is stored as JSON.
+    Returns False, changing nothing, when the execution is not ``running``.
+
+    Raises:
+        ValueError: an unknown outcome, refused without a code, or a code without refused.
+    """
+    if outcome not in OUTCOMES or (outcome == "refused") != (refusal_code is not None):
+        raise ValueError(f"bad outcome {outcome!r} with refusal code {refusal_code!r}")
+    detail_map = dict(detail or {})
+    code_text = str(refusal_code) if refusal_code is not None else None
+    async with write_tx(conn):
+        now = await db_now(conn)
+        row = await one_row(
+            conn, "SELECT proposal_id FROM executions WHERE id = ? AND outcome = 'running'", (execution_id,)
+        )
+        if row is None:
+            return False
+        proposal_id = row["proposal_id"]
+        await conn.execute(
+            "UPDATE executions SET outcome = ?, refusal_code = ?, detail_json = ?, finished_at = ? WHERE id = ?",
+            (outcome, code_text, canonical_json(detail_map).decode(), now, execution_id),
+        )
+        if refusal_code is not None:
+            await conn.execute(
+                "UPDATE proposals SET status = 'not_run', status_code = ? WHERE id = ? AND status = 'approved'",
+                (code_text, proposal_id),
+            )
+            await audit_refusal(
+                conn,
+                actor=EXECUTOR_ACTOR,
+                operation="execute",
+                code=refusal_code,
+                message=message or None,
+                proposal_id=proposal_id,
+                detail={"execution_id": execution_id, "step": "after_claim"},
+            )
+        else:
+            await conn.execute("UPDATE proposals SET status = 'executed' WHERE id = ?", (proposal_id,))
+            await append_audit(
+                conn,
+                actor=EXECUTOR_ACTOR,
+                kind="outcome",
+                proposal_id=proposal_id,
+                detail={
+                    "execution_id": execution_id,
+                    "outcome": outcome,
+                    "message": message,
+                    "detail": detail_map,
+                },
+            )
+    return True
+
+
+async def record_verification(
+    conn: aiosqlite.Connection,
+    execution_id: str,
+    *,
+    verification: str,
+    detail: str,
+    observed_at: str | None = None,
+) -> None:
+    """Record the independent post-write observation (verified | not_observed | contradicted),
+    made at `observed_at` (DB-clock text; default: now), with a ``verification`` audit row.
+    It is kept apart from the outcome and never changes it.
+
+    Raises:
+        ValueError: an unknown verification value.
+    """
+    if verification not in VERIFICATIONS:
+        raise ValueError(f"bad verification {verification!r}")
+    async with write_tx(conn):
+        at = observed_at or await db_now(conn)
+        row = await one_row(conn, "SELECT proposal_id FROM executions WHERE id = ?", (execution_id,))
+        await conn.execute(
+            "UPDATE executions SET verification = ?, verified_at = ?, verification_detail = ? WHERE id = ?",
+            (verification, at, detail, execution_id),
+        )
+        await append_audit(
+            conn,
+            actor=EXECUTOR_ACTOR,
+            kind="verification",
+            proposal_id=row["proposal_id"] if row else None,
+            detail={
+                "execution_id": execution_id,
+                "verification": verification,
+                "observed_at": at,
+                "detail": detail,
+            },
+        )
+
+
+RECOVERED_DETAIL = {"reason": "the executor stopped while this write was in flight; it is never retried"}
+
+
+async def recover_running(conn: aiosqlite.Connection) -> int:
+    """On the executor's start: every execution still ``running`` becomes ``unknown`` (its
+    proposal ``executed``), one ``outcome`` audit row each (``recovered: true``); the count."""
+    async with write_tx(conn):
+        now = await db_now(conn)
+        async with conn.execute("SELECT id, proposal_id FROM executions WHERE outcome = 'running'") as cursor:
+            rows = [(row["id"], row["proposal_id"]) async for row in cursor]
+        for execution_id, proposal_id in rows:
+            await conn.execute(
+                "UPDATE executions SET outcome = 'unknown', detail_json = ?, finished_at = ? WHERE id = ?",
+                (canonical_json(RECOVERED_DETAIL).decode(), now, execution_id),
+            )
+            await conn.execute("UPDATE proposals SET status = 'executed' WHERE id = ?", (proposal_id,))
+            await append_audit(
+                conn,
+                actor=EXECUTOR_ACTOR,
+                kind="outcome",
+                proposal_id=proposal_id,
+                detail={
+                    "execution_id": execution_id,
+                    "outcome": "unknown",
+                    "recovered": True,
+                    **RECOVERED_DETAIL,
+                },
+            )
+    return len(rows)

@@ -1,0 +1,213 @@
+"""Parsing the two policy files strictly into `shared.policy.model` types (no override).
+
+Refuses anything malformed with a `PolicyError` naming the file and line (see
+``tests/shared/policy/policy_cases/``). Bounds written here make the design's numbers ceilings
+(DESIGN.md section 7): a policy file can tighten them, never loosen them (at most 3 pending
+proposals, an approval lives at most 300 s, a denial pause lasts at least an hour...).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import zoneinfo
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final
+
+from shared.policy.model import (
+    Autonomy,
+    Limits,
+    Policy,
+    ProposeRule,
+    QuietHours,
+    TargetKind,
+    Thresholds,
+    ToolPolicy,
+)
+from shared.policy.schema import check_arguments_schema, check_conditions, check_targets
+from shared.policy.source import Source, show
+
+TOOL_POLICY_VERSION: Final = 1
+READ_PREFIXES: Final = ("get_", "kb_")
+
+THRESHOLD_RANGES: Final[Mapping[str, tuple[int, int]]] = MappingProxyType(
+    {"cpu_pct": (1, 100), "temp_c": (1, 150), "disk_free_pct": (1, 99), "recent_reboot_minutes": (0, 1440)}
+)
+LIMIT_RANGES: Final[Mapping[str, tuple[int, int]]] = MappingProxyType(
+    {
+        "max_pending": (1, 3),
+        "per_hour": (1, 60),
+        "denials_before_pause": (1, 3),
+        "denial_pause_minutes": (60, 1440),
+        "approval_ttl_seconds": (30, 300),
+        "proposal_ttl_seconds": (300, 3600),
+    }
+)
+_TIME = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")
+
+
+POLICY_KEYS: Final = ("autonomy", "lead_minutes", "quiet_hours", "heartbeat_seconds", "thresholds", "limits")
+TOOL_POLICY_KEYS: Final = ("version", "read", "write", "disruptive", "never_proposable", "propose")
+TOOL_POLICY_OPTIONAL: Final = ("not_for_model",)
+RULE_KEYS: Final = (
+    "schema_version",
+    "summary",
+    "undo",
+    "max_targets",
+    "target_fields",
+    "target_kind",
+    "disruptive",
+    "arguments",
+)
+RULE_OPTIONAL: Final = ("disruptive_when", "stops_recording", "lead_minutes")
+
+
+def parse_policy(src: Source) -> Policy:
+    """`Policy` from a parsed ``policy.yaml``. Raises `PolicyError` naming the line."""
+    src.mapping((), required=POLICY_KEYS)
+    return Policy(
+        autonomy=Autonomy(src.choice(("autonomy",), tuple(Autonomy))),
+        lead_minutes=src.integer(("lead_minutes",), low=0, high=1440),
+        quiet_hours=_quiet_hours(src),
+        heartbeat_seconds=src.integer(("heartbeat_seconds",), low=30, high=86400),
+        thresholds=Thresholds(**_integers(src, "thresholds", THRESHOLD_RANGES)),
+        limits=Limits(**_integers(src, "limits", LIMIT_RANGES)),
+        source=src.path,
+    )
+
+
+def _integers(src: Source, key: str, ranges: Mapping[str, tuple[int, int]]) -> dict[str, int]:
+    src.mapping((key,), required=tuple(ranges))
+    return {name: src.integer((key, name), low=low, high=high) for name, (low, high) in ranges.items()}
+
+
+def _quiet_hours(src: Source) -> QuietHours:
+    src.mapping(("quiet_hours",), required=("start", "end", "timezone"))
+    times: list[dt.time] = []
+    for name in ("start", "end"):
+        value = src.at(("quiet_hours", name))
+        if isinstance(value, int):
+            raise src.error(
+                ("quiet_hours", name), 'write the time in quotes, e.g. "22:00" (YAML reads 22:00 as a number)'
+            )
+        if not isinstance(value, str) or not _TIME.fullmatch(value):
+            raise src.error(("quiet_hours", name), 'must be a time of day "HH:MM", 00:00 to 23:59')
+        times.append(dt.time.fromisoformat(value))
+    if times[0] == times[1]:
+        raise src.error(("quiet_hours", "end"), "start and end are the same time")
+    zone = src.text(("quiet_hours", "timezone"), max_length=64)
+    try:
+        zoneinfo.ZoneInfo(zone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise src.error(
+            ("quiet_hours", "timezone"), "is not a known IANA time zone (e.g. UTC, America/Bogota)"
+        ) from None
+    return QuietHours(start=times[0], end=times[1], timezone=zone)
+
+
+def parse_tool_policy(src: Source) -> ToolPolicy:
+    """`ToolPolicy` from a parsed ``tool_policy.yaml``. Raises `PolicyError` naming the line."""
+    src.mapping((), required=TOOL_POLICY_KEYS, optional=TOOL_POLICY_OPTIONAL)
+    version = src.integer(("version",), low=1)
+    if version != TOOL_POLICY_VERSION:
+        raise src.error(
+            ("version",), f"{version} is not supported (this Fleetwatch reads version {TOOL_POLICY_VERSION})"
+        )
+    read, write = src.names(("read",)), src.names(("write",))
+    for index, tool in enumerate(read):
+        if tool in write:
+            raise src.error(
+                ("read", index), f"{show(tool)} is also on the write list; a write tool is never a read tool"
+            )
+        if not tool.startswith(READ_PREFIXES):
+            raise src.error(
+                ("read", index),
+                f"{show(tool)} does not start with get_ or kb_; only such tools are read tools",
+            )
+    for index, tool in enumerate(write):
+        if tool.startswith(READ_PREFIXES):
+            raise src.error(
+                ("write", index), f"{show(tool)} starts with get_ or kb_, so it is a read tool, not a write"
+            )
+    disruptive = _subset(src, "disruptive", write, "write")
+    never = _subset(src, "never_proposable", write, "write")
+    not_for_model = _subset(src, "not_for_model", read, "read") if src.has(("not_for_model",)) else ()
+    rules = src.mapping(("propose",), any_key=True)
+    propose: dict[str, ProposeRule] = {}
+    for tool in rules:
+        if tool not in write:
+            raise src.error(
+                ("propose", tool), f"{show(tool)} is not on the write list; only write tools are proposed"
+            )
+        if tool in never:
+            raise src.error(("propose", tool), f"{show(tool)} is never proposable (it carries stream keys)")
+        propose[tool] = _rule(src, tool, always_disruptive=tool in disruptive)
+    return ToolPolicy(
+        version=version,
+        read_tools=frozenset(read),
+        write_tools=frozenset(write),
+        disruptive_tools=frozenset(disruptive),
+        never_proposable=frozenset(never),
+        not_for_model=frozenset(not_for_model),
+        propose=MappingProxyType(propose),
+        source=src.path,
+    )
+
+
+def _subset(src: Source, key: str, of: tuple[str, ...], of_name: str) -> tuple[str, ...]:
+    names = src.names((key,))
+    for index, tool in enumerate(names):
+        if tool not in of:
+            raise src.error((key, index), f"{show(tool)} is not on the {of_name} list")
+    return names
+
+
+def _rule(src: Source, tool: str, *, always_disruptive: bool) -> ProposeRule:
+    at = ("propose", tool)
+    src.mapping(at, required=RULE_KEYS, optional=RULE_OPTIONAL)
+    disruptive = src.at((*at, "disruptive"))
+    if not isinstance(disruptive, bool):
+        raise src.error((*at, "disruptive"), "must be true or false")
+    if always_disruptive and not disruptive:
+        raise src.error((*at, "disruptive"), f"{show(tool)} is on the disruptive list, so this must be true")
+    if always_disruptive and src.has((*at, "disruptive_when")):
+        raise src.error(
+            (*at, "disruptive_when"), f"{show(tool)} is on the disruptive list: every call is disruptive"
+        )
+    fields = src.names((*at, "target_fields"))
+    if not fields:
+        raise src.error((*at, "target_fields"), "must name at least one argument")
+    max_targets = src.integer((*at, "max_targets"), low=1)
+    kind = TargetKind(src.choice((*at, "target_kind"), tuple(TargetKind)))
+    schema = check_arguments_schema(src, (*at, "arguments"))
+    check_targets(src, at, schema, fields, kind, max_targets)
+    when = (
+        check_conditions(src, (*at, "disruptive_when"), schema) if src.has((*at, "disruptive_when")) else None
+    )
+    stops = (
+        check_conditions(src, (*at, "stops_recording"), schema) if src.has((*at, "stops_recording")) else None
+    )
+    if when is not None and not disruptive:
+        raise src.error((*at, "disruptive_when"), "needs disruptive: true")
+    for name, values in (stops or {}).items():
+        if not disruptive or (when is not None and not values <= when.get(name, frozenset())):
+            raise src.error(
+                (*at, "stops_recording", name), "a call that stops a recording must be disruptive"
+            )
+    return ProposeRule(
+        tool=tool,
+        schema_version=src.integer((*at, "schema_version"), low=1),
+        max_targets=max_targets,
+        target_fields=fields,
+        target_kind=kind,
+        disruptive=disruptive,
+        arguments_schema=schema,
+        summary=src.text((*at, "summary"), max_length=200),
+        undo=src.text((*at, "undo"), max_length=300),
+        disruptive_when=None if when is None else MappingProxyType(when),
+        stops_recording=None if stops is None else MappingProxyType(stops),
+        lead_minutes=src.integer((*at, "lead_minutes"), low=0, high=1440)
+        if src.has((*at, "lead_minutes"))
+        else None,
+    )

@@ -1,0 +1,330 @@
+"""The approval state's rows and reads: proposals, approvals, executions, the kill switch.
+
+Frozen dataclasses of the store's rows (JSON columns decoded) and the read functions over a
+connection, plus `audit_refusal` (one ``refusal`` audit row, the shape every refusal uses).
+`shared.store.approvals` is the public face and re-exports all of this; the writes are there and in
+`services.executor.executions`.
+
+Times are DB-clock text, UTC ``YYYY-MM-DDTHH:MM:SS.SSSZ``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+import sqlite3
+from collections.abc import Mapping
+from typing import Any
+
+import aiosqlite
+
+from shared.canonical import parse_json_strict
+from shared.errors import MEANINGS, Code
+from shared.store.audit_safe import safe_message, safe_value
+from shared.store.db import append_audit
+
+EXECUTOR_ACTOR = "executor"
+KILL_SWITCH_KEY = "kill_switch"
+OUTCOMES = frozenset({"ok", "error", "unknown", "refused"})
+"""Final outcomes of an execution (``running`` is the only other value, never final)."""
+VERIFICATIONS = frozenset({"verified", "not_observed", "contradicted"})
+
+
+def new_id(prefix: str) -> str:
+    """``prefix`` and 12 lowercase hex characters (48 random bits)."""
+    return f"{prefix}{secrets.token_hex(6)}"
+
+
+def new_proposal_id() -> str:
+    """A fresh proposal ID: ``p-`` and 12 lowercase hex characters."""
+    return new_id("p-")
+
+
+async def one_row(conn: aiosqlite.Connection, sql: str, params: tuple[Any, ...]) -> sqlite3.Row | None:
+    """The first row of `sql`, or None."""
+    async with conn.execute(sql, params) as cursor:
+        return await cursor.fetchone()
+
+
+# --- rows ---------------------------------------------------------------------------------
+
+
+def _json(text: str | None) -> Any:
+    return None if text is None else parse_json_strict(text)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ProposalRow:
+    """One ``proposals`` row, JSON columns decoded. Times are DB-clock text (UTC).
+
+    ``arguments``, ``targets`` (master IDs) and ``fingerprint`` (master ID -> {online,
+    recording, next_event_start}) are copies for display and queries; only ``bound_record``
+    (with its ``seal``) is trusted, by the executor that sealed it.
+    """
+
+    id: str
+    created_at: str
+    tool: str
+    arguments: dict[str, Any]
+    targets: tuple[str, ...]
+    fingerprint: dict[str, Any]
+    fingerprint_hash: str
+    schema_version: int
+    slot: str
+    reason: str
+    proposed_by: str
+    status: str
+    status_code: str | None
+    bound_record: bytes
+    seal: str
+    expires_at: str | None
+    decided_at: str | None
+    turn_id: str | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> ProposalRow:
+        return cls(
+            id=row["id"],
+            created_at=row["created_at"],
+            tool=row["tool"],
+            arguments=_json(row["arguments_json"]),
+            targets=tuple(_json(row["targets_json"])),
+            fingerprint=_json(row["fingerprint_json"]),
+            fingerprint_hash=row["fingerprint_hash"],
+            schema_version=int(row["schema_version"]),
+            slot=row["slot"],
+            reason=row["reason"],
+            proposed_by=row["proposed_by"],
+            status=row["status"],
+            status_code=row["status_code"],
+            bound_record=bytes(row["bound_record"]),
+            seal=row["seal"],
+            expires_at=row["expires_at"],
+            decided_at=row["decided_at"],
+            turn_id=row["session_turn"],
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ApprovalRow:
+    """One ``approvals`` row: a person's Approve of a card shown in a browser session at
+    ``shown_at`` (recorded consumed), then claimed once by the executor. ``facts`` are the
+    card's binding facts (display text) that ``facts_hash`` covers; ``ended_code`` is set when
+    it ended before a claim (it can never be claimed then)."""
+
+    id: str
+    proposal_id: str
+    session_id: str
+    card_hash: str
+    created_at: str
+    expires_at: str
+    used: bool
+    used_at: str | None
+    claimed: bool
+    claimed_at: str | None
+    shown_at: str | None
+    facts_hash: str | None
+    facts: dict[str, str] | None
+    ended_code: str | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> ApprovalRow:
+        return cls(
+            id=row["id"],
+            proposal_id=row["proposal_id"],
+            session_id=row["session_id"],
+            card_hash=row["card_hash"],
+            created_at=row["created_at"],
+            expires_at=row["expires_at"],
+            used=bool(row["used"]),
+            used_at=row["used_at"],
+            claimed=bool(row["claimed"]),
+            claimed_at=row["claimed_at"],
+            shown_at=row["shown_at"],
+            facts_hash=row["facts_hash"],
+            facts=_json(row["facts_json"]),
+            ended_code=row["ended_code"],
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ExecutionRow:
+    """One ``executions`` row. ``outcome`` ∈ running | ok | error | unknown | refused;
+    ``detail`` is the decoded ``detail_json`` (e.g. the redacted per-device error map)."""
+
+    id: str
+    approval_id: str
+    proposal_id: str
+    started_at: str
+    finished_at: str | None
+    outcome: str
+    refusal_code: str | None
+    detail: dict[str, Any] | None
+    verification: str | None
+    verified_at: str | None
+    verification_detail: str | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> ExecutionRow:
+        return cls(
+            id=row["id"],
+            approval_id=row["approval_id"],
+            proposal_id=row["proposal_id"],
+            started_at=row["started_at"],
+            finished_at=row["finished_at"],
+            outcome=row["outcome"],
+            refusal_code=row["refusal_code"],
+            detail=_json(row["detail_json"]),
+            verification=row["verification"],
+            verified_at=row["verified_at"],
+            verification_detail=row["verification_detail"],
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ProposalStatus:
+    """A proposal's recorded state with its execution, if any (what `ProposalState` carries)."""
+
+    proposal_id: str
+    tool: str
+    status: str
+    status_code: str | None
+    outcome: str | None
+    refusal_code: str | None
+    verification: str | None
+    verified_at: str | None
+    detail: dict[str, Any] | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ConsumeResult:
+    """`approve`: ``ok`` with the proposal now approved and the new approval's ID, or the
+    refusal ``code`` (``approval_id`` then names no row)."""
+
+    ok: bool
+    approval_id: str
+    proposal_id: str | None
+    code: Code | None = None
+    message: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ClaimResult:
+    """`claim_approval`: ``ok`` with the new ``execution_id`` (outcome running), or ``code``."""
+
+    ok: bool
+    approval_id: str
+    proposal_id: str | None
+    execution_id: str | None = None
+    code: Code | None = None
+    message: str = ""
+
+
+# --- reads --------------------------------------------------------------------------------
+
+
+async def get_proposal(conn: aiosqlite.Connection, proposal_id: str) -> ProposalRow | None:
+    """The proposal with that ID, or None."""
+    row = await one_row(conn, "SELECT * FROM proposals WHERE id = ?", (proposal_id,))
+    return ProposalRow.from_row(row) if row else None
+
+
+async def list_pending(conn: aiosqlite.Connection) -> list[ProposalRow]:
+    """Every pending proposal, oldest first (call `expire_due` first to drop expired ones)."""
+    async with conn.execute(
+        "SELECT * FROM proposals WHERE status = 'pending' ORDER BY created_at, id"
+    ) as cursor:
+        return [ProposalRow.from_row(row) async for row in cursor]
+
+
+async def list_recent_not_run(
+    conn: aiosqlite.Connection, *, hours: int = 24, limit: int = 20
+) -> list[ProposalRow]:
+    """Proposals that ended ``not_run`` in the last `hours` (by ``decided_at``), newest first."""
+    async with conn.execute(
+        "SELECT * FROM proposals WHERE status = 'not_run'"
+        " AND decided_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?) ORDER BY decided_at DESC, id LIMIT ?",
+        (f"-{int(hours) * 3600} seconds", limit),
+    ) as cursor:
+        return [ProposalRow.from_row(row) async for row in cursor]
+
+
+async def get_approval(conn: aiosqlite.Connection, approval_id: str) -> ApprovalRow | None:
+    """The approval with that ID, or None."""
+    row = await one_row(conn, "SELECT * FROM approvals WHERE id = ?", (approval_id,))
+    return ApprovalRow.from_row(row) if row else None
+
+
+async def get_execution(conn: aiosqlite.Connection, execution_id: str) -> ExecutionRow | None:
+    """The execution with that ID, or None."""
+    row = await one_row(conn, "SELECT * FROM executions WHERE id = ?", (execution_id,))
+    return ExecutionRow.from_row(row) if row else None
+
+
+async def execution_for_approval(conn: aiosqlite.Connection, approval_id: str) -> ExecutionRow | None:
+    """The execution an approval's claim created, or None (not claimed)."""
+    row = await one_row(conn, "SELECT * FROM executions WHERE approval_id = ?", (approval_id,))
+    return ExecutionRow.from_row(row) if row else None
+
+
+async def execution_for_proposal(conn: aiosqlite.Connection, proposal_id: str) -> ExecutionRow | None:
+    """The proposal's latest execution (a proposal has at most one), or None."""
+    row = await one_row(
+        conn,
+        "SELECT * FROM executions WHERE proposal_id = ? ORDER BY started_at DESC, id DESC LIMIT 1",
+        (proposal_id,),
+    )
+    return ExecutionRow.from_row(row) if row else None
+
+
+async def proposal_state(conn: aiosqlite.Connection, proposal_id: str) -> ProposalStatus | None:
+    """The proposal's status and its execution's outcome and verification, or None."""
+    proposal = await get_proposal(conn, proposal_id)
+    if proposal is None:
+        return None
+    execution = await execution_for_proposal(conn, proposal_id)
+    return ProposalStatus(
+        proposal_id=proposal.id,
+        tool=proposal.tool,
+        status=proposal.status,
+        status_code=proposal.status_code,
+        outcome=execution.outcome if execution else None,
+        refusal_code=execution.refusal_code if execution else None,
+        verification=execution.verification if execution else None,
+        verified_at=execution.verified_at if execution else None,
+        detail=execution.detail if execution else None,
+    )
+
+
+async def kill_switch(conn: aiosqlite.Connection) -> bool:
+    """True when writes are paused (``kv['kill_switch'] == 'on'``); off when never set."""
+    row = await one_row(conn, "SELECT value FROM kv WHERE key = ?", (KILL_SWITCH_KEY,))
+    return row is not None and row["value"] == "on"
+
+
+# --- audit helper -------------------------------------------------------------------------
+
+
+async def audit_refusal(
+    conn: aiosqlite.Connection,
+    *,
+    actor: str,
+    operation: str,
+    code: Code,
+    message: str | None = None,
+    proposal_id: str | None = None,
+    detail: Mapping[str, Any] | None = None,
+) -> None:
+    """Append one ``refusal`` audit row: ``{code, message, operation, **detail}``. Inside the
+    caller's transaction if one is open, else its own.
+
+    A refusal is about input from outside, so the row never copies an over-long or hidden-
+    character value: each detail value passes `shared.store.audit_safe.safe_value` (long text becomes
+    its length, a short prefix and a hash), the message is cut (`safe_message`)."""
+    body = {
+        **safe_value(dict(detail or {})),
+        "code": str(code),
+        "message": safe_message(message or MEANINGS[code]),
+        "operation": safe_value(operation),
+    }
+    await append_audit(conn, actor=actor, kind="refusal", proposal_id=proposal_id, detail=body)

@@ -1,0 +1,35 @@
+"""Versioned schema migrations of the store, applied in order by `shared.store.db.migrate`.
+
+To change the schema, add a module ``mNNNN_<what>.py`` holding ``SQL`` (and, only when SQL
+alone cannot say it, an ``after(conn)`` coroutine run after the script) and append
+``Migration(NNNN, mNNNN_<what>.SQL, ...)`` to `MIGRATIONS`. Never edit a migration that has
+shipped: a store already at that version would not see the change. Each version runs in one
+``BEGIN IMMEDIATE`` transaction together with ``PRAGMA user_version = NNNN``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import NamedTuple
+
+import aiosqlite
+
+from shared.store.migrations import m0001_initial, m0002_executor, m0003_intake, m0004_binding
+
+
+class Migration(NamedTuple):
+    """One schema version: its SQL script and an optional step run after it, in the same
+    transaction."""
+
+    version: int
+    sql: str
+    after: Callable[[aiosqlite.Connection], Awaitable[None]] | None = None
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, m0001_initial.SQL),
+    Migration(2, m0002_executor.SQL),
+    Migration(3, m0003_intake.SQL),
+    Migration(4, m0004_binding.SQL, m0004_binding.after),
+)
+"""Versions strictly increasing from 1."""

@@ -1,0 +1,12 @@
+"""What a person reads: fleet text made safe to show, and the fleet's wording in two languages.
+
+Layers (each imports only those below it)::
+
+    fleet_answers.py  sentences about a fleet, topic by topic (the keyword answer, the demo model)
+    wording.py        shared phrases: times, events, priorities
+    display.py  fleet_words.py  questions.py  languages.py
+                      the one escaping helper (`visible` for text, `safe_json` for JSON) | the
+                      words per language | what a question is about | the languages, declared once
+
+May import `shared.canonical` (the hidden characters) and `shared.epiphan` (the snapshot).
+"""

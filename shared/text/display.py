@@ -1,0 +1,71 @@
+"""Fleet text made safe to show a person: the one escaping helper for every output of a name.
+
+Names, labels and reasons come from the fleet or the model and are untrusted. Every hidden,
+control, format or bidi character (the set `shared.canonical.hidden_character` refuses in
+arguments) is made harmless before a terminal or a page shows it, so a right-to-left override
+or a terminal escape cannot change what is seen:
+
+- in text (`visible`), it becomes a visible marker such as ``⟦U+202E⟧``, and the text is capped;
+- in JSON (`safe_json`), it becomes a ``\\uXXXX`` escape: valid, lossless JSON a terminal
+  cannot be tricked by.
+
+Every surface that prints a name uses one of these two: the CLI's text and ``--json`` output,
+the answers' sentences, the page (through Jinja, which also escapes HTML).
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+from shared.canonical import HIDDEN_CATEGORIES, HIDDEN_CODEPOINTS
+
+ELLIPSIS = "…"
+
+
+def _is_hidden(char: str) -> bool:
+    return ord(char) in HIDDEN_CODEPOINTS or unicodedata.category(char) in HIDDEN_CATEGORIES
+
+
+def visible(text: str, cap: int = 200) -> str:
+    """``text`` with hidden characters shown as ``⟦U+XXXX⟧`` and cut to ``cap`` characters.
+
+    A cut string ends with ``…``; ``cap`` counts characters of the result, markers included.
+    """
+    out = "".join(f"⟦U+{ord(c):04X}⟧" if _is_hidden(c) else c for c in text)
+    return out if len(out) <= cap else out[: max(cap - 1, 0)] + ELLIPSIS
+
+
+def has_hidden(text: str) -> bool:
+    """True when ``text`` holds any character `visible` would mark."""
+    return any(_is_hidden(c) for c in text)
+
+
+def _escaped(char: str) -> str:
+    data = char.encode("utf-16-be")
+    return "".join(f"\\u{int.from_bytes(data[i : i + 2], 'big'):04x}" for i in range(0, len(data), 2))
+
+
+def _json_default(value: object) -> Any:
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    if isinstance(value, msgspec.Struct):
+        return msgspec.to_builtins(value)
+    raise TypeError(type(value).__name__)
+
+
+def safe_json(value: Any) -> str:
+    """Indented, key-sorted JSON of `value` (builtins, msgspec Structs, datetimes as UTC ISO
+    text) in which every hidden
+    character is written as a ``\\uXXXX`` escape: lossless, and inert on a terminal.
+
+    Raises:
+        TypeError: `value` holds something JSON cannot carry.
+    """
+    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=_json_default)
+    # json.dumps already escapes U+0000-U+001F inside strings: raw ones are the indentation.
+    return "".join(_escaped(c) if c >= "\x7f" and _is_hidden(c) else c for c in text)

@@ -1,0 +1,526 @@
+"""Sentences about a fleet, topic by topic, in English or Latin American Spanish. Pure (pass ``now``).
+
+One wording for every answer built by code from read data: the assistant's keyword answer
+(from a `FleetSnapshot`) and the lab's demo model (from the tool results it was sent) call the
+same functions, so the two say the same thing about the same fleet. Each function returns
+lines: a first sentence, then one ``- <room>: <facts>`` line per room (capped at `MAX_LINES`),
+so a room is never named on a line about another. Names pass through `shared.text.display.visible`.
+
+Limits come from `shared.epiphan.attention.Thresholds` (the policy's, or the defaults): hot is a CPU
+temperature at or above ``temp_c`` or a load at or above ``cpu_pct``; short of storage is a
+state ``low``/``critical``/``missing`` or free space at or below ``disk_free_pct``. "Within
+the hour" is ``attention_minutes``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime, timedelta
+from typing import Final
+
+from shared.epiphan.attention import DEFAULT_THRESHOLDS, Thresholds, event_state, newest_firmware_by_model
+from shared.epiphan.fleet import (
+    Device,
+    Event,
+    StorageStatus,
+    StreamEndpoint,
+    SystemStatus,
+    UnreadPart,
+    storage_from_warnings,
+)
+from shared.text.display import visible
+from shared.text.fleet_words import HEADINGS, WORDS
+from shared.text.questions import Topic
+from shared.text.wording import describe_event, free_space_of, minutes_text, recording_unknown, unread_text
+
+MAX_LINES: Final = 20
+
+
+def _lang(language: str) -> str:
+    return "es" if language == "es" else "en"
+
+
+def _w(language: str, key: str) -> str:
+    return WORDS[_lang(language)][key]
+
+
+def _heading(language: str, key: str, n: int, **facts: object) -> str:
+    one, many = HEADINGS[_lang(language)][key]
+    return (one if n == 1 else many).format(n=n, **facts)
+
+
+def examples(language: str) -> str:
+    """The questions code-built answers understand, in a phrase (for "I only understand …")."""
+    return _w(language, "examples")
+
+
+def name(device: Device) -> str:
+    """A device's name as shown (visible, capped), or its ID when it has none."""
+    return visible(device.name.strip() or device.id, 80)
+
+
+def clock(when: datetime, now: datetime) -> str:
+    """``12:41 UTC`` on the day of `now`, else ``2026-09-14 12:41 UTC``."""
+    return f"{when:%H:%M} UTC" if when.date() == now.date() else f"{when:%Y-%m-%d %H:%M} UTC"
+
+
+def _capped(lines: list[str], language: str) -> list[str]:
+    if len(lines) <= MAX_LINES:
+        return lines
+    return [*lines[:MAX_LINES], _w(language, "more").format(n=len(lines) - MAX_LINES)]
+
+
+def _listing(head: str, lines: list[str], language: str) -> list[str]:
+    return [head, *_capped(lines, language)]
+
+
+def _sorted(devices: Iterable[Device]) -> list[Device]:
+    return sorted(devices, key=lambda d: (d.name.casefold(), d.id))
+
+
+def _number(value: float | None) -> str:
+    return "?" if value is None else f"{value:.0f}"
+
+
+# --- what could not be read -----------------------------------------------------------------
+
+NEEDS: Final[Mapping[Topic, frozenset[str]]] = {
+    Topic.TEMPERATURE: frozenset({"system"}),
+    Topic.SCHEDULE: frozenset({"events"}),
+    Topic.READINESS: frozenset({"events"}),
+    Topic.DISK: frozenset({"storage"}),
+}
+"""The parts of a read (`shared.epiphan.fleet.UnreadPart.part`) an answer is about: unread for every
+room, the answer is only that they could not be read (never "no room is running hot")."""
+USES: Final[Mapping[Topic, frozenset[str]]] = {
+    Topic.OFFLINE: frozenset({"events"}),
+    Topic.RECORDING: frozenset({"recorder"}),
+    Topic.ATTENTION: frozenset({"events", "system", "recorder"}),
+    Topic.ROOM: frozenset({"events", "system", "recorder", "storage"}),
+    Topic.CHANGE: frozenset({"events", "system", "recorder"}),
+}
+"""The parts an answer also draws on: unread, the answer stands and says what is missing."""
+
+
+def unread_notes(
+    unread: Iterable[UnreadPart], total: int, language: str, parts: Iterable[str] | None = None
+) -> list[str]:
+    """One line per unread part (of `parts` only, when given): ``events: could not be read: …``."""
+    wanted = None if parts is None else set(parts)
+    return [unread_text(u, total, language) for u in unread if wanted is None or u.part in wanted]
+
+
+def partial(
+    topic: Topic, body: Callable[[], list[str]], unread: Iterable[UnreadPart], total: int, language: str
+) -> list[str]:
+    """The answer `body` for `topic`, marked with what could not be read: only the marks when a
+    part the answer is about could not be read for any device (`NEEDS`), else the answer and
+    the marks of the parts it draws on."""
+    unread = list(unread)
+    needed = NEEDS.get(topic, frozenset())
+    if any(u.part in needed and (not u.device_ids or len(u.device_ids) >= total) for u in unread):
+        return unread_notes(unread, total, language, needed)
+    return [*body(), *unread_notes(unread, total, language, needed | USES.get(topic, frozenset()))]
+
+
+# --- one topic each ---------------------------------------------------------------------------
+
+
+def offline(
+    devices: Iterable[Device], events: Mapping[str, Event | None], now: datetime, language: str
+) -> list[str]:
+    """The offline rooms, how long they have been offline, and their next class if known."""
+    devices = list(devices)
+    down = _sorted(d for d in devices if not d.online)
+    if not down:
+        return [_w(language, "offline_none").format(total=len(devices))]
+    lines = []
+    for device in down:
+        facts = []
+        if device.state_time is not None:
+            facts.append(
+                _w(language, "offline_for").format(
+                    time=minutes_text((now - device.state_time).total_seconds())
+                )
+            )
+        event = describe_event(events.get(device.id), now, DEFAULT_THRESHOLDS.lead_minutes, language)
+        if event != "-":
+            facts.append(_w(language, "room_next").format(event=event))
+        lines.append(f"- {name(device)}: {'; '.join(facts) or _w(language, 'offline_word')}")
+    return _listing(_heading(language, "offline", len(down)), lines, language)
+
+
+def recording_channels(device: Device) -> list[str]:
+    """The names (or numbers) of the channels recording now."""
+    return [visible(c.name or c.channel_id, 40) for c in device.channels if c.recording]
+
+
+def recording_state(device: Device, now: datetime, language: str) -> str:
+    """``recording Lecture since 12:41 UTC``, ``recording Lecture`` (since unknown) or
+    ``not recording``."""
+    channels = recording_channels(device)
+    if not channels:
+        return _w(language, "room_idle")
+    since = [c.recording_since for c in device.channels if c.recording and c.recording_since]
+    if not since:
+        return _w(language, "recording_now").format(channels=", ".join(channels))
+    return _w(language, "recording_on").format(channels=", ".join(channels), time=clock(min(since), now))
+
+
+def recording(devices: Iterable[Device], now: datetime, language: str) -> list[str]:
+    """The online rooms recording now, on which channels, since when."""
+    online = [d for d in devices if d.online]
+    rooms = _sorted(d for d in online if d.recording)
+    if not rooms:
+        return [_w(language, "recording_none").format(online=len(online))]
+    lines = [f"- {name(device)}: {recording_state(device, now, language)}" for device in rooms]
+    return _listing(_heading(language, "recording", len(rooms)), lines, language)
+
+
+def short_of_storage(storage: StorageStatus | None, limits: Thresholds = DEFAULT_THRESHOLDS) -> bool:
+    """True when the storage is missing, low or critical, or its free share is at or below the
+    limit."""
+    if storage is None:
+        return False
+    pct = storage.free_pct
+    return storage.state in ("missing", "low", "critical") or (
+        pct is not None and pct <= limits.disk_free_pct
+    )
+
+
+def storage_words(storage: StorageStatus, language: str) -> str:
+    """``1.6% (14.5 GB) free of 931 GB``, or ``no storage detected``."""
+    if storage.state == "missing":
+        return _w(language, "disk_missing")
+    if storage.free is None or not storage.total:
+        return storage.state or "?"
+    return free_space_of(storage.free, storage.total, language)
+
+
+def disk(
+    devices: Iterable[Device],
+    storage: Mapping[str, StorageStatus],
+    language: str,
+    limits: Thresholds = DEFAULT_THRESHOLDS,
+) -> list[str]:
+    """The rooms short of storage (see `short_of_storage`), with their free space."""
+    devices = list(devices)
+    rooms = _sorted(d for d in devices if short_of_storage(storage.get(d.id), limits))
+    if not rooms:
+        return [_w(language, "disk_none").format(count=len(devices))]
+    lines = [f"- {name(d)}: {storage_words(storage[d.id], language)}" for d in rooms]
+    return _listing(_heading(language, "disk", len(rooms)), lines, language)
+
+
+def running_hot(status: SystemStatus | None, limits: Thresholds = DEFAULT_THRESHOLDS) -> bool:
+    """True when the CPU temperature or load is at or above its limit."""
+    if status is None:
+        return False
+    hot = status.cpu_temp_c is not None and status.cpu_temp_c >= limits.temp_c
+    return hot or (status.cpu_load_pct is not None and status.cpu_load_pct >= limits.cpu_pct)
+
+
+def heat(
+    devices: Iterable[Device],
+    system: Mapping[str, SystemStatus],
+    language: str,
+    limits: Thresholds = DEFAULT_THRESHOLDS,
+) -> list[str]:
+    """The online rooms running hot or busy, with temperature and load."""
+    online = [d for d in devices if d.online]
+    rooms = _sorted(d for d in online if running_hot(system.get(d.id), limits))
+    if not rooms:
+        known = [system[d.id] for d in online if d.id in system]
+        temps = [s.cpu_temp_c for s in known if s.cpu_temp_c is not None]
+        loads = [s.cpu_load_pct for s in known if s.cpu_load_pct is not None]
+        return [
+            _w(language, "heat_none").format(
+                temp=_number(max(temps, default=None)), cpu=_number(max(loads, default=None))
+            )
+        ]
+    lines = [
+        f"- {name(d)}: "
+        + _w(language, "hot_line").format(
+            temp=_number(system[d.id].cpu_temp_c), cpu=_number(system[d.id].cpu_load_pct)
+        )
+        for d in rooms
+    ]
+    head = _heading(language, "heat", len(rooms), temp=limits.temp_c, cpu=limits.cpu_pct)
+    return _listing(head, lines, language)
+
+
+def firmware(devices: Iterable[Device], language: str) -> list[str]:
+    """The rooms whose firmware is older than the newest of the same model in the fleet."""
+    devices = list(devices)
+    newest = newest_firmware_by_model(devices)
+    rooms = _sorted(d for d in devices if _behind(d, newest))
+    if not rooms:
+        return [_w(language, "firmware_none")]
+    lines = [
+        f"- {name(d)}: "
+        + _w(language, "firmware_line").format(
+            model=visible(d.model, 20), firmware=visible(d.firmware, 20), newest=visible(newest[d.model], 20)
+        )
+        for d in rooms
+    ]
+    return _listing(_heading(language, "firmware", len(rooms)), lines, language)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int("".join(c for c in part if c.isdigit()) or 0) for part in text.split("."))
+
+
+def _behind(device: Device, newest: Mapping[str, str]) -> bool:
+    latest = newest.get(device.model)
+    return bool(device.firmware and latest and _version(device.firmware) < _version(latest))
+
+
+def dark_inputs(device: Device) -> list[str]:
+    """The channels (and sources) of a device that report no signal: ``Camera 2 (SDI-A)``."""
+    sources = [
+        str(w.data.get("source_name", "")) if isinstance(w.data, Mapping) else ""
+        for w in device.warnings
+        if w.id == "source_no_signal"
+    ]
+    channels = [
+        visible(c.name or c.channel_id, 40)
+        for c in device.channels
+        if any(w.id == "channel_no_signal" for w in c.warnings)
+    ]
+    source_text = ", ".join(visible(s, 40) for s in sources if s)
+    if channels:
+        return [f"{', '.join(channels)} ({source_text})" if source_text else ", ".join(channels)]
+    return [source_text] if source_text else []
+
+
+def signal(devices: Iterable[Device], language: str) -> list[str]:
+    """The online rooms with a channel or source without signal; how many offline rooms could
+    not say."""
+    devices = list(devices)
+    rooms = _sorted(d for d in devices if d.online and dark_inputs(d))
+    down = sum(not d.online for d in devices)
+    tail = [_heading(language, "signal_offline", down)] if down else []
+    if not rooms:
+        return [_w(language, "signal_none"), *tail]
+    lines = [
+        f"- {name(d)}: {_w(language, 'signal_on').format(what='; '.join(dark_inputs(d)))}" for d in rooms
+    ]
+    return [
+        *_listing(_heading(language, "signal", len(rooms)), lines, language),
+        *tail,
+    ]
+
+
+def schedule(
+    devices: Iterable[Device], events: Mapping[str, Event | None], now: datetime, language: str
+) -> list[str]:
+    """The classes on now or starting in the next 24 hours, soonest first."""
+    horizon = now + timedelta(hours=24)
+    upcoming = sorted(
+        (
+            (e.start, d.name.casefold(), d, e)
+            for d in devices
+            if (e := events.get(d.id)) is not None
+            and e.start is not None
+            and e.start <= horizon
+            and (e.finish or e.start) >= now
+        ),
+        key=lambda item: item[:2],
+    )
+    if not upcoming:
+        return [_w(language, "schedule_none")]
+    lines = [
+        f"- {start:%H:%M} UTC {name(d)}: {describe_event(e, now, DEFAULT_THRESHOLDS.lead_minutes, language)}"
+        for start, _, d, e in upcoming
+    ]
+    return _listing(_w(language, "schedule"), lines, language)
+
+
+def problems(
+    device: Device,
+    event: Event | None,
+    now: datetime,
+    language: str,
+    *,
+    storage: StorageStatus | None = None,
+    system: SystemStatus | None = None,
+    limits: Thresholds = DEFAULT_THRESHOLDS,
+) -> list[str]:
+    """What stops a room from being ready for its class, in words (empty: ready)."""
+    if not device.online:
+        return [_offline(device, now, language)]
+    found = []
+    if event_state(event, now, limits.lead_minutes) == "on_now" and not device.recording:
+        found.append(_w(language, "not_recording"))
+    found += [_w(language, "signal_on").format(what=what) for what in dark_inputs(device)]
+    if short_of_storage(storage, limits) and storage is not None:
+        found.append(_w(language, "room_storage").format(free=storage_words(storage, language)))
+    if running_hot(system, limits) and system is not None:
+        found.append(
+            _w(language, "hot").format(temp=_number(system.cpu_temp_c), cpu=_number(system.cpu_load_pct))
+        )
+    return found
+
+
+def _offline(device: Device, now: datetime, language: str) -> str:
+    """``OFFLINE for 3 h 00 min``, or ``OFFLINE`` when the device did not say since when."""
+    if device.state_time is None:
+        return _w(language, "offline_word").upper()
+    return _w(language, "room_offline").format(time=minutes_text((now - device.state_time).total_seconds()))
+
+
+def class_soon(event: Event | None, now: datetime, limits: Thresholds = DEFAULT_THRESHOLDS) -> bool:
+    """True when the event is on now or starts within ``attention_minutes``."""
+    return event_state(event, now, max(limits.attention_minutes, limits.lead_minutes)) in ("on_now", "soon")
+
+
+def readiness(
+    devices: Iterable[Device],
+    events: Mapping[str, Event | None],
+    now: datetime,
+    language: str,
+    *,
+    storage: Mapping[str, StorageStatus] | None = None,
+    limits: Thresholds = DEFAULT_THRESHOLDS,
+) -> list[str]:
+    """Every room with a class on now or within the hour, soonest first: its class and either
+    what needs attention or that it looks ready (a room not recording yet says so). Storage is
+    what each room's own warnings say unless `storage` is given."""
+    devices = list(devices)
+    if storage is None:
+        found = {d.id: storage_from_warnings(d) for d in devices}
+        storage = {device_id: s for device_id, s in found.items() if s is not None}
+
+    def start(device: Device) -> datetime:
+        event = events.get(device.id)
+        return event.start if event is not None and event.start is not None else now
+
+    rooms = sorted(
+        (d for d in devices if class_soon(events.get(d.id), now, limits)),
+        key=lambda d: (start(d), d.name.casefold()),
+    )
+    if not rooms:
+        return [_w(language, "ready_none")]
+    lines, needing = [], []
+    for device in rooms:
+        event = events[device.id]
+        found = problems(device, event, now, language, storage=storage.get(device.id), limits=limits)
+        if found:
+            needing.append(name(device))
+        elif not device.recording:
+            found = [f"{_w(language, 'ready')}, {_w(language, 'not_yet')}"]
+        else:
+            found = [_w(language, "ready")]
+        when = describe_event(event, now, limits.lead_minutes, language)
+        lines.append(f"- {name(device)} ({when}): {'; '.join(found)}")
+    state = (
+        _w(language, "ready_problems").format(names=", ".join(needing))
+        if needing
+        else _w(language, "ready_fine")
+    )
+    head = _heading(language, "ready", len(rooms), problems=state)
+    return _listing(head, lines, language)
+
+
+def room(
+    device: Device,
+    event: Event | None,
+    now: datetime,
+    language: str,
+    *,
+    fleet: Iterable[Device] = (),
+    system: SystemStatus | None = None,
+    storage: StorageStatus | None = None,
+    limits: Thresholds = DEFAULT_THRESHOLDS,
+) -> list[str]:
+    """One room's status: online, recording, next class, load and temperature, storage,
+    firmware against the rest of its model in `fleet`, streams, and what needs attention."""
+
+    def w(key: str) -> str:
+        return _w(language, key)
+
+    lines = [f"{name(device)}:"]
+    if not device.online:
+        lines.append(f"- {_offline(device, now, language)}")
+        lines.append(f"- {w('room_recording').format(state=recording_unknown(device, now, language))}")
+    else:
+        lines.append(f"- {w('room_online')}; {recording_state(device, now, language)}")
+    described = describe_event(event, now, limits.lead_minutes, language)
+    lines.append(f"- {w('room_next').format(event=described) if described != '-' else w('room_no_event')}")
+    found = problems(device, event, now, language, storage=storage, system=system, limits=limits)
+    if device.online and system is not None and not running_hot(system, limits):
+        lines.append(
+            f"- {w('room_cpu').format(cpu=_number(system.cpu_load_pct), temp=_number(system.cpu_temp_c))}"
+        )
+    if storage is not None:
+        lines.append(f"- {w('room_storage').format(free=storage_words(storage, language))}")
+    if device.firmware:
+        newest = newest_firmware_by_model([*fleet, device])
+        behind = (
+            w("room_behind").format(newest=visible(newest[device.model], 20))
+            if _behind(device, newest)
+            else ""
+        )
+        lines.append(
+            f"- {w('room_firmware').format(firmware=visible(device.firmware, 20), model=visible(device.model, 20))}{behind}"
+        )
+    streams = channel_streams(device, language)
+    if streams:
+        lines.append(f"- {w('room_streams').format(streams=', '.join(streams))}")
+    if device.online:
+        verdict = w("ready") if event is not None else w("no_problem")
+        lines.append(f"- {w('needs').format(problems='; '.join(found)) if found else verdict}")
+    return lines
+
+
+def channel_streams(device: Device, language: str) -> list[str]:
+    """Each publisher of the device: ``Program (srt, on)``."""
+    return [
+        _w(language, "channel_stream").format(
+            channel=visible(c.name or c.channel_id, 40),
+            type=f"{visible(p.type, 12)}, {_w(language, 'on' if p.state == 'started' else 'off')}",
+        )
+        for c in device.channels
+        for p in c.publishers
+    ]
+
+
+def streams(
+    devices: Iterable[Device], endpoints: Iterable[StreamEndpoint] | None, language: str
+) -> list[str]:
+    """The stream destinations (when read: name, kind and host, and which rooms use each), then
+    the rooms streaming now and those with a stream set up but stopped. A publisher is matched
+    to a destination by ID (the lab gives a publisher its destination's ID)."""
+    devices = _sorted(devices)
+    out: list[str] = []
+    if endpoints is not None:
+        endpoints = list(endpoints)
+        if not endpoints:
+            out.append(_w(language, "streams_none"))
+        else:
+            lines = []
+            for endpoint in endpoints:
+                users = [
+                    name(d)
+                    for d in devices
+                    if any(p.id == endpoint.id for c in d.channels for p in c.publishers)
+                ]
+                host = visible(endpoint.host or "?", 80)
+                use = (
+                    _w(language, "stream_used").format(rooms=", ".join(users))
+                    if users
+                    else _w(language, "stream_unused")
+                )
+                lines.append(f"- {visible(endpoint.name or endpoint.id, 80)}: {host}; {use}")
+            out += _listing(_heading(language, "streams", len(endpoints)), lines, language)
+    live = [d for d in devices if any(p.state == "started" for c in d.channels for p in c.publishers)]
+    idle = [d for d in devices if d not in live and any(c.publishers for c in d.channels)]
+    if live:
+        lines = [f"- {name(d)}: {', '.join(channel_streams(d, language))}" for d in live]
+        out += _listing(_heading(language, "streaming", len(live)), lines, language)
+    else:
+        out.append(_w(language, "streaming_none"))
+    if idle:
+        lines = [f"- {name(d)}: {', '.join(channel_streams(d, language))}" for d in idle]
+        out += _listing(_heading(language, "stopped", len(idle)), lines, language)
+    return out

@@ -1,0 +1,480 @@
+"""approval.sock's contract: its messages, its operations with the codes each may answer, the
+manifest made from them, and its client (`ApprovalClient`).
+
+Peers: the assistant user and operators. Every socket also serves `GetCapabilities`.
+
+    SubmitProposal → ProposalAccepted
+    GetProposalState → ProposalState     (the assistant reads a proposal's recorded state)
+    ExpireTurn → Count                   (a model turn that failed partway expires its proposals)
+    RecordAsk → Count, RecordRefusal → Count   (the assistant's audit rows: it holds no store)
+    ListWritable → WritableDevices       (relayed to the executor; the assistant and operators)
+    ListPending → PendingList, ShowProposal → ProposalDetail, Deny → ProposalState,
+    DenyAll → Count, SetKillSwitch → Status, GetStatus → Status, AuditTail → AuditRows,
+    AuditVerify → AuditReport
+
+`ListWritable` and its reply are executor.sock's (`shared.wire.executor`), relayed unchanged;
+so are the refusals of the executor's Prepare (`PREPARE_CODES`) and ListWritable
+(`LIST_WRITABLE_CODES`), which pass through `SubmitProposal` and `ListWritable` unchanged,
+and the policy's refusals are the executor contract's `POLICY_CODES`.
+Contract tests check `OPERATIONS` against the request union both ways, that every code the
+handlers can raise is declared, and that nothing is declared that nothing produces.
+
+Times on the wire are UTC text (``YYYY-MM-DDTHH:MM:SS.SSSZ``). Every request's IDs have their
+format and its free strings a cap (`shared.wire.formats`): decoding refuses anything else with
+``invalid_message`` before a handler runs.
+"""
+
+from __future__ import annotations
+
+import typing
+from typing import Annotated, Any, Final, Literal
+
+import msgspec
+
+from shared.errors import Code
+from shared.text.languages import Language
+from shared.wire.client import SocketClient
+from shared.wire.executor import (
+    LIST_WRITABLE_CODES,
+    POLICY_CODES,
+    PREPARE_CODES,
+    ListWritable,
+    WritableDevices,
+)
+from shared.wire.formats import (
+    MAX_QUESTION_CHARS,
+    Actor,
+    Arguments,
+    Name,
+    ProposalId,
+    Reason,
+    ToolName,
+    TurnId,
+    Uid,
+)
+from shared.wire.formats import Count as CountOf
+from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities, Message, Operation
+
+
+class SubmitProposal(Message):
+    """A proposal from the assistant (``proposed_by="assistant"``, with the model turn's ID) or
+    drafted by an operator (``proposed_by="operator"``). It still needs a person on the page."""
+
+    tool: ToolName
+    arguments: Arguments
+    reason: Reason
+    proposed_by: Literal["assistant", "operator"]
+    turn_id: TurnId | None = None
+
+
+class ProposalAccepted(Message):
+    proposal_id: str
+    expires_at: str
+
+
+class GetProposalState(Message):
+    proposal_id: ProposalId
+
+
+class ProposalState(Message):
+    """A proposal's recorded state, from code, never from the model: ``status`` ∈ pending |
+    approved | denied | expired | executed; ``outcome`` ∈ ok | error | unknown | refused | running |
+    None; ``verification`` ∈ verified | not_observed | contradicted | None."""
+
+    proposal_id: str
+    tool: str
+    status: str
+    outcome: str | None = None
+    verification: str | None = None
+    status_code: Code | None = None
+
+
+class ExpireTurn(Message):
+    """Expire every pending proposal of a model turn that failed partway."""
+
+    turn_id: TurnId
+
+
+class Count(Message):
+    count: int
+
+
+class ListPending(Message):
+    pass
+
+
+class ProposalSummary(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One proposal in a list: ``status`` ∈ pending | approved | denied | expired | executed |
+    not_run; ``status_code`` says why for not_run (the refusal or failure that ended it)."""
+
+    proposal_id: str
+    tool: str
+    targets: tuple[str, ...]
+    created_at: str
+    expires_at: str | None
+    proposed_by: str
+    status: str
+    status_code: Code | None = None
+
+
+class PendingList(Message):
+    """The proposals waiting for a person (oldest first) and, apart, those approved in the last
+    24 hours that ended without running (``not_run``, newest first, at most 20)."""
+
+    items: tuple[ProposalSummary, ...]
+    not_run: tuple[ProposalSummary, ...] = ()
+
+
+class ShowProposal(Message):
+    proposal_id: ProposalId
+
+
+class ProposalDetail(Message):
+    """Everything about one proposal: every argument, times, the fingerprint hash, who proposed,
+    and the execution's outcome and verification if it ran."""
+
+    summary: ProposalSummary
+    arguments: dict[str, Any]
+    reason: str
+    fingerprint_hash: str
+    schema_version: int
+    age_seconds: int
+    expires_in_seconds: int | None
+    outcome: str | None = None
+    refusal_code: Code | None = None
+    verification: str | None = None
+    detail: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class Deny(Message):
+    proposal_id: ProposalId
+    actor: Actor = "operator"
+
+
+class DenyAll(Message):
+    actor: Actor = "operator"
+
+
+class SetKillSwitch(Message):
+    """``on=True`` pauses every write (the executor refuses with ``kill_switch_on``)."""
+
+    on: bool
+    actor: Actor = "operator"
+
+
+class GetStatus(Message):
+    pass
+
+
+class DenialPause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """`tool` may not be proposed for `target` (a master ID) until `until` (after repeated denials)."""
+
+    tool: str
+    target: str
+    until: str
+
+
+class Status(Message):
+    """Queue state and caps: pending / max_pending, proposals in the last hour / per_hour
+    (denied ones not counted), active denial pauses, the kill switch, whether the executor
+    answered Health, the fence, and the policy's autonomy."""
+
+    pending: int
+    max_pending: int
+    last_hour: int
+    per_hour: int
+    kill_switch: bool
+    executor_up: bool
+    fence_configured: bool
+    autonomy: str
+    pauses: tuple[DenialPause, ...] = ()
+
+
+class AuditTail(Message):
+    limit: int = 20
+
+
+class AuditRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    seq: int
+    at: str
+    actor: str
+    kind: str
+    proposal_id: str | None
+    detail: dict[str, Any]
+
+
+class AuditRows(Message):
+    rows: tuple[AuditRow, ...]
+
+
+class AuditVerify(Message):
+    pass
+
+
+class AuditReport(Message):
+    ok: bool
+    rows: int
+    first_bad_seq: int | None = None
+    reason: str | None = None
+
+
+MAX_RECORDED_PROPOSALS = 32
+"""Most proposal IDs one `RecordAsk` lists."""
+
+
+class AskTokens(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Model tokens one question used."""
+
+    input: CountOf = 0
+    output: CountOf = 0
+    cache_creation: CountOf = 0
+    cache_read: CountOf = 0
+
+
+class RecordAsk(Message):
+    """The assistant's record of one answered question, counts only (never the question, a
+    prompt, a result or a name): approval_web writes it as one ``ask`` audit row, actor
+    ``assistant`` (the assistant holds no store). Only the assistant's uid may send it.
+
+    ``outcome``: how the answer ended (``end_turn``, ``keyword_no_model``, ``fallback_<why>``,
+    ``budget_exceeded``...); ``code``: the answer's code; ``tools``/``codes``: calls per tool
+    (``unknown`` for a name that was not offered) and per code; ``expired``: proposals the
+    turn expired; ``elapsed_ms``: wall time."""
+
+    turn_id: TurnId
+    question_chars: Annotated[int, msgspec.Meta(ge=0, le=MAX_QUESTION_CHARS)]
+    language: Language
+    answered_by: Literal["model", "keyword"]
+    outcome: Name
+    code: Code | None
+    model_calls: CountOf
+    tokens: AskTokens
+    tools: Annotated[dict[ToolName, CountOf], msgspec.Meta(max_length=64)]
+    codes: Annotated[dict[Code, CountOf], msgspec.Meta(max_length=64)]
+    proposal_ids: Annotated[tuple[ProposalId, ...], msgspec.Meta(max_length=MAX_RECORDED_PROPOSALS)]
+    expired: CountOf
+    elapsed_ms: CountOf
+
+
+class RecordRefusal(Message):
+    """A refusal on assistant.sock, for the audit (the assistant holds no store): approval_web
+    writes one ``refusal`` row, actor ``assistant``, naming ``assistant.sock``. Only the
+    assistant's uid may send it. It never carries a value the refused peer sent: the operation
+    (``connect`` for a peer refused by its uid, else the request's tag when the socket serves
+    it, else ``unknown``), the code, the field the decoder named, the frame's size, and the
+    peer's uid, gid and pid as the kernel gave them."""
+
+    operation: Name
+    code: Code
+    uid: Uid
+    gid: Uid
+    pid: Uid
+    field: Annotated[str, msgspec.Meta(pattern=r"^\$[A-Za-z0-9_.\[\]]{0,63}\Z")] | None = None
+    frame_bytes: CountOf | None = None
+
+
+ApprovalRequest = (
+    SubmitProposal
+    | GetProposalState
+    | ExpireTurn
+    | ListPending
+    | ShowProposal
+    | Deny
+    | DenyAll
+    | SetKillSwitch
+    | GetStatus
+    | AuditTail
+    | AuditVerify
+    | ListWritable
+    | RecordAsk
+    | RecordRefusal
+    | GetCapabilities
+)
+ApprovalReply = (
+    ProposalAccepted
+    | ProposalState
+    | Count
+    | WritableDevices
+    | PendingList
+    | ProposalDetail
+    | Status
+    | AuditRows
+    | AuditReport
+    | Capabilities
+    | ErrorReply
+)
+
+# --- the manifest -------------------------------------------------------------------------
+
+SERVICE: Final = "approval_web"
+
+REQUESTS: Final[tuple[type[Message], ...]] = typing.get_args(ApprovalRequest)
+"""The request types approval.sock serves."""
+
+INTAKE_CODES: Final[tuple[Code, ...]] = (
+    Code.INVALID_MESSAGE,
+    Code.OPERATION_NOT_ALLOWED,
+    *POLICY_CODES[1:],  # the policy file loaded at start: never policy_invalid here
+    Code.FENCE_NOT_CONFIGURED,
+    Code.QUEUE_FULL,
+    Code.HOURLY_CAP_REACHED,
+    Code.DENIAL_PAUSE,
+    Code.SERVICE_UNAVAILABLE,
+    Code.SERVICE_NO_ANSWER,
+)
+"""`SubmitProposal`'s own refusals, in the order they are checked; then the executor's
+(`PREPARE_CODES`, relayed unchanged, as `LIST_WRITABLE_CODES` are by ``list_writable``). An
+executor record that differs from the request, or a code outside the registry, is answered
+``internal_error`` (a transport code, declared for every operation)."""
+
+START_CODES: Final[frozenset[Code]] = frozenset({Code.APPROVAL_WEB_RESTARTED})
+"""Codes recorded at start (on approved proposals the executor never took), never answered."""
+
+_ADMIN: Final = frozenset({Code.OPERATION_NOT_ALLOWED})
+_RECORDS: Final = frozenset({Code.OPERATION_NOT_ALLOWED})
+"""A record from a uid that is not the assistant's (`intake.check_recorder`)."""
+_WRITES: Final = frozenset({Code.STORE_BUSY})
+
+OPERATIONS: Final[tuple[Operation, ...]] = (
+    Operation(
+        "submit_proposal",
+        frozenset(INTAKE_CODES) | PREPARE_CODES | _WRITES,
+        "store a proposal the executor prepared (it still needs a person on the page)",
+    ),
+    Operation("get_proposal_state", frozenset({Code.PROPOSAL_NOT_FOUND}), "a proposal's recorded state"),
+    Operation("expire_turn", frozenset(_WRITES), "expire the pending proposals of a failed model turn"),
+    Operation("list_pending", frozenset(_ADMIN), "the pending proposals, oldest first"),
+    Operation(
+        "show_proposal",
+        _ADMIN | {Code.PROPOSAL_NOT_FOUND},
+        "one proposal in full, with its outcome and verification if it ran",
+    ),
+    Operation(
+        "deny",
+        _ADMIN | _WRITES | {Code.PROPOSAL_NOT_FOUND, Code.PROPOSAL_NOT_PENDING},
+        "deny one pending proposal",
+    ),
+    Operation("deny_all", _ADMIN | _WRITES, "deny every pending proposal"),
+    Operation("set_kill_switch", _ADMIN | _WRITES, "pause or resume every write (the executor obeys it)"),
+    Operation("get_status", frozenset(_ADMIN), "queue, caps, pauses, kill switch, executor, fence, autonomy"),
+    Operation("audit_tail", _ADMIN | {Code.INVALID_MESSAGE}, "the newest audit rows"),
+    Operation("audit_verify", frozenset(_ADMIN), "walk the audit hash chain"),
+    Operation(
+        "record_ask",
+        _RECORDS | _WRITES,
+        "the assistant's audit row of one question (counts only; the assistant's user only)",
+    ),
+    Operation(
+        "record_refusal",
+        _RECORDS | _WRITES,
+        "the audit row of a refusal on assistant.sock (the assistant's user only)",
+    ),
+    Operation(
+        "list_writable",
+        LIST_WRITABLE_CODES | {Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER},
+        "the devices a change may target now, read afresh by the executor (relayed; read-only)",
+    ),
+    Operation("get_capabilities", frozenset(), "this manifest"),
+)
+
+
+def capabilities() -> Capabilities:
+    """The reply to `GetCapabilities` on approval.sock."""
+    return Capabilities(service=SERVICE, operations=OPERATIONS)
+
+
+def codes_of(operation: str) -> frozenset[Code]:
+    """The codes `operation` declares (without the transport codes).
+
+    Raises:
+        KeyError: no such operation.
+    """
+    for op in OPERATIONS:
+        if op.name == operation:
+            return op.codes
+    raise KeyError(operation)
+
+
+# --- the client ---------------------------------------------------------------------------
+
+
+class ApprovalClient(SocketClient):
+    """approval.sock's client (the assistant's and the operators' way to approval_web): each call
+    returns its reply or raises `CallError` with approval_web's code, ``service_unavailable``
+    or ``service_no_answer``. None of these approves anything: approving happens on the page.
+
+    Args:
+        path: ``settings.approval_socket``.
+        timeout_seconds: the default bound on one call; a submission waits for the executor's
+            fresh sandbox read, so allow several seconds.
+    """
+
+    service = "approval_web"
+
+    async def submit(
+        self, proposal: SubmitProposal, *, timeout_seconds: float | None = None
+    ) -> ProposalAccepted:
+        """Submit one proposal (it still needs a person). Raises `CallError`."""
+        return await self.call(proposal, ProposalAccepted, timeout_seconds=timeout_seconds)
+
+    async def proposal_state(
+        self, proposal_id: str, *, timeout_seconds: float | None = None
+    ) -> ProposalState:
+        """A proposal's recorded state. Raises `CallError` (``proposal_not_found``...)."""
+        return await self.call(
+            GetProposalState(proposal_id=proposal_id), ProposalState, timeout_seconds=timeout_seconds
+        )
+
+    async def expire_turn(self, turn_id: str, *, timeout_seconds: float | None = None) -> Count:
+        """Expire every pending proposal of a model turn; how many were. Raises `CallError`."""
+        return await self.call(ExpireTurn(turn_id=turn_id), Count, timeout_seconds=timeout_seconds)
+
+    async def record(
+        self, record: RecordAsk | RecordRefusal, *, timeout_seconds: float | None = None
+    ) -> Count:
+        """Have one audit row written for the assistant. Raises `CallError`."""
+        return await self.call(record, Count, timeout_seconds=timeout_seconds)
+
+    async def list_writable(self, *, timeout_seconds: float | None = None) -> WritableDevices:
+        """The devices a change may target now, read afresh by the executor. Raises `CallError`."""
+        return await self.call(ListWritable(), WritableDevices, timeout_seconds=timeout_seconds)
+
+    async def list_pending(self, *, timeout_seconds: float | None = None) -> PendingList:
+        """The pending proposals, and those approved lately that did not run. Raises `CallError`."""
+        return await self.call(ListPending(), PendingList, timeout_seconds=timeout_seconds)
+
+    async def show(self, proposal_id: str, *, timeout_seconds: float | None = None) -> ProposalDetail:
+        """One proposal in full. Raises `CallError`."""
+        return await self.call(
+            ShowProposal(proposal_id=proposal_id), ProposalDetail, timeout_seconds=timeout_seconds
+        )
+
+    async def deny(
+        self, proposal_id: str, *, actor: str = "operator", timeout_seconds: float | None = None
+    ) -> ProposalState:
+        """Deny one pending proposal. Raises `CallError`."""
+        return await self.call(
+            Deny(proposal_id=proposal_id, actor=actor), ProposalState, timeout_seconds=timeout_seconds
+        )
+
+    async def deny_all(self, *, actor: str = "operator", timeout_seconds: float | None = None) -> Count:
+        """Deny every pending proposal; how many were. Raises `CallError`."""
+        return await self.call(DenyAll(actor=actor), Count, timeout_seconds=timeout_seconds)
+
+    async def set_kill_switch(
+        self, on: bool, *, actor: str = "operator", timeout_seconds: float | None = None
+    ) -> Status:
+        """Pause (``on``) or resume every write; the status after. Raises `CallError`."""
+        return await self.call(SetKillSwitch(on=on, actor=actor), Status, timeout_seconds=timeout_seconds)
+
+    async def status(self, *, timeout_seconds: float | None = None) -> Status:
+        """Queue, caps, pauses, kill switch, executor, fence, autonomy. Raises `CallError`."""
+        return await self.call(GetStatus(), Status, timeout_seconds=timeout_seconds)
+
+    async def audit_tail(self, limit: int = 20, *, timeout_seconds: float | None = None) -> AuditRows:
+        """The newest `limit` audit rows. Raises `CallError`."""
+        return await self.call(AuditTail(limit=limit), AuditRows, timeout_seconds=timeout_seconds)
+
+    async def audit_verify(self, *, timeout_seconds: float | None = None) -> AuditReport:
+        """Walk the audit hash chain. Raises `CallError`."""
+        return await self.call(AuditVerify(), AuditReport, timeout_seconds=timeout_seconds)

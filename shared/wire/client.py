@@ -1,0 +1,233 @@
+"""The client side of a socket: one request on a fresh connection, then its reply or one
+exception.
+
+`SocketClient.call` connects, sends one frame (`shared.wire.protocol`) and returns the reply
+type asked for, or raises `CallError` carrying a `Code`:
+
+- the service's own refusal: the code of its `ErrorReply`;
+- ``service_unavailable``: it could not be reached (no socket, refused, the request could not
+  be sent): the service received nothing, so nothing ran;
+- ``service_no_answer``: the request was sent, then a timeout, a lost connection or a reply
+  that cannot be read: the outcome is unknown.
+
+Codes on the wire are `Code` values and msgspec refuses any other while decoding. An
+`ErrorReply` whose code this build does not declare (a newer peer) is the one case where a
+code from the wire is translated: `request` turns it into ``internal_error`` and logs the code
+it carried. Nowhere else does text become a `Code`.
+
+Each socket's contract module has its typed client, one method per operation:
+`shared.wire.executor.ExecutorClient`, `shared.wire.approval.ApprovalClient`,
+`shared.wire.assistant.AssistantClient`. `request` is the exchange under them (tests use it
+to send what no client sends).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import typing
+from pathlib import Path
+from typing import ClassVar, TypeVar
+
+import msgspec
+
+from shared.errors import Code, FleetwatchError
+from shared.wire.formats import MAX_MESSAGE_CHARS
+from shared.wire.protocol import (
+    MAX_FRAME_BYTES,
+    Capabilities,
+    Codec,
+    ErrorReply,
+    GetCapabilities,
+    Message,
+    ProtocolError,
+    cut,
+    message_tag,
+    read_frame,
+    write_frame,
+)
+
+logger = logging.getLogger(__name__)
+
+R = TypeVar("R", bound=Message)
+
+ERROR_TAG = message_tag(ErrorReply)
+
+CALL_CODES: frozenset[Code] = frozenset(
+    {Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER, Code.INTERNAL_ERROR, Code.PEER_NOT_ALLOWED}
+)
+"""What any call may raise besides its operation's own codes: the service not reached, no
+answer, a crash or an undeclared code (``internal_error``), this peer refused. (A well-formed
+request never draws the other `TRANSPORT_CODES`.)"""
+
+
+class CallError(FleetwatchError):
+    """A call across a socket gave no reply: the service refused (its code), or the transport
+    failed (``service_unavailable``: nothing was received; ``service_no_answer``: sent, the
+    outcome is unknown).
+
+    Attributes:
+        code: a `Code`; ``internal_error`` for a code this build does not declare.
+        message: for people (the service's own words, cut to `MAX_MESSAGE_CHARS`).
+        service: the service called (``executor``, ``approval_web``, ``assistant``).
+        operation: the request's tag (``execute``).
+    """
+
+    def __init__(self, code: Code, message: str | None = None, *, service: str, operation: str) -> None:
+        super().__init__(code, message)
+        self.service = service
+        self.operation = operation
+
+
+class _UndeclaredError(Message, tag=ERROR_TAG):
+    """An error reply read without checking its code: only to log what a newer peer sent."""
+
+    code: str
+    message: str
+
+
+_UNDECLARED = msgspec.msgpack.Decoder(_UndeclaredError)
+
+
+def _undeclared(data: bytes, where: str) -> ErrorReply | None:
+    """The `ErrorReply` an error frame with an undeclared code stands for (``internal_error``,
+    logged with the code it carried), or None when the frame is not an error reply at all."""
+    try:
+        raw = _UNDECLARED.decode(data)
+    except msgspec.DecodeError:
+        return None
+    logger.error("%s answered with an undeclared code %r", where, raw.code[:64])
+    return ErrorReply(code=Code.INTERNAL_ERROR, message=cut(raw.message, MAX_MESSAGE_CHARS))
+
+
+async def request(
+    path: str | Path,
+    message: Message,
+    reply_type: type[R],
+    *,
+    timeout_seconds: float,
+    max_frame_bytes: int = MAX_FRAME_BYTES,
+    service: str = "the service",
+) -> R | ErrorReply:
+    """Send one request on a fresh connection and return the reply (`reply_type`, or a
+    ``A | B`` union of reply types) or the service's `ErrorReply`. `timeout_seconds` covers
+    connecting, sending and the answer.
+
+    Raises:
+        CallError: ``service_unavailable`` (could not connect or send: nothing was received by
+            the service) or ``service_no_answer`` (sent, then a timeout, a lost connection or
+            a reply that cannot be read: the outcome is unknown).
+    """
+    operation = message_tag(type(message))
+    reply_types = typing.get_args(reply_type) or (reply_type,)
+    codec = Codec((*reply_types, ErrorReply))
+    sent = False
+    try:
+        async with asyncio.timeout(timeout_seconds):
+            reader, writer = await asyncio.open_unix_connection(str(path))
+            try:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    # A server that refuses this peer answers and closes without reading; its
+                    # answer is still readable below.
+                    await write_frame(writer, codec.encode(message), max_bytes=max_frame_bytes)
+                    sent = True
+                data = await read_frame(reader, max_bytes=max_frame_bytes)
+            finally:
+                writer.close()
+                with contextlib.suppress(OSError):
+                    await writer.wait_closed()
+    except ProtocolError as exc:
+        if not sent:  # the request itself is over the cap: nothing was sent
+            raise CallError(exc.code, exc.message, service=service, operation=operation) from exc
+        raise _no_answer(service, operation, f"{exc.code}: {exc.message}") from exc
+    except (TimeoutError, OSError) as exc:
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        if sent:
+            raise _no_answer(service, operation, detail) from exc
+        raise _unavailable(service, operation, path, detail) from exc
+    if data is None:
+        detail = "it closed the connection without an answer"
+        if sent:
+            raise _no_answer(service, operation, detail)
+        raise _unavailable(service, operation, path, detail)
+    try:
+        return typing.cast("R | ErrorReply", codec.decode(data))
+    except ProtocolError as exc:
+        if exc.operation == ERROR_TAG:
+            reply = _undeclared(data, f"{service} ({path})")
+            if reply is not None:
+                return reply
+        raise _no_answer(service, operation, f"its reply cannot be read ({exc.code})") from exc
+
+
+def _unavailable(service: str, operation: str, path: str | Path, detail: str) -> CallError:
+    return CallError(
+        Code.SERVICE_UNAVAILABLE,
+        f"{service} is not running (nothing answers on {path}: {detail}); nothing was sent",
+        service=service,
+        operation=operation,
+    )
+
+
+def _no_answer(service: str, operation: str, detail: str) -> CallError:
+    return CallError(
+        Code.SERVICE_NO_ANSWER,
+        f"{service} did not answer {operation} ({detail}); the outcome is unknown",
+        service=service,
+        operation=operation,
+    )
+
+
+DEFAULT_TIMEOUT_SECONDS = 10.0
+"""Bound on one call unless a client or a call says otherwise."""
+
+
+class SocketClient:
+    """One socket's client: `call` returns the reply or raises `CallError`. Each socket's
+    contract module subclasses it with one typed method per operation.
+
+    Args:
+        path: the socket file.
+        timeout_seconds: the default bound on one call (connecting, sending, the answer);
+            each typed method takes its own ``timeout_seconds`` too.
+        max_frame_bytes: the frame cap, both ways.
+    """
+
+    service: ClassVar[str] = "the service"
+    """The service as a sentence names it (``the executor``)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+        max_frame_bytes: int = MAX_FRAME_BYTES,
+    ) -> None:
+        self.path = Path(path)
+        self.timeout_seconds = timeout_seconds
+        self.max_frame_bytes = max_frame_bytes
+
+    async def call(self, message: Message, reply_type: type[R], *, timeout_seconds: float | None = None) -> R:
+        """Send `message`; its reply (`reply_type`).
+
+        Raises:
+            CallError: the service's code, or ``service_unavailable`` / ``service_no_answer``.
+        """
+        reply = await request(
+            self.path,
+            message,
+            reply_type,
+            timeout_seconds=self.timeout_seconds if timeout_seconds is None else timeout_seconds,
+            max_frame_bytes=self.max_frame_bytes,
+            service=self.service,
+        )
+        if isinstance(reply, ErrorReply):
+            raise CallError(
+                reply.code, reply.message, service=self.service, operation=message_tag(type(message))
+            )
+        return reply
+
+    async def capabilities(self, *, timeout_seconds: float | None = None) -> Capabilities:
+        """The socket's manifest (`GetCapabilities`). Raises `CallError`."""
+        return await self.call(GetCapabilities(), Capabilities, timeout_seconds=timeout_seconds)

@@ -1,0 +1,369 @@
+"""executor.sock's contract: its messages, its operations with the codes each may answer, the
+manifest made from them, and its client (`ExecutorClient`).
+
+Peers: the approval_web user only. Every socket also serves `GetCapabilities`.
+
+    Prepare → Prepared          bind a new proposal: fresh sandbox read, targets, fingerprint, seal
+    Inspect → Inspection        a fresh read of every fact the approval card shows (read-only)
+    Execute → ExecutionReport   run one consumed approval once, or refuse ("nothing ran")
+    Health  → HealthReport
+    ListWritable → WritableDevices  the devices a change may target now (fresh sandbox read)
+
+A code is "answered" either as an `ErrorReply` or, for Execute, as the ``refusal_code`` of an
+`ExecutionReport` with outcome ``refused``, and for Inspect as ``would_refuse``. Contract
+tests check `OPERATIONS` against the request union both ways
+(`shared.wire.protocol.manifest_problems`) and that every code the executor can raise is
+declared.
+
+Times on the wire are UTC text (``YYYY-MM-DDTHH:MM:SS.SSSZ``, the database clock's form) unless
+a field says otherwise. Arguments travel as plain maps; the receiver puts them in canonical form
+(`shared.canonical`) and checks them; nothing here is trusted. Every request's IDs have their
+format and its free strings a cap (`shared.wire.formats`): decoding refuses anything else with
+``invalid_message`` before a handler runs.
+"""
+
+from __future__ import annotations
+
+import typing
+from typing import Final
+
+import msgspec
+
+from shared.errors import Code
+from shared.wire.client import SocketClient
+from shared.wire.formats import ApprovalId, Arguments, ProposalId, Reason, Sha256Hex, ToolName
+from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities, Message, Operation
+
+
+class Prepare(Message):
+    """Bind a proposal: approval_web chose ``proposal_id``; the executor reads the sandbox team
+    afresh, resolves the targets, takes the fingerprint and seals the bound record."""
+
+    proposal_id: ProposalId
+    tool: ToolName
+    arguments: Arguments
+    reason: Reason
+
+
+class Prepared(Message):
+    """The bound record (canonical JSON bytes, `shared.binding.record_bytes`) and its seal
+    (HMAC-SHA256 hex under the executor's in-memory key)."""
+
+    record: bytes
+    seal: str
+    fingerprint_hash: str
+
+
+class Inspect(Message):
+    """A fresh read of everything the card for this stored proposal shows."""
+
+    proposal_id: ProposalId
+
+
+class TargetFacts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One target as read just now. ``found`` is False when it is not on the sandbox list."""
+
+    device_id: str
+    found: bool
+    name: str = ""
+    model: str = ""
+    online: bool | None = None
+    recording: bool | None = None
+    channel_id: str | None = None
+    channel_name: str | None = None
+
+
+class StreamFacts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A stream destination: name and URL host only, never its key or full URL."""
+
+    stream_id: str
+    found: bool
+    name: str = ""
+    host: str | None = None
+
+
+class EventFacts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The event an ``event_id`` names, or the target's current/next event."""
+
+    event_id: str
+    found: bool
+    title: str = ""
+    start: str | None = None
+    finish: str | None = None
+
+
+class Inspection(Message):
+    """Card facts. ``complete`` is False when any list could not be read or an ID was not found;
+    ``would_refuse`` is the code the executor would refuse with right now (None: would run).
+
+    ``facts`` are the binding facts (`services.executor.facts`): every fact the card shows
+    that decides what the write does, as display text (name → value: the tool, the arguments,
+    each target's name, channel names, the stream destination's name and host, the event's
+    ID, title, start and finish). ``facts_hash`` is SHA-256 over them *and* a keyed digest of
+    what no card may show (the stream destination's full URL and key): the page records it
+    with the approval and Execute carries it; the executor re-reads and refuses
+    ``card_facts_changed`` when it differs. Empty when the facts could not all be read."""
+
+    proposal_id: str
+    complete: bool
+    targets: tuple[TargetFacts, ...]
+    stream: StreamFacts | None = None
+    event: EventFacts | None = None
+    would_refuse: Code | None = None
+    would_refuse_message: str | None = None
+    read_at: str = ""
+    facts: dict[str, str] = msgspec.field(default_factory=dict)
+    facts_hash: str = ""
+
+
+class Execute(Message):
+    """Run the proposal a consumed approval approves, once.
+
+    What the person approved travels with the click: the proposal's ID, the page's hash of the
+    card as shown and the executor's facts hash from the Inspect behind it. The executor
+    refuses (``approval_mismatch``) when the approval row, the sealed proposal and these
+    disagree, and (``card_facts_changed``) when the facts read afresh no longer hash to
+    ``facts_hash``."""
+
+    approval_id: ApprovalId
+    proposal_id: ProposalId
+    card_hash: Sha256Hex
+    facts_hash: Sha256Hex
+
+
+class ExecutionReport(Message):
+    """What happened: ``outcome`` ∈ ok | error | unknown | refused; ``refusal_code`` is set for
+    refused; ``detail`` is the per-device error map for error (redacted); ``verification`` ∈
+    verified | not_observed | contradicted | None, observed at ``verified_at``."""
+
+    execution_id: str | None
+    proposal_id: str
+    outcome: str
+    refusal_code: Code | None = None
+    message: str = ""
+    detail: dict[str, str] = msgspec.field(default_factory=dict)
+    verification: str | None = None
+    verified_at: str | None = None
+
+
+class Health(Message):
+    """Is the executor up, signed in to the sandbox, and is the kill switch on?"""
+
+
+class HealthReport(Message):
+    started_at: str
+    boot_id: str
+    sandbox_signed_in: bool
+    fence_configured: bool
+    kill_switch: bool
+
+
+class ListWritable(Message):
+    """Which devices a change may target right now: read afresh through the sandbox sign-in.
+    Read-only; served on executor.sock and relayed on approval.sock. With no fence configured
+    it is refused (``fence_not_configured``), never answered with an empty list."""
+
+
+class WritableChannel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One channel of a writable device: its device-local ``channel_id`` (``"1"``...), its name
+    (display text, never bound) and whether it records (from the recorder status; None:
+    unknown). A proposal names it as ``<device_id>-<channel_id>``."""
+
+    channel_id: str
+    name: str = ""
+    recording: bool | None = None
+
+
+class UpcomingEvent(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A device's event on now, or its next one within 24 hours: ID, title (display text),
+    start and finish (UTC text, None when unknown)."""
+
+    event_id: str
+    title: str = ""
+    start: str | None = None
+    finish: str | None = None
+
+
+class WritableDevice(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A device on the sandbox team's own list (and on ``FLEETWATCH_WRITE_DEVICE_IDS`` when that
+    is set), as just read. Names and titles are display data only: proposals bind IDs."""
+
+    device_id: str
+    name: str = ""
+    model: str = ""
+    online: bool = False
+    channels: tuple[WritableChannel, ...] = ()
+    next_event: UpcomingEvent | None = None
+
+
+class WritableDevices(Message):
+    """The devices a change may target, ordered by ID (empty: none is), read at ``read_at``."""
+
+    devices: tuple[WritableDevice, ...]
+    read_at: str
+
+
+ExecutorRequest = Prepare | Inspect | Execute | Health | ListWritable | GetCapabilities
+ExecutorReply = (
+    Prepared | Inspection | ExecutionReport | HealthReport | WritableDevices | Capabilities | ErrorReply
+)
+
+# --- the manifest -------------------------------------------------------------------------
+
+SERVICE: Final = "executor"
+REQUESTS: Final[tuple[type[Message], ...]] = typing.get_args(ExecutorRequest)
+"""The request types executor.sock serves."""
+
+POLICY_CODES: Final[tuple[Code, ...]] = (
+    Code.POLICY_INVALID,
+    Code.OBSERVE_MODE,
+    Code.NOT_PROPOSABLE,
+    Code.SCHEMA_NOT_REVIEWED,
+    Code.HIDDEN_CHARACTER,
+    Code.NOT_CANONICALIZABLE,
+    Code.TOO_MANY_TARGETS,
+    Code.INVALID_ARGUMENTS,
+)
+"""The policy's refusals of a proposed change, in the order they are checked (the policy file
+still loads, autonomy, the tool, its schema, canonical arguments, targets, the schema): the one
+list every socket's manifest takes them from."""
+
+READ_CODES: Final = (
+    Code.NO_SIGN_IN,
+    Code.DEVICE_LIST_UNREADABLE,
+    Code.TEAM_MISMATCH,
+    Code.TARGET_NOT_IN_SANDBOX,
+    Code.TARGET_NOT_ALLOWLISTED,
+    Code.CHANNEL_NOT_FOUND,
+    Code.STREAM_NOT_FOUND,
+    Code.STATE_READ_FAILED,
+)
+
+PREPARE_CODES: Final[frozenset[Code]] = frozenset(
+    {*POLICY_CODES, Code.FENCE_NOT_CONFIGURED, *READ_CODES, Code.EVENT_NOT_CURRENT, Code.STORE_BUSY}
+)
+"""Prepare's refusals (ErrorReply), relayed unchanged by approval.sock's ``submit_proposal``.
+Prepare writes no audit row: the intake that asked does."""
+
+EXECUTE_REFUSALS: Final[tuple[Code, ...]] = (
+    Code.APPROVAL_NOT_FOUND,
+    Code.PROPOSAL_NOT_FOUND,
+    Code.APPROVAL_MISMATCH,
+    Code.SEAL_INVALID,
+    Code.APPROVAL_NOT_CONSUMED,
+    Code.APPROVAL_EXPIRED,
+    Code.APPROVAL_ALREADY_USED,
+    Code.PROPOSAL_NOT_PENDING,
+    *POLICY_CODES[:4],
+    Code.SCHEMA_VERSION_CHANGED,
+    *POLICY_CODES[4:],
+    Code.FENCE_NOT_CONFIGURED,
+    Code.KILL_SWITCH_ON,
+    *READ_CODES,
+    Code.FINGERPRINT_CHANGED,
+    Code.EVENT_NOT_CURRENT,
+    Code.TARGET_RECORDING,
+    Code.TARGET_IN_EVENT_WINDOW,
+    Code.CARD_FACTS_CHANGED,
+)
+"""Execute's refusals (``refusal_code`` of a ``refused`` report), in the order checked."""
+
+START_CODES: Final[frozenset[Code]] = frozenset({Code.EXECUTOR_RESTARTED})
+"""Codes the executor records at its start (on approved proposals it never took), never answered."""
+
+INSPECT_WOULD_REFUSE: Final[frozenset[Code]] = frozenset(EXECUTE_REFUSALS) - {
+    Code.APPROVAL_NOT_FOUND,
+    Code.PROPOSAL_NOT_FOUND,
+    Code.APPROVAL_MISMATCH,
+    Code.CARD_FACTS_CHANGED,
+    Code.APPROVAL_NOT_CONSUMED,
+    Code.APPROVAL_EXPIRED,
+    Code.APPROVAL_ALREADY_USED,
+}
+"""What Inspect's ``would_refuse`` may hold: Execute's checks that do not need an approval."""
+
+LIST_WRITABLE_CODES: Final[frozenset[Code]] = frozenset(
+    {Code.FENCE_NOT_CONFIGURED, Code.POLICY_INVALID, *READ_CODES[:3], Code.STATE_READ_FAILED}
+)
+"""ListWritable's refusals (ErrorReply): no fence, the policy, then the reads' own (the sandbox
+sign-in, the device list, the team ID; the recorder status and events). Relayed unchanged by
+approval.sock's ``list_writable``."""
+
+OPERATIONS: Final[tuple[Operation, ...]] = (
+    Operation("prepare", PREPARE_CODES, "bind a proposal: fresh sandbox read, fingerprint, seal"),
+    Operation(
+        "inspect",
+        INSPECT_WOULD_REFUSE | {Code.PROPOSAL_NOT_FOUND, Code.STORE_BUSY},
+        "fresh facts for the approval card and what Execute would refuse now (read-only)",
+    ),
+    Operation(
+        "execute",
+        frozenset(EXECUTE_REFUSALS) | {Code.STORE_BUSY},
+        "run one consumed approval once, or refuse (nothing ran)",
+    ),
+    Operation("health", frozenset({Code.STORE_BUSY}), "up, signed in to the sandbox, fence, kill switch"),
+    Operation(
+        "list_writable",
+        LIST_WRITABLE_CODES,
+        "the devices a change may target now: sandbox list and allowlist, read afresh (read-only)",
+    ),
+    Operation("get_capabilities", frozenset(), "this manifest"),
+)
+
+CAPABILITIES: Final = Capabilities(service=SERVICE, operations=OPERATIONS)
+
+
+def declared_codes() -> frozenset[Code]:
+    """Every code some operation of executor.sock declares."""
+    return frozenset(code for op in OPERATIONS for code in op.codes)
+
+
+# --- the client ---------------------------------------------------------------------------
+
+
+PREPARE_SECONDS: Final = 20.0
+"""Default bound on Prepare (the executor reads the sandbox team afresh)."""
+INSPECT_SECONDS: Final = 20.0
+"""Default bound on Inspect (a fresh read of every fact on the card)."""
+EXECUTE_SECONDS: Final = 90.0
+"""Default bound on Execute (reads, one write, a re-read)."""
+HEALTH_SECONDS: Final = 2.0
+"""Default bound on Health."""
+LIST_WRITABLE_SECONDS: Final = 20.0
+"""Default bound on ListWritable (a fresh sandbox read)."""
+
+
+class ExecutorClient(SocketClient):
+    """executor.sock's client (approval_web's only way to the executor: the socket side and the
+    page): each call returns its reply or raises `CallError` with the executor's code,
+    ``service_unavailable`` (not reached: nothing ran) or ``service_no_answer`` (sent, no
+    answer: the outcome is unknown). Each method's bound defaults to its ``*_SECONDS``.
+
+    Args:
+        path: ``settings.executor_socket``.
+    """
+
+    service = "the executor"
+
+    async def prepare(self, request: Prepare, *, timeout_seconds: float = PREPARE_SECONDS) -> Prepared:
+        """Bind a proposal (a fresh sandbox read). Raises `CallError` (`PREPARE_CODES`)."""
+        return await self.call(request, Prepared, timeout_seconds=timeout_seconds)
+
+    async def inspect(self, proposal_id: str, *, timeout_seconds: float = INSPECT_SECONDS) -> Inspection:
+        """A fresh read of the card's facts. Raises `CallError`."""
+        return await self.call(Inspect(proposal_id=proposal_id), Inspection, timeout_seconds=timeout_seconds)
+
+    async def execute(self, request: Execute, *, timeout_seconds: float = EXECUTE_SECONDS) -> ExecutionReport:
+        """Run the consumed approval once (`request` carries what the person approved); every
+        refusal after the request arrived is a ``refused`` report, not an exception. Raises
+        `CallError`."""
+        return await self.call(request, ExecutionReport, timeout_seconds=timeout_seconds)
+
+    async def health(self, *, timeout_seconds: float = HEALTH_SECONDS) -> HealthReport:
+        """Is the executor up, signed in, fenced, paused? Raises `CallError`."""
+        return await self.call(Health(), HealthReport, timeout_seconds=timeout_seconds)
+
+    async def list_writable(self, *, timeout_seconds: float = LIST_WRITABLE_SECONDS) -> WritableDevices:
+        """The devices a change may target now (a fresh sandbox read). Raises `CallError`
+        (`LIST_WRITABLE_CODES`)."""
+        return await self.call(ListWritable(), WritableDevices, timeout_seconds=timeout_seconds)

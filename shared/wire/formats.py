@@ -1,0 +1,69 @@
+"""The formats and caps of what travels on the sockets: msgspec ``Annotated`` types for the
+fields of the socket contracts (`shared.wire.executor`, `.approval`, `.assistant`).
+
+Every ID a request carries has its format and every free string its cap, so decoding refuses a
+malformed or over-long value (``invalid_message``, `shared.wire.protocol.Codec`) before a handler, or
+an audit row, ever sees it. Patterns end in ``\\Z``, not ``$``: msgspec searches with Python's
+``re``, whose ``$`` also matches before a trailing newline.
+
+Fleetwatch's own IDs (`shared.store.approval_rows.new_id` makes them): a proposal ``p-`` and 12
+lower-case hex characters, an approval ``a-``..., an execution ``x-``...; a model turn ``t_``
+and 32 (``services.assistant.service``). Epiphan's IDs are `shared.ids`'s.
+
+Pure: constants and types, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Final
+
+from msgspec import Meta
+
+PROPOSAL_ID: Final = r"^p-[0-9a-f]{12}\Z"
+APPROVAL_ID: Final = r"^a-[0-9a-f]{12}\Z"
+EXECUTION_ID: Final = r"^x-[0-9a-f]{12}\Z"
+TURN_ID: Final = r"^t_[0-9a-f]{32}\Z"
+TOOL_NAME: Final = r"^[a-z][a-z0-9_]{0,63}\Z"
+"""An Epiphan tool's name (``batch_reboot``); whether it is proposable is the intake's call."""
+NAME: Final = r"^[a-z][a-z0-9_]{0,47}\Z"
+"""A snake_case word the code chose (an operation, an outcome)."""
+SHA256_HEX: Final = r"^[0-9a-f]{64}\Z"
+"""A SHA-256 digest in lower-case hex (a card's hash, the binding facts' hash)."""
+
+MAX_REASON_CHARS: Final = 2000
+"""Longest reason of a proposal (the page shows it, escaped, in a capped box)."""
+MAX_QUESTION_CHARS: Final = 2000
+"""Longest question the assistant takes."""
+MAX_ACTOR_CHARS: Final = 64
+"""Longest operator name an admin command may give."""
+MAX_MESSAGE_CHARS: Final = 2000
+"""Longest ``message`` of an `ErrorReply` (the sender cuts it to fit)."""
+MAX_ARGUMENTS: Final = 32
+"""Most top-level arguments a proposal may carry (the reviewed schemas have a handful)."""
+MAX_COUNT: Final = 10**12
+"""Largest count or duration a record may carry."""
+
+ProposalId = Annotated[str, Meta(pattern=PROPOSAL_ID)]
+ApprovalId = Annotated[str, Meta(pattern=APPROVAL_ID)]
+ExecutionId = Annotated[str, Meta(pattern=EXECUTION_ID)]
+TurnId = Annotated[str, Meta(pattern=TURN_ID)]
+ToolName = Annotated[str, Meta(pattern=TOOL_NAME)]
+Name = Annotated[str, Meta(pattern=NAME)]
+Sha256Hex = Annotated[str, Meta(pattern=SHA256_HEX)]
+ArgumentName = Annotated[str, Meta(min_length=1, max_length=64)]
+Reason = Annotated[str, Meta(max_length=MAX_REASON_CHARS)]
+Question = Annotated[str, Meta(max_length=MAX_QUESTION_CHARS)]
+Actor = Annotated[str, Meta(min_length=1, max_length=MAX_ACTOR_CHARS)]
+ErrorText = Annotated[str, Meta(max_length=MAX_MESSAGE_CHARS)]
+Count = Annotated[int, Meta(ge=0, le=MAX_COUNT)]
+Uid = Annotated[int, Meta(ge=-1, le=2**32)]
+"""A uid, gid or pid as ``SO_PEERCRED`` gives it (-1: the kernel could not say)."""
+Arguments = Annotated[dict[ArgumentName, Any], Meta(max_length=MAX_ARGUMENTS)]
+"""A proposal's arguments as sent: a map of at most `MAX_ARGUMENTS` named values (the reviewed
+schema judges the values)."""
+
+
+def matches(pattern: str, value: object) -> bool:
+    """True when `value` is text of `pattern`'s form (the same test decoding makes)."""
+    return isinstance(value, str) and re.search(pattern, value) is not None

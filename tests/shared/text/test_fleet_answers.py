@@ -1,0 +1,61 @@
+"""The shared wording of fleet answers: headings in the singular and plural, caps, unknowns."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from shared.epiphan.fleet import Channel, Device, Event, StorageStatus, SystemStatus
+from shared.text import fleet_answers as say
+
+NOW = datetime(2026, 9, 16, 13, 0, tzinfo=UTC)
+
+
+def _device(n: int, **fields) -> Device:
+    values = {"name": f"Room {n}", "model": "Pearl-2", "firmware": "4.24.6", "online": True, **fields}
+    return Device(id=f"1901234{n:04d}", **values)
+
+
+def test_headings_agree_with_the_count_in_both_languages():
+    one = [_device(1, online=False, state_time=NOW - timedelta(minutes=5))]
+    two = [*one, _device(2, online=False)]
+    assert say.offline(one, {}, NOW, "en")[:2] == ["1 room is offline:", "- Room 1: offline for 5 min"]
+    assert say.offline(two, {}, NOW, "es")[0] == "2 salas están desconectadas:"
+    assert say.offline(two, {}, NOW, "es")[2] == "- Room 2: desconectada"
+    assert say.offline([_device(3)], {}, NOW, "en") == ["No room is offline: all 1 are online."]
+
+
+def test_a_long_list_is_capped_and_says_how_many_more():
+    devices = [_device(n, firmware="4.22.0") for n in range(1, 30)] + [_device(99)]
+    assert all(d.model == "Pearl-2" for d in devices)
+    lines = say.firmware(devices, "en")
+    assert lines[0] == "29 rooms run older firmware than the newest of their model in this fleet:"
+    assert len(lines) == say.MAX_LINES + 2 and lines[-1] == "…and 9 more."
+
+
+def test_recording_since_unknown_is_not_made_up():
+    device = _device(1, channels=(Channel("1", "Lecture", recording=True),))
+    assert say.recording([device], NOW, "en")[1] == "- Room 1: recording Lecture"
+
+
+def test_storage_heat_and_readiness_use_the_thresholds():
+    hot = _device(1)
+    low = _device(2)
+    system = {
+        hot.id: SystemStatus(hot.id, cpu_load_pct=20, cpu_temp_c=80),
+        low.id: SystemStatus(low.id, 20, 50),
+    }
+    storage = {
+        low.id: StorageStatus(low.id, "ok", free=5, total=100),
+        hot.id: StorageStatus(hot.id, "ok", 50, 100),
+    }
+    assert say.heat([hot, low], system, "en")[1] == "- Room 1: 80 °C, CPU 20%"
+    assert say.disk([hot, low], storage, "en")[1:] == ["- Room 2: 5.0% (5 bytes) free of 100 bytes"]
+    event = Event("e1", "Physics", start=NOW + timedelta(minutes=10), finish=NOW + timedelta(minutes=60))
+    ready = say.readiness([low], {low.id: event}, NOW, "en", storage=storage)
+    assert ready[0] == "1 room has a class on now or within the hour; these need attention first: Room 2."
+    assert ready[1] == '- Room 2 ("Physics" in 10 min): storage: 5.0% (5 bytes) free of 100 bytes'
+
+
+def test_a_name_with_hidden_characters_is_shown_marked():
+    device = _device(1, name="Room\u202e 1", online=False)
+    assert say.offline([device], {}, NOW, "en")[1] == "- Room⟦U+202E⟧ 1: offline"

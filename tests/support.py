@@ -1,0 +1,138 @@
+"""What tests share for real processes: free ports, waiting for a socket, bounded waits.
+
+Nothing here sleeps to synchronise. `wait_until` polls a condition that a real external process
+makes true (a row it writes after answering, a file it creates, a socket it binds), every
+`POLL_SECONDS`, with a hard bound; it fails with what it waited for, and with the tail of the
+process's log when that process exits first. This is the one place the suite polls.
+
+- `free_port`: a TCP port on 127.0.0.1 nobody listens on right now; `demo_ports`: the settings
+  that put a whole demo (the lab, the scripted model, the pages) on free ports.
+- `wait_until`: the bounded poll itself.
+- `wait_for_socket`: until a unix socket accepts a connection (a service that is ready).
+- `wait_for_socket_file`: until a socket file exists with its final mode, without connecting
+  (a connection from a peer off the allowlist would be refused and audited).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import socket
+import stat
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+READY_SECONDS = 60.0
+"""Hard bound on a process getting ready (its socket, its file): generous, because two cores
+are shared by whole suites; a ready process answers in well under a second."""
+WAIT_SECONDS = 20.0
+"""Default hard bound on a condition a running process makes true (a row, a state)."""
+POLL_SECONDS = 0.02
+"""How often a bounded wait looks again."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now (the kernel's choice)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def demo_ports() -> dict[str, str]:
+    """``FLEETWATCH_*`` settings for a whole Fleetwatch on the embedded lab on free ports: the
+    lab (and the Epiphan URL pointing at it), the scripted model, the approval and ask pages."""
+    lab = free_port()
+    return {
+        "FLEETWATCH_LAB_PORT": str(lab),
+        "FLEETWATCH_EPIPHAN_MCP_URL": f"http://127.0.0.1:{lab}/mcp",
+        "FLEETWATCH_MODEL_STANDIN_PORT": str(free_port()),
+        "FLEETWATCH_APPROVE_PORT": str(free_port()),
+        "FLEETWATCH_ASK_PORT": str(free_port()),
+    }
+
+
+def _tail(log: Path | Callable[[], str] | None) -> str:
+    if log is None:
+        return ""
+    text = log() if callable(log) else log.read_text(errors="replace") if log.exists() else ""
+    return f": {text[-3000:]}"
+
+
+async def wait_until(
+    condition: Callable[[], T | None | Awaitable[T | None]],
+    *,
+    what: str,
+    seconds: float = WAIT_SECONDS,
+    process: asyncio.subprocess.Process | None = None,
+    log: Path | Callable[[], str] | None = None,
+) -> T:
+    """Poll `condition` (a function, or a coroutine function) until it returns something true,
+    and return that.
+
+    Raises:
+        AssertionError: `process` exited first, or `seconds` passed; the message names `what`
+            and ends with the tail of `log` (a file, or a function returning text).
+    """
+    try:
+        async with asyncio.timeout(seconds):
+            while True:
+                if process is not None and process.returncode is not None:
+                    raise AssertionError(f"exited {process.returncode} before {what}{_tail(log)}")
+                found = condition()
+                if inspect.isawaitable(found):
+                    found = await found
+                if found:
+                    return found
+                await asyncio.sleep(POLL_SECONDS)  # polling a real external process, hard-bounded above
+    except TimeoutError as exc:
+        raise AssertionError(f"not {what} after {seconds} s{_tail(log)}") from exc
+
+
+async def _accepts(path: Path) -> bool:
+    if not path.exists():
+        return False
+    with contextlib.suppress(OSError):
+        _, writer = await asyncio.open_unix_connection(str(path))
+        writer.close()
+        return True
+    return False
+
+
+async def wait_for_socket(process: asyncio.subprocess.Process, path: Path, log: Path) -> None:
+    """Until `path` accepts a connection.
+
+    Raises:
+        AssertionError: the process exited first (with its log's tail), or `READY_SECONDS` passed.
+    """
+    await wait_until(
+        lambda: _accepts(path), what=f"a socket at {path}", seconds=READY_SECONDS, process=process, log=log
+    )
+
+
+async def wait_for_socket_file(
+    process: asyncio.subprocess.Process, path: Path, log: Path, *, mode: int = 0o660
+) -> None:
+    """Until `path` is a socket with its final `mode` (``serve_unix`` sets it after binding).
+    Never connects: a connection from a peer off the allowlist would be refused and audited.
+
+    Raises:
+        AssertionError: the process exited first (with its log's tail), or `READY_SECONDS` passed.
+    """
+
+    def ready() -> bool:
+        with contextlib.suppress(FileNotFoundError):
+            info = path.lstat()
+            return stat.S_ISSOCK(info.st_mode) and stat.S_IMODE(info.st_mode) == mode
+        return False
+
+    await wait_until(
+        ready,
+        what=f"a socket file at {path} (mode {mode:o})",
+        seconds=READY_SECONDS,
+        process=process,
+        log=log,
+    )
