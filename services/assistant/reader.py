@@ -10,7 +10,7 @@ read here; the sandbox slot belongs to the executor.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -77,13 +77,13 @@ class SlotReader:
             await self._drop(client)
         return read
 
-    async def snapshot(self) -> FleetSnapshot:
-        """`EpiphanReadClient.snapshot` on the slot's sign-in; a partial snapshot whose unread
-        parts failed for the sign-in or the connection also drops the client (the next read
-        opens afresh)."""
+    async def snapshot(self, *, on_read: Callable[[str], None] | None = None) -> FleetSnapshot:
+        """`EpiphanReadClient.snapshot` on the slot's sign-in (`on_read` as there); a partial
+        snapshot whose unread parts failed for the sign-in or the connection also drops the
+        client (the next read opens afresh)."""
         client = await self._open()
         try:
-            snapshot = await client.snapshot()
+            snapshot = await client.snapshot(on_read=on_read)
         except FleetwatchError as exc:
             if exc.code in _REOPEN_ON:
                 await self._drop(client)

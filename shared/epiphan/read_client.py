@@ -221,10 +221,12 @@ class EpiphanReadClient:
         arguments: Mapping[str, Any] | None = None,
         *,
         stable: CaptureRedactor | None = None,
+        on_read: Callable[[str], None] | None = None,
     ) -> list[Chunk]:
         """Read `tool` for `device_ids` in calls of at most `DEVICE_IDS_PER_CALL` IDs (each
         with `arguments` and its ``device_ids``), in order; a failed call is a `Chunk` with its
         error, never an exception. The guard runs first: a refused tool raises before any call.
+        `on_read` is told the tool's name as each call goes out.
 
         Raises:
             EpiphanError: the guard refused the tool (nothing sent).
@@ -236,6 +238,8 @@ class EpiphanReadClient:
         async def one(part: tuple[str, ...]) -> Chunk:
             sent = {**(arguments or {}), "device_ids": list(part)}
             async with self._limit:
+                if on_read is not None:
+                    on_read(tool)
                 try:
                     data = await self.call(tool, sent, stable=stable)
                 except EpiphanError as exc:
@@ -250,17 +254,20 @@ class EpiphanReadClient:
         device_ids: Sequence[str],
         parser: Callable[[Any], Mapping[str, T]],
         arguments: Mapping[str, Any] | None = None,
+        *,
+        on_read: Callable[[str], None] | None = None,
     ) -> DeviceReads[T]:
         """`tool` read for `device_ids` (`chunks`), each call's result parsed by `parser`
         (`shared.epiphan.fleet`: {master ID: value}) and merged. A call that failed, or whose result
-        has no known shape, is in ``failed``; the others are in ``values``.
+        has no known shape, is in ``failed``; the others are in ``values``. `on_read` as in
+        `chunks`.
 
         Raises:
             EpiphanError: the guard refused the tool (nothing sent).
         """
         values: dict[str, T] = {}
         failed: list[Chunk] = []
-        for chunk in await self.chunks(tool, device_ids, arguments):
+        for chunk in await self.chunks(tool, device_ids, arguments, on_read=on_read):
             if chunk.error is not None:
                 failed.append(chunk)
                 continue
@@ -290,26 +297,39 @@ class EpiphanReadClient:
             raise failed[0].error
         return BatchedRead(merge_results(worked), failed)
 
-    async def snapshot(self, *, with_system: bool = True, with_events: bool = True) -> FleetSnapshot:
+    async def snapshot(
+        self,
+        *,
+        with_system: bool = True,
+        with_events: bool = True,
+        on_read: Callable[[str], None] | None = None,
+    ) -> FleetSnapshot:
         """The team's devices, with recorder state, system status and current/next events.
 
         One device-list read, then the per-device reads in parallel (`per_device`). ``taken_at``
         is the local UTC time when the device list came back. A per-device read that fails (or
         comes back in no known shape) leaves its part out and names it in ``unread``: the
-        snapshot shows what was read and marks what was not.
+        snapshot shows what was read and marks what was not. `on_read` is told the name of each
+        read tool as it is called, once per call (the assistant's audit counts them).
 
         Raises:
             EpiphanError: the device list could not be read (then nothing is known), or Epiphan
                 reported no valid sign-in (``epiphan_auth``) on any read.
         """
+        told = on_read or (lambda tool: None)
+        told(DEVICES)
         team_id, devices = _parse(DEVICES, parse_devices, await self.call(DEVICES))
         taken_at = datetime.now(UTC)
         ids = [d.id for d in devices]
-        reads: list[Any] = [self.per_device(RECORDER, ids, parse_recorder_status)]
+        reads: list[Any] = [self.per_device(RECORDER, ids, parse_recorder_status, on_read=on_read)]
         if with_system:
-            reads.append(self.per_device(SYSTEM, ids, parse_system_status))
+            reads.append(self.per_device(SYSTEM, ids, parse_system_status, on_read=on_read))
         if with_events:
-            reads.append(self.per_device(EVENTS, ids, parse_events, {"until": _until_next_day(taken_at)}))
+            reads.append(
+                self.per_device(
+                    EVENTS, ids, parse_events, {"until": _until_next_day(taken_at)}, on_read=on_read
+                )
+            )
         done: list[DeviceReads[Any]] = list(await asyncio.gather(*reads))
         for chunk in (c for r in done for c in r.failed):
             if chunk.error is not None and chunk.error.code == Code.EPIPHAN_AUTH:
