@@ -8,8 +8,8 @@ this, and that nothing here imports `services`)::
     text/                what a person reads: hidden characters made visible, fleet wording,
                          changes and refusals in words
     epiphan/  web/       Epiphan Edge: MCP session, guarded read client, shapes, redaction,
-                         sign-in and token slots | local HTTP pages: guards, serving, the one
-                         stylesheet
+                         capture, sign-in and token slots | local HTTP pages: guards, serving,
+                         the one stylesheet
     binding  config  policy/
                          the bound record and its seal | the settings table | the policy files
     canonical  ids  sqlite

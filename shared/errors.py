@@ -21,6 +21,7 @@ translates foreign exceptions at one boundary with ``raise ... from``)::
     ├── shared.epiphan.read_client.EpiphanError   the Epiphan server (or the guard) refused a call
     ├── shared.epiphan.mcp_session.McpCallError   no tool result came back (unreachable, timeout)
     ├── shared.epiphan.fleet.FleetShapeError      a read result has no known shape
+    ├── shared.epiphan.capture.CaptureError       a capture folder is refused or cannot be read
     ├── shared.epiphan.slots.SlotError            a token slot is missing or unsafe, or locked
     ├── shared.epiphan.signin_oauth.SignInError   a sign-in failed, is dead, or breaks the fence
     ├── services.executor.ExecutorError           an executor operation refused or failed
@@ -142,6 +143,9 @@ class Code(enum.StrEnum):
     POST_FAILED = "post_failed"
     POST_TIMEOUT = "post_timeout"
     POST_DROPPED = "post_dropped"
+    # --- capture and replay -------------------------------------------------------------
+    CAPTURE_REFUSED = "capture_refused"
+    CAPTURE_INVALID = "capture_invalid"
     # --- page ---------------------------------------------------------------------------
     SECRET_REQUIRED = "secret_required"
     SECRET_WRONG = "secret_wrong"
@@ -246,6 +250,11 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.POST_FAILED: "Slack or Teams refused or failed a post; it was logged and counted, and not retried.",
         Code.POST_TIMEOUT: "Slack or Teams did not answer a post in time; it was logged and counted, and not retried.",
         Code.POST_DROPPED: "Too many posts were waiting to be sent; this one was dropped (logged and counted).",
+        Code.CAPTURE_REFUSED: (
+            "The capture folder is not empty, cannot be made private, or is inside a git checkout "
+            "(--in-checkout allows that); nothing was read or written."
+        ),
+        Code.CAPTURE_INVALID: "A capture folder has no readable manifest, or a file it names is missing or unreadable.",
         Code.SECRET_REQUIRED: "The page secret has not been entered in this browser session.",
         Code.SECRET_WRONG: "The page secret was wrong.",
         Code.SLOW_DOWN: "Too many wrong secrets from this address; wait before trying again.",

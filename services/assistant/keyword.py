@@ -7,7 +7,8 @@ room, stream destinations, what may be changed, everything that needs attention)
 each from the fleet snapshot with the shared wording (`shared.text.fleet_answers`). A change
 request gets the room's status and a plain "nothing was proposed"; a question it cannot map
 gets the list of questions it understands. Every answer ends by saying it is the keyword
-answer.
+answer. A part of the fleet that could not be read (`FleetSnapshot.unread`) is named in the
+answer ("events: could not be read: …"); a question about that part is answered with only that.
 
 It has no path to a proposal: it takes a snapshot and returns text, nothing else. It cannot see
 the practice (sandbox) team or the stream destinations' names: the snapshot holds neither.
@@ -23,7 +24,7 @@ from shared.epiphan.attention import DEFAULT_THRESHOLDS, Priority, Thresholds, f
 from shared.epiphan.fleet import FleetSnapshot, StorageStatus, storage_from_warnings
 from shared.text import fleet_answers as say
 from shared.text.display import visible
-from shared.text.questions import Topic, understand
+from shared.text.questions import Intent, Topic, understand
 from shared.text.wording import PRIORITY_WORDS, describe_finding
 
 _WORDS: Final = {
@@ -87,7 +88,7 @@ def _attention(snapshot: FleetSnapshot, now: datetime, limits: Thresholds, lang:
 
 
 def _body(
-    question: str,
+    intent: Intent,
     lang: str,
     snapshot: FleetSnapshot,
     now: datetime,
@@ -96,7 +97,6 @@ def _body(
 ) -> list[str]:
     words = _WORDS[lang]
     devices, events = snapshot.devices, snapshot.events
-    intent = understand(question, [d.name for d in devices])
     room = next((d for d in devices if d.name == intent.room), None) if intent.room else None
     topic = intent.topic
     if topic is Topic.ROOM and room is not None:
@@ -161,5 +161,12 @@ def keyword_answer(
     """The keyword answer to `question` about `snapshot` at `now` (UTC), in `language`;
     `notes` (operators' room notes by device ID) show under a named room, as data."""
     lang = language if language in _WORDS else "en"
-    lines = _body(question, lang, snapshot, now, limits, notes or {})
+    intent = understand(question, [d.name for d in snapshot.devices])
+    lines = say.partial(
+        intent.topic,
+        lambda: _body(intent, lang, snapshot, now, limits, notes or {}),
+        snapshot.unread,
+        len(snapshot.devices),
+        lang,
+    )
     return "\n".join([*lines, "", _WORDS[lang]["label"]])

@@ -21,7 +21,10 @@ the answer names it. A ``propose_change`` that never became a proposal in this q
 last attempt refused, by the assistant or the intake) is kept with its code
 (`TurnRecord.refused`) so the answer can say, in words, why no card was made.
 
-Every result, data or error, reaches the model as one data block (`data_block`). The result of
+Every result, data or error, reaches the model as one data block (`data_block`). A per-device
+read naming more than 100 devices goes out in calls of at most 100 (Epiphan's per-call limit)
+and comes back merged; when some of those calls failed, the block holds
+``{"result": <what was read>, "could_not_read": [{devices, device_ids, code, message}]}``. The result of
 ``list_writable_devices`` (the sink's `ProposalSink.writable`, relayed from the executor's fresh
 sandbox read) is one too, with a note saying only those devices can be changed; its device IDs
 count as resolved targets for the session (a channel ``<master>-<n>`` counts as its master).
@@ -55,6 +58,7 @@ from services.assistant.tools import (
 )
 from shared.epiphan.fleet import parse_devices
 from shared.epiphan.model_data import WithheldValues
+from shared.epiphan.read_batches import BatchedRead, Chunk
 from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.ids import is_master_id
@@ -79,9 +83,11 @@ WRITABLE_NOTE: Final = (
 
 
 class Reader(Protocol):
-    """The guarded read client (`shared.epiphan.read_client.EpiphanReadClient`)."""
+    """The guarded read client (`shared.epiphan.read_client.EpiphanReadClient`): a per-device
+    read of more than 100 devices is split into calls of at most 100 and merged
+    (`call_batched`)."""
 
-    async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any: ...
+    async def call_batched(self, tool: str, arguments: Mapping[str, Any] | None = None) -> BatchedRead: ...
 
 
 @dataclass(frozen=True)
@@ -360,9 +366,12 @@ class ToolRunner:
                 return await self._sink.writable()
             if call.name == ROOM_NOTES:
                 return await self._room_notes()
-            return _Data(await self._reader.call(call.name, call.input))
+            read = await self._reader.call_batched(call.name, call.input)
         except FleetwatchError as exc:
             return _Failure(exc.code, exc.message)
+        if not read.failed:
+            return _Data(read.data)
+        return _Data({"result": read.data, "could_not_read": [_unread(chunk) for chunk in read.failed]})
 
     async def _room_notes(self) -> _Data | _Failure:
         if self._notes is None:
@@ -471,6 +480,18 @@ def _seen(session: fsm.Session, state: ProposalState) -> fsm.Session:
         verification=state.verification,
         acknowledged=state.acknowledged,
     )
+
+
+def _unread(chunk: Chunk) -> dict[str, Any]:
+    """One failed call of a batched read, for the model: how many devices and which, code and
+    message."""
+    error = chunk.error
+    return {
+        "devices": len(chunk.device_ids),
+        "device_ids": list(chunk.device_ids),
+        "code": str(error.code) if error is not None else "",
+        "message": error.message if error is not None else "",
+    }
 
 
 def _writable_facts(writable: WritableDevices) -> dict[str, Any]:

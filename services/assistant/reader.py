@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from shared.epiphan.fleet import FleetSnapshot
 from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_batches import BatchedRead
 from shared.epiphan.read_client import EpiphanReadClient
 from shared.epiphan.signin import fresh_sign_in
 from shared.errors import Code, FleetwatchError
@@ -63,23 +64,33 @@ class SlotReader:
                 self._client = None
         await client.__aexit__(None, None, None)
 
-    async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any:
+    async def call_batched(self, tool: str, arguments: Mapping[str, Any] | None = None) -> BatchedRead:
+        """`EpiphanReadClient.call_batched` on the slot's sign-in (see the class docs)."""
         client = await self._open()
         try:
-            return await client.call(tool, arguments)
+            read = await client.call_batched(tool, arguments)
         except FleetwatchError as exc:
             if exc.code in _REOPEN_ON:
                 await self._drop(client)
             raise
+        if any(c.error is not None and c.error.code in _REOPEN_ON for c in read.failed):
+            await self._drop(client)
+        return read
 
     async def snapshot(self, *, on_read: Callable[[str], None] | None = None) -> FleetSnapshot:
+        """`EpiphanReadClient.snapshot` on the slot's sign-in (`on_read` as there); a partial
+        snapshot whose unread parts failed for the sign-in or the connection also drops the
+        client (the next read opens afresh)."""
         client = await self._open()
         try:
-            return await client.snapshot(on_read=on_read)
+            snapshot = await client.snapshot(on_read=on_read)
         except FleetwatchError as exc:
             if exc.code in _REOPEN_ON:
                 await self._drop(client)
             raise
+        if any(u.code in _REOPEN_ON for u in snapshot.unread):
+            await self._drop(client)
+        return snapshot
 
     async def close(self) -> None:
         """Close the connection (idempotent)."""

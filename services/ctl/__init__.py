@@ -15,6 +15,7 @@ Layers (each may import the ones above it and `shared.*`)::
     commands_watch.py   history, digest, note, notes, status --check (the watch, on assistant.sock)
     commands_admin.py   pending, deny, deny-all, pause, resume, audit, status, propose
     commands_ask.py     ask
+    commands_capture.py capture: every read tool once, redacted with stable placeholders
     commands_doctor.py  doctor: gathers the facts (settings, slots, sockets, ports)
     commands_fleet.py   fleet
     commands_signin.py  login, logout

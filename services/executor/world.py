@@ -33,6 +33,9 @@ from services.executor.checks import (
 )
 from shared.binding import TargetState
 from shared.epiphan.fleet import (
+    EVENTS,
+    RECORDER,
+    SYSTEM,
     Event,
     StreamEndpoint,
     SystemStatus,
@@ -42,6 +45,7 @@ from shared.epiphan.fleet import (
     parse_system_status,
 )
 from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_batches import DeviceReads
 from shared.epiphan.read_client import EpiphanReadClient
 from shared.epiphan.signin import SignInError, fresh_sign_in
 from shared.epiphan.slots import SignIn, SlotError, read_slot
@@ -141,27 +145,26 @@ class SandboxReader:
 
     async def targets(self, targets: tuple[str, ...], *, with_system: bool = False) -> TargetReads:
         """Recorder status and current/next events of `targets` (and system status when
-        `with_system`), read in parallel. Raises `ExecutorError` (``state_read_failed``)."""
+        `with_system`), read in parallel through the batching client (calls of at most 100 IDs,
+        `shared.epiphan.read_client.EpiphanReadClient.per_device`), all or nothing: one call that fails or
+        comes back in no known shape fails the whole read. Raises `ExecutorError`
+        (``state_read_failed``)."""
         ids = list(targets)
         until = epiphan_time(self._clock() + EVENTS_HORIZON)
-        reads: list[Awaitable[Any]] = [
-            self._client.call("get_recorder_status_for_devices", {"device_ids": ids}),
-            self._client.call(
-                "get_current_or_next_cms_events_for_devices", {"device_ids": ids, "until": until}
-            ),
+        reads: list[Awaitable[DeviceReads[Any]]] = [
+            self._client.per_device(RECORDER, ids, parse_recorder_status),
+            self._client.per_device(EVENTS, ids, parse_events, {"until": until}),
         ]
         if with_system:
-            reads.append(self._client.call("get_system_status_for_devices", {"device_ids": ids}))
+            reads.append(self._client.per_device(SYSTEM, ids, parse_system_status))
         what = "The targets' recorder status and events"
         results = await _read(Code.STATE_READ_FAILED, what, _gather(reads))
-        recorder = await _read(Code.STATE_READ_FAILED, what, _parsed(parse_recorder_status, results[0]))
-        events = await _read(Code.STATE_READ_FAILED, what, _parsed(parse_events, results[1]))
-        system = (
-            await _read(Code.STATE_READ_FAILED, what, _parsed(parse_system_status, results[2]))
-            if with_system
-            else {}
-        )
-        return TargetReads(recorder=recorder, events=events, system=system)
+        recorder, events, *system = [await _read(Code.STATE_READ_FAILED, what, _required(r)) for r in results]
+        return TargetReads(recorder=recorder, events=events, system=system[0] if system else {})
+
+
+async def _required(reads: DeviceReads[T]) -> dict[str, T]:
+    return reads.require()
 
 
 async def _gather(reads: list[Awaitable[Any]]) -> list[Any]:

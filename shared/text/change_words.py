@@ -76,8 +76,8 @@ REFUSALS: Final[Mapping[Code, tuple[str, str]]] = MappingProxyType(
             "ninguna sala del equipo, tal como la vigilancia la leyó por última vez, coincide con ese nombre",
         ),
         Code.WATCH_NOT_READY: (
-            "the watch is not running in this process yet",
-            "la vigilancia todavía no está en marcha en este proceso",
+            "the watch has not read the fleet yet; try again after its first heartbeat",
+            "la vigilancia aún no ha leído el equipo; inténtalo después de su primer latido",
         ),
         Code.TARGET_BUSY: (
             "another change for this room is already waiting for a person or has not finished; "
