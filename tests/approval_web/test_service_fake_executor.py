@@ -90,8 +90,8 @@ async def test_the_proposal_history_lists_proposals_with_their_state_and_the_pag
         before = await ask(settings, ListProposalHistory(since="2000-01-01T00:00:00.000Z"), ProposalHistory)
         assert isinstance(before, ProposalHistory) and before.items == ()
         first = await ask(settings, reboot(), ProposalAccepted)
-        second = await ask(settings, reboot(proposed_by="operator"), ProposalAccepted)
         await ask(settings, Deny(proposal_id=first.proposal_id), ProposalState)
+        second = await ask(settings, reboot(proposed_by="operator"), ProposalAccepted)
         history = await ask(settings, ListProposalHistory(since="2000-01-01T00:00:00.000Z"), ProposalHistory)
         assert [(i.proposal_id, i.status, i.proposed_by) for i in history.items] == [
             (second.proposal_id, "pending", "operator"),
