@@ -76,7 +76,13 @@ def test_the_digest_groups_new_worse_and_resolved_calmly_with_counts_first():
             Priority.FIX_SOON,
             facts=(("event", "Workshop"),),
         ),
-        row("finding_resolved", "d3|disk_low|", "ART 120", finding="disk_low", facts=(("free_pct", "8.0"), ("free_bytes", "80000000000"), ("total_bytes", "1000000000000"))),
+        row(
+            "finding_resolved",
+            "d3|disk_low|",
+            "ART 120",
+            finding="disk_low",
+            facts=(("free_pct", "8.0"), ("free_bytes", "80000000000"), ("total_bytes", "1000000000000")),
+        ),
         row("finding_opened", "d4|offline|", "SCI 105"),
         row("finding_resolved", "d4|offline|", "SCI 105"),
     ]
