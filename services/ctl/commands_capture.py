@@ -44,7 +44,7 @@ from shared.epiphan.mcp_session import McpConnection
 from shared.epiphan.read_client import EpiphanError, EpiphanReadClient
 from shared.epiphan.redact import url_host
 from shared.epiphan.signin import fresh_sign_in
-from shared.errors import Code, FleetwatchError
+from shared.errors import FleetwatchError
 from shared.policy.loader import ProposeRule, load_policies
 
 PER_DEVICE: Final = (
@@ -138,9 +138,7 @@ class Capturing:
         if error is not None:
             message = self._hide(self.redactor.text(error.message))
             self.calls.append(
-                CaptureCall(
-                    seq, tool, shown_arguments, utc_text(at), error=CallError(str(error.code), message)
-                )
+                CaptureCall(seq, tool, shown_arguments, utc_text(at), error=CallError(error.code, message))
             )
             return None
         if tool == PICTURE:
@@ -313,7 +311,7 @@ async def capture_command(args: argparse.Namespace) -> int:
     write_manifest(folder, manifest)
     first = manifest.calls[0].error
     if first is not None:
-        raise FleetwatchError(Code(first.code), f"the device list could not be read: {first.message}")
+        raise FleetwatchError(first.code, f"the device list could not be read: {first.message}")
     if args.json:
         print_json(msgspec.to_builtins(manifest))
         return 0

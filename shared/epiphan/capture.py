@@ -43,7 +43,7 @@ class CaptureError(FleetwatchError):
 class CallError(msgspec.Struct, frozen=True):
     """A call that answered with an error: its stable code and (redacted) message."""
 
-    code: str
+    code: Code
     message: str
 
 
