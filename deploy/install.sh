@@ -224,6 +224,10 @@ EOF
             [ "$service" = assistant ] && {
                 echo "# The model API key. Empty = the model is off (keyword answers, nothing sent to a model)."
                 echo "FLEETWATCH_ANTHROPIC_API_KEY="
+                echo "# Where the watch posts (empty = not there; the console always gets it)."
+                echo "FLEETWATCH_SLACK_BOT_TOKEN="
+                echo "FLEETWATCH_SLACK_CHANNEL="
+                echo "FLEETWATCH_TEAMS_WEBHOOK_URL="
             }
         } >"$secret_file"
         umask 022

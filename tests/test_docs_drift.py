@@ -34,6 +34,7 @@ from services.approval_web.page.i18n import LOCALES_DIR, load_translations
 from services.assistant.pipeline import MAX_PARALLEL
 from services.ctl.doctor import model_data_line
 from services.ctl.main import build_parser
+from services.lab.__main__ import build_parser as lab_parser
 from shared.config import REPO_POLICY_DIR, SETTINGS, settings_markdown
 from shared.epiphan.model_data import NEVER_SENT, SENT_TO_MODEL
 from shared.errors import MEANINGS, Code, FleetwatchError, error_codes_markdown
@@ -330,9 +331,8 @@ def command_problems(code: str, top: argparse.ArgumentParser) -> list[str]:
                 if token not in _subcommands(parser):
                     problems.append(f"{path} has no command {token}")
                     break
-                levels.append((_subcommands(parser)[token], f"{path} {token}"))
-                if token == "lab":  # its flags belong to services.lab's own parser
-                    break
+                child = lab_parser() if token == "lab" else _subcommands(parser)[token]  # the lab's own flags
+                levels.append((child, f"{path} {token}"))
             else:
                 descend = False  # an argument (an ID, a question): no more commands after it
     return problems
@@ -355,6 +355,8 @@ def test_the_command_check_sees_a_missing_command_and_flag():
     assert command_problems("fleetwatch pending / deny / audit", top) == []
     assert command_problems("fleetwatch pending / approve", top) == ["fleetwatch has no command approve"]
     assert command_problems("/etc/fleetwatch/fleetwatch.env fleetwatch-host", top) == []
+    assert command_problems("fleetwatch lab --capture DIR --port 0", top) == []
+    assert command_problems("fleetwatch lab --captured DIR", top) == ["fleetwatch lab has no flag --captured"]
 
 
 @pytest.mark.parametrize("document", DOCUMENTS)

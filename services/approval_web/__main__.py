@@ -74,7 +74,7 @@ async def run(
         print(f"approval_web: {refusal.code}: {refusal.message}", file=sys.stderr, flush=True)
     keyring = own_keyring(settings.keys_dir, APPROVAL_WEB)
     async with contextlib.AsyncExitStack() as stack:
-        await stack.enter_async_context(
+        service = await stack.enter_async_context(
             socket_side(
                 settings,
                 policy,
@@ -89,6 +89,7 @@ async def run(
             page = await stack.enter_async_context(
                 page_side(settings, policy, tool_policy, sink=sink, keyring=keyring)
             )
+            service.page_url = page.url
             where = f"the page at {page.url}"
         logger.info("approval_web serving %s and %s", settings.approval_socket, where)
         await stop.wait()

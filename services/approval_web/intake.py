@@ -50,6 +50,7 @@ from shared.wire import formats as wire
 from shared.wire.approval import (
     ExpireTurn,
     GetProposalState,
+    ListProposalHistory,
     RecordAsk,
     RecordPageSession,
     RecordRefusal,
@@ -96,7 +97,8 @@ class Role(enum.StrEnum):
 RECORDS: Final[frozenset[type[Message]]] = frozenset({RecordAsk, RecordRefusal, RecordPageSession})
 """The audit records only the assistant's uid may send (`check_recorder`)."""
 ASSISTANT_OPERATIONS: Final[frozenset[type[Message]]] = frozenset(
-    {SubmitProposal, GetProposalState, ExpireTurn, ListWritable, GetCapabilities} | RECORDS
+    {SubmitProposal, GetProposalState, ExpireTurn, ListWritable, ListProposalHistory, GetCapabilities}
+    | RECORDS
 )
 """The only requests the assistant's uid may send."""
 

@@ -21,6 +21,9 @@ executor read). The answer is the new proposal's ID and when it expires unreview
 LiftDenialPauses and Acknowledge are operator commands (``fleetwatch resume --denials``,
 ``fleetwatch acknowledge``), each audited (``denial_lift``, ``acknowledgement``).
 
+ListProposalHistory (the assistant's watch, and operators) lists the proposals made since a
+time with their outcomes, and the page's address (`page_url`, set once the page serves).
+
 ListWritable is relayed to the executor as it is (this process holds no Epiphan token): the
 executor reads the sandbox team afresh. Its refusals pass through with their codes (one
 ``refusal`` audit row each, like every refusal here); the executor not running:
@@ -82,6 +85,7 @@ from shared.store.db import append_audit, db_now, verify_audit
 from shared.text.display import visible
 from shared.wire import approval
 from shared.wire.approval import (
+    MAX_PROPOSAL_HISTORY,
     Acknowledge,
     AuditReport,
     AuditRows,
@@ -95,11 +99,13 @@ from shared.wire.approval import (
     GetStatus,
     LiftDenialPauses,
     ListPending,
+    ListProposalHistory,
     PausesLifted,
     PendingList,
     ProposalAccepted,
     ProposalDetail,
     ProposalExists,
+    ProposalHistory,
     ProposalState,
     RecordAsk,
     RecordPageSession,
@@ -191,6 +197,8 @@ class ApprovalService:
         self._executor = ExecutorClient(settings.executor_socket)
         self._db = asyncio.Lock()
         self._submitting = asyncio.Lock()
+        self.page_url: str | None = None
+        """The approval page's address once it serves (``ListProposalHistory`` names it)."""
         self._handlers: Mapping[type[Message], Callable[[Any, PeerCred], Awaitable[Message]]] = {
             SubmitProposal: self._submit,
             GetProposalState: self._get_state,
@@ -204,6 +212,7 @@ class ApprovalService:
             AuditTail: self._audit_tail,
             AuditVerify: self._audit_verify,
             ListWritable: self._list_writable,
+            ListProposalHistory: self._proposal_history,
             RecordAsk: self._record_ask,
             RecordRefusal: self._record_refusal,
             RecordPageSession: self._record_page_session,
@@ -544,6 +553,16 @@ class ApprovalService:
             return await self._executor.list_writable(timeout_seconds=self._options.list_timeout_seconds)
         except CallError as exc:
             raise IntakeRefused(exc.code, visible(exc.message, 400)) from exc
+
+    async def _proposal_history(self, message: ListProposalHistory, peer: PeerCred) -> ProposalHistory:
+        """Proposals made since a time, with their outcomes, and the page's address (the
+        watch's notices and history; read-only)."""
+        async with self._db:
+            items, more = await approvals.proposal_history(self._conn, message.since, MAX_PROPOSAL_HISTORY)
+            now = await db_now(self._conn)
+        return ProposalHistory(
+            items=tuple(admin.event_of(i) for i in items), read_at=now, page_url=self.page_url, more=more
+        )
 
     # --- admin --------------------------------------------------------------------------
 

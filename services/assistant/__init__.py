@@ -2,7 +2,8 @@
 Spanish, and can only **propose** a change; a person approves it on the approval page and the
 executor (another process) runs it.
 
-Holds: the **read** sign-in (``FLEETWATCH_READ_TOKEN_FILE``) and the model key, nothing else.
+Holds: the **read** sign-in (``FLEETWATCH_READ_TOKEN_FILE``), the model key and the watch's
+own store (``FLEETWATCH_WATCH_DB``), nothing else: never the approval store.
 It never reads the sandbox slot, never calls a write tool (the guarded read client has no path
 to one), and has no approval power: a proposal goes to ``approval.sock`` and waits for a person.
 Which devices a change may target (the sandbox team) it learns from ``list_writable_devices``,
@@ -11,6 +12,9 @@ Everything the model says or names is untrusted, and so is every name in the fle
 
 Layers (each may import only the ones above it)::
 
+    watch/         the watch (`services.assistant.watch`): heartbeat, digests, readiness,
+                   notices, notes, the wall screen; its own task, its own store, no model call;
+                   it imports none of the modules below (its map is its own ``__init__``)
     tools.py       static tool definitions offered to the model, and tool kinds
     data_block.py  tool results as one escaped, capped data block
     fsm.py         the session state machine (pure)

@@ -24,6 +24,9 @@ operation and code, never what was sent), and each question's ``ask`` row names 
 session. Each row also names the uid the kernel lists for the browser's connection
 (`shared.web.loopback_peer`), so a person knocking without the secret is named by uid.
 
+``GET /wall`` is the watch's wall screen (`services.assistant.watch.wall`): read-only, no form,
+no secret, behind the same Host check and headers; it refreshes itself with a meta refresh.
+
 Guards (`shared.web.guards`, the approval page's rules): every request's Host must be
 ``127.0.0.1:<port>`` or ``localhost:<port>`` (``bad_host``); every POST must come from the
 page itself (``Sec-Fetch-Site``/``Origin``: ``cross_site``) and fit `MAX_BODY_BYTES`
@@ -53,9 +56,11 @@ from aiohttp import web
 
 from services.assistant.server import MAX_QUESTION_CHARS, Asker
 from services.assistant.service import AskedBy
+from services.assistant.watch.wall import CSS as WALL_CSS
 from shared.errors import Code, FleetwatchError
 from shared.text.change_words import why
 from shared.text.display import visible
+from shared.text.languages import LANGUAGES
 from shared.web.guards import SECURITY_HEADERS, form_token, host_ok, new_key, post_origin_problem, token_ok
 from shared.web.local_http import serve_local
 from shared.web.loopback_peer import peer_uid
@@ -64,6 +69,8 @@ from shared.web.page_style import page_css
 from shared.web.throttle import WrongSecretThrottle
 from shared.wire.assistant import Answer
 
+WallFunction = Callable[[str | None], Awaitable[Any]]
+"""The wall screen's view in a language (`services.assistant.watch.runner.wall_for`)."""
 MAX_BODY_BYTES: Final = 16 * 1024
 COOKIE: Final = "fleetwatch_ask"
 SESSION_SECONDS: Final = 12 * 3600
@@ -211,6 +218,9 @@ def _es(language: str | None) -> int:
     return 1 if language == "es" else 0
 
 
+_WALL: Final = web.AppKey("wall", Any)
+
+
 class _Refused(Exception):
     def __init__(self, code: Code, operation: str, *, wait: int | None = None) -> None:
         super().__init__(code)
@@ -293,6 +303,21 @@ async def _login_post(request: web.Request) -> web.Response:
     response = web.Response(status=303, headers={"Location": "/"})
     response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/")
     return response
+
+
+async def _wall(request: web.Request) -> web.Response:
+    """The wall screen (read-only, no form, no secret): see `services.assistant.watch.wall`."""
+    source = request.app[_WALL]
+    if source is None:
+        return _plain(Code.WATCH_NOT_READY, 503)
+    language = request.query.get("lang")
+    view = await source(language if language in LANGUAGES else None)
+    html = _TEMPLATES.get_template("wall.html").render(view=view)
+    return web.Response(text=html, content_type="text/html", charset="utf-8")
+
+
+async def _wall_css(request: web.Request) -> web.Response:
+    return web.Response(text=WALL_CSS, content_type="text/css")
 
 
 async def _ask(request: web.Request) -> web.Response:
@@ -378,10 +403,12 @@ def build_page_app(
     secret_hint: str | None = None,
     clock: Callable[[], float] = time.monotonic,
     throttle: WrongSecretThrottle | None = None,
+    wall: WallFunction | None = None,
 ) -> web.Application:
     """The ask page's app. `ask(question, language, asked_by=...)` answers (usually
     `Assistant.ask`); `secret` guards it; `audit` records sessions and refusals; `secret_hint`
-    says where the secret is (the file's path), shown on the secret form."""
+    says where the secret is (the file's path), shown on the secret form; `wall(language)` gives
+    the wall screen's view (None: ``/wall`` answers 503)."""
     app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY_BYTES)
     app[_PARTS] = PageParts(
         ask=ask,
@@ -394,20 +421,28 @@ def build_page_app(
         audit=audit,
         css=page_css(),
     )
+    app[_WALL] = wall
     app.router.add_get("/", _index)
     app.router.add_get("/page.css", _css)
     app.router.add_post("/login", _login_post)
     app.router.add_post("/ask", _ask)
+    app.router.add_get("/wall", _wall)
+    app.router.add_get("/wall.css", _wall_css)
     return app
 
 
 @contextlib.asynccontextmanager
 async def serve_page(
-    assistant: Asker, port: int, *, sink: SecretSink, audit: PageAudit | None = None
+    assistant: Asker,
+    port: int,
+    *,
+    sink: SecretSink,
+    audit: PageAudit | None = None,
+    wall: WallFunction | None = None,
 ) -> AsyncIterator[str]:
-    """Serve the ask page for `assistant` on ``127.0.0.1:port`` (0: any free port) for the
-    block, its secret published through `sink` (printed on a terminal, else written to its
-    file, deleted at the end); yields its URL.
+    """Serve the ask page for `assistant` (and, with `wall`, the wall screen at ``/wall``) on
+    ``127.0.0.1:port`` (0: any free port) for the block, its secret published through `sink`
+    (printed on a terminal, else written to its file, deleted at the end); yields its URL.
 
     Raises:
         FleetwatchError: ``socket_in_use`` when the port cannot be bound.
@@ -415,7 +450,7 @@ async def serve_page(
     """
     secret = PageSecret.new()
     hint = None if sink.terminal else str(sink.path)
-    app = build_page_app(assistant.ask, secret=secret, audit=audit, secret_hint=hint)
+    app = build_page_app(assistant.ask, secret=secret, audit=audit, secret_hint=hint, wall=wall)
     async with serve_local(app, port) as base_url:
         url = f"{base_url}/"
         sink.publish(secret, url)

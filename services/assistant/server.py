@@ -5,7 +5,8 @@ guarded client (`shared.epiphan.signed_session.SignedReader`: refreshed before u
 says its token ended, and once after Epiphan refuses it in-band), approval.sock as the proposal sink (and where the audit
 rows go: the assistant opens no store), and the model client when a key is set (none: keyword
 answers only). `assistant_side` serves assistant.sock for an ``async with`` block; ``__main__``
-runs it (and the ask page with ``--page``).
+runs it (and the ask page with ``--page``) beside the watch (`services.assistant.watch`), whose
+requests (status, history, digest, notes) it hands to the watch.
 
 assistant.sock audits its refusals like the other sockets, through approval.sock
 (`AssistantAudit`, `RecordRefusal`): a peer whose uid and groups are not allowed
@@ -27,8 +28,11 @@ import anthropic
 
 from services.assistant import AssistantError
 from services.assistant.manifest import capabilities
+from services.assistant.pipeline import NotesSource
 from services.assistant.proposals import ApprovalSocketSink, ProposalSink
 from services.assistant.service import AskedBy, Assistant
+from services.assistant.watch import answers
+from services.assistant.watch.heartbeat import Watch
 from shared.config import Settings
 from shared.epiphan.fleet import FleetSnapshot
 from shared.epiphan.signed_session import SignedReader
@@ -42,8 +46,13 @@ from shared.wire.assistant import (
     Ask,
     FleetView,
     GetFleet,
+    GetHistory,
     GetModel,
+    GetWatchStatus,
+    ListNotes,
     ModelInfo,
+    RunDigest,
+    SetNote,
 )
 from shared.wire.formats import MAX_QUESTION_CHARS
 from shared.wire.protocol import Codec, GetCapabilities, Message, message_tag
@@ -101,16 +110,24 @@ def model_client(settings: Settings) -> anthropic.AsyncAnthropic | None:
     )
 
 
+def build_reader(settings: Settings, tool_policy: ToolPolicy) -> SignedReader:
+    """The read slot's guarded client (the assistant's and the watch's; close it at the end)."""
+    return SignedReader(settings.read_token_file, settings.epiphan_mcp_url, tool_policy.model_read_tools)
+
+
 def build_assistant(
     settings: Settings,
     policy: Policy,
     tool_policy: ToolPolicy,
     *,
     client: Any | None = None,
+    reader: SignedReader | None = None,
+    notes: NotesSource | None = None,
 ) -> tuple[Assistant, SignedReader]:
     """The production `Assistant` (and its reader, to close at the end). `client` overrides
-    the model client the settings describe (None: from the settings)."""
-    reader = SignedReader(settings.read_token_file, settings.epiphan_mcp_url, tool_policy.model_read_tools)
+    the model client the settings describe (None: from the settings); `reader` is the read
+    client to use (None: a new one, `build_reader`); `notes` the watch's room notes."""
+    reader = reader or build_reader(settings, tool_policy)
     assistant = Assistant(
         reader=reader,
         sink=ApprovalSocketSink(settings.approval_socket),
@@ -122,6 +139,7 @@ def build_assistant(
         allowlist=settings.write_device_ids,
         model_info=model_info(settings),
         call_timeout_seconds=settings.model_timeout_seconds,
+        notes=notes,
     )
     return assistant, reader
 
@@ -187,9 +205,10 @@ class AssistantAudit:
         )
 
 
-def handler(assistant: Asker, audit: AssistantAudit | None = None) -> Any:
-    """The assistant.sock request handler; a refused question is recorded through `audit`.
-    (Length and language are the message's own caps: decoding refuses them.)"""
+def handler(assistant: Asker, audit: AssistantAudit | None = None, watch: Watch | None = None) -> Any:
+    """The assistant.sock request handler; a refused question is recorded through `audit`;
+    the watch's requests go to `watch` (None: refused with ``watch_not_ready``). (Length and
+    language are the message's own caps: decoding refuses them.)"""
 
     async def handle(request: Message, peer: PeerCred) -> Message:
         if isinstance(request, GetCapabilities):
@@ -198,6 +217,10 @@ def handler(assistant: Asker, audit: AssistantAudit | None = None) -> Any:
             return FleetView(snapshot=await assistant.fleet())
         if isinstance(request, GetModel):
             return assistant.model_info
+        if isinstance(request, WATCH_REQUESTS):
+            if watch is None:
+                raise AssistantError(Code.WATCH_NOT_READY, "the watch is not running in this process")
+            return await answer_watch(watch, request, peer.uid)
         if isinstance(request, Ask):
             if not request.question.strip():
                 if audit is not None:
@@ -211,12 +234,32 @@ def handler(assistant: Asker, audit: AssistantAudit | None = None) -> Any:
     return handle
 
 
+WATCH_REQUESTS: Final = (GetWatchStatus, GetHistory, RunDigest, SetNote, ListNotes)
+"""The watch's requests on assistant.sock."""
+
+
+async def answer_watch(watch: Watch, request: Message, uid: int) -> Message:
+    """One of `WATCH_REQUESTS`, answered by the watch (`services.assistant.watch.answers`)."""
+    if isinstance(request, GetWatchStatus):
+        return answers.status(watch)
+    if isinstance(request, GetHistory):
+        return await answers.history(watch, request.days, request.language)
+    if isinstance(request, RunDigest):
+        return await answers.digest_now(watch, post=request.post, language=request.language)
+    if isinstance(request, SetNote):
+        return await answers.set_note(watch, request.room, request.text, clear=request.clear, uid=uid)
+    if isinstance(request, ListNotes):
+        return await answers.list_notes(watch, request.room, request.search)
+    raise AssistantError(Code.UNKNOWN_MESSAGE, f"{type(request).__name__} is not served here")
+
+
 @contextlib.asynccontextmanager
 async def assistant_side(
-    settings: Settings, assistant: Asker, *, sink: ProposalSink | None = None
+    settings: Settings, assistant: Asker, *, sink: ProposalSink | None = None, watch: Watch | None = None
 ) -> AsyncIterator[None]:
     """Serve assistant.sock (``settings.assistant_socket``) for the ``async with`` block; its
-    refusals are recorded through `sink` (default: approval.sock).
+    refusals are recorded through `sink` (default: approval.sock); the watch's requests go to
+    `watch`.
 
     Raises:
         ProtocolError: ``socket_in_use`` (another assistant is running).
@@ -224,7 +267,7 @@ async def assistant_side(
     audit = AssistantAudit(sink or ApprovalSocketSink(settings.approval_socket))
     server = await serve_unix(
         settings.assistant_socket,
-        handler(assistant, audit),
+        handler(assistant, audit, watch),
         codec=Codec(REQUESTS),
         allowed_uids=settings.assistant_uids,
         allowed_gids=settings.assistant_gids,

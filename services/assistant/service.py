@@ -40,7 +40,7 @@ from services.assistant.budget import Budget, Spent
 from services.assistant.keyword import keyword_answer
 from services.assistant.language import choose, note, proposal_line
 from services.assistant.loop import LoopResult, ModelLoop, TextSink
-from services.assistant.pipeline import Reader, ToolRunner, TurnRecord
+from services.assistant.pipeline import NotesSource, Reader, ToolRunner, TurnRecord
 from services.assistant.prompt import first_message
 from services.assistant.proposals import ProposalSink
 from services.assistant.tools import offered_names, tool_definitions
@@ -96,6 +96,8 @@ class Assistant:
         allowlist: ``FLEETWATCH_WRITE_DEVICE_IDS``.
         model_info: which model answers (`ModelInfo`): its ``kind`` names the answers
             (``model`` or ``demo_model``); None: ``model`` when there is a client, else keyword.
+        notes: operators' room notes (the watch store), or None: offered to the model as
+            ``get_room_notes`` and shown under a named room in the keyword answer, as data.
         now: UTC time (the lab's clock in tests); clock: monotonic seconds.
     """
 
@@ -113,6 +115,7 @@ class Assistant:
         model_info: ModelInfo | None = None,
         budget: Budget | None = None,
         call_timeout_seconds: float = 60.0,
+        notes: NotesSource | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -124,12 +127,15 @@ class Assistant:
         self._now = now
         self._clock = clock
         self._withheld = WithheldValues()
+        self._notes = notes
         self.may_propose = policy.may_propose and fence_configured
         self.model_info = model_info or (
             ModelInfo(kind="keyword") if model_client is None else ModelInfo(kind="model", model=model)
         )
         self._model_kind: AnsweredBy = "keyword" if model_client is None else self.model_info.kind
-        self.tools = tool_definitions(tool_policy.model_read_tools, may_propose=self.may_propose)
+        self.tools = tool_definitions(
+            tool_policy.model_read_tools, may_propose=self.may_propose, room_notes=notes is not None
+        )
         self.budget = budget or Budget()
         self._loop = (
             None
@@ -169,6 +175,7 @@ class Assistant:
             allowlist=self._allowlist,
             clock=self._clock,
             withheld=self._withheld,
+            notes=self._notes,
         )
         try:
             ending = await self._answer(question, lang, runner, spent, on_text)
@@ -255,8 +262,14 @@ class Assistant:
             log.warning("keyword answer could not read the fleet (%s)", exc.code)
             words = "No pude leer el equipo" if lang == "es" else "I could not read the fleet"
             return f"{words}: {why(exc.code, lang)}.", str(exc.code)
+        notes = {}
+        if self._notes is not None:
+            try:
+                notes = {n.device_id: n.text for n in await self._notes.notes()}
+            except FleetwatchError as exc:
+                log.warning("room notes could not be read (%s); answering without them", exc.code)
         return keyword_answer(
-            question, lang, snapshot, self._now(), thresholds_from_policy(self._policy)
+            question, lang, snapshot, self._now(), thresholds_from_policy(self._policy), notes=notes
         ), None
 
     async def _expire_after_failure(self, turn_id: str) -> None:

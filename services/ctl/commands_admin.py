@@ -25,7 +25,7 @@ import os
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from services.ctl import CtlError
+from services.ctl import CtlError, commands_watch
 from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
@@ -385,13 +385,19 @@ async def processes_words(settings: Any) -> list[str]:
 
 async def status(args: argparse.Namespace) -> int:
     """``fleetwatch status``: under supervisord (``fleetwatch up``) first each process's state
-    (`processes_words`), then the queue. ``--json`` prints the queue `Status` only."""
+    (`processes_words`), then the queue, then the watch. ``--json`` prints the queue `Status`
+    only. ``--check``: only whether the watch's heartbeat is alive (exit 0) or not (exit 1)."""
+    if args.check:
+        return await commands_watch.status_check(args)
     if not args.json:
         lines = await processes_words(load_settings())
         if lines:
             print("\n".join(lines))
     reply = await approval_client().status()
     _out(args, reply, render_status(reply))
+    if not args.json:
+        watch = await commands_watch.watch_status(load_settings())
+        print(commands_watch.render_status(watch) if watch else "Watch:        the assistant does not answer")
     return 0
 
 
@@ -481,12 +487,17 @@ def add_commands(sub: Any, epilog: str) -> None:
         epilog,
     )
 
-    _leaf(
+    status_parser = _leaf(
         sub,
         "status",
-        "queue, caps, denial pauses, changes to settle, kill switch, executor, fence, autonomy",
+        "queue, caps, denial pauses, changes to settle, kill switch, executor, fence, autonomy, and the watch",
         status,
         epilog,
+    )
+    status_parser.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 unless a heartbeat read the fleet within three intervals (for monitors and health checks)",
     )
 
     draft = _leaf(

@@ -44,7 +44,7 @@ from shared.errors import Code, FleetwatchError
 from shared.policy.loader import load_policies
 from shared.web.loopback_peer import LISTEN, read_tables, table_rows
 from shared.wire.approval import ApprovalClient, Status
-from shared.wire.assistant import AssistantClient, ModelInfo
+from shared.wire.assistant import AssistantClient, ModelInfo, WatchStatus
 from shared.wire.client import CallError, SocketClient
 
 PROBE_SECONDS = 3.0
@@ -188,6 +188,17 @@ async def running_model(facts: SocketFacts, allowed: bool) -> tuple[ModelInfo | 
         return None, str(exc.code)
 
 
+async def watch_status(facts: SocketFacts, allowed: bool) -> tuple[WatchStatus | None, str | None]:
+    """The watch's status from assistant.sock (``GetWatchStatus``), or why not."""
+    why_not = _not_askable(facts, allowed)
+    if why_not is not None:
+        return None, why_not
+    try:
+        return await AssistantClient(facts.path, timeout_seconds=PROBE_SECONDS).watch_status(), None
+    except CallError as exc:
+        return None, str(exc.code)
+
+
 def parse_listeners(texts: Iterable[str]) -> tuple[tuple[str, int], ...]:
     """(address, port) of each listening TCP socket in ``/proc/net/tcp`` / ``tcp6`` text."""
     return tuple(local for local, _remote, state, _uid in table_rows(texts) if state == LISTEN)
@@ -293,6 +304,7 @@ async def gather(settings: Settings, *, live: bool = False) -> Facts:
         )
         proofs = {"read": read_proof, "sandbox": sandbox_proof}
     model, model_error = await running_model(sockets["assistant"], allowed["assistant"])
+    watch, watch_error = await watch_status(sockets["assistant"], allowed["assistant"])
     peers = {
         s: (
             tuple(f"{user_name(u)}({u})" for u in sorted(uids)),
@@ -313,6 +325,8 @@ async def gather(settings: Settings, *, live: bool = False) -> Facts:
         peers=peers,
         status=status,
         status_error=status_error,
+        watch=watch,
+        watch_error=watch_error,
         listeners=read_listeners(),
         model=model,
         model_error=model_error,

@@ -9,13 +9,13 @@ removes the secret shapes it knows and the model's view withholds IP addresses a
 numbers (self-test); each sign-in is present, 0600 in a 0700 folder, not dead, and its expiry;
 the fence is configured; the fence level (separate users or one); socket modes and peer
 allowlists; each service answers; queue state and caps, each denial pause (the change, the room,
-until when, the command that lifts it) and each change to settle; the model the *running*
-assistant answers with (a real model, the lab's demo model on this machine, or keyword only: it
-is asked over assistant.sock, because ``fleetwatch up`` gives the services an environment of
-their own), the key masked, exactly what goes to it (`shared.epiphan.model_data`) and how to
-turn that off; the pages bound to loopback only. With ``--live``, each sign-in is also proven
-with one read (`LiveProof`, `check_live`): the slot's clock says when a token ends, Epiphan says
-whether it still takes it.
+until when, the command that lifts it) and each change to settle; the watch (alive, its posts,
+where it posts: tokens masked); the model the *running* assistant answers with (a real model, the
+lab's demo model on this machine, or keyword only: it is asked over assistant.sock, because
+``fleetwatch up`` gives the services an environment of their own), the key masked, exactly what
+goes to it (`shared.epiphan.model_data`) and how to turn that off; the pages bound to loopback
+only. With ``--live``, each sign-in is also proven with one read (`LiveProof`, `check_live`):
+the slot's clock says when a token ends, Epiphan says whether it still takes it.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from shared.errors import Code
 from shared.text.change_words import change, change_in
 from shared.text.display import visible
 from shared.wire.approval import Status
-from shared.wire.assistant import ModelInfo
+from shared.wire.assistant import ModelInfo, WatchStatus
 
 SERVICES = ("executor", "approval_web", "assistant")
 """The three services, in start order; each serves one socket."""
@@ -94,8 +94,9 @@ class Facts:
     """Everything the checks look at. ``read_tools``/``policy_error``: the policy loaded or
     why not; ``slots``: `shared.epiphan.slots.slot_summary` per slot name; ``peers``: per service the
     allowed (uid, name) and (gid, name) lists; ``listeners``: (address, port) of TCP sockets
-    listening on this host; ``status``: approval.sock's `Status` or None; ``model``: the running
-    assistant's `ModelInfo` (None: it did not answer, ``model_error`` says why)."""
+    listening on this host; ``status``: approval.sock's `Status` or None; ``watch``:
+    assistant.sock's `WatchStatus` or None; ``model``: the running assistant's `ModelInfo`
+    (None: it did not answer, ``model_error`` says why)."""
 
     settings: Settings
     now: float
@@ -108,6 +109,8 @@ class Facts:
     peers: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
     status: Status | None = None
     status_error: str | None = None
+    watch: WatchStatus | None = None
+    watch_error: str | None = None
     listeners: tuple[tuple[str, int], ...] | None = None
     live: Mapping[str, LiveProof] | None = None
     model: ModelInfo | None = None
@@ -432,6 +435,38 @@ def check_queue(status: Status | None, error: str | None) -> list[Check]:
     return checks
 
 
+def check_watch(settings: Settings, watch: WatchStatus | None, error: str | None) -> list[Check]:
+    """The watch: alive (a heartbeat read the fleet within three intervals), its posts, and
+    where it posts (the Slack token and the Teams webhook masked)."""
+    where = ["console (the assistant's log)"]
+    if settings.slack_bot_token is not None:
+        where.append(
+            f"Slack {settings.slack_channel or '(no channel!)'} (token {mask(settings.slack_bot_token)})"
+        )
+    if settings.teams_webhook_url is not None:
+        where.append(f"Teams (webhook {mask(settings.teams_webhook_url)})")
+    checks = [Check("watch posts to", Level.INFO, ", ".join(where))]
+    if watch is None:
+        return [Check("watch", Level.INFO, f"unknown: the assistant did not answer ({error})"), *checks]
+    read = f"fleet last read at {watch.last_read_at}" if watch.last_read_at else "the fleet not read yet"
+    if not watch.alive:
+        failing = (
+            f"; {watch.failed_beats} failed heartbeat(s) in a row ({watch.last_code})"
+            if watch.failed_beats
+            else ""
+        )
+        checks.insert(0, Check("watch", Level.WARN, f"not alive: {read}{failing}"))
+    else:
+        checks.insert(
+            0, Check("watch", Level.OK, f"alive: {read}, a heartbeat every {watch.interval_seconds:g} s")
+        )
+    failed = [p for p in watch.posts if p.failed]
+    if failed:
+        text = ", ".join(f"{p.destination}: {p.failed} failed ({p.last_code})" for p in failed)
+        checks.append(Check("watch posts", Level.WARN, f"{text}; not retried (see the assistant's log)"))
+    return checks
+
+
 # --- model and ports ---------------------------------------------------------------------------
 
 
@@ -576,6 +611,7 @@ def run_checks(facts: Facts) -> list[Check]:
         if service in facts.probes:
             checks += check_probe(facts.probes[service], facts.status)
     checks += check_queue(facts.status, facts.status_error)
+    checks += check_watch(facts.settings, facts.watch, facts.watch_error)
     checks += check_model(facts.settings, facts.model, facts.model_error)
     checks += check_ports(facts.settings, facts.listeners)
     return checks

@@ -184,6 +184,11 @@ class ServerLayout:
         return self.secret_folders["assistant"][0] / "ask-secret"
 
     @property
+    def watch_db(self) -> Path:
+        """The watch store: the assistant's own file in its own state folder."""
+        return self.home("assistant") / "watch.db"
+
+    @property
     def slots(self) -> dict[str, Path]:
         """The token slots install.sh configures: ``{"sandbox": ..., "read": ...}``."""
         return {
@@ -203,6 +208,7 @@ class ServerLayout:
             env["FLEETWATCH_APPROVE_SECRET_FILE"] = str(self.approve_secret_file)
         if service == "assistant":
             env["FLEETWATCH_ASK_SECRET_FILE"] = str(self.ask_secret_file)
+            env["FLEETWATCH_WATCH_DB"] = str(self.watch_db)
         if service != "assistant":
             env["FLEETWATCH_ANTHROPIC_API_KEY"] = ""
         return env

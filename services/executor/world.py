@@ -37,6 +37,9 @@ from services.executor.checks import (
 )
 from shared.binding import TargetState
 from shared.epiphan.fleet import (
+    EVENTS,
+    RECORDER,
+    SYSTEM,
     Event,
     StreamEndpoint,
     SystemStatus,
@@ -45,7 +48,8 @@ from shared.epiphan.fleet import (
     parse_recorder_status,
     parse_system_status,
 )
-from shared.epiphan.signed_session import SignedConnection
+from shared.epiphan.read_batches import DeviceReads
+from shared.epiphan.signed_session import SignedConnection, failed_codes
 from shared.epiphan.signin import SignInError
 from shared.epiphan.slots import SignIn, SlotError, read_slot
 from shared.errors import Code, FleetwatchError
@@ -128,6 +132,21 @@ class SandboxReader:
     def _call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Awaitable[Any]:
         return self._session.read(self._read_tools, lambda client: client.call(tool, arguments))
 
+    def _per_device(
+        self,
+        tool: str,
+        ids: list[str],
+        parser: Callable[[Any], Mapping[str, T]],
+        arguments: Mapping[str, Any] | None = None,
+    ) -> Awaitable[DeviceReads[T]]:
+        """`EpiphanReadClient.per_device` over the session; a call refused for the sign-in
+        repeats the whole read once after a refresh (`SignedConnection.read`'s `failures`)."""
+        return self._session.read(
+            self._read_tools,
+            lambda client: client.per_device(tool, ids, parser, arguments),
+            failures=failed_codes,
+        )
+
     async def device_list(self) -> DeviceList:
         """``get_devices_in_my_team`` -> `DeviceList`. Raises `ExecutorError`
         (``device_list_unreadable``)."""
@@ -152,25 +171,26 @@ class SandboxReader:
 
     async def targets(self, targets: tuple[str, ...], *, with_system: bool = False) -> TargetReads:
         """Recorder status and current/next events of `targets` (and system status when
-        `with_system`), read in parallel. Raises `ExecutorError` (``state_read_failed``)."""
+        `with_system`), read in parallel through the batching client (calls of at most 100 IDs,
+        `shared.epiphan.read_client.EpiphanReadClient.per_device`), all or nothing: one call that fails or
+        comes back in no known shape fails the whole read. Raises `ExecutorError`
+        (``state_read_failed``)."""
         ids = list(targets)
         until = epiphan_time(self._clock() + EVENTS_HORIZON)
-        reads: list[Awaitable[Any]] = [
-            self._call("get_recorder_status_for_devices", {"device_ids": ids}),
-            self._call("get_current_or_next_cms_events_for_devices", {"device_ids": ids, "until": until}),
+        reads: list[Awaitable[DeviceReads[Any]]] = [
+            self._per_device(RECORDER, ids, parse_recorder_status),
+            self._per_device(EVENTS, ids, parse_events, {"until": until}),
         ]
         if with_system:
-            reads.append(self._call("get_system_status_for_devices", {"device_ids": ids}))
+            reads.append(self._per_device(SYSTEM, ids, parse_system_status))
         what = "The targets' recorder status and events"
         results = await _read(Code.STATE_READ_FAILED, what, _gather(reads))
-        recorder = await _read(Code.STATE_READ_FAILED, what, _parsed(parse_recorder_status, results[0]))
-        events = await _read(Code.STATE_READ_FAILED, what, _parsed(parse_events, results[1]))
-        system = (
-            await _read(Code.STATE_READ_FAILED, what, _parsed(parse_system_status, results[2]))
-            if with_system
-            else {}
-        )
-        return TargetReads(recorder=recorder, events=events, system=system)
+        recorder, events, *system = [await _read(Code.STATE_READ_FAILED, what, _required(r)) for r in results]
+        return TargetReads(recorder=recorder, events=events, system=system[0] if system else {})
+
+
+async def _required(reads: DeviceReads[T]) -> dict[str, T]:
+    return reads.require()
 
 
 async def _gather(reads: list[Awaitable[Any]]) -> list[Any]:

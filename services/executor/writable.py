@@ -48,9 +48,10 @@ def writable_device(
     device: Device, recorder: Mapping[str, bool | None] | None, event: Event | None
 ) -> WritableDevice:
     """One listed device: channels from the device list, each channel's recording from the
-    recorder status (the fingerprint's source; None when the status did not say), and its
-    current/next event. Pure."""
-    states = recorder or {}
+    recorder status (the fingerprint's source; None when the status did not say, and for an
+    offline device, whose last reported state Epiphan keeps), and its current/next event.
+    Pure."""
+    states = recorder if recorder is not None and device.online else {}
     return WritableDevice(
         device_id=device.id,
         name=device.name,

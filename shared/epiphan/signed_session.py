@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 from shared.epiphan.fleet import FleetSnapshot
 from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_batches import BatchedRead, DeviceReads
 from shared.epiphan.read_client import EpiphanReadClient
 from shared.epiphan.signin import fresh_sign_in, refresh_refused
 from shared.errors import Code, FleetwatchError
@@ -127,9 +128,20 @@ class SignedConnection:
                 self._connection, self._token = None, None
         await connection.close()
 
-    async def read(self, read_tools: frozenset[str], op: Callable[[EpiphanReadClient], Awaitable[T]]) -> T:
+    async def read(
+        self,
+        read_tools: frozenset[str],
+        op: Callable[[EpiphanReadClient], Awaitable[T]],
+        *,
+        failures: Callable[[T], Iterable[str]] | None = None,
+    ) -> T:
         """Run the read `op` with a guarded read client on the current connection; after an
         in-band sign-in refusal, refresh once and run it once more (see the module doc).
+
+        `failures` gives the codes of the parts of a result that could not be read (a batched
+        read's failed calls, a snapshot's unread parts: `shared.epiphan.read_batches`): a part
+        refused for the sign-in counts as the read refused (refresh, run once more), and one
+        that lost the connection drops it, as when the whole read raises.
 
         Raises:
             EpiphanError: the read failed (a second refusal included).
@@ -137,7 +149,7 @@ class SignedConnection:
         """
         connection = await self.current()
         try:
-            return await op(EpiphanReadClient(connection, read_tools))
+            result = await op(EpiphanReadClient(connection, read_tools))
         except FleetwatchError as exc:
             if exc.code in REOPEN_ON:
                 await self._drop(connection)
@@ -146,7 +158,15 @@ class SignedConnection:
             fresh = await self._after_refusal(connection)
             if fresh is None:
                 raise
-        return await op(EpiphanReadClient(fresh, read_tools))
+            return await op(EpiphanReadClient(fresh, read_tools))
+        codes = set(failures(result)) if failures is not None else set()
+        if codes & REOPEN_ON:
+            await self._drop(connection)
+        if Code.EPIPHAN_AUTH in codes:
+            fresh = await self._after_refusal(connection)
+            if fresh is not None:
+                return await op(EpiphanReadClient(fresh, read_tools))
+        return result
 
     async def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -154,6 +174,11 @@ class SignedConnection:
             connection, self._connection, self._token = self._connection, None, None
         if connection is not None:
             await connection.close()
+
+
+def failed_codes(read: BatchedRead | DeviceReads[Any]) -> list[str]:
+    """The codes of a batched read's failed calls (for `SignedConnection.read`'s `failures`)."""
+    return [str(chunk.error.code) for chunk in read.failed if chunk.error is not None]
 
 
 class SignedReader:
@@ -175,14 +200,21 @@ class SignedReader:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
-    async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any:
-        """One read tool's redacted data."""
-        return await self.connection.read(self._read_tools, lambda client: client.call(tool, arguments))
+    async def call_batched(self, tool: str, arguments: Mapping[str, Any] | None = None) -> BatchedRead:
+        """`EpiphanReadClient.call_batched` (a per-device read of many devices in calls of at
+        most 100, merged); a call refused for the sign-in repeats the read once after a refresh."""
+        return await self.connection.read(
+            self._read_tools, lambda client: client.call_batched(tool, arguments), failures=failed_codes
+        )
 
     async def snapshot(self, *, on_read: Callable[[str], None] | None = None) -> FleetSnapshot:
         """The team's snapshot (`EpiphanReadClient.snapshot`; `on_read` is told each read tool
         as it is called, a repeated one again); a refusal repeats it whole, once."""
-        return await self.connection.read(self._read_tools, lambda client: client.snapshot(on_read=on_read))
+        return await self.connection.read(
+            self._read_tools,
+            lambda client: client.snapshot(on_read=on_read),
+            failures=lambda snapshot: (u.code for u in snapshot.unread),
+        )
 
     async def close(self) -> None:
         await self.connection.close()

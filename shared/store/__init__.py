@@ -1,4 +1,6 @@
-"""The one SQLite store (WAL) that approval_web and the executor share.
+"""The approval store: the SQLite file (WAL) that approval_web and the executor share. (The
+assistant's watch keeps its own file, `services.assistant.watch.store`; both open SQLite
+through `shared.sqlite`.)
 
 Layers (each imports only those below it)::
 
@@ -8,7 +10,8 @@ Layers (each imports only those below it)::
                       reads) | a service's anchor on the audit's head, kept outside the store
     approval_rows.py  the rows as frozen dataclasses and the reads over a connection
     db.py  audit_safe.py
-                      open, migrate, ``BEGIN IMMEDIATE``, the database clock, the audit hash
+                      migrate (`shared.sqlite`'s open, ``BEGIN IMMEDIATE`` and database clock
+                      re-exported, the audit functions installed on open), the audit hash
                       chain, its verification | what a refusal's audit row may copy
     audit_seal.py  audit_kinds.py
                       each writing service's audit key, the SQL functions that sign and check
@@ -16,6 +19,6 @@ Layers (each imports only those below it)::
     migrations/       the versioned schema
 
 The executor's own rows (its claim, outcome, verification) are `services.executor.executions`.
-May import `shared.binding`, `shared.canonical`, `shared.errors`, `shared.private_files` and
-`shared.text`.
+May import `shared.binding`, `shared.canonical`, `shared.errors`, `shared.private_files`,
+`shared.sqlite` and `shared.text`.
 """

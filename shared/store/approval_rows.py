@@ -258,6 +258,39 @@ async def list_recent_not_run(
         return [ProposalRow.from_row(row) async for row in cursor]
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class HistoryItem:
+    """A proposal as the watch's history lists it: the row, and its latest execution's
+    outcome, verification and end (None when it never ran)."""
+
+    proposal: ProposalRow
+    outcome: str | None
+    verification: str | None
+    finished_at: str | None
+
+
+async def proposal_history(
+    conn: aiosqlite.Connection, since: str, limit: int
+) -> tuple[list[HistoryItem], int]:
+    """Proposals made at or after `since` (database-clock text), newest first, at most
+    `limit`; and how many more there were."""
+    async with conn.execute(
+        "SELECT p.*, e.outcome AS e_outcome, e.verification AS e_verification, e.finished_at AS e_finished"
+        " FROM proposals p LEFT JOIN executions e ON e.id = (SELECT x.id FROM executions x"
+        " WHERE x.proposal_id = p.id ORDER BY x.started_at DESC, x.id DESC LIMIT 1)"
+        " WHERE p.created_at >= ? ORDER BY p.created_at DESC, p.id DESC LIMIT ?",
+        (since, limit + 1),
+    ) as cursor:
+        rows = [
+            HistoryItem(ProposalRow.from_row(r), r["e_outcome"], r["e_verification"], r["e_finished"])
+            async for r in cursor
+        ]
+    if len(rows) <= limit:
+        return rows, 0
+    row = await one_row(conn, "SELECT count(*) FROM proposals WHERE created_at >= ?", (since,))
+    return rows[:limit], (int(row[0]) if row else limit) - limit
+
+
 async def get_approval(conn: aiosqlite.Connection, approval_id: str) -> ApprovalRow | None:
     """The approval with that ID, or None."""
     row = await one_row(conn, "SELECT * FROM approvals WHERE id = ?", (approval_id,))

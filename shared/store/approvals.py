@@ -61,6 +61,7 @@ from shared.store.approval_rows import (
     ClaimResult,
     ConsumeResult,
     ExecutionRow,
+    HistoryItem,
     ProposalRow,
     ProposalStatus,
     audit_refusal,
@@ -75,6 +76,7 @@ from shared.store.approval_rows import (
     new_id,
     new_proposal_id,
     one_row,
+    proposal_history,
     proposal_state,
 )
 from shared.store.db import AuditHead, append_audit, db_now, write_tx
@@ -90,6 +92,7 @@ __all__ = [
     "ClaimResult",
     "ConsumeResult",
     "ExecutionRow",
+    "HistoryItem",
     "ProposalRow",
     "ProposalStatus",
     "audit_refusal",
@@ -113,6 +116,7 @@ __all__ = [
     "list_pending",
     "list_recent_not_run",
     "new_proposal_id",
+    "proposal_history",
     "proposal_state",
     "set_kill_switch",
 ]

@@ -1,11 +1,9 @@
-"""The SQLite store shared by every service (DESIGN §6), through aiosqlite.
+"""The approval store (DESIGN §6) that approval_web and the executor share, through aiosqlite.
 
-- `open_store`: WAL, ``busy_timeout`` 10 s, foreign keys on, ``isolation_level=None`` (we
-  issue every ``BEGIN`` ourselves), rows as `sqlite3.Row`.
-- `write_tx`: every read-then-write runs in ``BEGIN IMMEDIATE`` (a deferred transaction that
-  reads then writes deadlocks across processes). A single statement needs no transaction.
-- `db_now` / `NOW_SQL`: the clock that decides (expiry, caps) is SQLite's, UTC,
-  ``YYYY-MM-DDTHH:MM:SS.SSSZ`` (fixed width, so text comparison is time order).
+- `write_tx`, `db_now` / `NOW_SQL`, `StoreError`: the SQLite helpers every Fleetwatch store
+  uses (`shared.sqlite`, re-exported here): WAL, ``BEGIN IMMEDIATE`` for every read-then-write,
+  the database clock that decides (expiry, caps); `open_store` opens through them and installs
+  the connection's audit key.
 - `migrate`: versioned schema (`MIGRATIONS`, ``PRAGMA user_version``), run by one owner at start.
 - The audit table is a SHA-256 hash chain whose rows also carry a MAC under the key of the
   service that wrote them, with anchors kept outside the store (`shared.store.audit_seal`): see
@@ -21,20 +19,31 @@ import dataclasses
 import hashlib
 import sqlite3
 import unicodedata
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
 from shared.canonical import canonical_json
-from shared.errors import Code, FleetwatchError
+from shared.errors import Code
+from shared.sqlite import (
+    DB_TIME_FORMAT,
+    NOW_SQL,
+    StoreError,
+    apply_migrations,
+    db_now,
+    db_text,
+    parse_db_text,
+    schema_version,
+    write_tx,
+)
+from shared.sqlite import open_store as open_sqlite
 from shared.store.audit_seal import Anchor, Keyring, RowMac, install, writer_of
 from shared.store.migrations import MIGRATIONS
 
 __all__ = [
+    "DB_TIME_FORMAT",
     "GENESIS_HASH",
     "MIGRATIONS",
     "NOW_SQL",
@@ -44,41 +53,28 @@ __all__ = [
     "append_audit",
     "audit_head",
     "db_now",
+    "db_text",
     "migrate",
     "open_store",
+    "parse_db_text",
     "schema_version",
     "verify_audit",
     "write_tx",
 ]
 
-BUSY_TIMEOUT_MS = 10_000
-NOW_SQL = "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
-"""SQL expression for the database clock, UTC with milliseconds; embed it in statements that
-decide on time, e.g. ``UPDATE approvals SET used=1 WHERE id=? AND used=0 AND expires_at > {NOW_SQL}``."""
 GENESIS_HASH = "0" * 64
 """``prev_hash`` of the first audit row."""
 
 
-class StoreError(FleetwatchError):
-    """The store refused: ``store_schema_too_new``, ``store_busy`` or ``audit_chain_broken``."""
-
-
 async def open_store(path: str | Path, *, keyring: Keyring | None = None) -> aiosqlite.Connection:
-    """Open (creating it and its folder if needed) the store at `path`.
-
-    The connection is in autocommit mode: use `write_tx` for anything that reads then writes.
-    Call `migrate` once at start in the process that owns the schema. `keyring` holds the
-    audit key this connection signs its audit rows with (`shared.store.audit_seal`); without one it
-    may read and verify, but `append_audit` fails.
+    """Open the approval store at `path` (`shared.sqlite.open_store`: creating it and its folder
+    if needed, WAL, autocommit: use `write_tx` for anything that reads then writes), with the
+    audit functions of `keyring` installed: the audit key this connection signs its audit rows
+    with (`shared.store.audit_seal`); without one it may read and verify, but `append_audit`
+    fails. Call `migrate` once at start in the process that owns the schema.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    conn = await aiosqlite.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    conn = await open_sqlite(path)
     try:
-        conn.row_factory = sqlite3.Row
-        await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        await conn.execute("PRAGMA journal_mode = WAL")
-        await conn.execute("PRAGMA foreign_keys = ON")
         await install(conn, keyring or Keyring())
     except BaseException:
         await conn.close()
@@ -86,125 +82,15 @@ async def open_store(path: str | Path, *, keyring: Keyring | None = None) -> aio
     return conn
 
 
-def _is_busy(exc: sqlite3.Error) -> bool:
-    return getattr(exc, "sqlite_errorcode", None) is not None and exc.sqlite_errorcode & 0xFF in (
-        sqlite3.SQLITE_BUSY,
-        sqlite3.SQLITE_LOCKED,
-    )
-
-
-@asynccontextmanager
-async def write_tx(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Connection]:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` if the body raises (the exception
-    propagates). Not re-entrant: a connection already in a transaction is a bug.
-
-    Raises:
-        StoreError: ``store_busy`` when the write lock could not be had within the busy
-            timeout (10 s) or the commit found the database locked; nothing was written.
-    """
-    if conn.in_transaction:
-        raise StoreError(Code.INTERNAL_ERROR, "write_tx is not re-entrant: a transaction is already open")
-    try:
-        await conn.execute("BEGIN IMMEDIATE")
-    except sqlite3.OperationalError as exc:
-        if _is_busy(exc):
-            raise StoreError(Code.STORE_BUSY) from exc
-        raise
-    try:
-        yield conn
-        await conn.execute("COMMIT")
-    except BaseException as exc:
-        if conn.in_transaction:
-            await conn.execute("ROLLBACK")
-        if isinstance(exc, sqlite3.OperationalError) and _is_busy(exc):
-            raise StoreError(Code.STORE_BUSY) from exc
-        raise
-
-
-async def db_now(conn: aiosqlite.Connection, *, plus_seconds: int = 0) -> str:
-    """SQLite's clock, UTC, ``YYYY-MM-DDTHH:MM:SS.SSSZ``, optionally `plus_seconds` ahead
-    (negative goes back). Use it for every time that decides something."""
-    async with conn.execute(
-        "SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?)", (f"{int(plus_seconds):+d} seconds",)
-    ) as cursor:
-        row = await cursor.fetchone()
-    assert row is not None
-    return str(row[0])
-
-
-DB_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-"""The database clock's text form (``%f`` parses its milliseconds)."""
-
-
-def parse_db_text(text: str) -> datetime:
-    """A database-clock text (``YYYY-MM-DDTHH:MM:SS.SSSZ``) as an aware UTC datetime.
-
-    Raises:
-        ValueError: not in that form.
-    """
-    return datetime.strptime(text, DB_TIME_FORMAT).replace(tzinfo=UTC)
-
-
-def db_text(moment: datetime) -> str:
-    """`moment` (aware) in the database clock's text form, UTC, to the millisecond (rounded down)."""
-    utc = moment.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
-
-
-# --- migrations ---------------------------------------------------------------------------
-
-
-def _statements(sql: str) -> list[str]:
-    """Split a script into complete statements (triggers' inner ``;`` included)."""
-    statements, buffer = [], ""
-    for line in sql.splitlines(keepends=True):
-        buffer += line
-        if sqlite3.complete_statement(buffer):
-            statements.append(buffer.strip())
-            buffer = ""
-    if buffer.strip():
-        statements.append(buffer.strip())
-    return statements
-
-
-async def schema_version(conn: aiosqlite.Connection) -> int:
-    """The store's ``PRAGMA user_version`` (0 for a new file)."""
-    async with conn.execute("PRAGMA user_version") as cursor:
-        row = await cursor.fetchone()
-    return int(row[0]) if row else 0
-
-
 async def migrate(conn: aiosqlite.Connection) -> int:
-    """Bring the schema up to the newest of `MIGRATIONS`; return the version reached.
-
-    Each version runs in its own ``BEGIN IMMEDIATE`` transaction and re-reads the version
-    under the lock, so a second process migrating at the same moment does no harm.
-    Idempotent.
+    """Bring the approval store's schema up to the newest of `MIGRATIONS` (`shared.sqlite.apply_migrations`);
+    return the version reached. Idempotent.
 
     Raises:
         StoreError: ``store_schema_too_new`` when the file's version is newer than this code's;
             ``store_busy`` as in `write_tx`.
     """
-    newest = MIGRATIONS[-1][0]
-    current = await schema_version(conn)
-    if current > newest:
-        raise StoreError(
-            Code.STORE_SCHEMA_TOO_NEW,
-            f"the store is at schema version {current}; this Fleetwatch knows up to {newest}",
-        )
-    for version, sql, after in MIGRATIONS:
-        if version <= current:
-            continue
-        async with write_tx(conn):
-            if await schema_version(conn) >= version:
-                continue
-            for statement in _statements(sql):
-                await conn.execute(statement)
-            if after is not None:
-                await after(conn)
-            await conn.execute(f"PRAGMA user_version = {int(version)}")
-        current = version
-    return current
+    return await apply_migrations(conn, MIGRATIONS)
 
 
 # --- audit hash chain -----------------------------------------------------------------------

@@ -8,6 +8,7 @@ Peers: the assistant user and operators. Every socket also serves `GetCapabiliti
     ExpireTurn → Count                   (a model turn that failed partway expires its proposals)
     RecordAsk → Count, RecordRefusal → Count, RecordPageSession → Count
                                          (the assistant's audit rows: it holds no store)
+    ListProposalHistory → ProposalHistory   (the watch's notices and history; read-only)
     ListWritable → WritableDevices       (relayed to the executor; the assistant and operators)
     ListPending → PendingList, ShowProposal → ProposalDetail, Deny → ProposalState,
     DenyAll → Count, SetKillSwitch → Status, GetStatus → Status, AuditTail → AuditRows,
@@ -57,6 +58,7 @@ from shared.wire.formats import (
     ToolName,
     TurnId,
     Uid,
+    UtcText,
 )
 from shared.wire.formats import Count as CountOf
 from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities, Message, Operation
@@ -364,6 +366,49 @@ class RecordRefusal(Message):
     surface: Literal["assistant.sock", "ask_page"] = "assistant.sock"
 
 
+MAX_PROPOSAL_HISTORY: Final = 500
+"""Most proposals one `ProposalHistory` carries (the newest)."""
+
+
+class ListProposalHistory(Message):
+    """Proposals made at or after ``since``, newest first (at most `MAX_PROPOSAL_HISTORY`), with
+    their state and outcome. Read-only; the assistant's uid may ask (the watch)."""
+
+    since: UtcText
+
+
+class ProposalEvent(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One proposal as the watch sees it: its tool and arguments (no reason), targets (master
+    IDs), who proposed, when it was made, when it expires unreviewed, decided and ran, its
+    ``status`` (pending | approved | denied | expired | executed | not_run) and why
+    (``status_code``), and the execution's ``outcome`` and ``verification`` (`ProposalState`'s
+    words)."""
+
+    proposal_id: str
+    tool: str
+    arguments: dict[str, Any]
+    targets: tuple[str, ...]
+    proposed_by: str
+    created_at: str
+    status: str
+    status_code: Code | None = None
+    expires_at: str | None = None
+    decided_at: str | None = None
+    outcome: str | None = None
+    verification: str | None = None
+    finished_at: str | None = None
+
+
+class ProposalHistory(Message):
+    """The proposals (newest first; ``more`` counts those left out), the approval page's
+    address when it is serving (None: no page), and the database clock when read."""
+
+    items: tuple[ProposalEvent, ...]
+    read_at: str
+    page_url: str | None = None
+    more: CountOf = 0
+
+
 ApprovalRequest = (
     SubmitProposal
     | GetProposalState
@@ -382,6 +427,7 @@ ApprovalRequest = (
     | RecordPageSession
     | LiftDenialPauses
     | Acknowledge
+    | ListProposalHistory
     | GetCapabilities
 )
 ApprovalReply = (
@@ -396,6 +442,7 @@ ApprovalReply = (
     | Status
     | AuditRows
     | AuditReport
+    | ProposalHistory
     | Capabilities
     | ErrorReply
 )
@@ -494,6 +541,11 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         "acknowledge",
         _ADMIN | _WRITES | {Code.PROPOSAL_NOT_FOUND, Code.NOTHING_TO_ACKNOWLEDGE},
         "an operator acknowledges a change that ended unknown or was not verified; audited",
+    ),
+    Operation(
+        "list_proposal_history",
+        frozenset(),
+        "the proposals made since a time, with their outcomes, and the page's address (the watch; read-only)",
     ),
     Operation("get_capabilities", frozenset(), "this manifest"),
 )
@@ -624,4 +676,11 @@ class ApprovalClient(SocketClient):
         `CallError` (``proposal_not_found``, ``nothing_to_acknowledge``)."""
         return await self.call(
             Acknowledge(proposal_id=proposal_id, actor=actor), ProposalState, timeout_seconds=timeout_seconds
+        )
+
+    async def proposal_history(self, since: str, *, timeout_seconds: float | None = None) -> ProposalHistory:
+        """The proposals made at or after `since` (UTC text) with their outcomes, and the page's
+        address (the watch; read-only). Raises `CallError`."""
+        return await self.call(
+            ListProposalHistory(since=since), ProposalHistory, timeout_seconds=timeout_seconds
         )

@@ -33,6 +33,8 @@ NAME: Final = r"^[a-z][a-z0-9_]{0,47}\Z"
 """A snake_case word the code chose (an operation, an outcome)."""
 SHA256_HEX: Final = r"^[0-9a-f]{64}\Z"
 """A SHA-256 digest in lower-case hex (a card's hash, the binding facts' hash)."""
+UTC_TEXT: Final = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z\Z"
+"""A UTC time as the database clock writes it (``2026-09-16T20:36:00.000Z``)."""
 
 MAX_REASON_CHARS: Final = 2000
 """Longest reason of a proposal (the page shows it, escaped, in a capped box)."""
@@ -55,6 +57,7 @@ PageSessionId = Annotated[str, Meta(pattern=PAGE_SESSION_ID)]
 ToolName = Annotated[str, Meta(pattern=TOOL_NAME)]
 Name = Annotated[str, Meta(pattern=NAME)]
 Sha256Hex = Annotated[str, Meta(pattern=SHA256_HEX)]
+UtcText = Annotated[str, Meta(pattern=UTC_TEXT)]
 ArgumentName = Annotated[str, Meta(min_length=1, max_length=64)]
 Reason = Annotated[str, Meta(max_length=MAX_REASON_CHARS)]
 Question = Annotated[str, Meta(max_length=MAX_QUESTION_CHARS)]

@@ -100,6 +100,7 @@ def test_only_admin_operations_and_the_assistants_records_declare_the_role_refus
         "get_proposal_state",
         "expire_turn",
         "list_writable",
+        "list_proposal_history",
         "get_capabilities",
     }
     records = {"record_ask", "record_refusal"}  # refused for every uid but the assistant's

@@ -442,3 +442,32 @@ async def test_each_user_and_group_may_do_exactly_what_the_deploy_table_says(dep
             else:
                 found[who] = try_as(persons[who], deployment.python, argument, env)
     assert disagreements(found) == {}, found
+
+
+DIGEST = """
+import asyncio, sys
+from shared.wire.client import request
+from shared.wire.assistant import DigestReport, RunDigest
+reply = asyncio.run(request(sys.argv[1], RunDigest(), DigestReport, timeout_seconds=60))
+print(getattr(reply, "read", None), getattr(reply, "code", None))
+"""
+
+
+async def test_the_watch_keeps_its_own_store_in_the_assistants_folder_and_never_opens_the_sandbox_slot(
+    deployment,
+):
+    name = deployment.name
+    assistant = deployment.processes["assistant"]
+    assistant_sock = str(deployment.path(f"/run/{name}-assistant/assistant.sock"))
+    beat = await asyncio.to_thread(deployment.run, "approval-web", DIGEST, assistant_sock)
+    assert beat.returncode == 0 and beat.stdout.split() == ["True", "None"], beat.stderr
+    watch_db = deployment.path(f"/var/lib/{name}/assistant/watch.db")
+    info = watch_db.stat()
+    assert pwd.getpwuid(info.st_uid).pw_name == f"{name}-assistant"
+    assert stat.S_IMODE(watch_db.parent.stat().st_mode) == 0o700
+    held = open_files(assistant.pid)
+    assert str(watch_db) in held
+    assert not any(path.endswith("sandbox.json") or "/store/" in path for path in held), held
+    for unit in ("executor", "approval-web"):
+        denied = deployment.run(unit, READ_FILE, str(watch_db))
+        assert "PermissionError" in denied.stderr, (unit, denied.stderr)

@@ -9,11 +9,7 @@ shipped: a store already at that version would not see the change. Each version 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import NamedTuple
-
-import aiosqlite
-
+from shared.sqlite import Migration
 from shared.store.migrations import (
     m0001_initial,
     m0002_executor,
@@ -23,15 +19,7 @@ from shared.store.migrations import (
     m0006_audit_macs,
 )
 
-
-class Migration(NamedTuple):
-    """One schema version: its SQL script and an optional step run after it, in the same
-    transaction."""
-
-    version: int
-    sql: str
-    after: Callable[[aiosqlite.Connection], Awaitable[None]] | None = None
-
+__all__ = ["MIGRATIONS", "Migration"]
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, m0001_initial.SQL),
