@@ -10,10 +10,11 @@ Used by `fleetwatch fleet` and by the assistant's keyword answer.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final
 
 from shared.epiphan.fleet import Device, Event, FleetSnapshot
 
@@ -75,6 +76,32 @@ class Finding:
     device_id: str
     device_name: str
     facts: tuple[tuple[str, str], ...] = ()
+
+
+JUDGED_FROM: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
+    {
+        "not_recording_in_event": frozenset({"events", "recorder"}),
+        "cpu_high": frozenset({"system"}),
+        "temp_high": frozenset({"system"}),
+        "recent_reboot": frozenset({"system"}),
+    }
+)
+"""The parts of a snapshot (`shared.epiphan.fleet.UnreadPart.part`) each finding kind is judged
+from beyond the device list; the other kinds come from the device list alone. Every kind's
+priority also reads ``events`` (a class soon makes a problem Fix first)."""
+
+
+def unjudged(snapshot: FleetSnapshot, device_id: str, kind: str) -> bool:
+    """True when `snapshot` cannot say whether a finding of `kind` holds for `device_id`: a part
+    it is judged from (`JUDGED_FROM`) was not read for that device. Such a finding is neither
+    found nor resolved by this snapshot; whoever compares reads keeps what it knew."""
+    return any(not snapshot.read_for(device_id, part) for part in JUDGED_FROM.get(kind, ()))
+
+
+def priority_unjudged(snapshot: FleetSnapshot, device_id: str) -> bool:
+    """True when `snapshot` did not read `device_id`'s events, so a finding's priority (Fix
+    first when a class is on or soon) cannot be judged for that room."""
+    return not snapshot.read_for(device_id, "events")
 
 
 def whole_minutes(delta_seconds: float) -> int:

@@ -186,6 +186,11 @@ class FleetSnapshot(msgspec.Struct, frozen=True):
         """The first unread entry of `part`, or None when it was read in full."""
         return next((u for u in self.unread if u.part == part), None)
 
+    def read_for(self, device_id: str, part: str) -> bool:
+        """False when `part` (``recorder``, ``system``, ``events``, ``storage``) could not be
+        read for `device_id` (`unread` names it), True otherwise."""
+        return not any(u.part == part and device_id in u.device_ids for u in self.unread)
+
 
 def parse_time(value: Any) -> datetime | None:
     """ISO 8601 (``Z`` or offset; minute precision allowed), epoch s or epoch ms → UTC datetime.

@@ -144,6 +144,12 @@ _UNREAD_SOME: Final[Mapping[str, str]] = MappingProxyType(
 )
 
 
+def part_words(part: str, language: str = "en") -> str:
+    """A snapshot's part (`UnreadPart.part`) in words: ``events`` / ``eventos``, ``CPU,
+    temperature and uptime``...; an unknown part as it is."""
+    return _UNREAD[_language(language)].get(part, (part, ""))[0]
+
+
 def unread_text(unread: UnreadPart, total_devices: int, language: str = "en") -> str:
     """A part that could not be read, in words: ``events: could not be read: <why>``, or
     ``events: could not be read for 100 of 250 devices: <why>`` when only some calls failed."""

@@ -174,9 +174,9 @@ class GetHistory(Message):
 class HistoryEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One thing that changed. ``kind``: ``device_offline``, ``device_online``, ``device_new``,
     ``device_gone``, ``finding_opened``, ``finding_worse``, ``finding_resolved``,
-    ``read_failed``, ``read_recovered``, ``readiness``, ``digest``, ``sweep``, ``note``,
-    ``note_cleared``, ``first_read``, ``proposal`` (made), ``proposal_decided``,
-    ``proposal_outcome``. ``room`` is the room's name as last read (display text, already
+    ``read_failed``, ``read_recovered``, ``read_partial``, ``read_complete``, ``readiness``,
+    ``digest``, ``sweep``, ``note``, ``note_cleared``, ``first_read``, ``proposal`` (made),
+    ``proposal_decided``, ``proposal_outcome``. ``room`` is the room's name as last read (display text, already
     through `shared.text.display.visible`); ``text`` the line in words, in the language asked;
     ``facts`` the values it was made from."""
 

@@ -29,7 +29,7 @@ from services.assistant.watch.words import word
 from shared.epiphan.attention import Priority
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.text.display import visible
-from shared.text.wording import PRIORITY_WORDS
+from shared.text.wording import PRIORITY_WORDS, part_words
 from shared.wire.approval import ProposalEvent
 from shared.wire.assistant import (
     MAX_HISTORY_ENTRIES,
@@ -112,6 +112,11 @@ def history_text(row: HistoryRow, language: str) -> str:
         return word(language, "h_read_failed", code=visible(facts.get("code", "?"), 64))
     if row.kind == "read_recovered":
         return word(language, "h_read_recovered", beats=facts.get("beats", "?"))
+    if row.kind == "read_partial":
+        parts = [part_words(p, language) for p in facts.get("parts", "?").split(",")]
+        return word(language, "h_read_partial", parts=visible("; ".join(parts), 200))
+    if row.kind == "read_complete":
+        return word(language, "h_read_complete")
     return visible(row.kind, 64)
 
 

@@ -25,9 +25,10 @@ from services.assistant.watch.store import HistoryRow
 from services.assistant.watch.times import clock
 from services.assistant.watch.words import word
 from shared.epiphan.attention import Finding, Priority
+from shared.epiphan.fleet import FleetSnapshot
 from shared.errors import MEANINGS, Code
 from shared.text.display import visible
-from shared.text.wording import PRIORITY_WORDS, describe_finding, minutes_text
+from shared.text.wording import PRIORITY_WORDS, describe_finding, minutes_text, unread_text
 from shared.wire.approval import ProposalEvent
 
 NAME_CAP: Final = 80
@@ -384,6 +385,13 @@ def read_failed_post(code: Code, language: str) -> Post:
     return Post(
         "read_failed", word(language, "read_failed", code=code, meaning=MEANINGS[code]), console_only=True
     )
+
+
+def read_partial_post(snapshot: FleetSnapshot, language: str) -> Post:
+    """The one report of a read that left parts out (the console only): each part in words
+    (`shared.text.wording.unread_text`)."""
+    parts = "; ".join(unread_text(u, len(snapshot.devices), language) for u in snapshot.unread)
+    return Post("read_partial", word(language, "read_partial", parts=parts), console_only=True)
 
 
 def fleet_unreadable(code: str, beats: int) -> Finding:

@@ -6,6 +6,12 @@ of the same finding, not a new one. Priorities are `shared.epiphan.attention.Pri
 urgent): a finding whose priority rises (Fix soon → Fix first) is **worse**; one that eases is
 recorded but is not news.
 
+A read that could not read a part of the fleet (`shared.epiphan.fleet.FleetSnapshot.unread`:
+the events, the system status...) judges nothing it would need that part for (`held_over`): an
+open finding judged from it stays open as the store had it, and a room whose events were not
+read keeps its findings' priorities. A part that could not be read never resolves, eases or
+worsens anything; the heartbeat reports the part instead.
+
 A room is new when the store did not know it (except on the very first read, when every room is
 simply the starting point) and gone when a read no longer lists it; a room's going offline or
 coming back is both a device change and the ``offline`` finding opening or resolving.
@@ -14,11 +20,11 @@ coming back is both a device change and the ``offline`` finding opening or resol
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
-from shared.epiphan.attention import Finding, Priority
-from shared.epiphan.fleet import Device
+from shared.epiphan.attention import Finding, Priority, priority_unjudged, unjudged
+from shared.epiphan.fleet import Device, FleetSnapshot
 
 FLEET_ID: Final = "fleet"
 """The device ID of findings about the whole fleet (``fleet_unreadable``)."""
@@ -127,6 +133,36 @@ def diff_devices(known: Mapping[str, KnownDevice], devices: Iterable[Device]) ->
             out.append(Change("device_online", device.id, name))
     out += [Change("device_gone", d.id, d.name) for d in known.values() if d.id not in seen and not d.gone]
     return sorted(out, key=lambda c: (c.room.casefold(), c.device_id, c.kind))
+
+
+def held_over(
+    found: Iterable[Finding], open_findings: Mapping[str, OpenFinding], snapshot: FleetSnapshot
+) -> list[Finding]:
+    """`found` (the findings of `snapshot`) with what the snapshot could not judge kept as the
+    store had it: an open finding of a listed, online room whose kind is judged from a part not
+    read for that room (`shared.epiphan.attention.unjudged`) is still found, with its stored
+    priority and facts; a found finding of a room whose events were not read keeps its stored
+    priority and the class it named (`priority_unjudged`). With nothing unread, `found` as it
+    is."""
+    out = list(found)
+    if not snapshot.unread:
+        return out
+    for i, finding in enumerate(out):
+        before = open_findings.get(key_of(finding))
+        if before is not None and priority_unjudged(snapshot, finding.device_id):
+            facts, event = dict(finding.facts), dict(before.facts).get("event")
+            kept = finding.facts if event is None or "event" in facts else (*finding.facts, ("event", event))
+            out[i] = replace(finding, priority=before.priority, facts=kept)
+    current = {key_of(f) for f in out}
+    online = {d.id: d for d in snapshot.devices if d.online}
+    for key, before in open_findings.items():
+        device = online.get(before.device_id)
+        if key in current or device is None or not unjudged(snapshot, before.device_id, before.kind):
+            continue
+        out.append(
+            Finding(before.priority, before.kind, before.device_id, device.name or before.room, before.facts)
+        )
+    return out
 
 
 def diff_findings(open_findings: Mapping[str, OpenFinding], findings: Iterable[Finding]) -> BeatDiff:

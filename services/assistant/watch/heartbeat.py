@@ -10,7 +10,10 @@ running one):
    (Fix first), which the digest posts; the next good read resolves it.
 2. Judge it with the attention rules (`shared.epiphan.attention.findings`: Fix first / Fix soon /
    When convenient) and diff it against the store (`diff`): rooms offline/online/new/gone,
-   findings opened/worse/resolved, each with first seen / last seen / resolved.
+   findings opened/worse/resolved, each with first seen / last seen / resolved. A read that
+   could not read a part (the events, the system status: `FleetSnapshot.unread`) shows what it
+   read; what needs the missing part is kept as the store had it (`diff.held_over`), and the
+   part is reported **once** (a console line, one history row) until the fleet is read whole.
 3. Readiness: each event starting within ``FLEETWATCH_READINESS_MINUTES`` gets one post of
    its own, once (`readiness`), quiet hours or not.
 4. The nightly sweep when due (`sweep`): kept, and posted outside quiet hours.
@@ -39,7 +42,7 @@ import msgspec
 
 from services.assistant.watch import compose, readiness, sweep
 from services.assistant.watch.destinations import Outbox
-from services.assistant.watch.diff import FLEET_ID, Change, diff_devices, diff_findings, key_of
+from services.assistant.watch.diff import FLEET_ID, Change, diff_devices, diff_findings, held_over, key_of
 from services.assistant.watch.proposals import ProposalSource
 from services.assistant.watch.store import WatchStore
 from services.assistant.watch.times import parse_utc, utc_text, zone
@@ -135,6 +138,8 @@ class Watch:
         self.last_read_at: datetime | None = None
         self.failed_beats = 0
         self.last_code: Code | None = None
+        self.unread_parts = ""
+        """The parts the last read could not read, comma-separated ("" when it read them all)."""
         self._lock = asyncio.Lock()
 
     async def load(self) -> None:
@@ -142,6 +147,7 @@ class Watch:
         kv = await self.store.kv()
         self.failed_beats = int(kv.get("failed_beats", "0"))
         self.last_code = _stored_code(kv.get("last_code"))
+        self.unread_parts = kv.get("unread_parts", "")
         self.last_read_at = parse_utc(kv["last_read_at"]) if "last_read_at" in kv else None
 
     # --- the beat -----------------------------------------------------------------------------
@@ -211,7 +217,7 @@ class Watch:
             await self._recovered(at)
         known = await self.store.known_devices()
         open_findings = await self.store.open_findings()
-        found = findings(snapshot, now, self.limits)
+        found = held_over(findings(snapshot, now, self.limits), open_findings, snapshot)
         device_changes = diff_devices(known, snapshot.devices)
         finding_diff = diff_findings(open_findings, found)
         extra = []
@@ -226,7 +232,8 @@ class Watch:
         await self.store.set_kv(**kv)
         self.last = LastRead(snapshot, tuple(found), now)
         self.last_read_at = now
-        posted = await self._readiness(now, snapshot)
+        posted = await self._partial(at, snapshot)
+        posted += await self._readiness(now, snapshot)
         posted += await self._sweep(now, snapshot)
         if post_digest and not self.quiet(now) and await self.post_digest(now):
             posted.append("digest")
@@ -241,6 +248,22 @@ class Watch:
         finding = compose.fleet_unreadable(str(code or ""), beats)
         await self.store.resolve_fleet_finding(at, _change("finding_resolved", finding))
         await self.store.set_kv(failed_beats=0, last_code="")
+
+    async def _partial(self, at: str, snapshot: FleetSnapshot) -> list[str]:
+        """Report, once, that a read left parts out (or that it reads them all again)."""
+        parts = ",".join(sorted({u.part for u in snapshot.unread}))
+        if parts == self.unread_parts:
+            return []
+        self.unread_parts = parts
+        await self.store.set_kv(unread_parts=parts)
+        if not parts:
+            log.info("the heartbeat reads the whole fleet again")
+            await self.store.add_history(at, "read_complete")
+            return []
+        log.warning("the heartbeat could not read %s; reported once, what needs it is kept", parts)
+        await self.store.add_history(at, "read_partial", facts={"parts": parts})
+        self.outbox.post(compose.read_partial_post(snapshot, self.options.language))
+        return ["read_partial"]
 
     def quiet(self, now: datetime) -> bool:
         """True inside the policy's quiet hours (no digest, no sweep post; readiness posts)."""

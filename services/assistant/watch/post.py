@@ -44,8 +44,9 @@ class Section:
 
 @dataclass(frozen=True, slots=True)
 class Post:
-    """One message. ``kind``: ``digest``, ``readiness``, ``notice``, ``sweep`` or
-    ``read_failed``; ``console_only``: the log only (a failed read, reported once)."""
+    """One message. ``kind``: ``digest``, ``readiness``, ``notice``, ``sweep``,
+    ``read_failed`` or ``read_partial``; ``console_only``: the log only (a failed or partial
+    read, reported once)."""
 
     kind: str
     title: str

@@ -8,8 +8,9 @@ Not ready (any of): the room is offline; a firmware update is running (a device 
 ID names a firmware update: *unconfirmed* form, see ``services/lab/shapes.py``); an input has no
 signal; no storage is detected or the disk is critically full; the event is not confirmed on
 the device. Ready, with notes (any of): the disk is nearly full, the room runs hot or busy, it
-restarted recently, its firmware is behind the newest of its model in this fleet. Otherwise
-Ready. Limits are the policy's (`shared.epiphan.attention.Thresholds`).
+restarted recently, its firmware is behind the newest of its model in this fleet, its CPU,
+temperature and uptime could not be read (issue 16: never judged from what was not read).
+Otherwise Ready. A room whose events could not be read has no event here, so no post. Limits are the policy's (`shared.epiphan.attention.Thresholds`).
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ from typing import Final
 
 from services.assistant.watch.times import utc_text
 from services.assistant.watch.words import word
-from shared.epiphan.attention import Thresholds, firmware_behind, newest_firmware_by_model
+from shared.epiphan.attention import Thresholds, firmware_behind, newest_firmware_by_model, whole_minutes
 from shared.epiphan.fleet import Device, Event, FleetSnapshot, storage_from_warnings
 from shared.text.display import visible
 from shared.text.fleet_answers import dark_inputs, running_hot
-from shared.text.wording import minutes_text
+from shared.text.wording import free_space, minutes_text, part_words
 
 READY: Final = "ready"
 READY_NOTES: Final = "ready_notes"
@@ -86,7 +87,7 @@ def judge(
         storage = storage_from_warnings(device)
         if storage is not None:
             free = storage.free_pct
-            shown = "?" if free is None else f"{free:.0f}"
+            shown = "?" if free is None else free_space(storage.free or 0, storage.total or 0, language)
             if storage.state == "missing":
                 blocking.append(word(language, "why_no_storage"))
             elif storage.state == "critical" or (free is not None and free <= limits.disk_free_pct / 2):
@@ -94,6 +95,8 @@ def judge(
             else:
                 notes.append(word(language, "why_disk_low", free=shown))
         status = snapshot.system.get(device.id)
+        if not snapshot.read_for(device.id, "system"):
+            notes.append(word(language, "why_unread", what=part_words("system", language)))
         if running_hot(status, limits) and status is not None:
             temp = "?" if status.cpu_temp_c is None else f"{status.cpu_temp_c:.0f}"
             cpu = "?" if status.cpu_load_pct is None else f"{status.cpu_load_pct:.0f}"
@@ -101,7 +104,7 @@ def judge(
         if status is not None and status.up_since is not None:
             since_up = now - status.up_since
             if timedelta(0) <= since_up < timedelta(minutes=limits.recent_reboot_minutes):
-                notes.append(word(language, "why_rebooted", minutes=int(since_up.total_seconds() // 60)))
+                notes.append(word(language, "why_rebooted", minutes=whole_minutes(since_up.total_seconds())))
     if not event.confirmed:
         blocking.append(word(language, "why_not_confirmed"))
     newest = newest if newest is not None else newest_firmware_by_model(snapshot.devices)

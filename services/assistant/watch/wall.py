@@ -2,7 +2,8 @@
 
 It shows the attention groups (Fix first / Fix soon / When convenient) with operators' room
 notes, the classes on now and in the next hours with their readiness, and when the fleet was
-last read (stale after three heartbeats; a failing read says so). It is built from the
+last read (stale after three heartbeats; a failing read says so, and so does a part the last
+read could not read: `events: could not be read: …`). It is built from the
 watch's last read in memory (`wall_view`, pure) and rendered by an autoescaping template.
 
 Same guards as the ask page (its app's middleware: the Host check and the security headers,
@@ -24,7 +25,7 @@ from services.assistant.watch.times import clock
 from services.assistant.watch.words import word
 from shared.epiphan.attention import Priority
 from shared.text.display import visible
-from shared.text.wording import PRIORITY_WORDS, minutes_text
+from shared.text.wording import PRIORITY_WORDS, minutes_text, unread_text
 
 EVENT_HOURS: Final = 4
 """How far ahead the wall lists classes."""
@@ -104,6 +105,9 @@ def wall_view(watch: Watch, notes: dict[str, str], language: str, now: datetime)
     problem = (
         word(lang, "wall_problem", n=watch.failed_beats, code=watch.last_code) if watch.failed_beats else None
     )
+    if problem is None and last is not None and last.snapshot.unread:
+        total = len(last.snapshot.devices)
+        problem = "; ".join(unread_text(u, total, lang) for u in last.snapshot.unread)
     groups: list[WallGroup] = []
     events: list[WallEvent] = []
     counts = ""

@@ -35,6 +35,10 @@ WORDS: Final[Mapping[str, Mapping[str, str]]] = {
         # read failures
         "read_failed": "Fleetwatch could not read the fleet ({code}: {meaning}). It will say when it reads it again.",
         "read_recovered": "Fleetwatch reads the fleet again, after {beats} failed heartbeat(s).",
+        "read_partial": (
+            "Fleetwatch read the fleet, but not all of it: {parts}. What needs those parts is kept as "
+            "it was until they are read again."
+        ),
         # readiness
         "readiness_head": "Readiness: an event starts within {minutes} min (times in {zone}).",
         "ready": "Ready",
@@ -46,11 +50,12 @@ WORDS: Final[Mapping[str, Mapping[str, str]]] = {
         "why_updating": "a firmware update is running",
         "why_no_signal": "no signal on {what}",
         "why_no_storage": "no storage detected",
-        "why_disk_critical": "disk almost full ({free}% free)",
-        "why_disk_low": "disk nearly full ({free}% free)",
+        "why_disk_critical": "disk almost full: {free}",
+        "why_disk_low": "disk nearly full: {free}",
         "why_not_confirmed": "the event is not confirmed on the device",
         "why_hot": "running hot ({temp} °C, CPU {cpu}%)",
         "why_rebooted": "restarted {minutes} min ago",
+        "why_unread": "{what}: could not be read",
         "why_firmware": "firmware {firmware}, newest of its model here {newest}",
         "untitled": "untitled event",
         # notices
@@ -95,6 +100,8 @@ WORDS: Final[Mapping[str, Mapping[str, str]]] = {
         "h_finding_resolved": "Resolved: {what}",
         "h_read_failed": "The fleet could not be read ({code})",
         "h_read_recovered": "The fleet was read again after {beats} failed heartbeat(s)",
+        "h_read_partial": "Part of the fleet could not be read ({parts})",
+        "h_read_complete": "The whole fleet was read again",
         "h_first_read": "The watch started: {rooms} rooms, {online} online",
         "h_readiness": 'Readiness posted: {room}, "{title}": {verdict}',
         "h_digest": "Digest posted: {counts}",
@@ -158,6 +165,10 @@ WORDS: Final[Mapping[str, Mapping[str, str]]] = {
         "fleet_unreadable": "no se pudo leer en {beats} latidos seguidos ({code})",
         "read_failed": "Fleetwatch no pudo leer el equipo ({code}: {meaning}). Avisará cuando lo lea de nuevo.",
         "read_recovered": "Fleetwatch lee el equipo de nuevo, después de {beats} latido(s) fallido(s).",
+        "read_partial": (
+            "Fleetwatch leyó el equipo, pero no todo: {parts}. Lo que depende de esas partes queda como "
+            "estaba hasta que se lean de nuevo."
+        ),
         "readiness_head": "Preparación: un evento empieza en los próximos {minutes} min (horas en {zone}).",
         "ready": "Lista",
         "ready_notes": "Lista, con notas",
@@ -168,11 +179,12 @@ WORDS: Final[Mapping[str, Mapping[str, str]]] = {
         "why_updating": "se está actualizando el firmware",
         "why_no_signal": "sin señal en {what}",
         "why_no_storage": "no se detecta almacenamiento",
-        "why_disk_critical": "disco casi sin espacio ({free}% libre)",
-        "why_disk_low": "disco casi lleno ({free}% libre)",
+        "why_disk_critical": "disco casi sin espacio: {free}",
+        "why_disk_low": "disco casi lleno: {free}",
         "why_not_confirmed": "el evento no está confirmado en el dispositivo",
         "why_hot": "muy caliente ({temp} °C, CPU {cpu}%)",
         "why_rebooted": "se reinició hace {minutes} min",
+        "why_unread": "{what}: no se pudo leer",
         "why_firmware": "firmware {firmware}, el más nuevo de su modelo aquí es {newest}",
         "untitled": "evento sin título",
         "notice_head": "Un cambio espera la aprobación de una persona.",
@@ -213,6 +225,8 @@ WORDS: Final[Mapping[str, Mapping[str, str]]] = {
         "h_finding_resolved": "Resuelto: {what}",
         "h_read_failed": "No se pudo leer el equipo ({code})",
         "h_read_recovered": "Se leyó el equipo de nuevo después de {beats} latido(s) fallido(s)",
+        "h_read_partial": "No se pudo leer parte del equipo ({parts})",
+        "h_read_complete": "Se leyó de nuevo todo el equipo",
         "h_first_read": "La vigilancia empezó: {rooms} salas, {online} conectadas",
         "h_readiness": 'Preparación publicada: {room}, "{title}": {verdict}',
         "h_digest": "Resumen publicado: {counts}",

@@ -202,3 +202,18 @@ async def test_the_wall_shows_the_groups_the_next_classes_with_readiness_and_whe
         stale.stale
         and stale.read_line == "Fleet last read at 13:00, 2 min ago: more than three heartbeats ago."
     )
+
+
+async def test_the_wall_and_the_history_name_a_part_the_last_read_could_not_read(make_watch, lab: LabHandle):
+    watch = await make_watch()
+    await beat(watch)
+    lab.set_fault("get_current_or_next_cms_events_for_devices", "malformed_json", count=1)
+    await beat(watch)
+    view = await wall_for(watch, "es")
+    assert view.problem is not None and view.problem.startswith("eventos: no se pudieron leer: ")
+    history = await answers.history(watch, 7, "es")
+    assert any(e.text == "No se pudo leer parte del equipo (eventos)" for e in history.entries)
+    await beat(watch)
+    assert (await wall_for(watch, "en")).problem is None
+    history = await answers.history(watch, 7, "en")
+    assert history.entries[0].text == "The whole fleet was read again"

@@ -9,9 +9,11 @@ from services.assistant.watch.diff import (
     diff_devices,
     diff_findings,
     finding_key,
+    held_over,
     key_of,
 )
 from shared.epiphan.attention import Finding, Priority
+from shared.epiphan.fleet import FleetSnapshot, UnreadPart
 from tests.assistant.watch.helpers import device
 
 OFFLINE = Finding(Priority.FIX_SOON, "offline", "d1", "ENG 210")
@@ -89,3 +91,49 @@ def test_rooms_going_offline_coming_back_joining_and_leaving_are_changes():
         ("device_new", "d4"),
         ("device_new", "d5"),
     ]
+
+
+def _events_unread_for(*device_ids: str) -> UnreadPart:
+    return UnreadPart(
+        part="events",
+        tool="get_current_or_next_cms_events_for_devices",
+        code="epiphan_bad_result",
+        message="no known shape",
+        device_ids=device_ids,
+    )
+
+
+def test_a_finding_judged_from_events_that_could_not_be_read_stays_open_and_is_not_resolved():
+    """Issue 16: one unreadable answer never becomes "all fine"; the store's finding is kept."""
+    dark = Finding(Priority.FIX_FIRST, "not_recording_in_event", "d1", "SCI 101", (("event", "Physics"),))
+    partial = FleetSnapshot(
+        team_id=None, devices=(device("d1", "SCI 101"),), unread=(_events_unread_for("d1"),)
+    )
+    kept = held_over([], {key_of(dark): _open(dark)}, partial)
+    assert kept == [dark]
+    assert diff_findings({key_of(dark): _open(dark)}, kept).changes == ()
+    whole = FleetSnapshot(team_id=None, devices=(device("d1", "SCI 101"),))
+    assert held_over([], {key_of(dark): _open(dark)}, whole) == []  # read in full: resolved as before
+
+
+def test_a_room_whose_events_could_not_be_read_keeps_its_findings_priorities():
+    fix_first = Finding(Priority.FIX_FIRST, "offline", "d1", "ENG 210", (("event", "Statics"),))
+    eased = Finding(Priority.FIX_SOON, "offline", "d1", "ENG 210")
+    partial = FleetSnapshot(
+        team_id=None, devices=(device("d1", "ENG 210", online=False),), unread=(_events_unread_for("d1"),)
+    )
+    (kept,) = held_over([eased], {key_of(fix_first): _open(fix_first)}, partial)
+    assert kept == fix_first, "the stored priority and the class it named"
+    assert diff_findings({key_of(fix_first): _open(fix_first)}, [kept]).changes == ()
+
+
+def test_what_the_device_list_alone_judges_still_resolves_when_another_part_was_not_read():
+    partial = FleetSnapshot(
+        team_id=None, devices=(device("d1", "ENG 210"),), unread=(_events_unread_for("d1"),)
+    )
+    assert held_over([], {key_of(OFFLINE): _open(OFFLINE)}, partial) == []
+    other_room = FleetSnapshot(
+        team_id=None, devices=(device("d9", "LAW 101"),), unread=(_events_unread_for("d1"),)
+    )
+    dark = Finding(Priority.FIX_FIRST, "not_recording_in_event", "d9", "LAW 101")
+    assert held_over([], {key_of(dark): _open(dark)}, other_room) == []  # its events were read

@@ -1,17 +1,37 @@
 """The heartbeat against the lab (a real MCP server, the guarded read client, a real watch
 store): digests only when something changed, readiness once per event, a failed read reported
-once and three in a row a finding, quiet hours, the sweep, a restart."""
+once and three in a row a finding, a part that could not be read reported once and judging
+nothing, quiet hours, the sweep, a restart, and 250 rooms in calls of at most 100."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from datetime import timedelta
+from pathlib import Path
 
-from services.assistant.watch.heartbeat import WatchOptions
+from services.assistant.watch.heartbeat import Watch, WatchOptions
 from services.assistant.watch.post import plain_text
-from services.lab.server import LabHandle
+from services.lab.server import LabHandle, run_lab
+from services.lab.state import LabClock
+from shared.config import REPO_POLICY_DIR
+from shared.epiphan.attention import Priority
+from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_client import EpiphanReadClient
 from shared.errors import Code
-from tests.assistant.watch.helpers import ENG220, Recorder, beat, policy_with, reboot_through_the_labs_mcp
+from shared.policy.loader import load_policies
+from tests.assistant.watch.helpers import (
+    ENG220,
+    NOW,
+    Recorder,
+    beat,
+    policy_with,
+    reboot_through_the_labs_mcp,
+)
 from tests.lab.helpers import data_of, open_session
+
+CAPTURED = Path(__file__).resolve().parents[2] / "fixtures" / "captures" / "campus"
+"""The lab's own campus, captured (`tests/fixtures/captures/campus`)."""
 
 
 async def test_the_first_beat_posts_what_needs_attention_and_readiness_then_nothing_while_nothing_changes(
@@ -131,7 +151,8 @@ async def test_readiness_is_posted_once_per_event_as_classes_come_into_the_windo
             " the event is not confirmed on the device"
         ],
         [
-            '- ART 110 Black Box: "THEA 110 Acting I" at 13:55 (in 29 min): Not ready: disk almost full (2% free)'
+            '- ART 110 Black Box: "THEA 110 Acting I" at 13:55 (in 29 min): Not ready:'
+            " disk almost full: 1.6% (14.5 GB) free"
         ],
     ], "three events came into the window in one beat: a post each, soonest first"
 
@@ -216,3 +237,80 @@ async def test_old_history_is_pruned_after_ninety_days(make_watch, lab: LabHandl
     await beat(watch)
     rows, _ = await watch.store.history_since("2000-01-01T00:00:00.000Z", 1000)
     assert all(row.at >= "2026-12-16" for row in rows)
+
+
+async def test_answers_that_cannot_be_read_are_reported_once_and_change_no_finding(
+    make_watch, recorder: Recorder, lab: LabHandle
+):
+    """Issue 16: the watch shows what it read and marks what it could not. With the events and
+    the system status unreadable, the findings they decide (CPU, heat, a recent restart) stay
+    open and the ones a class soon makes Fix first keep that priority: nothing is resolved or
+    eased by an answer that could not be read."""
+    watch = await make_watch()
+    await beat(watch)
+    before = await watch.store.open_findings()
+    assert {"cpu_high", "temp_high", "recent_reboot"} <= {f.kind for f in before.values()}
+    assert any(f.priority is Priority.FIX_FIRST and f.kind == "offline" for f in before.values())
+    seq = await watch.store.last_seq()
+    recorder.posts.clear()
+    lab.set_fault("get_current_or_next_cms_events_for_devices", "malformed_json", count=2)
+    lab.set_fault("get_system_status_for_devices", "error", count=2)
+    first = await beat(watch)
+    assert (first.read, first.changes, first.posted) == (True, 0, ("read_partial",))
+    (report,) = recorder.posts
+    assert report.console_only and "not all of it: CPU, temperature and uptime: could not be read: " in (
+        report.title
+    )
+    assert "events: could not be read: " in report.title
+    assert await watch.store.open_findings() == before
+    assert (await beat(watch)).posted == (), "reported once, not every beat"
+    whole = await beat(watch)
+    assert (whole.changes, whole.posted) == (0, ())
+    kinds = [row.kind for row in await watch.store.history_after(seq)]
+    assert kinds.count("read_partial") == 1 and kinds[-1] == "read_complete"
+    assert watch.unread_parts == "" and (await watch.store.kv())["unread_parts"] == ""
+
+
+@contextlib.asynccontextmanager
+async def reader_of(lab: LabHandle) -> AsyncIterator[EpiphanReadClient]:
+    """The guarded read client on the normal team of a lab the test made itself."""
+    tools = load_policies(REPO_POLICY_DIR)[1]
+    connection = McpConnection(lab.mcp_url, lab.teams["normal"].token)
+    async with EpiphanReadClient(connection, tools.read_tools) as reader:
+        yield reader
+
+
+async def test_a_beat_on_250_rooms_reads_every_room_in_calls_of_at_most_100(make_watch, tmp_path):
+    """Epiphan's per-call limit on the watch's path: the lab refuses a call naming more than 100
+    device IDs, and the watch's beat reads 250 rooms through the one batching client."""
+    async with (
+        run_lab("campus", clock=LabClock(NOW, frozen=True), devices=250) as big,
+        reader_of(big) as reader,
+    ):
+        watch = await make_watch(reader=reader, store_path=tmp_path / "big.db")
+        outcome = await beat(watch)
+        assert outcome.read and "read_partial" not in outcome.posted
+        assert watch.last is not None and len(watch.last.snapshot.devices) == 250
+        assert watch.last.snapshot.unread == () and len(watch.last.snapshot.events) == 250
+        assert len(await watch.store.rooms()) == 250
+        assert big.rejected() == []
+
+
+async def test_the_watch_beats_on_a_captured_team_as_on_the_live_one(make_watch, tmp_path):
+    """Issue 16: the lab serving a capture runs the whole product, the watch too: the captured
+    campus gives the live campus's rooms and findings (times shifted to the lab's clock)."""
+
+    async def one_beat(watch: Watch) -> tuple[list, set]:
+        outcome = await beat(watch)
+        assert outcome.read and "digest" in outcome.posted and watch.last is not None
+        assert watch.last.snapshot.unread == ()
+        rooms = [(r.id, r.name, r.online) for r in await watch.store.rooms()]
+        return rooms, {(f.device_id, f.kind, f.priority) for f in watch.last.findings}
+
+    live_rooms, live_found = await one_beat(await make_watch())
+    async with (
+        run_lab("campus", clock=LabClock(NOW, frozen=True), capture=CAPTURED) as captured,
+        reader_of(captured) as reader,
+    ):
+        rooms, found = await one_beat(await make_watch(reader=reader, store_path=tmp_path / "captured.db"))
+    assert len(rooms) == 30 and rooms == live_rooms and found == live_found

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import msgspec
 import pytest
 
 from services.assistant.watch.readiness import NOT_READY, READY, READY_NOTES, due, judge, readiness_key
 from shared.epiphan.attention import DEFAULT_THRESHOLDS
-from shared.epiphan.fleet import Channel, DeviceWarning, SystemStatus
+from shared.epiphan.fleet import Channel, DeviceWarning, SystemStatus, UnreadPart
 from tests.assistant.watch.helpers import NOW, device, event, snapshot
 
 CLASS = event("e1", "Statics", 20)
@@ -48,11 +49,14 @@ def test_a_healthy_room_with_a_confirmed_class_is_ready():
                 "d1",
                 "A",
                 warnings=[
-                    DeviceWarning("disk_space_error", data={"free": 2, "total": 100, "state": "critical"})
+                    DeviceWarning(
+                        "disk_space_error",
+                        data={"free": 2_100_000_000, "total": 500_000_000_000, "state": "critical"},
+                    )
                 ],
             ),
             CLASS,
-            "disk almost full (2% free)",
+            "disk almost full: 0.4% (2.1 GB) free",
         ),
         (
             device("d1", "A"),
@@ -70,9 +74,13 @@ def test_a_room_with_a_problem_that_will_not_stop_the_class_is_ready_with_notes(
     low = device(
         "d1",
         "A",
-        warnings=[DeviceWarning("disk_space_error", data={"free": 8, "total": 100, "state": "low"})],
+        warnings=[
+            DeviceWarning(
+                "disk_space_error", data={"free": 80_000_000_000, "total": 1_000_000_000_000, "state": "low"}
+            )
+        ],
     )
-    assert verdict(low) == (READY_NOTES, ("disk nearly full (8% free)",))
+    assert verdict(low) == (READY_NOTES, ("disk nearly full: 8.0% (80.0 GB) free",))
     hot = SystemStatus("d1", cpu_load_pct=40, cpu_temp_c=85, up_since=NOW - timedelta(minutes=5))
     result, reasons = verdict(device("d1", "A"), system={"d1": hot})
     assert result == READY_NOTES and reasons == ("running hot (85 °C, CPU 40%)", "restarted 5 min ago")
@@ -114,3 +122,23 @@ def test_readiness_speaks_spanish():
         "es",
     )
     assert es[1] == ("desconectada", "el evento no está confirmado en el dispositivo")
+
+
+def test_a_restart_4_min_40_s_ago_is_5_min_ago_to_the_nearest_minute():
+    rebooted = SystemStatus(
+        "d1", cpu_load_pct=10, cpu_temp_c=40, up_since=NOW - timedelta(minutes=4, seconds=40)
+    )
+    assert verdict(device("d1", "A"), system={"d1": rebooted}) == (READY_NOTES, ("restarted 5 min ago",))
+
+
+def test_a_room_whose_system_status_could_not_be_read_is_ready_with_that_said_never_judged_calm():
+    dev = device("d1", "A")
+    unread = UnreadPart("system", "get_system_status_for_devices", "epiphan_timeout", "timed out", ("d1",))
+    partial = msgspec.structs.replace(snapshot([dev], events={"d1": CLASS}), unread=(unread,))
+    assert judge(dev, CLASS, partial, NOW, DEFAULT_THRESHOLDS, "en") == (
+        READY_NOTES,
+        ("CPU, temperature and uptime: could not be read",),
+    )
+    assert judge(dev, CLASS, partial, NOW, DEFAULT_THRESHOLDS, "es")[1] == (
+        "CPU, temperatura y tiempo encendido: no se pudo leer",
+    )
