@@ -24,10 +24,12 @@ from collections.abc import Sequence
 from services.ctl import (
     commands_admin,
     commands_ask,
+    commands_capture,
     commands_doctor,
     commands_fleet,
     commands_signin,
     commands_up,
+    commands_watch,
 )
 from shared.config import ConfigError, load_settings
 from shared.errors import Code, FleetwatchError
@@ -48,13 +50,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    fleet = sub.add_parser("fleet", help="show the fleet through the read sign-in", epilog=EPILOG)
+    fleet = sub.add_parser(
+        "fleet",
+        help="show the fleet through the read sign-in (read here, or by the assistant for an operator)",
+        epilog=EPILOG,
+    )
     fleet.add_argument("--json", action="store_true", help="print JSON instead of a table")
     fleet.set_defaults(run=commands_fleet.fleet)
+    writable = sub.add_parser(
+        "writable",
+        help="the devices a change may target now (read afresh by the executor through the sandbox sign-in)",
+        epilog=EPILOG,
+    )
+    writable.add_argument("--json", action="store_true", help="print JSON instead of text")
+    writable.set_defaults(run=commands_fleet.writable)
 
+    commands_capture.add_commands(sub, EPILOG)
     commands_up.add_commands(sub, EPILOG)
     commands_ask.add_commands(sub, EPILOG)
     commands_admin.add_commands(sub, EPILOG)
+    commands_watch.add_commands(sub, EPILOG)
     commands_signin.add_commands(sub, EPILOG)
     commands_doctor.add_commands(sub, EPILOG)
 

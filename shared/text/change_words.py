@@ -51,6 +51,20 @@ REFUSALS: Final[Mapping[Code, str]] = MappingProxyType(
             "a person denied this change for this room several times, so it is paused for a while; "
             "'fleetwatch status' says until when, and an operator can lift it with 'fleetwatch resume --denials'"
         ),
+        Code.POST_DROPPED: N_(
+            "too many posts were waiting to be sent, so this one was dropped (it is logged and counted)"
+        ),
+        Code.POST_FAILED: N_(
+            "Slack or Teams refused or failed the post; it is logged and counted, and not sent again"
+        ),
+        Code.POST_TIMEOUT: N_(
+            "Slack or Teams did not answer the post in time; it is logged and counted, and not sent again"
+        ),
+        Code.ROOM_AMBIGUOUS: N_(
+            "more than one room matches that name; nothing was saved: name one of them exactly"
+        ),
+        Code.ROOM_NOT_FOUND: N_("no room of the fleet, as the watch last read it, matches that name"),
+        Code.WATCH_NOT_READY: N_("the watch has not read the fleet yet; try again after its first heartbeat"),
         Code.TARGET_BUSY: N_(
             "another change for this room is already waiting for a person or has not finished; "
             "decide that one on the approval page first"
@@ -118,6 +132,9 @@ REFUSALS: Final[Mapping[Code, str]] = MappingProxyType(
         Code.CROSS_SITE: N_("the request did not come from this page itself"),
         Code.BAD_HOST: N_("the page was reached by a name it does not answer to; use 127.0.0.1 or localhost"),
         Code.BODY_TOO_LARGE: N_("the request was larger than this page accepts"),
+        Code.SECRET_REQUIRED: N_("enter the page's secret first; it is asked once per browser session"),
+        Code.SECRET_WRONG: N_("that is not the page's secret"),
+        Code.SLOW_DOWN: N_("too many wrong entries; wait a little, then try again"),
         Code.SIGN_IN_BUSY: N_("another process was renewing the sign-in; try again"),
     }
 )

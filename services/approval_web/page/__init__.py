@@ -8,9 +8,10 @@ comes from the store and a fresh Inspect on executor.sock, and Approve sends Exe
 Layers (each imports only those before it):
 
 - pure: `words` (plain words per code, over the one catalogue's `Words`), `guards` (Host,
-  origin, tokens, session IDs), `throttle` (wrong-secret slow-down), `card` (the card from a proposal
-  and an Inspection, its words from `shared.text.changes`), `outcome` (a proposal's outcome from the store's record, for the outcome
-  page and "Recent decisions"), `secret` (the secret and where it goes), `errors` (`PageError`);
+  origin, tokens, session IDs), `card` (the card from a proposal and an Inspection, its words
+  from `shared.text.changes`), `outcome` (a proposal's outcome from the store's record, for the
+  outcome page and "Recent decisions"), `errors` (`PageError`); the secret and its slow-down are
+  shared with the ask page (`shared.web.page_secret`, `shared.web.throttle`);
 - `i18n`: the Jinja2 environments over the one catalogue (`shared.text.catalogue`), ``say`` and
   ``when`` (times in the operator's zone, `FLEETWATCH_TIMEZONE`);
 - I/O: `sessions` (the ``sessions`` table), `context` (what handlers share, rendering,
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 from services.approval_web.page.app import RunningPage, build_page_app, page_side, store_connections
 from services.approval_web.page.errors import PageError
-from services.approval_web.page.secret import PageSecret, SecretSink
+from shared.web.page_secret import PageSecret, SecretSink
 
 __all__ = [
     "PageError",
