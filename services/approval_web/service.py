@@ -97,6 +97,7 @@ from shared.wire.approval import (
     ExpireTurn,
     GetProposalState,
     GetStatus,
+    InspectProposal,
     LiftDenialPauses,
     ListPending,
     ListProposalHistory,
@@ -124,6 +125,7 @@ from shared.wire.executor import (
     RECHECK_SECONDS,
     ExecutorClient,
     HealthReport,
+    Inspection,
     ListWritable,
     Prepare,
     Prepared,
@@ -205,6 +207,7 @@ class ApprovalService:
             ExpireTurn: self._expire_turn,
             ListPending: self._list_pending,
             ShowProposal: self._show,
+            InspectProposal: self._inspect,
             Deny: self._deny,
             DenyAll: self._deny_all,
             SetKillSwitch: self._set_kill_switch,
@@ -575,6 +578,18 @@ class ApprovalService:
         return PendingList(
             items=tuple(admin.summary_of(r) for r in fresh), not_run=tuple(admin.summary_of(r) for r in ended)
         )
+
+    async def _inspect(self, message: InspectProposal, peer: PeerCred) -> Inspection:
+        """The executor's Inspect of a stored proposal, relayed unchanged (operators only).
+
+        Raises:
+            IntakeRefused: the executor's refusal (``proposal_not_found``, ``store_busy``), or
+                ``service_unavailable`` / ``service_no_answer``.
+        """
+        try:
+            return await self._executor.inspect(message.proposal_id)
+        except CallError as exc:
+            raise IntakeRefused(exc.code, visible(exc.message, 400)) from exc
 
     async def _show(self, message: ShowProposal, peer: PeerCred) -> ProposalDetail:
         async with self._db:

@@ -18,12 +18,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shared.errors import MEANINGS, Code
-from shared.text.catalogue import N_, Moment, Words, say_text
+from shared.policy.loader import ProposeRule
+from shared.text.catalogue import N_, Moment, Words, say_text, translate
 from shared.text.change_words import change, change_in
 from shared.text.changes import change_words, rooms_from_facts, rooms_words, title_words
-from shared.text.display import visible
+from shared.text.display import lookalike, visible
 from shared.text.languages import Language
 from shared.wire.approval import AuditRow, ProposalDetail, ProposalSummary, Status
+from shared.wire.executor import WritableDevices
 
 TEXT_CAP = 8000
 """Longest text shown for one argument or reason."""
@@ -381,3 +383,83 @@ def render_status(view: View, status: Status) -> str:
         [view.text(N_("Autonomy:")), visible(status.autonomy, 20)],
     ]
     return "\n".join(table(["", ""], rows, indent="")[1:])
+
+
+def view_for(language: str | None, settings_language: str, zone: dt.tzinfo) -> View:
+    """A `View` in ``language`` (``--language``), else ``settings_language``
+    (`FLEETWATCH_LANGUAGE`), in the operator's `zone`, now."""
+    chosen = language or settings_language
+    return View(language="es" if chosen == "es" else "en", zone=zone, now=dt.datetime.now(dt.UTC))
+
+
+_RECORDING: Mapping[bool | None, str] = {
+    True: N_("recording"),
+    False: N_("not recording"),
+    None: N_("recording unknown"),
+}
+
+
+def render_writable(
+    view: View,
+    devices: WritableDevices,
+    tools: Sequence[tuple[str, ProposeRule]],
+    *,
+    observe: bool = False,
+) -> str:
+    """The rooms a change may target now, as the executor just read them: each room's name
+    (a look-alike marked), device ID, model, online or not, each channel recording or not and
+    the next event in the operator's time; then the changes that may be proposed for them
+    (`tools`: the policy's proposable tools, in words, ``*`` for those that ask to confirm the
+    room), or that none may be when the policy only watches (`observe`)."""
+    if not devices.devices:
+        return view.text(N_("No room may be changed now (read %(at)s)."), at=Moment(devices.read_at, False))
+    lines = [
+        view.text(
+            N_("Rooms a change may target now: %(n)s (read %(at)s)"),
+            n=len(devices.devices),
+            at=Moment(devices.read_at, False),
+        )
+    ]
+    for device in devices.devices:
+        name = visible(device.name, 60) or view.text(N_("(no name)"))
+        if device.name and lookalike(device.name):
+            name += " " + view.text(N_("(look-alike letters)"))
+        state = view.text(N_("online") if device.online else N_("OFFLINE"))
+        lines.append(
+            f"  {name}  —  {view.text(N_('device %(id)s'), id=visible(device.device_id, 40))}, "
+            f"{visible(device.model, 20)}, {state}"
+        )
+        for channel in device.channels:
+            lines.append(
+                "      "
+                + view.text(
+                    N_("channel %(n)s %(name)s: %(recording)s"),
+                    n=visible(channel.channel_id, 8),
+                    name=visible(channel.name, 40),
+                    recording=view.text(_RECORDING[channel.recording]),
+                )
+            )
+        event = device.next_event
+        if event is not None:
+            lines.append(
+                "      "
+                + view.text(
+                    N_("next event: %(title)s, %(start)s to %(finish)s"),
+                    title=visible(event.title, 60),
+                    start=view.when(event.start) if event.start else view.text(N_("start unknown")),
+                    finish=view.when(event.finish) if event.finish else view.text(N_("end unknown")),
+                )
+            )
+    if observe:
+        lines.append(view.text(N_("The policy is set to only watch, so nothing may be proposed.")))
+    elif tools:
+        lines.append(view.text(N_("Changes that may be proposed for them (* asks to confirm the room):")))
+        for tool, rule in tools:
+            mark = "*" if rule.disruptive else " "
+            lines.append(
+                f"  {mark} {view.say(change_words(tool, {}))} ({visible(tool, 60)}): "
+                f"{translate(view.language, rule.summary)}"
+            )
+    else:
+        lines.append(view.text(N_("No change may be proposed: the policy lists no proposable tool.")))
+    return "\n".join(lines)

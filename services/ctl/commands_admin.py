@@ -20,7 +20,6 @@ or a service could not check its rows.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import sys
@@ -31,7 +30,7 @@ from services.ctl import CtlError, admin_words, commands_watch
 from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
-from shared.errors import Code, FleetwatchError
+from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.policy.loader import ToolPolicy, load_policies
 from shared.text.catalogue import N_
 from shared.text.change_words import change, change_in
@@ -43,6 +42,7 @@ from shared.wire.approval import (
     Status,
     SubmitProposal,
 )
+from shared.wire.executor import Inspection
 from shared.wire.protocol import Message
 
 R = TypeVar("R", bound=Message)
@@ -174,10 +174,7 @@ def view_of(args: argparse.Namespace) -> admin_words.View:
     """The language (``--language``, else `FLEETWATCH_LANGUAGE`), the operator's zone
     (`FLEETWATCH_TIMEZONE`) and now, for what a command prints in words."""
     settings = load_settings()
-    language = getattr(args, "language", None) or settings.language
-    return admin_words.View(
-        language="es" if language == "es" else "en", zone=settings.timezone, now=dt.datetime.now(dt.UTC)
-    )
+    return admin_words.view_for(getattr(args, "language", None), settings.language, settings.timezone)
 
 
 async def room_names(client: ApprovalClient) -> dict[str, str]:
@@ -400,10 +397,25 @@ def propose_warnings(status: Status) -> list[str]:
     return out
 
 
+def inspection_warnings(inspection: Inspection) -> list[str]:
+    """What the executor would refuse right now for a drafted proposal (its Inspect: the same
+    checks Execute runs), in words: the code, what it means, and the executor's own reason."""
+    code = inspection.would_refuse
+    if code is None:
+        return []
+    why = visible(inspection.would_refuse_message or "", 300)
+    return [
+        f"warning: the executor would refuse this change right now ({code}): {MEANINGS[code]}"
+        + (f" ({why})" if why else "")
+    ]
+
+
 async def propose(args: argparse.Namespace) -> int:
     """``fleetwatch propose TOOL --arg k=v ... --reason TEXT``: draft a proposal as an operator.
-    Warns first (stderr) when the kill switch is on, the executor is not answering or the queue
-    is full."""
+    Warns (stderr) first when the kill switch is on, the executor is not answering or the queue
+    is full, then, once drafted, when the executor would refuse it right now and why (its
+    Inspect, relayed by approval.sock: a recording room, a class about to start, a room off
+    the sandbox list...)."""
     rule = _tool_policy().propose.get(args.tool)
     arguments = parse_arg_values(args.arg or (), rule.arguments_schema if rule else None)
     client = approval_client(timeout_seconds=PROPOSE_TIMEOUT_SECONDS)
@@ -411,6 +423,15 @@ async def propose(args: argparse.Namespace) -> int:
         print(warning, file=sys.stderr)
     message = SubmitProposal(tool=args.tool, arguments=arguments, reason=args.reason, proposed_by="operator")
     reply = await client.submit(message)
+    try:
+        warnings = inspection_warnings(await client.inspect(reply.proposal_id))
+    except FleetwatchError as exc:
+        warnings = [
+            f"warning: the executor could not say whether it would run this change now "
+            f"({exc.code}: {visible(exc.message, 200)})"
+        ]
+    for warning in warnings:
+        print(warning, file=sys.stderr)
     if args.json:
         print_json(reply)
     else:

@@ -8,9 +8,10 @@ and once after Epiphan refuses it in-band). Anyone else (an operator on a server
 read the token) asks the assistant over assistant.sock (`GetFleet`): the one process holding
 the read sign-in reads it, and only operators may ask it.
 
-``writable`` lists the devices a change may target now: approval.sock's ``ListWritable``,
+``writable`` lists the rooms a change may target now: approval.sock's ``ListWritable``,
 which approval_web relays to the executor (the one holder of the sandbox sign-in; operators
-never hold it).
+never hold it), with the changes the policy lets anyone propose for them, in words
+(`services.ctl.admin_words.render_writable`).
 
 Errors: the slot's or the read's `FleetwatchError` (``no_sign_in``, ``epiphan_auth``...), or the
 service's refusal as `shared.wire.client.CallError` (``service_unavailable`` when it is not
@@ -22,7 +23,10 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime
 
-from services.ctl.fleet_view import fleet_json, render_fleet, render_writable
+import msgspec
+
+from services.ctl.admin_words import render_writable, view_for
+from services.ctl.fleet_view import fleet_json, render_fleet
 from services.ctl.output import print_json
 from shared.config import Settings, load_settings
 from shared.epiphan.attention import thresholds_from_policy
@@ -30,7 +34,7 @@ from shared.epiphan.fleet import FleetSnapshot
 from shared.epiphan.signed_session import SignedReader
 from shared.epiphan.slots import SlotError, read_slot
 from shared.errors import Code
-from shared.policy.loader import Policy, ToolPolicy, load_policies
+from shared.policy.loader import Policy, ProposeRule, ToolPolicy, load_policies
 from shared.wire.approval import ApprovalClient
 from shared.wire.assistant import AssistantClient
 
@@ -86,13 +90,29 @@ async def fleet(args: argparse.Namespace) -> int:
     return 0
 
 
+def proposable(settings: Settings) -> tuple[list[tuple[str, ProposeRule]], bool]:
+    """The tools that may be proposed (by name) and whether the policy only watches.
+
+    Raises:
+        FleetwatchError: ``policy_invalid`` when the policy files do not load.
+    """
+    policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
+    observe = not policy.may_propose
+    return ([] if observe else sorted(tool_policy.propose.items())), observe
+
+
 async def writable(args: argparse.Namespace) -> int:
-    """``fleetwatch writable``: the devices a change may target now."""
+    """``fleetwatch writable``: the rooms a change may target now (approval.sock's
+    ``ListWritable``, which the executor answers with a fresh read of the sandbox team), and the
+    changes that may be proposed for them, in the operator's language and time. ``--json``:
+    the executor's answer as it is (UTC) with ``proposable_tools``, the tools' names."""
     settings = load_settings()
     client = ApprovalClient(settings.approval_socket, timeout_seconds=WRITABLE_TIMEOUT_SECONDS)
     reply = await client.list_writable()
+    tools, observe = proposable(settings)
     if args.json:
-        print_json(reply)
+        print_json({**msgspec.to_builtins(reply), "proposable_tools": [tool for tool, _ in tools]})
     else:
-        print(render_writable(reply))
+        view = view_for(args.language, settings.language, settings.timezone)
+        print(render_writable(view, reply, tools, observe=observe))
     return 0

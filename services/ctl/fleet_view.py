@@ -23,7 +23,6 @@ from shared.text.wording import (
     recording_unknown,
     unread_text,
 )
-from shared.wire.executor import WritableDevices
 
 WORDS = PRIORITY_WORDS["en"]
 """The priority words in English (``fleetwatch fleet`` speaks English; the wording is shared
@@ -106,31 +105,3 @@ def fleet_json(
             for f in findings(snapshot, now, limits)
         ],
     }
-
-
-def render_writable(devices: WritableDevices) -> str:
-    """The devices a change may target now, as the executor just read them: ID, name, model,
-    online or not, each channel (recording or not) and the next event. Names are shown through
-    `shared.text.display.visible`."""
-    if not devices.devices:
-        return f"No device may be changed now (read at {devices.read_at})."
-    lines = [f"{len(devices.devices)} device(s) a change may target (read at {devices.read_at}):"]
-    for device in devices.devices:
-        state = "online" if device.online else "OFFLINE"
-        lines.append(
-            f"  {visible(device.device_id, 40)}  {visible(device.name, 40)} ({visible(device.model, 20)}), {state}"
-        )
-        for channel in device.channels:
-            recording = {True: "recording", False: "not recording", None: "recording unknown"}[
-                channel.recording
-            ]
-            lines.append(
-                f"      channel {visible(channel.channel_id, 8)} {visible(channel.name, 40)}: {recording}"
-            )
-        if device.next_event is not None:
-            event = device.next_event
-            lines.append(
-                f"      next event: {visible(event.title, 60)} ({visible(event.event_id, 40)}),"
-                f" {event.start or 'start unknown'} to {event.finish or 'end unknown'}"
-            )
-    return "\n".join(lines)

@@ -59,10 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
     fleet.set_defaults(run=commands_fleet.fleet)
     writable = sub.add_parser(
         "writable",
-        help="the devices a change may target now (read afresh by the executor through the sandbox sign-in)",
+        help="the rooms a change may target now (read afresh by the executor through the sandbox sign-in), "
+        "and the changes that may be proposed for them",
         epilog=EPILOG,
     )
-    writable.add_argument("--json", action="store_true", help="print JSON instead of text")
+    writable.add_argument("--json", action="store_true", help="print JSON instead of text (times in UTC)")
+    writable.add_argument(
+        "--language", choices=("en", "es"), help="the words' language (default: FLEETWATCH_LANGUAGE)"
+    )
     writable.set_defaults(run=commands_fleet.writable)
 
     commands_capture.add_commands(sub, EPILOG)

@@ -12,9 +12,12 @@ Peers: the assistant user and operators. Every socket also serves `GetCapabiliti
     ListWritable → WritableDevices       (relayed to the executor; the assistant and operators)
     ListPending → PendingList, ShowProposal → ProposalDetail, Deny → ProposalState,
     DenyAll → Count, SetKillSwitch → Status, GetStatus → Status, AuditTail → AuditRows,
-    AuditVerify → AuditReport, LiftDenialPauses → PausesLifted, Acknowledge → ProposalState
+    AuditVerify → AuditReport, LiftDenialPauses → PausesLifted, Acknowledge → ProposalState,
+    InspectProposal → Inspection         (relayed to the executor's Inspect; operators; read-only)
 
-`ListWritable` and its reply are executor.sock's (`shared.wire.executor`), relayed unchanged;
+`ListWritable` and its reply are executor.sock's (`shared.wire.executor`), relayed unchanged, as
+is the `Inspection` answering `InspectProposal` (the executor's Inspect: what it would refuse
+right now, and why);
 so are the refusals of the executor's Prepare (`PREPARE_CODES`) and ListWritable
 (`LIST_WRITABLE_CODES`), which pass through `SubmitProposal` and `ListWritable` unchanged,
 and the policy's refusals are the executor contract's `POLICY_CODES`.
@@ -43,6 +46,7 @@ from shared.wire.executor import (
     POLICY_CODES,
     PREPARE_CODES,
     SEAL_KILL_SWITCH_CODES,
+    Inspection,
     ListWritable,
     WritableDevices,
     WriterCheck,
@@ -152,6 +156,14 @@ class PendingList(Message):
 
 
 class ShowProposal(Message):
+    proposal_id: ProposalId
+
+
+class InspectProposal(Message):
+    """What the executor would answer right now for a stored proposal: its Inspect, relayed
+    unchanged (`shared.wire.executor.Inspection`: ``would_refuse`` and its message, the card's
+    facts as just read). Operators only; read-only (``fleetwatch propose`` warns with it)."""
+
     proposal_id: ProposalId
 
 
@@ -422,6 +434,7 @@ ApprovalRequest = (
     | AuditTail
     | AuditVerify
     | ListWritable
+    | InspectProposal
     | RecordAsk
     | RecordRefusal
     | RecordPageSession
@@ -437,6 +450,7 @@ ApprovalReply = (
     | ProposalState
     | Count
     | WritableDevices
+    | Inspection
     | PendingList
     | ProposalDetail
     | Status
@@ -533,6 +547,11 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         "the devices a change may target now, read afresh by the executor (relayed; read-only)",
     ),
     Operation(
+        "inspect_proposal",
+        _ADMIN | {Code.PROPOSAL_NOT_FOUND, Code.STORE_BUSY, Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER},
+        "what the executor would refuse right now for a stored proposal, and why (its Inspect, relayed; read-only)",
+    ),
+    Operation(
         "lift_denial_pauses",
         _ADMIN | _WRITES | {Code.INVALID_MESSAGE, Code.NO_SUCH_PAUSE, Code.AMBIGUOUS_ROOM},
         "lift the denial pauses running now (all, or one tool on one room); audited",
@@ -617,6 +636,13 @@ class ApprovalClient(SocketClient):
     async def list_pending(self, *, timeout_seconds: float | None = None) -> PendingList:
         """The pending proposals, and those approved lately that did not run. Raises `CallError`."""
         return await self.call(ListPending(), PendingList, timeout_seconds=timeout_seconds)
+
+    async def inspect(self, proposal_id: str, *, timeout_seconds: float | None = None) -> Inspection:
+        """The executor's Inspect of a stored proposal, relayed (what it would refuse right
+        now). Raises `CallError`."""
+        return await self.call(
+            InspectProposal(proposal_id=proposal_id), Inspection, timeout_seconds=timeout_seconds
+        )
 
     async def show(self, proposal_id: str, *, timeout_seconds: float | None = None) -> ProposalDetail:
         """One proposal in full. Raises `CallError`."""

@@ -130,6 +130,37 @@ async def test_deny_all_pause_resume_status_and_the_audit_commands(
     await fleetwatch(capsys, "resume")
 
 
+async def test_propose_warns_when_the_executor_would_refuse_the_change_right_now_and_why(
+    cli: Stack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # B is recording: the executor's own Inspect (the checks Execute runs) would refuse a
+    # restart now; the draft is still stored (a person may deny it), and the warning says why.
+    code, out, err = await fleetwatch(
+        capsys, "propose", "batch_reboot", "--arg", f'device_ids=["{B}"]', "--reason", "r", "--json"
+    )
+    assert code == 0, err
+    proposal_id = json.loads(out)["proposal_id"]
+    assert err.startswith("warning: the executor would refuse this change right now (target_recording): "), err
+    assert err.count("\n") == 1
+    # A is idle and on the fence: nothing to warn about.
+    code, out, err = await fleetwatch(
+        capsys, "propose", "batch_reboot", "--arg", f'device_ids=["{A}"]', "--reason", "r"
+    )
+    assert code == 0 and err == "", err
+    # With the kill switch on, both say so: the status's warning first, then the executor's.
+    await fleetwatch(capsys, "deny-all")
+    await fleetwatch(capsys, "pause")
+    code, out, err = await fleetwatch(
+        capsys, "propose", "batch_reboot", "--arg", f'device_ids=["{A}"]', "--reason", "r"
+    )
+    lines = err.splitlines()
+    assert code == 0 and lines[0].startswith("warning: writes are paused (the kill switch is on)"), err
+    assert lines[1].startswith("warning: the executor would refuse this change right now (kill_switch_on): "), err
+    await fleetwatch(capsys, "deny", proposal_id)
+    await fleetwatch(capsys, "deny-all")
+    await fleetwatch(capsys, "resume")
+
+
 async def test_a_denial_pause_is_shown_in_words_and_an_operator_lifts_it_by_the_rooms_name(
     cli: Stack, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -42,6 +42,8 @@ class Stack:
     approval_web: ServiceProcess
     url: str
     secret: str
+    env: dict[str, str]
+    """The services' environment (a ``fleetwatch`` command run with it talks to them)."""
 
     async def propose(self, tool: str, arguments: dict[str, Any], reason: str = "Class starts soon.") -> str:
         """Submit a proposal on approval.sock (as an operator's draft); its ID."""
@@ -98,7 +100,7 @@ async def running_stack(
             url, secret_file = await page_address(approval_web)
             assert secret_file == approval_web.settings.approve_secret_file
             yield Stack(
-                lab, approval_web.settings, executor, approval_web, url, read_secret_file(secret_file)
+                lab, approval_web.settings, executor, approval_web, url, read_secret_file(secret_file), full
             )
         finally:
             await stop_all(started)
