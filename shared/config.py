@@ -508,7 +508,7 @@ SETTINGS: tuple[Setting, ...] = (
         "reads on the page, in the CLI and in answers; empty = the system's. --json and the audit stay UTC.",
         False,
         _time_zone,
-        read_by=("fleetwatch", "approval_web"),
+        read_by=("fleetwatch", "approval_web", "assistant"),
     ),
     Setting(
         "FLEETWATCH_LANGUAGE",

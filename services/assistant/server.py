@@ -140,6 +140,7 @@ def build_assistant(
         model_info=model_info(settings),
         call_timeout_seconds=settings.model_timeout_seconds,
         notes=notes,
+        zone=settings.timezone,
     )
     return assistant, reader
 

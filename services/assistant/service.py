@@ -32,7 +32,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any, Protocol
 
 from services.assistant import ModelUnavailable
@@ -98,7 +98,8 @@ class Assistant:
             (``model`` or ``demo_model``); None: ``model`` when there is a client, else keyword.
         notes: operators' room notes (the watch store), or None: offered to the model as
             ``get_room_notes`` and shown under a named room in the keyword answer, as data.
-        now: UTC time (the lab's clock in tests); clock: monotonic seconds.
+        now: UTC time (the lab's clock in tests); clock: monotonic seconds; zone: the operator's
+            time zone (`FLEETWATCH_TIMEZONE`) for the times a keyword answer names.
     """
 
     def __init__(
@@ -118,6 +119,7 @@ class Assistant:
         notes: NotesSource | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         clock: Callable[[], float] = time.monotonic,
+        zone: tzinfo = UTC,
     ) -> None:
         self._reader = reader
         self._sink = sink
@@ -126,6 +128,7 @@ class Assistant:
         self._allowlist = allowlist
         self._now = now
         self._clock = clock
+        self._zone = zone
         self._withheld = WithheldValues()
         self._notes = notes
         self.may_propose = policy.may_propose and fence_configured
@@ -268,8 +271,10 @@ class Assistant:
                 notes = {n.device_id: n.text for n in await self._notes.notes()}
             except FleetwatchError as exc:
                 log.warning("room notes could not be read (%s); answering without them", exc.code)
+        # The answer's times are in the operator's zone (`FLEETWATCH_TIMEZONE`): "now" carries it.
+        now = self._now().astimezone(self._zone)
         return keyword_answer(
-            question, lang, snapshot, self._now(), thresholds_from_policy(self._policy), notes=notes
+            question, lang, snapshot, now, thresholds_from_policy(self._policy), notes=notes
         ), None
 
     async def _expire_after_failure(self, turn_id: str) -> None:

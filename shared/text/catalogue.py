@@ -7,15 +7,16 @@ messages, and the policy's summaries. There is no build step: each process reads
 files with Babel and compiles them in memory (`load_translations`). A message missing from a
 catalogue shows in English.
 
-Code marks a text with `N_` (Babel's extractor finds it) and builds `Words`: a message ID and
+Code marks a text with `N_` (Babel's extractor finds it), or with `C_` under a context for the
+fixed tables of fleet words (`Lexicon`: findings, priorities, headings), and builds `Words`: a message ID and
 its parameters (text, nested `Words`, or a `Moment`: a time shown in the reader's zone). A page
 translates them into escaped HTML (``services.approval_web.page.i18n``); the command into plain
 text (`say_text`).
 
 To update the catalogues after changing texts (from the repository root)::
 
-    pybabel extract --no-location -F shared/text/babel.cfg -k N_ -o /tmp/messages.pot .
-    pybabel update -i /tmp/messages.pot -d shared/text/locales
+    pybabel extract --no-location -F shared/text/babel.cfg -k N_ -k C_:1c,2 -o /tmp/messages.pot .
+    pybabel update -w 100 -i /tmp/messages.pot -d shared/text/locales
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ import dataclasses
 import datetime as dt
 import functools
 import io
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator, Mapping
 from pathlib import Path
-from typing import BinaryIO, Final, Union
+from types import MappingProxyType
+from typing import BinaryIO, Final, TypeVar, Union, cast
 
 import yaml
 from babel.messages.mofile import write_mo
@@ -45,6 +47,54 @@ Param = Union[str, "Words", "Moment"]
 def N_(message: str) -> str:
     """Mark `message` for the catalogue without translating it now (it is, when shown)."""
     return message
+
+
+def C_(context: str, message: str) -> str:
+    """Mark `message` for the catalogue under `context` (a ``msgctxt``: the same English words
+    may read differently in another table), without translating it now."""
+    return message
+
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V", str, tuple[str, ...])
+
+
+class Lexicon(Mapping[str, Mapping[K, V]]):
+    """A table of fixed words by key, English in code (each marked with `C_` under one
+    `context`, or ``context:key`` when `keyed`: the same English may need another translation
+    per key), read per language from the catalogue: ``table["es"][key]``. An entry is a text or
+    a tuple of texts (each translated); a text without a translation stays English."""
+
+    def __init__(self, context: str, english: Mapping[K, V], *, keyed: bool = False) -> None:
+        self._context = context
+        self._keyed = keyed
+        self._english = dict(english)
+        self._cache: dict[str, Mapping[K, V]] = {}
+
+    def __getitem__(self, language: str) -> Mapping[K, V]:
+        if language not in LANGUAGES:
+            raise KeyError(language)
+        if language not in self._cache:
+            catalogue = translations()[language]
+
+            def one(key: K, text: str) -> str:
+                return catalogue.pgettext(f"{self._context}:{key}" if self._keyed else self._context, text)
+
+            self._cache[language] = MappingProxyType(
+                {
+                    key: cast(
+                        V, one(key, entry) if isinstance(entry, str) else tuple(one(key, t) for t in entry)
+                    )
+                    for key, entry in self._english.items()
+                }
+            )
+        return self._cache[language]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(LANGUAGES)
+
+    def __len__(self) -> int:
+        return len(LANGUAGES)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

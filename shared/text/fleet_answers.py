@@ -15,7 +15,7 @@ the hour" is ``attention_minutes``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from shared.epiphan.attention import DEFAULT_THRESHOLDS, Thresholds, event_state, newest_firmware_by_model
@@ -31,6 +31,7 @@ from shared.epiphan.fleet import (
 from shared.text.display import visible
 from shared.text.fleet_words import HEADINGS, WORDS
 from shared.text.questions import Topic
+from shared.text.times import say_time
 from shared.text.wording import describe_event, free_space_of, minutes_text, recording_unknown, unread_text
 
 MAX_LINES: Final = 20
@@ -59,9 +60,12 @@ def name(device: Device) -> str:
     return visible(device.name.strip() or device.id, 80)
 
 
-def clock(when: datetime, now: datetime) -> str:
-    """``12:41 UTC`` on the day of `now`, else ``2026-09-14 12:41 UTC``."""
-    return f"{when:%H:%M} UTC" if when.date() == now.date() else f"{when:%Y-%m-%d %H:%M} UTC"
+def clock(when: datetime, now: datetime, language: str = "en") -> str:
+    """`when` in the zone `now` carries (the operator's, `FLEETWATCH_TIMEZONE`; UTC when naive)
+    in the one format of `shared.text.times.say_time`: ``12:41`` on the day of `now`, else
+    ``Wed 2 Dec, 12:41`` (``mié 2 dic, 12:41``)."""
+    zone = now.tzinfo or UTC
+    return say_time(when, zone=zone, now=now, language=_lang(language), relative=False)
 
 
 def _capped(lines: list[str], language: str) -> list[str]:
@@ -156,7 +160,7 @@ def recording_channels(device: Device) -> list[str]:
 
 
 def recording_state(device: Device, now: datetime, language: str) -> str:
-    """``recording Lecture since 12:41 UTC``, ``recording Lecture`` (since unknown) or
+    """``recording Lecture since 12:41`` (the operator's time: `clock`), ``recording Lecture`` (since unknown) or
     ``not recording``."""
     channels = recording_channels(device)
     if not channels:
@@ -164,7 +168,9 @@ def recording_state(device: Device, now: datetime, language: str) -> str:
     since = [c.recording_since for c in device.channels if c.recording and c.recording_since]
     if not since:
         return _w(language, "recording_now").format(channels=", ".join(channels))
-    return _w(language, "recording_on").format(channels=", ".join(channels), time=clock(min(since), now))
+    return _w(language, "recording_on").format(
+        channels=", ".join(channels), time=clock(min(since), now, language)
+    )
 
 
 def recording(devices: Iterable[Device], now: datetime, language: str) -> list[str]:

@@ -9,71 +9,46 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from types import MappingProxyType
 from typing import Final
 
 from shared.epiphan.attention import Finding, Priority, event_state, whole_minutes
 from shared.epiphan.fleet import Device, Event, UnreadPart
+from shared.text.catalogue import C_, Lexicon
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES
 
-PRIORITY_WORDS: Final[Mapping[str, Mapping[Priority, str]]] = MappingProxyType(
+PRIORITY_WORDS: Final[Lexicon[Priority, str]] = Lexicon(
+    "priority",
     {
-        "en": {
-            Priority.FIX_FIRST: "Fix first",
-            Priority.FIX_SOON: "Fix soon",
-            Priority.WHEN_CONVENIENT: "When convenient",
-        },
-        "es": {
-            Priority.FIX_FIRST: "Arreglar primero",
-            Priority.FIX_SOON: "Arreglar pronto",
-            Priority.WHEN_CONVENIENT: "Cuando convenga",
-        },
-    }
+        Priority.FIX_FIRST: C_("priority", "Fix first"),
+        Priority.FIX_SOON: C_("priority", "Fix soon"),
+        Priority.WHEN_CONVENIENT: C_("priority", "When convenient"),
+    },
 )
 
-FINDING_WORDS: Final[Mapping[str, Mapping[str, str]]] = MappingProxyType(
+FINDING_WORDS: Final[Lexicon[str, str]] = Lexicon(
+    "finding",
     {
-        "en": {
-            "offline": "offline",
-            "not_recording_in_event": "not recording during its event",
-            "no_signal": "no signal on {channel}{source}",
-            "no_storage": "no storage detected",
-            "disk_low": "disk nearly full: {free}",
-            "cpu_high": "CPU at {cpu_pct}%",
-            "temp_high": "running hot ({temp_c} °C)",
-            "recent_reboot": "rebooted {minutes_ago} min ago",
-            "firmware_behind": "firmware {firmware}, family runs {newest}",
-        },
-        "es": {
-            "offline": "desconectado",
-            "not_recording_in_event": "no está grabando durante su evento",
-            "no_signal": "sin señal en {channel}{source}",
-            "no_storage": "no se detecta almacenamiento",
-            "disk_low": "disco casi lleno: {free}",
-            "cpu_high": "CPU al {cpu_pct}%",
-            "temp_high": "muy caliente ({temp_c} °C)",
-            "recent_reboot": "se reinició hace {minutes_ago} min",
-            "firmware_behind": "firmware {firmware}, su familia usa {newest}",
-        },
-    }
+        "offline": C_("finding", "offline"),
+        "not_recording_in_event": C_("finding", "not recording during its event"),
+        "no_signal": C_("finding", "no signal on {channel}{source}"),
+        "no_storage": C_("finding", "no storage detected"),
+        "disk_low": C_("finding", "disk nearly full: {free}"),
+        "cpu_high": C_("finding", "CPU at {cpu_pct}%"),
+        "temp_high": C_("finding", "running hot ({temp_c} °C)"),
+        "recent_reboot": C_("finding", "rebooted {minutes_ago} min ago"),
+        "firmware_behind": C_("finding", "firmware {firmware}, family runs {newest}"),
+    },
 )
 
-_EVENT_WORDS: Final[Mapping[str, Mapping[str, str]]] = MappingProxyType(
+_EVENT_WORDS: Final[Lexicon[str, str]] = Lexicon(
+    "event",
     {
-        "en": {
-            "event": 'event "{title}"',
-            "on_now": "{title} on now{ends}",
-            "ends": " (ends in {minutes})",
-            "in": "{title} in {minutes}",
-        },
-        "es": {
-            "event": 'evento "{title}"',
-            "on_now": "{title} en curso{ends}",
-            "ends": " (termina en {minutes})",
-            "in": "{title} en {minutes}",
-        },
-    }
+        "event": C_("event", 'event "{title}"'),
+        "on_now": C_("event", "{title} on now{ends}"),
+        "ends": C_("event", " (ends in {minutes})"),
+        "in": C_("event", "{title} in {minutes}"),
+    },
 )
 
 
@@ -87,60 +62,59 @@ def minutes_text(delta_seconds: float) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
 
 
-_MONTHS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
+_MONTHS: Final[Lexicon[str, tuple[str, ...]]] = Lexicon(
+    "month",
     {
-        "en": (
-            "January", "February", "March", "April", "May", "June",
-            "July", "August", "September", "October", "November", "December",
-        ),
-        "es": (
-            "enero", "febrero", "marzo", "abril", "mayo", "junio",
-            "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre",
-        ),
-    }
-)  # fmt: skip
-_SIZE_WORDS: Final[Mapping[str, Mapping[str, str]]] = MappingProxyType(
-    {
-        "en": {"free": "{pct} ({size}) free", "of": "{free} of {total}", "since_day": "since {day}"},
-        "es": {"free": "{pct} ({size}) libre", "of": "{free} de {total}", "since_day": "desde el {day}"},
-    }
+        "months": (
+            C_("month", "January"),
+            C_("month", "February"),
+            C_("month", "March"),
+            C_("month", "April"),
+            C_("month", "May"),
+            C_("month", "June"),
+            C_("month", "July"),
+            C_("month", "August"),
+            C_("month", "September"),
+            C_("month", "October"),
+            C_("month", "November"),
+            C_("month", "December"),
+        )
+    },
 )
-_LAST_KNOWN: Final[Mapping[str, Mapping[str, str]]] = MappingProxyType(
+_SIZE_WORDS: Final[Lexicon[str, str]] = Lexicon(
+    "size",
     {
-        "en": {
-            "unknown": "unknown",
-            "recording": "unknown (last known: recording{since})",
-            "idle": "unknown (last known: not recording)",
-            "since_time": ", since {time}",
-        },
-        "es": {
-            "unknown": "desconocida",
-            "recording": "desconocida (último dato: grabando{since})",
-            "idle": "desconocida (último dato: sin grabar)",
-            "since_time": ", desde {time}",
-        },
-    }
+        "free": C_("size", "{pct} ({size}) free"),
+        "of": C_("size", "{free} of {total}"),
+        "since_day": C_("size", "since {day}"),
+    },
+)
+_LAST_KNOWN: Final[Lexicon[str, str]] = Lexicon(
+    "last known",
+    {
+        "unknown": C_("last known", "unknown"),
+        "recording": C_("last known", "unknown (last known: recording{since})"),
+        "idle": C_("last known", "unknown (last known: not recording)"),
+        "since_time": C_("last known", ", since {time}"),
+    },
 )
 
 
-_UNREAD: Final[Mapping[str, Mapping[str, tuple[str, str]]]] = MappingProxyType(
+_UNREAD: Final[Lexicon[str, tuple[str, ...]]] = Lexicon(
+    "unread",
     {
-        "en": {
-            "recorder": ("recording status", "could not be read"),
-            "system": ("CPU, temperature and uptime", "could not be read"),
-            "events": ("events", "could not be read"),
-            "storage": ("storage", "could not be read"),
-        },
-        "es": {
-            "recorder": ("estado de grabación", "no se pudo leer"),
-            "system": ("CPU, temperatura y tiempo encendido", "no se pudieron leer"),
-            "events": ("eventos", "no se pudieron leer"),
-            "storage": ("almacenamiento", "no se pudo leer"),
-        },
-    }
+        "recorder": (C_("unread:recorder", "recording status"), C_("unread:recorder", "could not be read")),
+        "system": (
+            C_("unread:system", "CPU, temperature and uptime"),
+            C_("unread:system", "could not be read"),
+        ),
+        "events": (C_("unread:events", "events"), C_("unread:events", "could not be read")),
+        "storage": (C_("unread:storage", "storage"), C_("unread:storage", "could not be read")),
+    },
+    keyed=True,
 )
-_UNREAD_SOME: Final[Mapping[str, str]] = MappingProxyType(
-    {"en": "{verb} for {n} of {total} devices", "es": "{verb} para {n} de {total} equipos"}
+_UNREAD_SOME: Final[Lexicon[str, str]] = Lexicon(
+    "unread", {"some": C_("unread", "{verb} for {n} of {total} devices")}
 )
 
 
@@ -156,7 +130,7 @@ def unread_text(unread: UnreadPart, total_devices: int, language: str = "en") ->
     lang = _language(language)
     what, verb = _UNREAD[lang].get(unread.part, (unread.part, _UNREAD[lang]["events"][1]))
     if unread.device_ids and len(unread.device_ids) < total_devices:
-        verb = _UNREAD_SOME[lang].format(verb=verb, n=len(unread.device_ids), total=total_devices)
+        verb = _UNREAD_SOME[lang]["some"].format(verb=verb, n=len(unread.device_ids), total=total_devices)
     return f"{what}: {verb}: {visible(unread.message, 200)}"
 
 
@@ -166,7 +140,7 @@ def day_text(when: datetime, now: datetime, language: str = "en") -> str:
     if when.date() == now.date():
         return f"{when:%H:%M} UTC"
     lang = _language(language)
-    month = _MONTHS[lang][when.month - 1]
+    month = _MONTHS[lang]["months"][when.month - 1]
     if lang == "es":
         day = f"{when.day} de {month}"
         return day if when.year == now.year else f"{day} de {when.year}"

@@ -37,32 +37,42 @@ def test_the_language_follows_accept_language(header: str | None, lang: str) -> 
     assert negotiate(header) == lang
 
 
-def extracted() -> set[str | tuple[str, ...]]:
+KEYWORDS = {"_": None, "N_": None, "C_": ((1, "c"), 2), "ngettext": (1, 2)}
+"""The markers code uses: `N_`, `C_` (with a context: the fleet words' tables), and the
+templates' ``_``/``ngettext``."""
+
+
+def extracted_with_context() -> set[tuple[str | tuple[str, ...], str | None]]:
     with BABEL_CFG.open() as handle:
         method_map, options_map = parse_mapping_cfg(handle)
     return {
-        message
-        for _, _, message, _, _ in extract_from_dir(
-            str(REPO), method_map, options_map, keywords={"_": None, "N_": None, "ngettext": (1, 2)}
+        (message, context)
+        for _, _, message, _, context in extract_from_dir(
+            str(REPO), method_map, options_map, keywords=KEYWORDS
         )
     }
 
 
-def test_every_text_of_the_page_and_the_policy_is_translated_to_spanish() -> None:
-    messages = extracted()
+def extracted() -> set[str | tuple[str, ...]]:
+    return {message for message, _ in extracted_with_context()}
+
+
+def test_every_text_of_the_page_the_command_the_fleet_words_and_the_policy_is_translated_to_spanish() -> None:
+    messages = extracted_with_context()
     with (LOCALES_DIR / "es" / "LC_MESSAGES" / "messages.po").open("rb") as handle:
         catalog = read_po(handle)
-    assert len(messages) > 100
+    assert len(messages) > 300
+    assert ("Fix first", "priority") in messages  # the fleet words' tables are in the catalogue
 
-    def translated(message: str | tuple[str, ...]) -> bool:
-        entry = catalog.get(message)
+    def translated(message: str | tuple[str, ...], context: str | None) -> bool:
+        entry = catalog.get(message, context=context)
         strings = entry.string if entry is not None else ""
         return bool(strings) and all(strings if isinstance(strings, tuple) else [strings])
 
-    assert [m for m in messages if not translated(m)] == []
+    assert [m for m in messages if not translated(*m)] == []
     with (LOCALES_DIR / "en" / "LC_MESSAGES" / "messages.po").open("rb") as handle:
         english = read_po(handle)
-    assert [m for m in messages if english.get(m) is None] == []
+    assert [m for m in messages if english.get(m[0], context=m[1]) is None] == []
 
 
 def test_the_policy_summaries_are_in_the_catalogue() -> None:

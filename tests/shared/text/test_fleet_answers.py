@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
+from shared.epiphan.attention import Priority
 from shared.epiphan.fleet import Channel, Device, Event, StorageStatus, SystemStatus
 from shared.text import fleet_answers as say
+from shared.text.catalogue import C_, Lexicon, translations
+from shared.text.wording import PRIORITY_WORDS
 
 NOW = datetime(2026, 9, 16, 13, 0, tzinfo=UTC)
 
@@ -59,3 +63,43 @@ def test_storage_heat_and_readiness_use_the_thresholds():
 def test_a_name_with_hidden_characters_is_shown_marked():
     device = _device(1, name="Room\u202e 1", online=False)
     assert say.offline([device], {}, NOW, "en")[1] == "- Room⟦U+202E⟧ 1: offline"
+
+
+def test_times_in_answers_are_in_the_operators_zone_across_the_date_line():
+    # 12:30 UTC on the 16th is 02:30 on the 17th in Kiritimati (UTC+14): `now` carries the zone.
+    kiritimati = ZoneInfo("Pacific/Kiritimati")
+    device = _device(
+        1, channels=(Channel("1", "Lecture", recording=True, recording_since=NOW - timedelta(minutes=30)),)
+    )
+    assert (
+        say.recording([device], NOW.astimezone(kiritimati), "en")[1]
+        == "- Room 1: recording Lecture since 02:30"
+    )
+    assert (
+        say.recording([device], NOW.astimezone(kiritimati), "es")[1]
+        == "- Room 1: graba Lecture desde las 02:30"
+    )
+    assert say.recording([device], NOW, "en")[1] == "- Room 1: recording Lecture since 12:30"
+    yesterday = _device(
+        2, channels=(Channel("1", "Lecture", recording=True, recording_since=NOW - timedelta(days=1)),)
+    )
+    assert say.recording([yesterday], NOW, "es")[1] == "- Room 2: graba Lecture desde las mar 15 sep, 13:00"
+
+
+def test_the_fleet_words_come_from_the_one_catalogue_in_both_languages():
+    # Priorities, findings and headings are catalogue messages (msgctxt per table), not code.
+    assert dict(PRIORITY_WORDS["es"]) == {
+        Priority.FIX_FIRST: translations()["es"].pgettext("priority", "Fix first"),
+        Priority.FIX_SOON: translations()["es"].pgettext("priority", "Fix soon"),
+        Priority.WHEN_CONVENIENT: translations()["es"].pgettext("priority", "When convenient"),
+    }
+    assert PRIORITY_WORDS["es"][Priority.FIX_FIRST] == "Arreglar primero"
+    assert PRIORITY_WORDS["en"][Priority.FIX_FIRST] == "Fix first"
+    offline = [_device(1, online=False, state_time=NOW - timedelta(minutes=5))]
+    assert say.offline(offline, {}, NOW, "es")[:2] == [
+        "1 sala está desconectada:",
+        "- Room 1: desconectada hace 5 min",
+    ]
+    # A word nobody translated shows in English, never as a key.
+    table = Lexicon("a table nobody translated", {"k": C_("a table nobody translated", "Fix first")})
+    assert table["es"]["k"] == "Fix first" and list(table) == ["en", "es"]
