@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,7 +21,7 @@ from shared.policy.loader import ProposeRule
 from shared.text.catalogue import N_, Moment, Words, say_text, translate
 from shared.text.change_words import change, change_in
 from shared.text.changes import change_words, rooms_from_facts, rooms_words, title_words
-from shared.text.display import lookalike, visible
+from shared.text.display import lookalike, visible, width
 from shared.text.languages import Language
 from shared.wire.approval import AuditRow, ProposalDetail, ProposalSummary, Status
 from shared.wire.executor import WritableDevices
@@ -47,11 +46,6 @@ class View:
 
     def when(self, utc: str | None) -> str:
         return self.say(Words.of(N_("%(at)s"), at=Moment(utc))) if utc else "—"
-
-
-def width(text: str) -> int:
-    """Columns `text` takes on a terminal (East Asian wide and fullwidth letters take two)."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:

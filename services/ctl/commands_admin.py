@@ -371,7 +371,12 @@ async def status(args: argparse.Namespace) -> int:
     _out(args, reply, admin_words.render_status(view_of(args), reply))
     if not args.json:
         watch = await commands_watch.watch_status(load_settings())
-        print(commands_watch.render_status(watch) if watch else "Watch:        the assistant does not answer")
+        view = view_of(args)
+        print(
+            commands_watch.render_status(watch, view)
+            if watch
+            else view.text(N_("Watch: the assistant does not answer"))
+        )
     return 0
 
 

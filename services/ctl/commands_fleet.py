@@ -35,6 +35,7 @@ from shared.epiphan.signed_session import SignedReader
 from shared.epiphan.slots import SlotError, read_slot
 from shared.errors import Code
 from shared.policy.loader import Policy, ProposeRule, ToolPolicy, load_policies
+from shared.text.languages import Language
 from shared.wire.approval import ApprovalClient
 from shared.wire.assistant import AssistantClient
 
@@ -73,20 +74,21 @@ async def read_snapshot(settings: Settings, tool_policy: ToolPolicy) -> FleetSna
     return await AssistantClient(settings.assistant_socket, timeout_seconds=FLEET_TIMEOUT_SECONDS).fleet()
 
 
-def show(snapshot: FleetSnapshot, policy: Policy, as_json: bool) -> None:
-    """Print a snapshot as a table or JSON (names escaped either way)."""
+def show(snapshot: FleetSnapshot, policy: Policy, as_json: bool, language: Language = "en") -> None:
+    """Print a snapshot as a table in `language`, or JSON (names escaped either way)."""
     now = datetime.now(UTC)
     if as_json:
         print_json(fleet_json(snapshot, now, thresholds_from_policy(policy)))
     else:
-        print(render_fleet(snapshot, now, thresholds_from_policy(policy)))
+        print(render_fleet(snapshot, now, thresholds_from_policy(policy), language))
 
 
 async def fleet(args: argparse.Namespace) -> int:
     """Show the fleet through the read sign-in."""
     settings = load_settings()
     policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
-    show(await read_snapshot(settings, tool_policy), policy, args.json)
+    language = view_for(args.language, settings.language, settings.timezone).language
+    show(await read_snapshot(settings, tool_policy), policy, args.json, language)
     return 0
 
 

@@ -16,8 +16,10 @@ from shared.config import Settings, given, load_settings
 from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
 from shared.policy.loader import Limits
+from shared.text.catalogue import N_, translate
 from shared.text.change_words import why
 from shared.text.display import visible
+from shared.text.languages import Language
 from shared.wire.assistant import Answer, Ask, AssistantClient
 
 DEMO_SLACK_CHANNEL = "#av-watch"
@@ -203,14 +205,19 @@ async def demo(args: argparse.Namespace) -> int:
 
     policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
     print()
-    show(await read_snapshot(settings, tool_policy), policy, as_json=False)
+    lang: Language = "es" if args.language == "es" else "en"
+
+    def say(msgid: str, **params: object) -> str:
+        return translate(lang, msgid) % params
+
+    show(await read_snapshot(settings, tool_policy), policy, as_json=False, language=lang)
     cleaned = await clean_queue(settings)
     if cleaned:
         print()
         print("\n".join(cleaned))
     question = DEMO_QUESTION_ES if args.language == "es" else DEMO_QUESTION
     print()
-    print(f"Asking the assistant: {question}")
+    print(say(N_("Asking the assistant: %(question)s"), question=question))
     print()
     answer = await AssistantClient(settings.assistant_socket).ask(
         Ask(question=question, language=args.language), timeout_seconds=ASK_SECONDS
@@ -222,14 +229,30 @@ async def demo(args: argparse.Namespace) -> int:
     if reason is None:
         secret_file = supervise.choose_fence(settings, os.geteuid()).approve_secret_file(settings)
         language = "?lang=es" if args.language == "es" else ""
-        print(f"Next: open http://127.0.0.1:{settings.approve_port}/{language} , enter the secret from")
-        print(f"      {secret_file} , and approve or deny the card.")
-        print(f"Then: {command} pending show <proposal ID above>   (its outcome and verification)")
+        print(
+            say(
+                N_(
+                    "Next: open %(url)s , enter the secret from\n      %(file)s , and approve or deny the card."
+                ),
+                url=f"http://127.0.0.1:{settings.approve_port}/{language}",
+                file=secret_file,
+            )
+        )
+        print(
+            say(
+                N_("Then: %(command)s pending show <proposal ID above>   (its outcome and verification)"),
+                command=command,
+            )
+        )
     else:
-        print(f"No card was made: {reason}")
-        print(f"See: {command} status   (the queue, denial pauses, changes to settle)")
+        print(say(N_("No card was made: %(reason)s"), reason=reason))
+        print(
+            say(
+                N_("See: %(command)s status   (the queue, denial pauses, changes to settle)"), command=command
+            )
+        )
     print(f"      {command} audit tail")
-    print(f"Stop: {command} down")
+    print(say(N_("Stop: %(command)s down"), command=command))
     return 0
 
 

@@ -24,15 +24,19 @@ nothing (``room_ambiguous``, ``room_not_found``) and a note without text are `Ct
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
 from typing import Any, Final
 
-from services.ctl import CtlError
+from services.ctl import CtlError, admin_words
 from services.ctl.output import print_json
 from shared.config import Settings, load_settings
+from shared.epiphan.attention import Priority
 from shared.errors import MEANINGS, Code
+from shared.text.catalogue import N_, Moment
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES
+from shared.text.wording import PRIORITY_WORDS
 from shared.wire.assistant import MAX_HISTORY_DAYS, AssistantClient, SetNote, WatchStatus
 from shared.wire.client import CallError
 
@@ -47,32 +51,79 @@ def assistant_client(settings: Settings) -> AssistantClient:
     return AssistantClient(settings.assistant_socket, timeout_seconds=TIMEOUT_SECONDS)
 
 
-def render_status(status: WatchStatus) -> str:
-    """The watch's status in words (``status`` shows it under the queue)."""
+def render_status(status: WatchStatus, view: admin_words.View | None = None) -> str:
+    """The watch's status in words (``status`` shows it under the queue), in the view's
+    language and the operator's time (English and UTC's zone without a view)."""
+    view = view or admin_words.view_for("en", "en", dt.UTC)
     if status.last_read_at is None:
-        read = "the fleet has not been read yet"
+        read = view.text(N_("the fleet has not been read yet"))
     else:
-        read = f"the fleet was last read at {status.last_read_at}"
-    state = "alive" if status.alive else "NOT alive (no read within three heartbeats)"
-    lines = [f"Watch:        {state}; {read}; a heartbeat every {status.interval_seconds:g} s"]
+        read = view.text(N_("the fleet was last read %(at)s"), at=Moment(status.last_read_at))
+    state = view.text(N_("alive") if status.alive else N_("NOT alive (no read within three heartbeats)"))
+    rows = [
+        [
+            view.text(N_("Watch:")),
+            view.text(
+                N_("%(state)s; %(read)s; a heartbeat every %(seconds)s s"),
+                state=state,
+                read=read,
+                seconds=f"{status.interval_seconds:g}",
+            ),
+        ]
+    ]
     if status.failed_beats:
-        code = status.last_code or "?"
-        lines.append(
-            f"              {status.failed_beats} failed heartbeat(s) in a row ({visible(code, 64)})"
+        rows.append(
+            [
+                "",
+                view.text(
+                    N_("%(n)s failed heartbeat(s) in a row (%(code)s)"),
+                    n=status.failed_beats,
+                    code=visible(status.last_code or "?", 64),
+                ),
+            ]
         )
     if status.last_read_at is not None:
-        lines.append(
-            f"Fleet:        {status.devices} rooms, {status.online} online; Fix first {status.fix_first},"
-            f" Fix soon {status.fix_soon}, When convenient {status.when_convenient}"
+        priorities = PRIORITY_WORDS[view.language]
+        rows.append(
+            [
+                view.text(N_("Fleet:")),
+                view.text(
+                    N_(
+                        "%(n)s rooms, %(online)s online; %(first)s %(a)s, %(soon)s %(b)s, %(convenient)s %(c)s"
+                    ),
+                    n=status.devices,
+                    online=status.online,
+                    first=priorities[Priority.FIX_FIRST],
+                    a=status.fix_first,
+                    soon=priorities[Priority.FIX_SOON],
+                    b=status.fix_soon,
+                    convenient=priorities[Priority.WHEN_CONVENIENT],
+                    c=status.when_convenient,
+                ),
+            ]
         )
     for posts in status.posts:
         failed = (
-            f", {posts.failed} failed ({visible(posts.last_code or '?', 40)}; not retried)"
+            view.text(
+                N_(", %(n)s failed (%(code)s; not retried)"),
+                n=posts.failed,
+                code=visible(posts.last_code or "?", 40),
+            )
             if posts.failed
             else ""
         )
-        lines.append(f"Posts:        {visible(posts.destination, 20)}: {posts.sent} sent{failed}")
-    return "\n".join(lines)
+        rows.append(
+            [
+                view.text(N_("Posts:")),
+                view.text(
+                    N_("%(where)s: %(n)s sent%(failed)s"),
+                    where=visible(posts.destination, 20),
+                    n=posts.sent,
+                    failed=failed,
+                ),
+            ]
+        )
+    return "\n".join(admin_words.table(["", ""], rows, indent="")[1:])
 
 
 async def status_check(args: argparse.Namespace) -> int:

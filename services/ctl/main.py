@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
     )
     fleet.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    fleet.add_argument(
+        "--language", choices=("en", "es"), help="the words' language (default: FLEETWATCH_LANGUAGE)"
+    )
     fleet.set_defaults(run=commands_fleet.fleet)
     writable = sub.add_parser(
         "writable",

@@ -3,18 +3,20 @@
 Layers (each imports only those below it)::
 
     fleet_answers.py  sentences about a fleet, topic by topic (the keyword answer, the demo model)
-    wording.py  change_words.py
+    wording.py  change_words.py  fleet_words.py
                       shared phrases: times, events, priorities | changes and refusals in words
                       for the assistant's code-built lines (what a change does, in which room;
-                      why a change was not proposed)
+                      why a change was not proposed) | the fleet answers' headings and phrases
+                      (the tables' English in code, each language from the catalogue: `Lexicon`)
     changes.py        a change in words for the page and the CLI: its title with the room, what
                       happens, its risk (catalogue `Words`)
     catalogue.py      the one translator-editable catalogue (locales/*/LC_MESSAGES/messages.po):
-                      `Words`, `Moment`, `N_`, plain-text `say_text` (the page and the CLI)
+                      `Words`, `Moment`, `N_`, `C_` and `Lexicon` (tables of fixed words), plain-text
+                      `say_text` (the page, the CLI and the assistant's fixed words)
     times.py          times in the operator's zone, one format, relative where it helps
-    display.py  fleet_words.py  questions.py  languages.py
-                      the one escaping helper (`visible` for text, `safe_json` for JSON) | the
-                      words per language | what a question is about | the languages, declared once
+    display.py  questions.py  languages.py
+                      the one escaping helper (`visible` for text, `safe_json` for JSON; `width`
+                      on a terminal) | what a question is about | the languages, declared once
 
 May import `shared.canonical` (the hidden characters) and `shared.epiphan` (the snapshot).
 """

@@ -64,6 +64,11 @@ def lookalike(text: str) -> bool:
     return False
 
 
+def width(text: str) -> int:
+    """Columns `text` takes on a terminal (East Asian wide and fullwidth letters take two)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
 def _escaped(char: str) -> str:
     data = char.encode("utf-16-be")
     return "".join(f"\\u{int.from_bytes(data[i : i + 2], 'big'):04x}" for i in range(0, len(data), 2))

@@ -43,6 +43,17 @@ async def test_fleet_shows_the_lab_fleet_with_attention_words(lab_home):
     assert "Fix first:" in out and "Fix soon:" in out and "When convenient:" in out
 
 
+async def test_fleet_speaks_spanish_with_language_es_every_word_from_the_catalogue(lab_home):
+    code, out, err = await run_cli_async("fleet", "--language", "es", home=lab_home)
+    assert code == 0, err
+    assert out.startswith("GRUPO ") and "PRÓXIMO EVENTO" in out
+    assert "30 equipos: 28 conectados, 2 desconectados." in out
+    assert "Arreglar primero:" in out and "Arreglar pronto:" in out and "Cuando convenga:" in out
+    assert "desconocida (último dato: grabando, desde el" in out  # the offline room's recording
+    for english in ("Fix first", "devices,", "OFFLINE", "unknown (last known", "family runs"):
+        assert english not in out, english
+
+
 async def test_fleet_json_lists_the_snapshot_and_findings_without_any_stream_key(lab_home):
     code, out, err = await run_cli_async("fleet", "--json", home=lab_home)
     assert code == 0, err
