@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bench.compass_common import Row, median
 from services.ctl import supervise
-from shared.config import load_settings
+from shared.config import Settings, load_settings
 from tests.procs import base_env, start_service
 from tests.support import demo_ports
 
@@ -96,6 +96,13 @@ def timed_run(argv: list[str], env: dict[str, str]) -> float:
     return seconds
 
 
+def program_pid(settings: Settings, name: str) -> int:
+    """The pid supervisord gives for `name` (``supervisorctl pid``)."""
+    config = settings.runtime_dir / "supervisord.conf"
+    argv = [sys.executable, "-m", "supervisor.supervisorctl", "-c", str(config), "pid", name]
+    return int(subprocess.run(argv, capture_output=True, text=True, check=True).stdout.strip())
+
+
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -129,25 +136,32 @@ for stat in stats:
     elif "/services/" in path or "/shared/" in path:
         name = "fleetwatch"
     elif path.startswith("<frozen"):
-        name = "code objects"
+        name = "import-machinery"
     else:
         name = "stdlib"
     sizes[name] += stat.size
-rss = int([l for l in open("/proc/self/status") if l.startswith("VmRSS")][0].split()[1]) * 1024
-rss -= tracemalloc.get_tracemalloc_memory()
-print(rss, sum(sizes.values()), *(f"{n}={s}" for n, s in sizes.most_common(6)))
+print(sum(sizes.values()), *(f"{n}={s}" for n, s in sizes.most_common(6)))
+"""
+RSS_PROBE = """
+import sys, importlib
+importlib.import_module(sys.argv[1])
+print(int([l for l in open("/proc/self/status") if l.startswith("VmRSS")][0].split()[1]) * 1024)
 """
 
 
 def memory_of_imports(module: str) -> tuple[float, float, list[tuple[str, float]]]:
-    """(RSS after importing `module`'s ``__main__`` less tracemalloc's own memory, Python memory
-    the imports allocated, its top packages), in MB. "code objects" is what the import machinery
-    allocated itself (bytecode and module objects of every package)."""
-    out = subprocess.run(
-        [sys.executable, "-c", MEMORY_PROBE, f"{module}.__main__"], capture_output=True, text=True, check=True
-    ).stdout.split()
-    top = [(part.split("=")[0], int(part.split("=")[1]) / 2**20) for part in out[2:]]
-    return int(out[0]) / 2**20, int(out[1]) / 2**20, top
+    """(RSS after importing `module`'s ``__main__``, the Python memory those imports allocated
+    (tracemalloc, in another process), its top packages), in MB. "import-machinery" is what
+    the import system allocated itself: the code objects and modules of every package."""
+
+    def probe(code: str) -> list[str]:
+        argv = [sys.executable, "-c", code, f"{module}.__main__"]
+        return subprocess.run(argv, capture_output=True, text=True, check=True).stdout.split()
+
+    rss = int(probe(RSS_PROBE)[0]) / 2**20
+    out = probe(MEMORY_PROBE)
+    top = [(name, int(size) / 2**20) for name, size in (part.rsplit("=", 1) for part in out[1:])]
+    return rss, int(out[0]) / 2**20, top
 
 
 async def measure(folder: Path, *, quick: bool) -> StackResult:
@@ -175,8 +189,7 @@ async def measure(folder: Path, *, quick: bool) -> StackResult:
         result.cli_seconds = max(median(samples[name]) for name in commands)
         bare = await asyncio.to_thread(bare_interpreter_rss)
         for name, target in (("assistant", 90), ("executor", 60), ("approval_web", 50)):
-            _, out = await supervise.supervisorctl(settings, "pid", name)
-            result.rss_mb[name] = rss_mb(int(out.strip()))
+            result.rss_mb[name] = rss_mb(await asyncio.to_thread(program_pid, settings, name))
             result.rows.append(Row(f"idle RSS {name}", result.rss_mb[name], bare, "MB", f"<= {target} MB"))
     finally:
         await supervise.stop(settings)

@@ -269,9 +269,8 @@ async def status(args: argparse.Namespace) -> int:
 
         settings = load_settings()
         if supervise.running_pid(settings) is not None:
-            _, out = await supervise.supervisorctl(settings, "status")
             print("Processes (supervisord):")
-            print("\n".join(f"  {visible(line, 200)}" for line in out.strip().splitlines()))
+            print("\n".join(f"  {visible(line, 200)}" for line in await supervise.process_lines(settings)))
             print()
     reply = await approval_client().status()
     _out(args, reply, render_status(reply))

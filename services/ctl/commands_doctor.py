@@ -23,7 +23,6 @@ from services.ctl.output import print_json
 from shared.config import Settings, load_settings
 from shared.epiphan.slots import slot_summary
 from shared.errors import Code, FleetwatchError
-from shared.policy.loader import load_policies
 from shared.wire.approval import ApprovalClient, Status
 from shared.wire.client import CallError, SocketClient
 
@@ -176,6 +175,8 @@ def read_listeners() -> tuple[tuple[str, int], ...] | None:
 
 async def gather(settings: Settings) -> Facts:
     """Every fact the checks need, read now."""
+    from shared.policy.loader import load_policies  # jsonschema and yaml: only when doctor runs
+
     read_tools, proposable, policy_error = None, (), None
     try:
         _policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)

@@ -9,25 +9,27 @@ Facts from Epiphan (see EPIPHAN.md): the server admits anonymous sessions and re
 or expired sign-in *inside* a tool result; declared output schemas do not always match the data.
 So results are read raw (``send_request`` with ``CallToolResult``), never validated against the
 declared output schema by the SDK, and never retried here.
+
+The MCP SDK and its HTTP client (`_sdk`) are imported when a session first opens, not when this
+module is: a process or a command that never calls Epiphan never loads them (issue 14).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import anyio
-import httpx2
-import mcp_types as types
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from shared.errors import Code, FleetwatchError
+
+if TYPE_CHECKING:
+    import httpx2
+    from mcp.client.session import ClientSession
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +77,28 @@ class RawToolResult:
             return json.loads(self.text)
         except ValueError:
             return self.text
+
+
+@functools.cache
+def _sdk() -> SimpleNamespace:
+    """The MCP SDK's parts this module uses, imported on first use (once per process).
+
+    ``broken`` holds the exceptions that mean the connection broke (not a protocol answer)."""
+    import anyio
+    import httpx2
+    import mcp_types
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared.exceptions import MCPError
+
+    return SimpleNamespace(
+        types=mcp_types,
+        httpx2=httpx2,
+        ClientSession=ClientSession,
+        streamable_http_client=streamable_http_client,
+        MCPError=MCPError,
+        broken=(httpx2.HTTPError, OSError, anyio.ClosedResourceError, anyio.BrokenResourceError),
+    )
 
 
 def _root_cause(exc: BaseException) -> str:
@@ -131,11 +155,12 @@ class McpConnection:
         if owner is None or closing is None:
             return
         closing.set()
+        sdk = _sdk()
         try:
             await asyncio.wait_for(asyncio.shield(owner), self.timeout_seconds)
         except (TimeoutError, asyncio.CancelledError):
             owner.cancel()
-        except (MCPError, httpx2.HTTPError, OSError, anyio.ClosedResourceError, anyio.BrokenResourceError):
+        except (sdk.MCPError, *sdk.broken):
             pass  # the session was already broken; closing it has nothing more to say
 
     async def _own(self, ready: asyncio.Future[ClientSession], closing: asyncio.Event) -> None:
@@ -144,17 +169,18 @@ class McpConnection:
         anyio task groups (inside the SDK's transport) must be entered and left by the same
         task, so the session lives in this task and calls from any task use it.
         """
+        sdk = _sdk()
         headers = {"Authorization": f"Bearer {self._bearer}"} if self._bearer else {}
-        timeout = httpx2.Timeout(self.timeout_seconds)
+        timeout = sdk.httpx2.Timeout(self.timeout_seconds)
         try:
             async with (
-                httpx2.AsyncClient(
+                sdk.httpx2.AsyncClient(
                     headers=headers, timeout=timeout, transport=self._transport
                 ) as http_client,
-                streamable_http_client(
+                sdk.streamable_http_client(
                     self.url, http_client=http_client, max_sse_event_size=MAX_RESULT_BYTES
                 ) as (read, write),
-                ClientSession(read, write) as session,
+                sdk.ClientSession(read, write) as session,
             ):
                 await session.initialize()
                 ready.set_result(session)
@@ -191,6 +217,8 @@ class McpConnection:
                 `Code.EPIPHAN_UNREACHABLE` when the server could not be reached or the connection
                 broke; `Code.EPIPHAN_BAD_RESULT` for a protocol-level error answer.
         """
+        sdk = _sdk()
+        types = sdk.types
         try:
             async with asyncio.timeout(self.timeout_seconds):
                 session = await self._open()  # raises McpCallError when no session can be opened
@@ -206,14 +234,14 @@ class McpConnection:
             raise McpCallError(
                 Code.EPIPHAN_TIMEOUT, f"{tool}: no answer within {self.timeout_seconds:g} s"
             ) from exc
-        except MCPError as exc:
+        except sdk.MCPError as exc:
             await self.close()
             if exc.code == types.REQUEST_TIMEOUT:
                 raise McpCallError(Code.EPIPHAN_TIMEOUT, f"{tool}: no answer in time") from exc
             if exc.code == types.CONNECTION_CLOSED:
                 raise McpCallError(Code.EPIPHAN_UNREACHABLE, f"{tool}: connection closed") from exc
             raise McpCallError(Code.EPIPHAN_BAD_RESULT, f"{tool}: protocol error {exc.code}") from exc
-        except (httpx2.HTTPError, OSError, anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+        except sdk.broken as exc:
             await self.close()
             raise McpCallError(Code.EPIPHAN_UNREACHABLE, f"{tool}: {type(exc).__name__}") from exc
         texts = [block.text for block in result.content if isinstance(block, types.TextContent)]
