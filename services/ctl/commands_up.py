@@ -9,8 +9,6 @@ import shlex
 import sys
 from pathlib import Path
 
-import httpx2
-
 from services.ctl import CtlError, supervise
 from shared.config import Settings, load_settings
 from shared.epiphan.slots import SignIn, write_slot
@@ -34,6 +32,8 @@ def demo_environment(settings: Settings, scenario: str) -> dict[str, str]:
 
 async def lab_state(lab_url: str) -> dict:
     """``GET /_lab/state`` (loopback only): the teams with their demo tokens and device IDs."""
+    import httpx2  # only the demo asks the lab: other commands start without the HTTP stack
+
     async with httpx2.AsyncClient(timeout=10) as client:
         response = await client.get(f"{lab_url}/_lab/state")
         response.raise_for_status()
@@ -47,6 +47,20 @@ async def up(args: argparse.Namespace) -> int:
     demo = supervise.is_demo(settings)
     env = demo_environment(settings, args.scenario) if demo else dict(os.environ)
     layout = await supervise.start_daemon(settings, env, scenario=args.scenario, server=fence.layout)
+    # root may not connect to every socket (each one's peer check would audit it): it looks at
+    # the socket file instead
+    probe = supervise.socket_answers if fence.layout is None else supervise.socket_ready
+
+    def socket(name: str) -> Path:
+        if fence.layout is None:
+            return settings.runtime_dir / supervise.SOCKET_NAMES[name]
+        return fence.layout.socket(name)
+
+    # The executor needs nothing the others make (it reads its sign-in at each operation): it
+    # starts beside the lab and the scripted model, while the demo's sign-ins are placed.
+    first = supervise.SERVICES[0]
+    if not await probe(socket(first)):
+        await supervise.launch(settings, first)
     if demo:
 
         async def lab_ready() -> bool:
@@ -55,12 +69,8 @@ async def up(args: argparse.Namespace) -> int:
         await supervise.wait_until(lab_ready, "the lab", supervise.START_TIMEOUT_SECONDS)
         url = json.loads(layout.lab_ready.read_text())["url"]
         place_demo_sign_ins(settings, url, await lab_state(url))
-    for name in supervise.SERVICES:
-        if fence.layout is None:
-            await supervise.start_service(settings, name, settings.runtime_dir / supervise.SOCKET_NAMES[name])
-        else:  # root may not connect to every socket: each one's peer check would audit it
-            socket = fence.layout.socket(name)
-            await supervise.start_service(settings, name, socket, probe=supervise.socket_ready)
+    for name in supervise.SERVICES:  # the fence's order: each ready before the next starts
+        await supervise.start_service(settings, name, socket(name), probe=probe)
     print(f"Fleetwatch is up{' on the lab (a simulated Epiphan Edge)' if demo else ''}.")
     print(f"Fence level: {fence.description}.")
     if demo or settings.fence_configured:
