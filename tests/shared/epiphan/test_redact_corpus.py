@@ -7,7 +7,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from shared.epiphan.redact import REDACTED, redact, redact_text, redact_url, url_host
+from shared.epiphan.redact import REDACTED, redact, redact_text, redact_text_fully, redact_url, url_host
 from tests.corpus.redaction import (
     BENIGN_TEXTS,
     BENIGN_URLS,
@@ -160,3 +160,23 @@ def test_redaction_is_idempotent_on_any_mix_of_secret_shapes(text):
 def test_redaction_is_idempotent_on_any_text(text):
     once = redact_text(text)
     assert redact_text(once) == once
+
+
+SECRET_ALPHABET = st.sampled_from(
+    list("aAkKiIsSzZbBeErRcCyYjJ0129 :=%-_.[]|/\"'\n\t@#?&;,")
+    + ["AKIA", "ASIA", "AIza", "Bearer ", "Basic ", "key=", "token: ", "rtmp://", "sk-ant-", "eyJ", REDACTED]
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(SECRET_ALPHABET, max_size=40).map("".join) | st.text(max_size=80))
+@example("AKIAABCDEFGHIJKLMNOP")
+@example("AIzaSyA1234567890123456789012345678901")
+@example("Bearer abcdefgh12345678")
+def test_the_quick_look_never_skips_text_the_full_pattern_would_change(text):
+    assert redact_text(text) == redact_text_fully(text)
+
+
+@pytest.mark.parametrize("text", [t for t, _, _ in SECRET_TEXTS] + list(BENIGN_TEXTS) + sorted(STREAM_URLS))
+def test_the_quick_look_agrees_with_the_full_pattern_on_the_corpus(text):
+    assert redact_text(text) == redact_text_fully(text)
