@@ -10,6 +10,10 @@ The write log holds every write call that reached a handler (valid arguments, an
 per-device result): ``{seq, tool, arguments, team, at, result}``. Calls refused before that
 (bad arguments, no sign-in, unknown tool, an injected error) go to ``rejected`` instead, with a
 ``reason``. Times are UTC ISO 8601 from the lab clock.
+
+Every tool call that reached the lab, refused or not, is also in ``calls`` as (tool, MCP session
+ID): tests see which session a client used, and that a client sent nothing at all (the last
+`CALLS_KEPT` calls are kept).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import base64
 import json
 import secrets
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -38,6 +43,8 @@ UNAUTHORIZED_MISSING = (
 UNAUTHORIZED_INVALID = "401 Unauthorized: invalid_token: the access token is invalid or revoked."
 UNAUTHORIZED_EXPIRED = "401 Unauthorized: invalid_token: token expired. Sign in again."
 INJECTED_ERROR = "500 Internal Server Error: the device service did not answer (simulated)."
+CALLS_KEPT = 10_000
+"""How many (tool, session) entries `Lab.calls` keeps (the oldest go first)."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,7 @@ class Lab:
         self.faults = FaultTable()
         self.writes: list[dict[str, Any]] = []
         self.rejected: list[dict[str, Any]] = []
+        self.calls: deque[tuple[str, str | None]] = deque(maxlen=CALLS_KEPT)
         self._seq = 0
         self.world: World
         self.reset()
@@ -116,6 +124,7 @@ class Lab:
         self.world = World.build(self.scenario, self.clock.now())
         self.writes.clear()
         self.rejected.clear()
+        self.calls.clear()
         self._seq = 0
         self.faults.clear()
         for fault in self.scenario.faults:
@@ -148,8 +157,12 @@ class Lab:
         at = self.clock.now().isoformat().replace("+00:00", "Z")
         into.append(json.loads(json.dumps({"seq": self._seq, **entry, "at": at})))
 
-    async def call_tool(self, token: str | None, name: str, arguments: dict[str, Any] | None) -> CallOutcome:
-        """Run one ``tools/call`` as the real server would (see the module docstring)."""
+    async def call_tool(
+        self, token: str | None, name: str, arguments: dict[str, Any] | None, *, session: str | None = None
+    ) -> CallOutcome:
+        """Run one ``tools/call`` as the real server would (see the module docstring); `session`
+        is the caller's MCP session ID, recorded in ``calls``."""
+        self.calls.append((name, session))
         args = dict(arguments or {})
         tool = TOOLS.get(name)
         if tool is None:

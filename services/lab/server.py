@@ -106,7 +106,8 @@ def _mcp_server(lab: Lab) -> Server[Any]:
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        outcome = await lab.call_tool(_bearer(ctx.request), params.name, params.arguments)
+        session = ctx.request.headers.get("mcp-session-id") if ctx.request is not None else None
+        outcome = await lab.call_tool(_bearer(ctx.request), params.name, params.arguments, session=session)
         if outcome.dropped:
             await anyio.sleep_forever()
         return outcome.result
@@ -273,6 +274,10 @@ class LabHandle:
     def rejected(self) -> list[dict[str, Any]]:
         """Calls refused before any change: ``[{seq, tool, arguments, team, at, reason}]``."""
         return [dict(r) for r in self.lab.rejected]
+
+    def calls(self) -> list[tuple[str, str | None]]:
+        """Every tool call that reached the lab, oldest first: ``(tool, MCP session ID)``."""
+        return list(self.lab.calls)
 
     def set_fault(
         self, tool: str, kind: FaultKind | str, *, seconds: float | None = None, count: int | None = None
