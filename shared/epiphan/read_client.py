@@ -33,7 +33,7 @@ from shared.epiphan.fleet import (
     parse_system_status,
 )
 from shared.epiphan.mcp_session import McpConnection, RawToolResult
-from shared.epiphan.redact import redact, redact_text
+from shared.epiphan.redact import redact, redact_parsed, redact_text
 from shared.errors import Code, FleetwatchError
 
 log = logging.getLogger(__name__)
@@ -124,6 +124,12 @@ def read_result(raw: RawToolResult) -> Any:
     `epiphan_tool_error` (its redacted text, capped at 300 characters, in the message).
     Non-JSON text with sign-in words → `epiphan_auth`; other non-JSON text is returned as a str.
     """
+    return redact(unredacted_result(raw))
+
+
+def unredacted_result(raw: RawToolResult) -> Any:
+    """`read_result` before redaction: for a caller that parses first and redacts what it kept
+    (`redact_parsed`), and never lets the data itself go anywhere."""
     if raw.is_error:
         text = redact_text(raw.text)[:300]
         if is_auth_error_text(raw.text):
@@ -132,7 +138,7 @@ def read_result(raw: RawToolResult) -> Any:
     data = raw.data()
     if isinstance(data, str) and is_auth_error_text(data):
         raise EpiphanError(Code.EPIPHAN_AUTH, raw.tool, f"{raw.tool}: Epiphan reports no valid sign-in")
-    return redact(data)
+    return data
 
 
 def guard(tool: str, read_tools: frozenset[str]) -> None:
@@ -174,25 +180,30 @@ class EpiphanReadClient:
         Raises:
             EpiphanError: guard refusal (nothing sent) or a failed read; see the class docs.
         """
+        return redact(await self._unredacted(tool, arguments))
+
+    async def _unredacted(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any:
+        """`call` before redaction (the guard first, as always); never returned to a caller."""
         guard(tool, self._read_tools)
         try:
             raw = await self._connection.call(tool, arguments)
         except FleetwatchError as exc:
             raise EpiphanError(exc.code, tool, exc.message) from exc
-        return read_result(raw)
+        return unredacted_result(raw)
 
     async def snapshot(self, *, with_system: bool = True, with_events: bool = True) -> FleetSnapshot:
         """The team's devices, with recorder state, system status and current/next events.
 
         One device-list read, then the per-device reads in parallel. ``taken_at`` is the local
-        UTC time when the device list came back.
+        UTC time when the device list came back. The device list (a few MiB for a few thousand
+        devices) is parsed first and only what was kept is redacted (`redact_parsed`): the
+        same result as redacting it whole first, without walking and copying every field.
 
         Raises:
             EpiphanError: any of the reads failed (a snapshot is never partly made up).
         """
-        team_id, devices = _parse(
-            "get_devices_in_my_team", parse_devices, await self.call("get_devices_in_my_team")
-        )
+        tool = "get_devices_in_my_team"
+        team_id, devices = redact_parsed(_parse(tool, parse_devices, await self._unredacted(tool)))
         taken_at = datetime.now(UTC)
         ids = [d.id for d in devices]
         parsers: dict[str, Any] = {"get_recorder_status_for_devices": parse_recorder_status}

@@ -7,7 +7,16 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from shared.epiphan.redact import REDACTED, redact, redact_text, redact_text_fully, redact_url, url_host
+from shared.epiphan.fleet import parse_devices
+from shared.epiphan.redact import (
+    REDACTED,
+    redact,
+    redact_parsed,
+    redact_text,
+    redact_text_fully,
+    redact_url,
+    url_host,
+)
 from tests.corpus.redaction import (
     BENIGN_TEXTS,
     BENIGN_URLS,
@@ -180,3 +189,41 @@ def test_the_quick_look_never_skips_text_the_full_pattern_would_change(text):
 @pytest.mark.parametrize("text", [t for t, _, _ in SECRET_TEXTS] + list(BENIGN_TEXTS) + sorted(STREAM_URLS))
 def test_the_quick_look_agrees_with_the_full_pattern_on_the_corpus(text):
     assert redact_text(text) == redact_text_fully(text)
+
+
+def hostile_device(text):
+    """A device list whose every kept field carries `text` (and a secret-named key beside)."""
+    return {
+        "team_id": text,
+        "devices": [
+            {
+                "Id": "19012340101",
+                "Name": text,
+                "Model": text,
+                "GroupId": text,
+                "GroupName": text,
+                "Firmware": text,
+                "Status": "online",
+                "StreamKey": text,
+                "IPAddress": "192.0.2.7",
+                "Channels": [
+                    {
+                        "channel_id": "1",
+                        "name": text,
+                        "recording_status": {"state": "recording", "timestamp": "1790000000"},
+                        "Publishers": [{"id": text, "type": "rtmp", "status": {"state": text}}],
+                        "Warnings": [
+                            {"id": "channel_no_signal", "label": text, "data": {"key": text, "x": text}}
+                        ],
+                    }
+                ],
+                "Warnings": [{"id": text, "label": text, "message": text, "data": {"channel_name": text}}],
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize("text", [t for t, _, _ in SECRET_TEXTS] + sorted(STREAM_URLS) + list(BENIGN_TEXTS))
+def test_parsing_a_device_list_then_redacting_what_was_kept_equals_redacting_it_whole_first(text):
+    data = hostile_device(text)
+    assert redact_parsed(parse_devices(data)) == parse_devices(redact(data))
