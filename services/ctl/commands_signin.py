@@ -18,7 +18,6 @@ import asyncio
 import os
 import sys
 import time
-import webbrowser
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -81,6 +80,8 @@ def _opener(args: argparse.Namespace, team: str) -> ShowUrl:
         _say(f"Open this address in a browser, sign in to Epiphan and pick the {team} team:\n\n  {url}\n")
         has_display = bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
         if not (args.paste or args.no_browser) and has_display:
+            import webbrowser
+
             await asyncio.to_thread(webbrowser.open, url)
         if not args.paste:
             _say("Waiting for the browser to come back…")

@@ -29,7 +29,6 @@ import shutil
 import stat
 import string
 import sys
-import xmlrpc.client
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -352,6 +351,8 @@ async def rpc(settings: Settings, method: str, *params: object) -> Any:
     Raises:
         SuperviseError: supervisord did not answer, or answered with a fault.
     """
+    import xmlrpc.client  # with http.client and email: only the commands that drive supervisord
+
     from supervisor.xmlrpc import SupervisorTransport
 
     socket = f"unix://{Layout.of(settings).socket}"
