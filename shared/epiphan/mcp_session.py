@@ -119,7 +119,9 @@ class McpConnection:
         transport: an optional httpx2 transport (tests count requests with it).
 
     The session is opened lazily by the first `call`, so a call refused before it (by a guard)
-    sends no byte at all.
+    sends no byte at all. A session that broke is closed; the next `call` opens another, unless
+    it says ``reopen=False`` (a write: it goes on the session the reads before it used, or not
+    at all). ``answered`` counts the calls that came back with a result, over every session.
     """
 
     def __init__(
@@ -138,6 +140,8 @@ class McpConnection:
         self._owner: asyncio.Task[None] | None = None
         self._closing: asyncio.Event | None = None
         self._lock = asyncio.Lock()
+        self._opened = False
+        self.answered = 0
 
     def __repr__(self) -> str:
         return f"McpConnection(url={self.url!r}, signed_in={self._bearer is not None})"
@@ -193,10 +197,15 @@ class McpConnection:
             if not isinstance(exc, Exception):
                 raise
 
-    async def _open(self) -> ClientSession:
+    async def _open(self, *, reopen: bool = True) -> ClientSession:
         async with self._lock:
             if self._session is not None:
                 return self._session
+            if self._opened and not reopen:
+                raise McpCallError(
+                    Code.EPIPHAN_UNREACHABLE, "the session closed before this call; not reopened"
+                )
+            self._opened = True
             loop = asyncio.get_running_loop()
             ready: asyncio.Future[ClientSession] = loop.create_future()
             closing = asyncio.Event()
@@ -209,8 +218,12 @@ class McpConnection:
                 raise
             return self._session
 
-    async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> RawToolResult:
-        """Send one ``tools/call`` and return the raw result. Never retries.
+    async def call(
+        self, tool: str, arguments: Mapping[str, Any] | None = None, *, reopen: bool = True
+    ) -> RawToolResult:
+        """Send one ``tools/call`` and return the raw result. Never retries. With
+        ``reopen=False`` a session that closed since this connection first opened one is not
+        replaced: the call fails (`Code.EPIPHAN_UNREACHABLE`) without sending anything.
 
         Raises:
             McpCallError: `Code.EPIPHAN_TIMEOUT` when no answer came within ``timeout_seconds``;
@@ -221,7 +234,7 @@ class McpConnection:
         types = sdk.types
         try:
             async with asyncio.timeout(self.timeout_seconds):
-                session = await self._open()  # raises McpCallError when no session can be opened
+                session = await self._open(reopen=reopen)  # McpCallError when none can be had
                 result = await session.send_request(
                     types.CallToolRequest(
                         params=types.CallToolRequestParams(name=tool, arguments=dict(arguments or {}))
@@ -244,6 +257,7 @@ class McpConnection:
         except sdk.broken as exc:
             await self.close()
             raise McpCallError(Code.EPIPHAN_UNREACHABLE, f"{tool}: {type(exc).__name__}") from exc
+        self.answered += 1
         texts = [block.text for block in result.content if isinstance(block, types.TextContent)]
         return RawToolResult(
             tool=tool,
