@@ -113,6 +113,7 @@ class Lab:
         self.writes: list[dict[str, Any]] = []
         self.rejected: list[dict[str, Any]] = []
         self.calls: deque[tuple[str, str | None]] = deque(maxlen=CALLS_KEPT)
+        self.ended_sessions: set[str] = set()
         self._seq = 0
         self.world: World
         self.reset()
@@ -125,6 +126,7 @@ class Lab:
         self.writes.clear()
         self.rejected.clear()
         self.calls.clear()
+        self.ended_sessions.clear()
         self._seq = 0
         self.faults.clear()
         for fault in self.scenario.faults:
@@ -132,6 +134,12 @@ class Lab:
 
     def set_fault(self, fault: Fault) -> None:
         self.faults.add(fault.check(TOOL_NAMES))
+
+    def end_sessions(self) -> None:
+        """End every MCP session a tool call came on so far: their IDs answer HTTP 404
+        ``Session not found`` from now on, as the SDK's session manager answers a session it
+        reaped after 30 idle minutes, or a server that restarted (`services.lab.server`)."""
+        self.ended_sessions.update(session for _, session in self.calls if session is not None)
 
     def issue_token(self, team: str, ttl_seconds: float | None, client_id: str = "lab-issued") -> str:
         """A bearer token for ``team``, valid ``ttl_seconds`` of lab time (None: forever)."""

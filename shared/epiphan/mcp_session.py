@@ -20,6 +20,7 @@ import asyncio
 import functools
 import json
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -35,6 +36,12 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
 """Seconds a single tool call may take before it counts as timed out."""
+
+_SESSION_GONE = re.compile(r"session (?:not found|terminated)", re.IGNORECASE)
+"""How a server that no longer holds a session answers (HTTP 404): the SDK's server says
+"Session not found" in a JSON-RPC error, its client "Session terminated" when the body is not
+one. An idle session is reaped this way (the SDK's default is after 30 minutes), or a server
+restarted: the connection is gone, not the call's fault (`Code.EPIPHAN_UNREACHABLE`)."""
 
 MAX_RESULT_BYTES = 64 * 1024 * 1024
 """Largest single answer accepted (bytes). The SDK's default of 1 MiB is too small for a team
@@ -253,6 +260,8 @@ class McpConnection:
                 raise McpCallError(Code.EPIPHAN_TIMEOUT, f"{tool}: no answer in time") from exc
             if exc.code == types.CONNECTION_CLOSED:
                 raise McpCallError(Code.EPIPHAN_UNREACHABLE, f"{tool}: connection closed") from exc
+            if exc.code == types.INVALID_REQUEST and _SESSION_GONE.search(str(exc)):
+                raise McpCallError(Code.EPIPHAN_UNREACHABLE, f"{tool}: the server ended the session") from exc
             raise McpCallError(Code.EPIPHAN_BAD_RESULT, f"{tool}: protocol error {exc.code}") from exc
         except sdk.broken as exc:
             await self.close()

@@ -180,6 +180,18 @@ async def test_an_unreachable_server_is_reported_with_a_code(read_tools):
     assert caught.value.code == Code.EPIPHAN_UNREACHABLE
 
 
+async def test_a_session_the_server_ended_is_unreachable_and_the_next_read_opens_a_new_one(lab, read_tools):
+    async with client(lab, read_tools, timeout_seconds=5) as c:
+        await c.call("get_devices_in_my_team")
+        lab.end_sessions()  # as a server that reaped the idle session, or restarted
+        with pytest.raises(EpiphanError) as caught:
+            await c.call("get_devices_in_my_team")
+        assert caught.value.code == Code.EPIPHAN_UNREACHABLE
+        assert (await c.call("get_devices_in_my_team"))["devices"]
+    (_, before), (_, after) = lab.calls()  # the refused call never reached a tool
+    assert before != after
+
+
 async def test_stream_keys_never_leave_the_client(lab, read_tools):
     raw_keys = [e.key for e in lab.state.teams["normal"].endpoints.values() if e.key]
     assert len(raw_keys) >= 2
