@@ -191,18 +191,28 @@ class EpiphanReadClient:
             raise EpiphanError(exc.code, tool, exc.message) from exc
         return unredacted_result(raw)
 
-    async def snapshot(self, *, with_system: bool = True, with_events: bool = True) -> FleetSnapshot:
+    async def snapshot(
+        self,
+        *,
+        with_system: bool = True,
+        with_events: bool = True,
+        on_read: Callable[[str], None] | None = None,
+    ) -> FleetSnapshot:
         """The team's devices, with recorder state, system status and current/next events.
 
         One device-list read, then the per-device reads in parallel. ``taken_at`` is the local
-        UTC time when the device list came back. The device list (a few MiB for a few thousand
-        devices) is parsed first and only what was kept is redacted (`redact_parsed`): the
-        same result as redacting it whole first, without walking and copying every field.
+        UTC time when the device list came back. `on_read` is told the name of each read tool
+        as it is called (the assistant's audit counts them). The device list (a few MiB for a
+        few thousand devices) is parsed first and only what was kept is redacted
+        (`redact_parsed`): the same result as redacting it whole first, without walking and
+        copying every field.
 
         Raises:
             EpiphanError: any of the reads failed (a snapshot is never partly made up).
         """
+        told = on_read or (lambda tool: None)
         tool = "get_devices_in_my_team"
+        told(tool)
         team_id, devices = redact_parsed(_parse(tool, parse_devices, await self._unredacted(tool)))
         taken_at = datetime.now(UTC)
         ids = [d.id for d in devices]
@@ -221,6 +231,7 @@ class EpiphanReadClient:
 
         async def read(tool: str, arguments: dict[str, Any]) -> tuple[str, Any]:
             async with limit:
+                told(tool)
                 return tool, _parse(tool, parsers[tool], await self.call(tool, arguments))
 
         merged: dict[str, dict[str, Any]] = {tool: {} for tool in parsers}
