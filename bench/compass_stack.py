@@ -5,7 +5,7 @@
   started by hand until its socket answers (one cold service start, in the same run);
 - the CLI: ``status`` and ``pending list`` against the running demo; reference: ``python -c pass``;
 - idle RSS of each service (``VmRSS``); reference: an idle bare interpreter;
-- where each service's import memory goes: ``tracemalloc`` over importing its ``__main__``,
+- where each service's import memory goes (not with ``--quick``): ``tracemalloc`` over importing its ``__main__``,
   grouped by top-level package.
 """
 
@@ -196,6 +196,9 @@ async def measure(folder: Path, *, quick: bool) -> StackResult:
     result.rows.insert(
         0, Row("fleetwatch up (demo) -> page answers", result.up_seconds, reference, "s", "<= 3 s")
     )
+    if quick:
+        result.memory_report = "Where idle memory goes: run without --quick (tracemalloc by package)."
+        return result
     lines = ["Where idle memory goes: importing each service's __main__ (tracemalloc by package, MB)"]
     for name, module in SERVICES.items():
         rss, traced, top = await asyncio.to_thread(memory_of_imports, module)
