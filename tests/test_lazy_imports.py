@@ -70,3 +70,13 @@ def test_approval_web_at_rest_loads_no_epiphan_or_model_sdk() -> None:
     """approval_web never calls Epiphan: it loads the policy (yaml, jsonschema) and serves its
     page (aiohttp, jinja2), nothing more."""
     assert loaded("services.approval_web.__main__") & HEAVY <= {"yaml", "jsonschema", "aiohttp", "jinja2"}
+
+
+@pytest.mark.parametrize("module", ["services.executor.__main__", "services.assistant.__main__"])
+def test_the_executor_and_the_assistant_at_rest_have_loaded_neither_the_mcp_nor_the_model_sdk(
+    module: str,
+) -> None:
+    """Both load the policy at start (yaml, jsonschema); the MCP SDK comes with their first
+    Epiphan call, the Anthropic SDK with the assistant's first model call, the ask page's web
+    stack only with ``--page``."""
+    assert loaded(module) & HEAVY <= {"yaml", "jsonschema"}

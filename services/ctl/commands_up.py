@@ -8,14 +8,17 @@ import os
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from services.ctl import CtlError, supervise
 from shared.config import Settings, load_settings
 from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
-from shared.policy.loader import Limits
 from shared.text.change_words import why
 from shared.wire.assistant import Answer, Ask, AssistantClient
+
+if TYPE_CHECKING:
+    from shared.policy.loader import Limits  # the policy stack loads only in demo, which reads it
 
 
 def demo_environment(settings: Settings, scenario: str) -> dict[str, str]:

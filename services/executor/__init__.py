@@ -6,8 +6,9 @@ Inspect, Execute, Health, ListWritable, Recheck and GetCapabilities (`shared.wir
 
 What it holds, and nobody else:
 - the **sandbox sign-in**: this package is the only code that reads the sandbox token slot
-  (``settings.sandbox_token_file``; `services.executor.world.open_sandbox`), fresh for each
-  operation, so a removed sign-in stops writes at once;
+  (``settings.sandbox_token_file``; `services.executor.world.WarmSandbox`), read afresh for
+  each operation, so a removed sign-in stops reads and writes at once; its MCP session stays
+  open between operations while the token is the same;
 - the **binding key**: made at start (`shared.binding.new_binding_key`), kept in memory only,
   so a restarted executor vouches for no earlier seal (every pending proposal expires at start).
 

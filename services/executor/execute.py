@@ -147,7 +147,7 @@ async def _run_claimed(
             standing = await rt.standing(record)
             raise_refusal(standing.refusal)
             assert standing.proposed is not None
-            async with await rt.sandbox() as connection:
+            async with rt.sandbox() as connection:
                 reader = rt.reader(connection, standing.tool_policy)
                 world = await read_and_check(reader, standing.proposed, rt.fence, record.targets)
                 listed = world.listed

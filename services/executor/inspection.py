@@ -139,7 +139,7 @@ async def inspect(rt: Runtime, request: Inspect) -> Inspection:
         return _incomplete(row.id, Refusal(exc.code, exc.message), rt)
     refusal, listed, endpoints, reads = standing.refusal, None, None, None
     try:
-        async with await rt.sandbox() as connection:
+        async with rt.sandbox() as connection:
             reader = rt.reader(connection, standing.tool_policy)
             listed = await reader.device_list()
             if isinstance(record.arguments.get("stream_id"), str):

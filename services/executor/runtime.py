@@ -10,6 +10,7 @@ process started with; a policy that no longer loads fails closed (``policy_inval
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ import aiosqlite
 from services.executor import ExecutorError
 from services.executor.checks import Fence, Proposed, Refusal, fence_refusal, policy_refusal
 from services.executor.facts import secret_digest
-from services.executor.world import SandboxReader, open_sandbox
+from services.executor.world import SandboxReader, WarmSandbox
 from shared.binding import BoundRecord
 from shared.config import Settings
 from shared.epiphan.mcp_session import McpConnection
@@ -81,6 +82,14 @@ class Runtime:
     _policy_cache: tuple[tuple[object, ...], tuple[Policy, ToolPolicy]] | None = field(
         default=None, repr=False
     )
+    _warm: WarmSandbox = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._warm = WarmSandbox(
+            self.settings.sandbox_token_file,
+            self.settings.epiphan_mcp_url,
+            timeout_seconds=self.call_timeout_seconds,
+        )
 
     @property
     def fence(self) -> Fence:
@@ -130,14 +139,15 @@ class Runtime:
                     )
         return Standing(policy, tool_policy, None if isinstance(proposed, Refusal) else proposed, refusal)
 
-    async def sandbox(self) -> McpConnection:
-        """A fresh connection with the sandbox sign-in (refreshed when near its end). Raises
-        `ExecutorError` (``no_sign_in``)."""
-        return await open_sandbox(
-            self.settings.sandbox_token_file,
-            self.settings.epiphan_mcp_url,
-            timeout_seconds=self.call_timeout_seconds,
-        )
+    def sandbox(self) -> contextlib.AbstractAsyncContextManager[McpConnection]:
+        """The sandbox sign-in's warm connection for one operation (``async with``), the slot
+        read again first (`services.executor.world.WarmSandbox`). Raises `ExecutorError`
+        (``no_sign_in``) on entering."""
+        return self._warm.use()
+
+    async def close(self) -> None:
+        """Close the warm sandbox session (the executor stops)."""
+        await self._warm.close()
 
     def reader(self, connection: McpConnection, tool_policy: ToolPolicy) -> SandboxReader:
         """Fresh, guarded reads over `connection` (the policy's read list); stream endpoints

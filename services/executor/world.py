@@ -1,7 +1,8 @@
 """The executor's fresh reads of the sandbox team, through the guarded read client.
 
-`open_sandbox` is the only place in Fleetwatch that reads the sandbox token slot: a fresh read
-for every operation, so a removed or replaced sign-in takes effect at once. Every read here
+`WarmSandbox` is the only place in Fleetwatch that reads the sandbox token slot: a fresh read
+for every operation, so a removed or replaced sign-in takes effect at once, while the MCP
+session itself stays open between operations as long as the token is the same. Every read here
 fails closed: a read that fails, times out, or comes back in no known shape raises
 `ExecutorError` with a refusal code (``device_list_unreadable`` for the device list,
 ``state_read_failed`` for everything else), never a guess.
@@ -14,7 +15,8 @@ in parallel, straight before the write.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -43,7 +45,6 @@ from shared.epiphan.fleet import (
 )
 from shared.epiphan.mcp_session import McpConnection
 from shared.epiphan.read_client import EpiphanReadClient
-from shared.epiphan.signin import SignInError, fresh_sign_in
 from shared.epiphan.slots import SignIn, SlotError, read_slot
 from shared.errors import Code, FleetwatchError
 
@@ -73,17 +74,71 @@ async def fresh_sandbox_sign_in(slot: Path) -> SignIn:
         ExecutorError: ``no_sign_in`` when the slot is missing, unusable or its sign-in is dead
             or cannot be refreshed now; never the token in the message.
     """
+    # the sign-in module brings the OAuth stack (the MCP SDK's auth, pydantic, httpx2): loaded
+    # with the first operation, not while the executor waits for one (issue 14: idle memory)
+    from shared.epiphan.signin import SignInError, fresh_sign_in
+
     try:
         return await fresh_sign_in(slot)
     except (SlotError, SignInError) as exc:
         raise ExecutorError(Code.NO_SIGN_IN, f"No usable sandbox sign-in: {exc.message}") from exc
 
 
-async def open_sandbox(slot: Path, default_url: str, *, timeout_seconds: float) -> McpConnection:
-    """An unopened MCP connection holding the (fresh) sandbox sign-in (the slot's server, else
-    `default_url`); the session opens on the first call. Raises as `fresh_sandbox_sign_in`."""
-    sign_in = await fresh_sandbox_sign_in(slot)
-    return McpConnection(sign_in.server or default_url, sign_in.access_token, timeout_seconds=timeout_seconds)
+class WarmSandbox:
+    """The sandbox sign-in's MCP session, kept warm between operations (issue 14): one
+    connection, reused while the slot holds the same access token. `use` reads the slot again
+    first, every time (a file of a few hundred bytes): a sign-in removed from its slot, or dead,
+    closes the session at once and the operation is refused (``no_sign_in``) before any byte
+    is sent; a replaced (rotated, refreshed) token closes the old session and opens one with the
+    new token. A session that broke is reopened by the next read (`McpConnection`); a write
+    never reopens one (`services.executor.write_client`).
+
+    Args:
+        slot: the sandbox token slot (the executor's alone).
+        default_url: the MCP URL when the slot names none.
+        timeout_seconds: bound on each call and on connecting.
+    """
+
+    def __init__(self, slot: Path, default_url: str, *, timeout_seconds: float) -> None:
+        self._slot = slot
+        self._default_url = default_url
+        self._timeout = timeout_seconds
+        self._connection: McpConnection | None = None
+        self._token: str | None = None
+        self._lock = asyncio.Lock()
+
+    @contextlib.asynccontextmanager
+    async def use(self) -> AsyncIterator[McpConnection]:
+        """The connection of the slot's current token, for one operation (``async with``); it
+        stays open after the block.
+
+        Raises:
+            ExecutorError: ``no_sign_in`` (as `fresh_sandbox_sign_in`), the session closed.
+        """
+        async with self._lock:
+            try:
+                sign_in = await fresh_sandbox_sign_in(self._slot)
+            except ExecutorError:
+                await self._drop()
+                raise
+            if self._connection is None or sign_in.access_token != self._token:
+                await self._drop()
+                self._connection = McpConnection(
+                    sign_in.server or self._default_url, sign_in.access_token, timeout_seconds=self._timeout
+                )
+                self._token = sign_in.access_token
+            connection = self._connection
+        yield connection
+
+    async def _drop(self) -> None:
+        connection, self._connection, self._token = self._connection, None, None
+        if connection is not None:
+            await connection.close()
+
+    async def close(self) -> None:
+        """Close the session (idempotent); the executor calls it when it stops."""
+        async with self._lock:
+            await self._drop()
 
 
 @dataclass(frozen=True, slots=True)

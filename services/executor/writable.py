@@ -81,7 +81,7 @@ async def list_writable(rt: Runtime) -> WritableDevices:
     """
     raise_refusal(fence_refusal(rt.fence))
     _, tool_policy = await rt.policies()
-    async with await rt.sandbox() as connection:
+    async with rt.sandbox() as connection:
         reader = rt.reader(connection, tool_policy)
         listed = await reader.device_list()
         raise_refusal(team_refusal(listed, rt.fence))

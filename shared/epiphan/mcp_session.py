@@ -174,6 +174,12 @@ class McpConnection:
         except (sdk.MCPError, *sdk.broken):
             pass  # the session was already broken; closing it has nothing more to say
 
+    async def _close_broken(self, session: ClientSession | None) -> None:
+        """Close the session a failed call used, unless another call already replaced it (calls
+        run at once on a warm session: the second to fail must not close the first's new one)."""
+        if session is None or session is self._session:
+            await self.close()
+
     async def _own(self, ready: asyncio.Future[ClientSession], closing: asyncio.Event) -> None:
         """Open the session, hand it over, keep it until ``closing`` is set; all in one task.
 
@@ -239,6 +245,7 @@ class McpConnection:
         """
         sdk = _sdk()
         types = sdk.types
+        session: ClientSession | None = None
         try:
             async with asyncio.timeout(self.timeout_seconds):
                 session = await self._open(reopen=reopen)  # McpCallError when none can be had
@@ -250,12 +257,12 @@ class McpConnection:
                     request_read_timeout_seconds=self.timeout_seconds,
                 )
         except TimeoutError as exc:
-            await self.close()
+            await self._close_broken(session)
             raise McpCallError(
                 Code.EPIPHAN_TIMEOUT, f"{tool}: no answer within {self.timeout_seconds:g} s"
             ) from exc
         except sdk.MCPError as exc:
-            await self.close()
+            await self._close_broken(session)
             if exc.code == types.REQUEST_TIMEOUT:
                 raise McpCallError(Code.EPIPHAN_TIMEOUT, f"{tool}: no answer in time") from exc
             if exc.code == types.CONNECTION_CLOSED:
@@ -264,7 +271,7 @@ class McpConnection:
                 raise McpCallError(Code.EPIPHAN_UNREACHABLE, f"{tool}: the server ended the session") from exc
             raise McpCallError(Code.EPIPHAN_BAD_RESULT, f"{tool}: protocol error {exc.code}") from exc
         except sdk.broken as exc:
-            await self.close()
+            await self._close_broken(session)
             raise McpCallError(Code.EPIPHAN_UNREACHABLE, f"{tool}: {type(exc).__name__}") from exc
         self.answered += 1
         texts = [block.text for block in result.content if isinstance(block, types.TextContent)]

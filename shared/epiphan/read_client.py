@@ -184,12 +184,25 @@ class EpiphanReadClient:
 
     async def _unredacted(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any:
         """`call` before redaction (the guard first, as always); never returned to a caller."""
+        return unredacted_result(await self._raw(tool, arguments))
+
+    async def _raw(self, tool: str, arguments: Mapping[str, Any] | None = None) -> RawToolResult:
+        """The guard, then one read. On a warm connection (one that answered before) whose
+        session turned out dead (``epiphan_unreachable``: the server reaped it while idle, or
+        restarted), the read is sent once more, on a new session: a read changes nothing, so
+        repeating it is safe. A write never comes here (`services.executor.write_client`)."""
         guard(tool, self._read_tools)
+        warm = self._connection.answered > 0
         try:
-            raw = await self._connection.call(tool, arguments)
+            return await self._connection.call(tool, arguments)
+        except FleetwatchError as exc:
+            if not (warm and exc.code is Code.EPIPHAN_UNREACHABLE):
+                raise EpiphanError(exc.code, tool, exc.message) from exc
+            log.info("the warm session was gone; %s read again on a new one", tool)
+        try:
+            return await self._connection.call(tool, arguments)
         except FleetwatchError as exc:
             raise EpiphanError(exc.code, tool, exc.message) from exc
-        return unredacted_result(raw)
 
     async def snapshot(
         self,
@@ -261,11 +274,7 @@ class EpiphanReadClient:
         tool = "get_stream_endpoints"
         if digest is None:
             return _parse(tool, parse_stream_endpoints, await self.call(tool))
-        guard(tool, self._read_tools)
-        try:
-            raw = await self._connection.call(tool, None)
-        except FleetwatchError as exc:
-            raise EpiphanError(exc.code, tool, exc.message) from exc
+        raw = await self._raw(tool)
         read_result(raw)  # raises for an error result or a sign-in problem, as every read
         return _parse(tool, lambda data: parse_stream_endpoints(data, digest=digest), raw.data())
 

@@ -19,7 +19,7 @@ from shared.epiphan.read_client import (
     EpiphanReadClient,
     is_auth_error_text,
 )
-from shared.errors import Code
+from shared.errors import Code, FleetwatchError
 from shared.policy.loader import load_policies
 
 START = datetime(2026, 9, 16, 13, 0, 0, tzinfo=UTC)
@@ -180,15 +180,21 @@ async def test_an_unreachable_server_is_reported_with_a_code(read_tools):
     assert caught.value.code == Code.EPIPHAN_UNREACHABLE
 
 
-async def test_a_session_the_server_ended_is_unreachable_and_the_next_read_opens_a_new_one(lab, read_tools):
+async def test_a_session_the_server_ended_is_unreachable_at_the_connection(lab):
+    async with McpConnection(lab.mcp_url, lab.teams["normal"].token, timeout_seconds=5) as connection:
+        await connection.call("get_devices_in_my_team")
+        lab.end_sessions()  # as a server that reaped the idle session, or restarted
+        with pytest.raises(FleetwatchError) as caught:
+            await connection.call("get_devices_in_my_team")
+        assert caught.value.code == Code.EPIPHAN_UNREACHABLE
+
+
+async def test_a_read_on_a_warm_session_the_server_ended_is_sent_once_more_on_a_new_session(lab, read_tools):
     async with client(lab, read_tools, timeout_seconds=5) as c:
         await c.call("get_devices_in_my_team")
-        lab.end_sessions()  # as a server that reaped the idle session, or restarted
-        with pytest.raises(EpiphanError) as caught:
-            await c.call("get_devices_in_my_team")
-        assert caught.value.code == Code.EPIPHAN_UNREACHABLE
+        lab.end_sessions()
         assert (await c.call("get_devices_in_my_team"))["devices"]
-    (_, before), (_, after) = lab.calls()  # the refused call never reached a tool
+    (_, before), (_, after) = lab.calls()  # the refused attempt never reached a tool
     assert before != after
 
 
