@@ -12,14 +12,13 @@ here; the sandbox slot belongs to the executor.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
 from shared.epiphan.fleet import FleetSnapshot
-from shared.epiphan.mcp_session import McpConnection
 from shared.epiphan.read_client import EpiphanReadClient
+from shared.epiphan.warm_session import WarmSession
 from shared.errors import Code, FleetwatchError
 
 _REOPEN_ON: Final = frozenset({Code.EPIPHAN_AUTH, Code.EPIPHAN_UNREACHABLE, Code.EPIPHAN_TIMEOUT})
@@ -40,47 +39,14 @@ class SlotReader:
     def __init__(
         self, slot: Path, default_server: str, read_tools: frozenset[str], *, timeout_seconds: float = 30.0
     ) -> None:
-        self._slot = slot
-        self._default_server = default_server
+        self._session = WarmSession(slot, default_server, timeout_seconds=timeout_seconds)
         self._read_tools = read_tools
-        self._timeout = timeout_seconds
-        self._client: EpiphanReadClient | None = None
-        self._token: str | None = None
-        self._lock = asyncio.Lock()
 
     async def _open(self) -> EpiphanReadClient:
-        # the OAuth stack (MCP SDK's auth, pydantic, httpx2) loads with the first read, not at rest
-        from shared.epiphan.signin import fresh_sign_in
-
-        async with self._lock:
-            try:
-                sign_in = await fresh_sign_in(self._slot)
-            except FleetwatchError:  # removed, unsafe or dead: the warm session goes at once
-                await self._close_locked()
-                raise
-            if self._client is None or sign_in.access_token != self._token:
-                await self._close_locked()
-                connection = McpConnection(
-                    sign_in.server or self._default_server,
-                    sign_in.access_token,
-                    timeout_seconds=self._timeout,
-                )
-                self._client, self._token = (
-                    EpiphanReadClient(connection, self._read_tools),
-                    sign_in.access_token,
-                )
-            return self._client
-
-    async def _close_locked(self) -> None:
-        client, self._client, self._token = self._client, None, None
-        if client is not None:
-            await client.__aexit__(None, None, None)
+        return EpiphanReadClient(await self._session.current(), self._read_tools)
 
     async def _drop(self, client: EpiphanReadClient) -> None:
-        async with self._lock:
-            if self._client is client:
-                self._client, self._token = None, None
-        await client.__aexit__(None, None, None)
+        await self._session.drop(client.connection)
 
     async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any:
         client = await self._open()
@@ -102,5 +68,4 @@ class SlotReader:
 
     async def close(self) -> None:
         """Close the connection (idempotent)."""
-        async with self._lock:
-            await self._close_locked()
+        await self._session.close()

@@ -46,6 +46,7 @@ from shared.epiphan.fleet import (
 from shared.epiphan.mcp_session import McpConnection
 from shared.epiphan.read_client import EpiphanReadClient
 from shared.epiphan.slots import SignIn, SlotError, read_slot
+from shared.epiphan.warm_session import WarmSession
 from shared.errors import Code, FleetwatchError
 
 T = TypeVar("T")
@@ -66,46 +67,14 @@ def sandbox_sign_in(slot: Path) -> SignIn:
         raise ExecutorError(Code.NO_SIGN_IN, f"No usable sandbox sign-in: {exc.message}") from exc
 
 
-async def fresh_sandbox_sign_in(slot: Path) -> SignIn:
-    """The sandbox sign-in, refreshed first when its access token ends within a minute
-    (`shared.epiphan.signin.fresh_sign_in`: one process refreshes under the slot's lock; rotation).
-
-    Raises:
-        ExecutorError: ``no_sign_in`` when the slot is missing, unusable or its sign-in is dead
-            or cannot be refreshed now; never the token in the message.
-    """
-    # the sign-in module brings the OAuth stack (the MCP SDK's auth, pydantic, httpx2): loaded
-    # with the first operation, not while the executor waits for one (issue 14: idle memory)
-    from shared.epiphan.signin import SignInError, fresh_sign_in
-
-    try:
-        return await fresh_sign_in(slot)
-    except (SlotError, SignInError) as exc:
-        raise ExecutorError(Code.NO_SIGN_IN, f"No usable sandbox sign-in: {exc.message}") from exc
-
-
 class WarmSandbox:
-    """The sandbox sign-in's MCP session, kept warm between operations (issue 14): one
-    connection, reused while the slot holds the same access token. `use` reads the slot again
-    first, every time (a file of a few hundred bytes): a sign-in removed from its slot, or dead,
-    closes the session at once and the operation is refused (``no_sign_in``) before any byte
-    is sent; a replaced (rotated, refreshed) token closes the old session and opens one with the
-    new token. A session that broke is reopened by the next read (`McpConnection`); a write
-    never reopens one (`services.executor.write_client`).
-
-    Args:
-        slot: the sandbox token slot (the executor's alone).
-        default_url: the MCP URL when the slot names none.
-        timeout_seconds: bound on each call and on connecting.
-    """
+    """The sandbox sign-in's warm session (`shared.epiphan.warm_session.WarmSession`): one MCP
+    session kept between operations while the slot holds the same token, the slot read again
+    before each operation, so a removed sign-in is refused (``no_sign_in``) before any byte is
+    sent and its session closed at once."""
 
     def __init__(self, slot: Path, default_url: str, *, timeout_seconds: float) -> None:
-        self._slot = slot
-        self._default_url = default_url
-        self._timeout = timeout_seconds
-        self._connection: McpConnection | None = None
-        self._token: str | None = None
-        self._lock = asyncio.Lock()
+        self._session = WarmSession(slot, default_url, timeout_seconds=timeout_seconds)
 
     @contextlib.asynccontextmanager
     async def use(self) -> AsyncIterator[McpConnection]:
@@ -113,32 +82,18 @@ class WarmSandbox:
         stays open after the block.
 
         Raises:
-            ExecutorError: ``no_sign_in`` (as `fresh_sandbox_sign_in`), the session closed.
+            ExecutorError: ``no_sign_in`` when the slot is missing, unusable or its sign-in is
+                dead or cannot be refreshed now (never the token in the message).
         """
-        async with self._lock:
-            try:
-                sign_in = await fresh_sandbox_sign_in(self._slot)
-            except ExecutorError:
-                await self._drop()
-                raise
-            if self._connection is None or sign_in.access_token != self._token:
-                await self._drop()
-                self._connection = McpConnection(
-                    sign_in.server or self._default_url, sign_in.access_token, timeout_seconds=self._timeout
-                )
-                self._token = sign_in.access_token
-            connection = self._connection
+        try:
+            connection = await self._session.current()
+        except FleetwatchError as exc:
+            raise ExecutorError(Code.NO_SIGN_IN, f"No usable sandbox sign-in: {exc.message}") from exc
         yield connection
-
-    async def _drop(self) -> None:
-        connection, self._connection, self._token = self._connection, None, None
-        if connection is not None:
-            await connection.close()
 
     async def close(self) -> None:
         """Close the session (idempotent); the executor calls it when it stops."""
-        async with self._lock:
-            await self._drop()
+        await self._session.close()
 
 
 @dataclass(frozen=True, slots=True)

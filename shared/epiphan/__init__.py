@@ -2,6 +2,7 @@
 
 Layers (each imports only those below it)::
 
+    warm_session.py    one warm MCP session per sign-in, the slot read again before each use
     signin.py          sign-in flows (OAuth with PKCE, paste, static token), refresh, the fence
                        check between the two teams
     read_client.py  attention.py  model_data.py

@@ -168,6 +168,11 @@ class EpiphanReadClient:
         self._connection = connection
         self._read_tools = frozenset(read_tools) & READ_TOOLS_OF_EPIPHAN
 
+    @property
+    def connection(self) -> McpConnection:
+        """The connection this client reads over."""
+        return self._connection
+
     async def __aenter__(self) -> EpiphanReadClient:
         return self
 
