@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import shlex
@@ -62,21 +63,23 @@ async def up(args: argparse.Namespace) -> int:
             return settings.runtime_dir / supervise.SOCKET_NAMES[name]
         return fence.layout.socket(name)
 
-    # The executor needs nothing the others make (it reads its sign-in at each operation): it
-    # starts beside the lab and the scripted model, while the demo's sign-ins are placed.
-    first = supervise.SERVICES[0]
-    if not await probe(socket(first)):
-        await supervise.launch(settings, first)
-    if demo:
+    async def lab_ready() -> bool:
+        return layout.lab_ready.exists()
 
-        async def lab_ready() -> bool:
-            return layout.lab_ready.exists()
+    async def sign_ins() -> None:
+        if demo:
+            await supervise.wait_until(lab_ready, "the lab", supervise.START_TIMEOUT_SECONDS)
+            url = json.loads(layout.lab_ready.read_text())["url"]
+            place_demo_sign_ins(settings, url, await lab_state(url))
 
-        await supervise.wait_until(lab_ready, "the lab", supervise.START_TIMEOUT_SECONDS)
-        url = json.loads(layout.lab_ready.read_text())["url"]
-        place_demo_sign_ins(settings, url, await lab_state(url))
-    for name in supervise.SERVICES:  # the fence's order: each ready before the next starts
-        await supervise.start_service(settings, name, socket(name), probe=probe)
+    async def services() -> None:
+        for name in supervise.SERVICES:  # the fence's order: each ready before the next starts
+            await supervise.start_service(settings, name, socket(name), probe=probe)
+
+    # The services need nothing the lab makes to start (each reads its sign-in at its first
+    # operation): they start, in the fence's order, while supervisord starts the lab and the
+    # scripted model and the demo's sign-ins are placed.
+    await asyncio.gather(sign_ins(), services())
     print(f"Fleetwatch is up{' on the lab (a simulated Epiphan Edge)' if demo else ''}.")
     print(f"Fence level: {fence.description}.")
     if demo or settings.fence_configured:

@@ -2,11 +2,11 @@
 
 `fleetwatch up` renders ``services/ctl/supervisord.conf`` (package data) into ``$FLEETWATCH_RUNTIME_DIR`` and starts
 supervisord; in demo mode (the MCP URL is the embedded lab's) supervisord starts the lab and the
-scripted model, and `fleetwatch up` starts the executor beside them (it needs nothing they make:
-it reads its sign-in at each operation), places the lab's demo sign-ins in their slots once the
-lab is ready (the fence is already the sandbox team's devices), then starts approval_web once the
-executor answers on its socket and the assistant once approval_web does (the readiness order of
-DESIGN §2). Programs are started and asked about over supervisord's XML-RPC socket (`rpc`), from
+scripted model, and meanwhile `fleetwatch up` starts the executor, approval_web once the executor
+answers on its socket, and the assistant once approval_web does (the readiness order of DESIGN
+§2; none needs the lab to start: each reads its sign-in at its first operation), and places the
+lab's demo sign-ins in their slots once the lab is ready (the fence is already the sandbox
+team's devices). Programs are started and asked about over supervisord's XML-RPC socket (`rpc`), from
 this process, without waiting for supervisord's ``startsecs``: readiness is each socket.
 
 Run as root on a machine where ``deploy/install.sh`` made the service users, with its settings
