@@ -1,6 +1,6 @@
 """What every executor operation shares: settings, the store connection (one lock, as a
 connection runs one transaction at a time), the binding key, the clock, the call timeout, and
-the fresh policy and sandbox connection each operation opens.
+the fresh policy each operation loads, and the warm sandbox connection every operation uses.
 
 The policy is loaded afresh for each operation (two small files), so Execute judges the
 policy in force *now* ("still proposes this tool at this schema version"), not the one the
@@ -22,14 +22,15 @@ import aiosqlite
 from services.executor import ExecutorError
 from services.executor.checks import Fence, Proposed, Refusal, fence_refusal, policy_refusal
 from services.executor.facts import secret_digest
-from services.executor.world import SandboxReader, WarmSandbox
+from services.executor.kill_switch import paused
+from services.executor.world import SandboxReader, sandbox_connection, sandbox_session
 from shared.binding import BoundRecord
 from shared.config import Settings
-from shared.epiphan.mcp_session import McpConnection
-from shared.epiphan.read_client import EpiphanReadClient
+from shared.epiphan.signed_session import SignedConnection
 from shared.errors import Code
 from shared.policy.loader import POLICY_FILE, TOOL_POLICY_FILE, Policy, PolicyError, ToolPolicy, load_policies
-from shared.store.approvals import kill_switch
+from shared.store.audit_seal import AuditKey
+from shared.store.audit_witness import Witness
 
 DEFAULT_CALL_TIMEOUT_SECONDS = 20.0
 """Bound on each Epiphan call (reads and the write), seconds."""
@@ -70,22 +71,26 @@ class Standing:
 
 @dataclass
 class Runtime:
-    """The executor's shared state. `key` is the binding key (memory only); `db` serialises use
-    of `conn`; `clock` is injectable for tests of the pure parts."""
+    """The executor's shared state. `key` is the binding key (memory only); `audit_key` its own
+    audit key (the one `conn` signs with; it also seals the kill switch) and `witness` its
+    anchor (`shared.store.audit_witness`); `db` serialises use of `conn`; `clock` is injectable for
+    tests of the pure parts."""
 
     settings: Settings
     conn: aiosqlite.Connection
     key: bytes
+    audit_key: AuditKey | None = None
+    witness: Witness | None = None
     call_timeout_seconds: float = DEFAULT_CALL_TIMEOUT_SECONDS
     clock: Callable[[], datetime] = utc_now
     db: asyncio.Lock = field(default_factory=asyncio.Lock)
     _policy_cache: tuple[tuple[object, ...], tuple[Policy, ToolPolicy]] | None = field(
         default=None, repr=False
     )
-    _warm: WarmSandbox = field(init=False, repr=False)
+    _sandbox: SignedConnection = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._warm = WarmSandbox(
+        self._sandbox = sandbox_connection(
             self.settings.sandbox_token_file,
             self.settings.epiphan_mcp_url,
             timeout_seconds=self.call_timeout_seconds,
@@ -132,26 +137,24 @@ class Runtime:
         )
         refusal = proposed if isinstance(proposed, Refusal) else fence_refusal(self.fence)
         if refusal is None:
-            async with self.db:
-                if await kill_switch(self.conn):
-                    refusal = Refusal(
-                        Code.KILL_SWITCH_ON, "Writes are paused (the kill switch is on); nothing ran."
-                    )
+            if await paused(self):
+                refusal = Refusal(
+                    Code.KILL_SWITCH_ON, "Writes are paused (the kill switch is on); nothing ran."
+                )
         return Standing(policy, tool_policy, None if isinstance(proposed, Refusal) else proposed, refusal)
 
-    def sandbox(self) -> contextlib.AbstractAsyncContextManager[McpConnection]:
-        """The sandbox sign-in's warm connection for one operation (``async with``), the slot
-        read again first (`services.executor.world.WarmSandbox`). Raises `ExecutorError`
+    def sandbox(self) -> contextlib.AbstractAsyncContextManager[SignedConnection]:
+        """The sandbox sign-in's warm connection for one operation (``async with``): the slot
+        read again first, refreshed when its token ended, the MCP session kept while the token
+        is the same (`services.executor.world.sandbox_session`). Raises `ExecutorError`
         (``no_sign_in``) on entering."""
-        return self._warm.use()
+        return sandbox_session(self._sandbox)
 
     async def close(self) -> None:
         """Close the warm sandbox session (the executor stops)."""
-        await self._warm.close()
+        await self._sandbox.close()
 
-    def reader(self, connection: McpConnection, tool_policy: ToolPolicy) -> SandboxReader:
-        """Fresh, guarded reads over `connection` (the policy's read list); stream endpoints
-        carry their secret digest under the binding key."""
-        return SandboxReader(
-            EpiphanReadClient(connection, tool_policy.read_tools), self.clock, secret_digest(self.key)
-        )
+    def reader(self, session: SignedConnection, tool_policy: ToolPolicy) -> SandboxReader:
+        """Fresh, guarded reads over `session` (the policy's read list); stream endpoints carry
+        their secret digest under the binding key."""
+        return SandboxReader(session, tool_policy.read_tools, self.clock, secret_digest(self.key))

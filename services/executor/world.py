@@ -1,8 +1,14 @@
 """The executor's fresh reads of the sandbox team, through the guarded read client.
 
-`WarmSandbox` is the only place in Fleetwatch that reads the sandbox token slot: a fresh read
-for every operation, so a removed or replaced sign-in takes effect at once, while the MCP
-session itself stays open between operations as long as the token is the same. Every read here
+`sandbox_connection` and `sandbox_session` are the only places in Fleetwatch that read the sandbox
+token slot: the executor keeps one warm connection of it
+(`shared.epiphan.signed_session.SignedConnection`, its MCP session kept while the slot holds the
+same token), and the slot is read again before every operation and every read, so a removed or
+replaced sign-in takes effect at once (a removed one closes the session). The connection
+refreshes the sign-in before use when the slot says the token ended, a read Epiphan refuses
+in-band (``epiphan_auth``) is repeated once after a refresh, and a read on a session the server
+ended is sent once more on a new one; the write is never repeated and never opens a session
+(`services.executor.write_client`). Every read here
 fails closed: a read that fails, times out, or comes back in no known shape raises
 `ExecutorError` with a refusal code (``device_list_unreadable`` for the device list,
 ``state_read_failed`` for everything else), never a guess.
@@ -16,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -35,6 +41,9 @@ from services.executor.checks import (
 )
 from shared.binding import TargetState
 from shared.epiphan.fleet import (
+    EVENTS,
+    RECORDER,
+    SYSTEM,
     Event,
     StreamEndpoint,
     SystemStatus,
@@ -44,9 +53,10 @@ from shared.epiphan.fleet import (
     parse_system_status,
 )
 from shared.epiphan.mcp_session import McpConnection
+from shared.epiphan.read_batches import DeviceReads
 from shared.epiphan.read_client import EpiphanReadClient
+from shared.epiphan.signed_session import SignedConnection, failed_codes
 from shared.epiphan.slots import SignIn, SlotError, read_slot
-from shared.epiphan.warm_session import WarmSession
 from shared.errors import Code, FleetwatchError
 
 T = TypeVar("T")
@@ -67,33 +77,28 @@ def sandbox_sign_in(slot: Path) -> SignIn:
         raise ExecutorError(Code.NO_SIGN_IN, f"No usable sandbox sign-in: {exc.message}") from exc
 
 
-class WarmSandbox:
-    """The sandbox sign-in's warm session (`shared.epiphan.warm_session.WarmSession`): one MCP
-    session kept between operations while the slot holds the same token, the slot read again
-    before each operation, so a removed sign-in is refused (``no_sign_in``) before any byte is
-    sent and its session closed at once."""
+def sandbox_connection(slot: Path, default_url: str, *, timeout_seconds: float) -> SignedConnection:
+    """The executor's one warm connection of the sandbox sign-in in `slot` (the slot's server,
+    else `default_url`); nothing is read or opened until the first operation
+    (`sandbox_session`). The executor closes it when it stops."""
+    return SignedConnection(slot, default_url, timeout_seconds=timeout_seconds)
 
-    def __init__(self, slot: Path, default_url: str, *, timeout_seconds: float) -> None:
-        self._session = WarmSession(slot, default_url, timeout_seconds=timeout_seconds)
 
-    @contextlib.asynccontextmanager
-    async def use(self) -> AsyncIterator[McpConnection]:
-        """The connection of the slot's current token, for one operation (``async with``); it
-        stays open after the block.
+@contextlib.asynccontextmanager
+async def sandbox_session(session: SignedConnection) -> AsyncIterator[SignedConnection]:
+    """One operation on the warm sandbox connection `session` (``async with``): the slot is read
+    first (refreshed when it says its token ended; a removed or unusable sign-in closes the
+    session before any byte is sent); the session stays open after the block.
 
-        Raises:
-            ExecutorError: ``no_sign_in`` when the slot is missing, unusable or its sign-in is
-                dead or cannot be refreshed now (never the token in the message).
-        """
-        try:
-            connection = await self._session.current()
-        except FleetwatchError as exc:
-            raise ExecutorError(Code.NO_SIGN_IN, f"No usable sandbox sign-in: {exc.message}") from exc
-        yield connection
-
-    async def close(self) -> None:
-        """Close the session (idempotent); the executor calls it when it stops."""
-        await self._session.close()
+    Raises:
+        ExecutorError: ``no_sign_in`` when the slot is missing or unusable, or its sign-in is
+            dead or cannot be refreshed now (never the token in the message).
+    """
+    try:
+        await session.current()
+    except FleetwatchError as exc:  # SlotError, SignInError (its module loads with the first use)
+        raise ExecutorError(Code.NO_SIGN_IN, f"No usable sandbox sign-in: {exc.message}") from exc
+    yield session
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,18 +119,66 @@ async def _read(code: Code, what: str, read: Awaitable[T]) -> T:
 
 
 class SandboxReader:
-    """Fresh reads of the sandbox team. `clock` gives the current UTC time (for ``until``);
-    `digest` makes each stream endpoint's keyed secret digest (`services.executor.facts`)."""
+    """Fresh reads of the sandbox team over `session` (guarded: the policy's `read_tools`; a
+    read refused in-band is repeated once after a refresh). `clock` gives the current UTC time
+    (for ``until``); `digest` makes each stream endpoint's keyed secret digest
+    (`services.executor.facts`)."""
 
     def __init__(
         self,
-        client: EpiphanReadClient,
+        session: SignedConnection,
+        read_tools: frozenset[str],
         clock: Callable[[], datetime],
         digest: Callable[[Mapping[str, Any]], str] | None = None,
     ) -> None:
-        self._client = client
+        self._session = session
+        self._read_tools = read_tools
         self._clock = clock
         self._digest = digest
+        self._last: McpConnection | None = None
+
+    @property
+    def last_used(self) -> McpConnection:
+        """The connection this reader's last read came back on (the executor's write goes
+        there, straight after its last read: no slot read, no refresh, no new session in
+        between; another operation's reads on the same warm connection do not move it).
+
+        Raises:
+            RuntimeError: nothing was read yet.
+        """
+        if self._last is None:
+            raise RuntimeError("no connection: read before writing")
+        return self._last
+
+    def _through(
+        self,
+        op: Callable[[EpiphanReadClient], Awaitable[T]],
+        failures: Callable[[T], Iterable[str]] | None = None,
+    ) -> Awaitable[T]:
+        """`SignedConnection.read` of `op`, noting the connection it came back on."""
+
+        async def noted(client: EpiphanReadClient) -> T:
+            result = await op(client)
+            self._last = client.connection
+            return result
+
+        return self._session.read(self._read_tools, noted, failures=failures)
+
+    def _call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Awaitable[Any]:
+        return self._through(lambda client: client.call(tool, arguments))
+
+    def _per_device(
+        self,
+        tool: str,
+        ids: list[str],
+        parser: Callable[[Any], Mapping[str, T]],
+        arguments: Mapping[str, Any] | None = None,
+    ) -> Awaitable[DeviceReads[T]]:
+        """`EpiphanReadClient.per_device` over the session; a call refused for the sign-in
+        repeats the whole read once after a refresh (`SignedConnection.read`'s `failures`)."""
+        return self._through(
+            lambda client: client.per_device(tool, ids, parser, arguments), failures=failed_codes
+        )
 
     async def device_list(self) -> DeviceList:
         """``get_devices_in_my_team`` -> `DeviceList`. Raises `ExecutorError`
@@ -133,7 +186,7 @@ class SandboxReader:
         data = await _read(
             Code.DEVICE_LIST_UNREADABLE,
             "The sandbox team's device list",
-            self._client.call("get_devices_in_my_team"),
+            self._call("get_devices_in_my_team"),
         )
         team_id, devices = await _read(
             Code.DEVICE_LIST_UNREADABLE, "The sandbox team's device list", _parsed(parse_devices, data)
@@ -146,32 +199,31 @@ class SandboxReader:
         return await _read(
             Code.STATE_READ_FAILED,
             "The sandbox team's stream destinations",
-            self._client.stream_endpoints(digest=self._digest),
+            self._through(lambda client: client.stream_endpoints(digest=self._digest)),
         )
 
     async def targets(self, targets: tuple[str, ...], *, with_system: bool = False) -> TargetReads:
         """Recorder status and current/next events of `targets` (and system status when
-        `with_system`), read in parallel. Raises `ExecutorError` (``state_read_failed``)."""
+        `with_system`), read in parallel through the batching client (calls of at most 100 IDs,
+        `shared.epiphan.read_client.EpiphanReadClient.per_device`), all or nothing: one call that fails or
+        comes back in no known shape fails the whole read. Raises `ExecutorError`
+        (``state_read_failed``)."""
         ids = list(targets)
         until = epiphan_time(self._clock() + EVENTS_HORIZON)
-        reads: list[Awaitable[Any]] = [
-            self._client.call("get_recorder_status_for_devices", {"device_ids": ids}),
-            self._client.call(
-                "get_current_or_next_cms_events_for_devices", {"device_ids": ids, "until": until}
-            ),
+        reads: list[Awaitable[DeviceReads[Any]]] = [
+            self._per_device(RECORDER, ids, parse_recorder_status),
+            self._per_device(EVENTS, ids, parse_events, {"until": until}),
         ]
         if with_system:
-            reads.append(self._client.call("get_system_status_for_devices", {"device_ids": ids}))
+            reads.append(self._per_device(SYSTEM, ids, parse_system_status))
         what = "The targets' recorder status and events"
         results = await _read(Code.STATE_READ_FAILED, what, _gather(reads))
-        recorder = await _read(Code.STATE_READ_FAILED, what, _parsed(parse_recorder_status, results[0]))
-        events = await _read(Code.STATE_READ_FAILED, what, _parsed(parse_events, results[1]))
-        system = (
-            await _read(Code.STATE_READ_FAILED, what, _parsed(parse_system_status, results[2]))
-            if with_system
-            else {}
-        )
-        return TargetReads(recorder=recorder, events=events, system=system)
+        recorder, events, *system = [await _read(Code.STATE_READ_FAILED, what, _required(r)) for r in results]
+        return TargetReads(recorder=recorder, events=events, system=system[0] if system else {})
+
+
+async def _required(reads: DeviceReads[T]) -> dict[str, T]:
+    return reads.require()
 
 
 async def _gather(reads: list[Awaitable[Any]]) -> list[Any]:

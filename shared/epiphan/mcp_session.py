@@ -1,7 +1,9 @@
 """One MCP session to an Epiphan Edge server over streamable HTTP, with a bearer token.
 
-This module is the only place that sends ``tools/call``. It is used by exactly two classes: the
-guarded read client (`shared.epiphan.read_client.EpiphanReadClient`) and the executor's write client
+This module is the only place that sends ``tools/call`` (and ``tools/list``, which only
+``fleetwatch capture`` asks for, to compare the server's argument schemas with the reviewed
+ones). It is used by exactly two classes: the guarded read client
+(`shared.epiphan.read_client.EpiphanReadClient`) and the executor's write client
 (`services.executor.write_client`); a test fails if any other module calls it. It knows nothing
 of read or write: the guard lives in the callers.
 
@@ -128,7 +130,8 @@ class McpConnection:
     The session is opened lazily by the first `call`, so a call refused before it (by a guard)
     sends no byte at all. A session that broke is closed; the next `call` opens another, unless
     it says ``reopen=False`` (a write: it goes on the session the reads before it used, or not
-    at all). ``answered`` counts the calls that came back with a result, over every session.
+    at all), or the connection was retired (`retire`). ``answered`` counts the calls that came
+    back with a result, over every session.
     """
 
     def __init__(
@@ -148,6 +151,7 @@ class McpConnection:
         self._closing: asyncio.Event | None = None
         self._lock = asyncio.Lock()
         self._opened = False
+        self._retired = False
         self.answered = 0
 
     def __repr__(self) -> str:
@@ -173,6 +177,14 @@ class McpConnection:
             owner.cancel()
         except (sdk.MCPError, *sdk.broken):
             pass  # the session was already broken; closing it has nothing more to say
+
+    async def retire(self) -> None:
+        """Close the session and never open another on this connection: a call after this
+        fails (`Code.EPIPHAN_UNREACHABLE`) without sending anything. For a token that left its
+        slot (`shared.epiphan.signed_session`): a read still running with it cannot bring it
+        back."""
+        self._retired = True
+        await self.close()
 
     async def _close_broken(self, session: ClientSession | None) -> None:
         """Close the session a failed call used, unless another call already replaced it (calls
@@ -212,6 +224,8 @@ class McpConnection:
 
     async def _open(self, *, reopen: bool = True) -> ClientSession:
         async with self._lock:
+            if self._retired:
+                raise McpCallError(Code.EPIPHAN_UNREACHABLE, "this connection's sign-in was withdrawn")
             if self._session is not None:
                 return self._session
             if self._opened and not reopen:
@@ -230,6 +244,40 @@ class McpConnection:
                 await self.close()
                 raise
             return self._session
+
+    async def list_tools(self, *, max_pages: int = 20) -> list[dict[str, Any]]:
+        """The server's tools: ``[{name, input_schema, output_schema}]`` (descriptions are left
+        out: they are the server's untrusted text). Follows at most `max_pages` pages.
+
+        Raises:
+            McpCallError: as `call`.
+        """
+        sdk = _sdk()
+        tools: list[dict[str, Any]] = []
+        cursor: str | None = None
+        try:
+            async with asyncio.timeout(self.timeout_seconds * max_pages):
+                session = await self._open()
+                for _ in range(max_pages):
+                    params = sdk.types.PaginatedRequestParams(cursor=cursor) if cursor else None
+                    result = await session.list_tools(params=params)
+                    tools += [
+                        {"name": t.name, "input_schema": t.input_schema, "output_schema": t.output_schema}
+                        for t in result.tools
+                    ]
+                    cursor = result.next_cursor
+                    if not cursor:
+                        break
+        except TimeoutError as exc:
+            await self.close()
+            raise McpCallError(Code.EPIPHAN_TIMEOUT, "tools/list: no answer in time") from exc
+        except sdk.MCPError as exc:
+            await self.close()
+            raise McpCallError(Code.EPIPHAN_BAD_RESULT, f"tools/list: protocol error {exc.code}") from exc
+        except sdk.broken as exc:
+            await self.close()
+            raise McpCallError(Code.EPIPHAN_UNREACHABLE, f"tools/list: {type(exc).__name__}") from exc
+        return tools
 
     async def call(
         self, tool: str, arguments: Mapping[str, Any] | None = None, *, reopen: bool = True
