@@ -1,5 +1,6 @@
 """The store under several writers (`bench/compass.py`): processes appending audit rows at once,
-each row in its own ``BEGIN IMMEDIATE`` (`shared.store.db.append_audit`), against one writer
+each row in its own ``BEGIN IMMEDIATE`` (`shared.store.db.append_audit`, signed with an audit key
+as approval_web signs its rows), against one writer
 alone in the same run. Every "database is locked" (or ``store_busy``) is counted, never retried
 silently.
 
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shared.errors import Code
+from shared.store.audit_seal import APPROVAL_WEB, AuditKey, Keyring
 from shared.store.db import StoreError, append_audit, migrate, open_store
 
 WRITERS = 3
@@ -27,7 +29,8 @@ SETTLE_SECONDS = 1.5
 
 
 async def write_rows(db: Path, start: float, seconds: float) -> dict[str, int]:
-    conn = await open_store(db)
+    # each row signed as approval_web signs its rows (a fresh key: nothing here verifies them)
+    conn = await open_store(db, keyring=Keyring(AuditKey.new(APPROVAL_WEB)))
     rows = locked = 0
     try:
         await asyncio.sleep(max(0.0, start - time.time()))  # a benchmark's common start, not a test
