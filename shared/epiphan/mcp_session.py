@@ -110,6 +110,14 @@ def _sdk() -> SimpleNamespace:
     )
 
 
+async def loaded_sdk() -> SimpleNamespace:
+    """`_sdk`, imported in a thread the first time (a second or more on a busy machine), so the
+    event loop of the process that reads Epiphan for the first time keeps answering meanwhile."""
+    if _sdk.cache_info().currsize:
+        return _sdk()
+    return await asyncio.to_thread(_sdk)
+
+
 def _root_cause(exc: BaseException) -> str:
     """The type name of the innermost first exception (task groups wrap them in groups)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
@@ -252,7 +260,7 @@ class McpConnection:
         Raises:
             McpCallError: as `call`.
         """
-        sdk = _sdk()
+        sdk = await loaded_sdk()
         tools: list[dict[str, Any]] = []
         cursor: str | None = None
         try:
@@ -291,7 +299,7 @@ class McpConnection:
                 `Code.EPIPHAN_UNREACHABLE` when the server could not be reached or the connection
                 broke; `Code.EPIPHAN_BAD_RESULT` for a protocol-level error answer.
         """
-        sdk = _sdk()
+        sdk = await loaded_sdk()
         types = sdk.types
         session: ClientSession | None = None
         try:

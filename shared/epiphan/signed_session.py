@@ -44,9 +44,12 @@ sign-in), `shared.epiphan.read_client.EpiphanError` (the read).
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
+import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any, TypeVar
 
 from shared.epiphan.fleet import FleetSnapshot
@@ -61,6 +64,17 @@ T = TypeVar("T")
 REOPEN_ON = frozenset({Code.EPIPHAN_UNREACHABLE, Code.EPIPHAN_TIMEOUT})
 """A read failing so drops the connection: the next one opens afresh. The read itself is repeated
 only when the connection was warm and the session is gone (``epiphan_unreachable``)."""
+
+
+async def _signin() -> ModuleType:
+    """`shared.epiphan.signin`. It brings the OAuth stack (the MCP SDK's auth, pydantic,
+    httpx2), so it loads with the first use, not while a service waits for one (issue 14: idle
+    memory), and in a thread: the event loop keeps answering while it loads."""
+    if "shared.epiphan.signin" not in sys.modules:
+        await asyncio.to_thread(importlib.import_module, "shared.epiphan.signin")
+    from shared.epiphan import signin
+
+    return signin
 
 
 class SignedConnection:
@@ -108,13 +122,10 @@ class SignedConnection:
         Raises:
             SlotError / SignInError: as `shared.epiphan.signin.fresh_sign_in`.
         """
-        # the sign-in module brings the OAuth stack (the MCP SDK's auth, pydantic, httpx2): it
-        # loads with the first use, not while a service waits for one (issue 14: idle memory)
-        from shared.epiphan.signin import fresh_sign_in
-
+        signin = await _signin()
         async with self._lock:
             try:
-                sign_in = await fresh_sign_in(self.slot)
+                sign_in = await signin.fresh_sign_in(self.slot)
             except FleetwatchError:
                 await self._retire_locked()
                 raise
@@ -135,12 +146,11 @@ class SignedConnection:
     async def _after_refusal(self, refused: McpConnection) -> McpConnection | None:
         """A connection with a token refreshed after `refused`'s was refused in-band, or None
         when the sign-in cannot refresh."""
-        from shared.epiphan.signin import refresh_refused
-
+        signin = await _signin()
         async with self._lock:
             if self._connection is not refused and self._connection is not None:
                 return self._connection  # another read already refreshed
-            fresh = await refresh_refused(self.slot, self._token or "")
+            fresh = await signin.refresh_refused(self.slot, self._token or "")
             if fresh is None:
                 return None
             self.refreshed += 1
