@@ -20,14 +20,15 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
-
-import anthropic
+from typing import TYPE_CHECKING, Any, Final
 
 from services.assistant import ModelUnavailable
 from services.assistant.budget import Budget, Spent, over_before_model_call, seconds_left
 from services.assistant.pipeline import ToolCall, ToolRunner
 from services.assistant.prompt import system_blocks
+
+if TYPE_CHECKING:
+    import anthropic
 
 DEFAULT_MAX_TOKENS: Final = 2048
 """Largest answer per model call, in tokens."""
@@ -147,6 +148,8 @@ class ModelLoop:
         self, messages: list[dict[str, Any]], seconds: float, *, by_budget: bool, on_text: TextSink | None
     ) -> Any:
         """One streamed model call; None when the wall budget ran out during it."""
+        import anthropic  # the SDK is loaded with the first question (the client made it)
+
         try:
             async with asyncio.timeout(seconds):
                 async with self._client.messages.stream(

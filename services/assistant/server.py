@@ -21,10 +21,8 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import urlsplit
-
-import anthropic
 
 from services.assistant import AssistantError
 from services.assistant.manifest import capabilities
@@ -57,6 +55,9 @@ from shared.wire.assistant import (
 from shared.wire.formats import MAX_QUESTION_CHARS
 from shared.wire.protocol import Codec, GetCapabilities, Message, message_tag
 from shared.wire.server import PeerCred, RefusedRequest, serve_unix
+
+if TYPE_CHECKING:
+    import anthropic
 
 log = logging.getLogger(__name__)
 
@@ -98,16 +99,44 @@ def model_info(settings: Settings) -> ModelInfo:
     return ModelInfo(kind="demo_model" if demo else "model", model=settings.model, endpoint=endpoint)
 
 
-def model_client(settings: Settings) -> anthropic.AsyncAnthropic | None:
+class ModelClient:
+    """The model client the settings describe, made at the first model call: the Anthropic SDK
+    (and its HTTP and pydantic stacks) is imported then, not while the assistant waits for a
+    question (issue 14: idle memory). ``messages`` and ``close`` are the SDK client's."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._client: anthropic.AsyncAnthropic | None = None
+
+    def _made(self) -> anthropic.AsyncAnthropic:
+        if self._client is None:
+            import anthropic
+
+            key = self._settings.anthropic_api_key
+            assert key is not None  # `model_client` makes none without a key
+            self._client = anthropic.AsyncAnthropic(
+                api_key=key.reveal(),
+                base_url=self._settings.anthropic_base_url,
+                max_retries=MODEL_RETRIES,
+                timeout=self._settings.model_timeout_seconds,
+            )
+        return self._client
+
+    @property
+    def messages(self) -> Any:
+        """The SDK client's ``messages`` (the client is made now if it was not yet)."""
+        return self._made().messages
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+
+
+def model_client(settings: Settings) -> ModelClient | None:
     """The model client the settings describe, or None when no key is set (model off)."""
     if settings.anthropic_api_key is None:
         return None
-    return anthropic.AsyncAnthropic(
-        api_key=settings.anthropic_api_key.reveal(),
-        base_url=settings.anthropic_base_url,
-        max_retries=MODEL_RETRIES,
-        timeout=settings.model_timeout_seconds,
-    )
+    return ModelClient(settings)
 
 
 def build_reader(settings: Settings, tool_policy: ToolPolicy) -> SignedReader:

@@ -347,13 +347,10 @@ async def processes_words(settings: Any) -> list[str]:
             " (sudo fleetwatch status). What each service answers is below.",
             "",
         ]
-    code, out = await supervise.supervisorctl(settings, "status")
-    lines = out.strip().splitlines()
-    if code not in (0, 3) or not lines or lines[0].startswith(("Error", "error", "unix://")):
-        return [
-            f"Processes:    supervisord (pid {pid}) did not answer: {visible(lines[0] if lines else '', 160)}",
-            "",
-        ]
+    try:
+        lines = await supervise.process_lines(settings)  # over its socket: no supervisorctl to start
+    except supervise.SuperviseError as exc:
+        return [f"Processes:    supervisord (pid {pid}) did not answer: {visible(exc.message, 160)}", ""]
     return ["Processes (supervisord):", *(f"  {visible(line, 200)}" for line in lines), ""]
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
@@ -43,9 +43,11 @@ from shared.epiphan.fleet_shapes import outline, recognise
 from shared.epiphan.mcp_session import McpConnection
 from shared.epiphan.read_client import EpiphanError, EpiphanReadClient
 from shared.epiphan.redact import url_host
-from shared.epiphan.signin import fresh_sign_in
 from shared.errors import FleetwatchError
-from shared.policy.loader import ProposeRule, load_policies
+
+if TYPE_CHECKING:
+    from shared.policy.loader import ProposeRule
+
 
 PER_DEVICE: Final = (
     "get_recorder_status_for_devices",
@@ -289,6 +291,10 @@ def _cms_of(job: Capturing, device_id: str | None) -> str:
 async def capture_command(args: argparse.Namespace) -> int:
     """``fleetwatch capture``: see the module docstring."""
     from services.ctl.output import print_json
+
+    # the sign-in's OAuth stack and the policy's validators: only when capture runs
+    from shared.epiphan.signin import fresh_sign_in
+    from shared.policy.loader import load_policies
 
     settings = load_settings()
     _, tool_policy = load_policies(settings.policy_dir, settings.policy_override)

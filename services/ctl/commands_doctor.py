@@ -41,7 +41,6 @@ from shared.epiphan.fleet import parse_devices
 from shared.epiphan.signed_session import SignedConnection
 from shared.epiphan.slots import slot_summary
 from shared.errors import Code, FleetwatchError
-from shared.policy.loader import load_policies
 from shared.web.loopback_peer import LISTEN, read_tables, table_rows
 from shared.wire.approval import ApprovalClient, Status
 from shared.wire.assistant import AssistantClient, ModelInfo, WatchStatus
@@ -281,6 +280,8 @@ async def prove_sandbox(settings: Settings, summary: Mapping[str, Any], allowed:
 
 async def gather(settings: Settings, *, live: bool = False) -> Facts:
     """Every fact the checks need, read now (with `live`, the sign-ins proven too)."""
+    from shared.policy.loader import load_policies  # jsonschema and yaml: only when doctor runs
+
     read_tools, proposable, policy_error = None, (), None
     try:
         _policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)

@@ -16,28 +16,28 @@ never hold it), with the changes the policy lets anyone propose for them, in wor
 Errors: the slot's or the read's `FleetwatchError` (``no_sign_in``, ``epiphan_auth``...), or the
 service's refusal as `shared.wire.client.CallError` (``service_unavailable`` when it is not
 running); ``main`` prints one line.
+
+What reads the fleet (the MCP client, the policy loader, the views) is imported when the
+command runs, so the other commands start without it.
 """
 
 from __future__ import annotations
 
 import argparse
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-import msgspec
-
-from services.ctl.admin_words import render_writable, view_for
-from services.ctl.fleet_view import fleet_json, render_fleet
 from services.ctl.output import print_json
 from shared.config import Settings, load_settings
-from shared.epiphan.attention import thresholds_from_policy
-from shared.epiphan.fleet import FleetSnapshot
-from shared.epiphan.signed_session import SignedReader
 from shared.epiphan.slots import SlotError, read_slot
 from shared.errors import Code
-from shared.policy.loader import Policy, ProposeRule, ToolPolicy, load_policies
-from shared.text.languages import Language
 from shared.wire.approval import ApprovalClient
 from shared.wire.assistant import AssistantClient
+
+if TYPE_CHECKING:
+    from shared.epiphan.fleet import FleetSnapshot
+    from shared.policy.loader import Policy, ProposeRule, ToolPolicy
+    from shared.text.languages import Language
 
 FLEET_TIMEOUT_SECONDS = 120.0
 """Wait for the assistant's fleet read (thousands of devices take seconds)."""
@@ -67,6 +67,8 @@ async def read_snapshot(settings: Settings, tool_policy: ToolPolicy) -> FleetSna
         FleetwatchError: see the module doc.
     """
     if slot_readable_here(settings):
+        from shared.epiphan.signed_session import SignedReader  # the MCP client: only when it reads
+
         async with SignedReader(
             settings.read_token_file, settings.epiphan_mcp_url, tool_policy.read_tools
         ) as reader:
@@ -76,6 +78,9 @@ async def read_snapshot(settings: Settings, tool_policy: ToolPolicy) -> FleetSna
 
 def show(snapshot: FleetSnapshot, policy: Policy, as_json: bool, language: Language = "en") -> None:
     """Print a snapshot as a table in `language`, or JSON (names escaped either way)."""
+    from services.ctl.fleet_view import fleet_json, render_fleet
+    from shared.epiphan.attention import thresholds_from_policy
+
     now = datetime.now(UTC)
     if as_json:
         print_json(fleet_json(snapshot, now, thresholds_from_policy(policy)))
@@ -85,6 +90,9 @@ def show(snapshot: FleetSnapshot, policy: Policy, as_json: bool, language: Langu
 
 async def fleet(args: argparse.Namespace) -> int:
     """Show the fleet through the read sign-in."""
+    from services.ctl.admin_words import view_for
+    from shared.policy.loader import load_policies
+
     settings = load_settings()
     policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
     language = view_for(args.language, settings.language, settings.timezone).language
@@ -98,6 +106,8 @@ def proposable(settings: Settings) -> tuple[list[tuple[str, ProposeRule]], bool]
     Raises:
         FleetwatchError: ``policy_invalid`` when the policy files do not load.
     """
+    from shared.policy.loader import load_policies
+
     policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
     observe = not policy.may_propose
     return ([] if observe else sorted(tool_policy.propose.items())), observe
@@ -108,6 +118,10 @@ async def writable(args: argparse.Namespace) -> int:
     ``ListWritable``, which the executor answers with a fresh read of the sandbox team), and the
     changes that may be proposed for them, in the operator's language and time. ``--json``:
     the executor's answer as it is (UTC) with ``proposable_tools``, the tools' names."""
+    import msgspec
+
+    from services.ctl.admin_words import render_writable, view_for
+
     settings = load_settings()
     client = ApprovalClient(settings.approval_socket, timeout_seconds=WRITABLE_TIMEOUT_SECONDS)
     reply = await client.list_writable()

@@ -18,14 +18,14 @@ import asyncio
 import os
 import sys
 import time
-import webbrowser
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shared.config import load_settings
-from shared.epiphan.signin import ShowUrl, SignInError, logout, oauth_sign_in, static_sign_in, store_sign_in
-from shared.epiphan.signin_oauth import http_client
 from shared.errors import Code
-from shared.policy.loader import load_policies
+
+if TYPE_CHECKING:
+    from shared.epiphan.signin import ShowUrl
 
 
 def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
@@ -66,6 +66,8 @@ def _say(text: str) -> None:
 
 
 async def _paste() -> str:
+    from shared.epiphan.signin import SignInError
+
     _say("Paste the address your browser shows after you picked the team, then press Enter:")
     line = await asyncio.to_thread(sys.stdin.readline)
     if not line.strip():
@@ -78,6 +80,8 @@ def _opener(args: argparse.Namespace, team: str) -> ShowUrl:
         _say(f"Open this address in a browser, sign in to Epiphan and pick the {team} team:\n\n  {url}\n")
         has_display = bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
         if not (args.paste or args.no_browser) and has_display:
+            import webbrowser
+
             await asyncio.to_thread(webbrowser.open, url)
         if not args.paste:
             _say("Waiting for the browser to come back…")
@@ -86,6 +90,10 @@ def _opener(args: argparse.Namespace, team: str) -> ShowUrl:
 
 
 async def login_command(args: argparse.Namespace) -> int:
+    from shared.epiphan.signin import oauth_sign_in, static_sign_in, store_sign_in
+    from shared.epiphan.signin_oauth import http_client
+    from shared.policy.loader import load_policies
+
     settings = load_settings()
     _policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
     which = "sandbox" if args.sandbox else "read"
@@ -116,6 +124,9 @@ async def login_command(args: argparse.Namespace) -> int:
 
 
 async def logout_command(args: argparse.Namespace) -> int:
+    from shared.epiphan.signin import logout
+    from shared.epiphan.signin_oauth import http_client
+
     settings = load_settings()
     path = settings.sandbox_token_file if args.sandbox else settings.read_token_file
     async with http_client() as http:

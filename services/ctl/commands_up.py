@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import shlex
 import sys
 from pathlib import Path
-
-import httpx2
+from typing import TYPE_CHECKING
 
 from services.ctl import CtlError, supervise
 from shared.config import Settings, given, load_settings
 from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
-from shared.policy.loader import Limits
 from shared.text.catalogue import N_, translate
 from shared.text.change_words import why
 from shared.text.display import visible
 from shared.text.languages import Language
 from shared.wire.assistant import Answer, Ask, AssistantClient
+
+if TYPE_CHECKING:
+    from shared.policy.loader import Limits  # the policy stack loads only in demo, which reads it
 
 DEMO_SLACK_CHANNEL = "#av-watch"
 """The channel the demo's watch posts to on the lab's Slack stand-in."""
@@ -53,6 +55,8 @@ def demo_environment(settings: Settings, scenario: str) -> dict[str, str]:
 
 async def lab_state(lab_url: str) -> dict:
     """``GET /_lab/state`` (loopback only): the teams with their demo tokens and device IDs."""
+    import httpx2  # only the demo asks the lab: other commands start without the HTTP stack
+
     async with httpx2.AsyncClient(timeout=10) as client:
         response = await client.get(f"{lab_url}/_lab/state")
         response.raise_for_status()
@@ -66,20 +70,32 @@ async def up(args: argparse.Namespace) -> int:
     demo = supervise.is_demo(settings)
     env = demo_environment(settings, args.scenario) if demo else dict(os.environ)
     layout = await supervise.start_daemon(settings, env, scenario=args.scenario, server=fence.layout)
-    if demo:
+    # root may not connect to every socket (each one's peer check would audit it): it looks at
+    # the socket file instead
+    probe = supervise.socket_answers if fence.layout is None else supervise.socket_ready
 
-        async def lab_ready() -> bool:
-            return layout.lab_ready.exists()
-
-        await supervise.wait_until(lab_ready, "the lab", supervise.START_TIMEOUT_SECONDS)
-        url = json.loads(layout.lab_ready.read_text())["url"]
-        place_demo_sign_ins(settings, url, await lab_state(url))
-    for name in supervise.SERVICES:
+    def socket(name: str) -> Path:
         if fence.layout is None:
-            await supervise.start_service(settings, name, settings.runtime_dir / supervise.SOCKET_NAMES[name])
-        else:  # root may not connect to every socket: each one's peer check would audit it
-            socket = fence.layout.socket(name)
-            await supervise.start_service(settings, name, socket, probe=supervise.socket_ready)
+            return settings.runtime_dir / supervise.SOCKET_NAMES[name]
+        return fence.layout.socket(name)
+
+    async def lab_ready() -> bool:
+        return layout.lab_ready.exists()
+
+    async def sign_ins() -> None:
+        if demo:
+            await supervise.wait_until(lab_ready, "the lab", supervise.START_TIMEOUT_SECONDS)
+            url = json.loads(layout.lab_ready.read_text())["url"]
+            place_demo_sign_ins(settings, url, await lab_state(url))
+
+    async def services() -> None:
+        for name in supervise.SERVICES:  # the fence's order: each ready before the next starts
+            await supervise.start_service(settings, name, socket(name), probe=probe)
+
+    # The services need nothing the lab makes to start (each reads its sign-in at its first
+    # operation): they start, in the fence's order, while supervisord starts the lab and the
+    # scripted model and the demo's sign-ins are placed.
+    await asyncio.gather(sign_ins(), services())
     print(f"Fleetwatch is up{' on the lab (a simulated Epiphan Edge)' if demo else ''}.")
     if not demo:
         print(

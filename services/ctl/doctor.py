@@ -28,8 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared.config import Secret, Settings
-from shared.epiphan.model_data import NEVER_SENT, SENT_TO_MODEL, for_model
-from shared.epiphan.read_client import WRITE_TOOLS_OF_EPIPHAN, EpiphanError, guard
 from shared.errors import Code
 from shared.text.change_words import change, change_in
 from shared.text.display import visible
@@ -160,6 +158,8 @@ def check_policy(facts: Facts) -> list[Check]:
 
 def check_guard(read_tools: frozenset[str] | None) -> list[Check]:
     """Runs the real guard on every Epiphan write tool: each must be refused."""
+    from shared.epiphan.read_client import WRITE_TOOLS_OF_EPIPHAN, EpiphanError, guard  # when doctor runs
+
     if read_tools is None:
         return [Check("guard", Level.FAIL, "cannot check: the policy does not load")]
     let_through = []
@@ -213,6 +213,8 @@ _SAMPLE = {
 def check_redaction() -> list[Check]:
     """Self-test: planted secrets, an IP address and a serial number in known shapes must not
     survive `shared.epiphan.model_data.for_model` (redaction, then what is withheld from the model)."""
+    from shared.epiphan.model_data import for_model  # the redaction patterns: when doctor runs
+
     out = json.dumps(for_model(_SAMPLE))
     leaked = [s for s in _PLANTED if s in out]
     if leaked or "Main hall" not in out:
@@ -479,6 +481,8 @@ def mask(secret: Secret) -> str:
 def model_data_line() -> str:
     """The "model data" line: exactly the lists of `shared.epiphan.model_data` (the ones SECURITY.md
     shows), in English."""
+    from shared.epiphan.model_data import NEVER_SENT, SENT_TO_MODEL
+
     return (
         f"sent to the model (capped): {'; '.join(i.en for i in SENT_TO_MODEL)}. "
         f"Never sent: {'; '.join(i.en for i in NEVER_SENT)}. "

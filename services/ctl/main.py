@@ -17,20 +17,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 
-from services.ctl import (
-    commands_admin,
-    commands_ask,
-    commands_capture,
-    commands_doctor,
-    commands_fleet,
-    commands_signin,
-    commands_up,
-    commands_watch,
-)
+from services.ctl import commands_fleet
 from shared.config import ConfigError, load_settings
 from shared.errors import Code, FleetwatchError
 from shared.text.display import visible
@@ -40,9 +32,37 @@ EPILOG = (
     "This is by design and cannot be turned off."
 )
 
+MODULES = (
+    "commands_capture",
+    "commands_up",
+    "commands_ask",
+    "commands_admin",
+    "commands_watch",
+    "commands_signin",
+    "commands_doctor",
+)
+"""The modules of ``services.ctl`` that add commands to the tree (``add_commands``), in the
+order ``--help`` lists them."""
+COMMANDS = {
+    "capture": "commands_capture",
+    **dict.fromkeys(("up", "down", "demo"), "commands_up"),
+    "ask": "commands_ask",
+    **dict.fromkeys(
+        ("pending", "deny", "deny-all", "pause", "resume", "acknowledge", "audit", "status", "propose"),
+        "commands_admin",
+    ),
+    **dict.fromkeys(("history", "digest", "note", "notes"), "commands_watch"),
+    **dict.fromkeys(("login", "logout"), "commands_signin"),
+    "doctor": "commands_doctor",
+}
+"""Which module adds each command: ``fleetwatch COMMAND ...`` imports that one module, not
+every command's (issue 14: a quick CLI); ``--help`` or an unknown word builds the whole tree.
+`tests/ctl/test_command_tree.py` holds this map to the tree."""
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command tree."""
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command tree: the whole of it, or with `command` (a word of `COMMANDS`) the part its
+    module adds (``fleet``, ``writable`` and ``lab`` are always there)."""
     parser = argparse.ArgumentParser(
         prog="fleetwatch",
         description="Fleetwatch: an assistant for Epiphan Pearl fleets that proposes changes a person approves.",
@@ -72,13 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     writable.set_defaults(run=commands_fleet.writable)
 
-    commands_capture.add_commands(sub, EPILOG)
-    commands_up.add_commands(sub, EPILOG)
-    commands_ask.add_commands(sub, EPILOG)
-    commands_admin.add_commands(sub, EPILOG)
-    commands_watch.add_commands(sub, EPILOG)
-    commands_signin.add_commands(sub, EPILOG)
-    commands_doctor.add_commands(sub, EPILOG)
+    for name in (COMMANDS[command],) if command in COMMANDS else MODULES:
+        importlib.import_module(f"services.ctl.{name}").add_commands(sub, EPILOG)
 
     # Listed for --help only: main() hands "lab ..." to the lab's own parser before this one.
     sub.add_parser(
@@ -108,10 +123,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv[:1] == ["lab"]:
+            # Every option after "lab" is the lab's own (argparse's REMAINDER drops leading options).
             from services.lab.__main__ import main as lab_main
 
             return lab_main(argv[1:])
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv[0] if argv else None).parse_args(argv)
         try:
             result = asyncio.run(args.run(args))
         except FleetwatchError as exc:

@@ -1,10 +1,13 @@
 """Running Fleetwatch under supervisord on one account: render, start, wait, stop.
 
 `fleetwatch up` renders ``services/ctl/supervisord.conf`` (package data) into ``$FLEETWATCH_RUNTIME_DIR`` and starts
-supervisord; in demo mode (the MCP URL is the embedded lab's) it starts the lab and the scripted
-model first, places the lab's demo sign-ins in their slots, sets the fence to the sandbox team's
-devices, and only then starts the executor, approval_web and the assistant, each waiting for the
-one before to answer on its socket (the readiness order of DESIGN §2).
+supervisord; in demo mode (the MCP URL is the embedded lab's) supervisord starts the lab and the
+scripted model, and meanwhile `fleetwatch up` starts the executor, approval_web once the executor
+answers on its socket, and the assistant once approval_web does (the readiness order of DESIGN
+§2; none needs the lab to start: each reads its sign-in at its first operation), and places the
+lab's demo sign-ins in their slots once the lab is ready (the fence is already the sandbox
+team's devices). Programs are started and asked about over supervisord's XML-RPC socket (`rpc`), from
+this process, without waiting for supervisord's ``startsecs``: readiness is each socket.
 
 Run as root on a machine where ``deploy/install.sh`` made the service users, with its settings
 (the ``fleetwatch`` wrapper it installs loads ``/etc/NAME/NAME.env``), each service runs as its
@@ -26,6 +29,7 @@ links) it touches through file descriptors, never following a symlink a service 
 from __future__ import annotations
 
 import asyncio
+import functools
 import grp
 import os
 import pwd
@@ -36,6 +40,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from services.ctl import CtlError
 from shared.config import Settings
@@ -83,6 +88,11 @@ class Layout:
     @property
     def pidfile(self) -> Path:
         return self.run / "supervisord.pid"
+
+    @property
+    def socket(self) -> Path:
+        """supervisord's own XML-RPC socket (0700, the caller's)."""
+        return self.run / "supervisor.sock"
 
     @property
     def lab_ready(self) -> Path:
@@ -409,19 +419,38 @@ async def _run(
     return process.returncode or 0, out.decode(errors="replace")
 
 
-async def supervisorctl(settings: Settings, *args: str, timeout_seconds: float = 30.0) -> tuple[int, str]:
-    """Run ``supervisorctl -c <config> ARGS`` and return (exit status, output)."""
-    config = Layout.of(settings).config
-    return await _run(
-        "supervisorctl",
-        sys.executable,
-        "-m",
-        "supervisor.supervisorctl",
-        "-c",
-        str(config),
-        *args,
-        timeout_seconds=timeout_seconds,
-    )
+async def rpc(settings: Settings, method: str, *params: object) -> Any:
+    """One call of supervisord's XML-RPC interface (``supervisor.getAllProcessInfo``...) over its
+    unix socket, in this process (no ``supervisorctl`` to start). The library is blocking, so
+    the call runs in a thread.
+
+    Raises:
+        SuperviseError: supervisord did not answer, or answered with a fault.
+    """
+    import xmlrpc.client  # with http.client and email: only the commands that drive supervisord
+
+    from supervisor.xmlrpc import SupervisorTransport
+
+    socket = f"unix://{Layout.of(settings).socket}"
+
+    def call() -> Any:
+        proxy = xmlrpc.client.ServerProxy("http://127.0.0.1", transport=SupervisorTransport(serverurl=socket))
+        return functools.reduce(getattr, method.split("."), proxy)(*params)
+
+    try:
+        return await asyncio.to_thread(call)
+    except xmlrpc.client.Fault as exc:
+        raise SuperviseError(Code.SERVICE_UNAVAILABLE, f"supervisord: {method}: {exc.faultString}") from exc
+    except (OSError, xmlrpc.client.ProtocolError) as exc:
+        raise SuperviseError(Code.SERVICE_UNAVAILABLE, f"supervisord does not answer: {exc}") from exc
+
+
+async def process_lines(settings: Settings) -> list[str]:
+    """One line per program, as ``supervisorctl status`` prints it: name, state, description."""
+    return [
+        f"{info['name']:<14}{info['statename']:<10}{info['description']}"
+        for info in await rpc(settings, "supervisor.getAllProcessInfo")
+    ]
 
 
 def running_pid(settings: Settings) -> int | None:
@@ -439,6 +468,10 @@ def running_pid(settings: Settings) -> int | None:
     return pid
 
 
+POLL_SECONDS = 0.02
+"""How often `wait_until` looks again at a process getting ready."""
+
+
 async def wait_until(predicate, what: str, timeout_seconds: float) -> None:
     """Poll ``predicate()`` (a real external process is on the other side) until true.
 
@@ -450,7 +483,7 @@ async def wait_until(predicate, what: str, timeout_seconds: float) -> None:
     while not await predicate():
         if loop.time() > deadline:
             raise SuperviseError(Code.SERVICE_UNAVAILABLE, f"{what} not ready after {timeout_seconds:g} s")
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(POLL_SECONDS)
 
 
 async def socket_answers(path: Path) -> bool:
@@ -523,20 +556,43 @@ async def socket_ready(path: Path) -> bool:
     return stat.S_ISSOCK(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o660
 
 
+GONE = frozenset({"EXITED", "FATAL", "BACKOFF", "STOPPED"})
+"""supervisord's states of a program that is not (or no longer) running."""
+
+
+async def launch(settings: Settings, name: str) -> None:
+    """Have supervisord start one program and return at once (readiness is the caller's to
+    wait for, by socket: `wait_ready`); a program already running is left as it is."""
+    info = await rpc(settings, "supervisor.getProcessInfo", name)
+    if info["statename"] in ("RUNNING", "STARTING"):
+        return
+    await rpc(settings, "supervisor.startProcess", name, False)
+
+
+async def wait_ready(settings: Settings, name: str, socket: Path, *, probe=socket_answers) -> None:
+    """Wait until `probe(socket)` is true (by default: the socket answers).
+
+    Raises:
+        SuperviseError: the program stopped first (its log says why), or it was not ready in
+            `START_TIMEOUT_SECONDS`.
+    """
+
+    async def answers() -> bool:
+        if await probe(socket):
+            return True
+        if (await rpc(settings, "supervisor.getProcessInfo", name))["statename"] in GONE:
+            raise SuperviseError(Code.SERVICE_UNAVAILABLE, f"{name} did not start (see its log)")
+        return False
+
+    await wait_until(answers, name, START_TIMEOUT_SECONDS)
+
+
 async def start_service(settings: Settings, name: str, socket: Path, *, probe=socket_answers) -> None:
     """Start one service and wait until `probe(socket)` is true (by default: it answers)."""
     if await probe(socket):
         return
-    status, out = await supervisorctl(settings, "start", name)
-    if status != 0:
-        raise SuperviseError(
-            Code.SERVICE_UNAVAILABLE, f"{name} did not start (see its log): {out.strip()[-300:]}"
-        )
-
-    async def answers() -> bool:
-        return await probe(socket)
-
-    await wait_until(answers, name, START_TIMEOUT_SECONDS)
+    await launch(settings, name)
+    await wait_ready(settings, name, socket, probe=probe)
 
 
 async def stop(settings: Settings) -> bool:
@@ -544,7 +600,7 @@ async def stop(settings: Settings) -> bool:
     pid = running_pid(settings)
     if pid is None:
         return False
-    await supervisorctl(settings, "shutdown")
+    await rpc(settings, "supervisor.shutdown")
 
     async def gone() -> bool:
         return running_pid(settings) is None

@@ -7,8 +7,9 @@ GetCapabilities (`shared.wire.executor`).
 
 What it holds, and nobody else:
 - the **sandbox sign-in**: this package is the only code that reads the sandbox token slot
-  (``settings.sandbox_token_file``; `services.executor.world.sandbox_session`), fresh for each
-  operation, so a removed sign-in stops writes at once;
+  (``settings.sandbox_token_file``; `services.executor.world.sandbox_session`), read afresh
+  before each operation and each read, so a removed sign-in stops reads and writes at once; its
+  MCP session stays open between operations while the token is the same;
 - the **binding key**: made at start (`shared.binding.new_binding_key`), kept in memory only,
   so a restarted executor vouches for no earlier seal (every pending proposal expires at start);
 - its **audit key** (``FLEETWATCH_KEYS_DIR/executor.key``, its user's alone): every audit row it
@@ -19,8 +20,9 @@ Layers (each may import the ones above it, and `shared.*`)::
     checks.py        pure checks over frozen data: the seal, policy, fence, membership,
                      stream, fingerprint, event, disruptive rule -> the first Refusal
     world.py         the fresh reads through the guarded read client over the sandbox sign-in
-                     (the only reader of the sandbox slot; refreshed when its token ended, a
-                     read refused in-band repeated once); a failed read is a refusal code
+                     (the only reader of the sandbox slot; one warm session, refreshed when its
+                     token ended, a read refused in-band repeated once); a failed read is a
+                     refusal code
     verify.py        pure: the postcondition each write tool should leave, judged on a read
     write_client.py  the write client: with `EpiphanReadClient`, the only caller of
                      `McpConnection.call`; one write, once, with a timeout, never retried

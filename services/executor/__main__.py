@@ -94,6 +94,7 @@ async def run(settings: Settings, *, call_timeout_seconds: float) -> int:
             log.warning(
                 "stopped with operations in flight; a running execution becomes unknown at next start"
             )
+        await rt.close()
         with contextlib.suppress(FileNotFoundError):
             settings.executor_socket.unlink()
         watching.cancel()

@@ -171,7 +171,7 @@ async def _run_claimed(
                     )
                 )
                 wrote_at, sent = rt.clock(), True
-                outcome = await WriteClient(session.last_used).write_once(record.tool, record.arguments)
+                outcome = await WriteClient(reader.last_used).write_once(record.tool, record.arguments)
                 async with rt.db:
                     await finish_execution(
                         rt.conn,

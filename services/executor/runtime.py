@@ -1,6 +1,6 @@
 """What every executor operation shares: settings, the store connection (one lock, as a
 connection runs one transaction at a time), the binding key, the clock, the call timeout, and
-the fresh policy and sandbox connection each operation opens.
+the fresh policy each operation loads, and the warm sandbox connection every operation uses.
 
 The policy is loaded afresh for each operation (two small files), so Execute judges the
 policy in force *now* ("still proposes this tool at this schema version"), not the one the
@@ -23,7 +23,7 @@ from services.executor import ExecutorError
 from services.executor.checks import Fence, Proposed, Refusal, fence_refusal, policy_refusal
 from services.executor.facts import secret_digest
 from services.executor.kill_switch import paused
-from services.executor.world import SandboxReader, sandbox_session
+from services.executor.world import SandboxReader, sandbox_connection, sandbox_session
 from shared.binding import BoundRecord
 from shared.config import Settings
 from shared.epiphan.signed_session import SignedConnection
@@ -87,6 +87,14 @@ class Runtime:
     _policy_cache: tuple[tuple[object, ...], tuple[Policy, ToolPolicy]] | None = field(
         default=None, repr=False
     )
+    _sandbox: SignedConnection = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._sandbox = sandbox_connection(
+            self.settings.sandbox_token_file,
+            self.settings.epiphan_mcp_url,
+            timeout_seconds=self.call_timeout_seconds,
+        )
 
     @property
     def fence(self) -> Fence:
@@ -136,13 +144,15 @@ class Runtime:
         return Standing(policy, tool_policy, None if isinstance(proposed, Refusal) else proposed, refusal)
 
     def sandbox(self) -> contextlib.AbstractAsyncContextManager[SignedConnection]:
-        """The sandbox sign-in's connection for one operation (``async with``), refreshed when
-        its token ended. Raises `ExecutorError` (``no_sign_in``) on entering."""
-        return sandbox_session(
-            self.settings.sandbox_token_file,
-            self.settings.epiphan_mcp_url,
-            timeout_seconds=self.call_timeout_seconds,
-        )
+        """The sandbox sign-in's warm connection for one operation (``async with``): the slot
+        read again first, refreshed when its token ended, the MCP session kept while the token
+        is the same (`services.executor.world.sandbox_session`). Raises `ExecutorError`
+        (``no_sign_in``) on entering."""
+        return sandbox_session(self._sandbox)
+
+    async def close(self) -> None:
+        """Close the warm sandbox session (the executor stops)."""
+        await self._sandbox.close()
 
     def reader(self, session: SignedConnection, tool_policy: ToolPolicy) -> SandboxReader:
         """Fresh, guarded reads over `session` (the policy's read list); stream endpoints carry

@@ -1,10 +1,14 @@
 """The executor's fresh reads of the sandbox team, through the guarded read client.
 
-`sandbox_session` is the only place in Fleetwatch that reads the sandbox token slot: a fresh read
-for every operation, so a removed or replaced sign-in takes effect at once. Its connection
-(`shared.epiphan.signed_session.SignedConnection`) refreshes the sign-in before use when the slot says
-the token ended, and a read Epiphan refuses in-band (``epiphan_auth``) is repeated once after a
-refresh; the write is never repeated (`services.executor.write_client`). Every read here
+`sandbox_connection` and `sandbox_session` are the only places in Fleetwatch that read the sandbox
+token slot: the executor keeps one warm connection of it
+(`shared.epiphan.signed_session.SignedConnection`, its MCP session kept while the slot holds the
+same token), and the slot is read again before every operation and every read, so a removed or
+replaced sign-in takes effect at once (a removed one closes the session). The connection
+refreshes the sign-in before use when the slot says the token ended, a read Epiphan refuses
+in-band (``epiphan_auth``) is repeated once after a refresh, and a read on a session the server
+ended is sent once more on a new one; the write is never repeated and never opens a session
+(`services.executor.write_client`). Every read here
 fails closed: a read that fails, times out, or comes back in no known shape raises
 `ExecutorError` with a refusal code (``device_list_unreadable`` for the device list,
 ``state_read_failed`` for everything else), never a guess.
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -48,9 +52,10 @@ from shared.epiphan.fleet import (
     parse_recorder_status,
     parse_system_status,
 )
+from shared.epiphan.mcp_session import McpConnection
 from shared.epiphan.read_batches import DeviceReads
+from shared.epiphan.read_client import EpiphanReadClient
 from shared.epiphan.signed_session import SignedConnection, failed_codes
-from shared.epiphan.signin import SignInError
 from shared.epiphan.slots import SignIn, SlotError, read_slot
 from shared.errors import Code, FleetwatchError
 
@@ -72,26 +77,28 @@ def sandbox_sign_in(slot: Path) -> SignIn:
         raise ExecutorError(Code.NO_SIGN_IN, f"No usable sandbox sign-in: {exc.message}") from exc
 
 
+def sandbox_connection(slot: Path, default_url: str, *, timeout_seconds: float) -> SignedConnection:
+    """The executor's one warm connection of the sandbox sign-in in `slot` (the slot's server,
+    else `default_url`); nothing is read or opened until the first operation
+    (`sandbox_session`). The executor closes it when it stops."""
+    return SignedConnection(slot, default_url, timeout_seconds=timeout_seconds)
+
+
 @contextlib.asynccontextmanager
-async def sandbox_session(
-    slot: Path, default_url: str, *, timeout_seconds: float
-) -> AsyncIterator[SignedConnection]:
-    """The sandbox sign-in's connection for one operation (the slot's server, else
-    `default_url`), refreshed first when the slot says its token ended; closed at the end.
+async def sandbox_session(session: SignedConnection) -> AsyncIterator[SignedConnection]:
+    """One operation on the warm sandbox connection `session` (``async with``): the slot is read
+    first (refreshed when it says its token ended; a removed or unusable sign-in closes the
+    session before any byte is sent); the session stays open after the block.
 
     Raises:
         ExecutorError: ``no_sign_in`` when the slot is missing or unusable, or its sign-in is
             dead or cannot be refreshed now (never the token in the message).
     """
-    session = SignedConnection(slot, default_url, timeout_seconds=timeout_seconds)
     try:
-        try:
-            await session.current()
-        except (SlotError, SignInError) as exc:
-            raise ExecutorError(Code.NO_SIGN_IN, f"No usable sandbox sign-in: {exc.message}") from exc
-        yield session
-    finally:
-        await session.close()
+        await session.current()
+    except FleetwatchError as exc:  # SlotError, SignInError (its module loads with the first use)
+        raise ExecutorError(Code.NO_SIGN_IN, f"No usable sandbox sign-in: {exc.message}") from exc
+    yield session
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +135,37 @@ class SandboxReader:
         self._read_tools = read_tools
         self._clock = clock
         self._digest = digest
+        self._last: McpConnection | None = None
+
+    @property
+    def last_used(self) -> McpConnection:
+        """The connection this reader's last read came back on (the executor's write goes
+        there, straight after its last read: no slot read, no refresh, no new session in
+        between; another operation's reads on the same warm connection do not move it).
+
+        Raises:
+            RuntimeError: nothing was read yet.
+        """
+        if self._last is None:
+            raise RuntimeError("no connection: read before writing")
+        return self._last
+
+    def _through(
+        self,
+        op: Callable[[EpiphanReadClient], Awaitable[T]],
+        failures: Callable[[T], Iterable[str]] | None = None,
+    ) -> Awaitable[T]:
+        """`SignedConnection.read` of `op`, noting the connection it came back on."""
+
+        async def noted(client: EpiphanReadClient) -> T:
+            result = await op(client)
+            self._last = client.connection
+            return result
+
+        return self._session.read(self._read_tools, noted, failures=failures)
 
     def _call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Awaitable[Any]:
-        return self._session.read(self._read_tools, lambda client: client.call(tool, arguments))
+        return self._through(lambda client: client.call(tool, arguments))
 
     def _per_device(
         self,
@@ -141,10 +176,8 @@ class SandboxReader:
     ) -> Awaitable[DeviceReads[T]]:
         """`EpiphanReadClient.per_device` over the session; a call refused for the sign-in
         repeats the whole read once after a refresh (`SignedConnection.read`'s `failures`)."""
-        return self._session.read(
-            self._read_tools,
-            lambda client: client.per_device(tool, ids, parser, arguments),
-            failures=failed_codes,
+        return self._through(
+            lambda client: client.per_device(tool, ids, parser, arguments), failures=failed_codes
         )
 
     async def device_list(self) -> DeviceList:
@@ -166,7 +199,7 @@ class SandboxReader:
         return await _read(
             Code.STATE_READ_FAILED,
             "The sandbox team's stream destinations",
-            self._session.read(self._read_tools, lambda client: client.stream_endpoints(digest=self._digest)),
+            self._through(lambda client: client.stream_endpoints(digest=self._digest)),
         )
 
     async def targets(self, targets: tuple[str, ...], *, with_system: bool = False) -> TargetReads:

@@ -3,7 +3,9 @@
 With `shared.epiphan.read_client.EpiphanReadClient`, this is the only class that calls
 `shared.epiphan.mcp_session.McpConnection.call` (a static test holds every module to it), and the only
 one that sends a write tool. A `WriteClient` sends at most one call in its life: there is no
-retry of any kind, not after a timeout, not after a 401.
+retry of any kind, not after a timeout, not after a 401. The write goes on the session the reads
+before it used (``reopen=False``): when that session has closed since, nothing is sent and the
+outcome is ``unknown``, as for a session that dies under the write.
 
 What an answer means (EPIPHAN.md, "Write result"): a JSON map of target ID -> error string.
 
@@ -93,7 +95,7 @@ class WriteClient:
             raise ExecutorError(Code.INTERNAL_ERROR, "a write client sends one write only")
         self._sent = True
         try:
-            raw = await self._connection.call(tool, arguments)
+            raw = await self._connection.call(tool, arguments, reopen=False)
         except FleetwatchError as exc:
             return WriteOutcome(
                 "unknown",

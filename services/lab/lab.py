@@ -10,6 +10,10 @@ The write log holds every write call that reached a handler (valid arguments, an
 per-device result): ``{seq, tool, arguments, team, at, result}``. Calls refused before that
 (bad arguments, no sign-in, unknown tool, an injected error) go to ``rejected`` instead, with a
 ``reason``. Times are UTC ISO 8601 from the lab clock.
+
+Every tool call that reached the lab, refused or not, is also in ``calls`` as (tool, MCP session
+ID): tests see which session a client used, and that a client sent nothing at all (the last
+`CALLS_KEPT` calls are kept).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import base64
 import json
 import secrets
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -40,6 +45,8 @@ UNAUTHORIZED_MISSING = (
 UNAUTHORIZED_INVALID = "401 Unauthorized: invalid_token: the access token is invalid or revoked."
 UNAUTHORIZED_EXPIRED = "401 Unauthorized: invalid_token: token expired. Sign in again."
 INJECTED_ERROR = "500 Internal Server Error: the device service did not answer (simulated)."
+CALLS_KEPT = 10_000
+"""How many (tool, session) entries `Lab.calls` keeps (the oldest go first)."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,8 @@ class Lab:
         self._shapes = settings.shape_map()
         self.writes: list[dict[str, Any]] = []
         self.rejected: list[dict[str, Any]] = []
+        self.calls: deque[tuple[str, str | None]] = deque(maxlen=CALLS_KEPT)
+        self.ended_sessions: set[str] = set()
         self.notices = NoticeBoard()
         self._seq = 0
         self.world: World
@@ -130,6 +139,8 @@ class Lab:
         self.world = World.build(self.scenario, self.clock.now())
         self.writes.clear()
         self.rejected.clear()
+        self.calls.clear()
+        self.ended_sessions.clear()
         self.notices.clear()
         self._seq = 0
         self.faults.clear()
@@ -138,6 +149,12 @@ class Lab:
 
     def set_fault(self, fault: Fault) -> None:
         self.faults.add(fault.check(TOOL_NAMES))
+
+    def end_sessions(self) -> None:
+        """End every MCP session a tool call came on so far: their IDs answer HTTP 404
+        ``Session not found`` from now on, as the SDK's session manager answers a session it
+        reaped after 30 idle minutes, or a server that restarted (`services.lab.server`)."""
+        self.ended_sessions.update(session for _, session in self.calls if session is not None)
 
     def issue_token(self, team: str, ttl_seconds: float | None, client_id: str = "lab-issued") -> str:
         """A bearer token for ``team``, valid ``ttl_seconds`` of lab time (None: forever)."""
@@ -163,8 +180,12 @@ class Lab:
         at = self.clock.now().isoformat().replace("+00:00", "Z")
         into.append(json.loads(json.dumps({"seq": self._seq, **entry, "at": at})))
 
-    async def call_tool(self, token: str | None, name: str, arguments: dict[str, Any] | None) -> CallOutcome:
-        """Run one ``tools/call`` as the real server would (see the module docstring)."""
+    async def call_tool(
+        self, token: str | None, name: str, arguments: dict[str, Any] | None, *, session: str | None = None
+    ) -> CallOutcome:
+        """Run one ``tools/call`` as the real server would (see the module docstring); `session`
+        is the caller's MCP session ID, recorded in ``calls``."""
+        self.calls.append((name, session))
         args = dict(arguments or {})
         tool = TOOLS.get(name)
         if tool is None:

@@ -50,6 +50,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter
 from starlette.applications import Starlette
 from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.responses import Response
 from starlette.routing import Route
 
 from services.lab import LabError
@@ -165,7 +166,8 @@ def _mcp_server(lab: Lab) -> Server[Any]:
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        outcome = await lab.call_tool(_bearer(ctx.request), params.name, params.arguments)
+        session = ctx.request.headers.get("mcp-session-id") if ctx.request is not None else None
+        outcome = await lab.call_tool(_bearer(ctx.request), params.name, params.arguments, session=session)
         if outcome.dropped:
             await anyio.sleep_forever()
         return outcome.result
@@ -177,6 +179,30 @@ def _mcp_server(lab: Lab) -> Server[Any]:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+SESSION_NOT_FOUND = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Session not found"}}'
+"""What the SDK's session manager answers (HTTP 404) for a session ID it does not hold."""
+
+
+class _EndedSessionsRefused:
+    """An ASGI app around the MCP one, answering a request on a session of
+    ``lab.ended_sessions`` as the SDK's session manager answers one it no longer holds: HTTP
+    404 with a JSON-RPC error. (A class: Starlette's `Route` treats a plain function as a
+    request handler, not as an ASGI app.)"""
+
+    def __init__(self, lab: Lab, app: Any) -> None:
+        self._lab = lab
+        self._app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            session = dict(scope["headers"]).get(b"mcp-session-id", b"").decode("latin-1")
+            if session and session in self._lab.ended_sessions:
+                response = Response(SESSION_NOT_FOUND, status_code=404, media_type="application/json")
+                await response(scope, receive, send)
+                return
+        await self._app(scope, receive, send)
 
 
 def build_app(lab: Lab, base_url: str, *, on_ready: Callable[[], None] | None = None) -> Starlette:
@@ -193,7 +219,7 @@ def build_app(lab: Lab, base_url: str, *, on_ready: Callable[[], None] | None = 
         ),
     )
     provider = LabOAuthProvider(lab, base_url)
-    mcp_app: Any = StreamableHTTPASGIApp(manager)
+    mcp_app: Any = _EndedSessionsRefused(lab, StreamableHTTPASGIApp(manager))
     if lab.settings.anonymous == "challenge":
         mcp_app = AuthenticationMiddleware(
             RequireAuthMiddleware(mcp_app, [], build_resource_metadata_url(resource)),
@@ -347,6 +373,14 @@ class LabHandle:
     def rejected(self) -> list[dict[str, Any]]:
         """Calls refused before any change: ``[{seq, tool, arguments, team, at, reason}]``."""
         return [dict(r) for r in self.lab.rejected]
+
+    def calls(self) -> list[tuple[str, str | None]]:
+        """Every tool call that reached the lab, oldest first: ``(tool, MCP session ID)``."""
+        return list(self.lab.calls)
+
+    def end_sessions(self) -> None:
+        """Every session used so far answers 404 from now on (see `Lab.end_sessions`)."""
+        self.lab.end_sessions()
 
     def set_fault(
         self, tool: str, kind: FaultKind | str, *, seconds: float | None = None, count: int | None = None

@@ -11,30 +11,39 @@ Facts from Epiphan (see EPIPHAN.md): the server admits anonymous sessions and re
 or expired sign-in *inside* a tool result; declared output schemas do not always match the data.
 So results are read raw (``send_request`` with ``CallToolResult``), never validated against the
 declared output schema by the SDK, and never retried here.
+
+The MCP SDK and its HTTP client (`_sdk`) are imported when a session first opens, not when this
+module is: a process or a command that never calls Epiphan never loads them (issue 14).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import anyio
-import httpx2
-import mcp_types as types
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from shared.errors import Code, FleetwatchError
+
+if TYPE_CHECKING:
+    import httpx2
+    from mcp.client.session import ClientSession
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
 """Seconds a single tool call may take before it counts as timed out."""
+
+_SESSION_GONE = re.compile(r"session (?:not found|terminated)", re.IGNORECASE)
+"""How a server that no longer holds a session answers (HTTP 404): the SDK's server says
+"Session not found" in a JSON-RPC error, its client "Session terminated" when the body is not
+one. An idle session is reaped this way (the SDK's default is after 30 minutes), or a server
+restarted: the connection is gone, not the call's fault (`Code.EPIPHAN_UNREACHABLE`)."""
 
 MAX_RESULT_BYTES = 64 * 1024 * 1024
 """Largest single answer accepted (bytes). The SDK's default of 1 MiB is too small for a team
@@ -79,6 +88,36 @@ class RawToolResult:
             return self.text
 
 
+@functools.cache
+def _sdk() -> SimpleNamespace:
+    """The MCP SDK's parts this module uses, imported on first use (once per process).
+
+    ``broken`` holds the exceptions that mean the connection broke (not a protocol answer)."""
+    import anyio
+    import httpx2
+    import mcp_types
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared.exceptions import MCPError
+
+    return SimpleNamespace(
+        types=mcp_types,
+        httpx2=httpx2,
+        ClientSession=ClientSession,
+        streamable_http_client=streamable_http_client,
+        MCPError=MCPError,
+        broken=(httpx2.HTTPError, OSError, anyio.ClosedResourceError, anyio.BrokenResourceError),
+    )
+
+
+async def loaded_sdk() -> SimpleNamespace:
+    """`_sdk`, imported in a thread the first time (a second or more on a busy machine), so the
+    event loop of the process that reads Epiphan for the first time keeps answering meanwhile."""
+    if _sdk.cache_info().currsize:
+        return _sdk()
+    return await asyncio.to_thread(_sdk)
+
+
 def _root_cause(exc: BaseException) -> str:
     """The type name of the innermost first exception (task groups wrap them in groups)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
@@ -97,7 +136,10 @@ class McpConnection:
         transport: an optional httpx2 transport (tests count requests with it).
 
     The session is opened lazily by the first `call`, so a call refused before it (by a guard)
-    sends no byte at all.
+    sends no byte at all. A session that broke is closed; the next `call` opens another, unless
+    it says ``reopen=False`` (a write: it goes on the session the reads before it used, or not
+    at all), or the connection was retired (`retire`). ``answered`` counts the calls that came
+    back with a result, over every session.
     """
 
     def __init__(
@@ -116,6 +158,9 @@ class McpConnection:
         self._owner: asyncio.Task[None] | None = None
         self._closing: asyncio.Event | None = None
         self._lock = asyncio.Lock()
+        self._opened = False
+        self._retired = False
+        self.answered = 0
 
     def __repr__(self) -> str:
         return f"McpConnection(url={self.url!r}, signed_in={self._bearer is not None})"
@@ -133,12 +178,27 @@ class McpConnection:
         if owner is None or closing is None:
             return
         closing.set()
+        sdk = _sdk()
         try:
             await asyncio.wait_for(asyncio.shield(owner), self.timeout_seconds)
         except (TimeoutError, asyncio.CancelledError):
             owner.cancel()
-        except (MCPError, httpx2.HTTPError, OSError, anyio.ClosedResourceError, anyio.BrokenResourceError):
+        except (sdk.MCPError, *sdk.broken):
             pass  # the session was already broken; closing it has nothing more to say
+
+    async def retire(self) -> None:
+        """Close the session and never open another on this connection: a call after this
+        fails (`Code.EPIPHAN_UNREACHABLE`) without sending anything. For a token that left its
+        slot (`shared.epiphan.signed_session`): a read still running with it cannot bring it
+        back."""
+        self._retired = True
+        await self.close()
+
+    async def _close_broken(self, session: ClientSession | None) -> None:
+        """Close the session a failed call used, unless another call already replaced it (calls
+        run at once on a warm session: the second to fail must not close the first's new one)."""
+        if session is None or session is self._session:
+            await self.close()
 
     async def _own(self, ready: asyncio.Future[ClientSession], closing: asyncio.Event) -> None:
         """Open the session, hand it over, keep it until ``closing`` is set; all in one task.
@@ -146,17 +206,18 @@ class McpConnection:
         anyio task groups (inside the SDK's transport) must be entered and left by the same
         task, so the session lives in this task and calls from any task use it.
         """
+        sdk = _sdk()
         headers = {"Authorization": f"Bearer {self._bearer}"} if self._bearer else {}
-        timeout = httpx2.Timeout(self.timeout_seconds)
+        timeout = sdk.httpx2.Timeout(self.timeout_seconds)
         try:
             async with (
-                httpx2.AsyncClient(
+                sdk.httpx2.AsyncClient(
                     headers=headers, timeout=timeout, transport=self._transport
                 ) as http_client,
-                streamable_http_client(
+                sdk.streamable_http_client(
                     self.url, http_client=http_client, max_sse_event_size=MAX_RESULT_BYTES
                 ) as (read, write),
-                ClientSession(read, write) as session,
+                sdk.ClientSession(read, write) as session,
             ):
                 await session.initialize()
                 ready.set_result(session)
@@ -169,10 +230,17 @@ class McpConnection:
             if not isinstance(exc, Exception):
                 raise
 
-    async def _open(self) -> ClientSession:
+    async def _open(self, *, reopen: bool = True) -> ClientSession:
         async with self._lock:
+            if self._retired:
+                raise McpCallError(Code.EPIPHAN_UNREACHABLE, "this connection's sign-in was withdrawn")
             if self._session is not None:
                 return self._session
+            if self._opened and not reopen:
+                raise McpCallError(
+                    Code.EPIPHAN_UNREACHABLE, "the session closed before this call; not reopened"
+                )
+            self._opened = True
             loop = asyncio.get_running_loop()
             ready: asyncio.Future[ClientSession] = loop.create_future()
             closing = asyncio.Event()
@@ -192,13 +260,14 @@ class McpConnection:
         Raises:
             McpCallError: as `call`.
         """
+        sdk = await loaded_sdk()
         tools: list[dict[str, Any]] = []
         cursor: str | None = None
         try:
             async with asyncio.timeout(self.timeout_seconds * max_pages):
                 session = await self._open()
                 for _ in range(max_pages):
-                    params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+                    params = sdk.types.PaginatedRequestParams(cursor=cursor) if cursor else None
                     result = await session.list_tools(params=params)
                     tools += [
                         {"name": t.name, "input_schema": t.input_schema, "output_schema": t.output_schema}
@@ -210,25 +279,32 @@ class McpConnection:
         except TimeoutError as exc:
             await self.close()
             raise McpCallError(Code.EPIPHAN_TIMEOUT, "tools/list: no answer in time") from exc
-        except MCPError as exc:
+        except sdk.MCPError as exc:
             await self.close()
             raise McpCallError(Code.EPIPHAN_BAD_RESULT, f"tools/list: protocol error {exc.code}") from exc
-        except (httpx2.HTTPError, OSError, anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+        except sdk.broken as exc:
             await self.close()
             raise McpCallError(Code.EPIPHAN_UNREACHABLE, f"tools/list: {type(exc).__name__}") from exc
         return tools
 
-    async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> RawToolResult:
-        """Send one ``tools/call`` and return the raw result. Never retries.
+    async def call(
+        self, tool: str, arguments: Mapping[str, Any] | None = None, *, reopen: bool = True
+    ) -> RawToolResult:
+        """Send one ``tools/call`` and return the raw result. Never retries. With
+        ``reopen=False`` a session that closed since this connection first opened one is not
+        replaced: the call fails (`Code.EPIPHAN_UNREACHABLE`) without sending anything.
 
         Raises:
             McpCallError: `Code.EPIPHAN_TIMEOUT` when no answer came within ``timeout_seconds``;
                 `Code.EPIPHAN_UNREACHABLE` when the server could not be reached or the connection
                 broke; `Code.EPIPHAN_BAD_RESULT` for a protocol-level error answer.
         """
+        sdk = await loaded_sdk()
+        types = sdk.types
+        session: ClientSession | None = None
         try:
             async with asyncio.timeout(self.timeout_seconds):
-                session = await self._open()  # raises McpCallError when no session can be opened
+                session = await self._open(reopen=reopen)  # McpCallError when none can be had
                 result = await session.send_request(
                     types.CallToolRequest(
                         params=types.CallToolRequestParams(name=tool, arguments=dict(arguments or {}))
@@ -237,20 +313,23 @@ class McpConnection:
                     request_read_timeout_seconds=self.timeout_seconds,
                 )
         except TimeoutError as exc:
-            await self.close()
+            await self._close_broken(session)
             raise McpCallError(
                 Code.EPIPHAN_TIMEOUT, f"{tool}: no answer within {self.timeout_seconds:g} s"
             ) from exc
-        except MCPError as exc:
-            await self.close()
+        except sdk.MCPError as exc:
+            await self._close_broken(session)
             if exc.code == types.REQUEST_TIMEOUT:
                 raise McpCallError(Code.EPIPHAN_TIMEOUT, f"{tool}: no answer in time") from exc
             if exc.code == types.CONNECTION_CLOSED:
                 raise McpCallError(Code.EPIPHAN_UNREACHABLE, f"{tool}: connection closed") from exc
+            if exc.code == types.INVALID_REQUEST and _SESSION_GONE.search(str(exc)):
+                raise McpCallError(Code.EPIPHAN_UNREACHABLE, f"{tool}: the server ended the session") from exc
             raise McpCallError(Code.EPIPHAN_BAD_RESULT, f"{tool}: protocol error {exc.code}") from exc
-        except (httpx2.HTTPError, OSError, anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
-            await self.close()
+        except sdk.broken as exc:
+            await self._close_broken(session)
             raise McpCallError(Code.EPIPHAN_UNREACHABLE, f"{tool}: {type(exc).__name__}") from exc
+        self.answered += 1
         texts = [block.text for block in result.content if isinstance(block, types.TextContent)]
         return RawToolResult(
             tool=tool,

@@ -43,7 +43,7 @@ from shared.epiphan.fleet import (
 )
 from shared.epiphan.mcp_session import McpConnection, RawToolResult
 from shared.epiphan.read_batches import BatchedRead, Chunk, DeviceReads, merge_results
-from shared.epiphan.redact import redact, redact_text
+from shared.epiphan.redact import redact, redact_parsed, redact_text
 from shared.errors import Code, FleetwatchError
 
 log = logging.getLogger(__name__)
@@ -137,6 +137,17 @@ def read_result(raw: RawToolResult, *, stable: CaptureRedactor | None = None) ->
     `epiphan_tool_error` (its redacted text, capped at 300 characters, in the message).
     Non-JSON text with sign-in words → `epiphan_auth`; other non-JSON text is returned as a str.
     """
+    data = unredacted_result(raw)
+    if stable is None:
+        return redact(data)
+    if not isinstance(stable, CaptureRedactor):
+        raise TypeError("stable must be a CaptureRedactor")  # no other redaction is accepted
+    return verified(stable(data))
+
+
+def unredacted_result(raw: RawToolResult) -> Any:
+    """`read_result` before redaction: for a caller that parses first and redacts what it kept
+    (`redact_parsed`), and never lets the data itself go anywhere."""
     if raw.is_error:
         text = redact_text(raw.text)[:300]
         if is_auth_error_text(raw.text):
@@ -145,11 +156,7 @@ def read_result(raw: RawToolResult, *, stable: CaptureRedactor | None = None) ->
     data = raw.data()
     if isinstance(data, str) and is_auth_error_text(data):
         raise EpiphanError(Code.EPIPHAN_AUTH, raw.tool, f"{raw.tool}: Epiphan reports no valid sign-in")
-    if stable is None:
-        return redact(data)
-    if not isinstance(stable, CaptureRedactor):
-        raise TypeError("stable must be a CaptureRedactor")  # no other redaction is accepted
-    return verified(stable(data))
+    return data
 
 
 def guard(tool: str, read_tools: frozenset[str]) -> None:
@@ -185,6 +192,11 @@ class EpiphanReadClient:
         self._read_tools = frozenset(read_tools) & READ_TOOLS_OF_EPIPHAN
         self._limit = asyncio.Semaphore(PARALLEL_READS)
 
+    @property
+    def connection(self) -> McpConnection:
+        """The connection this client reads over."""
+        return self._connection
+
     async def __aenter__(self) -> EpiphanReadClient:
         return self
 
@@ -207,12 +219,20 @@ class EpiphanReadClient:
         Raises:
             EpiphanError: guard refusal (nothing sent) or a failed read; see the class docs.
         """
+        return read_result(await self._raw(tool, arguments), stable=stable)
+
+    async def _unredacted(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any:
+        """`call` before redaction (the guard first, as always); never returned to a caller."""
+        return unredacted_result(await self._raw(tool, arguments))
+
+    async def _raw(self, tool: str, arguments: Mapping[str, Any] | None = None) -> RawToolResult:
+        """The guard, then one call (never repeated here: a read on a warm session the server
+        ended is repeated by `shared.epiphan.signed_session.SignedConnection.read`)."""
         guard(tool, self._read_tools)
         try:
-            raw = await self._connection.call(tool, arguments)
+            return await self._connection.call(tool, arguments)
         except FleetwatchError as exc:
             raise EpiphanError(exc.code, tool, exc.message) from exc
-        return read_result(raw, stable=stable)
 
     async def chunks(
         self,
@@ -311,6 +331,9 @@ class EpiphanReadClient:
         comes back in no known shape) leaves its part out and names it in ``unread``: the
         snapshot shows what was read and marks what was not. `on_read` is told the name of each
         read tool as it is called, once per call (the assistant's audit counts them).
+        The device list (a few MiB for a few thousand devices) is parsed first and only what was
+        kept is redacted (`redact_parsed`): the same result as redacting it whole first, without
+        walking and copying every field.
 
         Raises:
             EpiphanError: the device list could not be read (then nothing is known), or Epiphan
@@ -318,7 +341,7 @@ class EpiphanReadClient:
         """
         told = on_read or (lambda tool: None)
         told(DEVICES)
-        team_id, devices = _parse(DEVICES, parse_devices, await self.call(DEVICES))
+        team_id, devices = redact_parsed(_parse(DEVICES, parse_devices, await self._unredacted(DEVICES)))
         taken_at = datetime.now(UTC)
         ids = [d.id for d in devices]
         reads: list[Any] = [self.per_device(RECORDER, ids, parse_recorder_status, on_read=on_read)]
@@ -362,11 +385,7 @@ class EpiphanReadClient:
         tool = ENDPOINTS
         if digest is None:
             return _parse(tool, parse_stream_endpoints, await self.call(tool))
-        guard(tool, self._read_tools)
-        try:
-            raw = await self._connection.call(tool, None)
-        except FleetwatchError as exc:
-            raise EpiphanError(exc.code, tool, exc.message) from exc
+        raw = await self._raw(tool)
         read_result(raw)  # raises for an error result or a sign-in problem, as every read
         return _parse(tool, lambda data: parse_stream_endpoints(data, digest=digest), raw.data())
 

@@ -32,6 +32,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import unquote, unquote_plus, urlsplit
 
+import msgspec
+
 REDACTED: Final = "[redacted]"
 
 _SECRET_WORDS = re.compile(
@@ -154,6 +156,20 @@ _TEXT = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _CASED_SCHEMES = frozenset({"Bearer", "Basic", "Digest", "Token"})
+_MARKS = re.compile(r"[:=%\-_\[|.]")
+
+
+def _may_hold_secret(text: str) -> bool:
+    """False only for text no shape of `_TEXT` or `_tables` can match. Every shape needs at
+    least one of: a URL's or a ``name: value``'s ``:``, ``=`` or ``%3D``; a ``-`` (key blocks,
+    dashed token shapes), a ``_`` or a ``.`` (the other token shapes, JWTs); ``[redacted]``
+    glue; a table's ``|``; the prefixes of the token shapes without any of those (``AKIA``,
+    ``ASIA``, ``AIza``); a ``Bearer`` or ``Basic`` credential. Most names, states and numbers
+    have none, and skip the full pattern (issue 14: a 2,000-device list holds ~35,000 strings)."""
+    if _MARKS.search(text) is not None:
+        return True
+    lower = text.lower()
+    return "akia" in lower or "asia" in lower or "aiza" in lower or "bearer" in lower or "basic" in lower
 
 
 @functools.lru_cache(maxsize=4096)
@@ -339,8 +355,19 @@ def _names_secret_cell(cell: str) -> bool:
     return _SECRET_NAME.fullmatch(cell.strip(" \t*_`")) is not None
 
 
+@functools.lru_cache(maxsize=8192)
 def redact_text(text: str) -> str:
-    """Free text with every secret shape of the module docstring redacted. Idempotent."""
+    """Free text with every secret shape of the module docstring redacted. Idempotent. Pure, so
+    its answers are kept for the texts seen most lately (a fleet repeats its firmware versions,
+    models and states thousands of times)."""
+    if not _may_hold_secret(text):
+        return text
+    return redact_text_fully(text)
+
+
+def redact_text_fully(text: str) -> str:
+    """`redact_text` without its quick look (`_may_hold_secret`): the full pattern always runs.
+    The same result for every text (a test holds them together)."""
     text = _TEXT.sub(_replace, text)
     return _tables(text) if "|" in text else text
 
@@ -351,6 +378,11 @@ def redact(value: Any) -> Any:
     Shapes: dict, list/tuple, str, int, float, bool, None. Dict keys are kept; values under
     secret-naming keys become ``"[redacted]"`` (None stays None, so "no key set" still shows).
     """
+    kind = type(value)  # the JSON types first, by identity: a device list holds ~50,000 values
+    if kind is str:
+        return redact_text(value)
+    if kind is int or kind is float or kind is bool or value is None:
+        return value
     if isinstance(value, Mapping):
         labelled_secret = any(
             isinstance(value.get(label), str) and names_secret(value[label]) for label in _LABELS
@@ -368,4 +400,30 @@ def redact(value: Any) -> Any:
         return [redact(item) for item in value]
     if isinstance(value, str):
         return redact_text(value)
+    return value
+
+
+def redact_parsed(value: Any) -> Any:
+    """`redact` for what a parser already made of a result (`shared.epiphan.fleet`'s frozen
+    msgspec Structs): every ``str`` through `redact_text`, a JSON value kept as it came (an
+    ``Any`` field, e.g. a warning's ``data``) through `redact`, tuples item by item, anything else
+    (times, numbers, flags) as it is. A Struct or tuple nothing changed in is returned itself, so
+    a clean fleet costs no copy. Parsing first keeps only the fields Fleetwatch uses, so only
+    those are looked at (issue 14: the 2,000-device list)."""
+    if isinstance(value, str):
+        redacted = redact_text(value)
+        return value if redacted == value else redacted
+    if isinstance(value, msgspec.Struct):
+        changes = {}
+        for name in value.__struct_fields__:
+            item = getattr(value, name)
+            redacted = redact_parsed(item)
+            if redacted is not item:
+                changes[name] = redacted
+        return msgspec.structs.replace(value, **changes) if changes else value
+    if type(value) is tuple:
+        items = tuple(redact_parsed(item) for item in value)
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    if isinstance(value, Mapping | list):
+        return redact(value)
     return value

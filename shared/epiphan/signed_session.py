@@ -1,4 +1,21 @@
-"""Reading Epiphan through the sign-in of one slot, refreshed when it has ended.
+"""Reading Epiphan through the sign-in of one slot: one warm MCP session, refreshed when the
+sign-in has ended.
+
+**One warm session per sign-in** (issue 14). `SignedConnection.current` reads the slot again
+before every operation and every read (a file of a few hundred bytes) and returns the connection
+of its token, the same one while the token is the same, so its MCP session stays open between
+operations:
+
+- a sign-in removed from the slot, unsafe or dead **closes the session at once**, and the error
+  comes back before any byte is sent: a removed sign-in stops the next read and the next write
+  at once, warm session or not; a read still running on that session cannot open another
+  (`McpConnection.retire`);
+- a replaced token (rotated, refreshed, another sign-in) closes the old session the same way and
+  opens one with the new token;
+- a session the server ended (it reaped an idle one, or restarted: ``epiphan_unreachable`` on a
+  connection that answered before) is dropped and **that read** is run once more on a new one,
+  the slot read again first; a write never comes here, never opens a session and is never
+  repeated (`services.executor.write_client`: on a session that died it is ``unknown``).
 
 Two ways a token ends, two answers:
 
@@ -27,23 +44,37 @@ sign-in), `shared.epiphan.read_client.EpiphanError` (the read).
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
+import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any, TypeVar
 
 from shared.epiphan.fleet import FleetSnapshot
 from shared.epiphan.mcp_session import McpConnection
 from shared.epiphan.read_batches import BatchedRead, DeviceReads
 from shared.epiphan.read_client import EpiphanReadClient
-from shared.epiphan.signin import fresh_sign_in, refresh_refused
 from shared.errors import Code, FleetwatchError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 REOPEN_ON = frozenset({Code.EPIPHAN_UNREACHABLE, Code.EPIPHAN_TIMEOUT})
-"""A read failing so drops the connection: the next one opens afresh (the read is not repeated)."""
+"""A read failing so drops the connection: the next one opens afresh. The read itself is repeated
+only when the connection was warm and the session is gone (``epiphan_unreachable``)."""
+
+
+async def _signin() -> ModuleType:
+    """`shared.epiphan.signin`. It brings the OAuth stack (the MCP SDK's auth, pydantic,
+    httpx2), so it loads with the first use, not while a service waits for one (issue 14: idle
+    memory), and in a thread: the event loop keeps answering while it loads."""
+    if "shared.epiphan.signin" not in sys.modules:
+        await asyncio.to_thread(importlib.import_module, "shared.epiphan.signin")
+    from shared.epiphan import signin
+
+    return signin
 
 
 class SignedConnection:
@@ -85,37 +116,46 @@ class SignedConnection:
 
     async def current(self) -> McpConnection:
         """The connection of the slot's current token, refreshed first when the slot says it
-        ended; a connection of an older token is closed and replaced.
+        ended; a connection of an older token is closed (retired) and replaced, and a slot
+        that holds no usable sign-in closes the connection before the error comes back.
 
         Raises:
             SlotError / SignInError: as `shared.epiphan.signin.fresh_sign_in`.
         """
+        signin = await _signin()
         async with self._lock:
-            sign_in = await fresh_sign_in(self.slot)
+            try:
+                sign_in = await signin.fresh_sign_in(self.slot)
+            except FleetwatchError:
+                await self._retire_locked()
+                raise
             if self._connection is not None and sign_in.access_token == self._token:
                 return self._connection
-            stale, self._connection = self._connection, None
-            if stale is not None:
-                await stale.close()
+            await self._retire_locked()
             self._connection = McpConnection(
                 sign_in.server or self._default_server, sign_in.access_token, timeout_seconds=self._timeout
             )
             self._token = sign_in.access_token
             return self._connection
 
+    async def _retire_locked(self) -> None:
+        connection, self._connection, self._token = self._connection, None, None
+        if connection is not None:
+            await connection.retire()
+
     async def _after_refusal(self, refused: McpConnection) -> McpConnection | None:
         """A connection with a token refreshed after `refused`'s was refused in-band, or None
         when the sign-in cannot refresh."""
+        signin = await _signin()
         async with self._lock:
             if self._connection is not refused and self._connection is not None:
                 return self._connection  # another read already refreshed
-            fresh = await refresh_refused(self.slot, self._token or "")
+            fresh = await signin.refresh_refused(self.slot, self._token or "")
             if fresh is None:
                 return None
             self.refreshed += 1
             log.info("Epiphan refused the token of %s in-band; refreshed it", self.slot.name)
-            if self._connection is not None:
-                await self._connection.close()
+            await self._retire_locked()
             self._connection = McpConnection(
                 fresh.server or self._default_server, fresh.access_token, timeout_seconds=self._timeout
             )
@@ -126,7 +166,7 @@ class SignedConnection:
         async with self._lock:
             if self._connection is connection:
                 self._connection, self._token = None, None
-        await connection.close()
+        await connection.retire()
 
     async def read(
         self,
@@ -135,8 +175,9 @@ class SignedConnection:
         *,
         failures: Callable[[T], Iterable[str]] | None = None,
     ) -> T:
-        """Run the read `op` with a guarded read client on the current connection; after an
-        in-band sign-in refusal, refresh once and run it once more (see the module doc).
+        """Run the read `op` with a guarded read client on the current connection (the slot read
+        first); after an in-band sign-in refusal, refresh once and run it once more; on a warm
+        connection whose session is gone, run it once more on a new one (see the module doc).
 
         `failures` gives the codes of the parts of a result that could not be read (a batched
         read's failed calls, a snapshot's unread parts: `shared.epiphan.read_batches`): a part
@@ -147,12 +188,26 @@ class SignedConnection:
             EpiphanError: the read failed (a second refusal included).
             SlotError / SignInError: the sign-in could not be had or refreshed.
         """
+        return await self._read(read_tools, op, failures, warm_retry=True)
+
+    async def _read(
+        self,
+        read_tools: frozenset[str],
+        op: Callable[[EpiphanReadClient], Awaitable[T]],
+        failures: Callable[[T], Iterable[str]] | None,
+        *,
+        warm_retry: bool,
+    ) -> T:
         connection = await self.current()
+        warm = warm_retry and connection.answered > 0
         try:
             result = await op(EpiphanReadClient(connection, read_tools))
         except FleetwatchError as exc:
             if exc.code in REOPEN_ON:
                 await self._drop(connection)
+            if warm and exc.code is Code.EPIPHAN_UNREACHABLE:
+                log.info("the warm session of %s was gone; the read runs once more", self.slot.name)
+                return await self._read(read_tools, op, failures, warm_retry=False)
             if exc.code is not Code.EPIPHAN_AUTH:
                 raise
             fresh = await self._after_refusal(connection)
@@ -162,6 +217,9 @@ class SignedConnection:
         codes = set(failures(result)) if failures is not None else set()
         if codes & REOPEN_ON:
             await self._drop(connection)
+        if warm and Code.EPIPHAN_UNREACHABLE in codes:
+            log.info("the warm session of %s was gone; the read runs once more", self.slot.name)
+            return await self._read(read_tools, op, failures, warm_retry=False)
         if Code.EPIPHAN_AUTH in codes:
             fresh = await self._after_refusal(connection)
             if fresh is not None:
@@ -169,11 +227,9 @@ class SignedConnection:
         return result
 
     async def close(self) -> None:
-        """Close the connection (idempotent)."""
+        """Close the connection (idempotent); the process stops."""
         async with self._lock:
-            connection, self._connection, self._token = self._connection, None, None
-        if connection is not None:
-            await connection.close()
+            await self._retire_locked()
 
 
 def failed_codes(read: BatchedRead | DeviceReads[Any]) -> list[str]:

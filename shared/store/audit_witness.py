@@ -64,6 +64,7 @@ class Witness:
         self.problem: str | None = None
         """Set when the head no longer holds the row last seen (the log was cut or rewritten)."""
         self._nudged = asyncio.Event()
+        self._writing = asyncio.Lock()
 
     @property
     def anchors(self) -> tuple[Anchor, ...]:
@@ -73,28 +74,41 @@ class Witness:
     async def observe(self, conn: aiosqlite.Connection) -> Anchor | None:
         """Look at the head now and move the anchor forward when the log grew and still holds
         the row last seen; the anchor after the look. Call it with no transaction open."""
+        fresh = await self._next(conn)
+        if fresh is not None:
+            await self._move(fresh)
+        return self.anchor
+
+    async def _move(self, fresh: Anchor) -> None:
+        """Write `fresh` to the anchor file (in a thread: the write is synced to disk) and keep
+        it, unless an anchor at least as new was kept meanwhile: the anchor never moves back."""
+        async with self._writing:
+            if self.anchor is not None and fresh.seq <= self.anchor.seq:
+                return
+            await asyncio.to_thread(write_anchor, self.path, fresh)
+            self.anchor = fresh
+
+    async def _next(self, conn: aiosqlite.Connection) -> Anchor | None:
+        """The anchor to move to after a look at the head (reads only), or None to keep it."""
         head = await audit_head(conn)
         current = self.anchor
         if head is None:
             if current is not None:
                 self._broken(f"the audit log is empty, but row {current.seq} was seen")
-            return current
+            return None
         if current is not None:
             if head.seq < current.seq:
                 self._broken(f"the newest row is {head.seq}, but row {current.seq} was seen")
-                return current
+                return None
             if await _hash_of(conn, current.seq) != current.hash:
                 self._broken(f"row {current.seq} is not the row seen before")
-                return current
+                return None
             if head.seq == current.seq:
-                return current
+                return None
         signed_from = current.signed_from if current is not None and current.signed_from else 0
         if not signed_from:
             signed_from = await _first_signed(conn) or head.seq + 1
-        fresh = Anchor(seq=head.seq, hash=head.hash, seen_at=await db_now(conn), signed_from=signed_from)
-        write_anchor(self.path, fresh)
-        self.anchor = fresh
-        return fresh
+        return Anchor(seq=head.seq, hash=head.hash, seen_at=await db_now(conn), signed_from=signed_from)
 
     def _broken(self, problem: str) -> None:
         if self.problem != problem:
@@ -111,13 +125,17 @@ class Witness:
 
     async def watch(self, conn: aiosqlite.Connection, lock: asyncio.Lock) -> None:
         """Look after each `nudge` and at least every `WITNESS_SECONDS`, using `conn` under
-        `lock` (the service's own), until cancelled. A failed look is logged and tried again."""
+        `lock` (the service's own), until cancelled; the anchor file is written (and synced)
+        after `lock` is let go, off the event loop, so a request never waits on that disk write.
+        A failed look is logged and tried again."""
         while True:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._nudged.wait(), WITNESS_SECONDS)
             self._nudged.clear()
             try:
                 async with lock:
-                    await self.observe(conn)
+                    fresh = await self._next(conn)
+                if fresh is not None:  # the file is written outside the store's lock
+                    await self._move(fresh)
             except FleetwatchError as exc:
                 log.warning("could not look at the audit head (%s): %s", exc.code, exc.message)

@@ -260,6 +260,13 @@ async def serve_unix(
             with contextlib.suppress(OSError):
                 await writer.wait_closed()
 
-    server = await asyncio.start_unix_server(connection, path=str(path))
-    os.chmod(path, mode)
-    return server
+    # Bound and given its mode before it listens: no connection is accepted while the socket
+    # still has the umask's mode (starting to serve may yield to other tasks for a while).
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(str(path))
+        os.chmod(path, mode)
+    except BaseException:
+        listener.close()
+        raise
+    return await asyncio.start_unix_server(connection, sock=listener)

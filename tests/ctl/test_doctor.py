@@ -33,10 +33,10 @@ from shared.config import REPO_POLICY_DIR, Settings, load_settings
 from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
 from shared.epiphan.slots import SignIn, read_slot, write_slot
 from shared.wire.approval import ChangeToSettle, DenialPause, Status
-from shared.wire.assistant import ModelInfo, PostCounts, WatchStatus
+from shared.wire.assistant import AssistantClient, ModelInfo, PostCounts, WatchStatus
 from tests.deploy.cli import doctor
 from tests.procs import base_env, start_service, stop_all
-from tests.support import free_port
+from tests.support import free_port, wait_until
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -70,6 +70,18 @@ class Setup:
         return load_settings({**self.env, **changes})
 
 
+async def watch_alive(settings: Settings) -> WatchStatus:
+    """Until the assistant's first heartbeat has read the fleet (it starts in the background:
+    the Epiphan client loads with that first read)."""
+    client = AssistantClient(settings.assistant_socket, timeout_seconds=5)
+
+    async def alive() -> WatchStatus | None:
+        status = await client.watch_status()
+        return status if status.alive else None
+
+    return await wait_until(alive, what="the watch's first heartbeat")
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def setup(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Setup]:
     async with run_lab("campus") as lab:
@@ -78,6 +90,7 @@ async def setup(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Setup
         try:
             for module in ("services.executor", "services.approval_web", "services.assistant"):
                 services.append(await start_service(module, setup.env))
+            await watch_alive(setup.settings)
             yield setup
         finally:
             await stop_all(services)

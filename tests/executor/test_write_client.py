@@ -12,7 +12,7 @@ from services.executor import ExecutorError
 from services.executor.write_client import WriteClient, interpret
 from services.lab.server import LabHandle, run_lab
 from shared.epiphan.mcp_session import McpConnection, RawToolResult
-from shared.errors import Code
+from shared.errors import Code, FleetwatchError
 from tests.executor.harness import IDLE
 
 IN_MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
@@ -95,3 +95,15 @@ def test_an_error_map_is_redacted() -> None:
     raw = RawToolResult("t", False, {"a": "failed with Bearer abcdefghijklmnop123"}, "")
     outcome = interpret(raw)
     assert outcome.outcome == "error" and "abcdefghijklmnop123" not in outcome.detail["a"]
+
+
+@IN_MODULE_LOOP
+async def test_a_write_never_reopens_a_session_that_closed_after_the_reads(lab: LabHandle) -> None:
+    lab.set_fault("get_devices_in_my_team", "drop_response", count=1)
+    async with McpConnection(lab.mcp_url, lab.teams["sandbox"].token, timeout_seconds=1) as connection:
+        with pytest.raises(FleetwatchError) as lost:
+            await connection.call("get_devices_in_my_team")  # the read is lost: the session closes
+        assert lost.value.code == Code.EPIPHAN_TIMEOUT
+        outcome = await WriteClient(connection).write_once("batch_recording", START)
+    assert outcome.outcome == "unknown"
+    assert lab.writes() == [] and [tool for tool, _ in lab.calls()] == ["get_devices_in_my_team"]

@@ -149,3 +149,18 @@ async def test_a_generated_fleet_of_thousands_is_served_to_a_client_that_allows_
         async with open_session(big.mcp_url, big.teams["normal"].token, max_sse_event_size=None) as session:
             result = await session.call_tool("get_devices_in_my_team", {})
     assert len(data_of(result)["devices"]) == 2000
+
+
+async def test_every_tool_call_is_recorded_with_the_mcp_session_it_came_on(lab: LabHandle):
+    token = lab.teams["normal"].token
+    async with open_session(lab.mcp_url, token) as first:
+        await first.call_tool("get_devices_in_my_team", {})
+        await first.call_tool("no_such_tool", {})
+    async with open_session(lab.mcp_url, None) as anonymous:
+        await anonymous.call_tool("get_devices_in_my_team", {})
+    calls = lab.calls()
+    assert [tool for tool, _ in calls] == ["get_devices_in_my_team", "no_such_tool", "get_devices_in_my_team"]
+    sessions = [session for _, session in calls]
+    assert sessions[0] == sessions[1] and sessions[0] != sessions[2] and None not in sessions
+    lab.reset()
+    assert lab.calls() == []

@@ -16,6 +16,9 @@ send (refused, an error status, a timeout, no connection) is logged once with it
 (``post_failed``, ``post_timeout``) and counted, **never retried**; a queue that is full drops
 the post (``post_dropped``, logged and counted). Nothing it logs holds a token or the webhook's
 address.
+
+The Slack SDK and aiohttp load with the first post that goes to Slack or Teams, not while the
+assistant waits (issue 14: idle memory).
 """
 
 from __future__ import annotations
@@ -24,11 +27,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Sequence
-from typing import Final, Protocol
-
-import aiohttp
-from slack_sdk.errors import SlackApiError, SlackClientError
-from slack_sdk.web.async_client import AsyncWebClient
+from typing import TYPE_CHECKING, Final, Protocol
 
 from services.assistant import AssistantError
 from services.assistant.watch.post import Post, plain_text, slack_message, teams_message
@@ -36,6 +35,9 @@ from shared.config import Secret
 from shared.errors import Code
 from shared.text.display import visible
 from shared.wire.assistant import PostCounts
+
+if TYPE_CHECKING:
+    from slack_sdk.web.async_client import AsyncWebClient
 
 log = logging.getLogger(__name__)
 posts_log = logging.getLogger("services.assistant.watch.posts")
@@ -81,12 +83,21 @@ class SlackDestination:
     name = "slack"
 
     def __init__(self, token: Secret, channel: str, base_url: str, *, timeout_seconds: float) -> None:
+        self._token = token
         self._channel = channel
-        self._client = AsyncWebClient(
-            token=token.reveal(), base_url=base_url, timeout=max(1, int(timeout_seconds)), retry_handlers=[]
-        )
+        self._base_url = base_url
+        self._timeout = max(1, int(timeout_seconds))
+        self._client: AsyncWebClient | None = None
 
     async def send(self, post: Post) -> None:
+        import aiohttp
+        from slack_sdk.errors import SlackApiError, SlackClientError
+        from slack_sdk.web.async_client import AsyncWebClient
+
+        if self._client is None:
+            self._client = AsyncWebClient(
+                token=self._token.reveal(), base_url=self._base_url, timeout=self._timeout, retry_handlers=[]
+            )
         try:
             await self._client.chat_postMessage(**slack_message(post, self._channel))
         except SlackApiError as exc:
@@ -103,12 +114,14 @@ class TeamsDestination:
 
     def __init__(self, webhook_url: Secret, *, timeout_seconds: float) -> None:
         self._url = webhook_url
-        self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
+        self._timeout_seconds = timeout_seconds
 
     async def send(self, post: Post) -> None:
+        import aiohttp
+
         try:
             async with (
-                aiohttp.ClientSession(timeout=self._timeout) as session,
+                aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self._timeout_seconds)) as session,
                 session.post(self._url.reveal(), json=teams_message(post), allow_redirects=False) as response,
             ):
                 status = response.status

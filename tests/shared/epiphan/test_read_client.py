@@ -19,7 +19,7 @@ from shared.epiphan.read_client import (
     EpiphanReadClient,
     is_auth_error_text,
 )
-from shared.errors import Code
+from shared.errors import Code, FleetwatchError
 from shared.policy.loader import load_policies
 
 START = datetime(2026, 9, 16, 13, 0, 0, tzinfo=UTC)
@@ -178,6 +178,26 @@ async def test_an_unreachable_server_is_reported_with_a_code(read_tools):
         with pytest.raises(EpiphanError) as caught:
             await c.call("get_devices_in_my_team")
     assert caught.value.code == Code.EPIPHAN_UNREACHABLE
+
+
+async def test_a_session_the_server_ended_is_unreachable_at_the_connection(lab):
+    async with McpConnection(lab.mcp_url, lab.teams["normal"].token, timeout_seconds=5) as connection:
+        await connection.call("get_devices_in_my_team")
+        lab.end_sessions()  # as a server that reaped the idle session, or restarted
+        with pytest.raises(FleetwatchError) as caught:
+            await connection.call("get_devices_in_my_team")
+        assert caught.value.code == Code.EPIPHAN_UNREACHABLE
+
+
+async def test_the_read_client_never_repeats_a_read_itself(lab, read_tools):
+    """Repeating a read on a warm session the server ended is `SignedConnection`'s (it reads the
+    slot first); the guarded client sends each call once."""
+    async with client(lab, read_tools, timeout_seconds=5) as c:
+        await c.call("get_devices_in_my_team")
+        lab.end_sessions()
+        with pytest.raises(EpiphanError) as caught:
+            await c.call("get_devices_in_my_team")
+    assert caught.value.code == Code.EPIPHAN_UNREACHABLE and len(lab.calls()) == 1
 
 
 async def test_stream_keys_never_leave_the_client(lab, read_tools):

@@ -7,8 +7,23 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from shared.epiphan.redact import REDACTED, redact, redact_text, redact_url, url_host
-from tests.corpus.redaction import BENIGN_TEXTS, BENIGN_URLS, SECRET_TEXTS, STREAM_URL_SECRETS, STREAM_URLS
+from shared.epiphan.fleet import parse_devices
+from shared.epiphan.redact import (
+    REDACTED,
+    redact,
+    redact_parsed,
+    redact_text,
+    redact_text_fully,
+    redact_url,
+    url_host,
+)
+from tests.corpus.redaction import (
+    BENIGN_TEXTS,
+    BENIGN_URLS,
+    SECRET_TEXTS,
+    STREAM_URL_SECRETS,
+    STREAM_URLS,
+)
 
 
 def test_the_url_corpus_holds_at_least_fifty_forms_and_its_benign_part():
@@ -154,3 +169,61 @@ def test_redaction_is_idempotent_on_any_mix_of_secret_shapes(text):
 def test_redaction_is_idempotent_on_any_text(text):
     once = redact_text(text)
     assert redact_text(once) == once
+
+
+SECRET_ALPHABET = st.sampled_from(
+    list("aAkKiIsSzZbBeErRcCyYjJ0129 :=%-_.[]|/\"'\n\t@#?&;,")
+    + ["AKIA", "ASIA", "AIza", "Bearer ", "Basic ", "key=", "token: ", "rtmp://", "sk-ant-", "eyJ", REDACTED]
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(SECRET_ALPHABET, max_size=40).map("".join) | st.text(max_size=80))
+@example("AKIAABCDEFGHIJKLMNOP")
+@example("AIzaSyA1234567890123456789012345678901")
+@example("Bearer abcdefgh12345678")
+def test_the_quick_look_never_skips_text_the_full_pattern_would_change(text):
+    assert redact_text(text) == redact_text_fully(text)
+
+
+@pytest.mark.parametrize("text", [t for t, _, _ in SECRET_TEXTS] + list(BENIGN_TEXTS) + sorted(STREAM_URLS))
+def test_the_quick_look_agrees_with_the_full_pattern_on_the_corpus(text):
+    assert redact_text(text) == redact_text_fully(text)
+
+
+def hostile_device(text):
+    """A device list whose every kept field carries `text` (and a secret-named key beside)."""
+    return {
+        "team_id": text,
+        "devices": [
+            {
+                "Id": "19012340101",
+                "Name": text,
+                "Model": text,
+                "GroupId": text,
+                "GroupName": text,
+                "Firmware": text,
+                "Status": "online",
+                "StreamKey": text,
+                "IPAddress": "192.0.2.7",
+                "Channels": [
+                    {
+                        "channel_id": "1",
+                        "name": text,
+                        "recording_status": {"state": "recording", "timestamp": "1790000000"},
+                        "Publishers": [{"id": text, "type": "rtmp", "status": {"state": text}}],
+                        "Warnings": [
+                            {"id": "channel_no_signal", "label": text, "data": {"key": text, "x": text}}
+                        ],
+                    }
+                ],
+                "Warnings": [{"id": text, "label": text, "message": text, "data": {"channel_name": text}}],
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize("text", [t for t, _, _ in SECRET_TEXTS] + sorted(STREAM_URLS) + list(BENIGN_TEXTS))
+def test_parsing_a_device_list_then_redacting_what_was_kept_equals_redacting_it_whole_first(text):
+    data = hostile_device(text)
+    assert redact_parsed(parse_devices(data)) == parse_devices(redact(data))

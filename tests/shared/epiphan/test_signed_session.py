@@ -1,6 +1,9 @@
 """Reading through a slot's sign-in when its token has ended: refreshed before use when the slot
 says so (and a warm connection replaced), refreshed once and the read repeated once when Epiphan
-refuses it in-band although this machine's clock says it is valid; never more."""
+refuses it in-band although this machine's clock says it is valid; never more. And the warm
+session (issue 14): one MCP session while the slot keeps its token, closed at once when the
+sign-in leaves the slot, and a read on a session the server ended run once more on a new one.
+The lab records the MCP session of every call (`LabHandle.calls`)."""
 
 from __future__ import annotations
 
@@ -18,8 +21,8 @@ from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN, EpiphanError
 from shared.epiphan.signed_session import SignedReader
 from shared.epiphan.signin import oauth_sign_in
 from shared.epiphan.signin_oauth import http_client
-from shared.epiphan.slots import SignIn, read_slot, write_slot
-from shared.errors import Code
+from shared.epiphan.slots import SignIn, SlotError, read_slot, write_slot
+from shared.errors import Code, FleetwatchError
 from tests.deploy.person import Person
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -146,3 +149,55 @@ async def test_a_snapshot_part_epiphan_refuses_is_refreshed_and_the_snapshot_rea
         finally:
             lab.clear_faults()
     assert snapshot.unread == () and snapshot.devices and reader.connection.refreshed == 1
+
+
+def sessions_since(lab: LabHandle, start: int) -> list[str | None]:
+    """The MCP session of each tool call that reached the lab after the first `start` calls."""
+    return [session for _, session in lab.calls()[start:]]
+
+
+async def test_reads_reuse_one_warm_session_while_the_slot_keeps_its_token(lab, slot):
+    start = len(lab.calls())
+    async with SignedReader(slot, lab.mcp_url, READ_TOOLS_OF_EPIPHAN) as reader:
+        for _ in range(3):
+            await devices_of(reader)
+        await reader.snapshot()
+    used = sessions_since(lab, start)
+    assert len(used) > 4 and len(set(used)) == 1
+
+
+async def test_a_sign_in_removed_from_its_slot_stops_the_next_read_and_closes_the_warm_session(lab, slot):
+    async with SignedReader(slot, lab.mcp_url, READ_TOOLS_OF_EPIPHAN) as reader:
+        await devices_of(reader)
+        warm = reader.connection.last_used
+        reached = len(lab.calls())
+        slot.unlink()
+        with pytest.raises(SlotError) as caught:
+            await devices_of(reader)
+        assert caught.value.code is Code.NO_SIGN_IN
+        with pytest.raises(RuntimeError):
+            reader.connection.last_used  # noqa: B018 (closed: nothing to write on either)
+        with pytest.raises(FleetwatchError) as again:  # a read still holding it cannot reopen it
+            await warm.call("get_devices_in_my_team")
+        assert again.value.code is Code.EPIPHAN_UNREACHABLE
+    assert len(lab.calls()) == reached  # nothing more reached Epiphan
+
+
+async def test_a_read_on_a_warm_session_the_server_ended_runs_once_more_on_a_new_session(lab, slot):
+    async with SignedReader(slot, lab.mcp_url, READ_TOOLS_OF_EPIPHAN) as reader:
+        await devices_of(reader)
+        start = len(lab.calls())
+        (old,) = set(sessions_since(lab, start - 1))
+        lab.end_sessions()  # as Epiphan reaping an idle session, or restarting
+        assert (await devices_of(reader))["devices"]
+        snapshot = await reader.snapshot()  # and the new session stays warm
+    used = sessions_since(lab, start)
+    assert snapshot.unread == () and len(set(used)) == 1 and old not in used
+
+
+async def test_a_batched_read_that_lost_its_warm_session_is_read_once_more(lab, slot):
+    async with SignedReader(slot, lab.mcp_url, READ_TOOLS_OF_EPIPHAN) as reader:
+        await devices_of(reader)
+        lab.end_sessions()
+        snapshot = await reader.snapshot()  # its per-device parts fail as failed calls, not raises
+    assert snapshot.unread == () and snapshot.devices

@@ -4,6 +4,7 @@ the newest rows off unnoticed by an anchor kept outside the store."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import sqlite3
@@ -28,8 +29,9 @@ from shared.store.audit_seal import (
     writer_of,
 )
 from shared.store.audit_witness import Witness
-from shared.store.db import StoreError, append_audit, migrate, open_store, verify_audit
+from shared.store.db import StoreError, append_audit, audit_head, migrate, open_store, verify_audit
 from tests.shared.store.tampering import Statement, tamper
+from tests.support import wait_until
 
 WEB, EXE = AuditKey.new(APPROVAL_WEB), AuditKey.new(EXECUTOR)
 
@@ -168,6 +170,41 @@ async def test_the_anchor_file_is_private_and_follows_the_growing_log(db: Path, 
     anchor = read_anchor(keys / "approval_web.anchor")
     assert anchor is not None and anchor.seq == 7 and anchor == witness.anchor
     assert stat.S_IMODE((keys / "approval_web.anchor").stat().st_mode) == 0o600
+
+
+async def test_the_watch_moves_the_anchor_after_a_nudge_and_lets_the_store_lock_go(db: Path, tmp_path: Path):
+    keys = tmp_path / "keys"
+    witness = Witness(keys, APPROVAL_WEB)
+    lock = asyncio.Lock()
+    async with store_at(db, WEB) as conn:
+        await append_audit(conn, actor="approval_web", kind="note", detail={})
+        head = await audit_head(conn)
+        assert head is not None
+        watching = asyncio.create_task(witness.watch(conn, lock))
+        try:
+            witness.nudge()
+            moved = await wait_until(
+                lambda: witness.anchor is not None and witness.anchor.seq == head.seq,
+                what="the watch's anchor",
+            )
+            assert moved and not lock.locked()
+        finally:
+            watching.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watching
+    assert read_anchor(keys / "approval_web.anchor") == witness.anchor
+
+
+async def test_the_anchor_never_moves_back(db: Path, tmp_path: Path):
+    keys = tmp_path / "keys"
+    witness = Witness(keys, APPROVAL_WEB)
+    async with store_at(db, WEB) as conn:
+        older = await witness.observe(conn)
+        await append_audit(conn, actor="approval_web", kind="note", detail={})
+        newer = await witness.observe(conn)
+    assert older is not None and newer is not None and newer.seq > older.seq
+    await witness._move(older)  # a look that finished after a newer one was kept
+    assert witness.anchor == newer and read_anchor(keys / "approval_web.anchor") == newer
 
 
 async def test_a_connection_signs_only_the_rows_of_the_writers_whose_keys_it_holds(tmp_path: Path):

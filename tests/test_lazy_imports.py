@@ -1,0 +1,82 @@
+"""What each entry point loads before it does anything (issue 14): the ``fleetwatch`` command
+starts without the heavy SDKs, which load only in the commands that call Epiphan or a model,
+and the services start without what only some operations need.
+
+Each check is a real ``python`` process that imports the entry point and lists the top-level
+packages it loaded (``sys.modules``): no timer, so a loaded machine cannot make it flaky.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = frozenset(
+    {
+        "anthropic",
+        "mcp",
+        "mcp_types",
+        "httpx",
+        "httpx2",
+        "pydantic",
+        "aiohttp",
+        "jinja2",
+        "jsonschema",
+        "yaml",
+    }
+)
+"""The SDKs and libraries an idle entry point must not load: the model's and Epiphan's
+clients, their HTTP and validation stacks, the web pages' and the policy's."""
+
+PROBE = """
+import importlib, json, sys
+module = importlib.import_module(sys.argv[1])
+if sys.argv[2:]:
+    getattr(module, sys.argv[2])()
+print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
+"""
+
+
+def loaded(module: str, call: str | None = None) -> set[str]:
+    """The top-level packages a fresh interpreter holds after importing `module` (and calling
+    its function `call`)."""
+    argv = [sys.executable, "-c", PROBE, module, *([call] if call else [])]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True)
+    return set(json.loads(done.stdout))
+
+
+def test_the_fleetwatch_command_and_its_parser_load_no_heavy_sdk() -> None:
+    assert loaded("services.ctl.main", "build_parser") & HEAVY == set()
+
+
+@pytest.mark.parametrize("module", ["services.ctl.commands_admin", "services.ctl.commands_ask"])
+def test_the_socket_commands_load_no_heavy_sdk(module: str) -> None:
+    assert loaded(module) & HEAVY == set()
+
+
+def test_the_commands_that_read_epiphan_load_the_mcp_sdk_when_they_run() -> None:
+    # the proof that the list above means something: the read path does load it, lazily
+    probe = "import sys; from shared.epiphan.mcp_session import _sdk; _sdk(); print(sorted(sys.modules))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert "mcp" in done.stdout and "httpx2" in done.stdout
+
+
+def test_approval_web_at_rest_loads_no_epiphan_or_model_sdk() -> None:
+    """approval_web never calls Epiphan: it loads the policy (yaml, jsonschema) and serves its
+    page (aiohttp, jinja2), nothing more."""
+    assert loaded("services.approval_web.__main__") & HEAVY <= {"yaml", "jsonschema", "aiohttp", "jinja2"}
+
+
+@pytest.mark.parametrize("module", ["services.executor.__main__", "services.assistant.__main__"])
+def test_the_executor_and_the_assistant_at_rest_have_loaded_neither_the_mcp_nor_the_model_sdk(
+    module: str,
+) -> None:
+    """Both load the policy at start (yaml, jsonschema); the MCP SDK comes with their first
+    Epiphan call, the Anthropic SDK with the assistant's first model call, the ask page's web
+    stack only with ``--page``."""
+    assert loaded(module) & HEAVY <= {"yaml", "jsonschema"}
