@@ -14,10 +14,9 @@ import dataclasses
 import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shared.errors import MEANINGS, Code
-from shared.policy.loader import ProposeRule
 from shared.text.catalogue import N_, Moment, Words, say_text, translate
 from shared.text.change_words import change, change_in
 from shared.text.changes import change_words, rooms_from_facts, rooms_words, title_words
@@ -25,6 +24,9 @@ from shared.text.display import lookalike, visible, width
 from shared.text.languages import Language
 from shared.wire.approval import AuditRow, ProposalDetail, ProposalSummary, Status
 from shared.wire.executor import WritableDevices
+
+if TYPE_CHECKING:
+    from shared.policy.loader import ProposeRule  # the policy stack loads where a command reads it
 
 TEXT_CAP = 8000
 """Longest text shown for one argument or reason."""

@@ -24,14 +24,13 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from services.ctl import CtlError, admin_words, commands_watch
 from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
 from shared.errors import MEANINGS, Code, FleetwatchError
-from shared.policy.loader import ToolPolicy, load_policies
 from shared.text.catalogue import N_
 from shared.text.change_words import change, change_in
 from shared.text.display import visible
@@ -44,6 +43,9 @@ from shared.wire.approval import (
 )
 from shared.wire.executor import Inspection
 from shared.wire.protocol import Message
+
+if TYPE_CHECKING:
+    from shared.policy.loader import ToolPolicy
 
 R = TypeVar("R", bound=Message)
 
@@ -378,6 +380,8 @@ async def status(args: argparse.Namespace) -> int:
 
 
 def _tool_policy() -> ToolPolicy:
+    from shared.policy.loader import load_policies
+
     settings = load_settings()
     return load_policies(settings.policy_dir, settings.policy_override)[1]
 
@@ -530,18 +534,27 @@ def add_commands(sub: Any, epilog: str) -> None:
         help="exit 1 unless a heartbeat read the fleet within three intervals (for monitors and health checks)",
     )
 
-    try:
-        tools = proposable_help(_tool_policy())
-    except FleetwatchError as exc:
-        tools = f"(The proposable tools could not be listed: {exc.code}: {visible(exc.message, 200)})"
     draft = _leaf(
         sub,
         "propose",
         "draft a proposal as an operator; it still needs a person to approve it on the page",
         propose,
-        f"{tools}\n\n{epilog}",
+        epilog,
     )
     draft.formatter_class = argparse.RawDescriptionHelpFormatter
+    plain_help = draft.format_help
+
+    def propose_help() -> str:
+        # The policy (YAML, JSON Schema) loads only when ``propose --help`` is read, so the other
+        # commands start without it (issue 14).
+        try:
+            tools = proposable_help(_tool_policy())
+        except FleetwatchError as exc:
+            tools = f"(The proposable tools could not be listed: {exc.code}: {visible(exc.message, 200)})"
+        draft.epilog = f"{tools}\n\n{epilog}"
+        return plain_help()
+
+    draft.format_help = propose_help  # type: ignore[method-assign]
     draft.add_argument("tool", metavar="TOOL", help="a proposable write tool, e.g. batch_recording")
     draft.add_argument(
         "--arg",

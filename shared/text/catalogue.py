@@ -30,7 +30,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import BinaryIO, Final, TypeVar, Union, cast
 
-import yaml
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import Translations
@@ -174,6 +173,8 @@ def extract_policy(
     """Babel extraction method for ``policy/tool_policy.yaml``: each propose rule's ``summary``
     and ``undo``, so the catalogue holds them. Yields ``(line, None, text, [comment])`` as
     Babel expects."""
+    import yaml  # only when Babel extracts; the catalogue itself loads without it
+
     lines = fileobj.read().decode("utf-8").splitlines()
     rules = (yaml.safe_load("\n".join(lines)) or {}).get("propose") or {}
     for tool, rule in rules.items():
