@@ -137,6 +137,7 @@ class Code(enum.StrEnum):
     BAD_HOST = "bad_host"
     BODY_TOO_LARGE = "body_too_large"
     METHOD_NOT_ALLOWED = "method_not_allowed"
+    PAGE_NOT_FOUND = "page_not_found"
 
 
 MEANINGS: Mapping[Code, str] = MappingProxyType(
@@ -221,6 +222,7 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.BAD_HOST: "The Host header is not the page's own (DNS rebinding guard).",
         Code.BODY_TOO_LARGE: "The request body is larger than the cap.",
         Code.METHOD_NOT_ALLOWED: "The page changes nothing on GET; an action needs a POST from its own form.",
+        Code.PAGE_NOT_FOUND: "The page has no such address; nothing changed.",
     }
 )
 

@@ -27,7 +27,15 @@ from aiohttp import web
 from services.assistant.server import MAX_QUESTION_CHARS, Asker
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.text.display import visible
-from shared.web.guards import SECURITY_HEADERS, form_token, host_ok, new_key, post_origin_problem, token_ok
+from shared.web.guards import (
+    CODE_HEADER,
+    SECURITY_HEADERS,
+    form_token,
+    host_ok,
+    new_key,
+    post_origin_problem,
+    token_ok,
+)
 from shared.web.local_http import serve_local
 from shared.wire.assistant import Answer
 
@@ -122,14 +130,25 @@ async def _ask(request: web.Request) -> web.Response:
     chosen = language if language in ("en", "es") else None
     if not isinstance(question, str) or not question.strip() or len(question) > MAX_QUESTION_CHARS:
         error = f"{Code.INVALID_MESSAGE}: a question is 1 to {MAX_QUESTION_CHARS} characters"
-        return _render(request, session, status=400, error=error, language=chosen or "")
+        response = _render(request, session, status=400, error=error, language=chosen or "")
+        response.headers[CODE_HEADER] = str(Code.INVALID_MESSAGE)
+        return response
     try:
         answer = await request.app[_ASK](question, chosen)
     except FleetwatchError as exc:
-        return _render(
+        response = _render(
             request, session, status=503, error=f"{exc.code}: {MEANINGS[exc.code]}", question=question
         )
+        response.headers[CODE_HEADER] = str(exc.code)
+        return response
     return _render(request, session, answer=answer, question=question, language=chosen or "")
+
+
+def _refusal(status: int, code: Code) -> web.Response:
+    """A refusal: the code and its meaning as text, the code in `CODE_HEADER`."""
+    response = web.Response(text=f"{code}: {MEANINGS[code]}\n", status=status)
+    response.headers[CODE_HEADER] = str(code)
+    return response
 
 
 @web.middleware
@@ -141,9 +160,13 @@ async def _guard(
             raise _Refused(400, Code.BAD_HOST)
         response = await handler(request)
     except _Refused as refused:
-        response = web.Response(text=f"{refused.code}: {MEANINGS[refused.code]}\n", status=refused.status)
+        response = _refusal(refused.status, refused.code)
     except web.HTTPRequestEntityTooLarge:
-        response = web.Response(text=f"{Code.BODY_TOO_LARGE}: {MEANINGS[Code.BODY_TOO_LARGE]}\n", status=413)
+        response = _refusal(413, Code.BODY_TOO_LARGE)
+    except web.HTTPMethodNotAllowed:
+        response = _refusal(405, Code.METHOD_NOT_ALLOWED)
+    except web.HTTPNotFound:
+        response = _refusal(404, Code.PAGE_NOT_FOUND)
     response.headers.update(SECURITY_HEADERS)
     return response
 

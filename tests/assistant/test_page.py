@@ -142,3 +142,22 @@ async def test_the_page_answers_with_the_real_keyword_path(make_assistant):
         )
     assert response.status_code == 200
     assert "2 rooms are offline:" in response.text and "- ENG 210: offline for 3 h 00 min" in response.text
+
+
+async def test_every_refusal_names_its_one_code_in_a_header_and_an_unknown_address_is_page_not_found(
+    page, fake
+):
+    async with httpx2.AsyncClient() as http:
+        token = await _form(http, page)
+        answers = {
+            "bad_host": await http.get(f"{page}/", headers={"Host": "evil.example"}),
+            "method_not_allowed": await http.get(f"{page}/ask"),
+            "page_not_found": await http.get(f"{page}/nowhere"),
+            "cross_site": await http.post(f"{page}/ask", data={"token": token, "question": "hi"}),
+            "invalid_message": await http.post(
+                f"{page}/ask", data={"token": token, "question": " "}, headers=_same_origin(page)
+            ),
+        }
+    for code, response in answers.items():
+        assert response.status_code >= 400 and response.headers.get_list("Fleetwatch-Code") == [code], code
+    assert answers["page_not_found"].status_code == 404 and fake.asked == []

@@ -9,8 +9,9 @@ Every request: the Host must name the page on the port the connection arrived on
 (``bad_host``); a method a route does not serve is refused (``method_not_allowed``: an action
 URL fetched with GET changes nothing). Every POST: a body within `MAX_BODY_BYTES`
 (``body_too_large``), sent by the page itself (``cross_site``, see `guards`); the handlers then
-check the session and the form token. Each refusal is answered with a page in plain words and
-one ``refusal`` audit row, and changes nothing else. Every response carries
+check the session and the form token. An address the page does not have is refused
+(``page_not_found``). Each refusal is answered with a page in plain words, its code in the
+``Fleetwatch-Code`` header, and one ``refusal`` audit row, and changes nothing else. Every response carries
 `guards.SECURITY_HEADERS`.
 """
 
@@ -79,6 +80,8 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         return await handler(request)
     except web.HTTPMethodNotAllowed:
         return await refuse(request, Code.METHOD_NOT_ALLOWED)
+    except web.HTTPNotFound:
+        return await refuse(request, Code.PAGE_NOT_FOUND)
     except web.HTTPRequestEntityTooLarge:
         return await refuse(request, Code.BODY_TOO_LARGE)
 

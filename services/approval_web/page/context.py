@@ -25,6 +25,7 @@ from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
 from shared.store.approvals import audit_refusal
 from shared.text.display import visible
+from shared.web.guards import CODE_HEADER
 from shared.wire.executor import Execute, ExecutionReport, Inspection
 
 COOKIE = "fleetwatch_page"
@@ -33,6 +34,7 @@ ACTOR = "approval_web"
 STATUS = {
     Code.BAD_HOST: 421,
     Code.METHOD_NOT_ALLOWED: 405,
+    Code.PAGE_NOT_FOUND: 404,
     Code.BODY_TOO_LARGE: 413,
     Code.CROSS_SITE: 403,
     Code.CSRF_FAILED: 403,
@@ -165,4 +167,5 @@ async def refuse(
     )
     if wait_seconds:
         response.headers["Retry-After"] = str(wait_seconds)
+    response.headers[CODE_HEADER] = str(code)
     return response

@@ -96,6 +96,7 @@ REFUSALS: Mapping[str, str] = {
     "bad_host": N_("the page was addressed by a name it does not answer to."),
     "body_too_large": N_("the request was too large."),
     "method_not_allowed": N_("this address only accepts the page's own form."),
+    "page_not_found": N_("the page has no such address."),
 }
 
 

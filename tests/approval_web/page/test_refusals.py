@@ -310,3 +310,27 @@ async def test_every_response_carries_the_security_headers(ready: tuple[Harness,
     cookie = login.headers["Set-Cookie"]
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
     assert h.secret.shown() not in cookie and "Max-Age" not in cookie and "expires" not in cookie.lower()
+
+
+@pytest.mark.parametrize(("method", "path"), [("GET", "/nowhere"), ("POST", "/approve/x"), ("GET", "/.env")])
+async def test_an_address_the_page_does_not_have_is_refused_with_page_not_found(
+    ready: tuple[Harness, dict[str, str]], method: str, path: str
+) -> None:
+    h, _ = ready
+    async with refused_once(h, "page_not_found"):
+        response = await h.client.request(method, path, headers=h.same_origin(), allow_redirects=False)
+        assert response.status == 404
+        assert response.headers.getall("Fleetwatch-Code") == ["page_not_found"]
+
+
+async def test_every_refusal_carries_its_one_code_in_a_header(ready: tuple[Harness, dict[str, str]]) -> None:
+    h, form = ready
+    answers = {
+        "bad_host": await h.client.get("/", headers={"Host": "evil.example"}),
+        "method_not_allowed": await h.client.get("/approve", allow_redirects=False),
+        "cross_site": await h.client.post("/approve", data=form, allow_redirects=False),
+    }
+    for code, response in answers.items():
+        assert response.headers.getall("Fleetwatch-Code") == [code], code
+    page = await h.client.get("/")
+    assert page.status == 200 and "Fleetwatch-Code" not in page.headers

@@ -1,0 +1,57 @@
+"""Generated frames on the three sockets and generated HTTP on the two pages, against real
+processes (the lab in this process; the executor, approval_web and the assistant with its ask
+page as ``python -m`` processes over one store): no crash, no state change, one stable code
+each (`tests.reliability.fuzz`). CI sends a bounded number to one set of processes;
+``bench/reliability.py`` sends 100,000 frames and 10,000 requests through the same functions."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from tests.reliability.fuzz import Tally, capabilities_answer, fuzz_http, fuzz_socket
+from tests.reliability.services import Services, running_services
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+FRAMES_PER_SOCKET = 400
+REQUESTS_PER_PAGE = 300
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def services(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Services]:
+    async with running_services(tmp_path_factory.mktemp("fuzz") / "home") as running:
+        yield running
+
+
+@pytest.mark.parametrize("service", ["executor", "approval_web", "assistant"])
+async def test_generated_frames_get_one_declared_code_each_and_change_nothing(
+    services: Services, service: str
+) -> None:
+    before = await services.state()
+    tally = Tally()
+    path = services.socket(service)
+    await asyncio.to_thread(fuzz_socket, service, path, FRAMES_PER_SOCKET, tally)
+    assert tally.sent >= FRAMES_PER_SOCKET
+    assert services.alive(), services.logs()
+    assert await asyncio.to_thread(capabilities_answer, path)
+    assert await services.state() == before
+    assert await services.audit_ok()
+    assert {"bad_frame", "frame_too_large", "invalid_message", "unknown_message"} <= set(tally.codes)
+
+
+@pytest.mark.parametrize("page", ["approval", "ask"])
+async def test_generated_http_gets_one_stable_code_each_and_changes_nothing(
+    services: Services, page: str
+) -> None:
+    before = await services.state()
+    tally = Tally()
+    await asyncio.to_thread(fuzz_http, services.page_port(page), REQUESTS_PER_PAGE, tally)
+    assert tally.sent >= REQUESTS_PER_PAGE
+    assert services.alive(), services.logs()
+    assert await services.state() == before
+    assert await services.audit_ok()
+    assert tally.codes["bad_host"] and tally.codes["ok"] and tally.codes["page_not_found"]
