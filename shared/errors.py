@@ -69,6 +69,8 @@ class Code(enum.StrEnum):
     STORE_SCHEMA_TOO_NEW = "store_schema_too_new"
     AUDIT_CHAIN_BROKEN = "audit_chain_broken"
     STORE_BUSY = "store_busy"
+    STORE_FULL = "store_full"
+    STORE_READ_ONLY = "store_read_only"
     # --- canonical form ----------------------------------------------------------------
     NOT_CANONICALIZABLE = "not_canonicalizable"
     HIDDEN_CHARACTER = "hidden_character"
@@ -157,6 +159,8 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.STORE_SCHEMA_TOO_NEW: "The store was written by a newer Fleetwatch; refusing to downgrade it.",
         Code.AUDIT_CHAIN_BROKEN: "The audit log's hash chain does not verify; the message names the first bad row.",
         Code.STORE_BUSY: "The store stayed locked by another process past the busy timeout; nothing was written.",
+        Code.STORE_FULL: "The store's disk is full; nothing was written. Free space and try again.",
+        Code.STORE_READ_ONLY: "The store cannot be written (a read-only disk or file); nothing was written.",
         Code.NOT_CANONICALIZABLE: "Arguments hold a value with no canonical form (float, NaN, duplicate key...).",
         Code.HIDDEN_CHARACTER: "Arguments hold a hidden, control or bidirectional character.",
         Code.TOOL_NOT_ALLOWED: "The tool is not on the read list; the guard refused it before sending.",

@@ -10,13 +10,16 @@
 - The audit table is a SHA-256 hash chain: see `append_audit`, `verify_audit`, `audit_head`.
 
 Errors: `StoreError` with ``store_schema_too_new``, ``store_busy`` (locked past the busy
-timeout; the transaction was rolled back) or ``audit_chain_broken``.
+timeout; the transaction was rolled back), ``store_full`` or ``store_read_only`` (the disk is
+full or cannot be written; rolled back, see `cannot_write`) or ``audit_chain_broken``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
+import os
 import sqlite3
 import unicodedata
 from collections.abc import AsyncIterator, Mapping
@@ -27,7 +30,7 @@ from typing import Any
 import aiosqlite
 
 from shared.canonical import canonical_json
-from shared.errors import Code, FleetwatchError
+from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.store.migrations import MIGRATIONS
 
 __all__ = [
@@ -64,6 +67,10 @@ async def open_store(path: str | Path) -> aiosqlite.Connection:
 
     The connection is in autocommit mode: use `write_tx` for anything that reads then writes.
     Call `migrate` once at start in the process that owns the schema.
+
+    Raises:
+        StoreError: ``store_read_only`` / ``store_full`` when the file cannot be set up for
+            writing (WAL needs to write), ``store_busy`` when it stays locked (`cannot_write`).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -73,10 +80,25 @@ async def open_store(path: str | Path) -> aiosqlite.Connection:
         await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         await conn.execute("PRAGMA journal_mode = WAL")
         await conn.execute("PRAGMA foreign_keys = ON")
-    except BaseException:
+    except BaseException as exc:
         await conn.close()
-        raise
+        if _read_only_folder(path):
+            raise StoreError(
+                Code.STORE_READ_ONLY, f"{MEANINGS[Code.STORE_READ_ONLY]} ({path.parent})"
+            ) from exc
+        raise cannot_write(exc) or exc from exc
     return conn
+
+
+def _read_only_folder(path: Path) -> bool:
+    """True when the store's folder or file cannot be written: a read-only mount, or modes
+    (SQLite then says only "unable to open database file", for the -wal or -shm it must make)."""
+    try:
+        read_only_mount = bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+    unwritable = not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK))
+    return read_only_mount or unwritable
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
@@ -86,31 +108,54 @@ def _is_busy(exc: sqlite3.Error) -> bool:
     )
 
 
+_CANNOT_WRITE = {
+    sqlite3.SQLITE_BUSY: Code.STORE_BUSY,
+    sqlite3.SQLITE_LOCKED: Code.STORE_BUSY,
+    sqlite3.SQLITE_FULL: Code.STORE_FULL,
+    sqlite3.SQLITE_READONLY: Code.STORE_READ_ONLY,
+}
+"""SQLite's primary result codes that mean "the write could not be made", and ours."""
+
+
+def cannot_write(exc: BaseException) -> StoreError | None:
+    """The `StoreError` a failed write means (``store_busy``, ``store_full``,
+    ``store_read_only``), or None when `exc` is not a store that cannot be written."""
+    if not isinstance(exc, sqlite3.Error):
+        return None
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:
+        return None
+    ours = _CANNOT_WRITE.get(code & 0xFF)
+    return StoreError(ours, f"{MEANINGS[ours]} ({exc})") if ours is not None else None
+
+
 @asynccontextmanager
 async def write_tx(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Connection]:
     """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` if the body raises (the exception
     propagates). Not re-entrant: a connection already in a transaction is a bug.
 
     Raises:
-        StoreError: ``store_busy`` when the write lock could not be had within the busy
-            timeout (10 s) or the commit found the database locked; nothing was written.
+        StoreError: nothing was written, because ``store_busy``: the write lock could not be
+            had within the busy timeout (10 s) or the commit found the database locked;
+            ``store_full``: the disk is full; ``store_read_only``: the file or its disk cannot
+            be written (`cannot_write`).
     """
     if conn.in_transaction:
         raise StoreError(Code.INTERNAL_ERROR, "write_tx is not re-entrant: a transaction is already open")
     try:
         await conn.execute("BEGIN IMMEDIATE")
-    except sqlite3.OperationalError as exc:
-        if _is_busy(exc):
-            raise StoreError(Code.STORE_BUSY) from exc
-        raise
+    except sqlite3.Error as exc:
+        raise cannot_write(exc) or exc from exc
     try:
         yield conn
         await conn.execute("COMMIT")
     except BaseException as exc:
         if conn.in_transaction:
-            await conn.execute("ROLLBACK")
-        if isinstance(exc, sqlite3.OperationalError) and _is_busy(exc):
-            raise StoreError(Code.STORE_BUSY) from exc
+            with contextlib.suppress(sqlite3.Error):
+                await conn.execute("ROLLBACK")
+        translated = cannot_write(exc)
+        if translated is not None:
+            raise translated from exc
         raise
 
 

@@ -23,7 +23,7 @@ from shared.epiphan.slots import SignIn, write_slot
 from shared.store.db import open_store, verify_audit
 from tests.e2e.stack import Stack, running_stack
 from tests.procs import ServiceProcess, start_service
-from tests.support import READY_SECONDS, free_port, wait_until
+from tests.support import READY_SECONDS, free_port, store_rows, wait_until
 
 STATE_QUERIES = {
     "proposals": "SELECT * FROM proposals",
@@ -77,6 +77,10 @@ class Services:
             await conn.close()
         out["lab_writes"] = self.lab.writes()
         return out
+
+    async def audit_rows(self) -> list[dict[str, Any]]:
+        """Every audit row, in order."""
+        return await store_rows(self.stack.settings.db, "SELECT * FROM audit ORDER BY seq")
 
     async def audit_ok(self) -> bool:
         conn = await open_store(self.stack.settings.db)

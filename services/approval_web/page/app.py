@@ -10,7 +10,8 @@ Every request: the Host must name the page on the port the connection arrived on
 URL fetched with GET changes nothing). Every POST: a body within `MAX_BODY_BYTES`
 (``body_too_large``), sent by the page itself (``cross_site``, see `guards`); the handlers then
 check the session and the form token. An address the page does not have is refused
-(``page_not_found``). Each refusal is answered with a page in plain words, its code in the
+(``page_not_found``); a store that cannot be written (full, read-only, locked) refuses
+the request with its code (``store_full``...) and 503. Each refusal is answered with a page in plain words, its code in the
 ``Fleetwatch-Code`` header, and one ``refusal`` audit row, and changes nothing else. Every response carries
 `guards.SECURITY_HEADERS`.
 """
@@ -29,7 +30,15 @@ import aiosqlite
 from aiohttp import web
 
 from services.approval_web.page import guards, views
-from services.approval_web.page.context import PAGE, ConnFactory, Page, PageExecutor, page_of, refuse
+from services.approval_web.page.context import (
+    PAGE,
+    STORE_CODES,
+    ConnFactory,
+    Page,
+    PageExecutor,
+    page_of,
+    refuse,
+)
 from services.approval_web.page.errors import PageError
 from services.approval_web.page.i18n import load_translations, page_environments
 from services.approval_web.page.secret import PageSecret, SecretSink
@@ -37,7 +46,7 @@ from services.approval_web.page.throttle import WrongSecretThrottle
 from shared.config import Settings
 from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
-from shared.store.db import migrate, open_store
+from shared.store.db import StoreError, migrate, open_store
 from shared.wire.executor import ExecutorClient
 
 logger = logging.getLogger(__name__)
@@ -82,6 +91,10 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         return await refuse(request, Code.METHOD_NOT_ALLOWED)
     except web.HTTPNotFound:
         return await refuse(request, Code.PAGE_NOT_FOUND)
+    except StoreError as exc:
+        if exc.code not in STORE_CODES:
+            raise
+        return await refuse(request, exc.code)
     except web.HTTPRequestEntityTooLarge:
         return await refuse(request, Code.BODY_TOO_LARGE)
 

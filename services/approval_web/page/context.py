@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import logging
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
@@ -24,9 +25,12 @@ from services.approval_web.page.words import refusal_words
 from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
 from shared.store.approvals import audit_refusal
+from shared.store.db import StoreError
 from shared.text.display import visible
 from shared.web.guards import CODE_HEADER
 from shared.wire.executor import Execute, ExecutionReport, Inspection
+
+logger = logging.getLogger(__name__)
 
 COOKIE = "fleetwatch_page"
 """The session cookie: HttpOnly, SameSite=Strict, Path=/, no expiry (a browser session)."""
@@ -41,7 +45,12 @@ STATUS = {
     Code.SECRET_REQUIRED: 401,
     Code.SECRET_WRONG: 403,
     Code.SLOW_DOWN: 429,
+    Code.STORE_BUSY: 503,
+    Code.STORE_FULL: 503,
+    Code.STORE_READ_ONLY: 503,
 }
+STORE_CODES = frozenset({Code.STORE_BUSY, Code.STORE_FULL, Code.STORE_READ_ONLY})
+"""A store that cannot be written: the request is refused with its code and changes nothing."""
 
 ConnFactory = Callable[[], AbstractAsyncContextManager[aiosqlite.Connection]]
 """Gives a fresh store connection for one request, closed when the block ends."""
@@ -144,18 +153,24 @@ async def refuse(
 ) -> web.Response:
     """Answer a refused request: one ``refusal`` audit row (operation ``page <METHOD> <path>``,
     the client address) and `template` saying why (``why``, ``code``, ``wait_seconds`` and
-    `context`), with the code's HTTP status and, for a wait, ``Retry-After``."""
+    `context`), with the code's HTTP status and, for a wait, ``Retry-After``. A store that
+    cannot be written (`STORE_CODES`) gets no row: the refusal is logged and still answered."""
     detail = {"client": client_of(request), "path": visible(request.path, 120)}
     operation = f"page {visible(request.method, 16)} {visible(request.path, 120)}"
-    if conn is None:
-        async with page_of(request).connect() as own:
+    try:
+        if conn is None:
+            async with page_of(request).connect() as own:
+                await audit_refusal(
+                    own, actor=ACTOR, operation=operation, code=code, proposal_id=proposal_id, detail=detail
+                )
+        else:
             await audit_refusal(
-                own, actor=ACTOR, operation=operation, code=code, proposal_id=proposal_id, detail=detail
+                conn, actor=ACTOR, operation=operation, code=code, proposal_id=proposal_id, detail=detail
             )
-    else:
-        await audit_refusal(
-            conn, actor=ACTOR, operation=operation, code=code, proposal_id=proposal_id, detail=detail
-        )
+    except StoreError as exc:
+        if exc.code not in STORE_CODES:
+            raise
+        logger.warning("refusal %s of %s not audited: %s", code, operation, exc.code)
     response = render(
         request,
         template,
