@@ -3,7 +3,7 @@
     GET  /_lab/state    {"scenario", "url", "mcp_url", "teams": [{name, team_id, token,
                         device_ids}], "now", "settings": {anonymous, expose_team_id, older_shapes}}
     GET  /_lab/writes   {"writes": [{seq, tool, arguments, team, at, result}], "rejected": [...]}
-    GET|POST|DELETE /_lab/faults   list / add {"tool", "kind", "seconds"?, "count"?, "team"?} /
+    GET|POST|DELETE /_lab/faults   list / add {"tool", "kind", "seconds"?, "count"?, "team"?, "after"?} /
                         clear -> {"faults": [...], "held": [{tool, team}]}
     POST /_lab/release  the calls waiting in a ``hold`` fault go on -> {"released": N}
     POST /_lab/clock    {"advance_seconds": N} or {"set": "<UTC ISO>"} -> {"now"}

@@ -25,6 +25,7 @@ Kinds (what the client sees):
 
 ``count`` limits how many calls a fault applies to (``None``: until cleared). ``team``
 (``normal`` or ``sandbox``) limits it to calls signed in to that team (``None``: any caller).
+``after`` lets that many matching calls pass untouched first (a barrier on the second read).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class Fault(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     seconds: float | None = None
     count: int | None = None
     team: str | None = None
+    after: int = 0
 
     def check(self, known_tools: frozenset[str], known_teams: frozenset[str] = frozenset()) -> Fault:
         """Return self if it makes sense, else raise `LabError` naming the problem."""
@@ -77,6 +79,8 @@ class Fault(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         timed = (FaultKind.LATENCY, FaultKind.HOLD)
         if self.seconds is not None and (self.kind not in timed or not 0 <= self.seconds <= 600):
             raise LabError("fault 'seconds' is only for latency and hold, between 0 and 600")
+        if not 0 <= self.after <= 1000:
+            raise LabError("fault 'after' must be between 0 and 1000")
         if self.count is not None and self.count < 1:
             raise LabError("fault 'count' must be at least 1")
         return self
@@ -114,6 +118,7 @@ def parse_fault(body: bytes, known_tools: frozenset[str], known_teams: frozenset
 class _Slot:
     fault: Fault
     remaining: int | None
+    skip: int = 0
 
 
 @dataclass
@@ -123,7 +128,7 @@ class FaultTable:
     _slots: list[_Slot] = field(default_factory=list)
 
     def add(self, fault: Fault) -> None:
-        self._slots.append(_Slot(fault, fault.count))
+        self._slots.append(_Slot(fault, fault.count, fault.after))
 
     def clear(self) -> None:
         self._slots.clear()
@@ -146,6 +151,9 @@ class FaultTable:
             if slot.fault.team is not None and slot.fault.team != team:
                 continue
             if (slot.fault.kind in HTTP_KINDS) != (layer == "http"):
+                continue
+            if slot.skip > 0:
+                slot.skip -= 1
                 continue
             delay += slot.fault.delay + slot.fault.hold_seconds
             kinds.add(slot.fault.kind)

@@ -22,6 +22,16 @@ from tests.support import wait_until
 REBOOT = {"device_ids": ["29088800001"]}
 
 
+def test_a_fault_with_after_lets_that_many_calls_pass_first_and_only_for_its_team():
+    table = FaultTable()
+    table.add(Fault(tool="batch_reboot", kind=FaultKind.HOLD, count=1, after=2, team="sandbox"))
+    assert table.take("batch_reboot", "normal") == (0.0, frozenset())
+    assert table.take("batch_reboot", "sandbox") == (0.0, frozenset())
+    assert table.take("batch_reboot", "sandbox") == (0.0, frozenset())
+    assert table.take("batch_reboot", "sandbox")[1] == {FaultKind.HOLD}
+    assert table.listing() == []
+
+
 def test_a_counted_fault_applies_that_many_times_then_goes():
     table = FaultTable()
     table.add(Fault(tool="batch_reboot", kind=FaultKind.ERROR, count=2))
@@ -133,7 +143,15 @@ async def test_faults_are_set_listed_and_cleared_over_http(lab: LabHandle):
         )
         assert added.status_code == 200
         assert added.json()["faults"] == [
-            {"tool": "kb_search", "kind": "latency", "seconds": 0.2, "count": 3, "team": None, "remaining": 3}
+            {
+                "tool": "kb_search",
+                "kind": "latency",
+                "seconds": 0.2,
+                "count": 3,
+                "team": None,
+                "after": 0,
+                "remaining": 3,
+            }
         ]
         refused = await http.post(
             "/_lab/faults", json={"tool": "kb_search", "kind": "latency", "seconds": -1}

@@ -41,6 +41,7 @@ from shared.wire.approval import ApprovalClient, SubmitProposal
 from shared.wire.assistant import Ask, AssistantClient
 from shared.wire.client import CallError
 from tests.approval_web.page.helpers import forms_of
+from tests.executor.harness import copy_policy, edit
 from tests.reliability.services import STATE_QUERIES
 from tests.support import READY_SECONDS, WAIT_SECONDS, demo_ports, store_rows, wait_until
 
@@ -315,9 +316,21 @@ class Fleet:
         return rss_kib / 1024, fds
 
 
+PER_HOUR = 60
+"""The hourly cap the harness runs under: the design's ceiling (``policy.yaml`` ships 10; a
+matrix or a soak proposes more than that in an hour, every proposal through intake)."""
+
+
 async def _start(home: Path) -> tuple[dict[str, str], Settings]:
+    policy = copy_policy(home / "policy")
+    edit(policy / "policy.yaml", "per_hour: 10 ", f"per_hour: {PER_HOUR} ")
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETWATCH_")}
-    env.update(demo_ports(), FLEETWATCH_HOME=str(home), FLEETWATCH_LOG_LEVEL="WARNING")
+    env.update(
+        demo_ports(),
+        FLEETWATCH_HOME=str(home),
+        FLEETWATCH_LOG_LEVEL="WARNING",
+        FLEETWATCH_POLICY_DIR=str(policy),
+    )
     status, out = await ctl(env, "up")
     assert status == 0, out
     return env, load_settings(env)
@@ -325,8 +338,8 @@ async def _start(home: Path) -> tuple[dict[str, str], Settings]:
 
 @contextlib.asynccontextmanager
 async def running_fleet(home: Path) -> AsyncIterator[Fleet]:
-    """``fleetwatch up`` in `home` for the block, ``fleetwatch down`` at its end whatever
-    happened."""
+    """``fleetwatch up`` in `home` (its policy a copy of the repository's with the hourly cap
+    at `PER_HOUR`) for the block, ``fleetwatch down`` at its end whatever happened."""
     env: dict[str, str] = {}
     try:
         env, settings = await _start(home)

@@ -1,0 +1,38 @@
+"""A slice of the crash matrix (`tests.reliability.crash`) under real supervisord: one cell per
+service at a step where its death matters most. ``bench/reliability.py`` runs every cell
+(3 services × 9 steps) through the same `run_cell`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from tests.reliability.crash import run_cell
+from tests.reliability.fleet import Fleet, running_fleet
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def fleet(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fleet]:
+    async with running_fleet(Path(tmp_path_factory.mktemp("crash")) / "home") as running:
+        yield running
+
+
+@pytest.mark.parametrize(
+    ("service", "step", "outcome", "writes"),
+    [
+        ("executor", "outcome", "executed/unknown", 1),
+        ("approval_web", "consume", "executed/ok/verified", 1),
+        ("assistant", "prepare", "executed/ok/verified", 1),
+    ],
+)
+async def test_a_service_killed_at_a_step_restarts_and_the_job_ends_final_with_at_most_one_write(
+    fleet: Fleet, service: str, step: str, outcome: str, writes: int
+) -> None:
+    result = await run_cell(fleet, service, step)
+    assert result.ok, result.problems
+    assert (result.outcome, result.writes) == (outcome, writes)
