@@ -12,9 +12,9 @@ import pytest_asyncio
 
 from tests.executor.harness import Harness
 from tests.reliability.faults import CALL_TIMEOUT, assistant_cell, executor_cell
-from tests.reliability.services import Services, running_services
+from tests.reliability.services import Services
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
 @dataclass
@@ -23,15 +23,16 @@ class Sides:
     executor: Harness
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def sides(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Sides]:
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def sides(services: Services, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Sides]:
+    """The shared services (their lab and assistant) and an executor of the matrix's own (its
+    short call timeout)."""
     home = tmp_path_factory.mktemp("faults")
-    async with running_services(home / "home") as services:
-        harness = await Harness.start(services.lab, home / "executor", "--call-timeout", str(CALL_TIMEOUT))
-        try:
-            yield Sides(services, harness)
-        finally:
-            await harness.close()
+    harness = await Harness.start(services.lab, home / "executor", "--call-timeout", str(CALL_TIMEOUT))
+    try:
+        yield Sides(services, harness)
+    finally:
+        await harness.close()
 
 
 @pytest.mark.parametrize(

@@ -1,30 +1,23 @@
 """Generated frames on the three sockets and generated HTTP on the two pages, against real
 processes (the lab in this process; the executor, approval_web and the assistant with its ask
 page as ``python -m`` processes over one store): no crash, no state change, one stable code
-each (`tests.reliability.fuzz`). CI sends a bounded number to one set of processes;
+each (`tests.reliability.fuzz`). CI sends a bounded number to one set of processes (the
+``services`` fixture of ``conftest.py``);
 ``bench/reliability.py`` sends 100,000 frames and 10,000 requests through the same functions."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
-import pytest_asyncio
 
 from tests.reliability.fuzz import Tally, capabilities_answer, fuzz_http, fuzz_socket
-from tests.reliability.services import Services, running_services
+from tests.reliability.services import Services
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 FRAMES_PER_SOCKET = 400
 REQUESTS_PER_PAGE = 300
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def services(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Services]:
-    async with running_services(tmp_path_factory.mktemp("fuzz") / "home") as running:
-        yield running
 
 
 @pytest.mark.parametrize("service", ["executor", "approval_web", "assistant"])
