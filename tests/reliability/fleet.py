@@ -91,10 +91,13 @@ class Page:
     session: ClientSession
     headers: dict[str, str]
 
+    async def forms(self) -> dict[str, dict[str, str]]:
+        """The forms on the page now: action -> fields (``/approve``, ``/deny``...)."""
+        return forms_of(await (await self.session.get("/")).text()).forms
+
     async def card(self) -> dict[str, str] | None:
         """The Approve form of the card on screen (its fields), or None when there is none."""
-        text = await (await self.session.get("/")).text()
-        return forms_of(text).forms.get("/approve")
+        return (await self.forms()).get("/approve")
 
     async def post(self, path: str, form: dict[str, str]) -> tuple[int, str]:
         response = await self.session.post(path, data=form, headers=self.headers, allow_redirects=False)
@@ -104,10 +107,8 @@ class Page:
         return await self.post("/approve", form)
 
     async def deny(self, form: dict[str, str]) -> tuple[int, str]:
-        fields = {k: form[k] for k in ("proposal_id",) if k in form}
-        text = await (await self.session.get("/")).text()
-        deny = forms_of(text).forms.get("/deny", {})
-        return await self.post("/deny", {**deny, **fields})
+        """Deny with the card's Deny form (`forms`' ``/deny``)."""
+        return await self.post("/deny", form)
 
 
 @dataclass

@@ -4,22 +4,12 @@ service at a step where its death matters most. ``bench/reliability.py`` runs ev
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
-import pytest_asyncio
 
 from tests.reliability.crash import run_cell
-from tests.reliability.fleet import Fleet, running_fleet
+from tests.reliability.fleet import Fleet
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def fleet(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fleet]:
-    async with running_fleet(Path(tmp_path_factory.mktemp("crash")) / "home") as running:
-        yield running
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
 @pytest.mark.parametrize(
