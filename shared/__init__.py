@@ -5,9 +5,11 @@ this, and that nothing here imports `services`)::
 
     store/  wire/        the SQLite store (schema, approval state, audit chain) | the sockets
                          (framing, server, client, one contract module per socket)
-    text/                what a person reads: hidden characters made visible, fleet wording
+    text/                what a person reads: hidden characters made visible, fleet wording,
+                         changes and refusals in words
     epiphan/  web/       Epiphan Edge: MCP session, guarded read client, shapes, redaction,
-                         sign-in and token slots | local HTTP pages: guards, serving
+                         sign-in and token slots | local HTTP pages: guards, serving, the one
+                         stylesheet
     binding  config  policy/
                          the bound record and its seal | the settings table | the policy files
     canonical  ids       the one canonical form | Epiphan's ID formats

@@ -249,10 +249,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "FLEETWATCH_MODEL_STANDIN_PORT",
         "8771",
-        "Port of the lab's Messages-API stand-in (the scripted demo model) on 127.0.0.1.",
+        "Port of the lab's Messages-API stand-in (the demo model) on 127.0.0.1; the assistant names a "
+        "model at this port the demo model.",
         False,
         _port,
-        read_by=("fleetwatch",),
+        read_by=("fleetwatch", "assistant"),
     ),
     Setting(
         "FLEETWATCH_APPROVE_PORT",

@@ -102,6 +102,11 @@ class Code(enum.StrEnum):
     DENIAL_PAUSE = "denial_pause"
     PROPOSAL_NOT_FOUND = "proposal_not_found"
     PROPOSAL_NOT_PENDING = "proposal_not_pending"
+    TARGET_BUSY = "target_busy"
+    TARGET_UNVERIFIED = "target_unverified"
+    NOTHING_TO_ACKNOWLEDGE = "nothing_to_acknowledge"
+    NO_SUCH_PAUSE = "no_such_pause"
+    AMBIGUOUS_ROOM = "ambiguous_room"
     # --- executor checks ----------------------------------------------------------------
     SEAL_INVALID = "seal_invalid"
     APPROVAL_NOT_FOUND = "approval_not_found"
@@ -185,9 +190,22 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.FENCE_NOT_CONFIGURED: "Neither FLEETWATCH_WRITE_DEVICE_IDS nor FLEETWATCH_WRITE_TEAM_ID is set.",
         Code.QUEUE_FULL: "The pending queue is full.",
         Code.HOURLY_CAP_REACHED: "The cap on proposals per hour is reached.",
-        Code.DENIAL_PAUSE: "This tool and target were denied three times; paused for an hour.",
+        Code.DENIAL_PAUSE: (
+            "This tool was denied repeatedly for this target; such proposals are paused for a while "
+            "(the policy's denial pause)."
+        ),
         Code.PROPOSAL_NOT_FOUND: "No proposal with that ID.",
         Code.PROPOSAL_NOT_PENDING: "The proposal is no longer pending.",
+        Code.TARGET_BUSY: (
+            "Another change for this target is waiting for a person, approved and not run yet, or running."
+        ),
+        Code.TARGET_UNVERIFIED: (
+            "The last change to this target ended unknown or was not verified; a fresh read must verify "
+            "it, or an operator acknowledge it, before another change is proposed."
+        ),
+        Code.NOTHING_TO_ACKNOWLEDGE: "That change was verified, or never ran: there is nothing to acknowledge.",
+        Code.NO_SUCH_PAUSE: "No denial pause running now matches that tool and room.",
+        Code.AMBIGUOUS_ROOM: "More than one paused room has that name; name it by its device ID.",
         Code.SEAL_INVALID: "The bound record's seal does not verify (tampered, or sealed by an earlier executor).",
         Code.APPROVAL_NOT_FOUND: "No approval with that ID.",
         Code.APPROVAL_NOT_CONSUMED: "The approval was never consumed: nobody pressed Approve on that card.",

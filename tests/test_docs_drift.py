@@ -57,6 +57,7 @@ FACTS = {
     "per_hour": POLICY.limits.per_hour,
     "denials": POLICY.limits.denials_before_pause,
     "pause": POLICY.limits.denial_pause_minutes,
+    "window": POLICY.limits.denial_window_minutes,
     "lead": POLICY.lead_minutes,
     "firmware": TOOL_POLICY.propose["batch_firmware_update"].window_minutes(POLICY.lead_minutes),
     "parallel": MAX_PARALLEL,
@@ -69,7 +70,7 @@ LIMITS = {
         "A proposal nobody decided expires": "{life} minutes after it was proposed",
         "Proposals waiting at once": "{max_pending}",
         "Proposals per hour": "{per_hour} (denied ones do not count)",
-        "Denial pause": "after {denials} denials of the same tool and target, {pause} minutes",
+        "Denial pause": "after {denials} denials of the same tool and target within {window} minutes, {pause} minutes from the last",
         "Window before an event": "{lead} minutes",
         "Window before an event, firmware update": "{firmware} minutes",
         "The assistant's tool calls at once": "{parallel}",
@@ -79,7 +80,7 @@ LIMITS = {
         "Una propuesta sin decidir vence": "{life} minutos después de proponerse",
         "Propuestas en espera a la vez": "{max_pending}",
         "Propuestas por hora": "{per_hour} (las rechazadas no cuentan)",
-        "Pausa por rechazos": "tras {denials} rechazos de la misma herramienta sobre el mismo equipo, {pause} minutos",
+        "Pausa por rechazos": "tras {denials} rechazos de la misma herramienta sobre el mismo equipo en {window} minutos, {pause} minutos desde el último",
         "Ventana antes de un evento": "{lead} minutos",
         "Ventana antes de un evento, actualización de firmware": "{firmware} minutos",
         "Llamadas a herramientas del asistente a la vez": "{parallel}",
@@ -93,7 +94,8 @@ EN = {
     "unreviewed": "expires {life} minutes after it was proposed",
     "max_pending": "at most {max_pending} proposals wait at once",
     "per_hour": "at most {per_hour} proposals an hour",
-    "pause": "after {denials} denials of the same tool and target, such proposals pause for {pause} minutes",
+    "pause": "after {denials} denials of the same tool and target within {window} minutes, such proposals "
+    "pause for {pause} minutes from the last of them",
     "windows": "({lead} minutes; {firmware} minutes for a firmware update",
     "parallel": "at most {parallel} tool calls at once",
 }
@@ -102,8 +104,8 @@ ES = {
     "unreviewed": "vence {life} minutos después de proponerse",
     "max_pending": "como máximo {max_pending} propuestas en espera a la vez",
     "per_hour": "como máximo {per_hour} propuestas por hora",
-    "pause": "tras {denials} rechazos de la misma herramienta sobre el mismo equipo, esas propuestas se "
-    "pausan {pause} minutos",
+    "pause": "tras {denials} rechazos de la misma herramienta sobre el mismo equipo en {window} minutos, "
+    "esas propuestas se pausan {pause} minutos desde el último",
     "windows": "({lead} minutos; {firmware} minutos para una actualización de firmware",
     "parallel": "como máximo {parallel} llamadas a herramientas a la vez",
 }

@@ -7,27 +7,21 @@ expiry are whole seconds computed from two such texts, never from this process's
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Final
 
 import aiosqlite
 
 from shared.canonical import parse_json_strict
 from shared.store.approvals import ProposalRow, ProposalStatus
+from shared.store.db import parse_db_text
 from shared.wire.approval import AuditRow, ProposalDetail, ProposalState, ProposalSummary
 
 MAX_AUDIT_TAIL: Final = 1000
 """Most audit rows one `AuditTail` returns."""
-_DB_TIME: Final = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
-def parse_db_time(text: str) -> datetime:
-    """A database-clock text as an aware UTC datetime.
-
-    Raises:
-        ValueError: not in the database clock's form.
-    """
-    return datetime.strptime(text, _DB_TIME).replace(tzinfo=UTC)
+parse_db_time = parse_db_text
+"""A database-clock text as an aware UTC datetime (`shared.store.db.parse_db_text`)."""
 
 
 def seconds_between(earlier: str, later: str) -> int:
@@ -91,6 +85,10 @@ def state_of(status: ProposalStatus) -> ProposalState:
         outcome=status.outcome,
         verification=status.verification,
         status_code=status.status_code or status.refusal_code,
+        action=status.action,
+        targets=status.targets,
+        target_names=status.target_names,
+        acknowledged=status.acknowledged,
     )
 
 

@@ -8,11 +8,13 @@ The three limits, checked in this order by `check_limits`:
 - **hourly cap** (``hourly_cap_reached``): at most ``per_hour`` proposals created in the last
   3600 s. A proposal a person denied does not count; pending, expired (unreviewed), approved
   and executed ones do.
-- **denial pause** (``denial_pause``): when ``denials_before_pause`` proposals of the same tool
-  naming the same target (a master ID, from ``proposal_targets``) were denied within the last
-  ``denial_pause_minutes``, that tool may not be proposed for that target until
-  ``denial_pause_minutes`` after the N-th most recent of those denials. Other targets, and
-  other tools on the same target, are not paused.
+- **denial pause** (``denial_pause``): when ``denials_before_pause`` (N) proposals of the same
+  tool naming the same target (a master ID, from ``proposal_targets``) were denied within
+  ``denial_window_minutes`` of each other, that tool may not be proposed for that target for
+  ``denial_pause_minutes`` counted from the N-th of those denials (the one that made the
+  count), not from the first. Other targets, and other tools on the same target, are not
+  paused. An operator's lift (``fleetwatch resume --denials``, a row in ``denial_lifts``)
+  makes every denial of that tool on that target decided at or before it count no more.
 
 Every time here is the database clock's (``YYYY-MM-DDTHH:MM:SS.SSSZ`` UTC, text order is time
 order): windows are computed in SQL from ``proposals.created_at`` / ``decided_at``.
@@ -23,13 +25,15 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 import aiosqlite
 
 from services.approval_web import ApprovalWebError
 from shared.errors import Code
 from shared.policy.loader import Limits
-from shared.store.db import db_now
+from shared.store.db import append_audit, db_now, db_text, parse_db_text, write_tx
+from shared.text.display import visible
 from shared.wire.approval import DenialPause
 
 
@@ -39,13 +43,14 @@ class LimitReached(ApprovalWebError):
 
 @dataclass(frozen=True, slots=True)
 class TargetDenials:
-    """Denials of one tool on one target inside the pause window.
+    """Denials of one tool on one target that may still pause it.
 
     Attributes:
         target: the master ID.
-        count: denials with ``decided_at`` in the last ``denial_pause_minutes``.
-        pause_until: ``decided_at`` of the N-th most recent of them plus the pause, or None
-            when there are fewer than N (N = ``denials_before_pause``).
+        count: denials decided in the last ``denial_window_minutes + denial_pause_minutes``
+            and after the last lift (the only ones that can make a pause still running).
+        pause_until: when the latest pause those denials make ends (`pause_end`), or None
+            when they make none.
     """
 
     target: str
@@ -101,20 +106,31 @@ def check_limits(counts: LimitCounts, limits: Limits, *, tool: str) -> None:
             )
 
 
-def target_denials(
-    target: str, decided_at_desc: Sequence[tuple[str, str]], denials_before_pause: int
-) -> TargetDenials:
-    """Summarise one target's recent denials.
+def pause_end(decided_at: Sequence[str], limits: Limits) -> str | None:
+    """When the latest denial pause made by these denials ends, or None when they make none.
+
+    Each denial that completes ``denials_before_pause`` (N) denials within
+    ``denial_window_minutes`` (itself and the N-1 before it) starts a pause of
+    ``denial_pause_minutes`` from its own time; the latest such end is returned.
 
     Args:
-        target: the master ID.
-        decided_at_desc: ``(decided_at, decided_at + pause)`` per denial in the window, most
-            recent first.
-        denials_before_pause: N.
+        decided_at: the denials' ``decided_at`` (database-clock text), any order.
+        limits: N, the window and the pause.
     """
-    count = len(decided_at_desc)
-    until = decided_at_desc[denials_before_pause - 1][1] if count >= denials_before_pause else None
-    return TargetDenials(target=target, count=count, pause_until=until)
+    times = sorted(parse_db_text(t) for t in decided_at)
+    n = limits.denials_before_pause
+    window = timedelta(minutes=limits.denial_window_minutes)
+    ends = [
+        times[i] + timedelta(minutes=limits.denial_pause_minutes)
+        for i in range(n - 1, len(times))
+        if times[i] - times[i - n + 1] <= window
+    ]
+    return db_text(max(ends)) if ends else None
+
+
+def target_denials(target: str, decided_at: Sequence[str], limits: Limits) -> TargetDenials:
+    """Summarise one target's denials that may still pause it (see `pause_end`)."""
+    return TargetDenials(target=target, count=len(decided_at), pause_until=pause_end(decided_at, limits))
 
 
 # --- SQL -------------------------------------------------------------------------------------
@@ -148,28 +164,46 @@ async def count_last_hour(conn: aiosqlite.Connection) -> int:
 
 
 _DENIALS_SQL = """
-SELECT t.master_id, p.decided_at, strftime('%Y-%m-%dT%H:%M:%fZ', p.decided_at, ?) AS lifts
+SELECT p.tool, t.master_id, p.decided_at
 FROM proposals AS p JOIN proposal_targets AS t ON t.proposal_id = p.id
-WHERE p.tool = ? AND p.status = 'denied' AND p.decided_at IS NOT NULL
-  AND p.decided_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?)
-  AND t.master_id IN (SELECT value FROM json_each(?))
-ORDER BY p.decided_at DESC
+WHERE p.status = 'denied' AND p.decided_at IS NOT NULL
+  AND p.decided_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now', :reach)
+  AND p.decided_at > coalesce(
+      (SELECT l.lifted_at FROM denial_lifts AS l WHERE l.tool = p.tool AND l.master_id = t.master_id), '')
+  AND (:tool IS NULL OR p.tool = :tool)
+  AND (:targets IS NULL OR t.master_id IN (SELECT value FROM json_each(:targets)))
+ORDER BY p.tool, t.master_id, p.decided_at
 """
+
+
+def _reach(limits: Limits) -> str:
+    """How far back a denial can still make a running pause: the window plus the pause."""
+    return f"-{int(limits.denial_window_minutes) + int(limits.denial_pause_minutes)} minutes"
+
+
+async def _denials(
+    conn: aiosqlite.Connection, limits: Limits, *, tool: str | None, targets: Sequence[str] | None
+) -> dict[tuple[str, str], list[str]]:
+    params = {
+        "reach": _reach(limits),
+        "tool": tool,
+        "targets": None if targets is None else json.dumps(list(targets)),
+    }
+    groups: dict[tuple[str, str], list[str]] = {}
+    async with conn.execute(_DENIALS_SQL, params) as cursor:
+        async for row in cursor:
+            groups.setdefault((row[0], row[1]), []).append(row[2])
+    return groups
 
 
 async def read_denials(
     conn: aiosqlite.Connection, *, tool: str, targets: Sequence[str], limits: Limits
 ) -> tuple[TargetDenials, ...]:
-    """For each of `targets` (master IDs), the denials of `tool` on it inside the pause window."""
+    """For each of `targets` (master IDs), its denials of `tool` that may still pause it."""
     if not targets:
         return ()
-    window = f"-{int(limits.denial_pause_minutes)} minutes"
-    lifts = f"+{int(limits.denial_pause_minutes)} minutes"
-    per_target: dict[str, list[tuple[str, str]]] = {t: [] for t in targets}
-    async with conn.execute(_DENIALS_SQL, (lifts, tool, window, json.dumps(list(targets)))) as cursor:
-        async for row in cursor:
-            per_target[row[0]].append((row[1], row[2]))
-    return tuple(target_denials(t, rows, limits.denials_before_pause) for t, rows in per_target.items())
+    groups = await _denials(conn, limits, tool=tool, targets=targets)
+    return tuple(target_denials(t, groups.get((tool, t), []), limits) for t in targets)
 
 
 async def read_counts(
@@ -184,27 +218,72 @@ async def read_counts(
     )
 
 
-_PAUSES_SQL = """
-SELECT p.tool, t.master_id, p.decided_at, strftime('%Y-%m-%dT%H:%M:%fZ', p.decided_at, ?) AS lifts
-FROM proposals AS p JOIN proposal_targets AS t ON t.proposal_id = p.id
-WHERE p.status = 'denied' AND p.decided_at IS NOT NULL
-  AND p.decided_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?)
-ORDER BY p.tool, t.master_id, p.decided_at DESC
+_NAME_SQL = """
+SELECT name FROM proposal_targets AS t JOIN proposals AS p ON p.id = t.proposal_id
+WHERE t.master_id = ? AND t.name IS NOT NULL ORDER BY p.created_at DESC LIMIT 1
 """
 
 
-async def active_pauses(conn: aiosqlite.Connection, limits: Limits) -> tuple[DenialPause, ...]:
-    """Every tool and target paused right now (for ``status`` and the page), sorted."""
-    window = f"-{int(limits.denial_pause_minutes)} minutes"
-    lifts = f"+{int(limits.denial_pause_minutes)} minutes"
-    groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    async with conn.execute(_PAUSES_SQL, (lifts, window)) as cursor:
-        async for row in cursor:
-            groups.setdefault((row[0], row[1]), []).append((row[2], row[3]))
+async def target_name(conn: aiosqlite.Connection, master_id: str) -> str:
+    """The room's name as last read at a proposal's Prepare (display text), or ``""``."""
+    async with conn.execute(_NAME_SQL, (master_id,)) as cursor:
+        row = await cursor.fetchone()
+    return str(row[0]) if row is not None else ""
+
+
+async def active_pauses(
+    conn: aiosqlite.Connection, limits: Limits, *, tool: str | None = None, target: str | None = None
+) -> tuple[DenialPause, ...]:
+    """Every tool and target paused right now (for ``status``, ``doctor`` and the page), sorted
+    by tool then target; only `tool` / `target` (a master ID) when given."""
+    groups = await _denials(conn, limits, tool=tool, targets=None if target is None else [target])
     now = await db_now(conn)
     pauses = []
-    for (tool, target), rows in sorted(groups.items()):
-        summary = target_denials(target, rows, limits.denials_before_pause)
-        if summary.pause_until is not None and summary.pause_until > now:
-            pauses.append(DenialPause(tool=tool, target=target, until=summary.pause_until))
+    for (paused_tool, master), decided in sorted(groups.items()):
+        until = pause_end(decided, limits)
+        if until is not None and until > now:
+            pauses.append(
+                DenialPause(
+                    tool=paused_tool,
+                    target=master,
+                    until=until,
+                    target_name=await target_name(conn, master),
+                    denials=len(decided),
+                )
+            )
     return tuple(pauses)
+
+
+async def lift_pauses(
+    conn: aiosqlite.Connection, limits: Limits, *, actor: str, tool: str | None, target: str | None
+) -> tuple[DenialPause, ...]:
+    """Lift the denial pauses running now (all, or only `tool` on `target`): one
+    ``denial_lift`` audit row each, naming the tool, the target, its name and until when it
+    would have run, in one transaction; the pauses lifted (none: nothing written).
+
+    Raises:
+        StoreError: ``store_busy``.
+    """
+    async with write_tx(conn):
+        pauses = await active_pauses(conn, limits, tool=tool, target=target)
+        now = await db_now(conn)
+        for pause in pauses:
+            await conn.execute(
+                "INSERT INTO denial_lifts (tool, master_id, lifted_at, actor) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (tool, master_id) DO UPDATE SET lifted_at = excluded.lifted_at,"
+                " actor = excluded.actor",
+                (pause.tool, pause.target, now, actor),
+            )
+            await append_audit(
+                conn,
+                actor=actor,
+                kind="denial_lift",
+                detail={
+                    "tool": pause.tool,
+                    "target": pause.target,
+                    "target_name": visible(pause.target_name, 80),
+                    "until": pause.until,
+                    "denials": pause.denials,
+                },
+            )
+    return pauses

@@ -8,11 +8,18 @@ proposals).
 
 SubmitProposal, in order (each refusal: a stable code, one ``refusal`` audit row, nothing else
 changed): role (``operation_not_allowed``), the policy checks of
-`services.approval_web.intake.check_submission`, the limits of
+`services.approval_web.intake.check_submission`, then what the store says about the rooms
+(`services.approval_web.one_change`): an identical proposal still pending is the answer
+(`ProposalExists`, one ``proposal_repeated`` audit row; nothing queued), another change in the
+way is ``target_busy``, an unsettled last change is ``target_unverified`` unless the
+executor's fresh read (``Recheck``) verifies it now; then the limits of
 `services.approval_web.limits`, then Prepare on executor.sock (its refusal codes pass through
 unchanged; the executor not running: ``service_unavailable``; no answer:
-``service_no_answer``), then `shared.store.approvals.insert_proposal`. The answer is the new
-proposal's ID and when it expires unreviewed.
+``service_no_answer``), then `shared.store.approvals.insert_proposal` (with the rooms' names the
+executor read). The answer is the new proposal's ID and when it expires unreviewed.
+
+LiftDenialPauses and Acknowledge are operator commands (``fleetwatch resume --denials``,
+``fleetwatch acknowledge``), each audited (``denial_lift``, ``acknowledgement``).
 
 ListWritable is relayed to the executor as it is (this process holds no Epiphan token): the
 executor reads the sandbox team afresh. Its refusals pass through with their codes (one
@@ -39,7 +46,7 @@ from typing import Any
 import aiosqlite
 import msgspec
 
-from services.approval_web import admin
+from services.approval_web import admin, one_change
 from services.approval_web.intake import (
     CheckedProposal,
     IntakeRefused,
@@ -55,6 +62,7 @@ from services.approval_web.limits import (
     check_limits,
     count_last_hour,
     count_pending,
+    lift_pauses,
     read_counts,
 )
 from shared.config import Settings
@@ -65,6 +73,7 @@ from shared.store.db import append_audit, db_now, verify_audit
 from shared.text.display import visible
 from shared.wire import approval
 from shared.wire.approval import (
+    Acknowledge,
     AuditReport,
     AuditRows,
     AuditTail,
@@ -75,10 +84,13 @@ from shared.wire.approval import (
     ExpireTurn,
     GetProposalState,
     GetStatus,
+    LiftDenialPauses,
     ListPending,
+    PausesLifted,
     PendingList,
     ProposalAccepted,
     ProposalDetail,
+    ProposalExists,
     ProposalState,
     RecordAsk,
     RecordRefusal,
@@ -92,10 +104,12 @@ from shared.wire.executor import (
     HEALTH_SECONDS,
     LIST_WRITABLE_SECONDS,
     PREPARE_SECONDS,
+    RECHECK_SECONDS,
     ExecutorClient,
     ListWritable,
     Prepare,
     Prepared,
+    Rechecked,
     WritableDevices,
 )
 from shared.wire.protocol import Capabilities, GetCapabilities, Message, message_tag
@@ -121,12 +135,14 @@ class ServiceOptions:
             sandbox team afresh).
         health_timeout_seconds: the Health exchange behind `GetStatus`.
         list_timeout_seconds: the ListWritable exchange (the executor reads the sandbox team).
+        recheck_timeout_seconds: one Recheck exchange (the executor reads a change's rooms).
     """
 
     proposal_ttl_seconds: int | None = None
     prepare_timeout_seconds: float = PREPARE_SECONDS
     health_timeout_seconds: float = HEALTH_SECONDS
     list_timeout_seconds: float = LIST_WRITABLE_SECONDS
+    recheck_timeout_seconds: float = RECHECK_SECONDS
 
 
 class ApprovalService:
@@ -171,6 +187,8 @@ class ApprovalService:
             ListWritable: self._list_writable,
             RecordAsk: self._record_ask,
             RecordRefusal: self._record_refusal,
+            LiftDenialPauses: self._lift_pauses,
+            Acknowledge: self._acknowledge,
             GetCapabilities: self._capabilities,
         }
 
@@ -267,7 +285,7 @@ class ApprovalService:
 
     # --- SubmitProposal -----------------------------------------------------------------
 
-    async def _submit(self, submit: SubmitProposal, peer: PeerCred) -> ProposalAccepted:
+    async def _submit(self, submit: SubmitProposal, peer: PeerCred) -> ProposalAccepted | ProposalExists:
         detail = {"tool": visible(submit.tool, 80), "proposed_by": visible(submit.proposed_by, 40)}
         async with self._submitting:
             try:
@@ -277,6 +295,9 @@ class ApprovalService:
                     tool_policy=self._tool_policy,
                     fence_configured=self._settings.fence_configured,
                 )
+                existing = await self._rooms_free(checked, submit, peer)
+                if existing is not None:
+                    return existing
                 async with self._db:
                     counts = await read_counts(
                         self._conn, tool=checked.tool, targets=checked.targets, limits=self._policy.limits
@@ -299,9 +320,70 @@ class ApprovalService:
                     proposed_by=submit.proposed_by,
                     turn_id=submit.turn_id,
                     ttl_seconds=self.proposal_ttl_seconds,
+                    target_names={k: visible(v, 200) for k, v in prepared.target_names.items()},
                 )
         assert row.expires_at is not None
         return ProposalAccepted(proposal_id=row.id, expires_at=row.expires_at)
+
+    async def _rooms_free(
+        self, checked: CheckedProposal, submit: SubmitProposal, peer: PeerCred
+    ) -> ProposalExists | None:
+        """What the store says about the new proposal's rooms (`one_change`): the identical
+        pending proposal (the answer), or None when nothing is in the way.
+
+        Raises:
+            IntakeRefused: ``target_busy``; ``target_unverified`` (after a fresh read that did
+                not verify the last change, or could not be made).
+        """
+        async with self._db:
+            state = await one_change.read_room_state(
+                self._conn, tool=checked.tool, arguments=checked.arguments, targets=checked.targets
+            )
+        found = one_change.judge(state)
+        if isinstance(found, one_change.Identical):
+            async with self._db:
+                await append_audit(
+                    self._conn,
+                    actor=self._actor(peer, submit.proposed_by),
+                    kind="proposal_repeated",
+                    proposal_id=found.proposal_id,
+                    detail={"tool": checked.tool, "turn_id": submit.turn_id},
+                )
+            return ProposalExists(
+                proposal_id=found.proposal_id, status=found.status, expires_at=found.expires_at
+            )
+        if isinstance(found, one_change.Busy):
+            what = {"pending": "is waiting for a person", "approved": "was approved and has not run yet"}
+            raise IntakeRefused(
+                Code.TARGET_BUSY,
+                f"another change for {found.target} ({found.proposal_id}) {what.get(found.why, 'is running')}; "
+                "decide or wait for it first",
+            )
+        for change in found or ():
+            verdict = await self._recheck(change.proposal_id)
+            if verdict is None or verdict.verification != "verified":
+                seen = (
+                    "could not be read again"
+                    if verdict is None
+                    else f"is {verdict.verification} on a fresh read"
+                )
+                raise IntakeRefused(
+                    Code.TARGET_UNVERIFIED,
+                    f"the last change on {change.target} ({change.proposal_id}) ended {change.outcome} and {seen}; "
+                    f"check the room, then acknowledge it (fleetwatch acknowledge {change.proposal_id})",
+                )
+        return None
+
+    async def _recheck(self, proposal_id: str) -> Rechecked | None:
+        """The executor's fresh read of a change's rooms (it records the verdict), or None
+        when it could not be made (the executor down or refusing; logged with its code)."""
+        try:
+            return await self._executor.recheck(
+                proposal_id, timeout_seconds=self._options.recheck_timeout_seconds
+            )
+        except CallError as exc:
+            logger.warning("recheck of %s not made (%s)", proposal_id, exc.code)
+            return None
 
     async def _prepare(self, proposal_id: str, checked: CheckedProposal, reason: str) -> Prepared:
         """Prepare on executor.sock.
@@ -362,6 +444,54 @@ class ApprovalService:
                 detail=detail,
             )
         return Count(count=1)
+
+    async def _lift_pauses(self, message: LiftDenialPauses, peer: PeerCred) -> PausesLifted:
+        """Lift the denial pauses running now (all, or `tool` on `room`).
+
+        Raises:
+            IntakeRefused: ``invalid_message`` (a tool without a room or the other way round),
+                ``no_such_pause`` (nothing running matches), ``ambiguous_room`` (two paused
+                rooms have that name).
+        """
+        if (message.tool is None) != (message.room is None):
+            raise IntakeRefused(Code.INVALID_MESSAGE, "name both the tool and the room, or neither")
+        actor = self._actor(peer, message.actor)
+        limits = self._policy.limits
+        target = None
+        if message.tool is not None and message.room is not None:
+            async with self._db:
+                running = await active_pauses(self._conn, limits, tool=message.tool)
+            matches = {p.target for p in running if message.room in (p.target, p.target_name)}
+            if not matches:
+                raise IntakeRefused(
+                    Code.NO_SUCH_PAUSE,
+                    f"no denial pause of {visible(message.tool, 64)} on {visible(message.room, 80)} is running",
+                )
+            if len(matches) > 1:
+                raise IntakeRefused(
+                    Code.AMBIGUOUS_ROOM,
+                    f"{len(matches)} paused rooms are named {visible(message.room, 80)}: "
+                    f"{', '.join(sorted(matches))}; name one by its device ID",
+                )
+            (target,) = matches
+        async with self._db:
+            lifted = await lift_pauses(self._conn, limits, actor=actor, tool=message.tool, target=target)
+        return PausesLifted(pauses=lifted)
+
+    async def _acknowledge(self, message: Acknowledge, peer: PeerCred) -> ProposalState:
+        """An operator acknowledges a change that ended unknown or was not verified.
+
+        Raises:
+            IntakeRefused: ``proposal_not_found``, ``nothing_to_acknowledge`` (audited).
+        """
+        async with self._db:
+            refused = await one_change.acknowledge(
+                self._conn, message.proposal_id, actor=self._actor(peer, message.actor)
+            )
+            status = await approvals.proposal_state(self._conn, message.proposal_id)
+        if refused is not None or status is None:
+            raise IntakeRefused(refused or Code.PROPOSAL_NOT_FOUND, audited=True)
+        return admin.state_of(status)
 
     async def _capabilities(self, message: GetCapabilities, peer: PeerCred) -> Capabilities:
         return approval.capabilities()
@@ -430,6 +560,7 @@ class ApprovalService:
             pending = await count_pending(self._conn)
             last_hour = await count_last_hour(self._conn)
             pauses = await active_pauses(self._conn, limits)
+            unsettled = await one_change.unsettled(self._conn)
             kill_switch = await approvals.kill_switch(self._conn)
         return Status(
             pending=pending,
@@ -441,6 +572,7 @@ class ApprovalService:
             fence_configured=self._settings.fence_configured,
             autonomy=str(self._policy.autonomy),
             pauses=pauses,
+            unsettled=unsettled,
         )
 
     async def _executor_up(self) -> bool:

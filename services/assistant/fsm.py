@@ -7,7 +7,9 @@ question) starts in ``resolving`` and holds:
   device list, or ``list_writable_devices`` (the sandbox team the executor just read, the only
   devices a change can pass the fence for). A channel ``<master>-<n>`` counts as its master.
   The first successful resolve moves the session to ``reading``.
-- ``pending``: master ID -> proposal ID for each proposal of this session still waiting.
+- ``pending``: master ID -> proposal ID for each proposal of this session (or an identical one
+  it was answered with) that is not settled: waiting for a person, approved and not run, or
+  run and neither verified nor acknowledged (`settled`).
 - ``made``: the key of each proposal made (tool + canonical arguments) -> its proposal ID.
 - ``blocked``: how many calls were blocked. **Telemetry only**: no count ever opens the gate.
 
@@ -15,7 +17,10 @@ Invariants:
 
 1. **No proposal before its target was resolved in this session**: every target's master ID
    must be in ``resolved`` (an ID the model typed, or read in a name, is not enough).
-2. **No second proposal for a target while one is pending**.
+2. **No second proposal for a target while one is pending, or while its change is not
+   settled** (no second write before the first is verified, seed 000). Across questions and
+   sessions the intake holds the same rule (`services.approval_web.one_change`): a session
+   knows only its own question.
 3. **Blocked attempts never wear the gate down**: a blocked call changes nothing but the counter.
 4. **Reads are never blocked**, nor ``resolve`` nor ``user_input`` (the model may ask on its
    first turn: the peer's later state, seed 002).
@@ -115,9 +120,31 @@ def on_proposed(session: Session, key: str, proposal_id: str, targets: Iterable[
     return replace(session, pending=MappingProxyType(pending), made=MappingProxyType(made))
 
 
-def on_proposal_state(session: Session, proposal_id: str, status: str) -> Session:
-    """A proposal's recorded status was read; anything but ``pending`` frees its targets."""
-    if status == "pending":
+def settled(
+    status: str, *, outcome: str | None = None, verification: str | None = None, acknowledged: bool = False
+) -> bool:
+    """A proposal no longer holds its targets: nothing ran and nothing will (denied, expired,
+    not run, refused), the write failed (``error``), or it ran and was verified or an operator
+    acknowledged it. Waiting, approved, running, ``unknown`` or ``ok`` without ``verified``
+    hold them."""
+    if status in ("denied", "expired", "not_run") or outcome in ("refused", "error"):
+        return True
+    return (
+        status == "executed" and outcome in ("ok", "unknown") and (verification == "verified" or acknowledged)
+    )
+
+
+def on_proposal_state(
+    session: Session,
+    proposal_id: str,
+    status: str,
+    *,
+    outcome: str | None = None,
+    verification: str | None = None,
+    acknowledged: bool = False,
+) -> Session:
+    """A proposal's recorded state was read; a `settled` one frees its targets."""
+    if not settled(status, outcome=outcome, verification=verification, acknowledged=acknowledged):
         return session
     pending = {t: p for t, p in session.pending.items() if p != proposal_id}
     return replace(session, pending=MappingProxyType(pending))

@@ -9,8 +9,10 @@ the model's text.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Final
 
+from shared.text.change_words import change_in
 from shared.text.languages import LANGUAGES
 from shared.wire.approval import ProposalState
 from shared.wire.assistant import ProposalLine
@@ -55,6 +57,15 @@ _STATE_WORDS: Final = {
     "running": ("running now", "ejecutándose ahora"),
     "denied": ("denied by a person; nothing ran", "denegada por una persona; no se ejecutó nada"),
     "expired": ("expired without approval; nothing ran", "venció sin aprobación; no se ejecutó nada"),
+    "already_waiting": (
+        "already waiting for approval on the approval page (proposed earlier; not queued again)",
+        "ya espera aprobación en la página de aprobación (se propuso antes; no se volvió a poner en cola)",
+    ),
+    "not_run": ("approved, but nothing ran", "aprobada, pero no se ejecutó nada"),
+    "acknowledged": (
+        "ran with an outcome nobody could confirm; an operator acknowledged it",
+        "se ejecutó con un resultado que nadie pudo confirmar; un operador lo reconoció",
+    ),
     "refused": (
         "refused by the executor's checks; nothing ran",
         "rechazada por las comprobaciones del ejecutor; no se ejecutó nada",
@@ -78,10 +89,15 @@ _STATE_WORDS: Final = {
 _PROPOSAL_WORD: Final = {"en": "Proposal", "es": "Propuesta"}
 
 
-def proposal_status(state: ProposalState | None) -> str:
-    """The stable state key of a recorded proposal state (a key of the words table)."""
+def proposal_status(state: ProposalState | None, *, existing: bool = False) -> str:
+    """The stable state key of a recorded proposal state (a key of the words table);
+    `existing`: the proposal was not made now, an identical one was already waiting."""
     if state is None:
         return "unreadable"
+    if existing and state.status == "pending":
+        return "already_waiting"
+    if state.acknowledged and state.verification != "verified" and state.outcome in ("ok", "unknown"):
+        return "acknowledged"
     if state.outcome == "running":
         return "running"
     if state.outcome == "refused":
@@ -99,17 +115,38 @@ def proposal_status(state: ProposalState | None) -> str:
         "approved": "approved",
         "denied": "denied",
         "expired": "expired",
+        "not_run": "not_run",
     }.get(state.status, "unreadable")
 
 
-def proposal_line(proposal_id: str, tool: str, state: ProposalState | None, language: str) -> ProposalLine:
-    """The code-built line for one proposal: ``Proposal <id> (<tool>): <state words>.``"""
-    key = proposal_status(state)
+def proposal_line(
+    proposal_id: str,
+    state: ProposalState | None,
+    language: str,
+    *,
+    tool: str,
+    names: Mapping[str, str] | None = None,
+    existing: bool = False,
+) -> ProposalLine:
+    """The code-built line for one proposal, in words: ``Proposal <id>: start recording in
+    Sandbox Classroom: <state words>.`` The change and the rooms come from the recorded state
+    (the rooms' names read at Prepare); `names` (read in this question) stand in for a name
+    the state lacks; `tool` when the state could not be read."""
+    key = proposal_status(state, existing=existing)
     words = _STATE_WORDS[key][1 if language == "es" else 0]
+    known = dict(names or {})
+    if state is not None:
+        read = state.target_names
+        names_now = [
+            (read[i] if i < len(read) else "") or known.get(t, "") for i, t in enumerate(state.targets)
+        ]
+        what = change_in(state.tool, state.action, names_now, state.targets, language)
+    else:
+        what = change_in(tool, None, [], [], language)
     return ProposalLine(
         proposal_id=proposal_id,
         state=key,
-        text=f"{_PROPOSAL_WORD.get(language, 'Proposal')} {proposal_id} ({tool}): {words}.",
+        text=f"{_PROPOSAL_WORD.get(language, 'Proposal')} {proposal_id}: {what}: {words}.",
     )
 
 
@@ -119,8 +156,8 @@ _NOTES: Final = {
         "Me detuve porque se agotó el presupuesto de esta pregunta ({limit}); esto es lo que encontré hasta ahora.",
     ),
     "model_unavailable": (
-        "The model could not be used, so this is the keyword answer (read-only).",
-        "No se pudo usar el modelo; esta es la respuesta por palabras clave (solo lectura).",
+        "The model could not be used just now.",
+        "No se pudo usar el modelo en este momento.",
     ),
     "asks_operator": ("The assistant asks: {question}", "El asistente pregunta: {question}"),
     "turn_expired": (

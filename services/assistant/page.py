@@ -2,7 +2,13 @@
 
 An aiohttp app run inside the assistant process (``python -m services.assistant --page``); it
 calls the same `Assistant.ask` as assistant.sock and holds nothing secret but its form-token
-key (in memory). Its own port; never the approval page.
+key (in memory). Its own port; never the approval page, but the same stylesheet
+(`shared.web.page_style`), so the two read as one product.
+
+An answer is shown as plain paragraphs (a line starting ``- `` is a list item), says which
+answered (the model, the lab's demo model, or the keyword answer), and lists the code-built
+lines: each proposal with its recorded state, each change not proposed and why. A refusal of
+the question itself is a sentence, never a code.
 
 Guards (`shared.web.guards`, the approval page's rules): every request's Host must be
 ``127.0.0.1:<port>`` or ``localhost:<port>`` (``bad_host``); every POST must come from the
@@ -18,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -25,7 +32,8 @@ import jinja2
 from aiohttp import web
 
 from services.assistant.server import MAX_QUESTION_CHARS, Asker
-from shared.errors import MEANINGS, Code, FleetwatchError
+from shared.errors import Code, FleetwatchError
+from shared.text.change_words import why
 from shared.text.display import visible
 from shared.web.guards import (
     CODE_HEADER,
@@ -37,11 +45,28 @@ from shared.web.guards import (
     token_ok,
 )
 from shared.web.local_http import serve_local
+from shared.web.page_style import page_css
 from shared.wire.assistant import Answer
 
 AskFunction = Callable[[str, str | None], Awaitable[Answer]]
 MAX_BODY_BYTES: Final = 16 * 1024
 COOKIE: Final = "fleetwatch_ask"
+ANSWERED_BY: Final = {
+    "model": ("Answered by the model.", "Respondió el modelo."),
+    "demo_model": (
+        "Answered by the demo model: the lab's stand-in, not a real model.",
+        "Respondió el modelo de demostración: el sustituto del laboratorio, no un modelo real.",
+    ),
+    "keyword": (
+        "Answered by the keyword answer (no model; read-only).",
+        "Respondió la respuesta por palabras clave (sin modelo; solo lectura).",
+    ),
+}
+"""Which path answered (`Answer.answered_by`), in words (en, es)."""
+TOO_LONG: Final = (
+    "A question is 1 to {n} characters.",
+    "Una pregunta tiene de 1 a {n} caracteres.",
+)
 PRESETS: Final = (
     "What needs attention?",
     "What's offline?",
@@ -50,11 +75,6 @@ PRESETS: Final = (
     "¿Qué está desconectado?",
     "Próximos eventos",
 )
-CSS: Final = (
-    "body{font-family:system-ui,sans-serif;margin:2rem;max-width:60rem}"
-    ".buttons button{margin:0 .5rem .5rem 0}input[type=text]{width:100%}"
-    "pre{white-space:pre-wrap;background:#f4f4f4;padding:1rem}.error{color:#a00}.note{color:#555}"
-)
 _TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).resolve().parent / "templates"),
     autoescape=True,
@@ -62,6 +82,39 @@ _TEMPLATES = jinja2.Environment(
 )
 _KEY: Final = web.AppKey("form_key", bytes)
 _ASK: Final = web.AppKey("ask", Any)
+_CSS: Final = web.AppKey("css", bytes)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block of an answer: a paragraph (``items`` has one line) or a list (``is_list``)."""
+
+    is_list: bool
+    items: tuple[str, ...]
+
+
+def blocks(text: str) -> list[Block]:
+    """An answer's text as paragraphs and lists: each line is a paragraph, except that
+    consecutive lines starting ``- `` make one list; blank lines only separate. Every line
+    passes `shared.text.display.visible` (hidden and bidi characters shown, not obeyed)."""
+    out: list[Block] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("- "):
+            item = visible(line[2:], 2000)
+            if out and out[-1].is_list:
+                out[-1] = Block(True, (*out[-1].items, item))
+            else:
+                out.append(Block(True, (item,)))
+        else:
+            out.append(Block(False, (visible(line, 2000),)))
+    return out
+
+
+def _es(language: str | None) -> int:
+    return 1 if language == "es" else 0
 
 
 class _Refused(Exception):
@@ -95,8 +148,12 @@ def _render(request: web.Request, session: str, *, status: int = 200, **context:
         "language": "",
         "error": None,
         "answer": None,
-        "answer_text": visible(answer.text, 20_000) if answer else "",
-        "line_texts": [visible(line.text, 500) for line in answer.proposals] if answer else [],
+        "blocks": blocks(answer.text) if answer else [],
+        "answered_by": ANSWERED_BY.get(answer.answered_by, ANSWERED_BY["model"])[_es(answer.language)]
+        if answer
+        else "",
+        "line_texts": [visible(line.text, 600) for line in answer.proposals] if answer else [],
+        "refusal_texts": [visible(line.text, 600) for line in answer.refusals] if answer else [],
         **context,
     }
     html = _TEMPLATES.get_template("ask.html").render(**values)
@@ -111,7 +168,7 @@ async def _index(request: web.Request) -> web.Response:
 
 
 async def _css(request: web.Request) -> web.Response:
-    return web.Response(text=CSS, content_type="text/css")
+    return web.Response(body=request.app[_CSS], content_type="text/css", charset="utf-8")
 
 
 async def _ask(request: web.Request) -> web.Response:
@@ -129,26 +186,20 @@ async def _ask(request: web.Request) -> web.Response:
     question = preset if isinstance(preset, str) and preset in PRESETS else typed
     chosen = language if language in ("en", "es") else None
     if not isinstance(question, str) or not question.strip() or len(question) > MAX_QUESTION_CHARS:
-        error = f"{Code.INVALID_MESSAGE}: a question is 1 to {MAX_QUESTION_CHARS} characters"
+        error = TOO_LONG[_es(chosen)].format(n=MAX_QUESTION_CHARS)
         response = _render(request, session, status=400, error=error, language=chosen or "")
         response.headers[CODE_HEADER] = str(Code.INVALID_MESSAGE)
         return response
     try:
         answer = await request.app[_ASK](question, chosen)
     except FleetwatchError as exc:
+        words = why(exc.code, chosen or "en")
         response = _render(
-            request, session, status=503, error=f"{exc.code}: {MEANINGS[exc.code]}", question=question
+            request, session, status=503, error=f"{words[:1].upper()}{words[1:]}.", question=question
         )
         response.headers[CODE_HEADER] = str(exc.code)
         return response
     return _render(request, session, answer=answer, question=question, language=chosen or "")
-
-
-def _refusal(status: int, code: Code) -> web.Response:
-    """A refusal: the code and its meaning as text, the code in `CODE_HEADER`."""
-    response = web.Response(text=f"{code}: {MEANINGS[code]}\n", status=status)
-    response.headers[CODE_HEADER] = str(code)
-    return response
 
 
 @web.middleware
@@ -160,14 +211,23 @@ async def _guard(
             raise _Refused(400, Code.BAD_HOST)
         response = await handler(request)
     except _Refused as refused:
-        response = _refusal(refused.status, refused.code)
+        response = _plain(refused.code, refused.status)
     except web.HTTPRequestEntityTooLarge:
-        response = _refusal(413, Code.BODY_TOO_LARGE)
+        response = _plain(Code.BODY_TOO_LARGE, 413)
     except web.HTTPMethodNotAllowed:
-        response = _refusal(405, Code.METHOD_NOT_ALLOWED)
+        response = _plain(Code.METHOD_NOT_ALLOWED, 405)
     except web.HTTPNotFound:
-        response = _refusal(404, Code.PAGE_NOT_FOUND)
+        response = _plain(Code.PAGE_NOT_FOUND, 404)
     response.headers.update(SECURITY_HEADERS)
+    return response
+
+
+def _plain(code: Code, status: int) -> web.Response:
+    """A refused request: one sentence a person reads, in English and Spanish (no code in the
+    words); the code, for a program, in `CODE_HEADER`."""
+    words = [why(code, language) for language in ("en", "es")]
+    response = web.Response(text=" / ".join(f"{w[:1].upper()}{w[1:]}." for w in words) + "\n", status=status)
+    response.headers[CODE_HEADER] = str(code)
     return response
 
 
@@ -176,6 +236,7 @@ def build_page_app(ask: AskFunction) -> web.Application:
     app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY_BYTES)
     app[_KEY] = new_key()
     app[_ASK] = ask
+    app[_CSS] = page_css()
     app.router.add_get("/", _index)
     app.router.add_get("/page.css", _css)
     app.router.add_post("/ask", _ask)

@@ -15,6 +15,12 @@ in the same batch establishes the proposal's precondition before it is judged, a
 to the operator never runs beside another tool. After ``ask_operator`` the rest of the batch
 does not run: the turn ends with the question.
 
+A proposal the intake answers with an identical one already waiting (`ProposalExists`, from
+any question or session) is not a new proposal: the model is told it was already waiting, and
+the answer names it. A ``propose_change`` that never became a proposal in this question (its
+last attempt refused, by the assistant or the intake) is kept with its code
+(`TurnRecord.refused`) so the answer can say, in words, why no card was made.
+
 Every result, data or error, reaches the model as one data block (`data_block`). The result of
 ``list_writable_devices`` (the sink's `ProposalSink.writable`, relayed from the executor's fresh
 sandbox read) is one too, with a note saying only those devices can be changed; its device IDs
@@ -24,6 +30,7 @@ count as resolved targets for the session (a channel ``<master>-<n>`` counts as 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections import Counter
@@ -45,17 +52,22 @@ from services.assistant.tools import (
     ToolKind,
     kind_of,
 )
+from shared.epiphan.fleet import parse_devices
 from shared.epiphan.model_data import WithheldValues
 from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.ids import is_master_id
 from shared.policy.loader import ToolPolicy
-from shared.wire.approval import ProposalAccepted, ProposalState, SubmitProposal
+from shared.wire.approval import ProposalAccepted, ProposalExists, ProposalState, SubmitProposal
 from shared.wire.executor import WritableDevices
 
 log = logging.getLogger(__name__)
 
 MAX_PARALLEL: Final = 4
+EXISTS_NOTE: Final = (
+    "An identical proposal was already waiting for a person (made earlier, maybe by someone else); "
+    "nothing new was queued. Tell the operator it is already waiting."
+)
 _OWN_TOOLS: Final = frozenset({PROPOSE_CHANGE, GET_PROPOSAL_STATE, ASK_OPERATOR, LIST_WRITABLE})
 PENDING_NOTE: Final = "A person must approve this exact change on the approval page; nothing has run."
 WRITABLE_NOTE: Final = (
@@ -90,13 +102,29 @@ class ToolOutcome:
     question: str | None = None
 
 
+@dataclass(frozen=True)
+class Refused:
+    """A change the model asked for that was not queued: the code, and what it was (tool, its
+    ``action`` argument, the master IDs it names; empty when the input did not even parse)."""
+
+    code: Code
+    tool: str
+    action: str | None
+    targets: tuple[str, ...]
+
+
 @dataclass
 class TurnRecord:
-    """Counts of what one question did, for the audit (no names, no text from the fleet)."""
+    """What one question did. The audit takes the counts only (``tools``, ``codes``, the
+    proposal IDs); ``names`` (room names read in this question, display text) and ``refused``
+    serve the answer's code-built lines and never reach the audit."""
 
     tools: Counter[str] = field(default_factory=Counter)
     codes: Counter[str] = field(default_factory=Counter)
     proposals: list[tuple[str, str]] = field(default_factory=list)
+    existing: list[str] = field(default_factory=list)
+    refused: dict[str, Refused] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)
     max_in_flight: int = 0
     over_budget: str | None = None
     question: str | None = None
@@ -229,6 +257,7 @@ class ToolRunner:
         try:
             proposal = check_proposal(call.input, self._tool_policy, allowlist=self._allowlist)
         except FleetwatchError as exc:
+            self._note_refusal(_raw_key(call.input), exc.code, call.input, ())
             return self._refuse(call, kind, exc.code, exc.message)
         existing = fsm.repeat_of(self.session, proposal.key)
         if existing is not None:
@@ -244,8 +273,22 @@ class ToolRunner:
         blocked = fsm.check(self.session, kind, proposal.targets)
         if blocked is not None:
             self.session = fsm.on_blocked(self.session)
+            self._note_refusal(proposal.key, blocked.code, call.input, proposal.targets)
             return self._refuse(call, kind, blocked.code, blocked.reason, **blocked.facts())
         return _Plan(call, kind, proposal=proposal)
+
+    def _note_refusal(
+        self, key: str, code: Code, tool_input: Mapping[str, Any], targets: tuple[str, ...]
+    ) -> None:
+        tool = tool_input.get("tool")
+        arguments = tool_input.get("arguments")
+        action = arguments.get("action") if isinstance(arguments, Mapping) else None
+        self.record.refused[key] = Refused(
+            code=code,
+            tool=tool if isinstance(tool, str) else "",
+            action=action if isinstance(action, str) else None,
+            targets=targets,
+        )
 
     async def _state(self, proposal_id: str) -> ProposalState | None:
         """The proposal's recorded state, or None when it cannot be read now."""
@@ -254,7 +297,7 @@ class ToolRunner:
         except FleetwatchError as exc:
             log.info("the state of %s could not be read (%s)", proposal_id, exc.code)
             return None
-        self.session = fsm.on_proposal_state(self.session, proposal_id, state.status)
+        self.session = _seen(self.session, state)
         return state
 
     def _after_question(self, call: ToolCall) -> ToolOutcome:
@@ -312,15 +355,32 @@ class ToolRunner:
     def _result(self, plan: _Plan, result: Any) -> ToolOutcome:
         call = plan.call
         if isinstance(result, _Failure):
+            if plan.proposal is not None:
+                self._note_refusal(plan.proposal.key, result.code, call.input, plan.proposal.targets)
             return ToolOutcome(
                 call.id,
                 error_block(call.name, result.code, result.message, self._withheld),
                 True,
                 result.code,
             )
+        if isinstance(result, ProposalExists) and plan.proposal is not None:
+            proposal = plan.proposal
+            self.session = fsm.on_proposed(self.session, proposal.key, result.proposal_id, proposal.targets)
+            self.record.refused.pop(proposal.key, None)
+            if result.proposal_id not in self.record.existing:
+                self.record.existing.append(result.proposal_id)
+            payload = {
+                "proposal_id": result.proposal_id,
+                "status": result.status,
+                "expires_at": result.expires_at,
+                "already_waiting": True,
+                "note": EXISTS_NOTE,
+            }
+            return ToolOutcome(call.id, data_block(call.name, payload, self._withheld), False)
         if isinstance(result, ProposalAccepted) and plan.proposal is not None:
             proposal = plan.proposal
             self.session = fsm.on_proposed(self.session, proposal.key, result.proposal_id, proposal.targets)
+            self.record.refused.pop(proposal.key, None)
             self.record.proposals.append((result.proposal_id, proposal.tool))
             payload = {
                 "proposal_id": result.proposal_id,
@@ -331,15 +391,17 @@ class ToolRunner:
                 call.id, data_block(call.name, {**payload, "note": PENDING_NOTE}, self._withheld), False
             )
         if isinstance(result, ProposalState):
-            self.session = fsm.on_proposal_state(self.session, result.proposal_id, result.status)
+            self.session = _seen(self.session, result)
             return ToolOutcome(call.id, data_block(call.name, _state_facts(result), self._withheld), False)
         if isinstance(result, WritableDevices):
             ids = [d.device_id for d in result.devices if is_master_id(d.device_id)]
             self.session = fsm.on_resolved(self.session, ids)
+            self.record.names.update({d.device_id: d.name for d in result.devices if d.device_id in ids})
             return ToolOutcome(call.id, data_block(call.name, _writable_facts(result), self._withheld), False)
         data = result.value if isinstance(result, _Data) else None
         if plan.kind is ToolKind.RESOLVE:
             self.session = fsm.on_resolved(self.session, fsm.device_ids_in(data))
+            self.record.names.update(_names_in(data))
         return ToolOutcome(call.id, data_block(call.name, data, self._withheld), False)
 
 
@@ -354,6 +416,32 @@ class _Failure:
 
     code: Code
     message: str
+
+
+def _raw_key(tool_input: Mapping[str, Any]) -> str:
+    """A key for a ``propose_change`` input that did not pass the pre-check (one per input)."""
+    return json.dumps(tool_input, sort_keys=True, default=str, ensure_ascii=False)
+
+
+def _names_in(data: Any) -> dict[str, str]:
+    """Master ID -> name in a device-list result (display text for the answer's lines; a
+    result of no known shape gives none)."""
+    try:
+        _team, devices = parse_devices(data)
+    except FleetwatchError:
+        return {}
+    return {d.id: d.name for d in devices if is_master_id(d.id) and d.name}
+
+
+def _seen(session: fsm.Session, state: ProposalState) -> fsm.Session:
+    return fsm.on_proposal_state(
+        session,
+        state.proposal_id,
+        state.status,
+        outcome=state.outcome,
+        verification=state.verification,
+        acknowledged=state.acknowledged,
+    )
 
 
 def _writable_facts(writable: WritableDevices) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from shared.wire import formats as wire
 from shared.wire.approval import (
     ApprovalClient,
     ProposalAccepted,
+    ProposalExists,
     ProposalState,
     RecordAsk,
     RecordRefusal,
@@ -116,8 +117,9 @@ class ProposalSink(Protocol):
     answer or raises `FleetwatchError` with the intake's code (a refusal) or the socket's
     (``service_unavailable``, ``service_no_answer``...)."""
 
-    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted:
-        """Submit one proposal; the intake's acceptance. Raises `FleetwatchError`."""
+    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ProposalExists:
+        """Submit one proposal; the intake's acceptance, or the identical proposal already
+        waiting (nothing new queued). Raises `FleetwatchError`."""
         ...
 
     async def state(self, proposal_id: str) -> ProposalState:
@@ -161,7 +163,7 @@ class ApprovalSocketSink:
         self.record_timeout_seconds = record_timeout_seconds
         self._client = ApprovalClient(path, timeout_seconds=timeout_seconds)
 
-    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted:
+    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ProposalExists:
         return await self._client.submit(proposal)
 
     async def state(self, proposal_id: str) -> ProposalState:

@@ -10,7 +10,7 @@ read here; the sandbox slot belongs to the executor.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -72,10 +72,10 @@ class SlotReader:
                 await self._drop(client)
             raise
 
-    async def snapshot(self) -> FleetSnapshot:
+    async def snapshot(self, *, on_read: Callable[[str], None] | None = None) -> FleetSnapshot:
         client = await self._open()
         try:
-            return await client.snapshot()
+            return await client.snapshot(on_read=on_read)
         except FleetwatchError as exc:
             if exc.code in _REOPEN_ON:
                 await self._drop(client)

@@ -18,6 +18,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from typing import Any, Final, Protocol
+from urllib.parse import urlsplit
 
 import anthropic
 
@@ -30,7 +31,7 @@ from shared.config import Settings
 from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
 from shared.wire.approval import RecordRefusal
-from shared.wire.assistant import REQUESTS, Answer, Ask
+from shared.wire.assistant import REQUESTS, Answer, Ask, GetModel, ModelInfo
 from shared.wire.formats import MAX_QUESTION_CHARS
 from shared.wire.protocol import Codec, GetCapabilities, Message, message_tag
 from shared.wire.server import PeerCred, RefusedRequest, serve_unix
@@ -42,9 +43,32 @@ MODEL_RETRIES: Final = 1
 
 
 class Asker(Protocol):
-    """What the socket and the ask page need: `Assistant.ask`."""
+    """What the socket and the ask page need: `Assistant.ask` and which model answers."""
+
+    model_info: ModelInfo
 
     async def ask(self, question: str, language: str | None = None) -> Answer: ...
+
+
+LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
+ANTHROPIC_API: Final = "https://api.anthropic.com"
+"""Where the SDK sends requests when ``FLEETWATCH_ANTHROPIC_BASE_URL`` is not set."""
+
+
+def model_info(settings: Settings) -> ModelInfo:
+    """Which model the settings make the assistant answer with: ``keyword`` (no key: nothing is
+    sent anywhere), ``demo_model`` (the base URL is the lab's Messages-API stand-in, on this
+    machine at ``FLEETWATCH_MODEL_STANDIN_PORT``, as ``fleetwatch up`` sets it in demo mode) or
+    ``model`` (anything else, named by its scheme, host and port; never the key)."""
+    if settings.anthropic_api_key is None:
+        return ModelInfo(kind="keyword")
+    parts = urlsplit(settings.anthropic_base_url or ANTHROPIC_API)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    shown = f"[{host}]" if ":" in host else host
+    endpoint = f"{parts.scheme}://{shown}:{port}"
+    demo = host in LOOPBACK_HOSTS and port == settings.model_standin_port
+    return ModelInfo(kind="demo_model" if demo else "model", model=settings.model, endpoint=endpoint)
 
 
 def model_client(settings: Settings) -> anthropic.AsyncAnthropic | None:
@@ -78,6 +102,7 @@ def build_assistant(
         model=settings.model,
         fence_configured=settings.fence_configured,
         allowlist=settings.write_device_ids,
+        model_info=model_info(settings),
         call_timeout_seconds=settings.model_timeout_seconds,
     )
     return assistant, reader
@@ -132,6 +157,8 @@ def handler(assistant: Asker, audit: SocketAudit | None = None) -> Any:
     async def handle(request: Message, peer: PeerCred) -> Message:
         if isinstance(request, GetCapabilities):
             return capabilities()
+        if isinstance(request, GetModel):
+            return assistant.model_info
         if isinstance(request, Ask):
             if not request.question.strip():
                 if audit is not None:

@@ -7,7 +7,15 @@ ends early (model failure, spent budget, any crash) expires every proposal it ma
 (``ExpireTurn`` with its turn ID).
 
 Whatever the model says, the answer carries one code-built line per proposal made in this
-question, with its **recorded** state read back through ``GetProposalState``.
+question (or already waiting, when the intake answered with an identical one), in words, with
+its **recorded** state read back through ``GetProposalState``; and one code-built line per
+change the model asked for that was not queued, saying why in words, with its code beside it
+for scripts (``Answer.refusals``). Which path answered is ``model``, ``demo_model`` (the
+configured endpoint is the lab's Messages-API stand-in; the loop does not know or care) or
+``keyword``.
+
+The keyword path's reads are counted in the audit like the model's tool calls (the snapshot
+tells each read tool it calls).
 
 The audit keeps counts only (question length, tool counts, codes, proposal IDs, model calls,
 tokens, outcome): never the question, a prompt, a result or a name. The assistant holds no
@@ -38,10 +46,11 @@ from services.assistant.tools import offered_names, tool_definitions
 from shared.epiphan.attention import thresholds_from_policy
 from shared.epiphan.fleet import FleetSnapshot
 from shared.epiphan.model_data import WithheldValues
-from shared.errors import MEANINGS, Code, FleetwatchError
+from shared.errors import Code, FleetwatchError
 from shared.policy.loader import Policy, ToolPolicy
+from shared.text.change_words import change_in, not_proposed, why
 from shared.wire.approval import MAX_RECORDED_PROPOSALS, AskTokens, ProposalState, RecordAsk
-from shared.wire.assistant import Answer, ProposalLine
+from shared.wire.assistant import Answer, AnsweredBy, ModelInfo, ProposalLine, RefusalLine
 
 log = logging.getLogger(__name__)
 
@@ -49,13 +58,13 @@ log = logging.getLogger(__name__)
 class SnapshotReader(Reader, Protocol):
     """The guarded read client: tool calls and a whole-team snapshot."""
 
-    async def snapshot(self) -> FleetSnapshot: ...
+    async def snapshot(self, *, on_read: Callable[[str], None] | None = None) -> FleetSnapshot: ...
 
 
 @dataclass(frozen=True)
 class _Ending:
     text: str
-    answered_by: str
+    answered_by: AnsweredBy
     outcome: str
     code: str | None = None
     expire: bool = False
@@ -74,6 +83,8 @@ class Assistant:
         fence_configured: ``FLEETWATCH_WRITE_DEVICE_IDS`` or ``FLEETWATCH_WRITE_TEAM_ID`` is set;
             without it ``propose_change`` is not offered.
         allowlist: ``FLEETWATCH_WRITE_DEVICE_IDS``.
+        model_info: which model answers (`ModelInfo`): its ``kind`` names the answers
+            (``model`` or ``demo_model``); None: ``model`` when there is a client, else keyword.
         now: UTC time (the lab's clock in tests); clock: monotonic seconds.
     """
 
@@ -88,6 +99,7 @@ class Assistant:
         model: str = "claude-sonnet-4-6",
         fence_configured: bool,
         allowlist: tuple[str, ...] = (),
+        model_info: ModelInfo | None = None,
         budget: Budget | None = None,
         call_timeout_seconds: float = 60.0,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
@@ -102,6 +114,10 @@ class Assistant:
         self._clock = clock
         self._withheld = WithheldValues()
         self.may_propose = policy.may_propose and fence_configured
+        self.model_info = model_info or (
+            ModelInfo(kind="keyword") if model_client is None else ModelInfo(kind="model", model=model)
+        )
+        self._model_kind: AnsweredBy = "keyword" if model_client is None else self.model_info.kind
         self.tools = tool_definitions(tool_policy.model_read_tools, may_propose=self.may_propose)
         self.budget = budget or Budget()
         self._loop = (
@@ -145,24 +161,44 @@ class Assistant:
             raise
         expired = await self._expire(turn_id) if ending.expire and runner.record.proposals else 0
         text = ending.text + (f"\n\n{note('turn_expired', lang)}" if expired else "")
-        lines = [await self._line(pid, tool, lang) for pid, tool in runner.record.proposals]
-        await self._audit(question, lang, ending, runner.record, spent, expired, turn_id)
+        record = runner.record
+        lines = [await self._line(pid, tool, lang, record.names) for pid, tool in record.proposals]
+        lines += [await self._line(pid, "", lang, record.names, existing=True) for pid in record.existing]
+        await self._audit(question, lang, ending, record, spent, expired, turn_id)
         return Answer(
-            text=text, language=lang, answered_by=ending.answered_by, proposals=tuple(lines), code=ending.code
+            text=text,
+            language=lang,
+            answered_by=ending.answered_by,
+            proposals=tuple(lines),
+            code=ending.code,
+            refusals=self._refusals(record, lang),
         )
+
+    def _refusals(self, record: TurnRecord, lang: str) -> tuple[RefusalLine, ...]:
+        """One line per change asked for and not queued, in words (no code in the text)."""
+        limits = self._policy.limits
+        out = []
+        for refused in record.refused.values():
+            names = [record.names.get(t, "") for t in refused.targets]
+            what = change_in(refused.tool, refused.action, names, refused.targets, lang)
+            text = not_proposed(
+                what, refused.code, lang, max_pending=limits.max_pending, per_hour=limits.per_hour
+            )
+            out.append(RefusalLine(code=refused.code, text=text))
+        return tuple(out)
 
     async def _answer(
         self, question: str, lang: str, runner: ToolRunner, spent: Spent, on_text: TextSink | None
     ) -> _Ending:
         if self._loop is None:
-            text, code = await self._keyword(question, lang)
+            text, code = await self._keyword(question, lang, runner.record)
             return _Ending(text, "keyword", "keyword_no_model", code)
         first = first_message(question, lang, self._now(), self._policy.lead_minutes, self._withheld)
         try:
             result = await self._loop.run(runner, first, spent, on_text=on_text)
         except ModelUnavailable as exc:
             log.warning("model unavailable (%s); giving the keyword answer", exc.reason)
-            text, code = await self._keyword(question, lang)
+            text, code = await self._keyword(question, lang, runner.record)
             full = f"{note('model_unavailable', lang)}\n\n{text}"
             return _Ending(
                 full, "keyword", f"fallback_{exc.reason}", code or Code.MODEL_UNAVAILABLE, expire=True
@@ -170,25 +206,29 @@ class Assistant:
         return await self._ending(question, lang, result, runner.record)
 
     async def _ending(self, question: str, lang: str, result: LoopResult, record: TurnRecord) -> _Ending:
+        kind = self._model_kind
         if result.stop == "budget_exceeded":
             log.warning("question over its %s budget", result.limit)
             learned = result.text
             if not learned:
-                learned, _ = await self._keyword(question, lang)
+                learned, _ = await self._keyword(question, lang, record)
             text = f"{note('budget_exceeded', lang, limit=str(result.limit))}\n\n{learned}"
-            return _Ending(text, "model", "budget_exceeded", Code.BUDGET_EXCEEDED, expire=True)
+            return _Ending(text, kind, "budget_exceeded", Code.BUDGET_EXCEEDED, expire=True)
         if result.stop == "ask_operator" and record.question is not None:
             asked = note("asks_operator", lang, question=record.question)
-            return _Ending(f"{result.text}\n\n{asked}".strip(), "model", "ask_operator")
-        return _Ending(result.text or note("no_answer", lang), "model", result.stop)
+            return _Ending(f"{result.text}\n\n{asked}".strip(), kind, "ask_operator")
+        return _Ending(result.text or note("no_answer", lang), kind, result.stop)
 
-    async def _keyword(self, question: str, lang: str) -> tuple[str, str | None]:
+    async def _keyword(self, question: str, lang: str, record: TurnRecord) -> tuple[str, str | None]:
+        def counted(tool: str) -> None:
+            record.tools[tool] += 1
+
         try:
-            snapshot = await self._reader.snapshot()
+            snapshot = await self._reader.snapshot(on_read=counted)
         except FleetwatchError as exc:
             log.warning("keyword answer could not read the fleet (%s)", exc.code)
             words = "No pude leer el equipo" if lang == "es" else "I could not read the fleet"
-            return f"{words}: {MEANINGS[exc.code]}", str(exc.code)
+            return f"{words}: {why(exc.code, lang)}.", str(exc.code)
         return keyword_answer(
             question, lang, snapshot, self._now(), thresholds_from_policy(self._policy)
         ), None
@@ -209,13 +249,15 @@ class Assistant:
             log.error("could not expire the turn's proposals (%s)", exc.code)
             return 0
 
-    async def _line(self, proposal_id: str, tool: str, lang: str) -> ProposalLine:
+    async def _line(
+        self, proposal_id: str, tool: str, lang: str, names: dict[str, str], *, existing: bool = False
+    ) -> ProposalLine:
         try:
             state: ProposalState | None = await self._sink.state(proposal_id)
         except FleetwatchError as exc:
             log.warning("the state of %s could not be read for its line (%s)", proposal_id, exc.code)
             state = None
-        return proposal_line(proposal_id, tool, state, lang)
+        return proposal_line(proposal_id, state, lang, tool=tool, names=names, existing=existing)
 
     async def _audit(
         self,

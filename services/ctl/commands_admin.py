@@ -1,7 +1,8 @@
 """Socket-level admin commands of ``fleetwatch``: they talk to approval_web over approval.sock.
 
 ``pending list``, ``pending show ID``, ``deny ID``, ``deny-all``, ``pause``, ``resume``,
-``audit tail [-n N]``, ``audit verify``, ``status`` and ``propose TOOL --arg k=v ... --reason``.
+``resume --denials [TOOL ROOM]``, ``acknowledge ID``, ``audit tail [-n N]``, ``audit verify``,
+``status`` and ``propose TOOL --arg k=v ... --reason``.
 Every one takes ``--json``. None approves: approving happens only on the approval page, by a
 person. ``propose`` drafts a proposal as an operator through the same intake as the
 assistant's; it still waits for a person on the page.
@@ -27,10 +28,12 @@ from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
 from shared.errors import MEANINGS, Code
+from shared.text.change_words import change, change_in
 from shared.text.display import visible
 from shared.wire.approval import (
     ApprovalClient,
     AuditRow,
+    DenialPause,
     ProposalDetail,
     ProposalSummary,
     Status,
@@ -124,16 +127,45 @@ def render_detail(detail: ProposalDetail) -> str:
     return "\n".join(lines)
 
 
+def pause_words(pause: DenialPause, *, lifted: bool = False) -> str:
+    """One denial pause in words: the change, the room (its name and ID), until when (or, once
+    `lifted`, until when it would have run) and why."""
+    room = (
+        f"{visible(pause.target_name, 80)} ({visible(pause.target, 40)})"
+        if pause.target_name
+        else visible(pause.target, 40)
+    )
+    return (
+        f"{change(pause.tool, None, 'en')} ({visible(pause.tool, 60)}) in {room} "
+        f"{'would have been paused' if lifted else 'is paused'} until {pause.until} (UTC), "
+        f"after {pause.denials} denials"
+    )
+
+
 def render_status(status: Status) -> str:
-    """The queue, caps, pauses, kill switch, executor, fence and autonomy in plain words."""
+    """The queue, caps, pauses, changes to settle, kill switch, executor, fence and autonomy in
+    plain words, with the command that lifts a pause or settles a change."""
     lines = [
         f"Queue:        {status.pending} of {status.max_pending} pending",
         f"Last hour:    {status.last_hour} of {status.per_hour} proposals (denied ones not counted)",
     ]
     for pause in status.pauses:
+        lines.append(f"Paused:       {pause_words(pause)}")
         lines.append(
-            f"Paused:       {visible(pause.tool, 60)} on {visible(pause.target, 40)} until {pause.until}"
-            " (denied repeatedly)"
+            f"              lift it: fleetwatch resume --denials {visible(pause.tool, 60)} {visible(pause.target, 40)}"
+        )
+    for unsettled in status.unsettled:
+        what = change_in(unsettled.tool, unsettled.action, unsettled.target_names, unsettled.targets, "en")
+        seen = {
+            "not_observed": "not confirmed by a later read",
+            "contradicted": "contradicted by a later read",
+        }
+        lines.append(
+            f"To settle:    {what} ({visible(unsettled.proposal_id, 40)}) ended {visible(unsettled.outcome, 20)}, "
+            f"{seen.get(unsettled.verification or '', 'not verified')}; no new change is proposed for that room"
+        )
+        lines.append(
+            f"              check the room, then: fleetwatch acknowledge {visible(unsettled.proposal_id, 40)}"
         )
     lines += [
         f"Kill switch:  {'ON: every write is refused' if status.kill_switch else 'off'}",
@@ -235,10 +267,50 @@ async def pause(args: argparse.Namespace) -> int:
 
 
 async def resume(args: argparse.Namespace) -> int:
-    """``fleetwatch resume``: turn the kill switch off."""
-    reply = await approval_client().set_kill_switch(False)
-    words = "Writes resumed: each change still needs a person's approval on the page."
-    _out(args, reply, words)
+    """``fleetwatch resume``: turn the kill switch off. ``fleetwatch resume --denials [TOOL
+    ROOM]``: lift the denial pauses running now (all, or one tool on one room, by its name or
+    device ID); the kill switch is not touched.
+
+    Raises:
+        CtlError: ``invalid_arguments`` (TOOL or ROOM without ``--denials``, or one without the
+            other).
+        CallError: the service's refusal (``no_such_pause``, ``ambiguous_room``).
+    """
+    if not args.denials:
+        if args.tool is not None:
+            raise CtlError(Code.INVALID_ARGUMENTS, "TOOL and ROOM go with --denials")
+        reply = await approval_client().set_kill_switch(False)
+        _out(args, reply, "Writes resumed: each change still needs a person's approval on the page.")
+        return 0
+    if (args.tool is None) != (args.room is None):
+        raise CtlError(Code.INVALID_ARGUMENTS, "name both TOOL and ROOM, or neither")
+    lifted = await approval_client().lift_denial_pauses(tool=args.tool, room=args.room)
+    _out(args, lifted, render_lifted(lifted.pauses))
+    return 0
+
+
+def render_lifted(pauses: Sequence[DenialPause]) -> str:
+    """What ``resume --denials`` lifted, in words."""
+    if not pauses:
+        return "No denial pause was running; nothing was lifted."
+    lines = [
+        f"Lifted {len(pauses)} denial pause(s); such changes may be proposed again (each still needs a person):"
+    ]
+    lines += [f"  {pause_words(p, lifted=True)}" for p in pauses]
+    return "\n".join(lines)
+
+
+async def acknowledge(args: argparse.Namespace) -> int:
+    """``fleetwatch acknowledge ID``: an operator has looked at a change that ended unknown or was
+    not verified; its rooms may get new proposals again (audited)."""
+    reply = await approval_client().acknowledge(args.proposal_id)
+    what = change_in(reply.tool, reply.action, reply.target_names, reply.targets, "en")
+    _out(
+        args,
+        reply,
+        f"Acknowledged {visible(reply.proposal_id, 40)} ({what}, outcome {visible(reply.outcome or 'none', 20)}). "
+        "New changes may be proposed for its rooms again; each still needs a person on the approval page.",
+    )
     return 0
 
 
@@ -325,7 +397,32 @@ def add_commands(sub: Any, epilog: str) -> None:
     deny_parser.add_argument("proposal_id", metavar="ID")
     _leaf(sub, "deny-all", "deny every pending proposal (there is no approve-all)", deny_all, epilog)
     _leaf(sub, "pause", "turn the kill switch on: the executor refuses every write", pause, epilog)
-    _leaf(sub, "resume", "turn the kill switch off (changes still need approval on the page)", resume, epilog)
+    resume_parser = _leaf(
+        sub,
+        "resume",
+        "turn the kill switch off (changes still need approval on the page); with --denials, lift denial pauses instead",
+        resume,
+        epilog,
+    )
+    resume_parser.add_argument(
+        "--denials",
+        action="store_true",
+        help="lift the denial pauses running now (all of them, or TOOL on ROOM); audited",
+    )
+    resume_parser.add_argument(
+        "tool", nargs="?", metavar="TOOL", help="with --denials: the paused tool, e.g. batch_reboot"
+    )
+    resume_parser.add_argument(
+        "room", nargs="?", metavar="ROOM", help="with --denials: the paused room's name or device ID"
+    )
+    ack = _leaf(
+        sub,
+        "acknowledge",
+        "say you checked a room whose last change ended unknown or unverified; new changes may be proposed for it again",
+        acknowledge,
+        epilog,
+    )
+    ack.add_argument("proposal_id", metavar="ID")
 
     audit = sub.add_parser("audit", help="read and verify the audit log", epilog=epilog)
     audit_actions = audit.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
@@ -335,7 +432,13 @@ def add_commands(sub: Any, epilog: str) -> None:
         audit_actions, "verify", "walk the audit hash chain; exit 1 when it is broken", audit_verify, epilog
     )
 
-    _leaf(sub, "status", "queue, caps, pauses, kill switch, executor, fence, autonomy", status, epilog)
+    _leaf(
+        sub,
+        "status",
+        "queue, caps, denial pauses, changes to settle, kill switch, executor, fence, autonomy",
+        status,
+        epilog,
+    )
 
     draft = _leaf(
         sub,

@@ -2,9 +2,10 @@
 
 The answer's text (the model's words, or the keyword answer) is shown line by line through
 `shared.text.display.visible`, so a name holding a terminal escape or a bidi override is shown, not
-obeyed; then one code-built line per proposal with its recorded state. ``--json`` prints the
-`Answer` as safe JSON. Asking cannot approve anything: a proposal waits for a person on the
-approval page.
+obeyed; then one code-built line per proposal with its recorded state, and one per change that
+was not proposed, saying why in words. ``--json`` prints the `Answer` as safe JSON: which
+answered, the answer's code, the proposals and the refusals with their codes. Asking cannot
+approve anything: a proposal waits for a person on the approval page.
 
 Errors: the assistant not running (``service_unavailable``), no answer in time
 (``service_no_answer``) or its refusal (e.g. ``invalid_message``) are raised as
@@ -26,11 +27,12 @@ TIMEOUT_SECONDS: Final = 180.0
 
 
 def render_answer(answer: Answer) -> str:
-    """The answer for a terminal: its text, then a line per proposal."""
+    """The answer for a terminal: its text, then a line per proposal and per change not proposed."""
     lines = [visible(line, 2000) for line in answer.text.splitlines()]
-    if answer.proposals:
+    code_built = [*answer.proposals, *answer.refusals]
+    if code_built:
         lines.append("")
-        lines.extend(f"- {visible(p.text, 500)}" for p in answer.proposals)
+        lines.extend(f"- {visible(line.text, 600)}" for line in code_built)
     return "\n".join(lines)
 
 

@@ -25,6 +25,7 @@ from shared.epiphan.slots import slot_summary
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import load_policies
 from shared.wire.approval import ApprovalClient, Status
+from shared.wire.assistant import AssistantClient, ModelInfo
 from shared.wire.client import CallError, SocketClient
 
 PROBE_SECONDS = 3.0
@@ -133,13 +134,33 @@ async def probe(facts: SocketFacts, allowed: bool) -> Probe:
     return Probe(facts.service, "up")
 
 
-async def queue_status(facts: SocketFacts, allowed: bool) -> tuple[Status | None, str | None]:
+def _not_askable(facts: SocketFacts, allowed: bool) -> str | None:
+    """Why a request cannot be sent on `facts`' socket from this user, or None when it can."""
     if facts.state == "missing":
-        return None, f"no socket at {facts.path}"
+        return f"no socket at {facts.path}"
     if facts.state != "present" or not allowed or not facts.connectable:
-        return None, "approval.sock is not for this user"
+        return f"{Path(facts.path).name} is not for this user"
+    return None
+
+
+async def queue_status(facts: SocketFacts, allowed: bool) -> tuple[Status | None, str | None]:
+    """approval.sock's `Status`, or why not."""
+    why_not = _not_askable(facts, allowed)
+    if why_not is not None:
+        return None, why_not
     try:
         return await ApprovalClient(facts.path, timeout_seconds=PROBE_SECONDS).status(), None
+    except CallError as exc:
+        return None, str(exc.code)
+
+
+async def running_model(facts: SocketFacts, allowed: bool) -> tuple[ModelInfo | None, str | None]:
+    """The running assistant's `ModelInfo` (``GetModel`` on assistant.sock), or why not."""
+    why_not = _not_askable(facts, allowed)
+    if why_not is not None:
+        return None, why_not
+    try:
+        return await AssistantClient(facts.path, timeout_seconds=PROBE_SECONDS).get_model(), None
     except CallError as exc:
         return None, str(exc.code)
 
@@ -187,6 +208,7 @@ async def gather(settings: Settings) -> Facts:
     allowed = {s: allowed_here(*allowlists[s]) for s in SERVICES}
     probes = await asyncio.gather(*(probe(sockets[s], allowed[s]) for s in SERVICES))
     status, status_error = await queue_status(sockets["approval_web"], allowed["approval_web"])
+    model, model_error = await running_model(sockets["assistant"], allowed["assistant"])
     peers = {
         s: (
             tuple(f"{user_name(u)}({u})" for u in sorted(uids)),
@@ -210,4 +232,6 @@ async def gather(settings: Settings) -> Facts:
         status=status,
         status_error=status_error,
         listeners=read_listeners(),
+        model=model,
+        model_error=model_error,
     )

@@ -15,6 +15,9 @@ from services.ctl import CtlError, supervise
 from shared.config import Settings, load_settings
 from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
+from shared.policy.loader import Limits
+from shared.text.change_words import why
+from shared.wire.assistant import Answer, Ask, AssistantClient
 
 
 def demo_environment(settings: Settings, scenario: str) -> dict[str, str]:
@@ -104,11 +107,56 @@ DEMO_QUESTION = (
 DEMO_QUESTION_ES = "¿Qué salas necesitan atención antes de su próxima clase? Inicia cualquier grabación que deba estar en marcha."
 
 
+WAITING_STATES = frozenset({"waiting_for_approval", "already_waiting"})
+"""Proposal line states that leave a card on the approval page."""
+
+ADMIN_SECONDS = 10.0
+"""Bound on each approval.sock request the demo makes to clean the queue."""
+ASK_SECONDS = 180.0
+"""Bound on the demo's question (longer than the assistant's own wall budget)."""
+
+
+async def clean_queue(settings: Settings) -> list[str]:
+    """The demo starts from a clean queue: on the lab, whose world starts afresh with every
+    ``up``, the denial pauses and the changes left unsettled by an earlier demo refer to a world
+    that is gone. Each is lifted or acknowledged through approval.sock (audited, actor
+    ``demo``), and said; the lines to print. Raises `CallError`."""
+    from services.ctl.commands_admin import approval_client, pause_words
+
+    client = approval_client(timeout_seconds=ADMIN_SECONDS)
+    lifted = await client.lift_denial_pauses(actor="demo")
+    said = [
+        f"Lifted a denial pause left from an earlier demo: {pause_words(p, lifted=True)}."
+        for p in lifted.pauses
+    ]
+    for change in (await client.status()).unsettled:
+        await client.acknowledge(change.proposal_id, actor="demo")
+        said.append(
+            f"Acknowledged {change.proposal_id}, a change left unsettled by an earlier demo (the lab's rooms start afresh)."
+        )
+    return said
+
+
+def no_card_reason(answer: Answer, limits: Limits) -> str | None:
+    """Why the answer left no card on the page, in words (the policy's `limits` fill in the
+    numbers); None when it left one."""
+    if any(line.state in WAITING_STATES for line in answer.proposals):
+        return None
+    if answer.refusals:
+        code = answer.refusals[-1].code
+        return f"{why(code, 'en', max_pending=limits.max_pending, per_hour=limits.per_hour)}."
+    if answer.proposals:
+        return "the proposal is no longer waiting for approval (see its line above)."
+    if answer.code is not None:
+        return f"{why(answer.code, 'en')}."
+    return "the assistant proposed no change (see its answer above)."
+
+
 async def demo(args: argparse.Namespace) -> int:
-    """The main job on the lab: everything up, the fleet, a question answered by the assistant
-    (the lab's scripted model behind the real SDK, or the real model with a key), a proposal
-    waiting on the approval page, and what to do next."""
-    from services.ctl.commands_ask import ask
+    """The main job on the lab: everything up, a clean queue, the fleet, a question answered by
+    the assistant (the lab's demo model behind the real SDK, or the real model with a key), a
+    proposal waiting on the approval page, and what to do next; when no card was made, why."""
+    from services.ctl.commands_ask import render_answer
     from services.ctl.commands_fleet import read_snapshot, show
 
     settings = load_settings()
@@ -124,17 +172,29 @@ async def demo(args: argparse.Namespace) -> int:
     policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
     print()
     show(await read_snapshot(settings, tool_policy), policy, as_json=False)
+    cleaned = await clean_queue(settings)
+    if cleaned:
+        print()
+        print("\n".join(cleaned))
     question = DEMO_QUESTION_ES if args.language == "es" else DEMO_QUESTION
     print()
     print(f"Asking the assistant: {question}")
     print()
-    await ask(argparse.Namespace(question=question, language=args.language, timeout=180.0, json=False))
+    answer = await AssistantClient(settings.assistant_socket).ask(
+        Ask(question=question, language=args.language), timeout_seconds=ASK_SECONDS
+    )
+    print(render_answer(answer))
     print()
-    secret_file = supervise.choose_fence(settings, os.geteuid()).approve_secret_file(settings)
-    print(f"Next: open http://127.0.0.1:{settings.approve_port}/ , enter the secret from")
-    print(f"      {secret_file} , and approve or deny the card.")
     command = command_prefix()
-    print(f"Then: {command} pending show <proposal ID above>   (its outcome and verification)")
+    reason = no_card_reason(answer, policy.limits)
+    if reason is None:
+        secret_file = supervise.choose_fence(settings, os.geteuid()).approve_secret_file(settings)
+        print(f"Next: open http://127.0.0.1:{settings.approve_port}/ , enter the secret from")
+        print(f"      {secret_file} , and approve or deny the card.")
+        print(f"Then: {command} pending show <proposal ID above>   (its outcome and verification)")
+    else:
+        print(f"No card was made: {reason}")
+        print(f"See: {command} status   (the queue, denial pauses, changes to settle)")
     print(f"      {command} audit tail")
     print(f"Stop: {command} down")
     return 0

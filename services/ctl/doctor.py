@@ -8,8 +8,12 @@ What is checked: the policy loads; the read guard refuses every Epiphan write to
 removes the secret shapes it knows and the model's view withholds IP addresses and serial
 numbers (self-test); each sign-in is present, 0600 in a 0700 folder, not dead, and its expiry;
 the fence is configured; the fence level (separate users or one); socket modes and peer
-allowlists; each service answers; queue state and caps; the model on/off (key masked), exactly
-what goes to it (`shared.epiphan.model_data`) and how to turn that off; the pages bound to loopback only.
+allowlists; each service answers; queue state and caps, each denial pause (the change, the room,
+until when, the command that lifts it) and each change to settle; the model the *running*
+assistant answers with (a real model, the lab's demo model on this machine, or keyword only: it
+is asked over assistant.sock, because ``fleetwatch up`` gives the services an environment of
+their own), the key masked, exactly what goes to it (`shared.epiphan.model_data`) and how to
+turn that off; the pages bound to loopback only.
 """
 
 from __future__ import annotations
@@ -25,7 +29,10 @@ from shared.config import Secret, Settings
 from shared.epiphan.model_data import NEVER_SENT, SENT_TO_MODEL, for_model
 from shared.epiphan.read_client import WRITE_TOOLS_OF_EPIPHAN, EpiphanError, guard
 from shared.errors import Code
+from shared.text.change_words import change, change_in
+from shared.text.display import visible
 from shared.wire.approval import Status
+from shared.wire.assistant import ModelInfo
 
 SERVICES = ("executor", "approval_web", "assistant")
 """The three services, in start order; each serves one socket."""
@@ -85,7 +92,8 @@ class Facts:
     """Everything the checks look at. ``read_tools``/``policy_error``: the policy loaded or
     why not; ``slots``: `shared.epiphan.slots.slot_summary` per slot name; ``peers``: per service the
     allowed (uid, name) and (gid, name) lists; ``listeners``: (address, port) of TCP sockets
-    listening on this host; ``status``: approval.sock's `Status` or None."""
+    listening on this host; ``status``: approval.sock's `Status` or None; ``model``: the running
+    assistant's `ModelInfo` (None: it did not answer, ``model_error`` says why)."""
 
     settings: Settings
     now: float
@@ -99,6 +107,8 @@ class Facts:
     status: Status | None = None
     status_error: str | None = None
     listeners: tuple[tuple[str, int], ...] | None = None
+    model: ModelInfo | None = None
+    model_error: str | None = None
 
 
 # --- policy, guard, redaction ------------------------------------------------------------------
@@ -339,7 +349,31 @@ def check_queue(status: Status | None, error: str | None) -> list[Check]:
     )
     full = status.pending >= status.max_pending or status.last_hour >= status.per_hour
     level = Level.WARN if full or status.kill_switch or not status.executor_up else Level.OK
-    return [Check("queue", level, text)]
+    checks = [Check("queue", level, text)]
+    for pause in status.pauses:
+        room = visible(pause.target_name, 80) or visible(pause.target, 40)
+        checks.append(
+            Check(
+                "denial pause",
+                Level.WARN,
+                f"{change(pause.tool, None, 'en')} in {room} paused until {pause.until} (UTC) after "
+                f"{pause.denials} denials; lift it: fleetwatch resume --denials {visible(pause.tool, 60)} "
+                f"{visible(pause.target, 40)}",
+            )
+        )
+    for unsettled in status.unsettled:
+        what = change_in(unsettled.tool, unsettled.action, unsettled.target_names, unsettled.targets, "en")
+        checks.append(
+            Check(
+                "change to settle",
+                Level.WARN,
+                f"{what} ({visible(unsettled.proposal_id, 40)}) ended {visible(unsettled.outcome, 20)}, "
+                f"verification {visible(unsettled.verification or 'none', 20)}: nothing new is proposed "
+                f"for that room until a fresh read verifies it or: fleetwatch acknowledge "
+                f"{visible(unsettled.proposal_id, 40)}",
+            )
+        )
+    return checks
 
 
 # --- model and ports ---------------------------------------------------------------------------
@@ -361,16 +395,71 @@ def model_data_line() -> str:
     )
 
 
-def check_model(settings: Settings) -> list[Check]:
+def check_model(
+    settings: Settings, running: ModelInfo | None = None, error: str | None = None
+) -> list[Check]:
+    """Which model answers, and what is sent to it. `running` is what the running assistant
+    said (`ModelInfo`); when it did not answer (`error`), this shell's settings are judged and
+    the line says so. The key is masked, and shown only from this shell's settings (it never
+    crosses a socket)."""
+    if running is None:
+        return _model_from_settings(
+            settings, f" (from this shell's settings; the assistant did not say: {error})"
+        )
+    if running.kind == "keyword":
+        shell = (
+            " (this shell's settings name a key: restart the services to use it)"
+            if settings.anthropic_api_key
+            else ""
+        )
+        return [
+            Check(
+                "model", Level.INFO, f"the running assistant has no model key: keyword answers only{shell}"
+            ),
+            Check("model data", Level.INFO, "nothing is sent to a model"),
+        ]
+    where = visible(running.endpoint, 200)
+    if running.kind == "demo_model":
+        return [
+            Check(
+                "model",
+                Level.OK,
+                f"the running assistant answers with the lab's demo model, a stand-in on this machine at "
+                f"{where} (not a real model; nothing leaves this machine); set FLEETWATCH_ANTHROPIC_API_KEY "
+                "for the real assistant",
+            ),
+            Check(
+                "model data",
+                Level.INFO,
+                f"goes to the lab's demo model on this machine only. {model_data_line()}",
+            ),
+        ]
+    key = settings.anthropic_api_key
+    shown = f", key {mask(key)} (this shell's)" if key is not None else ""
+    return [
+        Check(
+            "model",
+            Level.OK,
+            f"on: the running assistant answers with {visible(running.model, 80)} at {where}{shown}",
+        ),
+        Check("model data", Level.INFO, model_data_line()),
+    ]
+
+
+def _model_from_settings(settings: Settings, note: str) -> list[Check]:
     key = settings.anthropic_api_key
     if key is None:
         return [
-            Check("model", Level.INFO, "off (FLEETWATCH_ANTHROPIC_API_KEY is empty): keyword answers only"),
+            Check(
+                "model",
+                Level.INFO,
+                f"off (FLEETWATCH_ANTHROPIC_API_KEY is empty): keyword answers only{note}",
+            ),
             Check("model data", Level.INFO, "nothing is sent to a model"),
         ]
     where = settings.anthropic_base_url or "Anthropic's API"
     return [
-        Check("model", Level.OK, f"on: {settings.model} at {where}, key {mask(key)}"),
+        Check("model", Level.OK, f"on: {settings.model} at {where}, key {mask(key)}{note}"),
         Check("model data", Level.INFO, model_data_line()),
     ]
 
@@ -429,7 +518,7 @@ def run_checks(facts: Facts) -> list[Check]:
         if service in facts.probes:
             checks += check_probe(facts.probes[service], facts.status)
     checks += check_queue(facts.status, facts.status_error)
-    checks += check_model(facts.settings)
+    checks += check_model(facts.settings, facts.model, facts.model_error)
     checks += check_ports(facts.settings, facts.listeners)
     return checks
 

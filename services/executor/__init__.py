@@ -2,7 +2,7 @@
 
 It is its own process (``python -m services.executor``) listening on ``executor.sock``
 (peers: the approval_web user only, checked with ``SO_PEERCRED``). It answers Prepare,
-Inspect, Execute, Health, ListWritable and GetCapabilities (`shared.wire.executor`).
+Inspect, Execute, Health, ListWritable, Recheck and GetCapabilities (`shared.wire.executor`).
 
 What it holds, and nobody else:
 - the **sandbox sign-in**: this package is the only code that reads the sandbox token slot
@@ -26,12 +26,15 @@ Layers (each may import the ones above it, and `shared.*`)::
                      the policy as it is now, a fresh sandbox connection
     prepare.py       Prepare: bind a proposal to the sandbox team as it is, and seal it
     inspection.py    Inspect: fresh card facts and what Execute would refuse right now
+    recheck.py       the fresh read after a write that judges its postcondition, and
+                     Recheck: the same read later (it settles a change that ended unknown or
+                     was not verified)
     execute.py       Execute: the ordered checks, the claim, the one write, the outcome,
                      the independent verification
     writable.py      ListWritable: the devices a change may target now (sandbox list and
                      allowlist, read afresh), so targets are resolved through code
     service.py       the socket handler: Prepare, Inspect, Execute, Health, ListWritable,
-                     GetCapabilities
+                     Recheck, GetCapabilities
     __main__.py      start: settings, policy, store, migrate, key, expire, recover, serve
 
 It never imports `services.approval_web` or `services.assistant`.

@@ -35,11 +35,9 @@ and the outcome leaves ``running``; its next start records ``unknown`` (never re
 from __future__ import annotations
 
 import logging
-from datetime import datetime
 
 from services.executor import ExecutorError
 from services.executor.checks import (
-    DeviceList,
     Observed,
     Refusal,
     approved_record,
@@ -48,9 +46,10 @@ from services.executor.checks import (
 )
 from services.executor.executions import claim_approval, finish_execution, record_verification
 from services.executor.inspection import world_facts
+from services.executor.recheck import fresh_verdict
 from services.executor.runtime import Runtime, db_time
-from services.executor.verify import Verdict, judge
-from services.executor.world import SandboxReader, raise_refusal, read_and_check
+from services.executor.verify import Verdict
+from services.executor.world import raise_refusal, read_and_check
 from services.executor.write_client import WriteClient
 from shared.binding import BoundRecord
 from shared.errors import Code
@@ -181,7 +180,7 @@ async def _run_claimed(
                         message=outcome.message,
                         detail=outcome.detail,
                     )
-                verdict = await _verify(reader, record, listed, wrote_at)
+                verdict = await fresh_verdict(reader, record, wrote_at, before=listed)
                 verified_at = db_time(rt.clock())
         except ExecutorError as exc:
             if sent:
@@ -224,23 +223,3 @@ async def _run_claimed(
                     message=message,
                 )
         raise
-
-
-async def _verify(
-    reader: SandboxReader, record: BoundRecord, before: DeviceList, wrote_at: datetime
-) -> Verdict:
-    """The independent read after the write; a failed read is ``not_observed``."""
-    try:
-        after = await reader.device_list()
-        reads = await reader.targets(record.targets, with_system=True)
-    except ExecutorError as exc:
-        return Verdict("not_observed", f"the verification read failed ({exc.code})")
-    return judge(
-        record.tool,
-        record.arguments,
-        record.targets,
-        before=before,
-        after=after,
-        reads=reads,
-        wrote_at=wrote_at,
-    )

@@ -207,10 +207,12 @@ async def record_verification(
     verification: str,
     detail: str,
     observed_at: str | None = None,
+    recheck: bool = False,
 ) -> None:
     """Record the independent post-write observation (verified | not_observed | contradicted),
     made at `observed_at` (DB-clock text; default: now), with a ``verification`` audit row.
-    It is kept apart from the outcome and never changes it.
+    It is kept apart from the outcome and never changes it. `recheck`: a later fresh read
+    (`services.executor.recheck`), said so in the audit row; it replaces the earlier verdict.
 
     Raises:
         ValueError: an unknown verification value.
@@ -234,6 +236,7 @@ async def record_verification(
                 "verification": verification,
                 "observed_at": at,
                 "detail": detail,
+                **({"recheck": True} if recheck else {}),
             },
         )
 

@@ -8,8 +8,10 @@ sandbox team's list gives it (Epiphan compares stream IDs as it lists them: a UU
 upper case is found case-insensitively, then sent as listed). The disruptive rule is not applied here:
 whether the room is busy is shown on the card (Inspect) and decided at Execute.
 
-Prepare does not store anything: approval_web inserts the proposal
-(`shared.store.approvals.insert_proposal`) and writes the audit row of a refusal, which comes back
+The reply also carries each target's name as just read (display text, not sealed): approval_web
+keeps it so a person reads the room in words. Prepare does not store anything: approval_web
+inserts the proposal (`shared.store.approvals.insert_proposal`) and writes the audit row of a
+refusal, which comes back
 as an `ErrorReply` with the code.
 """
 
@@ -48,8 +50,10 @@ async def prepare(rt: Runtime, request: Prepare) -> Prepared:
         schema_version=proposed.rule.schema_version,
         reason=request.reason,
     )
+    names = {t: world.listed.devices[t].name for t in proposed.targets if t in world.listed.devices}
     return Prepared(
         record=record_bytes(record),
         seal=seal(record, rt.key),
         fingerprint_hash=fingerprint_hash(world.states),
+        target_names=names,
     )

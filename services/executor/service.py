@@ -1,12 +1,13 @@
-"""executor.sock's handler: Prepare, Inspect, Execute, Health, ListWritable, GetCapabilities.
+"""executor.sock's handler: Prepare, Inspect, Execute, Health, ListWritable, Recheck,
+GetCapabilities.
 
 `ExecutorService.handle` is the `shared.wire.server.Handler` given to `serve_unix` (which checks
 the peer's uid against ``FLEETWATCH_EXECUTOR_UIDS``, and its groups against
 ``FLEETWATCH_EXECUTOR_GIDS``, first; a refused peer gets ``peer_not_allowed`` and
 `on_refused_peer` writes its audit row; a request refused before the handler, malformed or with
 an ID not of its format, gets its row from `on_refused_request`). Refusals of Prepare,
-Inspect and ListWritable travel as `ErrorReply`; Execute answers every refusal as an `ExecutionReport` with
-outcome ``refused``. In-flight operations are counted so a clean stop can wait for them.
+Inspect, ListWritable and Recheck travel as `ErrorReply`; Execute answers every refusal as an
+`ExecutionReport` with outcome ``refused``. In-flight operations are counted so a clean stop can wait for them.
 """
 
 from __future__ import annotations
@@ -20,12 +21,22 @@ from services.executor import ExecutorError
 from services.executor.execute import execute
 from services.executor.inspection import inspect
 from services.executor.prepare import prepare
+from services.executor.recheck import recheck
 from services.executor.runtime import Runtime
 from services.executor.world import sandbox_sign_in
 from services.executor.writable import list_writable
 from shared.errors import Code
 from shared.store.approvals import EXECUTOR_ACTOR, audit_refusal, kill_switch
-from shared.wire.executor import CAPABILITIES, Execute, Health, HealthReport, Inspect, ListWritable, Prepare
+from shared.wire.executor import (
+    CAPABILITIES,
+    Execute,
+    Health,
+    HealthReport,
+    Inspect,
+    ListWritable,
+    Prepare,
+    Recheck,
+)
 from shared.wire.protocol import GetCapabilities, Message, message_tag
 from shared.wire.server import PeerCred, RefusedRequest
 
@@ -95,6 +106,8 @@ class ExecutorService:
                 return await self.health()
             if isinstance(request, ListWritable):
                 return await list_writable(self.rt)
+            if isinstance(request, Recheck):
+                return await recheck(self.rt, request)
             if isinstance(request, GetCapabilities):
                 return CAPABILITIES
         raise ExecutorError(

@@ -181,15 +181,24 @@ class EpiphanReadClient:
             raise EpiphanError(exc.code, tool, exc.message) from exc
         return read_result(raw)
 
-    async def snapshot(self, *, with_system: bool = True, with_events: bool = True) -> FleetSnapshot:
+    async def snapshot(
+        self,
+        *,
+        with_system: bool = True,
+        with_events: bool = True,
+        on_read: Callable[[str], None] | None = None,
+    ) -> FleetSnapshot:
         """The team's devices, with recorder state, system status and current/next events.
 
         One device-list read, then the per-device reads in parallel. ``taken_at`` is the local
-        UTC time when the device list came back.
+        UTC time when the device list came back. `on_read` is told the name of each read tool
+        as it is called (the assistant's audit counts them).
 
         Raises:
             EpiphanError: any of the reads failed (a snapshot is never partly made up).
         """
+        told = on_read or (lambda tool: None)
+        told("get_devices_in_my_team")
         team_id, devices = _parse(
             "get_devices_in_my_team", parse_devices, await self.call("get_devices_in_my_team")
         )
@@ -210,6 +219,7 @@ class EpiphanReadClient:
 
         async def read(tool: str, arguments: dict[str, Any]) -> tuple[str, Any]:
             async with limit:
+                told(tool)
                 return tool, _parse(tool, parsers[tool], await self.call(tool, arguments))
 
         merged: dict[str, dict[str, Any]] = {tool: {} for tool in parsers}

@@ -76,6 +76,10 @@ class Limits:
     ``approval_ttl_seconds``: how long Approve works after a card was shown (the card's own
     window). ``proposal_ttl_seconds``: a proposal's own life from when it was made; one that
     nobody approved or denied by then expires. A card states whichever ends first.
+
+    The denial pause: when ``denials_before_pause`` denials of one tool on one target fall
+    within ``denial_window_minutes`` of each other, that tool may not be proposed for that
+    target for ``denial_pause_minutes`` from the last of them (the one that made the count).
     """
 
     max_pending: int
@@ -84,6 +88,7 @@ class Limits:
     denial_pause_minutes: int
     approval_ttl_seconds: int
     proposal_ttl_seconds: int
+    denial_window_minutes: int = 1440
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from typing import Final
 from shared.policy.model import Autonomy, Policy, ProposeRule, ToolPolicy
 from shared.policy.parse import (
     LIMIT_RANGES,
+    OPTIONAL_LIMIT_RANGES,
     POLICY_KEYS,
     RULE_KEYS,
     RULE_OPTIONAL,
@@ -40,7 +41,7 @@ OVERRIDE_ENV: Final = "FLEETWATCH_POLICY_OVERRIDE"
 
 OVERRIDE_KEYS: Final = ("autonomy", "lead_minutes", "limits", "read", "propose")
 RULE_OVERRIDE_KEYS: Final = ("max_targets", "lead_minutes", "disruptive")
-RAISE_ONLY_LIMITS: Final = frozenset({"denial_pause_minutes"})
+RAISE_ONLY_LIMITS: Final = frozenset({"denial_pause_minutes", "denial_window_minutes"})
 _ONLY_NARROW: Final = "an override may only narrow"
 
 
@@ -70,12 +71,13 @@ def narrow_policy(policy: Policy, src: Source) -> Policy:
     if "lead_minutes" in data:
         changes["lead_minutes"] = _raise_only(src, ("lead_minutes",), policy.lead_minutes)
     if "limits" in data:
-        limits = src.mapping(("limits",), optional=tuple(LIMIT_RANGES))
+        ranges = {**LIMIT_RANGES, **OPTIONAL_LIMIT_RANGES}
+        limits = src.mapping(("limits",), optional=tuple(ranges))
         new = {}
         for name in limits:
             base = getattr(policy.limits, name)
             if name in RAISE_ONLY_LIMITS:
-                new[name] = _raise_only(src, ("limits", name), base)
+                new[name] = _raise_only(src, ("limits", name), base, high=ranges[name][1])
             else:
                 new[name] = _lower_only(src, ("limits", name), base, low=LIMIT_RANGES[name][0])
         changes["limits"] = replace(policy.limits, **new)
@@ -142,8 +144,8 @@ def _narrow_rule(src: Source, rule: ProposeRule) -> ProposeRule:
     return replace(rule, **changes)
 
 
-def _raise_only(src: Source, where: tuple[str, ...], base: int) -> int:
-    value = src.integer(where, low=0, high=max(base, 1440))
+def _raise_only(src: Source, where: tuple[str, ...], base: int, *, high: int = 1440) -> int:
+    value = src.integer(where, low=0, high=max(base, high))
     if value < base:
         raise src.error(where, f"lowers {base} to {value}; {_ONLY_NARROW} (raise it)")
     return value

@@ -44,6 +44,11 @@ LIMIT_RANGES: Final[Mapping[str, tuple[int, int]]] = MappingProxyType(
         "proposal_ttl_seconds": (300, 3600),
     }
 )
+OPTIONAL_LIMIT_RANGES: Final[Mapping[str, tuple[int, int]]] = MappingProxyType(
+    {"denial_window_minutes": (60, 10080)}
+)
+"""Limits a policy file may leave out (the default of `Limits` applies): added after policy
+files were in use, so a file written before them still loads."""
 _TIME = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")
 
 
@@ -72,7 +77,7 @@ def parse_policy(src: Source) -> Policy:
         quiet_hours=_quiet_hours(src),
         heartbeat_seconds=src.integer(("heartbeat_seconds",), low=30, high=86400),
         thresholds=Thresholds(**_integers(src, "thresholds", THRESHOLD_RANGES)),
-        limits=Limits(**_integers(src, "limits", LIMIT_RANGES)),
+        limits=_limits(src),
         source=src.path,
     )
 
@@ -80,6 +85,17 @@ def parse_policy(src: Source) -> Policy:
 def _integers(src: Source, key: str, ranges: Mapping[str, tuple[int, int]]) -> dict[str, int]:
     src.mapping((key,), required=tuple(ranges))
     return {name: src.integer((key, name), low=low, high=high) for name, (low, high) in ranges.items()}
+
+
+def _limits(src: Source) -> Limits:
+    given = src.mapping(("limits",), required=tuple(LIMIT_RANGES), optional=tuple(OPTIONAL_LIMIT_RANGES))
+    values = {
+        name: src.integer(("limits", name), low=low, high=high) for name, (low, high) in LIMIT_RANGES.items()
+    }
+    for name, (low, high) in OPTIONAL_LIMIT_RANGES.items():
+        if name in given:
+            values[name] = src.integer(("limits", name), low=low, high=high)
+    return Limits(**values)
 
 
 def _quiet_hours(src: Source) -> QuietHours:

@@ -194,6 +194,10 @@ class ProposalStatus:
     verification: str | None
     verified_at: str | None
     detail: dict[str, Any] | None
+    action: str | None = None
+    targets: tuple[str, ...] = ()
+    target_names: tuple[str, ...] = ()
+    acknowledged: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -283,6 +287,16 @@ async def proposal_state(conn: aiosqlite.Connection, proposal_id: str) -> Propos
     if proposal is None:
         return None
     execution = await execution_for_proposal(conn, proposal_id)
+    async with conn.execute(
+        "SELECT master_id, name FROM proposal_targets WHERE proposal_id = ?", (proposal_id,)
+    ) as cursor:
+        names = {row[0]: row[1] or "" async for row in cursor}
+    action = proposal.arguments.get("action") if isinstance(proposal.arguments, dict) else None
+    acknowledged = await one_row(
+        conn,
+        "SELECT 1 FROM executions WHERE proposal_id = ? AND acknowledged_at IS NOT NULL",
+        (proposal_id,),
+    )
     return ProposalStatus(
         proposal_id=proposal.id,
         tool=proposal.tool,
@@ -293,6 +307,10 @@ async def proposal_state(conn: aiosqlite.Connection, proposal_id: str) -> Propos
         verification=execution.verification if execution else None,
         verified_at=execution.verified_at if execution else None,
         detail=execution.detail if execution else None,
+        action=action if isinstance(action, str) else None,
+        targets=tuple(proposal.targets),
+        target_names=tuple(names.get(t, "") for t in proposal.targets),
+        acknowledged=acknowledged is not None,
     )
 
 

@@ -128,10 +128,12 @@ async def insert_proposal(
     proposed_by: str,
     turn_id: str | None,
     ttl_seconds: int,
+    target_names: Mapping[str, str] | None = None,
 ) -> ProposalRow:
     """Store a prepared proposal as pending, ``expires_at = db now + ttl_seconds``, with its
     ``proposal_targets`` rows and a ``proposal`` audit row (actor `proposed_by`), in one
-    transaction. `record_bytes` and `seal` are stored exactly as the executor returned them.
+    transaction. `record_bytes` and `seal` are stored exactly as the executor returned them;
+    `target_names` (master ID -> the room's name as the executor read it) only for display.
 
     Raises:
         ValueError: `record_bytes` is not the canonical bytes of `record`.
@@ -167,9 +169,10 @@ async def insert_proposal(
                 turn_id,
             ),
         )
+        names = dict(target_names or {})
         await conn.executemany(
-            "INSERT INTO proposal_targets (proposal_id, master_id) VALUES (?, ?)",
-            [(record.proposal_id, target) for target in record.targets],
+            "INSERT INTO proposal_targets (proposal_id, master_id, name) VALUES (?, ?, ?)",
+            [(record.proposal_id, target, names.get(target)) for target in record.targets],
         )
         await append_audit(
             conn,

@@ -24,6 +24,7 @@ import sqlite3
 import unicodedata
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -168,6 +169,25 @@ async def db_now(conn: aiosqlite.Connection, *, plus_seconds: int = 0) -> str:
         row = await cursor.fetchone()
     assert row is not None
     return str(row[0])
+
+
+DB_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+"""The database clock's text form (``%f`` parses its milliseconds)."""
+
+
+def parse_db_text(text: str) -> datetime:
+    """A database-clock text (``YYYY-MM-DDTHH:MM:SS.SSSZ``) as an aware UTC datetime.
+
+    Raises:
+        ValueError: not in that form.
+    """
+    return datetime.strptime(text, DB_TIME_FORMAT).replace(tzinfo=UTC)
+
+
+def db_text(moment: datetime) -> str:
+    """`moment` (aware) in the database clock's text form, UTC, to the millisecond (rounded down)."""
+    utc = moment.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
 # --- migrations ---------------------------------------------------------------------------

@@ -5,7 +5,8 @@ Layers (each imports only those below it)::
     approval.py     approval.sock's contract: messages, operations and codes, `ApprovalClient`
     executor.py  assistant.py
                     executor.sock's and assistant.sock's contracts (`ExecutorClient`,
-                    `AssistantClient`); approval.py relays executor.sock's ListWritable
+                    `AssistantClient`); approval.py relays executor.sock's ListWritable and
+                    records which path answered (`AnsweredBy`)
     client.py  server.py
                     one request and its reply or `CallError` | the peer check and answer loop
     protocol.py     frames, `Message`, `ErrorReply`, `Codec`, the manifest types

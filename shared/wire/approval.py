@@ -3,14 +3,14 @@ manifest made from them, and its client (`ApprovalClient`).
 
 Peers: the assistant user and operators. Every socket also serves `GetCapabilities`.
 
-    SubmitProposal → ProposalAccepted
+    SubmitProposal → ProposalAccepted | ProposalExists (an identical one is pending)
     GetProposalState → ProposalState     (the assistant reads a proposal's recorded state)
     ExpireTurn → Count                   (a model turn that failed partway expires its proposals)
     RecordAsk → Count, RecordRefusal → Count   (the assistant's audit rows: it holds no store)
     ListWritable → WritableDevices       (relayed to the executor; the assistant and operators)
     ListPending → PendingList, ShowProposal → ProposalDetail, Deny → ProposalState,
     DenyAll → Count, SetKillSwitch → Status, GetStatus → Status, AuditTail → AuditRows,
-    AuditVerify → AuditReport
+    AuditVerify → AuditReport, LiftDenialPauses → PausesLifted, Acknowledge → ProposalState
 
 `ListWritable` and its reply are executor.sock's (`shared.wire.executor`), relayed unchanged;
 so are the refusals of the executor's Prepare (`PREPARE_CODES`) and ListWritable
@@ -33,6 +33,7 @@ import msgspec
 
 from shared.errors import Code
 from shared.text.languages import Language
+from shared.wire.assistant import AnsweredBy
 from shared.wire.client import SocketClient
 from shared.wire.executor import (
     LIST_WRITABLE_CODES,
@@ -72,14 +73,28 @@ class ProposalAccepted(Message):
     expires_at: str
 
 
+class ProposalExists(Message):
+    """The answer to a `SubmitProposal` identical (tool, canonical arguments, hence targets) to
+    a proposal still pending, from any session: nothing new was queued; this is the one
+    waiting, with its recorded state (DESIGN §8, applied across sessions)."""
+
+    proposal_id: str
+    status: str
+    expires_at: str | None
+
+
 class GetProposalState(Message):
     proposal_id: ProposalId
 
 
 class ProposalState(Message):
     """A proposal's recorded state, from code, never from the model: ``status`` ∈ pending |
-    approved | denied | expired | executed; ``outcome`` ∈ ok | error | unknown | refused | running |
-    None; ``verification`` ∈ verified | not_observed | contradicted | None."""
+    approved | denied | expired | executed | not_run; ``outcome`` ∈ ok | error | unknown |
+    refused | running | None; ``verification`` ∈ verified | not_observed | contradicted |
+    None; ``acknowledged``: an operator acknowledged a change that ended unknown or was not
+    verified. ``action`` is the arguments' ``action`` (``start``/``stop``) when the tool takes
+    one; ``targets`` its master IDs and ``target_names`` the rooms' names read at Prepare
+    (display text, ``""`` when not read; same order)."""
 
     proposal_id: str
     tool: str
@@ -87,6 +102,10 @@ class ProposalState(Message):
     outcome: str | None = None
     verification: str | None = None
     status_code: Code | None = None
+    action: str | None = None
+    targets: tuple[str, ...] = ()
+    target_names: tuple[str, ...] = ()
+    acknowledged: bool = False
 
 
 class ExpireTurn(Message):
@@ -167,17 +186,37 @@ class GetStatus(Message):
 
 
 class DenialPause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """`tool` may not be proposed for `target` (a master ID) until `until` (after repeated denials)."""
+    """`tool` may not be proposed for `target` (a master ID; `target_name` its room's name as
+    last read, display text, ``""`` when unknown) until `until` (UTC), after `denials`
+    denials (`services.approval_web.limits`)."""
 
     tool: str
     target: str
     until: str
+    target_name: str = ""
+    denials: int = 0
+
+
+class ChangeToSettle(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The last change on a room that ended ``unknown`` or ran without being verified, not yet
+    acknowledged: until a fresh read verifies it or an operator acknowledges it, nothing new is
+    proposed for its rooms. ``targets``/``target_names`` in the same order."""
+
+    proposal_id: str
+    tool: str
+    action: str | None
+    targets: tuple[str, ...]
+    target_names: tuple[str, ...]
+    outcome: str
+    verification: str | None
+    finished_at: str | None
 
 
 class Status(Message):
     """Queue state and caps: pending / max_pending, proposals in the last hour / per_hour
-    (denied ones not counted), active denial pauses, the kill switch, whether the executor
-    answered Health, the fence, and the policy's autonomy."""
+    (denied ones not counted), active denial pauses, changes still to settle (unknown or not
+    verified, not acknowledged), the kill switch, whether the executor answered Health, the
+    fence, and the policy's autonomy."""
 
     pending: int
     max_pending: int
@@ -188,6 +227,31 @@ class Status(Message):
     fence_configured: bool
     autonomy: str
     pauses: tuple[DenialPause, ...] = ()
+    unsettled: tuple[ChangeToSettle, ...] = ()
+
+
+class LiftDenialPauses(Message):
+    """Lift the denial pauses running now: all of them, or only `tool` on `room` (a device ID,
+    or a paused room's name as shown by ``status``). Operators only; one ``denial_lift`` audit
+    row per pause lifted."""
+
+    tool: ToolName | None = None
+    room: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | None = None
+    actor: Actor = "operator"
+
+
+class PausesLifted(Message):
+    """The pauses `LiftDenialPauses` lifted (empty: none was running)."""
+
+    pauses: tuple[DenialPause, ...]
+
+
+class Acknowledge(Message):
+    """An operator looked at a change that ended ``unknown`` or ran without being verified:
+    its rooms may get new proposals again. Operators only; one ``acknowledgement`` audit row."""
+
+    proposal_id: ProposalId
+    actor: Actor = "operator"
 
 
 class AuditTail(Message):
@@ -244,7 +308,7 @@ class RecordAsk(Message):
     turn_id: TurnId
     question_chars: Annotated[int, msgspec.Meta(ge=0, le=MAX_QUESTION_CHARS)]
     language: Language
-    answered_by: Literal["model", "keyword"]
+    answered_by: AnsweredBy
     outcome: Name
     code: Code | None
     model_calls: CountOf
@@ -288,10 +352,14 @@ ApprovalRequest = (
     | ListWritable
     | RecordAsk
     | RecordRefusal
+    | LiftDenialPauses
+    | Acknowledge
     | GetCapabilities
 )
 ApprovalReply = (
     ProposalAccepted
+    | ProposalExists
+    | PausesLifted
     | ProposalState
     | Count
     | WritableDevices
@@ -316,6 +384,8 @@ INTAKE_CODES: Final[tuple[Code, ...]] = (
     Code.OPERATION_NOT_ALLOWED,
     *POLICY_CODES[1:],  # the policy file loaded at start: never policy_invalid here
     Code.FENCE_NOT_CONFIGURED,
+    Code.TARGET_BUSY,
+    Code.TARGET_UNVERIFIED,
     Code.QUEUE_FULL,
     Code.HOURLY_CAP_REACHED,
     Code.DENIAL_PAUSE,
@@ -374,6 +444,16 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         LIST_WRITABLE_CODES | {Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER},
         "the devices a change may target now, read afresh by the executor (relayed; read-only)",
     ),
+    Operation(
+        "lift_denial_pauses",
+        _ADMIN | _WRITES | {Code.INVALID_MESSAGE, Code.NO_SUCH_PAUSE, Code.AMBIGUOUS_ROOM},
+        "lift the denial pauses running now (all, or one tool on one room); audited",
+    ),
+    Operation(
+        "acknowledge",
+        _ADMIN | _WRITES | {Code.PROPOSAL_NOT_FOUND, Code.NOTHING_TO_ACKNOWLEDGE},
+        "an operator acknowledges a change that ended unknown or was not verified; audited",
+    ),
     Operation("get_capabilities", frozenset(), "this manifest"),
 )
 
@@ -413,9 +493,11 @@ class ApprovalClient(SocketClient):
 
     async def submit(
         self, proposal: SubmitProposal, *, timeout_seconds: float | None = None
-    ) -> ProposalAccepted:
-        """Submit one proposal (it still needs a person). Raises `CallError`."""
-        return await self.call(proposal, ProposalAccepted, timeout_seconds=timeout_seconds)
+    ) -> ProposalAccepted | ProposalExists:
+        """Submit one proposal (it still needs a person): `ProposalAccepted`, or
+        `ProposalExists` when an identical one is already pending (nothing new was queued).
+        Raises `CallError`."""
+        return await self.call(proposal, ProposalAccepted | ProposalExists, timeout_seconds=timeout_seconds)
 
     async def proposal_state(
         self, proposal_id: str, *, timeout_seconds: float | None = None
@@ -478,3 +560,26 @@ class ApprovalClient(SocketClient):
     async def audit_verify(self, *, timeout_seconds: float | None = None) -> AuditReport:
         """Walk the audit hash chain. Raises `CallError`."""
         return await self.call(AuditVerify(), AuditReport, timeout_seconds=timeout_seconds)
+
+    async def lift_denial_pauses(
+        self,
+        *,
+        tool: str | None = None,
+        room: str | None = None,
+        actor: str = "operator",
+        timeout_seconds: float | None = None,
+    ) -> PausesLifted:
+        """Lift the denial pauses running now (all, or `tool` on `room`); those lifted. Raises
+        `CallError` (``no_such_pause``, ``ambiguous_room``...)."""
+        return await self.call(
+            LiftDenialPauses(tool=tool, room=room, actor=actor), PausesLifted, timeout_seconds=timeout_seconds
+        )
+
+    async def acknowledge(
+        self, proposal_id: str, *, actor: str = "operator", timeout_seconds: float | None = None
+    ) -> ProposalState:
+        """Acknowledge a change that ended unknown or was not verified; its state after. Raises
+        `CallError` (``proposal_not_found``, ``nothing_to_acknowledge``)."""
+        return await self.call(
+            Acknowledge(proposal_id=proposal_id, actor=actor), ProposalState, timeout_seconds=timeout_seconds
+        )

@@ -4,6 +4,7 @@ its client (`AssistantClient`).
 Peers: operators and the ask page's process. Every socket also serves `GetCapabilities`.
 
     Ask → Answer
+    GetModel → ModelInfo
 
 The assistant's full manifest (`services.assistant.manifest`) adds, beside these operations,
 the codes that reach the model per tool group and what the ask page answers with.
@@ -12,7 +13,7 @@ the codes that reach the model per tool group and what the ask page answers with
 from __future__ import annotations
 
 import typing
-from typing import Final
+from typing import Final, Literal
 
 import msgspec
 
@@ -39,19 +40,50 @@ class ProposalLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     text: str
 
 
+class RefusalLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A change the model tried to propose and that was not queued: the stable ``code`` (for
+    scripts: ``ask --json``) and the code-built sentence a person reads (``text``, no code)."""
+
+    code: Code
+    text: str
+
+
+AnsweredBy = Literal["model", "demo_model", "keyword"]
+"""Which path answered: a real model's API, the lab's Messages-API stand-in (the demo model),
+or the keyword answer (no model)."""
+
+
 class Answer(Message):
     """The answer: ``text`` (the model's words or the keyword answer), the code-built proposal
-    lines, which path answered (``model`` | ``keyword``), and the language used."""
+    lines, the code-built lines of proposals that were refused (``refusals``), which path
+    answered (`AnsweredBy`), the language used and the answer's own code (a fallback, a spent
+    budget, a failed read)."""
 
     text: str
     language: str
-    answered_by: str
+    answered_by: AnsweredBy
     proposals: tuple[ProposalLine, ...] = ()
     code: Code | None = None
+    refusals: tuple[RefusalLine, ...] = ()
 
 
-AssistantRequest = Ask | GetCapabilities
-AssistantReply = Answer | Capabilities | ErrorReply
+class GetModel(Message):
+    """Which model the running assistant answers with, and what it sends there."""
+
+
+class ModelInfo(Message):
+    """``kind``: ``model`` (a real model's API), ``demo_model`` (the lab's Messages-API stand-in
+    on this machine: nothing leaves it) or ``keyword`` (no model: nothing is sent anywhere);
+    ``model``: the model name asked for; ``endpoint``: where requests go (scheme, host and port,
+    never a key; ``""`` for keyword)."""
+
+    kind: AnsweredBy
+    model: str = ""
+    endpoint: str = ""
+
+
+AssistantRequest = Ask | GetModel | GetCapabilities
+AssistantReply = Answer | ModelInfo | Capabilities | ErrorReply
 
 REQUESTS: Final[tuple[type[Message], ...]] = typing.get_args(AssistantRequest)
 """The request types assistant.sock serves."""
@@ -87,6 +119,7 @@ ASK_CODES: Final[frozenset[Code]] = READ_CODES | {
 
 OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation("ask", ASK_CODES, "answer one question (the model, or the keyword answer)"),
+    Operation("get_model", frozenset(), "which model answers (real, the lab's demo model, keyword only)"),
     Operation("get_capabilities", frozenset(), "this manifest"),
 )
 
@@ -104,3 +137,8 @@ class AssistantClient(SocketClient):
     async def ask(self, question: Ask, *, timeout_seconds: float | None = None) -> Answer:
         """Answer one question. Raises `CallError`."""
         return await self.call(question, Answer, timeout_seconds=timeout_seconds)
+
+    async def get_model(self, *, timeout_seconds: float | None = None) -> ModelInfo:
+        """Which model the running assistant answers with, and where it sends. Raises
+        `CallError`."""
+        return await self.call(GetModel(), ModelInfo, timeout_seconds=timeout_seconds)

@@ -8,6 +8,7 @@ Peers: the approval_web user only. Every socket also serves `GetCapabilities`.
     Execute → ExecutionReport   run one consumed approval once, or refuse ("nothing ran")
     Health  → HealthReport
     ListWritable → WritableDevices  the devices a change may target now (fresh sandbox read)
+    Recheck → Rechecked         a fresh read that judges a change's postcondition again
 
 A code is "answered" either as an `ErrorReply` or, for Execute, as the ``refusal_code`` of an
 `ExecutionReport` with outcome ``refused``, and for Inspect as ``would_refuse``. Contract
@@ -47,11 +48,14 @@ class Prepare(Message):
 
 class Prepared(Message):
     """The bound record (canonical JSON bytes, `shared.binding.record_bytes`) and its seal
-    (HMAC-SHA256 hex under the executor's in-memory key)."""
+    (HMAC-SHA256 hex under the executor's in-memory key). ``target_names``: each target's
+    name (master ID -> name) on the sandbox team's list as just read: display text only,
+    never sealed or bound, kept so a person reads rooms in words."""
 
     record: bytes
     seal: str
     fingerprint_hash: str
+    target_names: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class Inspect(Message):
@@ -203,9 +207,34 @@ class WritableDevices(Message):
     read_at: str
 
 
-ExecutorRequest = Prepare | Inspect | Execute | Health | ListWritable | GetCapabilities
+class Recheck(Message):
+    """Read the targets of a change that ran (or may have run) afresh and judge its
+    postcondition again (`services.executor.verify`): the "fresh read" that settles a change
+    that ended ``unknown`` or was not verified. Read-only; nothing is written to Epiphan."""
+
+    proposal_id: ProposalId
+
+
+class Rechecked(Message):
+    """The verdict of a `Recheck` (verified | not_observed | contradicted), observed at
+    ``verified_at`` (database clock), with what was seen in words; recorded on the execution."""
+
+    proposal_id: str
+    verification: str
+    verified_at: str
+    detail: str = ""
+
+
+ExecutorRequest = Prepare | Inspect | Execute | Health | ListWritable | Recheck | GetCapabilities
 ExecutorReply = (
-    Prepared | Inspection | ExecutionReport | HealthReport | WritableDevices | Capabilities | ErrorReply
+    Prepared
+    | Inspection
+    | ExecutionReport
+    | HealthReport
+    | WritableDevices
+    | Rechecked
+    | Capabilities
+    | ErrorReply
 )
 
 # --- the manifest -------------------------------------------------------------------------
@@ -289,6 +318,12 @@ LIST_WRITABLE_CODES: Final[frozenset[Code]] = frozenset(
 sign-in, the device list, the team ID; the recorder status and events). Relayed unchanged by
 approval.sock's ``list_writable``."""
 
+RECHECK_CODES: Final[frozenset[Code]] = frozenset(
+    {Code.PROPOSAL_NOT_FOUND, Code.POLICY_INVALID, Code.NO_SIGN_IN}
+)
+"""Recheck's refusals (ErrorReply): no change of that proposal ran; the policy; no sandbox
+sign-in (a read that fails is a ``not_observed`` verdict, not a refusal)."""
+
 OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation("prepare", PREPARE_CODES, "bind a proposal: fresh sandbox read, fingerprint, seal"),
     Operation(
@@ -306,6 +341,11 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         "list_writable",
         LIST_WRITABLE_CODES,
         "the devices a change may target now: sandbox list and allowlist, read afresh (read-only)",
+    ),
+    Operation(
+        "recheck",
+        RECHECK_CODES | {Code.STORE_BUSY},
+        "judge a change's postcondition again on a fresh read of its rooms (read-only on Epiphan)",
     ),
     Operation("get_capabilities", frozenset(), "this manifest"),
 )
@@ -331,6 +371,8 @@ HEALTH_SECONDS: Final = 2.0
 """Default bound on Health."""
 LIST_WRITABLE_SECONDS: Final = 20.0
 """Default bound on ListWritable (a fresh sandbox read)."""
+RECHECK_SECONDS: Final = 20.0
+"""Default bound on Recheck (a fresh sandbox read of a change's rooms)."""
 
 
 class ExecutorClient(SocketClient):
@@ -367,3 +409,8 @@ class ExecutorClient(SocketClient):
         """The devices a change may target now (a fresh sandbox read). Raises `CallError`
         (`LIST_WRITABLE_CODES`)."""
         return await self.call(ListWritable(), WritableDevices, timeout_seconds=timeout_seconds)
+
+    async def recheck(self, proposal_id: str, *, timeout_seconds: float = RECHECK_SECONDS) -> Rechecked:
+        """Judge a change's postcondition again on a fresh read of its rooms (read-only on
+        Epiphan). Raises `CallError` (`RECHECK_CODES`)."""
+        return await self.call(Recheck(proposal_id=proposal_id), Rechecked, timeout_seconds=timeout_seconds)

@@ -27,9 +27,19 @@ from shared.binding import (
 from shared.config import Settings
 from shared.epiphan.slots import SignIn, write_slot
 from shared.policy.loader import ToolPolicy
-from shared.store.db import open_store
+from shared.store.approvals import approve
+from shared.store.db import db_now, open_store
 from shared.wire.client import request
-from shared.wire.executor import ExecutorRequest, Health, HealthReport, Prepare, Prepared
+from shared.wire.executor import (
+    Execute,
+    ExecutionReport,
+    ExecutorClient,
+    ExecutorRequest,
+    Health,
+    HealthReport,
+    Prepare,
+    Prepared,
+)
 from shared.wire.protocol import Codec, ErrorReply, Message
 from shared.wire.server import PeerCred, serve_unix
 from tests.procs import ServiceProcess, base_env, running_service, start_service
@@ -151,8 +161,12 @@ async def fake_executor(settings: Settings, tool_policy: ToolPolicy) -> AsyncIte
 
 SANDBOX_DEVICES = ("29088800001", "29088800002", "29088800003")
 """The campus scenario's sandbox team (services/lab/scenarios/campus.yaml): 001 idle, 002
-recording with an event in 60 minutes, 003 idle (004, the demo's classroom, is not used here).
-The fence allows 001 and 002."""
+recording with an event in 60 minutes, 003 idle. The fence allows 001 and 002, and
+`CLASSROOM`."""
+CLASSROOM = "29088800004"
+"""The sandbox team's "Sandbox Classroom" (online, idle, a class 25 minutes after the lab
+starts): allowed by the fence, so three rooms can each hold a pending proposal at once."""
+FENCE = (*SANDBOX_DEVICES[:2], CLASSROOM)
 
 CLEAN_SQL = (
     "DELETE FROM executions",
@@ -168,7 +182,7 @@ CLEAN_SQL = (
 @dataclasses.dataclass
 class Backend:
     """Shared by a test module: the campus lab (in this process) and the executor as a real
-    process, signed in to the sandbox team, with the fence on 001 and 002 and the team ID."""
+    process, signed in to the sandbox team, with the fence on `FENCE` and the team ID."""
 
     lab: LabHandle
     env: dict[str, str]
@@ -199,7 +213,7 @@ async def backend(home: Path) -> AsyncIterator[Backend]:
         env = base_env(
             home,
             FLEETWATCH_EPIPHAN_MCP_URL=lab.mcp_url,
-            FLEETWATCH_WRITE_DEVICE_IDS=",".join(SANDBOX_DEVICES[:2]),
+            FLEETWATCH_WRITE_DEVICE_IDS=",".join(FENCE),
             FLEETWATCH_WRITE_TEAM_ID=lab.teams["sandbox"].team_id,
         )
         async with running_service("services.executor", env) as executor:
@@ -231,6 +245,33 @@ class Stack:
         """Stop approval_web (SIGTERM) and start it again with the same environment."""
         await self.approval_web.stop()
         self.approval_web = await start_service("services.approval_web", self.env, *self.args)
+
+
+async def approve_and_execute(s: Stack, proposal_id: str) -> ExecutionReport:
+    """What a person and the page do for a pending proposal: Inspect (the card), Approve in the
+    store as the page records it, then Execute on the executor; its report."""
+    executor = ExecutorClient(s.backend.executor.socket)
+    inspection = await executor.inspect(proposal_id, timeout_seconds=30)
+    assert inspection.facts_hash, inspection
+    async with reader(s.settings) as conn:
+        approval = await approve(
+            conn,
+            proposal_id=proposal_id,
+            session_id="s",
+            card_hash="c" * 64,
+            facts_hash=inspection.facts_hash,
+            facts=inspection.facts,
+            shown_at=await db_now(conn),
+            ttl_seconds=300,
+        )
+        assert approval.ok
+    execute = Execute(
+        approval_id=approval.approval_id,
+        proposal_id=proposal_id,
+        card_hash="c" * 64,
+        facts_hash=inspection.facts_hash,
+    )
+    return await executor.execute(execute, timeout_seconds=30)
 
 
 @contextlib.asynccontextmanager

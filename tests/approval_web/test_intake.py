@@ -26,6 +26,7 @@ from shared.policy.loader import Autonomy, load_policies
 from shared.wire.approval import (
     INTAKE_CODES,
     REQUESTS,
+    Acknowledge,
     AuditTail,
     AuditVerify,
     Deny,
@@ -33,6 +34,7 @@ from shared.wire.approval import (
     ExpireTurn,
     GetProposalState,
     GetStatus,
+    LiftDenialPauses,
     ListPending,
     RecordRefusal,
     SetKillSwitch,
@@ -79,6 +81,8 @@ ADMIN_REQUESTS = [
     GetStatus(),
     AuditTail(),
     AuditVerify(),
+    LiftDenialPauses(),
+    Acknowledge(proposal_id="p-1"),
 ]
 
 

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 import aiosqlite
 import pytest
 
@@ -12,12 +15,15 @@ from services.approval_web.limits import (
     TargetDenials,
     active_pauses,
     check_limits,
+    lift_pauses,
+    pause_end,
     read_counts,
     target_denials,
 )
 from shared.errors import Code
 from shared.policy.loader import Limits
 from shared.store.approvals import deny, expire_due
+from shared.store.db import parse_db_text
 from tests.shared.store.approval_helpers import add_proposal, conn
 
 __all__ = ["conn"]  # the fixture
@@ -74,10 +80,29 @@ def test_a_pause_that_has_lifted_refuses_nothing() -> None:
     assert refusal(LimitCounts(NOW, pending=0, last_hour=0, denials=lifted)) is None
 
 
-def test_the_pause_lifts_a_pause_length_after_the_nth_most_recent_denial() -> None:
-    rows = [("t3", "t3+60"), ("t2", "t2+60"), ("t1", "t1+60"), ("t0", "t0+60")]
-    assert target_denials(A, rows, 3) == TargetDenials(A, 4, "t1+60")
-    assert target_denials(A, rows[:2], 3) == TargetDenials(A, 2, None)
+def at(minutes: int) -> str:
+    """A database-clock text `minutes` after 10:00 on the tests' day."""
+    hours, rest = divmod(600 + minutes, 60)
+    return f"2026-03-02T{hours:02d}:{rest:02d}:00.000Z"
+
+
+def test_a_pause_runs_a_whole_pause_from_the_denial_that_made_the_count_not_from_the_first() -> None:
+    # Denied at 10:00, 10:30 and 10:58: the third denial starts a 60-minute pause (until 11:58).
+    assert pause_end([at(0), at(30), at(58)], LIMITS) == at(118)
+    assert target_denials(A, [at(58), at(0), at(30)], LIMITS) == TargetDenials(A, 3, at(118))
+
+
+def test_denials_spread_over_more_than_an_hour_pause_when_they_fall_within_the_window() -> None:
+    assert pause_end([at(0), at(90), at(200)], LIMITS) == at(260)
+    narrow = dataclasses.replace(LIMITS, denial_window_minutes=120)
+    assert pause_end([at(0), at(90), at(200)], narrow) is None
+    assert pause_end([at(0), at(90), at(110)], narrow) == at(170)
+
+
+def test_the_latest_pause_wins_and_fewer_than_n_denials_make_none() -> None:
+    assert pause_end([at(0), at(10), at(20), at(40)], LIMITS) == at(100)
+    assert pause_end([at(0), at(10)], LIMITS) is None
+    assert pause_end([], LIMITS) is None
 
 
 def test_a_refusal_names_the_counts_and_the_cap_in_words() -> None:
@@ -140,23 +165,73 @@ async def test_two_denials_do_not_pause(conn: aiosqlite.Connection) -> None:
     assert await active_pauses(conn, LIMITS) == ()
 
 
-async def test_denials_older_than_the_pause_window_no_longer_pause(conn: aiosqlite.Connection) -> None:
+async def denials(conn: aiosqlite.Connection, *offsets: str, target: str = A) -> list[str]:
+    """Deny one proposal of batch_reboot on `target` per offset, each decision moved to now + offset."""
     ids = []
-    for _ in range(3):
-        ids.append(await add_proposal(conn, target=A))
+    for offset in offsets:
+        ids.append(await add_proposal(conn, target=target))
         assert await deny(conn, ids[-1], actor="operator")
-    await move(conn, ids[0], "decided_at", "-61 minutes")
+        await move(conn, ids[-1], "decided_at", offset)
+    return ids
+
+
+async def test_the_first_denial_58_minutes_ago_still_pauses_for_an_hour_from_the_third(
+    conn: aiosqlite.Connection,
+) -> None:
+    await denials(conn, "-58 minutes", "-30 minutes", "-1 minutes")
     observed = await counts(conn, target=A)
-    assert observed.denials[0].count == 2
-    assert refusal(observed) is None
+    assert refusal(observed) == Code.DENIAL_PAUSE
+    (pause,) = await active_pauses(conn, LIMITS)
+    minutes_left = (parse_db_text(pause.until) - parse_db_text(observed.now)).total_seconds() / 60
+    assert 58 < minutes_left <= 59, minutes_left
 
 
-async def test_the_pause_lifts_an_hour_after_the_third_most_recent_denial(conn: aiosqlite.Connection) -> None:
-    ids = []
-    for _ in range(3):
-        ids.append(await add_proposal(conn, target=A))
-        assert await deny(conn, ids[-1], actor="operator")
-    await move(conn, ids[0], "decided_at", "-59 minutes")
+async def test_three_denials_spread_over_more_than_an_hour_pause(conn: aiosqlite.Connection) -> None:
+    await denials(conn, "-150 minutes", "-90 minutes", "-10 minutes")
     assert refusal(await counts(conn, target=A)) == Code.DENIAL_PAUSE
-    await move(conn, ids[0], "decided_at", "-60 minutes")
+
+
+async def test_denials_further_apart_than_the_window_do_not_pause(conn: aiosqlite.Connection) -> None:
+    await denials(conn, "-3000 minutes", "-1500 minutes", "-10 minutes")
+    observed = await counts(conn, target=A)
+    assert refusal(observed) is None and observed.denials[0].pause_until is None
+
+
+async def test_the_pause_ends_a_pause_length_after_the_third_denial(conn: aiosqlite.Connection) -> None:
+    ids = await denials(conn, "-100 minutes", "-70 minutes", "-59 minutes")
+    assert refusal(await counts(conn, target=A)) == Code.DENIAL_PAUSE
+    await move(conn, ids[-1], "decided_at", "-61 minutes")
     assert refusal(await counts(conn, target=A)) is None
+    assert await active_pauses(conn, LIMITS) == ()
+
+
+async def test_an_operator_lifts_a_pause_with_an_audit_row_and_later_denials_count_afresh(
+    conn: aiosqlite.Connection,
+) -> None:
+    await denials(conn, "-3 minutes", "-2 minutes", "-1 minutes")
+    await denials(conn, "-3 minutes", "-2 minutes", "-1 minutes", target=B)
+    lifted = await lift_pauses(conn, LIMITS, actor="operator:1000", tool="batch_reboot", target=A)
+    assert [(p.tool, p.target) for p in lifted] == [("batch_reboot", A)]
+    assert refusal(await counts(conn, target=A)) is None
+    assert refusal(await counts(conn, target=B)) == Code.DENIAL_PAUSE
+    async with conn.execute("SELECT actor, detail_json FROM audit WHERE kind = 'denial_lift'") as cursor:
+        rows = [(r[0], json.loads(r[1])) for r in await cursor.fetchall()]
+    assert [(actor, d["tool"], d["target"], d["denials"]) for actor, d in rows] == [
+        ("operator:1000", "batch_reboot", A, 3)
+    ]
+    await denials(conn, "-0 minutes", "-0 minutes")
+    assert refusal(await counts(conn, target=A)) is None
+    await denials(conn, "-0 minutes")
+    assert refusal(await counts(conn, target=A)) == Code.DENIAL_PAUSE
+
+
+async def test_lifting_every_pause_lifts_each_running_one_and_nothing_else(
+    conn: aiosqlite.Connection,
+) -> None:
+    await denials(conn, "-3 minutes", "-2 minutes", "-1 minutes")
+    await denials(conn, "-3 minutes", "-2 minutes", "-1 minutes", target=B)
+    await denials(conn, "-300 minutes", "-200 minutes", "-100 minutes", target="29088800003")
+    lifted = await lift_pauses(conn, LIMITS, actor="operator", tool=None, target=None)
+    assert sorted(p.target for p in lifted) == [A, B]
+    assert await active_pauses(conn, LIMITS) == ()
+    assert await lift_pauses(conn, LIMITS, actor="operator", tool=None, target=None) == ()

@@ -21,7 +21,7 @@ from shared.wire.executor import OPERATIONS as EXECUTOR_OPERATIONS
 from shared.wire.protocol import TRANSPORT_CODES, manifest_problems
 
 PACKAGE = Path(__file__).resolve().parents[2] / "services" / "approval_web"
-HANDLER_MODULES = ("intake.py", "limits.py", "service.py", "admin.py", "server.py")
+HANDLER_MODULES = ("intake.py", "limits.py", "one_change.py", "service.py", "admin.py", "server.py")
 
 FROM_SHARED_MODULES = {
     Code.NOT_PROPOSABLE: "shared.policy.loader ToolPolicy.rule_for",

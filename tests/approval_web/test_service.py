@@ -17,11 +17,11 @@ import pytest
 import pytest_asyncio
 
 from shared.errors import Code
-from shared.store.approvals import approve, get_proposal
-from shared.store.db import db_now
+from shared.store.approvals import get_proposal
 from shared.wire.approval import (
     OPERATIONS,
     REQUESTS,
+    Acknowledge,
     AuditReport,
     AuditRows,
     AuditTail,
@@ -32,7 +32,9 @@ from shared.wire.approval import (
     ExpireTurn,
     GetProposalState,
     GetStatus,
+    LiftDenialPauses,
     ListPending,
+    PausesLifted,
     PendingList,
     ProposalAccepted,
     ProposalDetail,
@@ -45,20 +47,19 @@ from shared.wire.approval import (
 )
 from shared.wire.client import request
 from shared.wire.executor import (
-    Execute,
     ExecutionReport,
     Health,
     HealthReport,
-    Inspect,
-    Inspection,
     ListWritable,
     WritableDevices,
 )
 from shared.wire.protocol import TRANSPORT_CODES, Capabilities, ErrorReply, GetCapabilities, manifest_problems
 from tests.approval_web.helpers import (
+    CLASSROOM,
     SANDBOX_DEVICES,
     Backend,
     Stack,
+    approve_and_execute,
     ask,
     audit,
     backend,
@@ -201,13 +202,13 @@ async def test_three_pending_proposals_fill_the_queue_until_one_is_decided(share
     async with stack(shared) as s:
         first = await accept(s, reboot(A))
         await accept(s, reboot(B))
-        await accept(s, submission("batch_recording", {"action": "start", "device_ids": [f"{A}-2"]}))
-        row = await refused_cleanly(s, reboot(B), Code.QUEUE_FULL)
+        await accept(s, submission("batch_recording", {"action": "start", "device_ids": [f"{CLASSROOM}-1"]}))
+        row = await refused_cleanly(s, reboot(C), Code.QUEUE_FULL)
         assert "at most 3" in row["detail"]["message"]
         status = await ask(s.settings, GetStatus(), Status)
         assert (status.pending, status.max_pending) == (3, 3)
         await ask(s.settings, Deny(proposal_id=first.proposal_id), ProposalState)
-        await accept(s, reboot(B))
+        await accept(s, submission("batch_recording", {"action": "start", "device_ids": [f"{A}-2"]}))
 
 
 async def test_the_hourly_cap_counts_expired_proposals_and_not_denied_ones(
@@ -308,7 +309,7 @@ async def test_the_assistants_uid_may_submit_but_not_administer(shared: Backend)
         proposal = await accept(s, reboot())
         await ask(s.settings, GetProposalState(proposal_id=proposal.proposal_id), ProposalState)
         writable = await ask(s.settings, ListWritable(), WritableDevices)
-        assert [d.device_id for d in writable.devices] == [A, B]
+        assert [d.device_id for d in writable.devices] == [A, B, CLASSROOM]
         for message, reply_type in [
             (ListPending(), PendingList),
             (ShowProposal(proposal_id=proposal.proposal_id), ProposalDetail),
@@ -318,6 +319,8 @@ async def test_the_assistants_uid_may_submit_but_not_administer(shared: Backend)
             (GetStatus(), Status),
             (AuditTail(), AuditRows),
             (AuditVerify(), AuditReport),
+            (LiftDenialPauses(), PausesLifted),
+            (Acknowledge(proposal_id=proposal.proposal_id), ProposalState),
         ]:
             await refused_cleanly(s, message, Code.OPERATION_NOT_ALLOWED, reply_type)
         await refused_cleanly(s, reboot(B, proposed_by="operator"), Code.OPERATION_NOT_ALLOWED)
@@ -388,11 +391,12 @@ async def test_list_writable_relays_the_executors_fresh_sandbox_read_and_changes
         assert [(d.device_id, d.name) for d in reply.devices] == [
             (A, "Sandbox Pearl-2"),
             (B, "Sandbox Pearl Mini"),
+            (CLASSROOM, "Sandbox Classroom"),
         ]
         assert [c.recording for c in reply.devices[1].channels] == [True]
         s.lab.state.devices[A].online = False
         again = await ask(s.settings, ListWritable(), WritableDevices)
-        assert [d.online for d in again.devices] == [False, True]
+        assert [d.online for d in again.devices] == [False, True, True]
         assert await rows(s.settings) == before_rows and await audit(s.settings) == before_audit
         assert s.lab.writes() == []
 
@@ -465,29 +469,7 @@ async def test_show_reports_the_outcome_and_verification_once_the_proposal_ran(s
         proposal = await accept(
             s, submission("batch_recording", {"action": "start", "device_ids": [f"{A}-1"]})
         )
-        inspection = await request(
-            shared.executor.socket, Inspect(proposal_id=proposal.proposal_id), Inspection, timeout_seconds=30
-        )
-        assert isinstance(inspection, Inspection) and inspection.facts_hash, inspection
-        async with reader(s.settings) as conn:  # the page's part: the card shown, Approve pressed
-            approval = await approve(
-                conn,
-                proposal_id=proposal.proposal_id,
-                session_id="s",
-                card_hash="c" * 64,
-                facts_hash=inspection.facts_hash,
-                facts=inspection.facts,
-                shown_at=await db_now(conn),
-                ttl_seconds=300,
-            )
-            assert approval.ok
-        execute = Execute(
-            approval_id=approval.approval_id,
-            proposal_id=proposal.proposal_id,
-            card_hash="c" * 64,
-            facts_hash=inspection.facts_hash,
-        )
-        report = await request(shared.executor.socket, execute, ExecutionReport, timeout_seconds=30)
+        report = await approve_and_execute(s, proposal.proposal_id)
         assert isinstance(report, ExecutionReport) and report.outcome == "ok", report
         detail = await ask(s.settings, ShowProposal(proposal_id=proposal.proposal_id), ProposalDetail)
         assert (detail.summary.status, detail.outcome, detail.verification) == ("executed", "ok", "verified")

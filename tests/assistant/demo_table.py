@@ -54,7 +54,17 @@ def room(name: str, language: str) -> Judge:
     return judge
 
 
+def readiness_only(text: str, truth: Truth, proposals: Proposals, who: str) -> Verdict:
+    """The readiness question alone: the rooms not ready, and no change proposed."""
+    if proposals:
+        return Verdict(False, "proposed a change to a question that asked for none")
+    verdict = judge_rooms(text, truth, truth.not_ready(), allowed=truth.class_soon())
+    return Verdict(verdict.ok, f"{verdict.why}; no proposal")
+
+
 def readiness(text: str, truth: Truth, proposals: Proposals, who: str) -> Verdict:
+    """Readiness and "start any recording that should be running": the due recording is
+    proposed by the model (never by the keyword answer)."""
     due = truth.due_recording()
     practice = {d.name for d in truth.sandbox if due is not None and d.id == due[0]}
     verdict = judge_rooms(text, truth, truth.not_ready(), allowed=truth.class_soon() | practice)
@@ -136,7 +146,7 @@ QUESTIONS = (
     Question("en", "recording", "Which rooms are recording right now?", rooms(Truth.recording)),
     Question("en", "temperature", "Is any room running hot?", rooms(Truth.hot)),
     Question("en", "firmware", "Which rooms have outdated firmware?", rooms(Truth.firmware_behind)),
-    Question("en", "readiness", "Which rooms need attention before their next class?", readiness),
+    Question("en", "readiness", "Which rooms need attention before their next class?", readiness_only),
     Question("en", "named room", "How is SCI 101?", room("SCI 101 Lecture Hall", "en")),
     Question("en", "stream destinations", "What are our stream destinations?", streams),
     Question("en", "what may be changed", "Which rooms can you change?", writable),
@@ -211,7 +221,7 @@ async def run(full: Path | None) -> str:
                 keyword, keyword_verdict = await ask(running, model, question, "keyword")
                 score["demo"] += demo_verdict.ok
                 score["keyword"] += keyword_verdict.ok
-                lines = [p.text for p in demo.proposals]
+                lines = [p.text for p in demo.proposals] + [r.text for r in demo.refusals]
                 rows.append(
                     f"| {number} | {question.language} | {question.text} ({question.kind}) | "
                     f"{_short(demo.text + ''.join(' ' + line for line in lines))} | {demo_verdict} | "

@@ -83,8 +83,14 @@ class FakeSink:
         if self.refuse_with is not None:
             raise FleetwatchError(self.refuse_with, "refused by the fake intake")
         proposal_id = f"p_{len(self.submissions)}"
+        arguments = proposal.arguments
+        named = arguments.get("device_ids") or [arguments.get("device_id")]
         self.states[proposal_id] = ProposalState(
-            proposal_id=proposal_id, tool=proposal.tool, status="pending"
+            proposal_id=proposal_id,
+            tool=proposal.tool,
+            status="pending",
+            action=arguments.get("action"),
+            targets=tuple(dict.fromkeys(str(t).split("-")[0] for t in named if t)),
         )
         self.turns[proposal_id] = proposal.turn_id or ""
         return ProposalAccepted(proposal_id=proposal_id, expires_at="2026-09-16T13:05:00.000Z")
@@ -115,7 +121,12 @@ class FakeSink:
     def set_status(self, proposal_id: str, status: str, **more: Any) -> None:
         old = self.states[proposal_id]
         self.states[proposal_id] = ProposalState(
-            proposal_id=proposal_id, tool=old.tool, status=status, **more
+            proposal_id=proposal_id,
+            tool=old.tool,
+            status=status,
+            action=old.action,
+            targets=old.targets,
+            **more,
         )
 
 
@@ -154,8 +165,8 @@ class TrackingReader:
         finally:
             self.in_flight -= 1
 
-    async def snapshot(self) -> Any:
-        return await self._inner.snapshot()
+    async def snapshot(self, **options: Any) -> Any:
+        return await self._inner.snapshot(**options)
 
 
 def model_client(standin: StandinHandle, *, timeout: float = 20.0) -> anthropic.AsyncAnthropic:

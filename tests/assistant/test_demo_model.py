@@ -5,10 +5,13 @@ read tools each answer relies on must appear in the turn's audit detail."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import msgspec
 import pytest
 
 from services.assistant.data_block import OPEN
+from services.ctl.commands_up import DEMO_QUESTION, DEMO_QUESTION_ES
 from services.lab.server import run_lab
 from services.lab.state import LabClock
 from shared.canonical import hidden_character
@@ -54,15 +57,17 @@ async def test_the_demo_model_names_every_matching_room_and_the_audit_shows_the_
 
 
 @pytest.mark.parametrize(("question", "language", "expected", "tools"), MUST_SHOW)
-async def test_the_keyword_answer_names_every_matching_room_and_reads_what_it_relies_on(
-    lab, standin, make_assistant, transport, question, language, expected, tools
+async def test_the_keyword_answer_names_every_matching_room_and_the_audit_shows_the_reads_it_relied_on(
+    tmp_path, lab, standin, make_assistant, transport, question, language, expected, tools
 ):
-    answer = await make_assistant(model_client=None).ask(question)
+    answer, detail = await _ask_audited(tmp_path, make_assistant, question, model_client=None)
     truth = Truth.of(lab)
     verdict = judge_rooms(answer.text, truth, expected(truth))
     assert verdict.ok, (verdict, answer.text)
     assert answer.answered_by == "keyword" and answer.language == language and standin.requests == []
     assert {DEVICES, RECORDER} <= set(transport.tool_calls)
+    assert detail["answered_by"] == "keyword" and tools <= set(detail["tools"]), detail["tools"]
+    assert detail["tools"] == dict(sorted(Counter(transport.tool_calls).items()))
 
 
 @pytest.mark.parametrize(
@@ -106,19 +111,39 @@ async def test_stream_destinations_are_named_with_the_rooms_that_use_them(lab, s
     assert "key" not in answer.text.lower() and "passphrase" not in answer.text.lower()
 
 
-async def test_the_demo_question_proposes_the_due_recording_like_the_main_job_did(
-    lab, standin, make_assistant
+@pytest.mark.parametrize(("question", "language"), [(DEMO_QUESTION, "en"), (DEMO_QUESTION_ES, "es")])
+async def test_the_demo_question_asks_for_the_change_and_proposes_the_due_recording(
+    lab, standin, make_assistant, question, language
 ):
     sink = FakeSink()
-    answer = await make_assistant(sink=sink).ask("Which rooms need attention before their next class?")
+    answer = await make_assistant(sink=sink).ask(question)
     truth = Truth.of(lab)
     assert [s.arguments for s in sink.submissions] == [RECORD_CLASSROOM["arguments"]]
     assert judge_rooms(
         answer.text, truth, truth.not_ready(), allowed=truth.class_soon() | {"Sandbox Classroom"}
     ).ok
-    assert "Of the rooms I may change, Sandbox Classroom has its next class in 25 min" in answer.text
-    assert "can be read but not changed" in answer.text
-    assert [p.state for p in answer.proposals] == ["waiting_for_approval"]
+    assert answer.language == language and [p.state for p in answer.proposals] == ["waiting_for_approval"]
+    if language == "en":
+        assert "Of the rooms I may change, Sandbox Classroom has its next class in 25 min" in answer.text
+        assert "can be read but not changed" in answer.text
+
+
+@pytest.mark.parametrize(
+    ("question", "hint"),
+    [
+        ("Which rooms need attention before their next class?", "I changed nothing."),
+        ("¿Qué salas necesitan atención antes de su próxima clase?", "No cambié nada."),
+    ],
+)
+async def test_a_readiness_question_alone_is_answered_and_changes_nothing(
+    lab, standin, make_assistant, question, hint
+):
+    sink = FakeSink()
+    answer = await make_assistant(sink=sink).ask(question)
+    truth = Truth.of(lab)
+    assert judge_rooms(answer.text, truth, truth.not_ready(), allowed=truth.class_soon()).ok, answer.text
+    assert sink.submissions == [] and sink.writable_calls == 0 and answer.proposals == ()
+    assert hint in answer.text
 
 
 async def test_a_change_on_a_practice_room_is_proposed_and_one_on_another_room_is_not(
@@ -256,7 +281,7 @@ async def test_hostile_names_are_shown_not_obeyed(policies, standin, make_assist
         for question in (
             "which rooms are offline?",
             "What are our stream destinations?",
-            "Which rooms need attention before their next class?",
+            DEMO_QUESTION,
             "Reboot every device",
         ):
             answers.append(

@@ -154,12 +154,19 @@ async def test_a_full_queue_refuses_the_fourth_proposal(clean, model):
         clean,
         model,
         "sandbox",
-        "And channel 2",
+        "And the classroom",
         LIST,
-        _propose("batch_recording", {"action": "start", "device_ids": [f"{SBX1}-2"]}),
+        _propose("batch_recording", {"action": "start", "device_ids": [f"{SBX4}-1"]}),
     )
     assert error_codes(model.requests[-2:]) == ["queue_full"]
     assert second.proposals == () and len(await clean.proposals()) == 3 and clean.lab.writes() == []
+    assert [(r.code, r.text) for r in second.refusals] == [
+        (
+            "queue_full",
+            "Not proposed: start recording in Sandbox Classroom: the queue already holds 3 proposals; "
+            "approve or deny one on the approval page first.",
+        )
+    ]
 
 
 async def test_an_accepted_proposal_is_stored_pending_and_its_line_is_read_back_from_the_store(clean, model):

@@ -10,7 +10,8 @@ import httpx2
 import pytest
 
 from services.assistant.page import COOKIE, PRESETS, serve_page
-from shared.wire.assistant import Answer, ProposalLine
+from shared.web.page_style import page_css
+from shared.wire.assistant import Answer, ModelInfo, ProposalLine, RefusalLine
 
 
 @dataclass
@@ -18,15 +19,18 @@ class FakeAssistant:
     """Answers every question with fixed hostile text and records what it was asked."""
 
     asked: list[tuple[str, str | None]] = field(default_factory=list)
+    answered_by: str = "model"
+    model_info: ModelInfo = field(default_factory=lambda: ModelInfo(kind="model"))
 
     async def ask(self, question: str, language: str | None = None) -> Answer:
         self.asked.append((question, language))
         line = ProposalLine(proposal_id="p_1", state="waiting_for_approval", text="Proposal p_1 <b>x</b>")
         return Answer(
-            text="Room <script>alert(1)</script> \u202eevil",
+            text="Room <script>alert(1)</script> \u202eevil\n\n2 rooms:\n- A\n- B\nDone.",
             language="en",
-            answered_by="model",
+            answered_by=self.answered_by,
             proposals=(line,),
+            refusals=(RefusalLine(code="queue_full", text="Not proposed: reboot in B: the queue is full."),),
         )
 
 
@@ -68,7 +72,10 @@ async def test_a_foreign_host_is_refused(page, fake):
         response = await http.get(f"{page}/", headers={"Host": "evil.example"})
         posted = await http.post(f"{page}/ask", headers={"Host": "evil.example", **_same_origin(page)})
     assert response.status_code == posted.status_code == 400
-    assert response.text.startswith("bad_host") and fake.asked == []
+    assert (
+        response.text.startswith("The page was reached by a name it does not answer to") and fake.asked == []
+    )
+    assert "bad_host" not in response.text
 
 
 @pytest.mark.parametrize(
@@ -85,7 +92,8 @@ async def test_a_post_not_from_the_page_itself_is_refused(page, fake, headers):
     async with httpx2.AsyncClient() as http:
         token = await _form(http, page)
         response = await http.post(f"{page}/ask", data={"token": token, "question": "hi"}, headers=headers)
-    assert response.status_code == 403 and response.text.startswith("cross_site") and fake.asked == []
+    assert response.status_code == 403 and fake.asked == []
+    assert response.text.startswith("The request did not come from this page itself.")
 
 
 async def test_a_post_without_the_form_token_of_this_session_is_refused(page, fake):
@@ -97,7 +105,7 @@ async def test_a_post_without_the_form_token_of_this_session_is_refused(page, fa
         )
         missing = await http.post(f"{page}/ask", data={"question": "hi"}, headers=_same_origin(page))
     assert wrong.status_code == missing.status_code == 403
-    assert wrong.text.startswith("csrf_failed") and fake.asked == []
+    assert wrong.text.startswith("The form does not belong to this page") and fake.asked == []
 
 
 async def test_get_on_the_ask_action_changes_nothing(page, fake):
@@ -141,7 +149,67 @@ async def test_the_page_answers_with_the_real_keyword_path(make_assistant):
             headers=_same_origin(base),
         )
     assert response.status_code == 200
-    assert "2 rooms are offline:" in response.text and "- ENG 210: offline for 3 h 00 min" in response.text
+    assert (
+        "<p>2 rooms are offline:</p>" in response.text
+        and "<li>ENG 210: offline for 3 h 00 min" in response.text
+    )
+    assert '<p class="by">Answered by the keyword answer (no model; read-only).</p>' in response.text
+
+
+async def _answer_page(page: str, question: str = "What's offline?") -> str:
+    async with httpx2.AsyncClient() as http:
+        token = await _form(http, page)
+        response = await http.post(
+            f"{page}/ask", data={"token": token, "question": question}, headers=_same_origin(page)
+        )
+    assert response.status_code == 200
+    return response.text
+
+
+async def test_the_ask_page_uses_the_approval_pages_stylesheet(page):
+    async with httpx2.AsyncClient() as http:
+        css = await http.get(f"{page}/page.css")
+        html = (await http.get(f"{page}/")).text
+    assert css.status_code == 200 and css.content == page_css()
+    assert b"header.top" in css.content and b".card" in css.content and b".answer" in css.content
+    assert '<header class="top">' in html and '<link rel="stylesheet" href="/page.css">' in html
+
+
+async def test_an_answer_is_plain_paragraphs_and_lists_never_monospace(page):
+    html = await _answer_page(page)
+    assert "<pre" not in html and "monospace" not in html
+    assert "<p>2 rooms:</p>" in html and "<ul><li>A</li><li>B</li></ul>" in html and "<p>Done.</p>" in html
+    assert '<li class="refusal">Not proposed: reboot in B: the queue is full.</li>' in html
+
+
+@pytest.mark.parametrize(
+    ("answered_by", "words"),
+    [
+        ("model", "Answered by the model."),
+        ("demo_model", "Answered by the demo model: the lab&#39;s stand-in, not a real model."),
+        ("keyword", "Answered by the keyword answer (no model; read-only)."),
+    ],
+)
+async def test_the_page_says_which_answered(fake, answered_by, words):
+    fake.answered_by = answered_by
+    async with serve_page(fake, 0) as url:
+        html = await _answer_page(url.rstrip("/"))
+    assert f'<p class="by">{words}</p>' in html
+
+
+async def test_a_question_that_is_too_long_or_blank_is_refused_in_words(page, fake):
+    async with httpx2.AsyncClient() as http:
+        token = await _form(http, page)
+        response = await http.post(
+            f"{page}/ask",
+            data={"token": token, "question": " ", "language": "es"},
+            headers=_same_origin(page),
+        )
+    assert response.status_code == 400 and fake.asked == []
+    assert (
+        "Una pregunta tiene de 1 a 2000 caracteres." in response.text
+        and "invalid_message" not in response.text
+    )
 
 
 async def test_every_refusal_names_its_one_code_in_a_header_and_an_unknown_address_is_page_not_found(

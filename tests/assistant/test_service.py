@@ -40,7 +40,7 @@ async def test_the_demo_proposes_a_recording_and_a_code_built_line_states_it(sta
     assert [(p.proposal_id, p.state) for p in answer.proposals] == [("p_1", "waiting_for_approval")]
     assert (
         answer.proposals[0].text
-        == "Proposal p_1 (batch_recording): waiting for approval on the approval page."
+        == "Proposal p_1: start recording in Sandbox Classroom: waiting for approval on the approval page."
     )
 
 
@@ -49,7 +49,9 @@ async def test_spanish_in_gives_spanish_out(standin, make_assistant):
     assert answer.language == "es"
     assert "language: es" in standin.requests[0].question()
     assert "Propuse empezar a grabar" in answer.text
-    assert answer.proposals[0].text.startswith("Propuesta p_1 (batch_recording): esperando aprobación")
+    assert answer.proposals[0].text.startswith(
+        "Propuesta p_1: empezar a grabar en Sandbox Classroom: esperando aprobación"
+    )
 
 
 async def test_the_proposal_line_comes_from_the_recorded_state_not_from_the_model(standin, make_assistant):
@@ -63,7 +65,10 @@ async def test_the_proposal_line_comes_from_the_recorded_state_not_from_the_mode
     answer = await make_assistant(sink=sink).ask("Record ENG 101")
     assert answer.text.startswith("Done!")
     assert [(p.state, p.text) for p in answer.proposals] == [
-        ("unknown", "Proposal p_1 (batch_recording): may or may not have run (the outcome is unknown).")
+        (
+            "unknown",
+            "Proposal p_1: start recording in ENG 101 Auditorium: may or may not have run (the outcome is unknown).",
+        )
     ]
 
 
@@ -130,8 +135,9 @@ async def test_an_api_error_gives_the_keyword_answer(standin, make_assistant, fa
     standin.set_fault(fault)
     answer = await make_assistant().ask("What needs attention?")
     assert answer.answered_by == "keyword" and answer.code == "model_unavailable"
-    assert answer.text.startswith("The model could not be used, so this is the keyword answer (read-only).")
+    assert answer.text.startswith("The model could not be used just now.\n\n")
     assert "Fix first:" in answer.text
+    assert answer.text.lower().count("keyword answer") == 1, "the keyword answer says so once"
 
 
 async def test_a_refusal_gives_the_keyword_answer(standin, make_assistant):

@@ -143,13 +143,23 @@ def test_status_names_the_queue_the_caps_the_pauses_and_a_missing_fence() -> Non
         executor_up=False,
         fence_configured=False,
         autonomy="propose",
-        pauses=(DenialPause(tool="batch_reboot", target=A, until="2026-03-02T11:00:00.000Z"),),
+        pauses=(
+            DenialPause(
+                tool="batch_reboot",
+                target=A,
+                until="2026-03-02T11:00:00.000Z",
+                target_name="Pearl Two",
+                denials=3,
+            ),
+        ),
     )
     text = render_status(status)
     for expected in (
         "3 of 3 pending",
         "4 of 10",
-        f"batch_reboot on {A} until",
+        f"Paused:       reboot (batch_reboot) in Pearl Two ({A}) is paused until 2026-03-02T11:00:00.000Z (UTC), "
+        "after 3 denials",
+        f"lift it: fleetwatch resume --denials batch_reboot {A}",
         "ON",
         "not answering",
         "NOT configured",

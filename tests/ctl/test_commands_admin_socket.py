@@ -108,6 +108,46 @@ async def test_deny_all_pause_resume_status_and_the_audit_commands(
     assert code == 0 and "verifies" in out
 
 
+async def test_a_denial_pause_is_shown_in_words_and_an_operator_lifts_it_by_the_rooms_name(
+    cli: Stack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reboot = ("propose", "batch_reboot", "--arg", f'device_ids=["{A}"]', "--reason", "frozen", "--json")
+    for _ in range(3):
+        code, out, _ = await fleetwatch(capsys, *reboot)
+        assert code == 0, out
+        assert (await fleetwatch(capsys, "deny", json.loads(out)["proposal_id"]))[0] == 0
+    code, _, err = await fleetwatch(capsys, *reboot)
+    assert code == 2 and err.startswith("fleetwatch: denial_pause: ")
+    code, out, _ = await fleetwatch(capsys, "status")
+    assert f"Paused:       reboot (batch_reboot) in Sandbox Pearl-2 ({A}) is paused until " in out
+    assert f"lift it: fleetwatch resume --denials batch_reboot {A}" in out
+
+    code, _, err = await fleetwatch(capsys, "resume", "--denials", "batch_reboot")
+    assert code == 2 and err.startswith("fleetwatch: invalid_arguments: name both TOOL and ROOM")
+    code, _, err = await fleetwatch(capsys, "resume", "--denials", "batch_reboot", "Nowhere Hall")
+    assert code == 2 and err.startswith("fleetwatch: no_such_pause: ")
+    code, out, _ = await fleetwatch(capsys, "resume", "--denials", "batch_reboot", "Sandbox Pearl-2")
+    assert code == 0 and out.startswith("Lifted 1 denial pause(s)") and "Sandbox Pearl-2" in out
+    code, out, _ = await fleetwatch(capsys, "status", "--json")
+    assert json.loads(out)["pauses"] == [] and json.loads(out)["kill_switch"] is False
+    code, out, _ = await fleetwatch(capsys, "audit", "tail", "-n", "1", "--json")
+    (row,) = json.loads(out)["rows"]
+    assert (row["kind"], row["detail"]["tool"], row["detail"]["target"]) == ("denial_lift", "batch_reboot", A)
+    assert (await fleetwatch(capsys, *reboot))[0] == 0
+    code, out, _ = await fleetwatch(capsys, "resume", "--denials")
+    assert code == 0 and out.startswith("No denial pause was running")
+
+
+async def test_acknowledging_a_change_that_never_ran_is_a_one_line_refusal(
+    cli: Stack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = await fleetwatch(
+        capsys, "propose", "batch_reboot", "--arg", f'device_ids=["{B}"]', "--reason", "r", "--json"
+    )
+    code, _, err = await fleetwatch(capsys, "acknowledge", json.loads(out)["proposal_id"])
+    assert code == 2 and err.startswith("fleetwatch: nothing_to_acknowledge: ") and err.count("\n") == 1
+
+
 async def test_audit_verify_exits_1_naming_the_first_edited_row(
     cli: Stack, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -20,6 +20,8 @@ from services.ctl.doctor import (
     SocketFacts,
     check_fence_level,
     check_guard,
+    check_model,
+    check_queue,
     check_redaction,
     exit_code,
     model_data_line,
@@ -29,6 +31,8 @@ from services.lab.server import LabHandle, run_lab
 from shared.config import REPO_POLICY_DIR, Settings, load_settings
 from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
 from shared.epiphan.slots import SignIn, read_slot, write_slot
+from shared.wire.approval import ChangeToSettle, DenialPause, Status
+from shared.wire.assistant import ModelInfo
 from tests.deploy.cli import doctor
 from tests.procs import base_env, start_service, stop_all
 from tests.support import free_port
@@ -176,11 +180,73 @@ async def test_a_page_port_bound_beyond_loopback_is_a_fail(healthy: Setup):
 
 async def test_the_model_key_is_masked_and_the_data_sent_is_named(healthy: Setup):
     settings = healthy.variant(FLEETWATCH_ANTHROPIC_API_KEY="sk-ant-secret-value-WXYZ")
-    checks = run_checks(await gather(settings))
+    running = ModelInfo(kind="model", model="claude-sonnet-4-6", endpoint="https://api.anthropic.com:443")
+    checks = check_model(settings, running)
     model, data = line(checks, "model"), line(checks, "model data")
     assert model.level is Level.OK and "…WXYZ" in model.message and "secret-value" not in model.message
+    assert "claude-sonnet-4-6 at https://api.anthropic.com:443" in model.message
     assert data.message == model_data_line() and "FLEETWATCH_ANTHROPIC_API_KEY empty" in data.message
     assert "IP addresses" in data.message and "serial numbers" in data.message
+
+
+async def test_doctor_tells_the_running_assistants_model_not_this_shells(healthy: Setup):
+    assert (await gather(healthy.settings)).model == ModelInfo(kind="keyword")
+    with_key = healthy.variant(FLEETWATCH_ANTHROPIC_API_KEY="sk-ant-secret-value-WXYZ")
+    model = line(run_checks(await gather(with_key)), "model")
+    assert model.message.startswith("the running assistant has no model key: keyword answers only")
+    assert "restart the services" in model.message and "WXYZ" not in model.message
+    demo = ModelInfo(kind="demo_model", model="claude-sonnet-4-6", endpoint="http://127.0.0.1:8771")
+    model, data = check_model(healthy.settings, demo)
+    assert "the lab's demo model" in model.message and "nothing leaves this machine" in model.message
+    assert data.message.startswith("goes to the lab's demo model on this machine only.")
+    unknown = check_model(with_key, None, "service_unavailable")[0]
+    assert unknown.message.endswith(
+        "(from this shell's settings; the assistant did not say: service_unavailable)"
+    )
+
+
+async def test_each_denial_pause_and_change_to_settle_is_a_warning_with_its_command():
+    status = Status(
+        pending=0,
+        max_pending=3,
+        last_hour=3,
+        per_hour=10,
+        kill_switch=False,
+        executor_up=True,
+        fence_configured=True,
+        autonomy="propose",
+        pauses=(
+            DenialPause(
+                tool="batch_recording",
+                target="29088800004",
+                until="2026-09-16T14:00:00.000Z",
+                target_name="Sandbox Classroom",
+                denials=3,
+            ),
+        ),
+        unsettled=(
+            ChangeToSettle(
+                proposal_id="p-0123456789ab",
+                tool="batch_reboot",
+                action=None,
+                targets=("29088800001",),
+                target_names=("Sandbox Pearl-2",),
+                outcome="unknown",
+                verification=None,
+                finished_at="2026-09-16T13:00:00.000Z",
+            ),
+        ),
+    )
+    queue, pause, unsettled = check_queue(status, None)
+    assert queue.level is Level.OK
+    assert pause.level is Level.WARN and pause.message == (
+        "start or stop recording in Sandbox Classroom paused until 2026-09-16T14:00:00.000Z (UTC) after 3 "
+        "denials; lift it: fleetwatch resume --denials batch_recording 29088800004"
+    )
+    assert unsettled.level is Level.WARN and unsettled.message.startswith(
+        "reboot in Sandbox Pearl-2 (p-0123456789ab) ended unknown"
+    )
+    assert unsettled.message.endswith("fleetwatch acknowledge p-0123456789ab")
 
 
 async def test_a_policy_that_does_not_load_fails_policy_and_guard(healthy: Setup, tmp_path: Path):

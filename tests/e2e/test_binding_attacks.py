@@ -29,12 +29,14 @@ from aiohttp import ClientSession, CookieJar
 from shared.wire.approval import ListPending, PendingList, ProposalDetail, ShowProposal
 from shared.wire.client import request
 from tests.approval_web.page.helpers import forms_of
-from tests.e2e.stack import IDLE, Stack, running_stack
+from tests.e2e.stack import IDLE, RECORDING, Stack, running_stack
 from tests.support import store_rows as read_rows
 
 SANDBOX_STREAM = "6f7a8b9c-0d1e-4f2a-9b3c-5d6e7f8091a2"
 START_RECORDING = ("batch_recording", {"action": "start", "device_ids": [f"{IDLE}-2"]})
-REBOOT = ("batch_reboot", {"device_ids": [IDLE]})
+REBOOT = ("batch_reboot", {"device_ids": [RECORDING]})
+"""The other proposal an attack re-points an approval at: another room (one change per room at a
+time: the intake would refuse a second proposal for the idle room while the first is pending)."""
 
 
 @contextlib.asynccontextmanager

@@ -8,41 +8,16 @@ tells the outcome and verification, and ``fleetwatch down`` waits until supervis
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
-import pytest
 from playwright.async_api import async_playwright
 
 from tests.e2e.browser import ARGS, ARTIFACTS, CHROMIUM, needs_chromium
-from tests.support import demo_ports
+from tests.e2e.demo import demo_env, fleetwatch
 
 pytestmark = needs_chromium
-
-
-@pytest.fixture
-def demo_env(tmp_path: Path) -> Iterator[dict[str, str]]:
-    """An environment for a whole Fleetwatch on the lab, on free ports, in its own home; after
-    the test, supervisord is shut down whatever happened."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETWATCH_")}
-    env.update(demo_ports(), FLEETWATCH_HOME=str(tmp_path / "home"))
-    yield env
-    fleetwatch(env, "down", timeout=60)
-
-
-def fleetwatch(env: dict[str, str], *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "services.ctl.main", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+__all__ = ["demo_env"]  # the fixture
 
 
 async def test_the_main_job_runs_under_supervisord_and_a_person_approves_it_in_chromium(demo_env):

@@ -47,13 +47,13 @@ from shared.config import Settings
 from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
 from shared.store.db import StoreError, migrate, open_store
+from shared.web.page_style import page_css
 from shared.wire.executor import ExecutorClient
 
 logger = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 16 * 1024
 """Largest request body read (the forms are a few hundred bytes)."""
-CSS_FILE = Path(__file__).resolve().parent / "static" / "page.css"
 
 
 def store_connections(db: Path) -> ConnFactory:
@@ -134,7 +134,7 @@ def build_page_app(
         form_key=guards.new_key(),
         throttle=throttle or WrongSecretThrottle(),
         envs=page_environments(load_translations()),
-        css=CSS_FILE.read_bytes(),
+        css=page_css(),
     )
     app.on_response_prepare.append(_security_headers)
     app.router.add_get("/", views.index, allow_head=False)

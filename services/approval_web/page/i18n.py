@@ -19,6 +19,7 @@ To update the catalogues after changing texts::
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -32,6 +33,7 @@ from babel.support import Translations
 from markupsafe import Markup, escape
 
 from services.approval_web.page.words import Words
+from shared.text.change_words import change
 from shared.text.languages import LANGUAGES
 
 HTML_LANG: Final = {"en": "en", "es": "es-419"}
@@ -80,6 +82,11 @@ def negotiate(accept_language: str | None) -> str:
     return best
 
 
+def _change_words(tool: str, action: str | None = None, *, language: str) -> str:
+    """What a change does, in words of `language` (`shared.text.change_words.change`)."""
+    return change(tool, action, language)
+
+
 def page_environments(translations: Mapping[str, Translations]) -> dict[str, jinja2.Environment]:
     """One Jinja2 environment per language: templates from `TEMPLATES_DIR`, autoescaping on,
     undefined variables an error, newstyle gettext (``_("... %(name)s", name=x)`` escapes x)."""
@@ -96,6 +103,7 @@ def page_environments(translations: Mapping[str, Translations]) -> dict[str, jin
         env.install_gettext_translations(translations[lang], newstyle=True)
         env.globals["html_lang"] = HTML_LANG[lang]
         env.globals["say"] = make_say(translations[lang])
+        env.globals["change_words"] = functools.partial(_change_words, language=lang)
         envs[lang] = env
     return envs
 

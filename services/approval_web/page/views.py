@@ -31,6 +31,7 @@ import aiosqlite
 from aiohttp import web
 
 from services.approval_web.limits import active_pauses, count_last_hour, count_pending
+from services.approval_web.one_change import unsettled
 from services.approval_web.page import guards, outcome
 from services.approval_web.page.card import Card, build_card, show_time
 from services.approval_web.page.context import ACTOR, COOKIE, client_of, page_of, refuse, render
@@ -54,6 +55,7 @@ class QueueView:
     per_hour: int
     kill_switch: bool
     pauses: tuple[Any, ...]
+    unsettled: tuple[Any, ...] = ()
 
     @property
     def queue_full(self) -> bool:
@@ -73,6 +75,7 @@ async def _queue(request: web.Request, conn: aiosqlite.Connection) -> QueueView:
         per_hour=limits.per_hour,
         kill_switch=await approvals.kill_switch(conn),
         pauses=await active_pauses(conn, limits),
+        unsettled=await unsettled(conn),
     )
 
 

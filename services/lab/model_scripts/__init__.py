@@ -7,9 +7,10 @@ question and the tool results it is sent (inside the assistant's data blocks) it
 tools among those offered, reads, and answers in the question's language: offline rooms,
 recording rooms, disk, temperature, firmware, signal, the next classes and readiness, one named
 room, stream destinations, what may be changed. It proposes through ``propose_change`` only
-when asked for a change in a room ``list_writable_devices`` lists (and, for the readiness
-question, the recording that is due there), and says which rooms it may not change. A
-question it cannot map gets the list of what it understands.
+when asked for a change in a room ``list_writable_devices`` lists (or for "any recording that
+should be running": the one due next there), and says which rooms it may not change. A
+readiness question alone is answered, not acted on. A question it cannot map gets the list of
+what it understands.
 
 ``main_job``: whatever the question, read the fleet the way a careful model would, ask
 ``list_writable_devices`` which rooms a change may target, pick the one that is online, records

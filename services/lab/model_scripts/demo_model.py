@@ -7,18 +7,23 @@ acts only through the tools offered, one model turn at a time:
 1. It understands the question (`shared.text.questions`: the topic, the room it names, the change it
    asks for) and reads ``get_devices_in_my_team``, adding in the same turn what the topic
    needs from the start: ``list_writable_devices`` (offered only with ``propose_change``) for a
-   change, what may be changed, readiness, or a question that names no topic (the room may be
-   a practice room); ``get_stream_endpoints`` for streams.
+   change, what may be changed, or a question that names no topic (the room may be a practice
+   room); ``get_stream_endpoints`` for streams.
 2. With the rooms' names known, it reads what the answer relies on, in one turn: the recorder
    status of the online rooms (recording), the storage status (disk), the system status
    (temperature), the current or next events (offline rooms, classes, readiness, attention),
    the one room's status, event and storage (a named room). Firmware and signal come from the
    device list itself.
-3. It proposes through ``propose_change`` only when a change was asked for (or the readiness
-   question, whose fix is starting a recording that is due) and the room is on
-   ``list_writable_devices``: start recording on a room that is online and idle, stop one that
-   records outside its class, reboot or update one that is online, idle and not near a class.
-   A room that is not on that list is named as one it can read but not change.
+3. It proposes through ``propose_change`` only when a change was asked for ("start recording
+   in SCI 101", or "start any recording that should be running": the recording due next) and
+   the room is on ``list_writable_devices``: start recording on a room that is online and
+   idle, stop one that records outside its class, reboot or update one that is online, idle
+   and not near a class. A room that is not on that list is named as one it can read but not
+   change. A readiness question alone ("which rooms need attention before their next class?")
+   is answered, never acted on: it says how to ask for the recording instead.
+   When the proposal is not accepted it says so and leaves the why to the assistant's own
+   line below the answer (the code and the intake's message are for it, not for the
+   operator); when an identical one was already waiting it says that one is waiting.
 4. It answers in the question's language from what it read, with Fleetwatch's shared wording
    (`shared.text.fleet_answers`); a question it cannot map gets the list of what it understands and
    the setting for the real assistant.
@@ -73,7 +78,7 @@ _DONE: Final = {
     Action.REBOOT: "reboot_done",
     Action.FIRMWARE_UPDATE: "firmware_update_done",
 }
-_FIRST_WITH_WRITABLE: Final = frozenset({Topic.CHANGE, Topic.WRITABLE, Topic.READINESS, Topic.UNKNOWN})
+_FIRST_WITH_WRITABLE: Final = frozenset({Topic.CHANGE, Topic.WRITABLE, Topic.UNKNOWN})
 
 
 def _calls(calls: Sequence[tuple[str, Mapping[str, Any]]], text: str | None = None) -> Reply:
@@ -140,7 +145,7 @@ class _Turn:
             wanted += [(SYSTEM, {"device_ids": [room.id]})] if room.online else []
         if topic in (Topic.STREAMS,) and ENDPOINTS in self.seen.offered:
             wanted.append((ENDPOINTS, {}))
-        if (topic is Topic.READINESS or self._due(intent)) and self.can_propose():
+        if self._due(intent) and self.can_propose():
             wanted.append((WRITABLE, {}))
         return [
             (tool, args) for tool, args in wanted if tool in self.seen.offered and not self.seen.has(tool)
@@ -174,9 +179,24 @@ class _Turn:
             return say(self.w["failed"].format(what=WHAT_FAILED[self.lang][failed[0].tool]))
         if intent.topic is Topic.CHANGE and not self._due(intent):
             return self.change(intent)
-        if intent.topic is Topic.READINESS or self._due(intent):
+        if self._due(intent):
             return self.due(intent)
+        if intent.topic is Topic.READINESS:
+            return say("\n".join(self.readiness()))
         return say("\n".join(self.answer(intent)))
+
+    def readiness(self) -> list[str]:
+        """The readiness question alone: the rooms with a class soon and what they lack; no
+        change, only how to ask for one."""
+        seen = self.seen
+        text = [*self.head(), *lines_about.readiness(self.devices, seen.events(), seen.now, self.lang)]
+        due = any(
+            not d.recording and lines_about.class_soon(seen.events().get(d.id), seen.now)
+            for d in self.devices
+        )
+        if due and self.can_propose():
+            text.append(self.w["ask_to_start"])
+        return text
 
     def head(self) -> list[str]:
         online = sum(d.online for d in self.devices)
@@ -282,9 +302,13 @@ class _Turn:
         return say("\n".join([*text, self.outcome(w["proposed_due"])]))
 
     def outcome(self, accepted: str) -> str:
-        failure = self.seen.failures.get(PROPOSE)
-        if failure is not None:
-            return self.w["refused"].format(why=failure.message or failure.code)
+        """What became of the proposal it made: accepted, already waiting, or not accepted
+        (the assistant's own line says why, in words)."""
+        if self.seen.failures.get(PROPOSE) is not None:
+            return self.w["refused"]
+        result = self.seen.latest(PROPOSE)
+        if isinstance(result, Mapping) and result.get("already_waiting"):
+            return self.w["already_waiting"]
         return accepted
 
     def change(self, intent: Intent) -> Reply:

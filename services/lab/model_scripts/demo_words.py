@@ -69,7 +69,15 @@ WORDS: Final = {
         ),
         "proposed": "I proposed {what} in {room}; a person must approve it on the approval page.",
         "proposed_due": "I proposed starting the recording; a person must approve it on the approval page.",
-        "refused": "The proposal was not accepted: {why}",
+        "refused": "I asked for it, but the proposal was not accepted; the reason is below.",
+        "already_waiting": (
+            "That change is already waiting for a person on the approval page (it was proposed "
+            "earlier), so I did not propose it again."
+        ),
+        "ask_to_start": (
+            "I changed nothing. To have a recording that should be running proposed for the rooms "
+            'I may change, ask for it, e.g. "Start any recording that should be running."'
+        ),
         "start_recording": "starting the recording",
         "stop_recording_done": "stopping the recording",
         "reboot_done": "a reboot",
@@ -143,7 +151,16 @@ WORDS: Final = {
         ),
         "proposed": "Propuse {what} en {room}; una persona debe aprobarlo en la página de aprobación.",
         "proposed_due": "Propuse empezar a grabar; una persona debe aprobarlo en la página de aprobación.",
-        "refused": "La propuesta no fue aceptada: {why}",
+        "refused": "La pedí, pero la propuesta no fue aceptada; el motivo está abajo.",
+        "already_waiting": (
+            "Ese cambio ya espera a una persona en la página de aprobación (se propuso antes), así "
+            "que no lo propuse de nuevo."
+        ),
+        "ask_to_start": (
+            "No cambié nada. Para que se proponga una grabación que debería estar en marcha en las "
+            'salas que puedo cambiar, pídalo, por ejemplo: "Inicia cualquier grabación que deba '
+            'estar en marcha."'
+        ),
         "start_recording": "empezar a grabar",
         "stop_recording_done": "detener la grabación",
         "reboot_done": "un reinicio",

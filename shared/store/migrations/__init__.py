@@ -14,7 +14,13 @@ from typing import NamedTuple
 
 import aiosqlite
 
-from shared.store.migrations import m0001_initial, m0002_executor, m0003_intake, m0004_binding
+from shared.store.migrations import (
+    m0001_initial,
+    m0002_executor,
+    m0003_intake,
+    m0004_binding,
+    m0005_one_change,
+)
 
 
 class Migration(NamedTuple):
@@ -31,5 +37,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, m0002_executor.SQL),
     Migration(3, m0003_intake.SQL),
     Migration(4, m0004_binding.SQL, m0004_binding.after),
+    Migration(5, m0005_one_change.SQL),
 )
-"""Versions strictly increasing from 1."""
+"""Versions strictly increasing from 1, without gaps."""

@@ -62,6 +62,7 @@ async def add_proposal(
     arguments: dict[str, Any] | None = None,
     reason: str = "The class starts in 10 minutes and the room is not recording.",
     ttl_seconds: int = 900,
+    names: dict[str, str] | None = None,
 ) -> str:
     """Store a pending proposal (sealed with a throwaway key: the page never checks seals);
     its ID."""
@@ -88,6 +89,7 @@ async def add_proposal(
             proposed_by="assistant",
             turn_id=None,
             ttl_seconds=ttl_seconds,
+            target_names=names,
         )
     return row.id
 

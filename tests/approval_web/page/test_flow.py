@@ -311,3 +311,34 @@ async def test_the_queue_the_hourly_cap_and_the_kill_switch_show_on_the_page(tmp
     assert "The queue is full" in text
     assert "The hourly cap is reached" in text
     assert "Writes are paused (the kill switch is on)" in text
+
+
+async def test_the_page_names_each_denial_pause_and_change_to_settle_with_the_room_and_its_command(
+    tmp_path: Path,
+) -> None:
+    async with page(tmp_path) as h:
+        for _ in range(3):
+            denied = await add_proposal(h.db, names={DEVICE: "Room 001"})
+            async with connection(h.db) as conn:
+                assert await approvals.deny(conn, denied, actor="operator")
+        ran = await add_proposal(h.db, tool="batch_reboot", arguments={"device_ids": [OTHER_DEVICE]})
+        async with connection(h.db) as conn:
+            await conn.execute("UPDATE proposals SET status = 'executed' WHERE id = ?", (ran,))
+            await conn.execute(
+                "INSERT INTO approvals (id, proposal_id, session_id, card_hash, expires_at, used, claimed)"
+                " VALUES ('a-000000000001', ?, 's', 'c', 'x', 1, 1)",
+                (ran,),
+            )
+            await conn.execute(
+                "INSERT INTO executions (id, approval_id, proposal_id, outcome) VALUES"
+                " ('x-000000000001', 'a-000000000001', ?, 'unknown')",
+                (ran,),
+            )
+        await h.login()
+        text, _ = await h.card()
+    assert (
+        "Paused after 3 denials: start or stop recording in Room 001, until " in text
+        and f"An operator can lift it: fleetwatch resume --denials batch_recording {DEVICE}" in text
+    ), text
+    assert f"The last change in {OTHER_DEVICE} (reboot) is not confirmed" in text
+    assert f"fleetwatch acknowledge {ran}" in text

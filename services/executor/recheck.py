@@ -1,0 +1,94 @@
+"""Recheck: a fresh read that judges again what a change should have left behind.
+
+A change that ended ``unknown`` (the write may or may not have reached Epiphan) or ran without
+being verified holds its rooms: approval_web queues no new proposal for them until a fresh read
+verifies it or an operator acknowledges it (`services.approval_web.one_change`). This is that
+fresh read: the sandbox team's device list and the targets' recorder status, events and system
+status, judged by the same rule as the verification straight after a write
+(`services.executor.verify.judge`), with the execution's start as the write time. The verdict is
+recorded on the execution (`services.executor.executions.record_verification`, audit
+``verification`` with ``recheck: true``); the outcome never changes. Nothing is written to Epiphan.
+
+What is judged comes from the stored bound record (tool, arguments, targets). Its seal is not
+checked: a restarted executor has a new key, and a recheck decides no write; it can only let
+the intake queue a proposal that a person still approves on the page and the executor still
+checks in full at Execute.
+
+Refusals (`ErrorReply`): ``proposal_not_found`` (no such proposal, or it never ran); no
+sandbox sign-in (``no_sign_in``); ``policy_invalid``. A read that fails is the verdict
+``not_observed``, recorded like any other (the change stays unsettled).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from services.executor import ExecutorError
+from services.executor.checks import DeviceList
+from services.executor.executions import record_verification
+from services.executor.runtime import Runtime, db_time
+from services.executor.verify import Verdict, judge
+from services.executor.world import SandboxReader
+from shared.binding import BoundRecord, record_from_bytes
+from shared.errors import Code
+from shared.store.approvals import execution_for_proposal, get_proposal
+from shared.store.db import parse_db_text
+from shared.wire.executor import Recheck, Rechecked
+
+
+async def fresh_verdict(
+    reader: SandboxReader, record: BoundRecord, wrote_at: datetime, *, before: DeviceList | None = None
+) -> Verdict:
+    """Read the record's targets afresh (device list, recorder status, events, system status)
+    and judge its postcondition (`services.executor.verify.judge`); a failed read is
+    ``not_observed``. `before` is the device list read before the write (None: unknown, the
+    fresh list stands in: a firmware change is then seen only as the device going offline)."""
+    try:
+        after = await reader.device_list()
+        reads = await reader.targets(record.targets, with_system=True)
+    except ExecutorError as exc:
+        return Verdict("not_observed", f"the verification read failed ({exc.code})")
+    return judge(
+        record.tool,
+        record.arguments,
+        record.targets,
+        before=before or after,
+        after=after,
+        reads=reads,
+        wrote_at=wrote_at,
+    )
+
+
+async def recheck(rt: Runtime, request: Recheck) -> Rechecked:
+    """Judge the change `request` names on a fresh read; see the module doc.
+
+    Raises:
+        ExecutorError: a refusal code of `shared.wire.executor.RECHECK_CODES`.
+    """
+    async with rt.db:
+        row = await get_proposal(rt.conn, request.proposal_id)
+        execution = await execution_for_proposal(rt.conn, request.proposal_id)
+    if row is None or execution is None or execution.outcome in ("refused", "running"):
+        raise ExecutorError(Code.PROPOSAL_NOT_FOUND, "no change of that proposal ran; nothing to read again")
+    record = record_from_bytes(row.bound_record)
+    _policy, tool_policy = await rt.policies()
+    async with await rt.sandbox() as connection:
+        verdict = await fresh_verdict(
+            rt.reader(connection, tool_policy), record, parse_db_text(execution.started_at)
+        )
+    observed_at = db_time(rt.clock())
+    async with rt.db:
+        await record_verification(
+            rt.conn,
+            execution.id,
+            verification=verdict.verification,
+            detail=verdict.detail,
+            observed_at=observed_at,
+            recheck=True,
+        )
+    return Rechecked(
+        proposal_id=request.proposal_id,
+        verification=verdict.verification,
+        verified_at=observed_at,
+        detail=verdict.detail,
+    )
