@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 import tempfile
 import time
@@ -206,5 +207,19 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+async def run(args: argparse.Namespace) -> int:
+    """`main`, cancelled on SIGTERM or SIGINT so every process it started is stopped (the
+    harness's context managers stop them on the way out)."""
+    task = asyncio.ensure_future(main(args))
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, task.cancel)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        print("stopped", file=sys.stderr)
+        return 130
+
+
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main(parse(sys.argv[1:]))))
+    sys.exit(asyncio.run(run(parse(sys.argv[1:]))))

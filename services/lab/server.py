@@ -139,10 +139,6 @@ def _tool_call_name(body: bytes) -> str | None:
     return name if isinstance(name, str) else None
 
 
-class _HttpFaultClosed(Exception):
-    """Raised after a response started: uvicorn then drops the connection with no body."""
-
-
 class _HttpFaults:
     """ASGI middleware for ``/mcp``: a ``tools/call`` that an ``http_500`` or
     ``close_connection`` fault applies to is answered here, and never reaches the session.
@@ -174,7 +170,8 @@ class _HttpFaults:
                 "headers": [(b"content-type", b"text/event-stream")],
             }
             await send(start)
-            raise _HttpFaultClosed(f"close_connection fault on {name}")
+            # Returning with the response unfinished makes uvicorn drop the connection.
+            return
         if FaultKind.HTTP_500 in kinds:
             await send(
                 {"type": "http.response.start", "status": 500, "headers": [(b"content-type", b"text/plain")]}

@@ -295,11 +295,22 @@ class Fleet:
         return state.status in FINAL
 
     async def settle(self) -> None:
-        """Deny whatever is still pending (so the next cell starts from an empty queue) and
-        clear the lab's faults."""
+        """What an operator does before the next job, so it starts from a clean queue: the
+        lab's faults cleared, whatever is pending denied, each change that ended unknown or
+        unverified acknowledged (its room may get proposals again), the denial pauses lifted.
+        Each of these is audited by approval_web."""
         await self.clear_faults()
+        approval = self.approval()
         with contextlib.suppress(CallError):
-            await self.approval().deny_all()
+            await approval.deny_all()
+        unsettled = await self.rows(
+            "SELECT proposal_id FROM executions WHERE outcome = 'unknown' OR verification IS NOT 'verified'"
+        )
+        for row in unsettled:
+            with contextlib.suppress(CallError):  # nothing_to_acknowledge: done before
+                await approval.acknowledge(row["proposal_id"])
+        with contextlib.suppress(CallError):  # no_such_pause
+            await approval.lift_denial_pauses()
 
     # --- processes ----------------------------------------------------------------------------
 
