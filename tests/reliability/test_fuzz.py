@@ -16,8 +16,8 @@ from tests.reliability.services import Services
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
-FRAMES_PER_SOCKET = 400
-REQUESTS_PER_PAGE = 300
+FRAMES_PER_SOCKET = 300
+REQUESTS_PER_PAGE = 250
 
 
 @pytest.mark.parametrize("service", ["executor", "approval_web", "assistant"])
