@@ -19,7 +19,8 @@ approved on the page). The checks (`CellResult.problems` empty):
 
 1. at most one write reached the lab;
 2. every proposal of the cell is in a final state (executed with an outcome that is not
-   ``running``, denied, expired, not run) that a person can read through approval.sock;
+   ``running``, denied, expired, not run) that a person can read through approval.sock, and a
+   change the executor lived through from the claim on has its verification recorded;
 3. the audit chain verifies;
 4. no row is lost: every audit row written before the kill is still there unchanged, and
    every proposal, approval, execution and session row still exists.
@@ -247,6 +248,8 @@ async def check(fleet: Fleet, cell: _Cell, mine: list[str]) -> None:
     for proposal_id in mine:
         try:
             row = await fleet.wait_final(proposal_id)
+            if row["status"] == "executed" and _verifies(cell):
+                row = await fleet.wait_verified(proposal_id)
         except AssertionError as exc:
             result.problems.append(str(exc)[:200])
             continue
@@ -269,6 +272,13 @@ async def check(fleet: Fleet, cell: _Cell, mine: list[str]) -> None:
         result.problems.append(f"rows lost: {lost}")
     if after_audit[: len(cell.before_audit)] != cell.before_audit:
         result.problems.append("audit rows written before the kill changed or went")
+
+
+def _verifies(cell: _Cell) -> bool:
+    """Whether the executor lived through the job from the write on, so it must have recorded
+    a verification (the outcome is recorded first; the verification follows it)."""
+    killed_before_verifying = cell.service == "executor" and STEPS.index(cell.step) >= STEPS.index("claim")
+    return not killed_before_verifying
 
 
 def crash_table(results: list[CellResult]) -> str:

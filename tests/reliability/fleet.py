@@ -285,6 +285,15 @@ class Fleet:
 
         return await wait_until(final, what=f"proposal {proposal_id} final", seconds=seconds)
 
+    async def wait_verified(self, proposal_id: str, seconds: float = 90.0) -> dict[str, Any]:
+        """Until the proposal's execution has its verification recorded; its row."""
+
+        async def verified() -> dict[str, Any] | None:
+            row = await self.proposal(proposal_id)
+            return row if row["verification"] is not None else None
+
+        return await wait_until(verified, what=f"proposal {proposal_id} verified", seconds=seconds)
+
     async def readable(self, proposal_id: str) -> bool:
         """True when a person can read the proposal's state through approval.sock (``pending
         show``'s source)."""
