@@ -5,9 +5,10 @@ One cycle, in order: a proposal through approval.sock, the card on the page, App
 second cycle; the write runs in the lab) or Deny, a second proposal left for the queue (it is
 approved, denied or expires later: the harness's policy keeps proposals 300 s, the design's
 floor), two questions to the assistant (read-only), and the heartbeats an operator's monitor
-sends (the executor's Health, approval_web's status). Targets rotate over the sandbox rooms, so
-denials pause a tool and target only as the policy says; a refusal the limits give
-(``queue_full``, ``hourly_cap_reached``, ``denial_pause``...) is an outcome, tallied.
+sends (the executor's Health, approval_web's status). Targets rotate over the sandbox rooms, and
+each cycle starts with an operator lifting the denial pauses (audited), so the mix keeps
+proposing; a refusal the limits give (``queue_full``, ``hourly_cap_reached``, ``target_busy``...)
+is an outcome, tallied.
 
 Measured: ``store_busy`` answers and "database is locked" lines in the services' logs (lock
 errors); lost audit rows (the highest seq seen during the run against the rows present at its
@@ -142,6 +143,16 @@ async def _heartbeats(fleet: Fleet, report: SoakReport) -> None:
         _tally(report, name)
 
 
+async def _lift(fleet: Fleet, report: SoakReport) -> None:
+    """An operator lifts the denial pauses (audited), so the mix keeps proposing."""
+    try:
+        await fleet.approval().lift_denial_pauses()
+    except CallError as exc:
+        _tally(report, "lift", exc)
+        return
+    _tally(report, "lift")
+
+
 async def _sample(fleet: Fleet, report: SoakReport) -> None:
     for service in SERVICES:
         usage = await fleet.usage(service)
@@ -152,6 +163,7 @@ async def _sample(fleet: Fleet, report: SoakReport) -> None:
 async def cycle(fleet: Fleet, report: SoakReport, n: int) -> None:
     """One cycle of the mix (see the module docstring)."""
     await fleet.lab("POST", "reset")
+    await _lift(fleet, report)
     await _propose(fleet, report, n, "start")
     await _decide(fleet, report, approve=n % 2 == 0)
     await _propose(fleet, report, n + 1, "start" if n % 3 else "stop")
