@@ -101,8 +101,16 @@ PAGE_PREFIX: Final = "page:"
 PAGE_OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(
         f"{PAGE_PREFIX}ask",
-        ASK_CODES | {Code.BAD_HOST, Code.CROSS_SITE, Code.CSRF_FAILED, Code.BODY_TOO_LARGE},
-        "the local ask page's POST /ask",
+        ASK_CODES
+        | {
+            Code.BAD_HOST,
+            Code.CROSS_SITE,
+            Code.CSRF_FAILED,
+            Code.BODY_TOO_LARGE,
+            Code.METHOD_NOT_ALLOWED,
+            Code.PAGE_NOT_FOUND,
+        },
+        "the local ask page's POST /ask (and any address or method it does not serve)",
     ),
 )
 """The ask page (HTTP, not a socket request): the refusals it answers with."""
