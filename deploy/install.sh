@@ -8,7 +8,8 @@
 #   --name NAME    base name of users, groups, folders and units (default: fleetwatch).
 #                  Users: NAME-executor, NAME-web, NAME-assistant; groups: NAME (the shared
 #                  store: the executor and approval_web only), NAME-operators (people who may
-#                  use the CLI; the assistant is one).
+#                  use the CLI and ask; the assistant is one), NAME-approvers (people who may
+#                  read the approval page's secret; no service is one).
 #   --python PATH  the interpreter that has Fleetwatch installed (default:
 #                  /opt/NAME/venv/bin/python; make it with: python3 -m venv /opt/NAME/venv &&
 #                  /opt/NAME/venv/bin/pip install /path/to/fleetwatch).
@@ -21,6 +22,10 @@
 #   read token     NAME-assistant only (0600 in /var/lib/NAME/assistant, 0700)
 #   the store      NAME-executor and NAME-web only (group NAME; /var/lib/NAME/store 2770, the
 #                  database and its -wal/-shm 0660); the assistant records through approval.sock
+#   page secrets   the approval page's: NAME-approvers (/var/lib/NAME/approve 2750, the file 0640);
+#                  the ask page's: NAME-operators (/var/lib/NAME/ask 2750, the file 0640)
+#   root's files   supervisord's logs in /var/lib/NAME/logs (root, 0750): never in a folder a
+#                  service's user can write
 set -eu
 
 ROOT=""
@@ -36,7 +41,7 @@ while [ $# -gt 0 ]; do
         --name) NAME=$2; shift 2 ;;
         --python) PYTHON=$2; shift 2 ;;
         --no-users) USERS=no; shift ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
         *) echo "install.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -53,6 +58,7 @@ EXECUTOR="$NAME-executor"
 WEB="$NAME-web"
 ASSISTANT="$NAME-assistant"
 OPERATORS="$NAME-operators"
+APPROVERS="$NAME-approvers"
 STORE_GROUP="$NAME"
 
 log() { printf '%s\n' "install.sh: $*"; }
@@ -83,7 +89,7 @@ ensure_not_member() {  # user, group: an earlier install may have added it
 }
 
 create_users() {
-    for group in "$STORE_GROUP" "$OPERATORS" "$EXECUTOR" "$WEB" "$ASSISTANT"; do
+    for group in "$STORE_GROUP" "$OPERATORS" "$APPROVERS" "$EXECUTOR" "$WEB" "$ASSISTANT"; do
         ensure_group "$group"
     done
     ensure_user "$EXECUTOR" "$EXECUTOR"
@@ -94,6 +100,9 @@ create_users() {
     ensure_member "$WEB" "$EXECUTOR"      # the one way to executor.sock
     ensure_not_member "$ASSISTANT" "$STORE_GROUP"  # it never opens the store
     ensure_member "$ASSISTANT" "$OPERATORS"  # approval.sock
+    for user in "$EXECUTOR" "$WEB" "$ASSISTANT"; do
+        ensure_not_member "$user" "$APPROVERS"  # the approval page's secret is for people only
+    done
 }
 
 # --- folders ------------------------------------------------------------------------------
@@ -114,18 +123,49 @@ create_folders() {
     folder "/var/lib/$NAME/web" 0700 "$WEB" "$OPERATORS"
     folder "/var/lib/$NAME/assistant" 0700 "$ASSISTANT" "$OPERATORS"
     folder "/var/lib/$NAME/assistant/tokens" 0700 "$ASSISTANT" "$OPERATORS"
-    # The store is made writable by its group (the executor and approval_web; never the
-    # assistant) before any service opens it: SQLite gives its -wal and -shm files the database
-    # file's mode, and the setgid folder gives them the store group. Run again, it puts an
-    # existing database and its -wal/-shm back to that.
-    db="$ROOT/var/lib/$NAME/store/fleetwatch.db"
-    [ -e "$db" ] || : >"$db"
-    for file in "$db" "$db-wal" "$db-shm"; do
-        [ -e "$file" ] || continue
-        chmod 0660 "$file"
-        [ "$USERS" = yes ] && chown "root:$STORE_GROUP" "$file"
-    done
+    # The page secrets, each in a setgid folder of its own: the service writes the file 0640,
+    # the folder's group reads it. The approval page's for approvers (people), the ask page's
+    # for operators.
+    folder "/var/lib/$NAME/approve" 2750 "$WEB" "$APPROVERS"
+    folder "/var/lib/$NAME/ask" 2750 "$ASSISTANT" "$OPERATORS"
+    # supervisord's logs when it runs the services as root (fleetwatch up): root's own.
+    folder "/var/lib/$NAME/logs" 0750 root root
+    store_files
     return 0
+}
+
+# The store is made writable by its group (the executor and approval_web; never the assistant)
+# before any service opens it: SQLite gives its -wal and -shm files the database file's mode,
+# and the setgid folder gives them the store group. Run again, it puts an existing database and
+# its -wal/-shm back to that. Those users can write the folder, so root touches each file only
+# through a descriptor opened without following a symlink, and only a regular file with no
+# other hard link (what `fleetwatch up` does too: shared/private_files.py fix_file).
+store_files() {
+    store="$ROOT/var/lib/$NAME/store"
+    py=$PYTHON
+    [ -x "$py" ] || py=python3
+    gid=-1
+    [ "$USERS" = yes ] && gid=$(gid_of "$STORE_GROUP")
+    "$py" - "$store" "$gid" <<'PYTHON'
+import os, stat, sys
+store, gid = sys.argv[1], int(sys.argv[2])
+folder = os.open(store, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+for name in ("fleetwatch.db", "fleetwatch.db-wal", "fleetwatch.db-shm"):
+    create = os.O_CREAT if name == "fleetwatch.db" else 0
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | create, 0o660, dir_fd=folder)
+    except FileNotFoundError:
+        continue
+    except OSError as exc:
+        sys.exit(f"install.sh: refusing {store}/{name}: {exc.strerror} (a symlink?)")
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+        sys.exit(f"install.sh: refusing {store}/{name}: not a plain file of its own")
+    if gid >= 0:
+        os.fchown(fd, 0, gid)
+    os.fchmod(fd, 0o660)
+    os.close(fd)
+PYTHON
 }
 
 # --- config (never overwritten) ---------------------------------------------------------------
@@ -184,6 +224,10 @@ EOF
             [ "$service" = assistant ] && {
                 echo "# The model API key. Empty = the model is off (keyword answers, nothing sent to a model)."
                 echo "FLEETWATCH_ANTHROPIC_API_KEY="
+                echo "# Where the watch posts (empty = not there; the console always gets it)."
+                echo "FLEETWATCH_SLACK_BOT_TOKEN="
+                echo "FLEETWATCH_SLACK_CHANNEL="
+                echo "FLEETWATCH_TEAMS_WEBHOOK_URL="
             }
         } >"$secret_file"
         umask 022
@@ -236,7 +280,8 @@ install_units
 cat <<EOF
 install.sh: done; nothing was started. Next:
   1. Fence: set FLEETWATCH_WRITE_TEAM_ID and/or FLEETWATCH_WRITE_DEVICE_IDS in /etc/$NAME/$NAME.env
-  2. Operators: usermod -a -G $OPERATORS <person>   (then log in again)
+  2. People: usermod -a -G $OPERATORS <person>   (the CLI and asking; then log in again)
+     Approvers: usermod -a -G $APPROVERS <person>   (may read the approval page's secret)
   3. systemctl daemon-reload && systemd-tmpfiles --create /etc/tmpfiles.d/$NAME.conf
   4. Sign in (as root): $NAME login --paste   then   $NAME login --sandbox --paste
   5. systemctl enable --now $NAME.target   and check:   $NAME doctor

@@ -8,11 +8,15 @@ this, and that nothing here imports `services`)::
     text/                what a person reads: hidden characters made visible, fleet wording,
                          changes and refusals in words
     epiphan/  web/       Epiphan Edge: MCP session, guarded read client, shapes, redaction,
-                         sign-in and token slots | local HTTP pages: guards, serving, the one
-                         stylesheet
+                         capture, sign-in and token slots | local HTTP pages: guards, serving,
+                         the one stylesheet
     binding  config  policy/
                          the bound record and its seal | the settings table | the policy files
-    canonical  ids       the one canonical form | Epiphan's ID formats
+    canonical  ids  private_files  sqlite
+                         the one canonical form | Epiphan's ID formats | files a process keeps
+                         for itself and files root writes, never through a planted link | SQLite
+                         as every store uses it (WAL, ``BEGIN IMMEDIATE``, the database clock,
+                         migrations)
     errors               the stable codes and the exception tree
 
 A module used by one service lives in that service, not here.

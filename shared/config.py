@@ -170,6 +170,58 @@ def _optional_secret(raw: str) -> Secret | None:
     return Secret(raw) if raw else None
 
 
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+"""Hosts a destination may be reached on over plain http (the lab's stand-ins)."""
+
+
+def _https_or_loopback(raw: str) -> str:
+    parts = urlsplit(raw)
+    if not parts.hostname or parts.scheme not in ("http", "https"):
+        raise BadValue("not an http(s) URL")
+    if parts.scheme == "http" and parts.hostname not in LOOPBACK_HOSTS:
+        raise BadValue("must be https (plain http only to 127.0.0.1, localhost or ::1)")
+    if parts.username or parts.password:
+        raise BadValue("must not carry a user name or password")
+    return raw
+
+
+def _optional_secret_url(raw: str) -> Secret | None:
+    return Secret(_https_or_loopback(raw)) if raw else None
+
+
+def _interval_seconds(raw: str) -> float:
+    try:
+        seconds = float(raw)
+    except ValueError as exc:
+        raise BadValue(f"not a number of seconds: {raw!r}") from exc
+    if not 1 <= seconds <= 86400:
+        raise BadValue(f"{seconds:g} s is outside 1..86400")
+    return seconds
+
+
+def _minutes(raw: str) -> int:
+    if not raw.isdigit():
+        raise BadValue(f"not a whole number of minutes: {raw!r}")
+    minutes = int(raw)
+    if not 1 <= minutes <= 1440:
+        raise BadValue(f"{minutes} min is outside 1..1440")
+    return minutes
+
+
+def _optional_text(raw: str) -> str | None:
+    if not raw:
+        return None
+    if raw != raw.strip() or any(c in raw for c in "\r\n\t"):
+        raise BadValue(f"spaces around it or a line break: {raw!r}")
+    return raw
+
+
+def _language(raw: str) -> str:
+    if raw not in ("en", "es"):
+        raise BadValue(f"not en or es: {raw!r}")
+    return raw
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Setting:
     """One row of the table.
@@ -212,7 +264,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Folder for the store and state files.",
         False,
         _path,
-        read_by=("fleetwatch", "approval_web", "executor"),
+        read_by=EVERY_PROCESS,
     ),
     Setting(
         "FLEETWATCH_RUNTIME_DIR",
@@ -226,6 +278,15 @@ SETTINGS: tuple[Setting, ...] = (
         "FLEETWATCH_DB",
         "{FLEETWATCH_STATE_DIR}/fleetwatch.db",
         "The SQLite store (WAL).",
+        False,
+        _path,
+        read_by=("approval_web", "executor"),
+    ),
+    Setting(
+        "FLEETWATCH_KEYS_DIR",
+        "{FLEETWATCH_HOME}/keys",
+        "Folder (0700) of a writing service's own audit key and anchor; on a server each service has "
+        "its own, which the other cannot read.",
         False,
         _path,
         read_by=("approval_web", "executor"),
@@ -266,7 +327,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "FLEETWATCH_APPROVE_SECRET_FILE",
         "{FLEETWATCH_STATE_DIR}/approve-secret",
-        "Where the approval page's secret is written (0600) when not started on a terminal.",
+        "Where the approval page's secret is written when not started on a terminal (0600; 0640 in a "
+        "setgid folder, for its group).",
         False,
         _path,
         read_by=("fleetwatch", "approval_web"),
@@ -277,6 +339,15 @@ SETTINGS: tuple[Setting, ...] = (
         "Port of the ask page on 127.0.0.1.",
         False,
         _port,
+        read_by=("fleetwatch", "assistant"),
+    ),
+    Setting(
+        "FLEETWATCH_ASK_SECRET_FILE",
+        "{FLEETWATCH_STATE_DIR}/ask-secret",
+        "Where the ask page's secret is written when not started on a terminal (0600; 0640 in a "
+        "setgid folder, for its group).",
+        False,
+        _path,
         read_by=("fleetwatch", "assistant"),
     ),
     Setting(
@@ -411,6 +482,71 @@ SETTINGS: tuple[Setting, ...] = (
         read_by=("fleetwatch", "assistant"),
     ),
     Setting(
+        "FLEETWATCH_WATCH_DB",
+        "{FLEETWATCH_STATE_DIR}/watch.db",
+        "The watch's own SQLite store (devices, findings, posts, room notes); the assistant's only, "
+        "never the approval store.",
+        False,
+        _path,
+        read_by=("assistant",),
+    ),
+    Setting(
+        "FLEETWATCH_HEARTBEAT_SECONDS",
+        "180",
+        "Seconds between two reads of the fleet by the watch's heartbeat (1 to 86400).",
+        False,
+        _interval_seconds,
+        read_by=("assistant",),
+    ),
+    Setting(
+        "FLEETWATCH_READINESS_MINUTES",
+        "30",
+        "Minutes before each scheduled event when the watch posts the room's readiness (1 to 1440).",
+        False,
+        _minutes,
+        read_by=("assistant",),
+    ),
+    Setting(
+        "FLEETWATCH_WATCH_LANGUAGE",
+        "en",
+        "Language of the watch's posts and wall screen: en or es.",
+        False,
+        _language,
+        read_by=("assistant",),
+    ),
+    Setting(
+        "FLEETWATCH_SLACK_BOT_TOKEN",
+        "",
+        "Slack bot token (xoxb-...) for the watch's posts; empty = no Slack. Needs FLEETWATCH_SLACK_CHANNEL.",
+        True,
+        _optional_secret,
+        read_by=("fleetwatch", "assistant"),
+    ),
+    Setting(
+        "FLEETWATCH_SLACK_CHANNEL",
+        "",
+        "Slack channel the watch posts to (a name such as #av-ops, or an ID).",
+        False,
+        _optional_text,
+        read_by=("fleetwatch", "assistant"),
+    ),
+    Setting(
+        "FLEETWATCH_SLACK_API_URL",
+        "https://slack.com/api/",
+        "Slack Web API base URL (https; http only on loopback, for the lab's stand-in).",
+        False,
+        _https_or_loopback,
+        read_by=("assistant",),
+    ),
+    Setting(
+        "FLEETWATCH_TEAMS_WEBHOOK_URL",
+        "",
+        "Microsoft Teams Workflows webhook address for the watch's posts (a secret); empty = no Teams.",
+        True,
+        _optional_secret_url,
+        read_by=("fleetwatch", "assistant"),
+    ),
+    Setting(
         "FLEETWATCH_LOG_LEVEL",
         "INFO",
         "Log level: DEBUG, INFO, WARNING, ERROR or CRITICAL.",
@@ -429,12 +565,14 @@ class Settings:
     state_dir: Path
     runtime_dir: Path
     db: Path
+    keys_dir: Path
     epiphan_mcp_url: str
     lab_port: int
     model_standin_port: int
     approve_port: int
     approve_secret_file: Path
     ask_port: int
+    ask_secret_file: Path
     read_token_file: Path
     sandbox_token_file: Path
     write_device_ids: tuple[str, ...]
@@ -451,6 +589,14 @@ class Settings:
     executor_gids: frozenset[int]
     approval_gids: frozenset[int]
     assistant_gids: frozenset[int]
+    watch_db: Path
+    heartbeat_seconds: float
+    readiness_minutes: int
+    watch_language: str
+    slack_bot_token: Secret | None
+    slack_channel: str | None
+    slack_api_url: str
+    teams_webhook_url: Secret | None
     log_level: str
 
     @property
@@ -523,15 +669,39 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
             values[setting.attr] = setting.parse(raw)
         except BadValue as exc:
             if setting.secret:
-                raise ConfigError(setting.name, "malformed value (secret, not shown)") from None
+                why = str(exc) if raw not in str(exc) else "see the setting's help"
+                raise ConfigError(setting.name, f"malformed value (secret, not shown): {why}") from None
             raise ConfigError(setting.name, str(exc)) from exc
         resolved[setting.name] = "" if setting.secret else raw
     return Settings(**values)
 
 
+def given(name: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The value `env` (default: `os.environ`) gives the setting `name` itself, or None when it
+    is unset or empty (its default applies). For a command that repeats the caller's own
+    settings back to them (``FLEETWATCH_HOME=... fleetwatch ...``).
+
+    Raises:
+        ConfigError: `name` is not a setting.
+    """
+    if name not in {s.name for s in SETTINGS}:
+        raise ConfigError(name, "unknown setting")
+    env = os.environ if env is None else env
+    return env.get(name) or None
+
+
+QUIET_LIBRARIES = ("httpx2", "httpx", "mcp")
+"""Libraries that log every HTTP request at INFO: below DEBUG they log warnings only (a
+heartbeat every few minutes would otherwise fill the log with request lines)."""
+
+
 def configure_logging(settings: Settings) -> None:
-    """Set the root logger's level from `FLEETWATCH_LOG_LEVEL` (call once, in ``__main__``)."""
+    """Set the root logger's level from `FLEETWATCH_LOG_LEVEL` (call once, in ``__main__``);
+    `QUIET_LIBRARIES` log warnings only unless it is ``DEBUG``."""
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if settings.log_level != "DEBUG":
+        for name in QUIET_LIBRARIES:
+            logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def settings_markdown() -> str:

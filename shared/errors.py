@@ -13,7 +13,7 @@ translates foreign exceptions at one boundary with ``raise ... from``)::
     ├── shared.canonical.CanonicalError           arguments cannot be put in canonical form
     ├── shared.policy.source.PolicyError          a policy file is invalid (names file and line)
     ├── shared.policy.schema.ArgumentsError       proposed arguments break the reviewed schema
-    ├── shared.store.db.StoreError                the store refused (a migration from the future)
+    ├── shared.sqlite.StoreError                  a store refused (a migration from the future, busy)
     ├── shared.wire.protocol.ProtocolError        a frame or message is malformed; a socket is in use
     ├── shared.wire.client.CallError              a call across a socket got no reply: the peer's
     │                                             code, service_unavailable or service_no_answer
@@ -21,6 +21,7 @@ translates foreign exceptions at one boundary with ``raise ... from``)::
     ├── shared.epiphan.read_client.EpiphanError   the Epiphan server (or the guard) refused a call
     ├── shared.epiphan.mcp_session.McpCallError   no tool result came back (unreachable, timeout)
     ├── shared.epiphan.fleet.FleetShapeError      a read result has no known shape
+    ├── shared.epiphan.capture.CaptureError       a capture folder is refused or cannot be read
     ├── shared.epiphan.slots.SlotError            a token slot is missing or unsafe, or locked
     ├── shared.epiphan.signin_oauth.SignInError   a sign-in failed, is dead, or breaks the fence
     ├── services.executor.ExecutorError           an executor operation refused or failed
@@ -29,7 +30,9 @@ translates foreign exceptions at one boundary with ``raise ... from``)::
     │   ├── services.approval_web.limits.LimitReached      a limit refuses a new proposal
     │   └── services.approval_web.page.errors.PageError    the approval page could not start
     ├── services.assistant.AssistantError         the assistant refused or could not answer
-    │   └── services.assistant.ModelUnavailable   the model could not be used (keyword answer)
+    │   ├── services.assistant.ModelUnavailable   the model could not be used (keyword answer)
+    │   └── services.assistant.watch.destinations.PostError
+    │                                             a watch post did not go out (logged, counted)
     ├── services.ctl.CtlError                     a ``fleetwatch`` command could not do its job
     │   └── services.ctl.supervise.SuperviseError supervisord could not be started or driven
     └── services.lab.LabError                     the lab was given something it cannot run
@@ -119,6 +122,7 @@ class Code(enum.StrEnum):
     EXECUTOR_RESTARTED = "executor_restarted"
     SCHEMA_VERSION_CHANGED = "schema_version_changed"
     KILL_SWITCH_ON = "kill_switch_on"
+    KILL_SWITCH_NOT_CONFIRMED = "kill_switch_not_confirmed"
     DEVICE_LIST_UNREADABLE = "device_list_unreadable"
     TEAM_MISMATCH = "team_mismatch"
     TARGET_NOT_IN_SANDBOX = "target_not_in_sandbox"
@@ -135,6 +139,16 @@ class Code(enum.StrEnum):
     BUDGET_EXCEEDED = "budget_exceeded"
     DUPLICATE_PROPOSAL = "duplicate_proposal"
     MODEL_UNAVAILABLE = "model_unavailable"
+    # --- the watch ----------------------------------------------------------------------
+    WATCH_NOT_READY = "watch_not_ready"
+    ROOM_AMBIGUOUS = "room_ambiguous"
+    ROOM_NOT_FOUND = "room_not_found"
+    POST_FAILED = "post_failed"
+    POST_TIMEOUT = "post_timeout"
+    POST_DROPPED = "post_dropped"
+    # --- capture and replay -------------------------------------------------------------
+    CAPTURE_REFUSED = "capture_refused"
+    CAPTURE_INVALID = "capture_invalid"
     # --- page ---------------------------------------------------------------------------
     SECRET_REQUIRED = "secret_required"
     SECRET_WRONG = "secret_wrong"
@@ -182,8 +196,8 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.SIGN_IN_BUSY: "Another process held the sign-in's lock past the bound; nothing was changed.",
         Code.SANDBOX_EMPTY: "The sandbox sign-in sees no devices; it was refused and forgotten.",
         Code.SANDBOX_OVERLAPS: "The sandbox sign-in sees devices the normal sign-in sees; it was refused and forgotten.",
-        Code.NOT_PROPOSABLE: "The tool is not in the policy's propose section.",
-        Code.SCHEMA_NOT_REVIEWED: "The tool's argument schema has not been reviewed.",
+        Code.NOT_PROPOSABLE: "The tool may never be proposed: a read tool, a name Epiphan does not have, or a write tool the policy marks never proposable (it would carry a stream key).",
+        Code.SCHEMA_NOT_REVIEWED: "The write tool is not in the policy's propose section: its argument schema has not been reviewed.",
         Code.INVALID_ARGUMENTS: "The arguments do not match the tool's reviewed schema.",
         Code.TOO_MANY_TARGETS: "More targets than the policy allows for this tool.",
         Code.OBSERVE_MODE: "Autonomy is 'observe': nothing may be proposed.",
@@ -220,6 +234,7 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.APPROVAL_WEB_RESTARTED: "The approval page's service stopped before the executor took the approval; nothing ran.",
         Code.EXECUTOR_RESTARTED: "The executor stopped before it took the approval; nothing ran.",
         Code.SCHEMA_VERSION_CHANGED: "The tool's schema version changed since the proposal.",
+        Code.KILL_SWITCH_NOT_CONFIRMED: "The executor did not confirm a kill switch change (not running, or the request is not the newest); writes stay paused until it does.",
         Code.KILL_SWITCH_ON: "Writes are paused (the kill switch is on).",
         Code.DEVICE_LIST_UNREADABLE: "The sandbox team's device list could not be read; failing closed.",
         Code.TEAM_MISMATCH: "The sandbox sign-in's team ID differs from FLEETWATCH_WRITE_TEAM_ID.",
@@ -236,6 +251,17 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.BUDGET_EXCEEDED: "The question's budget (model calls, tokens or time) is spent.",
         Code.DUPLICATE_PROPOSAL: "An identical proposal is already recorded; its state is returned.",
         Code.MODEL_UNAVAILABLE: "The model could not be used; the keyword answer was given instead.",
+        Code.WATCH_NOT_READY: "The watch has not read the fleet yet; try again after its first heartbeat.",
+        Code.ROOM_AMBIGUOUS: "More than one room matches that name; nothing was saved (name one of the candidates).",
+        Code.ROOM_NOT_FOUND: "No room of the fleet, as the watch last read it, matches that name.",
+        Code.POST_FAILED: "Slack or Teams refused or failed a post; it was logged and counted, and not retried.",
+        Code.POST_TIMEOUT: "Slack or Teams did not answer a post in time; it was logged and counted, and not retried.",
+        Code.POST_DROPPED: "Too many posts were waiting to be sent; this one was dropped (logged and counted).",
+        Code.CAPTURE_REFUSED: (
+            "The capture folder is not empty, cannot be made private, or is inside a git checkout "
+            "(--in-checkout allows that); nothing was read or written."
+        ),
+        Code.CAPTURE_INVALID: "A capture folder has no readable manifest, or a file it names is missing or unreadable.",
         Code.SECRET_REQUIRED: "The page secret has not been entered in this browser session.",
         Code.SECRET_WRONG: "The page secret was wrong.",
         Code.SLOW_DOWN: "Too many wrong secrets from this address; wait before trying again.",

@@ -6,6 +6,9 @@ page word that changes on one side only fails the build.
 | approval expiry, pending limit, hourly cap, denial pause, event windows (firmware: its own), the assistant's parallel cap | ``policy/*.yaml``, ``MAX_PARALLEL`` | the "Limits" tables of the operator guides (exact cells) and fixed phrases in the guides, SECURITY(.es).md and README.es.md |
 | proposable tools, their card text, their disruptive rule | ``propose:`` in ``tool_policy.yaml``, the page's catalogue | the tool tables of the operator guides, the lists in SECURITY(.es).md |
 | what is sent to the model and what never is | `shared.epiphan.model_data` (``SENT_TO_MODEL``, ``NEVER_SENT``) | the two lists in SECURITY(.es).md, word for word; ``fleetwatch doctor``'s "model data" line |
+| read results reach the model one escaped block per tool result | `services.assistant.data_block` | a fixed phrase in README(.es).md, SECURITY(.es).md, docs/architecture.md |
+| the audit row kinds | every ``kind=`` the code writes, `shared.store.audit_kinds` | the kinds tables of the operator guides |
+| the refusal code per case of a tool that cannot be proposed | ``ToolPolicy.rule_for`` and ``tool_policy.yaml`` | the refusal tables of the operator guides |
 | error codes | `shared.errors` | ``docs/error-codes.md`` (generated; both directions) |
 | settings | `shared.config.SETTINGS` | ``docs/settings.md`` (generated); every ``FLEETWATCH_*`` any document names |
 | commands and flags | ``fleetwatch``'s parser | every ``fleetwatch ...`` in a document's code |
@@ -19,6 +22,7 @@ Regenerate the generated pages with ``python -m shared.errors > docs/error-codes
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -30,10 +34,12 @@ from services.approval_web.page.i18n import LOCALES_DIR, load_translations
 from services.assistant.pipeline import MAX_PARALLEL
 from services.ctl.doctor import model_data_line
 from services.ctl.main import build_parser
+from services.lab.__main__ import build_parser as lab_parser
 from shared.config import REPO_POLICY_DIR, SETTINGS, settings_markdown
 from shared.epiphan.model_data import NEVER_SENT, SENT_TO_MODEL
-from shared.errors import MEANINGS, Code, error_codes_markdown
+from shared.errors import MEANINGS, Code, FleetwatchError, error_codes_markdown
 from shared.policy.loader import ProposeRule, load_policies
+from shared.store.audit_kinds import AUDIT_KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICY, TOOL_POLICY = load_policies(REPO_POLICY_DIR)
@@ -148,7 +154,12 @@ def section(text: str, heading: str) -> str:
 
 def table(text: str) -> list[list[str]]:
     """The body rows of the first Markdown table in `text`, as stripped cells."""
-    rows = [line.strip() for line in text.splitlines() if line.strip().startswith("|")]
+    rows: list[str] = []
+    for line in text.splitlines():
+        if line.strip().startswith("|"):
+            rows.append(line.strip())
+        elif rows:
+            break
     cells = [[c.strip() for c in re.split(r"(?<!\\)\|", row.strip("|"))] for row in rows]
     return [row for row in cells[1:] if not set("".join(row)) <= set("-: ")]
 
@@ -320,9 +331,8 @@ def command_problems(code: str, top: argparse.ArgumentParser) -> list[str]:
                 if token not in _subcommands(parser):
                     problems.append(f"{path} has no command {token}")
                     break
-                levels.append((_subcommands(parser)[token], f"{path} {token}"))
-                if token == "lab":  # its flags belong to services.lab's own parser
-                    break
+                child = lab_parser() if token == "lab" else _subcommands(parser)[token]  # the lab's own flags
+                levels.append((child, f"{path} {token}"))
             else:
                 descend = False  # an argument (an ID, a question): no more commands after it
     return problems
@@ -345,6 +355,8 @@ def test_the_command_check_sees_a_missing_command_and_flag():
     assert command_problems("fleetwatch pending / deny / audit", top) == []
     assert command_problems("fleetwatch pending / approve", top) == ["fleetwatch has no command approve"]
     assert command_problems("/etc/fleetwatch/fleetwatch.env fleetwatch-host", top) == []
+    assert command_problems("fleetwatch lab --capture DIR --port 0", top) == []
+    assert command_problems("fleetwatch lab --captured DIR", top) == ["fleetwatch lab has no flag --captured"]
 
 
 @pytest.mark.parametrize("document", DOCUMENTS)
@@ -381,3 +393,138 @@ def test_every_quoted_page_word_in_the_operator_guide_is_on_the_page(document, l
     quoted = {" ".join(q.split()) for q in re.findall(r"“([^”]+)”", read(document))}
     assert len(quoted) > 20
     assert sorted(q for q in quoted if not any(q in w for w in words)) == []
+
+
+# --- audit kinds, refusal codes per case, the model's data blocks ---------------------------------
+
+AUDIT_WRITERS = ("append_audit", "_close_pending")
+"""Calls that write an audit row of the ``kind=`` they are given."""
+
+
+def _string_constants(tree: ast.Module, *, top_level: bool = False) -> dict[str, str]:
+    """The names bound to a string constant in `tree` (with `top_level`, only the module's own
+    upper-case constants: what another module may import)."""
+    return {
+        t.id: node.value.value
+        for node in (tree.body if top_level else ast.walk(tree))
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(t, ast.Name) and (t.id.isupper() or not top_level)
+    }
+
+
+def kinds_written_by_the_code() -> set[str]:
+    """Every ``kind=`` an audit-writing call in ``services/`` and ``shared/`` passes: a string,
+    or a constant holding one (the module's own, else one of ``shared/``'s, imported; the lab
+    writes no audit)."""
+    paths = [
+        path
+        for top in ("services", "shared")
+        for path in (ROOT / top).rglob("*.py")
+        if "services/lab/" not in path.as_posix()
+    ]
+    trees = {path: ast.parse(path.read_text(), str(path)) for path in paths}
+    shared_constants: dict[str, str] = {}
+    for path, tree in trees.items():
+        if path.is_relative_to(ROOT / "shared"):
+            shared_constants |= _string_constants(tree, top_level=True)
+    found: set[str] = set()
+    for tree in trees.values():
+        constants = shared_constants | _string_constants(tree)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = (
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
+            )
+            if name not in AUDIT_WRITERS:
+                continue
+            for keyword in node.keywords:
+                value = keyword.value
+                if keyword.arg != "kind":
+                    continue
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    found.add(value.value)
+                elif isinstance(value, ast.Name) and value.id in constants:
+                    found.add(constants[value.id])
+    return found
+
+
+def test_the_audit_kinds_table_is_every_kind_the_code_writes():
+    assert kinds_written_by_the_code() == set(AUDIT_KINDS)
+
+
+AUDIT_KIND_TABLES = {
+    GUIDE: ("### Audit row kinds", "en"),
+    GUIDE_ES: ("### Tipos de filas de auditoría", "es"),
+}
+
+
+@pytest.mark.parametrize("document", sorted(AUDIT_KIND_TABLES))
+def test_the_operator_guide_lists_exactly_the_audit_kinds_with_their_meaning(document):
+    heading, language = AUDIT_KIND_TABLES[document]
+    rows = {row[0].strip("`"): row[1] for row in table(section(read(document), heading))}
+    assert rows == {kind: getattr(meaning, language) for kind, meaning in AUDIT_KINDS.items()}
+
+
+REFUSAL_TABLES = {GUIDE: "## What can be proposed", GUIDE_ES: "## Qué se puede proponer"}
+
+
+def refusal_rows(document: str) -> list[tuple[list[str], str]]:
+    """The second table under the document's proposable-tools heading: (tools named, code)."""
+    body = section(read(document), REFUSAL_TABLES[document])
+    second = body.split("\n\n")
+    tables = [part for part in second if part.lstrip().startswith("|")]
+    assert len(tables) == 2, f"{document}: the tool table and the refusal table"
+    return [(re.findall(r"`([a-z_]+)`", row[0]), row[1].strip("`")) for row in table(tables[1])]
+
+
+@pytest.mark.parametrize("document", sorted(REFUSAL_TABLES))
+def test_the_refusal_codes_per_case_are_the_policys(document):
+    rows = refusal_rows(document)
+    unreviewed = TOOL_POLICY.write_tools - set(TOOL_POLICY.propose) - TOOL_POLICY.never_proposable
+    assert [sorted(tools) for tools, _ in rows[:2]] == [
+        sorted(TOOL_POLICY.never_proposable),
+        sorted(unreviewed),
+    ], "the never-proposable tools, then every other unreviewed write tool"
+    assert rows[2][0] == []  # read tools and unknown names: no list
+    for tools, code in rows[:2]:
+        for tool in tools:
+            with pytest.raises(FleetwatchError) as caught:
+                TOOL_POLICY.rule_for(tool)
+            assert caught.value.code == code, tool
+    for tool in ("get_device_info", "kb_search", "reboot_everything"):
+        with pytest.raises(FleetwatchError) as caught:
+            TOOL_POLICY.rule_for(tool)
+        assert caught.value.code == rows[2][1], tool
+
+
+DATA_BLOCK_PHRASES = {
+    "README.md": "each tool result in its own escaped data block",
+    "SECURITY.md": "each tool result inside its own escaped data block",
+    "README.es.md": "cada resultado de herramienta en su propio bloque de datos escapado",
+    "SECURITY.es.md": "cada resultado de herramienta dentro de su propio bloque de datos escapado",
+    "docs/architecture.md": "one escaped data block per tool result",
+}
+"""How each document says read results reach the model: one block per tool result (the
+assistant's `services.assistant.data_block`), never "one block" for them all."""
+
+
+def test_every_tool_result_reaches_the_model_in_its_own_data_block():
+    assert (
+        "Every tool result (data or error) becomes exactly one block"
+        in (ROOT / "services" / "assistant" / "data_block.py").read_text()
+    )
+    for document, phrase in DATA_BLOCK_PHRASES.items():
+        text = flat(read(document))
+        assert flat(phrase) in text, document
+        assert "inside one quoted data block;" not in text and "inside one escaped block" not in text, (
+            document
+        )

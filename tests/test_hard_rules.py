@@ -254,6 +254,51 @@ def environment_reads(rel: str, tree: ast.Module) -> list[str]:
     return found
 
 
+def fleetwatch_reads(rel: str, tree: ast.Module) -> list[str]:
+    """Every ``FLEETWATCH_*`` name read from the environment (``environ[...]``,
+    ``environ.get(...)``, ``getenv(...)``) in a module: only `shared.config` may."""
+    found = []
+    for node in ast.walk(tree):
+        keys: list[ast.expr] = []
+        if isinstance(node, ast.Subscript):
+            target = node.value
+            if isinstance(target, ast.Attribute) and target.attr in ("environ", "environb"):
+                keys = [node.slice]
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            name = (
+                func.attr
+                if isinstance(func, ast.Attribute)
+                else func.id
+                if isinstance(func, ast.Name)
+                else ""
+            )
+            owner = func.value if isinstance(func, ast.Attribute) else None
+            on_environ = isinstance(owner, ast.Attribute) and owner.attr in ("environ", "environb")
+            if name in ("getenv", "getenvb") or (on_environ and name in ("get", "pop", "setdefault")):
+                keys = [node.args[0]]
+        found += [
+            f"{rel}:{node.lineno} {key.value}"
+            for key in keys
+            if isinstance(key, ast.Constant)
+            and isinstance(key.value, str)
+            and key.value.startswith("FLEETWATCH_")
+        ]
+    return found
+
+
+def test_no_module_but_the_config_reads_a_fleetwatch_setting_from_the_environment():
+    reads = [
+        hit for rel, tree in modules() if rel != "shared/config.py" for hit in fleetwatch_reads(rel, tree)
+    ]
+    assert reads == []
+    planted = ast.parse(
+        "import os\na = os.environ.get('FLEETWATCH_HOME')\nb = os.environ['FLEETWATCH_DB']\n"
+        "c = os.getenv('FLEETWATCH_X')\nd = os.environ.get('HOME')\n"
+    )
+    assert len(fleetwatch_reads("services/other.py", planted)) == 3
+
+
 def test_only_the_config_and_two_reviewed_commands_read_the_environment():
     reads = [
         hit

@@ -29,6 +29,7 @@ from services.approval_web.server import socket_side
 from shared.config import Settings, configure_logging, load_settings
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import Policy, ToolPolicy, load_policies
+from shared.store.audit_seal import APPROVAL_WEB, own_keyring
 
 logger = logging.getLogger("services.approval_web")
 
@@ -71,14 +72,24 @@ async def run(
     refusal = page_refusal(settings)
     if refusal is not None:
         print(f"approval_web: {refusal.code}: {refusal.message}", file=sys.stderr, flush=True)
+    keyring = own_keyring(settings.keys_dir, APPROVAL_WEB)
     async with contextlib.AsyncExitStack() as stack:
-        await stack.enter_async_context(
-            socket_side(settings, policy, tool_policy, expiry_interval_seconds=expiry_interval_seconds)
+        service = await stack.enter_async_context(
+            socket_side(
+                settings,
+                policy,
+                tool_policy,
+                expiry_interval_seconds=expiry_interval_seconds,
+                keyring=keyring,
+            )
         )
         where = "no page (no fence)"
         if refusal is None:
             sink = SecretSink.for_stream(settings.approve_secret_file, sys.stdout)
-            page = await stack.enter_async_context(page_side(settings, policy, tool_policy, sink=sink))
+            page = await stack.enter_async_context(
+                page_side(settings, policy, tool_policy, sink=sink, keyring=keyring)
+            )
+            service.page_url = page.url
             where = f"the page at {page.url}"
         logger.info("approval_web serving %s and %s", settings.approval_socket, where)
         await stop.wait()

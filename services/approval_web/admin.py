@@ -12,9 +12,9 @@ from typing import Final
 import aiosqlite
 
 from shared.canonical import parse_json_strict
-from shared.store.approvals import ProposalRow, ProposalStatus
+from shared.store.approvals import HistoryItem, ProposalRow, ProposalStatus
 from shared.store.db import parse_db_text
-from shared.wire.approval import AuditRow, ProposalDetail, ProposalState, ProposalSummary
+from shared.wire.approval import AuditRow, ProposalDetail, ProposalEvent, ProposalState, ProposalSummary
 
 MAX_AUDIT_TAIL: Final = 1000
 """Most audit rows one `AuditTail` returns."""
@@ -42,6 +42,26 @@ def summary_of(row: ProposalRow) -> ProposalSummary:
         proposed_by=row.proposed_by,
         status=row.status,
         status_code=row.status_code,
+    )
+
+
+def event_of(item: HistoryItem) -> ProposalEvent:
+    """A proposal as the watch's history and notices see it (no reason, no seal)."""
+    row = item.proposal
+    return ProposalEvent(
+        proposal_id=row.id,
+        tool=row.tool,
+        arguments=row.arguments,
+        targets=tuple(row.targets),
+        proposed_by=row.proposed_by,
+        created_at=row.created_at,
+        status=row.status,
+        status_code=row.status_code,
+        expires_at=row.expires_at,
+        decided_at=row.decided_at,
+        outcome=item.outcome,
+        verification=item.verification,
+        finished_at=item.finished_at,
     )
 
 

@@ -8,16 +8,17 @@ uids in ``FLEETWATCH_ASSISTANT_UIDS`` or ``FLEETWATCH_APPROVAL_UIDS`` and member
 - **assistant**: a uid in ``FLEETWATCH_ASSISTANT_UIDS`` and not in
   ``FLEETWATCH_APPROVAL_UIDS``. May only `SubmitProposal` with ``proposed_by="assistant"``,
   `GetProposalState`, `ExpireTurn`, `ListWritable` (read-only), its audit records
-  (`RecordAsk`, `RecordRefusal`) and `GetCapabilities`; anything else is refused with
-  ``operation_not_allowed``.
+  (`RecordAsk`, `RecordRefusal`, `RecordPageSession`) and `GetCapabilities`; anything else is
+  refused with ``operation_not_allowed``.
 - **operator**: every other admitted peer (a uid in ``FLEETWATCH_APPROVAL_UIDS``, or a member
   of ``FLEETWATCH_APPROVAL_GIDS``). May do everything, including drafting a proposal
   (``proposed_by="operator"``); a draft still needs a person on the page. Nothing here approves.
 - In single-account mode (supervisord on one user, the default: both settings are the running
   uid) that uid is an operator, so every operation is allowed; the boundary between assistant
   and operator is then the process, not the OS user, and ``doctor`` says so.
-- **Records** (`RecordAsk`, `RecordRefusal`: audit rows written for the assistant, which holds
-  no store) come only from a uid in ``FLEETWATCH_ASSISTANT_UIDS``, whatever its role
+- **Records** (`RecordAsk`, `RecordRefusal`, `RecordPageSession`: audit rows written for the
+  assistant, which holds no store) come only from a uid in ``FLEETWATCH_ASSISTANT_UIDS``,
+  whatever its role
   (`check_recorder`): an operator who is not the assistant cannot write the assistant's rows.
 
 `check_submission` runs the policy checks of a `SubmitProposal`, in this order, each refusal a
@@ -46,7 +47,15 @@ from shared.errors import Code, FleetwatchError
 from shared.policy.loader import ArgumentsError, Policy, ProposeRule, ToolPolicy
 from shared.text.display import visible
 from shared.wire import formats as wire
-from shared.wire.approval import ExpireTurn, GetProposalState, RecordAsk, RecordRefusal, SubmitProposal
+from shared.wire.approval import (
+    ExpireTurn,
+    GetProposalState,
+    ListProposalHistory,
+    RecordAsk,
+    RecordPageSession,
+    RecordRefusal,
+    SubmitProposal,
+)
 from shared.wire.executor import ListWritable, Prepared
 from shared.wire.protocol import GetCapabilities, Message, message_tag
 
@@ -85,10 +94,11 @@ class Role(enum.StrEnum):
     OPERATOR = "operator"
 
 
-RECORDS: Final[frozenset[type[Message]]] = frozenset({RecordAsk, RecordRefusal})
+RECORDS: Final[frozenset[type[Message]]] = frozenset({RecordAsk, RecordRefusal, RecordPageSession})
 """The audit records only the assistant's uid may send (`check_recorder`)."""
 ASSISTANT_OPERATIONS: Final[frozenset[type[Message]]] = frozenset(
-    {SubmitProposal, GetProposalState, ExpireTurn, ListWritable, GetCapabilities} | RECORDS
+    {SubmitProposal, GetProposalState, ExpireTurn, ListWritable, ListProposalHistory, GetCapabilities}
+    | RECORDS
 )
 """The only requests the assistant's uid may send."""
 

@@ -3,7 +3,10 @@
 `socket_side` is an async context manager so ``__main__`` can run the approval page (a later
 issue) beside it in the same process, sharing nothing but the settings and the policy.
 
-On start: migrate the store, expire every pending proposal (the executor's seals may be from an
+On start: its audit key (``FLEETWATCH_KEYS_DIR/approval_web.key``, made at the first start and
+kept after; every audit row this process writes carries its MAC), migrate the store, look at
+the audit head (its anchor, `shared.store.audit_witness`, watched while it runs), expire every
+pending proposal (the executor's seals may be from an
 earlier key, and nobody reviewed them in this run), then serve. While running: every
 `expiry_interval_seconds` the proposals past their ``expires_at`` become ``expired``.
 """
@@ -20,6 +23,8 @@ from shared.config import Settings
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import Policy, ToolPolicy
 from shared.store import approvals
+from shared.store.audit_seal import APPROVAL_WEB, Keyring, own_keyring
+from shared.store.audit_witness import Witness
 from shared.store.db import migrate, open_store
 from shared.wire.approval import REQUESTS
 from shared.wire.protocol import Codec
@@ -53,18 +58,23 @@ async def socket_side(
     *,
     options: ServiceOptions | None = None,
     expiry_interval_seconds: float = 5.0,
+    keyring: Keyring | None = None,
 ) -> AsyncIterator[ApprovalService]:
     """Serve approval.sock (``settings.approval_socket``) for the ``async with`` block.
+    `keyring`: approval_web's audit key (default: its own, from ``FLEETWATCH_KEYS_DIR``).
 
     Raises:
         StoreError: the store could not be opened or migrated.
+        AuditKeyError: the audit key or anchor file is unsafe or malformed.
         ProtocolError: ``socket_in_use`` (another approval_web is running).
     """
-    conn = await open_store(settings.db)
+    witness = Witness(settings.keys_dir, APPROVAL_WEB)
+    conn = await open_store(settings.db, keyring=keyring or own_keyring(settings.keys_dir, APPROVAL_WEB))
     try:
         await migrate(conn)
+        await witness.observe(conn)
         service = ApprovalService(
-            conn, settings=settings, policy=policy, tool_policy=tool_policy, options=options
+            conn, settings=settings, policy=policy, tool_policy=tool_policy, options=options, witness=witness
         )
         expired = await service.expire_all_pending(START_REASON)
         if expired:
@@ -82,12 +92,14 @@ async def socket_side(
             on_refused_request=service.on_refused_request,
         )
         expiry = asyncio.create_task(expiry_loop(service, expiry_interval_seconds))
+        watching = asyncio.create_task(witness.watch(conn, service.db))
         try:
             yield service
         finally:
-            expiry.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await expiry
+            for task in (expiry, watching):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             server.close()
             await server.wait_closed()
             with contextlib.suppress(FileNotFoundError):

@@ -21,12 +21,22 @@ executor read). The answer is the new proposal's ID and when it expires unreview
 LiftDenialPauses and Acknowledge are operator commands (``fleetwatch resume --denials``,
 ``fleetwatch acknowledge``), each audited (``denial_lift``, ``acknowledgement``).
 
+ListProposalHistory (the assistant's watch, and operators) lists the proposals made since a
+time with their outcomes, and the page's address (`page_url`, set once the page serves).
+
 ListWritable is relayed to the executor as it is (this process holds no Epiphan token): the
 executor reads the sandbox team afresh. Its refusals pass through with their codes (one
 ``refusal`` audit row each, like every refusal here); the executor not running:
 ``service_unavailable``.
 
-RecordAsk and RecordRefusal are the assistant's audit rows (under the OS-user fence the
+SetKillSwitch records the operator's request, then asks the executor to seal it
+(`SealKillSwitch`): the executor trusts only a kill switch state it sealed under its own key,
+so a pause holds at once even when the executor is down, and a resume the executor did not
+confirm is refused (``kill_switch_not_confirmed`` / ``service_unavailable``; writes stay
+paused). AuditVerify verifies the log with approval_web's own key and anchor, then asks the
+executor to verify it with its own (`CheckAudit`): each service alone can check its own rows.
+
+RecordAsk, RecordRefusal and RecordPageSession are the assistant's audit rows (under the OS-user fence the
 assistant's user cannot write the store): this process writes them, actor ``assistant``, only
 for a peer whose uid is in ``FLEETWATCH_ASSISTANT_UIDS`` (`intake.check_recorder`).
 
@@ -69,10 +79,13 @@ from shared.config import Settings
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.policy.loader import Policy, ToolPolicy
 from shared.store import approvals
+from shared.store.audit_seal import APPROVAL_WEB, EXECUTOR
+from shared.store.audit_witness import Witness
 from shared.store.db import append_audit, db_now, verify_audit
 from shared.text.display import visible
 from shared.wire import approval
 from shared.wire.approval import (
+    MAX_PROPOSAL_HISTORY,
     Acknowledge,
     AuditReport,
     AuditRows,
@@ -86,13 +99,16 @@ from shared.wire.approval import (
     GetStatus,
     LiftDenialPauses,
     ListPending,
+    ListProposalHistory,
     PausesLifted,
     PendingList,
     ProposalAccepted,
     ProposalDetail,
     ProposalExists,
+    ProposalHistory,
     ProposalState,
     RecordAsk,
+    RecordPageSession,
     RecordRefusal,
     SetKillSwitch,
     ShowProposal,
@@ -101,16 +117,19 @@ from shared.wire.approval import (
 )
 from shared.wire.client import CallError
 from shared.wire.executor import (
+    AUDIT_SECONDS,
     HEALTH_SECONDS,
     LIST_WRITABLE_SECONDS,
     PREPARE_SECONDS,
     RECHECK_SECONDS,
     ExecutorClient,
+    HealthReport,
     ListWritable,
     Prepare,
     Prepared,
     Rechecked,
     WritableDevices,
+    WriterCheck,
 )
 from shared.wire.protocol import Capabilities, GetCapabilities, Message, message_tag
 from shared.wire.server import PeerCred, RefusedRequest
@@ -120,8 +139,8 @@ logger = logging.getLogger(__name__)
 ACTOR = "approval_web"
 """The audit actor of this service's own steps (expiry, start)."""
 ASSISTANT_ACTOR = "assistant"
-"""The audit actor of the rows written for the assistant (`RecordAsk`, `RecordRefusal`)."""
-ASSISTANT_SOCKET = "assistant.sock"
+"""The audit actor of the rows written for the assistant (`RecordAsk`, `RecordRefusal`,
+`RecordPageSession`)."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +154,8 @@ class ServiceOptions:
             sandbox team afresh).
         health_timeout_seconds: the Health exchange behind `GetStatus`.
         list_timeout_seconds: the ListWritable exchange (the executor reads the sandbox team).
+        audit_timeout_seconds: the CheckAudit and SealKillSwitch exchanges (the executor walks
+            the whole log, or seals).
         recheck_timeout_seconds: one Recheck exchange (the executor reads a change's rooms).
     """
 
@@ -142,6 +163,7 @@ class ServiceOptions:
     prepare_timeout_seconds: float = PREPARE_SECONDS
     health_timeout_seconds: float = HEALTH_SECONDS
     list_timeout_seconds: float = LIST_WRITABLE_SECONDS
+    audit_timeout_seconds: float = AUDIT_SECONDS
     recheck_timeout_seconds: float = RECHECK_SECONDS
 
 
@@ -153,6 +175,7 @@ class ApprovalService:
         settings: uids, the executor socket, the fence.
         policy, tool_policy: loaded once at start.
         options: timings.
+        witness: approval_web's audit anchor (`shared.store.audit_witness`); None: none kept.
     """
 
     def __init__(
@@ -163,8 +186,10 @@ class ApprovalService:
         policy: Policy,
         tool_policy: ToolPolicy,
         options: ServiceOptions | None = None,
+        witness: Witness | None = None,
     ) -> None:
         self._conn = conn
+        self.witness = witness
         self._settings = settings
         self._policy = policy
         self._tool_policy = tool_policy
@@ -172,6 +197,8 @@ class ApprovalService:
         self._executor = ExecutorClient(settings.executor_socket)
         self._db = asyncio.Lock()
         self._submitting = asyncio.Lock()
+        self.page_url: str | None = None
+        """The approval page's address once it serves (``ListProposalHistory`` names it)."""
         self._handlers: Mapping[type[Message], Callable[[Any, PeerCred], Awaitable[Message]]] = {
             SubmitProposal: self._submit,
             GetProposalState: self._get_state,
@@ -185,8 +212,10 @@ class ApprovalService:
             AuditTail: self._audit_tail,
             AuditVerify: self._audit_verify,
             ListWritable: self._list_writable,
+            ListProposalHistory: self._proposal_history,
             RecordAsk: self._record_ask,
             RecordRefusal: self._record_refusal,
+            RecordPageSession: self._record_page_session,
             LiftDenialPauses: self._lift_pauses,
             Acknowledge: self._acknowledge,
             GetCapabilities: self._capabilities,
@@ -228,6 +257,14 @@ class ApprovalService:
             if not exc.audited:
                 await self._audit_refusal(peer, message_tag(type(request)), exc, exc.detail)
             raise
+        finally:
+            if self.witness is not None:
+                self.witness.nudge()
+
+    @property
+    def db(self) -> asyncio.Lock:
+        """The lock of this service's store connection (one user at a time)."""
+        return self._db
 
     async def on_refused_peer(self, peer: PeerCred) -> None:
         """A connection from a uid not on the allowlist: one ``refusal`` audit row."""
@@ -417,7 +454,8 @@ class ApprovalService:
         return Count(count=count)
 
     async def _record_ask(self, message: RecordAsk, peer: PeerCred) -> Count:
-        """The assistant's ``ask`` row: its counts as sent (every field already of its form)."""
+        """The assistant's ``ask`` row: its counts and who asked (a uid, an ask page session) as
+        sent (every field already of its form; never the question)."""
         detail = msgspec.to_builtins(message)
         detail.pop("op", None)
         async with self._db:
@@ -425,12 +463,13 @@ class ApprovalService:
         return Count(count=1)
 
     async def _record_refusal(self, message: RecordRefusal, peer: PeerCred) -> Count:
-        """A refusal on assistant.sock, recorded for the assistant (one ``refusal`` row).
+        """A refusal on assistant.sock or the ask page, recorded for the assistant (one
+        ``refusal`` row naming the surface).
 
         The code is a declared one: decoding refused any other (``invalid_message``).
         """
         code = message.code
-        detail = {"socket": ASSISTANT_SOCKET, "uid": message.uid, "gid": message.gid, "pid": message.pid}
+        detail = {"socket": message.surface, "uid": message.uid, "gid": message.gid, "pid": message.pid}
         detail |= {
             k: v for k, v in (("field", message.field), ("frame_bytes", message.frame_bytes)) if v is not None
         }
@@ -440,9 +479,16 @@ class ApprovalService:
                 actor=ASSISTANT_ACTOR,
                 operation=message.operation,
                 code=code,
-                message=f"{MEANINGS[code]} ({ASSISTANT_SOCKET})",
+                message=f"{MEANINGS[code]} ({message.surface})",
                 detail=detail,
             )
+        return Count(count=1)
+
+    async def _record_page_session(self, message: RecordPageSession, peer: PeerCred) -> Count:
+        """An ask page session began (the secret was right): one ``ask_session_start`` row."""
+        detail = {"page_session": message.page_session, "uid": message.uid}
+        async with self._db:
+            await append_audit(self._conn, actor=ASSISTANT_ACTOR, kind="ask_session_start", detail=detail)
         return Count(count=1)
 
     async def _lift_pauses(self, message: LiftDenialPauses, peer: PeerCred) -> PausesLifted:
@@ -508,6 +554,16 @@ class ApprovalService:
         except CallError as exc:
             raise IntakeRefused(exc.code, visible(exc.message, 400)) from exc
 
+    async def _proposal_history(self, message: ListProposalHistory, peer: PeerCred) -> ProposalHistory:
+        """Proposals made since a time, with their outcomes, and the page's address (the
+        watch's notices and history; read-only)."""
+        async with self._db:
+            items, more = await approvals.proposal_history(self._conn, message.since, MAX_PROPOSAL_HISTORY)
+            now = await db_now(self._conn)
+        return ProposalHistory(
+            items=tuple(admin.event_of(i) for i in items), read_at=now, page_url=self.page_url, more=more
+        )
+
     # --- admin --------------------------------------------------------------------------
 
     async def _list_pending(self, message: ListPending, peer: PeerCred) -> PendingList:
@@ -550,8 +606,29 @@ class ApprovalService:
         return Count(count=count)
 
     async def _set_kill_switch(self, message: SetKillSwitch, peer: PeerCred) -> Status:
+        """Record the request, then have the executor seal it (see the module doc).
+
+        Raises:
+            IntakeRefused: a resume the executor did not seal: ``kill_switch_not_confirmed``
+                (its refusal), ``service_unavailable`` / ``service_no_answer`` (not reached).
+                A pause holds even then (the executor counts an unsealed request as paused).
+        """
         async with self._db:
-            await approvals.set_kill_switch(self._conn, message.on, actor=self._actor(peer, message.actor))
+            head = await approvals.set_kill_switch(
+                self._conn, message.on, actor=self._actor(peer, message.actor)
+            )
+        try:
+            await self._executor.seal_kill_switch(
+                head.seq, message.on, timeout_seconds=self._options.audit_timeout_seconds
+            )
+        except CallError as exc:
+            if not message.on:
+                raise IntakeRefused(
+                    exc.code,
+                    "writes stay paused: the executor did not confirm the resume"
+                    f" ({exc.code}); run resume again once it answers",
+                ) from exc
+            logger.warning("the executor did not seal a pause (%s); it counts as paused anyway", exc.code)
         return await self._status(GetStatus(), peer)
 
     async def _status(self, message: GetStatus, peer: PeerCred) -> Status:
@@ -562,25 +639,27 @@ class ApprovalService:
             pauses = await active_pauses(self._conn, limits)
             unsettled = await one_change.unsettled(self._conn)
             kill_switch = await approvals.kill_switch(self._conn)
+        health = await self._executor_health()
         return Status(
             pending=pending,
             max_pending=limits.max_pending,
             last_hour=last_hour,
             per_hour=limits.per_hour,
-            kill_switch=kill_switch,
-            executor_up=await self._executor_up(),
+            kill_switch=health.kill_switch if health is not None else kill_switch,
+            executor_up=health is not None,
             fence_configured=self._settings.fence_configured,
             autonomy=str(self._policy.autonomy),
             pauses=pauses,
             unsettled=unsettled,
         )
 
-    async def _executor_up(self) -> bool:
+    async def _executor_health(self) -> HealthReport | None:
+        """The executor's Health (its own view of the kill switch), or None when it does not
+        answer."""
         try:
-            await self._executor.health(timeout_seconds=self._options.health_timeout_seconds)
+            return await self._executor.health(timeout_seconds=self._options.health_timeout_seconds)
         except CallError:
-            return False
-        return True
+            return None
 
     async def _audit_tail(self, message: AuditTail, peer: PeerCred) -> AuditRows:
         if not 1 <= message.limit <= admin.MAX_AUDIT_TAIL:
@@ -589,8 +668,43 @@ class ApprovalService:
             return AuditRows(rows=await admin.audit_tail(self._conn, message.limit))
 
     async def _audit_verify(self, message: AuditVerify, peer: PeerCred) -> AuditReport:
-        async with self._db:
-            result = await verify_audit(self._conn)
+        """The log verified by both writers, each with its own key and anchor."""
+        own = await self.check_audit()
+        executor = await self._executor_check()
+        checks = (own, executor)
+        bad = [c for c in checks if not c.ok]
+        named = [c for c in bad if c.first_bad_seq is not None]
+        first = min(named, key=lambda c: c.first_bad_seq or 0) if named else (bad[0] if bad else None)
         return AuditReport(
-            ok=result.ok, rows=result.rows, first_bad_seq=result.first_bad_seq, reason=result.reason
+            ok=not bad,
+            rows=max(c.rows for c in checks),
+            first_bad_seq=first.first_bad_seq if first else None,
+            reason=f"{first.writer}: {first.reason}" if first else None,
+            checks=checks,
         )
+
+    async def check_audit(self) -> WriterCheck:
+        """The log verified with approval_web's own key (its rows' MACs) and anchor."""
+        async with self._db:
+            if self.witness is not None:
+                await self.witness.observe(self._conn)
+            anchors = self.witness.anchors if self.witness is not None else ()
+            result = await verify_audit(self._conn, anchors=anchors)
+        anchor = self.witness.anchor if self.witness is not None else None
+        return WriterCheck(
+            writer=APPROVAL_WEB,
+            ok=result.ok,
+            rows=result.rows,
+            signed=result.signed_by(APPROVAL_WEB),
+            first_bad_seq=result.first_bad_seq,
+            reason=result.reason,
+            anchor_seq=anchor.seq if anchor is not None else None,
+        )
+
+    async def _executor_check(self) -> WriterCheck:
+        """The executor's own verification, or a failed check saying why it is missing."""
+        try:
+            return await self._executor.check_audit(timeout_seconds=self._options.audit_timeout_seconds)
+        except CallError as exc:
+            why = f"not checked: the executor did not answer ({exc.code}); only it holds its key"
+            return WriterCheck(writer=EXECUTOR, ok=False, rows=0, reason=why)

@@ -2,7 +2,8 @@
 Spanish, and can only **propose** a change; a person approves it on the approval page and the
 executor (another process) runs it.
 
-Holds: the **read** sign-in (``FLEETWATCH_READ_TOKEN_FILE``) and the model key, nothing else.
+Holds: the **read** sign-in (``FLEETWATCH_READ_TOKEN_FILE``), the model key and the watch's
+own store (``FLEETWATCH_WATCH_DB``), nothing else: never the approval store.
 It never reads the sandbox slot, never calls a write tool (the guarded read client has no path
 to one), and has no approval power: a proposal goes to ``approval.sock`` and waits for a person.
 Which devices a change may target (the sandbox team) it learns from ``list_writable_devices``,
@@ -11,6 +12,9 @@ Everything the model says or names is untrusted, and so is every name in the fle
 
 Layers (each may import only the ones above it)::
 
+    watch/         the watch (`services.assistant.watch`): heartbeat, digests, readiness,
+                   notices, notes, the wall screen; its own task, its own store, no model call;
+                   it imports none of the modules below (its map is its own ``__init__``)
     tools.py       static tool definitions offered to the model, and tool kinds
     data_block.py  tool results as one escaped, capped data block
     fsm.py         the session state machine (pure)
@@ -22,11 +26,11 @@ Layers (each may import only the ones above it)::
     prompt.py      the static system prompt and the first user message
     loop.py        the model loop (Anthropic SDK, streaming, prompt caching)
     keyword.py     the keyword answer (no model; read-only; can never propose)
-    reader.py      the read slot's guarded client (opened lazily, reopened on sign-in trouble)
     service.py     `Assistant.ask`: loop or fallback, proposal lines, audit (counts only)
     manifest.py    the capabilities manifest of assistant.sock: its operations
                    (`shared.wire.assistant`), the model's tools, the page
-    server.py      assistant.sock and the production wiring; page.py the local ask page;
+    server.py      assistant.sock and the production wiring (the read slot's guarded client:
+                   `shared.epiphan.signed_session.SignedReader`); page.py the local ask page;
                    __main__.py runs them
 
 Errors: `AssistantError` and `ModelUnavailable` (the tree is drawn in `shared.errors`).

@@ -1,9 +1,13 @@
 """``python -m services.assistant``: run the assistant until SIGINT or SIGTERM.
 
-Serves assistant.sock; with ``--page`` also the local ask page on 127.0.0.1
-(``FLEETWATCH_ASK_PORT``). Settings come from ``FLEETWATCH_*``. It opens no store: what it
-records goes through approval.sock. Exit status: 0 after a signal, 2 when the settings, the
-policy or a socket refuse to start.
+Serves assistant.sock and runs the watch (the heartbeat, readiness, digests, notices:
+`services.assistant.watch`); with ``--page`` also the local ask page on 127.0.0.1
+(``FLEETWATCH_ASK_PORT``), behind its own secret (printed on a terminal, else written to
+``FLEETWATCH_ASK_SECRET_FILE`` and deleted at a clean stop), and on the same port the wall
+screen (``/wall``: read-only, no secret). Settings come from ``FLEETWATCH_*``. It never opens
+the approval store: what it records there goes through approval.sock; the watch keeps its own
+store (``FLEETWATCH_WATCH_DB``). Exit status: 0 after a signal, 2 when the settings, the
+policy, the watch store or a socket refuse to start.
 """
 
 from __future__ import annotations
@@ -11,12 +15,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import logging
 import signal
 import sys
 from collections.abc import Sequence
 
-from services.assistant.server import assistant_side, build_assistant
+from services.assistant.server import assistant_side, build_assistant, build_reader
+from services.assistant.watch.runner import wall_for, watch_side
 from shared.config import Settings, configure_logging, load_settings
 from shared.errors import FleetwatchError
 from shared.policy.loader import Policy, ToolPolicy, load_policies
@@ -30,14 +36,25 @@ async def run(settings: Settings, policy: Policy, tool_policy: ToolPolicy, *, pa
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    assistant, reader = build_assistant(settings, policy, tool_policy)
+    reader = build_reader(settings, tool_policy)
     async with contextlib.AsyncExitStack() as stack:
-        await stack.enter_async_context(assistant_side(settings, assistant))
+        stack.push_async_callback(reader.close)
+        watch = await stack.enter_async_context(watch_side(settings, policy, reader))
+        assistant, _ = build_assistant(settings, policy, tool_policy, reader=reader, notes=watch.store)
+        await stack.enter_async_context(assistant_side(settings, assistant, watch=watch))
         if page:
             from services.assistant.page import serve_page
+            from services.assistant.proposals import ApprovalSocketSink
+            from services.assistant.server import AssistantAudit
+            from shared.web.page_secret import SecretSink
 
-            url = await stack.enter_async_context(serve_page(assistant, settings.ask_port))
-            logger.info("ask page at %s", url)
+            sink = SecretSink.for_stream(settings.ask_secret_file, sys.stdout, label="Ask page")
+            audit = AssistantAudit(ApprovalSocketSink(settings.approval_socket))
+            wall = functools.partial(wall_for, watch)
+            url = await stack.enter_async_context(
+                serve_page(assistant, settings.ask_port, sink=sink, audit=audit, wall=wall)
+            )
+            logger.info("ask page at %s (wall screen at %swall)", url, url)
         logger.info(
             "assistant serving %s (model %s, proposals %s)",
             settings.assistant_socket,
@@ -45,7 +62,6 @@ async def run(settings: Settings, policy: Policy, tool_policy: ToolPolicy, *, pa
             "on" if assistant.may_propose else "off",
         )
         await stop.wait()
-    await reader.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,7 +7,8 @@ room, stream destinations, what may be changed, everything that needs attention)
 each from the fleet snapshot with the shared wording (`shared.text.fleet_answers`). A change
 request gets the room's status and a plain "nothing was proposed"; a question it cannot map
 gets the list of questions it understands. Every answer ends by saying it is the keyword
-answer.
+answer. A part of the fleet that could not be read (`FleetSnapshot.unread`) is named in the
+answer ("events: could not be read: …"); a question about that part is answered with only that.
 
 It has no path to a proposal: it takes a snapshot and returns text, nothing else. It cannot see
 the practice (sandbox) team or the stream destinations' names: the snapshot holds neither.
@@ -15,13 +16,15 @@ the practice (sandbox) team or the stream destinations' names: the snapshot hold
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Final
 
 from shared.epiphan.attention import DEFAULT_THRESHOLDS, Priority, Thresholds, findings
 from shared.epiphan.fleet import FleetSnapshot, StorageStatus, storage_from_warnings
 from shared.text import fleet_answers as say
-from shared.text.questions import Topic, understand
+from shared.text.display import visible
+from shared.text.questions import Intent, Topic, understand
 from shared.text.wording import PRIORITY_WORDS, describe_finding
 
 _WORDS: Final = {
@@ -39,6 +42,7 @@ _WORDS: Final = {
             "on the approval page; the {count} rooms read here can be read but not changed."
         ),
         "no_names": "The destinations' names are not in the keyword answer's read of the fleet.",
+        "note": "- Note (an operator's): {text}",
     },
     "es": {
         "label": (
@@ -59,6 +63,7 @@ _WORDS: Final = {
             "pueden consultar, pero no cambiar."
         ),
         "no_names": "Los nombres de los destinos no están en la lectura del equipo de esta respuesta.",
+        "note": "- Nota (de un operador): {text}",
     },
 }
 
@@ -82,23 +87,34 @@ def _attention(snapshot: FleetSnapshot, now: datetime, limits: Thresholds, lang:
     return out
 
 
-def _body(question: str, lang: str, snapshot: FleetSnapshot, now: datetime, limits: Thresholds) -> list[str]:
+def _body(
+    intent: Intent,
+    lang: str,
+    snapshot: FleetSnapshot,
+    now: datetime,
+    limits: Thresholds,
+    notes: Mapping[str, str],
+) -> list[str]:
     words = _WORDS[lang]
     devices, events = snapshot.devices, snapshot.events
-    intent = understand(question, [d.name for d in devices])
     room = next((d for d in devices if d.name == intent.room), None) if intent.room else None
     topic = intent.topic
     if topic is Topic.ROOM and room is not None:
-        return say.room(
-            room,
-            events.get(room.id),
-            now,
-            lang,
-            fleet=devices,
-            system=snapshot.system.get(room.id),
-            storage=_storage(snapshot).get(room.id),
-            limits=limits,
-        )
+        note = notes.get(room.id)
+        tail = [_WORDS[lang]["note"].format(text=visible(note, 280))] if note else []
+        return [
+            *say.room(
+                room,
+                events.get(room.id),
+                now,
+                lang,
+                fleet=devices,
+                system=snapshot.system.get(room.id),
+                storage=_storage(snapshot).get(room.id),
+                limits=limits,
+            ),
+            *tail,
+        ]
     if topic is Topic.CHANGE and intent.due:
         return [*say.readiness(devices, events, now, lang, limits=limits), words["change"]]
     if topic is Topic.CHANGE:
@@ -139,8 +155,18 @@ def keyword_answer(
     snapshot: FleetSnapshot,
     now: datetime,
     limits: Thresholds = DEFAULT_THRESHOLDS,
+    *,
+    notes: Mapping[str, str] | None = None,
 ) -> str:
-    """The keyword answer to `question` about `snapshot` at `now` (UTC), in `language`."""
+    """The keyword answer to `question` about `snapshot` at `now` (UTC), in `language`;
+    `notes` (operators' room notes by device ID) show under a named room, as data."""
     lang = language if language in _WORDS else "en"
-    lines = _body(question, lang, snapshot, now, limits)
+    intent = understand(question, [d.name for d in snapshot.devices])
+    lines = say.partial(
+        intent.topic,
+        lambda: _body(intent, lang, snapshot, now, limits, notes or {}),
+        snapshot.unread,
+        len(snapshot.devices),
+        lang,
+    )
     return "\n".join([*lines, "", _WORDS[lang]["label"]])

@@ -2,14 +2,17 @@
 
 Three kinds of entries, all in the one `Capabilities` reply:
 
-- the socket's operations (``ask``, ``get_capabilities``): `shared.wire.protocol.manifest_problems`
+- the socket's operations (``ask``, ``get_fleet``, ``get_model``, the watch's
+  ``get_watch_status``, ``get_history``, ``run_digest``, ``set_note``, ``list_notes``, and
+  ``get_capabilities``: all in `shared.wire.assistant`): `shared.wire.protocol.manifest_problems`
   checks them against the request union both ways. ``ask`` lists the codes an `Answer` may
   carry in ``code`` (a fallback, a spent budget, a failed read).
 - ``model_tool:<group>`` entries: the codes that reach the **model** inside a data block, per
   tool group (``read``, ``list_writable_devices``, ``propose_change``, ``get_proposal_state``,
-  ``ask_operator``, ``not_offered``). They are not socket requests; the contract tests check them against the
+  ``get_room_notes``, ``ask_operator``, ``not_offered``). They are not socket requests; the contract tests check them against the
   tools offered and against the codes the package's code can emit, both ways.
-- ``page:ask``: what the local ask page answers a POST with (an HTTP surface, not a socket).
+- ``page:ask``, ``page:login``, ``page:wall``: what the local ask page answers a POST with,
+  and the wall screen a GET (HTTP surfaces, not a socket).
 
 Codes relayed unchanged from elsewhere are named as such: `READ_CODES` (the guarded read
 client), `SUBMIT_CODES` (approval.sock's ``submit_proposal``, which includes the executor's
@@ -85,6 +88,11 @@ TOOL_OPERATIONS: Final[tuple[Operation, ...]] = (
         "the recorded state of a proposal made in this conversation",
     ),
     Operation(
+        f"{TOOL_PREFIX}get_room_notes",
+        frozenset({Code.BUDGET_EXCEEDED, Code.STORE_BUSY, Code.UNKNOWN_TOOL}),
+        "operators' one-line room notes, as data (offered when the watch keeps them)",
+    ),
+    Operation(
         f"{TOOL_PREFIX}ask_operator",
         frozenset({Code.INVALID_ARGUMENTS, Code.BUDGET_EXCEEDED, Code.FSM_BLOCKED}),
         "ask the operator; ends the turn (calls after it in the batch are not run: fsm_blocked)",
@@ -107,10 +115,21 @@ PAGE_OPERATIONS: Final[tuple[Operation, ...]] = (
             Code.CROSS_SITE,
             Code.CSRF_FAILED,
             Code.BODY_TOO_LARGE,
+            Code.SECRET_REQUIRED,
             Code.METHOD_NOT_ALLOWED,
             Code.PAGE_NOT_FOUND,
         },
-        "the local ask page's POST /ask (and any address or method it does not serve)",
+        "the local ask page's POST /ask (a session begun with the page's secret; and any address or method it does not serve)",
+    ),
+    Operation(
+        f"{PAGE_PREFIX}login",
+        frozenset({Code.BAD_HOST, Code.CROSS_SITE, Code.BODY_TOO_LARGE, Code.SECRET_WRONG, Code.SLOW_DOWN}),
+        "the local ask page's POST /login (its secret, slowed down after wrong entries)",
+    ),
+    Operation(
+        f"{PAGE_PREFIX}wall",
+        frozenset({Code.BAD_HOST, Code.WATCH_NOT_READY}),
+        "the wall screen's GET /wall (read-only, no secret)",
     ),
 )
 """The ask page (HTTP, not a socket request): the refusals it answers with."""

@@ -1,40 +1,66 @@
 """The local ask page: keyword buttons and a text box, on 127.0.0.1 (``FLEETWATCH_ASK_PORT``).
 
 An aiohttp app run inside the assistant process (``python -m services.assistant --page``); it
-calls the same `Assistant.ask` as assistant.sock and holds nothing secret but its form-token
-key (in memory). Its own port; never the approval page, but the same stylesheet
-(`shared.web.page_style`), so the two read as one product.
+calls the same `Assistant.ask` as assistant.sock and holds nothing secret but its own page
+secret and two keys (in memory). Its own port; never the approval page, but the same
+stylesheet (`shared.web.page_style`), so the two read as one product.
 
 An answer is shown as plain paragraphs (a line starting ``- `` is a list item), says which
 answered (the model, the lab's demo model, or the keyword answer), and lists the code-built
-lines: each proposal with its recorded state, each change not proposed and why. A refusal of
-the question itself is a sentence, never a code.
+lines: each proposal with its recorded state, each change not proposed and why. A refusal is a
+sentence, never a code.
+
+**Who may ask.** 127.0.0.1 is open to every local user, so the page asks for its own secret
+once per browser session, as the approval page does (`shared.web.page_secret`: printed on a
+terminal, else written to ``FLEETWATCH_ASK_SECRET_FILE``, readable on a server by the operators'
+group only), with the same slow-down for wrong entries (`shared.web.throttle`). A right entry starts
+a session: the cookie holds a random token, the page keeps only ``k-`` + HMAC(key, token) for
+12 hours (a restart forgets them all). Without a session the page shows only the secret form;
+a question posted without one is refused (``secret_required``).
+
+**What is recorded** (through approval.sock: the assistant holds no store; `PageAudit`): each
+session begun (``ask_session_start``), each refusal (``refusal``, surface ``ask_page``: the
+operation and code, never what was sent), and each question's ``ask`` row names its page
+session. Each row also names the uid the kernel lists for the browser's connection
+(`shared.web.loopback_peer`), so a person knocking without the secret is named by uid.
+
+``GET /wall`` is the watch's wall screen (`services.assistant.watch.wall`): read-only, no form,
+no secret, behind the same Host check and headers; it refreshes itself with a meta refresh.
 
 Guards (`shared.web.guards`, the approval page's rules): every request's Host must be
 ``127.0.0.1:<port>`` or ``localhost:<port>`` (``bad_host``); every POST must come from the
-page itself (``Sec-Fetch-Site``/``Origin``: ``cross_site``), fit `MAX_BODY_BYTES`
-(``body_too_large``) and carry the form token bound to the browser's session cookie
-(``csrf_failed``). GET changes nothing. Templates autoescape; answer text passes through
-`shared.text.display.visible` so hidden and bidi characters are shown, not obeyed. Every response
-carries `SECURITY_HEADERS` (a strict CSP: no script at all).
+page itself (``Sec-Fetch-Site``/``Origin``: ``cross_site``) and fit `MAX_BODY_BYTES`
+(``body_too_large``); a question carries the form token bound to its session (``csrf_failed``).
+GET changes nothing. The secret is checked by the handlers that need it, so a page added later
+on this port for everyone (a wall screen) is not behind it. Templates autoescape; answer text
+passes through `shared.text.display.visible` so hidden and bidi characters are shown, not obeyed.
+Every response carries `SECURITY_HEADERS` (a strict CSP: no script at all). The page's words
+are in English and Spanish side by side.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import hashlib
+import hmac
 import secrets
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import jinja2
 from aiohttp import web
 
 from services.assistant.server import MAX_QUESTION_CHARS, Asker
+from services.assistant.service import AskedBy
+from services.assistant.watch.wall import CSS as WALL_CSS
 from shared.errors import Code, FleetwatchError
 from shared.text.change_words import why
 from shared.text.display import visible
+from shared.text.languages import LANGUAGES
 from shared.web.guards import (
     CODE_HEADER,
     SECURITY_HEADERS,
@@ -45,12 +71,28 @@ from shared.web.guards import (
     token_ok,
 )
 from shared.web.local_http import serve_local
+from shared.web.loopback_peer import peer_uid
+from shared.web.page_secret import PageSecret, SecretSink
 from shared.web.page_style import page_css
+from shared.web.throttle import WrongSecretThrottle
 from shared.wire.assistant import Answer
 
-AskFunction = Callable[[str, str | None], Awaitable[Answer]]
+WallFunction = Callable[[str | None], Awaitable[Any]]
+"""The wall screen's view in a language (`services.assistant.watch.runner.wall_for`)."""
 MAX_BODY_BYTES: Final = 16 * 1024
 COOKIE: Final = "fleetwatch_ask"
+SESSION_SECONDS: Final = 12 * 3600
+"""A session ends 12 hours after the secret was entered (as the approval page's)."""
+MAX_SESSIONS: Final = 1024
+"""Sessions kept at once; the oldest is forgotten first."""
+PRESETS: Final = (
+    "What needs attention?",
+    "What's offline?",
+    "Next events",
+    "¿Qué necesita atención?",
+    "¿Qué está desconectado?",
+    "Próximos eventos",
+)
 ANSWERED_BY: Final = {
     "model": ("Answered by the model.", "Respondió el modelo."),
     "demo_model": (
@@ -67,22 +109,91 @@ TOO_LONG: Final = (
     "A question is 1 to {n} characters.",
     "Una pregunta tiene de 1 a {n} caracteres.",
 )
-PRESETS: Final = (
-    "What needs attention?",
-    "What's offline?",
-    "Next events",
-    "¿Qué necesita atención?",
-    "¿Qué está desconectado?",
-    "Próximos eventos",
+STATUS: Final = {
+    Code.BAD_HOST: 400,
+    Code.CROSS_SITE: 403,
+    Code.BODY_TOO_LARGE: 413,
+    Code.CSRF_FAILED: 403,
+    Code.SECRET_REQUIRED: 401,
+    Code.SECRET_WRONG: 403,
+    Code.SLOW_DOWN: 429,
+    Code.PAGE_NOT_FOUND: 404,
+    Code.METHOD_NOT_ALLOWED: 405,
+}
+SLOW_DOWN_WORDS: Final = (
+    "Too many wrong entries. Wait {wait} seconds, then try again. / Demasiados intentos fallidos. "
+    "Espere {wait} segundos y vuelva a intentarlo."
 )
+"""The slow-down in words with its wait (every other refusal: `shared.text.change_words.why`)."""
+LOGIN_AGAIN: Final = frozenset({Code.SECRET_REQUIRED, Code.SECRET_WRONG, Code.SLOW_DOWN})
+"""Refusals answered with the secret form again, saying why."""
 _TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).resolve().parent / "templates"),
     autoescape=True,
     undefined=jinja2.StrictUndefined,
 )
-_KEY: Final = web.AppKey("form_key", bytes)
-_ASK: Final = web.AppKey("ask", Any)
-_CSS: Final = web.AppKey("css", bytes)
+
+
+class PageAudit(Protocol):
+    """Where the page's audit rows go (`services.assistant.server.AssistantAudit`: approval.sock)."""
+
+    async def page_refused(self, operation: str, code: Code, uid: int | None) -> None: ...
+
+    async def session_started(self, page_session: str, uid: int | None) -> None: ...
+
+
+class Sessions:
+    """The page's sessions, in memory: ``k-`` + HMAC(key, cookie token) -> when it began
+    (monotonic seconds). At most `MAX_SESSIONS`; each lasts `SESSION_SECONDS`."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._key = new_key()
+        self._clock = clock
+        self._started: collections.OrderedDict[str, float] = collections.OrderedDict()
+
+    def id_of(self, token: str) -> str:
+        digest = hmac.new(self._key, token.encode("utf-8", "replace"), hashlib.sha256).hexdigest()
+        return "k-" + digest[:32]
+
+    def begin(self) -> tuple[str, str]:
+        """A new session: (cookie token, session ID)."""
+        token = secrets.token_urlsafe(32)
+        session = self.id_of(token)
+        self._started[session] = self._clock()
+        while len(self._started) > MAX_SESSIONS:
+            self._started.popitem(last=False)
+        return token, session
+
+    def find(self, token: str | None) -> str | None:
+        """The live session a cookie token names, or None."""
+        if not token or len(token) > 200:
+            return None
+        session = self.id_of(token)
+        started = self._started.get(session)
+        if started is None:
+            return None
+        if self._clock() - started >= SESSION_SECONDS:
+            del self._started[session]
+            return None
+        return session
+
+
+@dataclass(frozen=True)
+class PageParts:
+    """Everything the handlers use, made once per app."""
+
+    ask: Callable[..., Awaitable[Answer]]
+    secret: PageSecret
+    secret_hint: str | None
+    form_key: bytes
+    sessions: Sessions
+    throttle: WrongSecretThrottle
+    clock: Callable[[], float]
+    audit: PageAudit | None
+    css: bytes
+
+
+_PARTS: Final = web.AppKey("parts", PageParts)
 
 
 @dataclass(frozen=True)
@@ -117,11 +228,15 @@ def _es(language: str | None) -> int:
     return 1 if language == "es" else 0
 
 
+_WALL: Final = web.AppKey("wall", Any)
+
+
 class _Refused(Exception):
-    def __init__(self, status: int, code: Code) -> None:
+    def __init__(self, code: Code, operation: str, *, wait: int | None = None) -> None:
         super().__init__(code)
-        self.status = status
         self.code = code
+        self.operation = operation
+        self.wait = wait
 
 
 def _port(request: web.Request) -> int:
@@ -129,19 +244,31 @@ def _port(request: web.Request) -> int:
     return int(sockname[1]) if sockname else -1
 
 
-def _session(request: web.Request) -> tuple[str, bool]:
-    """The browser's session cookie, or a new one (True when new)."""
-    cookie = request.cookies.get(COOKIE, "")
-    if 20 <= len(cookie) <= 64 and cookie.replace("-", "").replace("_", "").isalnum():
-        return cookie, False
-    return secrets.token_urlsafe(32), True
+def uid_of(request: web.Request) -> int | None:
+    """The uid the kernel lists for the browser's connection (None: not known)."""
+    transport = request.transport
+    if transport is None:
+        return None
+    return peer_uid(transport.get_extra_info("peername"), transport.get_extra_info("sockname"))
 
 
-def _render(request: web.Request, session: str, *, status: int = 200, **context: Any) -> web.Response:
+def _render(request: web.Request, template: str, *, status: int = 200, **context: Any) -> web.Response:
+    html = _TEMPLATES.get_template(template).render(**context)
+    return web.Response(text=html, content_type="text/html", charset="utf-8", status=status)
+
+
+def _login(request: web.Request, *, status: int = 200, error: str | None = None) -> web.Response:
+    parts = request.app[_PARTS]
+    return _render(
+        request, "ask_login.html", status=status, lang="en", error=error, secret_hint=parts.secret_hint
+    )
+
+
+def _ask_form(request: web.Request, session: str, *, status: int = 200, **context: Any) -> web.Response:
     answer: Answer | None = context.get("answer")
     values = {
         "lang": answer.language if answer else "en",
-        "token": form_token(request.app[_KEY], "ask", session),
+        "token": form_token(request.app[_PARTS].form_key, "ask", session),
         "presets": PRESETS,
         "max_chars": MAX_QUESTION_CHARS,
         "question": "",
@@ -156,100 +283,200 @@ def _render(request: web.Request, session: str, *, status: int = 200, **context:
         "refusal_texts": [visible(line.text, 600) for line in answer.refusals] if answer else [],
         **context,
     }
-    html = _TEMPLATES.get_template("ask.html").render(**values)
-    response = web.Response(text=html, content_type="text/html", charset="utf-8", status=status)
-    response.set_cookie(COOKIE, session, httponly=True, samesite="Strict", path="/")
-    return response
+    return _render(request, "ask.html", status=status, **values)
 
 
 async def _index(request: web.Request) -> web.Response:
-    session, _ = _session(request)
-    return _render(request, session)
+    session = request.app[_PARTS].sessions.find(request.cookies.get(COOKIE))
+    return _login(request) if session is None else _ask_form(request, session)
 
 
 async def _css(request: web.Request) -> web.Response:
-    return web.Response(body=request.app[_CSS], content_type="text/css", charset="utf-8")
+    return web.Response(body=request.app[_PARTS].css, content_type="text/css", charset="utf-8")
+
+
+async def _login_post(request: web.Request) -> web.Response:
+    parts = request.app[_PARTS]
+    client, now = request.remote or "unknown", parts.clock()
+    form = await request.post()
+    wait = parts.throttle.wait_left(client, now)
+    if wait > 0:
+        raise _Refused(Code.SLOW_DOWN, "login", wait=int(wait + 0.999))
+    typed = form.get("secret")
+    if not isinstance(typed, str) or not parts.secret.matches(typed):
+        wait = parts.throttle.failed(client, now)
+        raise _Refused(Code.SECRET_WRONG, "login", wait=int(wait + 0.999) or None)
+    parts.throttle.succeeded(client)
+    token, session = parts.sessions.begin()
+    if parts.audit is not None:
+        await parts.audit.session_started(session, uid_of(request))
+    response = web.Response(status=303, headers={"Location": "/"})
+    response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/")
+    return response
+
+
+async def _wall(request: web.Request) -> web.Response:
+    """The wall screen (read-only, no form, no secret): see `services.assistant.watch.wall`."""
+    source = request.app[_WALL]
+    if source is None:
+        return _plain(Code.WATCH_NOT_READY, 503)
+    language = request.query.get("lang")
+    view = await source(language if language in LANGUAGES else None)
+    html = _TEMPLATES.get_template("wall.html").render(view=view)
+    return web.Response(text=html, content_type="text/html", charset="utf-8")
+
+
+async def _wall_css(request: web.Request) -> web.Response:
+    return web.Response(text=WALL_CSS, content_type="text/css")
 
 
 async def _ask(request: web.Request) -> web.Response:
-    host = request.headers.get("Host", "")
-    if post_origin_problem(request.headers, host) is not None:
-        raise _Refused(403, Code.CROSS_SITE)
-    if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
-        raise _Refused(413, Code.BODY_TOO_LARGE)
+    parts = request.app[_PARTS]
     form = await request.post()
-    session, new = _session(request)
+    session = parts.sessions.find(request.cookies.get(COOKIE))
+    if session is None:
+        raise _Refused(Code.SECRET_REQUIRED, "ask")
     token = form.get("token")
-    if new or not isinstance(token, str) or not token_ok(request.app[_KEY], token, "ask", session):
-        raise _Refused(403, Code.CSRF_FAILED)
+    if not isinstance(token, str) or not token_ok(parts.form_key, token, "ask", session):
+        raise _Refused(Code.CSRF_FAILED, "ask")
     preset, typed, language = form.get("preset"), form.get("question"), form.get("language")
     question = preset if isinstance(preset, str) and preset in PRESETS else typed
     chosen = language if language in ("en", "es") else None
     if not isinstance(question, str) or not question.strip() or len(question) > MAX_QUESTION_CHARS:
         error = TOO_LONG[_es(chosen)].format(n=MAX_QUESTION_CHARS)
-        response = _render(request, session, status=400, error=error, language=chosen or "")
+        response = _ask_form(request, session, status=400, error=error, language=chosen or "")
         response.headers[CODE_HEADER] = str(Code.INVALID_MESSAGE)
         return response
+    asked_by = AskedBy(uid=uid_of(request), page_session=session)
     try:
-        answer = await request.app[_ASK](question, chosen)
+        answer = await parts.ask(question, chosen, asked_by=asked_by)
     except FleetwatchError as exc:
         words = why(exc.code, chosen or "en")
-        response = _render(
-            request, session, status=503, error=f"{words[:1].upper()}{words[1:]}.", question=question
-        )
+        error = f"{words[:1].upper()}{words[1:]}."
+        response = _ask_form(request, session, status=503, error=error, question=question)
         response.headers[CODE_HEADER] = str(exc.code)
         return response
-    return _render(request, session, answer=answer, question=question, language=chosen or "")
+    return _ask_form(request, session, answer=answer, question=question, language=chosen or "")
+
+
+async def _refusal(request: web.Request, refused: _Refused) -> web.Response:
+    parts = request.app[_PARTS]
+    if parts.audit is not None:
+        await parts.audit.page_refused(refused.operation, refused.code, uid_of(request))
+    status = STATUS.get(refused.code, 400)
+    if refused.code is Code.SLOW_DOWN:
+        response = _login(request, status=status, error=SLOW_DOWN_WORDS.format(wait=refused.wait or 1))
+    elif refused.code in LOGIN_AGAIN:
+        response = _login(request, status=status, error=_sentences(refused.code))
+    else:
+        response = _plain(refused.code, status)
+    response.headers[CODE_HEADER] = str(refused.code)
+    if refused.wait:
+        response.headers["Retry-After"] = str(refused.wait)
+    return response
+
+
+def _sentences(code: Code) -> str:
+    """Why, in words (`shared.text.change_words.why`), in English and Spanish: no code."""
+    words = [why(code, language) for language in ("en", "es")]
+    return " / ".join(f"{w[:1].upper()}{w[1:]}." for w in words)
+
+
+def _plain(code: Code, status: int) -> web.Response:
+    """A refused request: one sentence a person reads, in English and Spanish (no code in the
+    words); the code, for a program, in `CODE_HEADER`."""
+    response = web.Response(text=_sentences(code) + "\n", status=status)
+    response.headers[CODE_HEADER] = str(code)
+    return response
 
 
 @web.middleware
 async def _guard(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
+    operation = "page" if request.method in ("GET", "HEAD") else request.path.strip("/") or "page"
     try:
         if not host_ok(request.headers.get("Host"), _port(request)):
-            raise _Refused(400, Code.BAD_HOST)
-        response = await handler(request)
+            raise _Refused(Code.BAD_HOST, operation)
+        if request.method == "POST":
+            if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+                raise _Refused(Code.BODY_TOO_LARGE, operation)
+            if post_origin_problem(request.headers, request.headers["Host"]) is not None:
+                raise _Refused(Code.CROSS_SITE, operation)
+        try:
+            response = await handler(request)
+        except web.HTTPRequestEntityTooLarge as exc:
+            raise _Refused(Code.BODY_TOO_LARGE, operation) from exc
+        except web.HTTPMethodNotAllowed as exc:
+            raise _Refused(Code.METHOD_NOT_ALLOWED, operation) from exc
+        except web.HTTPNotFound as exc:
+            raise _Refused(Code.PAGE_NOT_FOUND, operation) from exc
     except _Refused as refused:
-        response = _plain(refused.code, refused.status)
-    except web.HTTPRequestEntityTooLarge:
-        response = _plain(Code.BODY_TOO_LARGE, 413)
-    except web.HTTPMethodNotAllowed:
-        response = _plain(Code.METHOD_NOT_ALLOWED, 405)
-    except web.HTTPNotFound:
-        response = _plain(Code.PAGE_NOT_FOUND, 404)
+        response = await _refusal(request, refused)
     response.headers.update(SECURITY_HEADERS)
     return response
 
 
-def _plain(code: Code, status: int) -> web.Response:
-    """A refused request: one sentence a person reads, in English and Spanish (no code in the
-    words); the code, for a program, in `CODE_HEADER`."""
-    words = [why(code, language) for language in ("en", "es")]
-    response = web.Response(text=" / ".join(f"{w[:1].upper()}{w[1:]}." for w in words) + "\n", status=status)
-    response.headers[CODE_HEADER] = str(code)
-    return response
-
-
-def build_page_app(ask: AskFunction) -> web.Application:
-    """The ask page's app; `ask(question, language)` answers (usually `Assistant.ask`)."""
+def build_page_app(
+    ask: Callable[..., Awaitable[Answer]],
+    *,
+    secret: PageSecret,
+    audit: PageAudit | None = None,
+    secret_hint: str | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    throttle: WrongSecretThrottle | None = None,
+    wall: WallFunction | None = None,
+) -> web.Application:
+    """The ask page's app. `ask(question, language, asked_by=...)` answers (usually
+    `Assistant.ask`); `secret` guards it; `audit` records sessions and refusals; `secret_hint`
+    says where the secret is (the file's path), shown on the secret form; `wall(language)` gives
+    the wall screen's view (None: ``/wall`` answers 503)."""
     app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY_BYTES)
-    app[_KEY] = new_key()
-    app[_ASK] = ask
-    app[_CSS] = page_css()
+    app[_PARTS] = PageParts(
+        ask=ask,
+        secret=secret,
+        secret_hint=secret_hint,
+        form_key=new_key(),
+        sessions=Sessions(clock),
+        throttle=throttle or WrongSecretThrottle(),
+        clock=clock,
+        audit=audit,
+        css=page_css(),
+    )
+    app[_WALL] = wall
     app.router.add_get("/", _index)
     app.router.add_get("/page.css", _css)
+    app.router.add_post("/login", _login_post)
     app.router.add_post("/ask", _ask)
+    app.router.add_get("/wall", _wall)
+    app.router.add_get("/wall.css", _wall_css)
     return app
 
 
 @contextlib.asynccontextmanager
-async def serve_page(assistant: Asker, port: int) -> AsyncIterator[str]:
-    """Serve the ask page for `assistant` on ``127.0.0.1:port`` (0: any free port) for the
-    block; yields its URL.
+async def serve_page(
+    assistant: Asker,
+    port: int,
+    *,
+    sink: SecretSink,
+    audit: PageAudit | None = None,
+    wall: WallFunction | None = None,
+) -> AsyncIterator[str]:
+    """Serve the ask page for `assistant` (and, with `wall`, the wall screen at ``/wall``) on
+    ``127.0.0.1:port`` (0: any free port) for the block, its secret published through `sink`
+    (printed on a terminal, else written to its file, deleted at the end); yields its URL.
 
     Raises:
         FleetwatchError: ``socket_in_use`` when the port cannot be bound.
+        OSError: the secret file cannot be written (the page must not run without it).
     """
-    async with serve_local(build_page_app(assistant.ask), port) as base_url:
-        yield f"{base_url}/"
+    secret = PageSecret.new()
+    hint = None if sink.terminal else str(sink.path)
+    app = build_page_app(assistant.ask, secret=secret, audit=audit, secret_hint=hint, wall=wall)
+    async with serve_local(app, port) as base_url:
+        url = f"{base_url}/"
+        sink.publish(secret, url)
+        try:
+            yield url
+        finally:
+            sink.withdraw()

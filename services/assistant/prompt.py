@@ -32,6 +32,12 @@ fsm_blocked means the session's rules block that call for now: read the reason (
 resolve the device from list_writable_devices first, or wait for the pending proposal). \
 target_not_in_sandbox means the device is not one that can be changed. duplicate_proposal \
 means you already made that proposal; its recorded state is included.
+- A read of many devices goes out in calls of at most 100; when some of them failed, the block \
+holds {"result": ..., "could_not_read": [{"devices", "device_ids", "code", "message"}]}: answer from the \
+result and say which devices or facts could not be read.
+- Epiphan keeps a channel's last recording_status for a device that went offline: for an \
+offline device, recording is unknown; say "last known: recording, since <date>", never that \
+it is recording.
 
 What you may do:
 - Read with the read tools. Start from get_devices_in_my_team to find devices and their IDs.

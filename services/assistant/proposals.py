@@ -10,7 +10,8 @@ a proposal may target, and where its audit records go (it holds no store: under 
 fence its user cannot write it). In production it is `ApprovalSocketSink` (``approval.sock``:
 `SubmitProposal`, `GetProposalState`, `ExpireTurn`, `ListWritable`, the last relayed to the
 executor, which reads the sandbox team afresh: the assistant never holds the sandbox sign-in;
-`RecordAsk` and `RecordRefusal`, written by approval_web as the assistant's rows); tests pass
+`RecordAsk`, `RecordRefusal` and `RecordPageSession`, written by approval_web as the
+assistant's rows); tests pass
 their own through the constructor. A sink answers with the intake's reply, or raises
 `FleetwatchError` with the intake's code or the socket's (``service_unavailable``...); only
 `record` never raises.
@@ -35,6 +36,7 @@ from shared.wire.approval import (
     ProposalExists,
     ProposalState,
     RecordAsk,
+    RecordPageSession,
     RecordRefusal,
     SubmitProposal,
 )
@@ -139,7 +141,7 @@ class ProposalSink(Protocol):
         """
         ...
 
-    async def record(self, record: RecordAsk | RecordRefusal) -> None:
+    async def record(self, record: RecordAsk | RecordRefusal | RecordPageSession) -> None:
         """Have one audit row written for the assistant. Never raises: a row that cannot be
         written is logged with its code (the answer, or the refusal, still goes out)."""
         ...
@@ -175,7 +177,7 @@ class ApprovalSocketSink:
     async def expire_turn(self, turn_id: str) -> int:
         return (await self._client.expire_turn(turn_id)).count
 
-    async def record(self, record: RecordAsk | RecordRefusal) -> None:
+    async def record(self, record: RecordAsk | RecordRefusal | RecordPageSession) -> None:
         try:
             await self._client.record(record, timeout_seconds=self.record_timeout_seconds)
         except CallError as exc:

@@ -1,15 +1,19 @@
 """assistant.sock and the production wiring of `Assistant`.
 
 `build_assistant` puts the production parts together from the settings: the read slot's
-guarded client (`reader.SlotReader`), approval.sock as the proposal sink (and where the audit
+guarded client (`shared.epiphan.signed_session.SignedReader`: refreshed before use when the slot
+says its token ended, and once after Epiphan refuses it in-band), approval.sock as the proposal sink (and where the audit
 rows go: the assistant opens no store), and the model client when a key is set (none: keyword
 answers only). `assistant_side` serves assistant.sock for an ``async with`` block; ``__main__``
-runs it (and the ask page with ``--page``).
+runs it (and the ask page with ``--page``) beside the watch (`services.assistant.watch`), whose
+requests (status, history, digest, notes) it hands to the watch.
 
 assistant.sock audits its refusals like the other sockets, through approval.sock
-(`SocketAudit`, `RecordRefusal`): a peer whose uid and groups are not allowed
-(``peer_not_allowed``, operation ``connect``), a request refused before the handler (malformed,
-over its cap), and a blank question.
+(`AssistantAudit`, `RecordRefusal`): a peer whose uid and groups are not allowed
+(``peer_not_allowed``, operation ``connect``: only operators, by uid or group, may ask), a
+request refused before the handler (malformed, over its cap), and a blank question. Each
+question's ``ask`` row names the asking process's uid (`AskedBy`). The same `AssistantAudit`
+records the ask page's sessions and refusals.
 """
 
 from __future__ import annotations
@@ -24,14 +28,32 @@ import anthropic
 
 from services.assistant import AssistantError
 from services.assistant.manifest import capabilities
+from services.assistant.pipeline import NotesSource
 from services.assistant.proposals import ApprovalSocketSink, ProposalSink
-from services.assistant.reader import SlotReader
-from services.assistant.service import Assistant
+from services.assistant.service import AskedBy, Assistant
+from services.assistant.watch import answers
+from services.assistant.watch.heartbeat import Watch
 from shared.config import Settings
+from shared.epiphan.fleet import FleetSnapshot
+from shared.epiphan.signed_session import SignedReader
 from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
-from shared.wire.approval import RecordRefusal
-from shared.wire.assistant import REQUESTS, Answer, Ask, GetModel, ModelInfo
+from shared.wire.approval import RecordPageSession, RecordRefusal
+from shared.wire.assistant import (
+    FLEET_FRAME_BYTES,
+    REQUESTS,
+    Answer,
+    Ask,
+    FleetView,
+    GetFleet,
+    GetHistory,
+    GetModel,
+    GetWatchStatus,
+    ListNotes,
+    ModelInfo,
+    RunDigest,
+    SetNote,
+)
 from shared.wire.formats import MAX_QUESTION_CHARS
 from shared.wire.protocol import Codec, GetCapabilities, Message, message_tag
 from shared.wire.server import PeerCred, RefusedRequest, serve_unix
@@ -43,11 +65,16 @@ MODEL_RETRIES: Final = 1
 
 
 class Asker(Protocol):
-    """What the socket and the ask page need: `Assistant.ask` and which model answers."""
+    """What the socket and the ask page need: `Assistant.ask`, `Assistant.fleet` and which model
+    answers."""
 
     model_info: ModelInfo
 
-    async def ask(self, question: str, language: str | None = None) -> Answer: ...
+    async def ask(
+        self, question: str, language: str | None = None, *, asked_by: AskedBy | None = None
+    ) -> Answer: ...
+
+    async def fleet(self) -> FleetSnapshot: ...
 
 
 LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -83,16 +110,24 @@ def model_client(settings: Settings) -> anthropic.AsyncAnthropic | None:
     )
 
 
+def build_reader(settings: Settings, tool_policy: ToolPolicy) -> SignedReader:
+    """The read slot's guarded client (the assistant's and the watch's; close it at the end)."""
+    return SignedReader(settings.read_token_file, settings.epiphan_mcp_url, tool_policy.model_read_tools)
+
+
 def build_assistant(
     settings: Settings,
     policy: Policy,
     tool_policy: ToolPolicy,
     *,
     client: Any | None = None,
-) -> tuple[Assistant, SlotReader]:
+    reader: SignedReader | None = None,
+    notes: NotesSource | None = None,
+) -> tuple[Assistant, SignedReader]:
     """The production `Assistant` (and its reader, to close at the end). `client` overrides
-    the model client the settings describe (None: from the settings)."""
-    reader = SlotReader(settings.read_token_file, settings.epiphan_mcp_url, tool_policy.model_read_tools)
+    the model client the settings describe (None: from the settings); `reader` is the read
+    client to use (None: a new one, `build_reader`); `notes` the watch's room notes."""
+    reader = reader or build_reader(settings, tool_policy)
     assistant = Assistant(
         reader=reader,
         sink=ApprovalSocketSink(settings.approval_socket),
@@ -104,15 +139,17 @@ def build_assistant(
         allowlist=settings.write_device_ids,
         model_info=model_info(settings),
         call_timeout_seconds=settings.model_timeout_seconds,
+        notes=notes,
     )
     return assistant, reader
 
 
-class SocketAudit:
-    """assistant.sock's refusals, each one ``refusal`` audit row written by approval_web
-    (`RecordRefusal` through `sink`). What the peer sent is never recorded: the operation
-    (``connect``, a tag this socket serves, or ``unknown``), the code, the field, the frame's
-    size, and the peer's uid, gid and pid from the kernel."""
+class AssistantAudit:
+    """The assistant's audit rows other than ``ask``, written by approval_web through `sink`:
+    assistant.sock's refusals (`RecordRefusal`: what the peer sent is never recorded, only the
+    operation (``connect``, a tag this socket serves, or ``unknown``), the code, the field, the
+    frame's size, and the peer's uid, gid and pid from the kernel), and the ask page's refusals
+    and sessions (`page_refused`, `session_started`)."""
 
     def __init__(self, sink: ProposalSink) -> None:
         self._sink = sink
@@ -139,6 +176,24 @@ class SocketAudit:
             )
         )
 
+    async def page_refused(self, operation: str, code: Code, uid: int | None) -> None:
+        """A refusal on the ask page (the uid the kernel lists for the browser, when known)."""
+        log.warning("ask page refused %s from uid %s (%s)", operation, uid, code)
+        await self._sink.record(
+            RecordRefusal(
+                operation=operation,
+                code=str(code),
+                uid=-1 if uid is None else uid,
+                gid=-1,
+                pid=-1,
+                surface="ask_page",
+            )
+        )
+
+    async def session_started(self, page_session: str, uid: int | None) -> None:
+        """An ask page session began (the secret was right)."""
+        await self._sink.record(RecordPageSession(page_session=page_session, uid=-1 if uid is None else uid))
+
     async def on_refused_peer(self, peer: PeerCred) -> None:
         """A peer whose uid and groups are not allowed (`serve_unix`'s hook)."""
         await self.refused(peer, "connect", Code.PEER_NOT_ALLOWED)
@@ -150,15 +205,22 @@ class SocketAudit:
         )
 
 
-def handler(assistant: Asker, audit: SocketAudit | None = None) -> Any:
-    """The assistant.sock request handler; a refused question is recorded through `audit`.
-    (Length and language are the message's own caps: decoding refuses them.)"""
+def handler(assistant: Asker, audit: AssistantAudit | None = None, watch: Watch | None = None) -> Any:
+    """The assistant.sock request handler; a refused question is recorded through `audit`;
+    the watch's requests go to `watch` (None: refused with ``watch_not_ready``). (Length and
+    language are the message's own caps: decoding refuses them.)"""
 
     async def handle(request: Message, peer: PeerCred) -> Message:
         if isinstance(request, GetCapabilities):
             return capabilities()
+        if isinstance(request, GetFleet):
+            return FleetView(snapshot=await assistant.fleet())
         if isinstance(request, GetModel):
             return assistant.model_info
+        if isinstance(request, WATCH_REQUESTS):
+            if watch is None:
+                raise AssistantError(Code.WATCH_NOT_READY, "the watch is not running in this process")
+            return await answer_watch(watch, request, peer.uid)
         if isinstance(request, Ask):
             if not request.question.strip():
                 if audit is not None:
@@ -166,31 +228,52 @@ def handler(assistant: Asker, audit: SocketAudit | None = None) -> Any:
                 raise AssistantError(
                     Code.INVALID_MESSAGE, f"a question is 1 to {MAX_QUESTION_CHARS} characters"
                 )
-            return await assistant.ask(request.question, request.language)
+            return await assistant.ask(request.question, request.language, asked_by=AskedBy(uid=peer.uid))
         raise AssistantError(Code.UNKNOWN_MESSAGE, f"{type(request).__name__} is not served here")
 
     return handle
 
 
+WATCH_REQUESTS: Final = (GetWatchStatus, GetHistory, RunDigest, SetNote, ListNotes)
+"""The watch's requests on assistant.sock."""
+
+
+async def answer_watch(watch: Watch, request: Message, uid: int) -> Message:
+    """One of `WATCH_REQUESTS`, answered by the watch (`services.assistant.watch.answers`)."""
+    if isinstance(request, GetWatchStatus):
+        return answers.status(watch)
+    if isinstance(request, GetHistory):
+        return await answers.history(watch, request.days, request.language)
+    if isinstance(request, RunDigest):
+        return await answers.digest_now(watch, post=request.post, language=request.language)
+    if isinstance(request, SetNote):
+        return await answers.set_note(watch, request.room, request.text, clear=request.clear, uid=uid)
+    if isinstance(request, ListNotes):
+        return await answers.list_notes(watch, request.room, request.search)
+    raise AssistantError(Code.UNKNOWN_MESSAGE, f"{type(request).__name__} is not served here")
+
+
 @contextlib.asynccontextmanager
 async def assistant_side(
-    settings: Settings, assistant: Asker, *, sink: ProposalSink | None = None
+    settings: Settings, assistant: Asker, *, sink: ProposalSink | None = None, watch: Watch | None = None
 ) -> AsyncIterator[None]:
     """Serve assistant.sock (``settings.assistant_socket``) for the ``async with`` block; its
-    refusals are recorded through `sink` (default: approval.sock).
+    refusals are recorded through `sink` (default: approval.sock); the watch's requests go to
+    `watch`.
 
     Raises:
         ProtocolError: ``socket_in_use`` (another assistant is running).
     """
-    audit = SocketAudit(sink or ApprovalSocketSink(settings.approval_socket))
+    audit = AssistantAudit(sink or ApprovalSocketSink(settings.approval_socket))
     server = await serve_unix(
         settings.assistant_socket,
-        handler(assistant, audit),
+        handler(assistant, audit, watch),
         codec=Codec(REQUESTS),
         allowed_uids=settings.assistant_uids,
         allowed_gids=settings.assistant_gids,
         on_refused_peer=audit.on_refused_peer,
         on_refused_request=audit.on_refused_request,
+        max_frame_bytes=FLEET_FRAME_BYTES,
     )
     try:
         yield

@@ -18,7 +18,8 @@ The keyword path's reads are counted in the audit like the model's tool calls (t
 tells each read tool it calls).
 
 The audit keeps counts only (question length, tool counts, codes, proposal IDs, model calls,
-tokens, outcome): never the question, a prompt, a result or a name. The assistant holds no
+tokens, outcome) and who asked (`AskedBy`: a uid, an ask page session): never the question, a
+prompt, a result or a name. The assistant holds no
 store: its ``ask`` row is a `RecordAsk` sent through the sink (approval.sock), whose fields
 have no room for text. Logs name codes and counts, never fleet text.
 """
@@ -39,7 +40,7 @@ from services.assistant.budget import Budget, Spent
 from services.assistant.keyword import keyword_answer
 from services.assistant.language import choose, note, proposal_line
 from services.assistant.loop import LoopResult, ModelLoop, TextSink
-from services.assistant.pipeline import Reader, ToolRunner, TurnRecord
+from services.assistant.pipeline import NotesSource, Reader, ToolRunner, TurnRecord
 from services.assistant.prompt import first_message
 from services.assistant.proposals import ProposalSink
 from services.assistant.tools import offered_names, tool_definitions
@@ -59,6 +60,16 @@ class SnapshotReader(Reader, Protocol):
     """The guarded read client: tool calls and a whole-team snapshot."""
 
     async def snapshot(self, *, on_read: Callable[[str], None] | None = None) -> FleetSnapshot: ...
+
+
+@dataclass(frozen=True)
+class AskedBy:
+    """Who asked, for the ``ask`` audit row: the asking process's uid (assistant.sock: from
+    ``SO_PEERCRED``; the ask page: the uid the kernel lists for the browser's connection; None:
+    unknown) and the ask page session the question came through (None: not the page)."""
+
+    uid: int | None = None
+    page_session: str | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +96,8 @@ class Assistant:
         allowlist: ``FLEETWATCH_WRITE_DEVICE_IDS``.
         model_info: which model answers (`ModelInfo`): its ``kind`` names the answers
             (``model`` or ``demo_model``); None: ``model`` when there is a client, else keyword.
+        notes: operators' room notes (the watch store), or None: offered to the model as
+            ``get_room_notes`` and shown under a named room in the keyword answer, as data.
         now: UTC time (the lab's clock in tests); clock: monotonic seconds.
     """
 
@@ -102,6 +115,7 @@ class Assistant:
         model_info: ModelInfo | None = None,
         budget: Budget | None = None,
         call_timeout_seconds: float = 60.0,
+        notes: NotesSource | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -113,12 +127,15 @@ class Assistant:
         self._now = now
         self._clock = clock
         self._withheld = WithheldValues()
+        self._notes = notes
         self.may_propose = policy.may_propose and fence_configured
         self.model_info = model_info or (
             ModelInfo(kind="keyword") if model_client is None else ModelInfo(kind="model", model=model)
         )
         self._model_kind: AnsweredBy = "keyword" if model_client is None else self.model_info.kind
-        self.tools = tool_definitions(tool_policy.model_read_tools, may_propose=self.may_propose)
+        self.tools = tool_definitions(
+            tool_policy.model_read_tools, may_propose=self.may_propose, room_notes=notes is not None
+        )
         self.budget = budget or Budget()
         self._loop = (
             None
@@ -134,10 +151,16 @@ class Assistant:
         )
 
     async def ask(
-        self, question: str, language: str | None = None, *, on_text: TextSink | None = None
+        self,
+        question: str,
+        language: str | None = None,
+        *,
+        on_text: TextSink | None = None,
+        asked_by: AskedBy | None = None,
     ) -> Answer:
-        """Answer one question (see the module docstring). Never raises for a model or read
-        failure: those become the keyword answer or a plain sentence with a code."""
+        """Answer one question (see the module docstring), recording `asked_by` in its audit
+        row. Never raises for a model or read failure: those become the keyword answer or a
+        plain sentence with a code."""
         lang = choose(question, language)
         turn_id = f"t_{uuid.uuid4().hex}"
         spent = Spent(started=self._clock())
@@ -152,6 +175,7 @@ class Assistant:
             allowlist=self._allowlist,
             clock=self._clock,
             withheld=self._withheld,
+            notes=self._notes,
         )
         try:
             ending = await self._answer(question, lang, runner, spent, on_text)
@@ -164,7 +188,7 @@ class Assistant:
         record = runner.record
         lines = [await self._line(pid, tool, lang, record.names) for pid, tool in record.proposals]
         lines += [await self._line(pid, "", lang, record.names, existing=True) for pid in record.existing]
-        await self._audit(question, lang, ending, record, spent, expired, turn_id)
+        await self._audit(question, lang, ending, record, spent, expired, turn_id, asked_by or AskedBy())
         return Answer(
             text=text,
             language=lang,
@@ -173,6 +197,15 @@ class Assistant:
             code=ending.code,
             refusals=self._refusals(record, lang),
         )
+
+    async def fleet(self) -> FleetSnapshot:
+        """The fleet read now through the read sign-in (for an operator's ``fleetwatch fleet``;
+        nothing reaches the model).
+
+        Raises:
+            FleetwatchError: the read's code (``no_sign_in``, ``epiphan_auth``...).
+        """
+        return await self._reader.snapshot()
 
     def _refusals(self, record: TurnRecord, lang: str) -> tuple[RefusalLine, ...]:
         """One line per change asked for and not queued, in words (no code in the text)."""
@@ -229,8 +262,14 @@ class Assistant:
             log.warning("keyword answer could not read the fleet (%s)", exc.code)
             words = "No pude leer el equipo" if lang == "es" else "I could not read the fleet"
             return f"{words}: {why(exc.code, lang)}.", str(exc.code)
+        notes = {}
+        if self._notes is not None:
+            try:
+                notes = {n.device_id: n.text for n in await self._notes.notes()}
+            except FleetwatchError as exc:
+                log.warning("room notes could not be read (%s); answering without them", exc.code)
         return keyword_answer(
-            question, lang, snapshot, self._now(), thresholds_from_policy(self._policy)
+            question, lang, snapshot, self._now(), thresholds_from_policy(self._policy), notes=notes
         ), None
 
     async def _expire_after_failure(self, turn_id: str) -> None:
@@ -268,6 +307,7 @@ class Assistant:
         spent: Spent,
         expired: int,
         turn_id: str,
+        asked_by: AskedBy,
     ) -> None:
         asked = RecordAsk(
             turn_id=turn_id,
@@ -288,6 +328,8 @@ class Assistant:
             proposal_ids=tuple(pid for pid, _ in record.proposals)[:MAX_RECORDED_PROPOSALS],
             expired=expired,
             elapsed_ms=int((self._clock() - spent.started) * 1000),
+            asker_uid=asked_by.uid,
+            page_session=asked_by.page_session,
         )
         log.info(
             "answered by %s (%s): %d model calls, %d tool calls, %d proposals",

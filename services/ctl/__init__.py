@@ -2,8 +2,9 @@
 
 It holds nothing secret. Approving is impossible from here by design: no command approves; a
 person approves on the page. ``fleetwatch login`` writes the token slots; ``up`` / ``down``
-drive supervisord; the admin commands and ``ask`` talk to approval.sock and assistant.sock
-through `shared.wire.approval.ApprovalClient` and `shared.wire.assistant.AssistantClient`.
+drive supervisord; the admin commands, ``ask`` and the watch's commands talk to approval.sock
+and assistant.sock through `shared.wire.approval.ApprovalClient` and
+`shared.wire.assistant.AssistantClient`.
 
 Layers (each may import the ones above it and `shared.*`)::
 
@@ -11,16 +12,19 @@ Layers (each may import the ones above it and `shared.*`)::
     supervise.py        supervisord: the configuration, start, stop, wait (no command line)
     doctor.py           pure checks of the facts doctor gathered, and their rendering
     fleet_view.py       the fleet as a table and as JSON (names made visible)
+    commands_watch.py   history, digest, note, notes, status --check (the watch, on assistant.sock)
     commands_admin.py   pending, deny, deny-all, pause, resume, audit, status, propose
     commands_ask.py     ask
+    commands_capture.py capture: every read tool once, redacted with stable placeholders
     commands_doctor.py  doctor: gathers the facts (settings, slots, sockets, ports)
     commands_fleet.py   fleet
     commands_signin.py  login, logout
     commands_up.py      up, down, demo (the lab in demo mode: `services.lab`'s scenario)
     main.py             the parser and ``main`` (``fleetwatch lab`` hands over to the lab)
 
-The lab is the one other service it imports, and only to start it: ``fleetwatch lab`` and the
-demo's scenario (the import contract names both imports).
+The lab is the one other service it imports, and only to start it: ``fleetwatch lab``, the
+demo's scenario and the addresses of the lab's Slack and Teams stand-ins the demo posts to (the
+import contract names the three imports).
 
 Errors: `CtlError` (and `supervise.SuperviseError`); ``main`` prints any `FleetwatchError` as
 one line ``fleetwatch: <code>: <message>`` and exits 2. The tree is drawn in `shared.errors`.

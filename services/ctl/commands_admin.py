@@ -13,17 +13,19 @@ characters as ``\\uXXXX`` (valid, lossless JSON a terminal cannot be tricked by)
 
 Errors: a refusal from the service (or the service not running) is raised by the socket's
 client as `shared.wire.client.CallError` with the service's code; ``main`` prints one line
-``fleetwatch: <code>: <message>`` and exits 2. ``audit verify`` exits 1 when the chain is broken.
+``fleetwatch: <code>: <message>`` and exits 2. ``audit verify`` exits 1 when the chain is broken
+or a service could not check its rows.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from services.ctl import CtlError
+from services.ctl import CtlError, commands_watch
 from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
@@ -32,6 +34,7 @@ from shared.text.change_words import change, change_in
 from shared.text.display import visible
 from shared.wire.approval import (
     ApprovalClient,
+    AuditReport,
     AuditRow,
     DenialPause,
     ProposalDetail,
@@ -47,6 +50,8 @@ TIMEOUT_SECONDS = 10.0
 """Timeout of one admin request on approval.sock."""
 PROPOSE_TIMEOUT_SECONDS = 30.0
 """Timeout of ``propose``: the intake asks the executor to read the sandbox team afresh."""
+AUDIT_TIMEOUT_SECONDS = 120.0
+"""Timeout of ``audit verify``: both services walk the whole log."""
 TEXT_CAP = 8000
 """Longest text shown for one argument or reason (it is never cut below what the intake accepts)."""
 NEEDS_PAGE = "It still needs a person to approve it on the approval page."
@@ -321,32 +326,78 @@ async def audit_tail(args: argparse.Namespace) -> int:
     return 0
 
 
-async def audit_verify(args: argparse.Namespace) -> int:
-    """``fleetwatch audit verify``: exit 1 when the chain does not verify."""
-    reply = await approval_client().audit_verify()
-    if args.json:
-        print_json(reply)
-    elif reply.ok:
-        print(f"The audit chain verifies: {reply.rows} row(s).")
+def render_audit_report(report: AuditReport) -> str:
+    """The verdict, then one line per writing service: what it checked with its own key."""
+    if report.ok:
+        lines = [f"The audit chain verifies: {report.rows} row(s)."]
+    elif report.first_bad_seq is not None:
+        lines = [
+            f"The audit chain is BROKEN at row {report.first_bad_seq}: {visible(report.reason or '', 300)}"
+        ]
     else:
-        print(f"The audit chain is BROKEN at row {reply.first_bad_seq}: {visible(reply.reason or '', 200)}")
+        lines = [f"The audit chain could NOT be fully checked: {visible(report.reason or '', 300)}"]
+    for check in report.checks:
+        who = visible(check.writer, 20)
+        if check.ok:
+            seen = f"; its anchor has seen row {check.anchor_seq}" if check.anchor_seq is not None else ""
+            lines.append(f"  {who}: checked its {check.signed} row(s) with its own key{seen}.")
+        elif check.first_bad_seq is not None:
+            lines.append(f"  {who}: row {check.first_bad_seq}: {visible(check.reason or '', 300)}")
+        else:
+            lines.append(f"  {who}: {visible(check.reason or 'not checked', 300)}")
+    return "\n".join(lines)
+
+
+async def audit_verify(args: argparse.Namespace) -> int:
+    """``fleetwatch audit verify``: each writing service checks the log with its own key and
+    anchor; exit 1 when it does not verify or a service could not check it."""
+    reply = await approval_client(timeout_seconds=AUDIT_TIMEOUT_SECONDS).audit_verify()
+    _out(args, reply, render_audit_report(reply))
     return 0 if reply.ok else 1
 
 
-async def status(args: argparse.Namespace) -> int:
-    """``fleetwatch status``: under supervisord (``fleetwatch up``) first each process's state,
-    then the queue. ``--json`` prints the queue `Status` only."""
-    if not args.json:
-        from services.ctl import supervise
+async def processes_words(settings: Any) -> list[str]:
+    """Under supervisord (``fleetwatch up``): each process's state when this user may ask
+    supervisord (its configuration is readable: the caller who started it), else a sentence
+    saying who may (supervisord run by root keeps its files root's alone). Nothing when no
+    supervisord runs for these settings."""
+    from services.ctl import supervise
 
-        settings = load_settings()
-        if supervise.running_pid(settings) is not None:
-            _, out = await supervise.supervisorctl(settings, "status")
-            print("Processes (supervisord):")
-            print("\n".join(f"  {visible(line, 200)}" for line in out.strip().splitlines()))
-            print()
+    pid = supervise.running_pid(settings)
+    if pid is None:
+        return []
+    config = supervise.Layout.of(settings).config
+    if not os.access(config, os.R_OK):
+        return [
+            f"Processes:    supervisord (pid {pid}) runs the services as root; only root can list them"
+            " (sudo fleetwatch status). What each service answers is below.",
+            "",
+        ]
+    code, out = await supervise.supervisorctl(settings, "status")
+    lines = out.strip().splitlines()
+    if code not in (0, 3) or not lines or lines[0].startswith(("Error", "error", "unix://")):
+        return [
+            f"Processes:    supervisord (pid {pid}) did not answer: {visible(lines[0] if lines else '', 160)}",
+            "",
+        ]
+    return ["Processes (supervisord):", *(f"  {visible(line, 200)}" for line in lines), ""]
+
+
+async def status(args: argparse.Namespace) -> int:
+    """``fleetwatch status``: under supervisord (``fleetwatch up``) first each process's state
+    (`processes_words`), then the queue, then the watch. ``--json`` prints the queue `Status`
+    only. ``--check``: only whether the watch's heartbeat is alive (exit 0) or not (exit 1)."""
+    if args.check:
+        return await commands_watch.status_check(args)
+    if not args.json:
+        lines = await processes_words(load_settings())
+        if lines:
+            print("\n".join(lines))
     reply = await approval_client().status()
     _out(args, reply, render_status(reply))
+    if not args.json:
+        watch = await commands_watch.watch_status(load_settings())
+        print(commands_watch.render_status(watch) if watch else "Watch:        the assistant does not answer")
     return 0
 
 
@@ -429,15 +480,24 @@ def add_commands(sub: Any, epilog: str) -> None:
     tail = _leaf(audit_actions, "tail", "the newest audit rows", audit_tail, epilog)
     tail.add_argument("-n", type=int, default=20, metavar="N", help="how many rows (default: 20)")
     _leaf(
-        audit_actions, "verify", "walk the audit hash chain; exit 1 when it is broken", audit_verify, epilog
+        audit_actions,
+        "verify",
+        "each writing service checks the audit log (chain, its rows' MACs, its anchor); exit 1 when it is broken",
+        audit_verify,
+        epilog,
     )
 
-    _leaf(
+    status_parser = _leaf(
         sub,
         "status",
-        "queue, caps, denial pauses, changes to settle, kill switch, executor, fence, autonomy",
+        "queue, caps, denial pauses, changes to settle, kill switch, executor, fence, autonomy, and the watch",
         status,
         epilog,
+    )
+    status_parser.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 unless a heartbeat read the fleet within three intervals (for monitors and health checks)",
     )
 
     draft = _leaf(

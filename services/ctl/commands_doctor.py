@@ -1,8 +1,14 @@
-"""``fleetwatch doctor [--json]``: gather the facts (files, sockets, ``/proc/net``), run the
-pure checks of `services.ctl.doctor`, print one line per check; exit 1 when any check FAILs.
+"""``fleetwatch doctor [--json] [--live]``: gather the facts (files, sockets, ``/proc/net``),
+run the pure checks of `services.ctl.doctor`, print one line per check; exit 1 when any check
+FAILs.
 
 A socket whose allowlist does not include this user is not connected to (the service would
 refuse and audit the attempt): the executor is then judged by approval_web's ``GetStatus``.
+
+``--live`` proves each sign-in with one read (`prove_read`, `prove_sandbox`): the read sign-in
+here when this user may read its slot (refreshing as the services do), else through the
+assistant (``GetFleet``); the sandbox sign-in always through its one holder, the executor
+(``ListWritable`` on approval.sock: nothing here reads the sandbox token).
 """
 
 from __future__ import annotations
@@ -10,27 +16,39 @@ from __future__ import annotations
 import argparse
 import asyncio
 import grp
-import ipaddress
 import os
 import pwd
 import stat
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
-from services.ctl.doctor import SERVICES, Facts, Probe, SocketFacts, as_json, exit_code, render, run_checks
+from services.ctl.doctor import (
+    SERVICES,
+    Facts,
+    LiveProof,
+    Probe,
+    SocketFacts,
+    as_json,
+    exit_code,
+    render,
+    run_checks,
+)
 from services.ctl.output import print_json
 from shared.config import Settings, load_settings
+from shared.epiphan.fleet import parse_devices
+from shared.epiphan.signed_session import SignedConnection
 from shared.epiphan.slots import slot_summary
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import load_policies
+from shared.web.loopback_peer import LISTEN, read_tables, table_rows
 from shared.wire.approval import ApprovalClient, Status
-from shared.wire.assistant import AssistantClient, ModelInfo
+from shared.wire.assistant import AssistantClient, ModelInfo, WatchStatus
 from shared.wire.client import CallError, SocketClient
 
 PROBE_SECONDS = 3.0
 """Bound on each socket request doctor makes (seconds)."""
-_PROC_TCP = (Path("/proc/net/tcp"), Path("/proc/net/tcp6"))
 
 
 def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
@@ -41,11 +59,16 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
         epilog=epilog,
     )
     doctor.add_argument("--json", action="store_true", help="print JSON instead of lines")
+    doctor.add_argument(
+        "--live",
+        action="store_true",
+        help="also prove each sign-in with one read (Epiphan's word, not the clock's)",
+    )
     doctor.set_defaults(run=doctor_command)
 
 
 async def doctor_command(args: argparse.Namespace) -> int:
-    checks = run_checks(await gather(load_settings()))
+    checks = run_checks(await gather(load_settings(), live=args.live))
     if args.json:
         print_json(as_json(checks))
     else:
@@ -165,38 +188,99 @@ async def running_model(facts: SocketFacts, allowed: bool) -> tuple[ModelInfo | 
         return None, str(exc.code)
 
 
+async def watch_status(facts: SocketFacts, allowed: bool) -> tuple[WatchStatus | None, str | None]:
+    """The watch's status from assistant.sock (``GetWatchStatus``), or why not."""
+    why_not = _not_askable(facts, allowed)
+    if why_not is not None:
+        return None, why_not
+    try:
+        return await AssistantClient(facts.path, timeout_seconds=PROBE_SECONDS).watch_status(), None
+    except CallError as exc:
+        return None, str(exc.code)
+
+
 def parse_listeners(texts: Iterable[str]) -> tuple[tuple[str, int], ...]:
     """(address, port) of each listening TCP socket in ``/proc/net/tcp`` / ``tcp6`` text."""
-    found = []
-    for text in texts:
-        for line in text.splitlines()[1:]:
-            fields = line.split()
-            if len(fields) < 4 or fields[3] != "0A":  # 0A: LISTEN
-                continue
-            address_hex, port_hex = fields[1].split(":")
-            raw = bytes.fromhex(address_hex)
-            # The kernel prints each 32-bit word in host (little-endian) order.
-            words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
-            if len(words) == 4:
-                address = ".".join(str(b) for b in words)
-            else:
-                address = str(ipaddress.IPv6Address(words))
-            found.append((address, int(port_hex, 16)))
-    return tuple(found)
+    return tuple(local for local, _remote, state, _uid in table_rows(texts) if state == LISTEN)
 
 
 def read_listeners() -> tuple[tuple[str, int], ...] | None:
-    texts = []
-    for path in _PROC_TCP:
-        try:
-            texts.append(path.read_text())
-        except OSError:
-            continue
+    texts = read_tables()
     return parse_listeners(texts) if texts else None
 
 
-async def gather(settings: Settings) -> Facts:
-    """Every fact the checks need, read now."""
+LIVE_SECONDS = 60.0
+"""Bound on each live proof (a read through a service may read the whole team)."""
+REFUSED_BY_EPIPHAN = frozenset({Code.EPIPHAN_AUTH, Code.SIGN_IN_DEAD})
+"""The codes that mean Epiphan itself refused the sign-in (its token, or its refresh), whatever
+this machine's clock says."""
+
+
+def _expires(summary: Mapping[str, Any]) -> float | None:
+    value = summary.get("expires_at") if summary.get("ok") else None
+    return float(value) if isinstance(value, int | float) else None
+
+
+async def prove_read(
+    settings: Settings, read_tools: frozenset[str], summary: Mapping[str, Any], allowed: bool
+) -> LiveProof:
+    """The read sign-in proven with one ``get_devices_in_my_team``, here when this user may read
+    its slot, else by the assistant (`GetFleet`); `allowed`: this user may use assistant.sock."""
+    valid_until = _expires(summary)
+    if summary.get("ok"):
+        try:
+            async with SignedConnection(
+                settings.read_token_file, settings.epiphan_mcp_url, timeout_seconds=LIVE_SECONDS
+            ) as session:
+                data = await session.read(read_tools, lambda client: client.call("get_devices_in_my_team"))
+                outcome = "refreshed" if session.refreshed else "accepted"
+        except FleetwatchError as exc:
+            refused = exc.code in REFUSED_BY_EPIPHAN
+            return LiveProof(
+                "here",
+                "refused" if refused else "failed",
+                detail=f"{exc.code}: {exc.message}",
+                valid_until=valid_until,
+            )
+        try:
+            _, devices = parse_devices(data)
+        except FleetwatchError as exc:
+            return LiveProof("here", "failed", detail=f"{exc.code}: {exc.message}", valid_until=valid_until)
+        return LiveProof("here", outcome, devices=len(devices), valid_until=valid_until)
+    if not allowed:
+        return LiveProof(
+            "assistant", "skipped", detail="this user may neither read the slot nor ask the assistant"
+        )
+    client = AssistantClient(settings.assistant_socket, timeout_seconds=LIVE_SECONDS)
+    try:
+        snapshot = await client.fleet()
+    except CallError as exc:
+        outcome = "refused" if exc.code in REFUSED_BY_EPIPHAN else "failed"
+        return LiveProof("assistant", outcome, detail=f"{exc.code}: {exc.message}", valid_until=valid_until)
+    return LiveProof("assistant", "accepted", devices=len(snapshot.devices), valid_until=valid_until)
+
+
+async def prove_sandbox(settings: Settings, summary: Mapping[str, Any], allowed: bool) -> LiveProof:
+    """The sandbox sign-in proven by the executor (``ListWritable`` relayed by approval.sock:
+    its fresh read of the sandbox team); `allowed`: this user may use approval.sock."""
+    valid_until = _expires(summary)
+    if not allowed:
+        return LiveProof("executor", "skipped", detail="this user may not use approval.sock")
+    client = ApprovalClient(settings.approval_socket, timeout_seconds=LIVE_SECONDS)
+    try:
+        writable = await client.list_writable()
+    except CallError as exc:
+        if exc.code is Code.FENCE_NOT_CONFIGURED:
+            return LiveProof(
+                "executor", "skipped", detail="no fence is configured, so the executor reads nothing"
+            )
+        outcome = "refused" if exc.code in REFUSED_BY_EPIPHAN else "failed"
+        return LiveProof("executor", outcome, detail=f"{exc.code}: {exc.message}", valid_until=valid_until)
+    return LiveProof("executor", "accepted", devices=len(writable.devices), valid_until=valid_until)
+
+
+async def gather(settings: Settings, *, live: bool = False) -> Facts:
+    """Every fact the checks need, read now (with `live`, the sign-ins proven too)."""
     read_tools, proposable, policy_error = None, (), None
     try:
         _policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
@@ -208,7 +292,19 @@ async def gather(settings: Settings) -> Facts:
     allowed = {s: allowed_here(*allowlists[s]) for s in SERVICES}
     probes = await asyncio.gather(*(probe(sockets[s], allowed[s]) for s in SERVICES))
     status, status_error = await queue_status(sockets["approval_web"], allowed["approval_web"])
+    slots = {
+        "read": slot_summary(settings.read_token_file),
+        "sandbox": slot_summary(settings.sandbox_token_file),
+    }
+    proofs = None
+    if live:
+        read_proof, sandbox_proof = await asyncio.gather(
+            prove_read(settings, read_tools or frozenset(), slots["read"], allowed["assistant"]),
+            prove_sandbox(settings, slots["sandbox"], allowed["approval_web"]),
+        )
+        proofs = {"read": read_proof, "sandbox": sandbox_proof}
     model, model_error = await running_model(sockets["assistant"], allowed["assistant"])
+    watch, watch_error = await watch_status(sockets["assistant"], allowed["assistant"])
     peers = {
         s: (
             tuple(f"{user_name(u)}({u})" for u in sorted(uids)),
@@ -222,15 +318,15 @@ async def gather(settings: Settings) -> Facts:
         read_tools=read_tools,
         proposable=proposable,
         policy_error=policy_error,
-        slots={
-            "read": slot_summary(settings.read_token_file),
-            "sandbox": slot_summary(settings.sandbox_token_file),
-        },
+        slots=slots,
+        live=proofs,
         sockets=sockets,
         probes={p.service: p for p in probes},
         peers=peers,
         status=status,
         status_error=status_error,
+        watch=watch,
+        watch_error=watch_error,
         listeners=read_listeners(),
         model=model,
         model_error=model_error,

@@ -12,17 +12,23 @@ from pathlib import Path
 import httpx2
 
 from services.ctl import CtlError, supervise
-from shared.config import Settings, load_settings
+from shared.config import Settings, given, load_settings
 from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
 from shared.policy.loader import Limits
 from shared.text.change_words import why
 from shared.wire.assistant import Answer, Ask, AssistantClient
 
+DEMO_SLACK_CHANNEL = "#av-watch"
+"""The channel the demo's watch posts to on the lab's Slack stand-in."""
+
 
 def demo_environment(settings: Settings, scenario: str) -> dict[str, str]:
     """The environment the services run in for the demo: the fence set to the lab's sandbox
-    team and, when no model key is set, the lab's scripted model behind the real SDK."""
+    team; when no model key is set, the lab's scripted model behind the real SDK; and when
+    Slack or Teams is not configured, the watch posts to the lab's stand-ins (see them at
+    ``GET /_lab/notices``), so a newcomer sees digests and notices without any account."""
+    from services.lab.notices import LAB_SLACK_BOT, slack_base_url, teams_webhook_url
     from services.lab.scenario import load_scenario
 
     env = dict(os.environ)
@@ -32,6 +38,13 @@ def demo_environment(settings: Settings, scenario: str) -> dict[str, str]:
     if settings.anthropic_api_key is None:
         env["FLEETWATCH_ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{settings.model_standin_port}"
         env["FLEETWATCH_ANTHROPIC_API_KEY"] = supervise.DEMO_MODEL_KEY
+    lab_url = f"http://127.0.0.1:{settings.lab_port}"
+    if settings.slack_bot_token is None and settings.slack_channel is None:
+        env["FLEETWATCH_SLACK_API_URL"] = slack_base_url(lab_url)
+        env["FLEETWATCH_SLACK_BOT_TOKEN"] = LAB_SLACK_BOT
+        env["FLEETWATCH_SLACK_CHANNEL"] = DEMO_SLACK_CHANNEL
+    if settings.teams_webhook_url is None:
+        env["FLEETWATCH_TEAMS_WEBHOOK_URL"] = teams_webhook_url(lab_url)
     return env
 
 
@@ -66,13 +79,25 @@ async def up(args: argparse.Namespace) -> int:
             await supervise.start_service(settings, name, socket, probe=supervise.socket_ready)
     print(f"Fleetwatch is up{' on the lab (a simulated Epiphan Edge)' if demo else ''}.")
     print(f"Fence level: {fence.description}.")
+    readers = fence.layout
     if demo or settings.fence_configured:
         print(f"Approval page: http://127.0.0.1:{settings.approve_port}/")
-        print(f"Its secret is in {fence.approve_secret_file(settings)} (asked once per browser session).")
+        who = f"; the group {readers.approvers} may read it" if readers else ""
+        print(
+            f"Its secret is in {fence.approve_secret_file(settings)} (asked once per browser session{who})."
+        )
     else:
         print(
             "The fence is not configured (FLEETWATCH_WRITE_DEVICE_IDS / FLEETWATCH_WRITE_TEAM_ID): the approval "
             "page is not started and nothing can be proposed. Reads and answers work."
+        )
+    print(f"Ask page: http://127.0.0.1:{settings.ask_port}/")
+    who = f"; the group {readers.operators} may read it" if readers else ""
+    print(f"Its secret is in {fence.ask_secret_file(settings)} (asked once per browser session{who}).")
+    print(f"Wall screen (read-only, no secret): http://127.0.0.1:{settings.ask_port}/wall")
+    if demo:
+        print(
+            f"The watch's Slack and Teams posts, as the lab received them: http://127.0.0.1:{settings.lab_port}/_lab/notices"
         )
     print(f"Logs: {layout.logs}")
     return 0
@@ -205,7 +230,7 @@ def command_prefix() -> str:
     ``FLEETWATCH_HOME`` when it is set (the demo keeps its state in the checkout)."""
     script = Path(sys.executable).parent / "fleetwatch"
     command = shlex.quote(str(script)) if script.exists() else "fleetwatch"
-    home = os.environ.get("FLEETWATCH_HOME")
+    home = given("FLEETWATCH_HOME")
     return f"FLEETWATCH_HOME={shlex.quote(home)} {command}" if home else command
 
 

@@ -9,11 +9,13 @@ removes the secret shapes it knows and the model's view withholds IP addresses a
 numbers (self-test); each sign-in is present, 0600 in a 0700 folder, not dead, and its expiry;
 the fence is configured; the fence level (separate users or one); socket modes and peer
 allowlists; each service answers; queue state and caps, each denial pause (the change, the room,
-until when, the command that lifts it) and each change to settle; the model the *running*
-assistant answers with (a real model, the lab's demo model on this machine, or keyword only: it
-is asked over assistant.sock, because ``fleetwatch up`` gives the services an environment of
-their own), the key masked, exactly what goes to it (`shared.epiphan.model_data`) and how to
-turn that off; the pages bound to loopback only.
+until when, the command that lifts it) and each change to settle; the watch (alive, its posts,
+where it posts: tokens masked); the model the *running* assistant answers with (a real model, the
+lab's demo model on this machine, or keyword only: it is asked over assistant.sock, because
+``fleetwatch up`` gives the services an environment of their own), the key masked, exactly what
+goes to it (`shared.epiphan.model_data`) and how to turn that off; the pages bound to loopback
+only. With ``--live``, each sign-in is also proven with one read (`LiveProof`, `check_live`):
+the slot's clock says when a token ends, Epiphan says whether it still takes it.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from shared.errors import Code
 from shared.text.change_words import change, change_in
 from shared.text.display import visible
 from shared.wire.approval import Status
-from shared.wire.assistant import ModelInfo
+from shared.wire.assistant import ModelInfo, WatchStatus
 
 SERVICES = ("executor", "approval_web", "assistant")
 """The three services, in start order; each serves one socket."""
@@ -92,8 +94,9 @@ class Facts:
     """Everything the checks look at. ``read_tools``/``policy_error``: the policy loaded or
     why not; ``slots``: `shared.epiphan.slots.slot_summary` per slot name; ``peers``: per service the
     allowed (uid, name) and (gid, name) lists; ``listeners``: (address, port) of TCP sockets
-    listening on this host; ``status``: approval.sock's `Status` or None; ``model``: the running
-    assistant's `ModelInfo` (None: it did not answer, ``model_error`` says why)."""
+    listening on this host; ``status``: approval.sock's `Status` or None; ``watch``:
+    assistant.sock's `WatchStatus` or None; ``model``: the running assistant's `ModelInfo`
+    (None: it did not answer, ``model_error`` says why)."""
 
     settings: Settings
     now: float
@@ -106,9 +109,37 @@ class Facts:
     peers: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
     status: Status | None = None
     status_error: str | None = None
+    watch: WatchStatus | None = None
+    watch_error: str | None = None
     listeners: tuple[tuple[str, int], ...] | None = None
+    live: Mapping[str, LiveProof] | None = None
     model: ModelInfo | None = None
     model_error: str | None = None
+
+
+@dataclass(frozen=True)
+class LiveProof:
+    """One sign-in proven with one read (``doctor --live``).
+
+    Attributes:
+        via: ``here`` (this user read the slot and Epiphan itself, refreshing as the services
+            do) or the service that holds the sign-in (``assistant``, ``executor``: asked over
+            their sockets).
+        outcome: ``accepted``; ``refreshed`` (Epiphan refused the token, a refresh made a new
+            one, and Epiphan took it); ``refused`` (Epiphan refused it and it could not be
+            refreshed); ``failed`` (no answer, another error); ``skipped`` (this user cannot
+            reach the sign-in or its holder).
+        devices: devices the read saw (when accepted).
+        detail: the code or reason, for a person.
+        valid_until: the slot's ``expires_at`` (epoch seconds) as this machine read it before
+            the read, when known.
+    """
+
+    via: str
+    outcome: str
+    devices: int | None = None
+    detail: str = ""
+    valid_until: float | None = None
 
 
 # --- policy, guard, redaction ------------------------------------------------------------------
@@ -236,6 +267,34 @@ def check_sign_in(name: str, summary: Mapping[str, Any], now: float) -> list[Che
     if summary.get("refreshable"):
         return [Check(label, Level.OK, f"{head}; access token ended {_when(left)}, refreshed on next use")]
     return [Check(label, Level.FAIL, f"{head}; expired {_when(left)} and cannot refresh; run `{fix}`")]
+
+
+def check_live(name: str, proof: LiveProof, now: float) -> list[Check]:
+    """A sign-in proven with one read: accepted, refreshed after a refusal, or refused by
+    Epiphan (named as such when this machine's clock still calls the token valid)."""
+    label = f"live {name}"
+    fix = "fleetwatch login --sandbox" if name == "sandbox" else "fleetwatch login"
+    by = "" if proof.via == "here" else f" (read by the {proof.via})"
+    valid = proof.valid_until is not None and proof.valid_until > now
+    clock = (
+        f" although this machine's clock says it is valid {_when(proof.valid_until - now)}" if valid else ""
+    )
+    if proof.outcome == "accepted":
+        return [Check(label, Level.OK, f"Epiphan accepted it{by}: {proof.devices} device(s) read")]
+    if proof.outcome == "refreshed":
+        return [
+            Check(
+                label,
+                Level.WARN,
+                f"refused by Epiphan{clock}; refreshed, and Epiphan accepted the new token{by}"
+                f" ({proof.devices} device(s)). Check this machine's clock.",
+            )
+        ]
+    if proof.outcome == "refused":
+        return [Check(label, Level.FAIL, f"refused by Epiphan{clock}{by}; run `{fix}`")]
+    if proof.outcome == "skipped":
+        return [Check(label, Level.INFO, f"not proven: {proof.detail}")]
+    return [Check(label, Level.FAIL, f"the read failed{by}: {proof.detail}")]
 
 
 def check_fence(settings: Settings, status: Status | None = None) -> list[Check]:
@@ -376,6 +435,38 @@ def check_queue(status: Status | None, error: str | None) -> list[Check]:
     return checks
 
 
+def check_watch(settings: Settings, watch: WatchStatus | None, error: str | None) -> list[Check]:
+    """The watch: alive (a heartbeat read the fleet within three intervals), its posts, and
+    where it posts (the Slack token and the Teams webhook masked)."""
+    where = ["console (the assistant's log)"]
+    if settings.slack_bot_token is not None:
+        where.append(
+            f"Slack {settings.slack_channel or '(no channel!)'} (token {mask(settings.slack_bot_token)})"
+        )
+    if settings.teams_webhook_url is not None:
+        where.append(f"Teams (webhook {mask(settings.teams_webhook_url)})")
+    checks = [Check("watch posts to", Level.INFO, ", ".join(where))]
+    if watch is None:
+        return [Check("watch", Level.INFO, f"unknown: the assistant did not answer ({error})"), *checks]
+    read = f"fleet last read at {watch.last_read_at}" if watch.last_read_at else "the fleet not read yet"
+    if not watch.alive:
+        failing = (
+            f"; {watch.failed_beats} failed heartbeat(s) in a row ({watch.last_code})"
+            if watch.failed_beats
+            else ""
+        )
+        checks.insert(0, Check("watch", Level.WARN, f"not alive: {read}{failing}"))
+    else:
+        checks.insert(
+            0, Check("watch", Level.OK, f"alive: {read}, a heartbeat every {watch.interval_seconds:g} s")
+        )
+    failed = [p for p in watch.posts if p.failed]
+    if failed:
+        text = ", ".join(f"{p.destination}: {p.failed} failed ({p.last_code})" for p in failed)
+        checks.append(Check("watch posts", Level.WARN, f"{text}; not retried (see the assistant's log)"))
+    return checks
+
+
 # --- model and ports ---------------------------------------------------------------------------
 
 
@@ -510,6 +601,8 @@ def run_checks(facts: Facts) -> list[Check]:
     checks = [*check_policy(facts), *check_guard(facts.read_tools), *check_redaction()]
     for name in ("read", "sandbox"):
         checks += check_sign_in(name, facts.slots.get(name, {"present": False}), facts.now)
+        if facts.live is not None and name in facts.live:
+            checks += check_live(name, facts.live[name], facts.now)
     checks += check_fence(facts.settings, facts.status)
     checks += check_fence_level(facts.sockets)
     for service in SERVICES:
@@ -518,6 +611,7 @@ def run_checks(facts: Facts) -> list[Check]:
         if service in facts.probes:
             checks += check_probe(facts.probes[service], facts.status)
     checks += check_queue(facts.status, facts.status_error)
+    checks += check_watch(facts.settings, facts.watch, facts.watch_error)
     checks += check_model(facts.settings, facts.model, facts.model_error)
     checks += check_ports(facts.settings, facts.listeners)
     return checks

@@ -15,7 +15,14 @@ import msgspec
 from shared.epiphan.attention import DEFAULT_THRESHOLDS, Priority, Thresholds, findings
 from shared.epiphan.fleet import Device, FleetSnapshot
 from shared.text.display import visible
-from shared.text.wording import PRIORITY_WORDS, describe_event, describe_finding
+from shared.text.wording import (
+    PRIORITY_WORDS,
+    describe_event,
+    describe_finding,
+    recording_unknown,
+    unread_text,
+)
+from shared.wire.executor import WritableDevices
 
 WORDS = PRIORITY_WORDS["en"]
 """The priority words in English (``fleetwatch fleet`` speaks English; the wording is shared
@@ -23,19 +30,30 @@ with the assistant's keyword answer, `shared.text.wording`)."""
 
 
 def device_row(device: Device, snapshot: FleetSnapshot, now: datetime, lead_minutes: int) -> list[str]:
-    """The columns of one device's row."""
+    """The columns of one device's row. An offline device's recording is unknown (Epiphan
+    keeps the last state it reported): ``unknown (last known: recording, since March 3)``."""
     recording = [c.channel_id for c in device.channels if c.recording]
+    if not device.online:
+        rec = recording_unknown(device, now)
+    else:
+        rec = ("REC " + ",".join(recording)) if recording else "-"
     return [
         visible(device.group_name, 24),
         visible(device.name, 32),
         visible(device.model, 12),
         visible(device.firmware, 10),
         "online" if device.online else "OFFLINE",
-        ("REC " + ",".join(recording)) if recording else "-",
+        rec,
         describe_event(snapshot.events[device.id], now, lead_minutes)
         if device.id in snapshot.events
         else "unknown",
     ]
+
+
+def unread_lines(snapshot: FleetSnapshot, language: str = "en") -> list[str]:
+    """One line per part of the snapshot that could not be read:
+    ``events: could not be read: <why>`` (empty when everything was read)."""
+    return [unread_text(u, len(snapshot.devices), language) for u in snapshot.unread]
 
 
 def render_fleet(snapshot: FleetSnapshot, now: datetime, limits: Thresholds = DEFAULT_THRESHOLDS) -> str:
@@ -52,9 +70,13 @@ def render_fleet(snapshot: FleetSnapshot, now: datetime, limits: Thresholds = DE
     lines.append(
         f"{len(snapshot.devices)} devices, {online} online, {len(snapshot.devices) - online} offline."
     )
+    unread = unread_lines(snapshot)
+    if unread:
+        lines.append("Not everything could be read; what needs attention may be incomplete:")
+        lines.extend(f"  {line}" for line in unread)
     found = findings(snapshot, now, limits)
     if not found:
-        lines.append("Nothing needs attention.")
+        lines.append("Nothing needs attention." if not unread else "Nothing read needs attention.")
     for priority in Priority:
         group = [f for f in found if f.priority == priority]
         if group:
@@ -67,7 +89,8 @@ def render_fleet(snapshot: FleetSnapshot, now: datetime, limits: Thresholds = DE
 def fleet_json(
     snapshot: FleetSnapshot, now: datetime, limits: Thresholds = DEFAULT_THRESHOLDS
 ) -> dict[str, Any]:
-    """The snapshot and its findings as JSON-ready data (for ``--json``)."""
+    """The snapshot and its findings as JSON-ready data (for ``--json``). What could not be
+    read is ``snapshot.unread`` (``[{part, tool, code, message, device_ids}]``)."""
     return {
         "snapshot": msgspec.to_builtins(snapshot),
         "findings": [
@@ -81,3 +104,31 @@ def fleet_json(
             for f in findings(snapshot, now, limits)
         ],
     }
+
+
+def render_writable(devices: WritableDevices) -> str:
+    """The devices a change may target now, as the executor just read them: ID, name, model,
+    online or not, each channel (recording or not) and the next event. Names are shown through
+    `shared.text.display.visible`."""
+    if not devices.devices:
+        return f"No device may be changed now (read at {devices.read_at})."
+    lines = [f"{len(devices.devices)} device(s) a change may target (read at {devices.read_at}):"]
+    for device in devices.devices:
+        state = "online" if device.online else "OFFLINE"
+        lines.append(
+            f"  {visible(device.device_id, 40)}  {visible(device.name, 40)} ({visible(device.model, 20)}), {state}"
+        )
+        for channel in device.channels:
+            recording = {True: "recording", False: "not recording", None: "recording unknown"}[
+                channel.recording
+            ]
+            lines.append(
+                f"      channel {visible(channel.channel_id, 8)} {visible(channel.name, 40)}: {recording}"
+            )
+        if device.next_event is not None:
+            event = device.next_event
+            lines.append(
+                f"      next event: {visible(event.title, 60)} ({visible(event.event_id, 40)}),"
+                f" {event.start or 'start unknown'} to {event.finish or 'end unknown'}"
+            )
+    return "\n".join(lines)

@@ -18,10 +18,12 @@ from collections.abc import Sequence
 from services.ctl import (
     commands_admin,
     commands_ask,
+    commands_capture,
     commands_doctor,
     commands_fleet,
     commands_signin,
     commands_up,
+    commands_watch,
 )
 from shared.errors import FleetwatchError
 from shared.text.display import visible
@@ -41,13 +43,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    fleet = sub.add_parser("fleet", help="show the fleet through the read sign-in", epilog=EPILOG)
+    fleet = sub.add_parser(
+        "fleet",
+        help="show the fleet through the read sign-in (read here, or by the assistant for an operator)",
+        epilog=EPILOG,
+    )
     fleet.add_argument("--json", action="store_true", help="print JSON instead of a table")
     fleet.set_defaults(run=commands_fleet.fleet)
+    writable = sub.add_parser(
+        "writable",
+        help="the devices a change may target now (read afresh by the executor through the sandbox sign-in)",
+        epilog=EPILOG,
+    )
+    writable.add_argument("--json", action="store_true", help="print JSON instead of text")
+    writable.set_defaults(run=commands_fleet.writable)
 
+    commands_capture.add_commands(sub, EPILOG)
     commands_up.add_commands(sub, EPILOG)
     commands_ask.add_commands(sub, EPILOG)
     commands_admin.add_commands(sub, EPILOG)
+    commands_watch.add_commands(sub, EPILOG)
     commands_signin.add_commands(sub, EPILOG)
     commands_doctor.add_commands(sub, EPILOG)
 
@@ -61,11 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fleetwatch`` console script."""
-    args = build_parser().parse_args(argv)
-    if args.command == "lab":
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["lab"]:
+        # Every option after "lab" is the lab's own (argparse's REMAINDER drops leading options).
         from services.lab.__main__ import main as lab_main
 
-        return lab_main(args.lab_args)
+        return lab_main(words[1:])
+    args = build_parser().parse_args(words)
     try:
         result = asyncio.run(args.run(args))
     except FleetwatchError as exc:

@@ -13,6 +13,14 @@ OS-level as under systemd. Otherwise everything runs as the caller (`choose_fenc
 
 supervisord's ``shutdown`` returns before the daemon exits, so `stop` waits for the pid file to
 go before it returns (a restart right after would otherwise find the old daemon).
+
+**Root never writes where a service's user can.** supervisord (root, on a server) keeps its
+configuration, pid file and socket in the runtime folder (``/run/NAME``) and every program's log
+in ``/var/lib/NAME/logs``: both root's own, refused (`shared.private_files.trusted_folder`)
+when any other user could write them or a folder above them. What root must touch in folders
+the services write (the store's modes, a token slot placed for a service, a socket folder's
+links) it touches through file descriptors, never following a symlink a service could plant
+(`shared.private_files`).
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from pathlib import Path
 from services.ctl import CtlError
 from shared.config import Settings
 from shared.errors import Code
+from shared.private_files import UnsafePath, ensure_folder, fix_file, trusted_folder, write_private
 
 REPO = Path(__file__).resolve().parent.parent.parent
 """The folder the ``services`` package is imported from (a checkout, or site-packages): each
@@ -54,14 +63,18 @@ class SuperviseError(CtlError):
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """Where supervisord's files live for one ``FLEETWATCH_HOME``."""
+    """Where supervisord's files live: its configuration, pid file and socket in the runtime
+    folder; the programs' logs in ``<state>/logs`` on one account, or in install.sh's root-only
+    ``/var/lib/NAME/logs`` on a server (never in the store folder the services write)."""
 
     run: Path
     logs: Path
 
     @classmethod
     def of(cls, settings: Settings) -> Layout:
-        return cls(run=settings.runtime_dir, logs=settings.state_dir / "logs")
+        server = ServerLayout.of(settings)
+        logs = server.logs if server is not None else settings.state_dir / "logs"
+        return cls(run=settings.runtime_dir, logs=logs)
 
     @property
     def config(self) -> Path:
@@ -114,11 +127,42 @@ class ServerLayout:
     def user(self, service: str) -> str:
         return f"{self.name}-{SHORT[service]}"
 
+    @property
+    def lib(self) -> Path:
+        """``/var/lib/NAME`` (root's; each service's own folders and the store are in it)."""
+        return self.root / "var" / "lib" / self.name
+
+    @property
+    def logs(self) -> Path:
+        """supervisord's log folder: ``/var/lib/NAME/logs``, root's only (``0750``)."""
+        return self.lib / "logs"
+
+    @property
+    def approvers(self) -> str:
+        """The group whose members may read the approval page's secret (``NAME-approvers``)."""
+        return f"{self.name}-approvers"
+
+    @property
+    def operators(self) -> str:
+        """The group of the people who use the CLI and ask (``NAME-operators``)."""
+        return f"{self.name}-operators"
+
+    @property
+    def secret_folders(self) -> dict[str, tuple[Path, str]]:
+        """Service -> (the folder its page secret is written to, the group that may read it):
+        ``/var/lib/NAME/approve`` (approval_web's, group ``NAME-approvers``) and
+        ``/var/lib/NAME/ask`` (the assistant's, group ``NAME-operators``), each ``2750``: the
+        service writes the secret ``0640``, the group reads it, nobody else does."""
+        return {
+            "approval_web": (self.lib / "approve", self.approvers),
+            "assistant": (self.lib / "ask", self.operators),
+        }
+
     def socket_group(self, service: str) -> str:
-        return f"{self.name}-executor" if service == "executor" else f"{self.name}-operators"
+        return f"{self.name}-executor" if service == "executor" else self.operators
 
     def home(self, service: str) -> Path:
-        return self.root / "var" / "lib" / self.name / SHORT[service]
+        return self.lib / SHORT[service]
 
     def runtime(self, service: str) -> Path:
         return self.root / "run" / f"{self.name}-{SHORT[service]}"
@@ -129,11 +173,20 @@ class ServerLayout:
     @property
     def store(self) -> Path:
         """The store's folder (``FLEETWATCH_STATE_DIR``)."""
-        return self.root / "var" / "lib" / self.name / "store"
+        return self.lib / "store"
 
     @property
     def approve_secret_file(self) -> Path:
-        return self.home("approval_web") / "approve-secret"
+        return self.secret_folders["approval_web"][0] / "approve-secret"
+
+    @property
+    def ask_secret_file(self) -> Path:
+        return self.secret_folders["assistant"][0] / "ask-secret"
+
+    @property
+    def watch_db(self) -> Path:
+        """The watch store: the assistant's own file in its own state folder."""
+        return self.home("assistant") / "watch.db"
 
     @property
     def slots(self) -> dict[str, Path]:
@@ -153,6 +206,9 @@ class ServerLayout:
         }
         if service == "approval_web":
             env["FLEETWATCH_APPROVE_SECRET_FILE"] = str(self.approve_secret_file)
+        if service == "assistant":
+            env["FLEETWATCH_ASK_SECRET_FILE"] = str(self.ask_secret_file)
+            env["FLEETWATCH_WATCH_DB"] = str(self.watch_db)
         if service != "assistant":
             env["FLEETWATCH_ANTHROPIC_API_KEY"] = ""
         return env
@@ -160,7 +216,7 @@ class ServerLayout:
     def missing(self) -> list[str]:
         """The users, groups and state folders install.sh makes that are not there."""
         users = [self.user(s) for s in SERVICES]
-        groups = [self.name, f"{self.name}-executor", f"{self.name}-operators"]
+        groups = [self.name, f"{self.name}-executor", self.operators, self.approvers]
         gone = [u for u in users if not _known(pwd.getpwnam, u)]
         gone += [f"group {g}" for g in groups if not _known(grp.getgrnam, g)]
         return gone + [str(self.home(s)) for s in SERVICES if not self.home(s).is_dir()]
@@ -191,6 +247,9 @@ class FenceChoice:
 
     def approve_secret_file(self, settings: Settings) -> Path:
         return self.layout.approve_secret_file if self.layout else settings.approve_secret_file
+
+    def ask_secret_file(self, settings: Settings) -> Path:
+        return self.layout.ask_secret_file if self.layout else settings.ask_secret_file
 
 
 def choose_fence(settings: Settings, euid: int) -> FenceChoice:
@@ -228,43 +287,60 @@ def _relink(link: Path, target: Path) -> None:
 STORE_FILES = ("fleetwatch.db", "fleetwatch.db-wal", "fleetwatch.db-shm")
 
 
+def _ids(user: str | None, group: str) -> tuple[int, int]:
+    return (pwd.getpwnam(user).pw_uid if user else 0), grp.getgrnam(group).gr_gid
+
+
+def _folder(path: Path, mode: int, user: str | None, group: str) -> None:
+    """`path` (in a root-owned parent) a real folder of `user` (None: root) and `group` with
+    `mode`, made when missing; never through a symlink."""
+    uid, gid = _ids(user, group)
+    ensure_folder(path, mode, owner=uid, group=gid)
+
+
 def prepare_store(layout: ServerLayout) -> None:
     """Put the store as deploy/install.sh and the tmpfiles entry make it: its folder ``2770``
     and the database (created empty if missing) with its -wal and -shm ``0660``, all
     ``root:NAME``, so only the executor's and approval_web's users (the members of ``NAME``)
-    can open it. Run as root."""
+    can open it. Run as root. The folder is one those users write: each file is changed
+    through a descriptor opened without following a symlink, and only when it is a regular
+    file with no other hard link (`shared.private_files.fix_file`).
+
+    Raises:
+        UnsafePath: a store file is a symlink, not a regular file, or hard-linked elsewhere.
+    """
     gid = grp.getgrnam(layout.name).gr_gid
-    layout.store.mkdir(parents=True, exist_ok=True)
-    os.chown(layout.store, 0, gid)
-    layout.store.chmod(0o2770)
-    (layout.store / STORE_FILES[0]).touch(exist_ok=True)
+    _folder(layout.store, 0o2770, None, layout.name)
     for name in STORE_FILES:
-        path = layout.store / name
-        if path.exists() and not path.is_symlink():
-            os.chown(path, 0, gid)
-            path.chmod(0o660)
+        fix_file(layout.store, name, uid=0, gid=gid, mode=0o660, create=name == STORE_FILES[0])
 
 
 def prepare_server(layout: ServerLayout, operators_run: Path) -> None:
     """What systemd and tmpfiles do before the units start: the store's modes and owners
-    (`prepare_store`), fresh runtime folders (2750, the service's user and socket group) with
-    their links, and `operators_run` (0755, root) with links to the three sockets (the CLI's
-    ``FLEETWATCH_RUNTIME_DIR``). Run as root."""
+    (`prepare_store`), the page secrets' folders (`ServerLayout.secret_folders`), root's log
+    folder (``0750``), fresh runtime folders (2750, the service's user and socket group) with
+    their links made before the folder is handed over, and `operators_run` (0755, root) with
+    links to the three sockets (the CLI's ``FLEETWATCH_RUNTIME_DIR``). Run as root.
+
+    Raises:
+        UnsafePath: a folder root writes in could be changed by another user.
+    """
     prepare_store(layout)
+    for service, (folder, group) in layout.secret_folders.items():
+        _folder(folder, 0o2750, layout.user(service), group)
+    _folder(layout.logs, 0o750, None, "root")
+    trusted_folder(layout.logs)
     for service in SERVICES:
         folder = layout.runtime(service)
-        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)  # fd-based: never follows a link inside
         folder.mkdir(parents=True)
-        os.chown(
-            folder,
-            pwd.getpwnam(layout.user(service)).pw_uid,
-            grp.getgrnam(layout.socket_group(service)).gr_gid,
-        )
         folder.chmod(0o2750)
         for other in LINKS.get(service, ()):
-            _relink(folder / SOCKET_NAMES[other], layout.socket(other))
-    operators_run.mkdir(parents=True, exist_ok=True)
-    operators_run.chmod(0o755)
+            (folder / SOCKET_NAMES[other]).symlink_to(layout.socket(other))
+        uid, gid = _ids(layout.user(service), layout.socket_group(service))
+        os.chown(folder, uid, gid, follow_symlinks=False)
+    _folder(operators_run, 0o755, None, "root")
+    trusted_folder(operators_run)
     for service in SERVICES:
         _relink(operators_run / SOCKET_NAMES[service], layout.socket(service))
 
@@ -398,20 +474,25 @@ async def start_daemon(
         SuperviseError: supervisord did not start, or (with `server`) the services already run.
     """
     layout = Layout.of(settings)
-    for folder in (layout.run, layout.logs, settings.state_dir):
+    folders = (layout.run,) if server is not None else (layout.run, layout.logs, settings.state_dir)
+    for folder in folders:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     if running_pid(settings) is not None:
         return layout
-    if server is not None:
-        if await socket_answers(server.socket("approval_web")):  # root is an operator there
-            raise SuperviseError(
-                Code.SERVICE_UNAVAILABLE,
-                f"{server.socket('approval_web')} answers: the services already run (systemd?)",
-            )
-        prepare_server(server, layout.run)
+    try:
+        if server is not None:
+            if await socket_answers(server.socket("approval_web")):  # root is an operator there
+                raise SuperviseError(
+                    Code.SERVICE_UNAVAILABLE,
+                    f"{server.socket('approval_web')} answers: the services already run (systemd?)",
+                )
+            prepare_server(server, layout.run)
+        for folder in (layout.run, layout.logs):  # supervisord writes here as the caller (root)
+            trusted_folder(folder)
+    except UnsafePath as exc:
+        raise SuperviseError(Code.CONFIG_INVALID, f"refusing to start supervisord: {exc.message}") from exc
     layout.lab_ready.unlink(missing_ok=True)
-    layout.config.write_text(render_config(settings, scenario=scenario, server=server))
-    layout.config.chmod(0o600)
+    write_private(layout.config, render_config(settings, scenario=scenario, server=server).encode())
     status, out = await _run(
         "supervisord",
         sys.executable,

@@ -1,7 +1,9 @@
 """``python -m services.executor [--call-timeout SECONDS]``: run the executor.
 
 Start: the settings (``FLEETWATCH_*``), the policy (refuses to start when it does not load),
-the store (migrated), a new binding key in memory, every pending proposal expired (no earlier
+its audit key (``FLEETWATCH_KEYS_DIR/executor.key``, made at the first start, kept after), the
+store (migrated, its audit rows signed with that key), its audit anchor (watched while it
+runs, `shared.store.audit_witness`), a new binding key in memory, every pending proposal expired (no earlier
 seal verifies under the new key), every execution left ``running`` by a crash recorded as
 ``unknown`` (never retried), then executor.sock is served. SIGTERM or SIGINT: stop accepting,
 wait for operations in flight (bounded), close, exit 0.
@@ -27,6 +29,8 @@ from shared.config import Settings, configure_logging, load_settings
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import load_policies
 from shared.store.approvals import EXECUTOR_ACTOR, end_stranded, expire_all_pending
+from shared.store.audit_seal import EXECUTOR, Keyring, load_key
+from shared.store.audit_witness import Witness
 from shared.store.db import migrate, open_store
 from shared.wire.executor import REQUESTS
 from shared.wire.protocol import Codec
@@ -40,13 +44,24 @@ START_REASON = "executor_start"
 
 async def run(settings: Settings, *, call_timeout_seconds: float) -> int:
     """Serve executor.sock until SIGTERM/SIGINT; the exit status."""
-    conn = await open_store(settings.db)
+    audit_key = load_key(settings.keys_dir, EXECUTOR, create=True)
+    witness = Witness(settings.keys_dir, EXECUTOR)
+    conn = await open_store(settings.db, keyring=Keyring(audit_key))
     try:
         await migrate(conn)
+        await witness.observe(conn)
         expired = await expire_all_pending(conn, actor=EXECUTOR_ACTOR, reason=START_REASON)
         recovered = await recover_running(conn)
         stranded = await end_stranded(conn, actor=EXECUTOR_ACTOR, reason=Code.EXECUTOR_RESTARTED)
-        rt = Runtime(settings, conn, new_binding_key(), call_timeout_seconds=call_timeout_seconds)
+        rt = Runtime(
+            settings,
+            conn,
+            new_binding_key(),
+            audit_key=audit_key,
+            witness=witness,
+            call_timeout_seconds=call_timeout_seconds,
+        )
+        watching = asyncio.create_task(witness.watch(conn, rt.db))
         service = ExecutorService(rt, started_at=db_time(utc_now()), boot_id=secrets.token_hex(8))
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -81,6 +96,11 @@ async def run(settings: Settings, *, call_timeout_seconds: float) -> int:
             )
         with contextlib.suppress(FileNotFoundError):
             settings.executor_socket.unlink()
+        watching.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watching
+        async with rt.db:
+            await witness.observe(conn)
         return 0
     finally:
         await conn.close()

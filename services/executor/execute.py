@@ -147,8 +147,8 @@ async def _run_claimed(
             standing = await rt.standing(record)
             raise_refusal(standing.refusal)
             assert standing.proposed is not None
-            async with await rt.sandbox() as connection:
-                reader = rt.reader(connection, standing.tool_policy)
+            async with rt.sandbox() as session:
+                reader = rt.reader(session, standing.tool_policy)
                 world = await read_and_check(reader, standing.proposed, rt.fence, record.targets)
                 listed = world.listed
                 seen = Observed(
@@ -171,7 +171,7 @@ async def _run_claimed(
                     )
                 )
                 wrote_at, sent = rt.clock(), True
-                outcome = await WriteClient(connection).write_once(record.tool, record.arguments)
+                outcome = await WriteClient(session.last_used).write_once(record.tool, record.arguments)
                 async with rt.db:
                     await finish_execution(
                         rt.conn,

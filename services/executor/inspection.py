@@ -1,7 +1,8 @@
 """Inspect: a fresh, read-only look at everything an approval card shows, and what Execute
 would answer right now.
 
-Facts (display text): per target its name, model, online, recording and the channel's name;
+Facts (display text): per target its name, model, online, recording (unknown for an offline
+device: Epiphan keeps the state it had when it went offline) and the channel's name;
 the stream destination's name and URL host (never its key or full URL); the event's title,
 start and finish. Those that decide what the write does are returned again as the binding
 facts with their hash (`services.executor.facts`), which the approval records and Execute
@@ -68,7 +69,8 @@ def card_facts(
         device = devices.get(master)
         number = channel_of(rule, record.arguments, master) if rule is not None else None
         channel = device.channel(number) if device is not None and number is not None else None
-        states = recorder.get(master)
+        # Epiphan keeps an offline device's last recording state: unknown, not "recording".
+        states = recorder.get(master) if device is not None and device.online else None
         targets.append(
             TargetFacts(
                 device_id=master,
@@ -139,8 +141,8 @@ async def inspect(rt: Runtime, request: Inspect) -> Inspection:
         return _incomplete(row.id, Refusal(exc.code, exc.message), rt)
     refusal, listed, endpoints, reads = standing.refusal, None, None, None
     try:
-        async with await rt.sandbox() as connection:
-            reader = rt.reader(connection, standing.tool_policy)
+        async with rt.sandbox() as session:
+            reader = rt.reader(session, standing.tool_policy)
             listed = await reader.device_list()
             if isinstance(record.arguments.get("stream_id"), str):
                 endpoints = await reader.stream_endpoints()

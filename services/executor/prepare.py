@@ -37,8 +37,8 @@ async def prepare(rt: Runtime, request: Prepare) -> Prepared:
     if isinstance(proposed, Refusal):
         raise ExecutorError(proposed.code, proposed.message)
     raise_refusal(fence_refusal(rt.fence))
-    async with await rt.sandbox() as connection:
-        reader = rt.reader(connection, tool_policy)
+    async with rt.sandbox() as session:
+        reader = rt.reader(session, tool_policy)
         world = await read_and_check(reader, proposed, rt.fence, proposed.targets)
     raise_refusal(event_refusal(proposed.arguments, world.reads.events))
     record = make_bound_record(

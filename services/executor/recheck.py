@@ -72,9 +72,9 @@ async def recheck(rt: Runtime, request: Recheck) -> Rechecked:
         raise ExecutorError(Code.PROPOSAL_NOT_FOUND, "no change of that proposal ran; nothing to read again")
     record = record_from_bytes(row.bound_record)
     _policy, tool_policy = await rt.policies()
-    async with await rt.sandbox() as connection:
+    async with rt.sandbox() as session:
         verdict = await fresh_verdict(
-            rt.reader(connection, tool_policy), record, parse_db_text(execution.started_at)
+            rt.reader(session, tool_policy), record, parse_db_text(execution.started_at)
         )
     observed_at = db_time(rt.clock())
     async with rt.db:

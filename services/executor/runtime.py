@@ -10,6 +10,7 @@ process started with; a policy that no longer loads fails closed (``policy_inval
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,14 +22,15 @@ import aiosqlite
 from services.executor import ExecutorError
 from services.executor.checks import Fence, Proposed, Refusal, fence_refusal, policy_refusal
 from services.executor.facts import secret_digest
-from services.executor.world import SandboxReader, open_sandbox
+from services.executor.kill_switch import paused
+from services.executor.world import SandboxReader, sandbox_session
 from shared.binding import BoundRecord
 from shared.config import Settings
-from shared.epiphan.mcp_session import McpConnection
-from shared.epiphan.read_client import EpiphanReadClient
+from shared.epiphan.signed_session import SignedConnection
 from shared.errors import Code
 from shared.policy.loader import POLICY_FILE, TOOL_POLICY_FILE, Policy, PolicyError, ToolPolicy, load_policies
-from shared.store.approvals import kill_switch
+from shared.store.audit_seal import AuditKey
+from shared.store.audit_witness import Witness
 
 DEFAULT_CALL_TIMEOUT_SECONDS = 20.0
 """Bound on each Epiphan call (reads and the write), seconds."""
@@ -69,12 +71,16 @@ class Standing:
 
 @dataclass
 class Runtime:
-    """The executor's shared state. `key` is the binding key (memory only); `db` serialises use
-    of `conn`; `clock` is injectable for tests of the pure parts."""
+    """The executor's shared state. `key` is the binding key (memory only); `audit_key` its own
+    audit key (the one `conn` signs with; it also seals the kill switch) and `witness` its
+    anchor (`shared.store.audit_witness`); `db` serialises use of `conn`; `clock` is injectable for
+    tests of the pure parts."""
 
     settings: Settings
     conn: aiosqlite.Connection
     key: bytes
+    audit_key: AuditKey | None = None
+    witness: Witness | None = None
     call_timeout_seconds: float = DEFAULT_CALL_TIMEOUT_SECONDS
     clock: Callable[[], datetime] = utc_now
     db: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -123,25 +129,22 @@ class Runtime:
         )
         refusal = proposed if isinstance(proposed, Refusal) else fence_refusal(self.fence)
         if refusal is None:
-            async with self.db:
-                if await kill_switch(self.conn):
-                    refusal = Refusal(
-                        Code.KILL_SWITCH_ON, "Writes are paused (the kill switch is on); nothing ran."
-                    )
+            if await paused(self):
+                refusal = Refusal(
+                    Code.KILL_SWITCH_ON, "Writes are paused (the kill switch is on); nothing ran."
+                )
         return Standing(policy, tool_policy, None if isinstance(proposed, Refusal) else proposed, refusal)
 
-    async def sandbox(self) -> McpConnection:
-        """A fresh connection with the sandbox sign-in (refreshed when near its end). Raises
-        `ExecutorError` (``no_sign_in``)."""
-        return await open_sandbox(
+    def sandbox(self) -> contextlib.AbstractAsyncContextManager[SignedConnection]:
+        """The sandbox sign-in's connection for one operation (``async with``), refreshed when
+        its token ended. Raises `ExecutorError` (``no_sign_in``) on entering."""
+        return sandbox_session(
             self.settings.sandbox_token_file,
             self.settings.epiphan_mcp_url,
             timeout_seconds=self.call_timeout_seconds,
         )
 
-    def reader(self, connection: McpConnection, tool_policy: ToolPolicy) -> SandboxReader:
-        """Fresh, guarded reads over `connection` (the policy's read list); stream endpoints
-        carry their secret digest under the binding key."""
-        return SandboxReader(
-            EpiphanReadClient(connection, tool_policy.read_tools), self.clock, secret_digest(self.key)
-        )
+    def reader(self, session: SignedConnection, tool_policy: ToolPolicy) -> SandboxReader:
+        """Fresh, guarded reads over `session` (the policy's read list); stream endpoints carry
+        their secret digest under the binding key."""
+        return SandboxReader(session, tool_policy.read_tools, self.clock, secret_digest(self.key))

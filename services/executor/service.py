@@ -17,7 +17,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 
-from services.executor import ExecutorError
+from services.executor import ExecutorError, kill_switch
 from services.executor.execute import execute
 from services.executor.inspection import inspect
 from services.executor.prepare import prepare
@@ -26,9 +26,13 @@ from services.executor.runtime import Runtime
 from services.executor.world import sandbox_sign_in
 from services.executor.writable import list_writable
 from shared.errors import Code
-from shared.store.approvals import EXECUTOR_ACTOR, audit_refusal, kill_switch
+from shared.store.approvals import EXECUTOR_ACTOR, audit_refusal
+from shared.store.audit_seal import EXECUTOR
+from shared.store.db import verify_audit
 from shared.wire.executor import (
     CAPABILITIES,
+    AuditChecked,
+    CheckAudit,
     Execute,
     Health,
     HealthReport,
@@ -36,6 +40,8 @@ from shared.wire.executor import (
     ListWritable,
     Prepare,
     Recheck,
+    SealKillSwitch,
+    WriterCheck,
 )
 from shared.wire.protocol import GetCapabilities, Message, message_tag
 from shared.wire.server import PeerCred, RefusedRequest
@@ -88,28 +94,40 @@ class ExecutorService:
                 `ErrorReply`).
         """
         async with self._counted():
-            if isinstance(request, Prepare):
-                return await prepare(self.rt, request)
-            if isinstance(request, Inspect):
-                return await inspect(self.rt, request)
-            if isinstance(request, Execute):
-                report = await execute(self.rt, request)
-                log.info(
-                    "execute %s: %s %s %s",
-                    request.approval_id,
-                    report.outcome,
-                    report.refusal_code or "",
-                    report.verification or "",
-                )
-                return report
-            if isinstance(request, Health):
-                return await self.health()
-            if isinstance(request, ListWritable):
-                return await list_writable(self.rt)
-            if isinstance(request, Recheck):
-                return await recheck(self.rt, request)
-            if isinstance(request, GetCapabilities):
-                return CAPABILITIES
+            try:
+                return await self._answer(request)
+            finally:
+                if self.rt.witness is not None:
+                    self.rt.witness.nudge()
+
+    async def _answer(self, request: Message) -> Message:
+        if isinstance(request, Prepare):
+            return await prepare(self.rt, request)
+        if isinstance(request, Inspect):
+            return await inspect(self.rt, request)
+        if isinstance(request, Execute):
+            report = await execute(self.rt, request)
+            log.info(
+                "execute %s: %s %s %s",
+                request.approval_id,
+                report.outcome,
+                report.refusal_code or "",
+                report.verification or "",
+            )
+            return report
+        if isinstance(request, Health):
+            return await self.health()
+        if isinstance(request, ListWritable):
+            return await list_writable(self.rt)
+        if isinstance(request, Recheck):
+            return await recheck(self.rt, request)
+        if isinstance(request, SealKillSwitch):
+            await kill_switch.seal(self.rt, request.request_seq, request.on)
+            return await self.health()
+        if isinstance(request, CheckAudit):
+            return AuditChecked(check=await self.check_audit())
+        if isinstance(request, GetCapabilities):
+            return CAPABILITIES
         raise ExecutorError(
             Code.UNKNOWN_MESSAGE, f"executor.sock does not serve {message_tag(type(request))}"
         )
@@ -122,14 +140,33 @@ class ExecutorService:
             signed_in = True
         except ExecutorError:
             signed_in = False
-        async with self.rt.db:
-            paused = await kill_switch(self.rt.conn)
+        paused = await kill_switch.paused(self.rt)
         return HealthReport(
             started_at=self.started_at,
             boot_id=self.boot_id,
             sandbox_signed_in=signed_in,
             fence_configured=self.rt.fence.configured,
             kill_switch=paused,
+        )
+
+    async def check_audit(self) -> WriterCheck:
+        """The whole audit log verified with the executor's own key (its rows' MACs) and its
+        anchor (rows removed from the end), after bringing the anchor up to date."""
+        witness = self.rt.witness
+        async with self.rt.db:
+            if witness is not None:
+                await witness.observe(self.rt.conn)
+            result = await verify_audit(self.rt.conn, anchors=witness.anchors if witness else ())
+        ok = result.ok and self.rt.audit_key is not None
+        reason = result.reason if self.rt.audit_key is not None else "the executor holds no audit key"
+        return WriterCheck(
+            writer=EXECUTOR,
+            ok=ok,
+            rows=result.rows,
+            signed=result.signed_by(EXECUTOR),
+            first_bad_seq=result.first_bad_seq,
+            reason=reason,
+            anchor_seq=witness.anchor.seq if witness and witness.anchor else None,
         )
 
     async def on_refused_request(self, peer: PeerCred, refused: RefusedRequest) -> None:

@@ -1,7 +1,10 @@
 """The executor's fresh reads of the sandbox team, through the guarded read client.
 
-`open_sandbox` is the only place in Fleetwatch that reads the sandbox token slot: a fresh read
-for every operation, so a removed or replaced sign-in takes effect at once. Every read here
+`sandbox_session` is the only place in Fleetwatch that reads the sandbox token slot: a fresh read
+for every operation, so a removed or replaced sign-in takes effect at once. Its connection
+(`shared.epiphan.signed_session.SignedConnection`) refreshes the sign-in before use when the slot says
+the token ended, and a read Epiphan refuses in-band (``epiphan_auth``) is repeated once after a
+refresh; the write is never repeated (`services.executor.write_client`). Every read here
 fails closed: a read that fails, times out, or comes back in no known shape raises
 `ExecutorError` with a refusal code (``device_list_unreadable`` for the device list,
 ``state_read_failed`` for everything else), never a guess.
@@ -14,7 +17,8 @@ in parallel, straight before the write.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -33,6 +37,9 @@ from services.executor.checks import (
 )
 from shared.binding import TargetState
 from shared.epiphan.fleet import (
+    EVENTS,
+    RECORDER,
+    SYSTEM,
     Event,
     StreamEndpoint,
     SystemStatus,
@@ -41,9 +48,9 @@ from shared.epiphan.fleet import (
     parse_recorder_status,
     parse_system_status,
 )
-from shared.epiphan.mcp_session import McpConnection
-from shared.epiphan.read_client import EpiphanReadClient
-from shared.epiphan.signin import SignInError, fresh_sign_in
+from shared.epiphan.read_batches import DeviceReads
+from shared.epiphan.signed_session import SignedConnection, failed_codes
+from shared.epiphan.signin import SignInError
 from shared.epiphan.slots import SignIn, SlotError, read_slot
 from shared.errors import Code, FleetwatchError
 
@@ -65,25 +72,26 @@ def sandbox_sign_in(slot: Path) -> SignIn:
         raise ExecutorError(Code.NO_SIGN_IN, f"No usable sandbox sign-in: {exc.message}") from exc
 
 
-async def fresh_sandbox_sign_in(slot: Path) -> SignIn:
-    """The sandbox sign-in, refreshed first when its access token ends within a minute
-    (`shared.epiphan.signin.fresh_sign_in`: one process refreshes under the slot's lock; rotation).
+@contextlib.asynccontextmanager
+async def sandbox_session(
+    slot: Path, default_url: str, *, timeout_seconds: float
+) -> AsyncIterator[SignedConnection]:
+    """The sandbox sign-in's connection for one operation (the slot's server, else
+    `default_url`), refreshed first when the slot says its token ended; closed at the end.
 
     Raises:
-        ExecutorError: ``no_sign_in`` when the slot is missing, unusable or its sign-in is dead
-            or cannot be refreshed now; never the token in the message.
+        ExecutorError: ``no_sign_in`` when the slot is missing or unusable, or its sign-in is
+            dead or cannot be refreshed now (never the token in the message).
     """
+    session = SignedConnection(slot, default_url, timeout_seconds=timeout_seconds)
     try:
-        return await fresh_sign_in(slot)
-    except (SlotError, SignInError) as exc:
-        raise ExecutorError(Code.NO_SIGN_IN, f"No usable sandbox sign-in: {exc.message}") from exc
-
-
-async def open_sandbox(slot: Path, default_url: str, *, timeout_seconds: float) -> McpConnection:
-    """An unopened MCP connection holding the (fresh) sandbox sign-in (the slot's server, else
-    `default_url`); the session opens on the first call. Raises as `fresh_sandbox_sign_in`."""
-    sign_in = await fresh_sandbox_sign_in(slot)
-    return McpConnection(sign_in.server or default_url, sign_in.access_token, timeout_seconds=timeout_seconds)
+        try:
+            await session.current()
+        except (SlotError, SignInError) as exc:
+            raise ExecutorError(Code.NO_SIGN_IN, f"No usable sandbox sign-in: {exc.message}") from exc
+        yield session
+    finally:
+        await session.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,18 +112,40 @@ async def _read(code: Code, what: str, read: Awaitable[T]) -> T:
 
 
 class SandboxReader:
-    """Fresh reads of the sandbox team. `clock` gives the current UTC time (for ``until``);
-    `digest` makes each stream endpoint's keyed secret digest (`services.executor.facts`)."""
+    """Fresh reads of the sandbox team over `session` (guarded: the policy's `read_tools`; a
+    read refused in-band is repeated once after a refresh). `clock` gives the current UTC time
+    (for ``until``); `digest` makes each stream endpoint's keyed secret digest
+    (`services.executor.facts`)."""
 
     def __init__(
         self,
-        client: EpiphanReadClient,
+        session: SignedConnection,
+        read_tools: frozenset[str],
         clock: Callable[[], datetime],
         digest: Callable[[Mapping[str, Any]], str] | None = None,
     ) -> None:
-        self._client = client
+        self._session = session
+        self._read_tools = read_tools
         self._clock = clock
         self._digest = digest
+
+    def _call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Awaitable[Any]:
+        return self._session.read(self._read_tools, lambda client: client.call(tool, arguments))
+
+    def _per_device(
+        self,
+        tool: str,
+        ids: list[str],
+        parser: Callable[[Any], Mapping[str, T]],
+        arguments: Mapping[str, Any] | None = None,
+    ) -> Awaitable[DeviceReads[T]]:
+        """`EpiphanReadClient.per_device` over the session; a call refused for the sign-in
+        repeats the whole read once after a refresh (`SignedConnection.read`'s `failures`)."""
+        return self._session.read(
+            self._read_tools,
+            lambda client: client.per_device(tool, ids, parser, arguments),
+            failures=failed_codes,
+        )
 
     async def device_list(self) -> DeviceList:
         """``get_devices_in_my_team`` -> `DeviceList`. Raises `ExecutorError`
@@ -123,7 +153,7 @@ class SandboxReader:
         data = await _read(
             Code.DEVICE_LIST_UNREADABLE,
             "The sandbox team's device list",
-            self._client.call("get_devices_in_my_team"),
+            self._call("get_devices_in_my_team"),
         )
         team_id, devices = await _read(
             Code.DEVICE_LIST_UNREADABLE, "The sandbox team's device list", _parsed(parse_devices, data)
@@ -136,32 +166,31 @@ class SandboxReader:
         return await _read(
             Code.STATE_READ_FAILED,
             "The sandbox team's stream destinations",
-            self._client.stream_endpoints(digest=self._digest),
+            self._session.read(self._read_tools, lambda client: client.stream_endpoints(digest=self._digest)),
         )
 
     async def targets(self, targets: tuple[str, ...], *, with_system: bool = False) -> TargetReads:
         """Recorder status and current/next events of `targets` (and system status when
-        `with_system`), read in parallel. Raises `ExecutorError` (``state_read_failed``)."""
+        `with_system`), read in parallel through the batching client (calls of at most 100 IDs,
+        `shared.epiphan.read_client.EpiphanReadClient.per_device`), all or nothing: one call that fails or
+        comes back in no known shape fails the whole read. Raises `ExecutorError`
+        (``state_read_failed``)."""
         ids = list(targets)
         until = epiphan_time(self._clock() + EVENTS_HORIZON)
-        reads: list[Awaitable[Any]] = [
-            self._client.call("get_recorder_status_for_devices", {"device_ids": ids}),
-            self._client.call(
-                "get_current_or_next_cms_events_for_devices", {"device_ids": ids, "until": until}
-            ),
+        reads: list[Awaitable[DeviceReads[Any]]] = [
+            self._per_device(RECORDER, ids, parse_recorder_status),
+            self._per_device(EVENTS, ids, parse_events, {"until": until}),
         ]
         if with_system:
-            reads.append(self._client.call("get_system_status_for_devices", {"device_ids": ids}))
+            reads.append(self._per_device(SYSTEM, ids, parse_system_status))
         what = "The targets' recorder status and events"
         results = await _read(Code.STATE_READ_FAILED, what, _gather(reads))
-        recorder = await _read(Code.STATE_READ_FAILED, what, _parsed(parse_recorder_status, results[0]))
-        events = await _read(Code.STATE_READ_FAILED, what, _parsed(parse_events, results[1]))
-        system = (
-            await _read(Code.STATE_READ_FAILED, what, _parsed(parse_system_status, results[2]))
-            if with_system
-            else {}
-        )
-        return TargetReads(recorder=recorder, events=events, system=system)
+        recorder, events, *system = [await _read(Code.STATE_READ_FAILED, what, _required(r)) for r in results]
+        return TargetReads(recorder=recorder, events=events, system=system[0] if system else {})
+
+
+async def _required(reads: DeviceReads[T]) -> dict[str, T]:
+    return reads.require()
 
 
 async def _gather(reads: list[Awaitable[Any]]) -> list[Any]:

@@ -6,7 +6,9 @@ token to anyone).
 Order: the fence (``fence_not_configured``: with no fence nothing is writable, and we say so
 rather than answer an empty list that looks like a quiet team), the sandbox sign-in, a fresh
 device list with the team check of Prepare (``team_mismatch``), then the recorder status and
-the current/next events of the listed devices. A device is listed when it is on the sandbox
+the current/next events of the listed devices. A device list Epiphan refuses to the sandbox
+sign-in even after the one refresh is answered ``epiphan_auth`` (not ``device_list_unreadable``):
+that is how ``fleetwatch doctor --live`` tells "refused by Epiphan" from a read that failed. A device is listed when it is on the sandbox
 team's own list **and**, when ``FLEETWATCH_WRITE_DEVICE_IDS`` is set, on that allowlist: the
 same membership Prepare and Execute check. Names and titles are display text only: Prepare
 binds IDs and reads everything again. Read-only: nothing is stored, no audit row.
@@ -16,10 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from services.executor import ExecutorError
 from services.executor.checks import DeviceList, Fence, fence_refusal, team_refusal
 from services.executor.runtime import Runtime, db_time
 from services.executor.world import TargetReads, raise_refusal
 from shared.epiphan.fleet import Device, Event
+from shared.errors import Code, FleetwatchError
 from shared.wire.executor import UpcomingEvent, WritableChannel, WritableDevice, WritableDevices
 
 
@@ -44,9 +48,10 @@ def writable_device(
     device: Device, recorder: Mapping[str, bool | None] | None, event: Event | None
 ) -> WritableDevice:
     """One listed device: channels from the device list, each channel's recording from the
-    recorder status (the fingerprint's source; None when the status did not say), and its
-    current/next event. Pure."""
-    states = recorder or {}
+    recorder status (the fingerprint's source; None when the status did not say, and for an
+    offline device, whose last reported state Epiphan keeps), and its current/next event.
+    Pure."""
+    states = recorder if recorder is not None and device.online else {}
     return WritableDevice(
         device_id=device.id,
         name=device.name,
@@ -77,13 +82,24 @@ async def list_writable(rt: Runtime) -> WritableDevices:
 
     Raises:
         ExecutorError: ``fence_not_configured``, ``policy_invalid``, ``no_sign_in``,
-            ``device_list_unreadable``, ``team_mismatch``, ``state_read_failed``.
+            ``epiphan_auth``, ``device_list_unreadable``, ``team_mismatch``,
+            ``state_read_failed``.
     """
     raise_refusal(fence_refusal(rt.fence))
     _, tool_policy = await rt.policies()
-    async with await rt.sandbox() as connection:
-        reader = rt.reader(connection, tool_policy)
-        listed = await reader.device_list()
+    async with rt.sandbox() as session:
+        reader = rt.reader(session, tool_policy)
+        try:
+            listed = await reader.device_list()
+        except ExecutorError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, FleetwatchError) and cause.code is Code.EPIPHAN_AUTH:
+                raise ExecutorError(
+                    Code.EPIPHAN_AUTH,
+                    "Epiphan refused the sandbox sign-in, after a refresh too: sign in again"
+                    " (fleetwatch login --sandbox).",
+                ) from exc
+            raise
         raise_refusal(team_refusal(listed, rt.fence))
         ids = writable_ids(listed, rt.fence)
         reads = await reader.targets(ids) if ids else None

@@ -7,10 +7,13 @@ OAuth endpoints, and keeps two teams (``normal`` and ``sandbox``) apart by token
 Layers (each may import only the ones above it)::
 
     faults.py    the fault table (latency, error, in-band 401, dropped response, bad JSON, drift)
+                 |  notices.py  what the Slack and Teams stand-ins received (the notice board)
     scenario.py  frozen scenario data loaded from YAML (with the faults it sets), and the fleet
                  generator
     state.py     the simulated world and its clock (devices, channels, events, streams)
-    shapes.py    the world rendered in the real result shapes (or the older ones)
+    shapes.py    the world rendered in the real result shapes: every named shape of
+                 `shared.epiphan.fleet_shapes` for the tools Fleetwatch parses (``--shape``)
+    capture_scenario.py  a ``fleetwatch capture`` folder as a scenario (its shapes, its times)
     schemas.py   the tools' JSON input and output schemas and the ID patterns
     calls.py     what a tool handler gets (`Call`) and may raise
     reads.py     the 20 read tools;  writes.py  the 15 write tools
@@ -18,6 +21,7 @@ Layers (each may import only the ones above it)::
     lab.py       the simulator's root: tokens, calls, the write log
     oauth.py     the OAuth authorization server and the page where a person picks the team
     control.py   the ``/_lab/*`` endpoints (state, write log, faults, clock, reset, tokens)
+                 |  standins.py  the Slack Web API and Teams webhook stand-ins, ``/_lab/notices``
     server.py    the ASGI app, serving it, ``run_lab``/``LabHandle`` for tests
     __main__.py  the command line (``python -m services.lab``, ``fleetwatch lab``)
 
@@ -27,11 +31,13 @@ Apart from the simulator, the model behind the real Anthropic SDK in demos and t
     model_standin.py  the Messages API stand-in that serves a script
 
 What it may import of the product (an import contract in ``pyproject.toml`` holds it):
-`shared.errors`, `shared.web.local_http` (the stand-in's loopback server) and, for the scripted
-demo model only, the pure readers of the shapes the lab serves and the words answers are made
-of: `shared.epiphan.fleet`, `shared.epiphan.attention` (with `shared.epiphan.redact` and
-`shared.canonical` beneath them) and `shared.text`. Nothing that holds a sign-in, a store, a
-socket, a setting or the policy, and no other service.
+`shared.errors`, `shared.web.local_http` (the stand-in's loopback server), the capture folder's
+format (`shared.epiphan.capture`, for a replayed capture) and the pure readers of the shapes the
+lab serves (a replayed capture, the scripted demo model) and the words answers are made of:
+`shared.epiphan.fleet`, `shared.epiphan.attention` (with `shared.epiphan.fleet_shapes`,
+`shared.epiphan.redact` and `shared.canonical` beneath them) and `shared.text`. Nothing that
+holds a sign-in, a store, a socket, a setting or the policy, and no other service. The lab's
+shapes are written apart from `shared.epiphan.fleet_shapes`; tests hold the two together.
 
 The lab holds no real secret and talks to nobody: it listens on loopback only, and
 ``/_lab/*`` and the team-picking page answer loopback peers only.

@@ -20,7 +20,8 @@ from services.lab import LabError
 from services.lab.server import make_lab, serve_lab
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The lab's command line (``python -m services.lab``, ``fleetwatch lab``)."""
     parser = argparse.ArgumentParser(
         prog="fleetwatch lab",
         description="Run the lab: a simulated Epiphan Edge MCP server (two teams, OAuth, faults) on 127.0.0.1. "
@@ -36,7 +37,30 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--port", type=int, default=8770, help="port on 127.0.0.1 (default: 8770; 0 picks one)"
     )
+    parser.add_argument(
+        "--sandbox-devices", type=int, help="replace the sandbox team by a generated healthy one of N devices"
+    )
+    parser.add_argument(
+        "--capture",
+        type=Path,
+        metavar="DIR",
+        help="serve a 'fleetwatch capture' folder as the normal team, in its captured shapes, times shifted to now",
+    )
+    parser.add_argument(
+        "--capture-sandbox",
+        type=Path,
+        metavar="DIR",
+        help="serve a second capture folder as the sandbox team",
+    )
     parser.add_argument("--older-shapes", action="store_true", help="send the older result shapes")
+    parser.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        metavar="TOOL=NAME",
+        help="answer TOOL in the named shape NAME (repeatable), e.g. "
+        "get_current_or_next_cms_events_for_devices=keyed_devices",
+    )
     parser.add_argument(
         "--anonymous",
         choices=("admit", "challenge"),
@@ -51,6 +75,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _shapes(pairs: list[str]) -> dict[str, str]:
+    """``TOOL=NAME`` pairs as a map; `LabError` for one without ``=``."""
+    shapes = {}
+    for pair in pairs:
+        tool, sep, name = pair.partition("=")
+        if not sep or not tool or not name:
+            raise LabError(f"--shape takes TOOL=NAME, not {pair!r}")
+        shapes[tool.strip()] = name.strip()
+    return shapes
+
+
 async def _run(args: argparse.Namespace) -> None:
     lab = make_lab(
         args.scenario,
@@ -59,6 +94,10 @@ async def _run(args: argparse.Namespace) -> None:
         older_shapes=True if args.older_shapes else None,
         anonymous=args.anonymous,
         expose_team_id=False if args.hide_team_id else None,
+        shapes=_shapes(args.shape),
+        sandbox_devices=args.sandbox_devices,
+        capture=args.capture,
+        capture_sandbox=args.capture_sandbox,
     )
     async with serve_lab(lab, args.port) as serving:
         loop = asyncio.get_running_loop()
@@ -83,7 +122,7 @@ async def _run(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the lab; returns the exit status (see the module docstring)."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
         asyncio.run(_run(args))
     except LabError as exc:

@@ -9,7 +9,7 @@ changed anything (the call is then refused and is not a write).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -42,6 +42,11 @@ class Call:
     now: datetime
     older_shapes: bool = False
     expose_team_id: bool = True
+    shapes: Mapping[str, str] = field(default_factory=dict)
+
+    def shape(self, tool: str) -> str:
+        """The named shape this lab answers `tool` in (``current`` unless set)."""
+        return self.shapes.get(tool, "current")
 
     def device(self, key: str = "device_id") -> Device:
         """The caller's device named by ``args[key]``; `ToolFailure` if not in the team."""

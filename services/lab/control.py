@@ -1,7 +1,9 @@
 """The lab's control endpoints, ``/_lab/*``, for tests and demos (loopback peers only).
 
     GET  /_lab/state    {"scenario", "url", "mcp_url", "teams": [{name, team_id, token,
-                        device_ids}], "now", "settings": {anonymous, expose_team_id, older_shapes}}
+                        device_ids}], "now", "settings": {anonymous, expose_team_id, older_shapes, shapes,
+                        verbatim}}  (shapes: tool → named shape answered in; verbatim: team →
+                        tools answered with a capture's unreadable answer as it was)
     GET  /_lab/writes   {"writes": [{seq, tool, arguments, team, at, result}], "rejected": [...]}
     GET|POST|DELETE /_lab/faults   list / add {"tool", "kind", "seconds"?, "count"?, "team"?, "after"?} /
                         clear -> {"faults": [...], "held": [{tool, team}]}
@@ -64,6 +66,8 @@ def control_routes(lab: Lab, base_url: str) -> list[Route]:
                     "anonymous": settings.anonymous,
                     "expose_team_id": settings.expose_team_id,
                     "older_shapes": settings.older_shapes,
+                    "shapes": settings.shape_map(),
+                    "verbatim": {team: sorted(tools) for team, tools in settings.verbatim.items() if tools},
                 },
             }
         )

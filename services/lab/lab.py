@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -26,8 +27,9 @@ import mcp_types as types
 
 from services.lab.calls import BadArguments, Call, Image, ToolFailure
 from services.lab.faults import Fault, FaultKind, FaultTable
+from services.lab.notices import NoticeBoard
 from services.lab.scenario import TEAM_NAMES, Scenario
-from services.lab.shapes import drift
+from services.lab.shapes import OLDER_SHAPES, drift
 from services.lab.state import LabClock, World
 from services.lab.tools import TOOL_NAMES, TOOLS
 
@@ -48,6 +50,15 @@ class LabSettings:
     expose_team_id: bool = True
     older_shapes: bool = False
     access_token_ttl_seconds: int = 3600
+    shapes: Mapping[str, str] = field(default_factory=dict)
+    """Named shapes (`shared.epiphan.fleet_shapes`) to answer tools in, over ``older_shapes``'s."""
+    verbatim: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Team → read tool → an answer to give as it is (a replayed capture's answer that had no
+    known shape)."""
+
+    def shape_map(self) -> dict[str, str]:
+        """Tool → named shape this lab answers in (tools not named: ``current``)."""
+        return {**(OLDER_SHAPES if self.older_shapes else {}), **self.shapes}
 
 
 @dataclass
@@ -106,19 +117,23 @@ class Lab:
         self.held: list[dict[str, Any]] = []
         """Calls waiting in a ``hold`` fault: ``[{tool, team}]``."""
         self._release = anyio.Event()
+        self._shapes = settings.shape_map()
         self.writes: list[dict[str, Any]] = []
         self.rejected: list[dict[str, Any]] = []
+        self.notices = NoticeBoard()
         self._seq = 0
         self.world: World
         self.reset()
 
     def reset(self) -> None:
         """The scenario's first state again: clock restarted, world rebuilt, write log and
-        faults cleared (the scenario's own faults set again). Tokens stay valid."""
+        faults cleared (the scenario's own faults set again), the notices received forgotten.
+        Tokens stay valid."""
         self.clock.restart()
         self.world = World.build(self.scenario, self.clock.now())
         self.writes.clear()
         self.rejected.clear()
+        self.notices.clear()
         self._seq = 0
         self.faults.clear()
         self.release()
@@ -201,9 +216,16 @@ class Lab:
             return CallOutcome(_error(refusal))
         settings = self.settings
         now = self.clock.now()
-        call = Call(self.world, auth.team, args, now, settings.older_shapes, settings.expose_team_id)
+        call = Call(
+            self.world, auth.team, args, now, settings.older_shapes, settings.expose_team_id, self._shapes
+        )
+        given = settings.verbatim.get(auth.team, {})
         try:
-            output = tool.handler(call)
+            output = (
+                json.loads(json.dumps(given[name]))
+                if name in given and not tool.write
+                else tool.handler(call)
+            )
         except BadArguments as exc:
             refusal = f"Invalid arguments for {name}: {exc}"
             self._log(self.rejected, tool=name, arguments=args, team=auth.team, reason=refusal)
@@ -219,7 +241,9 @@ def _error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
-def _shape(name: str, output: dict[str, Any] | Image, kinds: frozenset[FaultKind]) -> types.CallToolResult:
+def _shape(
+    name: str, output: dict[str, Any] | list[Any] | Image, kinds: frozenset[FaultKind]
+) -> types.CallToolResult:
     if isinstance(output, Image):
         image = types.ImageContent(
             type="image", data=base64.b64encode(output.data).decode("ascii"), mime_type=output.mime_type
@@ -230,8 +254,10 @@ def _shape(name: str, output: dict[str, Any] | Image, kinds: frozenset[FaultKind
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text[: max(1, len(text) // 2)])]
         )
-    if FaultKind.SCHEMA_DRIFT in kinds:
+    if FaultKind.SCHEMA_DRIFT in kinds and isinstance(output, dict):
         output = drift(name, json.loads(json.dumps(output)))
+    if not isinstance(output, dict):  # a bare list: text only (structured content is an object)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(output))])
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=json.dumps(output))], structured_content=output
     )

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from services.lab.calls import Call, Image, ToolFailure, parse_utc
 from services.lab.shapes import (
     Json,
+    current_or_next_events,
     device_entry,
     event_entry,
     recorder_status,
@@ -94,15 +95,15 @@ def get_device_sources(call: Call) -> Json:
 
 
 def get_system_status_for_devices(call: Call) -> Json:
-    return system_status(call.devices(), call.older_shapes)
+    return system_status(call.devices(), call.shape("get_system_status_for_devices"))
 
 
 def get_recorder_status_for_devices(call: Call) -> Json:
-    return recorder_status(call.devices(), call.older_shapes)
+    return recorder_status(call.devices(), call.shape("get_recorder_status_for_devices"))
 
 
 def get_storage_status_for_devices(call: Call) -> Json:
-    return storage_shape(call.devices())
+    return storage_shape(call.devices(), call.shape("get_storage_status_for_devices"))
 
 
 def _channel(call: Call) -> tuple[Device, str, str | None]:
@@ -165,7 +166,7 @@ def get_stream_endpoint(call: Call) -> Json:
 
 
 def get_stream_endpoints(call: Call) -> Json:
-    return stream_endpoints(call.world, call.team, call.older_shapes)
+    return stream_endpoints(call.world, call.team, call.shape("get_stream_endpoints"))
 
 
 def get_team_presets(call: Call) -> Json:
@@ -215,13 +216,8 @@ def get_current_or_next_cms_events_for_devices(call: Call) -> Json:
     rows = []
     for device in call.devices():
         event = call.world.current_or_next_event(device.id, call.now, until)
-        rows.append(
-            {
-                "device_id": device.id,
-                "event": event_entry(event, call.now, _next_times(call)) if event else None,
-            }
-        )
-    return {"events": rows}
+        rows.append((device.id, event_entry(event, call.now, _next_times(call)) if event else None))
+    return current_or_next_events(rows, call.shape("get_current_or_next_cms_events_for_devices"))
 
 
 def get_cms_names_for_devices(call: Call) -> Json:

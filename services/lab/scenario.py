@@ -3,7 +3,8 @@
 A scenario holds exactly two teams, ``normal`` and ``sandbox``, each with its own team ID and
 devices (no device in both), stream endpoints, presets and CMS events. Times are relative to
 the moment the world is built ("now"): ``start_in_minutes: 40`` is a class starting in forty
-minutes, ``state_minutes_ago: 12`` a status that changed twelve minutes ago. Bundled scenarios
+minutes, ``state_minutes_ago: 12`` a status that changed twelve minutes ago (fractions of a
+minute are kept to the millisecond: a replayed capture puts times back to the second). Bundled scenarios
 live in ``services/lab/scenarios/`` (``campus``); `generate_fleet` makes fleets of thousands.
 
 Device IDs are master IDs (11 digits in real life, ``^[0-9a-f]{8,32}$`` accepted); channel IDs
@@ -18,7 +19,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -58,7 +59,7 @@ class PublisherSpec(_Spec):
     id: str
     type: PublisherType = "rtmp"
     started: bool = False
-    started_minutes_ago: int = 30
+    started_minutes_ago: float = 30
     endpoint: str | None = None
     url: str | None = None
     key: str | None = None
@@ -69,15 +70,20 @@ class ChannelSpec(_Spec):
     name: str
     source: str | None = None
     recording: bool = False
-    recording_minutes_ago: int = 20
+    recording_minutes_ago: float = 20
     publishers: tuple[PublisherSpec, ...] = ()
+    warnings: tuple[dict[str, Any], ...] | None = None
+    """The channel's ``Warnings`` as given (a replayed capture); None: worked out from its
+    source's signal."""
 
 
 class StorageSpec(_Spec):
-    """Storage size in GB (10**9 bytes); a device with ``storage: null`` has none."""
+    """Storage size in GB (10**9 bytes); a device with ``storage: null`` has none. ``state``
+    (``ok``, ``low``, ``critical``) is worked out from the sizes unless given."""
 
     total_gb: float = 931.0
     free_gb: float = 640.0
+    state: str | None = None
 
 
 class DeviceSpec(_Spec):
@@ -88,14 +94,17 @@ class DeviceSpec(_Spec):
     serial: str
     ip: str
     status: Literal["online", "offline"] = "online"
-    state_minutes_ago: int = 2880
-    uptime_minutes: int | None = None
-    cpu_load_pct: float = 18.0
-    cpu_temp_c: float = 52.0
+    state_minutes_ago: float = 2880
+    uptime_minutes: float | None = None
+    cpu_load_pct: float | None = 18.0
+    cpu_temp_c: float | None = 52.0
     cms: str = "epiphan"
     storage: StorageSpec | None = StorageSpec()
     sources: tuple[SourceSpec, ...] = (SourceSpec(name="HDMI-A"),)
     channels: tuple[ChannelSpec, ...] = (ChannelSpec(id="1", name="Program", source="HDMI-A"),)
+    warnings: tuple[dict[str, Any], ...] | None = None
+    """The device's ``Warnings`` as given (a replayed capture); None: worked out from its
+    storage and sources."""
 
 
 class GroupSpec(_Spec):
@@ -114,8 +123,8 @@ class EventSpec(_Spec):
     id: str
     title: str
     device: str
-    start_in_minutes: int
-    duration_minutes: int = 75
+    start_in_minutes: float
+    duration_minutes: float = 75
     cms: str = "epiphan"
     confirmed: bool = False
     channels: tuple[EventChannelSpec, ...] = (EventChannelSpec(channel_id="1"),)
@@ -168,6 +177,9 @@ class OptionsSpec(_Spec):
     expose_team_id: bool = True
     older_shapes: bool = False
     access_token_ttl_seconds: int = 3600
+    shapes: dict[str, str] = {}
+    """Tool → named shape (`shared.epiphan.fleet_shapes`) to answer in; a replayed capture sets the
+    shapes it was captured in."""
 
 
 class Scenario(_Spec):
@@ -262,9 +274,22 @@ def _check_team(team_name: str, team: TeamSpec, seen_devices: dict[str, str]) ->
 
 def with_normal_team(scenario: Scenario, normal: TeamSpec, *, name: str | None = None) -> Scenario:
     """The scenario with its normal team replaced (e.g. by a generated fleet), re-checked."""
-    teams = msgspec.structs.replace(scenario.teams, normal=normal)
+    return with_team(scenario, "normal", normal, name=name)
+
+
+def with_team(scenario: Scenario, team: str, spec: TeamSpec, *, name: str | None = None) -> Scenario:
+    """The scenario with its ``normal`` or ``sandbox`` team replaced, re-checked."""
+    teams = msgspec.structs.replace(scenario.teams, **{team: spec})
     replaced = msgspec.structs.replace(scenario, teams=teams, name=name or scenario.name)
     return check_scenario(replaced, where=replaced.name)
+
+
+def generate_sandbox(n_devices: int, seed: int = 0) -> TeamSpec:
+    """A generated, healthy sandbox team of ``n_devices`` (master IDs ``29`` + 9 digits; no
+    device of a generated or bundled normal team has one)."""
+    if n_devices < 1:
+        raise ScenarioError("a generated sandbox needs at least one device")
+    return _generate_team(random.Random(seed), n_devices, id_prefix="29", healthy=True)
 
 
 # --- the fleet generator --------------------------------------------------------------------

@@ -7,6 +7,7 @@ Routes::
     /.well-known/oauth-authorization-server    authorization-server metadata (RFC 8414)
     /register /authorize /token /revoke        OAuth (see oauth.py); /authorize/team picks the team
     /_lab/state /_lab/writes /_lab/faults /_lab/clock /_lab/reset /_lab/tokens   (see control.py)
+    /slack/api/chat.postMessage /teams/webhook/<key> /_lab/notices   (see notices.py, standins.py)
 
 ``/_lab/*`` and the team page answer loopback peers addressing the lab by a loopback name
 only. With ``anonymous: admit`` (default, like Epiphan) a request without a valid token still
@@ -33,6 +34,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import msgspec
 import uvicorn
 from mcp.server.auth.handlers.metadata import MetadataHandler
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
@@ -54,13 +56,24 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import Route
 
 from services.lab import LabError
+from services.lab.capture_scenario import replay
 from services.lab.control import control_routes
 from services.lab.faults import Fault, FaultKind
 from services.lab.lab import Anonymous, Lab, LabSettings
 from services.lab.oauth import LabOAuthProvider, metadata_extras
-from services.lab.scenario import Scenario, generate_fleet, load_scenario, with_normal_team
+from services.lab.scenario import (
+    Scenario,
+    check_scenario,
+    generate_fleet,
+    generate_sandbox,
+    load_scenario,
+    with_normal_team,
+)
+from services.lab.shapes import SERVED_SHAPES
+from services.lab.standins import notice_routes
 from services.lab.state import LabClock, World
 from services.lab.tools import TOOLS
+from shared.errors import FleetwatchError
 
 _URL = TypeAdapter(AnyHttpUrl, config=ConfigDict(url_preserve_empty_path=True))
 
@@ -74,24 +87,70 @@ def make_lab(
     anonymous: Anonymous | None = None,
     expose_team_id: bool | None = None,
     clock: LabClock | None = None,
+    shapes: Mapping[str, str] | None = None,
+    sandbox_devices: int | None = None,
+    capture: Path | None = None,
+    capture_sandbox: Path | None = None,
 ) -> Lab:
     """A `Lab` for a scenario (name, path or `Scenario`); ``devices`` replaces its normal team
-    by a generated fleet of that size. ``None`` settings keep the scenario's own."""
+    by a generated fleet of that size, ``sandbox_devices`` its sandbox team by a generated
+    healthy one. ``shapes`` (tool → named shape, `shared.epiphan.fleet_shapes`) answers those tools in
+    those shapes. ``capture`` (a ``fleetwatch capture`` folder) replaces the normal team by the
+    captured one, answered in its captured shapes (`services.lab.capture_scenario`), and
+    ``capture_sandbox`` the sandbox team. ``None`` settings keep the scenario's own.
+
+    Raises:
+        LabError: a shape the lab cannot serve, a bad setting, or a capture that cannot be
+            replayed (`ScenarioError` for a bad scenario).
+    """
     loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    verbatim: Mapping[str, Mapping[str, Any]] = {}
+    if devices is not None and capture is not None:
+        raise LabError("a captured team replaces the normal team: --devices cannot be used with --capture")
+    if capture_sandbox is not None and capture is None:
+        raise LabError("--capture-sandbox needs --capture")
     if devices is not None:
         loaded = with_normal_team(
             loaded, generate_fleet(devices, seed).teams.normal, name=f"{loaded.name}+{devices}"
         )
+    if sandbox_devices is not None:
+        teams = msgspec.structs.replace(loaded.teams, sandbox=generate_sandbox(sandbox_devices, seed))
+        loaded = msgspec.structs.replace(loaded, teams=teams, name=f"{loaded.name}+sandbox{sandbox_devices}")
+        if capture is None:  # a replay checks the world it makes
+            loaded = check_scenario(loaded, where=loaded.name)
+    if capture is not None:
+        try:
+            replayed = replay(capture, loaded, capture_sandbox)
+        except FleetwatchError as exc:
+            raise LabError(exc.message) from exc
+        loaded, verbatim = replayed.scenario, replayed.verbatim
     options = loaded.options
     settings = LabSettings(
         anonymous=anonymous or options.anonymous,
         expose_team_id=options.expose_team_id if expose_team_id is None else expose_team_id,
         older_shapes=options.older_shapes if older_shapes is None else older_shapes,
         access_token_ttl_seconds=options.access_token_ttl_seconds,
+        shapes=check_shapes({**options.shapes, **(shapes or {})}),
+        verbatim=verbatim,
     )
     if settings.anonymous not in ("admit", "challenge"):
         raise LabError(f"anonymous must be 'admit' or 'challenge', not {settings.anonymous!r}")
     return Lab(loaded, settings, clock)
+
+
+def check_shapes(shapes: Mapping[str, str]) -> dict[str, str]:
+    """`shapes` if the lab can serve each (`services.lab.shapes.SERVED_SHAPES`).
+
+    Raises:
+        LabError: a tool or shape it cannot serve (the message lists what it can).
+    """
+    for tool, name in shapes.items():
+        served = SERVED_SHAPES.get(tool)
+        if served is None:
+            raise LabError(f"no other shape to serve for {tool!r}; tools: {', '.join(sorted(SERVED_SHAPES))}")
+        if name not in served:
+            raise LabError(f"{tool} has no shape {name!r}; shapes: {', '.join(sorted(served))}")
+    return dict(shapes)
 
 
 def _bearer(request: Any) -> str | None:
@@ -224,6 +283,7 @@ def build_app(lab: Lab, base_url: str, *, on_ready: Callable[[], None] | None = 
         *create_protected_resource_routes(resource, [issuer], resource_name="Epiphan Edge (lab)"),
         *provider.page_routes(),
         *control_routes(lab, base_url),
+        *notice_routes(lab.notices, lambda: lab.clock.now().isoformat().replace("+00:00", "Z")),
     ]
 
     @contextlib.asynccontextmanager
@@ -336,6 +396,20 @@ class LabHandle:
         """The write log: ``[{seq, tool, arguments, team, at, result}]`` (as ``/_lab/writes``)."""
         return [dict(w) for w in self.lab.writes]
 
+    async def notices_until(
+        self, found: Callable[[list[dict[str, Any]]], bool], seconds: float
+    ) -> list[dict[str, Any]]:
+        """The notices the Slack and Teams stand-ins received (as ``/_lab/notices``), once
+        `found` holds of them; waits on each arrival, at most `seconds`.
+
+        Raises:
+            TimeoutError: `found` did not hold in time.
+        """
+        async with asyncio.timeout(seconds):
+            while not found(notices := list(self.lab.notices.notices)):
+                await self.lab.notices.arrived.wait()
+        return notices
+
     def rejected(self) -> list[dict[str, Any]]:
         """Calls refused before any change: ``[{seq, tool, arguments, team, at, reason}]``."""
         return [dict(r) for r in self.lab.rejected]
@@ -382,6 +456,10 @@ async def run_lab(
     expose_team_id: bool | None = None,
     devices: int | None = None,
     seed: int = 0,
+    shapes: Mapping[str, str] | None = None,
+    sandbox_devices: int | None = None,
+    capture: Path | None = None,
+    capture_sandbox: Path | None = None,
 ) -> AsyncIterator[LabHandle]:
     """Run a lab in this process (uvicorn on the running loop) for the ``async with`` block.
 
@@ -395,6 +473,10 @@ async def run_lab(
         anonymous=anonymous,
         expose_team_id=expose_team_id,
         clock=clock,
+        shapes=shapes,
+        sandbox_devices=sandbox_devices,
+        capture=capture,
+        capture_sandbox=capture_sandbox,
     )
     async with serve_lab(lab, port) as serving:
         yield LabHandle(lab, serving.url)

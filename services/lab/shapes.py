@@ -9,7 +9,9 @@ or next event) in the older ones; ``uptime_since`` is RFC 3339. Sizes are bytes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 from services.lab.state import Device, Event, StreamEndpoint, World
@@ -33,9 +35,28 @@ def _warning(wid: str, label: str, message: str, data: Json | None) -> Json:
     return {"id": wid, "label": label, "message": message, "data": data}
 
 
+FIRMWARE_UPDATE_WARNING = "firmware_update_in_progress"
+"""How the lab reports a firmware update that is installing. *Unconfirmed*: EPIPHAN.md does not
+say how Epiphan reports one (open until the first live run); the watch also reads a ``Status``
+other than online/offline as an update."""
+
+
 def device_warnings(device: Device) -> list[Json]:
-    """Device-level warnings derived from state: storage and sources without signal."""
+    """Device-level warnings derived from state: a firmware update installing (unconfirmed
+    form, `FIRMWARE_UPDATE_WARNING`), storage and sources without signal (or, for a replayed
+    capture, the ones it held)."""
+    if device.warnings is not None:
+        return [dict(w) for w in device.warnings]
     warnings: list[Json] = []
+    if device.busy and device.online:
+        warnings.append(
+            _warning(
+                FIRMWARE_UPDATE_WARNING,
+                "Firmware update",
+                f"Installing firmware {device.update_target}.",
+                {"target": device.update_target},
+            )
+        )
     if device.storage_total is None or device.storage_free is None:
         warnings.append(
             _warning("no_storage_detected", "No storage detected", "Recordings cannot be saved.", None)
@@ -94,7 +115,10 @@ def channel_entry(device: Device, channel_index: int) -> Json:
             }
             for p in channel.publishers
         ]
-    if not device.source_signal(channel.source):
+    if channel.warnings is not None:
+        if channel.warnings:
+            entry["Warnings"] = [dict(w) for w in channel.warnings]
+    elif not device.source_signal(channel.source):
         entry["Warnings"] = [
             _warning(
                 "channel_no_signal",
@@ -124,10 +148,25 @@ def device_entry(device: Device) -> Json:
     }
 
 
-def recorder_status(devices: list[Device], older: bool) -> Json:
-    """``{devices: {<id>: {Name, Channels: {"<n>": {Name, RecordingStatus}}}}}``; older: a list
-    of ``{device_id, name, channels: {"<n>": {name, recording_status}}}``."""
-    if older:
+OLDER_SHAPES: Mapping[str, str] = MappingProxyType(
+    {
+        "get_recorder_status_for_devices": "device_list",
+        "get_system_status_for_devices": "keyed_status",
+        "get_stream_endpoints": "endpoints",
+    }
+)
+"""The shapes ``--older-shapes`` serves (with epoch times for events)."""
+
+
+def _recording(device: Device) -> list[Json]:
+    return [channel_entry(device, i) for i in range(len(device.channels))]
+
+
+def recorder_status(devices: list[Device], shape: str = "current") -> Json:
+    """``current``: ``{devices: {<id>: {Name, Channels: {"<n>": {Name, RecordingStatus}}}}}``;
+    ``lower_case``: the same with ``name``/``channels``/``recording_status``; ``device_list``:
+    a list of ``{device_id, name, channels: {"<n>": {name, recording_status}}}``."""
+    if shape == "device_list":
         return {
             "devices": [
                 {
@@ -135,19 +174,24 @@ def recorder_status(devices: list[Device], older: bool) -> Json:
                     "name": d.name,
                     "channels": {
                         c["channel_id"]: {"name": c["name"], "recording_status": c["recording_status"]}
-                        for c in (channel_entry(d, i) for i in range(len(d.channels)))
+                        for c in _recording(d)
                     },
                 }
                 for d in devices
             ]
         }
+    keys = (
+        ("name", "channels", "recording_status")
+        if shape == "lower_case"
+        else ("Name", "Channels", "RecordingStatus")
+    )
+    name, channels, status = keys
     return {
         "devices": {
             d.id: {
-                "Name": d.name,
-                "Channels": {
-                    c["channel_id"]: {"Name": c["name"], "RecordingStatus": c["recording_status"]}
-                    for c in (channel_entry(d, i) for i in range(len(d.channels)))
+                name: d.name,
+                channels: {
+                    c["channel_id"]: {name: c["name"], status: c["recording_status"]} for c in _recording(d)
                 },
             }
             for d in devices
@@ -155,49 +199,60 @@ def recorder_status(devices: list[Device], older: bool) -> Json:
     }
 
 
-def system_status(devices: list[Device], older: bool) -> Json:
-    """``{status: [{device_id, cpu_load_pct, cpu_temp_c, uptime_since}]}``; an offline device
-    has nulls. Older: ``{status: {<id>: {cpu_load, cpu_temp_c, up_since}}}``."""
+def system_status(devices: list[Device], shape: str = "current") -> Json:
+    """``current``: ``{status: [{device_id, cpu_load_pct, cpu_temp_c, uptime_since}]}``; an
+    offline device has nulls. Older, keyed by device ID with ``cpu_load``/``up_since``:
+    ``keyed_status`` (under ``status``), ``keyed_devices`` (under ``devices``), ``keyed`` (at
+    the top)."""
 
     def up(d: Device) -> str | None:
         return iso_seconds(d.up_since) if d.online and d.up_since else None
 
-    if older:
-        return {
-            "status": {
-                d.id: {
-                    "cpu_load": d.cpu_load_pct if d.online else None,
-                    "cpu_temp_c": d.cpu_temp_c if d.online else None,
-                    "up_since": up(d),
-                }
-                for d in devices
-            }
-        }
-    return {
-        "status": [
+    def known(d: Device, value: float | None) -> float | None:
+        return value if d.online else None
+
+    if shape == "current":
+        rows = [
             {
                 "device_id": d.id,
-                "cpu_load_pct": d.cpu_load_pct if d.online else None,
-                "cpu_temp_c": d.cpu_temp_c if d.online else None,
+                "cpu_load_pct": known(d, d.cpu_load_pct),
+                "cpu_temp_c": known(d, d.cpu_temp_c),
                 "uptime_since": up(d),
             }
             for d in devices
         ]
+        return {"status": rows}
+    keyed = {
+        d.id: {"cpu_load": known(d, d.cpu_load_pct), "cpu_temp_c": known(d, d.cpu_temp_c), "up_since": up(d)}
+        for d in devices
     }
+    return {"keyed_status": {"status": keyed}, "keyed_devices": {"devices": keyed}}.get(shape, keyed)
 
 
-def storage_status(devices: list[Device]) -> Json:
-    """``{storage: [{device_id, state: ok|low|critical|missing, free, total}]}`` (bytes)."""
-    rows = []
-    for d in devices:
-        if d.storage_total is None or d.storage_free is None:
-            rows.append({"device_id": d.id, "state": "missing", "free": None, "total": None})
-            continue
-        state = "ok"
-        if d.storage_free < d.storage_total // 10:
-            state = "critical" if d.storage_free < d.storage_total // 50 else "low"
-        rows.append({"device_id": d.id, "state": state, "free": d.storage_free, "total": d.storage_total})
-    return {"storage": rows}
+def storage_state(device: Device) -> str:
+    """``missing``, ``critical`` (under 2 %), ``low`` (under 10 %) or ``ok``; a scenario (or a
+    capture) may say it outright."""
+    if device.storage_state:
+        return device.storage_state
+    if device.storage_total is None or device.storage_free is None:
+        return "missing"
+    if device.storage_free < device.storage_total // 10:
+        return "critical" if device.storage_free < device.storage_total // 50 else "low"
+    return "ok"
+
+
+def storage_status(devices: list[Device], shape: str = "current") -> Json:
+    """``current``: ``{storage: [{device_id, state: ok|low|critical|missing, free, total}]}``
+    (bytes); ``keyed``: ``{storage: {<id>: {state, free, total}}}``; ``keyed_top``: that map
+    alone."""
+    rows = [
+        {"device_id": d.id, "state": storage_state(d), "free": d.storage_free, "total": d.storage_total}
+        for d in devices
+    ]
+    if shape == "current":
+        return {"storage": rows}
+    keyed = {row.pop("device_id"): row for row in rows}
+    return {"storage": keyed} if shape == "keyed" else keyed
 
 
 def event_entry(event: Event, now: datetime, times: str) -> Json:
@@ -244,9 +299,49 @@ def stream_endpoint_entry(endpoint: StreamEndpoint) -> Json:
     }
 
 
-def stream_endpoints(world: World, team: str, older: bool) -> Json:
+def stream_endpoints(world: World, team: str, shape: str = "current") -> Json | list[Json]:
+    """``current``: ``{stream_endpoints: [...]}``; ``endpoints``, ``streams``, ``items``: the
+    list under that key; ``list``: the bare list."""
     items = [stream_endpoint_entry(e) for e in world.teams[team].endpoints.values()]
-    return {"endpoints" if older else "stream_endpoints": items}
+    if shape == "list":
+        return items
+    return {"stream_endpoints" if shape == "current" else shape: items}
+
+
+def current_or_next_events(rows: list[tuple[str, Json | None]], shape: str = "current") -> Json:
+    """``current``: ``{events: [{device_id, event}]}``; ``keyed_devices`` (older, issue 16):
+    ``{devices: {<id>: {event: {id, title, start, end}}}}``."""
+    if shape == "keyed_devices":
+        return {
+            "devices": {
+                device_id: {
+                    "event": None
+                    if event is None
+                    else {
+                        "id": event["id"],
+                        "title": event["title"],
+                        "start": event["start"],
+                        "end": event["finish"],
+                    }
+                }
+                for device_id, event in rows
+            }
+        }
+    return {"events": [{"device_id": device_id, "event": event} for device_id, event in rows]}
+
+
+SERVED_SHAPES: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "get_devices_in_my_team": frozenset({"current"}),
+        "get_recorder_status_for_devices": frozenset({"current", "lower_case", "device_list"}),
+        "get_system_status_for_devices": frozenset({"current", "keyed_status", "keyed_devices", "keyed"}),
+        "get_storage_status_for_devices": frozenset({"current", "keyed", "keyed_top"}),
+        "get_current_or_next_cms_events_for_devices": frozenset({"current", "keyed_devices"}),
+        "get_stream_endpoints": frozenset({"current", "endpoints", "streams", "items", "list"}),
+    }
+)
+"""The named shapes (`shared.epiphan.fleet_shapes`) the lab can serve, per tool (``--shape TOOL=NAME``);
+every other tool has its one shape."""
 
 
 # --- schema drift -----------------------------------------------------------------------------

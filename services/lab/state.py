@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from services.lab.scenario import TEAM_NAMES, DeviceSpec, EventSpec, Scenario, TeamSpec
 
@@ -88,6 +89,7 @@ class Channel:
     recording: bool
     recording_since: datetime
     publishers: list[Publisher] = field(default_factory=list)
+    warnings: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -104,14 +106,16 @@ class Device:
     online: bool
     state_time: datetime
     up_since: datetime | None
-    cpu_load_pct: float
-    cpu_temp_c: float
+    cpu_load_pct: float | None
+    cpu_temp_c: float | None
     cms: str
     storage_total: int | None
     storage_free: int | None
     sources: list[Source]
     channels: list[Channel]
     preset: str | None = None
+    storage_state: str | None = None
+    warnings: list[dict[str, Any]] | None = None
     offline_until: datetime | None = None
     update_started: datetime | None = None
     update_target: str | None = None
@@ -347,10 +351,15 @@ def _come_online(device: Device, at: datetime) -> None:
     device.online, device.state_time, device.up_since, device.offline_until = True, at, at, None
 
 
+def _minutes(minutes: float) -> timedelta:
+    """A scenario's minutes as a span, kept to the millisecond (whole seconds stay whole)."""
+    return timedelta(seconds=round(minutes * 60, 3))
+
+
 def _build_device(
     spec: DeviceSpec, team: str, group_id: str, group_name: str, team_spec: TeamSpec, now: datetime
 ) -> Device:
-    state_time = now - timedelta(minutes=spec.state_minutes_ago)
+    state_time = now - _minutes(spec.state_minutes_ago)
     online = spec.status == "online"
     uptime = spec.uptime_minutes if spec.uptime_minutes is not None else spec.state_minutes_ago
     endpoints = {e.id: e for e in team_spec.stream_endpoints}
@@ -364,14 +373,15 @@ def _build_device(
                     id=pub.id,
                     type=endpoint.type if endpoint else pub.type,
                     started=pub.started,
-                    since=now - timedelta(minutes=pub.started_minutes_ago),
+                    since=now - _minutes(pub.started_minutes_ago),
                     url=endpoint.url if endpoint else (pub.url or ""),
                     key=endpoint.key if endpoint else pub.key,
                     endpoint_id=pub.endpoint,
                 )
             )
-        since = now - timedelta(minutes=ch.recording_minutes_ago if ch.recording else 24 * 60)
-        channels.append(Channel(ch.id, ch.name, ch.source, ch.recording, since, publishers))
+        since = now - _minutes(ch.recording_minutes_ago if ch.recording else 24 * 60)
+        warnings = [dict(w) for w in ch.warnings] if ch.warnings is not None else None
+        channels.append(Channel(ch.id, ch.name, ch.source, ch.recording, since, publishers, warnings))
     return Device(
         id=spec.id,
         team=team,
@@ -384,26 +394,28 @@ def _build_device(
         ip=spec.ip,
         online=online,
         state_time=state_time,
-        up_since=now - timedelta(minutes=uptime) if online else None,
+        up_since=now - _minutes(uptime) if online else None,
         cpu_load_pct=spec.cpu_load_pct,
         cpu_temp_c=spec.cpu_temp_c,
         cms=spec.cms,
-        storage_total=int(spec.storage.total_gb * GB) if spec.storage else None,
-        storage_free=int(spec.storage.free_gb * GB) if spec.storage else None,
+        storage_total=round(spec.storage.total_gb * GB) if spec.storage else None,
+        storage_free=round(spec.storage.free_gb * GB) if spec.storage else None,
+        storage_state=spec.storage.state if spec.storage else None,
+        warnings=[dict(w) for w in spec.warnings] if spec.warnings is not None else None,
         sources=[Source(s.name, s.kind, s.signal, s.resolution) for s in spec.sources],
         channels=channels,
     )
 
 
 def _build_event(spec: EventSpec, minute: datetime) -> Event:
-    start = minute + timedelta(minutes=spec.start_in_minutes)
+    start = minute + _minutes(spec.start_in_minutes)
     return Event(
         id=spec.id,
         title=spec.title,
         cms=spec.cms,
         device_id=spec.device,
         start=start,
-        finish=start + timedelta(minutes=spec.duration_minutes),
+        finish=start + _minutes(spec.duration_minutes),
         confirmed=spec.confirmed,
         channels=[EventChannel(c.channel_id, c.recording, c.streaming) for c in spec.channels],
     )

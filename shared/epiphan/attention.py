@@ -10,10 +10,11 @@ Used by `fleetwatch fleet` and by the assistant's keyword answer.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final
 
 from shared.epiphan.fleet import Device, Event, FleetSnapshot
 
@@ -77,6 +78,39 @@ class Finding:
     facts: tuple[tuple[str, str], ...] = ()
 
 
+JUDGED_FROM: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
+    {
+        "not_recording_in_event": frozenset({"events", "recorder"}),
+        "cpu_high": frozenset({"system"}),
+        "temp_high": frozenset({"system"}),
+        "recent_reboot": frozenset({"system"}),
+    }
+)
+"""The parts of a snapshot (`shared.epiphan.fleet.UnreadPart.part`) each finding kind is judged
+from beyond the device list; the other kinds come from the device list alone. Every kind's
+priority also reads ``events`` (a class soon makes a problem Fix first)."""
+
+
+def unjudged(snapshot: FleetSnapshot, device_id: str, kind: str) -> bool:
+    """True when `snapshot` cannot say whether a finding of `kind` holds for `device_id`: a part
+    it is judged from (`JUDGED_FROM`) was not read for that device. Such a finding is neither
+    found nor resolved by this snapshot; whoever compares reads keeps what it knew."""
+    return any(not snapshot.read_for(device_id, part) for part in JUDGED_FROM.get(kind, ()))
+
+
+def priority_unjudged(snapshot: FleetSnapshot, device_id: str) -> bool:
+    """True when `snapshot` did not read `device_id`'s events, so a finding's priority (Fix
+    first when a class is on or soon) cannot be judged for that room."""
+    return not snapshot.read_for(device_id, "events")
+
+
+def whole_minutes(delta_seconds: float) -> int:
+    """`delta_seconds` (its size) rounded to the nearest minute, half a minute up: 24 min 40 s
+    is 25 min, 2 h 59 min 59 s is 3 h (never floor division: that says "in 24 min" for a
+    class 25 minutes away)."""
+    return int(abs(delta_seconds) / 60 + 0.5)
+
+
 def event_state(event: Event | None, now: datetime, lead_minutes: int) -> str:
     """``"on_now"``, ``"soon"`` (starts within ``lead_minutes``), ``"later"`` or ``"none"``."""
     if event is None or event.start is None:
@@ -106,13 +140,25 @@ def newest_firmware_by_model(devices: Iterable[Device]) -> dict[str, str]:
     return newest
 
 
-def _disk_free_pct(data: object) -> float | None:
+def firmware_behind(device: Device, newest: dict[str, str]) -> bool:
+    """True when `device` runs older firmware than `newest` (`newest_firmware_by_model`) says
+    the newest of its model in the fleet is."""
+    latest = newest.get(device.model)
+    return bool(device.firmware and latest and _firmware_key(device.firmware) < _firmware_key(latest))
+
+
+def _disk_facts(data: object) -> tuple[tuple[str, str], ...]:
+    """A ``disk_space_error``'s numbers as facts: ``free_pct`` (one decimal), ``free_bytes``
+    and ``total_bytes``; none when the warning's data does not give both sizes."""
     if not isinstance(data, dict):
-        return None
+        return ()
     free, total = data.get("free"), data.get("total")
+    if isinstance(free, bool) or isinstance(total, bool):
+        return ()
     if isinstance(free, int | float) and isinstance(total, int | float) and total > 0:
-        return 100.0 * free / total
-    return None
+        pct = 100.0 * free / total
+        return (("free_pct", f"{pct:.1f}"), ("free_bytes", str(int(free))), ("total_bytes", str(int(total))))
+    return ()
 
 
 def findings(
@@ -152,9 +198,7 @@ def findings(
             elif warning.id == "no_storage_detected":
                 add(Priority.FIX_FIRST if urgent else Priority.FIX_SOON, "no_storage", *title)
             elif warning.id == "disk_space_error":
-                free = _disk_free_pct(warning.data)
-                facts = (("free_pct", f"{free:.0f}"),) if free is not None else ()
-                add(Priority.FIX_SOON, "disk_low", *facts)
+                add(Priority.FIX_SOON, "disk_low", *_disk_facts(warning.data))
         status = snapshot.system.get(device.id)
         if status is not None:
             if status.cpu_load_pct is not None and status.cpu_load_pct >= limits.cpu_pct:
@@ -164,18 +208,13 @@ def findings(
             if status.up_since is not None and now - status.up_since < timedelta(
                 minutes=limits.recent_reboot_minutes
             ):
-                minutes = int((now - status.up_since).total_seconds() // 60)
-                add(Priority.WHEN_CONVENIENT, "recent_reboot", ("minutes_ago", str(max(minutes, 0))))
-        family_newest = newest.get(device.model)
-        if (
-            device.firmware
-            and family_newest
-            and _firmware_key(device.firmware) < _firmware_key(family_newest)
-        ):
+                minutes = whole_minutes(max((now - status.up_since).total_seconds(), 0.0))
+                add(Priority.WHEN_CONVENIENT, "recent_reboot", ("minutes_ago", str(minutes)))
+        if firmware_behind(device, newest):
             add(
                 Priority.WHEN_CONVENIENT,
                 "firmware_behind",
                 ("firmware", device.firmware),
-                ("newest", family_newest),
+                ("newest", newest[device.model]),
             )
     return sorted(out, key=lambda f: (f.priority, f.device_name.casefold(), f.kind))

@@ -1,22 +1,30 @@
-"""Tolerant parsers from Epiphan read results into one typed fleet snapshot (pure, no I/O).
+"""Parsers from Epiphan read results into one typed fleet snapshot (pure, no I/O).
 
-Every parser accepts each shape EPIPHAN.md lists (the current one and the older ones) and turns
-it into the same frozen structures, so the rest of Fleetwatch never sees a raw Epiphan dict.
-A shape that cannot be read at all raises `FleetShapeError` (code `epiphan_bad_result`); a field
-that is merely missing or null is tolerated (Epiphan's declared schemas do not always match).
+One parser per tool. Each reads a result only in one of the tool's named shapes
+(`shared.epiphan.fleet_shapes`: the live one and the older ones) and turns it into the same frozen
+structures, so the rest of Fleetwatch never sees a raw Epiphan dict. A result in no known
+shape raises `FleetShapeError` (code ``epiphan_bad_result``) naming the tool: it is a read
+error for that tool, never an invented row. A field that is merely missing or null in a known
+shape is tolerated (Epiphan's declared schemas do not always match).
 
 Times are UTC ``datetime`` objects. Epiphan sends ISO 8601 (``2026-09-16T20:36Z``, minute
 precision for ``StateTime``), epoch seconds, or epoch milliseconds (values above 1e11).
+
+Recording of an offline device is unknown: Epiphan's device list keeps a channel's last
+``recording_status`` for a device that went offline weeks ago, so for an offline device
+``Channel.recording`` is None and ``Channel.last_known_recording`` keeps what was reported
+(with ``recording_since``, when it started).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
+from shared.epiphan.fleet_shapes import outline, recognise
 from shared.epiphan.redact import url_host
 from shared.errors import Code, FleetwatchError
 
@@ -26,9 +34,25 @@ EPOCH_MS_THRESHOLD = 1e11
 TEAM_ID_KEYS = ("team_id", "teamId", "TeamId", "TeamID")
 """Where a team ID may sit at the top level of ``get_devices_in_my_team`` (unconfirmed)."""
 
+DEVICES: Final = "get_devices_in_my_team"
+RECORDER: Final = "get_recorder_status_for_devices"
+SYSTEM: Final = "get_system_status_for_devices"
+STORAGE: Final = "get_storage_status_for_devices"
+EVENTS: Final = "get_current_or_next_cms_events_for_devices"
+EVENT: Final = "get_current_or_next_cms_event_for_device"
+ENDPOINTS: Final = "get_stream_endpoints"
+
+PART_OF_TOOL: Final[Mapping[str, str]] = {
+    RECORDER: "recorder",
+    SYSTEM: "system",
+    EVENTS: "events",
+    STORAGE: "storage",
+}
+"""The part of a snapshot each per-device read fills (`UnreadPart.part`)."""
+
 
 class FleetShapeError(FleetwatchError):
-    """A read result has a shape none of the known ones match."""
+    """A read result has a shape none of the known ones match, or a row that cannot be read."""
 
     def __init__(self, tool: str, problem: str) -> None:
         super().__init__(Code.EPIPHAN_BAD_RESULT, f"{tool}: {problem}")
@@ -55,7 +79,9 @@ class Publisher(msgspec.Struct, frozen=True):
 class Channel(msgspec.Struct, frozen=True):
     """A device channel. ``channel_id`` is the device-local ``"1"``, ``"2"``...
 
-    ``recording`` is None when no source said.
+    ``recording`` is None when no source said, and always for an offline device; then
+    ``last_known_recording`` holds what Epiphan last reported (None when online).
+    ``recording_since`` is when the (last known) recording started.
     """
 
     channel_id: str
@@ -64,6 +90,7 @@ class Channel(msgspec.Struct, frozen=True):
     recording_since: datetime | None = None
     publishers: tuple[Publisher, ...] = ()
     warnings: tuple[DeviceWarning, ...] = ()
+    last_known_recording: bool | None = None
 
 
 class Device(msgspec.Struct, frozen=True):
@@ -86,7 +113,7 @@ class Device(msgspec.Struct, frozen=True):
 
     @property
     def recording(self) -> bool:
-        """True when any channel is recording."""
+        """True when any channel is known to be recording (never for an offline device)."""
         return any(c.recording for c in self.channels)
 
 
@@ -100,7 +127,8 @@ class SystemStatus(msgspec.Struct, frozen=True):
 
 
 class Event(msgspec.Struct, frozen=True):
-    """A device's current or next CMS event. Epiphan names the end ``finish``, not ``end``."""
+    """A device's current or next CMS event. Epiphan names the end ``finish``, not ``end``
+    (an older shape says ``end``)."""
 
     id: str
     title: str = ""
@@ -125,18 +153,43 @@ class StreamEndpoint(msgspec.Struct, frozen=True):
     secret_digest: str | None = None
 
 
+class UnreadPart(msgspec.Struct, frozen=True):
+    """A part of a snapshot that could not be read: ``part`` (``recorder``, ``system``,
+    ``events``, ``storage``), the tool, its error code and message, and the devices it was not
+    read for (all of them, or those of one call of at most 100)."""
+
+    part: str
+    tool: str
+    code: str
+    message: str
+    device_ids: tuple[str, ...] = ()
+
+
 class FleetSnapshot(msgspec.Struct, frozen=True):
-    """What one sign-in's team looks like at ``taken_at`` (UTC)."""
+    """What one sign-in's team looks like at ``taken_at`` (UTC).
+
+    ``unread`` names what could not be read: the read side shows what it read and marks the
+    rest (a device missing from ``system`` or ``events`` is then unknown, not "nothing")."""
 
     team_id: str | None
     devices: tuple[Device, ...]
     system: Mapping[str, SystemStatus] = msgspec.field(default_factory=dict)
     events: Mapping[str, Event | None] = msgspec.field(default_factory=dict)
     taken_at: datetime | None = None
+    unread: tuple[UnreadPart, ...] = ()
 
     def device(self, device_id: str) -> Device | None:
         """The device with that master ID, or None."""
         return next((d for d in self.devices if d.id == device_id), None)
+
+    def unread_part(self, part: str) -> UnreadPart | None:
+        """The first unread entry of `part`, or None when it was read in full."""
+        return next((u for u in self.unread if u.part == part), None)
+
+    def read_for(self, device_id: str, part: str) -> bool:
+        """False when `part` (``recorder``, ``system``, ``events``, ``storage``) could not be
+        read for `device_id` (`unread` names it), True otherwise."""
+        return not any(u.part == part and device_id in u.device_ids for u in self.unread)
 
 
 def parse_time(value: Any) -> datetime | None:
@@ -163,6 +216,18 @@ def parse_time(value: Any) -> datetime | None:
     return None
 
 
+def shape_of(tool: str, result: Any) -> str:
+    """The name of `result`'s known shape for `tool`.
+
+    Raises:
+        FleetShapeError: no known shape (the message outlines what came instead).
+    """
+    shape = recognise(tool, result)
+    if shape is None:
+        raise FleetShapeError(tool, f"no known shape ({outline(result)})")
+    return shape.name
+
+
 def _get(item: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
     for key in keys:
         if key in item and item[key] is not None:
@@ -178,6 +243,13 @@ def _maps(items: Any) -> Iterable[Mapping[str, Any]]:
     if isinstance(items, Sequence) and not isinstance(items, str):
         return (i for i in items if isinstance(i, Mapping))
     return ()
+
+
+def _keyed_rows(body: Any) -> list[tuple[str, Mapping[str, Any]]]:
+    """(device ID, row) pairs of a map keyed by ID or a list of rows naming their device."""
+    if isinstance(body, Mapping):
+        return [(str(k), v) for k, v in body.items()]
+    return [(_str(_get(row, "device_id")), row) for row in _maps(body)]
 
 
 def _warnings(items: Any) -> tuple[DeviceWarning, ...]:
@@ -202,7 +274,7 @@ def _recording_state(status: Any) -> tuple[bool | None, datetime | None]:
     return recording, parse_time(_get(status, "timestamp")) if recording else None
 
 
-def _channel(item: Mapping[str, Any]) -> Channel:
+def _channel(item: Mapping[str, Any], online: bool) -> Channel:
     recording, since = _recording_state(_get(item, "recording_status", "RecordingStatus"))
     publishers = tuple(
         Publisher(
@@ -217,10 +289,11 @@ def _channel(item: Mapping[str, Any]) -> Channel:
     return Channel(
         channel_id=_str(_get(item, "channel_id", "id", "Id")),
         name=_str(_get(item, "name", "Name")),
-        recording=recording,
+        recording=recording if online else None,
         recording_since=since,
         publishers=publishers,
         warnings=_warnings(_get(item, "Warnings", "warnings")),
+        last_known_recording=None if online else recording,
     )
 
 
@@ -228,16 +301,16 @@ def parse_devices(result: Any) -> tuple[str | None, tuple[Device, ...]]:
     """``get_devices_in_my_team`` → (team ID or None, devices).
 
     Raises:
-        FleetShapeError: the result is not a map with a ``devices`` list, or a device has no ID.
+        FleetShapeError: no known shape, or a device without an ID.
     """
-    if not isinstance(result, Mapping) or not isinstance(result.get("devices"), list):
-        raise FleetShapeError("get_devices_in_my_team", "expected a map with a 'devices' list")
+    shape_of(DEVICES, result)
     team = next((str(result[k]) for k in TEAM_ID_KEYS if result.get(k) not in (None, "")), None)
     devices = []
     for item in _maps(result["devices"]):
         device_id = _get(item, "Id", "id", "device_id")
         if device_id in (None, ""):
-            raise FleetShapeError("get_devices_in_my_team", "a device has no ID")
+            raise FleetShapeError(DEVICES, "a device has no ID")
+        online = _str(_get(item, "Status", "status")).lower() == "online"
         devices.append(
             Device(
                 id=str(device_id),
@@ -246,9 +319,9 @@ def parse_devices(result: Any) -> tuple[str | None, tuple[Device, ...]]:
                 group_id=_str(_get(item, "GroupId", "group_id")),
                 group_name=_str(_get(item, "GroupName", "group_name")),
                 firmware=_str(_get(item, "Firmware", "firmware")),
-                online=_str(_get(item, "Status", "status")).lower() == "online",
+                online=online,
                 state_time=parse_time(_get(item, "StateTime", "state_time")),
-                channels=tuple(_channel(c) for c in _maps(_get(item, "Channels", "channels"))),
+                channels=tuple(_channel(c, online) for c in _maps(_get(item, "Channels", "channels"))),
                 warnings=_warnings(_get(item, "Warnings", "warnings")),
             )
         )
@@ -258,21 +331,16 @@ def parse_devices(result: Any) -> tuple[str | None, tuple[Device, ...]]:
 def parse_recorder_status(result: Any) -> dict[str, dict[str, bool | None]]:
     """``get_recorder_status_for_devices`` → {master ID: {channel ID: recording}}.
 
-    Accepts ``{devices: {id: {Channels: {"1": {RecordingStatus}}}}}``, the lower-case variant
-    (``channels``/``recording_status``), and a list of ``{device_id, channels}``.
+    Shapes: ``current`` (``{devices: {id: {Channels: {"1": {RecordingStatus}}}}}``),
+    ``lower_case`` (``channels``/``recording_status``) and ``device_list`` (a list of
+    ``{device_id, channels}``; channels as a map or a list).
 
     Raises:
-        FleetShapeError: none of those shapes.
+        FleetShapeError: no known shape.
     """
-    devices = result.get("devices") if isinstance(result, Mapping) else None
-    if isinstance(devices, Mapping):
-        pairs = [(str(k), v) for k, v in devices.items() if isinstance(v, Mapping)]
-    elif isinstance(devices, list):
-        pairs = [(_str(_get(d, "device_id", "Id", "id")), d) for d in _maps(devices)]
-    else:
-        raise FleetShapeError("get_recorder_status_for_devices", "expected 'devices' as a map or a list")
+    shape_of(RECORDER, result)
     out: dict[str, dict[str, bool | None]] = {}
-    for device_id, item in pairs:
+    for device_id, item in _keyed_rows(result["devices"]):
         channels = _get(item, "Channels", "channels", default={})
         if isinstance(channels, Mapping):
             entries = [(str(k), v) for k, v in channels.items() if isinstance(v, Mapping)]
@@ -287,19 +355,16 @@ def parse_recorder_status(result: Any) -> dict[str, dict[str, bool | None]]:
 def parse_system_status(result: Any) -> dict[str, SystemStatus]:
     """``get_system_status_for_devices`` → {master ID: SystemStatus}.
 
-    Accepts ``{status: [{device_id, cpu_load_pct, cpu_temp_c, uptime_since}]}`` and the older
-    ``{<id>: {cpu_load, cpu_temp_c, up_since}}`` (optionally under ``status``). ``status: null``
-    (schema drift) reads as nothing known: an empty map.
+    Shapes: ``current`` (``{status: [{device_id, cpu_load_pct, cpu_temp_c, uptime_since}]}``)
+    and the older ones keyed by device ID (``{status: {id: ...}}``, ``{devices: {id: ...}}``,
+    ``{id: ...}``) with ``cpu_load``, ``up_since``. ``status: null`` is no known shape: nothing
+    was read, and the snapshot says so.
 
     Raises:
-        FleetShapeError: neither shape.
+        FleetShapeError: no known shape.
     """
-    if not isinstance(result, Mapping):
-        raise FleetShapeError("get_system_status_for_devices", "expected a map")
-    body = result.get("status", result)
-    if body is None:
-        return {}  # a null where the schema says list: tolerated, nothing known
-    pairs = _rows(body, "get_system_status_for_devices", "expected 'status' as a list or a map")
+    shape = shape_of(SYSTEM, result)
+    body = {"current": "status", "keyed_status": "status", "keyed_devices": "devices"}.get(shape)
     return {
         device_id: SystemStatus(
             device_id=device_id,
@@ -307,22 +372,8 @@ def parse_system_status(result: Any) -> dict[str, SystemStatus]:
             cpu_temp_c=_number(_get(s, "cpu_temp_c", "cpu_temp")),
             up_since=parse_time(_get(s, "uptime_since", "up_since")),
         )
-        for device_id, s in pairs
-        if device_id
+        for device_id, s in _keyed_rows(result[body] if body else result)
     }
-
-
-def _rows(body: Any, tool: str, problem: str) -> list[tuple[str, Mapping[str, Any]]]:
-    """(device ID, row) pairs from a list of rows naming their device, or a map keyed by ID.
-
-    Raises:
-        FleetShapeError: `body` is neither (`problem` says what was expected).
-    """
-    if isinstance(body, list):
-        return [(_str(_get(s, "device_id", "Id", "id")), s) for s in _maps(body)]
-    if isinstance(body, Mapping):
-        return [(str(k), v) for k, v in body.items() if isinstance(v, Mapping)]
-    raise FleetShapeError(tool, problem)
 
 
 def _number(value: Any) -> float | None:
@@ -337,30 +388,22 @@ def _number(value: Any) -> float | None:
 def parse_events(result: Any) -> dict[str, Event | None]:
     """``get_current_or_next_cms_events_for_devices`` → {master ID: Event or None}.
 
-    A null or missing ``event`` means nothing scheduled. The end field is ``finish``. A device
-    missing from the answer is unknown (absent from the map), and ``events: null`` (schema
-    drift) makes every device unknown.
+    Shapes: ``current`` (``{events: [{device_id, event}]}``, the end is ``finish``) and
+    ``keyed_devices`` (older: ``{devices: {id: {event: {id, title, start, end}}}}``). A null
+    ``event`` means nothing scheduled; a device missing from the answer is unknown (absent
+    from the map). ``events: null`` is no known shape.
 
     Raises:
-        FleetShapeError: no ``events`` key, or not a list, or an event without an ID.
+        FleetShapeError: no known shape, or an event without an ID.
     """
-    if isinstance(result, Mapping) and "events" in result and result["events"] is None:
-        return {}
-    if not isinstance(result, Mapping) or not isinstance(result.get("events"), list):
-        raise FleetShapeError(
-            "get_current_or_next_cms_events_for_devices", "expected a map with an 'events' list"
-        )
-    out: dict[str, Event | None] = {}
-    for item in _maps(result["events"]):
-        device_id = _str(_get(item, "device_id"))
-        if not device_id:
-            continue
-        out[device_id] = parse_event(item.get("event"))
-    return out
+    shape = shape_of(EVENTS, result)
+    rows = _keyed_rows(result["events"] if shape == "current" else result["devices"])
+    return {device_id: parse_event(row.get("event"), tool=EVENTS) for device_id, row in rows}
 
 
-def parse_event(event: Any) -> Event | None:
+def parse_event(event: Any, *, tool: str = EVENT) -> Event | None:
     """One event map (the ``event`` of a current-or-next answer) → Event, or None for null.
+    The end is ``finish`` (``end`` in an older shape).
 
     Raises:
         FleetShapeError: an event map without an ID.
@@ -369,7 +412,7 @@ def parse_event(event: Any) -> Event | None:
         return None
     event_id = _get(event, "id", "Id")
     if event_id in (None, ""):
-        raise FleetShapeError("get_current_or_next_cms_event", "an event has no ID")
+        raise FleetShapeError(tool, "an event has no ID")
     return Event(
         id=str(event_id),
         title=_str(_get(event, "title")),
@@ -377,8 +420,18 @@ def parse_event(event: Any) -> Event | None:
         status=_str(_get(event, "status")),
         confirmed=bool(_get(event, "confirmed", default=False)),
         start=parse_time(_get(event, "start")),
-        finish=parse_time(_get(event, "finish")),
+        finish=parse_time(_get(event, "finish", "end")),
     )
+
+
+def parse_current_event(result: Any) -> tuple[str, Event | None]:
+    """``get_current_or_next_cms_event_for_device`` → (master ID, Event or None).
+
+    Raises:
+        FleetShapeError: no known shape, or an event without an ID.
+    """
+    shape_of(EVENT, result)
+    return _str(result.get("device_id")), parse_event(result["event"])
 
 
 def parse_stream_endpoints(
@@ -386,25 +439,20 @@ def parse_stream_endpoints(
 ) -> tuple[StreamEndpoint, ...]:
     """``get_stream_endpoints`` → endpoints with ID, name and URL host only.
 
-    The list may sit under ``stream_endpoints``, ``endpoints``, ``streams`` or ``items`` (or be
-    the result itself). The real result carries the stream key: it is dropped here. With
-    `digest` (given the unredacted entry), each endpoint carries ``digest(entry)`` as its
+    Shapes: the list under ``stream_endpoints`` (live), ``endpoints``, ``streams`` or ``items``,
+    or a bare list. The real result carries the stream key: it is dropped here. With `digest`
+    (given the unredacted entry), each endpoint carries ``digest(entry)`` as its
     ``secret_digest``.
 
     Raises:
-        FleetShapeError: no list found, or an entry without an ID (the whole read fails).
+        FleetShapeError: no known shape, or an entry without an ID (the whole read fails).
     """
-    items = result
-    if isinstance(result, Mapping):
-        items = next(
-            (result[k] for k in ("stream_endpoints", "endpoints", "streams", "items") if k in result), None
-        )
-    if not isinstance(items, list):
-        raise FleetShapeError("get_stream_endpoints", "expected a list of endpoints")
+    shape = shape_of(ENDPOINTS, result)
+    items = result if shape == "list" else result[{"current": "stream_endpoints"}.get(shape, shape)]
     out = []
     for item in items:
-        if not isinstance(item, Mapping) or _get(item, "id", "Id") in (None, ""):
-            raise FleetShapeError("get_stream_endpoints", "an endpoint has no ID")
+        if _get(item, "id", "Id") in (None, ""):
+            raise FleetShapeError(ENDPOINTS, "an endpoint has no ID")
         url = _get(item, "url", "Url")
         out.append(
             StreamEndpoint(
@@ -420,21 +468,23 @@ def parse_stream_endpoints(
 def merge_recorder(
     devices: tuple[Device, ...], recorder: Mapping[str, Mapping[str, bool | None]]
 ) -> tuple[Device, ...]:
-    """Devices with each channel's ``recording`` taken from the recorder status where it says."""
+    """Devices with each channel's ``recording`` taken from the recorder status where it says
+    (for an offline device only its ``last_known_recording``: its recording is unknown)."""
     merged = []
     for device in devices:
         states = recorder.get(device.id, {})
-        channels = tuple(
-            msgspec.structs.replace(
-                c,
-                recording=states[c.channel_id],
-                recording_since=c.recording_since if states[c.channel_id] else None,
-            )
-            if states.get(c.channel_id) is not None
-            else c
-            for c in device.channels
-        )
-        merged.append(msgspec.structs.replace(device, channels=channels))
+        channels = []
+        for c in device.channels:
+            state = states.get(c.channel_id)
+            if state is None:
+                channels.append(c)
+            elif device.online:
+                since = c.recording_since if state else None
+                channels.append(msgspec.structs.replace(c, recording=state, recording_since=since))
+            else:
+                since = c.recording_since if state else None
+                channels.append(msgspec.structs.replace(c, last_known_recording=state, recording_since=since))
+        merged.append(msgspec.structs.replace(device, channels=tuple(channels)))
     return tuple(merged)
 
 
@@ -463,17 +513,14 @@ def _bytes(value: Any) -> int | None:
 def parse_storage_status(result: Any) -> dict[str, StorageStatus]:
     """``get_storage_status_for_devices`` → {master ID: StorageStatus}.
 
-    Accepts a list of ``{device_id, state, free, total}`` under ``storage`` (or ``devices``,
-    ``status``) and a map keyed by device ID. EPIPHAN.md gives no shape for this tool: the lab's
-    is the list; a state missing from a row is left "" (free and total still say).
+    Shapes: ``current`` (``{storage: [{device_id, state, free, total}]}``, the lab's: EPIPHAN.md
+    gives no shape), ``keyed`` (``{storage: {id: ...}}``) and ``keyed_top`` (``{id: ...}``). A
+    state missing from a row is left "" (free and total still say).
 
     Raises:
-        FleetShapeError: neither shape.
+        FleetShapeError: no known shape.
     """
-    body = result
-    if isinstance(result, Mapping):
-        body = next((result[k] for k in ("storage", "devices", "status") if k in result), result)
-    pairs = _rows(body, "get_storage_status_for_devices", "expected a list or a map of devices")
+    shape = shape_of(STORAGE, result)
     return {
         device_id: StorageStatus(
             device_id=device_id,
@@ -481,8 +528,7 @@ def parse_storage_status(result: Any) -> dict[str, StorageStatus]:
             free=_bytes(_get(s, "free", "free_bytes", "Free")),
             total=_bytes(_get(s, "total", "total_bytes", "Total")),
         )
-        for device_id, s in pairs
-        if device_id
+        for device_id, s in _keyed_rows(result if shape == "keyed_top" else result["storage"])
     }
 
 
@@ -497,3 +543,16 @@ def storage_from_warnings(device: Device) -> StorageStatus | None:
             state = _str(data.get("state")).lower() or "low"
             return StorageStatus(device.id, state, _bytes(data.get("free")), _bytes(data.get("total")))
     return None
+
+
+PARSERS: Final[Mapping[str, Callable[[Any], Any]]] = {
+    DEVICES: parse_devices,
+    RECORDER: parse_recorder_status,
+    SYSTEM: parse_system_status,
+    STORAGE: parse_storage_status,
+    EVENTS: parse_events,
+    EVENT: parse_current_event,
+    ENDPOINTS: parse_stream_endpoints,
+}
+"""The parser of each read tool Fleetwatch reads into typed data (the others reach the model
+as they are)."""

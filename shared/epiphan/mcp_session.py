@@ -1,7 +1,9 @@
 """One MCP session to an Epiphan Edge server over streamable HTTP, with a bearer token.
 
-This module is the only place that sends ``tools/call``. It is used by exactly two classes: the
-guarded read client (`shared.epiphan.read_client.EpiphanReadClient`) and the executor's write client
+This module is the only place that sends ``tools/call`` (and ``tools/list``, which only
+``fleetwatch capture`` asks for, to compare the server's argument schemas with the reviewed
+ones). It is used by exactly two classes: the guarded read client
+(`shared.epiphan.read_client.EpiphanReadClient`) and the executor's write client
 (`services.executor.write_client`); a test fails if any other module calls it. It knows nothing
 of read or write: the guard lives in the callers.
 
@@ -182,6 +184,39 @@ class McpConnection:
                 await self.close()
                 raise
             return self._session
+
+    async def list_tools(self, *, max_pages: int = 20) -> list[dict[str, Any]]:
+        """The server's tools: ``[{name, input_schema, output_schema}]`` (descriptions are left
+        out: they are the server's untrusted text). Follows at most `max_pages` pages.
+
+        Raises:
+            McpCallError: as `call`.
+        """
+        tools: list[dict[str, Any]] = []
+        cursor: str | None = None
+        try:
+            async with asyncio.timeout(self.timeout_seconds * max_pages):
+                session = await self._open()
+                for _ in range(max_pages):
+                    params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+                    result = await session.list_tools(params=params)
+                    tools += [
+                        {"name": t.name, "input_schema": t.input_schema, "output_schema": t.output_schema}
+                        for t in result.tools
+                    ]
+                    cursor = result.next_cursor
+                    if not cursor:
+                        break
+        except TimeoutError as exc:
+            await self.close()
+            raise McpCallError(Code.EPIPHAN_TIMEOUT, "tools/list: no answer in time") from exc
+        except MCPError as exc:
+            await self.close()
+            raise McpCallError(Code.EPIPHAN_BAD_RESULT, f"tools/list: protocol error {exc.code}") from exc
+        except (httpx2.HTTPError, OSError, anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+            await self.close()
+            raise McpCallError(Code.EPIPHAN_UNREACHABLE, f"tools/list: {type(exc).__name__}") from exc
+        return tools
 
     async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> RawToolResult:
         """Send one ``tools/call`` and return the raw result. Never retries.

@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import ipaddress
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -188,7 +188,11 @@ def withholds_field(name: str) -> bool:
     )
 
 
-def _ipv6(match: re.Match[str]) -> str:
+def _withheld(_: str) -> str:
+    return WITHHELD
+
+
+def _ipv6(match: re.Match[str], replace: Callable[[str], str]) -> str:
     candidate = match.group(0)
     address = candidate.split("%", 1)[0]
     if len(address) < 3 or not re.search(r"[0-9A-Fa-f]", address):
@@ -197,19 +201,20 @@ def _ipv6(match: re.Match[str]) -> str:
         ipaddress.IPv6Address(address)
     except ValueError:
         return candidate
-    return WITHHELD
+    return replace(candidate)
 
 
-def mask_addresses(text: str) -> str:
-    """`text` with every IPv4, IPv6 and MAC address replaced by ``[withheld]``.
+def mask_addresses(text: str, replace: Callable[[str], str] = _withheld) -> str:
+    """`text` with every IPv4, IPv6 and MAC address replaced by ``[withheld]`` (or by
+    ``replace(address)``: a capture gives each address its own stable placeholder).
 
     Times (``13:25:00``), versions (``4.24.6``) and UUIDs stay.
     """
     if text.count(":") >= 2:
-        text = _IPV6.sub(_ipv6, text)
+        text = _IPV6.sub(lambda m: _ipv6(m, replace), text)
     if ":" in text or "-" in text:
-        text = _MAC.sub(WITHHELD, text)
-    return _IPV4.sub(WITHHELD, text) if "." in text else text
+        text = _MAC.sub(lambda m: replace(m.group(0)), text)
+    return _IPV4.sub(lambda m: replace(m.group(0)), text) if "." in text else text
 
 
 def _drop(value: Any, found: set[str]) -> Any:
@@ -264,15 +269,16 @@ class WithheldValues:
                 self._others.add(value)
                 self._pattern = None
 
-    def mask(self, text: str) -> str:
-        """`text` with every remembered value (as a whole word) replaced by ``[withheld]``."""
+    def mask(self, text: str, replace: Callable[[str], str] = _withheld) -> str:
+        """`text` with every remembered value (as a whole word) replaced by ``[withheld]`` (or
+        by ``replace(value)``)."""
         if self._words and not self._words.isdisjoint(_WORD.findall(text)):
-            text = _WORD.sub(lambda m: WITHHELD if m.group(0) in self._words else m.group(0), text)
+            text = _WORD.sub(lambda m: replace(m.group(0)) if m.group(0) in self._words else m.group(0), text)
         if self._others:
             if self._pattern is None:
                 alternatives = "|".join(map(re.escape, sorted(self._others, key=len, reverse=True)))
                 self._pattern = re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])")
-            text = self._pattern.sub(WITHHELD, text)
+            text = self._pattern.sub(lambda m: replace(m.group(0)), text)
         return text
 
 

@@ -7,7 +7,10 @@ Layers:
 3. result reading: an error result raises; in-band sign-in errors are detected only in error
    results or non-JSON text, never in JSON data (a room may be called "Room 401");
 4. **redaction** of every result (`shared.epiphan.redact`);
-5. tolerant parsing into a `shared.epiphan.fleet.FleetSnapshot`.
+5. parsing, in known shapes only, into a `shared.epiphan.fleet.FleetSnapshot`;
+6. **batching**: every per-device read of many devices goes out in calls of at most
+   `DEVICE_IDS_PER_CALL` IDs (`EpiphanReadClient.chunks`, `per_device`, `call_batched`): the
+   snapshot, the executor's checks, the assistant's reads and the watch use the same method.
 
 Writes are never possible here: there is no code path from this class to a write tool. The
 executor has its own write client and its own sign-in.
@@ -18,11 +21,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
+from shared.epiphan.capture_redact import CaptureRedactor, verified
 from shared.epiphan.fleet import (
+    DEVICES,
+    ENDPOINTS,
+    EVENTS,
+    RECORDER,
+    SYSTEM,
     FleetSnapshot,
     StreamEndpoint,
     merge_recorder,
@@ -33,10 +42,12 @@ from shared.epiphan.fleet import (
     parse_system_status,
 )
 from shared.epiphan.mcp_session import McpConnection, RawToolResult
+from shared.epiphan.read_batches import BatchedRead, Chunk, DeviceReads, merge_results
 from shared.epiphan.redact import redact, redact_text
 from shared.errors import Code, FleetwatchError
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 READ_TOOLS_OF_EPIPHAN = frozenset(
     {
@@ -117,8 +128,10 @@ def is_auth_error_text(text: str) -> bool:
     return bool(_AUTH_MARKERS.search(text))
 
 
-def read_result(raw: RawToolResult) -> Any:
-    """The redacted data of a read result, or an `EpiphanError`.
+def read_result(raw: RawToolResult, *, stable: CaptureRedactor | None = None) -> Any:
+    """The redacted data of a read result, or an `EpiphanError`. Redacted by `shared.epiphan.redact`,
+    or, for a capture, by `stable` (its placeholders) and then checked by
+    `shared.epiphan.capture_redact.verified`, so never less than by `shared.epiphan.redact`.
 
     An error result with sign-in words → `epiphan_auth`; any other error result →
     `epiphan_tool_error` (its redacted text, capped at 300 characters, in the message).
@@ -132,7 +145,11 @@ def read_result(raw: RawToolResult) -> Any:
     data = raw.data()
     if isinstance(data, str) and is_auth_error_text(data):
         raise EpiphanError(Code.EPIPHAN_AUTH, raw.tool, f"{raw.tool}: Epiphan reports no valid sign-in")
-    return redact(data)
+    if stable is None:
+        return redact(data)
+    if not isinstance(stable, CaptureRedactor):
+        raise TypeError("stable must be a CaptureRedactor")  # no other redaction is accepted
+    return verified(stable(data))
 
 
 def guard(tool: str, read_tools: frozenset[str]) -> None:
@@ -156,11 +173,17 @@ class EpiphanReadClient:
     Args:
         connection: an `McpConnection` holding the read (or, in the executor, sandbox) sign-in.
         read_tools: the policy's read list (`ToolPolicy.read_tools`).
+
+    Per-device reads of many devices go through `per_device` (parsed, for snapshots and the
+    executor's checks) or `call_batched` (raw, for the model): both split the IDs into calls of
+    at most `DEVICE_IDS_PER_CALL` (Epiphan's per-call limit), at most `PARALLEL_READS` in
+    flight for the whole client.
     """
 
     def __init__(self, connection: McpConnection, read_tools: frozenset[str]) -> None:
         self._connection = connection
         self._read_tools = frozenset(read_tools) & READ_TOOLS_OF_EPIPHAN
+        self._limit = asyncio.Semaphore(PARALLEL_READS)
 
     async def __aenter__(self) -> EpiphanReadClient:
         return self
@@ -168,8 +191,18 @@ class EpiphanReadClient:
     async def __aexit__(self, *exc_info: object) -> None:
         await self._connection.close()
 
-    async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any:
-        """Call a read tool and return its redacted data (dict, list or str).
+    async def call(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        stable: CaptureRedactor | None = None,
+    ) -> Any:
+        """Call a read tool and return its redacted data (dict, list or str). One call, as
+        given: a per-device read of more than 100 devices goes through `per_device` or
+        `call_batched`. With `stable` (``fleetwatch capture``) the data carries its stable
+        placeholders instead of ``[redacted]``, addresses and serial numbers too, checked to be
+        never less redacted (`read_result`).
 
         Raises:
             EpiphanError: guard refusal (nothing sent) or a failed read; see the class docs.
@@ -179,7 +212,90 @@ class EpiphanReadClient:
             raw = await self._connection.call(tool, arguments)
         except FleetwatchError as exc:
             raise EpiphanError(exc.code, tool, exc.message) from exc
-        return read_result(raw)
+        return read_result(raw, stable=stable)
+
+    async def chunks(
+        self,
+        tool: str,
+        device_ids: Sequence[str],
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        stable: CaptureRedactor | None = None,
+        on_read: Callable[[str], None] | None = None,
+    ) -> list[Chunk]:
+        """Read `tool` for `device_ids` in calls of at most `DEVICE_IDS_PER_CALL` IDs (each
+        with `arguments` and its ``device_ids``), in order; a failed call is a `Chunk` with its
+        error, never an exception. The guard runs first: a refused tool raises before any call.
+        `on_read` is told the tool's name as each call goes out.
+
+        Raises:
+            EpiphanError: the guard refused the tool (nothing sent).
+        """
+        guard(tool, self._read_tools)
+        ids = list(dict.fromkeys(device_ids))
+        parts = [tuple(ids[i : i + DEVICE_IDS_PER_CALL]) for i in range(0, len(ids), DEVICE_IDS_PER_CALL)]
+
+        async def one(part: tuple[str, ...]) -> Chunk:
+            sent = {**(arguments or {}), "device_ids": list(part)}
+            async with self._limit:
+                if on_read is not None:
+                    on_read(tool)
+                try:
+                    data = await self.call(tool, sent, stable=stable)
+                except EpiphanError as exc:
+                    return Chunk(part, sent, datetime.now(UTC), error=exc)
+            return Chunk(part, sent, datetime.now(UTC), data=data)
+
+        return list(await asyncio.gather(*(one(part) for part in parts)))
+
+    async def per_device(
+        self,
+        tool: str,
+        device_ids: Sequence[str],
+        parser: Callable[[Any], Mapping[str, T]],
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        on_read: Callable[[str], None] | None = None,
+    ) -> DeviceReads[T]:
+        """`tool` read for `device_ids` (`chunks`), each call's result parsed by `parser`
+        (`shared.epiphan.fleet`: {master ID: value}) and merged. A call that failed, or whose result
+        has no known shape, is in ``failed``; the others are in ``values``. `on_read` as in
+        `chunks`.
+
+        Raises:
+            EpiphanError: the guard refused the tool (nothing sent).
+        """
+        values: dict[str, T] = {}
+        failed: list[Chunk] = []
+        for chunk in await self.chunks(tool, device_ids, arguments, on_read=on_read):
+            if chunk.error is not None:
+                failed.append(chunk)
+                continue
+            try:
+                values.update(_parse(tool, parser, chunk.data))
+            except EpiphanError as exc:
+                failed.append(Chunk(chunk.device_ids, chunk.arguments, chunk.at, error=exc))
+        return DeviceReads(tool, values, tuple(failed))
+
+    async def call_batched(self, tool: str, arguments: Mapping[str, Any] | None = None) -> BatchedRead:
+        """`call`, except that a per-device read naming more than `DEVICE_IDS_PER_CALL` devices
+        is split (`chunks`) and its answers merged (`merge_results`); the calls that failed are
+        in ``failed``.
+
+        Raises:
+            EpiphanError: the guard refused the tool, the one call failed, or every call failed.
+        """
+        ids = (arguments or {}).get("device_ids")
+        if not isinstance(ids, list) or len(ids) <= DEVICE_IDS_PER_CALL:
+            return BatchedRead(await self.call(tool, arguments))
+        rest = {k: v for k, v in (arguments or {}).items() if k != "device_ids"}
+        chunks = await self.chunks(tool, [str(i) for i in ids], rest)
+        worked = [c.data for c in chunks if c.error is None]
+        failed = tuple(c for c in chunks if c.error is not None)
+        if not worked:
+            assert failed[0].error is not None
+            raise failed[0].error
+        return BatchedRead(merge_results(worked), failed)
 
     async def snapshot(
         self,
@@ -190,48 +306,45 @@ class EpiphanReadClient:
     ) -> FleetSnapshot:
         """The team's devices, with recorder state, system status and current/next events.
 
-        One device-list read, then the per-device reads in parallel. ``taken_at`` is the local
-        UTC time when the device list came back. `on_read` is told the name of each read tool
-        as it is called (the assistant's audit counts them).
+        One device-list read, then the per-device reads in parallel (`per_device`). ``taken_at``
+        is the local UTC time when the device list came back. A per-device read that fails (or
+        comes back in no known shape) leaves its part out and names it in ``unread``: the
+        snapshot shows what was read and marks what was not. `on_read` is told the name of each
+        read tool as it is called, once per call (the assistant's audit counts them).
 
         Raises:
-            EpiphanError: any of the reads failed (a snapshot is never partly made up).
+            EpiphanError: the device list could not be read (then nothing is known), or Epiphan
+                reported no valid sign-in (``epiphan_auth``) on any read.
         """
         told = on_read or (lambda tool: None)
-        told("get_devices_in_my_team")
-        team_id, devices = _parse(
-            "get_devices_in_my_team", parse_devices, await self.call("get_devices_in_my_team")
-        )
+        told(DEVICES)
+        team_id, devices = _parse(DEVICES, parse_devices, await self.call(DEVICES))
         taken_at = datetime.now(UTC)
         ids = [d.id for d in devices]
-        parsers: dict[str, Any] = {"get_recorder_status_for_devices": parse_recorder_status}
+        reads: list[Any] = [self.per_device(RECORDER, ids, parse_recorder_status, on_read=on_read)]
         if with_system:
-            parsers["get_system_status_for_devices"] = parse_system_status
+            reads.append(self.per_device(SYSTEM, ids, parse_system_status, on_read=on_read))
         if with_events:
-            parsers["get_current_or_next_cms_events_for_devices"] = parse_events
-        until = _until_next_day(taken_at)
-        calls = [
-            (tool, {"device_ids": chunk} | ({"until": until} if tool.endswith("events_for_devices") else {}))
-            for tool in parsers
-            for chunk in _chunks(ids, DEVICE_IDS_PER_CALL)
-        ]
-        limit = asyncio.Semaphore(PARALLEL_READS)
-
-        async def read(tool: str, arguments: dict[str, Any]) -> tuple[str, Any]:
-            async with limit:
-                told(tool)
-                return tool, _parse(tool, parsers[tool], await self.call(tool, arguments))
-
-        merged: dict[str, dict[str, Any]] = {tool: {} for tool in parsers}
-        for tool, part in await asyncio.gather(*(read(t, a) for t, a in calls)):
-            merged[tool].update(part)
-        devices = merge_recorder(devices, merged["get_recorder_status_for_devices"])
+            reads.append(
+                self.per_device(
+                    EVENTS, ids, parse_events, {"until": _until_next_day(taken_at)}, on_read=on_read
+                )
+            )
+        done: list[DeviceReads[Any]] = list(await asyncio.gather(*reads))
+        for chunk in (c for r in done for c in r.failed):
+            if chunk.error is not None and chunk.error.code == Code.EPIPHAN_AUTH:
+                raise chunk.error  # the sign-in, not one answer: the caller signs in afresh
+        by_tool = {r.tool: r for r in done}
+        unread = tuple(u for r in done if (u := r.unread()) is not None)
+        for part in unread:
+            log.warning("%s could not be read (%s); the snapshot marks it", part.tool, part.code)
         return FleetSnapshot(
             team_id=team_id,
-            devices=devices,
-            system=merged.get("get_system_status_for_devices", {}),
-            events=merged.get("get_current_or_next_cms_events_for_devices", {}),
+            devices=merge_recorder(devices, by_tool[RECORDER].values),
+            system=by_tool[SYSTEM].values if SYSTEM in by_tool else {},
+            events=by_tool[EVENTS].values if EVENTS in by_tool else {},
             taken_at=taken_at,
+            unread=unread,
         )
 
     async def stream_endpoints(
@@ -246,7 +359,7 @@ class EpiphanReadClient:
         Raises:
             EpiphanError: as `call`, or the result has no known shape.
         """
-        tool = "get_stream_endpoints"
+        tool = ENDPOINTS
         if digest is None:
             return _parse(tool, parse_stream_endpoints, await self.call(tool))
         guard(tool, self._read_tools)
@@ -264,10 +377,6 @@ def _parse(tool: str, parser: Any, data: Any) -> Any:
     except FleetwatchError as exc:
         log.warning("unreadable result shape from %s", tool)
         raise EpiphanError(exc.code, tool, exc.message) from exc
-
-
-def _chunks(items: list[str], size: int) -> list[list[str]]:
-    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def _until_next_day(now: datetime) -> str:

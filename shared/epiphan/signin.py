@@ -10,7 +10,8 @@ never stored), when it sees no device or any device the read sign-in sees (`stor
   loopback listener (`shared.epiphan.signin_callback`) or, on a headless box, a pasted redirect URL.
 - `static_sign_in`: a bearer token read from a file (headless hosts without a browser).
 - `fresh_sign_in`: the slot's sign-in, refreshed first when its access token is (nearly)
-  expired. Refresh tokens rotate, so refreshing holds the slot's inter-process lock: one process
+  expired (the slot's ``expires_at``, on this machine's clock). `refresh_refused`: refreshed
+  now because Epiphan refused the token in-band although that clock said it was valid. Refresh tokens rotate, so refreshing holds the slot's inter-process lock: one process
   refreshes, the others wait, re-read the slot and use the new token. A refresh refused with
   400/401 marks the slot **dead** (``sign_in_dead``; sign in again); a 5xx or a network error
   does not (``refresh_failed``).
@@ -63,6 +64,7 @@ __all__ = [
     "fresh_sign_in",
     "logout",
     "needs_refresh",
+    "refresh_refused",
     "oauth_sign_in",
     "separation_problem",
     "static_sign_in",
@@ -305,8 +307,9 @@ async def store_sign_in(
 def needs_refresh(sign_in: SignIn, now: float, margin_seconds: float = REFRESH_MARGIN_SECONDS) -> bool:
     """True when the access token ends within `margin_seconds` of `now` (epoch s) and the
     sign-in can refresh (an OAuth sign-in with a refresh token). Pure."""
-    can_refresh = bool(sign_in.refresh_token and sign_in.token_endpoint and sign_in.client_id)
-    return can_refresh and sign_in.expires_at is not None and sign_in.expires_at - margin_seconds <= now
+    return (
+        can_refresh(sign_in) and sign_in.expires_at is not None and sign_in.expires_at - margin_seconds <= now
+    )
 
 
 def _dead(path: Path, sign_in: SignIn) -> SignInError:
@@ -314,12 +317,21 @@ def _dead(path: Path, sign_in: SignIn) -> SignInError:
     return SignInError(Code.SIGN_IN_DEAD, f"{path}: the sign-in is dead ({reason}); sign in again")
 
 
-async def _refresh_locked(path: Path, seen: SignIn, http: httpx2.AsyncClient, margin: float) -> SignIn:
+def can_refresh(sign_in: SignIn) -> bool:
+    """True for an OAuth sign-in that holds what a refresh needs. Pure."""
+    return bool(sign_in.refresh_token and sign_in.token_endpoint and sign_in.client_id)
+
+
+async def _refresh_locked(
+    path: Path, seen: SignIn, http: httpx2.AsyncClient, margin: float, *, force: bool = False
+) -> SignIn:
     current = read_slot(path)
     if current.dead:
         raise _dead(path, current)
-    if current.refresh_token != seen.refresh_token or not needs_refresh(current, time.time(), margin):
+    if current.refresh_token != seen.refresh_token or current.access_token != seen.access_token:
         return current  # another process refreshed while this one waited for the lock
+    if not force and not needs_refresh(current, time.time(), margin):
+        return current
     assert current.refresh_token and current.token_endpoint and current.client_id  # needs_refresh
     try:
         token = await refresh_tokens(
@@ -369,6 +381,34 @@ async def fresh_sign_in(
             return await _refresh_locked(path, seen, http, margin_seconds)
         async with http_client() as own:
             return await _refresh_locked(path, seen, own, margin_seconds)
+
+
+async def refresh_refused(
+    path: Path, refused_token: str, *, http: httpx2.AsyncClient | None = None
+) -> SignIn | None:
+    """Epiphan refused `refused_token` in-band (its clock disagrees with the slot's
+    ``expires_at``, or the token was revoked): refresh the slot's sign-in now, once, under the
+    slot's lock. When another process already stored a newer token, that one is returned
+    without refreshing. None when the sign-in cannot refresh (a static or lab token): the
+    refusal stands.
+
+    Raises:
+        SlotError: as `fresh_sign_in`.
+        SignInError: ``sign_in_dead`` (a refused refresh; marked in the slot) or
+            ``refresh_failed``.
+    """
+    seen = read_slot(path)
+    if seen.dead:
+        raise _dead(path, seen)
+    if seen.access_token != refused_token:
+        return seen
+    if not can_refresh(seen):
+        return None
+    async with locked_slot(path):
+        if http is not None:
+            return await _refresh_locked(path, seen, http, 0.0, force=True)
+        async with http_client() as own:
+            return await _refresh_locked(path, seen, own, 0.0, force=True)
 
 
 # --- giving back --------------------------------------------------------------------------

@@ -9,7 +9,9 @@ again) and "dead_reason"}``.
 It lives in a 0700 folder with mode 0600. **A slot belongs to its folder's owner**: on a
 server the sandbox slot's folder is owned by the executor's user and the read slot's by the
 assistant's. Reading refuses a symlink, a file group/other can read, and a file not owned by the
-reader; root (``fleetwatch login`` on a server) may read and write a slot in place, and what it
+reader; every open and write goes through a descriptor of the folder reached without following
+a symlink another user owns (`shared.private_files`), so root writing a service's slot cannot
+be steered elsewhere; root (``fleetwatch login`` on a server) may read and write a slot in place, and what it
 writes is owned by the folder's owner. The executor is the only process that reads the sandbox
 slot (a test holds every module to it).
 
@@ -32,6 +34,7 @@ from typing import Any
 import msgspec
 
 from shared.errors import Code, FleetwatchError
+from shared.private_files import UnsafePath, ensure_folder, open_in_folder, write_private
 
 SLOT_NAMES = ("read", "sandbox")
 LOCK_SECONDS = 30.0
@@ -99,23 +102,27 @@ def slot_owner(path: Path) -> int:
 
 
 def _make_folder(folder: Path, owner: int) -> None:
+    """The slot's folder: ``0700`` of `owner`, made when missing; reached through descriptors,
+    never through a symlink (root writes here for the service that owns it)."""
     if folder.is_symlink():
         raise SlotError(Code.CONFIG_INVALID, f"{folder}: refusing a symlinked token folder")
-    if not folder.exists():
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if os.geteuid() == 0:
-            os.chown(folder, owner, -1, follow_symlinks=False)
-    info = folder.lstat()
-    if not stat.S_ISDIR(info.st_mode):
-        raise SlotError(Code.CONFIG_INVALID, f"{folder}: not a folder")
-    if info.st_uid != owner:
-        raise SlotError(Code.CONFIG_INVALID, f"{folder}: owned by uid {info.st_uid}, not the slot's owner")
-    os.chmod(folder, 0o700, follow_symlinks=False)
+    if folder.exists() and folder.lstat().st_uid != owner:
+        raise SlotError(
+            Code.CONFIG_INVALID, f"{folder}: owned by uid {folder.lstat().st_uid}, not the slot's owner"
+        )
+    try:
+        ensure_folder(folder, 0o700, owner=owner)
+    except UnsafePath as exc:
+        raise SlotError(Code.CONFIG_INVALID, exc.message) from exc
 
 
 def _open_private(path: Path, flags: int, owner: int) -> int:
-    """Open (creating 0600) without following a symlink; root hands the file to `owner`."""
-    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    """Open (creating 0600) through the folder's descriptor without following a symlink; root
+    hands the file to `owner`."""
+    try:
+        fd = open_in_folder(path, flags, 0o600)
+    except UnsafePath as exc:
+        raise SlotError(Code.CONFIG_INVALID, exc.message) from exc
     if os.geteuid() == 0 and owner != 0:
         os.fchown(fd, owner, -1)
     return fd
@@ -130,19 +137,13 @@ def write_slot(path: Path, sign_in: SignIn) -> None:
             owned by someone else than the slot's owner.
     """
     owner = slot_owner(path)
-    folder = path.parent
-    _make_folder(folder, owner)
+    _make_folder(path.parent, owner)
     if path.is_symlink():
         raise SlotError(Code.CONFIG_INVALID, f"{path}: refusing a symlinked token slot")
-    tmp = folder / f".{path.name}.{os.getpid()}.tmp"
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
-    fd = _open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, owner)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(msgspec.json.encode(sign_in))
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    try:
+        write_private(path, msgspec.json.encode(sign_in), mode=0o600, owner=owner)
+    except UnsafePath as exc:
+        raise SlotError(Code.CONFIG_INVALID, exc.message) from exc
 
 
 def read_slot(path: Path) -> SignIn:
@@ -154,9 +155,11 @@ def read_slot(path: Path) -> SignIn:
             group or others, or not a valid slot.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = open_in_folder(path, os.O_RDONLY)
     except FileNotFoundError as exc:
         raise SlotError(Code.NO_SIGN_IN, f"{path}: no sign-in in this slot") from exc
+    except UnsafePath as exc:
+        raise SlotError(Code.CONFIG_INVALID, f"{path}: cannot open the slot ({exc.message})") from exc
     except OSError as exc:
         raise SlotError(Code.CONFIG_INVALID, f"{path}: cannot open the slot ({exc.strerror})") from exc
     with os.fdopen(fd, "rb") as handle:

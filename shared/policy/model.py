@@ -16,12 +16,7 @@ from typing import Any
 
 from shared import ids
 from shared.errors import Code, FleetwatchError
-from shared.policy.schema import (
-    ArgumentProblem,
-    ArgumentsError,
-    ArgumentsValidator,
-    argument_problems,
-)
+from shared.policy.schema import ArgumentProblem, ArgumentsError, ArgumentsValidator, argument_problems
 from shared.policy.source import show
 
 
@@ -94,13 +89,15 @@ class Limits:
 @dataclass(frozen=True)
 class Policy:
     """``policy/policy.yaml``: `lead_minutes` is the window before an event in which a
-    disruptive change is refused; `heartbeat_seconds` the read-only heartbeat's interval.
+    disruptive change is refused; `quiet_hours` when the watch posts no digest (readiness still
+    posts); `sweep_at` the time of day of the watch's nightly sweep, in the quiet hours' time
+    zone. (The heartbeat's interval is the setting ``FLEETWATCH_HEARTBEAT_SECONDS``.)
     `override` is the override file applied, if any."""
 
     autonomy: Autonomy
     lead_minutes: int
     quiet_hours: QuietHours
-    heartbeat_seconds: int
+    sweep_at: dt.time
     thresholds: Thresholds
     limits: Limits
     source: Path

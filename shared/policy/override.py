@@ -13,8 +13,8 @@ each may move (anything else is refused with a `PolicyError` naming the override
                      lead_minutes: 180,        # raise only
                      disruptive: true}         # false -> true only (then every call is)
 
-Argument schemas, the write, disruptive and never_proposable lists, quiet hours, thresholds
-and the heartbeat cannot be overridden: there is no safe way to say they only narrow.
+Argument schemas, the write, disruptive and never_proposable lists, quiet hours, the sweep's
+time and thresholds cannot be overridden: there is no safe way to say they only narrow.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from shared.policy.parse import (
     LIMIT_RANGES,
     OPTIONAL_LIMIT_RANGES,
     POLICY_KEYS,
+    POLICY_OPTIONAL,
     RULE_KEYS,
     RULE_OPTIONAL,
     TOOL_POLICY_KEYS,
@@ -49,7 +50,7 @@ def check_override(src: Source) -> Mapping[str, object]:
     """The override's top level, checked for known keys (empty for an empty file)."""
     if src.data is None:
         return {}
-    fixed = set(POLICY_KEYS + TOOL_POLICY_KEYS + TOOL_POLICY_OPTIONAL) - set(OVERRIDE_KEYS)
+    fixed = set(POLICY_KEYS + POLICY_OPTIONAL + TOOL_POLICY_KEYS + TOOL_POLICY_OPTIONAL) - set(OVERRIDE_KEYS)
     if isinstance(src.data, dict):
         for key in src.data:
             if key in fixed:

@@ -52,7 +52,14 @@ files were in use, so a file written before them still loads."""
 _TIME = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")
 
 
-POLICY_KEYS: Final = ("autonomy", "lead_minutes", "quiet_hours", "heartbeat_seconds", "thresholds", "limits")
+POLICY_KEYS: Final = ("autonomy", "lead_minutes", "quiet_hours", "thresholds", "limits")
+POLICY_OPTIONAL: Final = ("sweep_at",)
+DEFAULT_SWEEP_AT: Final = dt.time(3, 0)
+"""The nightly sweep's time when ``sweep_at`` is not given (in the quiet hours' time zone)."""
+MOVED_KEYS: Final[Mapping[str, str]] = MappingProxyType(
+    {"heartbeat_seconds": "moved to the setting FLEETWATCH_HEARTBEAT_SECONDS (remove it from this file)"}
+)
+"""Keys an earlier policy.yaml had, and where they went (named in the refusal)."""
 TOOL_POLICY_KEYS: Final = ("version", "read", "write", "disruptive", "never_proposable", "propose")
 TOOL_POLICY_OPTIONAL: Final = ("not_for_model",)
 RULE_KEYS: Final = (
@@ -70,12 +77,16 @@ RULE_OPTIONAL: Final = ("disruptive_when", "stops_recording", "lead_minutes")
 
 def parse_policy(src: Source) -> Policy:
     """`Policy` from a parsed ``policy.yaml``. Raises `PolicyError` naming the line."""
-    src.mapping((), required=POLICY_KEYS)
+    if isinstance(src.data, dict):
+        for key, where in MOVED_KEYS.items():
+            if key in src.data:
+                raise src.error((key,), where)
+    present = src.mapping((), required=POLICY_KEYS, optional=POLICY_OPTIONAL)
     return Policy(
         autonomy=Autonomy(src.choice(("autonomy",), tuple(Autonomy))),
         lead_minutes=src.integer(("lead_minutes",), low=0, high=1440),
         quiet_hours=_quiet_hours(src),
-        heartbeat_seconds=src.integer(("heartbeat_seconds",), low=30, high=86400),
+        sweep_at=_time_of_day(src, ("sweep_at",)) if "sweep_at" in present else DEFAULT_SWEEP_AT,
         thresholds=Thresholds(**_integers(src, "thresholds", THRESHOLD_RANGES)),
         limits=_limits(src),
         source=src.path,
@@ -98,18 +109,18 @@ def _limits(src: Source) -> Limits:
     return Limits(**values)
 
 
+def _time_of_day(src: Source, where: tuple[str, ...]) -> dt.time:
+    value = src.at(where)
+    if isinstance(value, int):
+        raise src.error(where, 'write the time in quotes, e.g. "22:00" (YAML reads 22:00 as a number)')
+    if not isinstance(value, str) or not _TIME.fullmatch(value):
+        raise src.error(where, 'must be a time of day "HH:MM", 00:00 to 23:59')
+    return dt.time.fromisoformat(value)
+
+
 def _quiet_hours(src: Source) -> QuietHours:
     src.mapping(("quiet_hours",), required=("start", "end", "timezone"))
-    times: list[dt.time] = []
-    for name in ("start", "end"):
-        value = src.at(("quiet_hours", name))
-        if isinstance(value, int):
-            raise src.error(
-                ("quiet_hours", name), 'write the time in quotes, e.g. "22:00" (YAML reads 22:00 as a number)'
-            )
-        if not isinstance(value, str) or not _TIME.fullmatch(value):
-            raise src.error(("quiet_hours", name), 'must be a time of day "HH:MM", 00:00 to 23:59')
-        times.append(dt.time.fromisoformat(value))
+    times = [_time_of_day(src, ("quiet_hours", name)) for name in ("start", "end")]
     if times[0] == times[1]:
         raise src.error(("quiet_hours", "end"), "start and end are the same time")
     zone = src.text(("quiet_hours", "timezone"), max_length=64)

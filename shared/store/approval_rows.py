@@ -11,6 +11,7 @@ Times are DB-clock text, UTC ``YYYY-MM-DDTHH:MM:SS.SSSZ``.
 from __future__ import annotations
 
 import dataclasses
+import json
 import secrets
 import sqlite3
 from collections.abc import Mapping
@@ -21,10 +22,14 @@ import aiosqlite
 from shared.canonical import parse_json_strict
 from shared.errors import MEANINGS, Code
 from shared.store.audit_safe import safe_message, safe_value
+from shared.store.audit_seal import EXECUTOR
 from shared.store.db import append_audit
 
 EXECUTOR_ACTOR = "executor"
-KILL_SWITCH_KEY = "kill_switch"
+KILL_SWITCH_KIND = "kill_switch"
+"""Audit kind of an operator's pause or resume request, ``{on}``."""
+KILL_SWITCH_SEALED_KIND = "kill_switch_sealed"
+"""Audit kind of the executor's seal of a request, ``{on, request_seq}``."""
 OUTCOMES = frozenset({"ok", "error", "unknown", "refused"})
 """Final outcomes of an execution (``running`` is the only other value, never final)."""
 VERIFICATIONS = frozenset({"verified", "not_observed", "contradicted"})
@@ -253,6 +258,39 @@ async def list_recent_not_run(
         return [ProposalRow.from_row(row) async for row in cursor]
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class HistoryItem:
+    """A proposal as the watch's history lists it: the row, and its latest execution's
+    outcome, verification and end (None when it never ran)."""
+
+    proposal: ProposalRow
+    outcome: str | None
+    verification: str | None
+    finished_at: str | None
+
+
+async def proposal_history(
+    conn: aiosqlite.Connection, since: str, limit: int
+) -> tuple[list[HistoryItem], int]:
+    """Proposals made at or after `since` (database-clock text), newest first, at most
+    `limit`; and how many more there were."""
+    async with conn.execute(
+        "SELECT p.*, e.outcome AS e_outcome, e.verification AS e_verification, e.finished_at AS e_finished"
+        " FROM proposals p LEFT JOIN executions e ON e.id = (SELECT x.id FROM executions x"
+        " WHERE x.proposal_id = p.id ORDER BY x.started_at DESC, x.id DESC LIMIT 1)"
+        " WHERE p.created_at >= ? ORDER BY p.created_at DESC, p.id DESC LIMIT ?",
+        (since, limit + 1),
+    ) as cursor:
+        rows = [
+            HistoryItem(ProposalRow.from_row(r), r["e_outcome"], r["e_verification"], r["e_finished"])
+            async for r in cursor
+        ]
+    if len(rows) <= limit:
+        return rows, 0
+    row = await one_row(conn, "SELECT count(*) FROM proposals WHERE created_at >= ?", (since,))
+    return rows[:limit], (int(row[0]) if row else limit) - limit
+
+
 async def get_approval(conn: aiosqlite.Connection, approval_id: str) -> ApprovalRow | None:
     """The approval with that ID, or None."""
     row = await one_row(conn, "SELECT * FROM approvals WHERE id = ?", (approval_id,))
@@ -315,9 +353,33 @@ async def proposal_state(conn: aiosqlite.Connection, proposal_id: str) -> Propos
 
 
 async def kill_switch(conn: aiosqlite.Connection) -> bool:
-    """True when writes are paused (``kv['kill_switch'] == 'on'``); off when never set."""
-    row = await one_row(conn, "SELECT value FROM kv WHERE key = ?", (KILL_SWITCH_KEY,))
-    return row is not None and row["value"] == "on"
+    """Whether writes are paused, as the audit records it (the page's and `status`'s view when
+    the executor does not answer): the newest ``kill_switch`` request says on, or says off
+    without the executor's ``kill_switch_sealed`` row for it; off when nobody ever paused.
+
+    A resume the executor has not sealed shows as paused, as the executor counts it. The
+    executor itself trusts only its own sealed state, MAC and high-water mark included
+    (`services.executor.kill_switch`); this view holds no key and only mirrors it."""
+    newest = await one_row(
+        conn,
+        "SELECT seq, detail_json FROM audit WHERE kind = ? ORDER BY seq DESC LIMIT 1",
+        (KILL_SWITCH_KIND,),
+    )
+    if newest is None:
+        return False
+    try:
+        detail = json.loads(newest["detail_json"])
+    except ValueError:
+        return True
+    if not isinstance(detail, dict) or detail.get("on") is not False:
+        return True
+    sealed = await one_row(
+        conn,
+        "SELECT 1 FROM audit WHERE kind = ? AND writer = ? AND seq > ?"
+        " AND json_extract(detail_json, '$.request_seq') = ? AND json_extract(detail_json, '$.on') = 0",
+        (KILL_SWITCH_SEALED_KIND, EXECUTOR, newest["seq"], newest["seq"]),
+    )
+    return sealed is None
 
 
 # --- audit helper -------------------------------------------------------------------------

@@ -53,13 +53,15 @@ from shared.canonical import canonical_json
 from shared.errors import MEANINGS, Code
 from shared.store.approval_rows import (
     EXECUTOR_ACTOR,
-    KILL_SWITCH_KEY,
+    KILL_SWITCH_KIND,
+    KILL_SWITCH_SEALED_KIND,
     OUTCOMES,
     VERIFICATIONS,
     ApprovalRow,
     ClaimResult,
     ConsumeResult,
     ExecutionRow,
+    HistoryItem,
     ProposalRow,
     ProposalStatus,
     audit_refusal,
@@ -74,20 +76,23 @@ from shared.store.approval_rows import (
     new_id,
     new_proposal_id,
     one_row,
+    proposal_history,
     proposal_state,
 )
-from shared.store.db import append_audit, db_now, write_tx
+from shared.store.db import AuditHead, append_audit, db_now, write_tx
 
 __all__ = [
     "CONSUME_SQL",
     "EXECUTOR_ACTOR",
-    "KILL_SWITCH_KEY",
+    "KILL_SWITCH_KIND",
+    "KILL_SWITCH_SEALED_KIND",
     "OUTCOMES",
     "VERIFICATIONS",
     "ApprovalRow",
     "ClaimResult",
     "ConsumeResult",
     "ExecutionRow",
+    "HistoryItem",
     "ProposalRow",
     "ProposalStatus",
     "audit_refusal",
@@ -111,6 +116,7 @@ __all__ = [
     "list_pending",
     "list_recent_not_run",
     "new_proposal_id",
+    "proposal_history",
     "proposal_state",
     "set_kill_switch",
 ]
@@ -493,13 +499,9 @@ async def end_stranded(conn: aiosqlite.Connection, *, actor: str, reason: Code) 
 # --- kill switch --------------------------------------------------------------------------
 
 
-async def set_kill_switch(conn: aiosqlite.Connection, on: bool, *, actor: str) -> None:
-    """Pause (`on`) or resume every write; the executor checks it before each write, after the
-    claim. Writes a ``kill_switch`` audit row ``{on}``."""
-    async with write_tx(conn):
-        await conn.execute(
-            "INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?)"
-            " ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-            (KILL_SWITCH_KEY, "on" if on else "off", await db_now(conn)),
-        )
-        await append_audit(conn, actor=actor, kind="kill_switch", detail={"on": bool(on)})
+async def set_kill_switch(conn: aiosqlite.Connection, on: bool, *, actor: str) -> AuditHead:
+    """Record an operator's request to pause (`on`) or resume every write: one ``kill_switch``
+    audit row ``{on}``, whose seq and hash are returned. The executor trusts only what it sealed
+    itself (``SealKillSwitch`` with this row; `services.executor.kill_switch`): until it does, a
+    newer request counts as paused, and `kill_switch` shows it so."""
+    return await append_audit(conn, actor=actor, kind=KILL_SWITCH_KIND, detail={"on": bool(on)})

@@ -55,6 +55,30 @@ REFUSALS: Final[Mapping[Code, tuple[str, str]]] = MappingProxyType(
             "una persona rechazó este cambio para esta sala varias veces, así que está en pausa por un tiempo; "
             "'fleetwatch status' dice hasta cuándo, y un operador puede levantarla con 'fleetwatch resume --denials'",
         ),
+        Code.POST_DROPPED: (
+            "too many posts were waiting to be sent, so this one was dropped (it is logged and counted)",
+            "había demasiadas publicaciones esperando, así que esta se descartó (queda en el registro y se cuenta)",
+        ),
+        Code.POST_FAILED: (
+            "Slack or Teams refused or failed the post; it is logged and counted, and not sent again",
+            "Slack o Teams rechazó o no completó la publicación; queda en el registro y se cuenta, y no se reenvía",
+        ),
+        Code.POST_TIMEOUT: (
+            "Slack or Teams did not answer the post in time; it is logged and counted, and not sent again",
+            "Slack o Teams no respondió a tiempo a la publicación; queda en el registro y se cuenta, y no se reenvía",
+        ),
+        Code.ROOM_AMBIGUOUS: (
+            "more than one room matches that name; nothing was saved: name one of them exactly",
+            "más de una sala coincide con ese nombre; no se guardó nada: nombra exactamente una de ellas",
+        ),
+        Code.ROOM_NOT_FOUND: (
+            "no room of the fleet, as the watch last read it, matches that name",
+            "ninguna sala del equipo, tal como la vigilancia la leyó por última vez, coincide con ese nombre",
+        ),
+        Code.WATCH_NOT_READY: (
+            "the watch has not read the fleet yet; try again after its first heartbeat",
+            "la vigilancia aún no ha leído el equipo; inténtalo después de su primer latido",
+        ),
         Code.TARGET_BUSY: (
             "another change for this room is already waiting for a person or has not finished; "
             "decide that one on the approval page first",
@@ -244,6 +268,18 @@ REFUSALS: Final[Mapping[Code, tuple[str, str]]] = MappingProxyType(
         Code.BODY_TOO_LARGE: (
             "the request was larger than this page accepts",
             "la solicitud era más grande de lo que esta página acepta",
+        ),
+        Code.SECRET_REQUIRED: (
+            "enter the page's secret first; it is asked once per browser session",
+            "escriba primero el secreto de la página; se pide una vez por sesión del navegador",
+        ),
+        Code.SECRET_WRONG: (
+            "that is not the page's secret",
+            "ese no es el secreto de la página",
+        ),
+        Code.SLOW_DOWN: (
+            "too many wrong entries; wait a little, then try again",
+            "demasiados intentos fallidos; espere un poco y vuelva a intentarlo",
         ),
         Code.SIGN_IN_BUSY: (
             "another process was renewing the sign-in; try again",

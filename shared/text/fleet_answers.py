@@ -14,7 +14,7 @@ the hour" is ``attention_minutes``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Final
 
@@ -25,14 +25,15 @@ from shared.epiphan.fleet import (
     StorageStatus,
     StreamEndpoint,
     SystemStatus,
+    UnreadPart,
     storage_from_warnings,
 )
 from shared.text.display import visible
 from shared.text.fleet_words import HEADINGS, WORDS
-from shared.text.wording import describe_event, minutes_text
+from shared.text.questions import Topic
+from shared.text.wording import describe_event, free_space_of, minutes_text, recording_unknown, unread_text
 
 MAX_LINES: Final = 20
-GB: Final = 10**9
 
 
 def _lang(language: str) -> str:
@@ -79,6 +80,47 @@ def _sorted(devices: Iterable[Device]) -> list[Device]:
 
 def _number(value: float | None) -> str:
     return "?" if value is None else f"{value:.0f}"
+
+
+# --- what could not be read -----------------------------------------------------------------
+
+NEEDS: Final[Mapping[Topic, frozenset[str]]] = {
+    Topic.TEMPERATURE: frozenset({"system"}),
+    Topic.SCHEDULE: frozenset({"events"}),
+    Topic.READINESS: frozenset({"events"}),
+    Topic.DISK: frozenset({"storage"}),
+}
+"""The parts of a read (`shared.epiphan.fleet.UnreadPart.part`) an answer is about: unread for every
+room, the answer is only that they could not be read (never "no room is running hot")."""
+USES: Final[Mapping[Topic, frozenset[str]]] = {
+    Topic.OFFLINE: frozenset({"events"}),
+    Topic.RECORDING: frozenset({"recorder"}),
+    Topic.ATTENTION: frozenset({"events", "system", "recorder"}),
+    Topic.ROOM: frozenset({"events", "system", "recorder", "storage"}),
+    Topic.CHANGE: frozenset({"events", "system", "recorder"}),
+}
+"""The parts an answer also draws on: unread, the answer stands and says what is missing."""
+
+
+def unread_notes(
+    unread: Iterable[UnreadPart], total: int, language: str, parts: Iterable[str] | None = None
+) -> list[str]:
+    """One line per unread part (of `parts` only, when given): ``events: could not be read: …``."""
+    wanted = None if parts is None else set(parts)
+    return [unread_text(u, total, language) for u in unread if wanted is None or u.part in wanted]
+
+
+def partial(
+    topic: Topic, body: Callable[[], list[str]], unread: Iterable[UnreadPart], total: int, language: str
+) -> list[str]:
+    """The answer `body` for `topic`, marked with what could not be read: only the marks when a
+    part the answer is about could not be read for any device (`NEEDS`), else the answer and
+    the marks of the parts it draws on."""
+    unread = list(unread)
+    needed = NEEDS.get(topic, frozenset())
+    if any(u.part in needed and (not u.device_ids or len(u.device_ids) >= total) for u in unread):
+        return unread_notes(unread, total, language, needed)
+    return [*body(), *unread_notes(unread, total, language, needed | USES.get(topic, frozenset()))]
 
 
 # --- one topic each ---------------------------------------------------------------------------
@@ -147,13 +189,12 @@ def short_of_storage(storage: StorageStatus | None, limits: Thresholds = DEFAULT
 
 
 def storage_words(storage: StorageStatus, language: str) -> str:
-    """``1.6% free (14.5 of 931.0 GB)``, or ``no storage detected``."""
+    """``1.6% (14.5 GB) free of 931 GB``, or ``no storage detected``."""
     if storage.state == "missing":
         return _w(language, "disk_missing")
-    pct = storage.free_pct
-    if pct is None or storage.free is None or storage.total is None:
+    if storage.free is None or not storage.total:
         return storage.state or "?"
-    return _w(language, "disk_free").format(pct=pct, free=storage.free / GB, total=storage.total / GB)
+    return free_space_of(storage.free, storage.total, language)
 
 
 def disk(
@@ -401,6 +442,7 @@ def room(
     lines = [f"{name(device)}:"]
     if not device.online:
         lines.append(f"- {_offline(device, now, language)}")
+        lines.append(f"- {w('room_recording').format(state=recording_unknown(device, now, language))}")
     else:
         lines.append(f"- {w('room_online')}; {recording_state(device, now, language)}")
     described = describe_event(event, now, limits.lead_minutes, language)

@@ -14,6 +14,7 @@ Layers (each imports only those below it)::
 
 A contract module holds its socket's messages (tagged msgspec Structs), its operations with the
 codes each may answer (the manifest, `Capabilities`, is made from them) and its typed client:
-every call across a socket goes through that client. May import `shared.errors` and
-`shared.text.languages` (the languages a question and an answer may be in).
+every call across a socket goes through that client. May import `shared.errors`,
+`shared.text.languages` (the languages a question and an answer may be in) and
+`shared.epiphan.fleet` (the snapshot `GetFleet` answers with).
 """

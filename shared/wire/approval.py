@@ -6,7 +6,9 @@ Peers: the assistant user and operators. Every socket also serves `GetCapabiliti
     SubmitProposal → ProposalAccepted | ProposalExists (an identical one is pending)
     GetProposalState → ProposalState     (the assistant reads a proposal's recorded state)
     ExpireTurn → Count                   (a model turn that failed partway expires its proposals)
-    RecordAsk → Count, RecordRefusal → Count   (the assistant's audit rows: it holds no store)
+    RecordAsk → Count, RecordRefusal → Count, RecordPageSession → Count
+                                         (the assistant's audit rows: it holds no store)
+    ListProposalHistory → ProposalHistory   (the watch's notices and history; read-only)
     ListWritable → WritableDevices       (relayed to the executor; the assistant and operators)
     ListPending → PendingList, ShowProposal → ProposalDetail, Deny → ProposalState,
     DenyAll → Count, SetKillSwitch → Status, GetStatus → Status, AuditTail → AuditRows,
@@ -36,22 +38,27 @@ from shared.text.languages import Language
 from shared.wire.assistant import AnsweredBy
 from shared.wire.client import SocketClient
 from shared.wire.executor import (
+    CHECK_AUDIT_CODES,
     LIST_WRITABLE_CODES,
     POLICY_CODES,
     PREPARE_CODES,
+    SEAL_KILL_SWITCH_CODES,
     ListWritable,
     WritableDevices,
+    WriterCheck,
 )
 from shared.wire.formats import (
     MAX_QUESTION_CHARS,
     Actor,
     Arguments,
     Name,
+    PageSessionId,
     ProposalId,
     Reason,
     ToolName,
     TurnId,
     Uid,
+    UtcText,
 )
 from shared.wire.formats import Count as CountOf
 from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities, Message, Operation
@@ -276,10 +283,15 @@ class AuditVerify(Message):
 
 
 class AuditReport(Message):
+    """The audit log verified by each writing service with its own key and anchor (`checks`):
+    ``ok`` only when every writer checked it and found nothing; ``first_bad_seq`` the lowest
+    row any of them named."""
+
     ok: bool
     rows: int
     first_bad_seq: int | None = None
     reason: str | None = None
+    checks: tuple[WriterCheck, ...] = ()
 
 
 MAX_RECORDED_PROPOSALS = 32
@@ -303,7 +315,11 @@ class RecordAsk(Message):
     ``outcome``: how the answer ended (``end_turn``, ``keyword_no_model``, ``fallback_<why>``,
     ``budget_exceeded``...); ``code``: the answer's code; ``tools``/``codes``: calls per tool
     (``unknown`` for a name that was not offered) and per code; ``expired``: proposals the
-    turn expired; ``elapsed_ms``: wall time."""
+    turn expired; ``elapsed_ms``: wall time.
+
+    Who asked: ``asker_uid``, the asking process's uid (assistant.sock: ``SO_PEERCRED``; the ask
+    page: the uid the kernel lists for the browser's connection, when it can be read), and
+    ``page_session``, the ask page session the question came through (None on the socket)."""
 
     turn_id: TurnId
     question_chars: Annotated[int, msgspec.Meta(ge=0, le=MAX_QUESTION_CHARS)]
@@ -318,15 +334,27 @@ class RecordAsk(Message):
     proposal_ids: Annotated[tuple[ProposalId, ...], msgspec.Meta(max_length=MAX_RECORDED_PROPOSALS)]
     expired: CountOf
     elapsed_ms: CountOf
+    asker_uid: Uid | None = None
+    page_session: PageSessionId | None = None
+
+
+class RecordPageSession(Message):
+    """A person entered the ask page's secret: approval_web writes one ``ask_session_start`` row
+    (actor ``assistant``) naming the session and the uid the kernel lists for the browser's
+    connection (-1: unknown). Only the assistant's uid may send it."""
+
+    page_session: PageSessionId
+    uid: Uid
 
 
 class RecordRefusal(Message):
-    """A refusal on assistant.sock, for the audit (the assistant holds no store): approval_web
-    writes one ``refusal`` row, actor ``assistant``, naming ``assistant.sock``. Only the
-    assistant's uid may send it. It never carries a value the refused peer sent: the operation
-    (``connect`` for a peer refused by its uid, else the request's tag when the socket serves
-    it, else ``unknown``), the code, the field the decoder named, the frame's size, and the
-    peer's uid, gid and pid as the kernel gave them."""
+    """A refusal on assistant.sock or the ask page, for the audit (the assistant holds no
+    store): approval_web writes one ``refusal`` row, actor ``assistant``, naming the
+    ``surface``. Only the assistant's uid may send it. It never carries a value the refused
+    peer sent: the operation (``connect`` for a peer refused by its uid, else the request's tag
+    when the socket serves it, ``login``/``ask``... on the page, else ``unknown``), the code,
+    the field the decoder named, the frame's size, and the peer's uid, gid and pid as the
+    kernel gave them (-1: unknown; on the page only the uid can be known)."""
 
     operation: Name
     code: Code
@@ -335,6 +363,50 @@ class RecordRefusal(Message):
     pid: Uid
     field: Annotated[str, msgspec.Meta(pattern=r"^\$[A-Za-z0-9_.\[\]]{0,63}\Z")] | None = None
     frame_bytes: CountOf | None = None
+    surface: Literal["assistant.sock", "ask_page"] = "assistant.sock"
+
+
+MAX_PROPOSAL_HISTORY: Final = 500
+"""Most proposals one `ProposalHistory` carries (the newest)."""
+
+
+class ListProposalHistory(Message):
+    """Proposals made at or after ``since``, newest first (at most `MAX_PROPOSAL_HISTORY`), with
+    their state and outcome. Read-only; the assistant's uid may ask (the watch)."""
+
+    since: UtcText
+
+
+class ProposalEvent(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One proposal as the watch sees it: its tool and arguments (no reason), targets (master
+    IDs), who proposed, when it was made, when it expires unreviewed, decided and ran, its
+    ``status`` (pending | approved | denied | expired | executed | not_run) and why
+    (``status_code``), and the execution's ``outcome`` and ``verification`` (`ProposalState`'s
+    words)."""
+
+    proposal_id: str
+    tool: str
+    arguments: dict[str, Any]
+    targets: tuple[str, ...]
+    proposed_by: str
+    created_at: str
+    status: str
+    status_code: Code | None = None
+    expires_at: str | None = None
+    decided_at: str | None = None
+    outcome: str | None = None
+    verification: str | None = None
+    finished_at: str | None = None
+
+
+class ProposalHistory(Message):
+    """The proposals (newest first; ``more`` counts those left out), the approval page's
+    address when it is serving (None: no page), and the database clock when read."""
+
+    items: tuple[ProposalEvent, ...]
+    read_at: str
+    page_url: str | None = None
+    more: CountOf = 0
 
 
 ApprovalRequest = (
@@ -352,8 +424,10 @@ ApprovalRequest = (
     | ListWritable
     | RecordAsk
     | RecordRefusal
+    | RecordPageSession
     | LiftDenialPauses
     | Acknowledge
+    | ListProposalHistory
     | GetCapabilities
 )
 ApprovalReply = (
@@ -368,6 +442,7 @@ ApprovalReply = (
     | Status
     | AuditRows
     | AuditReport
+    | ProposalHistory
     | Capabilities
     | ErrorReply
 )
@@ -425,10 +500,18 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         "deny one pending proposal",
     ),
     Operation("deny_all", _ADMIN | _WRITES, "deny every pending proposal"),
-    Operation("set_kill_switch", _ADMIN | _WRITES, "pause or resume every write (the executor obeys it)"),
+    Operation(
+        "set_kill_switch",
+        _ADMIN | _WRITES | SEAL_KILL_SWITCH_CODES | {Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER},
+        "pause or resume every write (recorded here, sealed by the executor, which obeys only its seal)",
+    ),
     Operation("get_status", frozenset(_ADMIN), "queue, caps, pauses, kill switch, executor, fence, autonomy"),
     Operation("audit_tail", _ADMIN | {Code.INVALID_MESSAGE}, "the newest audit rows"),
-    Operation("audit_verify", frozenset(_ADMIN), "walk the audit hash chain"),
+    Operation(
+        "audit_verify",
+        _ADMIN | CHECK_AUDIT_CODES,
+        "the audit log verified by each writing service with its own key and anchor",
+    ),
     Operation(
         "record_ask",
         _RECORDS | _WRITES,
@@ -437,7 +520,12 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(
         "record_refusal",
         _RECORDS | _WRITES,
-        "the audit row of a refusal on assistant.sock (the assistant's user only)",
+        "the audit row of a refusal on assistant.sock or the ask page (the assistant's user only)",
+    ),
+    Operation(
+        "record_page_session",
+        _RECORDS | _WRITES,
+        "the audit row of an ask page session begun (the assistant's user only)",
     ),
     Operation(
         "list_writable",
@@ -453,6 +541,11 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         "acknowledge",
         _ADMIN | _WRITES | {Code.PROPOSAL_NOT_FOUND, Code.NOTHING_TO_ACKNOWLEDGE},
         "an operator acknowledges a change that ended unknown or was not verified; audited",
+    ),
+    Operation(
+        "list_proposal_history",
+        frozenset(),
+        "the proposals made since a time, with their outcomes, and the page's address (the watch; read-only)",
     ),
     Operation("get_capabilities", frozenset(), "this manifest"),
 )
@@ -512,7 +605,7 @@ class ApprovalClient(SocketClient):
         return await self.call(ExpireTurn(turn_id=turn_id), Count, timeout_seconds=timeout_seconds)
 
     async def record(
-        self, record: RecordAsk | RecordRefusal, *, timeout_seconds: float | None = None
+        self, record: RecordAsk | RecordRefusal | RecordPageSession, *, timeout_seconds: float | None = None
     ) -> Count:
         """Have one audit row written for the assistant. Raises `CallError`."""
         return await self.call(record, Count, timeout_seconds=timeout_seconds)
@@ -558,7 +651,8 @@ class ApprovalClient(SocketClient):
         return await self.call(AuditTail(limit=limit), AuditRows, timeout_seconds=timeout_seconds)
 
     async def audit_verify(self, *, timeout_seconds: float | None = None) -> AuditReport:
-        """Walk the audit hash chain. Raises `CallError`."""
+        """The audit log verified by each writing service with its own key and anchor (approval_web
+        checks it and asks the executor). Raises `CallError`."""
         return await self.call(AuditVerify(), AuditReport, timeout_seconds=timeout_seconds)
 
     async def lift_denial_pauses(
@@ -582,4 +676,11 @@ class ApprovalClient(SocketClient):
         `CallError` (``proposal_not_found``, ``nothing_to_acknowledge``)."""
         return await self.call(
             Acknowledge(proposal_id=proposal_id, actor=actor), ProposalState, timeout_seconds=timeout_seconds
+        )
+
+    async def proposal_history(self, since: str, *, timeout_seconds: float | None = None) -> ProposalHistory:
+        """The proposals made at or after `since` (UTC text) with their outcomes, and the page's
+        address (the watch; read-only). Raises `CallError`."""
+        return await self.call(
+            ListProposalHistory(since=since), ProposalHistory, timeout_seconds=timeout_seconds
         )

@@ -4,7 +4,17 @@ its client (`AssistantClient`).
 Peers: operators and the ask page's process. Every socket also serves `GetCapabilities`.
 
     Ask → Answer
-    GetModel → ModelInfo
+    GetFleet → FleetView              the fleet as the read sign-in sees it (``fleetwatch fleet``
+                                      for an operator, who may not read the token)
+    GetModel → ModelInfo              which model answers (``fleetwatch doctor``)
+    GetWatchStatus → WatchStatus      is the watch's heartbeat alive (``fleetwatch status --check``)
+    GetHistory → History              what changed, when (``fleetwatch history``)
+    RunDigest → DigestReport          one beat now, its digest (``fleetwatch digest [--post]``)
+    SetNote → NoteOutcome             an operator's one-line note on a room (``fleetwatch note``)
+    ListNotes → Notes                 the notes (``fleetwatch notes``)
+
+Times are UTC text (``YYYY-MM-DDTHH:MM:SS.SSSZ``). Every request field has its format or cap,
+so decoding refuses anything else with ``invalid_message``.
 
 The assistant's full manifest (`services.assistant.manifest`) adds, beside these operations,
 the codes that reach the model per tool group and what the ask page answers with.
@@ -13,14 +23,16 @@ the codes that reach the model per tool group and what the ask page answers with
 from __future__ import annotations
 
 import typing
-from typing import Final, Literal
+from pathlib import Path
+from typing import Annotated, Final, Literal
 
 import msgspec
 
+from shared.epiphan.fleet import FleetSnapshot
 from shared.errors import Code
 from shared.text.languages import Language
-from shared.wire.client import SocketClient
-from shared.wire.formats import Question
+from shared.wire.client import DEFAULT_TIMEOUT_SECONDS, SocketClient
+from shared.wire.formats import Question, UtcText
 from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities, Message, Operation
 
 
@@ -67,6 +79,23 @@ class Answer(Message):
     refusals: tuple[RefusalLine, ...] = ()
 
 
+class GetFleet(Message):
+    """The fleet read now through the assistant's read sign-in: how an operator, who may not
+    read the token, gets ``fleetwatch fleet``."""
+
+
+class FleetView(Message):
+    """`GetFleet`'s answer: the snapshot (`shared.epiphan.fleet.FleetSnapshot`), redacted as
+    every read is. Its frame may be up to `FLEET_FRAME_BYTES` (a fleet of thousands of devices)."""
+
+    snapshot: FleetSnapshot
+
+
+FLEET_FRAME_BYTES: Final = 16 << 20
+"""Largest frame on assistant.sock (16 MiB: a `FleetView` of a large fleet; 2,000 devices take
+about 0.9 MiB). The request types it serves are small and capped by their own fields."""
+
+
 class GetModel(Message):
     """Which model the running assistant answers with, and what it sends there."""
 
@@ -82,8 +111,186 @@ class ModelInfo(Message):
     endpoint: str = ""
 
 
-AssistantRequest = Ask | GetModel | GetCapabilities
-AssistantReply = Answer | ModelInfo | Capabilities | ErrorReply
+# --- the watch ----------------------------------------------------------------------------
+
+MAX_HISTORY_DAYS: Final = 90
+"""The longest history asked for at once (the watch store keeps this long)."""
+MAX_HISTORY_ENTRIES: Final = 2000
+"""Most entries one `History` reply carries (the newest; ``more`` counts the rest)."""
+MAX_ROOM_QUERY_CHARS: Final = 200
+"""Longest room name (or part of one) a note command may give."""
+MAX_NOTE_CHARS: Final = 280
+"""Longest room note kept, in characters, after control and bidi characters are stripped."""
+MAX_NOTE_INPUT_CHARS: Final = 4000
+"""Longest note text accepted on the wire (it is cleaned, then cut to `MAX_NOTE_CHARS`)."""
+
+RoomQuery = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ROOM_QUERY_CHARS)]
+NoteText = Annotated[str, msgspec.Meta(max_length=MAX_NOTE_INPUT_CHARS)]
+
+
+class GetWatchStatus(Message):
+    """Is the watch's heartbeat alive?"""
+
+
+class PostCounts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Posts to one destination since the assistant started: sent, failed (each failure was
+    logged once; none was retried), and the last failure's code."""
+
+    destination: str
+    sent: int = 0
+    failed: int = 0
+    last_code: Code | None = None
+
+
+class WatchStatus(Message):
+    """``alive``: a heartbeat read the fleet within three intervals of ``now`` (``fleetwatch
+    status --check`` exits 0 only then). ``last_read_at``: the last beat that read the fleet;
+    ``last_beat_at``: the last beat at all; ``failed_beats``: failed beats in a row, with the
+    last one's ``last_code``. Counts come from the last good read. ``posts``: per destination."""
+
+    alive: bool
+    now: UtcText
+    interval_seconds: float
+    last_read_at: UtcText | None
+    last_beat_at: UtcText | None
+    failed_beats: int
+    last_code: Code | None
+    devices: int
+    online: int
+    fix_first: int
+    fix_soon: int
+    when_convenient: int
+    posts: tuple[PostCounts, ...] = ()
+
+
+class GetHistory(Message):
+    """What changed in the last ``days`` days (1 to `MAX_HISTORY_DAYS`), newest first, in
+    ``language``."""
+
+    days: Annotated[int, msgspec.Meta(ge=1, le=MAX_HISTORY_DAYS)] = 7
+    language: Language = "en"
+
+
+class HistoryEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One thing that changed. ``kind``: ``device_offline``, ``device_online``, ``device_new``,
+    ``device_gone``, ``finding_opened``, ``finding_worse``, ``finding_resolved``,
+    ``read_failed``, ``read_recovered``, ``read_partial``, ``read_complete``, ``readiness``,
+    ``digest``, ``sweep``, ``note``, ``note_cleared``, ``first_read``, ``proposal`` (made),
+    ``proposal_decided``, ``proposal_outcome``. ``room`` is the room's name as last read (display text, already
+    through `shared.text.display.visible`); ``text`` the line in words, in the language asked;
+    ``facts`` the values it was made from."""
+
+    at: UtcText
+    kind: str
+    text: str
+    room: str | None = None
+    device_id: str | None = None
+    facts: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+class History(Message):
+    """Entries newest first (at most `MAX_HISTORY_ENTRIES`; ``more`` counts the older ones left
+    out). ``unread``: sources that could not be read, as ``{source: code}`` (``proposals``
+    when approval.sock did not answer): the history is then partial, and says so."""
+
+    since: UtcText
+    entries: tuple[HistoryEntry, ...]
+    more: int = 0
+    unread: dict[str, Code] = msgspec.field(default_factory=dict)
+
+
+class RunDigest(Message):
+    """Run one beat now (read, diff, record) and return the digest of what changed since the
+    last posted digest; with ``post`` also post it (quiet hours or not)."""
+
+    post: bool = False
+    language: Language | None = None
+
+
+class DigestReport(Message):
+    """``read``: the beat read the fleet (else ``code`` says why). ``changed``: something changed
+    since the last posted digest; ``text``: the digest (or what the fleet looks like when
+    nothing changed), in words. ``posted``: the destinations it went to (with ``post``)."""
+
+    read: bool
+    changed: bool
+    text: str
+    code: Code | None = None
+    posted: tuple[str, ...] = ()
+
+
+class SetNote(Message):
+    """Keep ``text`` as the note of the one room whose name matches ``room`` (``clear``: remove
+    it). Control and bidi characters are stripped and the text cut to `MAX_NOTE_CHARS`."""
+
+    room: RoomQuery
+    text: NoteText = ""
+    clear: bool = False
+
+
+class RoomRef(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A room as the watch last read it: its device ID and name (display text)."""
+
+    device_id: str
+    name: str
+
+
+class RoomNote(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A room's note: the room, the text (cleaned), when and by which uid it was set."""
+
+    device_id: str
+    room: str
+    text: str
+    set_at: UtcText
+    set_by: int
+
+
+class NoteOutcome(Message):
+    """``status``: ``saved``, ``cleared``, or nothing saved: ``ambiguous`` (``candidates`` lists
+    the rooms that match; name one of them exactly) or ``not_found``; ``code`` is then
+    ``room_ambiguous`` / ``room_not_found``."""
+
+    status: Literal["saved", "cleared", "ambiguous", "not_found"]
+    note: RoomNote | None = None
+    candidates: tuple[RoomRef, ...] = ()
+    code: Code | None = None
+
+
+class ListNotes(Message):
+    """The notes, by room name; ``room``: only rooms whose name holds it; ``search``: only
+    notes whose text holds it (both without regard to case or accents)."""
+
+    room: RoomQuery | None = None
+    search: RoomQuery | None = None
+
+
+class Notes(Message):
+    notes: tuple[RoomNote, ...]
+
+
+AssistantRequest = (
+    Ask
+    | GetFleet
+    | GetModel
+    | GetWatchStatus
+    | GetHistory
+    | RunDigest
+    | SetNote
+    | ListNotes
+    | GetCapabilities
+)
+AssistantReply = (
+    Answer
+    | FleetView
+    | ModelInfo
+    | WatchStatus
+    | History
+    | DigestReport
+    | NoteOutcome
+    | Notes
+    | Capabilities
+    | ErrorReply
+)
 
 REQUESTS: Final[tuple[type[Message], ...]] = typing.get_args(AssistantRequest)
 """The request types assistant.sock serves."""
@@ -107,7 +314,7 @@ READ_CODES: Final[frozenset[Code]] = EPIPHAN_CODES | {
     Code.REFRESH_FAILED,
     Code.SIGN_IN_BUSY,
 }
-"""A read by the assistant (`services.assistant.reader.SlotReader`): the read client's codes,
+"""A read by the assistant (`shared.epiphan.signed_session.SignedReader`): the read client's codes,
 plus the read slot's (empty, unsafe, dead, refresh failed, locked)."""
 
 ASK_CODES: Final[frozenset[Code]] = READ_CODES | {
@@ -117,28 +324,112 @@ ASK_CODES: Final[frozenset[Code]] = READ_CODES | {
 }
 """What an `Answer`'s ``code`` (or the `ErrorReply` to an ``ask``) may hold."""
 
+POST_CODES: Final[frozenset[Code]] = frozenset(
+    {Code.POST_FAILED, Code.POST_TIMEOUT, Code.POST_DROPPED, Code.INTERNAL_ERROR}
+)
+"""What a destination's last failure may be (`PostCounts.last_code`): logged, counted, never
+retried."""
+
+_NO_WATCH: Final = frozenset({Code.WATCH_NOT_READY})
+"""A process that runs no watch, or a watch that has not read the fleet yet (a note)."""
+
+WATCH_OPERATIONS: Final[tuple[Operation, ...]] = (
+    Operation(
+        "get_watch_status",
+        READ_CODES | POST_CODES | _NO_WATCH | {Code.STORE_BUSY},
+        "is the heartbeat alive: last read, failed beats in a row and the last code, posts per destination",
+    ),
+    Operation(
+        "get_history",
+        _NO_WATCH | {Code.STORE_BUSY},
+        "what changed in the last days, with proposals and outcomes",
+    ),
+    Operation(
+        "run_digest",
+        READ_CODES | _NO_WATCH | {Code.STORE_BUSY},
+        "one heartbeat now and the digest of what changed (posted with post=true)",
+    ),
+    Operation(
+        "set_note",
+        _NO_WATCH | {Code.INVALID_MESSAGE, Code.ROOM_AMBIGUOUS, Code.ROOM_NOT_FOUND, Code.STORE_BUSY},
+        "keep an operator's one-line note on the one room a name matches (ambiguous: nothing saved)",
+    ),
+    Operation("list_notes", _NO_WATCH | {Code.STORE_BUSY}, "the room notes"),
+)
+"""The watch's operations (`services.assistant.watch.answers`)."""
+
 OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation("ask", ASK_CODES, "answer one question (the model, or the keyword answer)"),
+    Operation("get_fleet", READ_CODES, "the fleet read now through the read sign-in (fleetwatch fleet)"),
     Operation("get_model", frozenset(), "which model answers (real, the lab's demo model, keyword only)"),
+    *WATCH_OPERATIONS,
     Operation("get_capabilities", frozenset(), "this manifest"),
 )
 
 
 class AssistantClient(SocketClient):
-    """assistant.sock's client (operators' ``fleetwatch ask``): the answer, or `CallError`.
+    """assistant.sock's client (operators' ``fleetwatch ask``, ``fleet``, ``status --check``,
+    ``history``, ``digest``, ``note``, ``notes``): the reply, or `CallError`.
 
     Args:
         path: ``settings.assistant_socket``.
-        timeout_seconds: the default bound on one question (a model turn takes seconds).
+        timeout_seconds: the default bound on one call (a model turn takes seconds).
+        max_frame_bytes: the frame cap, both ways (default `FLEET_FRAME_BYTES`: a fleet's
+            snapshot is large).
     """
 
     service = "the assistant"
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+        max_frame_bytes: int = FLEET_FRAME_BYTES,
+    ) -> None:
+        super().__init__(path, timeout_seconds=timeout_seconds, max_frame_bytes=max_frame_bytes)
 
     async def ask(self, question: Ask, *, timeout_seconds: float | None = None) -> Answer:
         """Answer one question. Raises `CallError`."""
         return await self.call(question, Answer, timeout_seconds=timeout_seconds)
 
+    async def fleet(self, *, timeout_seconds: float | None = None) -> FleetSnapshot:
+        """The fleet read now through the assistant's read sign-in (redacted). Raises
+        `CallError` (`READ_CODES`)."""
+        reply = await self.call(GetFleet(), FleetView, timeout_seconds=timeout_seconds)
+        return reply.snapshot
+
     async def get_model(self, *, timeout_seconds: float | None = None) -> ModelInfo:
         """Which model the running assistant answers with, and where it sends. Raises
         `CallError`."""
         return await self.call(GetModel(), ModelInfo, timeout_seconds=timeout_seconds)
+
+    async def watch_status(self, *, timeout_seconds: float | None = None) -> WatchStatus:
+        """Is the watch's heartbeat alive? Raises `CallError` (``watch_not_ready``...)."""
+        return await self.call(GetWatchStatus(), WatchStatus, timeout_seconds=timeout_seconds)
+
+    async def history(
+        self, days: int, language: Language, *, timeout_seconds: float | None = None
+    ) -> History:
+        """What changed in the last `days` days. Raises `CallError`."""
+        return await self.call(
+            GetHistory(days=days, language=language), History, timeout_seconds=timeout_seconds
+        )
+
+    async def digest(
+        self, *, post: bool, language: Language | None, timeout_seconds: float | None = None
+    ) -> DigestReport:
+        """One beat now and its digest (posted with `post`). Raises `CallError`."""
+        return await self.call(
+            RunDigest(post=post, language=language), DigestReport, timeout_seconds=timeout_seconds
+        )
+
+    async def set_note(self, note: SetNote, *, timeout_seconds: float | None = None) -> NoteOutcome:
+        """Keep (or clear) one room's note. Raises `CallError`."""
+        return await self.call(note, NoteOutcome, timeout_seconds=timeout_seconds)
+
+    async def notes(
+        self, room: str | None, search: str | None, *, timeout_seconds: float | None = None
+    ) -> Notes:
+        """The room notes, narrowed by `room` and `search`. Raises `CallError`."""
+        return await self.call(ListNotes(room=room, search=search), Notes, timeout_seconds=timeout_seconds)

@@ -8,6 +8,8 @@ Peers: the approval_web user only. Every socket also serves `GetCapabilities`.
     Execute → ExecutionReport   run one consumed approval once, or refuse ("nothing ran")
     Health  → HealthReport
     ListWritable → WritableDevices  the devices a change may target now (fresh sandbox read)
+    SealKillSwitch → HealthReport   confirm the operator's kill switch request (the executor's seal)
+    CheckAudit → AuditChecked       verify the audit log with the executor's own key and anchor
     Recheck → Rechecked         a fresh read that judges a change's postcondition again
 
 A code is "answered" either as an `ErrorReply` or, for Execute, as the ``refusal_code`` of an
@@ -26,13 +28,13 @@ format and its free strings a cap (`shared.wire.formats`): decoding refuses anyt
 from __future__ import annotations
 
 import typing
-from typing import Final
+from typing import Annotated, Final
 
 import msgspec
 
 from shared.errors import Code
 from shared.wire.client import SocketClient
-from shared.wire.formats import ApprovalId, Arguments, ProposalId, Reason, Sha256Hex, ToolName
+from shared.wire.formats import MAX_COUNT, ApprovalId, Arguments, ProposalId, Reason, Sha256Hex, ToolName
 from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities, Message, Operation
 
 
@@ -207,6 +209,41 @@ class WritableDevices(Message):
     read_at: str
 
 
+class SealKillSwitch(Message):
+    """Confirm the kill switch request approval_web just recorded (its ``kill_switch`` audit row
+    ``request_seq``, turning writes ``on``/off): the executor checks the row is the newest such
+    request, records its own ``kill_switch_sealed`` row and keeps the state under its own key.
+    The executor trusts only a state it sealed: an unsealed or changed one counts as on."""
+
+    request_seq: Annotated[int, msgspec.Meta(ge=1, le=MAX_COUNT)]
+    on: bool
+
+
+class WriterCheck(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One writing service's verification of the whole audit log with its own key and anchor:
+    the chain, the MACs of its own rows, rows removed after what its anchor saw.
+
+    ``signed``: rows of `writer` whose MAC verified; ``anchor_seq``: the newest row its anchor
+    has seen (None: none yet)."""
+
+    writer: str
+    ok: bool
+    rows: int
+    signed: int = 0
+    first_bad_seq: int | None = None
+    reason: str | None = None
+    anchor_seq: int | None = None
+
+
+class CheckAudit(Message):
+    """Verify the audit log with the executor's own key and anchor (approval_web asks, for
+    ``fleetwatch audit verify``; only the executor can check the executor's rows)."""
+
+
+class AuditChecked(Message):
+    check: WriterCheck
+
+
 class Recheck(Message):
     """Read the targets of a change that ran (or may have run) afresh and judge its
     postcondition again (`services.executor.verify`): the "fresh read" that settles a change
@@ -225,13 +262,24 @@ class Rechecked(Message):
     detail: str = ""
 
 
-ExecutorRequest = Prepare | Inspect | Execute | Health | ListWritable | Recheck | GetCapabilities
+ExecutorRequest = (
+    Prepare
+    | Inspect
+    | Execute
+    | Health
+    | ListWritable
+    | Recheck
+    | SealKillSwitch
+    | CheckAudit
+    | GetCapabilities
+)
 ExecutorReply = (
     Prepared
     | Inspection
     | ExecutionReport
     | HealthReport
     | WritableDevices
+    | AuditChecked
     | Rechecked
     | Capabilities
     | ErrorReply
@@ -312,12 +360,25 @@ INSPECT_WOULD_REFUSE: Final[frozenset[Code]] = frozenset(EXECUTE_REFUSALS) - {
 """What Inspect's ``would_refuse`` may hold: Execute's checks that do not need an approval."""
 
 LIST_WRITABLE_CODES: Final[frozenset[Code]] = frozenset(
-    {Code.FENCE_NOT_CONFIGURED, Code.POLICY_INVALID, *READ_CODES[:3], Code.STATE_READ_FAILED}
+    {
+        Code.FENCE_NOT_CONFIGURED,
+        Code.POLICY_INVALID,
+        *READ_CODES[:3],
+        Code.EPIPHAN_AUTH,
+        Code.STATE_READ_FAILED,
+    }
 )
 """ListWritable's refusals (ErrorReply): no fence, the policy, then the reads' own (the sandbox
-sign-in, the device list, the team ID; the recorder status and events). Relayed unchanged by
+sign-in, the device list, the team ID; the recorder status and events), and ``epiphan_auth``
+when Epiphan refuses the sandbox sign-in to the device list after the one refresh. Relayed unchanged by
 approval.sock's ``list_writable``."""
 
+SEAL_KILL_SWITCH_CODES: Final[frozenset[Code]] = frozenset({Code.KILL_SWITCH_NOT_CONFIRMED, Code.STORE_BUSY})
+"""SealKillSwitch's refusals, relayed by approval.sock's ``set_kill_switch``."""
+
+CHECK_AUDIT_CODES: Final[frozenset[Code]] = frozenset({Code.CONFIG_INVALID, Code.STORE_BUSY})
+"""CheckAudit's refusals (an unreadable key or anchor; the store), relayed by approval.sock's
+``audit_verify``."""
 RECHECK_CODES: Final[frozenset[Code]] = frozenset(
     {Code.PROPOSAL_NOT_FOUND, Code.POLICY_INVALID, Code.NO_SIGN_IN}
 )
@@ -341,6 +402,16 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         "list_writable",
         LIST_WRITABLE_CODES,
         "the devices a change may target now: sandbox list and allowlist, read afresh (read-only)",
+    ),
+    Operation(
+        "seal_kill_switch",
+        SEAL_KILL_SWITCH_CODES,
+        "confirm an operator's kill switch request under the executor's own key",
+    ),
+    Operation(
+        "check_audit",
+        CHECK_AUDIT_CODES,
+        "verify the audit log with the executor's own key and anchor",
     ),
     Operation(
         "recheck",
@@ -371,6 +442,8 @@ HEALTH_SECONDS: Final = 2.0
 """Default bound on Health."""
 LIST_WRITABLE_SECONDS: Final = 20.0
 """Default bound on ListWritable (a fresh sandbox read)."""
+AUDIT_SECONDS: Final = 60.0
+"""Default bound on SealKillSwitch and CheckAudit (CheckAudit walks the whole audit log)."""
 RECHECK_SECONDS: Final = 20.0
 """Default bound on Recheck (a fresh sandbox read of a change's rooms)."""
 
@@ -409,6 +482,20 @@ class ExecutorClient(SocketClient):
         """The devices a change may target now (a fresh sandbox read). Raises `CallError`
         (`LIST_WRITABLE_CODES`)."""
         return await self.call(ListWritable(), WritableDevices, timeout_seconds=timeout_seconds)
+
+    async def seal_kill_switch(
+        self, request_seq: int, on: bool, *, timeout_seconds: float = AUDIT_SECONDS
+    ) -> HealthReport:
+        """Seal the operator's kill switch request `request_seq` (its ``kill_switch`` audit row);
+        the executor's health after. Raises `CallError` (`SEAL_KILL_SWITCH_CODES`)."""
+        return await self.call(
+            SealKillSwitch(request_seq=request_seq, on=on), HealthReport, timeout_seconds=timeout_seconds
+        )
+
+    async def check_audit(self, *, timeout_seconds: float = AUDIT_SECONDS) -> WriterCheck:
+        """The executor's verification of the whole audit log with its own key and anchor.
+        Raises `CallError` (`CHECK_AUDIT_CODES`)."""
+        return (await self.call(CheckAudit(), AuditChecked, timeout_seconds=timeout_seconds)).check
 
     async def recheck(self, proposal_id: str, *, timeout_seconds: float = RECHECK_SECONDS) -> Rechecked:
         """Judge a change's postcondition again on a fresh read of its rooms (read-only on

@@ -24,12 +24,17 @@ PROPOSAL_ID: Final = r"^p-[0-9a-f]{12}\Z"
 APPROVAL_ID: Final = r"^a-[0-9a-f]{12}\Z"
 EXECUTION_ID: Final = r"^x-[0-9a-f]{12}\Z"
 TURN_ID: Final = r"^t_[0-9a-f]{32}\Z"
+PAGE_SESSION_ID: Final = r"^k-[0-9a-f]{32}\Z"
+"""An ask page session: ``k-`` and 32 hex characters (`services.assistant.page`; never the
+cookie itself, which it is a keyed hash of)."""
 TOOL_NAME: Final = r"^[a-z][a-z0-9_]{0,63}\Z"
 """An Epiphan tool's name (``batch_reboot``); whether it is proposable is the intake's call."""
 NAME: Final = r"^[a-z][a-z0-9_]{0,47}\Z"
 """A snake_case word the code chose (an operation, an outcome)."""
 SHA256_HEX: Final = r"^[0-9a-f]{64}\Z"
 """A SHA-256 digest in lower-case hex (a card's hash, the binding facts' hash)."""
+UTC_TEXT: Final = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z\Z"
+"""A UTC time as the database clock writes it (``2026-09-16T20:36:00.000Z``)."""
 
 MAX_REASON_CHARS: Final = 2000
 """Longest reason of a proposal (the page shows it, escaped, in a capped box)."""
@@ -48,9 +53,11 @@ ProposalId = Annotated[str, Meta(pattern=PROPOSAL_ID)]
 ApprovalId = Annotated[str, Meta(pattern=APPROVAL_ID)]
 ExecutionId = Annotated[str, Meta(pattern=EXECUTION_ID)]
 TurnId = Annotated[str, Meta(pattern=TURN_ID)]
+PageSessionId = Annotated[str, Meta(pattern=PAGE_SESSION_ID)]
 ToolName = Annotated[str, Meta(pattern=TOOL_NAME)]
 Name = Annotated[str, Meta(pattern=NAME)]
 Sha256Hex = Annotated[str, Meta(pattern=SHA256_HEX)]
+UtcText = Annotated[str, Meta(pattern=UTC_TEXT)]
 ArgumentName = Annotated[str, Meta(min_length=1, max_length=64)]
 Reason = Annotated[str, Meta(max_length=MAX_REASON_CHARS)]
 Question = Annotated[str, Meta(max_length=MAX_QUESTION_CHARS)]

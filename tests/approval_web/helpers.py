@@ -42,6 +42,7 @@ from shared.wire.executor import (
 )
 from shared.wire.protocol import Codec, ErrorReply, Message
 from shared.wire.server import PeerCred, serve_unix
+from tests.audit_keys import service_keyring
 from tests.procs import ServiceProcess, base_env, running_service, start_service
 
 
@@ -71,7 +72,9 @@ TABLES = {
 
 @contextlib.asynccontextmanager
 async def reader(settings: Settings) -> AsyncIterator[aiosqlite.Connection]:
-    conn = await open_store(settings.db)
+    """A store connection as approval_web's (its own audit key: a test playing the page's part
+    signs its rows as approval_web does)."""
+    conn = await open_store(settings.db, keyring=service_keyring(settings))
     try:
         yield conn
     finally:
@@ -174,9 +177,11 @@ CLEAN_SQL = (
     "DELETE FROM proposal_targets",
     "DELETE FROM proposals",
     "DELETE FROM sessions",
-    "DELETE FROM kv",
+    "DELETE FROM kv WHERE key != 'kill_switch_seal'",
 )
-"""Empties the approval tables between tests (the audit is append-only and stays)."""
+"""Empties the approval tables between tests (the audit is append-only and stays, and so does
+the kill switch: the executor trusts only the state it sealed, and a missing seal after a pause
+reads as paused)."""
 
 
 @dataclasses.dataclass

@@ -33,8 +33,11 @@ FROM_SHARED_MODULES = {
     Code.SERVICE_UNAVAILABLE: "shared.wire.client.request",
     Code.SERVICE_NO_ANSWER: "shared.wire.client.request",
     Code.STORE_BUSY: "shared.store.db.write_tx",
+    Code.CONFIG_INVALID: "shared.store.audit_seal.read_anchor / write_anchor (the audit anchor file)",
+    Code.KILL_SWITCH_NOT_CONFIRMED: "the executor's SealKillSwitch, passed on (services.executor.kill_switch.seal)",
 }
-"""Codes the handlers answer with that are raised inside shared modules they call."""
+"""Codes the handlers answer with that are raised inside shared modules they call, or passed on
+from the executor."""
 
 
 def codes_named_in(path: Path) -> set[Code]:
@@ -97,6 +100,7 @@ def test_only_admin_operations_and_the_assistants_records_declare_the_role_refus
         "get_proposal_state",
         "expire_turn",
         "list_writable",
+        "list_proposal_history",
         "get_capabilities",
     }
     records = {"record_ask", "record_refusal"}  # refused for every uid but the assistant's

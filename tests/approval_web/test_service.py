@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 
 from shared.errors import Code
-from shared.store.approvals import get_proposal
+from shared.store.approvals import get_proposal, kill_switch
 from shared.wire.approval import (
     OPERATIONS,
     REQUESTS,
@@ -193,6 +193,28 @@ async def test_with_the_executor_down_a_proposal_is_refused_as_service_unavailab
     async with stack(shared, FLEETWATCH_RUNTIME_DIR=str(tmp_path / "run")) as s:
         await refused_cleanly(s, reboot(), Code.SERVICE_UNAVAILABLE)
         assert not (await ask(s.settings, GetStatus(), Status)).executor_up
+
+
+async def test_with_the_executor_down_a_pause_holds_and_a_resume_is_refused_and_shown_paused(
+    shared: Backend, tmp_path: Path
+) -> None:
+    async with stack(shared, FLEETWATCH_RUNTIME_DIR=str(tmp_path / "run")) as s:
+        paused = await ask(s.settings, SetKillSwitch(on=True), Status)
+        assert paused.kill_switch and not paused.executor_up
+        seen = len(await audit(s.settings))
+        assert await error_code(s.settings, SetKillSwitch(on=False), Status) == Code.SERVICE_UNAVAILABLE
+        added = await audit(s.settings)
+        assert [(a["kind"], a["detail"].get("on"), a["detail"].get("code")) for a in added[seen:]] == [
+            ("kill_switch", False, None),
+            ("refusal", None, Code.SERVICE_UNAVAILABLE),
+        ]
+        status = await ask(s.settings, GetStatus(), Status)
+        assert status.kill_switch and not status.executor_up, "a resume the executor never sealed"
+    async with stack(shared) as s:  # the executor answers again: the resume is sealed
+        resumed = await ask(s.settings, SetKillSwitch(on=False), Status)
+        assert not resumed.kill_switch and resumed.executor_up
+        async with reader(s.settings) as conn:
+            assert not await kill_switch(conn)
 
 
 # --- limits --------------------------------------------------------------------------------------
@@ -456,11 +478,14 @@ async def test_deny_all_the_kill_switch_and_the_audit_operations(shared: Backend
         health = await request(shared.executor.socket, Health(), HealthReport, timeout_seconds=10)
         assert isinstance(health, HealthReport) and health.kill_switch
         assert not (await ask(s.settings, SetKillSwitch(on=False), Status)).kill_switch
-        tail = await ask(s.settings, AuditTail(limit=3), AuditRows)
-        assert [r.kind for r in tail.rows] == ["denial", "kill_switch", "kill_switch"]
-        assert [r.detail.get("on") for r in tail.rows[1:]] == [True, False]
+        tail = await ask(s.settings, AuditTail(limit=5), AuditRows)
+        kinds = ["denial", "kill_switch", "kill_switch_sealed", "kill_switch", "kill_switch_sealed"]
+        assert [r.kind for r in tail.rows] == kinds
+        assert [r.actor.split(":")[0] for r in tail.rows[1:]] == ["operator", "executor"] * 2
+        assert [r.detail.get("on") for r in tail.rows[1:]] == [True, True, False, False]
         report = await ask(s.settings, AuditVerify(), AuditReport)
         assert report.ok and report.rows == len(await audit(s.settings))
+        assert [(c.writer, c.ok) for c in report.checks] == [("approval_web", True), ("executor", True)]
         await refused_cleanly(s, AuditTail(limit=0), Code.INVALID_MESSAGE, AuditRows)
 
 

@@ -13,7 +13,15 @@ import msgspec
 from shared.config import REPO_POLICY_DIR, Settings, load_settings
 from shared.errors import Code
 from shared.policy.loader import load_policies
-from shared.wire.approval import Deny, ProposalAccepted, ProposalState, SubmitProposal, codes_of
+from shared.wire.approval import (
+    Deny,
+    ListProposalHistory,
+    ProposalAccepted,
+    ProposalHistory,
+    ProposalState,
+    SubmitProposal,
+    codes_of,
+)
 from tests.approval_web.helpers import FakeExecutor, ask, audit, error_code, fake_executor, rows
 from tests.procs import base_env, running_service
 
@@ -73,3 +81,27 @@ async def test_an_executor_code_outside_the_registry_becomes_internal_error(tmp_
         assert Code.STREAM_NOT_FOUND in codes_of("submit_proposal")
         assert (await rows(settings))["proposals"] == []
         assert [a["detail"]["code"] for a in await audit(settings)] == ["internal_error", "stream_not_found"]
+
+
+async def test_the_proposal_history_lists_proposals_with_their_state_and_the_pages_address(
+    tmp_path: Path,
+) -> None:
+    async with with_fake(tmp_path) as (settings, fake):
+        before = await ask(settings, ListProposalHistory(since="2000-01-01T00:00:00.000Z"), ProposalHistory)
+        assert isinstance(before, ProposalHistory) and before.items == ()
+        first = await ask(settings, reboot(), ProposalAccepted)
+        await ask(settings, Deny(proposal_id=first.proposal_id), ProposalState)
+        second = await ask(settings, reboot(proposed_by="operator"), ProposalAccepted)
+        history = await ask(settings, ListProposalHistory(since="2000-01-01T00:00:00.000Z"), ProposalHistory)
+        assert [(i.proposal_id, i.status, i.proposed_by) for i in history.items] == [
+            (second.proposal_id, "pending", "operator"),
+            (first.proposal_id, "denied", "assistant"),
+        ]
+        newest = history.items[0]
+        assert newest.tool == "batch_reboot" and newest.targets == (DEVICE,) and newest.expires_at
+        assert newest.arguments == {"device_ids": [DEVICE]} and newest.outcome is None
+        assert history.page_url is not None and history.page_url.startswith("http://127.0.0.1:")
+        later = await ask(settings, ListProposalHistory(since=history.read_at), ProposalHistory)
+        assert later.items == ()
+        refused = await error_code(settings, ListProposalHistory(since="last tuesday"), ProposalHistory)
+        assert refused == Code.INVALID_MESSAGE

@@ -113,10 +113,13 @@ class Backend:
 
 
 @contextlib.asynccontextmanager
-async def backend(home: Path, scenario: str | Scenario = "campus", **env: str) -> AsyncIterator[Backend]:
+async def backend(
+    home: Path, scenario: str | Scenario = "campus", *, lab_options: dict[str, Any] | None = None, **env: str
+) -> AsyncIterator[Backend]:
     """A `Backend` under `home` for the block. The lab runs on the wall clock, like the
-    service processes (the assistant process takes "now" from it)."""
-    async with run_lab(scenario, clock=LabClock()) as lab:
+    service processes (the assistant process takes "now" from it); `lab_options` go to
+    `run_lab` (e.g. a capture to replay)."""
+    async with run_lab(scenario, clock=LabClock(), **(lab_options or {})) as lab:
         full = base_env(
             home,
             FLEETWATCH_EPIPHAN_MCP_URL=lab.mcp_url,

@@ -156,12 +156,12 @@ class TrackingReader:
         self.max_in_flight = 0
         self.started: list[str] = []
 
-    async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any:
+    async def call_batched(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         self.started.append(tool)
         try:
-            return await self._inner.call(tool, arguments)
+            return await self._inner.call_batched(tool, arguments)
         finally:
             self.in_flight -= 1
 

@@ -6,10 +6,8 @@ import re
 from pathlib import Path
 
 from services.assistant.manifest import (
-    ASK_CODES,
     OWN_PROPOSE_CODES,
     PAGE_OPERATIONS,
-    READ_CODES,
     SOCKET_CODES,
     SOCKET_OPERATIONS,
     STATE_CODES,
@@ -20,10 +18,16 @@ from services.assistant.manifest import (
     all_codes,
     capabilities,
 )
-from services.assistant.tools import ASK_OPERATOR, GET_PROPOSAL_STATE, LIST_WRITABLE, PROPOSE_CHANGE
+from services.assistant.tools import (
+    ASK_OPERATOR,
+    GET_PROPOSAL_STATE,
+    LIST_WRITABLE,
+    PROPOSE_CHANGE,
+    ROOM_NOTES,
+)
 from shared.errors import Code
 from shared.wire.approval import codes_of
-from shared.wire.assistant import REQUESTS
+from shared.wire.assistant import ASK_CODES, READ_CODES, REQUESTS, WATCH_OPERATIONS
 from shared.wire.protocol import TRANSPORT_CODES, manifest_problems
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +40,7 @@ def _codes_named_in(*paths: Path) -> set[Code]:
 
 
 def _package_files() -> list[Path]:
-    return [p for p in PACKAGE.glob("*.py") if p.name != "manifest.py"]
+    return [p for p in PACKAGE.rglob("*.py") if p.name != "manifest.py"]
 
 
 def test_the_socket_operations_match_the_request_union_both_ways():
@@ -73,6 +77,7 @@ def test_every_declared_code_has_a_source_in_the_code_or_is_relayed_from_a_decla
             "get_proposal_state": STATE_CODES,
             "list_writable_devices": WRITABLE_CODES,
             "read": READ_CODES,
+            ROOM_NOTES: _codes_named_in(ROOT / "shared" / "sqlite.py"),
         }
         sources = own | policy_and_canonical | relayed.get(op.name.removeprefix(TOOL_PREFIX), frozenset())
         assert op.codes <= sources, (op.name, op.codes - sources)
@@ -92,11 +97,28 @@ def test_relayed_codes_agree_with_approval_sock_manifest_both_ways():
 
 
 def test_every_page_code_is_named_by_the_page_or_is_an_ask_code():
-    (page,) = PAGE_OPERATIONS
-    assert page.codes - ASK_CODES <= _codes_named_in(PACKAGE / "page.py")
+    named = _codes_named_in(PACKAGE / "page.py")
+    assert {op.name for op in PAGE_OPERATIONS} == {"page:ask", "page:login", "page:wall"}
+    for page in PAGE_OPERATIONS:
+        assert page.codes - ASK_CODES <= named, page.name
+    assert named - {code for op in PAGE_OPERATIONS for code in op.codes} <= {Code.INVALID_MESSAGE}
+
+
+def test_every_watch_code_is_named_by_the_watch_or_is_a_read_code():
+    watch = _codes_named_in(*(PACKAGE / "watch").glob("*.py"), PACKAGE / "server.py")
+    for op in WATCH_OPERATIONS:
+        assert op.codes <= watch | READ_CODES | {Code.STORE_BUSY, Code.INVALID_MESSAGE}, op.name
 
 
 def test_every_tool_offered_has_a_manifest_entry_and_every_entry_a_tool_group():
     groups = {op.name.removeprefix(TOOL_PREFIX) for op in TOOL_OPERATIONS}
-    assert groups == {"read", LIST_WRITABLE, PROPOSE_CHANGE, GET_PROPOSAL_STATE, ASK_OPERATOR, "not_offered"}
+    assert groups == {
+        "read",
+        LIST_WRITABLE,
+        PROPOSE_CHANGE,
+        GET_PROPOSAL_STATE,
+        ROOM_NOTES,
+        ASK_OPERATOR,
+        "not_offered",
+    }
     assert all(op.name.startswith(TOOL_PREFIX) for op in TOOL_OPERATIONS)

@@ -1,15 +1,23 @@
-"""The local ask page: Host, origin and form-token guards, escaping, and the real keyword path."""
+"""The local ask page: its own secret once per browser session (with the slow-down), every
+session, refusal and question recorded with the uid the kernel names for the browser, the Host,
+origin and form-token guards, escaping, and the real keyword path."""
 
 from __future__ import annotations
 
+import io
+import os
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx2
 import pytest
 
 from services.assistant.page import COOKIE, PRESETS, serve_page
+from services.assistant.service import AskedBy
+from shared.errors import Code
+from shared.web.page_secret import SecretSink, read_secret_file
 from shared.web.page_style import page_css
 from shared.wire.assistant import Answer, ModelInfo, ProposalLine, RefusalLine
 
@@ -18,12 +26,14 @@ from shared.wire.assistant import Answer, ModelInfo, ProposalLine, RefusalLine
 class FakeAssistant:
     """Answers every question with fixed hostile text and records what it was asked."""
 
-    asked: list[tuple[str, str | None]] = field(default_factory=list)
+    asked: list[tuple[str, str | None, AskedBy | None]] = field(default_factory=list)
     answered_by: str = "model"
     model_info: ModelInfo = field(default_factory=lambda: ModelInfo(kind="model"))
 
-    async def ask(self, question: str, language: str | None = None) -> Answer:
-        self.asked.append((question, language))
+    async def ask(
+        self, question: str, language: str | None = None, *, asked_by: AskedBy | None = None
+    ) -> Answer:
+        self.asked.append((question, language, asked_by))
         line = ProposalLine(proposal_id="p_1", state="waiting_for_approval", text="Proposal p_1 <b>x</b>")
         return Answer(
             text="Room <script>alert(1)</script> \u202eevil\n\n2 rooms:\n- A\n- B\nDone.",
@@ -34,33 +44,134 @@ class FakeAssistant:
         )
 
 
+@dataclass
+class RecordingAudit:
+    """The page's audit rows, as `AssistantAudit` would send them to approval.sock."""
+
+    refused: list[tuple[str, Code, int | None]] = field(default_factory=list)
+    sessions: list[tuple[str, int | None]] = field(default_factory=list)
+
+    async def page_refused(self, operation: str, code: Code, uid: int | None) -> None:
+        self.refused.append((operation, code, uid))
+
+    async def session_started(self, page_session: str, uid: int | None) -> None:
+        self.sessions.append((page_session, uid))
+
+
+@dataclass
+class Page:
+    url: str
+    secret: str
+    audit: RecordingAudit
+
+
 @pytest.fixture
 def fake() -> FakeAssistant:
     return FakeAssistant()
 
 
 @pytest.fixture
-async def page(fake: FakeAssistant) -> AsyncIterator[str]:
-    async with serve_page(fake, 0) as url:
-        yield url.rstrip("/")
-
-
-async def _form(http: httpx2.AsyncClient, url: str) -> str:
-    response = await http.get(f"{url}/")
-    assert response.status_code == 200
-    match = re.search(r'name="token" value="([0-9a-f]{64})"', response.text)
-    assert match is not None
-    return match.group(1)
+async def page(fake: FakeAssistant, tmp_path: Path) -> AsyncIterator[Page]:
+    audit = RecordingAudit()
+    sink = SecretSink.for_stream(tmp_path / "ask-secret", io.StringIO(), label="Ask page")
+    async with serve_page(fake, 0, sink=sink, audit=audit) as url:
+        yield Page(url.rstrip("/"), read_secret_file(tmp_path / "ask-secret"), audit)
+    assert not (tmp_path / "ask-secret").exists()
 
 
 def _same_origin(url: str) -> dict[str, str]:
     return {"Sec-Fetch-Site": "same-origin", "Origin": url}
 
 
-async def test_the_page_shows_the_keyword_buttons_under_a_strict_policy(page):
+async def _login(http: httpx2.AsyncClient, page: Page, secret: str | None = None) -> httpx2.Response:
+    return await http.post(
+        f"{page.url}/login",
+        data={"secret": page.secret if secret is None else secret},
+        headers=_same_origin(page.url),
+    )
+
+
+async def _form(http: httpx2.AsyncClient, page: Page) -> str:
+    """Sign in (the right secret), then the ask form's token."""
+    assert (await _login(http, page)).status_code == 303
+    response = await http.get(f"{page.url}/")
+    assert response.status_code == 200
+    match = re.search(r'name="token" value="([0-9a-f]{64})"', response.text)
+    assert match is not None
+    return match.group(1)
+
+
+async def test_without_the_secret_the_page_shows_only_the_secret_form(page):
     async with httpx2.AsyncClient() as http:
-        response = await http.get(f"{page}/")
-    assert response.status_code == 200 and COOKIE in response.cookies
+        response = await http.get(f"{page.url}/")
+    assert response.status_code == 200 and 'action="/login"' in response.text
+    assert 'action="/ask"' not in response.text and 'name="token"' not in response.text
+    assert str(page.audit) and page.audit.refused == []  # a GET writes nothing
+
+
+async def test_a_question_without_a_session_is_refused_and_recorded_with_the_askers_uid(page, fake):
+    async with httpx2.AsyncClient() as http:
+        await http.get(f"{page.url}/")  # the cookie and what a form token would be: not enough
+        response = await http.post(
+            f"{page.url}/ask", data={"question": "What's offline?"}, headers=_same_origin(page.url)
+        )
+    assert response.status_code == 401 and fake.asked == []
+    assert "Enter the page&#39;s secret first" in response.text and "secret_required" not in response.text
+    assert page.audit.refused == [("ask", Code.SECRET_REQUIRED, os.getuid())]
+
+
+async def test_a_wrong_secret_is_refused_then_slowed_down_and_each_try_is_recorded(page, fake):
+    async with httpx2.AsyncClient() as http:
+        codes = [(await _login(http, page, "WRONG-WRONG-WRONG")).status_code for _ in range(4)]
+    assert codes == [403, 403, 403, 429]
+    assert [r[1] for r in page.audit.refused] == [Code.SECRET_WRONG] * 3 + [Code.SLOW_DOWN]
+    assert {r[2] for r in page.audit.refused} == {os.getuid()} and page.audit.sessions == []
+
+
+async def test_the_right_secret_begins_a_session_recorded_with_the_browsers_uid(page):
+    async with httpx2.AsyncClient() as http:
+        response = await _login(http, page)
+        assert response.status_code == 303 and COOKIE in response.cookies
+        answered = await http.get(f"{page.url}/")
+    assert 'action="/ask"' in answered.text
+    ((session, uid),) = page.audit.sessions
+    assert re.fullmatch(r"k-[0-9a-f]{32}", session) and uid == os.getuid()
+    assert session not in response.headers.get("set-cookie", "")
+
+
+async def test_a_question_names_its_page_session_and_the_askers_uid(page, fake):
+    async with httpx2.AsyncClient() as http:
+        token = await _form(http, page)
+        response = await http.post(
+            f"{page.url}/ask", data={"token": token, "question": "hi"}, headers=_same_origin(page.url)
+        )
+    assert response.status_code == 200
+    ((question, _, asked_by),) = fake.asked
+    assert question == "hi" and asked_by == AskedBy(uid=os.getuid(), page_session=page.audit.sessions[0][0])
+
+
+async def test_a_session_from_another_page_run_is_not_a_session(fake, tmp_path):
+    async with httpx2.AsyncClient() as http:
+        sink = SecretSink.for_stream(tmp_path / "one", io.StringIO())
+        async with serve_page(fake, 0, sink=sink) as url:
+            first = Page(url.rstrip("/"), read_secret_file(tmp_path / "one"), RecordingAudit())
+            await _login(http, first)
+        sink = SecretSink.for_stream(tmp_path / "two", io.StringIO())
+        async with serve_page(fake, 0, sink=sink) as url:
+            cookie = http.cookies.get(COOKIE)
+            response = await http.post(
+                f"{url.rstrip('/')}/ask",
+                data={"question": "hi"},
+                headers=_same_origin(url.rstrip("/")),
+            )  # cookies are not per port: the jar sends the first run's cookie here
+    assert cookie and response.status_code == 401 and fake.asked == []
+
+
+async def test_the_keyword_buttons_are_there_under_a_strict_policy(page):
+    async with httpx2.AsyncClient() as http:
+        await _form(http, page)
+        response = await http.get(f"{page.url}/")
+    assert response.status_code == 200
     assert "script-src" not in response.headers["Content-Security-Policy"]
     assert response.headers["Content-Security-Policy"].startswith("default-src 'none'")
     for preset in PRESETS:
@@ -69,13 +180,16 @@ async def test_the_page_shows_the_keyword_buttons_under_a_strict_policy(page):
 
 async def test_a_foreign_host_is_refused(page, fake):
     async with httpx2.AsyncClient() as http:
-        response = await http.get(f"{page}/", headers={"Host": "evil.example"})
-        posted = await http.post(f"{page}/ask", headers={"Host": "evil.example", **_same_origin(page)})
+        response = await http.get(f"{page.url}/", headers={"Host": "evil.example"})
+        posted = await http.post(
+            f"{page.url}/ask", headers={"Host": "evil.example", **_same_origin(page.url)}
+        )
     assert response.status_code == posted.status_code == 400
     assert (
         response.text.startswith("The page was reached by a name it does not answer to") and fake.asked == []
     )
     assert "bad_host" not in response.text
+    assert [r[1] for r in page.audit.refused] == [Code.BAD_HOST, Code.BAD_HOST]
 
 
 @pytest.mark.parametrize(
@@ -91,8 +205,11 @@ async def test_a_foreign_host_is_refused(page, fake):
 async def test_a_post_not_from_the_page_itself_is_refused(page, fake, headers):
     async with httpx2.AsyncClient() as http:
         token = await _form(http, page)
-        response = await http.post(f"{page}/ask", data={"token": token, "question": "hi"}, headers=headers)
-    assert response.status_code == 403 and fake.asked == []
+        response = await http.post(
+            f"{page.url}/ask", data={"token": token, "question": "hi"}, headers=headers
+        )
+        login = await http.post(f"{page.url}/login", data={"secret": page.secret}, headers=headers)
+    assert response.status_code == login.status_code == 403 and fake.asked == []
     assert response.text.startswith("The request did not come from this page itself.")
 
 
@@ -101,16 +218,17 @@ async def test_a_post_without_the_form_token_of_this_session_is_refused(page, fa
         theirs = await _form(other, page)
         await _form(http, page)
         wrong = await http.post(
-            f"{page}/ask", data={"token": theirs, "question": "hi"}, headers=_same_origin(page)
+            f"{page.url}/ask", data={"token": theirs, "question": "hi"}, headers=_same_origin(page.url)
         )
-        missing = await http.post(f"{page}/ask", data={"question": "hi"}, headers=_same_origin(page))
+        missing = await http.post(f"{page.url}/ask", data={"question": "hi"}, headers=_same_origin(page.url))
     assert wrong.status_code == missing.status_code == 403
     assert wrong.text.startswith("The form does not belong to this page") and fake.asked == []
 
 
 async def test_get_on_the_ask_action_changes_nothing(page, fake):
     async with httpx2.AsyncClient() as http:
-        response = await http.get(f"{page}/ask", params={"question": "hi"})
+        await _form(http, page)
+        response = await http.get(f"{page.url}/ask", params={"question": "hi"})
     assert response.status_code == 405 and fake.asked == []
 
 
@@ -118,7 +236,7 @@ async def test_a_large_body_is_refused(page, fake):
     async with httpx2.AsyncClient() as http:
         token = await _form(http, page)
         response = await http.post(
-            f"{page}/ask", data={"token": token, "question": "x" * 20_000}, headers=_same_origin(page)
+            f"{page.url}/ask", data={"token": token, "question": "x" * 20_000}, headers=_same_origin(page.url)
         )
     assert response.status_code == 413 and fake.asked == []
 
@@ -127,26 +245,27 @@ async def test_an_answer_is_escaped_and_hidden_characters_are_shown(page, fake):
     async with httpx2.AsyncClient() as http:
         token = await _form(http, page)
         response = await http.post(
-            f"{page}/ask",
+            f"{page.url}/ask",
             data={"token": token, "preset": PRESETS[3], "question": "", "language": "es"},
-            headers=_same_origin(page),
+            headers=_same_origin(page.url),
         )
     assert response.status_code == 200
-    assert fake.asked == [(PRESETS[3], "es")]
+    assert [(q, lang) for q, lang, _ in fake.asked] == [(PRESETS[3], "es")]
     assert "<script>" not in response.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in response.text
     assert "\u202e" not in response.text and "⟦U+202E⟧" in response.text
     assert "Proposal p_1 &lt;b&gt;x&lt;/b&gt;" in response.text
 
 
-async def test_the_page_answers_with_the_real_keyword_path(make_assistant):
+async def test_the_page_answers_with_the_real_keyword_path(make_assistant, tmp_path):
     assistant = make_assistant(model_client=None)
-    async with serve_page(assistant, 0) as url, httpx2.AsyncClient() as http:
-        base = url.rstrip("/")
-        token = await _form(http, base)
+    sink = SecretSink.for_stream(tmp_path / "ask-secret", io.StringIO())
+    async with serve_page(assistant, 0, sink=sink) as url, httpx2.AsyncClient() as http:
+        page = Page(url.rstrip("/"), read_secret_file(tmp_path / "ask-secret"), RecordingAudit())
+        token = await _form(http, page)
         response = await http.post(
-            f"{base}/ask",
+            f"{page.url}/ask",
             data={"token": token, "question": "What's offline?", "language": ""},
-            headers=_same_origin(base),
+            headers=_same_origin(page.url),
         )
     assert response.status_code == 200
     assert (
@@ -156,11 +275,11 @@ async def test_the_page_answers_with_the_real_keyword_path(make_assistant):
     assert '<p class="by">Answered by the keyword answer (no model; read-only).</p>' in response.text
 
 
-async def _answer_page(page: str, question: str = "What's offline?") -> str:
+async def _answer_page(page: Page, question: str = "What's offline?") -> str:
     async with httpx2.AsyncClient() as http:
         token = await _form(http, page)
         response = await http.post(
-            f"{page}/ask", data={"token": token, "question": question}, headers=_same_origin(page)
+            f"{page.url}/ask", data={"token": token, "question": question}, headers=_same_origin(page.url)
         )
     assert response.status_code == 200
     return response.text
@@ -168,8 +287,8 @@ async def _answer_page(page: str, question: str = "What's offline?") -> str:
 
 async def test_the_ask_page_uses_the_approval_pages_stylesheet(page):
     async with httpx2.AsyncClient() as http:
-        css = await http.get(f"{page}/page.css")
-        html = (await http.get(f"{page}/")).text
+        css = await http.get(f"{page.url}/page.css")
+        html = (await http.get(f"{page.url}/")).text  # the secret form: the same look
     assert css.status_code == 200 and css.content == page_css()
     assert b"header.top" in css.content and b".card" in css.content and b".answer" in css.content
     assert '<header class="top">' in html and '<link rel="stylesheet" href="/page.css">' in html
@@ -190,10 +309,9 @@ async def test_an_answer_is_plain_paragraphs_and_lists_never_monospace(page):
         ("keyword", "Answered by the keyword answer (no model; read-only)."),
     ],
 )
-async def test_the_page_says_which_answered(fake, answered_by, words):
+async def test_the_page_says_which_answered(page, fake, answered_by, words):
     fake.answered_by = answered_by
-    async with serve_page(fake, 0) as url:
-        html = await _answer_page(url.rstrip("/"))
+    html = await _answer_page(page)
     assert f'<p class="by">{words}</p>' in html
 
 
@@ -201,9 +319,9 @@ async def test_a_question_that_is_too_long_or_blank_is_refused_in_words(page, fa
     async with httpx2.AsyncClient() as http:
         token = await _form(http, page)
         response = await http.post(
-            f"{page}/ask",
+            f"{page.url}/ask",
             data={"token": token, "question": " ", "language": "es"},
-            headers=_same_origin(page),
+            headers=_same_origin(page.url),
         )
     assert response.status_code == 400 and fake.asked == []
     assert (
@@ -215,17 +333,26 @@ async def test_a_question_that_is_too_long_or_blank_is_refused_in_words(page, fa
 async def test_every_refusal_names_its_one_code_in_a_header_and_an_unknown_address_is_page_not_found(
     page, fake
 ):
+    url = page.url
     async with httpx2.AsyncClient() as http:
-        token = await _form(http, page)
         answers = {
-            "bad_host": await http.get(f"{page}/", headers={"Host": "evil.example"}),
-            "method_not_allowed": await http.get(f"{page}/ask"),
-            "page_not_found": await http.get(f"{page}/nowhere"),
-            "cross_site": await http.post(f"{page}/ask", data={"token": token, "question": "hi"}),
+            "secret_required": await http.post(
+                f"{url}/ask", data={"question": "hi"}, headers=_same_origin(url)
+            )
+        }
+        token = await _form(http, page)
+        answers |= {
+            "bad_host": await http.get(f"{url}/", headers={"Host": "evil.example"}),
+            "method_not_allowed": await http.get(f"{url}/ask"),
+            "page_not_found": await http.get(f"{url}/nowhere"),
+            "cross_site": await http.post(f"{url}/ask", data={"token": token, "question": "hi"}),
             "invalid_message": await http.post(
-                f"{page}/ask", data={"token": token, "question": " "}, headers=_same_origin(page)
+                f"{url}/ask", data={"token": token, "question": " "}, headers=_same_origin(url)
             ),
         }
     for code, response in answers.items():
         assert response.status_code >= 400 and response.headers.get_list("Fleetwatch-Code") == [code], code
     assert answers["page_not_found"].status_code == 404 and fake.asked == []
+    assert answers["method_not_allowed"].status_code == 405
+    refused = {code for _, code, _ in page.audit.refused}
+    assert {Code.PAGE_NOT_FOUND, Code.METHOD_NOT_ALLOWED, Code.BAD_HOST, Code.CROSS_SITE} <= refused

@@ -112,6 +112,11 @@ class _CrashingReader(TrackingReader):
             raise RuntimeError("a bug in a read")
         return await super().call(tool, arguments)
 
+    async def call_batched(self, tool: str, arguments: Any = None) -> Any:
+        if tool == "get_device_sources":
+            raise RuntimeError("a bug in a read")
+        return await super().call_batched(tool, arguments)
+
 
 async def test_a_question_that_crashes_after_proposing_expires_its_proposals(standin, reader, make_assistant):
     sink = FakeSink()

@@ -10,7 +10,7 @@ from tests.reach import ENTRY_POINTS, module_file, reached
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "services" / "assistant"
-FILES = sorted(PACKAGE.glob("*.py"))
+FILES = sorted(PACKAGE.rglob("*.py"))
 
 
 def _names(path: Path) -> set[str]:
@@ -57,11 +57,13 @@ def test_prompts_are_never_written_to_disk():
         assert not {"write_text", "write_bytes", "open"} & names, path
 
 
-def test_nothing_the_assistant_process_can_load_opens_the_store():
-    """Under the OS-user fence its user cannot write the store; it records through
-    approval.sock. Checked over every module ``python -m services.assistant`` can load."""
+def test_nothing_the_assistant_process_can_load_opens_the_approval_store():
+    """Under the OS-user fence its user cannot write the approval store; it records there
+    through approval.sock. Its only SQLite file is the watch's own (``FLEETWATCH_WATCH_DB``):
+    checked over every module ``python -m services.assistant`` can load, only the SQLite
+    helpers (`shared.sqlite`) and the watch store import a SQLite driver."""
     loaded = reached(ENTRY_POINTS["assistant"])
-    assert "services.assistant.server" in loaded
+    assert {"services.assistant.server", "services.assistant.watch.store"} <= loaded
     store_modules = {
         "shared.store.db",
         "shared.store.approvals",
@@ -70,7 +72,11 @@ def test_nothing_the_assistant_process_can_load_opens_the_store():
     }
     assert not loaded & store_modules
     assert not any(m.startswith("shared.store.migrations") for m in loaded)
+    sqlite_users = {
+        module
+        for module in loaded
+        if {"aiosqlite", "sqlite3"} & _imports(module_file(module) or Path("/nonexistent"))
+    }
+    assert sqlite_users == {"shared.sqlite", "services.assistant.watch.store"}
     for module in loaded:
-        path = module_file(module)
-        assert path is not None
-        assert not {"aiosqlite", "sqlite3"} & _imports(path), module
+        assert module_file(module) is not None, module

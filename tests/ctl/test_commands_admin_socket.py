@@ -100,8 +100,9 @@ async def test_deny_all_pause_resume_status_and_the_audit_commands(
     code, out, _ = await fleetwatch(capsys, "resume", "--json")
     assert json.loads(out)["kill_switch"] is False
 
-    code, out, _ = await fleetwatch(capsys, "audit", "tail", "-n", "3", "--json")
-    assert [r["kind"] for r in json.loads(out)["rows"]] == ["denial", "kill_switch", "kill_switch"]
+    code, out, _ = await fleetwatch(capsys, "audit", "tail", "-n", "5", "--json")
+    kinds = ["denial", "kill_switch", "kill_switch_sealed", "kill_switch", "kill_switch_sealed"]
+    assert [r["kind"] for r in json.loads(out)["rows"]] == kinds
     code, out, _ = await fleetwatch(capsys, "audit", "tail")
     assert code == 0 and "proposal" in out and "denial" in out
     code, out, _ = await fleetwatch(capsys, "audit", "verify")

@@ -3,24 +3,29 @@ assistant behind it: the socket and the command are what is tested)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from services.assistant.server import assistant_side
+from services.assistant.service import AskedBy
 from shared.config import load_settings
 from shared.wire.assistant import Answer, ProposalLine
+from tests.ctl.cli import fleetwatch_async
 from tests.procs import base_env
 
 
 @dataclass
 class FakeAssistant:
     asked: list[tuple[str, str | None]] = field(default_factory=list)
+    askers: list[AskedBy | None] = field(default_factory=list)
 
-    async def ask(self, question: str, language: str | None = None) -> Answer:
+    async def ask(
+        self, question: str, language: str | None = None, *, asked_by: AskedBy | None = None
+    ) -> Answer:
         self.asked.append((question, language))
+        self.askers.append(asked_by)
         line = ProposalLine(
             proposal_id="p_1", state="waiting_for_approval", text="Proposal p_1 (batch_recording): waiting."
         )
@@ -32,29 +37,15 @@ class FakeAssistant:
         )
 
 
-async def _fleetwatch(env: dict[str, str], *args: str) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "services.ctl.main",
-        *args,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
-
-
 async def test_ask_prints_the_answer_with_hidden_characters_shown_and_the_proposal_lines(tmp_path: Path):
     env = base_env(tmp_path / "home")
     fake = FakeAssistant()
     async with assistant_side(load_settings(env), fake):
-        code, out, _ = await _fleetwatch(env, "ask", "¿Qué necesita atención?", "--language", "es")
-        json_code, json_out, _ = await _fleetwatch(env, "ask", "What needs attention?", "--json")
+        code, out, _ = await fleetwatch_async(env, "ask", "¿Qué necesita atención?", "--language", "es")
+        json_code, json_out, _ = await fleetwatch_async(env, "ask", "What needs attention?", "--json")
     assert code == 0 and json_code == 0
     assert fake.asked == [("¿Qué necesita atención?", "es"), ("What needs attention?", None)]
+    assert fake.askers == [AskedBy(uid=os.getuid())] * 2  # who asked: the kernel's uid of the caller
     assert out.splitlines() == [
         "Fix first:",
         "- Room ⟦U+001B⟧[31mRED⟦U+202E⟧: offline",
@@ -66,7 +57,7 @@ async def test_ask_prints_the_answer_with_hidden_characters_shown_and_the_propos
 
 
 async def test_ask_without_a_running_assistant_says_so_and_exits_2(tmp_path: Path):
-    code, out, err = await _fleetwatch(base_env(tmp_path / "home"), "ask", "What needs attention?")
+    code, out, err = await fleetwatch_async(base_env(tmp_path / "home"), "ask", "What needs attention?")
     assert code == 2 and out == ""
     assert err.startswith("fleetwatch: service_unavailable: the assistant is not running")
 
@@ -74,5 +65,5 @@ async def test_ask_without_a_running_assistant_says_so_and_exits_2(tmp_path: Pat
 async def test_a_refused_question_exits_2_with_the_code(tmp_path: Path):
     env = base_env(tmp_path / "home")
     async with assistant_side(load_settings(env), FakeAssistant()):
-        code, _, err = await _fleetwatch(env, "ask", "   ")
+        code, _, err = await fleetwatch_async(env, "ask", "   ")
     assert code == 2 and err.startswith("fleetwatch: invalid_message:")

@@ -23,6 +23,7 @@ from services.ctl.doctor import (
     check_model,
     check_queue,
     check_redaction,
+    check_watch,
     exit_code,
     model_data_line,
     run_checks,
@@ -32,7 +33,7 @@ from shared.config import REPO_POLICY_DIR, Settings, load_settings
 from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
 from shared.epiphan.slots import SignIn, read_slot, write_slot
 from shared.wire.approval import ChangeToSettle, DenialPause, Status
-from shared.wire.assistant import ModelInfo
+from shared.wire.assistant import ModelInfo, PostCounts, WatchStatus
 from tests.deploy.cli import doctor
 from tests.procs import base_env, start_service, stop_all
 from tests.support import free_port
@@ -111,6 +112,9 @@ async def test_a_healthy_lab_setup_passes_with_process_level_fence(healthy: Setu
     assert approval_page["level"] == "OK" and "127.0.0.1" in approval_page["message"]
     assert run.check("model")["level"] == "INFO"
     assert run.check("model data")["message"] == "nothing is sent to a model"
+    watch = run.check("watch")
+    assert watch["level"] == "OK" and watch["message"].startswith("alive: fleet last read at "), watch
+    assert run.check("watch posts to")["message"] == "console (the assistant's log)"
 
 
 async def test_a_dead_sign_in_is_a_fail_naming_the_fix(healthy: Setup):
@@ -263,6 +267,45 @@ def owned(service: str, owner: str) -> SocketFacts:
     return SocketFacts(
         service, f"/run/{service}.sock", "present", mode=0o660, uid=hash(owner) % 1000, owner=owner
     )
+
+
+async def test_the_watch_line_warns_when_it_is_not_alive_or_posts_fail_and_masks_where_it_posts(
+    tmp_path: Path,
+):
+    settings = load_settings(
+        base_env(
+            tmp_path,
+            FLEETWATCH_SLACK_BOT_TOKEN="xoxb-1234567890-secret-tail",
+            FLEETWATCH_SLACK_CHANNEL="#av-ops",
+            FLEETWATCH_TEAMS_WEBHOOK_URL="https://hooks.example.com/workflows/abc123secret",
+        )
+    )
+    stale = WatchStatus(
+        alive=False,
+        now="2026-09-16T13:10:00.000Z",
+        interval_seconds=180,
+        last_read_at="2026-09-16T13:00:00.000Z",
+        last_beat_at="2026-09-16T13:09:00.000Z",
+        failed_beats=3,
+        last_code="epiphan_auth",
+        devices=30,
+        online=28,
+        fix_first=1,
+        fix_soon=2,
+        when_convenient=3,
+        posts=(PostCounts("slack", sent=4, failed=2, last_code="post_failed"),),
+    )
+    checks = check_watch(settings, stale, None)
+    assert [(c.name, c.level) for c in checks] == [
+        ("watch", Level.WARN),
+        ("watch posts to", Level.INFO),
+        ("watch posts", Level.WARN),
+    ]
+    assert "3 failed heartbeat(s) in a row (epiphan_auth)" in checks[0].message
+    where = checks[1].message
+    assert "Slack #av-ops (token …tail)" in where and "Teams (webhook …cret)" in where
+    assert "secret-tail" not in where and "abc123" not in where
+    assert check_watch(settings, None, "service_unavailable")[0].level == Level.INFO
 
 
 async def test_fence_level_is_os_level_only_with_three_different_users():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -16,39 +15,9 @@ import pytest
 from services.ctl.main import build_parser
 from services.lab.scenario import Scenario
 from services.lab.server import run_lab
-from shared.epiphan.slots import SignIn, write_slot
 from shared.text.display import has_hidden
 from tests.assistant.hostile import hostile_scenario
-
-
-def run_cli(*args: str, home, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETWATCH_")}
-    env["FLEETWATCH_HOME"] = str(home)
-    return subprocess.run(
-        [sys.executable, "-m", "services.ctl.main", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-
-
-async def run_cli_async(*args: str, home) -> tuple[int, str, str]:
-    """The CLI as a real process, awaited so an in-process lab keeps serving meanwhile."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETWATCH_")}
-    env["FLEETWATCH_HOME"] = str(home)
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "services.ctl.main",
-        *args,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 60)
-    return process.returncode, out.decode(), err.decode()
+from tests.ctl.cli import run_cli, run_cli_async, sign_in_home
 
 
 @contextlib.asynccontextmanager
@@ -56,11 +25,7 @@ async def home_on(scenario: str | Scenario, home: Path) -> AsyncIterator[Path]:
     """A lab of `scenario` on the real clock (the CLI reads the time itself), its normal team's
     token in the read slot of `home`."""
     async with run_lab(scenario) as lab:
-        team = lab.teams["normal"]
-        write_slot(
-            home / "tokens" / "read.json",
-            SignIn(access_token=team.token, server=lab.mcp_url, team_id=team.team_id, kind="lab"),
-        )
+        sign_in_home(home, lab)
         yield home
 
 
@@ -130,3 +95,44 @@ async def test_fleet_prints_hostile_names_inert_as_text_and_as_json(hostile_home
     assert not has_hidden(out.replace("\n", "")) and "\\u202e" in out
     names = {d["name"] for d in json.loads(out)["snapshot"]["devices"]}
     assert any("\u202e" in name for name in names)  # lossless: the JSON still holds the real name
+
+
+@pytest.fixture
+async def faulty_events_home(tmp_path):
+    """The campus lab whose events answer cannot be read (half a JSON text), its normal team's
+    token in the read slot."""
+    async with run_lab("campus") as lab:
+        lab.set_fault("get_current_or_next_cms_events_for_devices", "malformed_json")
+        sign_in_home(tmp_path, lab)
+        yield tmp_path
+
+
+async def test_one_unreadable_answer_leaves_the_rest_of_the_fleet_shown_and_marked(faulty_events_home):
+    code, out, err = await run_cli_async("fleet", home=faulty_events_home)
+    assert code == 0, err
+    assert "30 devices, 28 online, 2 offline." in out
+    assert "events: could not be read: " in out
+    code, out, err = await run_cli_async("fleet", "--json", home=faulty_events_home)
+    assert code == 0, err
+    data = json.loads(out)
+    assert len(data["snapshot"]["devices"]) == 30
+    (unread,) = data["snapshot"]["unread"]
+    assert unread["part"] == "events" and unread["code"] == "epiphan_bad_result"
+    assert unread["tool"] == "get_current_or_next_cms_events_for_devices"
+    assert len(unread["device_ids"]) == 30
+
+
+async def test_the_older_events_shape_of_the_issue_is_read_and_shown(tmp_path):
+    shapes = {"get_current_or_next_cms_events_for_devices": "keyed_devices"}
+    async with run_lab("campus", shapes=shapes) as lab:
+        sign_in_home(tmp_path, lab)
+        code, out, err = await run_cli_async("fleet", home=tmp_path)
+    assert code == 0, err
+    assert "could not be read" not in out and '"CHEM 201 Organic Chemistry" in ' in out
+
+
+async def test_an_offline_room_s_recording_is_unknown_with_what_was_last_reported(lab_home):
+    code, out, err = await run_cli_async("fleet", home=lab_home)
+    assert code == 0, err
+    (row,) = [line for line in out.splitlines() if "LIB Room 2" in line and "OFFLINE" in line]
+    assert "OFFLINE" in row and "REC" not in row and "unknown (last known: recording, since " in row

@@ -238,5 +238,5 @@ def remove_users(name: str) -> None:
     """Delete the users and groups install.sh made for `name` (missing ones are fine)."""
     for user in SERVICE_USERS:
         subprocess.run(["userdel", f"{name}-{user}"], capture_output=True, check=False)
-    for group in (name, f"{name}-operators", *(f"{name}-{u}" for u in SERVICE_USERS)):
+    for group in (name, f"{name}-operators", f"{name}-approvers", *(f"{name}-{u}" for u in SERVICE_USERS)):
         subprocess.run(["groupdel", group], capture_output=True, check=False)

@@ -36,6 +36,7 @@ from shared.epiphan.slots import SignIn, write_slot
 from shared.wire.approval import AuditRows, AuditTail
 from shared.wire.client import request
 from shared.wire.protocol import Capabilities, GetCapabilities
+from tests.deploy.abilities import CAN, ability_rows, checks, disagreements, people, tried, try_as
 from tests.deploy.cli import doctor
 from tests.deploy.probes import WRITE_STORE
 from tests.deploy.systemd_units import (
@@ -264,16 +265,25 @@ async def test_a_connection_the_assistant_forces_is_refused_by_the_peer_check_an
     assert len(refusals) == 1 and refusals[0].actor == "executor", tail.rows[-5:]
 
 
-async def test_the_assistants_user_cannot_read_the_page_secret(deployment):
-    secret = deployment.path(f"/var/lib/{deployment.name}/web/approve-secret")
+async def test_the_assistants_user_cannot_read_the_page_secret_and_approvers_can(deployment):
+    name = deployment.name
+    secret = deployment.path(f"/var/lib/{name}/approve/approve-secret")
     info = secret.stat()  # written by approval_web at start (its stdout is not a terminal)
-    assert (
-        pwd.getpwuid(info.st_uid).pw_name == f"{deployment.name}-web" and stat.S_IMODE(info.st_mode) == 0o600
+    assert (pwd.getpwuid(info.st_uid).pw_name, grp.getgrgid(info.st_gid).gr_name) == (
+        f"{name}-web",
+        f"{name}-approvers",
+    )
+    assert stat.S_IMODE(info.st_mode) == 0o640
+    folder = secret.parent.stat()
+    assert (grp.getgrgid(folder.st_gid).gr_name, stat.S_IMODE(folder.st_mode)) == (
+        f"{name}-approvers",
+        0o2750,
     )
     denied = deployment.run("assistant", READ_FILE, str(secret))
     assert denied.returncode != 0 and "PermissionError" in denied.stderr
-    assert grp.getgrgid(secret.parent.stat().st_gid).gr_name == f"{deployment.name}-operators"
-    assert stat.S_IMODE(secret.parent.stat().st_mode) == 0o700
+    approver = deployment.run("assistant", READ_FILE, str(secret), extra_groups=(f"{name}-approvers",))
+    assert approver.returncode == 0, approver.stderr  # the group's members read it
+    assert set(grp.getgrnam(f"{name}-approvers").gr_mem) == set()  # no service is one
 
 
 SUBMIT = """
@@ -290,13 +300,16 @@ print(getattr(reply, "proposal_id", None) or reply.code)
 APPROVE_AND_EXECUTE = """
 import asyncio, sys
 from shared.store.approvals import approve
+from shared.store.audit_seal import own_keyring
+from shared.config import load_settings
 from shared.wire.executor import Execute, ExecutionReport, Inspect, Inspection
 from shared.wire.client import request
 from shared.store.db import db_now, open_store
 
 async def main():
     inspection = await request(sys.argv[2], Inspect(proposal_id=sys.argv[3]), Inspection, timeout_seconds=60)
-    conn = await open_store(sys.argv[1])
+    keyring = own_keyring(load_settings().keys_dir, "approval_web")  # approval_web's own key, as its user
+    conn = await open_store(sys.argv[1], keyring=keyring)
     try:
         approval = await approve(
             conn, proposal_id=sys.argv[3], session_id="s-fence", card_hash="c" * 64,
@@ -404,3 +417,57 @@ async def test_the_assistants_ask_rows_and_its_sockets_refusals_reach_the_audit_
     ]
     assert len(refusals) == 1 and refusals[0].actor == "assistant", tail.rows[-5:]
     assert refusals[0].detail["operation"] == "connect" and refusals[0].detail["code"] == "peer_not_allowed"
+
+
+UNIT_OF = {
+    "fleetwatch-executor": "executor",
+    "fleetwatch-web": "approval-web",
+    "fleetwatch-assistant": "assistant",
+}
+
+
+async def test_each_user_and_group_may_do_exactly_what_the_deploy_table_says(deployment):
+    """docs/deploy.md's "Who can reach what" table, tried as each unit's user and groups, and as
+    a person in each group alone and in none (see `tests.deploy.abilities`)."""
+    argument = checks(lambda path: str(deployment.path(path)), deployment.name)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        **{k: v for k, v in deployment.launches["executor"].env.items() if k == "PYTHONPATH"},
+    }
+    found = {}
+    with people(deployment.name) as persons:
+        for who in ability_rows():
+            if who in UNIT_OF:
+                found[who] = tried(deployment.run(UNIT_OF[who], CAN, argument))
+            else:
+                found[who] = try_as(persons[who], deployment.python, argument, env)
+    assert disagreements(found) == {}, found
+
+
+DIGEST = """
+import asyncio, sys
+from shared.wire.client import request
+from shared.wire.assistant import DigestReport, RunDigest
+reply = asyncio.run(request(sys.argv[1], RunDigest(), DigestReport, timeout_seconds=60))
+print(getattr(reply, "read", None), getattr(reply, "code", None))
+"""
+
+
+async def test_the_watch_keeps_its_own_store_in_the_assistants_folder_and_never_opens_the_sandbox_slot(
+    deployment,
+):
+    name = deployment.name
+    assistant = deployment.processes["assistant"]
+    assistant_sock = str(deployment.path(f"/run/{name}-assistant/assistant.sock"))
+    beat = await asyncio.to_thread(deployment.run, "approval-web", DIGEST, assistant_sock)
+    assert beat.returncode == 0 and beat.stdout.split() == ["True", "None"], beat.stderr
+    watch_db = deployment.path(f"/var/lib/{name}/assistant/watch.db")
+    info = watch_db.stat()
+    assert pwd.getpwuid(info.st_uid).pw_name == f"{name}-assistant"
+    assert stat.S_IMODE(watch_db.parent.stat().st_mode) == 0o700
+    held = open_files(assistant.pid)
+    assert str(watch_db) in held
+    assert not any(path.endswith("sandbox.json") or "/store/" in path for path in held), held
+    for unit in ("executor", "approval-web"):
+        denied = deployment.run(unit, READ_FILE, str(watch_db))
+        assert "PermissionError" in denied.stderr, (unit, denied.stderr)

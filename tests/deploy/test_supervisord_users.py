@@ -10,142 +10,27 @@ it also places the lab's sign-ins), `supervisorctl pid`, `fleetwatch doctor`, `f
 from __future__ import annotations
 
 import grp
-import os
 import pwd
-import shutil
 import stat
-import subprocess
-import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from services.ctl.supervise import choose_fence, render_config
-from services.lab.scenario import load_scenario
 from shared.config import load_settings
 from tests.deploy.cli import doctor
 from tests.deploy.probes import WRITE_STORE
-from tests.deploy.systemd_units import (
-    Scratch,
-    can_make_users,
-    environment_file,
-    remove_users,
-    render,
-    service_python,
-    unique_name,
-)
-from tests.support import demo_ports
+from tests.deploy.supervised import PROGRAMS, Running, as_process, gone, status_of, supervised
+from tests.deploy.systemd_units import can_make_users, unique_name
 
 needs_root = pytest.mark.skipif(not can_make_users(), reason="needs root and useradd (CI runs as root)")
-PROGRAMS = {"executor": "executor", "approval_web": "web", "assistant": "assistant"}
-
-
-@dataclass
-class Running:
-    root: Path
-    name: str
-    python: str
-    env: dict[str, str]
-    up: subprocess.CompletedProcess[str]
-
-    def path(self, value: str) -> Path:
-        return Path(Scratch(self.root).path(value))
-
-    def fleetwatch(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [self.python, "-m", "services.ctl.main", *args],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-
-    def pid(self, program: str) -> int:
-        config = self.path(f"/run/{self.name}/supervisord.conf")
-        out = subprocess.run(
-            [self.python, "-m", "supervisor.supervisorctl", "-c", str(config), "pid", program],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        ).stdout.strip()
-        assert out.isdigit() and int(out) > 0, out
-        return int(out)
-
-
-def status_of(pid: int) -> dict[str, list[str]]:
-    """``/proc/<pid>/status`` as ``{field: values}``."""
-    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
-    return {key: rest.split() for key, _, rest in (line.partition(":") for line in lines)}
-
-
-def gone(pid: int) -> bool:
-    """No such process, or a zombie waiting for an init that does not reap."""
-    try:
-        return status_of(pid)["State"][0] == "Z"
-    except FileNotFoundError:
-        return True
-
-
-def as_process(pid: int, python: str, code: str, *args: str, env: dict[str, str]):
-    """Run Python `code` with the uid, gid and groups the running process `pid` has."""
-    status = status_of(pid)
-    return subprocess.run(
-        [python, "-c", code, *args],
-        user=int(status["Uid"][0]),
-        group=int(status["Gid"][0]),
-        extra_groups=[int(g) for g in status["Groups"]],
-        env={"PATH": "/usr/bin:/bin", **{k: v for k, v in env.items() if k == "PYTHONPATH"}},
-        cwd="/",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 @pytest.fixture(scope="module")
 def running() -> Iterator[Running]:
-    if not can_make_users():
-        pytest.skip("needs root and useradd (CI runs as root)")
-    found = service_python()
-    if found is None:
-        pytest.skip("no Python with Fleetwatch installed that a service user may run")
-    python, extra = found
-    root = Path(tempfile.mkdtemp(prefix="fw-supervisord-"))
-    os.chmod(root, 0o701)  # the service users traverse it, as they would /
-    name = unique_name()
-    scratch = Scratch(root)
-    try:
-        installed = render(root, name, python, users=True)
-        assert installed.returncode == 0, installed.stderr
-        # The store drifted (restored from a backup, say): `up` puts its modes back first.
-        os.chmod(root / "var" / "lib" / name / "store" / "fleetwatch.db", 0o600)
-        env = {k: scratch.path(v) for k, v in environment_file(root / "etc" / name / f"{name}.env").items()}
-        sandbox = load_scenario("campus").teams.sandbox
-        env.update(  # the wrapper's runtime folder; the fence; the lab on free ports (demo mode)
-            extra,
-            FLEETWATCH_WRITE_DEVICE_IDS=",".join(device.id for _, device in sandbox.devices()),
-            PATH="/usr/bin:/bin",
-            HOME=str(root),
-            FLEETWATCH_RUNTIME_DIR=str(root / "run" / name),
-            FLEETWATCH_LOG_LEVEL="WARNING",
-        )
-        env.update(demo_ports())
-        running = Running(root, name, python, env, subprocess.CompletedProcess([], 0))
-        try:
-            running.up = running.fleetwatch("up")
-            assert running.up.returncode == 0, running.up.stdout + running.up.stderr
-            yield running
-        finally:
-            running.fleetwatch("down")
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-        remove_users(name)
+    with supervised() as up:
+        yield up
 
 
 def test_without_root_up_keeps_one_account_and_renders_no_user_switch(tmp_path: Path):
@@ -175,8 +60,16 @@ def test_up_says_it_started_the_os_level_fence(running: Running):
         f"Fence level: OS-level, separate users ({name}-executor, {name}-web, {name}-assistant)."
         in running.up.stdout
     )
-    secret = running.path(f"/var/lib/{name}/web/approve-secret")
-    assert f"Its secret is in {secret}" in running.up.stdout
+    secret = running.path(f"/var/lib/{name}/approve/approve-secret")
+    assert (
+        f"Its secret is in {secret} (asked once per browser session; the group {name}-approvers"
+        in running.up.stdout
+    )
+    ask_secret = running.path(f"/var/lib/{name}/ask/ask-secret")
+    assert (
+        f"Its secret is in {ask_secret} (asked once per browser session; the group {name}-operators"
+        in running.up.stdout
+    )
 
 
 @needs_root

@@ -38,9 +38,9 @@ NETWORK = {
     "assistant": {"AF_UNIX", "AF_INET", "AF_INET6"},
 }
 MODULES = {
-    "executor": "services.executor",
-    "approval-web": "services.approval_web",
-    "assistant": "services.assistant",
+    "executor": ["services.executor"],
+    "approval-web": ["services.approval_web"],
+    "assistant": ["services.assistant", "--page"],  # assistant.sock and the ask page, as under `up`
 }
 USERS = {
     "executor": "fleetwatch-executor",
@@ -118,7 +118,7 @@ def test_every_unit_has_the_hardening_a_reviewer_expects(unit: str):
 def test_each_unit_runs_its_own_module_as_its_own_user_with_private_state(unit: str):
     service = template(unit)
     assert one(service, "Service", "User") == USERS[unit]
-    assert command(one(service, "Service", "ExecStart"))[1:] == ["-m", MODULES[unit]]
+    assert command(one(service, "Service", "ExecStart"))[1:] == ["-m", *MODULES[unit]]
     assert one(service, "Service", "StateDirectoryMode") == "0700"
     assert one(service, "Service", "RuntimeDirectoryMode") == "0750"
     runtime = one(service, "Service", "RuntimeDirectory")

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from services.approval_web.page.secret import read_secret_file
 from services.lab.server import LabHandle, run_lab
 from shared.config import Settings
 from shared.epiphan.slots import SignIn, write_slot
+from shared.web.page_secret import read_secret_file
 from shared.wire.approval import ProposalAccepted, SubmitProposal
 from shared.wire.client import request
 from tests.procs import ServiceProcess, base_env, start_service, stop_all

@@ -16,7 +16,6 @@ import pytest_asyncio
 
 from services.lab.server import LabHandle, run_lab
 from shared.config import REPO_POLICY_DIR
-from shared.store.approvals import kill_switch, set_kill_switch
 from tests.executor.harness import Harness
 
 
@@ -39,8 +38,8 @@ async def harness(shared_harness: Harness) -> AsyncIterator[Harness]:
     the policy copy as in the repository."""
     shared_harness.lab.reset()
     shared_harness.sign_in()
-    if await kill_switch(shared_harness.conn):
-        await set_kill_switch(shared_harness.conn, False, actor="test")
+    if (await shared_harness.health()).kill_switch:
+        await shared_harness.set_kill_switch(False)
     restore_policy(shared_harness.policy_dir)
     yield shared_harness
 

@@ -1,6 +1,7 @@
 """The executor's test harness: the campus lab in this process, a real executor process talking
 to it over HTTP, the real socket, and a store connection playing approval_web's part (insert the
-proposal, show the card, consume the approval) through `shared.store.approvals`.
+proposal, show the card, consume the approval) through `shared.store.approvals`, signing its audit rows
+with a key of approval_web's of its own (the executor never checks approval_web's rows).
 
 The sandbox team of the campus scenario (services/lab/scenarios/campus.yaml):
 - 29088800001 "Sandbox Pearl-2": online, idle, channels 1 and 2, firmware behind, no event;
@@ -26,7 +27,8 @@ from services.lab.state import Event
 from shared.binding import record_from_bytes
 from shared.config import REPO_POLICY_DIR
 from shared.epiphan.slots import SignIn, write_slot
-from shared.store.approvals import approve, insert_proposal
+from shared.store.approvals import approve, insert_proposal, set_kill_switch
+from shared.store.audit_seal import APPROVAL_WEB
 from shared.store.db import db_now, open_store
 from shared.wire.client import request
 from shared.wire.executor import (
@@ -39,9 +41,11 @@ from shared.wire.executor import (
     ListWritable,
     Prepare,
     Prepared,
+    SealKillSwitch,
     WritableDevices,
 )
 from shared.wire.protocol import ErrorReply
+from tests.audit_keys import fresh_keyring
 from tests.procs import ServiceProcess, base_env, start_service
 
 IDLE, RECORDING, NANO, CLASSROOM = "29088800001", "29088800002", "29088800003", "29088800004"
@@ -115,7 +119,8 @@ class Harness:
         }
         full_env = base_env(home, **{**defaults, **env})
         executor = await start_service("services.executor", full_env, *args)
-        harness = cls(lab, home, full_env, await open_store(executor.settings.db), executor, args)
+        conn = await open_store(executor.settings.db, keyring=fresh_keyring(APPROVAL_WEB))
+        harness = cls(lab, home, full_env, conn, executor, args)
         harness.sign_in()
         return harness
 
@@ -178,6 +183,19 @@ class Harness:
     async def health(self) -> HealthReport:
         reply = await request(self.executor.socket, Health(), HealthReport, timeout_seconds=TIMEOUT)
         assert isinstance(reply, HealthReport), reply
+        return reply
+
+    async def set_kill_switch(self, on: bool) -> HealthReport:
+        """The operator's pause/resume as approval_web records it, then sealed by the executor
+        (the one state it trusts)."""
+        head = await set_kill_switch(self.conn, on, actor="operator:0")
+        reply = await request(
+            self.executor.socket,
+            SealKillSwitch(request_seq=head.seq, on=on),
+            HealthReport,
+            timeout_seconds=TIMEOUT,
+        )
+        assert isinstance(reply, HealthReport) and reply.kill_switch is on, reply
         return reply
 
     async def list_writable(self) -> WritableDevices | ErrorReply:

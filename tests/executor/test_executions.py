@@ -21,6 +21,7 @@ from shared.store.db import migrate, open_store
 from tests.shared.store.approval_helpers import (
     CARD_HASH,
     FACTS_HASH,
+    KEYRING,
     add_proposal,
     approved,
     audit_rows,
@@ -56,10 +57,10 @@ async def test_a_claim_creates_one_running_execution_and_a_second_claim_is_refus
 
 async def test_concurrent_claims_from_separate_connections_let_exactly_one_win(tmp_path: Path) -> None:
     path = tmp_path / "fw.db"
-    setup = await open_store(path)
+    setup = await open_store(path, keyring=KEYRING)
     await migrate(setup)
     proposal_id, approval_id = await approved(setup)
-    connections = [await open_store(path) for _ in range(10)]
+    connections = [await open_store(path, keyring=KEYRING) for _ in range(10)]
     try:
         results = await asyncio.gather(*(claim(c, proposal_id, approval_id) for c in connections))
     finally:

@@ -32,6 +32,7 @@ FROM_SHARED = {
     Code.HIDDEN_CHARACTER: "shared.canonical.canonicalize_arguments",
     Code.NOT_CANONICALIZABLE: "shared.canonical / shared.binding.make_bound_record",
     Code.STORE_BUSY: "shared.store.db.write_tx",
+    Code.CONFIG_INVALID: "shared.store.audit_seal.read_anchor / write_anchor (the audit anchor file)",
 }
 """Codes raised inside shared functions the executor calls (and passes on unchanged)."""
 

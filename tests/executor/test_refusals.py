@@ -222,6 +222,14 @@ async def test_an_unreadable_recorder_status_fails_closed(harness: Harness) -> N
     await refused_after_claim(harness, approval_id, Code.STATE_READ_FAILED)
 
 
+async def test_events_in_no_known_shape_fail_closed_where_the_read_side_shows_a_partial_view(
+    harness: Harness,
+) -> None:
+    _, approval_id = await harness.proposed_and_approved(*REBOOT)
+    harness.lab.set_fault("get_current_or_next_cms_events_for_devices", "schema_drift", count=1)
+    await refused_after_claim(harness, approval_id, Code.STATE_READ_FAILED)
+
+
 async def test_a_target_that_left_the_sandbox_list_is_refused(harness: Harness) -> None:
     _, approval_id = await harness.proposed_and_approved(*REBOOT)
     harness.lab.state.teams["sandbox"].device_ids.remove(IDLE)

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from services.lab.server import LabHandle
+from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
-from shared.wire.executor import UpcomingEvent, WritableChannel, WritableDevices
+from shared.wire.executor import Inspection, UpcomingEvent, WritableChannel, WritableDevices
 from shared.wire.protocol import ErrorReply
 from tests.executor.harness import CLASSROOM, IDLE, NANO, RECORDING, Harness, add_event
 
@@ -76,6 +77,24 @@ async def test_a_read_that_fails_refuses_the_list_and_a_missing_sign_in_too(harn
     assert harness.lab.writes() == []
 
 
+async def test_a_sign_in_epiphan_refuses_to_the_device_list_is_answered_epiphan_auth(
+    harness: Harness,
+) -> None:
+    """What ``doctor --live`` tells "refused by Epiphan" by: the code, never the message."""
+    sandbox = harness.lab.teams["sandbox"]
+    token = harness.lab.issue_token("sandbox")  # a lab token: it cannot be refreshed
+    write_slot(
+        harness.settings.sandbox_token_file,
+        SignIn(access_token=token, server=harness.lab.mcp_url, team_id=sandbox.team_id, kind="lab"),
+    )
+    assert isinstance(await harness.list_writable(), WritableDevices)
+    harness.lab.revoke_token(token)  # the slot still holds it; Epiphan no longer takes it
+    reply = await harness.list_writable()
+    assert isinstance(reply, ErrorReply) and reply.code == Code.EPIPHAN_AUTH, reply
+    assert "fleetwatch login --sandbox" in reply.message
+    assert harness.lab.writes() == []
+
+
 async def test_with_the_team_id_as_the_only_fence_every_sandbox_device_is_listed(
     lab: LabHandle, tmp_path: Path
 ) -> None:
@@ -92,3 +111,23 @@ async def test_with_the_team_id_as_the_only_fence_every_sandbox_device_is_listed
     minutes = (_time(classroom.next_event.start) - _time(reply.read_at)).total_seconds() / 60
     assert 20 <= minutes <= 25
     assert all(not d.device_id.startswith("1901234") for d in reply.devices)
+
+
+async def test_an_offline_sandbox_room_s_recording_is_unknown_on_the_list_and_the_card(
+    harness: Harness,
+) -> None:
+    """Epiphan keeps the recording state a room had when it went offline (issue 16): neither
+    ListWritable nor Inspect reports it as recording."""
+    proposal_id = await harness.propose("batch_reboot", {"device_ids": [RECORDING]})
+    device = harness.lab.state.devices[RECORDING]
+    assert any(c.recording for c in device.channels)
+    device.online = False
+    try:
+        (listed_room,) = [d for d in (await listed(harness)).devices if d.device_id == RECORDING]
+        assert not listed_room.online and [c.recording for c in listed_room.channels] == [None]
+        inspection = await harness.inspect(proposal_id)
+        assert isinstance(inspection, Inspection), inspection
+        (target,) = inspection.targets
+        assert (target.online, target.recording) == (False, None)
+    finally:
+        device.online = True

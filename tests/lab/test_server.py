@@ -39,7 +39,13 @@ async def test_state_lists_both_teams_with_their_tokens_and_device_ids(lab: LabH
         "token": lab.teams["sandbox"].token,
         "device_ids": ["29088800001", "29088800002", "29088800003", "29088800004"],
     }
-    assert state["settings"] == {"anonymous": "admit", "expose_team_id": True, "older_shapes": False}
+    assert state["settings"] == {
+        "anonymous": "admit",
+        "expose_team_id": True,
+        "older_shapes": False,
+        "shapes": {},
+        "verbatim": {},
+    }
 
 
 async def test_the_write_log_is_served_over_http(lab: LabHandle):

@@ -8,9 +8,9 @@ comes from the store and a fresh Inspect on executor.sock, and Approve sends Exe
 Layers (each imports only those before it):
 
 - pure: `words` (catalogue messages, plain words per code), `guards` (Host, origin, tokens,
-  session IDs), `throttle` (wrong-secret slow-down), `card` (the card from a proposal and an
-  Inspection), `outcome` (the outcome in plain words), `secret` (the secret and where it goes),
-  `errors` (`PageError`);
+  session IDs), `card` (the card from a proposal and an Inspection), `outcome` (the outcome in
+  plain words), `errors` (`PageError`); the secret and its slow-down are shared with the ask
+  page (`shared.web.page_secret`, `shared.web.throttle`);
 - `i18n`: the catalogue (``locales/*/LC_MESSAGES/messages.po``) and the Jinja2 environments;
 - I/O: `sessions` (the ``sessions`` table), `context` (what handlers share, rendering,
   refusing; `PageExecutor`, what the page asks executor.sock through
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from services.approval_web.page.app import RunningPage, build_page_app, page_side, store_connections
 from services.approval_web.page.errors import PageError
-from services.approval_web.page.secret import PageSecret, SecretSink
+from shared.web.page_secret import PageSecret, SecretSink
 
 __all__ = [
     "PageError",

@@ -41,13 +41,14 @@ from services.approval_web.page.context import (
 )
 from services.approval_web.page.errors import PageError
 from services.approval_web.page.i18n import load_translations, page_environments
-from services.approval_web.page.secret import PageSecret, SecretSink
-from services.approval_web.page.throttle import WrongSecretThrottle
 from shared.config import Settings
 from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
+from shared.store.audit_seal import APPROVAL_WEB, Keyring, own_keyring
 from shared.store.db import StoreError, migrate, open_store
+from shared.web.page_secret import PageSecret, SecretSink
 from shared.web.page_style import page_css
+from shared.web.throttle import WrongSecretThrottle
 from shared.wire.executor import ExecutorClient
 
 logger = logging.getLogger(__name__)
@@ -56,12 +57,13 @@ MAX_BODY_BYTES = 16 * 1024
 """Largest request body read (the forms are a few hundred bytes)."""
 
 
-def store_connections(db: Path) -> ConnFactory:
-    """A `ConnFactory` opening the store at `db` (already migrated) for each request."""
+def store_connections(db: Path, keyring: Keyring) -> ConnFactory:
+    """A `ConnFactory` opening the store at `db` (already migrated) for each request, signing
+    its audit rows with `keyring` (approval_web's key)."""
 
     @contextlib.asynccontextmanager
     async def connect() -> AsyncIterator[aiosqlite.Connection]:
-        conn = await open_store(db)
+        conn = await open_store(db, keyring=keyring)
         try:
             yield conn
         finally:
@@ -165,6 +167,7 @@ async def page_side(
     sink: SecretSink,
     executor: PageExecutor | None = None,
     connect: ConnFactory | None = None,
+    keyring: Keyring | None = None,
 ) -> AsyncIterator[RunningPage]:
     """Serve the page on ``127.0.0.1:settings.approve_port`` (0: any free port) for the block.
 
@@ -177,7 +180,8 @@ async def page_side(
             file cannot be written).
         StoreError: the store cannot be opened or migrated.
     """
-    conn = await open_store(settings.db)
+    keyring = keyring or own_keyring(settings.keys_dir, APPROVAL_WEB)
+    conn = await open_store(settings.db, keyring=keyring)
     try:
         await migrate(conn)
     finally:
@@ -186,7 +190,7 @@ async def page_side(
     app = build_page_app(
         policy=policy,
         tool_policy=tool_policy,
-        connect=connect or store_connections(settings.db),
+        connect=connect or store_connections(settings.db, keyring),
         executor=executor or ExecutorClient(settings.executor_socket),
         secret=secret,
     )

@@ -19,8 +19,6 @@ import jinja2
 from aiohttp import web
 
 from services.approval_web.page.i18n import negotiate
-from services.approval_web.page.secret import PageSecret
-from services.approval_web.page.throttle import WrongSecretThrottle
 from services.approval_web.page.words import refusal_words
 from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
@@ -28,6 +26,9 @@ from shared.store.approvals import audit_refusal
 from shared.store.db import StoreError
 from shared.text.display import visible
 from shared.web.guards import CODE_HEADER
+from shared.web.loopback_peer import peer_uid
+from shared.web.page_secret import PageSecret
+from shared.web.throttle import WrongSecretThrottle
 from shared.wire.executor import Execute, ExecutionReport, Inspection
 
 logger = logging.getLogger(__name__)
@@ -134,6 +135,16 @@ def client_of(request: web.Request) -> str:
     return request.remote or "unknown"
 
 
+def uid_of(request: web.Request) -> int:
+    """The uid the kernel lists for the browser's connection (`shared.web.loopback_peer`); -1 when
+    it cannot be read. Recorded in audit rows, never trusted to grant anything."""
+    transport = request.transport
+    if transport is None:
+        return -1
+    found = peer_uid(transport.get_extra_info("peername"), transport.get_extra_info("sockname"))
+    return -1 if found is None else found
+
+
 def render(request: web.Request, template: str, *, status: int = 200, **context: Any) -> web.Response:
     """Render `template` in the request's language (``Accept-Language``) as an HTML response."""
     lang = negotiate(request.headers.get("Accept-Language"))
@@ -152,10 +163,11 @@ async def refuse(
     **context: Any,
 ) -> web.Response:
     """Answer a refused request: one ``refusal`` audit row (operation ``page <METHOD> <path>``,
-    the client address) and `template` saying why (``why``, ``code``, ``wait_seconds`` and
-    `context`), with the code's HTTP status and, for a wait, ``Retry-After``. A store that
-    cannot be written (`STORE_CODES`) gets no row: the refusal is logged and still answered."""
-    detail = {"client": client_of(request), "path": visible(request.path, 120)}
+    the client address and the uid the kernel names for it) and `template` saying why
+    (``why``, ``code``, ``wait_seconds`` and `context`), with the code's HTTP status and, for a
+    wait, ``Retry-After``. A store that cannot be written (`STORE_CODES`) gets no row: the
+    refusal is logged and still answered."""
+    detail = {"client": client_of(request), "path": visible(request.path, 120), "uid": uid_of(request)}
     operation = f"page {visible(request.method, 16)} {visible(request.path, 120)}"
     try:
         if conn is None:

@@ -27,9 +27,10 @@ class Session:
     approvals_count: int
 
 
-async def start_session(conn: aiosqlite.Connection, session_id: str, *, client: str) -> None:
-    """Record a new session and a ``session_start`` audit row (with the client address), in
-    one transaction. Raises `StoreError` (``store_busy``)."""
+async def start_session(conn: aiosqlite.Connection, session_id: str, *, client: str, uid: int = -1) -> None:
+    """Record a new session and a ``session_start`` audit row (with the client address and the
+    uid the kernel names for the browser's connection, -1 when unknown), in one transaction.
+    Raises `StoreError` (``store_busy``)."""
     async with write_tx(conn):
         await conn.execute(
             "INSERT INTO sessions (id) VALUES (?)",
@@ -39,7 +40,7 @@ async def start_session(conn: aiosqlite.Connection, session_id: str, *, client: 
             conn,
             actor="approval_web",
             kind="session_start",
-            detail={"session_id": session_id, "client": client},
+            detail={"session_id": session_id, "client": client, "uid": uid},
         )
 
 

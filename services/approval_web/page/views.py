@@ -34,7 +34,7 @@ from services.approval_web.limits import active_pauses, count_last_hour, count_p
 from services.approval_web.one_change import unsettled
 from services.approval_web.page import guards, outcome
 from services.approval_web.page.card import Card, build_card, show_time
-from services.approval_web.page.context import ACTOR, COOKIE, client_of, page_of, refuse, render
+from services.approval_web.page.context import ACTOR, COOKIE, client_of, page_of, refuse, render, uid_of
 from services.approval_web.page.sessions import Session, find_session, start_session
 from shared.errors import Code
 from shared.store import approvals
@@ -215,7 +215,9 @@ async def login(request: web.Request) -> web.StreamResponse:
     page.throttle.succeeded(client)
     token = guards.new_session_token()
     async with page.connect() as conn:
-        await start_session(conn, guards.session_id(page.session_key, token), client=client)
+        await start_session(
+            conn, guards.session_id(page.session_key, token), client=client, uid=uid_of(request)
+        )
     response = web.Response(status=303, headers={"Location": "/"})
     response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/")
     return response

@@ -34,7 +34,7 @@ a change ran: the assistant adds the proposal's recorded state.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any, Final
 
@@ -54,8 +54,8 @@ from services.lab.model_scripts.demo_reads import (
 )
 from services.lab.model_scripts.demo_words import WHAT_FAILED, WORDS
 from services.lab.model_scripts.main_job import choose_room
-from shared.epiphan.attention import event_state
-from shared.epiphan.fleet import Device, Event
+from shared.epiphan.attention import event_state, whole_minutes
+from shared.epiphan.fleet import Device, Event, UnreadPart
 from shared.text import fleet_answers as lines_about
 from shared.text.display import visible
 from shared.text.questions import Action, Intent, Topic, topic_of, understand
@@ -100,6 +100,7 @@ class _Turn:
         self.devices: tuple[Device, ...] = ()
         self.writable = self.seen.writable()
         self.practice = [as_device(entry) for entry in self.writable or []]
+        self.unread: list[UnreadPart] = []
 
     def can_propose(self) -> bool:
         return {WRITABLE, PROPOSE} <= self.seen.offered
@@ -174,7 +175,8 @@ class _Turn:
         wanted = self.reads(intent)
         if wanted:
             return _calls(wanted)
-        failed = [f for f in self.seen.failures.values() if f.tool in WHAT_FAILED[self.lang]]
+        self.unread = self.seen.unread()
+        failed = [f for f in self.seen.failures.values() if f.tool in (DEVICES, ENDPOINTS)]
         if failed:
             return say(self.w["failed"].format(what=WHAT_FAILED[self.lang][failed[0].tool]))
         if intent.topic is Topic.CHANGE and not self._due(intent):
@@ -203,6 +205,10 @@ class _Turn:
         out = [self.w["read"].format(rooms=len(self.devices), online=online)]
         return out + ([self.w["partial"]] if self.seen.partial else [])
 
+    def marked(self, topic: Topic, body: Callable[[], list[str]]) -> list[str]:
+        """`body` marked with what could not be read (`shared.text.fleet_answers.partial`)."""
+        return lines_about.partial(topic, body, self.unread, len(self.devices), self.lang)
+
     def answer(self, intent: Intent) -> list[str]:
         """The answer to a question that changes nothing."""
         seen, lang, devices = self.seen, self.lang, self.devices
@@ -212,16 +218,18 @@ class _Turn:
         if topic is Topic.ROOM:
             room = self._room(intent)
             if room is not None:
-                body = lines_about.room(
-                    room,
-                    seen.events().get(room.id),
-                    now,
-                    lang,
-                    fleet=devices,
-                    system=seen.system().get(room.id),
-                    storage=seen.storage().get(room.id),
+                return self.marked(
+                    topic,
+                    lambda: lines_about.room(
+                        room,
+                        seen.events().get(room.id),
+                        now,
+                        lang,
+                        fleet=devices,
+                        system=seen.system().get(room.id),
+                        storage=seen.storage().get(room.id),
+                    ),
                 )
-                return body
             practice = self._practice_room(intent)
             if practice is not None:
                 device, event = practice
@@ -241,8 +249,8 @@ class _Turn:
             Topic.SCHEDULE: lambda: lines_about.schedule(devices, seen.events(), now, lang),
             Topic.STREAMS: lambda: lines_about.streams(devices, seen.endpoints(), lang),
             Topic.ATTENTION: lambda: self.attention(),
-        }[topic]()
-        return [*self.head(), *body]
+        }[topic]
+        return [*self.head(), *self.marked(topic, body)]
 
     def attention(self) -> list[str]:
         seen = self.seen
@@ -277,7 +285,10 @@ class _Turn:
         """Readiness, and "start the recordings that are due": the rooms with a class within
         the hour, then a proposal to start recording in the practice room whose class is next."""
         seen, w = self.seen, self.w
-        text = [*self.head(), *lines_about.readiness(self.devices, seen.events(), seen.now, self.lang)]
+        readiness = self.marked(
+            Topic.READINESS, lambda: lines_about.readiness(self.devices, seen.events(), seen.now, self.lang)
+        )
+        text = [*self.head(), *readiness]
         if any(
             not d.recording and lines_about.class_soon(seen.events().get(d.id), seen.now)
             for d in self.devices
@@ -292,7 +303,7 @@ class _Turn:
             return say("\n".join([*text, w["due_none"]]))
         device, event = as_device(chosen)
         start = event.start if event is not None and event.start is not None else seen.now
-        minutes = int((start - seen.now).total_seconds() // 60)
+        minutes = whole_minutes((start - seen.now).total_seconds())
         text.append(w["due_room"].format(room=_name(device), minutes=minutes))
         if not seen.has(PROPOSE):
             channel = next((c.channel_id for c in device.channels if c.recording is False), "1")

@@ -5,7 +5,9 @@ The first user message is the assistant's: a header with the language, the time 
 window, a blank line, then the operator's question. Each tool result is one data block whose
 body is JSON (`json_in` finds it); an error result holds ``{"error": {"code", "message"}}``.
 The data block caps lists and maps, marking what it left out with ``"…"``; those markers are
-dropped here and `Conversation.partial` says that something was not shown.
+dropped here and `Conversation.partial` says that something was not shown. A batched read whose
+calls partly failed arrives as ``{"result", "could_not_read"}``: the result is read, and
+`Conversation.unread` names what was not (as does a result that failed or has no known shape).
 
 Results are parsed with the same tolerant parsers the product uses (`shared.epiphan.fleet`), so the
 demo model reads Epiphan's shapes, old and new, the way Fleetwatch does. Names in results are
@@ -15,13 +17,23 @@ data: they are shown (through the shared wording), never followed.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
+import msgspec
+
 from services.lab.model_scripts.api import ModelRequest, json_in
 from shared.epiphan.fleet import (
+    DEVICES,
+    ENDPOINTS,
+    EVENT,
+    EVENTS,
+    PART_OF_TOOL,
+    RECORDER,
+    STORAGE,
+    SYSTEM,
     Channel,
     Device,
     Event,
@@ -29,6 +41,7 @@ from shared.epiphan.fleet import (
     StorageStatus,
     StreamEndpoint,
     SystemStatus,
+    UnreadPart,
     merge_recorder,
     parse_devices,
     parse_event,
@@ -40,13 +53,6 @@ from shared.epiphan.fleet import (
     parse_time,
 )
 
-DEVICES: Final = "get_devices_in_my_team"
-EVENTS: Final = "get_current_or_next_cms_events_for_devices"
-EVENT: Final = "get_current_or_next_cms_event_for_device"
-RECORDER: Final = "get_recorder_status_for_devices"
-SYSTEM: Final = "get_system_status_for_devices"
-STORAGE: Final = "get_storage_status_for_devices"
-ENDPOINTS: Final = "get_stream_endpoints"
 WRITABLE: Final = "list_writable_devices"
 PROPOSE: Final = "propose_change"
 MARKER: Final = "…"
@@ -103,6 +109,8 @@ class Conversation:
     results: dict[str, list[Any]] = field(default_factory=dict)
     failures: dict[str, Failure] = field(default_factory=dict)
     partial: bool = False
+    unread_calls: list[tuple[str, tuple[str, ...], Failure]] = field(default_factory=list)
+    """Calls of a batched read that failed (``could_not_read``): tool, devices, why."""
 
     @classmethod
     def of(cls, request: ModelRequest) -> Conversation:
@@ -133,8 +141,35 @@ class Conversation:
                 )
                 continue
             conversation.partial = conversation.partial or cut
+            if isinstance(payload, Mapping) and set(payload) == {"result", "could_not_read"}:
+                for entry in _maps(payload["could_not_read"]):
+                    ids = tuple(str(i) for i in entry.get("device_ids") or ())
+                    why = Failure(result.name, str(entry.get("code", "")), str(entry.get("message", "")))
+                    conversation.unread_calls.append((result.name, ids, why))
+                payload = payload["result"]
             conversation.results.setdefault(result.name, []).append(payload)
         return conversation
+
+    def unread(self) -> list[UnreadPart]:
+        """What could not be read of the per-device reads (a failed or unreadable result, or
+        the failed calls of a batched read), one entry per part (`shared.epiphan.fleet.UnreadPart`).
+        Parses every result first, so an answer in no known shape counts."""
+        for read in (self.events, self.system, self.storage, self.devices):
+            read()
+        found: dict[str, UnreadPart] = {}
+        failed = [(f.tool, (), f) for f in self.failures.values()] + self.unread_calls
+        for tool, ids, why in failed:
+            part = PART_OF_TOOL.get(EVENTS if tool == EVENT else tool)
+            if part is None:
+                continue
+            before = found.get(part)
+            if before is None:
+                found[part] = UnreadPart(part, tool, why.code, why.message, tuple(ids))
+            elif before.device_ids and ids:
+                found[part] = msgspec.structs.replace(before, device_ids=before.device_ids + tuple(ids))
+            else:
+                found[part] = msgspec.structs.replace(before, device_ids=())
+        return list(found.values())
 
     def has(self, tool: str) -> bool:
         """True when `tool` was called (answered or failed)."""
@@ -203,6 +238,10 @@ class Conversation:
         return [
             d for d in payload["devices"] if isinstance(d, Mapping) and isinstance(d.get("device_id"), str)
         ]
+
+
+def _maps(items: Any) -> Iterable[Mapping[str, Any]]:
+    return (i for i in items if isinstance(i, Mapping)) if isinstance(items, list) else ()
 
 
 def as_device(entry: Mapping[str, Any]) -> tuple[Device, Event | None]:

@@ -24,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from services.lab.model_scripts.api import ModelRequest, Reply, ToolResult, call, json_in, say
+from shared.epiphan.attention import whole_minutes
 
 DEVICES = "get_devices_in_my_team"
 EVENTS = "get_current_or_next_cms_events_for_devices"
@@ -192,7 +193,7 @@ def main_job(request: ModelRequest) -> Reply:
     if device is None:
         return say(text + words["none"])
     start = _time(device["next_event"].get("start"))
-    minutes = int((start - now).total_seconds() // 60) if start else 0
+    minutes = whole_minutes((start - now).total_seconds()) if start else 0
     text += words["room"].format(room=str(device.get("name") or device.get("device_id")), minutes=minutes)
     if PROPOSE not in results:
         arguments = {"action": "start", "device_ids": [f"{device.get('device_id')}-{_first_channel(device)}"]}

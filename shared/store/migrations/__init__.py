@@ -9,28 +9,17 @@ shipped: a store already at that version would not see the change. Each version 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import NamedTuple
-
-import aiosqlite
-
+from shared.sqlite import Migration
 from shared.store.migrations import (
     m0001_initial,
     m0002_executor,
     m0003_intake,
     m0004_binding,
     m0005_one_change,
+    m0006_audit_macs,
 )
 
-
-class Migration(NamedTuple):
-    """One schema version: its SQL script and an optional step run after it, in the same
-    transaction."""
-
-    version: int
-    sql: str
-    after: Callable[[aiosqlite.Connection], Awaitable[None]] | None = None
-
+__all__ = ["MIGRATIONS", "Migration"]
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, m0001_initial.SQL),
@@ -38,5 +27,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, m0003_intake.SQL),
     Migration(4, m0004_binding.SQL, m0004_binding.after),
     Migration(5, m0005_one_change.SQL),
+    Migration(6, m0006_audit_macs.SQL),
 )
 """Versions strictly increasing from 1, without gaps."""

@@ -19,15 +19,16 @@ from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient, TestServer
 
 from services.approval_web.page.app import build_page_app, store_connections
-from services.approval_web.page.secret import PageSecret
 from services.executor.executions import claim_approval
 from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes
 from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy, load_policies
 from shared.store import approvals
 from shared.store.db import migrate, open_store
+from shared.web.page_secret import PageSecret
 from shared.wire.client import CallError
 from shared.wire.executor import Execute, ExecutionReport, Inspection, TargetFacts
+from tests.audit_keys import fresh_keyring
 
 REPO = Path(__file__).resolve().parents[3]
 DEVICE = "29088800001"
@@ -40,9 +41,13 @@ def policies() -> tuple[Policy, ToolPolicy]:
     return load_policies(REPO / "policy")
 
 
+KEYRING = fresh_keyring()
+"""The audit keys of these tests' stores: the page (approval_web) and the stand-in executor."""
+
+
 @contextlib.asynccontextmanager
 async def connection(db: Path) -> AsyncIterator[aiosqlite.Connection]:
-    conn = await open_store(db)
+    conn = await open_store(db, keyring=KEYRING)
     try:
         yield conn
     finally:
@@ -279,7 +284,7 @@ async def page(tmp_path: Path, *, policy: Policy | None = None) -> AsyncIterator
     app = build_page_app(
         policy=policy or default_policy,
         tool_policy=tool_policy,
-        connect=store_connections(db),
+        connect=store_connections(db, KEYRING),
         executor=executor,
         secret=secret,
         clock=clock,

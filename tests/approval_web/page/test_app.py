@@ -12,9 +12,9 @@ import pytest
 from aiohttp import ClientSession
 
 from services.approval_web.page import PageError, SecretSink, page_side
-from services.approval_web.page.secret import read_secret_file
 from shared.config import load_settings
 from shared.errors import Code
+from shared.web.page_secret import read_secret_file
 from tests.approval_web.page.helpers import executor_down, policies
 
 

@@ -114,7 +114,14 @@ def hostile_inspection(name: str):
 
 def test_the_corpus_holds_at_least_sixty_distinct_names_of_every_kind() -> None:
     assert len(HOSTILE_NAMES) >= 60 and len(set(HOSTILE_NAMES)) == len(HOSTILE_NAMES)
-    assert set(BY_KIND) == {"markup", "bidi_and_hidden", "instructions_en", "instructions_es", "long"}
+    assert set(BY_KIND) == {
+        "markup",
+        "bidi_and_hidden",
+        "instructions_en",
+        "instructions_es",
+        "mentions",
+        "long",
+    }
 
 
 async def test_every_hostile_name_renders_inert_on_the_card(tmp_path: Path) -> None:

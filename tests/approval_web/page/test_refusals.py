@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,8 @@ async def refused_once(h: Harness, code: str) -> AsyncIterator[None]:
     assert h.executor.executed == executed
     rows = (await h.audit_rows())[before["audit"] :]
     assert [(r["kind"], r["detail"]["code"]) for r in rows] == [("refusal", code)]
+    if rows[0]["detail"]["operation"].startswith("page "):  # refused at the page, not by the store
+        assert rows[0]["detail"]["uid"] == os.getuid()  # who knocked, as the kernel lists it
 
 
 async def card_ready(tmp_path: Path) -> AsyncIterator[tuple[Harness, dict[str, str]]]:

@@ -8,9 +8,19 @@ from shared.epiphan.attention import (
     event_state,
     findings,
     newest_firmware_by_model,
+    priority_unjudged,
     thresholds_from_policy,
+    unjudged,
 )
-from shared.epiphan.fleet import Channel, Device, DeviceWarning, Event, FleetSnapshot, SystemStatus
+from shared.epiphan.fleet import (
+    Channel,
+    Device,
+    DeviceWarning,
+    Event,
+    FleetSnapshot,
+    SystemStatus,
+    UnreadPart,
+)
 from shared.policy.loader import load_policies
 
 NOW = datetime(2026, 11, 30, 8, 30, tzinfo=UTC)
@@ -121,3 +131,28 @@ def test_a_policys_thresholds_and_lead_window_become_the_attention_thresholds(tm
     policy, _ = load_policies(folder)
     assert thresholds_from_policy(policy) == Thresholds(85, 75, 15, 20, 25)
     assert thresholds_from_policy(load_policies(REPO_POLICY_DIR)[0]) == Thresholds()
+
+
+def test_a_finding_judged_from_a_part_not_read_for_its_room_is_unjudged_and_the_others_are_not():
+    hot = SystemStatus("19012340101", cpu_load_pct=95.0, cpu_temp_c=40.0, up_since=None)
+    snapshot = FleetSnapshot(
+        team_id=None,
+        devices=(device("19012340101", "SCI 101"), device("19012340102", "SCI 102")),
+        system={"19012340101": hot},
+        unread=(
+            UnreadPart(
+                part="events",
+                tool="get_current_or_next_cms_events_for_devices",
+                code="epiphan_bad_result",
+                message="no known shape",
+                device_ids=("19012340102",),
+            ),
+        ),
+    )
+    assert snapshot.read_for("19012340101", "events") and not snapshot.read_for("19012340102", "events")
+    assert unjudged(snapshot, "19012340102", "not_recording_in_event")
+    assert not unjudged(snapshot, "19012340101", "not_recording_in_event")
+    assert not unjudged(snapshot, "19012340102", "cpu_high") and not unjudged(
+        snapshot, "19012340102", "offline"
+    )
+    assert priority_unjudged(snapshot, "19012340102") and not priority_unjudged(snapshot, "19012340101")

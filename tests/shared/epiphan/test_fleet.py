@@ -184,9 +184,13 @@ def test_one_stream_endpoint_without_an_id_fails_the_whole_read():
         parse_stream_endpoints({"stream_endpoints": [{"id": "a", "name": "ok"}, {"name": "no id"}]})
 
 
-def test_null_where_a_list_belongs_reads_as_nothing_known():
-    assert parse_system_status({"status": None}) == {}
-    assert parse_events({"events": None}) == {}
+@pytest.mark.parametrize(
+    ("parser", "result"), [(parse_system_status, {"status": None}), (parse_events, {"events": None})]
+)
+def test_null_where_a_list_belongs_is_no_known_shape_so_nothing_is_made_up(parser, result):
+    with pytest.raises(FleetShapeError) as caught:
+        parser(result)
+    assert "(null)" in caught.value.message
 
 
 def test_storage_status_as_a_list_or_a_map_reads_the_same_and_gives_the_free_share():

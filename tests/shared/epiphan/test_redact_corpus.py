@@ -8,13 +8,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from shared.epiphan.redact import REDACTED, redact, redact_text, redact_url, url_host
-from tests.corpus.redaction import (
-    BENIGN_TEXTS,
-    BENIGN_URLS,
-    SECRET_TEXTS,
-    STREAM_URL_SECRETS,
-    STREAM_URLS,
-)
+from tests.corpus.redaction import BENIGN_TEXTS, BENIGN_URLS, SECRET_TEXTS, STREAM_URL_SECRETS, STREAM_URLS
 
 
 def test_the_url_corpus_holds_at_least_fifty_forms_and_its_benign_part():

@@ -128,7 +128,7 @@ def test_loading_one_file_applies_its_half_of_the_override_and_checks_every_key_
     tools = load_tool_policy(repo_root / "policy" / "tool_policy.yaml", override=override)
     assert tools.read_tools == {"kb_search"} and tools.override == override
     assert load_policy(repo_root / "policy" / "policy.yaml", override=override).lead_minutes == 45
-    bad = write(tmp_path, "heartbeat_seconds: 5\n")
+    bad = write(tmp_path, 'sweep_at: "04:00"\n')
     with pytest.raises(PolicyError, match="cannot be set in an override"):
         load_tool_policy(repo_root / "policy" / "tool_policy.yaml", override=bad)
 

@@ -11,6 +11,7 @@ import pytest
 from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes, seal
 from shared.store.approvals import approve, get_proposal, insert_proposal, new_proposal_id
 from shared.store.db import db_now, migrate, open_store
+from tests.audit_keys import fresh_keyring
 
 MASTER = "19012341234"
 TABLE_DUMPS = {
@@ -22,11 +23,13 @@ TABLE_DUMPS = {
     "kv": "SELECT * FROM kv ORDER BY key",
 }
 KEY = b"k" * 32
+KEYRING = fresh_keyring()
+"""The audit keys of both writers: these tests play approval_web and the executor on one store."""
 
 
 @pytest.fixture
 async def conn(tmp_path: Path) -> Any:
-    connection = await open_store(tmp_path / "fw.db")
+    connection = await open_store(tmp_path / "fw.db", keyring=KEYRING)
     await migrate(connection)
     yield connection
     await connection.close()

@@ -31,8 +31,16 @@ from shared.store.approvals import (
     proposal_state,
     set_kill_switch,
 )
-from shared.store.db import db_now, migrate, open_store, verify_audit
-from tests.shared.store.approval_helpers import MASTER, add_proposal, audit_rows, conn, snapshot, status_of
+from shared.store.db import append_audit, db_now, migrate, open_store, verify_audit
+from tests.shared.store.approval_helpers import (
+    KEYRING,
+    MASTER,
+    add_proposal,
+    audit_rows,
+    conn,
+    snapshot,
+    status_of,
+)
 
 __all__ = ["conn"]  # the fixture
 
@@ -180,10 +188,10 @@ async def test_twenty_concurrent_approves_from_separate_connections_let_exactly_
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "fw.db"
-    setup = await open_store(path)
+    setup = await open_store(path, keyring=KEYRING)
     await migrate(setup)
     proposal_id = await add_proposal(setup)
-    connections = [await open_store(path) for _ in range(20)]
+    connections = [await open_store(path, keyring=KEYRING) for _ in range(20)]
     try:
         results = await asyncio.gather(*(approve_now(c, proposal_id) for c in connections))
     finally:
@@ -291,12 +299,34 @@ async def test_expiry_follows_the_db_clock_the_turn_and_a_restart(conn: aiosqlit
     assert len(expiries) == 3 and '"reason":"executor_start"' in expiries[-1]
 
 
-async def test_the_kill_switch_is_off_until_set_and_each_change_is_audited(
+async def test_the_kill_switch_shows_paused_from_a_pause_until_the_executor_sealed_a_resume(
     conn: aiosqlite.Connection,
 ) -> None:
-    assert not await kill_switch(conn)
-    await set_kill_switch(conn, True, actor="operator")
+    assert not await kill_switch(conn), "never paused"
+    pause = await set_kill_switch(conn, True, actor="operator:0")
     assert await kill_switch(conn)
-    await set_kill_switch(conn, False, actor="operator")
+    await append_audit(
+        conn, actor="executor", kind="kill_switch_sealed", detail={"on": True, "request_seq": pause.seq}
+    )
+    assert await kill_switch(conn)
+    resume = await set_kill_switch(conn, False, actor="operator:0")
+    assert await kill_switch(conn), "a resume the executor has not sealed"
+    sealed_off = {"on": False, "request_seq": resume.seq}
+    await append_audit(conn, actor="operator:0", kind="kill_switch_sealed", detail=sealed_off)
+    assert await kill_switch(conn), "a seal not written by the executor"
+    await append_audit(
+        conn, actor="executor", kind="kill_switch_sealed", detail={**sealed_off, "request_seq": pause.seq}
+    )
+    assert await kill_switch(conn), "the executor's seal of another request"
+    await append_audit(conn, actor="executor", kind="kill_switch_sealed", detail=sealed_off)
     assert not await kill_switch(conn)
-    assert [k for k, _, _ in await audit_rows(conn)] == ["kill_switch", "kill_switch"]
+    await set_kill_switch(conn, True, actor="operator:0")
+    assert await kill_switch(conn)
+    assert [k for k, _, _ in await audit_rows(conn)] == [
+        "kill_switch",
+        "kill_switch_sealed",
+        "kill_switch",
+        *["kill_switch_sealed"] * 3,
+        "kill_switch",
+    ]
+    assert (await snapshot(conn))["kv"] == [], "the audit alone holds the requests"

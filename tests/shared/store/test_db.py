@@ -6,12 +6,12 @@ import asyncio
 import re
 import sqlite3
 import sys
-from pathlib import Path
 
 import pytest
 
 from shared.canonical import CanonicalError
 from shared.errors import Code
+from shared.store.audit_seal import APPROVAL_WEB, own_keyring
 from shared.store.db import (
     GENESIS_HASH,
     MIGRATIONS,
@@ -27,6 +27,8 @@ from shared.store.db import (
     verify_audit,
     write_tx,
 )
+from tests.audit_keys import fresh_keyring
+from tests.shared.store.tampering import tamper
 
 NEWEST = MIGRATIONS[-1][0]
 TABLES = {"proposals", "proposal_targets", "approvals", "executions", "audit", "sessions", "limits", "kv"}
@@ -34,10 +36,12 @@ TIME_FORMAT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\Z")
 
 WRITER = """
 import asyncio, sys
+from pathlib import Path
+from shared.store.audit_seal import own_keyring
 from shared.store.db import append_audit, open_store
 
 async def main(path, actor, count):
-    conn = await open_store(path)
+    conn = await open_store(path, keyring=own_keyring(Path(path).parent / "keys", "approval_web"))
     print("ready", flush=True)
     sys.stdin.readline()
     for i in range(count):
@@ -49,10 +53,12 @@ asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
 
 HOLDER = """
 import asyncio, sys
+from pathlib import Path
+from shared.store.audit_seal import own_keyring
 from shared.store.db import append_audit, open_store, write_tx
 
 async def main(path):
-    conn = await open_store(path)
+    conn = await open_store(path, keyring=own_keyring(Path(path).parent / "keys", "approval_web"))
     async with write_tx(conn):
         await append_audit(conn, actor="holder", kind="test_hold", detail={})
         print("holding", flush=True)
@@ -65,7 +71,11 @@ asyncio.run(main(sys.argv[1]))
 
 @pytest.fixture
 async def store(tmp_path):
-    conn = await open_store(tmp_path / "state" / "fleetwatch.db")
+    """The store at ``state/fleetwatch.db``, signing with approval_web's key in ``state/keys``
+    (which the writer processes below load too)."""
+    conn = await open_store(
+        tmp_path / "state" / "fleetwatch.db", keyring=own_keyring(tmp_path / "state" / "keys", APPROVAL_WEB)
+    )
     await migrate(conn)
     yield conn
     await conn.close()
@@ -85,21 +95,6 @@ async def append_rows(conn, count):
         await append_audit(conn, actor="test", kind="note", proposal_id=f"p{i}", detail={"i": i})
         for i in range(count)
     ]
-
-
-def tamper(db: Path, *statements: str | tuple[str, tuple]) -> None:
-    """Change the file the way a person with write access could: drop the guards first.
-    Each statement is SQL, or (SQL, parameters)."""
-    raw = sqlite3.connect(db)
-    try:
-        raw.execute("DROP TRIGGER IF EXISTS audit_no_update")
-        raw.execute("DROP TRIGGER IF EXISTS audit_no_delete")
-        for statement in statements:
-            sql, params = (statement, ()) if isinstance(statement, str) else statement
-            raw.execute(sql, params)
-        raw.commit()
-    finally:
-        raw.close()
 
 
 # --- migrations and connection settings ------------------------------------------------------
@@ -383,8 +378,8 @@ async def test_an_edit_to_any_hashed_column_is_named(tmp_path, store, edit):
     assert (result.ok, result.first_bad_seq) == (False, 3)
 
 
-@pytest.mark.parametrize(("deleted", "named"), [(1, 2), (5, 6), (9, 10)])
-async def test_a_deleted_row_is_named_by_the_row_after_the_gap(tmp_path, store, deleted, named):
+@pytest.mark.parametrize(("deleted", "named"), [(1, 1), (5, 5), (9, 9)])
+async def test_a_deleted_row_is_named(tmp_path, store, deleted, named):
     await append_rows(store, 10)
     tamper(tmp_path / "state" / "fleetwatch.db", ("DELETE FROM audit WHERE seq = ?", (deleted,)))
     result = await verify_audit(store)
@@ -428,14 +423,15 @@ async def test_deleting_the_newest_rows_is_caught_only_against_an_external_ancho
     tamper(tmp_path / "state" / "fleetwatch.db", "DELETE FROM audit WHERE seq >= 5")
     assert (await verify_audit(store)).ok
     result = await verify_audit(store, anchor=anchor)
-    assert (result.ok, result.first_bad_seq) == (False, 6)
+    assert (result.ok, result.first_bad_seq) == (False, 5)
+    assert "rows 5 to 6 missing" in result.reason
 
 
 async def test_a_chain_rewritten_from_scratch_is_caught_only_against_an_external_anchor(tmp_path, store):
     await append_rows(store, 3)
     anchor = await audit_head(store)
     forged = tmp_path / "forged.db"
-    conn = await open_store(forged)
+    conn = await open_store(forged, keyring=fresh_keyring())
     await migrate(conn)
     await append_audit(conn, actor="forger", kind="note", detail={})
     await append_audit(conn, actor="forger", kind="note", detail={})

@@ -49,11 +49,11 @@ def test_storage_heat_and_readiness_use_the_thresholds():
         hot.id: StorageStatus(hot.id, "ok", 50, 100),
     }
     assert say.heat([hot, low], system, "en")[1] == "- Room 1: 80 °C, CPU 20%"
-    assert say.disk([hot, low], storage, "en")[1:] == ["- Room 2: 5.0% free (0.0 of 0.0 GB)"]
+    assert say.disk([hot, low], storage, "en")[1:] == ["- Room 2: 5.0% (5 bytes) free of 100 bytes"]
     event = Event("e1", "Physics", start=NOW + timedelta(minutes=10), finish=NOW + timedelta(minutes=60))
     ready = say.readiness([low], {low.id: event}, NOW, "en", storage=storage)
     assert ready[0] == "1 room has a class on now or within the hour; these need attention first: Room 2."
-    assert ready[1] == '- Room 2 ("Physics" in 10 min): storage: 5.0% free (0.0 of 0.0 GB)'
+    assert ready[1] == '- Room 2 ("Physics" in 10 min): storage: 5.0% (5 bytes) free of 100 bytes'
 
 
 def test_a_name_with_hidden_characters_is_shown_marked():

@@ -1,0 +1,408 @@
+"""The heartbeat: every ``FLEETWATCH_HEARTBEAT_SECONDS`` the watch reads the fleet, judges it,
+records what changed, and posts when something did. Read-only, no model call.
+
+One beat (`Watch.beat`), under one lock (a beat asked for by ``fleetwatch digest`` waits for a
+running one):
+
+1. Read the whole team through the guarded read client (`reader.snapshot()`: the read
+   sign-in, only tools on the read list). A failed read is reported **once** (a console line,
+   one history row); the third failed beat in a row opens the finding ``fleet_unreadable``
+   (Fix first), which the digest posts; the next good read resolves it.
+2. Judge it with the attention rules (`shared.epiphan.attention.findings`: Fix first / Fix soon /
+   When convenient) and diff it against the store (`diff`): rooms offline/online/new/gone,
+   findings opened/worse/resolved, each with first seen / last seen / resolved. A read that
+   could not read a part (the events, the system status: `FleetSnapshot.unread`) shows what it
+   read; what needs the missing part is kept as the store had it (`diff.held_over`), and the
+   part is reported **once** (a console line, one history row) until the fleet is read whole.
+3. Readiness: each event starting within ``FLEETWATCH_READINESS_MINUTES`` gets one post of
+   its own, once (`readiness`), quiet hours or not.
+4. The nightly sweep when due (`sweep`): kept, and posted outside quiet hours.
+5. The digest, outside quiet hours: the net change since the last posted digest
+   (`compose.net_changes`); nothing is posted when nothing changed. During quiet hours the
+   changes wait, and the first beat after them posts their net.
+
+Posting never blocks a beat (`destinations.Outbox` queues). Notices of proposals that wait for
+a person are `services.assistant.watch.notices`.
+
+The watch holds the read client and nothing that can write: it never reads the sandbox slot,
+and what it learns of proposals comes from approval.sock, read-only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Final, Protocol
+
+import msgspec
+
+from services.assistant.watch import compose, readiness, sweep
+from services.assistant.watch.destinations import Outbox
+from services.assistant.watch.diff import FLEET_ID, Change, diff_devices, diff_findings, held_over, key_of
+from services.assistant.watch.proposals import ProposalSource
+from services.assistant.watch.store import WatchStore
+from services.assistant.watch.times import parse_utc, utc_text, zone
+from shared.epiphan.attention import Finding, Thresholds, findings, thresholds_from_policy
+from shared.epiphan.fleet import FleetSnapshot
+from shared.errors import Code, FleetwatchError
+from shared.policy.loader import Policy
+from shared.wire.assistant import MAX_HISTORY_DAYS
+
+log = logging.getLogger(__name__)
+
+FAILED_BEATS_FINDING: Final = 3
+"""Failed beats in a row that make a finding of their own."""
+NOTICE_SECONDS: Final = 5.0
+"""How often approval.sock is asked for new pending proposals (cheap, local)."""
+
+
+class SnapshotReader(Protocol):
+    """The guarded read client (`shared.epiphan.signed_session.SignedReader`)."""
+
+    async def snapshot(self) -> FleetSnapshot: ...
+
+
+@dataclass(frozen=True, slots=True)
+class WatchOptions:
+    """The watch's settings: the beat's interval (seconds), readiness lead (minutes), the
+    posts' language, and how often proposals are polled (seconds)."""
+
+    interval_seconds: float = 180.0
+    readiness_minutes: int = 30
+    language: str = "en"
+    notice_seconds: float = NOTICE_SECONDS
+
+
+@dataclass(frozen=True, slots=True)
+class LastRead:
+    """The last good read: the snapshot, its findings, when (the watch's clock)."""
+
+    snapshot: FleetSnapshot
+    findings: tuple[Finding, ...]
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class BeatOutcome:
+    """One beat: did it read the fleet (else `code`), how many changes it recorded, what it
+    posted (post kinds)."""
+
+    read: bool
+    code: Code | None = None
+    changes: int = 0
+    posted: tuple[str, ...] = field(default_factory=tuple)
+
+
+class Watch:
+    """The watch of one fleet. Every collaborator comes through the constructor.
+
+    Args:
+        reader: the guarded read client (read sign-in only).
+        store: the watch store (`WatchStore.connect`).
+        outbox: where posts go (`Outbox`, already entered).
+        proposals: approval.sock's proposals (None: no notices, history without proposals).
+        policy: thresholds, quiet hours (and their time zone), sweep time.
+        options: interval, readiness lead, language.
+        now: UTC time (the lab's clock in tests); clock: monotonic seconds.
+    """
+
+    def __init__(
+        self,
+        *,
+        reader: SnapshotReader,
+        store: WatchStore,
+        outbox: Outbox,
+        proposals: ProposalSource | None,
+        policy: Policy,
+        options: WatchOptions,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.reader = reader
+        self.store = store
+        self.outbox = outbox
+        self.proposals = proposals
+        self.policy = policy
+        self.options = options
+        self.now = now
+        self._clock = clock
+        self.limits: Thresholds = thresholds_from_policy(policy)
+        self.zone_name = policy.quiet_hours.timezone
+        self.where = zone(self.zone_name)
+        self.last: LastRead | None = None
+        self.last_beat_at: datetime | None = None
+        self.last_read_at: datetime | None = None
+        self.failed_beats = 0
+        self.last_code: Code | None = None
+        self.unread_parts = ""
+        """The parts the last read could not read, comma-separated ("" when it read them all)."""
+        self._lock = asyncio.Lock()
+
+    async def load(self) -> None:
+        """Take up the store's state (failed beats in a row, last read) after a restart."""
+        kv = await self.store.kv()
+        self.failed_beats = int(kv.get("failed_beats", "0"))
+        self.last_code = _stored_code(kv.get("last_code"))
+        self.unread_parts = kv.get("unread_parts", "")
+        self.last_read_at = parse_utc(kv["last_read_at"]) if "last_read_at" in kv else None
+
+    # --- the beat -----------------------------------------------------------------------------
+
+    async def beat(self, *, post_digest: bool = True) -> BeatOutcome:
+        """One beat (see the module docstring). Never raises for a failed read: that is
+        recorded and reported.
+
+        Raises:
+            StoreError: the watch store could not record it (``store_busy``).
+        """
+        async with self._lock:
+            return await self.beat_locked(post_digest=post_digest)
+
+    async def beat_locked(self, *, post_digest: bool) -> BeatOutcome:
+        """`beat`'s body; the caller holds `lock`."""
+        now = self.now()
+        started = self._clock()
+        try:
+            snapshot = await self.reader.snapshot()
+        except FleetwatchError as exc:
+            outcome = await self._failed(now, exc.code, post_digest=post_digest)
+        else:
+            outcome = await self._read(now, snapshot, post_digest=post_digest)
+        elapsed_ms = int((self._clock() - started) * 1000)
+        last = self.last
+        await self.store.record_beat(
+            utc_text(now),
+            utc_text(self.now()),
+            ok=outcome.read,
+            code=None if outcome.code is None else str(outcome.code),
+            elapsed_ms=elapsed_ms,
+            devices=len(last.snapshot.devices) if last and outcome.read else 0,
+            findings=len(last.findings) if last and outcome.read else 0,
+            changes=outcome.changes,
+        )
+        self.last_beat_at = now
+        return outcome
+
+    @property
+    def lock(self) -> asyncio.Lock:
+        return self._lock
+
+    async def _failed(self, now: datetime, code: Code, *, post_digest: bool) -> BeatOutcome:
+        self.failed_beats += 1
+        self.last_code = code
+        at = utc_text(now)
+        await self.store.set_kv(failed_beats=self.failed_beats, last_code=str(code))
+        posted: list[str] = []
+        if self.failed_beats == 1:
+            log.warning("the heartbeat could not read the fleet (%s); reported once, not every beat", code)
+            await self.store.add_history(at, "read_failed", facts={"code": str(code)})
+            self.outbox.post(compose.read_failed_post(code, self.options.language))
+            posted.append("read_failed")
+        else:
+            log.debug("heartbeat read failed again (%s), %d in a row", code, self.failed_beats)
+        if self.failed_beats == FAILED_BEATS_FINDING:
+            finding = compose.fleet_unreadable(str(code), self.failed_beats)
+            await self.store.open_fleet_finding(at, _change("finding_opened", finding))
+            if post_digest and not self.quiet(now) and await self.post_digest(now):
+                posted.append("digest")
+        return BeatOutcome(read=False, code=code, posted=tuple(posted))
+
+    async def _read(self, now: datetime, snapshot: FleetSnapshot, *, post_digest: bool) -> BeatOutcome:
+        at = utc_text(now)
+        if self.failed_beats:
+            await self._recovered(at)
+        known = await self.store.known_devices()
+        open_findings = await self.store.open_findings()
+        found = held_over(findings(snapshot, now, self.limits), open_findings, snapshot)
+        device_changes = diff_devices(known, snapshot.devices)
+        finding_diff = diff_findings(open_findings, found)
+        extra = []
+        if not known:
+            online = sum(d.online for d in snapshot.devices)
+            extra.append(("first_read", {"rooms": len(snapshot.devices), "online": online}))
+        changes = [*device_changes, *finding_diff.changes]
+        await self.store.record_read(at, snapshot.devices, changes, dict(finding_diff.current), extra)
+        kv = {"last_read_at": at, "failed_beats": 0}
+        if not known:
+            kv["first_read_at"] = at
+        await self.store.set_kv(**kv)
+        self.last = LastRead(snapshot, tuple(found), now)
+        self.last_read_at = now
+        posted = await self._partial(at, snapshot)
+        posted += await self._readiness(now, snapshot)
+        posted += await self._sweep(now, snapshot)
+        if post_digest and not self.quiet(now) and await self.post_digest(now):
+            posted.append("digest")
+        await self._prune(now)
+        return BeatOutcome(read=True, changes=len(changes), posted=tuple(posted))
+
+    async def _recovered(self, at: str) -> None:
+        beats, code = self.failed_beats, self.last_code
+        self.failed_beats, self.last_code = 0, None
+        log.info("the heartbeat reads the fleet again, after %d failed beat(s)", beats)
+        await self.store.add_history(at, "read_recovered", facts={"beats": str(beats)})
+        finding = compose.fleet_unreadable(str(code or ""), beats)
+        await self.store.resolve_fleet_finding(at, _change("finding_resolved", finding))
+        await self.store.set_kv(failed_beats=0, last_code="")
+
+    async def _partial(self, at: str, snapshot: FleetSnapshot) -> list[str]:
+        """Report, once, that a read left parts out (or that it reads them all again)."""
+        parts = ",".join(sorted({u.part for u in snapshot.unread}))
+        if parts == self.unread_parts:
+            return []
+        self.unread_parts = parts
+        await self.store.set_kv(unread_parts=parts)
+        if not parts:
+            log.info("the heartbeat reads the whole fleet again")
+            await self.store.add_history(at, "read_complete")
+            return []
+        log.warning("the heartbeat could not read %s; reported once, what needs it is kept", parts)
+        await self.store.add_history(at, "read_partial", facts={"parts": parts})
+        self.outbox.post(compose.read_partial_post(snapshot, self.options.language))
+        return ["read_partial"]
+
+    def quiet(self, now: datetime) -> bool:
+        """True inside the policy's quiet hours (no digest, no sweep post; readiness posts)."""
+        return self.policy.quiet_hours.contains(now)
+
+    async def notes_by_room(self) -> dict[str, str]:
+        return {n.device_id: n.text for n in await self.store.notes()}
+
+    # --- what a beat posts ----------------------------------------------------------------------
+
+    async def _readiness(self, now: datetime, snapshot: FleetSnapshot) -> list[str]:
+        minutes = self.options.readiness_minutes
+        posted = await self.store.readiness_posted(utc_text(now - timedelta(days=1)))
+        items = readiness.due(snapshot, now, minutes, posted, self.limits, self.options.language)
+        if not items:
+            return []
+        notes = await self.notes_by_room()
+        for item in items:
+            self.outbox.post(
+                compose.readiness_post(
+                    item,
+                    language=self.options.language,
+                    where=self.where,
+                    zone_name=self.zone_name,
+                    now=now,
+                    minutes=minutes,
+                    notes=notes,
+                )
+            )
+        await self.store.record_readiness(
+            utc_text(now),
+            [
+                (i.device_id, i.event_id, utc_text(i.start), i.verdict, i.reasons, i.room, i.title)
+                for i in items
+            ],
+        )
+        return ["readiness"]
+
+    async def _sweep(self, now: datetime, snapshot: FleetSnapshot) -> list[str]:
+        kv = await self.store.kv()
+        first = parse_utc(kv["first_read_at"]) if "first_read_at" in kv else None
+        done = await self.store.sweep_dates()
+        date = sweep.sweep_due(now, self.where, self.policy.sweep_at, done, first)
+        if date is not None:
+            last = await self.store.last_sweep()
+            changes = None if last is None else await self.store.count_history(last[1])
+            report = sweep.sweep_report(snapshot, now, self.where, self.zone_name, date, changes)
+            await self.store.record_sweep(utc_text(now), date, report)
+        if self.quiet(now):
+            return []
+        waiting = await self.store.unposted_sweeps()
+        for stale, _ in waiting[:-1]:
+            await self.store.mark_sweep_posted(stale, utc_text(now))
+        if not waiting:
+            return []
+        date, report = waiting[-1]
+        self.outbox.post(compose.sweep_post(report, language=self.options.language, now=now))
+        await self.store.mark_sweep_posted(date, utc_text(now))
+        return ["sweep"]
+
+    async def pending_digest(self, now: datetime, language: str) -> tuple[compose.Post | None, int]:
+        """The digest of what changed since the last posted one (None: nothing), and the
+        history seq it covers up to."""
+        kv = await self.store.kv()
+        cursor = int(kv.get("digest_seq", "0"))
+        rows = await self.store.history_after(cursor)
+        since = parse_utc(kv["last_digest_at"]) if "last_digest_at" in kv else None
+        last = self.last
+        rooms = len(last.snapshot.devices) if last else 0
+        online = sum(d.online for d in last.snapshot.devices) if last else 0
+        post = compose.digest_post(
+            compose.net_changes(rows),
+            language=language,
+            where=self.where,
+            now=now,
+            since=since,
+            rooms=rooms,
+            online=online,
+            notes=await self.notes_by_room(),
+        )
+        return post, rows[-1].seq if rows else cursor
+
+    async def post_digest(self, now: datetime) -> tuple[str, ...]:
+        """Post the pending digest, if any, and move the cursor past what it covered (also
+        when there was nothing to post); the destinations it was queued for. Nothing is
+        retried: a failed post is only counted."""
+        post, upto = await self.pending_digest(now, self.options.language)
+        if post is None:
+            await self.store.set_kv(digest_seq=upto)
+            return ()
+        at = utc_text(now)
+        sent_to = self.outbox.post(post)
+        await self.store.add_history(at, "digest", facts={"title": post.title, "to": ",".join(sent_to)})
+        await self.store.set_kv(digest_seq=await self.store.last_seq(), last_digest_at=at)
+        return sent_to
+
+    async def _prune(self, now: datetime) -> None:
+        kv = await self.store.kv()
+        today = now.date().isoformat()
+        if kv.get("pruned_on") != today:
+            await self.store.prune(utc_text(now - timedelta(days=MAX_HISTORY_DAYS)))
+            await self.store.set_kv(pruned_on=today)
+
+    # --- loops ------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Beat every ``interval_seconds`` (from the start of one beat to the next) until
+        cancelled. A beat that fails unexpectedly is logged with its traceback; the next one
+        still runs."""
+        loop = asyncio.get_running_loop()
+        while True:
+            started = loop.time()
+            try:
+                await self.beat()
+            except FleetwatchError as exc:
+                log.error("a heartbeat could not be recorded (%s)", exc.code)
+            except Exception:  # the top-level handler of the heartbeat task
+                log.exception("a heartbeat failed unexpectedly")
+            await asyncio.sleep(max(0.0, self.options.interval_seconds - (loop.time() - started)))
+
+
+def _stored_code(text: str | None) -> Code | None:
+    """The code the store kept as text, checked as decoding checks a code from the wire (None:
+    none kept, or one this build does not declare)."""
+    if not text:
+        return None
+    try:
+        return msgspec.convert(text, Code)
+    except msgspec.ValidationError:
+        return None
+
+
+def _change(kind: str, finding: Finding) -> Change:
+    return Change(
+        kind=kind,
+        device_id=FLEET_ID,
+        room="",
+        key=key_of(Finding(finding.priority, finding.kind, FLEET_ID, "")),
+        finding_kind=finding.kind,
+        priority=finding.priority,
+        facts=finding.facts,
+    )

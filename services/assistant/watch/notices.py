@@ -1,0 +1,121 @@
+"""Notices of proposals that wait for a person.
+
+Every ``notice_seconds`` (a few seconds: asking approval.sock is cheap and local) `Notices.run`
+asks approval.sock for the proposals of the last hours (``ListProposalHistory``, read-only);
+each one still pending that has had no notice gets one (`Notices.post_pending`): the change and
+its room in words (the room names from the sandbox list, ``ListWritable``; a room whose name
+cannot be read is named by its ID, said so), who proposed it and when, until when it waits, and
+the approval page's address as text. A notice carries no approval power: no button, no token, no
+link that acts on the proposal. Each proposal gets one notice (the watch store remembers it,
+also across a restart). Quiet hours do not hold a notice back: a person asked for a change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta, tzinfo
+from typing import Final
+
+from services.assistant.watch import compose
+from services.assistant.watch.destinations import Outbox
+from services.assistant.watch.proposals import ProposalSource
+from services.assistant.watch.store import WatchStore
+from services.assistant.watch.times import parse_utc, utc_text
+from shared.errors import Code, FleetwatchError
+
+log = logging.getLogger(__name__)
+
+LOOKBACK: Final = timedelta(hours=2)
+"""How far back a poll looks (a proposal waits an hour at most)."""
+
+
+class Notices:
+    """Posts one notice per pending proposal. Every collaborator comes through the constructor.
+
+    Args:
+        store: the watch store (which proposals had a notice).
+        outbox: where notices go.
+        proposals: approval.sock's proposals and the sandbox rooms' names.
+        language: the notices' language; where: the team's time zone; now: UTC time.
+        interval_seconds: how often `run` polls.
+    """
+
+    def __init__(
+        self,
+        *,
+        store: WatchStore,
+        outbox: Outbox,
+        proposals: ProposalSource,
+        language: str,
+        where: tzinfo,
+        now: Callable[[], datetime],
+        interval_seconds: float,
+    ) -> None:
+        self.store = store
+        self.outbox = outbox
+        self.proposals = proposals
+        self.language = language
+        self.where = where
+        self.now = now
+        self.interval_seconds = interval_seconds
+        self._failing: Code | None = None
+
+    async def run(self) -> None:
+        """`post_pending` every ``interval_seconds`` until cancelled. approval.sock not
+        answering is logged once until its code changes; an unexpected failure with its
+        traceback; the next poll still runs."""
+        while True:
+            try:
+                await self.post_pending()
+            except FleetwatchError as exc:
+                if exc.code != self._failing:
+                    log.warning(
+                        "pending proposals could not be read (%s); said once until it changes", exc.code
+                    )
+                self._failing = exc.code
+            except Exception:  # the top-level handler of the notice task
+                log.exception("the notice poll failed unexpectedly")
+            else:
+                self._failing = None
+            await asyncio.sleep(self.interval_seconds)
+
+    async def post_pending(self) -> int:
+        """Post one notice per pending proposal that had none; how many were posted.
+
+        Raises:
+            FleetwatchError: approval.sock did not answer (the rooms' names not being readable
+                does not raise: the notice names the room by its ID and says so).
+        """
+        now = self.now()
+        history = await self.proposals.history(utc_text(now - LOOKBACK))
+        pending = [p for p in history.items if p.status == "pending"]
+        noticed = await self.store.noticed(p.proposal_id for p in pending)
+        fresh = [p for p in pending if p.proposal_id not in noticed]
+        if not fresh:
+            return 0
+        try:
+            rooms = await self.proposals.rooms()
+        except FleetwatchError as exc:
+            log.warning(
+                "the names of the sandbox rooms could not be read (%s); the notice names IDs", exc.code
+            )
+            rooms = {}
+        count = 0
+        for event in sorted(fresh, key=lambda p: p.created_at):
+            if not await self.store.record_notice(utc_text(now), event.proposal_id):
+                continue
+            self.outbox.post(
+                compose.notice_post(
+                    event,
+                    rooms,
+                    page_url=history.page_url,
+                    expires_at=parse_utc(event.expires_at) if event.expires_at else None,
+                    language=self.language,
+                    where=self.where,
+                    now=now,
+                )
+            )
+            count += 1
+        return count

@@ -1,0 +1,56 @@
+"""What the watch learns of proposals, through approval.sock (the assistant holds no store).
+
+`ApprovalSocketProposals` asks ``ListProposalHistory`` (proposals made since a time, with their
+state and outcome, and the approval page's address) and ``ListWritable`` (the sandbox team's
+rooms as the executor reads them: the names a notice shows), through
+`shared.wire.approval.ApprovalClient`. Both are read-only and open to the assistant's uid. A
+refusal or a socket failure raises `shared.wire.client.CallError` with its code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from services.assistant.watch.compose import RoomName
+from shared.wire.approval import ApprovalClient, ProposalHistory
+
+
+class ProposalSource(Protocol):
+    """Proposals and the names of the rooms they target (approval.sock in production)."""
+
+    async def history(self, since: str) -> ProposalHistory:
+        """Proposals made at or after `since` (UTC text), newest first.
+
+        Raises:
+            FleetwatchError: approval.sock refused or did not answer.
+        """
+        ...
+
+    async def rooms(self) -> dict[str, RoomName]:
+        """``{device ID: its name and channel names}`` of the rooms a change may target.
+
+        Raises:
+            FleetwatchError: approval.sock (or the executor behind it) refused or did not answer.
+        """
+        ...
+
+
+class ApprovalSocketProposals:
+    """A `ProposalSource` over approval.sock (one connection per request)."""
+
+    def __init__(
+        self, path: Path, *, timeout_seconds: float = 10.0, rooms_timeout_seconds: float = 30.0
+    ) -> None:
+        self._client = ApprovalClient(path, timeout_seconds=timeout_seconds)
+        self._rooms_timeout = rooms_timeout_seconds
+
+    async def history(self, since: str) -> ProposalHistory:
+        return await self._client.proposal_history(since)
+
+    async def rooms(self) -> dict[str, RoomName]:
+        reply = await self._client.list_writable(timeout_seconds=self._rooms_timeout)
+        return {
+            d.device_id: RoomName(d.name, {c.channel_id: c.name for c in d.channels if c.name})
+            for d in reply.devices
+        }

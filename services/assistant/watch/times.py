@@ -1,0 +1,42 @@
+"""Times as the watch writes and shows them. Pure.
+
+The store keeps UTC text (`utc_text`, fixed width so text order is time order). People read
+times in the team's own zone: the policy's quiet-hours time zone (``policy.yaml``), named once
+in each post (`zone_label`).
+"""
+
+from __future__ import annotations
+
+import zoneinfo
+from datetime import UTC, datetime, tzinfo
+
+
+def utc_text(moment: datetime) -> str:
+    """``YYYY-MM-DDTHH:MM:SS.SSSZ`` of an aware `moment` (the store's and the wire's time form)."""
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def parse_utc(text: str) -> datetime:
+    """The aware datetime of a `utc_text` (or any ISO 8601 UTC text)."""
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def zone(name: str) -> tzinfo:
+    """The IANA zone `name` (the policy loader already checked that it exists)."""
+    return zoneinfo.ZoneInfo(name)
+
+
+def zone_label(name: str) -> str:
+    """How a post names the zone its times are in (``UTC``, ``America/Bogota``)."""
+    return name
+
+
+def clock(moment: datetime, where: tzinfo, now: datetime | None = None) -> str:
+    """``10:25`` in `where`, or ``2026-09-16 10:25`` when it is not on the same local day as
+    `now`."""
+    local = moment.astimezone(where)
+    if now is not None and now.astimezone(where).date() == local.date():
+        return local.strftime("%H:%M")
+    return local.strftime("%Y-%m-%d %H:%M")

@@ -1,0 +1,181 @@
+"""The wall screen: ``GET /wall`` on the ask page's port, read-only, for a screen in the AV office.
+
+It shows the attention groups (Fix first / Fix soon / When convenient) with operators' room
+notes, the classes on now and in the next hours with their readiness, and when the fleet was
+last read (stale after three heartbeats; a failing read says so, and so does a part the last
+read could not read: `events: could not be read: …`). It is built from the
+watch's last read in memory (`wall_view`, pure) and rendered by an autoescaping template.
+
+Same guards as the ask page (its app's middleware: the Host check and the security headers,
+a CSP with no script at all), and no secret: nothing on it can change anything, there is no
+form. It refreshes itself with ``<meta http-equiv="refresh">`` (the one way under that CSP).
+``?lang=es`` or ``?lang=en`` picks the language (default: ``FLEETWATCH_WATCH_LANGUAGE``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Final
+
+from services.assistant.watch import readiness
+from services.assistant.watch.compose import NAME_CAP, NOTE_CAP, VERDICT_KEYS, describe
+from services.assistant.watch.heartbeat import Watch
+from services.assistant.watch.times import clock
+from services.assistant.watch.words import word
+from shared.epiphan.attention import Priority
+from shared.text.display import visible
+from shared.text.wording import PRIORITY_WORDS, minutes_text, unread_text
+
+EVENT_HOURS: Final = 4
+"""How far ahead the wall lists classes."""
+MAX_REFRESH_SECONDS: Final = 60
+MIN_REFRESH_SECONDS: Final = 5
+MAX_WALL_LINES: Final = 200
+CSS: Final = (
+    "body{font-family:system-ui,sans-serif;margin:1.5rem;background:#111;color:#eee;font-size:1.25rem}"
+    "h1{margin:0 0 .5rem}h2{margin:1.2rem 0 .4rem}.read{color:#9c9}.stale,.problem{color:#f96}"
+    ".p1{color:#f77}.p2{color:#fc6}.p3{color:#9cf}.note{display:block;color:#bbb;font-size:1rem;margin-left:1rem}"
+    "table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.3rem .6rem;border-bottom:1px solid #333}"
+    ".not_ready td:last-child{color:#f77}.ready_notes td:last-child{color:#fc6}.ready td:last-child{color:#9c9}"
+    ".calm{color:#9c9}footer{color:#888;font-size:.9rem;margin-top:2rem}"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class WallLine:
+    text: str
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WallGroup:
+    priority: int
+    heading: str
+    lines: tuple[WallLine, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WallEvent:
+    time: str
+    room: str
+    title: str
+    verdict: str
+    verdict_text: str
+    reasons: str
+
+
+@dataclass(frozen=True, slots=True)
+class WallView:
+    """Everything the template shows, as display text (names already made visible)."""
+
+    lang: str
+    title: str
+    read_line: str
+    stale: bool
+    problem: str | None
+    counts: str
+    groups: tuple[WallGroup, ...]
+    all_clear: str
+    events_heading: str
+    events: tuple[WallEvent, ...]
+    no_events: str
+    when_word: str
+    room_word: str
+    event_word: str
+    ready_word: str
+    footer: str
+    refresh_seconds: int
+
+
+def wall_view(watch: Watch, notes: dict[str, str], language: str, now: datetime) -> WallView:
+    """The wall as it stands at `now` (see the module docstring)."""
+    lang = "es" if language == "es" else "en"
+    interval = watch.options.interval_seconds
+    refresh = int(min(MAX_REFRESH_SECONDS, max(MIN_REFRESH_SECONDS, interval)))
+    last = watch.last
+    read_at = watch.last_read_at
+    stale = read_at is None or now - read_at > timedelta(seconds=3 * interval)
+    if read_at is None:
+        read_line = word(lang, "wall_not_read")
+    else:
+        ago = minutes_text((now - read_at).total_seconds())
+        key = "wall_stale" if stale else "wall_read"
+        read_line = word(lang, key, time=clock(read_at, watch.where, now), ago=ago)
+    problem = (
+        word(lang, "wall_problem", n=watch.failed_beats, code=watch.last_code) if watch.failed_beats else None
+    )
+    if problem is None and last is not None and last.snapshot.unread:
+        total = len(last.snapshot.devices)
+        problem = "; ".join(unread_text(u, total, lang) for u in last.snapshot.unread)
+    groups: list[WallGroup] = []
+    events: list[WallEvent] = []
+    counts = ""
+    if last is not None:
+        devices = last.snapshot.devices
+        counts = word(lang, "wall_counts", rooms=len(devices), online=sum(d.online for d in devices))
+        shown: set[str] = set()
+        for priority in Priority:
+            lines = []
+            for finding in (f for f in last.findings if f.priority is priority):
+                note = notes.get(finding.device_id) if finding.device_id not in shown else None
+                if note is not None:
+                    shown.add(finding.device_id)
+                    note = word(lang, "note", text=visible(note, NOTE_CAP))
+                lines.append(WallLine(describe(finding, lang), note))
+            if lines:
+                groups.append(
+                    WallGroup(int(priority), PRIORITY_WORDS[lang][priority], tuple(lines[:MAX_WALL_LINES]))
+                )
+        events = _events(watch, lang, now)
+    return WallView(
+        lang=lang,
+        title=word(lang, "wall_title"),
+        read_line=read_line,
+        stale=stale,
+        problem=problem,
+        counts=counts,
+        groups=tuple(groups),
+        all_clear=word(lang, "wall_all_clear") if last is not None else "",
+        events_heading=word(lang, "wall_events", hours=EVENT_HOURS, zone=watch.zone_name),
+        events=tuple(events),
+        no_events=word(lang, "wall_no_events"),
+        when_word=word(lang, "wall_when"),
+        room_word=word(lang, "wall_room"),
+        event_word=word(lang, "wall_event"),
+        ready_word=word(lang, "wall_ready"),
+        footer=word(lang, "wall_footer", seconds=refresh),
+        refresh_seconds=refresh,
+    )
+
+
+def _events(watch: Watch, lang: str, now: datetime) -> list[WallEvent]:
+    last = watch.last
+    assert last is not None
+    snapshot = last.snapshot
+    horizon = now + timedelta(hours=EVENT_HOURS)
+    rows = []
+    for device in snapshot.devices:
+        event = snapshot.events.get(device.id)
+        if event is None or event.start is None or event.start > horizon:
+            continue
+        finish = event.finish or event.start + timedelta(hours=1)
+        if finish <= now:
+            continue
+        verdict, reasons = readiness.judge(device, event, snapshot, now, watch.limits, lang)
+        on_now = event.start <= now
+        rows.append(
+            (
+                event.start,
+                WallEvent(
+                    time=word(lang, "wall_on_now") if on_now else clock(event.start, watch.where, now),
+                    room=visible(device.name or device.id, NAME_CAP),
+                    title=visible(event.title, NAME_CAP) or word(lang, "untitled"),
+                    verdict=verdict,
+                    verdict_text=word(lang, VERDICT_KEYS[verdict]),
+                    reasons="; ".join(reasons),
+                ),
+            )
+        )
+    rows.sort(key=lambda r: (r[0], r[1].room.casefold()))
+    return [r[1] for r in rows[:MAX_WALL_LINES]]

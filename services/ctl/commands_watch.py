@@ -1,0 +1,238 @@
+"""The watch's commands: ``fleetwatch history``, ``digest``, ``note``, ``notes``, and
+``status --check``. They ask the assistant over assistant.sock (operators are allowed peers
+there); none changes a device, and none approves anything.
+
+- ``status --check``: exit 0 when a heartbeat read the fleet within three intervals, else 1
+  (also when the assistant does not answer): for monitors and container health checks.
+- ``history [--days N] [--json]``: what changed, when (rooms offline and back, problems found
+  and resolved, readiness posts, digests, notes, proposals and their outcomes), newest first.
+- ``digest [--post] [--json]``: one heartbeat now and the digest of what changed since the
+  last posted one; ``--post`` also posts it (to the console, Slack, Teams as configured).
+- ``note ROOM TEXT`` / ``note ROOM --clear``: an operator's one-line note on a room (control
+  and bidi characters stripped, capped); a name that matches several rooms lists them and
+  saves nothing (exit 2, ``room_ambiguous``).
+- ``notes [ROOM] [--search TEXT] [--json]``.
+
+Every text from the fleet passes through `shared.text.display.visible`; ``--json`` escapes hidden
+characters (`services.ctl.output.print_json`).
+
+Errors: the assistant's refusal (or the assistant not running) is raised by
+`shared.wire.assistant.AssistantClient` as `shared.wire.client.CallError`; a note that saved
+nothing (``room_ambiguous``, ``room_not_found``) and a note without text are `CtlError`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any, Final
+
+from services.ctl import CtlError
+from services.ctl.output import print_json
+from shared.config import Settings, load_settings
+from shared.errors import MEANINGS, Code
+from shared.text.display import visible
+from shared.text.languages import LANGUAGES
+from shared.wire.assistant import MAX_HISTORY_DAYS, AssistantClient, SetNote, WatchStatus
+from shared.wire.client import CallError
+
+TIMEOUT_SECONDS: Final = 10.0
+DIGEST_TIMEOUT_SECONDS: Final = 120.0
+"""A digest runs a whole heartbeat (a large fleet takes seconds)."""
+TEXT_CAP: Final = 2000
+
+
+def assistant_client(settings: Settings) -> AssistantClient:
+    """assistant.sock's client, from the settings. Its calls raise `CallError`."""
+    return AssistantClient(settings.assistant_socket, timeout_seconds=TIMEOUT_SECONDS)
+
+
+def render_status(status: WatchStatus) -> str:
+    """The watch's status in words (``status`` shows it under the queue)."""
+    if status.last_read_at is None:
+        read = "the fleet has not been read yet"
+    else:
+        read = f"the fleet was last read at {status.last_read_at}"
+    state = "alive" if status.alive else "NOT alive (no read within three heartbeats)"
+    lines = [f"Watch:        {state}; {read}; a heartbeat every {status.interval_seconds:g} s"]
+    if status.failed_beats:
+        code = status.last_code or "?"
+        lines.append(
+            f"              {status.failed_beats} failed heartbeat(s) in a row ({visible(code, 64)})"
+        )
+    if status.last_read_at is not None:
+        lines.append(
+            f"Fleet:        {status.devices} rooms, {status.online} online; Fix first {status.fix_first},"
+            f" Fix soon {status.fix_soon}, When convenient {status.when_convenient}"
+        )
+    for posts in status.posts:
+        failed = (
+            f", {posts.failed} failed ({visible(posts.last_code or '?', 40)}; not retried)"
+            if posts.failed
+            else ""
+        )
+        lines.append(f"Posts:        {visible(posts.destination, 20)}: {posts.sent} sent{failed}")
+    return "\n".join(lines)
+
+
+async def status_check(args: argparse.Namespace) -> int:
+    """``fleetwatch status --check``: 0 when the heartbeat is alive, else 1 (one line either way)."""
+    try:
+        status = await assistant_client(load_settings()).watch_status()
+    except CallError as exc:
+        if args.json:
+            print_json({"alive": False, "code": str(exc.code), "message": exc.message})
+        else:
+            print(f"NOT OK: the watch did not answer ({exc.code}: {exc.message})")
+        return 1
+    if args.json:
+        print_json(status)
+    elif status.alive:
+        print(
+            f"OK: the heartbeat read the fleet at {status.last_read_at} (every {status.interval_seconds:g} s)"
+        )
+    else:
+        last = status.last_read_at or "never"
+        print(f"NOT OK: no heartbeat read the fleet within three intervals (last read: {last})")
+    return 0 if status.alive else 1
+
+
+async def watch_status(settings: Settings) -> WatchStatus | None:
+    """The watch's status for ``fleetwatch status`` (None when the assistant does not answer)."""
+    try:
+        return await assistant_client(settings).watch_status()
+    except CallError:
+        return None
+
+
+async def history(args: argparse.Namespace) -> int:
+    """``fleetwatch history [--days N]``."""
+    reply = await assistant_client(load_settings()).history(args.days, args.language)
+    if args.json:
+        print_json(reply)
+        return 0
+    if not reply.entries:
+        none = (
+            "Nada cambió en los últimos {d} día(s)."
+            if args.language == "es"
+            else "Nothing changed in the last {d} day(s)."
+        )
+        print(none.format(d=args.days))
+    for entry in reply.entries:
+        print(f"{entry.at[:16].replace('T', ' ')} UTC  {visible(entry.text, TEXT_CAP)}")
+    if reply.more:
+        print(f"... and {reply.more} older entries not shown.")
+    for source, code in reply.unread.items():
+        print(f"Not shown: {visible(source, 40)} could not be read ({visible(code, 64)}).")
+    return 0
+
+
+async def digest(args: argparse.Namespace) -> int:
+    """``fleetwatch digest [--post]``."""
+    reply = await assistant_client(load_settings()).digest(
+        post=args.post, language=args.language, timeout_seconds=DIGEST_TIMEOUT_SECONDS
+    )
+    if args.json:
+        print_json(reply)
+        return 0
+    print("\n".join(visible(line, TEXT_CAP) for line in reply.text.splitlines()))
+    if args.post:
+        print(
+            f"Posted to: {', '.join(reply.posted)}." if reply.posted else "Nothing to post: nothing changed."
+        )
+    return 0
+
+
+async def note(args: argparse.Namespace) -> int:
+    """``fleetwatch note ROOM TEXT`` / ``--clear``."""
+    if not args.clear and not args.text:
+        raise CtlError(Code.INVALID_MESSAGE, "give the note's text, or --clear to remove the room's note")
+    message = SetNote(room=args.room, text=" ".join(args.text or ()), clear=args.clear)
+    reply = await assistant_client(load_settings()).set_note(message)
+    if args.json:
+        print_json(reply)
+    elif reply.note is not None:
+        room = visible(reply.note.room, 80)
+        print(
+            f"Note on {room} removed."
+            if reply.status == "cleared"
+            else f"Note on {room} saved: {visible(reply.note.text, 400)}"
+        )
+    if reply.code is None:
+        return 0
+    code = reply.code
+    if reply.candidates:
+        names = "; ".join(visible(c.name, 80) for c in reply.candidates)
+        raise CtlError(code, f"{MEANINGS[code]} Rooms that match: {names}")
+    raise CtlError(code, f"{MEANINGS[code]} (asked for {visible(args.room, 80)!r})")
+
+
+async def notes(args: argparse.Namespace) -> int:
+    """``fleetwatch notes [ROOM] [--search TEXT]``."""
+    reply = await assistant_client(load_settings()).notes(args.room or None, args.search or None)
+    if args.json:
+        print_json(reply)
+        return 0
+    if not reply.notes:
+        print("No room notes.")
+    for item in reply.notes:
+        who = "you" if item.set_by == os.getuid() else f"uid {item.set_by}"
+        print(
+            f"{visible(item.room, 80)}: {visible(item.text, 400)}  (set {item.set_at[:16].replace('T', ' ')} UTC by {who})"
+        )
+    return 0
+
+
+def _days(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= MAX_HISTORY_DAYS:
+        raise argparse.ArgumentTypeError(f"a whole number of days from 1 to {MAX_HISTORY_DAYS}")
+    return int(text)
+
+
+def add_commands(sub: Any, epilog: str) -> None:
+    """Add the watch's commands to ``fleetwatch``'s subparsers `sub` (``status --check`` is
+    added by ``status`` itself)."""
+    parser = sub.add_parser(
+        "history",
+        help="what changed, when: rooms, problems, readiness, digests, notes, proposals and outcomes",
+        epilog=epilog,
+    )
+    parser.add_argument(
+        "--days", type=_days, default=7, metavar="N", help="how many days back (1 to 90; default: 7)"
+    )
+    parser.add_argument("--language", choices=LANGUAGES, default="en", help="words in English or Spanish")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.set_defaults(run=history)
+
+    parser = sub.add_parser(
+        "digest",
+        help="one heartbeat now, and the digest of what changed since the last posted one",
+        epilog=epilog,
+    )
+    parser.add_argument(
+        "--post", action="store_true", help="also post it (console, Slack, Teams as configured)"
+    )
+    parser.add_argument(
+        "--language", choices=LANGUAGES, help="words in English or Spanish (default: the watch's)"
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.set_defaults(run=digest)
+
+    parser = sub.add_parser(
+        "note",
+        help="keep an operator's one-line note on a room (shown in digests, on the wall, in answers)",
+        epilog=epilog,
+    )
+    parser.add_argument("room", metavar="ROOM", help="the room's name (or enough of it to name one room)")
+    parser.add_argument(
+        "text", metavar="TEXT", nargs="*", help="the note (one line; control characters are removed)"
+    )
+    parser.add_argument("--clear", action="store_true", help="remove the room's note")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.set_defaults(run=note)
+
+    parser = sub.add_parser("notes", help="the room notes", epilog=epilog)
+    parser.add_argument("room", metavar="ROOM", nargs="?", help="only rooms whose name holds this")
+    parser.add_argument("--search", metavar="TEXT", help="only notes that hold this text")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.set_defaults(run=notes)

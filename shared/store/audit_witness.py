@@ -1,0 +1,123 @@
+"""A service's watch over the audit log's head: the anchor it keeps outside the store.
+
+Each writing service (approval_web, the executor) holds a `Witness`: the newest audit row it has
+seen, kept in ``<FLEETWATCH_KEYS_DIR>/<writer>.anchor`` (``0600`` of its user, beside its key,
+outside the store). The service moves it forward soon after the log grows (`Witness.nudge`,
+and at least every `WITNESS_SECONDS`); it never moves it over a head that no longer holds the
+row it saw last: a log cut short or rewritten stays cut short against the anchor, and
+`shared.store.db.verify_audit` names the first missing or changed row.
+
+What an anchor cannot see: rows written and removed between two looks (at most
+`WITNESS_SECONDS` apart, and both services look) by the same writer who holds their key.
+
+Errors: `shared.store.audit_seal.AuditKeyError` (an unsafe or malformed anchor file),
+`shared.store.db.StoreError` (``store_busy``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from pathlib import Path
+from typing import Final
+
+import aiosqlite
+
+from shared.errors import FleetwatchError
+from shared.store.audit_seal import Anchor, anchor_path, read_anchor, write_anchor
+from shared.store.db import audit_head, db_now
+
+log = logging.getLogger(__name__)
+
+WITNESS_SECONDS: Final = 5.0
+"""Longest time between two looks at the head while a service runs (seconds)."""
+
+
+async def _hash_of(conn: aiosqlite.Connection, seq: int) -> str | None:
+    async with conn.execute("SELECT hash FROM audit WHERE seq = ?", (seq,)) as cursor:
+        row = await cursor.fetchone()
+    return None if row is None else str(row[0])
+
+
+async def _first_signed(conn: aiosqlite.Connection) -> int | None:
+    async with conn.execute("SELECT min(seq) FROM audit WHERE mac IS NOT NULL") as cursor:
+        row = await cursor.fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+class Witness:
+    """The anchor of one writer (`writer`) in `folder`, read at construction.
+
+    Args:
+        folder: ``FLEETWATCH_KEYS_DIR``.
+        writer: ``executor`` or ``approval_web``.
+
+    Raises:
+        AuditKeyError: the anchor file is unsafe or malformed.
+    """
+
+    def __init__(self, folder: Path, writer: str) -> None:
+        self.path = anchor_path(folder, writer)
+        self.writer = writer
+        self.anchor: Anchor | None = read_anchor(self.path)
+        self.problem: str | None = None
+        """Set when the head no longer holds the row last seen (the log was cut or rewritten)."""
+        self._nudged = asyncio.Event()
+
+    @property
+    def anchors(self) -> tuple[Anchor, ...]:
+        """The anchor as `shared.store.db.verify_audit` takes it (empty before the first look)."""
+        return () if self.anchor is None else (self.anchor,)
+
+    async def observe(self, conn: aiosqlite.Connection) -> Anchor | None:
+        """Look at the head now and move the anchor forward when the log grew and still holds
+        the row last seen; the anchor after the look. Call it with no transaction open."""
+        head = await audit_head(conn)
+        current = self.anchor
+        if head is None:
+            if current is not None:
+                self._broken(f"the audit log is empty, but row {current.seq} was seen")
+            return current
+        if current is not None:
+            if head.seq < current.seq:
+                self._broken(f"the newest row is {head.seq}, but row {current.seq} was seen")
+                return current
+            if await _hash_of(conn, current.seq) != current.hash:
+                self._broken(f"row {current.seq} is not the row seen before")
+                return current
+            if head.seq == current.seq:
+                return current
+        signed_from = current.signed_from if current is not None and current.signed_from else 0
+        if not signed_from:
+            signed_from = await _first_signed(conn) or head.seq + 1
+        fresh = Anchor(seq=head.seq, hash=head.hash, seen_at=await db_now(conn), signed_from=signed_from)
+        write_anchor(self.path, fresh)
+        self.anchor = fresh
+        return fresh
+
+    def _broken(self, problem: str) -> None:
+        if self.problem != problem:
+            log.error(
+                "audit anchor of %s: %s; the anchor is kept (audit verify names the row)",
+                self.writer,
+                problem,
+            )
+        self.problem = problem
+
+    def nudge(self) -> None:
+        """Ask `watch` to look soon (the log just grew)."""
+        self._nudged.set()
+
+    async def watch(self, conn: aiosqlite.Connection, lock: asyncio.Lock) -> None:
+        """Look after each `nudge` and at least every `WITNESS_SECONDS`, using `conn` under
+        `lock` (the service's own), until cancelled. A failed look is logged and tried again."""
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._nudged.wait(), WITNESS_SECONDS)
+            self._nudged.clear()
+            try:
+                async with lock:
+                    await self.observe(conn)
+            except FleetwatchError as exc:
+                log.warning("could not look at the audit head (%s): %s", exc.code, exc.message)

@@ -1,0 +1,219 @@
+"""What the watch answers operators (status, history, a digest now, notes), its notices of
+pending proposals, and the wall screen's view."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from services.assistant import AssistantError
+from services.assistant.watch import answers
+from services.assistant.watch.compose import RoomName
+from services.assistant.watch.heartbeat import WatchOptions
+from services.assistant.watch.post import plain_text
+from services.assistant.watch.runner import wall_for
+from services.lab.server import LabHandle
+from shared.errors import Code
+from tests.assistant.watch.helpers import (
+    ENG220,
+    MemoryProposals,
+    Recorder,
+    beat,
+    notices_of,
+    pending,
+    reboot_through_the_labs_mcp,
+)
+
+SANDBOX = {"29088800004": RoomName("Sandbox Classroom", {"1": "Lecture"})}
+
+
+async def test_the_watch_is_alive_only_within_three_intervals_of_a_good_read(make_watch, lab: LabHandle):
+    watch = await make_watch(options=WatchOptions(interval_seconds=60))
+    assert answers.status(watch).alive is False
+    await beat(watch)
+    status = answers.status(watch)
+    assert status.alive and (status.devices, status.online, status.fix_first) == (30, 28, 3)
+    lab.advance(180)
+    assert answers.status(watch).alive
+    lab.advance(1)
+    assert not answers.status(watch).alive
+    lab.set_fault("get_devices_in_my_team", "error", count=1)
+    await beat(watch)
+    status = answers.status(watch)
+    assert not status.alive and status.failed_beats == 1 and status.last_code == Code.EPIPHAN_TOOL_ERROR
+
+
+async def test_a_pending_proposal_gets_one_notice_naming_the_room_and_the_page(
+    make_watch, recorder: Recorder
+):
+    proposals = MemoryProposals(rooms_reply=SANDBOX)
+    watch = await make_watch(proposals=proposals)
+    assert await notices_of(watch).post_pending() == 0
+    proposals.items.append(pending("p-000000000001", "2026-09-16T12:59:00.000Z"))
+    assert await notices_of(watch).post_pending() == 1
+    assert await notices_of(watch).post_pending() == 0
+    await watch.outbox.drain()
+    (notice,) = recorder.of("notice")
+    text = plain_text(notice)
+    assert "Start recording: Sandbox Classroom, channel 1 (Lecture)." in text
+    assert "http://127.0.0.1:8767/" in text and "cannot approve anything" in text
+    proposals.items.append(pending("p-000000000002", "2026-09-16T12:59:30.000Z", status="denied"))
+    assert await notices_of(watch).post_pending() == 0, (
+        "only a proposal that waits for a person gets a notice"
+    )
+
+
+async def test_a_notice_whose_room_names_cannot_be_read_still_goes_out_naming_the_id(
+    make_watch, recorder: Recorder
+):
+    proposals = MemoryProposals(
+        items=[pending("p-000000000001", "2026-09-16T12:59:00.000Z")], rooms_reply=Code.SERVICE_UNAVAILABLE
+    )
+    watch = await make_watch(proposals=proposals)
+    assert await notices_of(watch).post_pending() == 1
+    await watch.outbox.drain()
+    assert "a sandbox room (ID 29088800004; its name could not be read)" in plain_text(
+        recorder.of("notice")[0]
+    )
+
+
+async def test_history_lists_what_changed_with_proposals_and_outcomes_newest_first(
+    make_watch, lab: LabHandle
+):
+    proposals = MemoryProposals(
+        items=[
+            pending(
+                "p-000000000001",
+                "2026-09-16T12:00:00.000Z",
+                status="executed",
+                decided_at="2026-09-16T12:01:00.000Z",
+                outcome="ok",
+                verification="verified",
+                finished_at="2026-09-16T12:01:02.000Z",
+            ),
+            pending(
+                "p-000000000002",
+                "2026-09-16T12:30:00.000Z",
+                status="denied",
+                decided_at="2026-09-16T12:31:00.000Z",
+            ),
+        ],
+        rooms_reply=SANDBOX,
+    )
+    watch = await make_watch(proposals=proposals)
+    await beat(watch)
+    history = await answers.history(watch, 1, "en")
+    texts = [e.text for e in history.entries]
+    assert texts[-4:] == [
+        "Start recording: Sandbox Classroom, channel 1 (Lecture): denied; nothing ran",
+        "Proposed by the assistant: Start recording: Sandbox Classroom, channel 1 (Lecture)",
+        "Start recording: Sandbox Classroom, channel 1 (Lecture): ran ok and verified",
+        "Proposed by the assistant: Start recording: Sandbox Classroom, channel 1 (Lecture)",
+    ]
+    assert "The watch started: 30 rooms, 28 online" in texts
+    assert "Fix soon: ENG 210: offline" in texts
+    assert history.unread == {}
+    spanish = await answers.history(watch, 1, "es")
+    assert "Arreglar pronto: ENG 210: desconectado" in [e.text for e in spanish.entries]
+
+
+async def test_history_says_when_the_proposals_could_not_be_read(make_watch):
+    watch = await make_watch(proposals=MemoryProposals(history_reply=Code.SERVICE_UNAVAILABLE))
+    await beat(watch)
+    history = await answers.history(watch, 7, "en")
+    assert history.unread == {"proposals": "service_unavailable"} and history.entries
+
+
+async def test_a_digest_now_shows_what_changed_and_posts_only_when_asked(
+    make_watch, recorder: Recorder, lab: LabHandle
+):
+    watch = await make_watch()
+    shown = await answers.digest_now(watch, post=False, language=None)
+    assert shown.read and shown.changed and shown.posted == ()
+    assert shown.text.startswith("Fleetwatch is now watching 30 rooms")
+    await watch.outbox.drain()
+    assert "digest" not in recorder.kinds(), "shown, not posted: the next heartbeat still posts it"
+    posted = await answers.digest_now(watch, post=True, language="es")
+    await watch.outbox.drain()
+    assert posted.posted == ("console",) and recorder.kinds().count("digest") == 1
+    again = await answers.digest_now(watch, post=True, language=None)
+    assert not again.changed and again.posted == ()
+    assert again.text == "Nothing changed since 13:00. 30 rooms, 28 online; 19 open problem(s)."
+    lab.set_fault("get_devices_in_my_team", "error", count=1)
+    failed = await answers.digest_now(watch, post=False, language=None)
+    assert not failed.read and failed.code == Code.EPIPHAN_TOOL_ERROR
+    assert failed.text.startswith("Fleetwatch could not read the fleet (epiphan_tool_error")
+
+
+async def test_a_note_goes_on_the_one_room_a_name_means_and_an_ambiguous_name_saves_nothing(
+    make_watch, recorder: Recorder, lab: LabHandle
+):
+    watch = await make_watch()
+    with pytest.raises(AssistantError) as early:
+        await answers.set_note(watch, "ENG 210", "x", clear=False, uid=1000)
+    assert early.value.code == Code.WATCH_NOT_READY
+    await beat(watch)
+    ambiguous = await answers.set_note(watch, "SCI 1", "lamp", clear=False, uid=1000)
+    assert ambiguous.status == "ambiguous" and ambiguous.code == Code.ROOM_AMBIGUOUS
+    assert [c.name for c in ambiguous.candidates] == ["SCI 101 Lecture Hall", "SCI 105"]
+    assert (await answers.list_notes(watch, None, None)).notes == ()
+    missing = await answers.set_note(watch, "Moon Base", "x", clear=False, uid=1000)
+    assert (missing.status, missing.code) == ("not_found", Code.ROOM_NOT_FOUND)
+    saved = await answers.set_note(
+        watch, "eng 210", "Switch port dead,\u202e IT ticket 4411", clear=False, uid=1000
+    )
+    assert saved.status == "saved" and saved.note.text == "Switch port dead, IT ticket 4411"
+    assert saved.note.room == "ENG 210"
+    (note,) = (await answers.list_notes(watch, "eng", "ticket")).notes
+    assert (note.room, note.set_by) == ("ENG 210", 1000)
+    assert (await answers.list_notes(watch, None, "nothing like it")).notes == ()
+    await reboot_through_the_labs_mcp(lab, ENG220)
+    await beat(watch)
+    digest = plain_text(recorder.of("digest")[-1])
+    assert "- ENG 220: offline" in digest
+    lab.advance(100)
+    view = await wall_for(watch, "en")
+    offline_fix_soon = next(g for g in view.groups if g.heading == "Fix soon")
+    eng210 = next(line for line in offline_fix_soon.lines if line.text == "ENG 210: offline")
+    assert eng210.note == "Note (an operator's): Switch port dead, IT ticket 4411"
+    cleared = await answers.set_note(watch, "ENG 210", "", clear=True, uid=1000)
+    assert cleared.status == "cleared" and (await answers.list_notes(watch, None, None)).notes == ()
+
+
+async def test_the_wall_shows_the_groups_the_next_classes_with_readiness_and_when_the_fleet_was_read(
+    make_watch, lab: LabHandle
+):
+    watch = await make_watch(options=WatchOptions(interval_seconds=30))
+    before = await wall_for(watch, "en")
+    assert before.read_line == "The fleet has not been read yet." and before.stale and before.groups == ()
+    await beat(watch)
+    view = await wall_for(watch, "es")
+    assert view.read_line == "Última lectura del equipo a las 13:00 (hace 0 min)."
+    assert [g.heading for g in view.groups] == ["Arreglar primero", "Arreglar pronto", "Cuando convenga"]
+    assert view.refresh_seconds == 30
+    first = view.events[0]
+    assert (first.time, first.room) == ("en curso", "LAW Moot Court")
+    eng101 = next(e for e in view.events if e.room == "ENG 101 Auditorium")
+    assert (eng101.time, eng101.verdict_text) == ("13:25", "Lista")
+    lab.advance(timedelta(minutes=2).total_seconds())
+    stale = await wall_for(watch, "en")
+    assert (
+        stale.stale
+        and stale.read_line == "Fleet last read at 13:00, 2 min ago: more than three heartbeats ago."
+    )
+
+
+async def test_the_wall_and_the_history_name_a_part_the_last_read_could_not_read(make_watch, lab: LabHandle):
+    watch = await make_watch()
+    await beat(watch)
+    lab.set_fault("get_current_or_next_cms_events_for_devices", "malformed_json", count=1)
+    await beat(watch)
+    view = await wall_for(watch, "es")
+    assert view.problem is not None and view.problem.startswith("eventos: no se pudieron leer: ")
+    history = await answers.history(watch, 7, "es")
+    assert any(e.text == "No se pudo leer parte del equipo (eventos)" for e in history.entries)
+    await beat(watch)
+    assert (await wall_for(watch, "en")).problem is None
+    history = await answers.history(watch, 7, "en")
+    assert history.entries[0].text == "The whole fleet was read again"

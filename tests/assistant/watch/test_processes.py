@@ -1,0 +1,139 @@
+"""The watch in the real assistant process, beside the real executor and approval_web, over
+the real sockets; the operator's commands through the real ``fleetwatch`` CLI; Slack and Teams
+played by the lab's stand-ins; the wall screen over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+import sys
+from asyncio.subprocess import PIPE
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from services.lab.notices import LAB_SLACK_BOT, slack_base_url, teams_webhook_url
+from shared.epiphan.slots import SignIn, write_slot
+from tests.e2e.stack import Stack, running_stack
+from tests.procs import ServiceProcess, base_env, start_service
+from tests.support import READY_SECONDS, wait_until
+
+ASK_PAGE = re.compile(r"ask page at (http://127\.0\.0\.1:\d+/)")
+IDLE = "29088800001"
+"""Sandbox Pearl-2: idle, on the stack's fence (channel 1 is "Program")."""
+
+
+@pytest.fixture
+async def watched(tmp_path: Path) -> AsyncIterator[tuple[Stack, ServiceProcess, dict[str, str], str]]:
+    """The stack (lab, executor, approval_web) and the assistant with its watch (a heartbeat
+    every two seconds, posting to the lab's Slack and Teams stand-ins), its environment, the ask
+    page's URL."""
+    home = tmp_path / "home"
+    async with running_stack(home) as stack:
+        env = base_env(
+            home,
+            FLEETWATCH_EPIPHAN_MCP_URL=stack.lab.mcp_url,
+            FLEETWATCH_WRITE_DEVICE_IDS="29088800001,29088800002",
+            FLEETWATCH_WRITE_TEAM_ID=stack.lab.teams["sandbox"].team_id,
+            FLEETWATCH_HEARTBEAT_SECONDS="2",
+            FLEETWATCH_ASK_PORT="0",
+            FLEETWATCH_SLACK_API_URL=slack_base_url(stack.lab.url),
+            FLEETWATCH_SLACK_BOT_TOKEN=LAB_SLACK_BOT,
+            FLEETWATCH_SLACK_CHANNEL="#av-watch",
+            FLEETWATCH_TEAMS_WEBHOOK_URL=teams_webhook_url(stack.lab.url),
+            FLEETWATCH_LOG_LEVEL="INFO",
+        )
+        normal = stack.lab.teams["normal"]
+        write_slot(
+            stack.settings.read_token_file,
+            SignIn(access_token=normal.token, server=stack.lab.mcp_url, team_id=normal.team_id, kind="lab"),
+        )
+        assistant = await start_service("services.assistant", env, "--page")
+        try:
+            found = await wait_until(
+                lambda: ASK_PAGE.search(assistant.log_text(tail=50_000)),
+                what="the ask page's address in the assistant's log",
+                seconds=READY_SECONDS,
+                process=assistant.process,
+                log=lambda: assistant.log_text(tail=3000),
+            )
+            yield stack, assistant, env, found.group(1)
+        finally:
+            await assistant.stop()
+
+
+async def fleetwatch(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """The ``fleetwatch`` CLI as a process (awaited: the lab serves from this test's loop)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "services.ctl.main", *args, env=env, stdout=PIPE, stderr=PIPE
+    )
+    async with asyncio.timeout(120):
+        out, err = await process.communicate()
+    return subprocess.CompletedProcess(args, process.returncode or 0, out.decode(), err.decode())
+
+
+def texts(notices: list[dict], destination: str = "slack") -> list[str]:
+    return [n["text"] for n in notices if n["destination"] == destination]
+
+
+async def test_the_assistant_process_watches_posts_notices_and_answers_the_watch_commands(watched):
+    stack, assistant, env, page = watched
+
+    def first_digest(notices: list[dict], destination: str = "slack") -> list[str]:
+        return [t for t in texts(notices, destination) if t.startswith("Fleetwatch is now watching")]
+
+    first = await stack.lab.notices_until(lambda n: bool(first_digest(n) and first_digest(n, "teams")), 20)
+    (digest,) = first_digest(first)
+    assert "- ENG 210: offline" in digest and "- LIB Room 2: offline" in digest
+
+    check = await fleetwatch(env, "status", "--check")
+    assert check.returncode == 0 and check.stdout.startswith("OK: the heartbeat read the fleet"), check
+
+    proposal_id = await stack.propose(
+        "batch_recording", {"action": "start", "device_ids": [f"{IDLE}-1"]}, "Class soon."
+    )
+    noticed = await stack.lab.notices_until(lambda n: any(proposal_id in t for t in texts(n)), 20)
+    notice = next(t for t in texts(noticed) if proposal_id in t)
+    assert "Start recording: Sandbox Pearl-2, channel 1 (Program)." in notice
+    assert f"Approve or deny it on the approval page, on the Fleetwatch machine: {stack.url}" in notice
+    assert "/approve" not in notice and "token" not in notice.lower()
+
+    ambiguous = await fleetwatch(env, "note", "SCI 1", "lamp", "replaced")
+    assert ambiguous.returncode == 2
+    assert "room_ambiguous" in ambiguous.stderr and "SCI 101 Lecture Hall; SCI 105" in ambiguous.stderr
+    saved = await fleetwatch(env, "note", "eng 210", "Switch port dead; IT ticket 4411")
+    assert (
+        saved.returncode == 0
+        and saved.stdout.strip() == "Note on ENG 210 saved: Switch port dead; IT ticket 4411"
+    )
+    listed = json.loads((await fleetwatch(env, "notes", "--json")).stdout)
+    assert [(n["room"], n["text"]) for n in listed["notes"]] == [
+        ("ENG 210", "Switch port dead; IT ticket 4411")
+    ]
+
+    history = json.loads((await fleetwatch(env, "history", "--days", "1", "--json")).stdout)
+    kinds = [e["kind"] for e in history["entries"]]
+    assert {"proposal", "note", "first_read", "finding_opened", "digest"} <= set(kinds)
+    assert history["unread"] == {}
+    words = (await fleetwatch(env, "history", "--language", "es")).stdout
+    assert "Propuesto por un operador: Iniciar la grabación: Sandbox Pearl-2, canal 1 (Program)" in words
+
+    digest_now = await fleetwatch(env, "digest")
+    assert digest_now.returncode == 0 and digest_now.stdout.startswith("Nothing changed since"), digest_now
+
+    async with httpx2.AsyncClient() as http:
+        wall = await http.get(page + "wall")
+        foreign = await http.get(page + "wall", headers={"Host": "evil.example"})
+    assert wall.status_code == 200 and "script" not in wall.headers["Content-Security-Policy"].replace(
+        "'none'", ""
+    )
+    assert '<meta http-equiv="refresh" content="5">' in wall.text and "<form" not in wall.text
+    assert "Switch port dead; IT ticket 4411" in wall.text and "ENG 210: offline" in wall.text
+    assert foreign.status_code == 400
+
+    assert await assistant.stop() == 0
+    assert (await fleetwatch(env, "status", "--check")).returncode == 1

@@ -1,0 +1,218 @@
+"""Audit MACs and anchors: a store writer who drops the triggers, edits rows and recomputes every
+hash still cannot make another writer's rows verify, cannot strip or forge a MAC, and cannot cut
+the newest rows off unnoticed by an anchor kept outside the store."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import stat
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiosqlite
+import pytest
+
+from shared.errors import Code
+from shared.store.audit_seal import (
+    APPROVAL_WEB,
+    EXECUTOR,
+    AuditKey,
+    AuditKeyError,
+    Keyring,
+    RowMac,
+    key_path,
+    load_key,
+    read_anchor,
+    writer_of,
+)
+from shared.store.audit_witness import Witness
+from shared.store.db import StoreError, append_audit, migrate, open_store, verify_audit
+from tests.shared.store.tampering import Statement, tamper
+
+WEB, EXE = AuditKey.new(APPROVAL_WEB), AuditKey.new(EXECUTOR)
+
+
+def rehash(db: Path, *statements: Statement) -> None:
+    """`statements` run by a store writer without the keys, every hash then recomputed."""
+    tamper(db, *statements, rehash=True)
+
+
+@contextlib.asynccontextmanager
+async def store_at(path: Path, *keys: AuditKey) -> AsyncIterator[aiosqlite.Connection]:
+    """A connection signing with `keys`, closed at the end whatever happens (an open one would
+    keep its thread, and the test run, alive)."""
+    conn = await open_store(path, keyring=Keyring(*keys))
+    try:
+        yield conn
+    finally:
+        await conn.close()
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> Path:
+    """A store with six rows: approval_web, executor, approval_web, executor, approval_web,
+    approval_web (the newest two are approval_web's)."""
+    path = tmp_path / "fleetwatch.db"
+    async with store_at(path, WEB, EXE) as conn:
+        await migrate(conn)
+        for actor, kind in (
+            ("operator:1000", "kill_switch"),
+            ("executor", "execution_start"),
+            ("approval_web", "approval"),
+            ("executor", "outcome"),
+            ("assistant", "ask"),
+            ("operator:1000", "kill_switch"),
+        ):
+            await append_audit(conn, actor=actor, kind=kind, detail={"n": 1})
+    return path
+
+
+async def verify(path: Path, *keys: AuditKey, anchors=()):
+    async with store_at(path, *keys) as conn:
+        return await verify_audit(conn, anchors=anchors)
+
+
+async def test_every_row_carries_its_writers_mac_and_each_writer_verifies_its_own(db: Path):
+    both = await verify(db, WEB, EXE)
+    assert both.ok and dict(both.signed) == {APPROVAL_WEB: 4, EXECUTOR: 2}
+    web_only = await verify(db, WEB)
+    assert web_only.ok and web_only.signed == ((APPROVAL_WEB, 4),) and web_only.unchecked == 2
+    raw = sqlite3.connect(db)
+    writers = [w for (w,) in raw.execute("SELECT writer FROM audit ORDER BY seq")]
+    raw.close()
+    assert writers == ["approval_web", "executor", "approval_web", "executor", "approval_web", "approval_web"]
+
+
+async def test_the_kill_switch_row_changed_and_rehashed_is_named_by_its_writer(db: Path):
+    rehash(db, "UPDATE audit SET detail_json = '{\"on\":false}' WHERE seq = 1")
+    result = await verify(db, WEB)
+    assert (result.ok, result.first_bad_seq) == (False, 1)
+    assert "MAC does not match under the approval_web's key" in result.reason
+
+
+async def test_an_executor_row_changed_and_rehashed_is_named_by_the_executor(db: Path):
+    rehash(db, "UPDATE audit SET detail_json = '{\"n\":2}' WHERE seq = 4")
+    assert (await verify(db, EXE)).first_bad_seq == 4
+    # approval_web cannot check row 4 itself, but its own row 5 was chained onto the old hash.
+    assert (await verify(db, WEB)).first_bad_seq == 5
+
+
+async def test_a_mac_recomputed_with_one_writers_key_does_not_pass_for_the_others_row(db: Path):
+    forged = WEB.row_mac("x" * 64)
+    rehash(db, ("UPDATE audit SET detail_json = '{\"n\":9}', writer = 'approval_web' WHERE seq = 2", ()))
+    raw = sqlite3.connect(db)
+    digest = raw.execute("SELECT hash FROM audit WHERE seq = 2").fetchone()[0]
+    raw.execute("UPDATE audit SET mac = ? WHERE seq = 2", (WEB.row_mac(digest),))
+    raw.commit()
+    raw.close()
+    result = await verify(db, WEB, EXE)
+    assert result.first_bad_seq == 2 and "not its actor's" in result.reason
+    assert forged != WEB.row_mac(digest)
+
+
+async def test_a_row_inserted_in_the_middle_and_rehashed_is_named(db: Path):
+    rehash(
+        db,
+        "UPDATE audit SET seq = seq + 100 WHERE seq >= 3",
+        "UPDATE audit SET seq = seq - 99 WHERE seq >= 100",
+        "INSERT INTO audit (seq, at, actor, kind, detail_json, prev_hash, hash, writer, mac)"
+        " VALUES (3, '2030-01-01T00:00:00.000Z', 'operator:0', 'kill_switch', '{\"on\":false}', 'a', 'b',"
+        " 'approval_web', 'c')",
+    )
+    result = await verify(db, WEB)
+    assert (result.ok, result.first_bad_seq) == (False, 3)
+
+
+async def test_a_mac_stripped_after_the_first_signed_row_is_named(db: Path):
+    rehash(db, "UPDATE audit SET mac = NULL, writer = NULL WHERE seq = 5")
+    result = await verify(db, WEB)
+    assert result.first_bad_seq == 5 and "no MAC" in result.reason
+
+
+async def test_rows_removed_from_the_end_are_named_against_the_anchor(db: Path, tmp_path: Path):
+    witness = Witness(tmp_path / "keys", APPROVAL_WEB)
+    async with store_at(db, WEB) as conn:
+        await witness.observe(conn)
+    assert witness.anchor is not None and witness.anchor.seq == 6 and witness.anchor.signed_from == 1
+    rehash(db, "DELETE FROM audit WHERE seq >= 5")
+    assert (await verify(db, WEB)).ok  # the store alone cannot tell
+    result = await verify(db, WEB, anchors=witness.anchors)
+    assert (result.ok, result.first_bad_seq) == (False, 5)
+    assert "rows 5 to 6 missing" in result.reason
+
+
+async def test_the_anchor_never_moves_over_a_cut_log(db: Path, tmp_path: Path):
+    keys = tmp_path / "keys"
+    async with store_at(db, WEB) as conn:
+        first = Witness(keys, APPROVAL_WEB)
+        await first.observe(conn)
+        rehash(db, "DELETE FROM audit WHERE seq = 6")
+        await append_audit(conn, actor="approval_web", kind="note", detail={})  # a new row 6
+        again = Witness(keys, APPROVAL_WEB)  # as after a restart: read from the file
+        assert again.anchor == first.anchor
+        await again.observe(conn)
+    assert again.anchor == first.anchor and again.problem == "row 6 is not the row seen before"
+    result = await verify(db, WEB, anchors=again.anchors)
+    assert result.first_bad_seq == 6 and "anchor" in result.reason
+
+
+async def test_the_anchor_file_is_private_and_follows_the_growing_log(db: Path, tmp_path: Path):
+    keys = tmp_path / "keys"
+    witness = Witness(keys, APPROVAL_WEB)
+    async with store_at(db, WEB) as conn:
+        await witness.observe(conn)
+        await append_audit(conn, actor="approval_web", kind="note", detail={})
+        await witness.observe(conn)
+    anchor = read_anchor(keys / "approval_web.anchor")
+    assert anchor is not None and anchor.seq == 7 and anchor == witness.anchor
+    assert stat.S_IMODE((keys / "approval_web.anchor").stat().st_mode) == 0o600
+
+
+async def test_a_connection_signs_only_the_rows_of_the_writers_whose_keys_it_holds(tmp_path: Path):
+    async with store_at(tmp_path / "fw.db", WEB) as conn:
+        await migrate(conn)
+        with pytest.raises(StoreError) as caught:
+            await append_audit(conn, actor="executor", kind="outcome", detail={})
+        assert caught.value.code is Code.INTERNAL_ERROR and "executor's audit key" in caught.value.message
+        await append_audit(conn, actor="operator:7", kind="denial", detail={})
+    async with store_at(tmp_path / "fw.db") as keyless:
+        with pytest.raises(StoreError):
+            await append_audit(keyless, actor="operator:7", kind="denial", detail={})
+        assert (await verify_audit(keyless)).ok  # reading and checking the chain needs no key
+
+
+def test_rows_belong_to_the_executor_only_when_its_actor_is_the_executor():
+    assert writer_of("executor") == EXECUTOR
+    for actor in ("approval_web", "operator:0", "executor:1000", "page s-1", "assistant", "peer:5"):
+        assert writer_of(actor) == APPROVAL_WEB
+    ring = Keyring(WEB)
+    assert ring.check("approval_web", "executor", "h" * 64, "m") is RowMac.WRONG_WRITER
+    assert ring.check(None, "assistant", "h" * 64, None) is RowMac.UNSIGNED
+    assert ring.check("executor", "executor", "h" * 64, "m") is RowMac.UNCHECKED
+
+
+def test_a_key_is_made_once_private_and_kept(tmp_path: Path):
+    folder = tmp_path / "home" / "keys"
+    first = load_key(folder, EXECUTOR, create=True)
+    again = load_key(folder, EXECUTOR, create=True)
+    assert first == again and "secret" not in repr(first).replace("secret=", "")
+    assert stat.S_IMODE(key_path(folder, EXECUTOR).stat().st_mode) == 0o600
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+def test_a_key_readable_by_others_or_behind_a_symlink_is_refused(tmp_path: Path):
+    folder = tmp_path / "keys"
+    load_key(folder, APPROVAL_WEB, create=True)
+    os.chmod(key_path(folder, APPROVAL_WEB), 0o640)
+    with pytest.raises(AuditKeyError) as caught:
+        load_key(folder, APPROVAL_WEB, create=False)
+    assert caught.value.code is Code.CONFIG_INVALID and "600" in caught.value.message
+    elsewhere = tmp_path / "elsewhere.key"
+    elsewhere.write_text("00" * 32)
+    os.chmod(elsewhere, 0o600)
+    key_path(folder, EXECUTOR).symlink_to(elsewhere)
+    with pytest.raises(AuditKeyError) as caught:
+        load_key(folder, EXECUTOR, create=True)
+    assert "symlink" in caught.value.message
