@@ -61,6 +61,7 @@ from shared.errors import Code, FleetwatchError
 from shared.text.change_words import why
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES
+from shared.web.forms import read_form
 from shared.web.guards import (
     CODE_HEADER,
     SECURITY_HEADERS,
@@ -298,7 +299,7 @@ async def _css(request: web.Request) -> web.Response:
 async def _login_post(request: web.Request) -> web.Response:
     parts = request.app[_PARTS]
     client, now = request.remote or "unknown", parts.clock()
-    form = await request.post()
+    form = await read_form(request)
     wait = parts.throttle.wait_left(client, now)
     if wait > 0:
         raise _Refused(Code.SLOW_DOWN, "login", wait=int(wait + 0.999))
@@ -332,7 +333,7 @@ async def _wall_css(request: web.Request) -> web.Response:
 
 async def _ask(request: web.Request) -> web.Response:
     parts = request.app[_PARTS]
-    form = await request.post()
+    form = await read_form(request)
     session = parts.sessions.find(request.cookies.get(COOKIE))
     if session is None:
         raise _Refused(Code.SECRET_REQUIRED, "ask")
@@ -390,11 +391,26 @@ def _plain(code: Code, status: int) -> web.Response:
     return response
 
 
+_POSTED: Final = {"/login": "login", "/ask": "ask"}
+"""The page's POST addresses and the operation each refusal there is recorded under."""
+
+
+def _operation(request: web.Request) -> str:
+    """The operation a refusal is recorded under: ``page`` for a GET or HEAD of the page,
+    ``login`` / ``ask`` for its two forms, ``unknown`` for anything else; never a value the
+    browser sent (approval.sock takes only names of ours)."""
+    if request.method in ("GET", "HEAD") and request.path in ("/", "/page.css", "/wall", "/wall.css"):
+        return "page"
+    if request.method == "POST":
+        return _POSTED.get(request.path, "unknown")
+    return "unknown"
+
+
 @web.middleware
 async def _guard(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
-    operation = "page" if request.method in ("GET", "HEAD") else request.path.strip("/") or "page"
+    operation = _operation(request)
     try:
         if not host_ok(request.headers.get("Host"), _port(request)):
             raise _Refused(Code.BAD_HOST, operation)

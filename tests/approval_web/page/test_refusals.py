@@ -337,3 +337,27 @@ async def test_every_refusal_carries_its_one_code_in_a_header(ready: tuple[Harne
         assert response.headers.getall("Fleetwatch-Code") == [code], code
     page = await h.client.get("/")
     assert page.status == 200 and "Fleetwatch-Code" not in page.headers
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "multipart/form-data",
+        "multipart/form-data; boundary=xyz",
+        "application/x-www-form-urlencoded; charset=bogus",
+    ],
+)
+async def test_a_body_that_is_no_readable_form_is_refused_as_a_form_without_its_token(
+    ready: tuple[Harness, dict[str, str]], content_type: str
+) -> None:
+    """Found by the fuzzing (issue 15): a multipart body without a boundary answered 500."""
+    h, _ = ready
+    async with refused_once(h, "csrf_failed"):
+        response = await h.client.post(
+            "/approve",
+            data=b"\xff\xfe not a form",
+            headers={**h.same_origin(), "Content-Type": content_type},
+            allow_redirects=False,
+        )
+        assert response.status == 403
+        assert response.headers.getall("Fleetwatch-Code") == ["csrf_failed"]
