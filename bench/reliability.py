@@ -212,6 +212,7 @@ async def main(args: argparse.Namespace) -> int:
         say(soak_table(report))
         say(f"  cycles {report.cycles}, outcomes {dict(report.outcomes.most_common())}")
         say(f"  audit rows {report.audit_rows}, chain ok {report.audit_ok}, restarts {report.restarts}")
+        say(f"  watch heartbeats recorded {report.beats}, of which read the fleet {report.beats_read}")
         summary.update(
             soak_minutes=args.soak,
             lock_errors=report.lock_errors,

@@ -243,6 +243,15 @@ class Fleet:
     async def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         return await store_rows(self.settings.db, sql, params)
 
+    async def watch_rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        """Rows of the watch's own store (the assistant's ``watch.db``), read-only."""
+        return await store_rows(self.settings.watch_db, sql, params)
+
+    async def last_beat(self) -> int:
+        """The seq of the last beat the watch recorded (0: none yet)."""
+        rows = await self.watch_rows("SELECT coalesce(max(seq), 0) AS seq FROM beats")
+        return int(rows[0]["seq"])
+
     async def snapshot(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every row of every table of the store, by table."""
         conn = await open_store(self.settings.db)
@@ -337,6 +346,9 @@ class Fleet:
         return rss_kib / 1024, fds
 
 
+HEARTBEAT_SECONDS = 15
+"""The watch's beat interval under the harness (``FLEETWATCH_HEARTBEAT_SECONDS``; 180 s in
+production), so a soak of minutes sees many beats of the timer's own."""
 PER_HOUR = 60
 """The hourly cap the harness runs under: the design's ceiling (``policy.yaml`` ships 10; a
 matrix or a soak proposes more than that in an hour, every proposal through intake)."""
@@ -351,6 +363,7 @@ async def _start(home: Path) -> tuple[dict[str, str], Settings]:
         FLEETWATCH_HOME=str(home),
         FLEETWATCH_LOG_LEVEL="WARNING",
         FLEETWATCH_POLICY_DIR=str(policy),
+        FLEETWATCH_HEARTBEAT_SECONDS=str(HEARTBEAT_SECONDS),
     )
     status, out = await ctl(env, "up")
     assert status == 0, out

@@ -11,10 +11,10 @@ one of
 - ``truncated``: a header announcing more bytes than are sent before the write side closes;
 - ``huge``: a header announcing more than the socket's frame cap (the body is never sent).
 
-and sends it with up to three frames derived from its body without another draw (drawing is what
+and sends it with up to six frames derived from its body without another draw (drawing is what
 costs: about 8 ms a case, against well under 1 ms to send and check a frame): ``retagged`` (the
-same fields under another request tag the socket serves), ``cut`` (the body's first half as a
-complete frame) and ``flipped`` (one byte inverted). The complete frames of an example go
+same fields under two other request tags the socket serves), ``cut`` (the body's first half and
+first third, each as a complete frame) and ``flipped`` (one byte inverted, at two places). The complete frames of an example go
 pipelined on one connection (the server answers each and keeps reading); a truncated or huge
 frame gets a connection of its own, as the server closes it after answering.
 
@@ -297,24 +297,27 @@ class Frame:
 
 
 def derived(contract: SocketContract, kind: str, raw: bytes, tag: str | None) -> list[Frame]:
-    """The drawn case and the frames derived from its body (see the module docstring)."""
+    """The drawn case and the frames derived from its body (see the module docstring): two
+    retagged, two cut, two flipped, each where the body allows."""
     frames = [Frame(kind, raw, tag)]
     if kind == "huge":
         return frames
     body = raw[_HEADER.size :]
-    digest = hashlib.blake2b(body, digest_size=8).digest()
+    digest = hashlib.blake2b(body, digest_size=16).digest()
     if kind in ("hostile", "truncated", "wrong_tag"):
         with contextlib.suppress(msgspec.DecodeError):
             fields = msgspec.msgpack.decode(body)
             if isinstance(fields, dict):
-                other = contract.tags[digest[0] % len(contract.tags)]
-                retagged = msgspec.msgpack.encode({**fields, "op": other})
-                frames.append(Frame("retagged", _HEADER.pack(len(retagged)) + retagged, other))
-    if kind != "not_msgpack" and len(body) > 1:
-        cut = body[: len(body) // 2]
-        frames.append(Frame("cut", _HEADER.pack(len(cut)) + cut, None))
-    if body:
-        at = int.from_bytes(digest[1:5], "big") % len(body)
+                tags = contract.tags
+                for other in dict.fromkeys(tags[(digest[0] + i) % len(tags)] for i in range(2)):
+                    retagged = msgspec.msgpack.encode({**fields, "op": other})
+                    frames.append(Frame("retagged", _HEADER.pack(len(retagged)) + retagged, other))
+    if kind != "not_msgpack":
+        for cut in dict.fromkeys(body[: len(body) // d] for d in (2, 3)):
+            if 0 < len(cut) < len(body):
+                frames.append(Frame("cut", _HEADER.pack(len(cut)) + cut, None))
+    for i in range(2 if body else 0):
+        at = int.from_bytes(digest[2 + 4 * i : 6 + 4 * i], "big") % len(body)
         flipped = body[:at] + bytes([body[at] ^ 0xFF]) + body[at + 1 :]
         frames.append(Frame("flipped", _HEADER.pack(len(flipped)) + flipped, tag))
     return frames
@@ -344,7 +347,7 @@ def send_case(
             tally.codes[check_frame_answer(contract, frame.kind, frame.tag, answers)] += 1
 
 
-FRAMES_PER_CASE = 3
+FRAMES_PER_CASE = 5
 """About how many frames one drawn case sends (itself and the frames derived from it)."""
 _FAST = {
     "database": None,

@@ -4,14 +4,18 @@ supervisord (`tests.reliability.fleet`), and what it must leave behind.
 One cycle, in order: a proposal through approval.sock, the card on the page, Approve (every
 second cycle; the write runs in the lab) or Deny, a second proposal left for the queue (it is
 approved, denied or expires later: the harness's policy keeps proposals 300 s, the design's
-floor), two questions to the assistant (read-only), and the heartbeats an operator's monitor
-sends (the executor's Health, approval_web's status). Targets rotate over the sandbox rooms, and
+floor), two questions to the assistant (read-only), and the watch's heartbeat
+(`services.assistant.watch.heartbeat`): besides the beats the assistant makes on its own timer
+(every `tests.reliability.fleet.HEARTBEAT_SECONDS`), a beat asked for over assistant.sock
+(``RunDigest``, what ``fleetwatch digest`` sends) and the watch's status (``GetWatchStatus``,
+what ``fleetwatch status --check`` asks: alive when a beat read the fleet lately). Targets rotate over the sandbox rooms, and
 each cycle starts with an operator lifting the denial pauses (audited), so the mix keeps
 proposing; a refusal the limits give (``queue_full``, ``hourly_cap_reached``, ``target_busy``...)
 is an outcome, tallied.
 
 Measured: ``store_busy`` answers and "database is locked" lines in the services' logs (lock
-errors); lost audit rows (the highest seq seen during the run against the rows present at its
+errors, the watch store's included); the beats the watch recorded (``beats`` in its own store:
+how many, how many read the fleet); lost audit rows (the highest seq seen during the run against the rows present at its
 end, gaps, and the chain); RSS (MiB) and open file descriptors of each service at the start,
 at the end, and the maximum, sampled every cycle.
 
@@ -32,7 +36,6 @@ from aiohttp import ClientError
 
 from shared.errors import Code
 from shared.wire.client import CallError
-from shared.wire.executor import ExecutorClient
 from tests.reliability.fleet import SERVICES, Fleet
 
 CYCLE_SECONDS = 20.0
@@ -74,6 +77,10 @@ class SoakReport:
     audit_ok: bool = True
     usage: dict[str, Usage] = field(default_factory=lambda: {s: Usage() for s in SERVICES})
     restarts: int = 0
+    beats: int = 0
+    """Beats the watch recorded during the soak (its timer's and those asked for)."""
+    beats_read: int = 0
+    """Of those, the beats that read the fleet."""
 
     def rss_growth_mb(self) -> dict[str, float]:
         return {s: round(u.samples[-1][0] - u.samples[0][0], 1) for s, u in self.usage.items() if u.samples}
@@ -131,16 +138,20 @@ async def _ask(fleet: Fleet, report: SoakReport, question: str) -> None:
 
 
 async def _heartbeats(fleet: Fleet, report: SoakReport) -> None:
-    for name, beat in (
-        ("health", ExecutorClient(fleet.socket("executor")).health()),
-        ("status", fleet.approval().status()),
-    ):
-        try:
-            await beat
-        except CallError as exc:
-            _tally(report, name, exc)
-            continue
-        _tally(report, name)
+    """The watch's heartbeat: one beat now (``RunDigest``, not posted), then its status."""
+    assistant = fleet.assistant()
+    try:
+        digest = await assistant.digest(post=False, language="en", timeout_seconds=60)
+    except CallError as exc:
+        _tally(report, "beat", exc)
+    else:
+        _tally(report, "beat:read" if digest.read else f"beat:{digest.code}")
+    try:
+        status = await assistant.watch_status()
+    except CallError as exc:
+        _tally(report, "watch_status", exc)
+    else:
+        _tally(report, "watch_status:alive" if status.alive else "watch_status:not_alive")
 
 
 async def _lift(fleet: Fleet, report: SoakReport) -> None:
@@ -181,6 +192,7 @@ async def soak(fleet: Fleet, *, seconds: float | None = None, cycles: int | None
     loop = asyncio.get_running_loop()
     started = loop.time()
     pids = await fleet.pids()
+    first_beat = await fleet.last_beat()
     await _sample(fleet, report)
     highest = 0
     n = 0
@@ -203,6 +215,10 @@ async def soak(fleet: Fleet, *, seconds: float | None = None, cycles: int | None
     )
     report.audit_ok, _ = await fleet.audit_ok()
     report.restarts = sum(1 for s, p in (await fleet.pids()).items() if p != pids[s])
+    beats = await fleet.watch_rows(
+        "SELECT count(*) AS n, coalesce(sum(ok), 0) AS read FROM beats WHERE seq > ?", (first_beat,)
+    )
+    report.beats, report.beats_read = beats[0]["n"], beats[0]["read"]
     for service in SERVICES:
         with contextlib.suppress(OSError):
             log = (fleet.settings.state_dir / "logs" / f"{service}.log").read_text(errors="replace")
