@@ -107,6 +107,22 @@ def expected_executor(
     return outcome == "ok" and verification != "verified" and writes == 1
 
 
+def expectation(side: str, tool: str, kind: str) -> str:
+    """What `expected_executor` (or, for the assistant, `assistant_cell`) holds a cell to, in
+    the table's words."""
+    if side == "assistant":
+        return "answer" if kind == "schema_drift" else "answer/read code"
+    if tool in EXECUTOR_READS:
+        if kind == "schema_drift" and tool in DRIFT_READ_AROUND:
+            return "ok (1w)"
+        return "refused (0w)"
+    if tool == WRITE:
+        return "unknown (≤1w)"
+    if kind == "schema_drift":
+        return "ok/verified (1w)"
+    return "ok/not verified (1w)"
+
+
 async def executor_cell(harness: Harness, lab: LabHandle, tool: str, kind: str) -> FaultCell:
     """Propose and approve a start of recording, inject the fault, Execute; the cell."""
     lab.reset()
@@ -155,7 +171,7 @@ def _fault(tool: str, kind: str, side: str) -> Fault:
 
 
 def fault_table(cells: list[FaultCell]) -> str:
-    """Side and tool × fault -> observed outcome (writes); a wrong cell is marked."""
+    """Side and tool × fault -> expected → observed outcome (writes); a wrong cell is marked."""
     rows: dict[tuple[str, str], dict[str, FaultCell]] = {}
     for cell in cells:
         rows.setdefault((cell.side, cell.tool), {})[cell.kind] = cell
@@ -168,6 +184,7 @@ def fault_table(cells: list[FaultCell]) -> str:
                 parts.append("—")
             else:
                 text = c.observed + (f" ({c.writes}w)" if side == "executor" else "")
+                text = f"{expectation(side, tool, kind)} → {text}"
                 parts.append(text if c.right else f"**WRONG: {text}**")
         lines.append(f"| {side} | {tool} | " + " | ".join(parts) + " |")
     return "\n".join(lines)

@@ -38,7 +38,8 @@ STATE_QUERIES = {
 @dataclass
 class Services:
     stack: Stack
-    assistant: ServiceProcess
+    assistant: ServiceProcess | None
+    """None when started without it (`running_services`' ``assistant=False``)."""
     ask_port: int
 
     @property
@@ -47,11 +48,10 @@ class Services:
 
     @property
     def processes(self) -> dict[str, ServiceProcess]:
-        return {
-            "executor": self.stack.executor,
-            "approval_web": self.stack.approval_web,
-            "assistant": self.assistant,
-        }
+        out = {"executor": self.stack.executor, "approval_web": self.stack.approval_web}
+        if self.assistant is not None:
+            out["assistant"] = self.assistant
+        return out
 
     def socket(self, service: str) -> Path:
         return self.processes[service].socket
@@ -91,28 +91,31 @@ class Services:
 
 
 @contextlib.asynccontextmanager
-async def running_services(home: Path, **env: str) -> AsyncIterator[Services]:
-    """The lab, the executor and approval_web (`tests.e2e.stack.running_stack`) and the
-    assistant with its ask page, for the block."""
+async def running_services(home: Path, *, assistant: bool = True, **env: str) -> AsyncIterator[Services]:
+    """The lab, the executor and approval_web (`tests.e2e.stack.running_stack`) and, unless
+    `assistant` is False, the assistant with its ask page, for the block."""
     ask_port = free_port()
     async with running_stack(home, FLEETWATCH_ASK_PORT=str(ask_port), **env) as stack:
+        if not assistant:
+            yield Services(stack, None, ask_port)
+            return
         normal = stack.lab.teams["normal"]
         write_slot(
             stack.settings.read_token_file,
             SignIn(access_token=normal.token, server=stack.lab.mcp_url, team_id=normal.team_id, kind="lab"),
         )
         full = {**stack_env(stack), "FLEETWATCH_ASK_PORT": str(ask_port)}
-        assistant = await start_service("services.assistant", full, "--page")
+        process = await start_service("services.assistant", full, "--page")
         try:
             await wait_until(
                 lambda: port_answers(ask_port),
                 what="the ask page",
                 seconds=READY_SECONDS,
-                process=assistant.process,
+                process=process.process,
             )
-            yield Services(stack, assistant, ask_port)
+            yield Services(stack, process, ask_port)
         finally:
-            await assistant.stop()
+            await process.stop()
 
 
 def port_answers(port: int) -> bool:

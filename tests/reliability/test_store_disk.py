@@ -81,7 +81,9 @@ def proposal() -> SubmitProposal:
 
 async def test_a_full_disk_refuses_clearly_writes_nothing_half_and_recovers(tmp_path: Path) -> None:
     with small_disk(tmp_path / "disk") as disk:
-        async with running_services(tmp_path / "home", FLEETWATCH_DB=str(disk / "fleetwatch.db")) as services:
+        async with running_services(
+            tmp_path / "home", assistant=False, FLEETWATCH_DB=str(disk / "fleetwatch.db")
+        ) as services:
             client = ApprovalClient(services.stack.settings.approval_socket)
             before, audit_rows = await services.state(), await services.audit_rows()
             filler = fill(disk)
@@ -109,7 +111,7 @@ async def test_a_store_gone_read_only_stops_each_service_with_one_clear_code_and
     a file is open for writing), so the store turns read-only between two starts."""
     with small_disk(tmp_path / "disk") as disk:
         db = disk / "fleetwatch.db"
-        async with running_services(tmp_path / "home", FLEETWATCH_DB=str(db)) as services:
+        async with running_services(tmp_path / "home", assistant=False, FLEETWATCH_DB=str(db)) as services:
             accepted = await ApprovalClient(services.stack.settings.approval_socket).submit(proposal())
             env = dict(services.stack.approval_web.env)
         before, audit_rows = (
