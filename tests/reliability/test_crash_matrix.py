@@ -1,5 +1,5 @@
-"""A slice of the crash matrix (`tests.reliability.crash`) under real supervisord: one cell per
-service at a step where its death matters most. ``bench/reliability.py`` runs every cell
+"""A slice of the crash matrix (`tests.reliability.crash`) under real supervisord: each service
+killed at a step where its death matters most (the executor at two: before and after its write). ``bench/reliability.py`` runs every cell
 (3 services × 9 steps) through the same `run_cell`."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 @pytest.mark.parametrize(
     ("service", "step", "outcome", "writes"),
     [
+        ("executor", "claim", "executed/unknown", 0),
         ("executor", "outcome", "executed/unknown", 1),
         ("approval_web", "consume", "executed/ok/verified", 1),
         ("assistant", "prepare", "executed/ok/verified", 1),

@@ -1,6 +1,8 @@
 """A slice of the fault matrix (`tests.reliability.faults`): the executor and the assistant as
 real processes on the lab, one fault on one of their Epiphan calls per cell, the promised
-outcome checked. ``bench/reliability.py`` runs every cell (each tool × each fault)."""
+outcome checked: each fault kind at least once (latency on the executor's side only: the
+assistant's read timeout is 30 s). ``bench/reliability.py`` runs every cell (each tool × each
+fault)."""
 
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ async def sides(services: Services, tmp_path_factory: pytest.TempPathFactory) ->
     ("tool", "kind", "observed", "writes"),
     [
         ("get_devices_in_my_team", "http_500", "refused/device_list_unreadable", 0),
+        ("get_recorder_status_for_devices", "latency", "refused/state_read_failed", 0),
         ("get_recorder_status_for_devices", "close_connection", "refused/state_read_failed", 0),
         ("get_current_or_next_cms_events_for_devices", "schema_drift", "refused/state_read_failed", 0),
         ("batch_recording", "drop_response", "unknown/verified", 1),

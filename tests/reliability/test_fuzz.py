@@ -1,8 +1,8 @@
 """Generated frames on the three sockets and generated HTTP on the two pages, against real
 processes (the lab in this process; the executor, approval_web and the assistant with its ask
 page as ``python -m`` processes over one store): no crash, no state change, one stable code
-each (`tests.reliability.fuzz`). CI sends a bounded number to one set of processes (the
-``services`` fixture of ``conftest.py``);
+each (`tests.reliability.fuzz`). CI sends a bounded number (1,500 frames, 500 requests) to
+one set of processes (the ``services`` fixture of ``conftest.py``);
 ``bench/reliability.py`` sends 100,000 frames and 10,000 requests through the same functions."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from tests.reliability.services import Services
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
-FRAMES_PER_SOCKET = 300
+FRAMES_PER_SOCKET = 500
 REQUESTS_PER_PAGE = 250
 
 

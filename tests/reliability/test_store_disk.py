@@ -79,21 +79,25 @@ def proposal() -> SubmitProposal:
     return SubmitProposal(tool=tool, arguments=arguments, reason="Class starts soon.", proposed_by="operator")
 
 
-async def test_a_full_disk_refuses_clearly_writes_nothing_half_and_recovers(tmp_path: Path) -> None:
+async def test_a_store_that_cannot_be_written_refuses_clearly_writes_nothing_half_and_recovers(
+    tmp_path: Path,
+) -> None:
+    """First the disk fills under the running services, then (they stopped: a disk cannot turn
+    read-only under a running writer, the kernel refuses the remount while a file is open for
+    writing) it turns read-only between two starts."""
     with small_disk(tmp_path / "disk") as disk:
-        async with running_services(
-            tmp_path / "home", assistant=False, FLEETWATCH_DB=str(disk / "fleetwatch.db")
-        ) as services:
+        db = disk / "fleetwatch.db"
+        async with running_services(tmp_path / "home", assistant=False, FLEETWATCH_DB=str(db)) as services:
             client = ApprovalClient(services.stack.settings.approval_socket)
             before, audit_rows = await services.state(), await services.audit_rows()
             filler = fill(disk)
             with pytest.raises(CallError) as refused:
                 await client.submit(proposal())
             assert refused.value.code == Code.STORE_FULL
-            sessions = await store_rows(services.stack.settings.db, "SELECT * FROM sessions")
+            sessions = await store_rows(db, "SELECT * FROM sessions")
             status, code = await login(services)
             assert (status, code) == (503, Code.STORE_FULL)
-            assert await store_rows(services.stack.settings.db, "SELECT * FROM sessions") == sessions
+            assert await store_rows(db, "SELECT * FROM sessions") == sessions
             assert await services.state() == before
             assert await services.audit_rows() == audit_rows and await services.audit_ok()
             assert services.alive(), services.logs()
@@ -102,26 +106,14 @@ async def test_a_full_disk_refuses_clearly_writes_nothing_half_and_recovers(tmp_
             accepted = await client.submit(proposal())
             assert [row[0] for row in (await services.state())["proposals"]] == [accepted.proposal_id]
             assert await services.audit_ok()
-
-
-async def test_a_store_gone_read_only_stops_each_service_with_one_clear_code_and_it_recovers(
-    tmp_path: Path,
-) -> None:
-    """A disk cannot turn read-only under a running writer (the kernel refuses the remount while
-    a file is open for writing), so the store turns read-only between two starts."""
-    with small_disk(tmp_path / "disk") as disk:
-        db = disk / "fleetwatch.db"
-        async with running_services(tmp_path / "home", assistant=False, FLEETWATCH_DB=str(db)) as services:
-            accepted = await ApprovalClient(services.stack.settings.approval_socket).submit(proposal())
             env = dict(services.stack.approval_web.env)
-        before, audit_rows = (
-            await read_only_view(db),
-            await store_rows(db, "SELECT * FROM audit ORDER BY seq"),
-        )
+        before, audit_rows = await read_only_view(db), await services.audit_rows()
         mount("-o", "remount,ro", str(disk))
         try:
-            for module in ("services.executor", "services.approval_web"):
-                status, out = await run_module(module, env)
+            runs = await asyncio.gather(
+                *(run_module(m, env) for m in ("services.executor", "services.approval_web"))
+            )
+            for status, out in runs:
                 assert status == 2, out
                 assert f"{Code.STORE_READ_ONLY}:" in out and "Traceback" not in out, out
         finally:
