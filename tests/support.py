@@ -149,3 +149,12 @@ async def store_rows(db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[d
             return [dict(row) for row in await cursor.fetchall()]
     finally:
         await conn.close()
+
+
+UNREADABLE_FORMS = (
+    "multipart/form-data",
+    "multipart/form-data; boundary=xyz",
+    "application/x-www-form-urlencoded; charset=bogus",
+)
+"""Content types under which a POST body is no readable form (no boundary, a boundary the body
+does not have, a charset Python does not know): each page refuses it as a form without fields."""

@@ -21,6 +21,7 @@ from shared.web.page_secret import SecretSink, read_secret_file
 from shared.web.page_style import page_css
 from shared.wire.assistant import Answer, ModelInfo, ProposalLine, RefusalLine
 from shared.wire.formats import NAME
+from tests.support import UNREADABLE_FORMS
 
 
 @dataclass
@@ -359,14 +360,7 @@ async def test_every_refusal_names_its_one_code_in_a_header_and_an_unknown_addre
     assert {Code.PAGE_NOT_FOUND, Code.METHOD_NOT_ALLOWED, Code.BAD_HOST, Code.CROSS_SITE} <= refused
 
 
-@pytest.mark.parametrize(
-    "content_type",
-    [
-        "multipart/form-data",
-        "multipart/form-data; boundary=xyz",
-        "application/x-www-form-urlencoded; charset=bogus",
-    ],
-)
+@pytest.mark.parametrize("content_type", UNREADABLE_FORMS)
 async def test_a_body_that_is_no_readable_form_is_refused_as_a_form_without_its_token(
     page, fake, content_type
 ):

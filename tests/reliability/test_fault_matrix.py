@@ -62,10 +62,12 @@ async def test_a_fault_on_an_executor_call_ends_in_its_promised_outcome(
     [
         ("get_devices_in_my_team", "malformed_json", "answer/epiphan_bad_result"),
         ("get_recorder_status_for_devices", "auth_401", "answer/epiphan_auth"),
-        ("get_system_status_for_devices", "schema_drift", "answer"),
+        ("get_recorder_status_for_devices", "schema_drift", "answer"),
+        ("get_system_status_for_devices", "schema_drift", "answer/unread part"),
+        ("get_current_or_next_cms_events_for_devices", "http_500", "answer/unread part"),
     ],
 )
-async def test_a_fault_on_an_assistant_read_gives_an_answer_with_a_clear_read_code(
+async def test_a_fault_on_an_assistant_read_gives_an_answer_with_a_read_code_or_the_part_unread(
     sides: Sides, tool: str, kind: str, observed: str
 ) -> None:
     cell = await assistant_cell(sides.services.socket("assistant"), sides.services.lab, tool, kind)

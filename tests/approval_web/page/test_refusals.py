@@ -15,6 +15,7 @@ from aiohttp import ClientSession, CookieJar
 
 from services.approval_web.page.context import PAGE
 from tests.approval_web.page.helpers import Harness, add_proposal, connection, forms_of, page, policies
+from tests.support import UNREADABLE_FORMS
 
 TABLES = {
     "proposals": "SELECT * FROM proposals ORDER BY rowid",
@@ -339,14 +340,7 @@ async def test_every_refusal_carries_its_one_code_in_a_header(ready: tuple[Harne
     assert page.status == 200 and "Fleetwatch-Code" not in page.headers
 
 
-@pytest.mark.parametrize(
-    "content_type",
-    [
-        "multipart/form-data",
-        "multipart/form-data; boundary=xyz",
-        "application/x-www-form-urlencoded; charset=bogus",
-    ],
-)
+@pytest.mark.parametrize("content_type", UNREADABLE_FORMS)
 async def test_a_body_that_is_no_readable_form_is_refused_as_a_form_without_its_token(
     ready: tuple[Harness, dict[str, str]], content_type: str
 ) -> None:
