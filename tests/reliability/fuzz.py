@@ -195,54 +195,44 @@ def _read_exactly(sock: socket.socket, size: int) -> bytes:
     return data
 
 
+def _answers(sock: socket.socket, *, shut_after_first: bool) -> list[bytes]:
+    """Every frame body the server sends on `sock` until it closes (then the write side is
+    closed after the first answer when `shut_after_first`)."""
+    answers: list[bytes] = []
+    while True:
+        try:
+            header = _read_exactly(sock, _HEADER.size)
+        except ConnectionResetError:
+            break
+        if len(header) < _HEADER.size:
+            break
+        answers.append(_read_exactly(sock, _HEADER.unpack(header)[0]))
+        if shut_after_first:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_WR)
+    return answers
+
+
 def exchange(path: Path, raw: bytes, *, close_write: bool = False) -> list[bytes]:
     """Send `raw` on a fresh connection to the unix socket at `path` (then close the write
     side when `close_write`, or once the answer came); every frame body answered until the
     server closes (bounded by `REPLY_SECONDS`)."""
-    frames: list[bytes] = []
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(REPLY_SECONDS)
-        sock.connect(str(path))
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            sock.sendall(raw)
-        if close_write:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_WR)
-        while True:
-            try:
-                header = _read_exactly(sock, _HEADER.size)
-            except ConnectionResetError:
-                break
-            if len(header) < _HEADER.size:
-                break
-            frames.append(_read_exactly(sock, _HEADER.unpack(header)[0]))
-            if not close_write:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_WR)
-    return frames
+    return exchange_pipelined(path, [raw], close_write=close_write)
 
 
-def exchange_pipelined(path: Path, frames: list[bytes]) -> list[bytes]:
-    """Send the complete `frames` back to back on one connection to the unix socket at `path`,
-    close the write side, and read every answer until the server closes (bounded by
-    `REPLY_SECONDS` per read)."""
-    answers: list[bytes] = []
+def exchange_pipelined(path: Path, frames: list[bytes], *, close_write: bool = True) -> list[bytes]:
+    """Send `frames` back to back on one connection to the unix socket at `path`, close the
+    write side (at once with `close_write`, else after the first answer), and read every answer
+    until the server closes (bounded by `REPLY_SECONDS` per read)."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(REPLY_SECONDS)
         sock.connect(str(path))
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             sock.sendall(b"".join(frames))
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_WR)
-        while True:
-            try:
-                header = _read_exactly(sock, _HEADER.size)
-            except ConnectionResetError:
-                break
-            if len(header) < _HEADER.size:
-                break
-            answers.append(_read_exactly(sock, _HEADER.unpack(header)[0]))
-    return answers
+        if close_write:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_WR)
+        return _answers(sock, shut_after_first=not close_write)
 
 
 @dataclass
