@@ -72,6 +72,8 @@ class Code(enum.StrEnum):
     STORE_SCHEMA_TOO_NEW = "store_schema_too_new"
     AUDIT_CHAIN_BROKEN = "audit_chain_broken"
     STORE_BUSY = "store_busy"
+    STORE_FULL = "store_full"
+    STORE_READ_ONLY = "store_read_only"
     # --- canonical form ----------------------------------------------------------------
     NOT_CANONICALIZABLE = "not_canonicalizable"
     HIDDEN_CHARACTER = "hidden_character"
@@ -156,6 +158,7 @@ class Code(enum.StrEnum):
     BAD_HOST = "bad_host"
     BODY_TOO_LARGE = "body_too_large"
     METHOD_NOT_ALLOWED = "method_not_allowed"
+    PAGE_NOT_FOUND = "page_not_found"
 
 
 MEANINGS: Mapping[Code, str] = MappingProxyType(
@@ -175,6 +178,8 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.STORE_SCHEMA_TOO_NEW: "The store was written by a newer Fleetwatch; refusing to downgrade it.",
         Code.AUDIT_CHAIN_BROKEN: "The audit log's hash chain does not verify; the message names the first bad row.",
         Code.STORE_BUSY: "The store stayed locked by another process past the busy timeout; nothing was written.",
+        Code.STORE_FULL: "The store's disk is full; nothing was written. Free space and try again.",
+        Code.STORE_READ_ONLY: "The store cannot be written (a read-only disk or file); nothing was written.",
         Code.NOT_CANONICALIZABLE: "Arguments hold a value with no canonical form (float, NaN, duplicate key...).",
         Code.HIDDEN_CHARACTER: "Arguments hold a hidden, control or bidirectional character.",
         Code.TOOL_NOT_ALLOWED: "The tool is not on the read list; the guard refused it before sending.",
@@ -265,6 +270,7 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.BAD_HOST: "The Host header is not the page's own (DNS rebinding guard).",
         Code.BODY_TOO_LARGE: "The request body is larger than the cap.",
         Code.METHOD_NOT_ALLOWED: "The page changes nothing on GET; an action needs a POST from its own form.",
+        Code.PAGE_NOT_FOUND: "The page has no such address; nothing changed.",
     }
 )
 

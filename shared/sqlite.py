@@ -11,12 +11,15 @@
 - `apply_migrations`: a versioned schema (`Migration`, ``PRAGMA user_version``), run by the
   store's one owner at start; with ``application_id`` a file made for another store is refused.
 
-Errors: `StoreError` with ``store_schema_too_new`` (a newer schema, or another store's file)
-or ``store_busy`` (locked past the busy timeout; the transaction was rolled back).
+Errors: `StoreError` with ``store_schema_too_new`` (a newer schema, or another store's file),
+``store_busy`` (locked past the busy timeout; the transaction was rolled back), ``store_full``
+or ``store_read_only`` (the disk is full or cannot be written; rolled back, see `cannot_write`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -26,7 +29,7 @@ from typing import NamedTuple
 
 import aiosqlite
 
-from shared.errors import Code, FleetwatchError
+from shared.errors import MEANINGS, Code, FleetwatchError
 
 BUSY_TIMEOUT_MS = 10_000
 NOW_SQL = "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
@@ -35,7 +38,8 @@ decide on time, e.g. ``UPDATE approvals SET used=1 WHERE id=? AND used=0 AND exp
 
 
 class StoreError(FleetwatchError):
-    """The store refused: ``store_schema_too_new``, ``store_busy`` or ``audit_chain_broken``."""
+    """The store refused: ``store_schema_too_new``, ``store_busy``, ``store_full``,
+    ``store_read_only`` or ``audit_chain_broken``."""
 
 
 class Migration(NamedTuple):
@@ -52,6 +56,10 @@ async def open_store(path: str | Path) -> aiosqlite.Connection:
 
     The connection is in autocommit mode: use `write_tx` for anything that reads then writes.
     Call the store's migration once at start in the process that owns its schema.
+
+    Raises:
+        StoreError: ``store_read_only`` / ``store_full`` when the file cannot be set up for
+            writing (WAL needs to write), ``store_busy`` when it stays locked (`cannot_write`).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -61,17 +69,46 @@ async def open_store(path: str | Path) -> aiosqlite.Connection:
         await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         await conn.execute("PRAGMA journal_mode = WAL")
         await conn.execute("PRAGMA foreign_keys = ON")
-    except BaseException:
+    except BaseException as exc:
         await conn.close()
-        raise
+        if _read_only_folder(path):
+            raise StoreError(
+                Code.STORE_READ_ONLY, f"{MEANINGS[Code.STORE_READ_ONLY]} ({path.parent})"
+            ) from exc
+        raise cannot_write(exc) or exc from exc
     return conn
 
 
-def _is_busy(exc: sqlite3.Error) -> bool:
-    return getattr(exc, "sqlite_errorcode", None) is not None and exc.sqlite_errorcode & 0xFF in (
-        sqlite3.SQLITE_BUSY,
-        sqlite3.SQLITE_LOCKED,
-    )
+def _read_only_folder(path: Path) -> bool:
+    """True when the store's folder or file cannot be written: a read-only mount, or modes
+    (SQLite then says only "unable to open database file", for the -wal or -shm it must make)."""
+    try:
+        read_only_mount = bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+    unwritable = not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK))
+    return read_only_mount or unwritable
+
+
+_CANNOT_WRITE = {
+    sqlite3.SQLITE_BUSY: Code.STORE_BUSY,
+    sqlite3.SQLITE_LOCKED: Code.STORE_BUSY,
+    sqlite3.SQLITE_FULL: Code.STORE_FULL,
+    sqlite3.SQLITE_READONLY: Code.STORE_READ_ONLY,
+}
+"""SQLite's primary result codes that mean "the write could not be made", and ours."""
+
+
+def cannot_write(exc: BaseException) -> StoreError | None:
+    """The `StoreError` a failed write means (``store_busy``, ``store_full``,
+    ``store_read_only``), or None when `exc` is not a store that cannot be written."""
+    if not isinstance(exc, sqlite3.Error):
+        return None
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:
+        return None
+    ours = _CANNOT_WRITE.get(code & 0xFF)
+    return StoreError(ours, f"{MEANINGS[ours]} ({exc})") if ours is not None else None
 
 
 @asynccontextmanager
@@ -80,25 +117,27 @@ async def write_tx(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Connec
     propagates). Not re-entrant: a connection already in a transaction is a bug.
 
     Raises:
-        StoreError: ``store_busy`` when the write lock could not be had within the busy
-            timeout (10 s) or the commit found the database locked; nothing was written.
+        StoreError: nothing was written, because ``store_busy``: the write lock could not be
+            had within the busy timeout (10 s) or the commit found the database locked;
+            ``store_full``: the disk is full; ``store_read_only``: the file or its disk cannot
+            be written (`cannot_write`).
     """
     if conn.in_transaction:
         raise StoreError(Code.INTERNAL_ERROR, "write_tx is not re-entrant: a transaction is already open")
     try:
         await conn.execute("BEGIN IMMEDIATE")
-    except sqlite3.OperationalError as exc:
-        if _is_busy(exc):
-            raise StoreError(Code.STORE_BUSY) from exc
-        raise
+    except sqlite3.Error as exc:
+        raise cannot_write(exc) or exc from exc
     try:
         yield conn
         await conn.execute("COMMIT")
     except BaseException as exc:
         if conn.in_transaction:
-            await conn.execute("ROLLBACK")
-        if isinstance(exc, sqlite3.OperationalError) and _is_busy(exc):
-            raise StoreError(Code.STORE_BUSY) from exc
+            with contextlib.suppress(sqlite3.Error):
+                await conn.execute("ROLLBACK")
+        translated = cannot_write(exc)
+        if translated is not None:
+            raise translated from exc
         raise
 
 

@@ -17,7 +17,7 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from shared.config import Settings, load_settings
@@ -54,6 +54,8 @@ class ServiceProcess:
     socket: Path
     settings: Settings
     log: Path
+    env: Mapping[str, str] = field(default_factory=dict)
+    """The environment it was started with (a restart starts it again with this)."""
 
     @property
     def pid(self) -> int:
@@ -96,7 +98,7 @@ async def start_service(
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", module, *args, env=dict(env), stdout=sink, stderr=sink
         )
-    service = ServiceProcess(module, process, socket, settings, log)
+    service = ServiceProcess(module, process, socket, settings, log, dict(env))
     try:
         await wait_for_socket(process, socket, log)
     except BaseException:

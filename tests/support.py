@@ -11,6 +11,7 @@ process's log when that process exits first. This is the one place the suite pol
 - `wait_for_socket`: until a unix socket accepts a connection (a service that is ready).
 - `wait_for_socket_file`: until a socket file exists with its final mode, without connecting
   (a connection from a peer off the allowlist would be refused and audited).
+- `store_rows`: the rows of one query on a store file, as dicts (a fresh connection).
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ import socket
 import stat
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
+
+from shared.store.db import open_store
 
 T = TypeVar("T")
 
@@ -136,3 +139,22 @@ async def wait_for_socket_file(
         process=process,
         log=log,
     )
+
+
+async def store_rows(db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    """The rows `sql` selects from the store at `db`, as dicts, on a connection of its own."""
+    conn = await open_store(db)
+    try:
+        async with conn.execute(sql, params) as cursor:
+            return [dict(row) for row in await cursor.fetchall()]
+    finally:
+        await conn.close()
+
+
+UNREADABLE_FORMS = (
+    "multipart/form-data",
+    "multipart/form-data; boundary=xyz",
+    "application/x-www-form-urlencoded; charset=bogus",
+)
+"""Content types under which a POST body is no readable form (no boundary, a boundary the body
+does not have, a charset Python does not know): each page refuses it as a form without fields."""

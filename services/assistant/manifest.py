@@ -110,8 +110,16 @@ PAGE_OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(
         f"{PAGE_PREFIX}ask",
         ASK_CODES
-        | {Code.BAD_HOST, Code.CROSS_SITE, Code.CSRF_FAILED, Code.BODY_TOO_LARGE, Code.SECRET_REQUIRED},
-        "the local ask page's POST /ask (a session begun with the page's secret)",
+        | {
+            Code.BAD_HOST,
+            Code.CROSS_SITE,
+            Code.CSRF_FAILED,
+            Code.BODY_TOO_LARGE,
+            Code.SECRET_REQUIRED,
+            Code.METHOD_NOT_ALLOWED,
+            Code.PAGE_NOT_FOUND,
+        },
+        "the local ask page's POST /ask (a session begun with the page's secret; and any address or method it does not serve)",
     ),
     Operation(
         f"{PAGE_PREFIX}login",

@@ -61,7 +61,16 @@ from shared.errors import Code, FleetwatchError
 from shared.text.change_words import why
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES
-from shared.web.guards import SECURITY_HEADERS, form_token, host_ok, new_key, post_origin_problem, token_ok
+from shared.web.forms import read_form
+from shared.web.guards import (
+    CODE_HEADER,
+    SECURITY_HEADERS,
+    form_token,
+    host_ok,
+    new_key,
+    post_origin_problem,
+    token_ok,
+)
 from shared.web.local_http import serve_local
 from shared.web.loopback_peer import peer_uid
 from shared.web.page_secret import PageSecret, SecretSink
@@ -109,6 +118,8 @@ STATUS: Final = {
     Code.SECRET_REQUIRED: 401,
     Code.SECRET_WRONG: 403,
     Code.SLOW_DOWN: 429,
+    Code.PAGE_NOT_FOUND: 404,
+    Code.METHOD_NOT_ALLOWED: 405,
 }
 SLOW_DOWN_WORDS: Final = (
     "Too many wrong entries. Wait {wait} seconds, then try again. / Demasiados intentos fallidos. "
@@ -288,7 +299,7 @@ async def _css(request: web.Request) -> web.Response:
 async def _login_post(request: web.Request) -> web.Response:
     parts = request.app[_PARTS]
     client, now = request.remote or "unknown", parts.clock()
-    form = await request.post()
+    form = await read_form(request)
     wait = parts.throttle.wait_left(client, now)
     if wait > 0:
         raise _Refused(Code.SLOW_DOWN, "login", wait=int(wait + 0.999))
@@ -322,7 +333,7 @@ async def _wall_css(request: web.Request) -> web.Response:
 
 async def _ask(request: web.Request) -> web.Response:
     parts = request.app[_PARTS]
-    form = await request.post()
+    form = await read_form(request)
     session = parts.sessions.find(request.cookies.get(COOKIE))
     if session is None:
         raise _Refused(Code.SECRET_REQUIRED, "ask")
@@ -334,14 +345,18 @@ async def _ask(request: web.Request) -> web.Response:
     chosen = language if language in ("en", "es") else None
     if not isinstance(question, str) or not question.strip() or len(question) > MAX_QUESTION_CHARS:
         error = TOO_LONG[_es(chosen)].format(n=MAX_QUESTION_CHARS)
-        return _ask_form(request, session, status=400, error=error, language=chosen or "")
+        response = _ask_form(request, session, status=400, error=error, language=chosen or "")
+        response.headers[CODE_HEADER] = str(Code.INVALID_MESSAGE)
+        return response
     asked_by = AskedBy(uid=uid_of(request), page_session=session)
     try:
         answer = await parts.ask(question, chosen, asked_by=asked_by)
     except FleetwatchError as exc:
         words = why(exc.code, chosen or "en")
         error = f"{words[:1].upper()}{words[1:]}."
-        return _ask_form(request, session, status=503, error=error, question=question)
+        response = _ask_form(request, session, status=503, error=error, question=question)
+        response.headers[CODE_HEADER] = str(exc.code)
+        return response
     return _ask_form(request, session, answer=answer, question=question, language=chosen or "")
 
 
@@ -356,6 +371,7 @@ async def _refusal(request: web.Request, refused: _Refused) -> web.Response:
         response = _login(request, status=status, error=_sentences(refused.code))
     else:
         response = _plain(refused.code, status)
+    response.headers[CODE_HEADER] = str(refused.code)
     if refused.wait:
         response.headers["Retry-After"] = str(refused.wait)
     return response
@@ -368,15 +384,33 @@ def _sentences(code: Code) -> str:
 
 
 def _plain(code: Code, status: int) -> web.Response:
-    """A refused request: one sentence a person reads, in English and Spanish (no code)."""
-    return web.Response(text=_sentences(code) + "\n", status=status)
+    """A refused request: one sentence a person reads, in English and Spanish (no code in the
+    words); the code, for a program, in `CODE_HEADER`."""
+    response = web.Response(text=_sentences(code) + "\n", status=status)
+    response.headers[CODE_HEADER] = str(code)
+    return response
+
+
+_POSTED: Final = {"/login": "login", "/ask": "ask"}
+"""The page's POST addresses and the operation each refusal there is recorded under."""
+
+
+def _operation(request: web.Request) -> str:
+    """The operation a refusal is recorded under: ``page`` for a GET or HEAD of the page,
+    ``login`` / ``ask`` for its two forms, ``unknown`` for anything else; never a value the
+    browser sent (approval.sock takes only names of ours)."""
+    if request.method in ("GET", "HEAD") and request.path in ("/", "/page.css", "/wall", "/wall.css"):
+        return "page"
+    if request.method == "POST":
+        return _POSTED.get(request.path, "unknown")
+    return "unknown"
 
 
 @web.middleware
 async def _guard(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
-    operation = "page" if request.method in ("GET", "HEAD") else request.path.strip("/") or "page"
+    operation = _operation(request)
     try:
         if not host_ok(request.headers.get("Host"), _port(request)):
             raise _Refused(Code.BAD_HOST, operation)
@@ -389,6 +423,10 @@ async def _guard(
             response = await handler(request)
         except web.HTTPRequestEntityTooLarge as exc:
             raise _Refused(Code.BODY_TOO_LARGE, operation) from exc
+        except web.HTTPMethodNotAllowed as exc:
+            raise _Refused(Code.METHOD_NOT_ALLOWED, operation) from exc
+        except web.HTTPNotFound as exc:
+            raise _Refused(Code.PAGE_NOT_FOUND, operation) from exc
     except _Refused as refused:
         response = await _refusal(request, refused)
     response.headers.update(SECURITY_HEADERS)

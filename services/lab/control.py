@@ -5,7 +5,9 @@
                         verbatim}}  (shapes: tool → named shape answered in; verbatim: team →
                         tools answered with a capture's unreadable answer as it was)
     GET  /_lab/writes   {"writes": [{seq, tool, arguments, team, at, result}], "rejected": [...]}
-    GET|POST|DELETE /_lab/faults   list / add {"tool", "kind", "seconds"?, "count"?} / clear
+    GET|POST|DELETE /_lab/faults   list / add {"tool", "kind", "seconds"?, "count"?, "team"?, "after"?} /
+                        clear -> {"faults": [...], "held": [{tool, team}]}
+    POST /_lab/release  the calls waiting in a ``hold`` fault go on -> {"released": N}
     POST /_lab/clock    {"advance_seconds": N} or {"set": "<UTC ISO>"} -> {"now"}
     POST /_lab/reset    the scenario's first state; write log and faults cleared -> {"ok", "now"}
     POST /_lab/tokens   {"team", "ttl_seconds"?} -> {"token"} (a bearer token of lab time)
@@ -28,6 +30,7 @@ from services.lab import LabError
 from services.lab.faults import parse_fault
 from services.lab.lab import Lab
 from services.lab.oauth import is_loopback, loopback_refusal
+from services.lab.scenario import TEAM_NAMES
 from services.lab.tools import TOOL_NAMES
 
 
@@ -74,10 +77,13 @@ def control_routes(lab: Lab, base_url: str) -> list[Route]:
 
     async def faults(request: Request) -> Response:
         if request.method == "POST":
-            lab.set_fault(parse_fault(await request.body(), TOOL_NAMES))
+            lab.set_fault(parse_fault(await request.body(), TOOL_NAMES, frozenset(TEAM_NAMES)))
         elif request.method == "DELETE":
             lab.faults.clear()
-        return JSONResponse({"faults": lab.faults.listing()})
+        return JSONResponse({"faults": lab.faults.listing(), "held": list(lab.held)})
+
+    async def release(request: Request) -> Response:
+        return JSONResponse({"released": lab.release()})
 
     async def clock(request: Request) -> Response:
         data = await body(request)
@@ -127,6 +133,7 @@ def control_routes(lab: Lab, base_url: str) -> list[Route]:
         Route("/_lab/state", guarded(state), methods=["GET"]),
         Route("/_lab/writes", guarded(writes), methods=["GET"]),
         Route("/_lab/faults", guarded(faults), methods=["GET", "POST", "DELETE"]),
+        Route("/_lab/release", guarded(release), methods=["POST"]),
         Route("/_lab/clock", guarded(clock), methods=["POST"]),
         Route("/_lab/reset", guarded(reset), methods=["POST"]),
         Route("/_lab/tokens", guarded(tokens), methods=["POST"]),

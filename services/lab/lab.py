@@ -1,7 +1,7 @@
 """The simulator's root: scenario, world, clock, tokens, faults, and the write log.
 
-`Lab.call_tool` is the whole life of one tool call, in this order: faults are taken (latency
-waits here), the bearer token is checked (a missing, unknown, revoked or expired token gets the
+`Lab.call_tool` is the whole life of one tool call, in this order: faults are taken (for the
+caller's team; latency and ``hold`` wait here), the bearer token is checked (a missing, unknown, revoked or expired token gets the
 in-band ``401 Unauthorized`` error result the real server gives), ``error``/``auth_401`` faults
 answer, the arguments are validated against the tool's schema, the handler runs, a write is
 logged, and ``malformed_json``/``schema_drift``/``drop_response`` shape what is sent back.
@@ -121,6 +121,9 @@ class Lab:
         self.tokens = TokenBook()
         self.demo_tokens = {team: self.tokens.issue(team, f"lab-demo-{team}", None) for team in TEAM_NAMES}
         self.faults = FaultTable()
+        self.held: list[dict[str, Any]] = []
+        """Calls waiting in a ``hold`` fault: ``[{tool, team}]``."""
+        self._release = anyio.Event()
         self._shapes = settings.shape_map()
         self.writes: list[dict[str, Any]] = []
         self.rejected: list[dict[str, Any]] = []
@@ -144,11 +147,33 @@ class Lab:
         self.notices.clear()
         self._seq = 0
         self.faults.clear()
+        self.release()
         for fault in self.scenario.faults:
-            self.faults.add(fault.check(TOOL_NAMES))
+            self.faults.add(fault.check(TOOL_NAMES, frozenset(TEAM_NAMES)))
 
     def set_fault(self, fault: Fault) -> None:
-        self.faults.add(fault.check(TOOL_NAMES))
+        self.faults.add(fault.check(TOOL_NAMES, frozenset(TEAM_NAMES)))
+
+    def release(self) -> int:
+        """Let every call waiting in a ``hold`` go on; how many were waiting."""
+        waiting = len(self.held)
+        self._release.set()
+        self._release = anyio.Event()
+        return waiting
+
+    def team_of(self, token: str | None) -> str | None:
+        """The team a bearer token signs in to right now, or None."""
+        auth = self.tokens.check(token, self.clock.now())
+        return None if isinstance(auth, str) else auth.team
+
+    async def _hold(self, name: str, team: str | None, seconds: float) -> None:
+        entry = {"tool": name, "team": team}
+        self.held.append(entry)
+        try:
+            with anyio.move_on_after(seconds):
+                await self._release.wait()
+        finally:
+            self.held.remove(entry)
 
     def end_sessions(self) -> None:
         """End every MCP session a tool call came on so far: their IDs answer HTTP 404
@@ -191,8 +216,10 @@ class Lab:
         if tool is None:
             self._log(self.rejected, tool=name, arguments=args, team=None, reason="unknown tool")
             return CallOutcome(_error(f"Unknown tool: {name}"))
-        delay, kinds = self.faults.take(name)
-        if delay:
+        delay, kinds = self.faults.take(name, self.team_of(token))
+        if FaultKind.HOLD in kinds:
+            await self._hold(name, self.team_of(token), delay)
+        elif delay:
             await anyio.sleep(delay)
         auth = self.tokens.check(token, self.clock.now())
         if isinstance(auth, str):

@@ -15,13 +15,16 @@ connects and tool calls answer the in-band 401; with ``challenge`` it gets HTTP 
 ``WWW-Authenticate: Bearer ... resource_metadata=...`` (the SDK's OAuth client starts there).
 
 A ``drop_response`` fault holds the tool call open (the write applied and logged) until the
-client gives up or the session ends: the client sees a timeout, never a result.
+client gives up or the session ends: the client sees a timeout, never a result. The HTTP-layer
+faults (``http_500``, ``close_connection``) are taken by `_http_faults` in front of ``/mcp``,
+before the session sees the request: nothing is applied.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -152,7 +155,10 @@ def check_shapes(shapes: Mapping[str, str]) -> dict[str, str]:
 
 
 def _bearer(request: Any) -> str | None:
-    header = request.headers.get("authorization", "") if request is not None else ""
+    return _bearer_text(request.headers.get("authorization", "") if request is not None else "")
+
+
+def _bearer_text(header: str) -> str | None:
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return None
@@ -205,6 +211,66 @@ class _EndedSessionsRefused:
         await self._app(scope, receive, send)
 
 
+def _tool_call_name(body: bytes) -> str | None:
+    """The tool a JSON-RPC ``tools/call`` request body names, else None."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    return name if isinstance(name, str) else None
+
+
+class _HttpFaults:
+    """ASGI middleware for ``/mcp``: a ``tools/call`` that an ``http_500`` or
+    ``close_connection`` fault applies to is answered here, and never reaches the session.
+    (A class, not a function: Starlette wraps a plain function as a GET endpoint.)"""
+
+    def __init__(self, lab: Lab, app: Any) -> None:
+        self.lab, self.app = lab, app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        messages, body, more = [], b"", True
+        while more:
+            message = await receive()
+            messages.append(message)
+            body += message.get("body", b"")
+            more = message["type"] == "http.request" and message.get("more_body", False)
+        name = _tool_call_name(body)
+        kinds: frozenset[FaultKind] = frozenset()
+        if name is not None:
+            header = next((v for k, v in scope["headers"] if k.lower() == b"authorization"), b"")
+            team = self.lab.team_of(_bearer_text(header.decode("latin-1")))
+            _, kinds = self.lab.faults.take(name, team, layer="http")
+        if FaultKind.CLOSE_CONNECTION in kinds:
+            start = {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream")],
+            }
+            await send(start)
+            # Returning with the response unfinished makes uvicorn drop the connection.
+            return
+        if FaultKind.HTTP_500 in kinds:
+            await send(
+                {"type": "http.response.start", "status": 500, "headers": [(b"content-type", b"text/plain")]}
+            )
+            await send({"type": "http.response.body", "body": b"500 Internal Server Error (lab fault)"})
+            return
+        replay = iter(messages)
+
+        async def replayed() -> Any:
+            return next(replay, None) or await receive()
+
+        await self.app(scope, replayed, send)
+
+
 def build_app(lab: Lab, base_url: str, *, on_ready: Callable[[], None] | None = None) -> Starlette:
     """The lab's ASGI app, served at ``base_url`` (``http://127.0.0.1:<port>``). Build a new
     one per run: the SDK's session manager runs once. ``on_ready`` is called at startup."""
@@ -219,7 +285,7 @@ def build_app(lab: Lab, base_url: str, *, on_ready: Callable[[], None] | None = 
         ),
     )
     provider = LabOAuthProvider(lab, base_url)
-    mcp_app: Any = _EndedSessionsRefused(lab, StreamableHTTPASGIApp(manager))
+    mcp_app: Any = _EndedSessionsRefused(lab, _HttpFaults(lab, StreamableHTTPASGIApp(manager)))
     if lab.settings.anonymous == "challenge":
         mcp_app = AuthenticationMiddleware(
             RequireAuthMiddleware(mcp_app, [], build_resource_metadata_url(resource)),

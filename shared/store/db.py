@@ -10,7 +10,8 @@
   `append_audit`, `verify_audit`, `audit_head`.
 
 Errors: `StoreError` with ``store_schema_too_new``, ``store_busy`` (locked past the busy
-timeout; the transaction was rolled back) or ``audit_chain_broken``.
+timeout; the transaction was rolled back), ``store_full`` or ``store_read_only`` (the disk is
+full or cannot be written; rolled back, see `cannot_write`) or ``audit_chain_broken``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from shared.sqlite import (
     NOW_SQL,
     StoreError,
     apply_migrations,
+    cannot_write,
     db_now,
     db_text,
     parse_db_text,
@@ -52,6 +54,7 @@ __all__ = [
     "StoreError",
     "append_audit",
     "audit_head",
+    "cannot_write",
     "db_now",
     "db_text",
     "migrate",

@@ -136,6 +136,10 @@ REFUSALS: Final[Mapping[Code, str]] = MappingProxyType(
         Code.SECRET_WRONG: N_("that is not the page's secret"),
         Code.SLOW_DOWN: N_("too many wrong entries; wait a little, then try again"),
         Code.SIGN_IN_BUSY: N_("another process was renewing the sign-in; try again"),
+        Code.METHOD_NOT_ALLOWED: N_("this address only accepts the page's own form"),
+        Code.PAGE_NOT_FOUND: N_("the page has no such address"),
+        Code.STORE_FULL: N_("the disk of the record store is full; ask an administrator to free space"),
+        Code.STORE_READ_ONLY: N_("the record store cannot be written; ask an administrator"),
     }
 )
 """Code -> why, in words a person reads (a catalogue message; ``{max_pending}`` and

@@ -39,6 +39,9 @@ SECURITY_HEADERS: Final[Mapping[str, str]] = {
     "Cross-Origin-Resource-Policy": "same-origin",
 }
 """Headers every local page response carries: no script at all, no framing, no referrer."""
+CODE_HEADER: Final = "Fleetwatch-Code"
+"""The header a local page's refusal carries: exactly one stable `Code` (the words on the page
+are for people; a program reads this)."""
 
 
 def host_ok(host: str | None, port: int) -> bool:

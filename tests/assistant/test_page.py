@@ -20,6 +20,8 @@ from shared.errors import Code
 from shared.web.page_secret import SecretSink, read_secret_file
 from shared.web.page_style import page_css
 from shared.wire.assistant import Answer, ModelInfo, ProposalLine, RefusalLine
+from shared.wire.formats import NAME
+from tests.support import UNREADABLE_FORMS
 
 
 @dataclass
@@ -328,3 +330,66 @@ async def test_a_question_that_is_too_long_or_blank_is_refused_in_words(page, fa
         "Una pregunta tiene de 1 a 2000 caracteres." in response.text
         and "invalid_message" not in response.text
     )
+
+
+async def test_every_refusal_names_its_one_code_in_a_header_and_an_unknown_address_is_page_not_found(
+    page, fake
+):
+    url = page.url
+    async with httpx2.AsyncClient() as http:
+        answers = {
+            "secret_required": await http.post(
+                f"{url}/ask", data={"question": "hi"}, headers=_same_origin(url)
+            )
+        }
+        token = await _form(http, page)
+        answers |= {
+            "bad_host": await http.get(f"{url}/", headers={"Host": "evil.example"}),
+            "method_not_allowed": await http.get(f"{url}/ask"),
+            "page_not_found": await http.get(f"{url}/nowhere"),
+            "cross_site": await http.post(f"{url}/ask", data={"token": token, "question": "hi"}),
+            "invalid_message": await http.post(
+                f"{url}/ask", data={"token": token, "question": " "}, headers=_same_origin(url)
+            ),
+        }
+    for code, response in answers.items():
+        assert response.status_code >= 400 and response.headers.get_list("Fleetwatch-Code") == [code], code
+    assert answers["page_not_found"].status_code == 404 and fake.asked == []
+    assert answers["method_not_allowed"].status_code == 405
+    refused = {code for _, code, _ in page.audit.refused}
+    assert {Code.PAGE_NOT_FOUND, Code.METHOD_NOT_ALLOWED, Code.BAD_HOST, Code.CROSS_SITE} <= refused
+
+
+@pytest.mark.parametrize("content_type", UNREADABLE_FORMS)
+async def test_a_body_that_is_no_readable_form_is_refused_as_a_form_without_its_token(
+    page, fake, content_type
+):
+    """Found by the fuzzing (issue 15): a multipart body without a boundary answered 500."""
+    async with httpx2.AsyncClient() as http:
+        await _form(http, page)
+        asked = await http.post(
+            f"{page.url}/ask",
+            content=b"\xff\xfe not a form",
+            headers={**_same_origin(page.url), "Content-Type": content_type},
+        )
+        login = await http.post(
+            f"{page.url}/login",
+            content=b"\xff\xfe not a form",
+            headers={**_same_origin(page.url), "Content-Type": content_type},
+        )
+    assert (asked.status_code, asked.headers.get_list("Fleetwatch-Code")) == (403, ["csrf_failed"])
+    assert (login.status_code, login.headers.get_list("Fleetwatch-Code")) == (403, ["secret_wrong"])
+    assert fake.asked == []
+
+
+async def test_a_refusal_is_recorded_under_an_operation_of_the_page_never_the_address_sent(page):
+    """Found on the way (issue 15): a POST to an address the page does not have was recorded
+    under that address, which approval.sock refuses as a name, so the refusal lost its row."""
+    async with httpx2.AsyncClient() as http:
+        for path in ("/Evil-Path.x", "/ask/more", "/login%00"):
+            await http.post(f"{page.url}{path}", data={"q": "1"}, headers=_same_origin(page.url))
+        await http.post(f"{page.url}/Evil", headers={"Host": "evil.example"})
+    operations = [operation for operation, _, _ in page.audit.refused]
+    assert len(operations) == 4
+    assert all(re.fullmatch(NAME, operation) for operation in operations), operations
+    assert set(operations) == {"unknown"}

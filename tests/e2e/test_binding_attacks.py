@@ -26,11 +26,11 @@ from typing import Any
 
 from aiohttp import ClientSession, CookieJar
 
-from shared.store.db import open_store
 from shared.wire.approval import ListPending, PendingList, ProposalDetail, ShowProposal
 from shared.wire.client import request
 from tests.approval_web.page.helpers import forms_of
 from tests.e2e.stack import IDLE, RECORDING, Stack, running_stack
+from tests.support import store_rows as read_rows
 
 SANDBOX_STREAM = "6f7a8b9c-0d1e-4f2a-9b3c-5d6e7f8091a2"
 START_RECORDING = ("batch_recording", {"action": "start", "device_ids": [f"{IDLE}-2"]})
@@ -60,12 +60,7 @@ async def card_form(session: ClientSession) -> dict[str, str]:
 
 
 async def store_rows(stack: Stack, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-    conn = await open_store(stack.settings.db)
-    try:
-        async with conn.execute(sql, params) as cursor:
-            return [dict(r) for r in await cursor.fetchall()]
-    finally:
-        await conn.close()
+    return await read_rows(stack.settings.db, sql, params)
 
 
 async def status(stack: Stack, proposal_id: str) -> tuple[str, str | None]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
@@ -16,8 +17,19 @@ from services.lab.scenario import SCENARIO_DIR
 from services.lab.server import LabHandle, make_lab
 from services.lab.tools import TOOL_NAMES
 from tests.lab.helpers import data_of, open_session, raw_call, text_of
+from tests.support import wait_until
 
 REBOOT = {"device_ids": ["29088800001"]}
+
+
+def test_a_fault_with_after_lets_that_many_calls_pass_first_and_only_for_its_team():
+    table = FaultTable()
+    table.add(Fault(tool="batch_reboot", kind=FaultKind.HOLD, count=1, after=2, team="sandbox"))
+    assert table.take("batch_reboot", "normal") == (0.0, frozenset())
+    assert table.take("batch_reboot", "sandbox") == (0.0, frozenset())
+    assert table.take("batch_reboot", "sandbox") == (0.0, frozenset())
+    assert table.take("batch_reboot", "sandbox")[1] == {FaultKind.HOLD}
+    assert table.listing() == []
 
 
 def test_a_counted_fault_applies_that_many_times_then_goes():
@@ -36,7 +48,8 @@ def test_a_counted_fault_applies_that_many_times_then_goes():
     [
         (b'{"tool": "nope", "kind": "error"}', "unknown tool: 'nope'"),
         (b'{"tool": "*", "kind": "explode"}', "Invalid enum value 'explode'"),
-        (b'{"tool": "*", "kind": "error", "seconds": 3}', "only for latency"),
+        (b'{"tool": "*", "kind": "error", "seconds": 3}', "only for latency and hold"),
+        (b'{"tool": "*", "kind": "hold", "team": "other"}', "unknown team"),
         (b'{"tool": "*", "kind": "error", "count": 0}', "at least 1"),
         (b"not json", "not JSON"),
         (b'{"tool": "*", "kind": "error", "color": "red"}', "unknown field `color`"),
@@ -130,14 +143,22 @@ async def test_faults_are_set_listed_and_cleared_over_http(lab: LabHandle):
         )
         assert added.status_code == 200
         assert added.json()["faults"] == [
-            {"tool": "kb_search", "kind": "latency", "seconds": 0.2, "count": 3, "remaining": 3}
+            {
+                "tool": "kb_search",
+                "kind": "latency",
+                "seconds": 0.2,
+                "count": 3,
+                "team": None,
+                "after": 0,
+                "remaining": 3,
+            }
         ]
         refused = await http.post(
             "/_lab/faults", json={"tool": "kb_search", "kind": "latency", "seconds": -1}
         )
         assert refused.status_code == 400 and "between 0 and 600" in refused.json()["error"]
         cleared = await http.delete("/_lab/faults")
-        assert cleared.json() == {"faults": []}
+        assert cleared.json() == {"faults": [], "held": []}
 
 
 def test_faults_listed_in_a_scenario_are_in_force_from_the_start_and_after_a_reset(tmp_path: Path):
@@ -157,3 +178,32 @@ def test_faults_listed_in_a_scenario_are_in_force_from_the_start_and_after_a_res
     assert [f["kind"] for f in lab.faults.listing()] == ["latency"]
     lab.reset()
     assert [f["kind"] for f in lab.faults.listing()] == ["error", "latency"]
+
+
+@pytest.mark.parametrize("kind", ["http_500", "close_connection"])
+async def test_an_http_layer_fault_fails_the_request_itself_and_applies_nothing(lab: LabHandle, kind: str):
+    lab.set_fault("batch_reboot", kind, count=1)
+    async with open_session(lab.mcp_url, lab.teams["sandbox"].token) as session:
+        with pytest.raises(MCPError):
+            await session.call_tool("batch_reboot", REBOOT, read_timeout_seconds=10)
+    assert lab.writes() == [] and lab.state.devices["29088800001"].online
+    assert lab.lab.faults.listing() == []
+
+
+async def test_a_hold_keeps_the_call_in_the_lab_until_released_and_only_for_its_team(lab: LabHandle):
+    async with httpx2.AsyncClient(base_url=lab.url) as http:
+        added = await http.post(
+            "/_lab/faults", json={"tool": "batch_reboot", "kind": "hold", "team": "sandbox", "count": 1}
+        )
+        assert added.json()["faults"][0]["team"] == "sandbox"
+        async with open_session(lab.mcp_url, lab.teams["normal"].token) as other:
+            assert (await other.call_tool("get_team_presets", {})).is_error is False
+        async with open_session(lab.mcp_url, lab.teams["sandbox"].token) as session:
+            call = asyncio.ensure_future(session.call_tool("batch_reboot", REBOOT))
+            held = await wait_until(lambda: lab.lab.held, what="the write held in the lab", seconds=20)
+            assert held == [{"tool": "batch_reboot", "team": "sandbox"}]
+            assert (await http.get("/_lab/faults")).json()["held"] == held
+            assert lab.writes() == [] and not call.done()
+            assert (await http.post("/_lab/release")).json() == {"released": 1}
+            assert data_of(await call) == {}
+    assert len(lab.writes()) == 1 and lab.lab.held == []

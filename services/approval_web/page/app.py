@@ -9,8 +9,10 @@ Every request: the Host must name the page on the port the connection arrived on
 (``bad_host``); a method a route does not serve is refused (``method_not_allowed``: an action
 URL fetched with GET changes nothing). Every POST: a body within `MAX_BODY_BYTES`
 (``body_too_large``), sent by the page itself (``cross_site``, see `guards`); the handlers then
-check the session and the form token. Each refusal is answered with a page in plain words and
-one ``refusal`` audit row, and changes nothing else. Every response carries
+check the session and the form token. An address the page does not have is refused
+(``page_not_found``); a store that cannot be written (full, read-only, locked) refuses
+the request with its code (``store_full``...) and 503. Each refusal is answered with a page in plain words, its code in the
+``Fleetwatch-Code`` header, and one ``refusal`` audit row, and changes nothing else. Every response carries
 `guards.SECURITY_HEADERS`.
 """
 
@@ -29,14 +31,22 @@ import aiosqlite
 from aiohttp import web
 
 from services.approval_web.page import guards, views
-from services.approval_web.page.context import PAGE, ConnFactory, Page, PageExecutor, page_of, refuse
+from services.approval_web.page.context import (
+    PAGE,
+    STORE_CODES,
+    ConnFactory,
+    Page,
+    PageExecutor,
+    page_of,
+    refuse,
+)
 from services.approval_web.page.errors import PageError
 from services.approval_web.page.i18n import page_environments
 from shared.config import Settings
 from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
 from shared.store.audit_seal import APPROVAL_WEB, Keyring, own_keyring
-from shared.store.db import migrate, open_store
+from shared.store.db import StoreError, migrate, open_store
 from shared.text import catalogue
 from shared.web.page_secret import PageSecret, SecretSink
 from shared.web.page_style import page_css
@@ -83,6 +93,12 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         return await handler(request)
     except web.HTTPMethodNotAllowed:
         return await refuse(request, Code.METHOD_NOT_ALLOWED)
+    except web.HTTPNotFound:
+        return await refuse(request, Code.PAGE_NOT_FOUND)
+    except StoreError as exc:
+        if exc.code not in STORE_CODES:
+            raise
+        return await refuse(request, exc.code)
     except web.HTTPRequestEntityTooLarge:
         return await refuse(request, Code.BODY_TOO_LARGE)
 

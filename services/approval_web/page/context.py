@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import datetime as dt
+import logging
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -25,13 +26,17 @@ from services.approval_web.page.words import refusal_words
 from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
 from shared.store.approvals import audit_refusal
+from shared.store.db import StoreError
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES, Language
 from shared.text.times import zone_name
+from shared.web.guards import CODE_HEADER
 from shared.web.loopback_peer import peer_uid
 from shared.web.page_secret import PageSecret
 from shared.web.throttle import WrongSecretThrottle
 from shared.wire.executor import Execute, ExecutionReport, Inspection
+
+logger = logging.getLogger(__name__)
 
 COOKIE = "fleetwatch_page"
 """The session cookie: HttpOnly, SameSite=Strict, Path=/, no expiry (a browser session)."""
@@ -41,13 +46,19 @@ ACTOR = "approval_web"
 STATUS = {
     Code.BAD_HOST: 421,
     Code.METHOD_NOT_ALLOWED: 405,
+    Code.PAGE_NOT_FOUND: 404,
     Code.BODY_TOO_LARGE: 413,
     Code.CROSS_SITE: 403,
     Code.CSRF_FAILED: 403,
     Code.SECRET_REQUIRED: 401,
     Code.SECRET_WRONG: 403,
     Code.SLOW_DOWN: 429,
+    Code.STORE_BUSY: 503,
+    Code.STORE_FULL: 503,
+    Code.STORE_READ_ONLY: 503,
 }
+STORE_CODES = frozenset({Code.STORE_BUSY, Code.STORE_FULL, Code.STORE_READ_ONLY})
+"""A store that cannot be written: the request is refused with its code and changes nothing."""
 
 ConnFactory = Callable[[], AbstractAsyncContextManager[aiosqlite.Connection]]
 """Gives a fresh store connection for one request, closed when the block ends."""
@@ -198,18 +209,24 @@ async def refuse(
     """Answer a refused request: one ``refusal`` audit row (operation ``page <METHOD> <path>``,
     the client address and the uid the kernel names for it) and `template` saying why
     (``why``, ``code``, ``wait_seconds`` and `context`), with the code's HTTP status and, for a
-    wait, ``Retry-After``."""
+    wait, ``Retry-After``. A store that cannot be written (`STORE_CODES`) gets no row: the
+    refusal is logged and still answered."""
     detail = {"client": client_of(request), "path": visible(request.path, 120), "uid": uid_of(request)}
     operation = f"page {visible(request.method, 16)} {visible(request.path, 120)}"
-    if conn is None:
-        async with page_of(request).connect() as own:
+    try:
+        if conn is None:
+            async with page_of(request).connect() as own:
+                await audit_refusal(
+                    own, actor=ACTOR, operation=operation, code=code, proposal_id=proposal_id, detail=detail
+                )
+        else:
             await audit_refusal(
-                own, actor=ACTOR, operation=operation, code=code, proposal_id=proposal_id, detail=detail
+                conn, actor=ACTOR, operation=operation, code=code, proposal_id=proposal_id, detail=detail
             )
-    else:
-        await audit_refusal(
-            conn, actor=ACTOR, operation=operation, code=code, proposal_id=proposal_id, detail=detail
-        )
+    except StoreError as exc:
+        if exc.code not in STORE_CODES:
+            raise
+        logger.warning("refusal %s of %s not audited: %s", code, operation, exc.code)
     response = render(
         request,
         template,
@@ -221,4 +238,5 @@ async def refuse(
     )
     if wait_seconds:
         response.headers["Retry-After"] = str(wait_seconds)
+    response.headers[CODE_HEADER] = str(code)
     return response

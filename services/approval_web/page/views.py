@@ -49,6 +49,7 @@ from shared.store import approvals
 from shared.store.approvals import ProposalRow
 from shared.store.db import db_now
 from shared.text.changes import rooms_from_facts, title_words
+from shared.web.forms import read_form
 from shared.wire.client import CallError
 from shared.wire.executor import Execute, Inspection
 
@@ -100,12 +101,12 @@ async def _session(request: web.Request, conn: aiosqlite.Connection) -> Session 
 
 
 async def _form(request: web.Request) -> dict[str, str] | None:
-    """The posted form's text fields, or None when the body is over the cap."""
+    """The posted form's text fields (none for a body that is no readable form:
+    `shared.web.forms.read_form`), or None when the body is over the cap."""
     try:
-        data = await request.post()
+        return await read_form(request)
     except web.HTTPRequestEntityTooLarge:
         return None
-    return {k: v for k, v in data.items() if isinstance(v, str)}
 
 
 def _seconds_until(later: str, now: str) -> int:

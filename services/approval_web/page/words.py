@@ -75,6 +75,9 @@ REFUSALS: Mapping[str, str] = {
     "bad_host": N_("the page was addressed by a name it does not answer to."),
     "body_too_large": N_("the request was too large."),
     "method_not_allowed": N_("this address only accepts the page's own form."),
+    "page_not_found": N_("the page has no such address."),
+    "store_full": N_("the disk of the record store is full; ask an administrator to free space."),
+    "store_read_only": N_("the record store cannot be written; ask an administrator."),
 }
 
 

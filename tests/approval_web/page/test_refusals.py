@@ -15,6 +15,7 @@ from aiohttp import ClientSession, CookieJar
 
 from services.approval_web.page.context import PAGE
 from tests.approval_web.page.helpers import Harness, add_proposal, connection, forms_of, page, policies
+from tests.support import UNREADABLE_FORMS
 
 TABLES = {
     "proposals": "SELECT * FROM proposals ORDER BY rowid",
@@ -313,3 +314,44 @@ async def test_every_response_carries_the_security_headers(ready: tuple[Harness,
     cookie = login.headers["Set-Cookie"]
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
     assert h.secret.shown() not in cookie and "Max-Age" not in cookie and "expires" not in cookie.lower()
+
+
+@pytest.mark.parametrize(("method", "path"), [("GET", "/nowhere"), ("POST", "/approve/x"), ("GET", "/.env")])
+async def test_an_address_the_page_does_not_have_is_refused_with_page_not_found(
+    ready: tuple[Harness, dict[str, str]], method: str, path: str
+) -> None:
+    h, _ = ready
+    async with refused_once(h, "page_not_found"):
+        response = await h.client.request(method, path, headers=h.same_origin(), allow_redirects=False)
+        assert response.status == 404
+        assert response.headers.getall("Fleetwatch-Code") == ["page_not_found"]
+
+
+async def test_every_refusal_carries_its_one_code_in_a_header(ready: tuple[Harness, dict[str, str]]) -> None:
+    h, form = ready
+    answers = {
+        "bad_host": await h.client.get("/", headers={"Host": "evil.example"}),
+        "method_not_allowed": await h.client.get("/approve", allow_redirects=False),
+        "cross_site": await h.client.post("/approve", data=form, allow_redirects=False),
+    }
+    for code, response in answers.items():
+        assert response.headers.getall("Fleetwatch-Code") == [code], code
+    page = await h.client.get("/")
+    assert page.status == 200 and "Fleetwatch-Code" not in page.headers
+
+
+@pytest.mark.parametrize("content_type", UNREADABLE_FORMS)
+async def test_a_body_that_is_no_readable_form_is_refused_as_a_form_without_its_token(
+    ready: tuple[Harness, dict[str, str]], content_type: str
+) -> None:
+    """Found by the fuzzing (issue 15): a multipart body without a boundary answered 500."""
+    h, _ = ready
+    async with refused_once(h, "csrf_failed"):
+        response = await h.client.post(
+            "/approve",
+            data=b"\xff\xfe not a form",
+            headers={**h.same_origin(), "Content-Type": content_type},
+            allow_redirects=False,
+        )
+        assert response.status == 403
+        assert response.headers.getall("Fleetwatch-Code") == ["csrf_failed"]

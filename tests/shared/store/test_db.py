@@ -19,6 +19,7 @@ from shared.store.db import (
     StoreError,
     append_audit,
     audit_head,
+    cannot_write,
     db_now,
     migrate,
     open_store,
@@ -441,3 +442,34 @@ async def test_a_chain_rewritten_from_scratch_is_caught_only_against_an_external
     assert (result.ok, result.first_bad_seq) == (False, 3)
     assert (await verify_audit(store, anchor=anchor)).ok
     assert (await verify_audit(store, anchor=AuditHead(2, anchor.hash))).first_bad_seq == 2
+
+
+async def test_a_write_the_file_cannot_grow_for_is_refused_as_store_full_and_rolled_back(store):
+    await store.execute("INSERT INTO kv (key, value) VALUES ('before', 'x')")
+    async with store.execute("PRAGMA page_count") as cursor:
+        (pages,) = await cursor.fetchone()
+    await store.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's own "disk full"
+    with pytest.raises(StoreError) as full:
+        async with write_tx(store):
+            await append_audit(store, actor="test", kind="filler", detail={"text": "x" * 200_000})
+    assert full.value.code == Code.STORE_FULL
+    assert not store.in_transaction
+    assert await fetch_all(store, "SELECT key FROM kv") == [("before",)]
+    assert (await verify_audit(store)).ok
+
+
+async def test_a_write_on_a_store_opened_read_only_is_refused_as_store_read_only(tmp_path):
+    db = tmp_path / "fleetwatch.db"
+    conn = await open_store(db)
+    await migrate(conn)
+    await conn.close()
+    raw = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None)
+    try:
+        with pytest.raises(sqlite3.OperationalError) as refused:
+            raw.execute("INSERT INTO kv (key, value) VALUES ('kill_switch', 'on')")
+    finally:
+        raw.close()
+    translated = cannot_write(refused.value)
+    assert translated is not None and translated.code == Code.STORE_READ_ONLY
+    assert cannot_write(sqlite3.OperationalError("no such table: nowhere")) is None
+    assert cannot_write(RuntimeError("not SQLite")) is None
