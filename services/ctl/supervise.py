@@ -434,8 +434,12 @@ async def rpc(settings: Settings, method: str, *params: object) -> Any:
     socket = f"unix://{Layout.of(settings).socket}"
 
     def call() -> Any:
-        proxy = xmlrpc.client.ServerProxy("http://127.0.0.1", transport=SupervisorTransport(serverurl=socket))
-        return functools.reduce(getattr, method.split("."), proxy)(*params)
+        transport = SupervisorTransport(serverurl=socket)
+        try:
+            proxy = xmlrpc.client.ServerProxy("http://127.0.0.1", transport=transport)
+            return functools.reduce(getattr, method.split("."), proxy)(*params)
+        finally:
+            transport.close()  # its connection stays open otherwise (one socket per call)
 
     try:
         return await asyncio.to_thread(call)

@@ -4,7 +4,12 @@ the lab injects, and the outcome each cell must have.
 Faults (`services.lab.faults`): ``latency`` beyond the caller's timeout, ``http_500``, the
 in-band ``auth_401``, ``drop_response`` (the call runs, its answer never comes), ``schema_drift``
 (Epiphan's own drift: nulls, lower-case keys), ``malformed_json`` (cut-off text) and
-``close_connection``. Each is injected once (``count: 1``) for the caller's team only.
+``close_connection``. Each is injected once (``count: 1``) for the caller's team only, except
+the two a read on a warm session outlives (`READ_AGAIN`): a read that fails with
+``epiphan_unreachable`` on a connection that answered before is sent once more on a new session
+(issue 14, `shared.epiphan.signed_session`; reads only, never the write), so those are injected
+twice (``count: 2``) and the repeat meets the fault too: the cell shows the outcome when Epiphan
+keeps failing, whether the session was warm or not.
 
 The executor (a real process, `tests.executor.harness.Harness`, its call timeout
 `CALL_TIMEOUT` seconds) runs one approved ``batch_recording start``; its tools are the reads
@@ -69,6 +74,8 @@ EXECUTOR_READS = (
 )
 DRIFT_READ_AROUND = frozenset({"get_devices_in_my_team", "get_recorder_status_for_devices"})
 """Reads whose drifted result the tolerant parser reads around."""
+READ_AGAIN = frozenset({"http_500", "close_connection"})
+"""Faults after which a read on a warm session is sent once more (injected twice, module doc)."""
 WRITE = "batch_recording"
 VERIFY_READ = "get_system_status_for_devices"
 EXECUTOR_TOOLS = (*EXECUTOR_READS, WRITE, VERIFY_READ)
@@ -182,10 +189,12 @@ async def assistant_cell(socket_path: Path, lab: LabHandle, tool: str, kind: str
 
 
 def _fault(tool: str, kind: str, side: str) -> Fault:
-    """The cell's fault: once, for `side`'s team's calls of `tool` (latency: `LATE`)."""
+    """The cell's fault: once (twice for `READ_AGAIN`), for `side`'s team's calls of `tool`
+    (latency: `LATE`)."""
     seconds = LATE[side] if kind == "latency" else None
     team = "sandbox" if side == "executor" else "normal"
-    return Fault(tool=tool, kind=FaultKind(kind), seconds=seconds, count=1, team=team)
+    count = 2 if kind in READ_AGAIN else 1
+    return Fault(tool=tool, kind=FaultKind(kind), seconds=seconds, count=count, team=team)
 
 
 def fault_table(cells: list[FaultCell]) -> str:

@@ -127,9 +127,12 @@ class Fleet:
 
     async def pid(self, service: str) -> int | None:
         """The pid supervisord reports for a program, or None when it is not running."""
-        status, out = await supervise.supervisorctl(self.settings, "pid", service)
-        text = out.strip()
-        return int(text) if status == 0 and text.isdigit() and int(text) > 0 else None
+        try:
+            info = await supervise.rpc(self.settings, "supervisor.getProcessInfo", service)
+        except supervise.SuperviseError:
+            return None
+        pid = int(info.get("pid") or 0)  # 0 unless the process is alive (STARTING counts)
+        return pid if pid > 0 else None
 
     async def pids(self) -> dict[str, int | None]:
         return {service: await self.pid(service) for service in SERVICES}

@@ -349,11 +349,26 @@ _FAST = {
 as drawn (shrinking would resend it again and again, each waiting for a reply)."""
 
 
+def seed_cases(contract: SocketContract) -> list[tuple[str, bytes, str | None]]:
+    """One fixed case of each non-hostile kind: Hypothesis favours the simple end of
+    `frame_case`'s choices, so a bounded run might never draw, say, a ``huge`` header."""
+    wrong = msgspec.msgpack.encode({"op": "no-such-operation"})
+    not_a_map = msgspec.msgpack.encode([1, 2, 3])
+    return [
+        ("wrong_tag", _HEADER.pack(len(wrong)) + wrong, None),
+        ("not_msgpack", _HEADER.pack(1) + b"\xc1", None),
+        ("not_a_map", _HEADER.pack(len(not_a_map)) + not_a_map, None),
+        ("huge", _HEADER.pack(contract.frame_cap + 1), None),
+    ]
+
+
 def fuzz_socket(service: str, path: Path, frames: int, tally: Tally) -> None:
     """Send at least `frames` generated frames to `service`'s socket at `path`; count into
     `tally`. Raises AssertionError (naming the case as drawn) on the first broken rule."""
     contract = CONTRACTS[service]
     target = tally.sent + frames
+    for case in seed_cases(contract):  # each kind at least once, whatever Hypothesis draws
+        send_case(contract, path, case, tally)
     while tally.sent < target:
 
         @settings(max_examples=math.ceil((target - tally.sent) / FRAMES_PER_CASE) + 1, **_FAST)

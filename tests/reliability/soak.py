@@ -77,6 +77,8 @@ class SoakReport:
     audit_ok: bool = True
     usage: dict[str, Usage] = field(default_factory=lambda: {s: Usage() for s in SERVICES})
     restarts: int = 0
+    restarted: list[str] = field(default_factory=list)
+    """The services whose pid changed during the soak."""
     beats: int = 0
     """Beats the watch recorded during the soak (its timer's and those asked for)."""
     beats_read: int = 0
@@ -214,7 +216,9 @@ async def soak(fleet: Fleet, *, seconds: float | None = None, cycles: int | None
         1 for a, b in itertools.pairwise(seqs) if b != a + 1
     )
     report.audit_ok, _ = await fleet.audit_ok()
-    report.restarts = sum(1 for s, p in (await fleet.pids()).items() if p != pids[s])
+    now_pids = await fleet.pids()
+    report.restarted = sorted(s for s, p in now_pids.items() if p != pids[s])
+    report.restarts = len(report.restarted)
     beats = await fleet.watch_rows(
         "SELECT count(*) AS n, coalesce(sum(ok), 0) AS read FROM beats WHERE seq > ?", (first_beat,)
     )
