@@ -2,8 +2,9 @@
 
 `reached(entry)`: the modules of ``services``/``shared`` that ``python -m <entry>`` can load,
 following every ``import`` and ``from ... import`` statement, at module level or inside a
-function (a lazy import still runs on some path), plus the packages a loaded module sits in
-(their ``__init__`` runs first).
+function (a lazy import still runs on some path), ``importlib.import_module`` of a package's
+module by a name the source spells out, plus the packages a loaded module sits in (their
+``__init__`` runs first).
 
 `settings_read(modules)`: the `shared.config.SETTINGS` a set of modules reads: an attribute of a
 settings object (``settings.db``, ``self._settings.db``, ``rt.settings.db``), a `Settings`
@@ -67,18 +68,40 @@ def imports_of(module: str) -> frozenset[str]:
     if path is None:
         return frozenset()
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             target = _absolute(module, node)
             found.add(target)
             found.update(f"{target}.{alias.name}" for alias in node.names)
+    found.update(_imported_by_name(tree))
     out: set[str] = set()
     for name in found:
         parts = name.split(".")
         out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
     return frozenset(m for m in out if module_file(m) is not None)
+
+
+def _imported_by_name(tree: ast.Module) -> set[str]:
+    """Modules an ``importlib.import_module(f"<package>.{name}")`` call can load: the package's
+    modules named by any string constant of the same source (``services.ctl.main`` loads the
+    command's module by a name from its ``MODULES``/``COMMANDS`` tables)."""
+    prefixes = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.JoinedStr)
+            and node.args[0].values
+            and isinstance(node.args[0].values[0], ast.Constant)
+        ):
+            prefixes.add(str(node.args[0].values[0].value))
+    names = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return {f"{prefix}{name}" for prefix in prefixes for name in names if name.isidentifier()}
 
 
 @functools.cache

@@ -34,6 +34,7 @@ from shared.wire.approval import (
     ExpireTurn,
     GetProposalState,
     GetStatus,
+    InspectProposal,
     LiftDenialPauses,
     ListPending,
     RecordRefusal,
@@ -83,6 +84,7 @@ ADMIN_REQUESTS = [
     AuditVerify(),
     LiftDenialPauses(),
     Acknowledge(proposal_id="p-1"),
+    InspectProposal(proposal_id="p-1"),
 ]
 
 

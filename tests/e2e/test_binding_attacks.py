@@ -118,9 +118,10 @@ async def test_an_approval_re_pointed_when_it_is_recorded_never_runs_the_other_p
         assert isinstance(detail, ProposalDetail) and detail.summary.status == "not_run"
 
 
-def rewrite_until(db: Path, other: str, stop: threading.Event) -> int:
+def rewrite_until(db: Path, other: str, started: threading.Event, stop: threading.Event) -> int:
     """The attacker: re-point every unclaimed approval at `other`, as fast as SQLite lets it,
-    until `stop`; how many rows it rewrote. Runs in a thread beside the POST."""
+    until `stop` (`started` is set after its first pass); how many rows it rewrote. Runs in a
+    thread beside the POST."""
     hits = 0
     conn = sqlite3.connect(db, timeout=10, isolation_level=None)
     try:
@@ -130,6 +131,7 @@ def rewrite_until(db: Path, other: str, stop: threading.Event) -> int:
                 (other, other),
             )
             hits += cursor.rowcount
+            started.set()
     finally:
         conn.close()
     return hits
@@ -152,8 +154,11 @@ async def test_a_loop_rewriting_the_approval_row_during_every_approve_never_runs
                 shown = await stack.propose("batch_recording", {"action": "start", "device_ids": [channel]})
                 form = await card_form(session)
                 assert form["proposal_id"] == shown
-                stop = threading.Event()
-                attack = asyncio.create_task(asyncio.to_thread(rewrite_until, stack.settings.db, other, stop))
+                started, stop = threading.Event(), threading.Event()
+                attack = asyncio.create_task(
+                    asyncio.to_thread(rewrite_until, stack.settings.db, other, started, stop)
+                )
+                await asyncio.to_thread(started.wait, 30)  # the attacker is looping before the click
                 await session.post("/approve", data=form, headers=headers, allow_redirects=False)
                 stop.set()
                 hits += await attack
