@@ -42,6 +42,7 @@ def summary_of(row: ProposalRow) -> ProposalSummary:
         proposed_by=row.proposed_by,
         status=row.status,
         status_code=row.status_code,
+        action=action if isinstance(action := row.arguments.get("action"), str) else None,
     )
 
 

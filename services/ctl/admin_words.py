@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from shared.errors import MEANINGS, Code
-from shared.text.catalogue import N_, Moment, Words, say_text, translate
+from shared.text.catalogue import C_, N_, Lexicon, Moment, Words, say_text, translate
 from shared.text.change_words import change, change_in
 from shared.text.changes import change_words, rooms_from_facts, rooms_words, title_words
 from shared.text.display import lookalike, visible, width
@@ -69,6 +69,58 @@ def author(view: View, proposed_by: str) -> str:
     return view.text(msgid) if msgid else visible(proposed_by, 40)
 
 
+STATES: Lexicon[str, str] = Lexicon(
+    "proposal state",
+    {
+        "pending": C_("proposal state", "waiting for a person"),
+        "approved": C_("proposal state", "approved, not run yet"),
+        "denied": C_("proposal state", "denied"),
+        "expired": C_("proposal state", "expired unreviewed"),
+        "executed": C_("proposal state", "run"),
+        "not_run": C_("proposal state", "approved but not run"),
+    },
+)
+"""A proposal's ``status`` in words (an unknown status shows as itself)."""
+
+OUTCOMES: Lexicon[str, str] = Lexicon(
+    "outcome",
+    {
+        "running": C_("outcome", "still running"),
+        "ok": C_("outcome", "done"),
+        "error": C_("outcome", "failed"),
+        "unknown": C_("outcome", "unknown"),
+        "refused": C_("outcome", "refused"),
+    },
+)
+"""An execution's ``outcome`` in words (an unknown outcome shows as itself)."""
+
+VERIFICATIONS: Mapping[str, str] = {
+    "verified": N_("confirmed by a later read"),
+    "not_observed": N_("not confirmed by a later read"),
+    "contradicted": N_("contradicted by a later read"),
+}
+
+
+AUTONOMY: Lexicon[str, str] = Lexicon(
+    "autonomy",
+    {
+        "observe": C_("autonomy", "only watching: nothing may be proposed"),
+        "propose": C_("autonomy", "may propose changes; a person approves each one"),
+    },
+)
+"""The policy's ``autonomy`` in words."""
+
+
+def in_words(view: View, words: Lexicon[str, str], raw: str) -> str:
+    """`raw` (a stored code) in words from `words`, else made visible as it is."""
+    return words[view.language].get(raw) or visible(raw, 20)
+
+
+def summary_change(summary: ProposalSummary) -> Words:
+    """The change of a list line in words, with its action (``Start recording``)."""
+    return change_words(summary.tool, {"action": summary.action} if summary.action else {})
+
+
 def room_of(view: View, summary: ProposalSummary, names: Mapping[str, str] | None) -> str:
     """The proposal's rooms in words (their current `names`, else their device IDs; a
     look-alike name marked, with its device ID beside it)."""
@@ -103,7 +155,7 @@ def render_pending(
             header,
             [
                 [
-                    view.say(change_words(i.tool, {})),
+                    view.say(summary_change(i)),
                     room_of(view, i, names),
                     author(view, i.proposed_by),
                     view.when(i.created_at),
@@ -124,7 +176,7 @@ def render_pending(
             ],
             [
                 [
-                    view.say(change_words(i.tool, {})),
+                    view.say(summary_change(i)),
                     room_of(view, i, names),
                     meaning(i.status_code),
                     visible(i.proposal_id, 40),
@@ -162,7 +214,7 @@ def render_detail(view: View, detail: ProposalDetail, names: Mapping[str, str] |
         )
     )
     rows = [
-        (view.text(N_("State")), visible(summary.status, 20)),
+        (view.text(N_("State")), in_words(view, STATES, summary.status)),
         (
             view.text(N_("Proposed by")),
             f"{author(view, summary.proposed_by)}, {view.when(summary.created_at)}",
@@ -173,19 +225,25 @@ def render_detail(view: View, detail: ProposalDetail, names: Mapping[str, str] |
     if summary.status == "not_run":
         rows.append((view.text(N_("Not run")), meaning(summary.status_code)))
     if detail.outcome is not None:
-        outcome = visible(detail.outcome, 20)
+        outcome = in_words(view, OUTCOMES, detail.outcome)
         if detail.refusal_code:
             outcome += f" ({meaning(detail.refusal_code)})"
         rows.append((view.text(N_("Outcome")), outcome))
-        rows.append((view.text(N_("Verification")), visible(detail.verification or "—", 20)))
-    rows += [
+        verification = VERIFICATIONS.get(detail.verification or "")
+        rows.append(
+            (
+                view.text(N_("Verification")),
+                view.text(verification) if verification else visible(detail.verification or "—", 20),
+            )
+        )
+    rows.append((view.text(N_("Arguments, in full")), ""))
+    rows += [(f"  {visible(k, 60)}", _argument_text(v)) for k, v in sorted(detail.arguments.items())]
+    audit = [
         (view.text(N_("Epiphan tool")), f"{visible(summary.tool, 60)} (schema {detail.schema_version})"),
         (view.text(N_("Device IDs")), ", ".join(visible(t, 40) for t in summary.targets)),
         (view.text(N_("Fingerprint")), visible(detail.fingerprint_hash, 80)),
     ]
-    rows.append((view.text(N_("Arguments, in full")), ""))
-    rows += [(f"  {visible(k, 60)}", _argument_text(v)) for k, v in sorted(detail.arguments.items())]
-    rows += [(visible(k, 40), _argument_text(v)) for k, v in sorted(detail.detail.items())]
+    audit += [(visible(k, 40), _argument_text(v)) for k, v in sorted(detail.detail.items())]
     label = (
         N_("Reason, written by the operator who drafted it (not checked):")
         if summary.proposed_by == "operator"
@@ -197,6 +255,8 @@ def render_detail(view: View, detail: ProposalDetail, names: Mapping[str, str] |
             *table(["", ""], [list(r) for r in rows])[1:],
             "  " + view.text(label),
             *(f"    {visible(line, TEXT_CAP)}" for line in (detail.reason.split("\n") or [""])),
+            "  " + view.text(N_("For an audit (as stored):")),
+            *table(["", ""], [[f"  {k}", v] for k, v in audit])[1:],
         ]
     )
 
@@ -376,7 +436,7 @@ def render_status(view: View, status: Status) -> str:
                 N_("configured") if status.fence_configured else N_("NOT configured: nothing can be proposed")
             ),
         ],
-        [view.text(N_("Autonomy:")), visible(status.autonomy, 20)],
+        [view.text(N_("Autonomy:")), in_words(view, AUTONOMY, status.autonomy)],
     ]
     return "\n".join(table(["", ""], rows, indent="")[1:])
 

@@ -145,6 +145,8 @@ class ProposalSummary(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     proposed_by: str
     status: str
     status_code: Code | None = None
+    action: str | None = None
+    """The proposal's ``action`` argument when it has one (``start``, ``stop``), for its words."""
 
 
 class PendingList(Message):

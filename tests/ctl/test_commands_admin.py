@@ -9,6 +9,7 @@ import re
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import msgspec
 import pytest
 
 from services.ctl.admin_words import View, render_audit, render_detail, render_pending, render_status
@@ -179,9 +180,8 @@ def test_pending_show_reports_an_unknown_outcome_and_a_refusal_in_words() -> Non
     assert "kill_switch_on: Writes are paused" in refused
 
 
-def test_pending_list_is_aligned_and_names_change_room_who_and_when() -> None:
-    summary = _detail().summary
-    other = ProposalSummary(
+def _recording() -> ProposalSummary:
+    return ProposalSummary(
         proposal_id="p-ffffffffffff",
         tool="batch_recording",
         targets=(B,),
@@ -190,6 +190,11 @@ def test_pending_list_is_aligned_and_names_change_room_who_and_when() -> None:
         proposed_by="operator",
         status="pending",
     )
+
+
+def test_pending_list_is_aligned_and_names_change_room_who_and_when() -> None:
+    summary = _detail().summary
+    other = _recording()
     lines = render_pending(MEXICO, [summary, other]).split("\n")
     assert lines[0] == "Waiting for a person on the approval page: 2"
     assert lines[1].split() == ["Change", "Room", "Proposed", "by", "Proposed", "Expires", "unreviewed", "ID"]
@@ -277,3 +282,43 @@ def test_status_names_the_queue_the_caps_the_pauses_and_a_missing_fence() -> Non
         "NOT configured",
     ):
         assert expected in text, expected
+    assert re.search(r"Autonomy: +may propose changes; a person approves each one", text)
+    spanish = render_status(KIRITIMATI, status)
+    assert re.search(r"Autonomía: +puede proponer cambios; una persona aprueba cada uno", spanish)
+    assert "propose" not in spanish
+    observing = render_status(MEXICO, msgspec.structs.replace(status, autonomy="observe"))
+    assert "only watching: nothing may be proposed" in observing
+
+
+def test_pending_show_says_the_state_in_words_and_keeps_the_raw_facts_for_an_audit_last() -> None:
+    detail = _detail(detail={"turn_id": "t-42"})
+    text = render_detail(MEXICO, detail)
+    assert re.search(r"\n  State +waiting for a person\n", text)
+    audit = text.index("For an audit (as stored):")
+    for raw in ("batch_reboot (schema 1)", "ab" * 32, "turn_id", "t-42"):
+        assert text.index(raw) > audit, raw
+    assert text.index("Reason, written by the assistant") < audit
+    spanish = render_detail(KIRITIMATI, detail)
+    assert re.search(r"\n  Estado +pendiente: espera la decisión de una persona\n", spanish)
+    before_audit = spanish[: spanish.index("Para una auditoría (tal como se guardó):")]
+    for raw in ("pending", "schema", "Huella", "turn_id", "ab" * 32):
+        assert raw not in before_audit, raw
+    ran = render_detail(
+        KIRITIMATI,
+        _detail(
+            summary=msgspec.structs.replace(_detail().summary, status="executed"),
+            outcome="ok",
+            verification="verified",
+            expires_in_seconds=None,
+        ),
+    )
+    assert re.search(r"\n  Estado +ejecutada\n", ran)
+    assert re.search(r"\n  Resultado +hecho\n", ran)
+    assert "confirmado por una lectura posterior" in ran
+
+
+def test_pending_list_names_the_recording_action_in_both_languages() -> None:
+    start = msgspec.structs.replace(_recording(), action="start")
+    assert "  Start recording  " in render_pending(MEXICO, [start])
+    spanish = render_pending(KIRITIMATI, [start])
+    assert "Iniciar grabación" in spanish and "detener" not in spanish

@@ -80,6 +80,10 @@ async def test_an_operator_drafts_lists_shows_and_denies_a_proposal_through_the_
         and "\u202e" not in out
     )
 
+    code, out, _ = await fleetwatch(capsys, "pending", "show", proposal_id, "--language", "es")
+    assert code == 0 and re.search(r"\n  Estado +pendiente: espera la decisión de una persona\n", out)
+    assert "pending" not in out.split("Para una auditoría")[0]
+
     code, out, _ = await fleetwatch(capsys, "pending", "show", proposal_id, "--json")
     assert "\u202e" not in out and json.loads(out)["reason"] == "frozen \u202eroom"
 
