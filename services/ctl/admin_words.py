@@ -22,6 +22,7 @@ from shared.text.change_words import change, change_in
 from shared.text.changes import change_words, rooms_from_facts, rooms_words, title_words
 from shared.text.display import lookalike, visible, width
 from shared.text.languages import Language
+from shared.text.refusals import REFUSALS, refusal_words
 from shared.wire.approval import AuditRow, ProposalDetail, ProposalSummary, Status
 from shared.wire.executor import WritableDevices
 
@@ -178,7 +179,7 @@ def render_pending(
                 [
                     view.say(summary_change(i)),
                     room_of(view, i, names),
-                    meaning(i.status_code),
+                    meaning(view, i.status_code),
                     visible(i.proposal_id, 40),
                 ]
                 for i in not_run
@@ -187,11 +188,20 @@ def render_pending(
     return "\n".join(lines)
 
 
-def meaning(code: str | None) -> str:
-    """A stable code with its meaning (``fingerprint_changed: The room changed…``)."""
+def code_words(view: View, code: str) -> str | None:
+    """What a stable code means: in English the code's own sentence (`shared.errors.MEANINGS`),
+    in another language the catalogue's words for it (`shared.text.refusals`) where it has
+    them; None for an unknown code."""
+    if view.language != "en" and code in REFUSALS:
+        return view.say(refusal_words(code))
+    return next((MEANINGS[c] for c in Code if c.value == code), None)
+
+
+def meaning(view: View, code: str | None) -> str:
+    """A stable code with its meaning (``fingerprint_changed: The room changed…``, `code_words`)."""
     if not code:
         return "—"
-    known = next((MEANINGS[c] for c in Code if c.value == code), None)
+    known = code_words(view, code)
     return f"{visible(code, 40)}: {known}" if known else visible(code, 40)
 
 
@@ -223,11 +233,11 @@ def render_detail(view: View, detail: ProposalDetail, names: Mapping[str, str] |
     if detail.expires_in_seconds is not None:
         rows.append((view.text(N_("Expires unreviewed")), view.when(summary.expires_at)))
     if summary.status == "not_run":
-        rows.append((view.text(N_("Not run")), meaning(summary.status_code)))
+        rows.append((view.text(N_("Not run")), meaning(view, summary.status_code)))
     if detail.outcome is not None:
         outcome = in_words(view, OUTCOMES, detail.outcome)
         if detail.refusal_code:
-            outcome += f" ({meaning(detail.refusal_code)})"
+            outcome += f" ({meaning(view, detail.refusal_code)})"
         rows.append((view.text(N_("Outcome")), outcome))
         verification = VERIFICATIONS.get(detail.verification or "")
         rows.append(
@@ -310,7 +320,7 @@ def _what(view: View, row: AuditRow) -> str:
         if value is not None and value != "":
             parts.append(visible(str(value), 60))
     if detail.get("code"):
-        parts[0] = meaning(str(detail["code"]))
+        parts[0] = meaning(view, str(detail["code"]))
     return "; ".join(parts)
 
 

@@ -30,8 +30,8 @@ from services.ctl import CtlError, admin_words, commands_watch
 from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
-from shared.errors import MEANINGS, Code, FleetwatchError
-from shared.text.catalogue import N_
+from shared.errors import Code, FleetwatchError
+from shared.text.catalogue import N_, Moment
 from shared.text.change_words import change, change_in
 from shared.text.display import visible
 from shared.wire.approval import (
@@ -57,7 +57,7 @@ AUDIT_TIMEOUT_SECONDS = 120.0
 """Timeout of ``audit verify``: both services walk the whole log."""
 TEXT_CAP = 8000
 """Longest text shown for one argument or reason (it is never cut below what the intake accepts)."""
-NEEDS_PAGE = "It still needs a person to approve it on the approval page."
+NEEDS_PAGE = N_("It still needs a person to approve it on the approval page.")
 
 
 # --- the socket ----------------------------------------------------------------------------
@@ -386,32 +386,45 @@ def _tool_policy() -> ToolPolicy:
     return load_policies(settings.policy_dir, settings.policy_override)[1]
 
 
-def propose_warnings(status: Status) -> list[str]:
-    """What would stop a drafted proposal from running right now, in words."""
+def propose_warnings(view: admin_words.View, status: Status) -> list[str]:
+    """What would stop a drafted proposal from running right now, in words in `view`'s language."""
     out = []
     if status.kill_switch:
         out.append(
-            "warning: writes are paused (the kill switch is on): even approved, this change will not run "
-            "until `fleetwatch resume`."
+            view.text(
+                N_(
+                    "warning: writes are paused (the kill switch is on): even approved, this change will not run "
+                    "until `fleetwatch resume`."
+                )
+            )
         )
     if not status.executor_up:
-        out.append("warning: the executor is not answering: an approval could not run now.")
+        out.append(view.text(N_("warning: the executor is not answering: an approval could not run now.")))
     if status.pending >= status.max_pending:
         out.append(
-            f"warning: the queue is full ({status.pending} of {status.max_pending}): this draft will be refused."
+            view.text(
+                N_("warning: the queue is full (%(n)s of %(max)s): this draft will be refused."),
+                n=status.pending,
+                max=status.max_pending,
+            )
         )
     return out
 
 
-def inspection_warnings(inspection: Inspection) -> list[str]:
+def inspection_warnings(view: admin_words.View, inspection: Inspection) -> list[str]:
     """What the executor would refuse right now for a drafted proposal (its Inspect: the same
-    checks Execute runs), in words: the code, what it means, and the executor's own reason."""
+    checks Execute runs), in words in `view`'s language: the code, what it means, and the
+    executor's own reason (as it wrote it)."""
     code = inspection.would_refuse
     if code is None:
         return []
     why = visible(inspection.would_refuse_message or "", 300)
     return [
-        f"warning: the executor would refuse this change right now ({code}): {MEANINGS[code]}"
+        view.text(
+            N_("warning: the executor would refuse this change right now (%(code)s): %(why)s"),
+            code=code,
+            why=admin_words.code_words(view, code) or "",
+        )
         + (f" ({why})" if why else "")
     ]
 
@@ -425,16 +438,19 @@ async def propose(args: argparse.Namespace) -> int:
     rule = _tool_policy().propose.get(args.tool)
     arguments = parse_arg_values(args.arg or (), rule.arguments_schema if rule else None)
     client = approval_client(timeout_seconds=PROPOSE_TIMEOUT_SECONDS)
-    for warning in propose_warnings(await client.status()):
+    view = view_of(args)
+    for warning in propose_warnings(view, await client.status()):
         print(warning, file=sys.stderr)
     message = SubmitProposal(tool=args.tool, arguments=arguments, reason=args.reason, proposed_by="operator")
     reply = await client.submit(message)
     try:
-        warnings = inspection_warnings(await client.inspect(reply.proposal_id))
+        warnings = inspection_warnings(view, await client.inspect(reply.proposal_id))
     except FleetwatchError as exc:
         warnings = [
-            f"warning: the executor could not say whether it would run this change now "
-            f"({exc.code}: {visible(exc.message, 200)})"
+            view.text(
+                N_("warning: the executor could not say whether it would run this change now (%(why)s)"),
+                why=f"{exc.code}: {visible(exc.message, 200)}",
+            )
         ]
     for warning in warnings:
         print(warning, file=sys.stderr)
@@ -442,9 +458,13 @@ async def propose(args: argparse.Namespace) -> int:
         print_json(reply)
     else:
         print(
-            f"Proposal {visible(reply.proposal_id, 40)} drafted by an operator; it expires unreviewed at {reply.expires_at}."
+            view.text(
+                N_("Proposal %(id)s drafted by an operator; it expires unreviewed at %(at)s."),
+                id=visible(reply.proposal_id, 40),
+                at=Moment(reply.expires_at),
+            )
         )
-        print(NEEDS_PAGE)
+        print(view.text(NEEDS_PAGE))
     return 0
 
 

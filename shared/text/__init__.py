@@ -8,8 +8,10 @@ Layers (each imports only those below it)::
                       for the assistant's code-built lines (what a change does, in which room;
                       why a change was not proposed) | the fleet answers' headings and phrases
                       (the tables' English in code, each language from the catalogue: `Lexicon`)
-    changes.py        a change in words for the page and the CLI: its title with the room, what
-                      happens, its risk (catalogue `Words`)
+    changes.py  refusals.py
+                      a change in words for the page and the CLI: its title with the room, what
+                      happens, its risk | why a change was refused or could not run, for each
+                      code (catalogue `Words`)
     catalogue.py      the one translator-editable catalogue (locales/*/LC_MESSAGES/messages.po):
                       `Words`, `Moment`, `N_`, `C_` and `Lexicon` (tables of fixed words), plain-text
                       `say_text` (the page, the CLI and the assistant's fixed words)

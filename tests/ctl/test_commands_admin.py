@@ -13,10 +13,11 @@ import msgspec
 import pytest
 
 from services.ctl.admin_words import View, render_audit, render_detail, render_pending, render_status
-from services.ctl.commands_admin import parse_arg_values
+from services.ctl.commands_admin import inspection_warnings, parse_arg_values, propose_warnings
 from services.ctl.main import EPILOG, build_parser
 from shared.errors import Code, FleetwatchError
 from shared.wire.approval import AuditRow, DenialPause, ProposalDetail, ProposalSummary, Status
+from shared.wire.executor import Inspection
 from tests.approval_web.helpers import SANDBOX_DEVICES
 from tests.approval_web.page.helpers import policies
 
@@ -250,16 +251,23 @@ def test_audit_tail_says_who_did_what_and_when_in_words() -> None:
     )
 
 
+def _status(**changes: Any) -> Status:
+    """A full queue, writes paused, the executor not answering, no fence (as `changes` say)."""
+    fields: dict[str, Any] = {
+        "pending": 3,
+        "max_pending": 3,
+        "last_hour": 4,
+        "per_hour": 10,
+        "kill_switch": True,
+        "executor_up": False,
+        "fence_configured": False,
+        "autonomy": "propose",
+    }
+    return Status(**(fields | changes))
+
+
 def test_status_names_the_queue_the_caps_the_pauses_and_a_missing_fence() -> None:
-    status = Status(
-        pending=3,
-        max_pending=3,
-        last_hour=4,
-        per_hour=10,
-        kill_switch=True,
-        executor_up=False,
-        fence_configured=False,
-        autonomy="propose",
+    status = _status(
         pauses=(
             DenialPause(
                 tool="batch_reboot",
@@ -322,3 +330,29 @@ def test_pending_list_names_the_recording_action_in_both_languages() -> None:
     assert "  Start recording  " in render_pending(MEXICO, [start])
     spanish = render_pending(KIRITIMATI, [start])
     assert "Iniciar grabación" in spanish and "detener" not in spanish
+
+
+def test_propose_warnings_are_in_the_operators_language() -> None:
+    status = _status(fence_configured=True)
+    english = propose_warnings(MEXICO, status)
+    assert [w.split(":")[0] for w in english] == ["warning"] * 3
+    assert english[0].startswith("warning: writes are paused (the kill switch is on)")
+    assert "(3 of 3)" in english[2]
+    spanish = propose_warnings(KIRITIMATI, status)
+    assert spanish == [
+        "aviso: los cambios están en pausa (el interruptor de parada está activado): aunque se apruebe, "
+        "este cambio no se ejecutará hasta `fleetwatch resume`.",
+        "aviso: el ejecutor no responde: una aprobación no podría ejecutarse ahora.",
+        "aviso: la cola está llena (3 de 3): esta propuesta será rechazada.",
+    ]
+    inspection = Inspection(proposal_id="p-1", complete=True, targets=(), would_refuse=Code.TARGET_RECORDING)
+    (refusal,) = inspection_warnings(KIRITIMATI, inspection)
+    assert refusal == (
+        "aviso: el ejecutor rechazaría este cambio en este momento (target_recording): "
+        "la sala está grabando y este cambio la interrumpiría."
+    )
+    (english_refusal,) = inspection_warnings(MEXICO, inspection)
+    assert english_refusal.startswith(
+        "warning: the executor would refuse this change right now (target_recording): "
+    )
+    assert inspection_warnings(MEXICO, msgspec.structs.replace(inspection, would_refuse=None)) == []
