@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime as dt
 import json
 import os
 import shlex
@@ -15,7 +16,7 @@ from services.ctl import CtlError, supervise
 from shared.config import Settings, given, load_settings
 from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
-from shared.text.catalogue import N_, translate
+from shared.text.catalogue import N_, Words, say_text, translate
 from shared.text.change_words import why
 from shared.text.display import visible
 from shared.text.languages import Language
@@ -96,36 +97,84 @@ async def up(args: argparse.Namespace) -> int:
     # operation): they start, in the fence's order, while supervisord starts the lab and the
     # scripted model and the demo's sign-ins are placed.
     await asyncio.gather(sign_ins(), services())
-    print(f"Fleetwatch is up{' on the lab (a simulated Epiphan Edge)' if demo else ''}.")
+    lang = language_of(args, settings)
+    now = dt.datetime.now(dt.UTC)
+    for words in started_words(settings, fence, demo=demo, logs=layout.logs):
+        print(say_text(words, lang, zone=settings.timezone, now=now))
+    return 0
+
+
+def started_words(settings: Settings, fence: supervise.FenceChoice, *, demo: bool, logs: Path) -> list[Words]:
+    """What `up` says once everything runs, line by line: on the lab or not, the fence's level,
+    each page's address and where its secret is, the wall screen, the lab's posts (`demo`),
+    the `logs` folder."""
+    out: list[Words] = []
+    out.append(
+        Words.of(N_("Fleetwatch is up on the lab (a simulated Epiphan Edge)."))
+        if demo
+        else Words.of(N_("Fleetwatch is up."))
+    )
     if not demo:
-        print(
-            f"Not on the lab: FLEETWATCH_EPIPHAN_MCP_URL is {visible(settings.epiphan_mcp_url, 300)}, not the lab's "
-            f"http://127.0.0.1:{settings.lab_port}/mcp, so the lab is not started and Fleetwatch uses the "
-            "sign-ins from 'fleetwatch login'."
+        out.append(
+            Words.of(
+                N_(
+                    "Not on the lab: FLEETWATCH_EPIPHAN_MCP_URL is %(url)s, not the lab's %(lab)s, so the lab is "
+                    "not started and Fleetwatch uses the sign-ins from 'fleetwatch login'."
+                ),
+                url=visible(settings.epiphan_mcp_url, 300),
+                lab=f"http://127.0.0.1:{settings.lab_port}/mcp",
+            )
         )
-    print(f"Fence level: {fence.description}.")
+    out.append(Words.of(N_("Fence level: %(fence)s."), fence=fence.words()))
     readers = fence.layout
     if demo or settings.fence_configured:
-        print(f"Approval page: http://127.0.0.1:{settings.approve_port}/")
-        who = f"; the group {readers.approvers} may read it" if readers else ""
-        print(
-            f"Its secret is in {fence.approve_secret_file(settings)} (asked once per browser session{who})."
-        )
+        out.append(Words.of(N_("Approval page: %(url)s"), url=f"http://127.0.0.1:{settings.approve_port}/"))
+        out.append(secret_words(fence.approve_secret_file(settings), readers.approvers if readers else None))
     else:
-        print(
-            "The fence is not configured (FLEETWATCH_WRITE_DEVICE_IDS / FLEETWATCH_WRITE_TEAM_ID): the approval "
-            "page is not started and nothing can be proposed. Reads and answers work."
+        out.append(
+            Words.of(
+                N_(
+                    "The fence is not configured (FLEETWATCH_WRITE_DEVICE_IDS / FLEETWATCH_WRITE_TEAM_ID): the "
+                    "approval page is not started and nothing can be proposed. Reads and answers work."
+                )
+            )
         )
-    print(f"Ask page: http://127.0.0.1:{settings.ask_port}/")
-    who = f"; the group {readers.operators} may read it" if readers else ""
-    print(f"Its secret is in {fence.ask_secret_file(settings)} (asked once per browser session{who}).")
-    print(f"Wall screen (read-only, no secret): http://127.0.0.1:{settings.ask_port}/wall")
+    out.append(Words.of(N_("Ask page: %(url)s"), url=f"http://127.0.0.1:{settings.ask_port}/"))
+    out.append(secret_words(fence.ask_secret_file(settings), readers.operators if readers else None))
+    out.append(
+        Words.of(
+            N_("Wall screen (read-only, no secret): %(url)s"),
+            url=f"http://127.0.0.1:{settings.ask_port}/wall",
+        )
+    )
     if demo:
-        print(
-            f"The watch's Slack and Teams posts, as the lab received them: http://127.0.0.1:{settings.lab_port}/_lab/notices"
+        out.append(
+            Words.of(
+                N_("The watch's Slack and Teams posts, as the lab received them: %(url)s"),
+                url=f"http://127.0.0.1:{settings.lab_port}/_lab/notices",
+            )
         )
-    print(f"Logs: {layout.logs}")
-    return 0
+    out.append(Words.of(N_("Logs: %(path)s"), path=str(logs)))
+    return out
+
+
+def language_of(args: argparse.Namespace, settings: Settings) -> Language:
+    """``--language``, else `FLEETWATCH_LANGUAGE`."""
+    chosen = getattr(args, "language", None) or settings.language
+    return "es" if chosen == "es" else "en"
+
+
+def secret_words(path: Path, group: str | None) -> Words:
+    """Where a page's secret is, and which group may read it (None: only this user)."""
+    if group:
+        return Words.of(
+            N_(
+                "Its secret is in %(path)s (asked once per browser session; the group %(group)s may read it)."
+            ),
+            path=str(path),
+            group=group,
+        )
+    return Words.of(N_("Its secret is in %(path)s (asked once per browser session)."), path=str(path))
 
 
 def place_demo_sign_ins(settings: Settings, lab_url: str, state: dict) -> None:
@@ -221,7 +270,7 @@ async def demo(args: argparse.Namespace) -> int:
 
     policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
     print()
-    lang: Language = "es" if args.language == "es" else "en"
+    lang = language_of(args, settings)
 
     def say(msgid: str, **params: object) -> str:
         return translate(lang, msgid) % params
@@ -231,12 +280,12 @@ async def demo(args: argparse.Namespace) -> int:
     if cleaned:
         print()
         print("\n".join(cleaned))
-    question = DEMO_QUESTION_ES if args.language == "es" else DEMO_QUESTION
+    question = DEMO_QUESTION_ES if lang == "es" else DEMO_QUESTION
     print()
     print(say(N_("Asking the assistant: %(question)s"), question=question))
     print()
     answer = await AssistantClient(settings.assistant_socket).ask(
-        Ask(question=question, language=args.language), timeout_seconds=ASK_SECONDS
+        Ask(question=question, language=lang), timeout_seconds=ASK_SECONDS
     )
     print(render_answer(answer))
     print()
@@ -244,7 +293,7 @@ async def demo(args: argparse.Namespace) -> int:
     reason = no_card_reason(answer, policy.limits)
     if reason is None:
         secret_file = supervise.choose_fence(settings, os.geteuid()).approve_secret_file(settings)
-        language = "?lang=es" if args.language == "es" else ""
+        language = "?lang=es" if lang == "es" else ""
         print(
             say(
                 N_(
@@ -289,6 +338,9 @@ def add_commands(sub, epilog: str) -> None:
         epilog=epilog,
     )
     parser.add_argument("--scenario", default="campus", help="lab scenario in demo mode (default: campus)")
+    parser.add_argument(
+        "--language", choices=("en", "es"), help="the words' language (default: FLEETWATCH_LANGUAGE)"
+    )
     parser.set_defaults(run=up)
     parser = sub.add_parser(
         "down", help="stop everything 'fleetwatch up' started, and wait until it has", epilog=epilog
@@ -300,5 +352,9 @@ def add_commands(sub, epilog: str) -> None:
         epilog=epilog,
     )
     parser.add_argument("--scenario", default="campus", help="lab scenario (default: campus)")
-    parser.add_argument("--language", choices=("en", "es"), help="ask in English (default) or Spanish")
+    parser.add_argument(
+        "--language",
+        choices=("en", "es"),
+        help="ask and answer in English or Spanish (default: FLEETWATCH_LANGUAGE)",
+    )
     parser.set_defaults(run=demo)

@@ -29,6 +29,7 @@ links) it touches through file descriptors, never following a symlink a service 
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import functools
 import grp
 import os
@@ -46,6 +47,7 @@ from services.ctl import CtlError
 from shared.config import Settings
 from shared.errors import Code
 from shared.private_files import UnsafePath, ensure_folder, fix_file, trusted_folder, write_private
+from shared.text.catalogue import N_, Words, say_text
 
 REPO = Path(__file__).resolve().parent.parent.parent
 """The folder the ``services`` package is imported from (a checkout, or site-packages): each
@@ -246,14 +248,25 @@ class FenceChoice:
 
     layout: ServerLayout | None
     reason: str
+    missing: tuple[str, ...] = ()
+    """What deploy/install.sh makes that is not there (the reason, when that is it)."""
+
+    def words(self) -> Words:
+        """One line, in `fleetwatch doctor`'s words, as catalogue `Words`."""
+        if self.layout is None:
+            if self.missing:
+                return Words.of(
+                    N_("process-level, same user (run deploy/install.sh first; missing: %(missing)s)"),
+                    missing=", ".join(self.missing),
+                )
+            return Words.of(N_("process-level, same user (%(reason)s)"), reason=Words.of(self.reason))
+        users = ", ".join(self.layout.user(s) for s in SERVICES)
+        return Words.of(N_("OS-level, separate users (%(users)s)"), users=users)
 
     @property
     def description(self) -> str:
-        """One line, in `fleetwatch doctor`'s words."""
-        if self.layout is None:
-            return f"process-level, same user ({self.reason})"
-        users = ", ".join(self.layout.user(s) for s in SERVICES)
-        return f"OS-level, separate users ({users})"
+        """`words`, in English."""
+        return say_text(self.words(), "en", zone=dt.UTC, now=dt.datetime.now(dt.UTC))
 
     def approve_secret_file(self, settings: Settings) -> Path:
         return self.layout.approve_secret_file if self.layout else settings.approve_secret_file
@@ -272,12 +285,14 @@ def choose_fence(settings: Settings, euid: int) -> FenceChoice:
     """
     layout = ServerLayout.of(settings)
     if layout is None:
-        return FenceChoice(None, "the settings are not deploy/install.sh's")
+        return FenceChoice(None, N_("the settings are not deploy/install.sh's"))
     if euid != 0:
-        return FenceChoice(None, "not root: supervisord cannot switch users")
+        return FenceChoice(None, N_("not root: supervisord cannot switch users"))
     missing = layout.missing()
     if missing:
-        return FenceChoice(None, f"run deploy/install.sh first; missing: {', '.join(missing)}")
+        return FenceChoice(
+            None, f"run deploy/install.sh first; missing: {', '.join(missing)}", tuple(missing)
+        )
     configured = {"sandbox": settings.sandbox_token_file, "read": settings.read_token_file}
     for slot, path in layout.slots.items():
         if configured[slot] != path:
