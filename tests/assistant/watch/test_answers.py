@@ -189,7 +189,7 @@ async def test_the_wall_shows_the_groups_the_next_classes_with_readiness_and_whe
     assert before.read_line == "The fleet has not been read yet." and before.stale and before.groups == ()
     await beat(watch)
     view = await wall_for(watch, "es")
-    assert view.read_line == "Última lectura del equipo a las 13:00 (hace 0 min)."
+    assert view.read_line == "Última lectura de la flota a las 13:00 (hace 0 min)."
     assert [g.heading for g in view.groups] == ["Arreglar primero", "Arreglar pronto", "Cuando convenga"]
     assert view.refresh_seconds == 30
     first = view.events[0]
@@ -212,7 +212,7 @@ async def test_the_wall_and_the_history_name_a_part_the_last_read_could_not_read
     view = await wall_for(watch, "es")
     assert view.problem is not None and view.problem.startswith("eventos: no se pudieron leer: ")
     history = await answers.history(watch, 7, "es")
-    assert any(e.text == "No se pudo leer parte del equipo (eventos)" for e in history.entries)
+    assert any(e.text == "No se pudo leer parte de la flota (eventos)" for e in history.entries)
     await beat(watch)
     assert (await wall_for(watch, "en")).problem is None
     history = await answers.history(watch, 7, "en")
