@@ -475,9 +475,9 @@ def _leaf(sub: Any, name: str, help_text: str, run: Any, epilog: str) -> argpars
     parser: argparse.ArgumentParser = sub.add_parser(
         name, help=help_text, description=help_text, epilog=epilog
     )
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text (times in UTC)")
+    parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text (times in UTC)"))
     parser.add_argument(
-        "--language", choices=("en", "es"), help="the words' language (default: FLEETWATCH_LANGUAGE)"
+        "--language", choices=("en", "es"), help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
     )
     parser.set_defaults(run=run)
     return parser
@@ -486,57 +486,63 @@ def _leaf(sub: Any, name: str, help_text: str, run: Any, epilog: str) -> argpars
 def add_commands(sub: Any, epilog: str) -> None:
     """Add the admin commands to ``fleetwatch``'s subparsers `sub`; every parser gets `epilog`
     (which says that no command approves)."""
-    pending = sub.add_parser("pending", help="the proposals waiting for a person", epilog=epilog)
+    pending = sub.add_parser("pending", help=N_("the proposals waiting for a person"), epilog=epilog)
     actions = pending.add_subparsers(dest="pending_command", required=True, metavar="ACTION")
-    _leaf(actions, "list", "list the pending proposals, oldest first", pending_list, epilog)
+    _leaf(actions, "list", N_("list the pending proposals, oldest first"), pending_list, epilog)
     show = _leaf(
         actions,
         "show",
-        "show one proposal in full (every argument, times, fingerprint)",
+        N_("show one proposal in full (every argument, times, fingerprint)"),
         pending_show,
         epilog,
     )
     show.add_argument("proposal_id", metavar="ID")
 
-    deny_parser = _leaf(sub, "deny", "deny one pending proposal", deny, epilog)
+    deny_parser = _leaf(sub, "deny", N_("deny one pending proposal"), deny, epilog)
     deny_parser.add_argument("proposal_id", metavar="ID")
-    _leaf(sub, "deny-all", "deny every pending proposal (there is no approve-all)", deny_all, epilog)
-    _leaf(sub, "pause", "turn the kill switch on: the executor refuses every write", pause, epilog)
+    _leaf(sub, "deny-all", N_("deny every pending proposal (there is no approve-all)"), deny_all, epilog)
+    _leaf(sub, "pause", N_("turn the kill switch on: the executor refuses every write"), pause, epilog)
     resume_parser = _leaf(
         sub,
         "resume",
-        "turn the kill switch off (changes still need approval on the page); with --denials, lift denial pauses instead",
+        N_(
+            "turn the kill switch off (changes still need approval on the page); with --denials, lift denial pauses instead"
+        ),
         resume,
         epilog,
     )
     resume_parser.add_argument(
         "--denials",
         action="store_true",
-        help="lift the denial pauses running now (all of them, or TOOL on ROOM); audited",
+        help=N_("lift the denial pauses running now (all of them, or TOOL on ROOM); audited"),
     )
     resume_parser.add_argument(
-        "tool", nargs="?", metavar="TOOL", help="with --denials: the paused tool, e.g. batch_reboot"
+        "tool", nargs="?", metavar="TOOL", help=N_("with --denials: the paused tool, e.g. batch_reboot")
     )
     resume_parser.add_argument(
-        "room", nargs="?", metavar="ROOM", help="with --denials: the paused room's name or device ID"
+        "room", nargs="?", metavar="ROOM", help=N_("with --denials: the paused room's name or device ID")
     )
     ack = _leaf(
         sub,
         "acknowledge",
-        "say you checked a room whose last change ended unknown or unverified; new changes may be proposed for it again",
+        N_(
+            "say you checked a room whose last change ended unknown or unverified; new changes may be proposed for it again"
+        ),
         acknowledge,
         epilog,
     )
     ack.add_argument("proposal_id", metavar="ID")
 
-    audit = sub.add_parser("audit", help="read and verify the audit log", epilog=epilog)
+    audit = sub.add_parser("audit", help=N_("read and verify the audit log"), epilog=epilog)
     audit_actions = audit.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
-    tail = _leaf(audit_actions, "tail", "the newest audit rows", audit_tail, epilog)
-    tail.add_argument("-n", type=int, default=20, metavar="N", help="how many rows (default: 20)")
+    tail = _leaf(audit_actions, "tail", N_("the newest audit rows"), audit_tail, epilog)
+    tail.add_argument("-n", type=int, default=20, metavar="N", help=N_("how many rows (default: 20)"))
     _leaf(
         audit_actions,
         "verify",
-        "each writing service checks the audit log (chain, its rows' MACs, its anchor); exit 1 when it is broken",
+        N_(
+            "each writing service checks the audit log (chain, its rows' MACs, its anchor); exit 1 when it is broken"
+        ),
         audit_verify,
         epilog,
     )
@@ -544,25 +550,30 @@ def add_commands(sub: Any, epilog: str) -> None:
     status_parser = _leaf(
         sub,
         "status",
-        "queue, caps, denial pauses, changes to settle, kill switch, executor, fence, autonomy, and the watch",
+        N_(
+            "queue, caps, denial pauses, changes to settle, kill switch, executor, fence, autonomy, and the watch"
+        ),
         status,
         epilog,
     )
     status_parser.add_argument(
         "--check",
         action="store_true",
-        help="exit 1 unless a heartbeat read the fleet within three intervals (for monitors and health checks)",
+        help=N_(
+            "exit 1 unless a heartbeat read the fleet within three intervals (for monitors and health checks)"
+        ),
     )
 
     draft = _leaf(
         sub,
         "propose",
-        "draft a proposal as an operator; it still needs a person to approve it on the page",
+        N_("draft a proposal as an operator; it still needs a person to approve it on the page"),
         propose,
         epilog,
     )
     draft.formatter_class = argparse.RawDescriptionHelpFormatter
     plain_help = draft.format_help
+    base: list[str | None] = []  # the epilog as the parser holds it when help is first read (translated)
 
     def propose_help() -> str:
         # The policy (YAML, JSON Schema) loads only when ``propose --help`` is read, so the other
@@ -571,16 +582,20 @@ def add_commands(sub: Any, epilog: str) -> None:
             tools = proposable_help(_tool_policy())
         except FleetwatchError as exc:
             tools = f"(The proposable tools could not be listed: {exc.code}: {visible(exc.message, 200)})"
-        draft.epilog = f"{tools}\n\n{epilog}"
+        if not base:
+            base.append(draft.epilog)
+        draft.epilog = f"{tools}\n\n{base[0]}"
         return plain_help()
 
     draft.format_help = propose_help  # type: ignore[method-assign]
-    draft.add_argument("tool", metavar="TOOL", help="a proposable write tool, e.g. batch_recording")
+    draft.add_argument("tool", metavar="TOOL", help=N_("a proposable write tool, e.g. batch_recording"))
     draft.add_argument(
         "--arg",
         action="append",
         metavar="KEY=VALUE",
-        help="one argument (repeat it); text arguments are taken as written (an all-digit ID stays text), "
-        "others as JSON: a list is written '[\"29088800001\"]'",
+        help=N_(
+            "one argument (repeat it); text arguments are taken as written (an all-digit ID stays text), "
+            "others as JSON: a list is written '[\"29088800001\"]'"
+        ),
     )
-    draft.add_argument("--reason", required=True, help="why, in words a person reviewing it understands")
+    draft.add_argument("--reason", required=True, help=N_("why, in words a person reviewing it understands"))

@@ -59,17 +59,21 @@ def add_commands(sub: Any, epilog: str) -> None:
     """Add ``ask`` to the ``fleetwatch`` command tree."""
     parser = sub.add_parser(
         "ask",
-        help="ask the assistant about the fleet (English or Spanish); it can only propose changes",
+        help=N_("ask the assistant about the fleet (English or Spanish); it can only propose changes"),
         description=(
-            "Ask the assistant a question. It reads the fleet and may propose a change; "
-            "nothing runs until a person approves it on the approval page."
+            N_(
+                "Ask the assistant a question. It reads the fleet and may propose a change; "
+                "nothing runs until a person approves it on the approval page."
+            )
         ),
         epilog=epilog,
     )
-    parser.add_argument("question", help='the question, e.g. "What needs attention?"')
-    parser.add_argument("--language", choices=("en", "es"), help="answer language (default: the question's)")
+    parser.add_argument("question", help=N_('the question, e.g. "What needs attention?"'))
     parser.add_argument(
-        "--timeout", type=float, default=TIMEOUT_SECONDS, help="seconds to wait (default: 180)"
+        "--language", choices=("en", "es"), help=N_("answer language (default: the question's)")
     )
-    parser.add_argument("--json", action="store_true", help="print the answer as JSON")
+    parser.add_argument(
+        "--timeout", type=float, default=TIMEOUT_SECONDS, help=N_("seconds to wait (default: 180)")
+    )
+    parser.add_argument("--json", action="store_true", help=N_("print the answer as JSON"))
     parser.set_defaults(run=ask)

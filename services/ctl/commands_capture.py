@@ -44,6 +44,7 @@ from shared.epiphan.mcp_session import McpConnection
 from shared.epiphan.read_client import EpiphanError, EpiphanReadClient
 from shared.epiphan.redact import url_host
 from shared.errors import FleetwatchError
+from shared.text.catalogue import N_
 
 if TYPE_CHECKING:
     from shared.policy.loader import ProposeRule
@@ -401,18 +402,32 @@ def add_commands(sub: Any, epilog: str) -> None:
     """Add ``capture`` to the ``fleetwatch`` command tree."""
     parser = sub.add_parser(
         "capture",
-        help="read every read tool once through the read sign-in and save the answers, redacted, for replay",
-        description=__doc__.split("\n\n")[1],
+        help=N_(
+            "read every read tool once through the read sign-in and save the answers, redacted, for replay"
+        ),
+        description=N_(
+            "Through the guarded read client only (the policy's read list; nothing else can be called): the "
+            "device list, every per-device read for every device (at most 100 IDs per call), then each "
+            "one-device, one-channel and one-destination read for the first online device, the presets and "
+            "the knowledge base. Each answer is saved redacted with stable placeholders: keys, credentialed "
+            "URLs, tokens, IP and MAC addresses and serial numbers never reach the folder; names are kept "
+            "unless --rename. A picture is never saved. The manifest records each call: tool, arguments, "
+            "time, the shape of its answer (or why it has none), or its error."
+        ),
         epilog=epilog,
     )
-    parser.add_argument("folder", type=Path, metavar="DIR", help="a new or empty folder (made 0700)")
+    parser.add_argument("folder", type=Path, metavar="DIR", help=N_("a new or empty folder (made 0700)"))
     parser.add_argument(
-        "--rename", action="store_true", help="replace room, group and event names and IDs by invented ones"
+        "--rename",
+        action="store_true",
+        help=N_("replace room, group and event names and IDs by invented ones"),
     )
     parser.add_argument(
         "--in-checkout",
         action="store_true",
-        help="write into a folder inside a git checkout (refused otherwise: a capture is private until checked)",
+        help=N_(
+            "write into a folder inside a git checkout (refused otherwise: a capture is private until checked)"
+        ),
     )
-    parser.add_argument("--json", action="store_true", help="print the manifest as JSON")
+    parser.add_argument("--json", action="store_true", help=N_("print the manifest as JSON"))
     parser.set_defaults(run=capture_command)

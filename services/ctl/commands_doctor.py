@@ -41,6 +41,7 @@ from shared.epiphan.fleet import parse_devices
 from shared.epiphan.signed_session import SignedConnection
 from shared.epiphan.slots import slot_summary
 from shared.errors import Code, FleetwatchError
+from shared.text.catalogue import N_
 from shared.web.loopback_peer import LISTEN, read_tables, table_rows
 from shared.wire.approval import ApprovalClient, Status
 from shared.wire.assistant import AssistantClient, ModelInfo, WatchStatus
@@ -54,14 +55,16 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
     """Add ``doctor`` to the command tree."""
     doctor = sub.add_parser(
         "doctor",
-        help="check the setup: policy, guard, redaction, sign-ins, fence, sockets, services, model, ports",
+        help=N_(
+            "check the setup: policy, guard, redaction, sign-ins, fence, sockets, services, model, ports"
+        ),
         epilog=epilog,
     )
-    doctor.add_argument("--json", action="store_true", help="print JSON instead of lines")
+    doctor.add_argument("--json", action="store_true", help=N_("print JSON instead of lines"))
     doctor.add_argument(
         "--live",
         action="store_true",
-        help="also prove each sign-in with one read (Epiphan's word, not the clock's)",
+        help=N_("also prove each sign-in with one read (Epiphan's word, not the clock's)"),
     )
     doctor.set_defaults(run=doctor_command)
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from shared.config import load_settings
 from shared.errors import Code
+from shared.text.catalogue import N_
 
 if TYPE_CHECKING:
     from shared.epiphan.signin import ShowUrl
@@ -32,31 +33,37 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
     """Add ``login`` and ``logout`` to the command tree."""
     login = sub.add_parser(
         "login",
-        help="sign in to Epiphan Edge (the read sign-in; --sandbox: the executor's sandbox sign-in)",
-        description=__doc__.split("\n\n")[1],
+        help=N_("sign in to Epiphan Edge (the read sign-in; --sandbox: the executor's sandbox sign-in)"),
+        description=N_(
+            "login runs the MCP OAuth sign-in against FLEETWATCH_EPIPHAN_MCP_URL: it prints the address of "
+            "the sign-in page (and opens a browser when there is a display), the person picks the team there, "
+            "and the browser comes back to a listener on 127.0.0.1. --paste is for a machine without a "
+            "browser: open the address anywhere, then paste the address the browser was sent back to (it "
+            "fails to load; that is expected). --token-file stores a static bearer token instead."
+        ),
         epilog=epilog,
     )
     login.add_argument(
-        "--sandbox", action="store_true", help="sign in the sandbox team (the only team changes run on)"
+        "--sandbox", action="store_true", help=N_("sign in the sandbox team (the only team changes run on)")
     )
     login.add_argument(
-        "--paste", action="store_true", help="headless: paste the address the browser is sent back to"
+        "--paste", action="store_true", help=N_("headless: paste the address the browser is sent back to")
     )
     login.add_argument(
         "--token-file",
         type=Path,
         metavar="FILE",
-        help="store a static bearer token from FILE (mode 600; no refresh)",
+        help=N_("store a static bearer token from FILE (mode 600; no refresh)"),
     )
-    login.add_argument("--no-browser", action="store_true", help="only print the sign-in address")
+    login.add_argument("--no-browser", action="store_true", help=N_("only print the sign-in address"))
     login.set_defaults(run=login_command)
     logout_parser = sub.add_parser(
         "logout",
-        help="revoke a sign-in at the server (when it offers revocation) and delete it",
+        help=N_("revoke a sign-in at the server (when it offers revocation) and delete it"),
         epilog=epilog,
     )
     logout_parser.add_argument(
-        "--sandbox", action="store_true", help="the sandbox sign-in instead of the read one"
+        "--sandbox", action="store_true", help=N_("the sandbox sign-in instead of the read one")
     )
     logout_parser.set_defaults(run=logout_command)
 

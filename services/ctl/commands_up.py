@@ -334,27 +334,33 @@ def add_commands(sub, epilog: str) -> None:
     """Add ``up``, ``down`` and ``demo`` to the ``fleetwatch`` command tree."""
     parser = sub.add_parser(
         "up",
-        help="start the services under supervisord (and, on the embedded lab, the lab and its scripted model)",
+        help=N_(
+            "start the services under supervisord (and, on the embedded lab, the lab and its scripted model)"
+        ),
         epilog=epilog,
     )
-    parser.add_argument("--scenario", default="campus", help="lab scenario in demo mode (default: campus)")
     parser.add_argument(
-        "--language", choices=("en", "es"), help="the words' language (default: FLEETWATCH_LANGUAGE)"
+        "--scenario", default="campus", help=N_("lab scenario in demo mode (default: campus)")
+    )
+    parser.add_argument(
+        "--language", choices=("en", "es"), help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
     )
     parser.set_defaults(run=up)
     parser = sub.add_parser(
-        "down", help="stop everything 'fleetwatch up' started, and wait until it has", epilog=epilog
+        "down", help=N_("stop everything 'fleetwatch up' started, and wait until it has"), epilog=epilog
     )
     parser.set_defaults(run=down)
     parser = sub.add_parser(
         "demo",
-        help="the main job on the embedded lab: start everything, show the fleet, ask the assistant, leave a proposal on the page",
+        help=N_(
+            "the main job on the embedded lab: start everything, show the fleet, ask the assistant, leave a proposal on the page"
+        ),
         epilog=epilog,
     )
-    parser.add_argument("--scenario", default="campus", help="lab scenario (default: campus)")
+    parser.add_argument("--scenario", default="campus", help=N_("lab scenario (default: campus)"))
     parser.add_argument(
         "--language",
         choices=("en", "es"),
-        help="ask and answer in English or Spanish (default: FLEETWATCH_LANGUAGE)",
+        help=N_("ask and answer in English or Spanish (default: FLEETWATCH_LANGUAGE)"),
     )
     parser.set_defaults(run=demo)

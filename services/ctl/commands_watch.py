@@ -245,45 +245,45 @@ def add_commands(sub: Any, epilog: str) -> None:
     added by ``status`` itself)."""
     parser = sub.add_parser(
         "history",
-        help="what changed, when: rooms, problems, readiness, digests, notes, proposals and outcomes",
+        help=N_("what changed, when: rooms, problems, readiness, digests, notes, proposals and outcomes"),
         epilog=epilog,
     )
     parser.add_argument(
-        "--days", type=_days, default=7, metavar="N", help="how many days back (1 to 90; default: 7)"
+        "--days", type=_days, default=7, metavar="N", help=N_("how many days back (1 to 90; default: 7)")
     )
-    parser.add_argument("--language", choices=LANGUAGES, default="en", help="words in English or Spanish")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument("--language", choices=LANGUAGES, default="en", help=N_("words in English or Spanish"))
+    parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
     parser.set_defaults(run=history)
 
     parser = sub.add_parser(
         "digest",
-        help="one heartbeat now, and the digest of what changed since the last posted one",
+        help=N_("one heartbeat now, and the digest of what changed since the last posted one"),
         epilog=epilog,
     )
     parser.add_argument(
-        "--post", action="store_true", help="also post it (console, Slack, Teams as configured)"
+        "--post", action="store_true", help=N_("also post it (console, Slack, Teams as configured)")
     )
     parser.add_argument(
-        "--language", choices=LANGUAGES, help="words in English or Spanish (default: the watch's)"
+        "--language", choices=LANGUAGES, help=N_("words in English or Spanish (default: the watch's)")
     )
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
     parser.set_defaults(run=digest)
 
     parser = sub.add_parser(
         "note",
-        help="keep an operator's one-line note on a room (shown in digests, on the wall, in answers)",
+        help=N_("keep an operator's one-line note on a room (shown in digests, on the wall, in answers)"),
         epilog=epilog,
     )
-    parser.add_argument("room", metavar="ROOM", help="the room's name (or enough of it to name one room)")
+    parser.add_argument("room", metavar="ROOM", help=N_("the room's name (or enough of it to name one room)"))
     parser.add_argument(
-        "text", metavar="TEXT", nargs="*", help="the note (one line; control characters are removed)"
+        "text", metavar="TEXT", nargs="*", help=N_("the note (one line; control characters are removed)")
     )
-    parser.add_argument("--clear", action="store_true", help="remove the room's note")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument("--clear", action="store_true", help=N_("remove the room's note"))
+    parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
     parser.set_defaults(run=note)
 
-    parser = sub.add_parser("notes", help="the room notes", epilog=epilog)
-    parser.add_argument("room", metavar="ROOM", nargs="?", help="only rooms whose name holds this")
-    parser.add_argument("--search", metavar="TEXT", help="only notes that hold this text")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser = sub.add_parser("notes", help=N_("the room notes"), epilog=epilog)
+    parser.add_argument("room", metavar="ROOM", nargs="?", help=N_("only rooms whose name holds this"))
+    parser.add_argument("--search", metavar="TEXT", help=N_("only notes that hold this text"))
+    parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
     parser.set_defaults(run=notes)

@@ -25,12 +25,21 @@ from collections.abc import Sequence
 from services.ctl import commands_fleet
 from shared.config import ConfigError, load_settings
 from shared.errors import Code, FleetwatchError
+from shared.text.catalogue import N_
 from shared.text.display import visible
 
-EPILOG = (
+EPILOG = N_(
     "No command approves a change: a person approves each exact change on the approval page. "
     "This is by design and cannot be turned off."
 )
+
+ARGPARSE_WORDS = (
+    N_("usage: "),
+    N_("positional arguments"),
+    N_("options"),
+    N_("show this help message and exit"),
+)
+"""argparse's own words in a help text (translated with the rest by `in_language`)."""
 
 MODULES = (
     "commands_capture",
@@ -65,30 +74,34 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     module adds (``fleet``, ``writable`` and ``lab`` are always there)."""
     parser = argparse.ArgumentParser(
         prog="fleetwatch",
-        description="Fleetwatch: an assistant for Epiphan Pearl fleets that proposes changes a person approves.",
+        description=N_(
+            "Fleetwatch: an assistant for Epiphan Pearl fleets that proposes changes a person approves."
+        ),
         epilog=EPILOG,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     fleet = sub.add_parser(
         "fleet",
-        help="show the fleet through the read sign-in (read here, or by the assistant for an operator)",
+        help=N_("show the fleet through the read sign-in (read here, or by the assistant for an operator)"),
         epilog=EPILOG,
     )
-    fleet.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    fleet.add_argument("--json", action="store_true", help=N_("print JSON instead of a table"))
     fleet.add_argument(
-        "--language", choices=("en", "es"), help="the words' language (default: FLEETWATCH_LANGUAGE)"
+        "--language", choices=("en", "es"), help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
     )
     fleet.set_defaults(run=commands_fleet.fleet)
     writable = sub.add_parser(
         "writable",
-        help="the rooms a change may target now (read afresh by the executor through the sandbox sign-in), "
-        "and the changes that may be proposed for them",
+        help=N_(
+            "the rooms a change may target now (read afresh by the executor through the sandbox sign-in), "
+            "and the changes that may be proposed for them"
+        ),
         epilog=EPILOG,
     )
-    writable.add_argument("--json", action="store_true", help="print JSON instead of text (times in UTC)")
+    writable.add_argument("--json", action="store_true", help=N_("print JSON instead of text (times in UTC)"))
     writable.add_argument(
-        "--language", choices=("en", "es"), help="the words' language (default: FLEETWATCH_LANGUAGE)"
+        "--language", choices=("en", "es"), help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
     )
     writable.set_defaults(run=commands_fleet.writable)
 
@@ -98,10 +111,64 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     # Listed for --help only: main() hands "lab ..." to the lab's own parser before this one.
     sub.add_parser(
         "lab",
-        help="run the lab, a simulated Epiphan Edge (every option of python -m services.lab; "
-        "see 'fleetwatch lab --help')",
+        help=N_(
+            "run the lab, a simulated Epiphan Edge (every option of python -m services.lab; "
+            "see 'fleetwatch lab --help')"
+        ),
         add_help=False,
     )
+    return parser
+
+
+def help_language(argv: Sequence[str]) -> str:
+    """The language ``--help`` speaks: ``--language`` in `argv`, else `FLEETWATCH_LANGUAGE` (the
+    settings loader's reading; English when the settings do not load, as the command then says)."""
+    for index, word in enumerate(argv):
+        if word == "--language" and index + 1 < len(argv):
+            return argv[index + 1]
+        if word.startswith("--language="):
+            return word.split("=", 1)[1]
+    try:
+        return load_settings().language
+    except ConfigError:
+        return "en"
+
+
+def in_language(parser: argparse.ArgumentParser, language: str) -> argparse.ArgumentParser:
+    """`parser` and every parser below it with their help texts (marked `N_`), descriptions,
+    epilogs, group titles and argparse's own words in `language` (from the one catalogue);
+    English stays as built."""
+    if language != "es":
+        return parser
+    from shared.text.catalogue import translate
+
+    def say(text: str | None) -> str | None:
+        return translate("es", text) if text and text != argparse.SUPPRESS else text
+
+    usage = say("usage: ")
+
+    def add_usage(self, usage_text, actions, groups, prefix=None) -> None:  # type: ignore[no-untyped-def]
+        super(type(self), self).add_usage(usage_text, actions, groups, usage if prefix is None else prefix)
+
+    seen: set[int] = set()
+
+    def walk(one: argparse.ArgumentParser) -> None:
+        if id(one) in seen:
+            return
+        seen.add(id(one))
+        one.formatter_class = type("InLanguage", (one.formatter_class,), {"add_usage": add_usage})
+        one.description, one.epilog = say(one.description), say(one.epilog)
+        for group in one._action_groups:
+            group.title = say(group.title)
+        for action in one._actions:
+            action.help = say(action.help)
+            if isinstance(action, argparse._SubParsersAction):
+                for choice in action._choices_actions:
+                    choice.help = say(choice.help)
+                for child in action.choices.values():
+                    walk(child)
+
+    walk(parser)
     return parser
 
 
@@ -127,7 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from services.lab.__main__ import main as lab_main
 
             return lab_main(argv[1:])
-        args = build_parser(argv[0] if argv else None).parse_args(argv)
+        parser = build_parser(argv[0] if argv else None)
+        args = in_language(parser, help_language(argv)).parse_args(argv)
         try:
             result = asyncio.run(args.run(args))
         except FleetwatchError as exc:

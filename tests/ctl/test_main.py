@@ -3,6 +3,7 @@ early, a service that is not running, a misspelt setting, the lab port moving th
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -95,3 +96,52 @@ async def test_a_misspelt_setting_names_the_closest_one(tmp_path: Path) -> None:
 def test_the_lab_port_moves_the_default_mcp_url_so_up_stays_on_the_lab() -> None:
     assert load_settings({"FLEETWATCH_LAB_PORT": "18770"}).epiphan_mcp_url == "http://127.0.0.1:18770/mcp"
     assert load_settings({}).epiphan_mcp_url == "http://127.0.0.1:8770/mcp"
+
+
+STATUS_HELP_ES = (
+    "opciones:",
+    "mostrar este mensaje de ayuda y salir",
+    "imprimir JSON en lugar de texto (horas en UTC)",
+    "Ningún comando aprueba un cambio",
+)
+
+
+async def test_help_speaks_spanish_with_fleetwatch_language_es_or_language_es(tmp_path: Path) -> None:
+    env = base_env(tmp_path / "home", FLEETWATCH_LANGUAGE="es")
+    code, out, _ = await fleetwatch(env, "status", "--help")
+    assert code == 0 and out.startswith("uso: fleetwatch status")
+    flat = " ".join(out.split())
+    assert [s for s in STATUS_HELP_ES if s not in flat] == [], out
+    code, out, _ = await fleetwatch(env, "--help")
+    assert code == 0 and "Fleetwatch: un asistente para flotas de Epiphan Pearl" in " ".join(out.split())
+    # propose --help lists the tools after its words, and keeps the Spanish epilog.
+    code, out, _ = await fleetwatch(env, "propose", "--help")
+    assert code == 0 and "por qué, con palabras que entienda" in " ".join(out.split())
+    assert "Ningún comando aprueba un cambio" in out and "batch_recording" in out
+    english = base_env(tmp_path / "home")
+    code, out, _ = await fleetwatch(english, "pending", "list", "--language", "es", "--help")
+    assert code == 0 and out.startswith("uso: fleetwatch pending list")
+    code, out, _ = await fleetwatch(english, "pending", "list", "--help")
+    assert code == 0 and out.startswith("usage: fleetwatch pending list") and "options:" in out
+
+
+def test_every_help_text_of_the_tree_has_its_spanish() -> None:
+    from services.ctl.main import build_parser, in_language
+    from shared.text.catalogue import translate
+
+    def texts(parser: argparse.ArgumentParser) -> list[str]:
+        out = [t for t in (parser.description, parser.epilog) if t]
+        for action in parser._actions:
+            if action.help and action.help != argparse.SUPPRESS:
+                out.append(action.help)
+            if isinstance(action, argparse._SubParsersAction):
+                out += [c.help for c in action._choices_actions if c.help]
+                for child in action.choices.values():
+                    out += texts(child)
+        return out
+
+    english = texts(build_parser())
+    missing = sorted({t for t in english if translate("es", t) == t})
+    assert missing == []
+    spanish = texts(in_language(build_parser(), "es"))
+    assert len(spanish) == len(english) and not set(spanish) & set(english)
