@@ -73,18 +73,23 @@ def approval_client(*, timeout_seconds: float = TIMEOUT_SECONDS) -> ApprovalClie
 # --- output --------------------------------------------------------------------------------
 
 
-def pause_words(pause: DenialPause, *, lifted: bool = False) -> str:
-    """One denial pause in words: the change, the room (its name and ID), until when (or, once
-    `lifted`, until when it would have run) and why."""
+def pause_words(view: admin_words.View, pause: DenialPause, *, lifted: bool = False) -> str:
+    """One denial pause in words in `view`'s language: the change, the room (its name and ID),
+    until when (or, once `lifted`, until when it would have run) and why."""
     room = (
         f"{visible(pause.target_name, 80)} ({visible(pause.target, 40)})"
         if pause.target_name
         else visible(pause.target, 40)
     )
-    return (
-        f"{change(pause.tool, None, 'en')} ({visible(pause.tool, 60)}) in {room} "
-        f"{'would have been paused' if lifted else 'is paused'} until {pause.until} (UTC), "
-        f"after {pause.denials} denials"
+    return view.text(
+        N_("%(change)s (%(tool)s) in %(room)s would have been paused until %(until)s, after %(n)s denials")
+        if lifted
+        else N_("%(change)s (%(tool)s) in %(room)s is paused until %(until)s, after %(n)s denials"),
+        change=change(pause.tool, None, view.language),
+        tool=visible(pause.tool, 60),
+        room=room,
+        until=Moment(pause.until),
+        n=pause.denials,
     )
 
 
@@ -266,18 +271,23 @@ async def resume(args: argparse.Namespace) -> int:
     if (args.tool is None) != (args.room is None):
         raise CtlError(Code.INVALID_ARGUMENTS, "name both TOOL and ROOM, or neither")
     lifted = await approval_client().lift_denial_pauses(tool=args.tool, room=args.room)
-    _out(args, lifted, render_lifted(lifted.pauses))
+    _out(args, lifted, render_lifted(view_of(args), lifted.pauses))
     return 0
 
 
-def render_lifted(pauses: Sequence[DenialPause]) -> str:
+def render_lifted(view: admin_words.View, pauses: Sequence[DenialPause]) -> str:
     """What ``resume --denials`` lifted, in words."""
     if not pauses:
-        return "No denial pause was running; nothing was lifted."
+        return view.text(N_("No denial pause was running; nothing was lifted."))
     lines = [
-        f"Lifted {len(pauses)} denial pause(s); such changes may be proposed again (each still needs a person):"
+        view.text(
+            N_(
+                "Lifted %(n)s denial pause(s); such changes may be proposed again (each still needs a person):"
+            ),
+            n=len(pauses),
+        )
     ]
-    lines += [f"  {pause_words(p, lifted=True)}" for p in pauses]
+    lines += [f"  {pause_words(view, p, lifted=True)}" for p in pauses]
     return "\n".join(lines)
 
 
@@ -285,12 +295,20 @@ async def acknowledge(args: argparse.Namespace) -> int:
     """``fleetwatch acknowledge ID``: an operator has looked at a change that ended unknown or was
     not verified; its rooms may get new proposals again (audited)."""
     reply = await approval_client().acknowledge(args.proposal_id)
-    what = change_in(reply.tool, reply.action, reply.target_names, reply.targets, "en")
+    view = view_of(args)
+    what = change_in(reply.tool, reply.action, reply.target_names, reply.targets, view.language)
     _out(
         args,
         reply,
-        f"Acknowledged {visible(reply.proposal_id, 40)} ({what}, outcome {visible(reply.outcome or 'none', 20)}). "
-        "New changes may be proposed for its rooms again; each still needs a person on the approval page.",
+        view.text(
+            N_(
+                "Acknowledged %(id)s (%(what)s, outcome %(outcome)s). New changes may be proposed for its rooms "
+                "again; each still needs a person on the approval page."
+            ),
+            id=visible(reply.proposal_id, 40),
+            what=what,
+            outcome=admin_words.in_words(view, admin_words.OUTCOMES, reply.outcome or "none"),
+        ),
     )
     return 0
 

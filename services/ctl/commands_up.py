@@ -215,23 +215,33 @@ ASK_SECONDS = 180.0
 """Bound on the demo's question (longer than the assistant's own wall budget)."""
 
 
-async def clean_queue(settings: Settings) -> list[str]:
+async def clean_queue(settings: Settings, language: Language) -> list[str]:
     """The demo starts from a clean queue: on the lab, whose world starts afresh with every
     ``up``, the denial pauses and the changes left unsettled by an earlier demo refer to a world
     that is gone. Each is lifted or acknowledged through approval.sock (audited, actor
     ``demo``), and said; the lines to print. Raises `CallError`."""
+    from services.ctl.admin_words import view_for
     from services.ctl.commands_admin import approval_client, pause_words
 
+    view = view_for(language, language, settings.timezone)
     client = approval_client(timeout_seconds=ADMIN_SECONDS)
     lifted = await client.lift_denial_pauses(actor="demo")
     said = [
-        f"Lifted a denial pause left from an earlier demo: {pause_words(p, lifted=True)}."
+        view.text(
+            N_("Lifted a denial pause left from an earlier demo: %(pause)s."),
+            pause=pause_words(view, p, lifted=True),
+        )
         for p in lifted.pauses
     ]
     for change in (await client.status()).unsettled:
         await client.acknowledge(change.proposal_id, actor="demo")
         said.append(
-            f"Acknowledged {change.proposal_id}, a change left unsettled by an earlier demo (the lab's rooms start afresh)."
+            view.text(
+                N_(
+                    "Acknowledged %(id)s, a change left unsettled by an earlier demo (the lab's rooms start afresh)."
+                ),
+                id=visible(change.proposal_id, 40),
+            )
         )
     return said
 
@@ -276,7 +286,7 @@ async def demo(args: argparse.Namespace) -> int:
         return translate(lang, msgid) % params
 
     show(await read_snapshot(settings, tool_policy), policy, as_json=False, language=lang)
-    cleaned = await clean_queue(settings)
+    cleaned = await clean_queue(settings, lang)
     if cleaned:
         print()
         print("\n".join(cleaned))

@@ -13,7 +13,7 @@ import msgspec
 import pytest
 
 from services.ctl.admin_words import View, render_audit, render_detail, render_pending, render_status
-from services.ctl.commands_admin import inspection_warnings, parse_arg_values, propose_warnings
+from services.ctl.commands_admin import inspection_warnings, parse_arg_values, propose_warnings, render_lifted
 from services.ctl.main import EPILOG, build_parser
 from shared.errors import Code, FleetwatchError
 from shared.wire.approval import AuditRow, DenialPause, ProposalDetail, ProposalSummary, Status
@@ -356,3 +356,19 @@ def test_propose_warnings_are_in_the_operators_language() -> None:
         "warning: the executor would refuse this change right now (target_recording): "
     )
     assert inspection_warnings(MEXICO, msgspec.structs.replace(inspection, would_refuse=None)) == []
+
+
+def test_lifted_denial_pauses_are_said_in_the_operators_language_and_time() -> None:
+    pause = DenialPause(
+        tool="batch_reboot", target=A, until="2026-03-02T11:00:00.000Z", target_name="Pearl Two", denials=3
+    )
+    english = render_lifted(MEXICO, [pause])
+    assert english.startswith("Lifted 1 denial pause(s)")
+    assert (
+        f"reboot (batch_reboot) in Pearl Two ({A}) would have been paused until 05:00, in 60 minutes"
+        in english
+    )
+    spanish = render_lifted(KIRITIMATI, [pause])
+    assert spanish.startswith("Se levantaron 1 pausa(s) por rechazos")
+    assert f"en Pearl Two ({A}) habría estado en pausa hasta mar 3 mar, 01:00" in spanish
+    assert render_lifted(KIRITIMATI, []) == "No había ninguna pausa por rechazos vigente; no se levantó nada."
