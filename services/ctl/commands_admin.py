@@ -320,25 +320,50 @@ async def audit_tail(args: argparse.Namespace) -> int:
     return 0
 
 
-def render_audit_report(report: AuditReport) -> str:
+def render_audit_report(view: admin_words.View, report: AuditReport) -> str:
     """The verdict, then one line per writing service: what it checked with its own key."""
     if report.ok:
-        lines = [f"The audit chain verifies: {report.rows} row(s)."]
+        lines = [view.text(N_("The audit chain verifies: %(n)s row(s)."), n=report.rows)]
     elif report.first_bad_seq is not None:
         lines = [
-            f"The audit chain is BROKEN at row {report.first_bad_seq}: {visible(report.reason or '', 300)}"
+            view.text(
+                N_("The audit chain is BROKEN at row %(seq)s: %(reason)s"),
+                seq=report.first_bad_seq,
+                reason=visible(report.reason or "", 300),
+            )
         ]
     else:
-        lines = [f"The audit chain could NOT be fully checked: {visible(report.reason or '', 300)}"]
+        lines = [
+            view.text(
+                N_("The audit chain could NOT be fully checked: %(reason)s"),
+                reason=visible(report.reason or "", 300),
+            )
+        ]
     for check in report.checks:
         who = visible(check.writer, 20)
         if check.ok:
-            seen = f"; its anchor has seen row {check.anchor_seq}" if check.anchor_seq is not None else ""
-            lines.append(f"  {who}: checked its {check.signed} row(s) with its own key{seen}.")
+            seen = (
+                view.text(N_("; its anchor has seen row %(seq)s"), seq=check.anchor_seq)
+                if check.anchor_seq is not None
+                else ""
+            )
+            line = view.text(
+                N_("%(who)s: checked its %(n)s row(s) with its own key%(seen)s."),
+                who=who,
+                n=check.signed,
+                seen=seen,
+            )
         elif check.first_bad_seq is not None:
-            lines.append(f"  {who}: row {check.first_bad_seq}: {visible(check.reason or '', 300)}")
+            line = view.text(
+                N_("%(who)s: row %(seq)s: %(reason)s"),
+                who=who,
+                seq=check.first_bad_seq,
+                reason=visible(check.reason or "", 300),
+            )
         else:
-            lines.append(f"  {who}: {visible(check.reason or 'not checked', 300)}")
+            unchecked = view.text(N_("not checked"))
+            line = f"{who}: {visible(check.reason, 300) if check.reason else unchecked}"
+        lines.append(f"  {line}")
     return "\n".join(lines)
 
 
@@ -346,7 +371,7 @@ async def audit_verify(args: argparse.Namespace) -> int:
     """``fleetwatch audit verify``: each writing service checks the log with its own key and
     anchor; exit 1 when it does not verify or a service could not check it."""
     reply = await approval_client(timeout_seconds=AUDIT_TIMEOUT_SECONDS).audit_verify()
-    _out(args, reply, render_audit_report(reply))
+    _out(args, reply, render_audit_report(view_of(args), reply))
     return 0 if reply.ok else 1
 
 

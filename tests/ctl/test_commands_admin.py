@@ -13,11 +13,17 @@ import msgspec
 import pytest
 
 from services.ctl.admin_words import View, render_audit, render_detail, render_pending, render_status
-from services.ctl.commands_admin import inspection_warnings, parse_arg_values, propose_warnings, render_lifted
+from services.ctl.commands_admin import (
+    inspection_warnings,
+    parse_arg_values,
+    propose_warnings,
+    render_audit_report,
+    render_lifted,
+)
 from services.ctl.main import EPILOG, build_parser
 from shared.errors import Code, FleetwatchError
-from shared.wire.approval import AuditRow, DenialPause, ProposalDetail, ProposalSummary, Status
-from shared.wire.executor import Inspection
+from shared.wire.approval import AuditReport, AuditRow, DenialPause, ProposalDetail, ProposalSummary, Status
+from shared.wire.executor import Inspection, WriterCheck
 from tests.approval_web.helpers import SANDBOX_DEVICES
 from tests.approval_web.page.helpers import policies
 
@@ -372,3 +378,31 @@ def test_lifted_denial_pauses_are_said_in_the_operators_language_and_time() -> N
     assert spanish.startswith("Se levantaron 1 pausa(s) por rechazos")
     assert f"en Pearl Two ({A}) habría estado en pausa hasta mar 3 mar, 01:00" in spanish
     assert render_lifted(KIRITIMATI, []) == "No había ninguna pausa por rechazos vigente; no se levantó nada."
+
+
+def test_audit_verify_says_its_verdict_in_both_languages() -> None:
+    report = AuditReport(
+        ok=False,
+        rows=9,
+        first_bad_seq=7,
+        reason="row 7's hash does not match",
+        checks=(
+            WriterCheck(writer="executor", ok=True, rows=9, signed=4, anchor_seq=9),
+            WriterCheck(writer="approval_web", ok=False, rows=9, first_bad_seq=7, reason="bad MAC"),
+            WriterCheck(writer="assistant", ok=False, rows=9),
+        ),
+    )
+    assert render_audit_report(MEXICO, report).split("\n") == [
+        "The audit chain is BROKEN at row 7: row 7's hash does not match",
+        "  executor: checked its 4 row(s) with its own key; its anchor has seen row 9.",
+        "  approval_web: row 7: bad MAC",
+        "  assistant: not checked",
+    ]
+    assert render_audit_report(KIRITIMATI, report).split("\n") == [
+        "La cadena de auditoría está ROTA en la fila 7: row 7's hash does not match",
+        "  executor: comprobó sus 4 fila(s) con su propia clave; su ancla llegó a la fila 9.",
+        "  approval_web: fila 7: bad MAC",
+        "  assistant: sin comprobar",
+    ]
+    fine = AuditReport(ok=True, rows=9)
+    assert render_audit_report(KIRITIMATI, fine) == "La cadena de auditoría se verifica: 9 fila(s)."
