@@ -49,17 +49,31 @@ LOCKED = "database is locked"
 
 @dataclass
 class Usage:
-    """One service's samples: (RSS MiB, open fds)."""
+    """One service's samples: (RSS MiB, open fds), the first taken before the soak's first
+    cycle (cold), then one after each cycle."""
 
     samples: list[tuple[float, int]] = field(default_factory=list)
+
+    @property
+    def warm(self) -> list[tuple[float, int]]:
+        """The samples from the end of the first cycle on: growth is measured from there, since
+        the services load what their first operation of each kind needs lazily (issue 14: the
+        MCP SDK with the first Epiphan read, the model SDK with the first question), which is
+        a one-time step, not growth. With one sample only, that one."""
+        return self.samples[1:] if len(self.samples) > 1 else self.samples
 
     def summary(self) -> dict[str, Any]:
         if not self.samples:
             return {}
-        rss = [s[0] for s in self.samples]
-        fds = [s[1] for s in self.samples]
+        rss = [s[0] for s in self.warm]
+        fds = [s[1] for s in self.warm]
         return {
-            "rss_mb": {"start": round(rss[0], 1), "end": round(rss[-1], 1), "max": round(max(rss), 1)},
+            "rss_mb": {
+                "cold": round(self.samples[0][0], 1),
+                "start": round(rss[0], 1),
+                "end": round(rss[-1], 1),
+                "max": round(max(rss), 1),
+            },
             "fds": {"start": fds[0], "end": fds[-1], "max": max(fds)},
         }
 
@@ -85,10 +99,12 @@ class SoakReport:
     """Of those, the beats that read the fleet."""
 
     def rss_growth_mb(self) -> dict[str, float]:
-        return {s: round(u.samples[-1][0] - u.samples[0][0], 1) for s, u in self.usage.items() if u.samples}
+        """RSS at the end minus after the first cycle (`Usage.warm`), MiB."""
+        return {s: round(u.warm[-1][0] - u.warm[0][0], 1) for s, u in self.usage.items() if u.samples}
 
     def fd_growth(self) -> dict[str, int]:
-        return {s: u.samples[-1][1] - u.samples[0][1] for s, u in self.usage.items() if u.samples}
+        """Open fds at the end minus after the first cycle."""
+        return {s: u.warm[-1][1] - u.warm[0][1] for s, u in self.usage.items() if u.samples}
 
 
 def _tally(report: SoakReport, what: str, exc: BaseException | None = None) -> None:
@@ -231,16 +247,17 @@ async def soak(fleet: Fleet, *, seconds: float | None = None, cycles: int | None
 
 
 def soak_table(report: SoakReport) -> str:
-    """Per service: RSS and fds at start, end and max."""
+    """Per service: RSS before the first operation (cold), then RSS and fds after the first
+    cycle (start), at the end and at most."""
     lines = [
-        "| service | RSS start | RSS end | RSS max | fds start | fds end | fds max |",
-        "|---|---|---|---|---|---|---|",
+        "| service | RSS cold | RSS start | RSS end | RSS max | fds start | fds end | fds max |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for service, usage in report.usage.items():
         s = usage.summary()
         if s:
             r, f = s["rss_mb"], s["fds"]
             lines.append(
-                f"| {service} | {r['start']} MiB | {r['end']} MiB | {r['max']} MiB | {f['start']} | {f['end']} | {f['max']} |"
+                f"| {service} | {r['cold']} MiB | {r['start']} MiB | {r['end']} MiB | {r['max']} MiB | {f['start']} | {f['end']} | {f['max']} |"
             )
     return "\n".join(lines)
