@@ -630,7 +630,7 @@ def add_commands(sub: Any, epilog: str) -> None:
         draft.epilog = f"{tools}\n\n{base[0]}"
         return plain_help()
 
-    draft.format_help = propose_help  # type: ignore[method-assign]
+    draft.format_help = propose_help
     draft.add_argument("tool", metavar="TOOL", help=N_("a proposable write tool, e.g. batch_recording"))
     draft.add_argument(
         "--arg",

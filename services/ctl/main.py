@@ -147,8 +147,12 @@ def in_language(parser: argparse.ArgumentParser, language: str) -> argparse.Argu
 
     usage = say("usage: ")
 
-    def add_usage(self, usage_text, actions, groups, prefix=None) -> None:  # type: ignore[no-untyped-def]
-        super(type(self), self).add_usage(usage_text, actions, groups, usage if prefix is None else prefix)
+    def in_words(base: type[argparse.HelpFormatter]) -> type[argparse.HelpFormatter]:
+        class InLanguage(base):
+            def add_usage(self, usage_text, actions, groups, prefix=None) -> None:
+                base.add_usage(self, usage_text, actions, groups, usage if prefix is None else prefix)
+
+        return InLanguage
 
     seen: set[int] = set()
 
@@ -156,7 +160,7 @@ def in_language(parser: argparse.ArgumentParser, language: str) -> argparse.Argu
         if id(one) in seen:
             return
         seen.add(id(one))
-        one.formatter_class = type("InLanguage", (one.formatter_class,), {"add_usage": add_usage})
+        one.formatter_class = in_words(one.formatter_class)
         one.description, one.epilog = say(one.description), say(one.epilog)
         for group in one._action_groups:
             group.title = say(group.title)
