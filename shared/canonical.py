@@ -52,6 +52,7 @@ Most are in category Cf already; they are listed so the refusal does not depend 
 version Python ships."""
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class CanonicalError(FleetwatchError):
@@ -98,7 +99,7 @@ def _string(text: str, path: str, refuse_hidden: bool) -> str:
         bad = hidden_character(text)
         if bad is not None:
             raise CanonicalError(Code.HIDDEN_CHARACTER, path, f"hidden character {describe_char(bad)}")
-    if any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+    if _SURROGATE.search(text):
         raise CanonicalError(Code.NOT_CANONICALIZABLE, path, "lone surrogate in a string")
     return unicodedata.normalize("NFC", text)
 
@@ -166,6 +167,30 @@ def canonical_json(value: Any) -> bytes:
         CanonicalError: `not_canonicalizable`, see `normalize`.
     """
     return _dumps(normalize(value))
+
+
+def canonical_flat_json(fields: Mapping[str, str | int | None]) -> bytes:
+    """`canonical_json` of a flat object whose keys are plain identifiers and whose values are
+    strings, integers or None (an audit row's hashed fields), without the general walk: the same
+    bytes, several times faster, for a walk over a long audit chain.
+
+    Raises:
+        CanonicalError: `not_canonicalizable` for a value of another type, an integer outside
+            the signed 64-bit range, or a lone surrogate; a key that is not a plain identifier.
+    """
+    out: dict[str, str | int | None] = {}
+    for key, value in fields.items():
+        if not _IDENTIFIER.match(key):
+            raise CanonicalError(Code.NOT_CANONICALIZABLE, "$", f"key {key!r} is not a plain identifier")
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                raise CanonicalError(Code.NOT_CANONICALIZABLE, f"$.{key}", "lone surrogate in a string")
+            out[key] = unicodedata.normalize("NFC", value)
+        elif value is None or (type(value) is int and INT_MIN <= value <= INT_MAX):
+            out[key] = value
+        else:
+            return canonical_json(fields)  # the general walk names the problem
+    return _dumps(out)
 
 
 def canonicalize_arguments(

@@ -71,6 +71,8 @@ async def open_store(path: str | Path) -> aiosqlite.Connection:
         await conn.execute("PRAGMA foreign_keys = ON")
     except BaseException as exc:
         await conn.close()
+        if not isinstance(exc, Exception):
+            raise  # a cancellation or an interrupt stays what it is, whatever the folder
         if _read_only_folder(path):
             raise StoreError(
                 Code.STORE_READ_ONLY, f"{MEANINGS[Code.STORE_READ_ONLY]} ({path.parent})"

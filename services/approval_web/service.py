@@ -684,9 +684,8 @@ class ApprovalService:
 
     async def _audit_verify(self, message: AuditVerify, peer: PeerCred) -> AuditReport:
         """The log verified by both writers, each with its own key and anchor."""
-        own = await self.check_audit()
-        executor = await self._executor_check()
-        checks = (own, executor)
+        # Each writer walks the chain in its own process: at once, not one after the other.
+        checks = tuple(await asyncio.gather(self.check_audit(), self._executor_check()))
         bad = [c for c in checks if not c.ok]
         named = [c for c in bad if c.first_bad_seq is not None]
         first = min(named, key=lambda c: c.first_bad_seq or 0) if named else (bad[0] if bad else None)
@@ -700,11 +699,12 @@ class ApprovalService:
 
     async def check_audit(self) -> WriterCheck:
         """The log verified with approval_web's own key (its rows' MACs) and anchor."""
-        async with self._db:
-            if self.witness is not None:
+        if self.witness is not None:
+            async with self._db:
                 await self.witness.observe(self._conn)
-            anchors = self.witness.anchors if self.witness is not None else ()
-            result = await verify_audit(self._conn, anchors=anchors)
+        anchors = self.witness.anchors if self.witness is not None else ()
+        # The walk takes the store lock one chunk at a time: the page keeps serving meanwhile.
+        result = await verify_audit(self._conn, anchors=anchors, lock=self._db)
         anchor = self.witness.anchor if self.witness is not None else None
         return WriterCheck(
             writer=APPROVAL_WEB,

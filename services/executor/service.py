@@ -153,10 +153,12 @@ class ExecutorService:
         """The whole audit log verified with the executor's own key (its rows' MACs) and its
         anchor (rows removed from the end), after bringing the anchor up to date."""
         witness = self.rt.witness
-        async with self.rt.db:
-            if witness is not None:
+        if witness is not None:
+            async with self.rt.db:
                 await witness.observe(self.rt.conn)
-            result = await verify_audit(self.rt.conn, anchors=witness.anchors if witness else ())
+        anchors = witness.anchors if witness else ()
+        # The walk takes the store lock one chunk at a time: a change can run meanwhile.
+        result = await verify_audit(self.rt.conn, anchors=anchors, lock=self.rt.db)
         ok = result.ok and self.rt.audit_key is not None
         reason = result.reason if self.rt.audit_key is not None else "the executor holds no audit key"
         return WriterCheck(

@@ -16,6 +16,8 @@ full or cannot be written; rolled back, see `cannot_write`) or ``audit_chain_bro
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import hashlib
 import sqlite3
@@ -26,7 +28,7 @@ from typing import Any
 
 import aiosqlite
 
-from shared.canonical import canonical_json
+from shared.canonical import canonical_flat_json, canonical_json
 from shared.errors import Code
 from shared.sqlite import (
     DB_TIME_FORMAT,
@@ -149,7 +151,7 @@ def _row_hash(
         "proposal_id": proposal_id,
         "detail_json": detail_json,
     }
-    return hashlib.sha256(prev_hash.encode("ascii") + canonical_json(fields)).hexdigest()
+    return hashlib.sha256(prev_hash.encode("ascii") + canonical_flat_json(fields)).hexdigest()
 
 
 async def audit_head(conn: aiosqlite.Connection) -> AuditHead | None:
@@ -218,11 +220,23 @@ async def append_audit(
         return await _append(conn, actor, kind, proposal_id, detail_json)
 
 
+_VERIFY_SELECT = (
+    "SELECT seq, at, actor, kind, proposal_id, detail_json, prev_hash, hash, writer,"
+    " fleetwatch_audit_check(writer, actor, hash, mac) AS mac_check FROM audit"
+)
+
+VERIFY_CHUNK_ROWS = 1000
+"""Rows `verify_audit` reads per query; the connection's lock is held only while one chunk is
+read, never while rows are checked, so a walk over a long chain does not stall the service."""
+
+
 async def verify_audit(
     conn: aiosqlite.Connection,
     *,
     anchor: AuditHead | None = None,
     anchors: Sequence[Anchor] = (),
+    lock: asyncio.Lock | None = None,
+    chunk_rows: int = VERIFY_CHUNK_ROWS,
 ) -> AuditVerification:
     """Walk the whole chain and name the first row that does not verify.
 
@@ -241,6 +255,12 @@ async def verify_audit(
     same check): the row at each anchor's seq must exist and carry its hash, and every row from
     the anchor's ``signed_from`` on must carry a MAC. A missing anchored row names the first
     missing seq (the newest rows were removed).
+
+    The walk reads `chunk_rows` rows per query (in ``seq`` order, each query starting after the
+    last row read) and, when `lock` is given (the service's lock on `conn`), holds it only while
+    a chunk is read: the service keeps serving between chunks, and rows appended meanwhile are
+    walked too. Cost: about 30 µs of CPU per row on this project's 2-core reference machine
+    (``bench/reliability.py``'s audit measure).
     """
     pins = [(a.seq, a.hash, a.signed_from) for a in anchors]
     if anchor is not None:
@@ -257,13 +277,25 @@ async def verify_audit(
     def broken(seq: int, problem: str) -> AuditVerification:
         return AuditVerification(False, rows, seq, problem, tuple(sorted(checked.items())), unchecked)
 
-    async with conn.execute(
-        "SELECT seq, at, actor, kind, proposal_id, detail_json, prev_hash, hash, writer,"
-        " fleetwatch_audit_check(writer, actor, hash, mac) AS mac_check FROM audit ORDER BY seq"
-    ) as cursor:
-        async for row in cursor:
+    async def chunk(after: int | None) -> list[sqlite3.Row]:
+        # The first chunk has no lower bound: a row slipped in below seq 1 must be seen.
+        sql, params = (
+            (f"{_VERIFY_SELECT} ORDER BY seq LIMIT ?", (chunk_rows,))
+            if after is None
+            else (f"{_VERIFY_SELECT} WHERE seq > ? ORDER BY seq LIMIT ?", (after, chunk_rows))
+        )
+        async with lock if lock is not None else contextlib.nullcontext():
+            async with conn.execute(sql, params) as cursor:
+                return list(await cursor.fetchall())
+
+    last_read: int | None = None
+    while batch := await chunk(last_read):
+        last_read = batch[-1]["seq"]
+        for row in batch:
             rows += 1
             seq = row["seq"]
+            if seq < expected_seq:
+                return broken(seq, f"row {seq} is out of order (inserted or re-numbered)")
             if seq != expected_seq:
                 gap = (
                     f"row {expected_seq}" if seq == expected_seq + 1 else f"rows {expected_seq} to {seq - 1}"
@@ -307,6 +339,8 @@ async def verify_audit(
             if seq in pinned and row["hash"] != pinned[seq]:
                 return broken(seq, "hash differs from the anchor kept outside the store (chain rewritten)")
             prev_hash, expected_seq = row["hash"], seq + 1
+        if len(batch) < chunk_rows:
+            break
     last = expected_seq - 1
     beyond = sorted(seq for seq in pinned if seq > last)
     if beyond:

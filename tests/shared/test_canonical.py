@@ -15,6 +15,7 @@ from shared.canonical import (
     HIDDEN_CODEPOINTS,
     MAX_DEPTH,
     CanonicalError,
+    canonical_flat_json,
     canonical_json,
     canonicalize_arguments,
     normalize,
@@ -218,3 +219,28 @@ def test_normalize_returns_fresh_plain_data():
     assert out == {"ids": ["a", "b"]}
     out["ids"].append("c")
     assert args == {"ids": ("a", "b")}
+
+
+identifiers = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
+flat_values = st.none() | st.booleans() | st.integers() | st.text(max_size=12)
+
+
+@given(st.dictionaries(identifiers, flat_values, max_size=7))
+def test_the_flat_form_gives_the_same_bytes_or_the_same_refusal_as_the_general_walk(fields):
+    """`canonical_flat_json` (the audit walk's row hash) never differs from `canonical_json`:
+    unnormalised text, booleans, integers out of range and lone surrogates included."""
+    try:
+        expected: bytes | Code = canonical_json(fields)
+    except CanonicalError as exc:
+        expected = exc.code
+    try:
+        got: bytes | Code = canonical_flat_json(fields)
+    except CanonicalError as exc:
+        got = exc.code
+    assert got == expected
+
+
+def test_the_flat_form_refuses_a_key_that_is_not_a_plain_identifier():
+    with pytest.raises(CanonicalError) as caught:
+        canonical_flat_json({"a b": 1})
+    assert caught.value.code is Code.NOT_CANONICALIZABLE

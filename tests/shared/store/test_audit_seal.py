@@ -253,3 +253,69 @@ def test_a_key_readable_by_others_or_behind_a_symlink_is_refused(tmp_path: Path)
     with pytest.raises(AuditKeyError) as caught:
         load_key(folder, EXECUTOR, create=True)
     assert "symlink" in caught.value.message
+
+
+class CountingLock(asyncio.Lock):
+    """The service's store lock, counting how often it is taken."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.taken = 0
+
+    async def acquire(self) -> bool:
+        got = await super().acquire()
+        self.taken += 1
+        return got
+
+
+async def test_a_long_walk_takes_the_store_lock_one_chunk_at_a_time(db: Path):
+    """A service's verification of a long chain holds its store lock only while it reads a
+    chunk (the fuzzing's ``audit_verify`` over ~120,000 rows held it for the whole walk, and
+    every other request of that service waited)."""
+    async with store_at(db, WEB, EXE) as conn:
+        for n in range(39):
+            await append_audit(conn, actor="approval_web", kind="refusal", detail={"n": n})
+        lock = CountingLock()
+        result = await verify_audit(conn, lock=lock, chunk_rows=10)
+    assert (result.ok, result.rows) == (True, 45)
+    assert lock.taken == 5  # 10 + 10 + 10 + 10 + 5 rows
+    assert not lock.locked()
+
+
+async def test_rows_appended_between_chunks_are_walked_too(db: Path):
+    """Between two chunks the service uses its connection (here: appends a row, as a refusal
+    would); the walk goes on after it and checks the new row with the rest."""
+    async with store_at(db, WEB, EXE) as conn:
+        lock = CountingLock()
+        appends: list[asyncio.Task[object]] = []
+
+        async def append_when_free() -> None:
+            async with lock:
+                await append_audit(conn, actor="executor", kind="refusal", detail={"n": 7})
+
+        class QueueAnAppend(CountingLock):
+            """At the walk's first chunk, an append queues for the lock (behind the chunk)."""
+
+            async def acquire(self) -> bool:
+                got = await super().acquire()
+                if self.taken == 1:
+                    appends.append(asyncio.ensure_future(append_when_free()))
+                return got
+
+        lock = QueueAnAppend()
+        result = await verify_audit(conn, lock=lock, chunk_rows=2)
+        await appends[0]
+    assert (result.ok, result.rows) == (True, 7)
+    assert lock.taken == 5  # the walk's chunks 2 + 2 + 2 + 1 and the append between them
+
+
+async def test_a_row_slipped_in_below_seq_1_is_still_named(db: Path):
+    """The first chunk has no lower bound: a row inserted at seq 0 breaks the walk."""
+    tamper(
+        db,
+        "INSERT INTO audit (seq, at, actor, kind, proposal_id, detail_json, prev_hash, hash)"
+        " SELECT 0, at, actor, kind, proposal_id, detail_json, 'slipped', 'in' FROM audit WHERE seq = 1",
+    )
+    result = await verify(db, WEB, EXE)
+    assert (result.ok, result.first_bad_seq) == (False, 0)
+    assert "out of order" in (result.reason or "")
