@@ -19,12 +19,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import shutil
 import socket
 import stat
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
+from shared.config import DEFAULT_POLICY_DIR
 from shared.store.db import open_store
 
 T = TypeVar("T")
@@ -158,3 +161,21 @@ UNREADABLE_FORMS = (
 )
 """Content types under which a POST body is no readable form (no boundary, a boundary the body
 does not have, a charset Python does not know): each page refuses it as a form without fields."""
+
+
+def policy_awake_now(folder: Path) -> Path:
+    """The checkout's policy with its quiet hours moved to start 6 hours from now (UTC) and
+    last 2 hours: the shipped ones (22:00 to 06:00 UTC) would hold every digest back when the
+    suite runs at night. Everything else is the shipped policy, byte for byte."""
+    shipped = Path(DEFAULT_POLICY_DIR)
+    folder.mkdir(parents=True)
+    shutil.copy(shipped / "tool_policy.yaml", folder / "tool_policy.yaml")
+    now = datetime.now(UTC)
+    start, end = (now + timedelta(hours=6)).strftime("%H:%M"), (now + timedelta(hours=8)).strftime("%H:%M")
+    text = (shipped / "policy.yaml").read_text(encoding="utf-8")
+    quiet = 'quiet_hours:\n  start: "22:00"\n  end: "06:00"\n'
+    assert quiet in text, "the shipped policy's quiet hours moved; update this fixture"
+    (folder / "policy.yaml").write_text(
+        text.replace(quiet, f'quiet_hours:\n  start: "{start}"\n  end: "{end}"\n'), encoding="utf-8"
+    )
+    return folder

@@ -21,7 +21,7 @@ import pytest
 
 from tests.e2e.demo import demo_environment, fleetwatch
 from tests.lab.helpers import data_of, open_session
-from tests.support import wait_until
+from tests.support import policy_awake_now, wait_until
 
 HEARTBEAT = 5
 ENG220 = "19012340205"
@@ -31,7 +31,11 @@ SANDBOX_CLASSROOM = "29088800004"
 
 @pytest.fixture
 def watch_env(tmp_path: Path) -> Iterator[dict[str, str]]:
-    env = demo_environment(tmp_path / "home", FLEETWATCH_HEARTBEAT_SECONDS=str(HEARTBEAT))
+    env = demo_environment(
+        tmp_path / "home",
+        FLEETWATCH_HEARTBEAT_SECONDS=str(HEARTBEAT),
+        FLEETWATCH_POLICY_DIR=str(policy_awake_now(tmp_path / "policy")),
+    )
     yield env
     fleetwatch(env, "down", timeout=60)
 

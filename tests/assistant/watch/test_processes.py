@@ -20,7 +20,7 @@ from services.lab.notices import LAB_SLACK_BOT, slack_base_url, teams_webhook_ur
 from shared.epiphan.slots import SignIn, write_slot
 from tests.e2e.stack import Stack, running_stack
 from tests.procs import ServiceProcess, base_env, start_service
-from tests.support import READY_SECONDS, wait_until
+from tests.support import READY_SECONDS, policy_awake_now, wait_until
 
 ASK_PAGE = re.compile(r"ask page at (http://127\.0\.0\.1:\d+/)")
 IDLE = "29088800001"
@@ -33,9 +33,11 @@ async def watched(tmp_path: Path) -> AsyncIterator[tuple[Stack, ServiceProcess, 
     every two seconds, posting to the lab's Slack and Teams stand-ins), its environment, the ask
     page's URL."""
     home = tmp_path / "home"
-    async with running_stack(home) as stack:
+    policy = str(policy_awake_now(tmp_path / "policy"))  # digests post whatever the hour
+    async with running_stack(home, FLEETWATCH_POLICY_DIR=policy) as stack:
         env = base_env(
             home,
+            FLEETWATCH_POLICY_DIR=policy,
             FLEETWATCH_EPIPHAN_MCP_URL=stack.lab.mcp_url,
             FLEETWATCH_WRITE_DEVICE_IDS="29088800001,29088800002",
             FLEETWATCH_WRITE_TEAM_ID=stack.lab.teams["sandbox"].team_id,
