@@ -2,8 +2,9 @@
 
 `fleetwatch up` renders ``services/ctl/supervisord.conf`` (package data) into ``$FLEETWATCH_RUNTIME_DIR`` and starts
 supervisord; in demo mode (the MCP URL is the embedded lab's) supervisord starts the lab and the
-scripted model, and meanwhile `fleetwatch up` starts the executor, approval_web once the executor
-answers on its socket, and the assistant once approval_web does (the readiness order of DESIGN
+scripted model, and meanwhile `fleetwatch up` starts the executor, approval_web beside it (run
+with ``--after-executor``: it serves nothing until the executor answers on its socket), and the
+assistant once approval_web answers (the readiness order of DESIGN
 §2; none needs the lab to start: each reads its sign-in at its first operation), and places the
 lab's demo sign-ins in their slots once the lab is ready (the fence is already the sandbox
 team's devices). Programs are started and asked about over supervisord's XML-RPC socket (`rpc`), from
@@ -55,7 +56,8 @@ program's working folder."""
 TEMPLATE = Path(__file__).resolve().parent / "supervisord.conf"
 """The configuration template, shipped with the package."""
 SERVICES = ("executor", "approval_web", "assistant")
-"""Started in this order; each must answer on its socket before the next starts."""
+"""Ready in this order: each answers on its socket before the next serves (approval_web's
+process starts beside the executor's and waits for it: ``--after-executor``)."""
 
 DEMO_MODEL_KEY = "lab-demo-model-key"
 """The key the lab's scripted model accepts in demo mode. Not a secret: it opens nothing real."""
