@@ -20,6 +20,7 @@ or a service could not check its rows.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import sys
@@ -405,20 +406,27 @@ async def status(args: argparse.Namespace) -> int:
     only. ``--check``: only whether the watch's heartbeat is alive (exit 0) or not (exit 1)."""
     if args.check:
         return await commands_watch.status_check(args)
-    if not args.json:
-        lines = await processes_words(load_settings())
+    if args.json:
+        print_json(await approval_client().status())
+        return 0
+    # The three asks at once (supervisord, approval.sock, assistant.sock), printed in order.
+    settings = load_settings()
+    processes = asyncio.ensure_future(processes_words(settings))
+    watching = asyncio.ensure_future(commands_watch.watch_status(settings))
+    try:
+        reply = await approval_client().status()
+    finally:
+        lines = await processes  # printed first, also when approval_web does not answer
         if lines:
             print("\n".join(lines))
-    reply = await approval_client().status()
-    _out(args, reply, admin_words.render_status(view_of(args), reply))
-    if not args.json:
-        watch = await commands_watch.watch_status(load_settings())
-        view = view_of(args)
-        print(
-            commands_watch.render_status(watch, view)
-            if watch
-            else view.text(N_("Watch: the assistant does not answer"))
-        )
+    view = view_of(args)
+    print(admin_words.render_status(view, reply))
+    watch = await watching
+    print(
+        commands_watch.render_status(watch, view)
+        if watch
+        else view.text(N_("Watch: the assistant does not answer"))
+    )
     return 0
 
 
