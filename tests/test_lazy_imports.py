@@ -131,6 +131,19 @@ def test_a_socket_command_in_words_loads_neither_babel_s_messages_nor_supervisor
     assert within(loaded_now, "services.ctl.commands_fleet", "services.ctl.supervise") == set()
 
 
+def test_an_admin_command_but_status_loads_neither_the_watch_nor_the_assistant_s_contract() -> None:
+    """``pending``, ``deny``, ``audit``...: approval.sock's contract alone, not assistant.sock's
+    with the fleet snapshot's structs, nor the watch's words (``status`` loads those when it
+    runs)."""
+    loaded_now = modules_after(
+        "from services.ctl.main import build_parser; build_parser('pending')\nimport services.ctl.commands_admin"
+    )
+    assert "shared.wire.approval" in loaded_now
+    assert (
+        within(loaded_now, "shared.wire.assistant", "shared.epiphan", "services.ctl.commands_watch") == set()
+    )
+
+
 def test_what_reads_the_fleet_still_loads_the_redaction_when_it_parses_endpoints() -> None:
     # the proof that the check above means something: the parse that needs it loads it
     loaded_now = modules_after(

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from services.ctl import CtlError, admin_words, commands_watch
+from services.ctl import CtlError, admin_words
 from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
@@ -404,6 +404,8 @@ async def status(args: argparse.Namespace) -> int:
     """``fleetwatch status``: under supervisord (``fleetwatch up``) first each process's state
     (`processes_words`), then the queue, then the watch. ``--json`` prints the queue `Status`
     only. ``--check``: only whether the watch's heartbeat is alive (exit 0) or not (exit 1)."""
+    from services.ctl import commands_watch  # the watch's words: status alone shows them
+
     if args.check:
         return await commands_watch.status_check(args)
     if args.json:
