@@ -97,7 +97,8 @@ async def up(args: argparse.Namespace) -> int:
         # The fence's order, each ready before the next serves: approval_web's process starts
         # beside the executor's (its imports are most of a cold start) and waits, with
         # --after-executor, for executor.sock to answer before it opens anything; the
-        # assistant starts once approval_web answers.
+        # assistant starts once approval_web answers. supervisord starts the first two with
+        # itself (autostart); `launch` starts them when they were stopped since.
         executor, approval_web, assistant = supervise.SERVICES
         waiting = [name for name in (executor, approval_web) if not await probe(socket(name))]
         for name in waiting:

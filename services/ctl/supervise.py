@@ -2,9 +2,9 @@
 
 `fleetwatch up` renders ``services/ctl/supervisord.conf`` (package data) into ``$FLEETWATCH_RUNTIME_DIR`` and starts
 supervisord; in demo mode (the MCP URL is the embedded lab's) supervisord starts the lab and the
-scripted model, and meanwhile `fleetwatch up` starts the executor, approval_web beside it (run
-with ``--after-executor``: it serves nothing until the executor answers on its socket), and the
-assistant once approval_web answers (the readiness order of DESIGN
+scripted model and, with itself, the executor and approval_web beside it (run with
+``--after-executor``: it serves nothing until the executor answers on its socket); `fleetwatch
+up` waits for both and starts the assistant once approval_web answers (the readiness order of DESIGN
 §2; none needs the lab to start: each reads its sign-in at its first operation), and places the
 lab's demo sign-ins in their slots once the lab is ready (the fence is already the sandbox
 team's devices). Programs are started and asked about over supervisord's XML-RPC socket (`rpc`), from
