@@ -55,6 +55,10 @@ async def main(quick: bool) -> None:
     # process the measures start, which no installed Fleetwatch does.
     compileall.compile_dir(CHECKOUT / "services", quiet=2)
     compileall.compile_dir(CHECKOUT / "shared", quiet=2)
+    # and the catalogue's compiled twins, as ./scripts/setup and deploy/install.sh leave them
+    from shared.text.catalogue import compile_catalogues
+
+    compile_catalogues()
 
     def done(section: str) -> None:
         print(f"{section} measured at {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)

@@ -272,10 +272,24 @@ EOF
     mv -f "$ROOT/usr/local/bin/$NAME.tmp" "$ROOT/usr/local/bin/$NAME"
 }
 
+# The catalogue's compiled twins beside its .po files in the installed package (what
+# ./scripts/setup does in a checkout): each process then reads them with gettext instead of
+# compiling the .po files at every start. Only for the interpreter that runs here (not with
+# --root: a package's build host is not its target); without them the words are the same.
+compile_catalogue() {
+    [ -z "$ROOT" ] && [ -x "$PYTHON" ] || return 0
+    if "$PYTHON" -m shared.text.catalogue; then
+        log "compiled the catalogue's twins"
+    else
+        log "could not compile the catalogue's twins (each process compiles the .po files itself)"
+    fi
+}
+
 [ "$USERS" = yes ] && create_users
 create_folders
 write_config
 install_units
+compile_catalogue
 
 cat <<EOF
 install.sh: done; nothing was started. Next:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import difflib
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -690,6 +689,8 @@ def _default(setting: Setting, resolved: Mapping[str, str], env: Mapping[str, st
 def unknown_setting(name: str) -> str:
     """Why `name` (a ``FLEETWATCH_*`` variable not in `SETTINGS`) is refused, naming the closest
     known setting when one is close (difflib), else where the list is."""
+    import difflib  # only for a name that is not a setting
+
     close = difflib.get_close_matches(name, [s.name for s in SETTINGS], n=1, cutoff=0.75)
     if close:
         return f"unknown setting; did you mean {close[0]}? (every setting: docs/settings.md)"

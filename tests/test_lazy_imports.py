@@ -80,3 +80,84 @@ def test_the_executor_and_the_assistant_at_rest_have_loaded_neither_the_mcp_nor_
     Epiphan call, the Anthropic SDK with the assistant's first model call, the ask page's web
     stack only with ``--page``."""
     assert loaded(module) & HEAVY <= {"yaml", "jsonschema"}
+
+
+MODULES_PROBE = """
+import json, sys
+exec(sys.argv[1])
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def modules_after(code: str) -> set[str]:
+    """Every module (full dotted names) a fresh interpreter holds after running `code`."""
+    argv = [sys.executable, "-c", MODULES_PROBE, code]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True)
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def within(modules: set[str], *packages: str) -> set[str]:
+    """The modules of `modules` that are one of `packages` or inside one."""
+    return {m for m in modules if any(m == p or m.startswith(f"{p}.") for p in packages)}
+
+
+COMPILED = "from shared.text.catalogue import compile_catalogues; compile_catalogues()\n"
+"""What ``./scripts/setup`` does: the catalogue's compiled twins, current (idempotent)."""
+
+
+def test_the_catalogue_reads_its_compiled_twins_without_babel() -> None:
+    """Parsing the ``.po`` files with Babel took every command 0.2 s and each service Babel's
+    message modules (issue 14): with current twins, both languages load through `gettext`."""
+    loaded_now = modules_after(
+        COMPILED + "from shared.text.catalogue import translate, translations\n"
+        "import shared.text.catalogue as c; c.translations.cache_clear(); del c\n"
+        "for n in [m for m in sys.modules if m.startswith('babel')]: del sys.modules[n]\n"
+        "assert translate('es', 'options') != 'options'; translations()['en']"
+    )
+    assert within(loaded_now, "babel") == set()
+
+
+def test_a_socket_command_in_words_loads_neither_babel_s_messages_nor_supervisor_nor_redaction() -> None:
+    """``fleetwatch status`` / ``pending list``: the command, its parser, its words in both
+    languages; Babel's message modules, supervisor's HTTP server (behind its XML-RPC client)
+    and the redaction patterns (15 ms of regular expressions) stay out."""
+    loaded_now = modules_after(
+        COMPILED + "for n in [m for m in sys.modules if m.startswith('babel')]: del sys.modules[n]\n"
+        "from services.ctl.main import build_parser; build_parser('status')\n"
+        "import services.ctl.commands_admin, services.ctl.commands_watch\n"
+        "from shared.text.catalogue import translate; translate('en', 'options'); translate('es', 'options')"
+    )
+    assert within(loaded_now, "babel", "supervisor", "shared.epiphan.redact", "difflib") == set()
+    assert within(loaded_now, "services.ctl.commands_fleet", "services.ctl.supervise") == set()
+
+
+def test_an_admin_command_but_status_loads_neither_the_watch_nor_the_assistant_s_contract() -> None:
+    """``pending``, ``deny``, ``audit``...: approval.sock's contract alone, not assistant.sock's
+    with the fleet snapshot's structs, nor the watch's words (``status`` loads those when it
+    runs)."""
+    loaded_now = modules_after(
+        "from services.ctl.main import build_parser; build_parser('pending')\nimport services.ctl.commands_admin"
+    )
+    assert "shared.wire.approval" in loaded_now
+    assert (
+        within(loaded_now, "shared.wire.assistant", "shared.epiphan", "services.ctl.commands_watch") == set()
+    )
+
+
+def test_what_reads_the_fleet_still_loads_the_redaction_when_it_parses_endpoints() -> None:
+    # the proof that the check above means something: the parse that needs it loads it
+    loaded_now = modules_after(
+        "from shared.epiphan.fleet import parse_stream_endpoints\n"
+        "parse_stream_endpoints({'stream_endpoints': [{'id': 'e1', 'name': 'n', 'url': 'rtmp://x.example/live'}]})"
+    )
+    assert "shared.epiphan.redact" in loaded_now
+
+
+def test_a_time_said_loads_babel_dates_only_then() -> None:
+    loaded_now = modules_after("import shared.text.times")
+    assert within(loaded_now, "babel") == set()
+    said = modules_after(
+        "import datetime as dt; from shared.text.times import say_time\n"
+        "now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC); say_time('2026-01-01T00:00:00Z', zone=dt.UTC, now=now)"
+    )
+    assert "babel.dates" in said

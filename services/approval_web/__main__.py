@@ -10,7 +10,11 @@ that file is deleted at a clean stop. Without a write fence (neither
 still serves the admin commands and refuses every proposal with ``fence_not_configured``.
 Exit status: 0 after a signal, 2 when an option, the settings, the policy or the store refuse
 to start. ``--expiry-seconds S``: how often unreviewed proposals past their expiry are marked
-expired (default 5).
+expired (default 5). ``--after-executor``: after its imports, the settings and the policy, wait
+until executor.sock accepts a connection (bounded by `AFTER_EXECUTOR_SECONDS`, polled every
+`AFTER_EXECUTOR_POLL_SECONDS`; exit 2 when it does not) before anything else (the keys, the
+store, approval.sock, the page): ``fleetwatch up`` starts this process beside the executor's,
+so the slow part of a cold start overlaps while the order executor → approval_web holds.
 """
 
 from __future__ import annotations
@@ -20,8 +24,11 @@ import asyncio
 import contextlib
 import logging
 import signal
+import socket
 import sys
+import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from services.approval_web import ApprovalWebError
 from services.approval_web.page import SecretSink, page_side
@@ -32,6 +39,11 @@ from shared.policy.loader import Policy, ToolPolicy, load_policies
 from shared.store.audit_seal import APPROVAL_WEB, own_keyring
 
 logger = logging.getLogger("services.approval_web")
+
+AFTER_EXECUTOR_SECONDS = 60.0
+"""How long ``--after-executor`` waits for executor.sock to accept a connection."""
+AFTER_EXECUTOR_POLL_SECONDS = 0.02
+"""How often ``--after-executor`` tries executor.sock again."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,7 +58,40 @@ def _parser() -> argparse.ArgumentParser:
         default=5.0,
         help="how often unreviewed proposals past their expiry are marked expired (default: 5)",
     )
+    parser.add_argument(
+        "--after-executor",
+        action="store_true",
+        help="start serving only once executor.sock accepts a connection (a supervisor starts this"
+        " process beside the executor's; the order executor -> approval_web holds)",
+    )
     return parser
+
+
+def executor_answers(path: Path) -> bool:
+    """True when the unix socket `path` accepts a connection (closed at once, nothing sent: the
+    executor takes approval_web's connections, and an empty one is no request)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+    return True
+
+
+def wait_for_executor(path: Path, *, seconds: float = AFTER_EXECUTOR_SECONDS) -> None:
+    """Return once `path` accepts a connection (`executor_answers`), polling.
+
+    Raises:
+        ApprovalWebError: ``service_unavailable`` after `seconds`.
+    """
+    print(f"approval_web: waiting for the executor on {path}", file=sys.stderr, flush=True)
+    deadline = time.monotonic() + seconds
+    while not executor_answers(path):
+        if time.monotonic() > deadline:
+            raise ApprovalWebError(
+                Code.SERVICE_UNAVAILABLE, f"the executor did not answer on {path} within {seconds:g} s"
+            )
+        time.sleep(AFTER_EXECUTOR_POLL_SECONDS)  # another process gets ready: a bounded poll
 
 
 def page_refusal(settings: Settings) -> ApprovalWebError | None:
@@ -105,6 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = load_settings()
         configure_logging(settings)
         policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
+        if args.after_executor:
+            wait_for_executor(settings.executor_socket)
         asyncio.run(run(settings, policy, tool_policy, expiry_interval_seconds=args.expiry_seconds))
     except FleetwatchError as exc:
         print(f"approval_web: {exc.code}: {exc.message}", file=sys.stderr)

@@ -20,13 +20,14 @@ or a service could not check its rows.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from services.ctl import CtlError, admin_words, commands_watch
+from services.ctl import CtlError, admin_words
 from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
@@ -403,22 +404,31 @@ async def status(args: argparse.Namespace) -> int:
     """``fleetwatch status``: under supervisord (``fleetwatch up``) first each process's state
     (`processes_words`), then the queue, then the watch. ``--json`` prints the queue `Status`
     only. ``--check``: only whether the watch's heartbeat is alive (exit 0) or not (exit 1)."""
+    from services.ctl import commands_watch  # the watch's words: status alone shows them
+
     if args.check:
         return await commands_watch.status_check(args)
-    if not args.json:
-        lines = await processes_words(load_settings())
+    if args.json:
+        print_json(await approval_client().status())
+        return 0
+    # The three asks at once (supervisord, approval.sock, assistant.sock), printed in order.
+    settings = load_settings()
+    processes = asyncio.ensure_future(processes_words(settings))
+    watching = asyncio.ensure_future(commands_watch.watch_status(settings))
+    try:
+        reply = await approval_client().status()
+    finally:
+        lines = await processes  # printed first, also when approval_web does not answer
         if lines:
             print("\n".join(lines))
-    reply = await approval_client().status()
-    _out(args, reply, admin_words.render_status(view_of(args), reply))
-    if not args.json:
-        watch = await commands_watch.watch_status(load_settings())
-        view = view_of(args)
-        print(
-            commands_watch.render_status(watch, view)
-            if watch
-            else view.text(N_("Watch: the assistant does not answer"))
-        )
+    view = view_of(args)
+    print(admin_words.render_status(view, reply))
+    watch = await watching
+    print(
+        commands_watch.render_status(watch, view)
+        if watch
+        else view.text(N_("Watch: the assistant does not answer"))
+    )
     return 0
 
 

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import argparse
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from services.ctl.output import print_json
 from shared.config import Settings, load_settings
 from shared.epiphan.slots import SlotError, read_slot
 from shared.errors import Code
+from shared.text.catalogue import N_
 from shared.wire.approval import ApprovalClient
 from shared.wire.assistant import AssistantClient
 
@@ -132,3 +133,32 @@ async def writable(args: argparse.Namespace) -> int:
         view = view_for(args.language, settings.language, settings.timezone)
         print(render_writable(view, reply, tools, observe=observe))
     return 0
+
+
+def add_commands(sub: Any, epilog: str) -> None:
+    """Add ``fleet`` and ``writable`` to ``fleetwatch``'s subparsers `sub`."""
+    fleet_parser = sub.add_parser(
+        "fleet",
+        help=N_("show the fleet through the read sign-in (read here, or by the assistant for an operator)"),
+        epilog=epilog,
+    )
+    fleet_parser.add_argument("--json", action="store_true", help=N_("print JSON instead of a table"))
+    fleet_parser.add_argument(
+        "--language", choices=("en", "es"), help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
+    )
+    fleet_parser.set_defaults(run=fleet)
+    writable_parser = sub.add_parser(
+        "writable",
+        help=N_(
+            "the rooms a change may target now (read afresh by the executor through the sandbox sign-in), "
+            "and the changes that may be proposed for them"
+        ),
+        epilog=epilog,
+    )
+    writable_parser.add_argument(
+        "--json", action="store_true", help=N_("print JSON instead of text (times in UTC)")
+    )
+    writable_parser.add_argument(
+        "--language", choices=("en", "es"), help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
+    )
+    writable_parser.set_defaults(run=writable)

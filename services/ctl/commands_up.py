@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
+import importlib
 import json
 import os
 import shlex
@@ -56,7 +58,9 @@ def demo_environment(settings: Settings, scenario: str) -> dict[str, str]:
 
 async def lab_state(lab_url: str) -> dict:
     """``GET /_lab/state`` (loopback only): the teams with their demo tokens and device IDs."""
-    import httpx2  # only the demo asks the lab: other commands start without the HTTP stack
+    # only the demo asks the lab: other commands start without the HTTP stack; imported in a
+    # thread, so the services' start that runs meanwhile is not held up for its import
+    httpx2 = await asyncio.to_thread(importlib.import_module, "httpx2")
 
     async with httpx2.AsyncClient(timeout=10) as client:
         response = await client.get(f"{lab_url}/_lab/state")
@@ -90,8 +94,24 @@ async def up(args: argparse.Namespace) -> int:
             place_demo_sign_ins(settings, url, await lab_state(url))
 
     async def services() -> None:
-        for name in supervise.SERVICES:  # the fence's order: each ready before the next starts
-            await supervise.start_service(settings, name, socket(name), probe=probe)
+        # The fence's order, each ready before the next serves: approval_web's process starts
+        # beside the executor's (its imports are most of a cold start) and waits, with
+        # --after-executor, for executor.sock to answer before it opens anything; the
+        # assistant starts once approval_web answers. supervisord starts the first two with
+        # itself (autostart); `launch` starts them when they were stopped since.
+        executor, approval_web, assistant = supervise.SERVICES
+        waiting = [name for name in (executor, approval_web) if not await probe(socket(name))]
+        for name in waiting:
+            await supervise.launch(settings, name)
+        try:
+            for name in waiting:
+                await supervise.wait_ready(settings, name, socket(name), probe=probe)
+        except supervise.SuperviseError:
+            if approval_web in waiting:  # not left waiting for an executor that did not start
+                with contextlib.suppress(supervise.SuperviseError):
+                    await supervise.rpc(settings, "supervisor.stopProcess", approval_web)
+            raise
+        await supervise.start_service(settings, assistant, socket(assistant), probe=probe)
 
     # The services need nothing the lab makes to start (each reads its sign-in at its first
     # operation): they start, in the fence's order, while supervisord starts the lab and the

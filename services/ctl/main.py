@@ -22,7 +22,6 @@ import os
 import sys
 from collections.abc import Sequence
 
-from services.ctl import commands_fleet
 from shared.config import ConfigError, load_settings
 from shared.errors import Code, FleetwatchError
 from shared.text.catalogue import N_
@@ -42,6 +41,7 @@ ARGPARSE_WORDS = (
 """argparse's own words in a help text (translated with the rest by `in_language`)."""
 
 MODULES = (
+    "commands_fleet",
     "commands_capture",
     "commands_up",
     "commands_ask",
@@ -53,6 +53,7 @@ MODULES = (
 """The modules of ``services.ctl`` that add commands to the tree (``add_commands``), in the
 order ``--help`` lists them."""
 COMMANDS = {
+    **dict.fromkeys(("fleet", "writable"), "commands_fleet"),
     "capture": "commands_capture",
     **dict.fromkeys(("up", "down", "demo"), "commands_up"),
     "ask": "commands_ask",
@@ -71,7 +72,7 @@ every command's (issue 14: a quick CLI); ``--help`` or an unknown word builds th
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command tree: the whole of it, or with `command` (a word of `COMMANDS`) the part its
-    module adds (``fleet``, ``writable`` and ``lab`` are always there)."""
+    module adds (``lab`` is always there)."""
     parser = argparse.ArgumentParser(
         prog="fleetwatch",
         description=N_(
@@ -80,30 +81,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         epilog=EPILOG,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    fleet = sub.add_parser(
-        "fleet",
-        help=N_("show the fleet through the read sign-in (read here, or by the assistant for an operator)"),
-        epilog=EPILOG,
-    )
-    fleet.add_argument("--json", action="store_true", help=N_("print JSON instead of a table"))
-    fleet.add_argument(
-        "--language", choices=("en", "es"), help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
-    )
-    fleet.set_defaults(run=commands_fleet.fleet)
-    writable = sub.add_parser(
-        "writable",
-        help=N_(
-            "the rooms a change may target now (read afresh by the executor through the sandbox sign-in), "
-            "and the changes that may be proposed for them"
-        ),
-        epilog=EPILOG,
-    )
-    writable.add_argument("--json", action="store_true", help=N_("print JSON instead of text (times in UTC)"))
-    writable.add_argument(
-        "--language", choices=("en", "es"), help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
-    )
-    writable.set_defaults(run=commands_fleet.writable)
 
     for name in (COMMANDS[command],) if command in COMMANDS else MODULES:
         importlib.import_module(f"services.ctl.{name}").add_commands(sub, EPILOG)

@@ -2,8 +2,9 @@
 
 `fleetwatch up` renders ``services/ctl/supervisord.conf`` (package data) into ``$FLEETWATCH_RUNTIME_DIR`` and starts
 supervisord; in demo mode (the MCP URL is the embedded lab's) supervisord starts the lab and the
-scripted model, and meanwhile `fleetwatch up` starts the executor, approval_web once the executor
-answers on its socket, and the assistant once approval_web does (the readiness order of DESIGN
+scripted model and, with itself, the executor and approval_web beside it (run with
+``--after-executor``: it serves nothing until the executor answers on its socket); `fleetwatch
+up` waits for both and starts the assistant once approval_web answers (the readiness order of DESIGN
 §2; none needs the lab to start: each reads its sign-in at its first operation), and places the
 lab's demo sign-ins in their slots once the lab is ready (the fence is already the sandbox
 team's devices). Programs are started and asked about over supervisord's XML-RPC socket (`rpc`), from
@@ -55,7 +56,8 @@ program's working folder."""
 TEMPLATE = Path(__file__).resolve().parent / "supervisord.conf"
 """The configuration template, shipped with the package."""
 SERVICES = ("executor", "approval_web", "assistant")
-"""Started in this order; each must answer on its socket before the next starts."""
+"""Ready in this order: each answers on its socket before the next serves (approval_web's
+process starts beside the executor's and waits for it: ``--after-executor``)."""
 
 DEMO_MODEL_KEY = "lab-demo-model-key"
 """The key the lab's scripted model accepts in demo mode. Not a secret: it opens nothing real."""
@@ -434,33 +436,55 @@ async def _run(
     return process.returncode or 0, out.decode(errors="replace")
 
 
+RPC_TIMEOUT_SECONDS = 30.0
+"""Bound on one XML-RPC call to supervisord (connecting, sending, its answer)."""
+
+
 async def rpc(settings: Settings, method: str, *params: object) -> Any:
     """One call of supervisord's XML-RPC interface (``supervisor.getAllProcessInfo``...) over its
-    unix socket, in this process (no ``supervisorctl`` to start). The library is blocking, so
-    the call runs in a thread.
+    unix socket, in this process (no ``supervisorctl`` to start), with the standard library's
+    `xmlrpc.client` over an HTTP connection to that socket (supervisor's own client transport
+    imports its HTTP server with it: 40-80 ms a command paid for nothing, issue 14). The
+    library is blocking, so the call runs in a thread.
 
     Raises:
         SuperviseError: supervisord did not answer, or answered with a fault.
     """
-    import xmlrpc.client  # with http.client and email: only the commands that drive supervisord
+    import http.client  # with xmlrpc and email: only the commands that drive supervisord
+    import socket
+    import xmlrpc.client
 
-    from supervisor.xmlrpc import SupervisorTransport
+    path = str(Layout.of(settings).socket)
 
-    socket = f"unix://{Layout.of(settings).socket}"
+    class UnixConnection(http.client.HTTPConnection):
+        def connect(self) -> None:
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.settimeout(RPC_TIMEOUT_SECONDS)
+            self.sock.connect(path)
+
+    class UnixTransport(xmlrpc.client.Transport):
+        def make_connection(self, host: Any) -> http.client.HTTPConnection:
+            self._connection = host, UnixConnection("localhost")
+            return self._connection[1]
+
+        def request(self, host: Any, handler: str, request_body: bytes, verbose: bool = False) -> Any:
+            # Sent once, as supervisor's own transport does: the standard one sends a request
+            # again on a connection that closed (a second startProcess, a second shutdown).
+            return self.single_request(host, handler, request_body, verbose)
 
     def call() -> Any:
-        transport = SupervisorTransport(serverurl=socket)
+        transport = UnixTransport()
         try:
-            proxy = xmlrpc.client.ServerProxy("http://127.0.0.1", transport=transport)
+            proxy = xmlrpc.client.ServerProxy("http://localhost/RPC2", transport=transport)
             return functools.reduce(getattr, method.split("."), proxy)(*params)
         finally:
-            transport.close()  # its connection stays open otherwise (one socket per call)
+            transport.close()  # one connection per call
 
     try:
         return await asyncio.to_thread(call)
     except xmlrpc.client.Fault as exc:
         raise SuperviseError(Code.SERVICE_UNAVAILABLE, f"supervisord: {method}: {exc.faultString}") from exc
-    except (OSError, xmlrpc.client.ProtocolError) as exc:
+    except (OSError, xmlrpc.client.ProtocolError, http.client.HTTPException) as exc:
         raise SuperviseError(Code.SERVICE_UNAVAILABLE, f"supervisord does not answer: {exc}") from exc
 
 

@@ -25,7 +25,6 @@ from typing import Any, Final
 import msgspec
 
 from shared.epiphan.fleet_shapes import outline, recognise
-from shared.epiphan.redact import url_host
 from shared.errors import Code, FleetwatchError
 
 EPOCH_MS_THRESHOLD = 1e11
@@ -447,6 +446,10 @@ def parse_stream_endpoints(
     Raises:
         FleetShapeError: no known shape, or an entry without an ID (the whole read fails).
     """
+    # The redaction module compiles its patterns at import (15 ms): only the reads that parse
+    # endpoints load it, not every process that merely names a snapshot's types (issue 14).
+    from shared.epiphan.redact import url_host
+
     shape = shape_of(ENDPOINTS, result)
     items = result if shape == "list" else result[{"current": "stream_endpoints"}.get(shape, shape)]
     out = []

@@ -3,9 +3,14 @@
 Plain gettext, edited by a translator with any PO editor:
 ``shared/text/locales/<lang>/LC_MESSAGES/messages.po`` holds every fixed text of the approval
 page (templates and the words its code builds), the ``fleetwatch`` command's headings and
-messages, and the policy's summaries. There is no build step: each process reads the ``.po``
-files with Babel and compiles them in memory (`load_translations`). A message missing from a
-catalogue shows in English.
+messages, and the policy's summaries. The ``.po`` file is the source; a process reads its
+compiled twin ``messages.mo`` beside it with the standard library's `gettext` when that twin
+was compiled from exactly this ``.po`` (it carries the ``.po``'s SHA-256), and otherwise
+compiles the ``.po`` in memory with Babel, so an edited ``.po`` shows at once, only slower.
+``./scripts/setup`` and ``deploy/install.sh`` compile the twins (``python -m
+shared.text.catalogue``, `compile_catalogues`); nothing compiles at run time into the package
+(issue 14: parsing the ``.po`` files took a ``fleetwatch`` command 0.2 s and approval_web its
+Babel message modules' memory). A message missing from a catalogue shows in English.
 
 Code marks a text with `N_` (Babel's extractor finds it), or with `C_` under a context for the
 fixed tables of fleet words (`Lexicon`: findings, priorities, headings), and builds `Words`: a message ID and
@@ -17,6 +22,7 @@ To update the catalogues after changing texts (from the repository root)::
 
     pybabel extract --no-location -F shared/text/babel.cfg -k N_ -k C_:1c,2 -o /tmp/messages.pot .
     pybabel update -w 100 -i /tmp/messages.pot -d shared/text/locales
+    python -m shared.text.catalogue     # the compiled twins (or ./scripts/setup)
 """
 
 from __future__ import annotations
@@ -24,21 +30,26 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
+import hashlib
 import io
+import os
+import struct
+import sys
 from collections.abc import Hashable, Iterator, Mapping
+from gettext import GNUTranslations
 from pathlib import Path
 from types import MappingProxyType
 from typing import BinaryIO, Final, TypeVar, Union, cast
-
-from babel.messages.mofile import write_mo
-from babel.messages.pofile import read_po
-from babel.support import Translations
 
 from shared.text.languages import LANGUAGES, Language
 from shared.text.times import say_time
 
 LOCALES_DIR: Final = Path(__file__).resolve().parent / "locales"
 BABEL_CFG: Final = Path(__file__).resolve().parent / "babel.cfg"
+SOURCE_CONTEXT: Final = "fleetwatch-compiled-from"
+"""The context of the one message a compiled catalogue adds to its ``.po``'s: ``pgettext(
+SOURCE_CONTEXT, "sha256")`` is the SHA-256 (hex) of the ``.po`` it was compiled from. No text of
+the code uses this context."""
 
 Param = Union[str, "Words", "Moment"]
 
@@ -123,26 +134,97 @@ class Words:
         )
 
 
-def load_translations(locales_dir: Path = LOCALES_DIR) -> dict[Language, Translations]:
-    """Each language's catalogue, compiled in memory from its ``.po`` file.
+def _po_and_mo(locales_dir: Path, language: Language) -> tuple[Path, Path]:
+    folder = locales_dir / language / "LC_MESSAGES"
+    return folder / "messages.po", folder / "messages.mo"
+
+
+def compile_po(source: bytes, language: Language) -> bytes:
+    """The ``.mo`` bytes of a ``.po`` file's `source` (Babel; fuzzy entries left out, as
+    ``pybabel compile`` does), with the `SOURCE_CONTEXT` message naming `source`'s SHA-256.
+
+    Raises:
+        babel.messages.pofile.PoFileError: `source` does not parse.
+    """
+    # Babel's message modules only here: a process whose compiled twins are current never
+    # loads them (their import time and memory are what issue 14 took out).
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    catalog = read_po(io.BytesIO(source), locale=language, abort_invalid=True)
+    catalog.add("sha256", hashlib.sha256(source).hexdigest(), context=SOURCE_CONTEXT)
+    buffer = io.BytesIO()
+    write_mo(buffer, catalog)
+    return buffer.getvalue()
+
+
+def compiled_from(catalogue: GNUTranslations) -> str:
+    """The SHA-256 (hex) of the ``.po`` `catalogue` was compiled from (`compile_po`), or ``""``."""
+    digest = catalogue.pgettext(SOURCE_CONTEXT, "sha256")
+    return "" if digest == "sha256" else digest
+
+
+def _current_twin(mo: Path, digest: str) -> GNUTranslations | None:
+    """The compiled twin `mo` when it exists, parses and was compiled from the ``.po`` whose
+    SHA-256 is `digest`; else None (the caller compiles the ``.po`` itself)."""
+    try:
+        with mo.open("rb") as handle:
+            twin = GNUTranslations(handle)
+    except (OSError, ValueError, struct.error):  # missing, truncated, not a catalogue
+        return None
+    return twin if compiled_from(twin) == digest else None
+
+
+def load_translations(locales_dir: Path = LOCALES_DIR) -> dict[Language, GNUTranslations]:
+    """Each language's catalogue: its compiled twin ``messages.mo`` (stdlib `gettext`) when it
+    was compiled from the ``.po`` beside it as it is now, else the ``.po`` compiled in memory
+    (`compile_po`). Either way the words are the ``.po``'s.
 
     Raises:
         OSError: a ``.po`` file is missing or unreadable.
-        babel.messages.pofile.PoFileError: a ``.po`` file does not parse.
+        babel.messages.pofile.PoFileError: a ``.po`` file without a current twin does not parse.
     """
-    out: dict[Language, Translations] = {}
+    out: dict[Language, GNUTranslations] = {}
     for lang in LANGUAGES:
-        with (locales_dir / lang / "LC_MESSAGES" / "messages.po").open("rb") as handle:
-            catalog = read_po(handle, locale=lang, abort_invalid=True)
-        buffer = io.BytesIO()
-        write_mo(buffer, catalog)
-        buffer.seek(0)
-        out[lang] = Translations(buffer)
+        po, mo = _po_and_mo(locales_dir, lang)
+        source = po.read_bytes()
+        twin = _current_twin(mo, hashlib.sha256(source).hexdigest())
+        out[lang] = twin if twin is not None else GNUTranslations(io.BytesIO(compile_po(source, lang)))
     return out
 
 
+def compile_catalogues(locales_dir: Path = LOCALES_DIR) -> list[Path]:
+    """Write each language's compiled twin ``messages.mo`` beside its ``.po`` where it is
+    missing or not compiled from that ``.po`` (atomically: a reader sees the old file or the
+    new one). The twins written (none when all are current).
+
+    Raises:
+        OSError: a twin cannot be written (the folder is not this user's).
+        babel.messages.pofile.PoFileError: a ``.po`` file does not parse.
+    """
+    written = []
+    for lang in LANGUAGES:
+        po, mo = _po_and_mo(locales_dir, lang)
+        source = po.read_bytes()
+        if _current_twin(mo, hashlib.sha256(source).hexdigest()) is not None:
+            continue
+        import tempfile  # only when compiling (setup, install)
+
+        handle, scratch = tempfile.mkstemp(dir=mo.parent, prefix=".messages-", suffix=".mo")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(compile_po(source, lang))
+            os.chmod(scratch, 0o644)  # package data: readable by every service's user
+            os.replace(scratch, mo)
+        except BaseException:
+            Path(scratch).unlink(missing_ok=True)
+            raise
+        written.append(mo)
+    return written
+
+
 @functools.cache
-def translations() -> dict[Language, Translations]:
+def translations() -> dict[Language, GNUTranslations]:
     """`load_translations` of the shipped catalogue, read once per process (read-only data)."""
     return load_translations()
 
@@ -190,3 +272,9 @@ def extract_policy(
                     0,
                 )
                 yield line, None, text, [f"tool_policy.yaml: {tool}.{field}"]
+
+
+if __name__ == "__main__":
+    # python -m shared.text.catalogue: compile the twins (scripts/setup, deploy/install.sh).
+    for path in compile_catalogues():
+        print(f"compiled {path}", file=sys.stderr)

@@ -9,7 +9,8 @@ operator's zone (`FLEETWATCH_TIMEZONE`, default the system's: `shared.config`'s 
 - within `RELATIVE_WITHIN` of now, the distance follows: ``09:55, in 23 minutes`` /
   ``09:55, hace 23 minutos``.
 
-Formats and words come from Babel (CLDR data); `shared.config` finds the zone (`zoneinfo`, the
+Formats and words come from Babel (CLDR data), imported at the first time said (a command
+that says none never loads it); `shared.config` finds the zone (`zoneinfo`, the
 system's through ``tzlocal``). ``--json`` output and the audit keep the UTC text untouched; this module is only
 for what a person reads.
 """
@@ -18,8 +19,6 @@ from __future__ import annotations
 
 import datetime as dt
 from typing import Final
-
-from babel.dates import format_datetime, format_timedelta
 
 from shared.text.display import visible
 from shared.text.languages import Language
@@ -66,6 +65,8 @@ def say_time(
     parsed = parse_utc(moment) if isinstance(moment, str) else moment
     if parsed is None:
         return visible(str(moment), 80)
+    from babel.dates import format_datetime, format_timedelta
+
     locale = BABEL_LOCALE[language]
     local, today = parsed.astimezone(zone), now.astimezone(zone)
     pattern = SAME_DAY if local.date() == today.date() else OTHER_DAY
@@ -79,4 +80,6 @@ def say_time(
 
 def say_duration(seconds: float, *, language: Language = "en") -> str:
     """A length of time in words (``24 minutes``, ``2 hours``)."""
+    from babel.dates import format_timedelta
+
     return format_timedelta(dt.timedelta(seconds=seconds), threshold=1.5, locale=BABEL_LOCALE[language])

@@ -38,7 +38,6 @@ import msgspec
 
 from shared.errors import Code
 from shared.text.languages import Language
-from shared.wire.assistant import AnsweredBy
 from shared.wire.client import SocketClient
 from shared.wire.executor import (
     CHECK_AUDIT_CODES,
@@ -54,6 +53,7 @@ from shared.wire.executor import (
 from shared.wire.formats import (
     MAX_QUESTION_CHARS,
     Actor,
+    AnsweredBy,
     Arguments,
     Name,
     PageSessionId,

@@ -32,7 +32,7 @@ from shared.epiphan.fleet import FleetSnapshot
 from shared.errors import Code
 from shared.text.languages import Language
 from shared.wire.client import DEFAULT_TIMEOUT_SECONDS, SocketClient
-from shared.wire.formats import Question, UtcText
+from shared.wire.formats import AnsweredBy, Question, UtcText
 from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities, Message, Operation
 
 
@@ -58,11 +58,6 @@ class RefusalLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     code: Code
     text: str
-
-
-AnsweredBy = Literal["model", "demo_model", "keyword"]
-"""Which path answered: a real model's API, the lab's Messages-API stand-in (the demo model),
-or the keyword answer (no model)."""
 
 
 class Answer(Message):

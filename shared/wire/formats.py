@@ -16,7 +16,7 @@ Pure: constants and types, no I/O.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, Literal
 
 from msgspec import Meta
 
@@ -74,3 +74,9 @@ schema judges the values)."""
 def matches(pattern: str, value: object) -> bool:
     """True when `value` is text of `pattern`'s form (the same test decoding makes)."""
     return isinstance(value, str) and re.search(pattern, value) is not None
+
+
+AnsweredBy = Literal["model", "demo_model", "keyword"]
+"""Which path answered: a real model's API, the lab's Messages-API stand-in (the demo model),
+or the keyword answer (no model). Here, not in `shared.wire.assistant`, so approval.sock's
+contract names it without importing the assistant's (and the fleet snapshot's) structs."""

@@ -13,13 +13,13 @@ import datetime as dt
 import logging
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
+from gettext import GNUTranslations
 from pathlib import Path
 from typing import Any, Protocol
 
 import aiosqlite
 import jinja2
 from aiohttp import web
-from babel.support import Translations
 
 from services.approval_web.page.i18n import make_say, make_when, negotiate
 from services.approval_web.page.words import refusal_words
@@ -131,7 +131,7 @@ class Page:
     form_key: bytes
     throttle: WrongSecretThrottle
     envs: dict[str, jinja2.Environment]
-    translations: dict[str, Translations]
+    translations: dict[str, GNUTranslations]
     css: bytes
     zone: dt.tzinfo = dt.UTC
     secret_file: Path | None = None

@@ -1,7 +1,7 @@
 """The page's languages: English and Spanish (Latin America), picked from ``Accept-Language``.
 
 The words come from the one catalogue (`shared.text.catalogue`: ``shared/text/locales``, shared
-with the ``fleetwatch`` command), compiled in memory when the app starts. Texts the code builds
+with the ``fleetwatch`` command), read once when the app starts. Texts the code builds
 (card words, outcomes, refusal reasons) are `Words`; templates translate them with
 ``say(words)`` and show times with ``when(utc)`` (the operator's zone, relative to now), both
 made for each render (`make_say`, `make_when`). The Jinja2 environments (`page_environments`,
@@ -13,11 +13,11 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from collections.abc import Callable, Mapping
+from gettext import GNUTranslations
 from pathlib import Path
 from typing import Final
 
 import jinja2
-from babel.support import Translations
 from markupsafe import Markup, escape
 
 from services.approval_web.page.words import Moment, Words
@@ -57,7 +57,7 @@ def _change_words(tool: str, action: str | None = None, *, language: str) -> str
     return change(tool, action, language)
 
 
-def page_environments(translations: Mapping[str, Translations]) -> dict[str, jinja2.Environment]:
+def page_environments(translations: Mapping[str, GNUTranslations]) -> dict[str, jinja2.Environment]:
     """One Jinja2 environment per language: templates from `TEMPLATES_DIR`, autoescaping on,
     undefined variables an error, newstyle gettext (``_("... %(name)s", name=x)`` escapes x)."""
     envs: dict[str, jinja2.Environment] = {}
@@ -88,7 +88,7 @@ def make_when(*, zone: dt.tzinfo, now: dt.datetime, language: Language) -> Calla
     return when
 
 
-def make_say(translations: Translations, when: Callable[..., str]) -> Callable[[Words], Markup]:
+def make_say(translations: GNUTranslations, when: Callable[..., str]) -> Callable[[Words], Markup]:
     """``say(words) -> Markup``: `words` translated by `translations`, its parameters (text,
     nested `Words` translated first, a `Moment` through `when`) escaped into the catalogue's
     text."""
