@@ -33,7 +33,7 @@ from services.ctl.output import print_json
 from shared.config import Settings, load_settings
 from shared.epiphan.attention import Priority
 from shared.errors import MEANINGS, Code
-from shared.text.catalogue import N_, Moment
+from shared.text.catalogue import N_, Moment, Words
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES
 from shared.text.wording import PRIORITY_WORDS
@@ -197,7 +197,9 @@ async def digest(args: argparse.Namespace) -> int:
 async def note(args: argparse.Namespace) -> int:
     """``fleetwatch note ROOM TEXT`` / ``--clear``."""
     if not args.clear and not args.text:
-        raise CtlError(Code.INVALID_MESSAGE, "give the note's text, or --clear to remove the room's note")
+        raise CtlError(
+            Code.INVALID_MESSAGE, Words.of(N_("give the note's text, or --clear to remove the room's note"))
+        )
     message = SetNote(room=args.room, text=" ".join(args.text or ()), clear=args.clear)
     reply = await assistant_client(load_settings()).set_note(message)
     if args.json:

@@ -464,12 +464,14 @@ async def rpc(settings: Settings, method: str, *params: object) -> Any:
         raise SuperviseError(Code.SERVICE_UNAVAILABLE, f"supervisord does not answer: {exc}") from exc
 
 
-async def process_lines(settings: Settings) -> list[str]:
-    """One line per program, as ``supervisorctl status`` prints it: name, state, description."""
-    return [
-        f"{info['name']:<14}{info['statename']:<10}{info['description']}"
-        for info in await rpc(settings, "supervisor.getAllProcessInfo")
-    ]
+async def process_infos(settings: Settings) -> list[dict[str, Any]]:
+    """supervisord's ``getAllProcessInfo``: one mapping per program (``name``, ``statename``,
+    ``pid``, ``start``/``stop`` in Unix seconds, ``exitstatus``, ``description``...).
+
+    Raises:
+        SuperviseError: ``service_unavailable`` when supervisord does not answer.
+    """
+    return list(await rpc(settings, "supervisor.getAllProcessInfo"))
 
 
 def running_pid(settings: Settings) -> int | None:
