@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from shared.errors import MEANINGS, Code
 from shared.text.catalogue import C_, N_, Lexicon, Moment, Words, say_text, translate
+from shared.text.change_words import REFUSALS as ASSISTANT_REFUSALS
 from shared.text.change_words import change, change_in
 from shared.text.changes import change_words, rooms_from_facts, rooms_words, title_words
 from shared.text.display import lookalike, visible, width
@@ -190,14 +191,19 @@ def render_pending(
 
 def code_words(view: View, code: str) -> str | None:
     """What a stable code means in words, in `view`'s language: the catalogue's words for it
-    (`shared.text.refusals`) where it has them, else in English the code's own sentence
-    (`shared.errors.MEANINGS`); None for a code neither knows (or, in another language, one the
-    catalogue does not word)."""
+    (`shared.text.refusals`, else the assistant's `shared.text.change_words.REFUSALS` where that
+    sentence needs no numbers), else in English the code's own sentence
+    (`shared.errors.MEANINGS`); None for a code none of them words in that language."""
     if code in REFUSALS:
         return view.say(refusal_words(code))
-    if view.language != "en":
+    known = next((c for c in Code if c.value == code), None)
+    if known is None:
         return None
-    return next((MEANINGS[c] for c in Code if c.value == code), None)
+    sentence = ASSISTANT_REFUSALS.get(known)
+    if sentence and "{" not in sentence:
+        said = translate(view.language, sentence)
+        return said if said.endswith(".") else f"{said}."
+    return MEANINGS[known] if view.language == "en" else None
 
 
 def meaning(view: View, code: str | None) -> str:

@@ -273,18 +273,26 @@ NOT_RUNNING = N_(
 
 
 def error_line(exc: FleetwatchError, language: str) -> str:
-    """``fleetwatch: <code>: <message>`` for `exc`: the command's own sentence (a `CtlError`'s
-    `Words`) in `language`, a service's message as it wrote it."""
+    """``fleetwatch: <code>: <message>`` for `exc` in `language`: the command's own sentence (a
+    `CtlError`'s `Words`); a service's refusal in English as the service wrote it, in Spanish
+    its code in words (`admin_words.code_words`) where the catalogue has them."""
     from services.ctl import CtlError
 
     if exc.code == Code.SERVICE_UNAVAILABLE:
         message = not_running(exc, language)
-    elif isinstance(exc, CtlError) and exc.words is not None and language == "es":
+    elif language != "es":
+        message = visible(exc.message, 2000)
+    elif isinstance(exc, CtlError) and exc.words is not None:
         from shared.text.catalogue import say_text
 
         message = visible(say_text(exc.words, "es", zone=dt.UTC, now=dt.datetime.now(dt.UTC)), 2000)
     else:
-        message = visible(exc.message, 2000)
+        # A service's refusal, written in English: its code in words instead, where the
+        # catalogue has them (the service's sentence stays in its log and the audit).
+        from services.ctl.admin_words import View, code_words
+
+        words = code_words(View("es", dt.UTC, dt.datetime.now(dt.UTC)), str(exc.code))
+        message = words or visible(exc.message, 2000)
     return f"fleetwatch: {exc.code}: {message}"
 
 

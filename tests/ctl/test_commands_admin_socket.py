@@ -248,6 +248,14 @@ async def test_a_refused_draft_and_a_stopped_service_are_one_line_user_errors(
         capsys, "propose", "batch_reboot", "--arg", f'device_ids=["{C}"]', "--reason", "r"
     )
     assert code == 2 and err.startswith("fleetwatch: target_not_allowlisted: ")
+    # In Spanish the service's English sentence gives way to the code in words.
+    code, _, err = await fleetwatch(
+        capsys, "propose", "batch_reboot", "--arg", f'device_ids=["{C}"]', "--reason", "r", "--language", "es"
+    )
+    assert code == 2 and err == (
+        "fleetwatch: target_not_allowlisted: un dispositivo no está en la lista de dispositivos que "
+        "Fleetwatch puede cambiar.\n"
+    ), err
     assert cli.lab.writes() == []
     await cli.approval_web.stop()
     code, out, err = await fleetwatch(capsys, "status")
