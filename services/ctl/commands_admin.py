@@ -210,11 +210,7 @@ def _out(args: argparse.Namespace, reply: Message, text: str) -> None:
         print(text)
 
 
-def view_of(args: argparse.Namespace) -> admin_words.View:
-    """The language (``--language``, else `FLEETWATCH_LANGUAGE`), the operator's zone
-    (`FLEETWATCH_TIMEZONE`) and now, for what a command prints in words."""
-    settings = load_settings()
-    return admin_words.view_for(getattr(args, "language", None), settings.language, settings.timezone)
+view_of = commands_watch.view_of
 
 
 async def room_names(client: ApprovalClient) -> dict[str, str]:

@@ -196,7 +196,8 @@ async def down(args: argparse.Namespace) -> int:
     server = supervise.ServerLayout.of(settings)
     if stopped and server is not None and os.geteuid() == 0:
         supervise.clear_server(server)  # as systemd removes a stopped unit's runtime folder
-    print("Fleetwatch stopped." if stopped else "Fleetwatch was not running.")
+    said = N_("Fleetwatch stopped.") if stopped else N_("Fleetwatch was not running.")
+    print(translate(language_of(args, settings), said))
     return 0
 
 
@@ -358,6 +359,9 @@ def add_commands(sub, epilog: str) -> None:
     parser.set_defaults(run=up)
     parser = sub.add_parser(
         "down", help=N_("stop everything 'fleetwatch up' started, and wait until it has"), epilog=epilog
+    )
+    parser.add_argument(
+        "--language", choices=("en", "es"), help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
     )
     parser.set_defaults(run=down)
     parser = sub.add_parser(

@@ -61,6 +61,7 @@ ARGPARSE_ERRORS = (
     N_("not allowed with argument %s"),
     N_("ignored explicit argument %r"),
     N_("ambiguous option: %(option)s could match %(matches)s"),
+    N_("a whole number of days from 1 to %s"),  # history --days (services.ctl.commands_watch.DAYS)
 )
 """argparse's complaints, exactly as Python 3.11's ``argparse`` words them (its catalogue IDs):
 `in_language` finds which one a complaint is and says it again in the operator's language."""
@@ -274,9 +275,11 @@ NOT_RUNNING = N_(
 
 def error_line(exc: FleetwatchError, language: str) -> str:
     """``fleetwatch: <code>: <message>`` for `exc` in `language`: the command's own sentence (a
-    `CtlError`'s `Words`); a service's refusal in English as the service wrote it, in Spanish
-    its code in words (`admin_words.code_words`) where the catalogue has them."""
+    `CtlError`'s `Words`); a service's refusal (`CallError`) in English as the service wrote it,
+    in Spanish its code in words (`admin_words.code_words`) where the catalogue has them; any
+    other error as it was written."""
     from services.ctl import CtlError
+    from shared.wire.client import CallError
 
     if exc.code == Code.SERVICE_UNAVAILABLE:
         message = not_running(exc, language)
@@ -286,13 +289,15 @@ def error_line(exc: FleetwatchError, language: str) -> str:
         from shared.text.catalogue import say_text
 
         message = visible(say_text(exc.words, "es", zone=dt.UTC, now=dt.datetime.now(dt.UTC)), 2000)
-    else:
+    elif isinstance(exc, CallError):
         # A service's refusal, written in English: its code in words instead, where the
         # catalogue has them (the service's sentence stays in its log and the audit).
         from services.ctl.admin_words import View, code_words
 
         words = code_words(View("es", dt.UTC, dt.datetime.now(dt.UTC)), str(exc.code))
         message = words or visible(exc.message, 2000)
+    else:
+        message = visible(exc.message, 2000)  # e.g. a misspelt setting and its closest known name
     return f"fleetwatch: {exc.code}: {message}"
 
 

@@ -117,3 +117,22 @@ async def test_login_with_a_token_file_stores_a_static_sign_in(lab, tmp_path):
     assert status == 0, err
     assert "read sign-in, static" in out
     assert read_slot(load_settings(env).read_token_file).access_token == lab.teams["normal"].token
+
+
+async def test_login_and_logout_speak_spanish_with_fleetwatch_language_es(lab, tmp_path):
+    env = {**cli_env(tmp_path / "home", lab), "FLEETWATCH_LANGUAGE": "es"}
+    token = tmp_path / "token"
+    token.write_text(lab.teams["normal"].token)
+    token.chmod(0o600)
+    status, out, err = await fleetwatch(env, "login", "--token-file", str(token))
+    assert status == 0, err
+    assert out.startswith("Sesión iniciada (sesión de lectura, static): grupo "), out
+    assert " dispositivos" in out and "Guardada en " in out and "Signed in" not in out
+    slot = load_settings(env).read_token_file
+    status, out, err = await fleetwatch(env, "logout")
+    assert status == 0 and out.startswith(f"Se borró {slot}"), (out, err)
+    status, out, _ = await fleetwatch(env, "logout", "--language", "es")
+    assert status == 0 and out == f"No hay sesión iniciada en {slot}: no hay nada que hacer.\n"
+    english = cli_env(tmp_path / "home", lab)
+    status, out, _ = await fleetwatch(english, "logout")
+    assert status == 0 and out == f"No sign-in in {slot}: nothing to do.\n"

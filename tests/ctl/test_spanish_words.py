@@ -101,3 +101,18 @@ async def test_the_commands_own_errors_are_in_spanish(tmp_path: Path) -> None:
     assert code == 2 and err.startswith("fleetwatch: invalid_arguments: TOOL y ROOM van con --denials"), err
     code, _, err = await fleetwatch(base_env(home), "resume", "batch_reboot")
     assert code == 2 and err.startswith("fleetwatch: invalid_arguments: TOOL and ROOM go with --denials"), err
+
+
+async def test_down_with_nothing_running_says_so_in_spanish(tmp_path: Path) -> None:
+    code, out, err = await fleetwatch(base_env(tmp_path / "home", FLEETWATCH_LANGUAGE="es"), "down")
+    assert code == 0 and out == "Fleetwatch no estaba en ejecución.\n", (out, err)
+    code, out, _ = await fleetwatch(base_env(tmp_path / "home"), "down", "--language", "es")
+    assert code == 0 and out == "Fleetwatch no estaba en ejecución.\n"
+    code, out, _ = await fleetwatch(base_env(tmp_path / "home"), "down")
+    assert code == 0 and out == "Fleetwatch was not running.\n"
+
+
+async def test_a_misspelt_setting_still_names_the_closest_one_in_spanish(tmp_path: Path) -> None:
+    env = base_env(tmp_path / "home", FLEETWATCH_APROVE_PORT="8767")
+    code, _, err = await fleetwatch(env, "status", "--language", "es")
+    assert code == 2 and "did you mean FLEETWATCH_APPROVE_PORT?" in err, err
