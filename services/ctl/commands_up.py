@@ -273,7 +273,12 @@ async def demo(args: argparse.Namespace) -> int:
     if not supervise.is_demo(settings):
         raise CtlError(
             Code.CONFIG_INVALID,
-            "demo runs on the embedded lab only; FLEETWATCH_EPIPHAN_MCP_URL points elsewhere (use 'fleetwatch up')",
+            Words.of(
+                N_(
+                    "demo runs on the embedded lab only; FLEETWATCH_EPIPHAN_MCP_URL points elsewhere "
+                    "(use 'fleetwatch up')"
+                )
+            ),
         )
     await up(args)
     settings = load_settings()

@@ -255,17 +255,17 @@ def in_language(parser: argparse.ArgumentParser, language: str) -> argparse.Argu
     return parser
 
 
-def not_running(exc: FleetwatchError, language: str = "en") -> str:
+def not_running(why: str, language: str = "en") -> str:
     """The line for a service that is not running, in `language`: where Fleetwatch was looked
-    for, and how to start it (the service's own words follow)."""
+    for, and how to start it; `why` (the client's own words) follows."""
     from shared.text.catalogue import translate
 
     try:
         home = str(load_settings().home)
-    except ConfigError as exc:
-        home = f"? ({exc.message})"
+    except ConfigError as error:
+        home = f"? ({error.message})"
     said = translate("es" if language == "es" else "en", NOT_RUNNING)
-    return said % {"home": visible(home, 300), "why": visible(exc.message, 400)}
+    return said % {"home": visible(home, 300), "why": visible(why, 400)}
 
 
 NOT_RUNNING = N_(
@@ -281,15 +281,11 @@ def error_line(exc: FleetwatchError, language: str) -> str:
     from services.ctl import CtlError
     from shared.wire.client import CallError
 
-    if exc.code == Code.SERVICE_UNAVAILABLE:
-        message = not_running(exc, language)
-    elif language != "es":
-        message = visible(exc.message, 2000)
-    elif isinstance(exc, CtlError) and exc.words is not None:
+    if language == "es" and isinstance(exc, CtlError) and exc.words is not None:
         from shared.text.catalogue import say_text
 
         message = visible(say_text(exc.words, "es", zone=dt.UTC, now=dt.datetime.now(dt.UTC)), 2000)
-    elif isinstance(exc, CallError):
+    elif language == "es" and isinstance(exc, CallError) and exc.code != Code.SERVICE_UNAVAILABLE:
         # A service's refusal, written in English: its code in words instead, where the
         # catalogue has them (the service's sentence stays in its log and the audit).
         from services.ctl.admin_words import View, code_words
@@ -298,6 +294,8 @@ def error_line(exc: FleetwatchError, language: str) -> str:
         message = words or visible(exc.message, 2000)
     else:
         message = visible(exc.message, 2000)  # e.g. a misspelt setting and its closest known name
+    if exc.code == Code.SERVICE_UNAVAILABLE and not isinstance(exc, CtlError):
+        message = not_running(message, language)  # a socket that does not answer
     return f"fleetwatch: {exc.code}: {message}"
 
 

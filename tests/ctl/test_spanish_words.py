@@ -116,3 +116,14 @@ async def test_a_misspelt_setting_still_names_the_closest_one_in_spanish(tmp_pat
     env = base_env(tmp_path / "home", FLEETWATCH_APROVE_PORT="8767")
     code, _, err = await fleetwatch(env, "status", "--language", "es")
     assert code == 2 and "did you mean FLEETWATCH_APPROVE_PORT?" in err, err
+
+
+async def test_demo_off_the_lab_refuses_in_spanish(tmp_path: Path) -> None:
+    env = base_env(
+        tmp_path / "home", FLEETWATCH_LANGUAGE="es", FLEETWATCH_EPIPHAN_MCP_URL="https://epiphan.example/mcp"
+    )
+    code, _, err = await fleetwatch(env, "demo")
+    assert code == 2 and err.startswith(
+        "fleetwatch: config_invalid: la demo solo funciona con el laboratorio integrado; "
+        "FLEETWATCH_EPIPHAN_MCP_URL apunta a otro lugar (use 'fleetwatch up')"
+    ), err
