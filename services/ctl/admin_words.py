@@ -502,6 +502,8 @@ def render_processes(view: View, infos: Sequence[Mapping[str, Any]]) -> list[str
         state = str(info.get("statename", ""))
         msgid = PROCESS_STATES.get(state)
         start, stop = _unix(info.get("start")), _unix(info.get("stop"))
+        if state == "STOPPED" and stop is None:
+            msgid = N_("not started")
         if msgid is None:
             words = view.text(N_("state %(state)s"), state=visible(state, 20))
         else:

@@ -496,6 +496,9 @@ def test_status_says_each_supervised_process_state_in_words_in_both_languages() 
         "other         exited too quickly; supervisord is starting it again",
     ):
         assert expected in english, english
+    never = {**SUPERVISED[2], "stop": 0, "start": 0}
+    assert render_processes(MEXICO, [never]) == ["assistant  not started"]
+    assert render_processes(KIRITIMATI, [never]) == ["assistant  sin iniciar"]
     spanish = "\n".join(render_processes(KIRITIMATI, SUPERVISED))
     assert "en ejecución desde" in spanish and "(pid 4242)" in spanish
     assert "no pudo iniciarse: supervisord dejó de intentarlo (vea su registro)" in spanish
