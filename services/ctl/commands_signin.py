@@ -101,7 +101,7 @@ async def _paste(language: Language) -> str:
     )
     line = await asyncio.to_thread(sys.stdin.readline)
     if not line.strip():
-        raise SignInError(Code.SIGN_IN_FAILED, "no address was pasted")
+        raise SignInError.said(Code.SIGN_IN_FAILED, N_("no address was pasted"))
     return line
 
 

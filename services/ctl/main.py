@@ -197,7 +197,11 @@ def help_language(argv: Sequence[str]) -> str:
     try:
         return load_settings().language
     except ConfigError:
-        return "en"
+        # another setting is wrong: FLEETWATCH_LANGUAGE alone, as given, says it still
+        from shared.config import given
+
+        alone = given("FLEETWATCH_LANGUAGE")
+        return alone if alone in LANGUAGES else "en"
 
 
 def in_language(parser: argparse.ArgumentParser, language: str) -> argparse.ArgumentParser:
@@ -271,6 +275,11 @@ def not_running(why: str, language: str = "en") -> str:
 NOT_RUNNING = N_(
     "Fleetwatch is not running here (FLEETWATCH_HOME=%(home)s): start it with `fleetwatch up` (%(why)s)"
 )
+NOTHING_ANSWERS = N_("%(service)s does not answer on its socket; nothing was sent")
+"""The socket client's detail (``service_unavailable``) said in the catalogue's words (the
+client writes English)."""
+PROGRAMS = {"the executor": "executor", "the assistant": "assistant", "approval_web": "approval_web"}
+"""The program a socket client names (`CallError.service`), as supervisord and doctor name it."""
 
 
 def error_line(exc: FleetwatchError, language: str) -> str:
@@ -292,9 +301,22 @@ def error_line(exc: FleetwatchError, language: str) -> str:
 
         words = code_words(View("es", dt.UTC, dt.datetime.now(dt.UTC)), str(exc.code))
         message = words or visible(exc.message, 2000)
+    elif language == "es" and exc.template is not None:
+        # an error made of catalogue words (a setting's, a sign-in's): names, values and paths as
+        # they are, the sentence around them in Spanish
+        from shared.text.catalogue import translate
+
+        params = {k: translate("es", v) if v else v for k, v in exc.params.items()}  # a fixed sentence too
+        said = translate("es", exc.template) % params if params else translate("es", exc.template)
+        message = visible(f"{exc.name}: {said}" if isinstance(exc, ConfigError) else said, 2000)
     else:
         message = visible(exc.message, 2000)  # e.g. a misspelt setting and its closest known name
     if exc.code == Code.SERVICE_UNAVAILABLE and not isinstance(exc, CtlError):
+        if language == "es" and isinstance(exc, CallError):
+            from shared.text.catalogue import translate
+
+            service = PROGRAMS.get(exc.service, exc.service)
+            message = translate("es", NOTHING_ANSWERS) % {"service": visible(service, 40)}
         message = not_running(message, language)  # a socket that does not answer
     return f"fleetwatch: {exc.code}: {message}"
 

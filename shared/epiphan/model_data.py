@@ -75,7 +75,9 @@ SENT_TO_MODEL: Final[tuple[Item, ...]] = (
         "stream destinations: ID, name, type, and the URL's scheme, host and port",
         "destinos de transmisión: ID, nombre, tipo, y el esquema, el host y el puerto de la URL",
     ),
-    Item("team presets: ID, name and description", "ajustes predefinidos del team: ID, nombre y descripción"),
+    Item(
+        "team presets: ID, name and description", "ajustes predefinidos del grupo: ID, nombre y descripción"
+    ),
     Item(
         "Epiphan's knowledge-base articles: ID, title, text and link",
         "artículos de la base de conocimiento de Epiphan: ID, título, texto y enlace",

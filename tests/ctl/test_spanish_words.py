@@ -113,9 +113,58 @@ async def test_down_with_nothing_running_says_so_in_spanish(tmp_path: Path) -> N
 
 
 async def test_a_misspelt_setting_still_names_the_closest_one_in_spanish(tmp_path: Path) -> None:
+    spanish = (
+        "fleetwatch: config_invalid: FLEETWATCH_APROVE_PORT: ajuste desconocido; ¿quiso decir "
+        "FLEETWATCH_APPROVE_PORT? (todos los ajustes: docs/settings.md)"
+    )
     env = base_env(tmp_path / "home", FLEETWATCH_APROVE_PORT="8767")
     code, _, err = await fleetwatch(env, "status", "--language", "es")
-    assert code == 2 and "did you mean FLEETWATCH_APPROVE_PORT?" in err, err
+    assert code == 2 and err.startswith(spanish), err
+    # FLEETWATCH_LANGUAGE is still heard when another setting is misspelt
+    code, _, err = await fleetwatch({**env, "FLEETWATCH_LANGUAGE": "es"}, "status")
+    assert code == 2 and err.startswith(spanish), err
+    code, _, err = await fleetwatch(env, "status")
+    assert code == 2 and "unknown setting; did you mean FLEETWATCH_APPROVE_PORT?" in err, err
+
+
+async def test_a_bad_value_is_explained_in_spanish_with_the_setting_and_value_as_they_are(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    cases = [
+        (
+            {"FLEETWATCH_ASK_PORT": "70000"},
+            "FLEETWATCH_ASK_PORT: el puerto 70000 está fuera de 0..65535 (0 = cualquier puerto libre)",
+        ),
+        ({"FLEETWATCH_ASK_PORT": "port"}, "FLEETWATCH_ASK_PORT: no es un número de puerto: 'port'"),
+        (
+            {"FLEETWATCH_TIMEZONE": "Mars/Base"},
+            "FLEETWATCH_TIMEZONE: no es una zona horaria: 'Mars/Base' (un nombre IANA como America/Mexico_City)",
+        ),
+        (
+            {"FLEETWATCH_TEAMS_WEBHOOK_URL": "http://hooks.example.com/x"},
+            "FLEETWATCH_TEAMS_WEBHOOK_URL: valor mal formado (secreto, no se muestra): debe ser https "
+            "(http simple solo hacia 127.0.0.1, localhost o ::1)",
+        ),
+    ]
+    for extra, expected in cases:
+        code, _, err = await fleetwatch(base_env(home, FLEETWATCH_LANGUAGE="es", **extra), "status")
+        assert code == 2 and err.startswith(f"fleetwatch: config_invalid: {expected}"), (extra, err)
+    code, _, err = await fleetwatch(base_env(home, FLEETWATCH_ASK_PORT="70000"), "status")
+    assert code == 2 and "port 70000 is outside 0..65535" in err, err
+
+
+async def test_not_running_is_said_in_spanish_to_the_end(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    code, _, err = await fleetwatch(base_env(home, FLEETWATCH_LANGUAGE="es"), "status")
+    line = err.strip()
+    assert code == 2 and line.startswith(
+        f"fleetwatch: service_unavailable: Fleetwatch no está en ejecución aquí (FLEETWATCH_HOME={home}): "
+        "inícielo con `fleetwatch up`"
+    ), err
+    assert "nothing" not in line and "is not running" not in line and "answers" not in line, line
+    code, _, err = await fleetwatch(base_env(home), "status")
+    assert code == 2 and "nothing was sent" in err, err
 
 
 async def test_demo_off_the_lab_refuses_in_spanish(tmp_path: Path) -> None:
