@@ -30,7 +30,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import tzlocal
 
-from shared.errors import Code, FleetwatchError
+from shared.errors import N_, Code, FleetwatchError
 from shared.ids import is_master_id
 
 PREFIX = "FLEETWATCH_"
@@ -47,11 +47,28 @@ else the copy installed with the package, so a ``pip install .`` finds the polic
 
 
 class ConfigError(FleetwatchError):
-    """A setting is malformed or unknown (code ``config_invalid``); the message names it."""
+    """A setting is malformed or unknown (code ``config_invalid``); the message names it.
 
-    def __init__(self, name: str, problem: str) -> None:
+    Attributes:
+        name: the setting (``FLEETWATCH_...``), as it is in every language.
+        template: the problem (after ``NAME: ``) as a catalogue message ID (English,
+            ``%(key)s`` parameters), or None when the problem is only text.
+        params: the template's parameters (text).
+    """
+
+    def __init__(
+        self, name: str, problem: str, *, template: str | None = None, params: Mapping[str, str] | None = None
+    ) -> None:
         self.name = name
+        self.template = template
+        self.params = dict(params or {})
         super().__init__(Code.CONFIG_INVALID, f"{name}: {problem}")
+
+    @classmethod
+    def of(cls, name: str, template: str, **params: object) -> ConfigError:
+        """A `ConfigError` whose problem is `template` (marked `N_`) with `params` put in."""
+        texts = {k: str(v) for k, v in params.items()}
+        return cls(name, template % texts if texts else template, template=template, params=texts)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, eq=True)
@@ -80,7 +97,13 @@ EVERY_PROCESS = PROCESSES
 
 
 class BadValue(ValueError):
-    """Raised by a parser; `load_settings` turns it into a `ConfigError` naming the variable."""
+    """Raised by a parser; `load_settings` turns it into a `ConfigError` naming the variable.
+    `template` is a catalogue message ID (marked `N_`), `params` its parameters (text)."""
+
+    def __init__(self, template: str, **params: object) -> None:
+        self.template = template
+        self.params = {k: str(v) for k, v in params.items()}
+        super().__init__(template % self.params if self.params else template)
 
 
 def _path(raw: str) -> Path:
@@ -96,13 +119,15 @@ def _team_id(raw: str) -> str | None:
     if not raw:
         return None
     if raw != raw.strip() or not raw.strip():
-        raise BadValue(f"blank or with spaces around it: {raw!r} (leave it empty to unset it)")
+        raise BadValue(
+            N_("blank or with spaces around it: %(raw)s (leave it empty to unset it)"), raw=repr(raw)
+        )
     return raw
 
 
 def _text(raw: str) -> str:
     if not raw.strip():
-        raise BadValue("must not be blank")
+        raise BadValue(N_("must not be blank"))
     return raw
 
 
@@ -110,16 +135,16 @@ def _port(raw: str) -> int:
     try:
         port = int(raw, 10)
     except ValueError as exc:
-        raise BadValue(f"not a port number: {raw!r}") from exc
+        raise BadValue(N_("not a port number: %(raw)s"), raw=repr(raw)) from exc
     if not 0 <= port <= 65535:
-        raise BadValue(f"port {port} is outside 0..65535 (0 = any free port)")
+        raise BadValue(N_("port %(port)s is outside 0..65535 (0 = any free port)"), port=port)
     return port
 
 
 def _url(raw: str) -> str:
     parts = urlsplit(raw)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise BadValue(f"not an http(s) URL: {raw!r}")
+        raise BadValue(N_("not an http(s) URL: %(raw)s"), raw=repr(raw))
     return raw
 
 
@@ -131,9 +156,9 @@ def _positive_seconds(raw: str) -> float:
     try:
         seconds = float(raw)
     except ValueError as exc:
-        raise BadValue(f"not a number of seconds: {raw!r}") from exc
+        raise BadValue(N_("not a number of seconds: %(raw)s"), raw=repr(raw)) from exc
     if not 0 < seconds < 3600:
-        raise BadValue(f"{seconds} s is outside (0, 3600)")
+        raise BadValue(N_("%(seconds)s s is outside (0, 3600)"), seconds=seconds)
     return seconds
 
 
@@ -145,28 +170,28 @@ def _master_ids(raw: str) -> tuple[str, ...]:
     ids = _csv(raw)
     bad = [i for i in ids if not is_master_id(i)]
     if bad:
-        raise BadValue(f"not a master ID (^[0-9a-f]{{8,32}}$): {bad[0]!r}")
+        raise BadValue(N_("not a master ID (^[0-9a-f]{8,32}$): %(raw)s"), raw=repr(bad[0]))
     return tuple(sorted(set(ids)))
 
 
 def _uids(raw: str) -> frozenset[int]:
     uids = _csv(raw)
     if not uids or not all(u.isdigit() for u in uids):
-        raise BadValue(f"not a comma-separated list of uids: {raw!r}")
+        raise BadValue(N_("not a comma-separated list of uids: %(raw)s"), raw=repr(raw))
     return frozenset(int(u) for u in uids)
 
 
 def _gids(raw: str) -> frozenset[int]:
     gids = _csv(raw)
     if not all(g.isdigit() for g in gids):
-        raise BadValue(f"not a comma-separated list of gids: {raw!r}")
+        raise BadValue(N_("not a comma-separated list of gids: %(raw)s"), raw=repr(raw))
     return frozenset(int(g) for g in gids)
 
 
 def _log_level(raw: str) -> str:
     level = raw.strip().upper()
     if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
-        raise BadValue(f"not a log level: {raw!r}")
+        raise BadValue(N_("not a log level: %(raw)s"), raw=repr(raw))
     return level
 
 
@@ -176,12 +201,14 @@ def _time_zone(raw: str) -> dt.tzinfo:
     try:
         return ZoneInfo(raw)
     except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise BadValue(f"not a time zone: {raw!r} (an IANA name such as America/Mexico_City)") from exc
+        raise BadValue(
+            N_("not a time zone: %(raw)s (an IANA name such as America/Mexico_City)"), raw=repr(raw)
+        ) from exc
 
 
 def _language(raw: str) -> str:
     if raw not in ("en", "es"):
-        raise BadValue(f"not a language Fleetwatch speaks: {raw!r} (en or es)")
+        raise BadValue(N_("not a language Fleetwatch speaks: %(raw)s (en or es)"), raw=repr(raw))
     return raw
 
 
@@ -196,11 +223,11 @@ LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 def _https_or_loopback(raw: str) -> str:
     parts = urlsplit(raw)
     if not parts.hostname or parts.scheme not in ("http", "https"):
-        raise BadValue("not an http(s) URL")
+        raise BadValue(N_("not an http(s) URL"))
     if parts.scheme == "http" and parts.hostname not in LOOPBACK_HOSTS:
-        raise BadValue("must be https (plain http only to 127.0.0.1, localhost or ::1)")
+        raise BadValue(N_("must be https (plain http only to 127.0.0.1, localhost or ::1)"))
     if parts.username or parts.password:
-        raise BadValue("must not carry a user name or password")
+        raise BadValue(N_("must not carry a user name or password"))
     return raw
 
 
@@ -212,18 +239,18 @@ def _interval_seconds(raw: str) -> float:
     try:
         seconds = float(raw)
     except ValueError as exc:
-        raise BadValue(f"not a number of seconds: {raw!r}") from exc
+        raise BadValue(N_("not a number of seconds: %(raw)s"), raw=repr(raw)) from exc
     if not 1 <= seconds <= 86400:
-        raise BadValue(f"{seconds:g} s is outside 1..86400")
+        raise BadValue(N_("%(seconds)s s is outside 1..86400"), seconds=f"{seconds:g}")
     return seconds
 
 
 def _minutes(raw: str) -> int:
     if not raw.isdigit():
-        raise BadValue(f"not a whole number of minutes: {raw!r}")
+        raise BadValue(N_("not a whole number of minutes: %(raw)s"), raw=repr(raw))
     minutes = int(raw)
     if not 1 <= minutes <= 1440:
-        raise BadValue(f"{minutes} min is outside 1..1440")
+        raise BadValue(N_("%(minutes)s min is outside 1..1440"), minutes=minutes)
     return minutes
 
 
@@ -231,13 +258,13 @@ def _optional_text(raw: str) -> str | None:
     if not raw:
         return None
     if raw != raw.strip() or any(c in raw for c in "\r\n\t"):
-        raise BadValue(f"spaces around it or a line break: {raw!r}")
+        raise BadValue(N_("spaces around it or a line break: %(raw)s"), raw=repr(raw))
     return raw
 
 
 def _language(raw: str) -> str:
     if raw not in ("en", "es"):
-        raise BadValue(f"not en or es: {raw!r}")
+        raise BadValue(N_("not en or es: %(raw)s"), raw=repr(raw))
     return raw
 
 
@@ -682,19 +709,31 @@ def _default(setting: Setting, resolved: Mapping[str, str], env: Mapping[str, st
     try:
         text = setting.default.format_map({**resolved, "uid": str(os.getuid())})
     except (KeyError, IndexError, ValueError) as exc:
-        raise ConfigError(setting.name, f"the default names an unknown placeholder ({exc})") from exc
+        raise ConfigError.of(
+            setting.name, N_("the default names an unknown placeholder (%(why)s)"), why=exc
+        ) from exc
     return _expand_home(text, env)
 
 
 def unknown_setting(name: str) -> str:
     """Why `name` (a ``FLEETWATCH_*`` variable not in `SETTINGS`) is refused, naming the closest
     known setting when one is close (difflib), else where the list is."""
+    return unknown_setting_error(name).message.split(": ", 1)[1]
+
+
+def unknown_setting_error(name: str) -> ConfigError:
+    """The `ConfigError` for `name`, a ``FLEETWATCH_*`` variable not in `SETTINGS`
+    (`unknown_setting` its sentence)."""
     import difflib  # only for a name that is not a setting
 
     close = difflib.get_close_matches(name, [s.name for s in SETTINGS], n=1, cutoff=0.75)
     if close:
-        return f"unknown setting; did you mean {close[0]}? (every setting: docs/settings.md)"
-    return "unknown setting; every setting is listed in docs/settings.md"
+        return ConfigError.of(
+            name,
+            N_("unknown setting; did you mean %(close)s? (every setting: docs/settings.md)"),
+            close=close[0],
+        )
+    return ConfigError.of(name, N_("unknown setting; every setting is listed in docs/settings.md"))
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
@@ -709,7 +748,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     known = {s.name for s in SETTINGS}
     unknown = sorted(name for name in env if name.startswith(PREFIX) and name not in known)
     if unknown:
-        raise ConfigError(unknown[0], unknown_setting(unknown[0]))
+        raise unknown_setting_error(unknown[0])
     resolved: dict[str, str] = {}
     values: dict[str, Any] = {}
     for setting in SETTINGS:
@@ -721,9 +760,16 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
             values[setting.attr] = setting.parse(raw)
         except BadValue as exc:
             if setting.secret:
-                why = str(exc) if raw not in str(exc) else "see the setting's help"
-                raise ConfigError(setting.name, f"malformed value (secret, not shown): {why}") from None
-            raise ConfigError(setting.name, str(exc)) from exc
+                if raw in str(exc):
+                    raise ConfigError.of(
+                        setting.name, N_("malformed value (secret, not shown): see the setting's help")
+                    ) from None
+                raise ConfigError.of(
+                    setting.name,
+                    N_("malformed value (secret, not shown): %(why)s"),
+                    why=exc,  # a fixed sentence (no value in it): the catalogue has it too
+                ) from None
+            raise ConfigError(setting.name, str(exc), template=exc.template, params=exc.params) from exc
         resolved[setting.name] = "" if setting.secret else raw
     return Settings(**values)
 
@@ -737,7 +783,7 @@ def given(name: str, env: Mapping[str, str] | None = None) -> str | None:
         ConfigError: `name` is not a setting.
     """
     if name not in {s.name for s in SETTINGS}:
-        raise ConfigError(name, "unknown setting")
+        raise ConfigError.of(name, N_("unknown setting"))
     env = os.environ if env is None else env
     return env.get(name) or None
 

@@ -49,6 +49,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Self
 
 
 class Code(enum.StrEnum):
@@ -275,18 +276,40 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
 )
 
 
+def N_(message: str) -> str:
+    """Mark `message` for the one catalogue (``shared/text``, which the rooms below it may not
+    import), unchanged: a command says it in the operator's language (`FleetwatchError.template`)."""
+    return message
+
+
 class FleetwatchError(Exception):
     """Root of every Fleetwatch exception.
 
     Attributes:
         code: the stable code (a `Code`); branch on this, never on the message.
         message: one line for a person, never holding a secret.
+        template: the message as a catalogue message ID (English, ``%(key)s`` parameters,
+            marked `N_`) when it was made with `said`, else None (the message is all there is).
+        params: the template's parameters (text; one that is itself a catalogue message is
+            said in the reader's language too).
     """
+
+    template: str | None = None
+    params: Mapping[str, str] = MappingProxyType({})
 
     def __init__(self, code: Code, message: str | None = None) -> None:
         self.code = Code(code)
         self.message = message or MEANINGS[self.code]
         super().__init__(f"{self.code}: {self.message}")
+
+    @classmethod
+    def said(cls, code: Code, template: str, **params: object) -> Self:
+        """The error with `template` (marked `N_`) as its message, `params` put in; the
+        template and the parameters are kept for a command to say in another language."""
+        texts = {k: str(v) for k, v in params.items()}
+        error = cls(code, template % texts if texts else template)
+        error.template, error.params = template, texts
+        return error
 
 
 def error_codes_markdown() -> str:

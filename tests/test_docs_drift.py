@@ -86,7 +86,7 @@ LIMITS = {
         "Una propuesta sin decidir vence": "{life} minutos después de proponerse",
         "Propuestas en espera a la vez": "{max_pending}",
         "Propuestas por hora": "{per_hour} (las rechazadas no cuentan)",
-        "Pausa por rechazos": "tras {denials} rechazos de la misma herramienta sobre el mismo equipo en {window} minutos, {pause} minutos desde el último",
+        "Pausa por rechazos": "tras {denials} rechazos de la misma herramienta sobre el mismo dispositivo en {window} minutos, {pause} minutos desde el último",
         "Ventana antes de un evento": "{lead} minutos",
         "Ventana antes de un evento, actualización de firmware": "{firmware} minutos",
         "Llamadas a herramientas del asistente a la vez": "{parallel}",
@@ -110,7 +110,7 @@ ES = {
     "unreviewed": "vence {life} minutos después de proponerse",
     "max_pending": "como máximo {max_pending} propuestas en espera a la vez",
     "per_hour": "como máximo {per_hour} propuestas por hora",
-    "pause": "tras {denials} rechazos de la misma herramienta sobre el mismo equipo en {window} minutos, "
+    "pause": "tras {denials} rechazos de la misma herramienta sobre el mismo dispositivo en {window} minutos, "
     "esas propuestas se pausan {pause} minutos desde el último",
     "windows": "({lead} minutos; {firmware} minutos para una actualización de firmware",
     "parallel": "como máximo {parallel} llamadas a herramientas a la vez",
@@ -528,3 +528,29 @@ def test_every_tool_result_reaches_the_model_in_its_own_data_block():
         assert "inside one quoted data block;" not in text and "inside one escaped block" not in text, (
             document
         )
+
+
+# --- the sockets' messages in docs/deploy.md ------------------------------------------------------
+
+
+def test_deploy_lists_every_message_each_socket_accepts_and_which_the_assistant_may_send() -> None:
+    """docs/deploy.md's table of socket messages equals each socket's request union (both ways),
+    and its "assistant's user" column equals what approval.sock lets the assistant's uid send."""
+    from services.approval_web.intake import ASSISTANT_OPERATIONS
+    from shared.wire import approval, assistant, executor
+
+    rows = table(section(read("docs/deploy.md"), "### What each socket accepts"))
+    listed: dict[str, set[str]] = {}
+    for socket, message, *_ in rows:
+        listed.setdefault(socket.strip("`"), set()).add(message.strip("`"))
+    expected = {
+        "executor.sock": {r.__name__ for r in executor.REQUESTS},
+        "approval.sock": {r.__name__ for r in approval.REQUESTS},
+        "assistant.sock": {r.__name__ for r in assistant.REQUESTS},
+    }
+    assert listed == expected
+    assert "InspectProposal" in listed["approval.sock"] and "Inspect" in listed["executor.sock"]
+    by_assistant = {
+        row[1].strip("`") for row in rows if row[0] == "`approval.sock`" and "assistant" in row[3]
+    }
+    assert by_assistant == {r.__name__ for r in ASSISTANT_OPERATIONS}

@@ -46,23 +46,23 @@ _WORDS: Final = {
     },
     "es": {
         "label": (
-            "(Respuesta por palabras clave: leída del equipo ahora mismo, sin modelo; nunca propone "
+            "(Respuesta por palabras clave: leída de la flota ahora mismo, sin modelo; nunca propone "
             "un cambio.)"
         ),
         "nothing": "Nada necesita atención.",
-        "unknown": "La respuesta por palabras clave solo entiende preguntas sobre el equipo, como {examples}.",
+        "unknown": "La respuesta por palabras clave solo entiende preguntas sobre la flota, como {examples}.",
         "change": (
             "No se propuso nada: la respuesta por palabras clave no puede proponer cambios. Con el "
-            "modelo, se puede proponer un cambio para las salas del equipo de práctica (sandbox), "
+            "modelo, se puede proponer un cambio para las salas del grupo de práctica (sandbox), "
             "que una persona aprueba."
         ),
         "writable": (
             "La respuesta por palabras clave es de solo lectura y no propone nada. Con el modelo, "
-            "solo se pueden proponer cambios para las salas del equipo de práctica (sandbox), y una "
+            "solo se pueden proponer cambios para las salas del grupo de práctica (sandbox), y una "
             "persona aprueba cada uno en la página de aprobación; las {count} salas leídas aquí se "
             "pueden consultar, pero no cambiar."
         ),
-        "no_names": "Los nombres de los destinos no están en la lectura del equipo de esta respuesta.",
+        "no_names": "Los nombres de los destinos no están en la lectura de la flota de esta respuesta.",
         "note": "- Nota (de un operador): {text}",
     },
 }

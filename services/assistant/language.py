@@ -25,7 +25,7 @@ _SPANISH_MARKS = re.compile(r"[¿¡ñáéíóú]", re.IGNORECASE)
 _SPANISH: Final = frozenset(
     "qué que cuál cuáles cuándo cuando dónde donde cómo como está están esta hay sala salas aula "
     "grabando grabar grabación lista listo listas necesita necesitan atención desconectado "
-    "desconectados conectado próximos próximo eventos evento clase clases equipos equipo del los "
+    "desconectados conectado próximos próximo eventos evento clase clases equipos equipo dispositivos dispositivo flota del los "
     "las una por para con sin hoy ahora mañana puedes favor empezar iniciar detener dime muestra "
     "revisa fuera línea algún alguna ninguna todas todos es son el la en y "
     "reinicia reiniciar inicia iniciar empieza comienza detén deten detener actualiza actualizar "

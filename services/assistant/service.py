@@ -263,7 +263,7 @@ class Assistant:
             snapshot = await self._reader.snapshot(on_read=counted)
         except FleetwatchError as exc:
             log.warning("keyword answer could not read the fleet (%s)", exc.code)
-            words = "No pude leer el equipo" if lang == "es" else "I could not read the fleet"
+            words = "No pude leer la flota" if lang == "es" else "I could not read the fleet"
             return f"{words}: {why(exc.code, lang)}.", str(exc.code)
         notes = {}
         if self._notes is not None:

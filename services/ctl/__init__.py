@@ -29,13 +29,31 @@ demo's scenario and the addresses of the lab's Slack and Teams stand-ins the dem
 import contract names the three imports).
 
 Errors: `CtlError` (and `supervise.SuperviseError`); ``main`` prints any `FleetwatchError` as
-one line ``fleetwatch: <code>: <message>`` and exits 2. The tree is drawn in `shared.errors`.
+one line ``fleetwatch: <code>: <message>`` (a `CtlError` made of catalogue `Words` in the
+operator's language) and exits 2. The tree is drawn in `shared.errors`.
 """
 
 from __future__ import annotations
 
-from shared.errors import FleetwatchError
+import datetime as dt
+
+from shared.errors import Code, FleetwatchError
+from shared.text.catalogue import Words, say_text
 
 
 class CtlError(FleetwatchError):
-    """A ``fleetwatch`` command could not do its job; ``code`` says why."""
+    """A ``fleetwatch`` command could not do its job; ``code`` says why.
+
+    Attributes:
+        words: the sentence as catalogue `Words` (shown in the operator's language), or None
+            when `message` is text as it is (English, or a service's own words).
+    """
+
+    def __init__(self, code: Code, message: str | Words | None = None) -> None:
+        self.words = message if isinstance(message, Words) else None
+        english = (
+            say_text(message, "en", zone=dt.UTC, now=dt.datetime.now(dt.UTC))
+            if isinstance(message, Words)
+            else message
+        )
+        super().__init__(code, english)

@@ -10,6 +10,7 @@ keeps every raw field, times in UTC.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import datetime as dt
 import json
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from shared.errors import MEANINGS, Code
 from shared.text.catalogue import C_, N_, Lexicon, Moment, Words, say_text, translate
+from shared.text.change_words import REFUSALS as ASSISTANT_REFUSALS
 from shared.text.change_words import change, change_in
 from shared.text.changes import change_words, rooms_from_facts, rooms_words, title_words
 from shared.text.display import lookalike, visible, width
@@ -189,16 +191,33 @@ def render_pending(
 
 
 def code_words(view: View, code: str) -> str | None:
-    """What a stable code means: in English the code's own sentence (`shared.errors.MEANINGS`),
-    in another language the catalogue's words for it (`shared.text.refusals`) where it has
-    them; None for an unknown code."""
-    if view.language != "en" and code in REFUSALS:
+    """What a stable code means in words, in `view`'s language: the catalogue's words for it
+    (`shared.text.refusals`, else the assistant's `shared.text.change_words.REFUSALS` where that
+    sentence needs no numbers), else in English the code's own sentence
+    (`shared.errors.MEANINGS`); None for a code none of them words in that language."""
+    if code in REFUSALS:
         return view.say(refusal_words(code))
-    return next((MEANINGS[c] for c in Code if c.value == code), None)
+    known = next((c for c in Code if c.value == code), None)
+    if known is None:
+        return None
+    sentence = ASSISTANT_REFUSALS.get(known)
+    if sentence and "{" not in sentence:
+        said = translate(view.language, sentence)
+        return said if said.endswith(".") else f"{said}."
+    return MEANINGS[known] if view.language == "en" else None
 
 
 def meaning(view: View, code: str | None) -> str:
-    """A stable code with its meaning (``fingerprint_changed: The room changed…``, `code_words`)."""
+    """Why, in words, for a person (`code_words`); a code without words shows as
+    ``error code <code>`` (the code itself is kept for an audit: `coded`)."""
+    if not code:
+        return "—"
+    return code_words(view, code) or view.say(refusal_words(visible(code, 40)))
+
+
+def coded(view: View, code: str | None) -> str:
+    """A stable code with its meaning (``fingerprint_changed: the room changed…``), for an
+    audit's reader."""
     if not code:
         return "—"
     known = code_words(view, code)
@@ -237,7 +256,7 @@ def render_detail(view: View, detail: ProposalDetail, names: Mapping[str, str] |
     if detail.outcome is not None:
         outcome = in_words(view, OUTCOMES, detail.outcome)
         if detail.refusal_code:
-            outcome += f" ({meaning(view, detail.refusal_code)})"
+            outcome += f": {meaning(view, detail.refusal_code)}"
         rows.append((view.text(N_("Outcome")), outcome))
         verification = VERIFICATIONS.get(detail.verification or "")
         rows.append(
@@ -253,6 +272,10 @@ def render_detail(view: View, detail: ProposalDetail, names: Mapping[str, str] |
         (view.text(N_("Device IDs")), ", ".join(visible(t, 40) for t in summary.targets)),
         (view.text(N_("Fingerprint")), visible(detail.fingerprint_hash, 80)),
     ]
+    if summary.status == "not_run" and summary.status_code:
+        audit.append((view.text(N_("Why nothing ran (code)")), visible(summary.status_code, 40)))
+    if detail.refusal_code:
+        audit.append((view.text(N_("Refusal (code)")), visible(detail.refusal_code, 40)))
     audit += [(visible(k, 40), _argument_text(v)) for k, v in sorted(detail.detail.items())]
     label = (
         N_("Reason, written by the operator who drafted it (not checked):")
@@ -320,7 +343,7 @@ def _what(view: View, row: AuditRow) -> str:
         if value is not None and value != "":
             parts.append(visible(str(value), 60))
     if detail.get("code"):
-        parts[0] = meaning(view, str(detail["code"]))
+        parts[0] = coded(view, str(detail["code"]))
     return "; ".join(parts)
 
 
@@ -420,7 +443,7 @@ def render_status(view: View, status: Status) -> str:
                         view.language,
                     ),
                     id=visible(unsettled.proposal_id, 40),
-                    outcome=visible(unsettled.outcome, 20),
+                    outcome=in_words(view, OUTCOMES, unsettled.outcome),
                     seen=view.text(seen.get(unsettled.verification or "", N_("not verified"))),
                 ),
             ]
@@ -449,6 +472,60 @@ def render_status(view: View, status: Status) -> str:
         [view.text(N_("Autonomy:")), in_words(view, AUTONOMY, status.autonomy)],
     ]
     return "\n".join(table(["", ""], rows, indent="")[1:])
+
+
+PROCESS_STATES: Mapping[str, str] = {
+    "RUNNING": N_("running since %(since)s (pid %(pid)s)"),
+    "STARTING": N_("starting"),
+    "BACKOFF": N_("exited too quickly; supervisord is starting it again"),
+    "STOPPING": N_("stopping"),
+    "STOPPED": N_("stopped at %(at)s"),
+    "EXITED": N_("exited at %(at)s (exit status %(status)s)"),
+    "FATAL": N_("could not start: supervisord gave up (see its log)"),
+}
+"""Each supervisord process state in words (``getAllProcessInfo``'s ``statename``; its
+``start``/``stop`` are Unix seconds)."""
+
+
+def _unix(seconds: object) -> str | None:
+    if not isinstance(seconds, int) or seconds <= 0:
+        return None
+    at = dt.datetime.fromtimestamp(seconds, dt.UTC)
+    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
+
+
+def render_processes(view: View, infos: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One aligned line per supervised program (supervisord's ``getAllProcessInfo``: ``name``,
+    ``statename``, ``pid``, ``start``, ``stop``, ``exitstatus``): its name and its state in
+    words, in the operator's time; a state supervisord adds later shows as itself."""
+    rows = []
+    for info in infos:
+        state = str(info.get("statename", ""))
+        msgid = PROCESS_STATES.get(state)
+        start, stop = _unix(info.get("start")), _unix(info.get("stop"))
+        if state == "STOPPED" and stop is None:
+            msgid = N_("not started")
+        if msgid is None:
+            words = view.text(N_("state %(state)s"), state=visible(state, 20))
+        else:
+            words = view.text(
+                msgid,
+                since=Moment(start) if start else "—",
+                at=Moment(stop) if stop else "—",
+                pid=visible(str(info.get("pid", "")), 10),
+                status=visible(str(info.get("exitstatus", "")), 10),
+            )
+        rows.append([visible(str(info.get("name", "")), 40), words])
+    return table(["", ""], rows, indent="")[1:]
+
+
+def view_of(args: argparse.Namespace) -> View:
+    """The language (``--language``, else `FLEETWATCH_LANGUAGE`), the operator's zone
+    (`FLEETWATCH_TIMEZONE`) and now, for what a command prints in words."""
+    from shared.config import load_settings
+
+    settings = load_settings()
+    return view_for(getattr(args, "language", None), settings.language, settings.timezone)
 
 
 def view_for(language: str | None, settings_language: str, zone: dt.tzinfo) -> View:

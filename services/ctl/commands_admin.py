@@ -32,9 +32,10 @@ from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
 from shared.errors import Code, FleetwatchError
-from shared.text.catalogue import N_, Moment
+from shared.text.catalogue import N_, Moment, Words, translate
 from shared.text.change_words import change, change_in
 from shared.text.display import visible
+from shared.text.languages import Language
 from shared.wire.approval import (
     ApprovalClient,
     AuditReport,
@@ -113,9 +114,14 @@ def parse_arg_values(pairs: Sequence[str], schema: Mapping[str, Any] | None = No
     for pair in pairs:
         key, sep, text = pair.partition("=")
         if not sep or not key:
-            raise CtlError(Code.INVALID_ARGUMENTS, f"--arg needs KEY=VALUE, got {visible(pair, 80)!r}")
+            raise CtlError(
+                Code.INVALID_ARGUMENTS,
+                Words.of(N_("--arg needs KEY=VALUE, got %(pair)s"), pair=repr(visible(pair, 80))),
+            )
         if key in arguments:
-            raise CtlError(Code.INVALID_ARGUMENTS, f"--arg {visible(key, 60)} is given twice")
+            raise CtlError(
+                Code.INVALID_ARGUMENTS, Words.of(N_("--arg %(key)s is given twice"), key=visible(key, 60))
+            )
         is_text = isinstance(properties.get(key), Mapping) and properties[key].get("type") == "string"
         arguments[key] = text if is_text else _value(key, text)
     return arguments
@@ -128,8 +134,14 @@ def _value(key: str, text: str) -> Any:
         if text.lstrip()[:1] in ("[", "{", '"'):
             raise CtlError(
                 Code.INVALID_ARGUMENTS,
-                f"--arg {visible(key, 60)}: not valid JSON ({exc}); a list is written "
-                f'["29088800001"], text needs no quotes',
+                Words.of(
+                    N_(
+                        "--arg %(key)s: not valid JSON (%(why)s); a list is written "
+                        '["29088800001"], text needs no quotes'
+                    ),
+                    key=visible(key, 60),
+                    why=str(exc),
+                ),
             ) from exc
         return text
     try:
@@ -138,32 +150,53 @@ def _value(key: str, text: str) -> Any:
         raise CtlError(exc.code, exc.message) from exc
 
 
-def proposable_help(tool_policy: ToolPolicy) -> str:
-    """The tools an operator may propose, each with its arguments (from the reviewed schema)
-    and whether it is disruptive: ``propose --help``'s list."""
-    lines = ["Tools that may be proposed (arguments; * = disruptive, asks to confirm the room):"]
+TYPES = {
+    "string": N_("text"),
+    "integer": N_("integer"),
+    "number": N_("number"),
+    "boolean": N_("true|false"),
+    "object": N_("object"),
+}
+"""A JSON Schema type in words, for ``propose --help``."""
+
+
+def proposable_help(tool_policy: ToolPolicy, language: Language = "en") -> str:
+    """The tools an operator may propose, each with its arguments (from the reviewed schema),
+    whether it is disruptive and what it does (the policy's summary, from the catalogue):
+    ``propose --help``'s list, in `language`."""
+
+    def say(msgid: str, **params: object) -> str:
+        text = translate(language, msgid)
+        return text % params if params else text
+
+    def kind_of(spec: Mapping[str, Any]) -> str:
+        if spec.get("enum"):
+            return "|".join(str(v) for v in spec["enum"])
+        kind = str(spec.get("type", ""))
+        if kind == "array":
+            item = str((spec.get("items") or {}).get("type", ""))
+            return say(N_("[%(item)s, ...] as JSON"), item=say(TYPES[item]) if item in TYPES else item)
+        return say(TYPES[kind]) if kind in TYPES else kind
+
+    lines = [say(N_("Tools that may be proposed (arguments; * = disruptive, asks to confirm the room):"))]
     for tool, rule in sorted(tool_policy.propose.items()):
         properties = rule.arguments_schema.get("properties") or {}
-        described = []
-        for name, spec in properties.items():
-            kind = spec.get("type", "")
-            if spec.get("enum"):
-                kind = "|".join(str(v) for v in spec["enum"])
-            elif kind == "array":
-                kind = f"[{(spec.get('items') or {}).get('type', '')}, ...] as JSON"
-            described.append(f"{name}={kind}")
+        described = [f"{name}={kind_of(spec)}" for name, spec in properties.items()]
         mark = "*" if rule.disruptive else " "
         when = ""
         if rule.disruptive and rule.disruptive_when:
-            when = (
-                " (* when "
-                + ", ".join(f"{k}={'|'.join(sorted(v))}" for k, v in rule.disruptive_when.items())
-                + ")"
+            when = " " + say(
+                N_("(* when %(condition)s)"),
+                condition=", ".join(f"{k}={'|'.join(sorted(v))}" for k, v in rule.disruptive_when.items()),
             )
         lines.append(f"  {mark} {tool}: {' '.join(described)}{when}")
-        lines.append(f"      {rule.summary}")
+        lines.append(f"      {translate(language, rule.summary)}")
     lines.append(
-        'Example: fleetwatch propose batch_recording --arg action=start --arg device_ids=\'["29088800001-1"]\' --reason "…"'
+        say(
+            N_("Example: %(command)s"),
+            command="fleetwatch propose batch_recording --arg action=start "
+            '--arg device_ids=\'["29088800001-1"]\' --reason "…"',
+        )
     )
     return "\n".join(lines)
 
@@ -178,11 +211,7 @@ def _out(args: argparse.Namespace, reply: Message, text: str) -> None:
         print(text)
 
 
-def view_of(args: argparse.Namespace) -> admin_words.View:
-    """The language (``--language``, else `FLEETWATCH_LANGUAGE`), the operator's zone
-    (`FLEETWATCH_TIMEZONE`) and now, for what a command prints in words."""
-    settings = load_settings()
-    return admin_words.view_for(getattr(args, "language", None), settings.language, settings.timezone)
+view_of = admin_words.view_of
 
 
 async def room_names(client: ApprovalClient) -> dict[str, str]:
@@ -264,13 +293,13 @@ async def resume(args: argparse.Namespace) -> int:
     """
     if not args.denials:
         if args.tool is not None:
-            raise CtlError(Code.INVALID_ARGUMENTS, "TOOL and ROOM go with --denials")
+            raise CtlError(Code.INVALID_ARGUMENTS, Words.of(N_("TOOL and ROOM go with --denials")))
         reply = await approval_client().set_kill_switch(False)
         words = N_("Writes resumed: each change still needs a person's approval on the page.")
         _out(args, reply, view_of(args).text(words))
         return 0
     if (args.tool is None) != (args.room is None):
-        raise CtlError(Code.INVALID_ARGUMENTS, "name both TOOL and ROOM, or neither")
+        raise CtlError(Code.INVALID_ARGUMENTS, Words.of(N_("name both TOOL and ROOM, or neither")))
     lifted = await approval_client().lift_denial_pauses(tool=args.tool, room=args.room)
     _out(args, lifted, render_lifted(view_of(args), lifted.pauses))
     return 0
@@ -376,9 +405,9 @@ async def audit_verify(args: argparse.Namespace) -> int:
     return 0 if reply.ok else 1
 
 
-async def processes_words(settings: Any) -> list[str]:
-    """Under supervisord (``fleetwatch up``): each process's state when this user may ask
-    supervisord (its configuration is readable: the caller who started it), else a sentence
+async def processes_words(settings: Any, view: admin_words.View) -> list[str]:
+    """Under supervisord (``fleetwatch up``): each process's state in words when this user may
+    ask supervisord (its configuration is readable: the caller who started it), else a sentence
     saying who may (supervisord run by root keeps its files root's alone). Nothing when no
     supervisord runs for these settings."""
     from services.ctl import supervise
@@ -389,15 +418,28 @@ async def processes_words(settings: Any) -> list[str]:
     config = supervise.Layout.of(settings).config
     if not os.access(config, os.R_OK):
         return [
-            f"Processes:    supervisord (pid {pid}) runs the services as root; only root can list them"
-            " (sudo fleetwatch status). What each service answers is below.",
+            view.text(
+                N_(
+                    "Processes: supervisord (pid %(pid)s) runs the services as root; only root can list them "
+                    "(sudo fleetwatch status). What each service answers is below."
+                ),
+                pid=pid,
+            ),
             "",
         ]
     try:
-        lines = await supervise.process_lines(settings)  # over its socket: no supervisorctl to start
+        infos = await supervise.process_infos(settings)  # over its socket: no supervisorctl to start
     except supervise.SuperviseError as exc:
-        return [f"Processes:    supervisord (pid {pid}) did not answer: {visible(exc.message, 160)}", ""]
-    return ["Processes (supervisord):", *(f"  {visible(line, 200)}" for line in lines), ""]
+        return [
+            view.text(
+                N_("Processes: supervisord (pid %(pid)s) did not answer: %(why)s"),
+                pid=pid,
+                why=visible(exc.message, 160),
+            ),
+            "",
+        ]
+    lines = admin_words.render_processes(view, infos)
+    return [view.text(N_("Processes (supervisord):")), *(f"  {line}" for line in lines), ""]
 
 
 async def status(args: argparse.Namespace) -> int:
@@ -413,7 +455,7 @@ async def status(args: argparse.Namespace) -> int:
         return 0
     # The three asks at once (supervisord, approval.sock, assistant.sock), printed in order.
     settings = load_settings()
-    processes = asyncio.ensure_future(processes_words(settings))
+    processes = asyncio.ensure_future(processes_words(settings, view_of(args)))
     watching = asyncio.ensure_future(commands_watch.watch_status(settings))
     try:
         reply = await approval_client().status()
@@ -466,19 +508,19 @@ def propose_warnings(view: admin_words.View, status: Status) -> list[str]:
 
 def inspection_warnings(view: admin_words.View, inspection: Inspection) -> list[str]:
     """What the executor would refuse right now for a drafted proposal (its Inspect: the same
-    checks Execute runs), in words in `view`'s language: the code, what it means, and the
-    executor's own reason (as it wrote it)."""
+    checks Execute runs), in words in `view`'s language (`shared.text.refusals`); in English
+    the executor's own sentence follows (it names the room). The stable code is not printed:
+    it is in the audit when Execute refuses."""
     code = inspection.would_refuse
     if code is None:
         return []
-    why = visible(inspection.would_refuse_message or "", 300)
+    own = visible(inspection.would_refuse_message or "", 300) if view.language == "en" else ""
     return [
         view.text(
-            N_("warning: the executor would refuse this change right now (%(code)s): %(why)s"),
-            code=code,
-            why=admin_words.code_words(view, code) or "",
+            N_("warning: the executor would refuse this change right now: %(why)s"),
+            why=admin_words.meaning(view, code),
         )
-        + (f" ({why})" if why else "")
+        + (f" ({own})" if own else "")
     ]
 
 
@@ -630,11 +672,15 @@ def add_commands(sub: Any, epilog: str) -> None:
 
     def propose_help() -> str:
         # The policy (YAML, JSON Schema) loads only when ``propose --help`` is read, so the other
-        # commands start without it (issue 14).
+        # commands start without it (issue 14). Its language is the one ``main.in_language`` gave
+        # the parser.
+        language = getattr(draft, "language", "en")
         try:
-            tools = proposable_help(_tool_policy())
+            tools = proposable_help(_tool_policy(), language)
         except FleetwatchError as exc:
-            tools = f"(The proposable tools could not be listed: {exc.code}: {visible(exc.message, 200)})"
+            tools = translate(language, N_("(The proposable tools could not be listed: %(why)s)")) % {
+                "why": f"{exc.code}: {visible(exc.message, 200)}"
+            }
         if not base:
             base.append(draft.epilog)
         draft.epilog = f"{tools}\n\n{base[0]}"

@@ -26,6 +26,7 @@ from typing import Any
 
 from services.ctl.doctor import (
     SERVICES,
+    Detail,
     Facts,
     LiveProof,
     Probe,
@@ -41,7 +42,8 @@ from shared.epiphan.fleet import parse_devices
 from shared.epiphan.signed_session import SignedConnection
 from shared.epiphan.slots import slot_summary
 from shared.errors import Code, FleetwatchError
-from shared.text.catalogue import N_
+from shared.text.catalogue import N_, Words
+from shared.text.languages import Language
 from shared.web.loopback_peer import LISTEN, read_tables, table_rows
 from shared.wire.approval import ApprovalClient, Status
 from shared.wire.assistant import AssistantClient, ModelInfo, WatchStatus
@@ -60,7 +62,10 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
         ),
         epilog=epilog,
     )
-    doctor.add_argument("--json", action="store_true", help=N_("print JSON instead of lines"))
+    doctor.add_argument("--json", action="store_true", help=N_("print JSON instead of lines (in English)"))
+    doctor.add_argument(
+        "--language", choices=("en", "es"), help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
+    )
     doctor.add_argument(
         "--live",
         action="store_true",
@@ -70,11 +75,15 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
 
 
 async def doctor_command(args: argparse.Namespace) -> int:
-    checks = run_checks(await gather(load_settings(), live=args.live))
+    settings = load_settings()
+    facts = await gather(settings, live=args.live)
     if args.json:
+        checks = run_checks(facts)  # raw, for scripts: English
         print_json(as_json(checks))
     else:
-        print(render(checks))
+        language: Language = "es" if (args.language or settings.language) == "es" else "en"
+        checks = run_checks(facts, language=language)
+        print(render(checks, language=language))
     return exit_code(checks)
 
 
@@ -146,29 +155,46 @@ def allowed_here(uids: frozenset[int], gids: frozenset[int]) -> bool:
 async def probe(facts: SocketFacts, allowed: bool) -> Probe:
     """``GetCapabilities`` on a socket this user may use."""
     if facts.state == "missing":
-        return Probe(facts.service, "down", f"no socket at {facts.path}")
+        return Probe(facts.service, "down", probe_detail("missing", path=facts.path))
     if not allowed:
-        return Probe(facts.service, "skipped", "this user is not on its allowlist")
+        return Probe(facts.service, "skipped", probe_detail("not_allowed"))
     if facts.state != "present" or not facts.connectable:
-        return Probe(facts.service, "unreachable", "permission denied")
+        return Probe(facts.service, "unreachable", probe_detail("denied"))
     try:
         await SocketClient(facts.path, timeout_seconds=PROBE_SECONDS).capabilities()
     except CallError as exc:
         answer = "refused" if exc.code is Code.PEER_NOT_ALLOWED else "down"
-        return Probe(facts.service, answer, f"{exc.code}: {exc.message}")
+        return Probe(facts.service, answer, str(exc.code), exc.message)
     return Probe(facts.service, "up")
 
 
-def _not_askable(facts: SocketFacts, allowed: bool) -> str | None:
+PROBE_DETAILS = {
+    "missing": N_("no socket at %(path)s"),
+    "not_allowed": N_("this user is not on its allowlist"),
+    "denied": N_("permission denied"),
+    "not_for_this_user": N_("%(socket)s is not for this user"),
+    "neither": N_("this user may neither read the slot nor ask the assistant"),
+    "not_approval": N_("this user may not use approval.sock"),
+    "no_fence": N_("no fence is configured, so the executor reads nothing"),
+}
+"""Why a socket or a sign-in was not asked, in words (said in the reader's language)."""
+
+
+def probe_detail(kind: str, **params: object) -> Words:
+    """`PROBE_DETAILS`' `kind` as `Words` (``path``, ``socket`` where it names one)."""
+    return Words.of(PROBE_DETAILS[kind], **params)
+
+
+def _not_askable(facts: SocketFacts, allowed: bool) -> Words | None:
     """Why a request cannot be sent on `facts`' socket from this user, or None when it can."""
     if facts.state == "missing":
-        return f"no socket at {facts.path}"
+        return probe_detail("missing", path=facts.path)
     if facts.state != "present" or not allowed or not facts.connectable:
-        return f"{Path(facts.path).name} is not for this user"
+        return probe_detail("not_for_this_user", socket=Path(facts.path).name)
     return None
 
 
-async def queue_status(facts: SocketFacts, allowed: bool) -> tuple[Status | None, str | None]:
+async def queue_status(facts: SocketFacts, allowed: bool) -> tuple[Status | None, Detail | None]:
     """approval.sock's `Status`, or why not."""
     why_not = _not_askable(facts, allowed)
     if why_not is not None:
@@ -179,7 +205,7 @@ async def queue_status(facts: SocketFacts, allowed: bool) -> tuple[Status | None
         return None, str(exc.code)
 
 
-async def running_model(facts: SocketFacts, allowed: bool) -> tuple[ModelInfo | None, str | None]:
+async def running_model(facts: SocketFacts, allowed: bool) -> tuple[ModelInfo | None, Detail | None]:
     """The running assistant's `ModelInfo` (``GetModel`` on assistant.sock), or why not."""
     why_not = _not_askable(facts, allowed)
     if why_not is not None:
@@ -190,7 +216,7 @@ async def running_model(facts: SocketFacts, allowed: bool) -> tuple[ModelInfo | 
         return None, str(exc.code)
 
 
-async def watch_status(facts: SocketFacts, allowed: bool) -> tuple[WatchStatus | None, str | None]:
+async def watch_status(facts: SocketFacts, allowed: bool) -> tuple[WatchStatus | None, Detail | None]:
     """The watch's status from assistant.sock (``GetWatchStatus``), or why not."""
     why_not = _not_askable(facts, allowed)
     if why_not is not None:
@@ -241,24 +267,27 @@ async def prove_read(
             return LiveProof(
                 "here",
                 "refused" if refused else "failed",
-                detail=f"{exc.code}: {exc.message}",
+                detail=str(exc.code),
+                message=exc.message,
                 valid_until=valid_until,
             )
         try:
             _, devices = parse_devices(data)
         except FleetwatchError as exc:
-            return LiveProof("here", "failed", detail=f"{exc.code}: {exc.message}", valid_until=valid_until)
+            return LiveProof(
+                "here", "failed", detail=str(exc.code), message=exc.message, valid_until=valid_until
+            )
         return LiveProof("here", outcome, devices=len(devices), valid_until=valid_until)
     if not allowed:
-        return LiveProof(
-            "assistant", "skipped", detail="this user may neither read the slot nor ask the assistant"
-        )
+        return LiveProof("assistant", "skipped", detail=probe_detail("neither"))
     client = AssistantClient(settings.assistant_socket, timeout_seconds=LIVE_SECONDS)
     try:
         snapshot = await client.fleet()
     except CallError as exc:
         outcome = "refused" if exc.code in REFUSED_BY_EPIPHAN else "failed"
-        return LiveProof("assistant", outcome, detail=f"{exc.code}: {exc.message}", valid_until=valid_until)
+        return LiveProof(
+            "assistant", outcome, detail=str(exc.code), message=exc.message, valid_until=valid_until
+        )
     return LiveProof("assistant", "accepted", devices=len(snapshot.devices), valid_until=valid_until)
 
 
@@ -267,17 +296,17 @@ async def prove_sandbox(settings: Settings, summary: Mapping[str, Any], allowed:
     its fresh read of the sandbox team); `allowed`: this user may use approval.sock."""
     valid_until = _expires(summary)
     if not allowed:
-        return LiveProof("executor", "skipped", detail="this user may not use approval.sock")
+        return LiveProof("executor", "skipped", detail=probe_detail("not_approval"))
     client = ApprovalClient(settings.approval_socket, timeout_seconds=LIVE_SECONDS)
     try:
         writable = await client.list_writable()
     except CallError as exc:
         if exc.code is Code.FENCE_NOT_CONFIGURED:
-            return LiveProof(
-                "executor", "skipped", detail="no fence is configured, so the executor reads nothing"
-            )
+            return LiveProof("executor", "skipped", detail=probe_detail("no_fence"))
         outcome = "refused" if exc.code in REFUSED_BY_EPIPHAN else "failed"
-        return LiveProof("executor", outcome, detail=f"{exc.code}: {exc.message}", valid_until=valid_until)
+        return LiveProof(
+            "executor", outcome, detail=str(exc.code), message=exc.message, valid_until=valid_until
+        )
     return LiveProof("executor", "accepted", devices=len(writable.devices), valid_until=valid_until)
 
 

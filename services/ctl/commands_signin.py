@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime as dt
 import os
 import sys
 import time
@@ -23,7 +24,8 @@ from typing import TYPE_CHECKING
 
 from shared.config import load_settings
 from shared.errors import Code
-from shared.text.catalogue import N_
+from shared.text.catalogue import N_, Moment, Words, say_text
+from shared.text.languages import LANGUAGES, Language
 
 if TYPE_CHECKING:
     from shared.epiphan.signin import ShowUrl
@@ -56,6 +58,9 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
         help=N_("store a static bearer token from FILE (mode 600; no refresh)"),
     )
     login.add_argument("--no-browser", action="store_true", help=N_("only print the sign-in address"))
+    login.add_argument(
+        "--language", choices=LANGUAGES, help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
+    )
     login.set_defaults(run=login_command)
     logout_parser = sub.add_parser(
         "logout",
@@ -65,6 +70,9 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
     logout_parser.add_argument(
         "--sandbox", action="store_true", help=N_("the sandbox sign-in instead of the read one")
     )
+    logout_parser.add_argument(
+        "--language", choices=LANGUAGES, help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
+    )
     logout_parser.set_defaults(run=logout_command)
 
 
@@ -72,26 +80,48 @@ def _say(text: str) -> None:
     print(text, flush=True)
 
 
-async def _paste() -> str:
+def _language(args: argparse.Namespace) -> Language:
+    chosen = getattr(args, "language", None) or load_settings().language
+    return "es" if chosen == "es" else "en"
+
+
+def _words(language: Language, msgid: str, **params: object) -> str:
+    return say_text(
+        Words.of(msgid, **params), language, zone=load_settings().timezone, now=dt.datetime.now(dt.UTC)
+    )
+
+
+async def _paste(language: Language) -> str:
     from shared.epiphan.signin import SignInError
 
-    _say("Paste the address your browser shows after you picked the team, then press Enter:")
+    _say(
+        _words(
+            language, N_("Paste the address your browser shows after you picked the team, then press Enter:")
+        )
+    )
     line = await asyncio.to_thread(sys.stdin.readline)
     if not line.strip():
-        raise SignInError(Code.SIGN_IN_FAILED, "no address was pasted")
+        raise SignInError.said(Code.SIGN_IN_FAILED, N_("no address was pasted"))
     return line
 
 
-def _opener(args: argparse.Namespace, team: str) -> ShowUrl:
+def _opener(args: argparse.Namespace, team: str, language: Language) -> ShowUrl:
     async def show(url: str) -> None:
-        _say(f"Open this address in a browser, sign in to Epiphan and pick the {team} team:\n\n  {url}\n")
+        _say(
+            _words(
+                language,
+                N_("Open this address in a browser, sign in to Epiphan and pick the %(team)s team:"),
+                team=team,
+            )
+            + f"\n\n  {url}\n"
+        )
         has_display = bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
         if not (args.paste or args.no_browser) and has_display:
             import webbrowser
 
             await asyncio.to_thread(webbrowser.open, url)
         if not args.paste:
-            _say("Waiting for the browser to come back…")
+            _say(_words(language, N_("Waiting for the browser to come back…")))
 
     return show
 
@@ -102,30 +132,43 @@ async def login_command(args: argparse.Namespace) -> int:
     from shared.policy.loader import load_policies
 
     settings = load_settings()
+    language = _language(args)
     _policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
-    which = "sandbox" if args.sandbox else "read"
+    which = _words(language, N_("sandbox sign-in") if args.sandbox else N_("read sign-in"))
     async with http_client() as http:
         if args.token_file is not None:
             sign_in = static_sign_in(args.token_file, settings.epiphan_mcp_url)
         else:
-            team = "sandbox" if args.sandbox else "normal (not the sandbox)"
+            team = _words(language, N_("sandbox") if args.sandbox else N_("normal (not the sandbox)"))
             sign_in = await oauth_sign_in(
                 settings.epiphan_mcp_url,
-                show_url=_opener(args, team),
+                show_url=_opener(args, team, language),
                 http=http,
-                paste=_paste if args.paste else None,
+                paste=(lambda: _paste(language)) if args.paste else None,
             )
         report = await store_sign_in(
             settings, sign_in, sandbox=args.sandbox, read_tools=tool_policy.read_tools, http=http
         )
     ends = (
-        f"; access token ends {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(report.expires_at))}"
+        _words(
+            language,
+            N_("; the access token ends %(at)s"),
+            at=Moment(time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(report.expires_at))),
+        )
         if report.expires_at
         else ""
     )
     _say(
-        f"Signed in ({which} sign-in, {report.kind}): team {report.team_id or 'unknown'}, "
-        f"{report.device_count} devices{ends}. Stored in {report.slot}."
+        _words(
+            language,
+            N_("Signed in (%(which)s, %(kind)s): team %(team)s, %(n)s devices%(ends)s. Stored in %(slot)s."),
+            which=which,
+            kind=report.kind,
+            team=report.team_id or _words(language, N_("unknown")),
+            n=report.device_count,
+            ends=ends,
+            slot=str(report.slot),
+        )
     )
     return 0
 
@@ -135,18 +178,20 @@ async def logout_command(args: argparse.Namespace) -> int:
     from shared.epiphan.signin_oauth import http_client
 
     settings = load_settings()
+    language = _language(args)
     path = settings.sandbox_token_file if args.sandbox else settings.read_token_file
     async with http_client() as http:
         report = await logout(path, http=http)
     if not report.removed:
-        _say(f"No sign-in in {path}: nothing to do.")
+        said = N_("No sign-in in %(path)s: nothing to do.")
     elif report.revoked is True:
-        _say(f"Revoked at the server and deleted {path}.")
+        said = N_("Revoked at the server and deleted %(path)s.")
     elif report.revoked is False:
-        _say(
-            f"Deleted {path}, but the server did not confirm the revocation: "
+        said = N_(
+            "Deleted %(path)s, but the server did not confirm the revocation: "
             "the token may stay valid at the server until it expires."
         )
     else:
-        _say(f"Deleted {path} (the server offers no revocation for this sign-in).")
+        said = N_("Deleted %(path)s (the server offers no revocation for this sign-in).")
+    _say(_words(language, said, path=str(path)))
     return 0

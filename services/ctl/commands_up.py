@@ -216,7 +216,8 @@ async def down(args: argparse.Namespace) -> int:
     server = supervise.ServerLayout.of(settings)
     if stopped and server is not None and os.geteuid() == 0:
         supervise.clear_server(server)  # as systemd removes a stopped unit's runtime folder
-    print("Fleetwatch stopped." if stopped else "Fleetwatch was not running.")
+    said = N_("Fleetwatch stopped.") if stopped else N_("Fleetwatch was not running.")
+    print(translate(language_of(args, settings), said))
     return 0
 
 
@@ -292,7 +293,12 @@ async def demo(args: argparse.Namespace) -> int:
     if not supervise.is_demo(settings):
         raise CtlError(
             Code.CONFIG_INVALID,
-            "demo runs on the embedded lab only; FLEETWATCH_EPIPHAN_MCP_URL points elsewhere (use 'fleetwatch up')",
+            Words.of(
+                N_(
+                    "demo runs on the embedded lab only; FLEETWATCH_EPIPHAN_MCP_URL points elsewhere "
+                    "(use 'fleetwatch up')"
+                )
+            ),
         )
     await up(args)
     settings = load_settings()
@@ -378,6 +384,9 @@ def add_commands(sub, epilog: str) -> None:
     parser.set_defaults(run=up)
     parser = sub.add_parser(
         "down", help=N_("stop everything 'fleetwatch up' started, and wait until it has"), epilog=epilog
+    )
+    parser.add_argument(
+        "--language", choices=("en", "es"), help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
     )
     parser.set_defaults(run=down)
     parser = sub.add_parser(

@@ -32,18 +32,29 @@ from services.ctl import CtlError, admin_words
 from services.ctl.output import print_json
 from shared.config import Settings, load_settings
 from shared.epiphan.attention import Priority
-from shared.errors import MEANINGS, Code
-from shared.text.catalogue import N_, Moment
+from shared.errors import Code
+from shared.text.catalogue import N_, Moment, Words
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES
 from shared.text.wording import PRIORITY_WORDS
-from shared.wire.assistant import MAX_HISTORY_DAYS, AssistantClient, SetNote, WatchStatus
+from shared.wire.assistant import (
+    MAX_HISTORY_DAYS,
+    AssistantClient,
+    History,
+    NoteOutcome,
+    RoomNote,
+    SetNote,
+    WatchStatus,
+)
 from shared.wire.client import CallError
 
 TIMEOUT_SECONDS: Final = 10.0
 DIGEST_TIMEOUT_SECONDS: Final = 120.0
 """A digest runs a whole heartbeat (a large fleet takes seconds)."""
 TEXT_CAP: Final = 2000
+DAYS: Final = N_("a whole number of days from 1 to %s")
+"""``history --days``'s complaint (argparse's; `services.ctl.main.ARGPARSE_ERRORS` says it again
+in the operator's language)."""
 
 
 def assistant_client(settings: Settings) -> AssistantClient:
@@ -126,25 +137,44 @@ def render_status(status: WatchStatus, view: admin_words.View | None = None) -> 
     return "\n".join(admin_words.table(["", ""], rows, indent="")[1:])
 
 
+view_of = admin_words.view_of
+
+
+def check_words(view: admin_words.View, status: WatchStatus | None, code: str | None = None) -> str:
+    """``status --check``'s one line in `view`'s language and zone: OK with when the heartbeat
+    last read the fleet, or NOT OK and why (`status` None: the watch did not answer, `code`)."""
+    if status is None:
+        return view.text(
+            N_("NOT OK: the watch did not answer (%(why)s)"),
+            why=admin_words.meaning(view, code) if code else "—",
+        )
+    if status.alive and status.last_read_at:
+        return view.text(
+            N_("OK: the heartbeat read the fleet at %(at)s (every %(seconds)s s)"),
+            at=Moment(status.last_read_at),
+            seconds=f"{status.interval_seconds:g}",
+        )
+    return view.text(
+        N_("NOT OK: no heartbeat read the fleet within three intervals (last read: %(at)s)"),
+        at=Moment(status.last_read_at) if status.last_read_at else view.text(N_("never")),
+    )
+
+
 async def status_check(args: argparse.Namespace) -> int:
     """``fleetwatch status --check``: 0 when the heartbeat is alive, else 1 (one line either way)."""
+    view = view_of(args)
     try:
         status = await assistant_client(load_settings()).watch_status()
     except CallError as exc:
         if args.json:
             print_json({"alive": False, "code": str(exc.code), "message": exc.message})
         else:
-            print(f"NOT OK: the watch did not answer ({exc.code}: {exc.message})")
+            print(check_words(view, None, str(exc.code)))
         return 1
     if args.json:
         print_json(status)
-    elif status.alive:
-        print(
-            f"OK: the heartbeat read the fleet at {status.last_read_at} (every {status.interval_seconds:g} s)"
-        )
     else:
-        last = status.last_read_at or "never"
-        print(f"NOT OK: no heartbeat read the fleet within three intervals (last read: {last})")
+        print(check_words(view, status))
     return 0 if status.alive else 1
 
 
@@ -156,30 +186,47 @@ async def watch_status(settings: Settings) -> WatchStatus | None:
         return None
 
 
+def history_words(view: admin_words.View, reply: History, days: int) -> str:
+    """``history``'s lines: each entry at its time in the operator's zone (the entry's words
+    came in `view`'s language), how many older ones were left out, what could not be read."""
+    if not reply.entries:
+        lines = [view.text(N_("Nothing changed in the last %(n)s day(s)."), n=days)]
+    else:
+        lines = [f"{view.when(entry.at)}  {visible(entry.text, TEXT_CAP)}" for entry in reply.entries]
+    if reply.more:
+        lines.append(view.text(N_("… and %(n)s older entries not shown."), n=reply.more))
+    for source, code in reply.unread.items():
+        lines.append(
+            view.text(
+                N_("Not shown: %(source)s could not be read (%(why)s)."),
+                source=visible(source, 40),
+                why=admin_words.meaning(view, str(code)).rstrip("."),
+            )
+        )
+    return "\n".join(lines)
+
+
 async def history(args: argparse.Namespace) -> int:
     """``fleetwatch history [--days N]``."""
-    reply = await assistant_client(load_settings()).history(args.days, args.language)
+    view = view_of(args)
+    reply = await assistant_client(load_settings()).history(args.days, view.language)
     if args.json:
         print_json(reply)
-        return 0
-    if not reply.entries:
-        none = (
-            "Nada cambió en los últimos {d} día(s)."
-            if args.language == "es"
-            else "Nothing changed in the last {d} day(s)."
-        )
-        print(none.format(d=args.days))
-    for entry in reply.entries:
-        print(f"{entry.at[:16].replace('T', ' ')} UTC  {visible(entry.text, TEXT_CAP)}")
-    if reply.more:
-        print(f"... and {reply.more} older entries not shown.")
-    for source, code in reply.unread.items():
-        print(f"Not shown: {visible(source, 40)} could not be read ({visible(code, 64)}).")
+    else:
+        print(history_words(view, reply, args.days))
     return 0
+
+
+def posted_words(view: admin_words.View, posted: tuple[str, ...]) -> str:
+    """Where ``digest --post`` posted (or that nothing changed, so nothing was posted)."""
+    if posted:
+        return view.text(N_("Posted to: %(where)s."), where=", ".join(visible(p, 40) for p in posted))
+    return view.text(N_("Nothing to post: nothing changed."))
 
 
 async def digest(args: argparse.Namespace) -> int:
     """``fleetwatch digest [--post]``."""
+    view = view_of(args)
     reply = await assistant_client(load_settings()).digest(
         post=args.post, language=args.language, timeout_seconds=DIGEST_TIMEOUT_SECONDS
     )
@@ -188,34 +235,58 @@ async def digest(args: argparse.Namespace) -> int:
         return 0
     print("\n".join(visible(line, TEXT_CAP) for line in reply.text.splitlines()))
     if args.post:
-        print(
-            f"Posted to: {', '.join(reply.posted)}." if reply.posted else "Nothing to post: nothing changed."
-        )
+        print(posted_words(view, reply.posted))
     return 0
+
+
+def note_words(view: admin_words.View, reply: NoteOutcome) -> str:
+    """What ``note`` did, in words (empty when it saved nothing: the error says why)."""
+    if reply.note is None:
+        return ""
+    room = visible(reply.note.room, 80)
+    if reply.status == "cleared":
+        return view.text(N_("Note on %(room)s removed."), room=room)
+    return view.text(N_("Note on %(room)s saved: %(text)s"), room=room, text=visible(reply.note.text, 400))
 
 
 async def note(args: argparse.Namespace) -> int:
     """``fleetwatch note ROOM TEXT`` / ``--clear``."""
     if not args.clear and not args.text:
-        raise CtlError(Code.INVALID_MESSAGE, "give the note's text, or --clear to remove the room's note")
+        raise CtlError(
+            Code.INVALID_MESSAGE, Words.of(N_("give the note's text, or --clear to remove the room's note"))
+        )
+    view = view_of(args)
     message = SetNote(room=args.room, text=" ".join(args.text or ()), clear=args.clear)
     reply = await assistant_client(load_settings()).set_note(message)
     if args.json:
         print_json(reply)
     elif reply.note is not None:
-        room = visible(reply.note.room, 80)
-        print(
-            f"Note on {room} removed."
-            if reply.status == "cleared"
-            else f"Note on {room} saved: {visible(reply.note.text, 400)}"
-        )
+        print(note_words(view, reply))
     if reply.code is None:
         return 0
-    code = reply.code
+    why = admin_words.meaning(view, reply.code)
     if reply.candidates:
         names = "; ".join(visible(c.name, 80) for c in reply.candidates)
-        raise CtlError(code, f"{MEANINGS[code]} Rooms that match: {names}")
-    raise CtlError(code, f"{MEANINGS[code]} (asked for {visible(args.room, 80)!r})")
+        raise CtlError(reply.code, Words.of(N_("%(why)s Rooms that match: %(names)s"), why=why, names=names))
+    raise CtlError(
+        reply.code, Words.of(N_("%(why)s (asked for %(room)s)"), why=why, room=repr(visible(args.room, 80)))
+    )
+
+
+def notes_words(view: admin_words.View, notes: tuple[RoomNote, ...], uid: int) -> str:
+    """``notes``' lines: each room's note, when and by whom (``you`` for `uid`)."""
+    if not notes:
+        return view.text(N_("No room notes."))
+    return "\n".join(
+        view.text(
+            N_("%(room)s: %(text)s  (set %(at)s by %(who)s)"),
+            room=visible(item.room, 80),
+            text=visible(item.text, 400),
+            at=Moment(item.set_at),
+            who=view.text(N_("you")) if item.set_by == uid else f"uid {item.set_by}",
+        )
+        for item in notes
+    )
 
 
 async def notes(args: argparse.Namespace) -> int:
@@ -223,20 +294,14 @@ async def notes(args: argparse.Namespace) -> int:
     reply = await assistant_client(load_settings()).notes(args.room or None, args.search or None)
     if args.json:
         print_json(reply)
-        return 0
-    if not reply.notes:
-        print("No room notes.")
-    for item in reply.notes:
-        who = "you" if item.set_by == os.getuid() else f"uid {item.set_by}"
-        print(
-            f"{visible(item.room, 80)}: {visible(item.text, 400)}  (set {item.set_at[:16].replace('T', ' ')} UTC by {who})"
-        )
+    else:
+        print(notes_words(view_of(args), reply.notes, os.getuid()))
     return 0
 
 
 def _days(text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= MAX_HISTORY_DAYS:
-        raise argparse.ArgumentTypeError(f"a whole number of days from 1 to {MAX_HISTORY_DAYS}")
+        raise argparse.ArgumentTypeError(DAYS % MAX_HISTORY_DAYS)
     return int(text)
 
 
@@ -251,7 +316,9 @@ def add_commands(sub: Any, epilog: str) -> None:
     parser.add_argument(
         "--days", type=_days, default=7, metavar="N", help=N_("how many days back (1 to 90; default: 7)")
     )
-    parser.add_argument("--language", choices=LANGUAGES, default="en", help=N_("words in English or Spanish"))
+    parser.add_argument(
+        "--language", choices=LANGUAGES, help=N_("words in English or Spanish (default: FLEETWATCH_LANGUAGE)")
+    )
     parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
     parser.set_defaults(run=history)
 
@@ -280,10 +347,16 @@ def add_commands(sub: Any, epilog: str) -> None:
     )
     parser.add_argument("--clear", action="store_true", help=N_("remove the room's note"))
     parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
+    parser.add_argument(
+        "--language", choices=LANGUAGES, help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
+    )
     parser.set_defaults(run=note)
 
     parser = sub.add_parser("notes", help=N_("the room notes"), epilog=epilog)
     parser.add_argument("room", metavar="ROOM", nargs="?", help=N_("only rooms whose name holds this"))
     parser.add_argument("--search", metavar="TEXT", help=N_("only notes that hold this text"))
     parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
+    parser.add_argument(
+        "--language", choices=LANGUAGES, help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
+    )
     parser.set_defaults(run=notes)

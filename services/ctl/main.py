@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime as dt
 import importlib
 import os
+import re
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from shared.config import ConfigError, load_settings
 from shared.errors import Code, FleetwatchError
@@ -39,6 +42,65 @@ ARGPARSE_WORDS = (
     N_("show this help message and exit"),
 )
 """argparse's own words in a help text (translated with the rest by `in_language`)."""
+
+ERROR_LINE = N_("%(prog)s: error: %(message)s\n")
+"""argparse's line for a complaint (after the usage)."""
+ARGPARSE_ERRORS = (
+    N_("argument %(argument_name)s: %(message)s"),
+    N_("unrecognized arguments: %s"),
+    N_("the following arguments are required: %s"),
+    N_("invalid choice: %(value)r (choose from %(choices)s)"),
+    N_("invalid %(type)s value: %(value)r"),
+    N_("expected one argument"),
+    N_("expected at most one argument"),
+    N_("expected at least one argument"),
+    N_("expected %s argument"),
+    N_("expected %s arguments"),
+    N_("one of the arguments %s is required"),
+    N_("not allowed with argument %s"),
+    N_("ignored explicit argument %r"),
+    N_("ambiguous option: %(option)s could match %(matches)s"),
+    N_("a whole number of days from 1 to %s"),  # history --days (services.ctl.commands_watch.DAYS)
+)
+"""argparse's complaints, exactly as Python 3.11's ``argparse`` words them (its catalogue IDs):
+`in_language` finds which one a complaint is and says it again in the operator's language."""
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    """`template` (a %-format) as a pattern that captures each field (``%s`` as ``_0``...)."""
+    parts, index = [], 0
+    for piece in re.split(r"(%\((?:\w+)\)[sr]|%[sr])", template):
+        field = re.fullmatch(r"%\((\w+)\)[sr]", piece)
+        if field:
+            parts.append(f"(?P<{field.group(1)}>.+?)")
+        elif piece in ("%s", "%r"):
+            parts.append(f"(?P<_{index}>.+?)")
+            index += 1
+        else:
+            parts.append(re.escape(piece))
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def argparse_message(message: str, language: str) -> str:
+    """argparse's complaint `message` (English, formatted) in `language`, nested ones too
+    (``argument X: invalid choice: ...``); a complaint not in `ARGPARSE_ERRORS` stays English."""
+    if language == "en":
+        return message
+    from shared.text.catalogue import translate
+
+    for template in ARGPARSE_ERRORS:
+        found = _pattern(template).fullmatch(message)
+        if found is None:
+            continue
+        values = found.groupdict()
+        if "message" in values:
+            values["message"] = argparse_message(values["message"], language)
+        said = re.sub(r"(%\(\w+\))r", r"\1s", translate(language, template))  # values are already repr'd
+        said = re.sub(r"%r", "%s", said)
+        positional = [values[k] for k in sorted(k for k in values if k.startswith("_"))]
+        return said % tuple(positional) if positional else said % values
+    return message
+
 
 MODULES = (
     "commands_fleet",
@@ -98,17 +160,25 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def help_language(argv: Sequence[str]) -> str:
-    """The language ``--help`` speaks: ``--language`` in `argv`, else `FLEETWATCH_LANGUAGE` (the
-    settings loader's reading; English when the settings do not load, as the command then says)."""
+    """The language ``--help``, argparse's complaints and the command's own errors speak:
+    ``--language`` in `argv` when it names a language, else `FLEETWATCH_LANGUAGE` (the settings
+    loader's reading; English when the settings do not load, as the command then says)."""
+    from shared.text.languages import LANGUAGES
+
     for index, word in enumerate(argv):
-        if word == "--language" and index + 1 < len(argv):
-            return argv[index + 1]
+        given = argv[index + 1] if word == "--language" and index + 1 < len(argv) else None
         if word.startswith("--language="):
-            return word.split("=", 1)[1]
+            given = word.split("=", 1)[1]
+        if given in LANGUAGES:
+            return given
     try:
         return load_settings().language
     except ConfigError:
-        return "en"
+        # another setting is wrong: FLEETWATCH_LANGUAGE alone, as given, says it still
+        from shared.config import given
+
+        alone = given("FLEETWATCH_LANGUAGE")
+        return alone if alone in LANGUAGES else "en"
 
 
 def in_language(parser: argparse.ArgumentParser, language: str) -> argparse.ArgumentParser:
@@ -133,10 +203,23 @@ def in_language(parser: argparse.ArgumentParser, language: str) -> argparse.Argu
 
     seen: set[int] = set()
 
+    def complain(one: argparse.ArgumentParser) -> None:
+        def error(message: str) -> NoReturn:
+            one.print_usage(sys.stderr)
+            said = translate(language, ERROR_LINE) % {
+                "prog": one.prog,
+                "message": argparse_message(message, language),
+            }
+            one.exit(2, said)
+
+        one.error = error
+
     def walk(one: argparse.ArgumentParser) -> None:
         if id(one) in seen:
             return
         seen.add(id(one))
+        one.language = language  # read by a help built lazily (propose --help)
+        complain(one)
         one.formatter_class = in_words(one.formatter_class)
         one.description, one.epilog = say(one.description), say(one.epilog)
         for group in one._action_groups:
@@ -153,17 +236,66 @@ def in_language(parser: argparse.ArgumentParser, language: str) -> argparse.Argu
     return parser
 
 
-def not_running(exc: FleetwatchError) -> str:
-    """The line for a service that is not running: where Fleetwatch was looked for, and how to
-    start it (the service's own words follow)."""
+def not_running(why: str, language: str = "en") -> str:
+    """The line for a service that is not running, in `language`: where Fleetwatch was looked
+    for, and how to start it; `why` (the client's own words) follows."""
+    from shared.text.catalogue import translate
+
     try:
         home = str(load_settings().home)
-    except ConfigError as exc:
-        home = f"? ({exc.message})"
-    return (
-        f"Fleetwatch is not running here (FLEETWATCH_HOME={visible(home, 300)}): start it with "
-        f"`fleetwatch up` ({visible(exc.message, 400)})"
-    )
+    except ConfigError as error:
+        home = f"? ({error.message})"
+    said = translate("es" if language == "es" else "en", NOT_RUNNING)
+    return said % {"home": visible(home, 300), "why": visible(why, 400)}
+
+
+NOT_RUNNING = N_(
+    "Fleetwatch is not running here (FLEETWATCH_HOME=%(home)s): start it with `fleetwatch up` (%(why)s)"
+)
+NOTHING_ANSWERS = N_("%(service)s does not answer on its socket; nothing was sent")
+"""The socket client's detail (``service_unavailable``) said in the catalogue's words (the
+client writes English)."""
+PROGRAMS = {"the executor": "executor", "the assistant": "assistant", "approval_web": "approval_web"}
+"""The program a socket client names (`CallError.service`), as supervisord and doctor name it."""
+
+
+def error_line(exc: FleetwatchError, language: str) -> str:
+    """``fleetwatch: <code>: <message>`` for `exc` in `language`: the command's own sentence (a
+    `CtlError`'s `Words`); a service's refusal (`CallError`) in English as the service wrote it,
+    in Spanish its code in words (`admin_words.code_words`) where the catalogue has them; any
+    other error as it was written."""
+    from services.ctl import CtlError
+    from shared.wire.client import CallError
+
+    if language == "es" and isinstance(exc, CtlError) and exc.words is not None:
+        from shared.text.catalogue import say_text
+
+        message = visible(say_text(exc.words, "es", zone=dt.UTC, now=dt.datetime.now(dt.UTC)), 2000)
+    elif language == "es" and isinstance(exc, CallError) and exc.code != Code.SERVICE_UNAVAILABLE:
+        # A service's refusal, written in English: its code in words instead, where the
+        # catalogue has them (the service's sentence stays in its log and the audit).
+        from services.ctl.admin_words import View, code_words
+
+        words = code_words(View("es", dt.UTC, dt.datetime.now(dt.UTC)), str(exc.code))
+        message = words or visible(exc.message, 2000)
+    elif language == "es" and exc.template is not None:
+        # an error made of catalogue words (a setting's, a sign-in's): names, values and paths as
+        # they are, the sentence around them in Spanish
+        from shared.text.catalogue import translate
+
+        params = {k: translate("es", v) if v else v for k, v in exc.params.items()}  # a fixed sentence too
+        said = translate("es", exc.template) % params if params else translate("es", exc.template)
+        message = visible(f"{exc.name}: {said}" if isinstance(exc, ConfigError) else said, 2000)
+    else:
+        message = visible(exc.message, 2000)  # e.g. a misspelt setting and its closest known name
+    if exc.code == Code.SERVICE_UNAVAILABLE and not isinstance(exc, CtlError):
+        if language == "es" and isinstance(exc, CallError):
+            from shared.text.catalogue import translate
+
+            service = PROGRAMS.get(exc.service, exc.service)
+            message = translate("es", NOTHING_ANSWERS) % {"service": visible(service, 40)}
+        message = not_running(message, language)  # a socket that does not answer
+    return f"fleetwatch: {exc.code}: {message}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -176,12 +308,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return lab_main(argv[1:])
         parser = build_parser(argv[0] if argv else None)
-        args = in_language(parser, help_language(argv)).parse_args(argv)
+        language = help_language(argv)
+        args = in_language(parser, language).parse_args(argv)
         try:
             result = asyncio.run(args.run(args))
         except FleetwatchError as exc:
-            message = not_running(exc) if exc.code == Code.SERVICE_UNAVAILABLE else visible(exc.message, 2000)
-            print(f"fleetwatch: {exc.code}: {message}", file=sys.stderr)
+            print(error_line(exc, language), file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             return 130

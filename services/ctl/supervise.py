@@ -300,7 +300,12 @@ def choose_fence(settings: Settings, euid: int) -> FenceChoice:
         if configured[slot] != path:
             raise CtlError(
                 Code.CONFIG_INVALID,
-                f"the {slot} token slot {configured[slot]} is not {path} (deploy/install.sh's layout)",
+                Words.of(
+                    N_("the %(slot)s token slot %(configured)s is not %(path)s (deploy/install.sh's layout)"),
+                    slot=slot,
+                    configured=str(configured[slot]),
+                    path=str(path),
+                ),
             )
     return FenceChoice(layout, "")
 
@@ -431,7 +436,8 @@ async def _run(
         process.kill()
         await process.wait()
         raise SuperviseError(
-            Code.SERVICE_UNAVAILABLE, f"{what} did not finish in {timeout_seconds:g} s"
+            Code.SERVICE_UNAVAILABLE,
+            Words.of(N_("%(what)s did not finish in %(s)s s"), what=what, s=f"{timeout_seconds:g}"),
         ) from exc
     return process.returncode or 0, out.decode(errors="replace")
 
@@ -485,15 +491,19 @@ async def rpc(settings: Settings, method: str, *params: object) -> Any:
     except xmlrpc.client.Fault as exc:
         raise SuperviseError(Code.SERVICE_UNAVAILABLE, f"supervisord: {method}: {exc.faultString}") from exc
     except (OSError, xmlrpc.client.ProtocolError, http.client.HTTPException) as exc:
-        raise SuperviseError(Code.SERVICE_UNAVAILABLE, f"supervisord does not answer: {exc}") from exc
+        raise SuperviseError(
+            Code.SERVICE_UNAVAILABLE, Words.of(N_("supervisord does not answer: %(why)s"), why=str(exc))
+        ) from exc
 
 
-async def process_lines(settings: Settings) -> list[str]:
-    """One line per program, as ``supervisorctl status`` prints it: name, state, description."""
-    return [
-        f"{info['name']:<14}{info['statename']:<10}{info['description']}"
-        for info in await rpc(settings, "supervisor.getAllProcessInfo")
-    ]
+async def process_infos(settings: Settings) -> list[dict[str, Any]]:
+    """supervisord's ``getAllProcessInfo``: one mapping per program (``name``, ``statename``,
+    ``pid``, ``start``/``stop`` in Unix seconds, ``exitstatus``, ``description``...).
+
+    Raises:
+        SuperviseError: ``service_unavailable`` when supervisord does not answer.
+    """
+    return list(await rpc(settings, "supervisor.getAllProcessInfo"))
 
 
 def running_pid(settings: Settings) -> int | None:
@@ -525,7 +535,10 @@ async def wait_until(predicate, what: str, timeout_seconds: float) -> None:
     deadline = loop.time() + timeout_seconds
     while not await predicate():
         if loop.time() > deadline:
-            raise SuperviseError(Code.SERVICE_UNAVAILABLE, f"{what} not ready after {timeout_seconds:g} s")
+            raise SuperviseError(
+                Code.SERVICE_UNAVAILABLE,
+                Words.of(N_("%(what)s not ready after %(s)s s"), what=what, s=f"{timeout_seconds:g}"),
+            )
         await asyncio.sleep(POLL_SECONDS)
 
 
@@ -560,13 +573,18 @@ async def start_daemon(
             if await socket_answers(server.socket("approval_web")):  # root is an operator there
                 raise SuperviseError(
                     Code.SERVICE_UNAVAILABLE,
-                    f"{server.socket('approval_web')} answers: the services already run (systemd?)",
+                    Words.of(
+                        N_("%(socket)s answers: the services already run (systemd?)"),
+                        socket=str(server.socket("approval_web")),
+                    ),
                 )
             prepare_server(server, layout.run)
         for folder in (layout.run, layout.logs):  # supervisord writes here as the caller (root)
             trusted_folder(folder)
     except UnsafePath as exc:
-        raise SuperviseError(Code.CONFIG_INVALID, f"refusing to start supervisord: {exc.message}") from exc
+        raise SuperviseError(
+            Code.CONFIG_INVALID, Words.of(N_("refusing to start supervisord: %(why)s"), why=exc.message)
+        ) from exc
     layout.lab_ready.unlink(missing_ok=True)
     write_private(layout.config, render_config(settings, scenario=scenario, server=server).encode())
     status, out = await _run(
@@ -580,7 +598,10 @@ async def start_daemon(
         timeout_seconds=START_TIMEOUT_SECONDS,
     )
     if status != 0:
-        raise SuperviseError(Code.SERVICE_UNAVAILABLE, f"supervisord did not start: {out.strip()[-300:]}")
+        raise SuperviseError(
+            Code.SERVICE_UNAVAILABLE,
+            Words.of(N_("supervisord did not start: %(output)s"), output=out.strip()[-300:]),
+        )
 
     async def alive() -> bool:
         return running_pid(settings) is not None
@@ -624,7 +645,9 @@ async def wait_ready(settings: Settings, name: str, socket: Path, *, probe=socke
         if await probe(socket):
             return True
         if (await rpc(settings, "supervisor.getProcessInfo", name))["statename"] in GONE:
-            raise SuperviseError(Code.SERVICE_UNAVAILABLE, f"{name} did not start (see its log)")
+            raise SuperviseError(
+                Code.SERVICE_UNAVAILABLE, Words.of(N_("%(name)s did not start (see its log)"), name=name)
+            )
         return False
 
     await wait_until(answers, name, START_TIMEOUT_SECONDS)

@@ -61,7 +61,7 @@ _KB: tuple[tuple[str, str, str], ...] = (
         "grabacion-programada",
         "Grabación programada con Pearl",
         "Los eventos programados inician la grabación a la hora indicada. Revise que el "
-        "equipo esté en línea y con señal antes de la clase.",
+        "codificador esté en línea y con señal antes de la clase.",
     ),
 )
 

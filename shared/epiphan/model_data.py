@@ -51,7 +51,7 @@ SENT_TO_MODEL: Final[tuple[Item, ...]] = (
     ),
     Item(
         "devices: ID, name, model, group, firmware, online status and state time",
-        "equipos: ID, nombre, modelo, grupo, firmware, estado en línea y hora del estado",
+        "dispositivos: ID, nombre, modelo, grupo, firmware, estado en línea y hora del estado",
     ),
     Item(
         "channels: ID, name, recording state, stream publishers (ID, type, state, settings) and warnings",
@@ -69,20 +69,22 @@ SENT_TO_MODEL: Final[tuple[Item, ...]] = (
     ),
     Item(
         "CMS events (ID, title, CMS, status, confirmation, start, finish, channels) and the CMS of each device",
-        "eventos del CMS (ID, título, CMS, estado, confirmación, inicio, fin, canales) y el CMS de cada equipo",
+        "eventos del CMS (ID, título, CMS, estado, confirmación, inicio, fin, canales) y el CMS de cada dispositivo",
     ),
     Item(
         "stream destinations: ID, name, type, and the URL's scheme, host and port",
         "destinos de transmisión: ID, nombre, tipo, y el esquema, el host y el puerto de la URL",
     ),
-    Item("team presets: ID, name and description", "ajustes predefinidos del team: ID, nombre y descripción"),
+    Item(
+        "team presets: ID, name and description", "ajustes predefinidos del grupo: ID, nombre y descripción"
+    ),
     Item(
         "Epiphan's knowledge-base articles: ID, title, text and link",
         "artículos de la base de conocimiento de Epiphan: ID, título, texto y enlace",
     ),
     Item(
         "the sandbox devices a change may target, and the recorded state of each proposal the assistant made",
-        "los equipos sandbox que un cambio puede tocar, y el estado registrado de cada propuesta que hizo "
+        "los dispositivos sandbox que un cambio puede tocar, y el estado registrado de cada propuesta que hizo "
         "el asistente",
     ),
     Item(
@@ -104,13 +106,13 @@ NEVER_SENT: Final[tuple[Item, ...]] = (
         "serial numbers: fields named for one (SerialNumber, serial, sn), and their values wherever "
         "they appear once the assistant has read them (a device name, a later result or question)",
         "números de serie: los campos cuyo nombre lo indica (SerialNumber, serial, sn), y sus valores "
-        "dondequiera que aparezcan una vez que el asistente los leyó (el nombre de un equipo, un "
+        "dondequiera que aparezcan una vez que el asistente los leyó (el nombre de un dispositivo, un "
         "resultado o una pregunta posterior)",
     ),
     Item(
         "MAC addresses and device host names: fields named for them (MACAddress, mac, hostname), and "
         "any MAC address in text",
-        "direcciones MAC y nombres de host de los equipos: los campos con esos nombres (MACAddress, "
+        "direcciones MAC y nombres de host de los dispositivos: los campos con esos nombres (MACAddress, "
         "mac, hostname), y cualquier dirección MAC en un texto",
     ),
     Item(

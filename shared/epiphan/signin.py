@@ -53,7 +53,7 @@ from shared.epiphan.signin_oauth import (
     revoke_token,
 )
 from shared.epiphan.slots import SignIn, SlotError, locked_slot, read_slot, remove_slot, write_slot
-from shared.errors import Code, FleetwatchError
+from shared.errors import N_, Code, FleetwatchError
 
 __all__ = [
     "LoginReport",
@@ -164,8 +164,10 @@ async def oauth_sign_in(
             await show_url(request.url)
             redirect = await asyncio.wait_for(paste(), timeout_seconds)
     except TimeoutError as exc:
-        raise SignInError(
-            Code.SIGN_IN_FAILED, f"nobody finished the sign-in page within {timeout_seconds:.0f} s"
+        raise SignInError.said(
+            Code.SIGN_IN_FAILED,
+            N_("nobody finished the sign-in page within %(seconds)s s"),
+            seconds=f"{timeout_seconds:.0f}",
         ) from exc
     code = code_from_redirect(redirect, request, auth)
     token = await exchange_code(http, auth, client, request, code)
@@ -183,14 +185,19 @@ def static_sign_in(token_file: Path, server_url: str) -> SignIn:
         info = token_file.stat()
         text = token_file.read_text(encoding="utf-8")
     except OSError as exc:
-        raise SignInError(Code.SIGN_IN_FAILED, f"{token_file}: cannot read ({exc.strerror})") from exc
+        raise SignInError.said(
+            Code.SIGN_IN_FAILED, N_("%(file)s: cannot read (%(why)s)"), file=token_file, why=exc.strerror
+        ) from exc
     if stat.S_IMODE(info.st_mode) & 0o077:
-        raise SignInError(
-            Code.SIGN_IN_FAILED, f"{token_file}: mode {stat.S_IMODE(info.st_mode):o}; make it 600 first"
+        raise SignInError.said(
+            Code.SIGN_IN_FAILED,
+            N_("%(file)s: mode %(mode)s; make it 600 first"),
+            file=token_file,
+            mode=f"{stat.S_IMODE(info.st_mode):o}",
         )
     token = text.strip().splitlines()[0].strip() if text.strip() else ""
     if not token:
-        raise SignInError(Code.SIGN_IN_FAILED, f"{token_file}: holds no token")
+        raise SignInError.said(Code.SIGN_IN_FAILED, N_("%(file)s: holds no token"), file=token_file)
     return SignIn(access_token=token, server=server_url, kind="static")
 
 
@@ -221,23 +228,32 @@ def separation_problem(
     are known (``team_mismatch``).
     """
     if not sandbox.device_ids:
-        return SignInError(
+        return SignInError.said(
             Code.SANDBOX_EMPTY,
-            "the sandbox sign-in sees no devices; pick the sandbox team on the sign-in page",
+            N_("the sandbox sign-in sees no devices; pick the sandbox team on the sign-in page"),
         )
     shared_ids = sandbox.device_ids & normal.device_ids
     same_team = sandbox.team_id is not None and sandbox.team_id == normal.team_id
     if shared_ids or same_team:
-        return SignInError(
+        return SignInError.said(
             Code.SANDBOX_OVERLAPS,
-            f"the sandbox sign-in sees {len(shared_ids)} of the normal sign-in's devices"
-            f"{' (the same team)' if same_team else ''}; it was refused and forgotten. "
-            "Sign in with the separate sandbox team.",
+            N_(
+                "the sandbox sign-in sees %(n)s of the normal sign-in's devices (the same team); it was "
+                "refused and forgotten. Sign in with the separate sandbox team."
+            )
+            if same_team
+            else N_(
+                "the sandbox sign-in sees %(n)s of the normal sign-in's devices; it was refused and "
+                "forgotten. Sign in with the separate sandbox team."
+            ),
+            n=len(shared_ids),
         )
     if write_team_id is not None and sandbox.team_id is not None and sandbox.team_id != write_team_id:
-        return SignInError(
+        return SignInError.said(
             Code.TEAM_MISMATCH,
-            f"the sandbox sign-in's team {sandbox.team_id} is not FLEETWATCH_WRITE_TEAM_ID ({write_team_id})",
+            N_("the sandbox sign-in's team %(team)s is not FLEETWATCH_WRITE_TEAM_ID (%(write_team)s)"),
+            team=sandbox.team_id,
+            write_team=write_team_id,
         )
     return None
 
@@ -284,9 +300,11 @@ async def store_sign_in(
             except SlotError as exc:
                 if exc.code != Code.NO_SIGN_IN:
                     raise
-                raise SignInError(
+                raise SignInError.said(
                     Code.NO_SIGN_IN,
-                    "sign in the normal account first (fleetwatch login): the sandbox is checked against it",
+                    N_(
+                        "sign in the normal account first (fleetwatch login): the sandbox is checked against it"
+                    ),
                 ) from exc
             problem = separation_problem(view, await team_view(normal, read_tools), settings.write_team_id)
             if problem is not None:
@@ -313,8 +331,10 @@ def needs_refresh(sign_in: SignIn, now: float, margin_seconds: float = REFRESH_M
 
 
 def _dead(path: Path, sign_in: SignIn) -> SignInError:
-    reason = sign_in.dead_reason or "a refresh was refused"
-    return SignInError(Code.SIGN_IN_DEAD, f"{path}: the sign-in is dead ({reason}); sign in again")
+    reason = sign_in.dead_reason or N_("a refresh was refused")
+    return SignInError.said(
+        Code.SIGN_IN_DEAD, N_("%(path)s: the sign-in is dead (%(why)s); sign in again"), path=path, why=reason
+    )
 
 
 def can_refresh(sign_in: SignIn) -> bool:

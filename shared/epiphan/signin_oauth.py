@@ -52,7 +52,7 @@ from mcp.shared.auth import (
 from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
 from pydantic import AnyUrl, ValidationError
 
-from shared.errors import Code, FleetwatchError
+from shared.errors import N_, Code, FleetwatchError
 
 CLIENT_NAME = "Fleetwatch"
 PUBLIC_CLIENT = "none"
@@ -111,8 +111,14 @@ def http_client(transport: httpx2.AsyncBaseTransport | None = None) -> httpx2.As
     )
 
 
+STEPS = (N_("discovery"), N_("registration"), N_("authorization"), N_("token exchange"))
+"""The sign-in's steps, as a failure names them."""
+
+
 def _failed(step: str, detail: str) -> SignInError:
-    return SignInError(Code.SIGN_IN_FAILED, f"sign-in failed at {step}: {detail}")
+    return SignInError.said(
+        Code.SIGN_IN_FAILED, N_("sign-in failed at %(step)s: %(detail)s"), step=step, detail=detail
+    )
 
 
 async def _send(http: httpx2.AsyncClient, request: httpx2.Request, step: str) -> httpx2.Response:
@@ -225,10 +231,10 @@ def code_from_redirect(redirect_url: str, request: AuthorizationRequest, auth: A
     parts = urlsplit(redirect_url.strip())
     expected = urlsplit(request.redirect_uri)
     if (parts.scheme, parts.netloc, parts.path) != (expected.scheme, expected.netloc, expected.path):
-        raise _failed("authorization", "that is not the redirect URL of this sign-in")
+        raise _failed("authorization", N_("that is not the redirect URL of this sign-in"))
     query = {k: v[0] for k, v in parse_qs(parts.query).items()}
     if not secrets.compare_digest(query.get("state", ""), request.state):
-        raise _failed("authorization", "the answer's state does not match this sign-in")
+        raise _failed("authorization", N_("the answer's state does not match this sign-in"))
     if "error" in query:
         raise _failed("authorization", f"the server answered {query['error']!r} (cancelled or refused)")
     try:
@@ -237,7 +243,7 @@ def code_from_redirect(redirect_url: str, request: AuthorizationRequest, auth: A
         raise _failed("authorization", str(exc)) from exc
     code = query.get("code", "")
     if not code:
-        raise _failed("authorization", "the answer holds no authorization code")
+        raise _failed("authorization", N_("the answer holds no authorization code"))
     return code
 
 
@@ -245,7 +251,7 @@ async def _token_response(response: httpx2.Response, step: str) -> OAuthToken:
     try:
         return OAuthToken.model_validate_json(await response.aread())
     except ValidationError as exc:
-        raise _failed(step, "the token response is not a valid OAuth token") from exc
+        raise _failed(step, N_("the token response is not a valid OAuth token")) from exc
 
 
 def _error_of(response: httpx2.Response) -> str:

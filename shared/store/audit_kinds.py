@@ -23,7 +23,7 @@ AUDIT_KINDS: Mapping[str, Kind] = MappingProxyType(
     {
         "proposal": Kind(
             "a proposal stored: tool, targets, fingerprint hash, the model turn",
-            "una propuesta guardada: herramienta, equipos, hash de la huella, el turno del modelo",
+            "una propuesta guardada: herramienta, dispositivos, hash de la huella, el turno del modelo",
         ),
         "refusal": Kind(
             "a refusal: its `code`, the operation and who (a uid, never what was sent); one that "

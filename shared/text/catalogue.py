@@ -50,6 +50,9 @@ SOURCE_CONTEXT: Final = "fleetwatch-compiled-from"
 """The context of the one message a compiled catalogue adds to its ``.po``'s: ``pgettext(
 SOURCE_CONTEXT, "sha256")`` is the SHA-256 (hex) of the ``.po`` it was compiled from. No text of
 the code uses this context."""
+SOURCE_KEY: Final = "sha256"
+"""The message id under `SOURCE_CONTEXT` (a name, not a literal, at its use: Babel's extractor
+must not take it for a text to translate)."""
 
 Param = Union[str, "Words", "Moment"]
 
@@ -152,7 +155,7 @@ def compile_po(source: bytes, language: Language) -> bytes:
     from babel.messages.pofile import read_po
 
     catalog = read_po(io.BytesIO(source), locale=language, abort_invalid=True)
-    catalog.add("sha256", hashlib.sha256(source).hexdigest(), context=SOURCE_CONTEXT)
+    catalog.add(SOURCE_KEY, hashlib.sha256(source).hexdigest(), context=SOURCE_CONTEXT)
     buffer = io.BytesIO()
     write_mo(buffer, catalog)
     return buffer.getvalue()
@@ -160,8 +163,8 @@ def compile_po(source: bytes, language: Language) -> bytes:
 
 def compiled_from(catalogue: GNUTranslations) -> str:
     """The SHA-256 (hex) of the ``.po`` `catalogue` was compiled from (`compile_po`), or ``""``."""
-    digest = catalogue.pgettext(SOURCE_CONTEXT, "sha256")
-    return "" if digest == "sha256" else digest
+    digest = catalogue.pgettext(SOURCE_CONTEXT, SOURCE_KEY)
+    return "" if digest == SOURCE_KEY else digest
 
 
 def _current_twin(mo: Path, digest: str) -> GNUTranslations | None:

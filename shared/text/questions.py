@@ -132,7 +132,7 @@ _TOPICS: Final[tuple[tuple[Topic, re.Pattern[str]], ...]] = (
             r"\b(?:can|may|could|allowed to)\b.*\b(?:chang|modif|control|touch|writ)",
             r"\bchangeable\b|\bwritable\b|\bsandbox\b|\bpractice (?:team|rooms?)\b",
             r"\b(?:puedo|puedes|podemos|puede|pueden)\b.*\b(?:cambia|modifica|controla)",
-            r"\bequipo de (?:pruebas|practica)\b|\bsalas? de (?:pruebas|practica)\b",
+            r"\b(?:equipo|grupo) de (?:pruebas|practica)\b|\bsalas? de (?:pruebas|practica)\b",
         ),
     ),
     (

@@ -203,7 +203,7 @@ async def test_what_may_be_changed_lists_the_practice_rooms_only(lab, standin, m
     ("question", "start"),
     [
         ("What's the capital of France?", "The demo model only understands fleet questions such as"),
-        ("¿Cuál es tu color favorito?", "El modelo de demostración solo entiende preguntas sobre el equipo"),
+        ("¿Cuál es tu color favorito?", "El modelo de demostración solo entiende preguntas sobre la flota"),
     ],
 )
 async def test_a_question_it_cannot_map_says_what_it_understands_and_names_the_key(

@@ -108,7 +108,7 @@ async def test_without_a_key_the_assistant_process_gives_the_keyword_answer_with
         verdict = judge_rooms(answer.text, truth, expected(truth))
         assert verdict.ok, (question, verdict, answer.text)
     assert answers[2].text.endswith(
-        "(Respuesta por palabras clave: leída del equipo ahora mismo, sin modelo; nunca propone un cambio.)"
+        "(Respuesta por palabras clave: leída de la flota ahora mismo, sin modelo; nunca propone un cambio.)"
     )
 
 

@@ -12,7 +12,7 @@ from tests.assistant.judge import Truth, judge_room_status, judge_rooms, rooms_n
 
 LABEL = {
     "en": "(Keyword answer: read from the fleet just now, without a model; it never proposes a change.)",
-    "es": "(Respuesta por palabras clave: leída del equipo ahora mismo, sin modelo; nunca propone un cambio.)",
+    "es": "(Respuesta por palabras clave: leída de la flota ahora mismo, sin modelo; nunca propone un cambio.)",
 }
 
 
@@ -124,7 +124,7 @@ async def test_a_question_it_cannot_map_gets_what_it_understands_in_the_question
     english = keyword_answer("What's the capital of France?", "en", snapshot, START)
     spanish = keyword_answer("¿Cuál es tu color favorito?", "es", snapshot, START)
     assert english.startswith("The keyword answer only understands fleet questions such as which rooms")
-    assert spanish.startswith("La respuesta por palabras clave solo entiende preguntas sobre el equipo")
+    assert spanish.startswith("La respuesta por palabras clave solo entiende preguntas sobre la flota")
     assert not rooms_named(english + spanish, truth.all_names)
 
 

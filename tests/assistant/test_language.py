@@ -109,7 +109,7 @@ def test_a_proposal_already_waiting_not_run_or_acknowledged_says_so(
     )
     line = proposal_line("p_1", state, "es", tool="batch_reboot", existing=existing)
     assert line.state == key
-    assert line.text.startswith("Propuesta p_1: reiniciar en el equipo 29088800001: ")
+    assert line.text.startswith("Propuesta p_1: reiniciar en el dispositivo 29088800001: ")
 
 
 def test_a_name_read_in_the_question_stands_in_for_one_the_state_lacks():

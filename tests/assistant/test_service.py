@@ -125,7 +125,7 @@ async def test_no_key_gives_the_keyword_answer_and_no_proposal(standin, make_ass
         '- ENG 210: desconectada hace 3 h 00 min; próxima: "ME 240 Thermodynamics" en 1 h 30 min',
         '- LIB Room 2: desconectada hace 48 h 00 min; próxima: "Library workshop: citations" en 50 min',
         "",
-        "(Respuesta por palabras clave: leída del equipo ahora mismo, sin modelo; nunca propone un cambio.)",
+        "(Respuesta por palabras clave: leída de la flota ahora mismo, sin modelo; nunca propone un cambio.)",
     ]
     assert standin.requests == [] and sink.submissions == []
 

@@ -12,7 +12,14 @@ from zoneinfo import ZoneInfo
 import msgspec
 import pytest
 
-from services.ctl.admin_words import View, render_audit, render_detail, render_pending, render_status
+from services.ctl.admin_words import (
+    View,
+    render_audit,
+    render_detail,
+    render_pending,
+    render_processes,
+    render_status,
+)
 from services.ctl.commands_admin import (
     inspection_warnings,
     parse_arg_values,
@@ -176,7 +183,7 @@ def test_pending_show_names_the_change_and_room_in_words_with_local_times_every_
         r"\n  Expires unreviewed +04:05", text
     )
     spanish = render_detail(KIRITIMATI, _detail())
-    assert f"Reiniciar un equipo: equipo {A}" in spanish
+    assert f"Reiniciar un dispositivo: dispositivo {A}" in spanish
     assert "el asistente, mar 3 mar, 00:00, dentro de 18 segundos" in spanish  # across the date line
 
 
@@ -184,7 +191,23 @@ def test_pending_show_reports_an_unknown_outcome_and_a_refusal_in_words() -> Non
     unknown = render_detail(MEXICO, _detail(outcome="unknown", verification=None, expires_in_seconds=None))
     assert re.search(r"\n  Outcome +unknown\n", unknown) and "Expires" not in unknown
     refused = render_detail(MEXICO, _detail(outcome="refused", refusal_code="kill_switch_on"))
-    assert "kill_switch_on: Writes are paused" in refused
+    audit = refused.index("For an audit (as stored):")
+    assert re.search(r"\n  Outcome +refused: writes are paused \(the kill switch is on\)\.\n", refused)
+    assert refused.index("kill_switch_on") > audit  # the stable code is kept for an audit only
+    spanish = render_detail(KIRITIMATI, _detail(outcome="refused", refusal_code="target_recording"))
+    audit = spanish.index("Para una auditoría (tal como se guardó):")
+    assert "rechazado: la sala está grabando y este cambio la interrumpiría." in spanish[:audit]
+    assert "target_recording" not in spanish[:audit] and "target_recording" in spanish[audit:]
+    not_run = render_detail(
+        KIRITIMATI,
+        _detail(
+            summary=msgspec.structs.replace(_detail().summary, status="not_run", status_code="seal_invalid"),
+            expires_in_seconds=None,
+        ),
+    )
+    audit = not_run.index("Para una auditoría")
+    assert "seal_invalid" not in not_run[:audit] and "seal_invalid" in not_run[audit:]
+    assert "el sello de la propuesta no se verifica" in not_run[:audit]
 
 
 def _recording() -> ProposalSummary:
@@ -249,7 +272,7 @@ def test_audit_tail_says_who_did_what_and_when_in_words() -> None:
     assert (
         "the executor" in lines[2]
         and "refused" in lines[2]
-        and "kill_switch_on: Writes are paused" in lines[2]
+        and "kill_switch_on: writes are paused (the kill switch is on)." in lines[2]
     )
     assert "a browser session" in lines[3] and "approved" in lines[3]
     assert (
@@ -354,12 +377,17 @@ def test_propose_warnings_are_in_the_operators_language() -> None:
     inspection = Inspection(proposal_id="p-1", complete=True, targets=(), would_refuse=Code.TARGET_RECORDING)
     (refusal,) = inspection_warnings(KIRITIMATI, inspection)
     assert refusal == (
-        "aviso: el ejecutor rechazaría este cambio en este momento (target_recording): "
+        "aviso: el ejecutor rechazaría este cambio en este momento: "
         "la sala está grabando y este cambio la interrumpiría."
     )
-    (english_refusal,) = inspection_warnings(MEXICO, inspection)
-    assert english_refusal.startswith(
-        "warning: the executor would refuse this change right now (target_recording): "
+    told = msgspec.structs.replace(
+        inspection, would_refuse_message="Room B is recording; batch_reboot would interrupt it."
+    )
+    assert inspection_warnings(KIRITIMATI, told) == [refusal]  # the executor's English stays out
+    (english_refusal,) = inspection_warnings(MEXICO, told)
+    assert english_refusal == (
+        "warning: the executor would refuse this change right now: the room is recording, and this change "
+        "would disrupt it. (Room B is recording; batch_reboot would interrupt it.)"
     )
     assert inspection_warnings(MEXICO, msgspec.structs.replace(inspection, would_refuse=None)) == []
 
@@ -406,3 +434,75 @@ def test_audit_verify_says_its_verdict_in_both_languages() -> None:
     ]
     fine = AuditReport(ok=True, rows=9)
     assert render_audit_report(KIRITIMATI, fine) == "La cadena de auditoría se verifica: 9 fila(s)."
+
+
+SUPERVISED = [
+    {
+        "name": "executor",
+        "statename": "RUNNING",
+        "pid": 4242,
+        "start": 1772445600,
+        "stop": 0,
+        "exitstatus": 0,
+        "description": "pid 4242, uptime 0:00:12",
+    },
+    {
+        "name": "approval_web",
+        "statename": "FATAL",
+        "pid": 0,
+        "start": 1772445590,
+        "stop": 1772445595,
+        "exitstatus": 1,
+        "description": "Exited too quickly (process log may have details)",
+    },
+    {
+        "name": "assistant",
+        "statename": "STOPPED",
+        "pid": 0,
+        "start": 1772445590,
+        "stop": 1772445605,
+        "exitstatus": 0,
+        "description": "Mar 02 10:00 AM",
+    },
+    {
+        "name": "lab",
+        "statename": "EXITED",
+        "pid": 0,
+        "start": 1772445590,
+        "stop": 1772445605,
+        "exitstatus": 3,
+        "description": "Mar 02 10:00 AM",
+    },
+    {
+        "name": "other",
+        "statename": "BACKOFF",
+        "pid": 0,
+        "start": 0,
+        "stop": 0,
+        "exitstatus": 0,
+        "description": "Exited too quickly",
+    },
+]
+"""What supervisord's ``getAllProcessInfo`` answers (its documented fields), one process per state."""
+
+
+def test_status_says_each_supervised_process_state_in_words_in_both_languages() -> None:
+    english = "\n".join(render_processes(MEXICO, SUPERVISED))
+    for expected in (
+        "executor      running since 04:00, 12 seconds ago (pid 4242)",
+        "approval_web  could not start: supervisord gave up (see its log)",
+        "assistant     stopped at 04:00, 7 seconds ago",
+        "lab           exited at 04:00, 7 seconds ago (exit status 3)",
+        "other         exited too quickly; supervisord is starting it again",
+    ):
+        assert expected in english, english
+    never = {**SUPERVISED[2], "stop": 0, "start": 0}
+    assert render_processes(MEXICO, [never]) == ["assistant  not started"]
+    assert render_processes(KIRITIMATI, [never]) == ["assistant  sin iniciar"]
+    spanish = "\n".join(render_processes(KIRITIMATI, SUPERVISED))
+    assert "en ejecución desde" in spanish and "(pid 4242)" in spanish
+    assert "no pudo iniciarse: supervisord dejó de intentarlo (vea su registro)" in spanish
+    for raw in ("RUNNING", "FATAL", "STOPPED", "EXITED", "BACKOFF", "uptime", "Exited", "running", "stopped"):
+        assert raw not in spanish and raw not in english.replace("running since", "").replace(
+            "stopped at", ""
+        ), raw

@@ -144,9 +144,11 @@ async def test_propose_warns_when_the_executor_would_refuse_the_change_right_now
     )
     assert code == 0, err
     proposal_id = json.loads(out)["proposal_id"]
-    assert err.startswith("warning: the executor would refuse this change right now (target_recording): "), (
-        err
-    )
+    assert err.startswith(
+        "warning: the executor would refuse this change right now: the room is recording, and this change "
+        "would disrupt it."
+    ), err
+    assert "target_recording" not in err
     assert err.count("\n") == 1
     # A is idle and on the fence: nothing to warn about.
     code, out, err = await fleetwatch(
@@ -162,7 +164,7 @@ async def test_propose_warns_when_the_executor_would_refuse_the_change_right_now
     lines = err.splitlines()
     assert code == 0 and lines[0].startswith("warning: writes are paused (the kill switch is on)"), err
     assert lines[1].startswith(
-        "warning: the executor would refuse this change right now (kill_switch_on): "
+        "warning: the executor would refuse this change right now: writes are paused (the kill switch is on)."
     ), err
     await fleetwatch(capsys, "deny", proposal_id)
     await fleetwatch(capsys, "deny-all")
@@ -246,6 +248,14 @@ async def test_a_refused_draft_and_a_stopped_service_are_one_line_user_errors(
         capsys, "propose", "batch_reboot", "--arg", f'device_ids=["{C}"]', "--reason", "r"
     )
     assert code == 2 and err.startswith("fleetwatch: target_not_allowlisted: ")
+    # In Spanish the service's English sentence gives way to the code in words.
+    code, _, err = await fleetwatch(
+        capsys, "propose", "batch_reboot", "--arg", f'device_ids=["{C}"]', "--reason", "r", "--language", "es"
+    )
+    assert code == 2 and err == (
+        "fleetwatch: target_not_allowlisted: un dispositivo no está en la lista de dispositivos que "
+        "Fleetwatch puede cambiar.\n"
+    ), err
     assert cli.lab.writes() == []
     await cli.approval_web.stop()
     code, out, err = await fleetwatch(capsys, "status")

@@ -222,8 +222,9 @@ async def test_doctor_tells_the_running_assistants_model_not_this_shells(healthy
     )
 
 
-async def test_each_denial_pause_and_change_to_settle_is_a_warning_with_its_command():
-    status = Status(
+def settling_status() -> Status:
+    """A queue with one denial pause and one change to settle."""
+    return Status(
         pending=0,
         max_pending=3,
         last_hour=3,
@@ -254,6 +255,10 @@ async def test_each_denial_pause_and_change_to_settle_is_a_warning_with_its_comm
             ),
         ),
     )
+
+
+async def test_each_denial_pause_and_change_to_settle_is_a_warning_with_its_command():
+    status = settling_status()
     queue, pause, unsettled = check_queue(status, None)
     assert queue.level is Level.OK
     assert pause.level is Level.WARN and pause.message == (
@@ -282,18 +287,9 @@ def owned(service: str, owner: str) -> SocketFacts:
     )
 
 
-async def test_the_watch_line_warns_when_it_is_not_alive_or_posts_fail_and_masks_where_it_posts(
-    tmp_path: Path,
-):
-    settings = load_settings(
-        base_env(
-            tmp_path,
-            FLEETWATCH_SLACK_BOT_TOKEN="xoxb-1234567890-secret-tail",
-            FLEETWATCH_SLACK_CHANNEL="#av-ops",
-            FLEETWATCH_TEAMS_WEBHOOK_URL="https://hooks.example.com/workflows/abc123secret",
-        )
-    )
-    stale = WatchStatus(
+def stale_watch() -> WatchStatus:
+    """A watch whose heartbeat failed three times in a row, with two failed Slack posts."""
+    return WatchStatus(
         alive=False,
         now="2026-09-16T13:10:00.000Z",
         interval_seconds=180,
@@ -308,7 +304,20 @@ async def test_the_watch_line_warns_when_it_is_not_alive_or_posts_fail_and_masks
         when_convenient=3,
         posts=(PostCounts("slack", sent=4, failed=2, last_code="post_failed"),),
     )
-    checks = check_watch(settings, stale, None)
+
+
+async def test_the_watch_line_warns_when_it_is_not_alive_or_posts_fail_and_masks_where_it_posts(
+    tmp_path: Path,
+):
+    settings = load_settings(
+        base_env(
+            tmp_path,
+            FLEETWATCH_SLACK_BOT_TOKEN="xoxb-1234567890-secret-tail",
+            FLEETWATCH_SLACK_CHANNEL="#av-ops",
+            FLEETWATCH_TEAMS_WEBHOOK_URL="https://hooks.example.com/workflows/abc123secret",
+        )
+    )
+    checks = check_watch(settings, stale_watch(), None)
     assert [(c.name, c.level) for c in checks] == [
         ("watch", Level.WARN),
         ("watch posts to", Level.INFO),

@@ -47,7 +47,7 @@ async def test_fleet_speaks_spanish_with_language_es_every_word_from_the_catalog
     code, out, err = await run_cli_async("fleet", "--language", "es", home=lab_home)
     assert code == 0, err
     assert out.startswith("GRUPO ") and "PRÓXIMO EVENTO" in out
-    assert "30 equipos: 28 conectados, 2 desconectados." in out
+    assert "30 dispositivos: 28 conectados, 2 desconectados." in out
     assert "Arreglar primero:" in out and "Arreglar pronto:" in out and "Cuando convenga:" in out
     assert "desconocida (último dato: grabando, desde el" in out  # the offline room's recording
     for english in ("Fix first", "devices,", "OFFLINE", "unknown (last known", "family runs"):

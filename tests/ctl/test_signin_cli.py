@@ -38,20 +38,31 @@ def cli_env(home: Path, lab: LabHandle) -> dict[str, str]:
     return env
 
 
-async def fleetwatch(env: dict[str, str], *args: str, team: str | None = None, paste: bool = False):
-    """Run ``fleetwatch ARGS``; when `team` is given, act as the person at the browser.
-    Returns (exit status, stdout, stderr)."""
+def token_file(folder: Path, lab: LabHandle, mode: int = 0o600) -> Path:
+    """A file holding the lab's normal team's token, with `mode`."""
+    token = folder / "token"
+    token.write_text(lab.teams["normal"].token)
+    token.chmod(mode)
+    return token
+
+
+async def fleetwatch(
+    env: dict[str, str], *args: str, team: str | None = None, paste: bool = False, stdin_ends: bool = False
+):
+    """Run ``fleetwatch ARGS``; when `team` is given, act as the person at the browser; with
+    `stdin_ends`, its input ends at once (nothing will be pasted). Returns (exit status, stdout,
+    stderr)."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "services.ctl.main",
         *args,
         env=env,
-        stdin=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL if stdin_ends else asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    assert process.stdout is not None and process.stdin is not None
+    assert process.stdout is not None
     seen: list[str] = []
     async with asyncio.timeout(CLI_SECONDS):
         if team is not None:
@@ -60,6 +71,7 @@ async def fleetwatch(env: dict[str, str], *args: str, team: str | None = None, p
                 seen.append(line)
             redirect = await pick_team(line.strip(), team)
             if paste:
+                assert process.stdin is not None
                 process.stdin.write(redirect.encode() + b"\n")
                 await process.stdin.drain()
             else:
@@ -117,3 +129,45 @@ async def test_login_with_a_token_file_stores_a_static_sign_in(lab, tmp_path):
     assert status == 0, err
     assert "read sign-in, static" in out
     assert read_slot(load_settings(env).read_token_file).access_token == lab.teams["normal"].token
+
+
+async def test_login_and_logout_speak_spanish_with_fleetwatch_language_es(lab, tmp_path):
+    env = {**cli_env(tmp_path / "home", lab), "FLEETWATCH_LANGUAGE": "es"}
+    token = token_file(tmp_path, lab)
+    status, out, err = await fleetwatch(env, "login", "--token-file", str(token))
+    assert status == 0, err
+    assert out.startswith("Sesión iniciada (sesión de lectura, static): grupo "), out
+    assert " dispositivos" in out and "Guardada en " in out and "Signed in" not in out
+    slot = load_settings(env).read_token_file
+    status, out, err = await fleetwatch(env, "logout")
+    assert status == 0 and out.startswith(f"Se borró {slot}"), (out, err)
+    status, out, _ = await fleetwatch(env, "logout", "--language", "es")
+    assert status == 0 and out == f"No hay sesión iniciada en {slot}: no hay nada que hacer.\n"
+    english = cli_env(tmp_path / "home", lab)
+    status, out, _ = await fleetwatch(english, "logout")
+    assert status == 0 and out == f"No sign-in in {slot}: nothing to do.\n"
+
+
+async def test_sign_in_errors_are_said_in_spanish_with_paths_and_codes_as_they_are(lab, tmp_path):
+    env = {**cli_env(tmp_path / "home", lab), "FLEETWATCH_LANGUAGE": "es"}
+    token = token_file(tmp_path, lab, 0o644)
+    status, _, err = await fleetwatch(env, "login", "--token-file", str(token))
+    assert status == 2 and err == f"fleetwatch: sign_in_failed: {token}: modo 644; primero déjelo en 600\n", (
+        err
+    )
+    token.write_text("\n")
+    token.chmod(0o600)
+    status, _, err = await fleetwatch(env, "login", "--token-file", str(token))
+    assert status == 2 and err == f"fleetwatch: sign_in_failed: {token}: no contiene ningún token\n", err
+    # the person pastes nothing (stdin ends)
+    status, out, err = await fleetwatch(env, "login", "--paste", stdin_ends=True)
+    assert status == 2 and "Pegue la dirección" in out, (out, err)
+    assert err == "fleetwatch: sign_in_failed: no se pegó ninguna dirección\n", err
+    status, _, err = await fleetwatch(cli_env(tmp_path / "home", lab), "login", "--paste", stdin_ends=True)
+    assert status == 2 and err == "fleetwatch: sign_in_failed: no address was pasted\n", err
+    await normal_signed_in(env, lab)
+    status, _out, err = await fleetwatch(env, "login", "--sandbox", "--no-browser", team="normal")
+    assert status == 2 and err.startswith("fleetwatch: sandbox_overlaps: el inicio de sesión sandbox ve "), (
+        err
+    )
+    assert "se rechazó y se olvidó" in err and "devices" not in err, err

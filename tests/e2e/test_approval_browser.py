@@ -101,7 +101,7 @@ async def test_a_person_decides_in_english_and_spanish_and_reads_room_change_out
         assert await en.locator("form[action='/approve']").count() == 0
         assert "Times in Pacific/Kiritimati" in await en.inner_text("header")
         await shot(en, "deny-only-card-en")
-        assert await es.inner_text("h1") == "Reiniciar un equipo: Sandbox Classroom"
+        assert await es.inner_text("h1") == "Reiniciar un dispositivo: Sandbox Classroom"
         assert "La sala está ocupada: Sandbox practice lecture empieza" in await es.inner_text(
             "section.blockers"
         )

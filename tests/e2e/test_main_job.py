@@ -29,7 +29,7 @@ async def test_the_main_job_runs_under_supervisord_and_a_person_approves_it_in_c
     status = fleetwatch(demo_env, "status").stdout
     assert "Processes (supervisord):" in status
     for program in ("lab", "model", "executor", "approval_web", "assistant"):
-        assert any(line.split()[:2] == [program, "RUNNING"] for line in status.splitlines()), status
+        assert any(line.split()[:3] == [program, "running", "since"] for line in status.splitlines()), status
     assert "Fence:        configured" in status
 
     pending = json.loads(fleetwatch(demo_env, "pending", "list", "--json").stdout)

@@ -367,4 +367,4 @@ def test_the_demo_model_says_when_the_data_block_left_rooms_out():
     assert events.input == {"device_ids": ["19012340103"], "until": "2026-09-17T13:00:00Z"}
     so_far += _result("t2", events.name, {"events": [{"device_id": "19012340103", "event": None}]})
     answer = _text(demo_model(_request(*so_far, offered=offered)))
-    assert "Solo se me mostró una parte del equipo" in answer and "- Down Hall: desconectada" in answer
+    assert "Solo se me mostró una parte de la flota" in answer and "- Down Hall: desconectada" in answer

@@ -89,24 +89,24 @@ WORDS: Final = {
         "reason": "The operator asked for {what} in {room}.",
     },
     "es": {
-        "look": "Revisaré el equipo.",
+        "look": "Revisaré la flota.",
         "read": "Revisé {rooms} salas ({online} conectadas).",
-        "partial": "Solo se me mostró una parte del equipo; las salas que faltan no están en esta respuesta.",
-        "failed": "No pude leer {what} ahora, así que no puedo responder eso desde el equipo.",
+        "partial": "Solo se me mostró una parte de la flota; las salas que faltan no están en esta respuesta.",
+        "failed": "No pude leer {what} ahora, así que no puedo responder eso desde la flota.",
         "unknown": (
-            "El modelo de demostración solo entiende preguntas sobre el equipo, como {examples}; "
+            "El modelo de demostración solo entiende preguntas sobre la flota, como {examples}; "
             "configure FLEETWATCH_ANTHROPIC_API_KEY para el asistente real."
         ),
-        "off": "Las propuestas están desactivadas aquí, así que no puedo proponer cambios; solo puedo leer el equipo.",
+        "off": "Las propuestas están desactivadas aquí, así que no puedo proponer cambios; solo puedo leer la flota.",
         "unlisted": "No pude listar las salas que puedo cambiar, así que no propuse nada.",
-        "writable_head": "Solo puedo proponer cambios para {rooms} (el equipo de pruebas, leído ahora):",
+        "writable_head": "Solo puedo proponer cambios para {rooms} (el grupo de práctica, leído ahora):",
         "practice_rooms": "esta sala de práctica|estas {n} salas de práctica",
-        "writable_none": "Ahora no se puede cambiar ninguna sala desde aquí: el equipo de práctica no tiene ninguna.",
+        "writable_none": "Ahora no se puede cambiar ninguna sala desde aquí: el grupo de práctica no tiene ninguna.",
         "writable_what": (
             "Allí puedo proponer empezar o detener una grabación, un reinicio o una actualización de "
             "firmware; una persona aprueba cada cambio en la página de aprobación, y nada se ejecuta antes."
         ),
-        "others": "Las {n} salas del equipo que revisé se pueden consultar, pero no cambiar.",
+        "others": "Las {n} salas de la flota que revisé se pueden consultar, pero no cambiar.",
         "practice": "{room} es una sala de práctica: puedo proponer cambios allí.",
         "not_practice": "{room} no es una de ellas: se puede consultar, pero no cambiar.",
         "read_only": (
@@ -124,7 +124,7 @@ WORDS: Final = {
             "actualización de firmware; diga cuál."
         ),
         "stream": (
-            "No puedo elegir un destino de transmisión para {room}: los destinos del equipo de "
+            "No puedo elegir un destino de transmisión para {room}: los destinos del grupo de "
             "práctica no se pueden leer desde aquí, así que no propuse nada."
         ),
         "offline": "{room} está desconectada, así que no propuse nada.",
@@ -146,7 +146,7 @@ WORDS: Final = {
             "De las salas que puedo cambiar, {room} tiene su próxima clase en {minutes} min y no está grabando."
         ),
         "due_none": (
-            "Ninguna de las salas que puedo cambiar (el equipo de pruebas) está conectada, libre y "
+            "Ninguna de las salas que puedo cambiar (el grupo de práctica) está conectada, libre y "
             "con una clase dentro de la hora, así que no propuse nada."
         ),
         "proposed": "Propuse {what} en {room}; una persona debe aprobarlo en la página de aprobación.",
@@ -183,7 +183,7 @@ WHAT_FAILED: Final = {
         ENDPOINTS: "the stream destinations",
     },
     "es": {
-        DEVICES: "la lista de equipos",
+        DEVICES: "la lista de dispositivos",
         RECORDER: "el estado de grabación",
         STORAGE: "el estado del almacenamiento",
         SYSTEM: "la temperatura y la carga",

@@ -54,14 +54,14 @@ _WORDS = {
         ),
     },
     "es": {
-        "look": "Revisaré el equipo.",
+        "look": "Revisaré la flota.",
         "picture": "Revisé {rooms} salas ({online} conectadas).",
         "soon": " Clases dentro de la hora en salas que no están grabando: {names}.",
         "read_only": " Esas salas se pueden consultar, pero no cambiar desde aquí.",
         "off": " Las propuestas están desactivadas, así que no puedo proponer ningún cambio.",
         "unlisted": " No pude listar las salas que puedo cambiar ({code}), así que no propuse nada.",
         "none": (
-            " Ninguna de las salas que puedo cambiar (el equipo de pruebas) está conectada, libre y"
+            " Ninguna de las salas que puedo cambiar (el grupo de práctica) está conectada, libre y"
             " con una clase dentro de la hora, así que no propuse nada."
         ),
         "room": (

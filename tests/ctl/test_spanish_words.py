@@ -1,0 +1,178 @@
+"""``fleetwatch`` in Spanish as a person runs it (a real process, ``FLEETWATCH_LANGUAGE=es`` or
+``--language es``): the proposable tools in ``propose --help``, argparse's own complaints, the
+command's own error sentences and the line for a Fleetwatch that is not running. English stays
+as it was."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.ctl.test_main import fleetwatch
+from tests.procs import base_env
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+async def test_propose_help_lists_the_tools_in_spanish_with_their_summaries(tmp_path: Path) -> None:
+    env = base_env(tmp_path / "home", FLEETWATCH_LANGUAGE="es")
+    code, out, err = await fleetwatch(env, "propose", "--help")
+    assert code == 0, err
+    text = flat(out)
+    assert "Herramientas que se pueden proponer (argumentos; * = disruptiva, pide confirmar la sala):" in text
+    assert "Reiniciar un dispositivo. Queda fuera de línea unos minutos" in text  # the policy's summary
+    assert "device_ids=[texto, ...] en JSON" in text
+    assert "(* cuando action=stop)" in text and "Ejemplo: fleetwatch propose batch_recording" in text
+    for english in ("Tools that may be proposed", "Restart one device", " as JSON", "(* when", "Example:"):
+        assert english not in text, english
+    code, out, _ = await fleetwatch(base_env(tmp_path / "home"), "propose", "--help")
+    text = flat(out)
+    assert code == 0 and "Tools that may be proposed" in text and "Restart one device." in text
+    assert "device_ids=[text, ...] as JSON" in text
+
+
+ARGPARSE_CASES = [
+    (("status", "--bogus"), "argumentos no reconocidos: --bogus", "unrecognized arguments: --bogus"),
+    (
+        ("propose",),
+        "se requieren los siguientes argumentos: TOOL, --reason",
+        "the following arguments are required: TOOL, --reason",
+    ),
+    (("nosuch",), "argumento COMMAND: opción no válida: 'nosuch' (elija entre", "invalid choice: 'nosuch'"),
+    (
+        ("status", "--language", "fr"),
+        "argumento --language: opción no válida: 'fr' (elija entre 'en', 'es')",
+        "argument --language: invalid choice: 'fr'",
+    ),
+    (("audit", "tail", "-n", "x"), "argumento -n: valor int no válido: 'x'", "invalid int value: 'x'"),
+]
+
+
+async def test_argparse_complains_in_spanish(tmp_path: Path) -> None:
+    spanish, english = base_env(tmp_path / "home", FLEETWATCH_LANGUAGE="es"), base_env(tmp_path / "home")
+    for argv, es, en in ARGPARSE_CASES:
+        code, out, err = await fleetwatch(spanish, *argv)
+        assert code == 2 and out == "", (argv, err)
+        assert err.startswith("uso: fleetwatch"), (argv, err)
+        assert re.search(r"fleetwatch[\w -]*: error: ", err) and es in err, (argv, err)
+        code, _, err = await fleetwatch(english, *argv)
+        assert code == 2 and err.startswith("usage: fleetwatch") and en in err, (argv, err)
+    code, _, err = await fleetwatch(base_env(tmp_path / "home"), "status", "--bogus", "--language", "es")
+    assert code == 2 and "argumentos no reconocidos: --bogus" in err, err
+
+
+async def test_the_commands_own_errors_are_in_spanish(tmp_path: Path) -> None:
+    env = base_env(tmp_path / "home", FLEETWATCH_LANGUAGE="es")
+    cases = [
+        (("resume", "batch_reboot"), "fleetwatch: invalid_arguments: TOOL y ROOM van con --denials"),
+        (
+            ("resume", "--denials", "batch_reboot"),
+            "fleetwatch: invalid_arguments: nombre TOOL y ROOM, o ninguno",
+        ),
+        (
+            ("propose", "batch_reboot", "--arg", "foo", "--reason", "r"),
+            "fleetwatch: invalid_arguments: --arg necesita CLAVE=VALOR; se recibió 'foo'",
+        ),
+        (
+            ("propose", "batch_reboot", "--arg", "a=1", "--arg", "a=2", "--reason", "r"),
+            "fleetwatch: invalid_arguments: --arg a se da dos veces",
+        ),
+        (
+            ("propose", "batch_reboot", "--arg", "x=[1,", "--reason", "r"),
+            "fleetwatch: invalid_arguments: --arg x: no es JSON válido",
+        ),
+        (
+            ("note", "Room 1"),
+            "fleetwatch: invalid_message: escriba el texto de la nota, o --clear para quitar la nota de la sala",
+        ),
+    ]
+    for argv, expected in cases:
+        code, out, err = await fleetwatch(env, *argv)
+        assert code == 2 and err.startswith(expected), (argv, err)
+    home = tmp_path / "home"
+    code, _, err = await fleetwatch(env, "pending", "list")
+    assert code == 2 and err.startswith(
+        f"fleetwatch: service_unavailable: Fleetwatch no está en ejecución aquí (FLEETWATCH_HOME={home}): "
+        "inícielo con `fleetwatch up`"
+    ), err
+    code, _, err = await fleetwatch(base_env(home), "resume", "batch_reboot", "--language", "es")
+    assert code == 2 and err.startswith("fleetwatch: invalid_arguments: TOOL y ROOM van con --denials"), err
+    code, _, err = await fleetwatch(base_env(home), "resume", "batch_reboot")
+    assert code == 2 and err.startswith("fleetwatch: invalid_arguments: TOOL and ROOM go with --denials"), err
+
+
+async def test_down_with_nothing_running_says_so_in_spanish(tmp_path: Path) -> None:
+    code, out, err = await fleetwatch(base_env(tmp_path / "home", FLEETWATCH_LANGUAGE="es"), "down")
+    assert code == 0 and out == "Fleetwatch no estaba en ejecución.\n", (out, err)
+    code, out, _ = await fleetwatch(base_env(tmp_path / "home"), "down", "--language", "es")
+    assert code == 0 and out == "Fleetwatch no estaba en ejecución.\n"
+    code, out, _ = await fleetwatch(base_env(tmp_path / "home"), "down")
+    assert code == 0 and out == "Fleetwatch was not running.\n"
+
+
+async def test_a_misspelt_setting_still_names_the_closest_one_in_spanish(tmp_path: Path) -> None:
+    spanish = (
+        "fleetwatch: config_invalid: FLEETWATCH_APROVE_PORT: ajuste desconocido; ¿quiso decir "
+        "FLEETWATCH_APPROVE_PORT? (todos los ajustes: docs/settings.md)"
+    )
+    env = base_env(tmp_path / "home", FLEETWATCH_APROVE_PORT="8767")
+    code, _, err = await fleetwatch(env, "status", "--language", "es")
+    assert code == 2 and err.startswith(spanish), err
+    # FLEETWATCH_LANGUAGE is still heard when another setting is misspelt
+    code, _, err = await fleetwatch({**env, "FLEETWATCH_LANGUAGE": "es"}, "status")
+    assert code == 2 and err.startswith(spanish), err
+    code, _, err = await fleetwatch(env, "status")
+    assert code == 2 and "unknown setting; did you mean FLEETWATCH_APPROVE_PORT?" in err, err
+
+
+async def test_a_bad_value_is_explained_in_spanish_with_the_setting_and_value_as_they_are(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    cases = [
+        (
+            {"FLEETWATCH_ASK_PORT": "70000"},
+            "FLEETWATCH_ASK_PORT: el puerto 70000 está fuera de 0..65535 (0 = cualquier puerto libre)",
+        ),
+        ({"FLEETWATCH_ASK_PORT": "port"}, "FLEETWATCH_ASK_PORT: no es un número de puerto: 'port'"),
+        (
+            {"FLEETWATCH_TIMEZONE": "Mars/Base"},
+            "FLEETWATCH_TIMEZONE: no es una zona horaria: 'Mars/Base' (un nombre IANA como America/Mexico_City)",
+        ),
+        (
+            {"FLEETWATCH_TEAMS_WEBHOOK_URL": "http://hooks.example.com/x"},
+            "FLEETWATCH_TEAMS_WEBHOOK_URL: valor mal formado (secreto, no se muestra): debe ser https "
+            "(http simple solo hacia 127.0.0.1, localhost o ::1)",
+        ),
+    ]
+    for extra, expected in cases:
+        code, _, err = await fleetwatch(base_env(home, FLEETWATCH_LANGUAGE="es", **extra), "status")
+        assert code == 2 and err.startswith(f"fleetwatch: config_invalid: {expected}"), (extra, err)
+    code, _, err = await fleetwatch(base_env(home, FLEETWATCH_ASK_PORT="70000"), "status")
+    assert code == 2 and "port 70000 is outside 0..65535" in err, err
+
+
+async def test_not_running_is_said_in_spanish_to_the_end(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    code, _, err = await fleetwatch(base_env(home, FLEETWATCH_LANGUAGE="es"), "status")
+    line = err.strip()
+    assert code == 2 and line.startswith(
+        f"fleetwatch: service_unavailable: Fleetwatch no está en ejecución aquí (FLEETWATCH_HOME={home}): "
+        "inícielo con `fleetwatch up`"
+    ), err
+    assert "nothing" not in line and "is not running" not in line and "answers" not in line, line
+    code, _, err = await fleetwatch(base_env(home), "status")
+    assert code == 2 and "nothing was sent" in err, err
+
+
+async def test_demo_off_the_lab_refuses_in_spanish(tmp_path: Path) -> None:
+    env = base_env(
+        tmp_path / "home", FLEETWATCH_LANGUAGE="es", FLEETWATCH_EPIPHAN_MCP_URL="https://epiphan.example/mcp"
+    )
+    code, _, err = await fleetwatch(env, "demo")
+    assert code == 2 and err.startswith(
+        "fleetwatch: config_invalid: la demo solo funciona con el laboratorio integrado; "
+        "FLEETWATCH_EPIPHAN_MCP_URL apunta a otro lugar (use 'fleetwatch up')"
+    ), err

@@ -1,0 +1,41 @@
+"""The Spanish catalogue names one thing one way: the kill switch is always "interruptor de
+parada", a device is a "dispositivo" (or a "codificador"), the fleet is "la flota" and an
+Epiphan team a "grupo"; "equipo", which read as any of the three, is not used."""
+
+from __future__ import annotations
+
+import re
+
+from babel.messages.pofile import read_po
+
+from shared.text.catalogue import LOCALES_DIR
+
+
+def spanish() -> list[tuple[str, str]]:
+    """Every (English ID, Spanish text) pair of the es catalogue, plural forms one by one."""
+    with (LOCALES_DIR / "es" / "LC_MESSAGES" / "messages.po").open("rb") as handle:
+        catalog = read_po(handle, locale="es")
+    pairs = []
+    for message in catalog:
+        if not message.id:
+            continue
+        ids = [message.id] if isinstance(message.id, str) else list(message.id)
+        strings = [message.string] if isinstance(message.string, str) else list(message.string)
+        pairs += [(ids[0], s) for s in strings]
+    return pairs
+
+
+def test_the_kill_switch_has_one_spanish_name() -> None:
+    named = [(i, s) for i, s in spanish() if "kill switch" in i.lower()]
+    assert len(named) >= 7
+    assert [(i, s) for i, s in named if "interruptor de parada" not in s.lower()] == []
+    assert [s for _, s in spanish() if re.search(r"interruptor de (?!parada)", s, re.IGNORECASE)] == []
+
+
+def test_equipo_is_not_used_a_device_is_a_dispositivo_and_the_fleet_la_flota() -> None:
+    assert [s for _, s in spanish() if re.search(r"\bequipos?\b", s, re.IGNORECASE)] == []
+    by_id = dict(spanish())
+    assert by_id["Restart a device"] == "Reiniciar un dispositivo"
+    assert by_id["no room of the fleet, as the watch last read it, matches that name"].startswith(
+        "ninguna sala de la flota"
+    )
