@@ -43,8 +43,9 @@ from shared.epiphan.fleet_shapes import outline, recognise
 from shared.epiphan.mcp_session import McpConnection
 from shared.epiphan.read_client import EpiphanError, EpiphanReadClient
 from shared.epiphan.redact import url_host
-from shared.errors import FleetwatchError
-from shared.text.catalogue import N_
+from shared.errors import Code, FleetwatchError
+from shared.text.catalogue import N_, translate
+from shared.text.languages import Language
 
 if TYPE_CHECKING:
     from shared.policy.loader import ProposeRule
@@ -318,11 +319,14 @@ async def capture_command(args: argparse.Namespace) -> int:
     write_manifest(folder, manifest)
     first = manifest.calls[0].error
     if first is not None:
-        raise FleetwatchError(first.code, f"the device list could not be read: {first.message}")
+        raise FleetwatchError.said(
+            Code(first.code), N_("the device list could not be read: %(why)s"), why=first.message
+        )
     if args.json:
         print_json(msgspec.to_builtins(manifest))
         return 0
-    print(summary(manifest, folder))
+    language = "es" if (args.language or settings.language) == "es" else "en"
+    print(summary(manifest, folder, language=language))
     return 0
 
 
@@ -346,12 +350,16 @@ async def with_tools(
     return msgspec.structs.replace(manifest, tools_file="tools.json", proposable=compared)
 
 
+SAME_ARGUMENTS: Final = N_("same arguments")
+NOT_OFFERED: Final = N_("not offered by the server")
+
+
 def compare_arguments(served: Any, reviewed: Mapping[str, Any]) -> str:
     """``same arguments`` when the server's input schema for a tool names the same arguments,
     with the same required ones, as the reviewed schema; else what differs; ``not offered`` when
-    the server has no such tool."""
+    the server has no such tool (English: the manifest's words; `summary` says them)."""
     if not isinstance(served, Mapping):
-        return "not offered by the server"
+        return NOT_OFFERED
 
     def names(schema: Mapping[str, Any]) -> tuple[set[str], set[str]]:
         properties = schema.get("properties")
@@ -361,40 +369,62 @@ def compare_arguments(served: Any, reviewed: Mapping[str, Any]) -> str:
 
     server, ours = names(served), names(reviewed)
     if server == ours:
-        return "same arguments"
+        return SAME_ARGUMENTS
     return (
         f"differs: the server takes {sorted(server[0])} (required {sorted(server[1])}), "
         f"the reviewed schema {sorted(ours[0])} (required {sorted(ours[1])})"
     )
 
 
-def summary(manifest: Manifest, folder: Path) -> str:
-    """What a person reads after a capture."""
+def summary(manifest: Manifest, folder: Path, *, language: Language = "en") -> str:
+    """What a person reads after a capture, in `language` (tools, placeholders' kinds, the
+    server's own words about an answer and the folder as they are)."""
+
+    def say(msgid: str, **params: object) -> str:
+        text = translate(language, msgid)
+        return text % {k: str(v) for k, v in params.items()} if params else text
+
     calls = manifest.calls
     answered = [c for c in calls if c.error is None]
     unknown = [c for c in answered if c.problem is not None]
     lines = [
-        f"Captured {len(calls)} calls into {folder} ({len(answered)} answered, {len(calls) - len(answered)} errors).",
+        say(
+            N_("Captured %(n)s calls into %(folder)s (%(answered)s answered, %(errors)s errors)."),
+            n=len(calls),
+            folder=folder,
+            answered=len(answered),
+            errors=len(calls) - len(answered),
+        ),
     ]
     if unknown:
-        lines.append("Answers Fleetwatch could not read (shape unknown or a row it cannot read):")
+        lines.append(say(N_("Answers Fleetwatch could not read (shape unknown or a row it cannot read):")))
         lines += [f"  {c.seq:03d} {c.tool}: {c.problem}" for c in unknown]
     else:
-        lines.append("Every answer has a shape Fleetwatch reads.")
-    differs = {t: v for t, v in manifest.proposable.items() if v != "same arguments"}
+        lines.append(say(N_("Every answer has a shape Fleetwatch reads.")))
+    differs = {t: v for t, v in manifest.proposable.items() if v != SAME_ARGUMENTS}
     if manifest.proposable and not differs:
-        lines.append("Every proposable tool takes the same arguments as its reviewed schema.")
-    lines += [f"  proposable {tool}: {verdict}" for tool, verdict in differs.items()]
-    replaced = ", ".join(f"{n} {kind}" for kind, n in sorted(manifest.placeholders.items())) or "nothing"
-    lines.append(
-        f"Replaced by placeholders: {replaced} (the same value has the same placeholder throughout)."
+        lines.append(say(N_("Every proposable tool takes the same arguments as its reviewed schema.")))
+    lines += [
+        say(N_("  proposable %(tool)s: %(verdict)s"), tool=tool, verdict=translate(language, verdict))
+        for tool, verdict in differs.items()
+    ]
+    replaced = ", ".join(f"{n} {kind}" for kind, n in sorted(manifest.placeholders.items())) or say(
+        N_("nothing")
     )
     lines.append(
-        "Names were replaced by invented ones."
+        say(
+            N_(
+                "Replaced by placeholders: %(replaced)s (the same value has the same placeholder throughout)."
+            ),
+            replaced=replaced,
+        )
+    )
+    lines.append(
+        say(N_("Names were replaced by invented ones."))
         if manifest.renamed
-        else "Room, group and event names are kept; use --rename before sending it anywhere."
+        else say(N_("Room, group and event names are kept; use --rename before sending it anywhere."))
     )
-    lines.append(f"Replay it with no account: fleetwatch lab --capture {folder}")
+    lines.append(say(N_("Replay it with no account: fleetwatch lab --capture %(folder)s"), folder=folder))
     return "\n".join(lines)
 
 
@@ -430,4 +460,7 @@ def add_commands(sub: Any, epilog: str) -> None:
         ),
     )
     parser.add_argument("--json", action="store_true", help=N_("print the manifest as JSON"))
+    parser.add_argument(
+        "--language", choices=("en", "es"), help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
+    )
     parser.set_defaults(run=capture_command)

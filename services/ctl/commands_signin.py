@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from shared.config import load_settings
 from shared.errors import Code
-from shared.text.catalogue import N_, Moment, Words, say_text
+from shared.text.catalogue import N_, Moment, Words, say_text, translations
 from shared.text.languages import LANGUAGES, Language
 
 if TYPE_CHECKING:
@@ -163,7 +163,7 @@ async def login_command(args: argparse.Namespace) -> int:
             language,
             N_("Signed in (%(which)s, %(kind)s): team %(team)s, %(n)s devices%(ends)s. Stored in %(slot)s."),
             which=which,
-            kind=report.kind,
+            kind=translations()[language].pgettext("sign-in kind", report.kind),  # doctor's words
             team=report.team_id or _words(language, N_("unknown")),
             n=report.device_count,
             ends=ends,

@@ -28,7 +28,7 @@ from typing import Any, Final
 
 import msgspec
 
-from shared.errors import Code, FleetwatchError
+from shared.errors import N_, Code, FleetwatchError
 
 FORMAT: Final = 1
 MANIFEST: Final = "manifest.json"
@@ -116,14 +116,20 @@ def check_folder(folder: Path, *, in_checkout: bool = False) -> None:
     """
     checkout = git_checkout_above(folder)
     if checkout is not None and not in_checkout:
-        raise CaptureError(
+        raise CaptureError.said(
             Code.CAPTURE_REFUSED,
-            f"{folder} is inside the git checkout {checkout}: a capture is not anonymised for sharing "
-            "until it has been checked (docs/live-run.md); choose a folder outside it, or add --in-checkout",
+            N_(
+                "%(folder)s is inside the git checkout %(checkout)s: a capture is not anonymised for sharing "
+                "until it has been checked (docs/live-run.md); choose a folder outside it, or add --in-checkout"
+            ),
+            folder=folder,
+            checkout=checkout,
         )
     if folder.is_symlink() or (folder.exists() and (not folder.is_dir() or any(folder.iterdir()))):
-        raise CaptureError(
-            Code.CAPTURE_REFUSED, f"{folder} is not an empty folder; a capture needs a new one"
+        raise CaptureError.said(
+            Code.CAPTURE_REFUSED,
+            N_("%(folder)s is not an empty folder; a capture needs a new one"),
+            folder=folder,
         )
 
 
@@ -140,7 +146,9 @@ def prepare_folder(folder: Path, *, in_checkout: bool = False) -> None:
         (folder / CALLS).mkdir(mode=0o700)
         (folder / CALLS).chmod(0o700)
     except OSError as exc:
-        raise CaptureError(Code.CAPTURE_REFUSED, f"cannot make {folder}: {exc.strerror}") from exc
+        raise CaptureError.said(
+            Code.CAPTURE_REFUSED, N_("cannot make %(folder)s: %(why)s"), folder=folder, why=exc.strerror
+        ) from exc
 
 
 def write_json(folder: Path, relative: str, data: Any) -> None:

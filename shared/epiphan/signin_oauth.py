@@ -125,7 +125,13 @@ async def _send(http: httpx2.AsyncClient, request: httpx2.Request, step: str) ->
     try:
         return await http.send(request)
     except httpx2.HTTPError as exc:
-        raise _failed(step, f"{type(exc).__name__} talking to {request.url.host}") from exc
+        raise SignInError.said(
+            Code.SIGN_IN_FAILED,
+            N_("sign-in failed at %(step)s: %(error)s talking to %(host)s"),
+            step=step,
+            error=type(exc).__name__,
+            host=request.url.host,
+        ) from exc
 
 
 async def discover(http: httpx2.AsyncClient, server_url: str) -> AuthServer:

@@ -33,7 +33,7 @@ from typing import Any
 
 import msgspec
 
-from shared.errors import Code, FleetwatchError
+from shared.errors import N_, Code, FleetwatchError
 from shared.private_files import UnsafePath, ensure_folder, open_in_folder, write_private
 
 SLOT_NAMES = ("read", "sandbox")
@@ -97,7 +97,9 @@ def slot_owner(path: Path) -> int:
         return os.geteuid()
     folder = path.parent
     if folder.is_symlink():
-        raise SlotError(Code.CONFIG_INVALID, f"{folder}: refusing a symlinked token folder")
+        raise SlotError.said(
+            Code.CONFIG_INVALID, N_("%(path)s: refusing a symlinked token folder"), path=folder
+        )
     return _nearest_existing(folder).stat().st_uid
 
 
@@ -105,10 +107,15 @@ def _make_folder(folder: Path, owner: int) -> None:
     """The slot's folder: ``0700`` of `owner`, made when missing; reached through descriptors,
     never through a symlink (root writes here for the service that owns it)."""
     if folder.is_symlink():
-        raise SlotError(Code.CONFIG_INVALID, f"{folder}: refusing a symlinked token folder")
+        raise SlotError.said(
+            Code.CONFIG_INVALID, N_("%(path)s: refusing a symlinked token folder"), path=folder
+        )
     if folder.exists() and folder.lstat().st_uid != owner:
-        raise SlotError(
-            Code.CONFIG_INVALID, f"{folder}: owned by uid {folder.lstat().st_uid}, not the slot's owner"
+        raise SlotError.said(
+            Code.CONFIG_INVALID,
+            N_("%(path)s: owned by uid %(uid)s, not the slot's owner"),
+            path=folder,
+            uid=folder.lstat().st_uid,
         )
     try:
         ensure_folder(folder, 0o700, owner=owner)
@@ -139,7 +146,7 @@ def write_slot(path: Path, sign_in: SignIn) -> None:
     owner = slot_owner(path)
     _make_folder(path.parent, owner)
     if path.is_symlink():
-        raise SlotError(Code.CONFIG_INVALID, f"{path}: refusing a symlinked token slot")
+        raise SlotError.said(Code.CONFIG_INVALID, N_("%(path)s: refusing a symlinked token slot"), path=path)
     try:
         write_private(path, msgspec.json.encode(sign_in), mode=0o600, owner=owner)
     except UnsafePath as exc:
@@ -157,22 +164,31 @@ def read_slot(path: Path) -> SignIn:
     try:
         fd = open_in_folder(path, os.O_RDONLY)
     except FileNotFoundError as exc:
-        raise SlotError(Code.NO_SIGN_IN, f"{path}: no sign-in in this slot") from exc
+        raise SlotError.said(Code.NO_SIGN_IN, N_("%(path)s: no sign-in in this slot"), path=path) from exc
     except UnsafePath as exc:
-        raise SlotError(Code.CONFIG_INVALID, f"{path}: cannot open the slot ({exc.message})") from exc
+        raise SlotError.said(
+            Code.CONFIG_INVALID, N_("%(path)s: cannot open the slot (%(why)s)"), path=path, why=exc.message
+        ) from exc
     except OSError as exc:
-        raise SlotError(Code.CONFIG_INVALID, f"{path}: cannot open the slot ({exc.strerror})") from exc
+        raise SlotError.said(
+            Code.CONFIG_INVALID, N_("%(path)s: cannot open the slot (%(why)s)"), path=path, why=exc.strerror
+        ) from exc
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         if info.st_uid != slot_owner(path):
-            raise SlotError(Code.CONFIG_INVALID, f"{path}: owned by another user")
+            raise SlotError.said(Code.CONFIG_INVALID, N_("%(path)s: owned by another user"), path=path)
         if stat.S_IMODE(info.st_mode) & 0o077:
-            raise SlotError(Code.CONFIG_INVALID, f"{path}: mode {stat.S_IMODE(info.st_mode):o}, must be 600")
+            raise SlotError.said(
+                Code.CONFIG_INVALID,
+                N_("%(path)s: mode %(mode)s, must be 600"),
+                path=path,
+                mode=f"{stat.S_IMODE(info.st_mode):o}",
+            )
         body = handle.read()
     try:
         return msgspec.json.decode(body, type=SignIn)
     except msgspec.DecodeError as exc:
-        raise SlotError(Code.CONFIG_INVALID, f"{path}: not a valid token slot") from exc
+        raise SlotError.said(Code.CONFIG_INVALID, N_("%(path)s: not a valid token slot"), path=path) from exc
 
 
 def remove_slot(path: Path) -> bool:

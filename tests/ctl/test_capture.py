@@ -17,7 +17,9 @@ from services.lab.server import LabHandle, run_lab
 from shared.epiphan.capture import read_capture
 from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN
 from tests.captures import capture_leaks, scenario_secrets
-from tests.ctl.cli import run_cli_async, sign_in_home
+from tests.ctl.cli import fleetwatch_async, run_cli_async, sign_in_home
+from tests.ctl.test_doctor_words import english_words
+from tests.procs import base_env
 
 CAMPUS = load_scenario("campus")
 
@@ -186,3 +188,31 @@ async def test_an_answer_in_no_known_shape_is_kept_and_marked_in_the_manifest(la
     ]
     assert call.shape is None and "no known shape" in (call.problem or "") and call.file is not None
     assert "get_system_status_for_devices: get_system_status_for_devices: no known shape" in out
+
+
+async def test_the_summary_and_the_refusals_are_in_spanish_with_fleetwatch_language_es(lab, tmp_path):
+    home = tmp_path / "home"
+    sign_in_home(home, lab)
+    env = base_env(home, FLEETWATCH_LANGUAGE="es")
+    folder = tmp_path / "capture"
+    code, out, err = await fleetwatch_async(env, "capture", str(folder))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == f"Se capturaron 20 llamadas en {folder} (20 respondidas, 0 con error).", out
+    assert "Cada respuesta tiene una forma que Fleetwatch lee." in lines
+    assert (
+        "Cada herramienta que se puede proponer recibe los mismos argumentos que su esquema revisado."
+        in lines
+    )
+    assert lines[-1] == f"Para reproducirla sin cuenta: fleetwatch lab --capture {folder}"
+    assert "use --rename" in out
+    assert [(line, english_words(line)) for line in lines if english_words(line)] == []
+    code, _, err = await fleetwatch_async(env, "capture", str(folder))
+    assert code == 2 and err == (
+        f"fleetwatch: capture_refused: {folder} no es una carpeta vacía; una captura necesita una nueva\n"
+    ), err
+    checkout = tmp_path / "repo"
+    (checkout / ".git").mkdir(parents=True)
+    code, _, err = await fleetwatch_async(env, "capture", str(checkout / "first"), "--language", "es")
+    assert code == 2 and err.startswith(f"fleetwatch: capture_refused: {checkout / 'first'} está dentro"), err
+    assert "--in-checkout" in err and english_words(err.split(":", 2)[2]) == [], err

@@ -136,7 +136,7 @@ async def test_login_and_logout_speak_spanish_with_fleetwatch_language_es(lab, t
     token = token_file(tmp_path, lab)
     status, out, err = await fleetwatch(env, "login", "--token-file", str(token))
     assert status == 0, err
-    assert out.startswith("Sesión iniciada (sesión de lectura, static): grupo "), out
+    assert out.startswith("Sesión iniciada (sesión de lectura, token fijo): grupo "), out
     assert " dispositivos" in out and "Guardada en " in out and "Signed in" not in out
     slot = load_settings(env).read_token_file
     status, out, err = await fleetwatch(env, "logout")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tests.ctl.test_main import fleetwatch
 from tests.procs import base_env
+from tests.support import free_port
 
 
 def flat(text: str) -> str:
@@ -176,3 +177,22 @@ async def test_demo_off_the_lab_refuses_in_spanish(tmp_path: Path) -> None:
         "fleetwatch: config_invalid: la demo solo funciona con el laboratorio integrado; "
         "FLEETWATCH_EPIPHAN_MCP_URL apunta a otro lugar (use 'fleetwatch up')"
     ), err
+
+
+async def test_no_sign_in_and_an_unreachable_sign_in_server_are_said_in_spanish(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    slot = home / "tokens" / "read.json"
+    code, _, err = await fleetwatch(base_env(home, FLEETWATCH_LANGUAGE="es"), "fleet")
+    assert code == 2 and err == f"fleetwatch: no_sign_in: {slot}: no hay sesión iniciada en esta ranura\n", (
+        err
+    )
+    code, _, err = await fleetwatch(base_env(home), "fleet")
+    assert code == 2 and err == f"fleetwatch: no_sign_in: {slot}: no sign-in in this slot\n", err
+    nowhere = base_env(
+        home, FLEETWATCH_LANGUAGE="es", FLEETWATCH_EPIPHAN_MCP_URL=f"http://127.0.0.1:{free_port()}/mcp"
+    )
+    code, _, err = await fleetwatch(nowhere, "login", "--no-browser")
+    assert code == 2 and err.startswith(
+        "fleetwatch: sign_in_failed: el inicio de sesión falló en el descubrimiento: "
+    ), err
+    assert err.rstrip().endswith("al hablar con 127.0.0.1"), err
