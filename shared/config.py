@@ -54,12 +54,14 @@ class ConfigError(FleetwatchError):
         template: the problem (after ``NAME: ``) as a catalogue message ID (English,
             ``%(key)s`` parameters), or None when the problem is only text.
         params: the template's parameters (text).
+        problem: the problem in English (the message after ``NAME: ``).
     """
 
     def __init__(
         self, name: str, problem: str, *, template: str | None = None, params: Mapping[str, str] | None = None
     ) -> None:
         self.name = name
+        self.problem = problem
         self.template = template
         self.params = dict(params or {})
         super().__init__(Code.CONFIG_INVALID, f"{name}: {problem}")
@@ -715,15 +717,9 @@ def _default(setting: Setting, resolved: Mapping[str, str], env: Mapping[str, st
     return _expand_home(text, env)
 
 
-def unknown_setting(name: str) -> str:
-    """Why `name` (a ``FLEETWATCH_*`` variable not in `SETTINGS`) is refused, naming the closest
-    known setting when one is close (difflib), else where the list is."""
-    return unknown_setting_error(name).message.split(": ", 1)[1]
-
-
 def unknown_setting_error(name: str) -> ConfigError:
-    """The `ConfigError` for `name`, a ``FLEETWATCH_*`` variable not in `SETTINGS`
-    (`unknown_setting` its sentence)."""
+    """The `ConfigError` for `name`, a ``FLEETWATCH_*`` variable not in `SETTINGS`: naming the
+    closest known setting when one is close (difflib), else where the list is."""
     import difflib  # only for a name that is not a setting
 
     close = difflib.get_close_matches(name, [s.name for s in SETTINGS], n=1, cutoff=0.75)
