@@ -43,7 +43,7 @@ from shared.epiphan.fleet_shapes import outline, recognise
 from shared.epiphan.mcp_session import McpConnection
 from shared.epiphan.read_client import EpiphanError, EpiphanReadClient
 from shared.epiphan.redact import url_host
-from shared.errors import Code, FleetwatchError
+from shared.errors import FleetwatchError
 from shared.text.catalogue import N_, translate
 from shared.text.languages import Language
 
@@ -320,7 +320,7 @@ async def capture_command(args: argparse.Namespace) -> int:
     first = manifest.calls[0].error
     if first is not None:
         raise FleetwatchError.said(
-            Code(first.code), N_("the device list could not be read: %(why)s"), why=first.message
+            first.code, N_("the device list could not be read: %(why)s"), why=first.message
         )
     if args.json:
         print_json(msgspec.to_builtins(manifest))
