@@ -27,7 +27,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from services.ctl import CtlError, admin_words
+from services.ctl import CtlError, add_language_option, admin_words
 from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
@@ -571,9 +571,7 @@ def _leaf(sub: Any, name: str, help_text: str, run: Any, epilog: str) -> argpars
         name, help=help_text, description=help_text, epilog=epilog
     )
     parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text (times in UTC)"))
-    parser.add_argument(
-        "--language", choices=("en", "es"), help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
-    )
+    add_language_option(parser)
     parser.set_defaults(run=run)
     return parser
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
+from services.ctl import add_language_option
 from shared.config import load_settings
 from shared.epiphan.capture import (
     CallError,
@@ -460,7 +461,5 @@ def add_commands(sub: Any, epilog: str) -> None:
         ),
     )
     parser.add_argument("--json", action="store_true", help=N_("print the manifest as JSON"))
-    parser.add_argument(
-        "--language", choices=("en", "es"), help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
-    )
+    add_language_option(parser)
     parser.set_defaults(run=capture_command)

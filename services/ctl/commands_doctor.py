@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from services.ctl import add_language_option
 from services.ctl.doctor import (
     SERVICES,
     Detail,
@@ -63,9 +64,7 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
         epilog=epilog,
     )
     doctor.add_argument("--json", action="store_true", help=N_("print JSON instead of lines (in English)"))
-    doctor.add_argument(
-        "--language", choices=("en", "es"), help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
-    )
+    add_language_option(doctor)
     doctor.add_argument(
         "--live",
         action="store_true",

@@ -27,6 +27,7 @@ import argparse
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from services.ctl import add_language_option
 from services.ctl.output import print_json
 from shared.config import Settings, load_settings
 from shared.epiphan.slots import SlotError, read_slot
@@ -143,9 +144,7 @@ def add_commands(sub: Any, epilog: str) -> None:
         epilog=epilog,
     )
     fleet_parser.add_argument("--json", action="store_true", help=N_("print JSON instead of a table"))
-    fleet_parser.add_argument(
-        "--language", choices=("en", "es"), help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
-    )
+    add_language_option(fleet_parser)
     fleet_parser.set_defaults(run=fleet)
     writable_parser = sub.add_parser(
         "writable",
@@ -158,7 +157,5 @@ def add_commands(sub: Any, epilog: str) -> None:
     writable_parser.add_argument(
         "--json", action="store_true", help=N_("print JSON instead of text (times in UTC)")
     )
-    writable_parser.add_argument(
-        "--language", choices=("en", "es"), help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
-    )
+    add_language_option(writable_parser)
     writable_parser.set_defaults(run=writable)

@@ -22,10 +22,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from services.ctl import add_language_option
 from shared.config import load_settings
 from shared.errors import Code
 from shared.text.catalogue import N_, Moment, Words, say_text, translations
-from shared.text.languages import LANGUAGES, Language
+from shared.text.languages import Language
 
 if TYPE_CHECKING:
     from shared.epiphan.signin import ShowUrl
@@ -58,9 +59,7 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
         help=N_("store a static bearer token from FILE (mode 600; no refresh)"),
     )
     login.add_argument("--no-browser", action="store_true", help=N_("only print the sign-in address"))
-    login.add_argument(
-        "--language", choices=LANGUAGES, help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
-    )
+    add_language_option(login)
     login.set_defaults(run=login_command)
     logout_parser = sub.add_parser(
         "logout",
@@ -70,9 +69,7 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
     logout_parser.add_argument(
         "--sandbox", action="store_true", help=N_("the sandbox sign-in instead of the read one")
     )
-    logout_parser.add_argument(
-        "--language", choices=LANGUAGES, help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
-    )
+    add_language_option(logout_parser)
     logout_parser.set_defaults(run=logout_command)
 
 

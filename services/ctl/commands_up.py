@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from services.ctl import CtlError, supervise
+from services.ctl import CtlError, add_language_option, supervise
 from shared.config import Settings, given, load_settings
 from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
@@ -378,16 +378,12 @@ def add_commands(sub, epilog: str) -> None:
     parser.add_argument(
         "--scenario", default="campus", help=N_("lab scenario in demo mode (default: campus)")
     )
-    parser.add_argument(
-        "--language", choices=("en", "es"), help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
-    )
+    add_language_option(parser)
     parser.set_defaults(run=up)
     parser = sub.add_parser(
         "down", help=N_("stop everything 'fleetwatch up' started, and wait until it has"), epilog=epilog
     )
-    parser.add_argument(
-        "--language", choices=("en", "es"), help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
-    )
+    add_language_option(parser)
     parser.set_defaults(run=down)
     parser = sub.add_parser(
         "demo",

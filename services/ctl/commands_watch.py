@@ -28,7 +28,7 @@ import datetime as dt
 import os
 from typing import Any, Final
 
-from services.ctl import CtlError, admin_words
+from services.ctl import CtlError, add_language_option, admin_words
 from services.ctl.output import print_json
 from shared.config import Settings, load_settings
 from shared.epiphan.attention import Priority
@@ -347,16 +347,12 @@ def add_commands(sub: Any, epilog: str) -> None:
     )
     parser.add_argument("--clear", action="store_true", help=N_("remove the room's note"))
     parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
-    parser.add_argument(
-        "--language", choices=LANGUAGES, help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
-    )
+    add_language_option(parser)
     parser.set_defaults(run=note)
 
     parser = sub.add_parser("notes", help=N_("the room notes"), epilog=epilog)
     parser.add_argument("room", metavar="ROOM", nargs="?", help=N_("only rooms whose name holds this"))
     parser.add_argument("--search", metavar="TEXT", help=N_("only notes that hold this text"))
     parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
-    parser.add_argument(
-        "--language", choices=LANGUAGES, help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
-    )
+    add_language_option(parser)
     parser.set_defaults(run=notes)

@@ -76,7 +76,9 @@ async def watch_the_demo(env: dict[str, str], http: httpx2.Client, lab_url: str,
     shown = fleetwatch(env, "status")
     assert shown.returncode == 0, shown.stderr
     assert "Processes (supervisord):" in shown.stdout
-    assert [n for n in ("executor", "approval_web", "assistant") if f"  {n:<14}RUNNING" in shown.stdout] == [
+    assert [
+        n for n in ("executor", "approval_web", "assistant") if f"  {n:<14}running since" in shown.stdout
+    ] == [
         "executor",
         "approval_web",
         "assistant",
