@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -44,6 +45,7 @@ from shared.wire.approval import (
     SubmitProposal,
 )
 from shared.wire.executor import Inspection
+from shared.wire.formats import PROPOSAL_ID
 from shared.wire.protocol import Message
 
 if TYPE_CHECKING:
@@ -242,10 +244,30 @@ async def pending_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def proposal_id_of(args: argparse.Namespace) -> str:
+    """``args.proposal_id`` when it has a proposal ID's form (``p-`` and 12 hex digits).
+
+    Raises:
+        CtlError: ``invalid_arguments`` naming the form, before anything is sent (a placeholder
+            pasted as is, or the ID without its ``p-``).
+    """
+    if re.fullmatch(PROPOSAL_ID, args.proposal_id) is None:
+        raise CtlError(
+            Code.INVALID_ARGUMENTS,
+            Words.of(
+                N_(
+                    "%(id)s is not a proposal ID: one looks like p-1a2b3c4d5e6f (see 'fleetwatch pending list')"
+                ),
+                id=repr(visible(args.proposal_id, 60)),
+            ),
+        )
+    return str(args.proposal_id)
+
+
 async def pending_show(args: argparse.Namespace) -> int:
     """``fleetwatch pending show ID``."""
     client = approval_client()
-    reply = await client.show(args.proposal_id)
+    reply = await client.show(proposal_id_of(args))
     if args.json:
         print_json(reply)
     else:
@@ -255,7 +277,7 @@ async def pending_show(args: argparse.Namespace) -> int:
 
 async def deny(args: argparse.Namespace) -> int:
     """``fleetwatch deny ID``."""
-    reply = await approval_client().deny(args.proposal_id)
+    reply = await approval_client().deny(proposal_id_of(args))
     _out(
         args, reply, view_of(args).text(N_("Denied %(id)s. Nothing ran."), id=visible(reply.proposal_id, 40))
     )

@@ -31,11 +31,12 @@ DEMO_SLACK_CHANNEL = "#av-watch"
 """The channel the demo's watch posts to on the lab's Slack stand-in."""
 
 
-def demo_environment(settings: Settings, scenario: str) -> dict[str, str]:
+def demo_environment(settings: Settings, scenario: str, language: Language = "en") -> dict[str, str]:
     """The environment the services run in for the demo: the fence set to the lab's sandbox
-    team; when no model key is set, the lab's scripted model behind the real SDK; and when
-    Slack or Teams is not configured, the watch posts to the lab's stand-ins (see them at
-    ``GET /_lab/notices``), so a newcomer sees digests and notices without any account."""
+    team; when no model key is set, the lab's scripted model behind the real SDK; when Slack or
+    Teams is not configured, the watch posts to the lab's stand-ins (see them at ``GET
+    /_lab/notices``), so a newcomer sees digests and notices without any account; and unless
+    ``FLEETWATCH_WATCH_LANGUAGE`` is set, the watch posts in `language` (``up --language``)."""
     from services.lab.notices import LAB_SLACK_BOT, slack_base_url, teams_webhook_url
     from services.lab.scenario import load_scenario
 
@@ -53,6 +54,8 @@ def demo_environment(settings: Settings, scenario: str) -> dict[str, str]:
         env["FLEETWATCH_SLACK_CHANNEL"] = DEMO_SLACK_CHANNEL
     if settings.teams_webhook_url is None:
         env["FLEETWATCH_TEAMS_WEBHOOK_URL"] = teams_webhook_url(lab_url)
+    if given("FLEETWATCH_WATCH_LANGUAGE") is None:
+        env["FLEETWATCH_WATCH_LANGUAGE"] = language
     return env
 
 
@@ -73,7 +76,7 @@ async def up(args: argparse.Namespace) -> int:
     settings = load_settings()
     fence = supervise.choose_fence(settings, os.geteuid())
     demo = supervise.is_demo(settings)
-    env = demo_environment(settings, args.scenario) if demo else dict(os.environ)
+    env = demo_environment(settings, args.scenario, language_of(args, settings)) if demo else dict(os.environ)
     layout = await supervise.start_daemon(settings, env, scenario=args.scenario, server=fence.layout)
     # root may not connect to every socket (each one's peer check would audit it): it looks at
     # the socket file instead
@@ -326,6 +329,7 @@ async def demo(args: argparse.Namespace) -> int:
     print(render_answer(answer))
     print()
     command = command_prefix()
+    suffix = " --language es" if lang == "es" else ""  # the commands it suggests say the same language
     reason = no_card_reason(answer, policy.limits)
     if reason is None:
         secret_file = supervise.choose_fence(settings, os.geteuid()).approve_secret_file(settings)
@@ -339,10 +343,12 @@ async def demo(args: argparse.Namespace) -> int:
                 file=secret_file,
             )
         )
+        shown = answer.proposals[0].proposal_id if answer.proposals else None
         print(
             say(
-                N_("Then: %(command)s pending show <proposal ID above>   (its outcome and verification)"),
+                N_("Then: %(command)s pending show %(proposal)s   (its outcome and verification)"),
                 command=command,
+                proposal=(shown or say(N_("<proposal ID above>"))) + suffix,
             )
         )
     else:
@@ -352,7 +358,8 @@ async def demo(args: argparse.Namespace) -> int:
                 N_("See: %(command)s status   (the queue, denial pauses, changes to settle)"), command=command
             )
         )
-    print(f"      {command} audit tail")
+    print(f"      {command} pending list{suffix}")
+    print(f"      {command} audit tail{suffix}")
     print(say(N_("Stop: %(command)s down"), command=command))
     return 0
 

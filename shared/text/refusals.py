@@ -29,7 +29,7 @@ REFUSALS: Mapping[str, str] = {
         "the approval page's service stopped before the executor took the approval."
     ),
     "executor_restarted": N_("the executor stopped before it took the approval."),
-    "proposal_not_found": N_("the proposal no longer exists."),
+    "proposal_not_found": N_("no proposal has that ID (mistyped, or no longer kept)."),
     "proposal_not_pending": N_("the proposal is no longer waiting (it was approved, denied or expired)."),
     "seal_invalid": N_("the proposal's seal does not verify (it changed, or the executor restarted)."),
     "schema_version_changed": N_("the tool's reviewed arguments changed since the proposal."),

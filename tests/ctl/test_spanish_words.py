@@ -196,3 +196,30 @@ async def test_no_sign_in_and_an_unreachable_sign_in_server_are_said_in_spanish(
         "fleetwatch: sign_in_failed: el inicio de sesión falló en el descubrimiento: "
     ), err
     assert err.rstrip().endswith("al hablar con 127.0.0.1"), err
+
+
+async def test_a_pasted_placeholder_or_an_id_without_its_prefix_is_named_before_anything_is_sent(
+    tmp_path: Path,
+) -> None:
+    """Nothing runs here: the answer is the ID's form (invalid_arguments), not "not running"
+    (which would mean the CLI tried the socket) nor the service's "malformed request"."""
+    home = tmp_path / "home"
+    for args in (("pending", "show", "e43e39cdbb91"), ("deny", "<ID>")):
+        code, _, err = await fleetwatch(base_env(home, FLEETWATCH_LANGUAGE="es"), *args)
+        assert code == 2 and err.startswith("fleetwatch: invalid_arguments: "), err
+        assert "no es un ID de propuesta: uno se ve así: p-1a2b3c4d5e6f" in err, err
+    code, _, err = await fleetwatch(base_env(home), "pending", "show", "e43e39cdbb91")
+    assert code == 2 and "'e43e39cdbb91' is not a proposal ID: one looks like p-1a2b3c4d5e6f" in err, err
+
+
+def test_the_demo_watch_posts_in_the_demo_language_unless_the_watch_language_is_set(monkeypatch) -> None:
+    """``demo --language es``: the watch's Slack and Teams posts are Spanish too."""
+    from services.ctl.commands_up import demo_environment
+    from shared.config import load_settings
+
+    monkeypatch.delenv("FLEETWATCH_WATCH_LANGUAGE", raising=False)
+    settings = load_settings({})
+    assert demo_environment(settings, "campus", "es")["FLEETWATCH_WATCH_LANGUAGE"] == "es"
+    assert demo_environment(settings, "campus")["FLEETWATCH_WATCH_LANGUAGE"] == "en"
+    monkeypatch.setenv("FLEETWATCH_WATCH_LANGUAGE", "en")
+    assert demo_environment(settings, "campus", "es")["FLEETWATCH_WATCH_LANGUAGE"] == "en"
