@@ -58,6 +58,7 @@ from services.assistant.server import MAX_QUESTION_CHARS, Asker
 from services.assistant.service import AskedBy
 from services.assistant.watch.wall import CSS as WALL_CSS
 from shared.errors import Code, FleetwatchError
+from shared.text.answered_by import ANSWERED_BY
 from shared.text.change_words import why
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES
@@ -94,18 +95,6 @@ PRESETS: Final = (
     "¿Qué está desconectado?",
     "Próximos eventos",
 )
-ANSWERED_BY: Final = {
-    "model": ("Answered by the model.", "Respondió el modelo."),
-    "demo_model": (
-        "Answered by the demo model: the lab's stand-in, not a real model.",
-        "Respondió el modelo de demostración: el sustituto del laboratorio, no un modelo real.",
-    ),
-    "keyword": (
-        "Answered by the keyword answer (no model; read-only).",
-        "Respondió la respuesta por palabras clave (sin modelo; solo lectura).",
-    ),
-}
-"""Which path answered (`Answer.answered_by`), in words (en, es)."""
 TOO_LONG: Final = (
     "A question is 1 to {n} characters.",
     "Una pregunta tiene de 1 a {n} caracteres.",

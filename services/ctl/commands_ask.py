@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from services.ctl.output import print_json
 from shared.config import load_settings
+from shared.text.answered_by import ANSWERED_BY
 from shared.text.catalogue import N_, translate
 from shared.text.display import visible
 from shared.wire.assistant import Answer, Ask, AssistantClient
@@ -32,7 +33,8 @@ TIMEOUT_SECONDS: Final = 180.0
 
 def render_answer(answer: Answer) -> str:
     """The answer for a terminal: its text, then, labelled as Fleetwatch's, a line per proposal
-    and per change not proposed."""
+    and per change not proposed, then who answered (the model, the lab's demo model or the
+    keyword answer)."""
     lines = [visible(line, 2000) for line in answer.text.split("\n")]
     code_built = [*answer.proposals, *answer.refusals]
     if code_built:
@@ -40,6 +42,8 @@ def render_answer(answer: Answer) -> str:
         language = "es" if answer.language == "es" else "en"
         lines.append(translate(language, N_("What Fleetwatch recorded (not the assistant's words):")))
         lines.extend(f"- {visible(line.text, 600)}" for line in code_built)
+    said = ANSWERED_BY.get(answer.answered_by, ANSWERED_BY["model"])
+    lines += ["", said[1] if answer.language == "es" else said[0]]
     return "\n".join(lines)
 
 

@@ -55,6 +55,8 @@ async def test_ask_prints_the_answer_with_hidden_characters_shown_and_the_propos
         "Lo que Fleetwatch registró (no son palabras del asistente):",
         "- Proposal p_1 (batch_recording): waiting.",
         "",
+        "Respondió el modelo.",  # who answered, as the ask page says it
+        "",
     ]
     assert "\x1b" not in out and "\u202e" not in out
     assert json.loads(json_out)["proposals"][0]["state"] == "waiting_for_approval"
