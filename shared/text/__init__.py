@@ -16,9 +16,10 @@ Layers (each imports only those below it)::
                       `Words`, `Moment`, `N_`, `C_` and `Lexicon` (tables of fixed words), plain-text
                       `say_text` (the page, the CLI and the assistant's fixed words)
     times.py          times in the operator's zone, one format, relative where it helps
-    display.py  questions.py  languages.py
+    display.py  questions.py  languages.py  answered_by.py
                       the one escaping helper (`visible` for text, `safe_json` for JSON; `width`
-                      on a terminal) | what a question is about | the languages, declared once
+                      on a terminal) | what a question is about | the languages, declared once |
+                      who answered a question (the ask page and ``fleetwatch ask``)
 
 May import `shared.canonical` (the hidden characters) and `shared.epiphan` (the snapshot).
 """
