@@ -54,14 +54,12 @@ class ConfigError(FleetwatchError):
         template: the problem (after ``NAME: ``) as a catalogue message ID (English,
             ``%(key)s`` parameters), or None when the problem is only text.
         params: the template's parameters (text).
-        problem: the problem in English (the message after ``NAME: ``).
     """
 
     def __init__(
         self, name: str, problem: str, *, template: str | None = None, params: Mapping[str, str] | None = None
     ) -> None:
         self.name = name
-        self.problem = problem
         self.template = template
         self.params = dict(params or {})
         super().__init__(Code.CONFIG_INVALID, f"{name}: {problem}")

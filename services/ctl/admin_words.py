@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from shared.config import load_settings
 from shared.errors import MEANINGS, Code
 from shared.text.catalogue import C_, N_, Lexicon, Moment, Words, say_text, translate
 from shared.text.change_words import REFUSALS as ASSISTANT_REFUSALS
@@ -522,8 +523,6 @@ def render_processes(view: View, infos: Sequence[Mapping[str, Any]]) -> list[str
 def view_of(args: argparse.Namespace) -> View:
     """The language (``--language``, else `FLEETWATCH_LANGUAGE`), the operator's zone
     (`FLEETWATCH_TIMEZONE`) and now, for what a command prints in words."""
-    from shared.config import load_settings
-
     settings = load_settings()
     return view_for(getattr(args, "language", None), settings.language, settings.timezone)
 

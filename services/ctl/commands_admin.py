@@ -477,7 +477,8 @@ async def status(args: argparse.Namespace) -> int:
         return 0
     # The three asks at once (supervisord, approval.sock, assistant.sock), printed in order.
     settings = load_settings()
-    processes = asyncio.ensure_future(processes_words(settings, view_of(args)))
+    view = view_of(args)
+    processes = asyncio.ensure_future(processes_words(settings, view))
     watching = asyncio.ensure_future(commands_watch.watch_status(settings))
     try:
         reply = await approval_client().status()
@@ -485,7 +486,6 @@ async def status(args: argparse.Namespace) -> int:
         lines = await processes  # printed first, also when approval_web does not answer
         if lines:
             print("\n".join(lines))
-    view = view_of(args)
     print(admin_words.render_status(view, reply))
     watch = await watching
     print(

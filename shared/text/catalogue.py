@@ -219,9 +219,8 @@ def compile_catalogues(locales_dir: Path = LOCALES_DIR) -> list[Path]:
                 out.write(compile_po(source, lang))
             os.chmod(scratch, 0o644)  # package data: readable by every service's user
             os.replace(scratch, mo)
-        except BaseException:
-            Path(scratch).unlink(missing_ok=True)
-            raise
+        finally:
+            Path(scratch).unlink(missing_ok=True)  # gone already once replaced
         written.append(mo)
     return written
 

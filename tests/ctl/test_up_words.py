@@ -9,15 +9,16 @@ from services.ctl.commands_up import started_words
 from services.ctl.supervise import choose_fence
 from shared.config import load_settings
 from shared.text.catalogue import say_text
+from shared.text.languages import Language
 
 NOW = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC)
 
 
-def _said(tmp_path: Path, language: str, *, demo: bool, **env: str) -> list[str]:
+def _said(tmp_path: Path, language: Language, *, demo: bool, **env: str) -> list[str]:
     settings = load_settings({"HOME": str(tmp_path), **env})
     fence = choose_fence(settings, euid=1000)
     lines = started_words(settings, fence, demo=demo, logs=tmp_path / "logs")
-    return [say_text(words, language, zone=dt.UTC, now=NOW) for words in lines]  # type: ignore[arg-type]
+    return [say_text(words, language, zone=dt.UTC, now=NOW) for words in lines]
 
 
 def test_up_says_where_each_page_and_its_secret_is_in_english_and_spanish(tmp_path: Path) -> None:
