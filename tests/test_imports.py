@@ -4,7 +4,9 @@
 services are independent of each other, ``shared`` never imports ``services``, the assistant
 holds no store, the lab imports nothing of the product but what it serves, and every package's
 layers are the ones its docstring draws. `deptry` holds the declared dependencies to the
-imports, both ways. Both run as real processes, as a person runs them.
+imports, both ways. `ruff` holds the banned APIs (``[tool.ruff.lint.flake8-tidy-imports]``:
+``asyncio.wait_for``, which on Python 3.11 loses a cancellation). All run as real processes, as
+a person runs them.
 """
 
 from __future__ import annotations
@@ -30,3 +32,8 @@ def test_the_import_contracts_hold(tmp_path: Path) -> None:
 def test_every_import_is_a_declared_dependency_and_every_dependency_is_imported() -> None:
     result = run(str(BIN / "deptry"), ".")
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+
+
+def test_no_banned_api_is_called() -> None:
+    result = run(str(BIN / "ruff"), "check", "--no-cache", "--select", "TID251", ".")
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]

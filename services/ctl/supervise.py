@@ -431,7 +431,8 @@ async def _run(
         env=dict(env) if env is not None else None,
     )
     try:
-        out, _ = await asyncio.wait_for(process.communicate(), timeout_seconds)
+        async with asyncio.timeout(timeout_seconds):
+            out, _ = await process.communicate()
     except TimeoutError as exc:
         process.kill()
         await process.wait()

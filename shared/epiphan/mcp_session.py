@@ -180,9 +180,13 @@ class McpConnection:
         closing.set()
         sdk = _sdk()
         try:
-            await asyncio.wait_for(asyncio.shield(owner), self.timeout_seconds)
-        except (TimeoutError, asyncio.CancelledError):
+            async with asyncio.timeout(self.timeout_seconds):
+                await asyncio.shield(owner)
+        except TimeoutError:
             owner.cancel()
+        except asyncio.CancelledError:
+            owner.cancel()  # the caller was cancelled while closing: end the owner, then go on ending
+            raise
         except (sdk.MCPError, *sdk.broken):
             pass  # the session was already broken; closing it has nothing more to say
 
@@ -247,7 +251,8 @@ class McpConnection:
             owner = loop.create_task(self._own(ready, closing), name=f"mcp-session {self.url}")
             self._owner, self._closing = owner, closing
             try:
-                self._session = await asyncio.wait_for(asyncio.shield(ready), self.timeout_seconds)
+                async with asyncio.timeout(self.timeout_seconds):
+                    self._session = await asyncio.shield(ready)
             except BaseException:
                 await self.close()
                 raise

@@ -162,7 +162,8 @@ async def oauth_sign_in(
             client = await register(http, auth, metadata)
             request = authorization_request(auth, client, metadata)
             await show_url(request.url)
-            redirect = await asyncio.wait_for(paste(), timeout_seconds)
+            async with asyncio.timeout(timeout_seconds):
+                redirect = await paste()
     except TimeoutError as exc:
         raise SignInError.said(
             Code.SIGN_IN_FAILED,

@@ -82,11 +82,13 @@ class LoopbackCallback:
         """
         assert self._answer is not None, "use LoopbackCallback as an async context manager"
         self._state = state
-        return await asyncio.wait_for(asyncio.shield(self._answer), timeout_seconds)
+        async with asyncio.timeout(timeout_seconds):
+            return await asyncio.shield(self._answer)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+            async with asyncio.timeout(10):
+                head = await reader.readuntil(b"\r\n\r\n")
             writer.write(self._answer_for(head))
             await writer.drain()
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, ConnectionError):

@@ -129,8 +129,11 @@ class Witness:
         after `lock` is let go, off the event loop, so a request never waits on that disk write.
         A failed look is logged and tried again."""
         while True:
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for returns a nudge that lands in
+            # the same turn as a cancellation and loses the cancellation (the service never stops).
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._nudged.wait(), WITNESS_SECONDS)
+                async with asyncio.timeout(WITNESS_SECONDS):
+                    await self._nudged.wait()
             self._nudged.clear()
             try:
                 async with lock:

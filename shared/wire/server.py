@@ -170,7 +170,8 @@ async def _answer(
 
 async def _socket_is_live(path: Path) -> bool:
     try:
-        _, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), timeout=2)
+        async with asyncio.timeout(2):
+            _, writer = await asyncio.open_unix_connection(str(path))
     except (OSError, TimeoutError):
         return False
     writer.close()
@@ -234,9 +235,8 @@ async def serve_unix(
                 # Take (and drop) the peer's request before closing: closing first can break its
                 # write, and a broken pipe hides the refusal it was about to read.
                 with contextlib.suppress(ProtocolError, TimeoutError):
-                    await asyncio.wait_for(
-                        read_frame(reader, max_bytes=max_frame_bytes), REFUSAL_DRAIN_SECONDS
-                    )
+                    async with asyncio.timeout(REFUSAL_DRAIN_SECONDS):
+                        await read_frame(reader, max_bytes=max_frame_bytes)
                 return
             while True:
                 try:

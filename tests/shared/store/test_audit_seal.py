@@ -195,6 +195,26 @@ async def test_the_watch_moves_the_anchor_after_a_nudge_and_lets_the_store_lock_
     assert read_anchor(keys / "approval_web.anchor") == witness.anchor
 
 
+async def test_the_watch_stops_when_cancelled_in_the_same_turn_as_a_nudge(db: Path, tmp_path: Path):
+    """A service stopping just after a request nudged the watch (the executor's SIGTERM after its
+    last answer): the cancellation must end the watch. Python 3.11's ``asyncio.wait_for``
+    returned the nudge instead and lost the cancellation, so the executor never exited (CI, stop
+    22: SIGKILLed after 10 s)."""
+    witness = Witness(tmp_path / "keys", APPROVAL_WEB)
+    async with store_at(db, WEB) as conn:
+        watching = asyncio.create_task(witness.watch(conn, asyncio.Lock()))
+        for _ in range(5):  # the watch waits for a nudge now
+            await asyncio.sleep(0)
+        witness.nudge()
+        watching.cancel()
+        done, _ = await asyncio.wait({watching}, timeout=5)
+        if not done:  # end it for good before failing, or its loop outlives the test
+            watching.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watching
+        assert done and watching.cancelled()
+
+
 async def test_the_anchor_never_moves_back(db: Path, tmp_path: Path):
     keys = tmp_path / "keys"
     witness = Witness(keys, APPROVAL_WEB)
