@@ -161,3 +161,47 @@ def test_a_time_said_loads_babel_dates_only_then() -> None:
         "now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC); say_time('2026-01-01T00:00:00Z', zone=dt.UTC, now=now)"
     )
     assert "babel.dates" in said
+
+
+MCP_SERVER_SIDE = ("mcp.server", "starlette", "uvicorn", "sse_starlette", "click", "cryptography")
+"""What mcp 2.x's package ``__init__`` files bring besides the client (`shared.epiphan.sdk_import`)."""
+
+CLIENT_SIDE = (
+    "from shared.epiphan.mcp_session import _sdk; sdk = _sdk()\n"
+    "from shared.epiphan.sdk_import import import_client; import_client('shared.epiphan.signin')\n"
+)
+"""What a service's first Epiphan read loads: the MCP session's SDK parts and the sign-in."""
+
+
+def test_a_service_reading_epiphan_loads_the_mcp_client_without_the_sdk_s_server_side() -> None:
+    loaded_now = modules_after(CLIENT_SIDE)
+    assert {
+        "mcp.client.session",
+        "mcp.client.streamable_http",
+        "mcp.client.auth",
+        "shared.epiphan.signin",
+    } <= loaded_now
+    assert within(loaded_now, *MCP_SERVER_SIDE) == set()
+
+
+def test_code_that_needs_the_whole_mcp_package_gets_it_with_the_same_client_classes() -> None:
+    """A name looked up in ``mcp`` or ``mcp.client`` runs its ``__init__`` then: the package is
+    whole, its names are the client modules' own, and the server side imports."""
+    loaded_now = modules_after(
+        CLIENT_SIDE + "import mcp, mcp.client.session\n"
+        "from mcp import ClientSession, Client, MCPError\n"
+        "assert ClientSession is sdk.ClientSession is mcp.client.session.ClientSession\n"
+        "assert MCPError is sdk.MCPError and mcp.client.Client is Client\n"
+        "assert {'ClientSession', 'Client', 'types'} <= set(mcp.__all__) | set(vars(mcp))\n"
+        "from mcp.server.mcpserver import MCPServer\n"
+    )
+    assert {"mcp.server.mcpserver", "starlette"} <= loaded_now
+
+
+def test_with_mcp_already_imported_the_client_modules_are_the_ordinary_ones() -> None:
+    loaded_now = modules_after(
+        "import mcp\nfrom shared.epiphan import sdk_import\n"
+        "session, = sdk_import.import_client('mcp.client.session')\n"
+        "assert type(sys.modules['mcp']) is type(sys) and session.ClientSession is mcp.ClientSession\n"
+    )
+    assert "mcp.server" in loaded_now

@@ -16,9 +16,10 @@ Layers (each imports only those below it)::
                        what is sent to the model and what never is | one parser per read tool
                        into one snapshot | the MCP session (the only sender of ``tools/call``)
                        | the loopback callback | OAuth discovery and tokens | the token slots
-    redact.py  fleet_shapes.py  capture.py
+    redact.py  fleet_shapes.py  capture.py  sdk_import.py
                        redaction of secrets in every result | each read tool's known result
-                       shapes, by name | a capture folder's manifest and files
+                       shapes, by name | a capture folder's manifest and files | the MCP SDK's
+                       client modules without its server side
 
 May import `shared.config`, `shared.errors`, `shared.ids`, `shared.policy` and
 `shared.private_files`.

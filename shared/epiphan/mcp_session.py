@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from shared.epiphan.sdk_import import import_client
 from shared.errors import Code, FleetwatchError
 
 if TYPE_CHECKING:
@@ -92,20 +93,21 @@ class RawToolResult:
 def _sdk() -> SimpleNamespace:
     """The MCP SDK's parts this module uses, imported on first use (once per process).
 
-    ``broken`` holds the exceptions that mean the connection broke (not a protocol answer)."""
+    ``broken`` holds the exceptions that mean the connection broke (not a protocol answer).
+    The SDK's client modules come without its server side (`shared.epiphan.sdk_import`)."""
     import anyio
     import httpx2
     import mcp_types
-    from mcp.client.session import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared.exceptions import MCPError
 
+    session, streamable_http, exceptions = import_client(
+        "mcp.client.session", "mcp.client.streamable_http", "mcp.shared.exceptions"
+    )
     return SimpleNamespace(
         types=mcp_types,
         httpx2=httpx2,
-        ClientSession=ClientSession,
-        streamable_http_client=streamable_http_client,
-        MCPError=MCPError,
+        ClientSession=session.ClientSession,
+        streamable_http_client=streamable_http.streamable_http_client,
+        MCPError=exceptions.MCPError,
         broken=(httpx2.HTTPError, OSError, anyio.ClosedResourceError, anyio.BrokenResourceError),
     )
 

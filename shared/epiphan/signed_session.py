@@ -44,7 +44,6 @@ sign-in), `shared.epiphan.read_client.EpiphanError` (the read).
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -56,6 +55,7 @@ from shared.epiphan.fleet import FleetSnapshot
 from shared.epiphan.mcp_session import McpConnection
 from shared.epiphan.read_batches import BatchedRead, DeviceReads
 from shared.epiphan.read_client import EpiphanReadClient
+from shared.epiphan.sdk_import import import_client
 from shared.errors import Code, FleetwatchError
 
 log = logging.getLogger(__name__)
@@ -69,9 +69,10 @@ only when the connection was warm and the session is gone (``epiphan_unreachable
 async def _signin() -> ModuleType:
     """`shared.epiphan.signin`. It brings the OAuth stack (the MCP SDK's auth, pydantic,
     httpx2), so it loads with the first use, not while a service waits for one (issue 14: idle
-    memory), and in a thread: the event loop keeps answering while it loads."""
+    memory), in a thread (the event loop keeps answering while it loads), and without the SDK's
+    server side (`shared.epiphan.sdk_import`)."""
     if "shared.epiphan.signin" not in sys.modules:
-        await asyncio.to_thread(importlib.import_module, "shared.epiphan.signin")
+        await asyncio.to_thread(import_client, "shared.epiphan.signin")
     from shared.epiphan import signin
 
     return signin
