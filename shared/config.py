@@ -206,12 +206,6 @@ def _time_zone(raw: str) -> dt.tzinfo:
         ) from exc
 
 
-def _language(raw: str) -> str:
-    if raw not in ("en", "es"):
-        raise BadValue(N_("not a language Fleetwatch speaks: %(raw)s (en or es)"), raw=repr(raw))
-    return raw
-
-
 def _optional_secret(raw: str) -> Secret | None:
     return Secret(raw) if raw else None
 

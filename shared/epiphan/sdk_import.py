@@ -58,11 +58,14 @@ class BarePackage(ModuleType):
 def initialise(package: ModuleType) -> None:
     """Run `package`'s ``__init__`` in place unless it ran (or is running, in this thread);
     another thread waits until it has run."""
+    spec = package.__spec__
+    if spec is None or spec.loader is None:  # not a package put here by `_bare_packages`
+        return
     with _initialising:
         if package.__name__ in _initialised:
             return
         _initialised.add(package.__name__)
-        package.__spec__.loader.exec_module(package)  # type: ignore[union-attr]
+        spec.loader.exec_module(package)
 
 
 def import_client(*names: str) -> list[ModuleType]:

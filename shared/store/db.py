@@ -259,8 +259,8 @@ async def verify_audit(
     The walk reads `chunk_rows` rows per query (in ``seq`` order, each query starting after the
     last row read) and, when `lock` is given (the service's lock on `conn`), holds it only while
     a chunk is read: the service keeps serving between chunks, and rows appended meanwhile are
-    walked too. Cost: about 30 µs of CPU per row on this project's 2-core reference machine
-    (``bench/reliability.py``'s audit measure).
+    walked too. Cost: about 45 µs per row on this project's 2-core reference machine
+    (``python -m bench.audit_walk``: 120,000 rows in 5.3 s).
     """
     pins = [(a.seq, a.hash, a.signed_from) for a in anchors]
     if anchor is not None:

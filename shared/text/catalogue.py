@@ -137,9 +137,16 @@ class Words:
         )
 
 
-def _po_and_mo(locales_dir: Path, language: Language) -> tuple[Path, Path]:
+def _catalogue_files(locales_dir: Path, language: Language) -> tuple[bytes, Path, GNUTranslations | None]:
+    """`language`'s ``.po`` file (its bytes), the path of its compiled twin ``messages.mo``, and
+    that twin when it is current (`_current_twin`).
+
+    Raises:
+        OSError: the ``.po`` file is missing or unreadable.
+    """
     folder = locales_dir / language / "LC_MESSAGES"
-    return folder / "messages.po", folder / "messages.mo"
+    source, mo = (folder / "messages.po").read_bytes(), folder / "messages.mo"
+    return source, mo, _current_twin(mo, hashlib.sha256(source).hexdigest())
 
 
 def compile_po(source: bytes, language: Language) -> bytes:
@@ -189,9 +196,7 @@ def load_translations(locales_dir: Path = LOCALES_DIR) -> dict[Language, GNUTran
     """
     out: dict[Language, GNUTranslations] = {}
     for lang in LANGUAGES:
-        po, mo = _po_and_mo(locales_dir, lang)
-        source = po.read_bytes()
-        twin = _current_twin(mo, hashlib.sha256(source).hexdigest())
+        source, _, twin = _catalogue_files(locales_dir, lang)
         out[lang] = twin if twin is not None else GNUTranslations(io.BytesIO(compile_po(source, lang)))
     return out
 
@@ -207,9 +212,8 @@ def compile_catalogues(locales_dir: Path = LOCALES_DIR) -> list[Path]:
     """
     written = []
     for lang in LANGUAGES:
-        po, mo = _po_and_mo(locales_dir, lang)
-        source = po.read_bytes()
-        if _current_twin(mo, hashlib.sha256(source).hexdigest()) is not None:
+        source, mo, twin = _catalogue_files(locales_dir, lang)
+        if twin is not None:
             continue
         import tempfile  # only when compiling (setup, install)
 
