@@ -323,11 +323,44 @@ def build_app(lab: Lab, base_url: str, *, on_ready: Callable[[], None] | None = 
 
 
 class _Uvicorn(uvicorn.Server):
-    """uvicorn without its signal capture: the owner of the loop decides about signals."""
+    """uvicorn without its signal capture (the owner of the loop decides about signals) and
+    without its 0.1 s polling: `exit_now` wakes the main loop at once, so a lab stops in
+    milliseconds instead of 0.2 s (a test suite starts and stops hundreds of labs)."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self._exit = asyncio.Event()
 
     @contextlib.contextmanager
     def capture_signals(self) -> Any:
         yield
+
+    def exit_now(self) -> None:
+        """Ask the server to finish; its main loop wakes at once."""
+        self.should_exit = True
+        self._exit.set()
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # uvicorn always sleeps 0.1 s after asking open connections to close; with none open
+        # (the usual end of a test) close the listeners and run the lifespan's shutdown at once.
+        if self.server_state.connections or self.server_state.tasks or self.force_exit:
+            await super().shutdown(sockets)
+            return
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        await self.lifespan.shutdown()
+
+    async def main_loop(self) -> None:
+        # uvicorn's own loop sleeps 0.1 s between ticks; this one waits for `exit_now`, waking
+        # once a second for the tick (the Date header), which then always counts as a new second.
+        tick = 0
+        while not await self.on_tick(tick):
+            tick = (tick + 10) % 864000
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1.0):
+                    await self._exit.wait()
 
 
 @dataclass
@@ -335,11 +368,11 @@ class Serving:
     """A lab being served: its base URL; `stop` asks uvicorn to finish."""
 
     url: str
-    server: uvicorn.Server
+    server: _Uvicorn
     task: asyncio.Task[None]
 
     def stop(self) -> None:
-        self.server.should_exit = True
+        self.server.exit_now()
 
 
 @contextlib.asynccontextmanager
@@ -375,7 +408,7 @@ async def serve_lab(lab: Lab, port: int = 0) -> AsyncIterator[Serving]:
         yield Serving(url, server, task)
     finally:
         waiter.cancel()
-        server.should_exit = True
+        server.exit_now()
         with contextlib.suppress(SystemExit):
             await task
         sock.close()

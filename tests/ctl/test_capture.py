@@ -30,9 +30,11 @@ async def lab() -> AsyncIterator[LabHandle]:
         yield handle
 
 
-async def capture(lab: LabHandle, home: Path, folder: Path, *flags: str) -> tuple[int, str, str]:
+async def capture(
+    lab: LabHandle, home: Path, folder: Path, *flags: str, real_process: bool = False
+) -> tuple[int, str, str]:
     sign_in_home(home, lab)
-    return await run_cli_async("capture", str(folder), *flags, home=home)
+    return await run_cli_async("capture", str(folder), *flags, home=home, real_process=real_process)
 
 
 def lab_secrets(lab: LabHandle) -> set[str]:
@@ -41,7 +43,8 @@ def lab_secrets(lab: LabHandle) -> set[str]:
 
 async def test_a_capture_reads_every_read_tool_once_and_keeps_each_answer_private(lab, tmp_path):
     folder = tmp_path / "out" / "campus"
-    code, out, err = await capture(lab, tmp_path / "home", folder)
+    # The capture family's one real-process run: the console script as a shell sees it.
+    code, out, err = await capture(lab, tmp_path / "home", folder, real_process=True)
     assert code == 0, err
     assert "Every answer has a shape Fleetwatch reads." in out and "--rename" in out
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700

@@ -41,7 +41,10 @@ async def test_ask_prints_the_answer_with_hidden_characters_shown_and_the_propos
     env = base_env(tmp_path / "home")
     fake = FakeAssistant()
     async with assistant_side(load_settings(env), fake):
-        code, out, _ = await fleetwatch_async(env, "ask", "¿Qué necesita atención?", "--language", "es")
+        # The ask family's one real-process run: the console script as a shell sees it.
+        code, out, _ = await fleetwatch_async(
+            env, "ask", "¿Qué necesita atención?", "--language", "es", real_process=True
+        )
         json_code, json_out, _ = await fleetwatch_async(env, "ask", "What needs attention?", "--json")
     assert code == 0 and json_code == 0
     assert fake.asked == [("¿Qué necesita atención?", "es"), ("What needs attention?", None)]

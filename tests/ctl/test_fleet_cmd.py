@@ -37,7 +37,8 @@ async def lab_home(tmp_path):
 
 
 async def test_fleet_shows_the_lab_fleet_with_attention_words(lab_home):
-    code, out, err = await run_cli_async("fleet", home=lab_home)
+    # The fleet family's one real-process run: the console script as a shell sees it.
+    code, out, err = await run_cli_async("fleet", home=lab_home, real_process=True)
     assert code == 0, err
     assert "30 devices, 28 online, 2 offline." in out
     assert "Fix first:" in out and "Fix soon:" in out and "When convenient:" in out

@@ -4,12 +4,9 @@ played by the lab's stand-ins; the wall screen over HTTP."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import subprocess
-import sys
-from asyncio.subprocess import PIPE
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -18,6 +15,7 @@ import pytest
 
 from services.lab.notices import LAB_SLACK_BOT, slack_base_url, teams_webhook_url
 from shared.epiphan.slots import SignIn, write_slot
+from tests.ctl.cli import fleetwatch_async
 from tests.e2e.stack import Stack, running_stack
 from tests.procs import ServiceProcess, base_env, start_service
 from tests.support import READY_SECONDS, policy_awake_now, wait_until
@@ -68,14 +66,13 @@ async def watched(tmp_path: Path) -> AsyncIterator[tuple[Stack, ServiceProcess, 
             await assistant.stop()
 
 
-async def fleetwatch(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    """The ``fleetwatch`` CLI as a process (awaited: the lab serves from this test's loop)."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "services.ctl.main", *args, env=env, stdout=PIPE, stderr=PIPE
-    )
-    async with asyncio.timeout(120):
-        out, err = await process.communicate()
-    return subprocess.CompletedProcess(args, process.returncode or 0, out.decode(), err.decode())
+async def fleetwatch(
+    env: dict[str, str], *args: str, real_process: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """The ``fleetwatch`` CLI (awaited: the lab serves from this test's loop), in this process
+    unless `real_process` (`tests.ctl.cli.fleetwatch_async`)."""
+    code, out, err = await fleetwatch_async(env, *args, timeout=120, real_process=real_process)
+    return subprocess.CompletedProcess(args, code, out, err)
 
 
 def texts(notices: list[dict], destination: str = "slack") -> list[str]:
@@ -92,7 +89,8 @@ async def test_the_assistant_process_watches_posts_notices_and_answers_the_watch
     (digest,) = first_digest(first)
     assert "- ENG 210: offline" in digest and "- LIB Room 2: offline" in digest
 
-    check = await fleetwatch(env, "status", "--check")
+    # The watch commands' one real-process run: status --check as a monitor runs it.
+    check = await fleetwatch(env, "status", "--check", real_process=True)
     assert check.returncode == 0 and check.stdout.startswith("OK: the heartbeat read the fleet"), check
 
     proposal_id = await stack.propose(

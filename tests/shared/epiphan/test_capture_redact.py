@@ -5,7 +5,7 @@ same placeholder, hosts stay hosts, and ``--rename`` replaces names and IDs cons
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from shared.epiphan.capture_redact import CaptureRedactor, Renamer, holds_no_secret, verified
@@ -71,7 +71,6 @@ def test_null_empty_and_boolean_secret_fields_stay_as_they_are():
     }
 
 
-@settings(max_examples=200, deadline=None)
 @given(
     st.text(max_size=80), st.sampled_from(sorted(STREAM_URLS)), st.sampled_from([s[0] for s in SECRET_TEXTS])
 )

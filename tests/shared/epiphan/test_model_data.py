@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from shared.epiphan.model_data import (
@@ -177,7 +177,6 @@ def test_keys_of_a_map_lose_their_addresses_too():
     assert for_model({"192.0.2.11": {"Name": "x"}}) == {WITHHELD: {"Name": "x"}}
 
 
-@settings(max_examples=200, deadline=None)
 @given(
     st.recursive(
         st.none() | st.booleans() | st.integers() | st.text(max_size=30),
