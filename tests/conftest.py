@@ -159,13 +159,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.stash[_TIER] = tier
         if item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(TIMEOUTS[tier]))
-        # Under pytest-xdist's loadgroup: whole stacks and the deployment one at a time on one
-        # worker (two supervisord stacks at once on two cores would time each other out), and a
-        # process test's file on one worker (its module-scoped lab and services start once).
-        if tier in ("stack", "root"):
-            item.add_marker(pytest.mark.xdist_group("whole-stack"))
-        elif tier == "process":
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+def scope_of(nodeid: str) -> str:
+    """What one pytest-xdist worker runs as a whole, in order: every ``stack`` and ``root`` test
+    (one whole Fleetwatch at a time: two supervisord stacks at once on two cores time each other
+    out, and the deployment's tests share one package fixture), else the test's file (its module
+    fixtures start once)."""
+    if tier_of(nodeid, ()) in ("stack", "root"):
+        return "whole-stack"
+    return nodeid.split("::", 1)[0]
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadscope`` with the suite's own scopes (`scope_of`); other modes as xdist has
+    them. (xdist's ``loadgroup`` renames node IDs, which pytest 9 no longer lets a plugin do.)"""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SuiteScopes(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return SuiteScopes(config, log)
 
 
 _TIER = pytest.StashKey[str]()
