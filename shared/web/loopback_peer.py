@@ -7,7 +7,8 @@ line whose local address is the connection's remote one and whose remote address
 own. The uid is recorded in audit rows ("who knocked"), never trusted to grant anything: the
 page secret does that.
 
-`decode_address` also serves `fleetwatch doctor`'s listening-port check.
+`decode_address` also serves `fleetwatch doctor`'s listening-port check; `listener_uid` names who
+holds a port a page could not bind (another user squatting ``[::1]:PORT``: issue 24).
 """
 
 from __future__ import annotations
@@ -100,3 +101,18 @@ def peer_uid(client: tuple[str, int] | None, server: tuple[str, int] | None) -> 
         return owner_in(read_tables(), (client[0], int(client[1])), (server[0], int(server[1])))
     except (ValueError, TypeError):
         return None
+
+
+def listener_uid(address: str, port: int) -> int | None:
+    """The uid of a socket listening on `address`:`port`, or on that family's wildcard (what
+    keeps a page from binding it), as this namespace's TCP tables list it; None when none is
+    listed."""
+    try:
+        family = ipaddress.ip_address(address).version
+    except ValueError:
+        return None
+    wildcard = "0.0.0.0" if family == 4 else "::"
+    for (local, local_port), _remote, state, uid in table_rows(read_tables()):
+        if state == LISTEN and local_port == port and local in (_plain(address), wildcard):
+            return uid
+    return None
