@@ -15,11 +15,14 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from services.assistant.page import COOKIE, PRESETS, serve_page
+from services.assistant.page import COOKIE, PRESETS, build_page_app, serve_page
 from services.assistant.service import AskedBy
 from shared.errors import Code
-from shared.web.page_secret import SecretSink, read_secret_file
+from shared.web.guards import ASK_NAMES
+from shared.web.local_http import serve_loopback
+from shared.web.page_secret import PageSecret, SecretSink, read_secret_file
 from shared.web.page_style import page_css
+from shared.web.throttle import ROWS_PER_WINDOW
 from shared.wire.assistant import Answer, ModelInfo, ProposalLine, RefusalLine
 from shared.wire.formats import NAME
 from tests.other_uid import needs_root, other_user, request_as
@@ -447,3 +450,29 @@ async def test_the_ask_cookie_replayed_by_another_uid_is_refused_and_ends_the_se
         assert page.audit.signed_in_uids[-1] == os.getuid()
         again = await http.get(f"{page.url}/")  # ended for its own uid too
         assert 'action="/login"' in again.text and 'action="/ask"' not in again.text
+
+
+@needs_root
+async def test_another_users_wrong_secrets_never_slow_an_operator_and_leave_capped_rows(fake):
+    """Issue 24 #7 on the ask page: another local user posts 40 wrong secrets; the operator's
+    right secret still begins a session, and that user's refusals leave `ROWS_PER_WINDOW` rows
+    (the clock does not move here)."""
+    audit = RecordingAudit()
+    secret = PageSecret.new()
+    app = build_page_app(fake.ask, secret=secret, audit=audit, clock=lambda: 1000.0)
+    async with serve_loopback(app, 0, ASK_NAMES[0]) as base:
+        port = int(base.rsplit(":", 1)[1])
+        headers = {
+            **_same_origin(base),
+            "Host": f"localhost:{port}",
+            "Content-Type": "application/x-www-form-urlencoded",
+        }
+        answer = await asyncio.to_thread(
+            request_as, "127.0.0.1", port, "POST", "/login", headers, "secret=nope", times=40
+        )
+        assert answer["status"] == 429
+        async with httpx2.AsyncClient() as http:
+            response = await _login(http, Page(base, secret.shown(), audit))
+    assert response.status_code == 303
+    assert [uid for _, _, uid in audit.refused] == [other_user().pw_uid] * ROWS_PER_WINDOW
+    assert [uid for _, uid in audit.sessions] == [os.getuid()]
