@@ -104,15 +104,15 @@ def peer_uid(client: tuple[str, int] | None, server: tuple[str, int] | None) -> 
 
 
 def listener_uid(address: str, port: int) -> int | None:
-    """The uid of a socket listening on `address`:`port`, or on that family's wildcard (what
-    keeps a page from binding it), as this namespace's TCP tables list it; None when none is
-    listed."""
+    """The uid of a socket listening on `address`:`port`, or on a wildcard that covers it (what
+    keeps a page from binding it: ``0.0.0.0``, or ``::``, which may also take IPv4), as this
+    namespace's TCP tables list it; None when none is listed."""
     try:
         family = ipaddress.ip_address(address).version
     except ValueError:
         return None
-    wildcard = "0.0.0.0" if family == 4 else "::"
+    covering = {_plain(address), "::", *(("0.0.0.0",) if family == 4 else ())}
     for (local, local_port), _remote, state, uid in table_rows(read_tables()):
-        if state == LISTEN and local_port == port and local in (_plain(address), wildcard):
+        if state == LISTEN and local_port == port and local in covering:
             return uid
     return None
