@@ -6,8 +6,8 @@ the URL and clean up.
 tries ::1 first (Chromium), so a page holding only 127.0.0.1 left [::1]:PORT to any local user
 to serve a fake page that collects the secret (issue 24). Either address taken refuses the start,
 naming the port and, when the kernel's tables show it, the uid holding it. A machine with no
-IPv6 loopback at all (``EADDRNOTAVAIL``: nobody can bind [::1] there either) skips that
-family and says so in the log. `serve_local` (the model stand-in, a test double's server) binds
+IPv6 loopback at all (nobody can bind [::1] there either: `may_skip_ipv6`) skips that family
+and says so in the log; a process only kept from IPv6 by its own sandbox does not start. `serve_local` (the model stand-in, a test double's server) binds
 127.0.0.1 only.
 """
 
@@ -19,6 +19,7 @@ import logging
 import pwd
 import socket
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Final
 
 from aiohttp import web
@@ -30,6 +31,8 @@ logger = logging.getLogger(__name__)
 
 LOOPBACKS: Final = ((socket.AF_INET, "127.0.0.1", "127.0.0.1"), (socket.AF_INET6, "::1", "[::1]"))
 """(family, address, as a URL names it) of each loopback a page holds."""
+KERNEL_IPV6: Final = Path("/proc/self/net/if_inet6")
+"""Present when the kernel has IPv6 (visible under systemd's ``ProcSubset=pid`` too)."""
 PORT_TRIES: Final = 20
 """Free ports tried (port 0) before giving up when [::1] is taken at the one 127.0.0.1 got."""
 
@@ -65,7 +68,22 @@ def _bind(family: int, address: str, port: int) -> socket.socket:
     return sock
 
 
+def may_skip_ipv6(error: int | None, kernel_has_ipv6: bool) -> bool:
+    """True when a page may run without [::1], because nobody on this machine can listen there:
+    no IPv6 loopback address (``EADDRNOTAVAIL``), or no IPv6 in the kernel at all
+    (``EAFNOSUPPORT`` and no `KERNEL_IPV6`). ``EAFNOSUPPORT`` while the kernel has IPv6 means
+    only this process may not use it (a sandbox such as systemd's ``RestrictAddressFamilies``):
+    others still could, so the page must not start."""
+    return error == errno.EADDRNOTAVAIL or (error == errno.EAFNOSUPPORT and not kernel_has_ipv6)
+
+
 def _refusal(named: str, address: str, port: int, exc: OSError) -> LocalHttpError:
+    if exc.errno == errno.EAFNOSUPPORT:
+        return LocalHttpError(
+            Code.INTERNAL_ERROR,
+            f"cannot listen on {named}:{port}: this process may not use IPv6 (a sandbox's "
+            "RestrictAddressFamilies?) while other users can; the page does not start",
+        )
     if exc.errno == errno.EADDRINUSE:
         return LocalHttpError(
             Code.SOCKET_IN_USE,
@@ -100,7 +118,7 @@ def _bind_both(port: int) -> list[socket.socket] | None:
             try:
                 bound.append(_bind(family, address, at))
             except OSError as exc:
-                if family == socket.AF_INET6 and exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+                if family == socket.AF_INET6 and may_skip_ipv6(exc.errno, KERNEL_IPV6.exists()):
                     logger.warning("no IPv6 loopback on this machine: listening on 127.0.0.1:%d only", at)
                     continue
                 if port == 0 and bound and exc.errno == errno.EADDRINUSE:
