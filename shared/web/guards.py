@@ -2,7 +2,7 @@
 
 Shared by the local pages (the ask page, and the approval page through
 ``services/approval_web/page/guards.py``, which adds its session IDs and one header): one set
-of rules for every page Fleetwatch serves on 127.0.0.1.
+of rules for every page Fleetwatch serves on the loopback.
 
 - **Host** must be one of the page's own names at its port (a DNS-rebinding page names its own
   host). Check every request. The two pages have **different loopback names**, because a

@@ -1,11 +1,12 @@
 """Who is on the other end of a loopback TCP connection: the uid the kernel records for it.
 
-A local page (the ask page, the approval page) listens on 127.0.0.1, so its client is a process
-on this machine; Linux lists every TCP socket of the network namespace in ``/proc/net/tcp`` and
-``tcp6`` with the uid that owns it (what ``ss -e`` and identd read). The client's socket is the
-line whose local address is the connection's remote one and whose remote address is the page's
-own. The uid is recorded in audit rows ("who knocked"), never trusted to grant anything: the
-page secret does that.
+A local page (the ask page, the approval page) listens on the loopback (127.0.0.1 and [::1]),
+so its client is a process on this machine; Linux lists every TCP socket of the network
+namespace in ``/proc/net/tcp`` and ``tcp6`` with the uid that owns it (what ``ss -e`` and identd
+read). The client's socket is the line whose local address is the connection's remote one and
+whose remote address is the page's own. The uid is recorded in audit rows ("who knocked") and
+binds a page session to the uid that signed in (`shared.web.page_session`: another uid is
+refused); it never grants anything by itself: the page secret does that.
 
 `decode_address` also serves `fleetwatch doctor`'s listening-port check; `listener_uid` names who
 holds a port a page could not bind (another user squatting ``[::1]:PORT``: issue 24).
