@@ -219,14 +219,12 @@ async def refuse(
     detail |= noted or {}
     operation = f"page {visible(request.method, 16)} {visible(request.path, 120)}"
     try:
-        if not audited:
-            pass
-        elif conn is None:
+        if audited and conn is None:
             async with page_of(request).connect() as own:
                 await audit_refusal(
                     own, actor=ACTOR, operation=operation, code=code, proposal_id=proposal_id, detail=detail
                 )
-        else:
+        elif audited and conn is not None:
             await audit_refusal(
                 conn, actor=ACTOR, operation=operation, code=code, proposal_id=proposal_id, detail=detail
             )
