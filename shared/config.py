@@ -359,7 +359,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "FLEETWATCH_APPROVE_PORT",
         "8767",
-        "Port of the approval page on 127.0.0.1.",
+        "Port of the approval page, on 127.0.0.1 and [::1] (its URL: http://127.0.0.1:PORT/).",
         False,
         _port,
         read_by=("fleetwatch", "approval_web"),
@@ -376,7 +376,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "FLEETWATCH_ASK_PORT",
         "8766",
-        "Port of the ask page on 127.0.0.1.",
+        "Port of the ask page and the wall, on 127.0.0.1 and [::1] (their URL: http://localhost:PORT/).",
         False,
         _port,
         read_by=("fleetwatch", "assistant"),

@@ -160,6 +160,7 @@ class Code(enum.StrEnum):
     BODY_TOO_LARGE = "body_too_large"
     METHOD_NOT_ALLOWED = "method_not_allowed"
     PAGE_NOT_FOUND = "page_not_found"
+    SESSION_NOT_YOURS = "session_not_yours"
 
 
 MEANINGS: Mapping[Code, str] = MappingProxyType(
@@ -265,13 +266,17 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.CAPTURE_INVALID: "A capture folder has no readable manifest, or a file it names is missing or unreadable.",
         Code.SECRET_REQUIRED: "The page secret has not been entered in this browser session.",
         Code.SECRET_WRONG: "The page secret was wrong.",
-        Code.SLOW_DOWN: "Too many wrong secrets from this address; wait before trying again.",
+        Code.SLOW_DOWN: "Too many wrong secrets from this local user (uid); wait before trying again.",
         Code.CSRF_FAILED: "The form token is missing, wrong, or bound to another proposal or session.",
         Code.CROSS_SITE: "The request did not come from the page itself.",
         Code.BAD_HOST: "The Host header is not the page's own (DNS rebinding guard).",
         Code.BODY_TOO_LARGE: "The request body is larger than the cap.",
         Code.METHOD_NOT_ALLOWED: "The page changes nothing on GET; an action needs a POST from its own form.",
         Code.PAGE_NOT_FOUND: "The page has no such address; nothing changed.",
+        Code.SESSION_NOT_YOURS: (
+            "A page session was used by another local user (uid) than the one that signed in; "
+            "nothing changed and the session was ended."
+        ),
     }
 )
 

@@ -2,7 +2,7 @@
 
 It holds no Epiphan token at all. It serves ``approval.sock`` (proposals from the assistant's
 user, admin commands from operators; see `services.approval_web.intake` for the roles) and,
-beside it, the approval page on 127.0.0.1 (`services.approval_web.page`). It talks to the
+beside it, the approval page on 127.0.0.1 and [::1] (`services.approval_web.page`). It talks to the
 executor over ``executor.sock`` (Prepare, Inspect, Execute, Health, ListWritable: relayed for
 the assistant, which learns the writable devices without any sandbox token; Recheck: a fresh
 read that settles a change that ended unknown or unverified) and shares the store.

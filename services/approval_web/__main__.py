@@ -1,7 +1,7 @@
 """``python -m services.approval_web``: run approval_web until SIGINT or SIGTERM.
 
 It serves the socket side (approval.sock: proposals from the assistant, admin commands from
-operators) and, beside it, the approval page on ``127.0.0.1:<FLEETWATCH_APPROVE_PORT>``
+operators) and, beside it, the approval page on ``127.0.0.1`` and ``[::1]`` at ``FLEETWATCH_APPROVE_PORT``
 (`services.approval_web.page.page_side`): the page's secret is printed on a terminal,
 otherwise written to ``FLEETWATCH_APPROVE_SECRET_FILE`` (0600) with only its path printed, and
 that file is deleted at a clean stop. Without a write fence (neither

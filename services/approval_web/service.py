@@ -473,9 +473,13 @@ class ApprovalService:
         """
         code = message.code
         detail = {"socket": message.surface, "uid": message.uid, "gid": message.gid, "pid": message.pid}
-        detail |= {
-            k: v for k, v in (("field", message.field), ("frame_bytes", message.frame_bytes)) if v is not None
-        }
+        noted = (
+            ("field", message.field),
+            ("frame_bytes", message.frame_bytes),
+            ("signed_in_uid", message.signed_in_uid),
+            ("unrecorded_before", message.unrecorded_before),
+        )
+        detail |= {k: v for k, v in noted if v is not None}
         async with self._db:
             await approvals.audit_refusal(
                 self._conn,

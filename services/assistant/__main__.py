@@ -1,8 +1,8 @@
 """``python -m services.assistant``: run the assistant until SIGINT or SIGTERM.
 
 Serves assistant.sock and runs the watch (the heartbeat, readiness, digests, notices:
-`services.assistant.watch`); with ``--page`` also the local ask page on 127.0.0.1
-(``FLEETWATCH_ASK_PORT``), behind its own secret (printed on a terminal, else written to
+`services.assistant.watch`); with ``--page`` also the local ask page at ``http://localhost:<FLEETWATCH_ASK_PORT>/``
+(127.0.0.1 and [::1]), behind its own secret (printed on a terminal, else written to
 ``FLEETWATCH_ASK_SECRET_FILE`` and deleted at a clean stop), and on the same port the wall
 screen (``/wall``: read-only, no secret). Settings come from ``FLEETWATCH_*``. It never opens
 the approval store: what it records there goes through approval.sock; the watch keeps its own
@@ -70,7 +70,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m services.assistant",
         description="Run the assistant: assistant.sock (and the ask page with --page). It can only propose.",
     )
-    parser.add_argument("--page", action="store_true", help="also serve the ask page on 127.0.0.1")
+    parser.add_argument(
+        "--page", action="store_true", help="also serve the ask page (http://localhost:PORT/)"
+    )
     args = parser.parse_args(argv)
     try:
         settings = load_settings()

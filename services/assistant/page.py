@@ -1,4 +1,4 @@
-"""The local ask page: keyword buttons and a text box, on 127.0.0.1 (``FLEETWATCH_ASK_PORT``).
+"""The local ask page: keyword buttons and a text box, at ``http://localhost:<FLEETWATCH_ASK_PORT>/``.
 
 An aiohttp app run inside the assistant process (``python -m services.assistant --page``); it
 calls the same `Assistant.ask` as assistant.sock and holds nothing secret but its own page
@@ -10,13 +10,22 @@ answered (the model, the lab's demo model, or the keyword answer), and lists the
 lines: each proposal with its recorded state, each change not proposed and why. A refusal is a
 sentence, never a code.
 
-**Who may ask.** 127.0.0.1 is open to every local user, so the page asks for its own secret
+**Where.** The page listens on both loopbacks, 127.0.0.1 and [::1], at its port
+(`shared.web.local_http.serve_loopback`: either taken by anyone refuses the start, naming the
+holder) and answers only the host name ``localhost``, which the approval page never answers: a
+browser sends a cookie to every port of the host that set it, so the approval page's cookie
+(host 127.0.0.1 or [::1]) is never sent here (issue 24). A GET naming 127.0.0.1 or [::1] is sent
+to ``http://localhost:<port>/`` by a redirect that sets no cookie.
+
+**Who may ask.** The loopback is open to every local user, so the page asks for its own secret
 once per browser session, as the approval page does (`shared.web.page_secret`: printed on a
 terminal, else written to ``FLEETWATCH_ASK_SECRET_FILE``, readable on a server by the operators'
-group only), with the same slow-down for wrong entries (`shared.web.throttle`). A right entry starts
-a session: the cookie holds a random token, the page keeps only ``k-`` + HMAC(key, token) for
-12 hours (a restart forgets them all). Without a session the page shows only the secret form;
-a question posted without one is refused (``secret_required``).
+group only), with the same slow-down for wrong entries, per uid (`shared.web.throttle`, which
+also caps the refusal rows per uid). A right entry starts a session: the cookie holds a random
+token, the page keeps only ``k-`` + HMAC(key, token) for 12 hours (a restart forgets them all),
+bound to the uid that signed in (`shared.web.page_session`): a request from another uid is
+refused ``session_not_yours`` (both uids recorded) and ends the session. Without a session the
+page shows only the secret form; a question posted without one is refused (``secret_required``).
 
 **What is recorded** (through approval.sock: the assistant holds no store; `PageAudit`): each
 session begun (``ask_session_start``), each refusal (``refusal``, surface ``ask_page``: the
@@ -28,7 +37,7 @@ session. Each row also names the uid the kernel lists for the browser's connecti
 no secret, behind the same Host check and headers; it refreshes itself with a meta refresh.
 
 Guards (`shared.web.guards`, the approval page's rules): every request's Host must be
-``127.0.0.1:<port>`` or ``localhost:<port>`` (``bad_host``); every POST must come from the
+``localhost:<port>`` (``bad_host``); every POST must come from the
 page itself (``Sec-Fetch-Site``/``Origin``: ``cross_site``) and fit `MAX_BODY_BYTES`
 (``body_too_large``); a question carries the form token bound to its session (``csrf_failed``).
 GET changes nothing. The secret is checked by the handlers that need it, so a page added later
@@ -64,17 +73,19 @@ from shared.text.display import visible
 from shared.text.languages import LANGUAGES
 from shared.web.forms import read_form
 from shared.web.guards import (
+    ASK_NAMES,
     CODE_HEADER,
     SECURITY_HEADERS,
     form_token,
     host_ok,
+    loopback_redirect,
     new_key,
     post_origin_problem,
     token_ok,
 )
-from shared.web.local_http import serve_local
-from shared.web.loopback_peer import peer_uid
+from shared.web.local_http import serve_loopback
 from shared.web.page_secret import PageSecret, SecretSink
+from shared.web.page_session import NotYours, SessionOwners, request_uid
 from shared.web.page_style import page_css
 from shared.web.throttle import WrongSecretThrottle
 from shared.wire.assistant import Answer
@@ -107,6 +118,7 @@ STATUS: Final = {
     Code.SECRET_REQUIRED: 401,
     Code.SECRET_WRONG: 403,
     Code.SLOW_DOWN: 429,
+    Code.SESSION_NOT_YOURS: 403,
     Code.PAGE_NOT_FOUND: 404,
     Code.METHOD_NOT_ALLOWED: 405,
 }
@@ -115,7 +127,9 @@ SLOW_DOWN_WORDS: Final = (
     "Espere {wait} segundos y vuelva a intentarlo."
 )
 """The slow-down in words with its wait (every other refusal: `shared.text.change_words.why`)."""
-LOGIN_AGAIN: Final = frozenset({Code.SECRET_REQUIRED, Code.SECRET_WRONG, Code.SLOW_DOWN})
+LOGIN_AGAIN: Final = frozenset(
+    {Code.SECRET_REQUIRED, Code.SECRET_WRONG, Code.SLOW_DOWN, Code.SESSION_NOT_YOURS}
+)
 """Refusals answered with the secret form again, saying why."""
 _TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).resolve().parent / "templates"),
@@ -127,44 +141,61 @@ _TEMPLATES = jinja2.Environment(
 class PageAudit(Protocol):
     """Where the page's audit rows go (`services.assistant.server.AssistantAudit`: approval.sock)."""
 
-    async def page_refused(self, operation: str, code: Code, uid: int | None) -> None: ...
+    async def page_refused(
+        self,
+        operation: str,
+        code: Code,
+        uid: int | None,
+        *,
+        signed_in_uid: int | None = None,
+        unrecorded_before: int | None = None,
+    ) -> None: ...
 
     async def session_started(self, page_session: str, uid: int | None) -> None: ...
 
 
 class Sessions:
     """The page's sessions, in memory: ``k-`` + HMAC(key, cookie token) -> when it began
-    (monotonic seconds). At most `MAX_SESSIONS`; each lasts `SESSION_SECONDS`."""
+    (monotonic seconds), and the uid that began it (`SessionOwners`). At most `MAX_SESSIONS`;
+    each lasts `SESSION_SECONDS`."""
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self._key = new_key()
         self._clock = clock
         self._started: collections.OrderedDict[str, float] = collections.OrderedDict()
+        self._owners = SessionOwners()
 
     def id_of(self, token: str) -> str:
         digest = hmac.new(self._key, token.encode("utf-8", "replace"), hashlib.sha256).hexdigest()
         return "k-" + digest[:32]
 
-    def begin(self) -> tuple[str, str]:
-        """A new session: (cookie token, session ID)."""
+    def begin(self, uid: int | None) -> tuple[str, str]:
+        """A new session begun by `uid`: (cookie token, session ID)."""
         token = secrets.token_urlsafe(32)
         session = self.id_of(token)
         self._started[session] = self._clock()
+        self._owners.bind(session, uid)
         while len(self._started) > MAX_SESSIONS:
-            self._started.popitem(last=False)
+            self._owners.end(self._started.popitem(last=False)[0])
         return token, session
 
-    def find(self, token: str | None) -> str | None:
-        """The live session a cookie token names, or None."""
+    def find(self, token: str | None, uid: int | None) -> str | NotYours | None:
+        """The live session a cookie token names, `NotYours` when another uid than the one
+        that began it sends it (the session is then ended), or None."""
         if not token or len(token) > 200:
             return None
         session = self.id_of(token)
         started = self._started.get(session)
-        if started is None:
+        if started is None or not self._owners.live(session):
             return None
         if self._clock() - started >= SESSION_SECONDS:
             del self._started[session]
+            self._owners.end(session)
             return None
+        not_yours = self._owners.check(session, uid)
+        if not_yours is not None:
+            del self._started[session]
+            return not_yours
         return session
 
 
@@ -222,11 +253,14 @@ _WALL: Final = web.AppKey("wall", Any)
 
 
 class _Refused(Exception):
-    def __init__(self, code: Code, operation: str, *, wait: int | None = None) -> None:
+    def __init__(
+        self, code: Code, operation: str, *, wait: int | None = None, signed_in_uid: int | None = None
+    ) -> None:
         super().__init__(code)
         self.code = code
         self.operation = operation
         self.wait = wait
+        self.signed_in_uid = signed_in_uid
 
 
 def _port(request: web.Request) -> int:
@@ -234,12 +268,16 @@ def _port(request: web.Request) -> int:
     return int(sockname[1]) if sockname else -1
 
 
-def uid_of(request: web.Request) -> int | None:
-    """The uid the kernel lists for the browser's connection (None: not known)."""
-    transport = request.transport
-    if transport is None:
-        return None
-    return peer_uid(transport.get_extra_info("peername"), transport.get_extra_info("sockname"))
+def _session(request: web.Request, operation: str) -> str | None:
+    """This request's live session, or None.
+
+    Raises:
+        _Refused: ``session_not_yours`` (another uid began it; it is now ended).
+    """
+    found = request.app[_PARTS].sessions.find(request.cookies.get(COOKIE), request_uid(request))
+    if isinstance(found, NotYours):
+        raise _Refused(Code.SESSION_NOT_YOURS, operation, signed_in_uid=found.signed_in_uid)
+    return found
 
 
 def _render(request: web.Request, template: str, *, status: int = 200, **context: Any) -> web.Response:
@@ -277,7 +315,7 @@ def _ask_form(request: web.Request, session: str, *, status: int = 200, **contex
 
 
 async def _index(request: web.Request) -> web.Response:
-    session = request.app[_PARTS].sessions.find(request.cookies.get(COOKIE))
+    session = _session(request, "page")
     return _login(request) if session is None else _ask_form(request, session)
 
 
@@ -287,19 +325,19 @@ async def _css(request: web.Request) -> web.Response:
 
 async def _login_post(request: web.Request) -> web.Response:
     parts = request.app[_PARTS]
-    client, now = request.remote or "unknown", parts.clock()
+    uid, now = request_uid(request), parts.clock()
     form = await read_form(request)
-    wait = parts.throttle.wait_left(client, now)
+    wait = parts.throttle.wait_left(uid, now)
     if wait > 0:
         raise _Refused(Code.SLOW_DOWN, "login", wait=int(wait + 0.999))
     typed = form.get("secret")
     if not isinstance(typed, str) or not parts.secret.matches(typed):
-        wait = parts.throttle.failed(client, now)
+        wait = parts.throttle.failed(uid, now)
         raise _Refused(Code.SECRET_WRONG, "login", wait=int(wait + 0.999) or None)
-    parts.throttle.succeeded(client)
-    token, session = parts.sessions.begin()
+    parts.throttle.succeeded(uid)
+    token, session = parts.sessions.begin(uid)
     if parts.audit is not None:
-        await parts.audit.session_started(session, uid_of(request))
+        await parts.audit.session_started(session, uid)
     response = web.Response(status=303, headers={"Location": "/"})
     response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/")
     return response
@@ -323,7 +361,7 @@ async def _wall_css(request: web.Request) -> web.Response:
 async def _ask(request: web.Request) -> web.Response:
     parts = request.app[_PARTS]
     form = await read_form(request)
-    session = parts.sessions.find(request.cookies.get(COOKIE))
+    session = _session(request, "ask")
     if session is None:
         raise _Refused(Code.SECRET_REQUIRED, "ask")
     token = form.get("token")
@@ -337,7 +375,7 @@ async def _ask(request: web.Request) -> web.Response:
         response = _ask_form(request, session, status=400, error=error, language=chosen or "")
         response.headers[CODE_HEADER] = str(Code.INVALID_MESSAGE)
         return response
-    asked_by = AskedBy(uid=uid_of(request), page_session=session)
+    asked_by = AskedBy(uid=request_uid(request), page_session=session)
     try:
         answer = await parts.ask(question, chosen, asked_by=asked_by)
     except FleetwatchError as exc:
@@ -350,9 +388,21 @@ async def _ask(request: web.Request) -> web.Response:
 
 
 async def _refusal(request: web.Request, refused: _Refused) -> web.Response:
+    """The refusal's answer and its audit row (a wrong secret or a slow-down only within its
+    uid's cap of rows: `shared.web.throttle`)."""
     parts = request.app[_PARTS]
-    if parts.audit is not None:
-        await parts.audit.page_refused(refused.operation, refused.code, uid_of(request))
+    uid = request_uid(request)
+    unrecorded: int | None = 0
+    if refused.code in (Code.SECRET_WRONG, Code.SLOW_DOWN):
+        unrecorded = parts.throttle.refusal_row(uid, parts.clock())
+    if parts.audit is not None and unrecorded is not None:
+        await parts.audit.page_refused(
+            refused.operation,
+            refused.code,
+            uid,
+            signed_in_uid=refused.signed_in_uid,
+            unrecorded_before=unrecorded or None,
+        )
     status = STATUS.get(refused.code, 400)
     if refused.code is Code.SLOW_DOWN:
         response = _login(request, status=status, error=SLOW_DOWN_WORDS.format(wait=refused.wait or 1))
@@ -400,8 +450,14 @@ async def _guard(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
     operation = _operation(request)
+    host = request.headers.get("Host")
+    to = loopback_redirect(request.method, host, _port(request), ASK_NAMES)
+    if to is not None:
+        response = web.Response(status=307, headers={"Location": to})
+        response.headers.update(SECURITY_HEADERS)
+        return response
     try:
-        if not host_ok(request.headers.get("Host"), _port(request)):
+        if not host_ok(host, _port(request), ASK_NAMES):
             raise _Refused(Code.BAD_HOST, operation)
         if request.method == "POST":
             if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
@@ -468,17 +524,19 @@ async def serve_page(
     wall: WallFunction | None = None,
 ) -> AsyncIterator[str]:
     """Serve the ask page for `assistant` (and, with `wall`, the wall screen at ``/wall``) on
-    ``127.0.0.1:port`` (0: any free port) for the block, its secret published through `sink`
-    (printed on a terminal, else written to its file, deleted at the end); yields its URL.
+    both loopbacks at `port` (0: any free port) for the block, its secret published through
+    `sink` (printed on a terminal, else written to its file, deleted at the end); yields its
+    URL, ``http://localhost:<port>/``.
 
     Raises:
-        FleetwatchError: ``socket_in_use`` when the port cannot be bound.
+        FleetwatchError: ``socket_in_use`` when the port is taken on either loopback (naming
+            its holder).
         OSError: the secret file cannot be written (the page must not run without it).
     """
     secret = PageSecret.new()
     hint = None if sink.terminal else str(sink.path)
     app = build_page_app(assistant.ask, secret=secret, audit=audit, secret_hint=hint, wall=wall)
-    async with serve_local(app, port) as base_url:
+    async with serve_loopback(app, port, ASK_NAMES[0]) as base_url:
         url = f"{base_url}/"
         sink.publish(secret, url)
         try:

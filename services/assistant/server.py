@@ -206,8 +206,18 @@ class AssistantAudit:
             )
         )
 
-    async def page_refused(self, operation: str, code: Code, uid: int | None) -> None:
-        """A refusal on the ask page (the uid the kernel lists for the browser, when known)."""
+    async def page_refused(
+        self,
+        operation: str,
+        code: Code,
+        uid: int | None,
+        *,
+        signed_in_uid: int | None = None,
+        unrecorded_before: int | None = None,
+    ) -> None:
+        """A refusal on the ask page (the uid the kernel lists for the browser, when known; for
+        ``session_not_yours`` the uid that signed in; the refusals of this uid left without a
+        row since its last one)."""
         log.warning("ask page refused %s from uid %s (%s)", operation, uid, code)
         await self._sink.record(
             RecordRefusal(
@@ -217,6 +227,10 @@ class AssistantAudit:
                 gid=-1,
                 pid=-1,
                 surface="ask_page",
+                signed_in_uid=None
+                if code is not Code.SESSION_NOT_YOURS
+                else (-1 if signed_in_uid is None else signed_in_uid),
+                unrecorded_before=unrecorded_before,
             )
         )
 

@@ -162,12 +162,12 @@ def started_words(settings: Settings, fence: supervise.FenceChoice, *, demo: boo
                 )
             )
         )
-    out.append(Words.of(N_("Ask page: %(url)s"), url=f"http://127.0.0.1:{settings.ask_port}/"))
+    out.append(Words.of(N_("Ask page: %(url)s"), url=f"http://localhost:{settings.ask_port}/"))
     out.append(secret_words(fence.ask_secret_file(settings), readers.operators if readers else None))
     out.append(
         Words.of(
             N_("Wall screen (read-only, no secret): %(url)s"),
-            url=f"http://127.0.0.1:{settings.ask_port}/wall",
+            url=f"http://localhost:{settings.ask_port}/wall",
         )
     )
     if demo:

@@ -130,7 +130,9 @@ REFUSALS: Final[Mapping[Code, str]] = MappingProxyType(
         Code.REFRESH_FAILED: N_("the sign-in could not be refreshed just now; it is tried again later"),
         Code.CSRF_FAILED: N_("the form does not belong to this page and browser session; reload the page"),
         Code.CROSS_SITE: N_("the request did not come from this page itself"),
-        Code.BAD_HOST: N_("the page was reached by a name it does not answer to; use 127.0.0.1 or localhost"),
+        Code.BAD_HOST: N_(
+            "the page was reached by a name it does not answer to; open the address Fleetwatch printed"
+        ),
         Code.BODY_TOO_LARGE: N_("the request was larger than this page accepts"),
         Code.SECRET_REQUIRED: N_("enter the page's secret first; it is asked once per browser session"),
         Code.SECRET_WRONG: N_("that is not the page's secret"),
@@ -138,6 +140,9 @@ REFUSALS: Final[Mapping[Code, str]] = MappingProxyType(
         Code.SIGN_IN_BUSY: N_("another process was renewing the sign-in; try again"),
         Code.METHOD_NOT_ALLOWED: N_("this address only accepts the page's own form"),
         Code.PAGE_NOT_FOUND: N_("the page has no such address"),
+        Code.SESSION_NOT_YOURS: N_(
+            "this browser session was signed in by another user of this computer; it has been ended, enter the secret again"
+        ),
         Code.STORE_FULL: N_("the disk of the record store is full; ask an administrator to free space"),
         Code.STORE_READ_ONLY: N_("the record store cannot be written; ask an administrator"),
     }

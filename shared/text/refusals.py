@@ -70,6 +70,9 @@ REFUSALS: Mapping[str, str] = {
     "body_too_large": N_("the request was too large."),
     "method_not_allowed": N_("this address only accepts the page's own form."),
     "page_not_found": N_("the page has no such address."),
+    "session_not_yours": N_(
+        "this browser session was signed in by another user of this computer; it has been ended. Enter the page secret again."
+    ),
     "store_full": N_("the disk of the record store is full; ask an administrator to free space."),
     "store_read_only": N_("the record store cannot be written; ask an administrator."),
 }

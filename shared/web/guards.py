@@ -2,10 +2,16 @@
 
 Shared by the local pages (the ask page, and the approval page through
 ``services/approval_web/page/guards.py``, which adds its session IDs and one header): one set
-of rules for every page Fleetwatch serves on 127.0.0.1.
+of rules for every page Fleetwatch serves on the loopback.
 
-- **Host** must be ``127.0.0.1:<port>`` or ``localhost:<port>`` (a DNS-rebinding page names
-  its own host). Check every request.
+- **Host** must be one of the page's own names at its port (a DNS-rebinding page names its own
+  host). Check every request. The two pages have **different loopback names**, because a
+  browser sends a cookie to every port of the host that set it: the approval page answers
+  only ``127.0.0.1`` and ``[::1]`` (`APPROVAL_NAMES`), the ask page and the wall only
+  ``localhost`` (`ASK_NAMES`), so the approval cookie is never sent to a page the assistant
+  serves (issue 24). A GET naming the other page's loopback name at this port is sent to this
+  page's own name (`loopback_redirect`: a redirect that sets no cookie); anything else is
+  ``bad_host``.
 - **Where a POST came from**: with ``Sec-Fetch-Site`` (a header no page can set) it must be
   ``same-origin``, and an ``Origin`` beside it must be the page's own or ``null`` (a page
   with ``Referrer-Policy: no-referrer`` makes Chromium send ``Origin: null`` on its own
@@ -44,9 +50,27 @@ CODE_HEADER: Final = "Fleetwatch-Code"
 are for people; a program reads this)."""
 
 
-def host_ok(host: str | None, port: int) -> bool:
-    """True when the Host header names the page: ``127.0.0.1:<port>`` or ``localhost:<port>``."""
-    return host is not None and host.lower() in (f"127.0.0.1:{port}", f"localhost:{port}")
+APPROVAL_NAMES: Final = ("127.0.0.1", "[::1]")
+"""The approval page's host names (the first is the one it prints)."""
+ASK_NAMES: Final = ("localhost",)
+"""The ask page's and the wall's host name: one the approval page never answers to."""
+LOOPBACK_NAMES: Final = (*APPROVAL_NAMES, *ASK_NAMES)
+
+
+def host_ok(host: str | None, port: int, names: tuple[str, ...]) -> bool:
+    """True when the Host header is one of `names` at `port` (``127.0.0.1:8767``)."""
+    return host is not None and host.lower() in {f"{name}:{port}" for name in names}
+
+
+def loopback_redirect(method: str, host: str | None, port: int, names: tuple[str, ...]) -> str | None:
+    """Where a GET or HEAD naming another loopback name at `port` (``localhost:8767`` on the
+    approval page) is sent: this page's own URL ``http://<names[0]>:<port>/``; None for any
+    other request (which `host_ok` then judges)."""
+    if method not in ("GET", "HEAD") or host_ok(host, port, names):
+        return None
+    if host_ok(host, port, LOOPBACK_NAMES):
+        return f"http://{names[0]}:{port}/"
+    return None
 
 
 def post_origin_problem(headers: Mapping[str, str], host: str) -> Code | None:

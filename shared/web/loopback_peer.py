@@ -1,13 +1,15 @@
 """Who is on the other end of a loopback TCP connection: the uid the kernel records for it.
 
-A local page (the ask page, the approval page) listens on 127.0.0.1, so its client is a process
-on this machine; Linux lists every TCP socket of the network namespace in ``/proc/net/tcp`` and
-``tcp6`` with the uid that owns it (what ``ss -e`` and identd read). The client's socket is the
-line whose local address is the connection's remote one and whose remote address is the page's
-own. The uid is recorded in audit rows ("who knocked"), never trusted to grant anything: the
-page secret does that.
+A local page (the ask page, the approval page) listens on the loopback (127.0.0.1 and [::1]),
+so its client is a process on this machine; Linux lists every TCP socket of the network
+namespace in ``/proc/net/tcp`` and ``tcp6`` with the uid that owns it (what ``ss -e`` and identd
+read). The client's socket is the line whose local address is the connection's remote one and
+whose remote address is the page's own. The uid is recorded in audit rows ("who knocked") and
+binds a page session to the uid that signed in (`shared.web.page_session`: another uid is
+refused); it never grants anything by itself: the page secret does that.
 
-`decode_address` also serves `fleetwatch doctor`'s listening-port check.
+`decode_address` also serves `fleetwatch doctor`'s listening-port check; `listener_uid` names who
+holds a port a page could not bind (another user squatting ``[::1]:PORT``: issue 24).
 """
 
 from __future__ import annotations
@@ -100,3 +102,18 @@ def peer_uid(client: tuple[str, int] | None, server: tuple[str, int] | None) -> 
         return owner_in(read_tables(), (client[0], int(client[1])), (server[0], int(server[1])))
     except (ValueError, TypeError):
         return None
+
+
+def listener_uid(address: str, port: int) -> int | None:
+    """The uid of a socket listening on `address`:`port`, or on a wildcard that covers it (what
+    keeps a page from binding it: ``0.0.0.0``, or ``::``, which may also take IPv4), as this
+    namespace's TCP tables list it; None when none is listed."""
+    try:
+        family = ipaddress.ip_address(address).version
+    except ValueError:
+        return None
+    covering = {_plain(address), "::", *(("0.0.0.0",) if family == 4 else ())}
+    for (local, local_port), _remote, state, uid in table_rows(read_tables()):
+        if state == LISTEN and local_port == port and local in covering:
+            return uid
+    return None

@@ -1,12 +1,18 @@
-"""The slow-down for wrong secrets: per client address, and a much higher ceiling for all.
+"""The slow-down for wrong secrets, per uid: the uid the kernel lists for the browser's
+loopback connection (`shared.web.loopback_peer`), never the address (every local user is
+127.0.0.1 or ::1, so a per-address wait let one user lock every operator out: issue 24).
 
-Per address: three wrong entries are free; after the third, the next entry must wait 1 s,
-and each further wrong entry doubles the wait (2, 4, 8, 16, 32 s), up to 60 s. An entry made
-during a wait is refused without being checked and without counting, so it never extends the
-wait. A right entry clears the address. An address idle for 15 minutes is forgotten.
+Per uid: three wrong entries are free; after the third, the next entry must wait 1 s, and each
+further wrong entry doubles the wait (2, 4, 8, 16, 32 s), up to 60 s. An entry made during a
+wait is refused without being checked and without counting, so it never extends the wait. A
+right entry clears the uid. A uid idle for 15 minutes is forgotten. There is no ceiling over
+all uids: another user's wrong entries never slow this one, and only root can make uids, so
+one person cannot spread guesses over many of them. Connections whose uid cannot be read share
+one key (None).
 
-Across all addresses (an attacker on the machine can use 127.0.0.2, 127.0.0.3...): the same
-rule with 30 free wrong entries. Either wait refuses the entry.
+Refusal rows are capped per uid too (`refusal_row`): at most `ROWS_PER_WINDOW` rows in each
+`ROW_WINDOW_SECONDS`; the rest are counted, and the uid's first row of a later window carries
+that count, so a loop of wrong entries costs a few rows a minute, not ~16 a second.
 
 Pure: `Strikes` and the functions over it take ``now`` (monotonic seconds) and return new
 values; `WrongSecretThrottle` only holds them for one app (no module state).
@@ -29,8 +35,13 @@ class Rule:
     forget_after: float = 900.0
 
 
-PER_ADDRESS = Rule(free=3)
-ALL_ADDRESSES = Rule(free=30)
+PER_UID = Rule(free=3)
+ROWS_PER_WINDOW = 10
+"""Refusal rows one uid may add in one window; the rest are counted."""
+ROW_WINDOW_SECONDS = 60.0
+
+Key = int | None
+"""Whose strikes: the browser connection's uid (None: it could not be read)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -63,45 +74,62 @@ def forgotten(strikes: Strikes, rule: Rule, now: float) -> bool:
     return wait_left(strikes, now) == 0.0 and now - strikes.last >= rule.forget_after
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Rows:
+    """Refusal rows of one uid in the current window: when it began, how many were written,
+    and how many were only counted since the last one written."""
+
+    began: float
+    written: int = 0
+    unwritten: int = 0
+
+
 class WrongSecretThrottle:
-    """The strikes of one page: per address (at most `max_addresses`, oldest dropped) and overall."""
+    """The strikes of one page, per uid (at most `max_addresses` uids, oldest dropped), and
+    the refusal rows each uid has had written in the current window."""
 
-    def __init__(
-        self,
-        *,
-        per_address: Rule = PER_ADDRESS,
-        overall: Rule = ALL_ADDRESSES,
-        max_addresses: int = 4096,
-    ) -> None:
-        self.per_address = per_address
-        self.overall = overall
+    def __init__(self, *, per_uid: Rule = PER_UID, max_addresses: int = 4096) -> None:
+        self.per_uid = per_uid
         self.max_addresses = max_addresses
-        self._by_address: OrderedDict[str, Strikes] = OrderedDict()
-        self._all = Strikes()
+        self._by_uid: OrderedDict[Key, Strikes] = OrderedDict()
+        self._rows: OrderedDict[Key, Rows] = OrderedDict()
 
-    def wait_left(self, address: str, now: float) -> float:
-        """Seconds `address` must still wait (the longer of its own wait and the overall one)."""
-        own = self._by_address.get(address, Strikes())
-        return max(wait_left(own, now), wait_left(self._all, now))
+    def wait_left(self, uid: Key, now: float) -> float:
+        """Seconds `uid` must still wait (0.0: it may try now)."""
+        return wait_left(self._by_uid.get(uid, Strikes()), now)
 
-    def failed(self, address: str, now: float) -> float:
-        """Count a wrong entry from `address` at `now`; the wait it now faces, in seconds."""
-        own = after_failure(self._by_address.pop(address, Strikes()), self.per_address, now)
-        self._by_address[address] = own
-        self._all = after_failure(self._all, self.overall, now)
+    def failed(self, uid: Key, now: float) -> float:
+        """Count a wrong entry from `uid` at `now`; the wait it now faces, in seconds."""
+        own = after_failure(self._by_uid.pop(uid, Strikes()), self.per_uid, now)
+        self._by_uid[uid] = own
         self._prune(now)
-        return self.wait_left(address, now)
+        return self.wait_left(uid, now)
 
-    def succeeded(self, address: str) -> None:
-        """A right entry clears `address` (the overall count is left to time)."""
-        self._by_address.pop(address, None)
+    def succeeded(self, uid: Key) -> None:
+        """A right entry clears `uid`."""
+        self._by_uid.pop(uid, None)
+
+    def refusal_row(self, uid: Key, now: float) -> int | None:
+        """Whether a refusal of a sign-in from `uid` at `now` gets an audit row: None (only
+        counted: the uid had `ROWS_PER_WINDOW` rows in this window), else how many of its
+        refusals were counted without a row since its last row (0 usually)."""
+        rows = self._rows.pop(uid, None)
+        if rows is None or now - rows.began >= ROW_WINDOW_SECONDS:
+            rows = Rows(began=now, unwritten=rows.unwritten if rows else 0)
+        if rows.written >= ROWS_PER_WINDOW:
+            self._rows[uid] = dataclasses.replace(rows, unwritten=rows.unwritten + 1)
+            return None
+        self._rows[uid] = Rows(began=rows.began, written=rows.written + 1)
+        while len(self._rows) > self.max_addresses:
+            self._rows.popitem(last=False)
+        return rows.unwritten
 
     def addresses_remembered(self) -> int:
-        """How many addresses have strikes on record."""
-        return len(self._by_address)
+        """How many uids have strikes on record."""
+        return len(self._by_uid)
 
     def _prune(self, now: float) -> None:
-        for address in [a for a, s in self._by_address.items() if forgotten(s, self.per_address, now)]:
-            del self._by_address[address]
-        while len(self._by_address) > self.max_addresses:
-            self._by_address.popitem(last=False)
+        for uid in [u for u, s in self._by_uid.items() if forgotten(s, self.per_uid, now)]:
+            del self._by_uid[uid]
+        while len(self._by_uid) > self.max_addresses:
+            self._by_uid.popitem(last=False)

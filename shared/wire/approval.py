@@ -368,7 +368,10 @@ class RecordRefusal(Message):
     peer sent: the operation (``connect`` for a peer refused by its uid, else the request's tag
     when the socket serves it, ``login``/``ask``... on the page, else ``unknown``), the code,
     the field the decoder named, the frame's size, and the peer's uid, gid and pid as the
-    kernel gave them (-1: unknown; on the page only the uid can be known)."""
+    kernel gave them (-1: unknown; on the page only the uid can be known). On the page also:
+    ``signed_in_uid``, the uid that began a session another uid used (``session_not_yours``;
+    -1: unknown), and ``unrecorded_before``, how many of this uid's wrong-secret refusals had no
+    row since its last one (`shared.web.throttle`'s cap)."""
 
     operation: Name
     code: Code
@@ -378,6 +381,8 @@ class RecordRefusal(Message):
     field: Annotated[str, msgspec.Meta(pattern=r"^\$[A-Za-z0-9_.\[\]]{0,63}\Z")] | None = None
     frame_bytes: CountOf | None = None
     surface: Literal["assistant.sock", "ask_page"] = "assistant.sock"
+    signed_in_uid: Uid | None = None
+    unrecorded_before: CountOf | None = None
 
 
 MAX_PROPOSAL_HISTORY: Final = 500

@@ -4,6 +4,7 @@ origin and form-token guards, escaping, and the real keyword path."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import re
@@ -14,13 +15,17 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from services.assistant.page import COOKIE, PRESETS, serve_page
+from services.assistant.page import COOKIE, PRESETS, build_page_app, serve_page
 from services.assistant.service import AskedBy
 from shared.errors import Code
-from shared.web.page_secret import SecretSink, read_secret_file
+from shared.web.guards import ASK_NAMES
+from shared.web.local_http import serve_loopback
+from shared.web.page_secret import PageSecret, SecretSink, read_secret_file
 from shared.web.page_style import page_css
+from shared.web.throttle import ROWS_PER_WINDOW
 from shared.wire.assistant import Answer, ModelInfo, ProposalLine, RefusalLine
 from shared.wire.formats import NAME
+from tests.other_uid import needs_root, other_user, request_as
 from tests.support import UNREADABLE_FORMS
 
 
@@ -52,9 +57,21 @@ class RecordingAudit:
 
     refused: list[tuple[str, Code, int | None]] = field(default_factory=list)
     sessions: list[tuple[str, int | None]] = field(default_factory=list)
+    signed_in_uids: list[int | None] = field(default_factory=list)
+    unrecorded: list[int | None] = field(default_factory=list)
 
-    async def page_refused(self, operation: str, code: Code, uid: int | None) -> None:
+    async def page_refused(
+        self,
+        operation: str,
+        code: Code,
+        uid: int | None,
+        *,
+        signed_in_uid: int | None = None,
+        unrecorded_before: int | None = None,
+    ) -> None:
         self.refused.append((operation, code, uid))
+        self.signed_in_uids.append(signed_in_uid)
+        self.unrecorded.append(unrecorded_before)
 
     async def session_started(self, page_session: str, uid: int | None) -> None:
         self.sessions.append((page_session, uid))
@@ -393,3 +410,69 @@ async def test_a_refusal_is_recorded_under_an_operation_of_the_page_never_the_ad
     assert len(operations) == 4
     assert all(re.fullmatch(NAME, operation) for operation in operations), operations
     assert set(operations) == {"unknown"}
+
+
+async def test_the_ask_page_is_localhost_only_so_no_approval_cookie_is_sent_to_it(page, fake):
+    """Issue 24 #1: a browser sends a cookie to every port of its host, and the approval page
+    sets its cookie on 127.0.0.1 (and [::1]); the ask page prints and answers ``localhost``
+    only, sends a GET naming a loopback address to its own name (setting no cookie), and
+    refuses anything else."""
+    port = int(page.url.rsplit(":", 1)[1])
+    assert page.url == f"http://localhost:{port}"
+    async with httpx2.AsyncClient() as http:
+        for host in (f"127.0.0.1:{port}", f"[::1]:{port}"):
+            response = await http.get(f"http://127.0.0.1:{port}/wall", headers={"Host": host})
+            assert response.status_code == 307 and response.headers["Location"] == f"{page.url}/"
+            assert "set-cookie" not in response.headers
+            posted = await _login(http, Page(f"http://{host}", page.secret, page.audit))
+            assert posted.status_code == 400 and posted.headers["Fleetwatch-Code"] == "bad_host"
+    assert page.audit.sessions == [] and fake.asked == []
+
+
+@needs_root
+async def test_the_ask_cookie_replayed_by_another_uid_is_refused_and_ends_the_session(page, fake):
+    port = int(page.url.rsplit(":", 1)[1])
+    async with httpx2.AsyncClient() as http:
+        token = await _form(http, page)
+        cookie = http.cookies[COOKIE]
+        headers = {
+            **_same_origin(page.url),
+            "Host": f"localhost:{port}",
+            "Cookie": f"{COOKIE}={cookie}",
+            "Content-Type": "application/x-www-form-urlencoded",
+        }
+        answer = await asyncio.to_thread(
+            request_as, "127.0.0.1", port, "POST", "/ask", headers, f"token={token}&question=hi"
+        )
+        assert answer["status"] == 403 and answer["headers"]["Fleetwatch-Code"] == "session_not_yours"
+        assert fake.asked == []
+        assert page.audit.refused[-1] == ("ask", Code.SESSION_NOT_YOURS, other_user().pw_uid)
+        assert page.audit.signed_in_uids[-1] == os.getuid()
+        again = await http.get(f"{page.url}/")  # ended for its own uid too
+        assert 'action="/login"' in again.text and 'action="/ask"' not in again.text
+
+
+@needs_root
+async def test_another_users_wrong_secrets_never_slow_an_operator_and_leave_capped_rows(fake):
+    """Issue 24 #7 on the ask page: another local user posts 40 wrong secrets; the operator's
+    right secret still begins a session, and that user's refusals leave `ROWS_PER_WINDOW` rows
+    (the clock does not move here)."""
+    audit = RecordingAudit()
+    secret = PageSecret.new()
+    app = build_page_app(fake.ask, secret=secret, audit=audit, clock=lambda: 1000.0)
+    async with serve_loopback(app, 0, ASK_NAMES[0]) as base:
+        port = int(base.rsplit(":", 1)[1])
+        headers = {
+            **_same_origin(base),
+            "Host": f"localhost:{port}",
+            "Content-Type": "application/x-www-form-urlencoded",
+        }
+        answer = await asyncio.to_thread(
+            request_as, "127.0.0.1", port, "POST", "/login", headers, "secret=nope", times=40
+        )
+        assert answer["status"] == 429
+        async with httpx2.AsyncClient() as http:
+            response = await _login(http, Page(base, secret.shown(), audit))
+    assert response.status_code == 303
+    assert [uid for _, _, uid in audit.refused] == [other_user().pw_uid] * ROWS_PER_WINDOW
+    assert [uid for _, uid in audit.sessions] == [os.getuid()]

@@ -39,8 +39,12 @@ def test_up_says_where_each_page_and_its_secret_is_in_english_and_spanish(tmp_pa
     assert spanish[3].startswith("Su secreto está en ") and spanish[3].endswith(
         "(se pide una vez por sesión del navegador)."
     )
-    assert any(line.startswith("Página de preguntas: http://127.0.0.1:") for line in spanish)
-    assert any(line.startswith("Pantalla de pared (solo lectura, sin secreto): ") for line in spanish)
+    assert any(line.startswith("Página de preguntas: http://localhost:") for line in spanish)
+    assert any(
+        line.startswith("Pantalla de pared (solo lectura, sin secreto): http://localhost:")
+        for line in spanish
+    )
+    assert any(line.startswith("Ask page: http://localhost:") for line in english)  # never 127.0.0.1
     assert spanish[-1] == f"Registros: {tmp_path / 'logs'}"
     assert len(spanish) == len(english)
 

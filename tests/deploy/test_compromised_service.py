@@ -184,7 +184,7 @@ print(json.dumps(out))
 
 
 def ask_page(running: Running, person: str) -> dict:
-    base = f"http://127.0.0.1:{running.env['FLEETWATCH_ASK_PORT']}"
+    base = f"http://localhost:{running.env['FLEETWATCH_ASK_PORT']}"
     secret = running.path(f"/var/lib/{running.name}/ask/ask-secret")
     done = running.as_person(user(running, person), PAGE, base, str(secret))
     assert done.returncode == 0, done.stderr

@@ -34,7 +34,7 @@ HARDENING = {
 }
 NETWORK = {
     "executor": {"AF_UNIX", "AF_INET", "AF_INET6"},
-    "approval-web": {"AF_UNIX", "AF_INET"},
+    "approval-web": {"AF_UNIX", "AF_INET", "AF_INET6"},  # the page holds [::1] too (issue 24)
     "assistant": {"AF_UNIX", "AF_INET", "AF_INET6"},
 }
 MODULES = {

@@ -1,17 +1,23 @@
 """The page in the real approval_web process, with the real executor and the lab: Approve
 writes once, however many times it is pressed at once; the secret file lives only while the
-page runs."""
+page runs; neither page starts while another user holds its port on [::1]."""
 
 from __future__ import annotations
 
 import asyncio
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from aiohttp import ClientSession, CookieJar
 
+from shared.config import load_settings
 from tests.approval_web.page.helpers import forms_of
 from tests.e2e.stack import IDLE, running_stack
+from tests.other_uid import needs_root, other_user, squatting
+from tests.procs import base_env
 
 
 async def test_twenty_concurrent_approves_of_one_card_write_once(tmp_path: Path) -> None:
@@ -48,3 +54,36 @@ async def test_twenty_concurrent_approves_of_one_card_write_once(tmp_path: Path)
         ]
         assert "Epiphan shows the change" in outcome
     assert not secret_file.exists()  # deleted at the clean stop
+
+
+@needs_root
+@pytest.mark.parametrize(
+    ("module", "args", "port_setting"),
+    [
+        ("services.approval_web", (), "FLEETWATCH_APPROVE_PORT"),
+        ("services.assistant", ("--page",), "FLEETWATCH_ASK_PORT"),
+    ],
+)
+async def test_a_page_does_not_start_while_another_user_holds_its_ipv6_loopback_port_and_names_it(
+    tmp_path: Path, module: str, args: tuple[str, ...], port_setting: str
+) -> None:
+    """Issue 24 #2: a user in no Fleetwatch group listens on [::1]:PORT before the page starts.
+    The process stops with ``socket_in_use`` naming the address and that user, and nothing
+    serves a secret."""
+    user = other_user()
+    with squatting("::1") as port:
+        env = base_env(tmp_path / "home", FLEETWATCH_WRITE_DEVICE_IDS=IDLE, **{port_setting: str(port)})
+        done = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-m", module, *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 2, done.stderr
+    said = f"socket_in_use: cannot listen on [::1]:{port}: it is taken by uid {user.pw_uid} ({user.pw_name})"
+    assert said in done.stderr
+    settings = load_settings(env)
+    assert not settings.approve_secret_file.exists() and not settings.ask_secret_file.exists()

@@ -422,15 +422,17 @@ HEADER_TEXT = st.text(
 
 
 @st.composite
-def http_case(draw: Callable[..., Any], port: int) -> tuple[str, bytes]:
-    """One raw HTTP/1.1 request for the page on `port`: (method and path, bytes)."""
+def http_case(draw: Callable[..., Any], port: int, name: str = "127.0.0.1") -> tuple[str, bytes]:
+    """One raw HTTP/1.1 request for the page on `port` (its host name `name`): (method and
+    path, bytes)."""
     method = draw(st.one_of(st.sampled_from(METHODS), st.from_regex(r"\A[A-Z]{1,12}\Z")))
     path = draw(st.one_of(st.sampled_from(PATHS), st.from_regex(r"\A/[A-Za-z0-9._~%/-]{0,60}\Z")))
     if draw(st.booleans()):
         path += "?" + draw(st.from_regex(r"\A[A-Za-z0-9=&%._-]{0,60}\Z"))
-    own = f"127.0.0.1:{port}"
+    own = f"{name}:{port}"
     headers: list[tuple[str, str]] = []
-    host = draw(st.sampled_from([own, f"localhost:{port}", "evil.example", "", None, own.upper()]))
+    loopbacks = [f"{other}:{port}" for other in ("127.0.0.1", "[::1]", "localhost") if other != name]
+    host = draw(st.sampled_from([own, *loopbacks, "evil.example", "", None, own.upper()]))
     if host is not None:
         headers.append(("Host", host))
     origin = draw(st.sampled_from([f"http://{own}", "null", "http://evil.example", None]))
@@ -527,12 +529,12 @@ def check_http_answer(answer: bytes) -> str:
 _OWN_HEADERS = (b"host:", b"origin:", b"sec-fetch-site:")
 
 
-def from_the_page(raw: bytes, port: int) -> bytes:
+def from_the_page(raw: bytes, port: int, name: str = "127.0.0.1") -> bytes:
     """`raw` as if the page's own form sent it: its Host, Origin and Sec-Fetch-Site replaced by
     the page's (so the request gets past the host and origin checks to what lies behind)."""
     head, sep, body = raw.partition(b"\r\n\r\n")
     first, *lines = head.split(b"\r\n")
-    own = f"127.0.0.1:{port}".encode()
+    own = f"{name}:{port}".encode()
     kept = [line for line in lines if not line.lower().startswith(_OWN_HEADERS)]
     headers = [b"Host: " + own, b"Origin: http://" + own, b"Sec-Fetch-Site: same-origin", *kept]
     return b"\r\n".join([first, *headers]) + sep + body
@@ -542,17 +544,18 @@ REQUESTS_PER_CASE = 2
 """Requests one drawn case sends: as drawn, and as if from the page itself (`from_the_page`)."""
 
 
-def fuzz_http(port: int, requests: int, tally: Tally) -> None:
-    """Send at least `requests` generated requests to the page on `port`; count into `tally`.
-    Raises AssertionError (naming the request as drawn) on the first broken rule."""
+def fuzz_http(port: int, requests: int, tally: Tally, name: str = "127.0.0.1") -> None:
+    """Send at least `requests` generated requests to the page on `port` (its host name
+    `name`: ``127.0.0.1`` for the approval page, ``localhost`` for the ask page); count into
+    `tally`. Raises AssertionError (naming the request as drawn) on the first broken rule."""
     target = tally.sent + requests
     while tally.sent < target:
 
         @settings(max_examples=math.ceil((target - tally.sent) / REQUESTS_PER_CASE) + 1, **_FAST)
-        @given(case=http_case(port))
+        @given(case=http_case(port, name))
         def run(case: tuple[str, bytes]) -> None:
             label, raw = case
-            for sent in dict.fromkeys((raw, from_the_page(raw, port))):
+            for sent in dict.fromkeys((raw, from_the_page(raw, port, name))):
                 tally.sent += 1
                 try:
                     tally.codes[check_http_answer(http_exchange(port, sent))] += 1

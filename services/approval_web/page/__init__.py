@@ -1,6 +1,7 @@
 """The approval page: one card at a time, approved or denied by a person in a browser.
 
-An aiohttp app on ``127.0.0.1:<FLEETWATCH_APPROVE_PORT>`` (its own port, never the ask page),
+An aiohttp app on ``127.0.0.1`` and ``[::1]`` at ``FLEETWATCH_APPROVE_PORT`` (its own port and
+host names, never the ask page's ``localhost``; sessions bound to the uid that signed in),
 run by ``python -m services.approval_web`` beside approval.sock (`page_side`). It holds the
 page secret and its HMAC keys (in memory only) and **no Epiphan token**: every fact on a card
 comes from the store and a fresh Inspect on executor.sock, and Approve sends Execute there.

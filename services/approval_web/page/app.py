@@ -1,12 +1,15 @@
 """The approval page's aiohttp application: routes, the request guards, headers, start and stop.
 
 `build_page_app` makes the app from its parts (the store's connection factory, the executor
-client, the secret, a clock for the slow-down); `page_side` runs it on
-``127.0.0.1:<FLEETWATCH_APPROVE_PORT>`` for an ``async with`` block, publishing the secret at
-start and withdrawing its file at a clean stop.
+client, the secret, a clock for the slow-down); `page_side` runs it on both loopbacks,
+``127.0.0.1`` and ``[::1]`` at ``FLEETWATCH_APPROVE_PORT`` (`shared.web.local_http.bind_loopback`:
+either taken by anyone refuses the start, naming the holder), for an ``async with`` block,
+publishing the secret at start and withdrawing its file at a clean stop.
 
-Every request: the Host must name the page on the port the connection arrived on
-(``bad_host``); a method a route does not serve is refused (``method_not_allowed``: an action
+Every request: the Host must be ``127.0.0.1`` or ``[::1]`` on the port the connection arrived
+on (``bad_host``; never ``localhost``, the ask page's name, so the approval cookie is never
+sent to a page the assistant serves: `shared.web.guards`); a GET naming ``localhost`` there is
+sent to ``http://127.0.0.1:<port>/`` by a redirect that sets no cookie; a method a route does not serve is refused (``method_not_allowed``: an action
 URL fetched with GET changes nothing). Every POST: a body within `MAX_BODY_BYTES`
 (``body_too_large``), sent by the page itself (``cross_site``, see `guards`); the handlers then
 check the session and the form token. An address the page does not have is refused
@@ -21,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-import errno
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -48,6 +50,8 @@ from shared.policy.loader import Policy, ToolPolicy
 from shared.store.audit_seal import APPROVAL_WEB, Keyring, own_keyring
 from shared.store.db import StoreError, migrate, open_store
 from shared.text import catalogue
+from shared.web.guards import APPROVAL_NAMES, loopback_redirect
+from shared.web.local_http import LocalHttpError, serve_loopback
 from shared.web.page_secret import PageSecret, SecretSink
 from shared.web.page_style import page_css
 from shared.web.throttle import WrongSecretThrottle
@@ -82,7 +86,11 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Host, method, body size and origin checks, in that order (see the module doc)."""
     sockname = request.transport.get_extra_info("sockname") if request.transport else None
     port = sockname[1] if isinstance(sockname, tuple) and len(sockname) >= 2 else -1
-    if not guards.host_ok(request.headers.get("Host"), port):
+    host = request.headers.get("Host")
+    to = loopback_redirect(request.method, host, port, APPROVAL_NAMES)
+    if to is not None:
+        return web.Response(status=307, headers={"Location": to})
+    if not guards.host_ok(host, port, APPROVAL_NAMES):
         return await refuse(request, Code.BAD_HOST)
     if request.method == "POST":
         if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
@@ -123,7 +131,7 @@ def build_page_app(
     zone: dt.tzinfo = dt.UTC,
     secret_file: Path | None = None,
 ) -> web.Application:
-    """The page's app. Serve it on 127.0.0.1 only (`page_side` does).
+    """The page's app. Serve it on the loopbacks only (`page_side` does).
 
     Raises:
         OSError / babel.messages.pofile.PoFileError: a catalogue or the stylesheet is missing.
@@ -178,15 +186,17 @@ async def page_side(
     connect: ConnFactory | None = None,
     keyring: Keyring | None = None,
 ) -> AsyncIterator[RunningPage]:
-    """Serve the page on ``127.0.0.1:settings.approve_port`` (0: any free port) for the block.
+    """Serve the page on ``127.0.0.1`` and ``[::1]`` at ``settings.approve_port`` (0: any free
+    port) for the block; its URL is ``http://127.0.0.1:<port>/``.
 
-    At start: migrate the store, make the secret, bind, then publish the secret through
+    At start: migrate the store, make the secret, bind both loopbacks, then publish the secret through
     `sink` (printed on a terminal, else the 0600 file whose path is printed). At a clean stop:
     stop serving and delete the file.
 
     Raises:
-        PageError: ``socket_in_use`` (the port is taken) or ``internal_error`` (the secret
-            file cannot be written).
+        PageError: ``socket_in_use`` (the port is taken on either loopback; the message names
+            the address and the uid holding it) or ``internal_error`` (the secret file cannot
+            be written).
         StoreError: the store cannot be opened or migrated.
     """
     keyring = keyring or own_keyring(settings.keys_dir, APPROVAL_WEB)
@@ -205,19 +215,14 @@ async def page_side(
         zone=settings.timezone,
         secret_file=None if sink.terminal else sink.path,
     )
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
-    await runner.setup()
-    try:
-        site = web.TCPSite(runner, host="127.0.0.1", port=settings.approve_port)
+    async with contextlib.AsyncExitStack() as serving:
         try:
-            await site.start()
-        except OSError as exc:
-            code = Code.SOCKET_IN_USE if exc.errno == errno.EADDRINUSE else Code.INTERNAL_ERROR
-            raise PageError(
-                code, f"cannot listen on 127.0.0.1:{settings.approve_port}: {exc.strerror}"
-            ) from exc
-        port = runner.addresses[0][1]
-        url = f"http://127.0.0.1:{port}/"
+            base = await serving.enter_async_context(
+                serve_loopback(app, settings.approve_port, APPROVAL_NAMES[0])
+            )
+        except LocalHttpError as exc:
+            raise PageError(exc.code, exc.message) from exc
+        url = f"{base}/"
         try:
             sink.publish(secret, url)
         except OSError as exc:
@@ -225,8 +230,8 @@ async def page_side(
                 Code.INTERNAL_ERROR, f"cannot write the page secret to {sink.path}: {exc.strerror}"
             ) from exc
         try:
-            yield RunningPage(url=url, port=port, secret_file=None if sink.terminal else sink.path)
+            yield RunningPage(
+                url=url, port=int(base.rsplit(":", 1)[1]), secret_file=None if sink.terminal else sink.path
+            )
         finally:
             sink.withdraw()
-    finally:
-        await runner.cleanup()

@@ -31,8 +31,8 @@ from shared.text.display import visible
 from shared.text.languages import LANGUAGES, Language
 from shared.text.times import zone_name
 from shared.web.guards import CODE_HEADER
-from shared.web.loopback_peer import peer_uid
 from shared.web.page_secret import PageSecret
+from shared.web.page_session import SessionOwners, request_uid
 from shared.web.throttle import WrongSecretThrottle
 from shared.wire.executor import Execute, ExecutionReport, Inspection
 
@@ -53,6 +53,7 @@ STATUS = {
     Code.SECRET_REQUIRED: 401,
     Code.SECRET_WRONG: 403,
     Code.SLOW_DOWN: 429,
+    Code.SESSION_NOT_YOURS: 403,
     Code.STORE_BUSY: 503,
     Code.STORE_FULL: 503,
     Code.STORE_READ_ONLY: 503,
@@ -111,7 +112,7 @@ class Page:
         secret: the page secret.
         clock: monotonic seconds, for the slow-down.
         session_key, form_key: HMAC keys for session IDs and form tokens.
-        throttle: wrong-secret strikes.
+        throttle: wrong-secret strikes, per uid.
         envs: a Jinja2 environment per language.
         translations: each language's catalogue (for ``say``).
         zone: the operator's time zone (`FLEETWATCH_TIMEZONE`); every time shown is in it.
@@ -119,6 +120,8 @@ class Page:
         facts_seen: the binding facts of cards shown (`FactsSeen`).
         rooms_seen: the names each proposal's last card showed, by proposal ID (`FactsSeen`),
             recorded with a denial so "Recent decisions" names the room denied.
+        owners: the uid that started each session (`shared.web.page_session`); a request
+            from another uid is refused ``session_not_yours`` and ends the session.
     """
 
     policy: Policy
@@ -137,6 +140,7 @@ class Page:
     secret_file: Path | None = None
     facts_seen: FactsSeen = dataclasses.field(default_factory=FactsSeen)
     rooms_seen: FactsSeen = dataclasses.field(default_factory=FactsSeen)
+    owners: SessionOwners = dataclasses.field(default_factory=SessionOwners)
 
 
 PAGE = web.AppKey("page", Page)
@@ -164,10 +168,7 @@ def language_of(request: web.Request) -> Language:
 def uid_of(request: web.Request) -> int:
     """The uid the kernel lists for the browser's connection (`shared.web.loopback_peer`); -1 when
     it cannot be read. Recorded in audit rows, never trusted to grant anything."""
-    transport = request.transport
-    if transport is None:
-        return -1
-    found = peer_uid(transport.get_extra_info("peername"), transport.get_extra_info("sockname"))
+    found = request_uid(request)
     return -1 if found is None else found
 
 
@@ -204,22 +205,26 @@ async def refuse(
     conn: aiosqlite.Connection | None = None,
     wait_seconds: int | None = None,
     template: str = "refused.html",
+    noted: dict[str, int] | None = None,
+    audited: bool = True,
     **context: Any,
 ) -> web.Response:
     """Answer a refused request: one ``refusal`` audit row (operation ``page <METHOD> <path>``,
-    the client address and the uid the kernel names for it) and `template` saying why
-    (``why``, ``code``, ``wait_seconds`` and `context`), with the code's HTTP status and, for a
-    wait, ``Retry-After``. A store that cannot be written (`STORE_CODES`) gets no row: the
-    refusal is logged and still answered."""
+    the client address, the uid the kernel names for it, and `noted`: numbers such as the uid
+    that signed in) and `template` saying why (``why``, ``code``, ``wait_seconds`` and
+    `context`), with the code's HTTP status and, for a wait, ``Retry-After``. A store that
+    cannot be written (`STORE_CODES`) gets no row: the refusal is logged and still answered.
+    ``audited=False``: no row (a wrong secret past its uid's cap of rows: `shared.web.throttle`)."""
     detail = {"client": client_of(request), "path": visible(request.path, 120), "uid": uid_of(request)}
+    detail |= noted or {}
     operation = f"page {visible(request.method, 16)} {visible(request.path, 120)}"
     try:
-        if conn is None:
+        if audited and conn is None:
             async with page_of(request).connect() as own:
                 await audit_refusal(
                     own, actor=ACTOR, operation=operation, code=code, proposal_id=proposal_id, detail=detail
                 )
-        else:
+        elif audited and conn is not None:
             await audit_refusal(
                 conn, actor=ACTOR, operation=operation, code=code, proposal_id=proposal_id, detail=detail
             )

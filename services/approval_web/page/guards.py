@@ -3,7 +3,7 @@ page's session IDs.
 
 The Host, origin and form-token rules are the ones every local page of Fleetwatch keeps, from
 `shared.web.guards` (re-exported here): **Host** must be ``127.0.0.1:<port>`` or
-``localhost:<port>``; a **POST** must provably come from the page itself (``Sec-Fetch-Site:
+``[::1]:<port>`` (never ``localhost``, the ask page's name); a **POST** must provably come from the page itself (``Sec-Fetch-Site:
 same-origin`` with the page's own ``Origin`` or ``null``, or without ``Sec-Fetch-Site`` the
 page's own ``Origin``), so ``cross-site``, ``same-site`` (another port on localhost), ``none``
 (typed or bookmarked), a lone ``Origin: null``, a foreign ``Origin`` and no header at all are

@@ -14,7 +14,10 @@
   the executor's facts hash and the time the card was shown (the database clock's). The card
   states when Approve stops working: its own window (``approval_ttl_seconds`` after it was
   shown) or the proposal's own expiry, whichever comes first; the page reloads itself then.
-- ``POST /login``: the secret, slowed per address (`throttle`); right: a new session cookie.
+- ``POST /login``: the secret, slowed per uid (`shared.web.throttle`; its refusal rows capped
+  per uid); right: a new session cookie, its session bound to the uid that signed in.
+- Every request with a session: from the uid that signed in, else refused ``session_not_yours``
+  (both uids in the audit row) and the session ended (`shared.web.page_session`).
 - ``POST /approve``: session and the approve token. A disruptive change (judged from the
   proposal that will run: the one the token names) goes to the second step, the room confirm,
   which issues its own token (``confirm``); nothing is recorded yet. Otherwise: `approve`
@@ -42,7 +45,7 @@ from services.approval_web.limits import active_pauses, count_last_hour, count_p
 from services.approval_web.one_change import unsettled
 from services.approval_web.page import guards, outcome
 from services.approval_web.page.card import Card, build_card
-from services.approval_web.page.context import ACTOR, COOKIE, client_of, page_of, refuse, render, uid_of
+from services.approval_web.page.context import ACTOR, COOKIE, client_of, page_of, refuse, render
 from services.approval_web.page.sessions import Session, find_session, start_session
 from shared.errors import Code
 from shared.store import approvals
@@ -50,6 +53,7 @@ from shared.store.approvals import ProposalRow
 from shared.store.db import db_now
 from shared.text.changes import rooms_from_facts, title_words
 from shared.web.forms import read_form
+from shared.web.page_session import NotYours, request_uid
 from shared.wire.client import CallError
 from shared.wire.executor import Execute, Inspection
 
@@ -93,11 +97,23 @@ async def _queue(request: web.Request, conn: aiosqlite.Connection) -> QueueView:
     )
 
 
-async def _session(request: web.Request, conn: aiosqlite.Connection) -> Session | None:
+async def _session(request: web.Request, conn: aiosqlite.Connection) -> Session | NotYours | None:
+    """The live session the cookie names, `NotYours` when it was started by another uid than
+    this request's (the session is then ended), or None."""
     token = request.cookies.get(COOKIE)
     if not token or len(token) > 200:
         return None
-    return await find_session(conn, guards.session_id(page_of(request).session_key, token))
+    found = await find_session(conn, guards.session_id(page_of(request).session_key, token))
+    owners = page_of(request).owners
+    if found is None or not owners.live(found.id):
+        return None
+    return owners.check(found.id, request_uid(request)) or found
+
+
+async def _not_yours(request: web.Request, conn: aiosqlite.Connection, found: NotYours) -> web.Response:
+    """Refuse a session used by another uid (it is already ended): both uids in the row."""
+    signed_in = -1 if found.signed_in_uid is None else found.signed_in_uid
+    return await refuse(request, Code.SESSION_NOT_YOURS, conn=conn, noted={"signed_in_uid": signed_in})
 
 
 async def _form(request: web.Request) -> dict[str, str] | None:
@@ -184,6 +200,8 @@ async def index(request: web.Request) -> web.StreamResponse:
     page = page_of(request)
     async with page.connect() as conn:
         session = await _session(request, conn)
+        if isinstance(session, NotYours):
+            return await _not_yours(request, conn, session)
         if session is None:
             return render(request, "login.html", wait_seconds=None, wrong=False)
         now = await db_now(conn)
@@ -252,6 +270,8 @@ async def outcome_page(request: web.Request) -> web.StreamResponse:
     only; a reload shows the same (see the module doc)."""
     async with page_of(request).connect() as conn:
         session = await _session(request, conn)
+        if isinstance(session, NotYours):
+            return await _not_yours(request, conn, session)
         if session is None:
             return render(request, "login.html", wait_seconds=None, wrong=False)
         proposal_id = request.match_info["proposal_id"]
@@ -273,30 +293,41 @@ async def outcome_page(request: web.Request) -> web.StreamResponse:
 
 async def login(request: web.Request) -> web.StreamResponse:
     page = page_of(request)
-    client, now = client_of(request), page.clock()
+    client, uid, now = client_of(request), request_uid(request), page.clock()
     form = await _form(request)
     if form is None:
         return await refuse(request, Code.BODY_TOO_LARGE)
-    wait = page.throttle.wait_left(client, now)
+    wait = page.throttle.wait_left(uid, now)
     if wait > 0:
-        return await _refuse_login(request, Code.SLOW_DOWN, wait)
+        return await _refuse_login(request, Code.SLOW_DOWN, wait, uid, now)
     if not page.secret.matches(form.get("secret", "")):
-        return await _refuse_login(request, Code.SECRET_WRONG, page.throttle.failed(client, now))
-    page.throttle.succeeded(client)
+        return await _refuse_login(request, Code.SECRET_WRONG, page.throttle.failed(uid, now), uid, now)
+    page.throttle.succeeded(uid)
     token = guards.new_session_token()
+    session_id = guards.session_id(page.session_key, token)
     async with page.connect() as conn:
-        await start_session(
-            conn, guards.session_id(page.session_key, token), client=client, uid=uid_of(request)
-        )
+        await start_session(conn, session_id, client=client, uid=-1 if uid is None else uid)
+    page.owners.bind(session_id, uid)
     response = web.Response(status=303, headers={"Location": "/"})
     response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/")
     return response
 
 
-async def _refuse_login(request: web.Request, code: Code, wait: float) -> web.Response:
+async def _refuse_login(
+    request: web.Request, code: Code, wait: float, uid: int | None, now: float
+) -> web.Response:
+    """A wrong secret or a slow-down: its row only within the uid's cap (`refusal_row`), the
+    first row after a capped stretch counting the refusals left without one."""
     wait_seconds = int(wait + 0.999) or None
+    unrecorded = page_of(request).throttle.refusal_row(uid, now)
     return await refuse(
-        request, code, wait_seconds=wait_seconds, template="login.html", wrong=code is Code.SECRET_WRONG
+        request,
+        code,
+        wait_seconds=wait_seconds,
+        template="login.html",
+        wrong=code is Code.SECRET_WRONG,
+        audited=unrecorded is not None,
+        noted={"unrecorded_before": unrecorded} if unrecorded else None,
     )
 
 
@@ -310,6 +341,8 @@ async def _checked(
     if form is None:
         return await refuse(request, Code.BODY_TOO_LARGE, conn=conn)
     session = await _session(request, conn)
+    if isinstance(session, NotYours):
+        return await _not_yours(request, conn, session)
     if session is None:
         return await refuse(request, Code.SECRET_REQUIRED, conn=conn)
     bound = [form.get(name, "") for name in bound_names]

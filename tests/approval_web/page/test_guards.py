@@ -8,28 +8,55 @@ import pytest
 
 from services.approval_web.page import guards
 from shared.errors import Code
+from shared.web.guards import APPROVAL_NAMES, ASK_NAMES, loopback_redirect
 
 OWN = "http://127.0.0.1:8767"
 
 
 @pytest.mark.parametrize(
-    ("host", "ok"),
+    ("host", "approval", "ask"),
     [
-        ("127.0.0.1:8767", True),
-        ("localhost:8767", True),
-        ("LOCALHOST:8767", True),
-        ("127.0.0.1", False),
-        ("localhost", False),
-        ("127.0.0.1:8768", False),
-        ("evil.example:8767", False),
-        ("127.0.0.1.evil.example:8767", False),
-        ("[::1]:8767", False),
-        ("", False),
-        (None, False),
+        ("127.0.0.1:8767", True, False),
+        ("[::1]:8767", True, False),
+        ("localhost:8767", False, True),
+        ("LOCALHOST:8767", False, True),
+        ("127.0.0.1", False, False),
+        ("localhost", False, False),
+        ("127.0.0.1:8768", False, False),
+        ("localhost:8768", False, False),
+        ("evil.example:8767", False, False),
+        ("127.0.0.1.evil.example:8767", False, False),
+        ("[::ffff:127.0.0.1]:8767", False, False),
+        ("", False, False),
+        (None, False, False),
     ],
 )
-def test_the_host_must_name_the_page_on_its_own_port(host: str | None, ok: bool) -> None:
-    assert guards.host_ok(host, 8767) is ok
+def test_the_host_must_name_the_page_on_its_own_port_and_the_two_pages_share_no_name(
+    host: str | None, approval: bool, ask: bool
+) -> None:
+    assert guards.host_ok(host, 8767, APPROVAL_NAMES) is approval
+    assert guards.host_ok(host, 8767, ASK_NAMES) is ask
+
+
+@pytest.mark.parametrize(
+    ("method", "host", "names", "to"),
+    [
+        ("GET", "localhost:8767", APPROVAL_NAMES, "http://127.0.0.1:8767/"),
+        ("HEAD", "LOCALHOST:8767", APPROVAL_NAMES, "http://127.0.0.1:8767/"),
+        ("GET", "127.0.0.1:8766", ASK_NAMES, "http://localhost:8766/"),
+        ("GET", "[::1]:8766", ASK_NAMES, "http://localhost:8766/"),
+        ("POST", "localhost:8767", APPROVAL_NAMES, None),  # an action is refused, never sent on
+        ("GET", "127.0.0.1:8767", APPROVAL_NAMES, None),  # its own name
+        ("GET", "localhost:8768", APPROVAL_NAMES, None),  # another port: bad_host
+        ("GET", "evil.example:8767", APPROVAL_NAMES, None),
+        ("GET", None, APPROVAL_NAMES, None),
+    ],
+)
+def test_a_get_naming_the_other_pages_loopback_name_is_sent_to_this_pages_own(
+    method: str, host: str | None, names: tuple[str, ...], to: str | None
+) -> None:
+    port = int(to.rsplit(":", 1)[1].rstrip("/")) if to else 8767
+    assert loopback_redirect(method, host, port, names) == to
 
 
 FETCH_SITE = [None, "same-origin", "same-site", "cross-site", "none", "SAME-ORIGIN"]

@@ -3,6 +3,7 @@ approval tables as they were, and exactly one audit row naming the code."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import os
@@ -14,7 +15,9 @@ import pytest
 from aiohttp import ClientSession, CookieJar
 
 from services.approval_web.page.context import PAGE
+from shared.web.throttle import ROW_WINDOW_SECONDS, ROWS_PER_WINDOW
 from tests.approval_web.page.helpers import Harness, add_proposal, connection, forms_of, page, policies
+from tests.other_uid import needs_root, other_user, request_as
 from tests.support import UNREADABLE_FORMS
 
 TABLES = {
@@ -113,14 +116,32 @@ async def test_wrong_secrets_slow_the_form_after_three_tries_without_extending_t
         assert response.status == 303
 
 
-async def test_the_slow_down_is_per_address_with_a_higher_ceiling_overall(tmp_path: Path) -> None:
+@needs_root
+async def test_another_users_wrong_secrets_never_slow_the_operator_and_its_rows_are_capped(
+    tmp_path: Path,
+) -> None:
+    """Issue 24 #7: another local user (a real one) posts 40 wrong secrets from 127.0.0.1, as
+    every local user does; the operator's right secret is never refused, and that user's
+    refusals leave at most `ROWS_PER_WINDOW` rows in the window."""
     async with page(tmp_path) as h:
-        for _ in range(3):
-            await h.post("/login", {"secret": "nope"})
-        # Another address is not slowed by this one's strikes (the app's throttle, by address).
-        strikes = h.client.app[PAGE].throttle
-        assert strikes.wait_left("127.0.0.1", h.clock.now) == 1.0
-        assert strikes.wait_left("127.0.0.2", h.clock.now) == 0.0
+        seq = len(await h.audit_rows())
+        headers = {**h.same_origin(), "Content-Type": "application/x-www-form-urlencoded"}
+        answer = await asyncio.to_thread(
+            request_as, "127.0.0.1", h.client.port, "POST", "/login", headers, "secret=nope", times=40
+        )
+        assert answer["status"] == 429  # that user waits
+        assert h.client.app[PAGE].throttle.wait_left(other_user().pw_uid, h.clock.now) > 0
+        response = await h.post("/login", {"secret": h.secret.shown()})
+        assert response.status == 303  # the operator does not
+        rows = [r for r in (await h.audit_rows())[seq:] if r["kind"] == "refusal"]
+        assert len(rows) == ROWS_PER_WINDOW
+        assert {r["detail"]["uid"] for r in rows} == {other_user().pw_uid}
+        h.clock.now += ROW_WINDOW_SECONDS
+        await asyncio.to_thread(
+            request_as, "127.0.0.1", h.client.port, "POST", "/login", headers, "secret=nope"
+        )
+        last = (await h.audit_rows())[-1]
+        assert last["detail"]["unrecorded_before"] == 40 - ROWS_PER_WINDOW
 
 
 FOREIGN_HEADERS = [
@@ -178,7 +199,7 @@ async def test_a_post_that_did_not_come_from_the_page_is_refused(
 
 
 @pytest.mark.parametrize(
-    "host", ["evil.example", "evil.example:{port}", "127.0.0.1", "127.0.0.1:1", "[::1]:{port}"]
+    "host", ["evil.example", "evil.example:{port}", "127.0.0.1", "127.0.0.1:1", "localhost:1", "localhost"]
 )
 async def test_a_request_naming_a_foreign_host_is_refused(
     ready: tuple[Harness, dict[str, str]], host: str
@@ -193,9 +214,30 @@ async def test_a_request_naming_a_foreign_host_is_refused(
         assert response.status == 421
 
 
-async def test_localhost_is_the_page_too(ready: tuple[Harness, dict[str, str]]) -> None:
+async def test_localhost_is_the_ask_pages_name_never_the_approval_pages(
+    ready: tuple[Harness, dict[str, str]],
+) -> None:
+    """Issue 24 #1: a cookie goes to every port of its host, so the approval page never answers
+    to ``localhost`` (the ask page's name): a GET is sent to 127.0.0.1 with no cookie set, an
+    action is refused and changes nothing."""
+    h, form = ready
+    localhost = f"localhost:{h.client.port}"
+    before = await snapshot(h)
+    for path in ("/", "/page.css", f"/outcome/{form['proposal_id']}"):
+        response = await h.client.get(path, headers={"Host": localhost}, allow_redirects=False)
+        assert response.status == 307 and response.headers["Location"] == f"{h.origin}/"
+        assert "Set-Cookie" not in response.headers
+        assert "Enter the page secret" not in await response.text()
+    assert await snapshot(h) == before
+    origin = {"Origin": f"http://{localhost}", "Sec-Fetch-Site": "same-origin", "Host": localhost}
+    async with refused_once(h, "bad_host"):
+        response = await h.post("/approve", form, headers=origin)
+        assert response.status == 421
+
+
+async def test_the_ipv6_loopback_is_the_approval_page_too(ready: tuple[Harness, dict[str, str]]) -> None:
     h, _ = ready
-    response = await h.client.get("/page.css", headers={"Host": f"localhost:{h.client.port}"})
+    response = await h.client.get("/page.css", headers={"Host": f"[::1]:{h.client.port}"})
     assert response.status == 200
 
 

@@ -20,7 +20,7 @@ from tests.e2e.stack import Stack, running_stack
 from tests.procs import ServiceProcess, base_env, start_service
 from tests.support import READY_SECONDS, policy_awake_now, wait_until
 
-ASK_PAGE = re.compile(r"ask page at (http://127\.0\.0\.1:\d+/)")
+ASK_PAGE = re.compile(r"ask page at (http://localhost:\d+/)")
 IDLE = "29088800001"
 """Sandbox Pearl-2: idle, on the stack's fence (channel 1 is "Program")."""
 

@@ -7,12 +7,19 @@ import os
 import pwd
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
 
-from shared.web.loopback_peer import LISTEN, decode_address, owner_in, peer_uid, read_tables, table_rows
+from shared.web.loopback_peer import (
+    LISTEN,
+    decode_address,
+    owner_in,
+    peer_uid,
+    read_tables,
+    table_rows,
+)
+from tests.other_uid import python_for
 
 CLIENT = """
 import socket, sys
@@ -21,27 +28,6 @@ print("connected", client.getsockname()[1], flush=True)
 sys.stdin.readline()
 """
 """Connect to the port in argv[1], say so with the local port, and hold on until stdin has a line."""
-
-
-def python_for(user: pwd.struct_passwd) -> str:
-    """A Python interpreter `user` may run (only the standard library is needed), else skip."""
-    for python in (sys.executable, "/usr/bin/python3"):
-        try:
-            done = subprocess.run(
-                [python, "-c", "pass"],
-                user=user.pw_uid,
-                group=user.pw_gid,
-                extra_groups=[],
-                cwd="/",
-                capture_output=True,
-                timeout=30,
-                check=False,
-            )
-        except (PermissionError, FileNotFoundError):
-            continue
-        if done.returncode == 0:
-            return python
-    pytest.skip(f"no Python that {user.pw_name} may run")
 
 
 @pytest.fixture
