@@ -116,3 +116,33 @@ async def test_a_service_its_own_user_stops_comes_back_with_a_new_pid(running: R
     run = await doctor(running.env)  # each answers on its socket again
     assert run.status == 0 and not run.failures(), run.failures()
     assert {run.check(f"service {s}")["level"] for s in PROGRAMS} <= {"OK", "INFO"}
+
+
+async def test_a_service_that_then_refuses_to_start_ends_down_and_status_and_doctor_say_so(running: Running):
+    """Last in this file: it leaves the executor down. Its policy made invalid, a SIGTERM from
+    its own user; it is started again, refuses (exit 2) each time, and supervisord gives up:
+    no restart loop hiding the reason."""
+    policy = running.path(f"/etc/{running.name}/policy/policy.yaml")
+    policy.write_text("limits: [not a policy\n")
+    pid = running.pid("executor")
+    killed = as_process(
+        pid,
+        running.python,
+        f"import os, sys; os.kill(int(sys.argv[1]), {int(signal.SIGTERM)})",
+        str(pid),
+        env=running.env,
+    )
+    assert killed.returncode == 0, killed.stderr
+
+    def status_says_down() -> str | None:
+        out = running.fleetwatch("status").stdout
+        line = next((line for line in out.splitlines() if line.strip().startswith("executor")), "")
+        return line if "could not start" in line else None
+
+    line = await wait_until(status_says_down, what="status saying the executor could not start", seconds=90)
+    assert "supervisord gave up" in line
+    assert running.running_pid("executor") is None
+    log = running.path(f"/var/lib/{running.name}/logs/executor.log").read_text()
+    assert "executor: policy_invalid" in log or "executor: config_invalid" in log, log[-800:]
+    run = await doctor(running.env)
+    assert run.check("service executor")["level"] == "FAIL" and run.status != 0
