@@ -736,7 +736,9 @@ async def start_service(settings: Settings, name: str, socket: Path, *, probe=so
 
 
 async def stop(settings: Settings) -> bool:
-    """Shut supervisord down and wait for its pid file to go. False when it was not running."""
+    """Shut supervisord down, wait for its pid file to go, then remove its configuration (it
+    held the services' settings, secrets included: `render_config`). False when it was not
+    running."""
     pid = running_pid(settings)
     if pid is None:
         return False
@@ -746,4 +748,5 @@ async def stop(settings: Settings) -> bool:
         return running_pid(settings) is None
 
     await wait_until(gone, "supervisord shutdown", STOP_TIMEOUT_SECONDS)
+    Layout.of(settings).config.unlink(missing_ok=True)
     return True

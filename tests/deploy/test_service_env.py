@@ -63,6 +63,13 @@ def environ(pid: int) -> dict[str, str]:
     return dict(item.partition("=")[::2] for item in raw.split("\0") if item)
 
 
+def sigterm_as_its_own_user(running: Running, pid: int) -> None:
+    """SIGTERM `pid` from a process with its uid, gid and groups (the service's own user)."""
+    code = f"import os, sys; os.kill(int(sys.argv[1]), {int(signal.SIGTERM)})"
+    killed = as_process(pid, running.python, code, str(pid), env=running.env)
+    assert killed.returncode == 0, killed.stderr
+
+
 @pytest.mark.parametrize("service", PROGRAMS)
 def test_each_service_holds_exactly_its_own_settings_and_nothing_of_the_callers(
     running: Running, service: str
@@ -94,14 +101,7 @@ def test_supervisord_itself_holds_no_setting_and_nothing_of_the_callers(running:
 async def test_a_service_its_own_user_stops_comes_back_with_a_new_pid(running: Running):
     for service in PROGRAMS:  # each SIGTERMed by a process with its own uid, gid and groups
         pid = running.pid(service)
-        killed = as_process(
-            pid,
-            running.python,
-            f"import os, sys; os.kill(int(sys.argv[1]), {int(signal.SIGTERM)})",
-            str(pid),
-            env=running.env,
-        )
-        assert killed.returncode == 0, killed.stderr
+        sigterm_as_its_own_user(running, pid)
 
         def back(old: int = pid, name: str = service) -> int | None:
             if not gone(old):
@@ -125,14 +125,7 @@ async def test_a_service_that_then_refuses_to_start_ends_down_and_status_and_doc
     policy = running.path(f"/etc/{running.name}/policy/policy.yaml")
     policy.write_text("limits: [not a policy\n")
     pid = running.pid("executor")
-    killed = as_process(
-        pid,
-        running.python,
-        f"import os, sys; os.kill(int(sys.argv[1]), {int(signal.SIGTERM)})",
-        str(pid),
-        env=running.env,
-    )
-    assert killed.returncode == 0, killed.stderr
+    sigterm_as_its_own_user(running, pid)
 
     def status_says_down() -> str | None:
         out = running.fleetwatch("status").stdout
@@ -146,3 +139,11 @@ async def test_a_service_that_then_refuses_to_start_ends_down_and_status_and_doc
     assert "executor: policy_invalid" in log or "executor: config_invalid" in log, log[-800:]
     run = await doctor(running.env)
     assert run.check("service executor")["level"] == "FAIL" and run.status != 0
+
+
+def test_down_removes_the_rendered_configuration_that_held_the_assistants_secrets(running: Running):
+    config = running.path(f"/run/{running.name}/supervisord.conf")
+    assert SLACK_TOKEN in config.read_text() and config.stat().st_mode & 0o077 == 0
+    stopped = running.fleetwatch("down")
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    assert not config.exists()
