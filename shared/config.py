@@ -2,7 +2,8 @@
 
 `SETTINGS` lists every ``FLEETWATCH_*`` variable with its default, help text, whether it is a
 secret, its parser, and which processes read it (``read_by``: a test holds that to the code
-each process's entry point reaches, and ``docs/settings.md`` shows it). `load_settings(env)` reads them (from `os.environ` unless an
+each process's entry point reaches, and ``docs/settings.md`` shows it; `service_settings` makes
+it each service's environment allowlist). `load_settings(env)` reads them (from `os.environ` unless an
 environment is passed) into a frozen `Settings`. Rules:
 
 - An empty value means "unset": the default applies (so ``FLEETWATCH_WRITE_DEVICE_IDS=``

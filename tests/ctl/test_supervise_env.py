@@ -6,6 +6,7 @@ environments are read in ``tests/deploy/test_service_env.py``."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from supervisor.datatypes import RestartWhenExitUnexpected
 from supervisor.options import ServerOptions
 
 from services.ctl.supervise import PROGRAMS, SERVICES, SuperviseError, daemon_environment, render_config
-from shared.config import SERVICE_LANG, SERVICE_PATH, load_settings, service_settings
+from shared.config import SERVICE_LANG, SERVICE_PATH, SETTINGS, load_settings, service_settings
 from shared.errors import Code
 
 CALLER = {
@@ -88,3 +89,13 @@ def test_a_service_is_started_again_after_any_exit_but_a_refusal_to_start(tmp_pa
         assert programs[name].autorestart is RestartWhenExitUnexpected, name
         assert programs[name].exitcodes == [2], name  # 0 (SIGTERM'd) and crashes are unexpected
         assert programs[name].startretries >= 1 and programs[name].startsecs >= 1, name
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_a_setting_a_service_is_given_has_its_default_from_settings_it_is_given_too(service: str):
+    """Else a service would resolve a default (``{FLEETWATCH_STATE_DIR}/...``) from a setting it
+    was not given, and differ from the caller's."""
+    own = service_settings(service)
+    for setting in SETTINGS:
+        named = set(re.findall(r"\{(FLEETWATCH_\w+)\}", setting.default))
+        assert setting.name not in own or named <= own, (setting.name, sorted(named - own))
