@@ -2,7 +2,8 @@
 
 `SETTINGS` lists every ``FLEETWATCH_*`` variable with its default, help text, whether it is a
 secret, its parser, and which processes read it (``read_by``: a test holds that to the code
-each process's entry point reaches, and ``docs/settings.md`` shows it). `load_settings(env)` reads them (from `os.environ` unless an
+each process's entry point reaches, and ``docs/settings.md`` shows it; `service_settings` makes
+it each service's environment allowlist). `load_settings(env)` reads them (from `os.environ` unless an
 environment is passed) into a frozen `Settings`. Rules:
 
 - An empty value means "unset": the default applies (so ``FLEETWATCH_WRITE_DEVICE_IDS=``
@@ -613,6 +614,46 @@ SETTINGS: tuple[Setting, ...] = (
         read_by=("assistant", "approval_web", "executor"),
     ),
 )
+
+
+SERVICES = PROCESSES[1:]
+"""The three services, as ``read_by`` names them."""
+
+SERVICE_PATH = "/usr/local/bin:/usr/bin:/bin"
+"""The ``PATH`` each service runs with (`service_environment`): the system's folders, never the
+caller's."""
+SERVICE_LANG = "C.UTF-8"
+"""The ``LANG`` each service runs with: the words a person reads follow the settings and the
+browser, never the locale."""
+
+
+def service_settings(service: str) -> frozenset[str]:
+    """The ``FLEETWATCH_*`` names `service` (one of `SERVICES`) may be given: the rows whose
+    ``read_by`` names it. The one allowlist behind every service's environment, under ``fleetwatch
+    up`` (``services.ctl.supervise``) and in the systemd units (their ``UnsetEnvironment=``,
+    held to this by ``tests/deploy/test_units.py``): the model key, Slack and Teams reach the
+    assistant only, the sandbox slot the executor only.
+
+    Raises:
+        ValueError: `service` is not one of `SERVICES`.
+    """
+    if service not in SERVICES:
+        raise ValueError(f"not a service: {service!r}")
+    return frozenset(s.name for s in SETTINGS if service in s.read_by)
+
+
+def service_environment(service: str, env: Mapping[str, str], *, home: str) -> dict[str, str]:
+    """Exactly what `service` runs with, from the caller's environment `env`: its own settings
+    (`service_settings`) as `env` gives them, ``PATH`` `SERVICE_PATH`, ``LANG`` `SERVICE_LANG`
+    and ``HOME`` `home`; nothing else of `env` (no token of another service, no variable of the
+    caller's shell).
+
+    Raises:
+        ValueError: `service` is not one of `SERVICES`.
+    """
+    own = service_settings(service)
+    settings = {name: value for name, value in env.items() if name in own}
+    return {"PATH": SERVICE_PATH, "LANG": SERVICE_LANG, "HOME": home, **settings}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ import functools
 import grp
 import os
 import pwd
+import re
 import shutil
 import stat
 import string
@@ -45,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from services.ctl import CtlError
-from shared.config import Settings
+from shared.config import SERVICE_LANG, SERVICE_PATH, Settings, service_environment
 from shared.errors import Code
 from shared.private_files import UnsafePath, ensure_folder, fix_file, trusted_folder, write_private
 from shared.text.catalogue import N_, Words, say_text
@@ -102,6 +103,9 @@ class Layout:
     def lab_ready(self) -> Path:
         return self.run / "lab.ready"
 
+
+PROGRAMS = ("lab", "model", *SERVICES)
+"""Every program of the configuration."""
 
 SHORT = {"executor": "executor", "approval_web": "web", "assistant": "assistant"}
 """Service -> the suffix of its user, state folder and runtime folder (``NAME-web``...)."""
@@ -211,8 +215,9 @@ class ServerLayout:
         }
 
     def environment(self, service: str) -> dict[str, str]:
-        """What the service's unit sets besides the shared settings. The model key (from the
-        caller's environment) reaches the assistant only."""
+        """What the service's unit sets over the shared settings (its own folders and files),
+        and its ``HOME`` (none: ``/nonexistent``). Which shared settings reach it at all is
+        `shared.config.service_settings`' (`program_environment`)."""
         env = {
             "FLEETWATCH_HOME": str(self.home(service)),
             "FLEETWATCH_RUNTIME_DIR": str(self.runtime(service)),
@@ -223,8 +228,6 @@ class ServerLayout:
         if service == "assistant":
             env["FLEETWATCH_ASK_SECRET_FILE"] = str(self.ask_secret_file)
             env["FLEETWATCH_WATCH_DB"] = str(self.watch_db)
-        if service != "assistant":
-            env["FLEETWATCH_ANTHROPIC_API_KEY"] = ""
         return env
 
     def missing(self) -> list[str]:
@@ -383,12 +386,75 @@ def clear_server(layout: ServerLayout) -> None:
         shutil.rmtree(layout.runtime(service), ignore_errors=True)
 
 
-def program_account(layout: ServerLayout | None, service: str) -> str:
-    """The supervisord lines that run `service` as its own user (empty on one account)."""
-    if layout is None:
-        return ""
-    pairs = ",".join(f'{k}="{v.replace("%", "%%")}"' for k, v in layout.environment(service).items())
-    return f"user={layout.user(service)}\numask=077\nenvironment={pairs}"
+INTERPRETER = ("PYTHONPATH",)
+"""The caller's variables a program keeps, when set: where its interpreter finds Fleetwatch and
+its libraries (the programs run the code `up` runs). Nothing else of the caller's passes."""
+
+
+def daemon_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """supervisord's own environment: `SERVICE_PATH`, `SERVICE_LANG` and `INTERPRETER`. Every
+    program inherits it (a program's ``environment=`` only adds), so it holds no setting and
+    nothing else of the caller's `env`."""
+    kept = {name: env[name] for name in INTERPRETER if env.get(name)}
+    return {"PATH": SERVICE_PATH, "LANG": SERVICE_LANG, **kept}
+
+
+def program_environment(
+    settings: Settings, env: Mapping[str, str], program: str, server: ServerLayout | None
+) -> dict[str, str]:
+    """Exactly what `program` runs with besides supervisord's ``SUPERVISOR_*`` names: a service
+    gets its own settings from the caller's `env` (`shared.config.service_environment`, the
+    allowlist the systemd units hold too), its `FLEETWATCH_HOME` pinned to `settings`' and, with
+    `server`, its unit's own folders and ``HOME=/nonexistent``; the lab and the scripted model
+    get no setting. All get `daemon_environment`."""
+    home = "/nonexistent" if server is not None else env.get("HOME") or str(settings.home)
+    base = {**daemon_environment(env), "HOME": home}
+    if program not in SERVICES:
+        return base
+    own = service_environment(program, env, home=home)
+    own["FLEETWATCH_HOME"] = str(settings.home)
+    if server is not None:
+        own.update(server.environment(program))
+    return {**base, **own}
+
+
+def environment_line(env: Mapping[str, str]) -> str:
+    """`env` as supervisord's ``environment=`` line: each value in double quotes, ``%`` doubled.
+
+    Raises:
+        SuperviseError: ``config_invalid`` naming the variable (never its value) when a value
+            cannot stand in that line as itself (a double quote, a line break, a ``;`` or ``#``
+            after a space, a single quote at either end).
+    """
+    for name, value in env.items():
+        if (
+            any(c in value for c in '"\r\n')
+            or re.search(r"\s[;#]", value)
+            or value.startswith("'")
+            or value.endswith("'")
+        ):
+            raise SuperviseError(
+                Code.CONFIG_INVALID,
+                Words.of(
+                    N_(
+                        "%(name)s cannot be passed to a program by supervisord (quotes, a line break, or ; or # after a space)"
+                    ),
+                    name=name,
+                ),
+            )
+    pairs = ",".join(f'{name}="{value.replace("%", "%%")}"' for name, value in env.items())
+    return f"environment={pairs}"
+
+
+def program_lines(
+    settings: Settings, env: Mapping[str, str], program: str, server: ServerLayout | None
+) -> str:
+    """The supervisord lines of `program`'s account and environment: with `server`, a service
+    runs as its own user with umask 077; every program gets `program_environment`."""
+    line = environment_line(program_environment(settings, env, program, server))
+    if server is None or program not in SERVICES:
+        return line
+    return f"user={server.user(program)}\numask=077\n{line}"
 
 
 def is_demo(settings: Settings) -> bool:
@@ -398,13 +464,20 @@ def is_demo(settings: Settings) -> bool:
 
 def render_config(
     settings: Settings,
+    env: Mapping[str, str],
     *,
     scenario: str = "campus",
     python: str = sys.executable,
     server: ServerLayout | None = None,
 ) -> str:
-    """The supervisord configuration for these settings (no secret in it); with `server`, each
-    service runs as its own user in that layout."""
+    """The supervisord configuration for these settings: each program's environment, from the
+    caller's `env`, is `program_environment` (a service's secrets in its own lines only: the
+    file is written 0600 in a folder only the caller opens); with `server`, each service runs
+    as its own user in that layout.
+
+    Raises:
+        SuperviseError: ``config_invalid`` when a value cannot be passed (`environment_line`).
+    """
     layout = Layout.of(settings)
     fields = {
         "run": str(layout.run),
@@ -416,7 +489,7 @@ def render_config(
         "model_port": str(settings.model_standin_port),
         "demo": "true" if is_demo(settings) else "false",
         "model_key": DEMO_MODEL_KEY,
-        **{f"{service}_account": program_account(server, service) for service in SERVICES},
+        **{f"{program}_lines": program_lines(settings, env, program, server) for program in PROGRAMS},
     }
     return string.Template(TEMPLATE.read_text()).substitute(fields)
 
@@ -587,7 +660,7 @@ async def start_daemon(
             Code.CONFIG_INVALID, Words.of(N_("refusing to start supervisord: %(why)s"), why=exc.message)
         ) from exc
     layout.lab_ready.unlink(missing_ok=True)
-    write_private(layout.config, render_config(settings, scenario=scenario, server=server).encode())
+    write_private(layout.config, render_config(settings, env, scenario=scenario, server=server).encode())
     status, out = await _run(
         "supervisord",
         sys.executable,
@@ -595,7 +668,7 @@ async def start_daemon(
         "supervisor.supervisord",
         "-c",
         str(layout.config),
-        env=env,
+        env=daemon_environment(env),
         timeout_seconds=START_TIMEOUT_SECONDS,
     )
     if status != 0:
@@ -663,7 +736,9 @@ async def start_service(settings: Settings, name: str, socket: Path, *, probe=so
 
 
 async def stop(settings: Settings) -> bool:
-    """Shut supervisord down and wait for its pid file to go. False when it was not running."""
+    """Shut supervisord down, wait for its pid file to go, then remove its configuration (it
+    held the services' settings, secrets included: `render_config`). False when it was not
+    running."""
     pid = running_pid(settings)
     if pid is None:
         return False
@@ -673,4 +748,5 @@ async def stop(settings: Settings) -> bool:
         return running_pid(settings) is None
 
     await wait_until(gone, "supervisord shutdown", STOP_TIMEOUT_SECONDS)
+    Layout.of(settings).config.unlink(missing_ok=True)
     return True

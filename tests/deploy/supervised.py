@@ -11,7 +11,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,6 +92,13 @@ class Running:
         )
 
     def pid(self, program: str) -> int:
+        found = self.running_pid(program)
+        assert found is not None, f"{program} is not running"
+        return found
+
+    def running_pid(self, program: str) -> int | None:
+        """`program`'s pid as supervisord says it (``supervisorctl pid``), None when it is not
+        running."""
         config = self.path(f"/run/{self.name}/supervisord.conf")
         out = subprocess.run(
             [self.python, "-m", "supervisor.supervisorctl", "-c", str(config), "pid", program],
@@ -101,8 +108,7 @@ class Running:
             timeout=30,
             check=False,
         ).stdout.strip()
-        assert out.isdigit() and int(out) > 0, out
-        return int(out)
+        return int(out) if out.isdigit() and int(out) > 0 else None
 
 
 def status_of(pid: int) -> dict[str, list[str]]:
@@ -137,9 +143,10 @@ def as_process(pid: int, python: str, code: str, *args: str, env: dict[str, str]
 
 
 @contextlib.contextmanager
-def supervised() -> Iterator[Running]:
-    """install.sh in a scratch root, then ``fleetwatch up`` as root (demo mode, free ports);
-    ``down``, the root and the users removed at the end."""
+def supervised(more: Callable[[Mapping[str, str]], Mapping[str, str]] | None = None) -> Iterator[Running]:
+    """install.sh in a scratch root, then ``fleetwatch up`` as root (demo mode, free ports), in
+    an environment that `more` (given it) adds to; ``down``, the root and the users removed at
+    the end."""
     if not can_make_users():
         pytest.skip("needs root and useradd (CI runs as root)")
     found = service_python()
@@ -166,6 +173,8 @@ def supervised() -> Iterator[Running]:
             FLEETWATCH_LOG_LEVEL="WARNING",
         )
         env.update(demo_ports())
+        if more is not None:
+            env.update(more(env))
         running = Running(root, name, python, env, subprocess.CompletedProcess([], 0))
         try:
             running.up = running.fleetwatch("up")

@@ -120,6 +120,8 @@ class Scratch:
             path = Path(self.path(name.lstrip("-")))
             if path.exists():
                 env.update(environment_file(path))
+        for name in " ".join(values(unit, "Service", "UnsetEnvironment")).split():  # applied last
+            env.pop(name, None)
         env = {k: self.path(v) for k, v in env.items()}
         post = command(one(unit, "Service", "ExecStartPost"))
         return Launch(

@@ -11,7 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.systemd_units import REPO, UNITS, command, one, parse_unit, render, unit_path, values
+from shared.config import SERVICE_LANG, SERVICE_PATH, SETTINGS, service_settings
+from tests.deploy.systemd_units import (
+    REPO,
+    UNITS,
+    Scratch,
+    command,
+    one,
+    parse_unit,
+    render,
+    unit_path,
+    values,
+)
 
 TEMPLATES = REPO / "deploy" / "systemd"
 HARDENING = {
@@ -111,7 +122,8 @@ def test_every_unit_has_the_hardening_a_reviewer_expects(unit: str):
     assert values(service, "Service", "SystemCallFilter")[0] == "@system-service"
     assert set(one(service, "Service", "RestrictAddressFamilies").split()) == NETWORK[unit]
     assert values(service, "Service", "PrivateUsers") == []  # it would blind the SO_PEERCRED check
-    assert one(service, "Service", "Restart") == "on-failure"
+    assert one(service, "Service", "Restart") == "always"  # a SIGTERM from its own user included
+    assert one(service, "Service", "RestartPreventExitStatus") == "2"  # a refusal to start stays down
 
 
 @pytest.mark.parametrize("unit", UNITS)
@@ -180,3 +192,31 @@ def test_install_renders_the_interpreter_and_names_into_every_unit(tmp_path: Pat
         assert command(one(service, "Service", "ExecStart"))[0] == "/usr/bin/python3"
         assert one(service, "Service", "User").startswith("fwrender-")
         assert "fleetwatch" not in unit_path(tmp_path, "fwrender", unit).read_text().replace("FLEETWATCH", "")
+
+
+SERVICE_OF = {"executor": "executor", "approval-web": "approval_web", "assistant": "assistant"}
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_each_unit_unsets_every_setting_its_service_does_not_read(unit: str):
+    service = template(unit)
+    unset = " ".join(values(service, "Service", "UnsetEnvironment")).split()
+    expected = [s.name for s in SETTINGS if s.name not in service_settings(SERVICE_OF[unit])]
+    lines = "\n".join(f"UnsetEnvironment={name}" for name in expected)
+    assert unset == expected, f"fleetwatch-{unit}.service's UnsetEnvironment= lines must be:\n{lines}"
+    assert values(service, "Service", "PassEnvironment") == []
+    env = dict(a.partition("=")[::2] for a in values(service, "Service", "Environment"))
+    assert (env["PATH"], env["LANG"], env["HOME"]) == (SERVICE_PATH, SERVICE_LANG, "/nonexistent")
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_a_unit_passes_its_service_only_its_own_settings_whichever_file_sets_them(unit: str, tmp_path: Path):
+    root = tmp_path / "root"
+    assert render(root, "fleetwatch", sys.executable, users=False).returncode == 0
+    every = "".join(f"{s.name}=x\n" for s in SETTINGS)  # an operator who put everything everywhere
+    for env_file in (root / "etc" / "fleetwatch").glob("*.env"):
+        env_file.write_text(every)
+    launch = Scratch(root).launch(unit_path(root, "fleetwatch", unit), {})
+    settings = {name for name in launch.env if name.startswith("FLEETWATCH_")}
+    assert settings == service_settings(SERVICE_OF[unit])
+    assert set(launch.env) - settings == {"PATH", "LANG", "HOME"}

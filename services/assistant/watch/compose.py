@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from typing import Any, Final
 
 from services.assistant.watch.post import Post, Section, capped
@@ -385,6 +385,20 @@ def read_failed_post(code: Code, language: str) -> Post:
     return Post(
         "read_failed", word(language, "read_failed", code=code, meaning=MEANINGS[code]), console_only=True
     )
+
+
+def approval_down_post(code: Code, silent: timedelta, language: str) -> Post:
+    """approval.sock has not answered for `silent` (approval_web down: nothing can be approved
+    or run): to every destination, once (`services.assistant.watch.notices.Notices.poll`)."""
+    minutes = max(1, int(silent.total_seconds() // 60))
+    return Post(
+        "approval_down", word(language, "approval_down", code=code, meaning=MEANINGS[code], minutes=minutes)
+    )
+
+
+def approval_back_post(language: str) -> Post:
+    """approval.sock answers again after an ``approval_down`` post."""
+    return Post("approval_back", word(language, "approval_back"))
 
 
 def read_partial_post(snapshot: FleetSnapshot, language: str) -> Post:

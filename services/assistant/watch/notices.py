@@ -29,6 +29,9 @@ log = logging.getLogger(__name__)
 
 LOOKBACK: Final = timedelta(hours=2)
 """How far back a poll looks (a proposal waits an hour at most)."""
+DOWN_AFTER: Final = timedelta(seconds=60)
+"""How long approval.sock may not answer before the watch says so (``approval_down``): longer
+than a restart of approval_web takes, so a restart says nothing."""
 
 
 class Notices:
@@ -61,25 +64,40 @@ class Notices:
         self.now = now
         self.interval_seconds = interval_seconds
         self._failing: Code | None = None
+        self._failing_since: datetime | None = None
+        self._said_down = False
 
     async def run(self) -> None:
-        """`post_pending` every ``interval_seconds`` until cancelled. approval.sock not
-        answering is logged once until its code changes; an unexpected failure with its
-        traceback; the next poll still runs."""
+        """`poll` every ``interval_seconds`` until cancelled."""
         while True:
-            try:
-                await self.post_pending()
-            except FleetwatchError as exc:
-                if exc.code != self._failing:
-                    log.warning(
-                        "pending proposals could not be read (%s); said once until it changes", exc.code
-                    )
-                self._failing = exc.code
-            except Exception:  # the top-level handler of the notice task
-                log.exception("the notice poll failed unexpectedly")
-            else:
-                self._failing = None
+            await self.poll()
             await asyncio.sleep(self.interval_seconds)
+
+    async def poll(self) -> None:
+        """One `post_pending`. approval.sock not answering is logged once until its code
+        changes, and, once it has not answered for `DOWN_AFTER` (approval_web down, not
+        restarting: nothing can be approved or run), posted once to every destination
+        (``approval_down``), and its return likewise (``approval_back``). An unexpected failure
+        is logged with its traceback; the next poll still runs."""
+        try:
+            await self.post_pending()
+        except FleetwatchError as exc:
+            now = self.now()
+            if exc.code != self._failing:
+                log.warning("pending proposals could not be read (%s); said once until it changes", exc.code)
+            self._failing = exc.code
+            self._failing_since = self._failing_since or now
+            if not self._said_down and now - self._failing_since >= DOWN_AFTER:
+                self._said_down = True
+                self.outbox.post(
+                    compose.approval_down_post(exc.code, now - self._failing_since, self.language)
+                )
+        except Exception:  # the top-level handler of the notice task
+            log.exception("the notice poll failed unexpectedly")
+        else:
+            if self._said_down:
+                self.outbox.post(compose.approval_back_post(self.language))
+            self._failing, self._failing_since, self._said_down = None, None, False
 
     async def post_pending(self) -> int:
         """Post one notice per pending proposal that had none; how many were posted.

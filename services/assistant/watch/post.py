@@ -45,7 +45,7 @@ class Section:
 @dataclass(frozen=True, slots=True)
 class Post:
     """One message. ``kind``: ``digest``, ``readiness``, ``notice``, ``sweep``,
-    ``read_failed`` or ``read_partial``; ``console_only``: the log only (a failed or partial
+    ``read_failed``, ``read_partial``, ``approval_down`` or ``approval_back``; ``console_only``: the log only (a failed or partial
     read, reported once)."""
 
     kind: str

@@ -49,6 +49,13 @@ WORDS: Final[Lexicon[str, str]] = Lexicon(
             "Fleetwatch could not read the fleet ({code}: {meaning}). It will say when it reads it again.",
         ),
         "read_recovered": C_("watch", "Fleetwatch reads the fleet again, after {beats} failed heartbeat(s)."),
+        "approval_down": C_(
+            "watch",
+            "Fleetwatch's approval service has not answered for {minutes} min ({code}: {meaning}): nothing can be approved or run until it is back. 'fleetwatch status' and 'fleetwatch doctor' say why.",
+        ),
+        "approval_back": C_(
+            "watch", "Fleetwatch's approval service answers again: proposals can be approved."
+        ),
         "read_partial": C_(
             "watch",
             "Fleetwatch read the fleet, but not all of it: {parts}. What needs those parts is kept as it was until they are read again.",
