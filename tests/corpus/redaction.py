@@ -316,21 +316,25 @@ SETTINGS_BY_ID: tuple[tuple[object, tuple[str, ...], tuple[str, ...]], ...] = (
             _setting("username", "Username", "pubUserQ8"),
             _setting("password", "Password", "PwZ9xx44", "password"),
         ),
-        ("Kq7RmPub1", "pubUserQ8", "PwZ9xx44"),
-        ("pub-1", "Streaming", "live.example.net"),
+        ("Kq7RmPub1", "PwZ9xx44"),
+        ("pub-1", "Streaming", "live.example.net", "pubUserQ8"),
     ),
     (_publisher(_URL_SETTING, _setting("stream", "", "Kq7Rm2")), ("Kq7Rm2",), ("started",)),
     (_publisher(_URL_SETTING, _setting("stream_name", "", "Sn4Key88")), ("Sn4Key88",), ()),
     (_publisher(_URL_SETTING, _setting("streamName", "", "Sn5Key89")), ("Sn5Key89",), ()),
-    (_publisher(_setting("username", "", "uQ7"), _setting("stream", "", "Xk3a")), ("Xk3a", "uQ7"), ()),
+    (_publisher(_setting("username", "", "uQ7"), _setting("stream", "", "Xk3a")), ("Xk3a",), ("uQ7",)),
     (_publisher(_setting("password", "", "pZ1q"), _setting("stream", "", "Xk4b")), ("Xk4b", "pZ1q"), ()),
     (_publisher(_setting("publisher.rtmp.key", "", "Rk5c7t")), ("Rk5c7t",), ()),
-    (_publisher(_setting("rtmp.stream", "", "Rk6d8u"), _setting("rtmp.url", "", "rtmp://a.example.net/x")), ("Rk6d8u",), ()),
+    (
+        _publisher(_setting("rtmp.stream", "", "Rk6d8u"), _setting("rtmp.url", "", "rtmp://a.example.net/x")),
+        ("Rk6d8u",),
+        (),
+    ),
     (_publisher(_setting("streamId", "", "Sid7e9v")), ("Sid7e9v",), ()),
     (_publisher(_setting("StreamID", "", "Sid8f0w")), ("Sid8f0w",), ()),
     (_publisher(_setting("passphrase", "", "PassPh9g1x")), ("PassPh9g1x",), ()),
     (_publisher(_setting("srt_passphrase", "", "PassPh0h2y")), ("PassPh0h2y",), ()),
-    (_publisher(_setting("user", "", "usr3i"), _setting("pass", "", "pss4j")), ("pss4j", "usr3i"), ()),
+    (_publisher(_setting("user", "", "usr3i"), _setting("pass", "", "pss4j")), ("pss4j",), ("usr3i",)),
 )
 """Publisher settings lists whose ``id`` names the secret (``stream`` beside a URL, user or password)."""
 
@@ -344,8 +348,18 @@ SETTINGS_BY_TITLE: tuple[tuple[object, tuple[str, ...], tuple[str, ...]], ...] =
     (_publisher(_setting("s7", "Password", "Tt7Ke1")), ("Tt7Ke1",), ()),
     (_publisher(_setting("s8", "Secret", "Tt8Ke2")), ("Tt8Ke2",), ()),
     (_publisher(_setting("s9", "Access", "Tt9Ke3", "password")), ("Tt9Ke3",), ("Access",)),
-    (_publisher(_setting("s10", "Server", "rtmp://b.example.net/app"), _setting("s11", "Stream", "Tt0Ke4")), ("Tt0Ke4",), ()),
-    (_publisher(_setting("s12", "User name", "Tu1Nm5"), _setting("s13", "Password", "Tu2Pw6")), ("Tu1Nm5", "Tu2Pw6"), ()),
+    (
+        _publisher(
+            _setting("s10", "Server", "rtmp://b.example.net/app"), _setting("s11", "Stream", "Tt0Ke4")
+        ),
+        ("Tt0Ke4",),
+        (),
+    ),
+    (
+        _publisher(_setting("s12", "User name", "Tu1Nm5"), _setting("s13", "Password", "Tu2Pw6")),
+        ("Tu2Pw6",),
+        ("Tu1Nm5",),
+    ),
     ({"label": "Stream", "value": "Tl3Ky7", "url": "rtmp://c.example.net/app"}, ("Tl3Ky7",), ()),
 )
 """Publisher settings whose secret is named only in ``title`` (or ``label``, or the type ``password``)."""
@@ -354,7 +368,7 @@ PUBLISHER_FIELDS: tuple[tuple[object, tuple[str, ...], tuple[str, ...]], ...] = 
     ({"url": "rtmp://live.example.net/app", "stream": "Pf1Key9"}, ("Pf1Key9",), ("live.example.net",)),
     ({"url": "rtmp://live.example.net/app", "stream_name": "Pf2Key0"}, ("Pf2Key0",), ()),
     ({"Url": "rtmp://live.example.net/app", "StreamName": "Pf3Key1"}, ("Pf3Key1",), ()),
-    ({"username": "pfUser2", "password": "pfPw3", "stream": "Pf4Key4"}, ("Pf4Key4", "pfUser2", "pfPw3"), ()),
+    ({"username": "pfUser2", "password": "pfPw3", "stream": "Pf4Key4"}, ("Pf4Key4", "pfPw3"), ("pfUser2",)),
     ({"rtmp": {"url": "rtmp://live.example.net/app", "stream": "Pf5Key5", "user": "pfU6"}}, ("Pf5Key5",), ()),
     ({"server": "rtmp://live.example.net/app", "stream": "Pf6Key6"}, ("Pf6Key6",), ()),
 )
@@ -385,7 +399,11 @@ INGEST_PATHS: tuple[tuple[object, tuple[str, ...], tuple[str, ...]], ...] = (
     ("https://cdn.example.net/publish/Kl12/Mn34", ("Kl12", "Mn34"), ()),
     ("https://cdn.example.net/upload/Op56", ("Op56",), ()),
     ("https://cdn.example.net/WHIP/Qr78", ("Qr78",), ()),
-    ("https://cdn.example.net/a1b2c3d4e5f60718293a4b5c6d7e8f90/webRTC/publish", ("a1b2c3d4e5f60718293a4b5c6d7e8f90",), ()),
+    (
+        "https://cdn.example.net/a1b2c3d4e5f60718293a4b5c6d7e8f90/webRTC/publish",
+        ("a1b2c3d4e5f60718293a4b5c6d7e8f90",),
+        (),
+    ),
     ("https://cdn.example.net/rtc/v1/whip/?app=live&stream=St90", ("St90",), ()),
     ({"WhipUrl": "https://whip.example.net/whip/Uv12"}, ("Uv12",), ()),
     (_publisher(_setting("url", "URL", "https://whip.example.net/whip/Wx34", "string")), ("Wx34",), ()),
@@ -399,7 +417,11 @@ WEBHOOKS: tuple[tuple[object, tuple[str, ...], tuple[str, ...]], ...] = (
         ("Alerts go to", "now"),
     ),
     ("https://hooks.slack.com/triggers/T0AB12CD/1234567/ab12cd34ef", ("ab12cd34ef",), ()),
-    ("webhook https://discord.com/api/webhooks/112233445566778899/Tk9-abc_DEF", ("Tk9-abc_DEF", "112233445566778899"), ("webhook",)),
+    (
+        "webhook https://discord.com/api/webhooks/112233445566778899/Tk9-abc_DEF",
+        ("Tk9-abc_DEF", "112233445566778899"),
+        ("webhook",),
+    ),
     ("https://discordapp.com/api/webhooks/998877/Dz1y", ("Dz1y",), ()),
     (
         "https://contoso.webhook.office.com/webhookb2/1f0e2d3c@2a3b4c5d/IncomingWebhook/9c8d7e6f5a4b/3c4d5e6f",
@@ -424,7 +446,11 @@ ESCAPED_URLS: tuple[tuple[object, tuple[str, ...], tuple[str, ...]], ...] = (
     ('{"u":"https:\\/\\/whip.example.net\\/whip\\/Es5Ab1"}', ("Es5Ab1",), ()),
     ('{"u":"https:\\/\\/hooks.slack.com\\/services\\/T1\\/B2\\/Es6Hk2"}', ("Es6Hk2",), ()),
     ({"message": 'sent {"url":"rtmps:\\/\\/ingest.example.com\\/live\\/Es7Ky3"}'}, ("Es7Ky3",), ("sent",)),
-    ('[{"id":"stream","value":"Es8Ky4"},{"id":"url","value":"rtmp://live.example.net/app"}]', ("Es8Ky4",), ()),
+    (
+        '[{"id":"stream","value":"Es8Ky4"},{"id":"url","value":"rtmp://live.example.net/app"}]',
+        ("Es8Ky4",),
+        (),
+    ),
 )
 """JSON written as text, URLs escaped with ``\\/`` (and a publisher's settings as JSON text)."""
 
