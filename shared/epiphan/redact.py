@@ -220,6 +220,7 @@ _TEXT = re.compile(
 )
 _CASED_SCHEMES = frozenset({"Bearer", "Basic", "Digest", "Token"})
 _MARKS = re.compile(r"[:=%\-_\[|.*•●]")
+_QUICK_WORDS = re.compile(r"akia|asia|aiza|bearer|basic|pass|key|streamid")
 
 
 def _may_hold_secret(text: str) -> bool:
@@ -228,14 +229,13 @@ def _may_hold_secret(text: str) -> bool:
     dashed token shapes), a ``_`` or a ``.`` (the other token shapes, JWTs); ``[redacted]``
     glue or a typed mask (``*``, ``•``, ``●``); a table's ``|``; the prefixes of the token shapes
     without any of those (``AKIA``, ``ASIA``, ``AIza``); a ``Bearer`` or ``Basic`` credential;
-    a ``passphrase``/``password``/``stream key``/``streamid`` followed by its value after a space. Most names, states and numbers
-    have none, and skip the full pattern (issue 14: a 2,000-device list holds ~35,000 strings)."""
+    a ``passphrase``/``password``/``stream key``/``streamid`` followed by its value after a
+    space. Most names, states and numbers have none, and skip the full pattern (issue 14: a
+    2,000-device list holds ~35,000 strings)."""
     if _MARKS.search(text) is not None:
         return True
     lower = text.lower()
-    return any(
-        word in lower for word in ("akia", "asia", "aiza", "bearer", "basic", "pass", "key", "streamid")
-    )
+    return _QUICK_WORDS.search(lower) is not None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -306,13 +306,11 @@ def sibling_labels(items: Iterable[Any]) -> tuple[str, ...]:
     """The labels (``id``, ``title``, ``name``, ``label``) of the maps in a list that carry a
     ``value``: the context in which each of them is judged (a publisher's ``stream`` is its key
     when a sibling setting is its ``url``)."""
-    return tuple(
-        label
-        for item in items
-        if isinstance(item, Mapping) and "value" in item
-        for key in _LABELS
-        if isinstance(label := item.get(key), str)
-    )
+    labels: list[str] = []
+    for item in items:
+        if isinstance(item, Mapping) and "value" in item:
+            labels += [label for key in _LABELS if isinstance(label := item.get(key), str)]
+    return tuple(labels)
 
 
 def secret_keys(value: Mapping[Any, Any], siblings: Iterable[str] = ()) -> frozenset[Any]:
@@ -320,18 +318,22 @@ def secret_keys(value: Mapping[Any, Any], siblings: Iterable[str] = ()) -> froze
     and ``value`` when the map's labels, or its type (``password``), name one. `siblings` are
     the labels of the other settings of its list (`sibling_labels`). A value that is None or a
     bool is never a secret; an empty ``value`` is not either."""
-    keys = [key for key in value if isinstance(key, str)]
+    context, flagged = 0, []
+    for key in value:  # the common case first: no key says anything (a device, a channel)
+        if type(key) is str and (kind := _name_kind(key)):
+            context |= kind
+            if kind & (_SECRET | _STREAM_ID | _STREAM_NAME):
+                flagged.append(key)
+    if not flagged and "value" not in value:
+        return _NOTHING
     labels = [value[key] for key in _LABELS if isinstance(value.get(key), str)]
-    context = _context(keys) | _context(labels) | _context(siblings)
+    context |= _context(labels) | _context(siblings)
     hidden = {
         key
-        for key in keys
+        for key in flagged
         if value[key] is not None
         and not isinstance(value[key], bool)
-        and (
-            names_secret(key)
-            or (_name_kind(key) & (_STREAM_ID | _STREAM_NAME) and _secret_named((key,), value[key], context))
-        )
+        and (names_secret(key) or _secret_named((key,), value[key], context))
         and not (_name_kind(key) & _STREAM_ID and _is_uuid(value[key]))
     }
     item = value.get("value")
@@ -341,6 +343,9 @@ def secret_keys(value: Mapping[Any, Any], siblings: Iterable[str] = ()) -> froze
         if (isinstance(kind, str) and kind.lower() == "password") or _secret_named(labels, item, context):
             hidden.add("value")
     return frozenset(hidden)
+
+
+_NOTHING: Final[frozenset[Any]] = frozenset()
 
 
 def _secret_param(raw_name: str, *, stream: bool) -> bool:
