@@ -203,3 +203,18 @@ def test_the_settings_and_names_beside_a_secret_keep_their_values():
     ]
     assert out["channel"] == channel
     assert out["endpoint"] == {**endpoint, "StreamID": "[redacted]"}
+
+
+@given(st.sampled_from(sorted(SHAPES)), SECRETS, SECRETS)
+def test_a_capture_gives_the_same_shape_of_the_same_secret_the_same_placeholders_and_another_secret_others(
+    shape, first, second
+):
+    build = SHAPES[shape]
+    assume(first != second and first not in second and second not in first)
+    assume(first not in dumped(build("")) and second not in dumped(build("")))
+    redactor = CaptureRedactor()
+    one, again = redactor(nested(build(first), [])), redactor(nested(build(first), []))
+    other = redactor(nested(build(second), []))
+    assert one == again
+    assert dumped(one) != dumped(other)
+    assert first not in dumped(one) and second not in dumped(other)
