@@ -157,6 +157,7 @@ _KEPT_SEGMENTS = _INGEST_WORDS | frozenset(
 _HOOK_HOST = re.compile(r"^hooks\.|(?:^|\.)webhook\.", re.IGNORECASE)
 """Hosts whose every path is a webhook address (Slack's ``hooks.…``, Teams' ``….webhook.…``)."""
 _MEDIA_FILE = re.compile(r"[A-Za-z0-9_-]{1,40}\.(?:m3u8|mpd|ts|m4s|mp4|flv|aac)", re.IGNORECASE)
+"""A media file name in an ingest path (``index.m3u8``): kept, it is the protocol's, not a key."""
 
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]{1,15}://[^\s\"'<>]+", re.IGNORECASE)
 _URL_TAIL = re.compile(r"[.,;:!?)]+$")
@@ -568,11 +569,15 @@ def _json_in_text(text: str) -> str:
             continue
         try:
             value, stop = _JSON.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what Python parses
             continue
-        redacted = redact(value)
-        if redacted != value:
-            out += [text[end:start], json.dumps(redacted, ensure_ascii=False)]
+        try:
+            redacted = redact(value)
+            shown = json.dumps(redacted, ensure_ascii=False) if redacted != value else None
+        except RecursionError:  # parsed but too deep to judge: hidden whole
+            shown = REDACTED
+        if shown is not None:
+            out += [text[end:start], shown]
             end = stop
     return "".join(out) + text[end:] if out else text
 

@@ -218,3 +218,12 @@ def test_a_capture_gives_the_same_shape_of_the_same_secret_the_same_placeholders
     assert one == again
     assert dumped(one) != dumped(other)
     assert first not in dumped(one) and second not in dumped(other)
+
+
+def test_json_nested_past_what_python_parses_or_redacts_never_breaks_redaction():
+    deep = "[" * 3000 + '"a"' + "]" * 3000
+    assert redact_text(deep) == deep  # not parsed: nothing the patterns see
+    hidden = "[" * 600 + '{"stream": "Dp1Key9", "url": "rtmp://live.example.net/app"}' + "]" * 600
+    out = redact_text(f"log {hidden} end")
+    assert "Dp1Key9" not in out and out.startswith("log ") and out.endswith(" end")
+    assert redact_text(out) == out
