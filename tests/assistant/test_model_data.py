@@ -7,6 +7,7 @@ be."""
 from __future__ import annotations
 
 import json
+import logging
 
 from services.lab.model_standin import Reply, ToolUse
 from services.lab.state import Device
@@ -85,8 +86,9 @@ def _every_read_tool(device_ids: list[str], endpoint_ids: list[str]) -> list[Rep
 
 
 async def test_no_ip_address_serial_number_or_stream_secret_of_the_campus_fleet_reaches_the_model(
-    lab, standin, make_assistant
+    lab, standin, make_assistant, caplog
 ):
+    caplog.set_level(logging.DEBUG)
     devices = list(lab.state.devices.values())
     ips, serials = {d.ip for d in devices}, {d.serial for d in devices}
     assert len(ips) >= 30 and len(serials) >= 30
@@ -124,6 +126,8 @@ async def test_no_ip_address_serial_number_or_stream_secret_of_the_campus_fleet_
     secrets += publisher_secrets(devices)
     assert len(secrets) >= 8
     assert [s for s in secrets if s in bodies] == [] and "hunter2" not in bodies
+    ours = [r for r in caplog.records if r.name.split(".")[0] in ("services", "shared")]
+    assert ours and [r.name for r in ours if any(s in r.getMessage() for s in secrets)] == []  # nor our log
     assert "recital-caster" in bodies and "rtmp://recital.example.net/" in bodies  # a user name is no secret
     assert f"SCI 101 Lecture Hall ({WITHHELD}, {WITHHELD})" in bodies
     assert f"Sandbox Classroom {WITHHELD}" in bodies and f"SCI 101 at {WITHHELD} lost" in bodies
