@@ -822,13 +822,22 @@ QUIET_LIBRARIES = ("httpx2", "httpx", "mcp")
 heartbeat every few minutes would otherwise fill the log with request lines)."""
 
 
+RAW_MESSAGE_LOGGERS = ("mcp",)
+"""Libraries that log the raw messages they receive at DEBUG (the MCP SDK: every Epiphan answer,
+stream keys and passwords unredacted): never below INFO, whatever the level."""
+
+
 def configure_logging(settings: Settings) -> None:
     """Set the root logger's level from `FLEETWATCH_LOG_LEVEL` (call once, in ``__main__``);
-    `QUIET_LIBRARIES` log warnings only unless it is ``DEBUG``."""
+    `QUIET_LIBRARIES` log warnings only unless it is ``DEBUG``, and `RAW_MESSAGE_LOGGERS` never
+    log at DEBUG."""
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if settings.log_level != "DEBUG":
         for name in QUIET_LIBRARIES:
             logging.getLogger(name).setLevel(logging.WARNING)
+    else:
+        for name in RAW_MESSAGE_LOGGERS:
+            logging.getLogger(name).setLevel(logging.INFO)
 
 
 def settings_markdown() -> str:

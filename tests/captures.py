@@ -37,7 +37,9 @@ def scenario_secrets(scenario: Scenario) -> set[str]:
         for _, device in team.devices():
             found.update((device.serial, device.ip))
             for channel in device.channels:
-                found.update(p.key for p in channel.publishers if p.key)
+                found.update(
+                    v for p in channel.publishers for v in (p.key, p.password, p.streamid, p.passphrase) if v
+                )
     return {s for s in found if len(s) >= 4}
 
 

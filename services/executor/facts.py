@@ -36,7 +36,7 @@ from typing import Any
 
 from shared.binding import BoundRecord
 from shared.canonical import canonical_json
-from shared.epiphan.redact import names_secret
+from shared.epiphan.redact import names_secret, secret_keys
 from shared.wire.executor import EventFacts, StreamFacts, TargetFacts
 
 URL_FIELDS = frozenset({"url", "Url", "URL", "uri", "Uri", "type", "Type", "protocol", "Protocol"})
@@ -56,10 +56,15 @@ class BoundFacts:
 
 def secret_digest(key: bytes) -> Callable[[Mapping[str, Any]], str]:
     """A function of an unredacted stream endpoint entry: HMAC-SHA256 under `key` over its
-    URL, protocol and every secret-named field (the stream key, a passphrase), hex."""
+    URL, protocol and every secret field, named or in any shape redaction knows
+    (`shared.epiphan.redact.secret_keys`: the stream key, a passphrase, a publisher's ``stream``
+    beside its URL, a stream ID that is not a UUID, a setting titled "Stream key"), hex."""
 
     def digest(entry: Mapping[str, Any]) -> str:
-        chosen = {k: entry[k] for k in sorted(entry) if k in URL_FIELDS or names_secret(str(k))}
+        hidden = secret_keys(entry)
+        chosen = {
+            k: entry[k] for k in sorted(entry) if k in URL_FIELDS or k in hidden or names_secret(str(k))
+        }
         text = json.dumps(chosen, sort_keys=True, ensure_ascii=True, default=str)
         return hmac.new(key, text.encode("ascii"), hashlib.sha256).hexdigest()
 

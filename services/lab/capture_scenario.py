@@ -7,7 +7,8 @@ the capture's ``captured_at``, so the lab's clock shifts them: a room offline fo
 at the capture is offline for three hours when the lab starts (to the second, and exactly when
 the lab's clock starts at ``captured_at``). What the parsers read is kept as it was: names,
 models, firmware, status, channels and their recording (an offline device's stale state too),
-publishers, warnings as given, CPU, temperature and uptime, storage bytes and state, events
+publishers (with their settings: URL, stream, user name, password, SRT stream ID and
+passphrase), warnings as given, CPU, temperature and uptime, storage bytes and state, events
 with their channels, CMS, stream destinations and presets; IP addresses, serial numbers and
 keys are the capture's placeholders.
 
@@ -106,6 +107,13 @@ def _text(item: Mapping[str, Any], *keys: str) -> str:
     return next((str(item[k]) for k in keys if item.get(k) is not None), "")
 
 
+def _setting(settings: Mapping[str, Any], *ids: str) -> str | None:
+    """The value of the first of `ids` a publisher's settings (by lower-cased ``id``) hold, as
+    text; None when none does (a capture keeps every setting's shape, its secrets as
+    placeholders)."""
+    return next((str(settings[i]) for i in ids if settings.get(i) is not None), None)
+
+
 class _Builder:
     """One team's specs from one capture."""
 
@@ -200,8 +208,12 @@ class _Builder:
             started=str(status.get("state", "")).lower() == "started",
             started_minutes_ago=since if since is not None else 30.0,
             endpoint=publisher_id if publisher_id in endpoint_ids else None,
-            url=str(settings["url"]) if settings.get("url") is not None else None,
-            key=next((str(v) for k, v in settings.items() if k != "url" and v is not None), None),
+            url=_setting(settings, "url"),
+            key=_setting(settings, "stream", "stream_key", "key"),
+            username=_setting(settings, "username", "user"),
+            password=_setting(settings, "password"),
+            streamid=_setting(settings, "streamid"),
+            passphrase=_setting(settings, "passphrase"),
         )
 
     # --- per-device reads --------------------------------------------------------------------

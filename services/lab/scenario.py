@@ -54,7 +54,12 @@ class SourceSpec(_Spec):
 
 class PublisherSpec(_Spec):
     """A stream a channel sends. With ``endpoint`` (a stream endpoint ID of the same team) the
-    type, URL and key come from that endpoint and the publisher's ID is the endpoint's ID."""
+    type, URL and key come from that endpoint and the publisher's ID is the endpoint's ID.
+
+    The rest are a Pearl publisher's own settings, secret-looking on purpose (invented values,
+    example.com / example.net hosts): ``key`` is an RTMP publisher's ``stream`` (on a Pearl the
+    stream name is the key), ``username``/``password`` its sign-in, ``streamid`` and
+    ``passphrase`` an SRT publisher's."""
 
     id: str
     type: PublisherType = "rtmp"
@@ -63,6 +68,10 @@ class PublisherSpec(_Spec):
     endpoint: str | None = None
     url: str | None = None
     key: str | None = None
+    username: str | None = None
+    password: str | None = None
+    streamid: str | None = None
+    passphrase: str | None = None
 
 
 class ChannelSpec(_Spec):

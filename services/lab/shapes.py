@@ -14,7 +14,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from services.lab.state import Device, Event, StreamEndpoint, World
+from services.lab.state import Device, Event, Publisher, StreamEndpoint, World
 
 Json = dict[str, Any]
 
@@ -86,6 +86,28 @@ def device_warnings(device: Device) -> list[Json]:
     return warnings
 
 
+def publisher_settings(publisher: Publisher) -> list[Json]:
+    """A publisher's settings as a Pearl lists them, ``[{id, type: {name}, title, value}]``: the
+    ``url``, then for SRT ``streamid`` and ``passphrase``, for the others ``stream`` (the stream
+    name, which on a Pearl *is* the key), ``username`` and ``password``. A value not set is null."""
+    p = publisher
+    rows: list[tuple[str, str, str, str | None]] = [("url", "string", "URL", p.url)]
+    if p.type == "srt":
+        rows += [
+            ("streamid", "string", "Stream ID", p.streamid),
+            ("passphrase", "password", "Passphrase", p.passphrase),
+        ]
+    else:
+        rows += [
+            ("stream", "string", "Stream", p.key),
+            ("username", "string", "Username", p.username),
+            ("password", "password", "Password", p.password),
+        ]
+    return [
+        {"id": i, "type": {"name": kind}, "title": title, "value": value} for i, kind, title, value in rows
+    ]
+
+
 def channel_entry(device: Device, channel_index: int) -> Json:
     channel = device.channels[channel_index]
     entry: Json = {
@@ -108,10 +130,7 @@ def channel_entry(device: Device, channel_index: int) -> Json:
                     "since": epoch_text(p.since),
                     "description": "Streaming" if p.started else "Stopped",
                 },
-                "settings": [
-                    {"id": "url", "type": {"name": "string"}, "title": "URL", "value": p.url},
-                    {"id": "stream_key", "type": {"name": "password"}, "title": "Stream key", "value": p.key},
-                ],
+                "settings": publisher_settings(p),
             }
             for p in channel.publishers
         ]

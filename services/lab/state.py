@@ -79,6 +79,10 @@ class Publisher:
     url: str
     key: str | None
     endpoint_id: str | None = None
+    username: str | None = None
+    password: str | None = None
+    streamid: str | None = None
+    passphrase: str | None = None
 
 
 @dataclass
@@ -377,6 +381,10 @@ def _build_device(
                     url=endpoint.url if endpoint else (pub.url or ""),
                     key=endpoint.key if endpoint else pub.key,
                     endpoint_id=pub.endpoint,
+                    username=pub.username,
+                    password=pub.password,
+                    streamid=pub.streamid,
+                    passphrase=pub.passphrase,
                 )
             )
         since = now - _minutes(ch.recording_minutes_ago if ch.recording else 24 * 60)

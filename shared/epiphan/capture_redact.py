@@ -32,9 +32,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from shared.epiphan.model_data import WithheldValues, mask_addresses, strings_in, withholds_field
-from shared.epiphan.redact import REDACTED, names_secret, redact_text
+from shared.epiphan.redact import REDACTED, redact_text, secret_keys, sibling_labels
 
-_LABELS: Final = ("id", "title", "name", "label")
 _USERINFO: Final = re.compile(r"(\b[a-z][a-z0-9+.-]{1,15}://)[^\s/\"'<>?#]*@", re.IGNORECASE)
 """The user info of a URL (up to the last ``@`` before the path: a password may hold one)."""
 _V6_HOST: Final = re.compile(r"(?<=://)\[([0-9A-Fa-f:.]+(?:%[0-9A-Za-z_.-]+)?)\]")
@@ -104,28 +103,22 @@ class CaptureRedactor:
             for item in value:
                 self._learn(item)
 
-    def _walk(self, value: Any) -> Any:
+    def _walk(self, value: Any, siblings: tuple[str, ...] = ()) -> Any:
         if isinstance(value, Mapping):
-            labelled = any(isinstance(value.get(k), str) and names_secret(value[k]) for k in _LABELS)
+            hidden = secret_keys(value, siblings)
             out: dict[Any, Any] = {}
             for key, item in value.items():
                 name = self._string(key) if isinstance(key, str) else key
                 if isinstance(key, str) and withholds_field(key):
                     out[name] = self._hidden(item, field_kind(key))
-                elif (
-                    isinstance(key, str)
-                    and names_secret(key)
-                    and item is not None
-                    and not isinstance(item, bool)
-                ):
-                    out[name] = self._hidden(item, "secret")
-                elif labelled and key == "value" and item not in (None, ""):
+                elif key in hidden:
                     out[name] = self._hidden(item, "secret")
                 else:
                     out[name] = self._walk(item)
             return out
         if isinstance(value, list | tuple):
-            return [self._walk(item) for item in value]
+            labels = sibling_labels(value)
+            return [self._walk(item, labels) for item in value]
         if isinstance(value, str):
             return self._string(value)
         return value
@@ -185,24 +178,27 @@ def holds_no_secret(text: str) -> bool:
     return found is not None and all(_PLACEHOLDER.fullmatch(s) or s == REDACTED for s in found[1])
 
 
-def verified(value: Any) -> Any:
+def verified(value: Any, siblings: tuple[str, ...] = ()) -> Any:
     """`value` (a `CaptureRedactor`'s output) checked once more, independently of how it was
     made: a string in which Fleetwatch's redaction (`shared.epiphan.redact`) or address masking
     (`shared.epiphan.model_data`) would still find something gets the ordinary treatment (``[redacted]``,
-    ``[withheld]``); so does a value under a secret-named or withheld field that is not a
-    placeholder. What passes comes back unchanged. The guarded read client applies this to every
-    answer read for a capture, so a capture is never redacted less than the product's own view."""
+    ``[withheld]``); so does a value under a secret (`shared.epiphan.redact.secret_keys`) or withheld
+    field that is not a placeholder. What passes comes back unchanged. The guarded read client
+    applies this to every answer read for a capture, so a capture is never redacted less than the
+    product's own view. `siblings`: the labels of the other settings of the list `value` is in."""
     if isinstance(value, Mapping):
+        hidden = secret_keys(value, siblings)
         out: dict[Any, Any] = {}
         for key, item in value.items():
             name = verified(key) if isinstance(key, str) else key
-            if isinstance(key, str) and (names_secret(key) or withholds_field(key)):
+            if key in hidden or (isinstance(key, str) and withholds_field(key)):
                 out[name] = _placeholders_only(item)
             else:
                 out[name] = verified(item)
         return out
     if isinstance(value, list | tuple):
-        return [verified(item) for item in value]
+        labels = sibling_labels(value)
+        return [verified(item, labels) for item in value]
     if isinstance(value, str) and (not holds_no_secret(value) or mask_addresses(value) != value):
         return mask_addresses(redact_text(value))
     return value

@@ -377,7 +377,8 @@ class EpiphanReadClient:
 
         With `digest` (the executor binding a card's facts), each endpoint also carries
         ``digest(entry)`` of its unredacted entry (full URL and key): the digest is computed
-        here, before redaction, and the entry itself never leaves this method.
+        here, before redaction, and the entry itself never leaves this method; what it returns
+        is redacted as every other read (a secret in a destination's name never reaches a card).
 
         Raises:
             EpiphanError: as `call`, or the result has no known shape.
@@ -387,7 +388,8 @@ class EpiphanReadClient:
             return _parse(tool, parse_stream_endpoints, await self.call(tool))
         raw = await self._raw(tool)
         read_result(raw)  # raises for an error result or a sign-in problem, as every read
-        return _parse(tool, lambda data: parse_stream_endpoints(data, digest=digest), raw.data())
+        parsed = _parse(tool, lambda data: parse_stream_endpoints(data, digest=digest), raw.data())
+        return redact_parsed(parsed)  # the digest saw the unredacted entry; the names are redacted
 
 
 def _parse(tool: str, parser: Any, data: Any) -> Any:

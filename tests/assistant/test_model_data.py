@@ -1,13 +1,16 @@
 """What reaches the model, end to end: a real question through the real SDK to the stand-in
 (which records every request), with the campus lab answering every read tool the model may use.
-No device IP address, serial number, stream key or SRT stream ID of the lab's fleet may be in
-any request body; the rest of the fleet data must be."""
+No device IP address, serial number, stream key, publisher password, SRT stream ID or passphrase
+of the lab's fleet may be in any request body; the rest of the fleet data (user names too) must
+be."""
 
 from __future__ import annotations
 
 import json
+import logging
 
 from services.lab.model_standin import Reply, ToolUse
+from services.lab.state import Device
 from shared.epiphan.model_data import WITHHELD
 from shared.epiphan.redact import REDACTED
 from shared.wire.executor import WritableChannel, WritableDevice, WritableDevices
@@ -22,7 +25,23 @@ from tests.assistant.helpers import (
 
 UNTIL = "2026-09-17T13:00:00Z"
 SCI101, SCI201, ENG101, LAW_MOOT = "19012340101", "19012340103", "19012340201", "19012340501"
-ROOMS = (SCI101, SCI201, ENG101, LAW_MOOT)
+LIB_STUDIO, ART_RECITAL = "19012340301", "19012340403"
+ROOMS = (SCI101, SCI201, ENG101, LAW_MOOT, LIB_STUDIO, ART_RECITAL)
+
+
+def publisher_secrets(devices: list[Device]) -> list[str]:
+    """Every secret a Pearl publisher's settings carry in the lab: its stream (the key), password,
+    SRT stream ID and passphrase."""
+    return sorted(
+        {
+            value
+            for d in devices
+            for c in d.channels
+            for p in c.publishers
+            for value in (p.key, p.password, p.streamid, p.passphrase)
+            if value
+        }
+    )
 
 
 def _calls(*calls: tuple[str, dict]) -> Reply:
@@ -67,8 +86,9 @@ def _every_read_tool(device_ids: list[str], endpoint_ids: list[str]) -> list[Rep
 
 
 async def test_no_ip_address_serial_number_or_stream_secret_of_the_campus_fleet_reaches_the_model(
-    lab, standin, make_assistant
+    lab, standin, make_assistant, caplog
 ):
+    caplog.set_level(logging.DEBUG)
     devices = list(lab.state.devices.values())
     ips, serials = {d.ip for d in devices}, {d.serial for d in devices}
     assert len(ips) >= 30 and len(serials) >= 30
@@ -103,7 +123,12 @@ async def test_no_ip_address_serial_number_or_stream_secret_of_the_campus_fleet_
     assert [ip for ip in sorted(ips) if ip in bodies] == []
     assert [serial for serial in sorted(serials) if serial in bodies] == []
     secrets = [e.key for e in endpoints if e.key] + ["Lib-Stream-Passphrase-91", "lib-main", "Sup3rSecret"]
+    secrets += publisher_secrets(devices)
+    assert len(secrets) >= 8
     assert [s for s in secrets if s in bodies] == [] and "hunter2" not in bodies
+    ours = [r for r in caplog.records if r.name.split(".")[0] in ("services", "shared")]
+    assert ours and [r.name for r in ours if any(s in r.getMessage() for s in secrets)] == []  # nor our log
+    assert "recital-caster" in bodies and "rtmp://recital.example.net/" in bodies  # a user name is no secret
     assert f"SCI 101 Lecture Hall ({WITHHELD}, {WITHHELD})" in bodies
     assert f"Sandbox Classroom {WITHHELD}" in bodies and f"SCI 101 at {WITHHELD} lost" in bodies
     assert f"srt://ingest.example.com:9000?streamid={REDACTED}&passphrase={REDACTED}" in bodies

@@ -286,3 +286,192 @@ BENIGN_TEXTS: tuple[str, ...] = (
     "password=[redacted]",
 )
 """Text that must come out of redaction unchanged."""
+
+
+# --- Secret shapes a Pearl or Edge uses (issue 26) ------------------------------------------------
+# Each case: (a JSON-like value as a read result could hold it, the planted secrets that must reach
+# no output, words that must stay). The forms are the ones "Facts from a live-verified peer" names.
+
+
+def _setting(ident: str, title: str, value: object, kind: str = "string") -> dict[str, object]:
+    return {"id": ident, "type": {"name": kind}, "title": title, "value": value}
+
+
+def _publisher(*settings: dict[str, object]) -> dict[str, object]:
+    return {
+        "id": "pub-1",
+        "type": "rtmp",
+        "status": {"state": "started", "description": "Streaming"},
+        "settings": list(settings),
+    }
+
+
+_URL_SETTING = _setting("url", "URL", "rtmp://live.example.net/app")
+
+SETTINGS_BY_ID: tuple[tuple[object, tuple[str, ...], tuple[str, ...]], ...] = (
+    (
+        _publisher(
+            _URL_SETTING,
+            _setting("stream", "Stream", "Kq7RmPub1"),
+            _setting("username", "Username", "pubUserQ8"),
+            _setting("password", "Password", "PwZ9xx44", "password"),
+        ),
+        ("Kq7RmPub1", "PwZ9xx44"),
+        ("pub-1", "Streaming", "live.example.net", "pubUserQ8"),
+    ),
+    (_publisher(_URL_SETTING, _setting("stream", "", "Kq7Rm2")), ("Kq7Rm2",), ("started",)),
+    (_publisher(_URL_SETTING, _setting("stream_name", "", "Sn4Key88")), ("Sn4Key88",), ()),
+    (_publisher(_URL_SETTING, _setting("streamName", "", "Sn5Key89")), ("Sn5Key89",), ()),
+    (_publisher(_setting("username", "", "uQ7"), _setting("stream", "", "Xk3a")), ("Xk3a",), ("uQ7",)),
+    (_publisher(_setting("password", "", "pZ1q"), _setting("stream", "", "Xk4b")), ("Xk4b", "pZ1q"), ()),
+    (_publisher(_setting("publisher.rtmp.key", "", "Rk5c7t")), ("Rk5c7t",), ()),
+    (
+        _publisher(_setting("rtmp.stream", "", "Rk6d8u"), _setting("rtmp.url", "", "rtmp://a.example.net/x")),
+        ("Rk6d8u",),
+        (),
+    ),
+    (_publisher(_setting("streamId", "", "Sid7e9v")), ("Sid7e9v",), ()),
+    (_publisher(_setting("StreamID", "", "Sid8f0w")), ("Sid8f0w",), ()),
+    (_publisher(_setting("passphrase", "", "PassPh9g1x")), ("PassPh9g1x",), ()),
+    (_publisher(_setting("srt_passphrase", "", "PassPh0h2y")), ("PassPh0h2y",), ()),
+    (_publisher(_setting("user", "", "usr3i"), _setting("pass", "", "pss4j")), ("pss4j",), ("usr3i",)),
+)
+"""Publisher settings lists whose ``id`` names the secret (``stream`` beside a URL, user or password)."""
+
+SETTINGS_BY_TITLE: tuple[tuple[object, tuple[str, ...], tuple[str, ...]], ...] = (
+    (_publisher(_URL_SETTING, _setting("s1", "Stream", "Tt1Key5")), ("Tt1Key5",), ("URL",)),
+    (_publisher(_URL_SETTING, _setting("s2", "Stream name", "Tt2Key6")), ("Tt2Key6",), ()),
+    (_publisher(_setting("s3", "Stream key", "Tt3Key7")), ("Tt3Key7",), ()),
+    (_publisher(_setting("s4", "Stream ID", "Tt4Key8")), ("Tt4Key8",), ()),
+    (_publisher(_setting("s5", "SRT passphrase", "Tt5Key9")), ("Tt5Key9",), ()),
+    (_publisher(_setting("s6", "Passphrase", "Tt6Key0")), ("Tt6Key0",), ()),
+    (_publisher(_setting("s7", "Password", "Tt7Ke1")), ("Tt7Ke1",), ()),
+    (_publisher(_setting("s8", "Secret", "Tt8Ke2")), ("Tt8Ke2",), ()),
+    (_publisher(_setting("s9", "Access", "Tt9Ke3", "password")), ("Tt9Ke3",), ("Access",)),
+    (
+        _publisher(
+            _setting("s10", "Server", "rtmp://b.example.net/app"), _setting("s11", "Stream", "Tt0Ke4")
+        ),
+        ("Tt0Ke4",),
+        (),
+    ),
+    (
+        _publisher(_setting("s12", "User name", "Tu1Nm5"), _setting("s13", "Password", "Tu2Pw6")),
+        ("Tu2Pw6",),
+        ("Tu1Nm5",),
+    ),
+    ({"label": "Stream", "value": "Tl3Ky7", "url": "rtmp://c.example.net/app"}, ("Tl3Ky7",), ()),
+)
+"""Publisher settings whose secret is named only in ``title`` (or ``label``, or the type ``password``)."""
+
+PUBLISHER_FIELDS: tuple[tuple[object, tuple[str, ...], tuple[str, ...]], ...] = (
+    ({"url": "rtmp://live.example.net/app", "stream": "Pf1Key9"}, ("Pf1Key9",), ("live.example.net",)),
+    ({"url": "rtmp://live.example.net/app", "stream_name": "Pf2Key0"}, ("Pf2Key0",), ()),
+    ({"Url": "rtmp://live.example.net/app", "StreamName": "Pf3Key1"}, ("Pf3Key1",), ()),
+    ({"username": "pfUser2", "password": "pfPw3", "stream": "Pf4Key4"}, ("Pf4Key4", "pfPw3"), ("pfUser2",)),
+    ({"rtmp": {"url": "rtmp://live.example.net/app", "stream": "Pf5Key5", "user": "pfU6"}}, ("Pf5Key5",), ()),
+    ({"server": "rtmp://live.example.net/app", "stream": "Pf6Key6"}, ("Pf6Key6",), ()),
+)
+"""Publisher fields as a plain map: ``stream``/``stream_name`` beside a URL, user or password."""
+
+SRT_SHAPES: tuple[tuple[object, tuple[str, ...], tuple[str, ...]], ...] = (
+    ({"passphrase": "SrtPass1Zq"}, ("SrtPass1Zq",), ()),
+    ({"StreamID": "#!::r=live/Sk2Srt,m=publish"}, ("Sk2Srt",), ()),
+    ({"streamId": "publish:Sk3Srt"}, ("Sk3Srt",), ()),
+    ({"srt": {"stream_id": "Sk4Srt9"}}, ("Sk4Srt9",), ()),
+    (
+        {"StreamID": "0f6d2c4e-1a3b-4c5d-8e9f-a0b1c2d3e4f5", "Name": "Library (SRT)"},
+        (),
+        ("0f6d2c4e-1a3b-4c5d-8e9f-a0b1c2d3e4f5", "Library (SRT)"),
+    ),
+    ("srt://ingest.example.com:9000?streamid=Sk5Srt&passphrase=SrtPass6Zq", ("Sk5Srt", "SrtPass6Zq"), ()),
+    ("SRT caller, streamid: Sk7Srt, latency 120", ("Sk7Srt",), ("latency 120",)),
+    ("passphrase SrtPass8Zq rejected", ("SrtPass8Zq",), ("rejected",)),
+)
+"""SRT: passphrases, stream IDs that are not an endpoint's own UUID (that one stays)."""
+
+INGEST_PATHS: tuple[tuple[object, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("https://whip.example.net/whip/Ab12", ("Ab12",), ("whip.example.net",)),
+    ("https://whip.example.net/whip/endpoint/Cd34", ("Cd34",), ()),
+    ("https://whep.example.net/v1/whep/Ef56xy", ("Ef56xy",), ()),
+    ("https://ingest.example.net/ingest/Gh78", ("Gh78",), ()),
+    ("https://cdn.example.net/live/Ij90", ("Ij90",), ()),
+    ("https://cdn.example.net/publish/Kl12/Mn34", ("Kl12", "Mn34"), ()),
+    ("https://cdn.example.net/upload/Op56", ("Op56",), ()),
+    ("https://cdn.example.net/WHIP/Qr78", ("Qr78",), ()),
+    (
+        "https://cdn.example.net/a1b2c3d4e5f60718293a4b5c6d7e8f90/webRTC/publish",
+        ("a1b2c3d4e5f60718293a4b5c6d7e8f90",),
+        (),
+    ),
+    ("https://cdn.example.net/rtc/v1/whip/?app=live&stream=St90", ("St90",), ()),
+    ({"WhipUrl": "https://whip.example.net/whip/Uv12"}, ("Uv12",), ()),
+    (_publisher(_setting("url", "URL", "https://whip.example.net/whip/Wx34", "string")), ("Wx34",), ()),
+)
+"""HTTPS ingest paths (WHIP, WHEP, ingest, live, publish, upload): the key is a path segment, short or long."""
+
+WEBHOOKS: tuple[tuple[object, tuple[str, ...], tuple[str, ...]], ...] = (
+    (
+        "Alerts go to https://hooks.slack.com/services/T0AB12CD/B0EF34GH/Xy9Zq8Wv7Ut6Sr5 now",
+        ("Xy9Zq8Wv7Ut6Sr5", "B0EF34GH"),
+        ("Alerts go to", "now"),
+    ),
+    ("https://hooks.slack.com/triggers/T0AB12CD/1234567/ab12cd34ef", ("ab12cd34ef",), ()),
+    (
+        "webhook https://discord.com/api/webhooks/112233445566778899/Tk9-abc_DEF",
+        ("Tk9-abc_DEF", "112233445566778899"),
+        ("webhook",),
+    ),
+    ("https://discordapp.com/api/webhooks/998877/Dz1y", ("Dz1y",), ()),
+    (
+        "https://contoso.webhook.office.com/webhookb2/1f0e2d3c@2a3b4c5d/IncomingWebhook/9c8d7e6f5a4b/3c4d5e6f",
+        ("9c8d7e6f5a4b", "1f0e2d3c@2a3b4c5d", "3c4d5e6f"),
+        (),
+    ),
+    (
+        "https://prod-12.westus.logic.azure.com:443/workflows/wf7a8b/triggers/manual/paths/invoke?api-version=2016-06-01&sig=Sg7Hh8Jj9",
+        ("Sg7Hh8Jj9", "wf7a8b"),
+        (),
+    ),
+    ({"notify": {"slack": "https://hooks.slack.example/services/T1/B2/Wh3Key4"}}, ("Wh3Key4",), ()),
+    ({"hook": "https://alerts.example.net/hooks/Hk5Key6"}, ("Hk5Key6",), ()),
+)
+"""Slack, Discord and Teams webhook addresses (the address is the credential), in text and in fields."""
+
+ESCAPED_URLS: tuple[tuple[object, tuple[str, ...], tuple[str, ...]], ...] = (
+    ('{"url": "rtmp:\\/\\/live.example.net\\/app\\/Es1Key7"}', ("Es1Key7",), ("live.example.net",)),
+    ('{"url":"https:\\/\\/usr:Es2Pw8@cdn.example.net\\/x"}', ("Es2Pw8", "usr"), ()),
+    ('{"u":"https:\\/\\/cdn.example.net\\/x?token=Es3Tk9&lang=en"}', ("Es3Tk9",), ("lang=en",)),
+    ('{"u":"srt:\\/\\/ingest.example.com:9000?streamid=Es4Id0"}', ("Es4Id0",), ()),
+    ('{"u":"https:\\/\\/whip.example.net\\/whip\\/Es5Ab1"}', ("Es5Ab1",), ()),
+    ('{"u":"https:\\/\\/hooks.slack.com\\/services\\/T1\\/B2\\/Es6Hk2"}', ("Es6Hk2",), ()),
+    ({"message": 'sent {"url":"rtmps:\\/\\/ingest.example.com\\/live\\/Es7Ky3"}'}, ("Es7Ky3",), ("sent",)),
+    (
+        '[{"id":"stream","value":"Es8Ky4"},{"id":"url","value":"rtmp://live.example.net/app"}]',
+        ("Es8Ky4",),
+        (),
+    ),
+)
+"""JSON written as text, URLs escaped with ``\\/`` (and a publisher's settings as JSON text)."""
+
+MASKED_VALUES: tuple[tuple[object, tuple[str, ...], tuple[str, ...]], ...] = (
+    ({"hint": "****abcd1234"}, ("abcd1234",), ()),
+    ("stored as ****Ms2Ky5 in Epiphan", ("Ms2Ky5",), ("stored as", "in Epiphan")),
+    ({"value": "••••Ms3Ky6"}, ("Ms3Ky6",), ()),
+    ({"last": "xxxx-xxxx-xxxx-Ms4K"}, ("Ms4K",), ()),
+    ("key ending ***Ms5Ky7", ("Ms5Ky7",), ("key ending",)),
+    ({"Description": "Key: ********Ms6Ky8"}, ("Ms6Ky8",), ()),
+)
+"""Values a mask was typed in front of: the visible tail is part of the secret."""
+
+SECRET_SHAPES: dict[str, tuple[tuple[object, tuple[str, ...], tuple[str, ...]], ...]] = {
+    "settings by id": SETTINGS_BY_ID,
+    "settings by title": SETTINGS_BY_TITLE,
+    "publisher fields": PUBLISHER_FIELDS,
+    "srt": SRT_SHAPES,
+    "https ingest paths": INGEST_PATHS,
+    "webhooks": WEBHOOKS,
+    "escaped urls": ESCAPED_URLS,
+    "masked values": MASKED_VALUES,
+}
+"""Every secret shape of issue 26 by form: (value, secrets that must vanish, words that must stay)."""

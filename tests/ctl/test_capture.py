@@ -107,7 +107,7 @@ async def test_the_same_secret_has_the_same_placeholder_everywhere_in_a_capture(
         for p in c.get("Publishers", [])
         if p["id"] == "0f6d2c4e-1a3b-4c5d-8e9f-a0b1c2d3e4f5"
         for s in p["settings"]
-        if s["id"] == "stream_key"
+        if s["id"] == "stream"
     ]
     assert len(settings) == 2 and set(settings) == {keys["Main stage (YouTube)"]}
     assert len(set(keys.values()) - {None}) == 2

@@ -13,6 +13,7 @@ from datetime import timedelta
 
 import pytest
 
+from services.approval_web.page.card import build_card
 from services.lab.server import LabHandle
 from shared.binding import record_from_bytes
 from shared.errors import Code
@@ -138,3 +139,25 @@ async def test_an_execute_carrying_another_facts_hash_than_the_approval_is_a_mis
     assert again.refusal_code == Code.APPROVAL_ALREADY_USED
     row = await get_proposal(harness.conn, proposal_id)
     assert row is not None and row.status == "not_run"
+
+
+async def test_no_secret_a_name_carries_reaches_the_inspection_or_the_card_built_from_it(
+    harness: Harness,
+) -> None:
+    lab = harness.lab
+    secrets = ("Sk1Hook9", "Sk2Mask8", "Sk3Whip7", "Sk4Pass6")
+    lab.state.devices[IDLE].name = f"Sandbox Room https://hooks.slack.com/services/T1/B2/{secrets[0]}"
+    channel = lab.state.devices[IDLE].channel("1")
+    assert channel is not None
+    channel.name = f"Program ****{secrets[1]}"
+    endpoint = lab.state.teams["sandbox"].endpoints[SANDBOX_STREAM]
+    endpoint.name = f"Test stream https:\\/\\/whip.example.net\\/whip\\/{secrets[2]}"
+    add_event(lab, EVENT, IDLE, minutes=30, title=f"Class (SRT passphrase {secrets[3]})")
+    proposal_id = await harness.propose(*STREAM)
+    inspection = await harness.facts(proposal_id)
+    row = await get_proposal(harness.conn, proposal_id)
+    assert row is not None
+    card = build_card(row, rule=None, disruptive=False, inspection=inspection)
+    shown = f"{inspection!r}\n{card!r}"
+    assert [s for s in secrets if s in shown] == []
+    assert all(word in shown for word in ("Sandbox Room", "Program", "Test stream", "Class (SRT passphrase"))

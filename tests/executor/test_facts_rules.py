@@ -68,3 +68,25 @@ def test_a_secret_changes_the_hash_but_never_appears_in_the_facts() -> None:
     assert "sbx_sk_" not in repr(one) and "full address or stream key changed" in changed_words(
         one.facts, two
     )
+
+
+@pytest.mark.parametrize(
+    ("field", "extra"),
+    [
+        ("stream", {}),  # a Pearl publisher's stream name, the key, beside the URL
+        ("stream_name", {}),
+        ("StreamID", {}),  # an SRT stream ID that is not a UUID
+        ("passphrase", {}),
+        ("value", {"title": "Stream key"}),  # a setting naming its secret only in its title
+    ],
+)
+def test_every_secret_shape_of_a_destination_is_bound_into_its_digest(field, extra) -> None:
+    digest = secret_digest(b"k" * 32)
+    entry = {
+        "id": SANDBOX_STREAM,
+        "name": "S",
+        "url": "rtmp://test.example.net/live",
+        **extra,
+        field: "sbx-1",
+    }
+    assert digest(entry) != digest({**entry, field: "sbx-2"})

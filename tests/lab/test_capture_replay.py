@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import signal
 import sys
 import time
@@ -167,3 +168,42 @@ async def test_fleetwatch_lab_serves_a_capture_folder_as_a_real_process(tmp_path
 def test_a_folder_that_is_not_a_capture_is_refused_with_one_line(tmp_path, capsys):
     assert lab_main(["--capture", str(tmp_path), "--port", "0"]) == 2
     assert "no readable manifest.json" in capsys.readouterr().err
+
+
+def publisher_settings(devices: dict[str, Any]) -> dict[tuple[str, str, str], list[Any]]:
+    """Each publisher's settings, as (room, channel, publisher) -> [(id, type, title, value)]."""
+    return {
+        (d["Name"], c["channel_id"], p["id"]): [
+            (s["id"], s["type"]["name"], s["title"], s["value"]) for s in p["settings"]
+        ]
+        for d in devices["devices"]
+        for c in d["Channels"]
+        for p in c.get("Publishers", [])
+    }
+
+
+async def test_a_pearl_s_publisher_settings_are_captured_as_placeholders_and_served_back_in_their_shape(
+    tmp_path,
+):
+    async with run_lab("campus") as live:
+        folder = await capture_of(live, tmp_path / "live", tmp_path / "capture")
+    (captured,) = [d for _, d in read_capture(folder).answers("get_devices_in_my_team")]
+    kept = publisher_settings(captured)
+    recital = dict((i, v) for i, _, _, v in kept[("ART Recital Hall", "2", "3")])
+    srt = dict((i, v) for i, _, _, v in kept[("LIB Media Studio", "2", "2")])
+    placeholders = [recital["stream"], recital["password"], srt["streamid"], srt["passphrase"]]
+    assert (
+        all(re.fullmatch(r"redacted-secret-[0-9]+", p) for p in placeholders) and len(set(placeholders)) == 4
+    )
+    assert recital["username"] == "recital-caster" and srt["url"] == "srt://srt.example.net:9000"
+    streams = {v for key, rows in kept.items() if key[2] == ENDPOINT for i, _, _, v in rows if i == "stream"}
+    assert len(streams) == 1  # one destination's key, one placeholder in both rooms
+    async with run_lab("campus", capture=folder) as replayed:
+        outcome = await replayed.lab.call_tool(
+            replayed.lab.demo_tokens["normal"], "get_devices_in_my_team", {}
+        )
+    assert publisher_settings(outcome.result.structured_content) == kept
+
+
+ENDPOINT = "0f6d2c4e-1a3b-4c5d-8e9f-a0b1c2d3e4f5"
+"""The campus's YouTube destination, started from two rooms."""

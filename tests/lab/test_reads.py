@@ -55,7 +55,7 @@ async def test_the_device_list_uses_epiphans_keys_and_casing(campus: Lab):
     assert set(publisher) == {"id", "type", "status", "settings"}
     assert set(publisher["status"]) == {"state", "started", "since", "description"}
     assert publisher["status"]["started"] is True
-    assert {s["id"] for s in publisher["settings"]} == {"url", "stream_key"}
+    assert [s["id"] for s in publisher["settings"]] == ["url", "stream", "username", "password"]
     assert set(publisher["settings"][0]) == {"id", "type", "title", "value"}
 
 
@@ -215,3 +215,26 @@ async def test_the_sandbox_token_reads_only_the_sandbox_team(campus: Lab):
     assert data["team_id"] == "9e7d3c1a-4b2f-4e8d-a6c5-0f1e2d3c4b5a"
     presets = await _read(campus, "get_team_presets", team="sandbox")
     assert [p["name"] for p in presets["presets"]] == ["Sandbox default"]
+
+
+async def test_publishers_carry_a_pearl_s_own_secret_settings_rtmp_stream_and_sign_in_srt_stream_id_and_passphrase(
+    campus: Lab,
+):
+    devices = {d["Name"]: d for d in (await _read(campus, "get_devices_in_my_team"))["devices"]}
+
+    def settings(room: str, channel: str) -> dict[str, tuple[str, str, Any]]:
+        (publisher,) = next(c for c in devices[room]["Channels"] if c["channel_id"] == channel)["Publishers"]
+        return {s["id"]: (s["type"]["name"], s["title"], s["value"]) for s in publisher["settings"]}
+
+    assert settings("ART Recital Hall", "2") == {
+        "url": ("string", "URL", "rtmp://recital.example.net/live"),
+        "stream": ("string", "Stream", "arh_9d1e7c2b4a"),
+        "username": ("string", "Username", "recital-caster"),
+        "password": ("password", "Password", "Recital-Pw-2208"),
+    }
+    assert settings("LIB Media Studio", "2") == {
+        "url": ("string", "URL", "srt://srt.example.net:9000"),
+        "streamid": ("string", "Stream ID", "#!::u=lib-caster,r=live/lib-host-cam-7d41,m=publish"),
+        "passphrase": ("password", "Passphrase", "Lib-Host-Passphrase-4417"),
+    }
+    assert settings("ENG 101 Auditorium", "1")["stream"][2] == "live_sk_7c9f2e41a0b3d58e6f1a2b3c"

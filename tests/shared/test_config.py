@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -198,3 +200,21 @@ def test_settings_are_frozen(tmp_path):
     settings = load_settings({"HOME": str(tmp_path)})
     with pytest.raises(dataclasses.FrozenInstanceError):
         settings.lab_port = 1
+
+
+@pytest.mark.parametrize("level", ["DEBUG", "INFO", "WARNING"])
+def test_no_log_level_lets_the_mcp_client_log_the_raw_answers_it_receives(tmp_path, level):
+    """The MCP SDK logs every message it receives, unredacted (stream keys, passwords), at
+    DEBUG: even ``FLEETWATCH_LOG_LEVEL=DEBUG`` keeps it from the log."""
+    code = (
+        "import logging, sys\n"
+        "from shared.config import configure_logging, load_settings\n"
+        f"configure_logging(load_settings({{'HOME': sys.argv[1], 'FLEETWATCH_LOG_LEVEL': '{level}'}}))\n"
+        "print(logging.getLogger('mcp.client.streamable_http').isEnabledFor(logging.DEBUG),"
+        " logging.getLogger('services.assistant').isEnabledFor(logging.DEBUG))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", str(level == "DEBUG")]
