@@ -116,10 +116,11 @@ PAGE_OPERATIONS: Final[tuple[Operation, ...]] = (
             Code.CSRF_FAILED,
             Code.BODY_TOO_LARGE,
             Code.SECRET_REQUIRED,
+            Code.SESSION_NOT_YOURS,
             Code.METHOD_NOT_ALLOWED,
             Code.PAGE_NOT_FOUND,
         },
-        "the local ask page's POST /ask (a session begun with the page's secret; and any address or method it does not serve)",
+        "the local ask page's POST /ask (a session begun with the page's secret by the same uid; and any address or method it does not serve)",
     ),
     Operation(
         f"{PAGE_PREFIX}login",
