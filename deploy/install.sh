@@ -107,11 +107,20 @@ create_users() {
 
 # --- folders ------------------------------------------------------------------------------
 
+# What a service's user can write (its own folders, the store) root makes and fixes only by
+# descriptor, never following a link that user planted (issue 24: a re-run used to chmod and
+# chown a symlink's target): shared/private_files.py's command line, the one place this is done.
+# A planted symlink is refused, naming it, and nothing is changed.
+private_files() {
+    (cd / && PYTHONPATH="$SOURCE" "$py" -P -m shared.private_files --said-by install.sh "$@")
+}
+
 folder() {  # path, mode, owner, group: create if missing, then set mode and owner
-    mkdir -p "$ROOT$1"
-    chmod "$2" "$ROOT$1"
-    [ "$USERS" = yes ] && chown "$3:$4" "$ROOT$1"
-    return 0
+    if [ "$USERS" = yes ]; then
+        private_files folder "$ROOT$1" "$2" "$3" "$4"
+    else
+        private_files folder "$ROOT$1" "$2" - -
+    fi
 }
 
 create_folders() {
@@ -141,31 +150,14 @@ create_folders() {
 # through a descriptor opened without following a symlink, and only a regular file with no
 # other hard link (what `fleetwatch up` does too: shared/private_files.py fix_file).
 store_files() {
-    store="$ROOT/var/lib/$NAME/store"
-    py=$PYTHON
-    [ -x "$py" ] || py=python3
-    gid=-1
-    [ "$USERS" = yes ] && gid=$(gid_of "$STORE_GROUP")
-    "$py" - "$store" "$gid" <<'PYTHON'
-import os, stat, sys
-store, gid = sys.argv[1], int(sys.argv[2])
-folder = os.open(store, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-for name in ("fleetwatch.db", "fleetwatch.db-wal", "fleetwatch.db-shm"):
-    create = os.O_CREAT if name == "fleetwatch.db" else 0
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | create, 0o660, dir_fd=folder)
-    except FileNotFoundError:
-        continue
-    except OSError as exc:
-        sys.exit(f"install.sh: refusing {store}/{name}: {exc.strerror} (a symlink?)")
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
-        sys.exit(f"install.sh: refusing {store}/{name}: not a plain file of its own")
-    if gid >= 0:
-        os.fchown(fd, 0, gid)
-    os.fchmod(fd, 0o660)
-    os.close(fd)
-PYTHON
+    owner=root
+    group=$STORE_GROUP
+    [ "$USERS" = yes ] || { owner=-; group=-; }
+    for name in fleetwatch.db fleetwatch.db-wal fleetwatch.db-shm; do
+        create=""
+        [ "$name" = fleetwatch.db ] && create=--create
+        private_files file "$ROOT/var/lib/$NAME/store" "$name" 0660 "$owner" "$group" $create
+    done
 }
 
 # --- config (never overwritten) ---------------------------------------------------------------
@@ -284,6 +276,10 @@ compile_catalogue() {
         log "could not compile the catalogue's twins (each process compiles the .po files itself)"
     fi
 }
+
+# The interpreter that runs the folder and file steps: the one given, or the system's.
+py=$PYTHON
+[ -x "$py" ] || py=python3
 
 [ "$USERS" = yes ] && create_users
 create_folders

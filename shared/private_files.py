@@ -18,7 +18,14 @@ Private files (`read_private`, `write_private`, `create_private`) are ``0600`` i
 folder, owned by this user; reading refuses one that group or others may read, or that another
 user owns.
 
-Errors: `UnsafePath` (code ``config_invalid``) naming the path and what is wrong with it.
+Root's commands (``fleetwatch up``, ``down``, ``login``, ``logout``, ``capture``, ``doctor``) and
+``deploy/install.sh`` (through this module's command line, ``python -m shared.private_files``)
+touch a folder or file a service's user can replace only through these functions: make or fix a
+folder (`ensure_folder`), fix a file (`fix_file`), write one (`write_private`), remove one
+(`remove_file`), each by descriptor, never following a link that user planted.
+
+Errors: `UnsafePath` (code ``unsafe_path``) naming the path and what is wrong with it, said in
+the operator's language (`N_`).
 """
 
 from __future__ import annotations
@@ -27,21 +34,31 @@ import contextlib
 import errno
 import os
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from shared.errors import Code, FleetwatchError
+from shared.errors import N_, Code, FleetwatchError
 
 MAX_LINKS = 40
 """Most symlinks one path may pass through (as the kernel's own limit)."""
 
 
+IS_A_SYMLINK = N_("is a symlink; refusing it")
+NOT_A_FOLDER = N_("is not a folder (a symlink?); refusing it")
+NOT_A_FILE = N_("is not a regular file; refusing it")
+
+
 class UnsafePath(FleetwatchError):
-    """A path crosses a symlink or a folder a less trusted user controls (``config_invalid``)."""
+    """A path crosses a symlink or a folder a less trusted user controls (``unsafe_path``);
+    nothing was changed. `message` is ``<path>: <problem>``; a fixed problem (`IS_A_SYMLINK`...)
+    is said in the operator's language too."""
 
     def __init__(self, path: Path | str, problem: str) -> None:
-        super().__init__(Code.CONFIG_INVALID, f"{path}: {problem}")
+        super().__init__(Code.UNSAFE_PATH, f"{path}: {problem}")
         self.path = Path(path)
+        self.template = N_("%(path)s: %(problem)s")
+        self.params = {"path": str(path), "problem": problem}
 
 
 def _trusted_owner(uid: int) -> bool:
@@ -88,7 +105,7 @@ def open_folder(path: Path | str) -> int:
                     pending = [p for p in Path(target).parts if p != "."] + pending
                 continue
             if not stat.S_ISDIR(info.st_mode):
-                raise UnsafePath(path, f"{name!r} is not a folder")
+                raise UnsafePath(path, f"{name!r} {NOT_A_FOLDER}")
             child = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
             os.close(fd)
             fd = child
@@ -109,12 +126,17 @@ def folder_fd(path: Path | str) -> Iterator[int]:
 
 
 def ensure_folder(
-    path: Path | str, mode: int = 0o700, *, owner: int | None = None, group: int | None = None
+    path: Path | str,
+    mode: int = 0o700,
+    *,
+    owner: int | None = None,
+    group: int | None = None,
+    parents_mode: int = 0o700,
 ) -> None:
-    """Make folder `path` (missing parents too, ``0700``) or take the one there: a real folder
-    (never a symlink), with `mode` set. Run as root, it is given to `owner` (default: root) and
-    `group`; otherwise it must already be this user's (`owner` default), and `group` is set
-    when given.
+    """Make folder `path` (missing parents too, `parents_mode`, this user's) or take the one
+    there: a real folder (never a symlink), with `mode` set. Run as root, it is given to
+    `owner` (default: root) and `group`; otherwise it must already be this user's (`owner`
+    default), and `group` is set when given.
 
     Raises:
         UnsafePath: it is a symlink or not a folder, or (not root) another user owns it.
@@ -122,9 +144,19 @@ def ensure_folder(
     path = Path(path)
     owner = os.geteuid() if owner is None else owner
     missing = [p for p in reversed(path.parents) if not p.exists()]
-    for ancestor in missing:  # made like `mkdir -p`, 0700, each through its parent's descriptor
-        with folder_fd(ancestor.parent) as above, contextlib.suppress(FileExistsError):
-            os.mkdir(ancestor.name, 0o700, dir_fd=above)
+    for ancestor in missing:  # made like `mkdir -p`, each through its parent's descriptor
+        with folder_fd(ancestor.parent) as above:
+            try:
+                os.mkdir(ancestor.name, parents_mode, dir_fd=above)
+            except FileExistsError:
+                continue
+            made = os.open(
+                ancestor.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=above
+            )
+            try:
+                os.fchmod(made, parents_mode)  # the mode asked for, not the umask's
+            finally:
+                os.close(made)
     with folder_fd(path.parent) as parent:
         with contextlib.suppress(FileExistsError):
             os.mkdir(path.name, 0o700, dir_fd=parent)
@@ -134,7 +166,7 @@ def ensure_folder(
             )
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise UnsafePath(path, "not a folder (a symlink?)") from exc
+                raise UnsafePath(path, NOT_A_FOLDER) from exc
             raise
     try:
         info = os.fstat(fd)
@@ -165,7 +197,7 @@ def open_in_folder(path: Path | str, flags: int, mode: int = 0o600) -> int:
             return os.open(path.name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=parent)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise UnsafePath(path, "is a symlink; refusing it") from exc
+                raise UnsafePath(path, IS_A_SYMLINK) from exc
             raise
 
 
@@ -182,7 +214,7 @@ def read_private(path: Path | str, *, max_bytes: int = 1 << 20) -> bytes:
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise UnsafePath(path, "not a regular file")
+            raise UnsafePath(path, NOT_A_FILE)
         if info.st_uid != os.geteuid():
             raise UnsafePath(path, f"owned by uid {info.st_uid}, not this user")
         if stat.S_IMODE(info.st_mode) & 0o077:
@@ -202,7 +234,7 @@ def write_private(path: Path | str, data: bytes, *, mode: int = 0o600, owner: in
     with folder_fd(path.parent) as parent:
         with contextlib.suppress(FileNotFoundError):
             if stat.S_ISLNK(os.stat(path.name, dir_fd=parent, follow_symlinks=False).st_mode):
-                raise UnsafePath(path, "is a symlink; refusing it")
+                raise UnsafePath(path, IS_A_SYMLINK)
         tmp = f".{path.name}.{os.getpid()}.tmp"
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp, dir_fd=parent)
@@ -260,13 +292,31 @@ def fix_file(folder: Path | str, name: str, *, uid: int, gid: int, mode: int, cr
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise UnsafePath(path, "not a regular file")
+            raise UnsafePath(path, NOT_A_FILE)
         if info.st_nlink != 1:
             raise UnsafePath(path, f"has {info.st_nlink} hard links; refusing to change it")
         os.fchown(fd, uid, gid)
         os.fchmod(fd, mode)
     finally:
         os.close(fd)
+    return True
+
+
+def remove_file(path: Path | str) -> bool:
+    """Remove the entry `path` (a link is removed itself, never followed) through a descriptor
+    of its folder reached by `open_folder`: a folder on the way swapped for another user's
+    symlink is refused, so the removal never lands in a folder that user picked. True when
+    there was one to remove.
+
+    Raises:
+        UnsafePath: the folder's path crosses a symlink another user owns, or is not a folder.
+    """
+    path = Path(path)
+    try:
+        with folder_fd(path.parent) as parent:
+            os.unlink(path.name, dir_fd=parent)
+    except FileNotFoundError:
+        return False
     return True
 
 
@@ -292,10 +342,65 @@ def trusted_folder(path: Path | str) -> None:
                 raise UnsafePath(current, f"a symlink owned by uid {info.st_uid}")
             info = os.stat(current)
         if not stat.S_ISDIR(info.st_mode):
-            raise UnsafePath(current, "not a folder")
+            raise UnsafePath(current, NOT_A_FOLDER)
         if not _trusted_owner(info.st_uid):
             raise UnsafePath(current, f"owned by uid {info.st_uid}: that user could replace what is in it")
         writable_by_others = stat.S_IMODE(info.st_mode) & 0o022
         last = index == len(chain) - 1
         if writable_by_others and (last or not info.st_mode & stat.S_ISVTX):
             raise UnsafePath(current, f"mode {stat.S_IMODE(info.st_mode):o}: group or others may write it")
+
+
+def _ids(owner: str, group: str) -> tuple[int | None, int | None]:
+    import grp
+    import pwd
+
+    uid = None if owner == "-" else pwd.getpwnam(owner).pw_uid
+    gid = None if group == "-" else grp.getgrnam(group).gr_gid
+    return uid, gid
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m shared.private_files folder PATH MODE OWNER GROUP`` (`ensure_folder`) or
+    ``... file FOLDER NAME MODE OWNER GROUP [--create]`` (`fix_file`): deploy/install.sh's
+    way to make and fix what a service's user can write, by descriptor (``-``: owner or group
+    left as it is). Exits 2 with ``<--said-by>: unsafe_path: <path>: <problem>`` on a refusal,
+    nothing changed."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m shared.private_files")
+    parser.add_argument("--said-by", default="shared.private_files")
+    steps = parser.add_subparsers(dest="step", required=True)
+    folder = steps.add_parser("folder")
+    folder.add_argument("path", type=Path)
+    file = steps.add_parser("file")
+    file.add_argument("folder", type=Path)
+    file.add_argument("name")
+    file.add_argument("--create", action="store_true")
+    for step in (folder, file):
+        step.add_argument("mode", type=lambda text: int(text, 8))
+        step.add_argument("owner")
+        step.add_argument("group")
+    args = parser.parse_args(argv)
+    uid, gid = _ids(args.owner, args.group)
+    try:
+        if args.step == "folder":
+            ensure_folder(args.path, args.mode, owner=uid, group=gid, parents_mode=0o755)
+        else:
+            euid, egid = os.geteuid(), os.getegid()
+            fix_file(
+                args.folder,
+                args.name,
+                uid=euid if uid is None else uid,
+                gid=egid if gid is None else gid,
+                mode=args.mode,
+                create=args.create,
+            )
+    except UnsafePath as exc:
+        print(f"{args.said_by}: {exc.code}: {exc.message}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

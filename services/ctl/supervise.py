@@ -583,8 +583,11 @@ async def start_daemon(
         for folder in (layout.run, layout.logs):  # supervisord writes here as the caller (root)
             trusted_folder(folder)
     except UnsafePath as exc:
+        why = Words.of(
+            exc.template or exc.message, path=str(exc.path), problem=Words.of(exc.params["problem"])
+        )
         raise SuperviseError(
-            Code.CONFIG_INVALID, Words.of(N_("refusing to start supervisord: %(why)s"), why=exc.message)
+            Code.UNSAFE_PATH, Words.of(N_("refusing to start supervisord: %(why)s"), why=why)
         ) from exc
     layout.lab_ready.unlink(missing_ok=True)
     write_private(layout.config, render_config(settings, scenario=scenario, server=server).encode())

@@ -61,7 +61,7 @@ def test_a_symlink_where_a_private_file_goes_is_refused_and_its_target_untouched
     for attempt in (lambda: write_private(link, b"x"), lambda: read_private(link)):
         with pytest.raises(UnsafePath) as refused:
             attempt()
-        assert refused.value.code is Code.CONFIG_INVALID and "symlink" in refused.value.message
+        assert refused.value.code is Code.UNSAFE_PATH and "symlink" in refused.value.message
     assert not create_private(link, b"x")  # there is something there: never written through
     assert target.read_bytes() == b"someone else's" and link.is_symlink()
 
