@@ -351,6 +351,69 @@ def trusted_folder(path: Path | str) -> None:
             raise UnsafePath(current, f"mode {stat.S_IMODE(info.st_mode):o}: group or others may write it")
 
 
+def private_mode(mode: int, *, folder: bool, in_setgid_folder: bool) -> int:
+    """The mode an entry of a private tree may have at most (`private_tree`): a folder ``0700``
+    (``2750`` when setgid: its group reads what is in it), a file ``0600`` (``0640`` in a
+    setgid folder); the bits of `mode` beyond that are taken away."""
+    if folder:
+        return stat.S_IMODE(mode) & (0o2750 if mode & stat.S_ISGID else 0o700)
+    return stat.S_IMODE(mode) & (0o640 if in_setgid_folder else 0o600)
+
+
+def private_tree(path: Path | str, *, fix: bool) -> list[tuple[Path, int, int]]:
+    """Every folder and regular file under folder `path` (itself too) this user owns whose mode
+    lets in more than `private_mode` allows, as ``(path, mode found, mode allowed)``; with
+    `fix`, each is set to the allowed mode. All by descriptor, from a descriptor of `path`
+    reached by `open_folder`: a symlink is never followed (nor changed), and what other users
+    own is left as it is. A missing `path` has nothing loose.
+
+    Raises:
+        UnsafePath: the path to `path` crosses a symlink another user owns.
+    """
+    path = Path(path)
+    loose: list[tuple[Path, int, int]] = []
+
+    def look(fd: int, where: Path, in_setgid_folder: bool) -> None:
+        info = os.fstat(fd)
+        if info.st_uid != os.geteuid():
+            return
+        is_folder = stat.S_ISDIR(info.st_mode)
+        if not (is_folder or stat.S_ISREG(info.st_mode)):
+            return
+        allowed = private_mode(info.st_mode, folder=is_folder, in_setgid_folder=in_setgid_folder)
+        if stat.S_IMODE(info.st_mode) != allowed:
+            loose.append((where, stat.S_IMODE(info.st_mode), allowed))
+            if fix:
+                os.fchmod(fd, allowed)
+
+    try:
+        parent = open_folder(path.parent)
+    except FileNotFoundError:
+        return loose
+    try:
+        walk = os.fwalk(path.name, dir_fd=parent, follow_symlinks=False)
+        for folder, _folders, files, folder_fd_ in walk:
+            here = path.parent / folder
+            setgid = bool(os.fstat(folder_fd_).st_mode & stat.S_ISGID)
+            look(folder_fd_, here, False)
+            for name in files:
+                try:
+                    fd = os.open(
+                        name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder_fd_
+                    )
+                except OSError:  # a symlink, a socket, gone: nothing to make private
+                    continue
+                try:
+                    look(fd, here / name, setgid)
+                finally:
+                    os.close(fd)
+    except FileNotFoundError:
+        pass
+    finally:
+        os.close(parent)
+    return loose
+
+
 def _ids(owner: str, group: str) -> tuple[int | None, int | None]:
     import grp
     import pwd

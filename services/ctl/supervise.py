@@ -47,7 +47,15 @@ from typing import Any
 from services.ctl import CtlError
 from shared.config import Settings
 from shared.errors import Code
-from shared.private_files import UnsafePath, ensure_folder, fix_file, trusted_folder, write_private
+from shared.private_files import (
+    UnsafePath,
+    create_private,
+    ensure_folder,
+    fix_file,
+    private_tree,
+    trusted_folder,
+    write_private,
+)
 from shared.text.catalogue import N_, Words, say_text
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -377,6 +385,29 @@ def prepare_server(layout: ServerLayout, operators_run: Path) -> None:
         _relink(operators_run / SOCKET_NAMES[service], layout.socket(service))
 
 
+def private_folders(settings: Settings) -> tuple[Path, ...]:
+    """The folders that hold one account's state (the state folder, and the stores' and the
+    page secrets' folders when set elsewhere): nobody but the account may read them."""
+    folders = [
+        settings.state_dir,
+        *(p.parent for p in (settings.db, settings.watch_db)),
+        *(p.parent for p in (settings.approve_secret_file, settings.ask_secret_file)),
+    ]
+    return tuple(dict.fromkeys(folders))
+
+
+def prepare_account(settings: Settings) -> None:
+    """On one account, before the services start: every folder of its state ``0700`` and every
+    file ``0600`` (``2750``/``0640`` in a setgid folder its group reads), by descriptor
+    (`shared.private_files.private_tree`), whatever an older version or a umask left.
+
+    Raises:
+        UnsafePath: a state folder's path crosses a symlink another user owns.
+    """
+    for folder in private_folders(settings):
+        private_tree(folder, fix=True)
+
+
 def clear_server(layout: ServerLayout) -> None:
     """Remove the runtime folders (as systemd does when a unit stops)."""
     for service in SERVICES:
@@ -554,6 +585,11 @@ async def socket_answers(path: Path) -> bool:
     return True
 
 
+def _refusing(exc: UnsafePath) -> SuperviseError:
+    why = Words.of(exc.template or exc.message, path=str(exc.path), problem=Words.of(exc.params["problem"]))
+    return SuperviseError(Code.UNSAFE_PATH, Words.of(N_("refusing to start supervisord: %(why)s"), why=why))
+
+
 async def start_daemon(
     settings: Settings, env: Mapping[str, str], *, scenario: str, server: ServerLayout | None = None
 ) -> Layout:
@@ -567,6 +603,13 @@ async def start_daemon(
     folders = (layout.run,) if server is not None else (layout.run, layout.logs, settings.state_dir)
     for folder in folders:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if server is None:
+        try:
+            prepare_account(settings)
+            # supervisord opens its own log before it takes its umask: made 0600 first.
+            create_private(layout.logs / "supervisord.log", b"")
+        except UnsafePath as exc:
+            raise _refusing(exc) from exc
     if running_pid(settings) is not None:
         return layout
     try:

@@ -18,6 +18,7 @@ from shared.private_files import (
     ensure_folder,
     fix_file,
     open_folder,
+    private_tree,
     read_private,
     trusted_folder,
     write_private,
@@ -169,3 +170,31 @@ def test_a_folder_another_user_owns_is_not_trusted_for_roots_files(home: Path) -
     os.chown(logs, nobody(), -1)
     with pytest.raises(UnsafePath, match="that user could replace what is in it"):
         trusted_folder(logs)
+
+
+def test_private_tree_takes_others_out_never_through_a_link_and_keeps_a_setgid_group(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    (state / "logs").mkdir(parents=True)
+    (state / "fleetwatch.db").write_bytes(b"")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the state's\n")
+    (state / "link").symlink_to(outside)
+    shared = state / "approve"
+    shared.mkdir()
+    (shared / "approve-secret").write_text("s\n")
+    for path, mode in ((state, 0o755), (state / "logs", 0o775), (state / "fleetwatch.db", 0o644)):
+        os.chmod(path, mode)
+    os.chmod(outside, 0o644)
+    os.chmod(shared, 0o2775)  # noqa: S103 (the drift under test)
+    os.chmod(shared / "approve-secret", 0o664)
+
+    found = private_tree(state, fix=True)
+
+    assert {(p.name, m) for p, m, _ in found} >= {("state", 0o755), ("logs", 0o775), ("fleetwatch.db", 0o644)}
+    assert private_tree(state, fix=False) == []
+    assert stat.S_IMODE(outside.stat().st_mode) == 0o644  # the link's target untouched
+    modes = {p: stat.S_IMODE(p.stat().st_mode) for p in (state, state / "logs", state / "fleetwatch.db")}
+    assert set(modes.values()) == {0o700, 0o600}
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o2750
+    assert stat.S_IMODE((shared / "approve-secret").stat().st_mode) == 0o640
+    assert private_tree(tmp_path / "missing", fix=False) == []
