@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from services.ctl.supervise import ServerLayout, clear_server, prepare_server
+from shared.epiphan.capture import CaptureError, prepare_folder
 from shared.epiphan.slots import SignIn, SlotError, locked_slot, write_slot
 from shared.errors import Code
 from shared.private_files import UnsafePath
@@ -252,3 +253,15 @@ def test_login_up_and_down_as_root_never_follow_a_planted_link(deployment: Deplo
             clear_server(deployment.layout)
             assert path.is_symlink(), label
         assert snapshot(canary) == before, label
+
+
+def test_capture_as_root_never_makes_its_folder_through_a_planted_link(deployment: Deployment, canary: Path):
+    """``fleetwatch capture DIR`` as root, DIR in a folder a service's user can write: the
+    folders and files are made by descriptor, so a link planted on the way is refused."""
+    before = snapshot(canary)
+    home = deployment.lib / "assistant"
+    with planted(home / "captures", f"{deployment.name}-assistant", canary):
+        with pytest.raises(CaptureError) as refused:
+            prepare_folder(home / "captures" / "today")
+    assert refused.value.code is Code.UNSAFE_PATH and "captures" in refused.value.message
+    assert snapshot(canary) == before
