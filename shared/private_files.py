@@ -35,7 +35,7 @@ import errno
 import os
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from shared.errors import N_, Code, FleetwatchError
@@ -352,63 +352,79 @@ def trusted_folder(path: Path | str) -> None:
 
 
 def private_mode(mode: int, *, folder: bool, in_setgid_folder: bool) -> int:
-    """The mode an entry of a private tree may have at most (`private_tree`): a folder ``0700``
-    (``2750`` when setgid: its group reads what is in it), a file ``0600`` (``0640`` in a
-    setgid folder); the bits of `mode` beyond that are taken away."""
-    if folder:
-        return stat.S_IMODE(mode) & (0o2750 if mode & stat.S_ISGID else 0o700)
-    return stat.S_IMODE(mode) & (0o640 if in_setgid_folder else 0o600)
+    """The most an entry of a private tree may let in (`private_tree`): nothing for group and
+    others (a folder ``0700``, a file ``0600``), except reading (and a folder's search) for the
+    group of a setgid folder (``2750``) and of a file in one (``0640``). Only bits are taken
+    away: the owner's (an executable's ``x``) stay."""
+    in_group = bool(mode & stat.S_ISGID) if folder else in_setgid_folder
+    return stat.S_IMODE(mode) & ~(0o027 if in_group else 0o077)
 
 
-def private_tree(path: Path | str, *, fix: bool) -> list[tuple[Path, int, int]]:
+def _look(
+    fd: int, where: Path, in_setgid_folder: bool, fix: bool, loose: list[tuple[Path, int, int]]
+) -> None:
+    """`private_tree`'s step for one open entry: noted in `loose` (and fixed) when this user's
+    folder or regular file lets in more than `private_mode`."""
+    info = os.fstat(fd)
+    is_folder = stat.S_ISDIR(info.st_mode)
+    if info.st_uid != os.geteuid() or not (is_folder or stat.S_ISREG(info.st_mode)):
+        return
+    allowed = private_mode(info.st_mode, folder=is_folder, in_setgid_folder=in_setgid_folder)
+    if stat.S_IMODE(info.st_mode) != allowed:
+        loose.append((where, stat.S_IMODE(info.st_mode), allowed))
+        if fix:
+            os.fchmod(fd, allowed)
+
+
+def _look_in(
+    folder: int, here: Path, names: Iterable[str], fix: bool, loose: list[tuple[Path, int, int]]
+) -> None:
+    setgid = bool(os.fstat(folder).st_mode & stat.S_ISGID)
+    for name in names:
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
+        except OSError:  # a symlink, a socket, gone: nothing to make private
+            continue
+        try:
+            _look(fd, here / name, setgid, fix, loose)
+        finally:
+            os.close(fd)
+
+
+def private_tree(
+    path: Path | str, *, fix: bool, only: Iterable[str] | None = None
+) -> list[tuple[Path, int, int]]:
     """Every folder and regular file under folder `path` (itself too) this user owns whose mode
-    lets in more than `private_mode` allows, as ``(path, mode found, mode allowed)``; with
-    `fix`, each is set to the allowed mode. All by descriptor, from a descriptor of `path`
-    reached by `open_folder`: a symlink is never followed (nor changed), and what other users
-    own is left as it is. A missing `path` has nothing loose.
+    lets in more than `private_mode` allows, as ``(path, mode found, mode allowed)``, octal
+    ints; with `fix`, each is set to the allowed mode. With `only`, just those names directly
+    in `path` (not `path` itself, nothing below). All by descriptor, from a descriptor of
+    `path` reached by `open_folder`: a symlink is never followed (nor changed), and what other
+    users own is left as it is. A missing `path` has nothing loose.
 
     Raises:
         UnsafePath: the path to `path` crosses a symlink another user owns.
     """
     path = Path(path)
     loose: list[tuple[Path, int, int]] = []
-
-    def look(fd: int, where: Path, in_setgid_folder: bool) -> None:
-        info = os.fstat(fd)
-        if info.st_uid != os.geteuid():
-            return
-        is_folder = stat.S_ISDIR(info.st_mode)
-        if not (is_folder or stat.S_ISREG(info.st_mode)):
-            return
-        allowed = private_mode(info.st_mode, folder=is_folder, in_setgid_folder=in_setgid_folder)
-        if stat.S_IMODE(info.st_mode) != allowed:
-            loose.append((where, stat.S_IMODE(info.st_mode), allowed))
-            if fix:
-                os.fchmod(fd, allowed)
-
     try:
         parent = open_folder(path.parent)
     except FileNotFoundError:
         return loose
     try:
-        walk = os.fwalk(path.name, dir_fd=parent, follow_symlinks=False)
-        for folder, _folders, files, folder_fd_ in walk:
-            here = path.parent / folder
-            setgid = bool(os.fstat(folder_fd_).st_mode & stat.S_ISGID)
-            look(folder_fd_, here, False)
-            for name in files:
+        if only is not None:
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                folder = os.open(
+                    path.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent
+                )
                 try:
-                    fd = os.open(
-                        name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder_fd_
-                    )
-                except OSError:  # a symlink, a socket, gone: nothing to make private
-                    continue
-                try:
-                    look(fd, here / name, setgid)
+                    _look_in(folder, path, only, fix, loose)
                 finally:
-                    os.close(fd)
-    except FileNotFoundError:
-        pass
+                    os.close(folder)
+            return loose
+        with contextlib.suppress(FileNotFoundError):
+            for here, _folders, files, folder in os.fwalk(path.name, dir_fd=parent, follow_symlinks=False):
+                _look(folder, path.parent / here, False, fix, loose)
+                _look_in(folder, path.parent / here, files, fix, loose)
     finally:
         os.close(parent)
     return loose

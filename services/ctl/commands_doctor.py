@@ -38,13 +38,13 @@ from services.ctl.doctor import (
     run_checks,
 )
 from services.ctl.output import print_json
-from services.ctl.supervise import ServerLayout, private_folders
+from services.ctl.supervise import ServerLayout, account_modes
 from shared.config import Settings, load_settings
 from shared.epiphan.fleet import parse_devices
 from shared.epiphan.signed_session import SignedConnection
 from shared.epiphan.slots import slot_summary
 from shared.errors import Code, FleetwatchError
-from shared.private_files import UnsafePath, private_tree
+from shared.private_files import UnsafePath
 from shared.text.catalogue import N_, Words
 from shared.text.languages import Language
 from shared.web.loopback_peer import LISTEN, read_tables, table_rows
@@ -316,10 +316,8 @@ def state_modes(settings: Settings) -> tuple[tuple[tuple[str, str, str], ...] | 
     and why it could not be looked at; (None, None) on install.sh's layout (its own modes)."""
     if ServerLayout.of(settings) is not None:
         return None, None
-    loose = []
     try:
-        for folder in private_folders(settings):
-            loose += private_tree(folder, fix=False)
+        loose = account_modes(settings, fix=False)
     except UnsafePath as exc:
         return None, exc.message
     except PermissionError as exc:

@@ -385,27 +385,32 @@ def prepare_server(layout: ServerLayout, operators_run: Path) -> None:
         _relink(operators_run / SOCKET_NAMES[service], layout.socket(service))
 
 
-def private_folders(settings: Settings) -> tuple[Path, ...]:
-    """The folders that hold one account's state (the state folder, and the stores' and the
-    page secrets' folders when set elsewhere): nobody but the account may read them."""
-    folders = [
-        settings.state_dir,
-        *(p.parent for p in (settings.db, settings.watch_db)),
-        *(p.parent for p in (settings.approve_secret_file, settings.ask_secret_file)),
-    ]
-    return tuple(dict.fromkeys(folders))
+def private_places(settings: Settings) -> tuple[tuple[Path, tuple[str, ...] | None], ...]:
+    """One account's state, as (folder, None: all of it) for the state folder, and (folder,
+    names: only those files) for a store or a page secret set outside it: nobody but the
+    account may open them (`shared.private_files.private_tree`)."""
+    places: dict[Path, tuple[str, ...] | None] = {settings.state_dir: None}
+    files = [*(f"{db}{end}" for db in (settings.db, settings.watch_db) for end in ("", "-wal", "-shm"))]
+    files += [str(settings.approve_secret_file), str(settings.ask_secret_file)]
+    for file in map(Path, files):
+        if not file.is_relative_to(settings.state_dir):
+            places[file.parent] = (*(places.get(file.parent) or ()), file.name)
+    return tuple(places.items())
 
 
-def prepare_account(settings: Settings) -> None:
-    """On one account, before the services start: every folder of its state ``0700`` and every
-    file ``0600`` (``2750``/``0640`` in a setgid folder its group reads), by descriptor
-    (`shared.private_files.private_tree`), whatever an older version or a umask left.
+def account_modes(settings: Settings, *, fix: bool) -> list[tuple[Path, int, int]]:
+    """On one account, what of its state another local user could open (`private_places`),
+    as ``(path, mode, most allowed)``; with `fix`, put right by descriptor: folders ``0700``,
+    files ``0600`` (``2750``/``0640`` in a setgid folder its group reads).
 
     Raises:
         UnsafePath: a state folder's path crosses a symlink another user owns.
     """
-    for folder in private_folders(settings):
-        private_tree(folder, fix=True)
+    return [
+        entry
+        for folder, only in private_places(settings)
+        for entry in private_tree(folder, fix=fix, only=only)
+    ]
 
 
 def clear_server(layout: ServerLayout) -> None:
@@ -446,6 +451,7 @@ def render_config(
         "lab_port": str(settings.lab_port),
         "model_port": str(settings.model_standin_port),
         "demo": "true" if is_demo(settings) else "false",
+        "umask": "022" if server is not None else "077",
         "model_key": DEMO_MODEL_KEY,
         **{f"{service}_account": program_account(server, service) for service in SERVICES},
     }
@@ -605,7 +611,7 @@ async def start_daemon(
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     if server is None:
         try:
-            prepare_account(settings)
+            account_modes(settings, fix=True)
             # supervisord opens its own log before it takes its umask: made 0600 first.
             create_private(layout.logs / "supervisord.log", b"")
         except UnsafePath as exc:

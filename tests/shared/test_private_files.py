@@ -198,3 +198,19 @@ def test_private_tree_takes_others_out_never_through_a_link_and_keeps_a_setgid_g
     assert stat.S_IMODE(shared.stat().st_mode) == 0o2750
     assert stat.S_IMODE((shared / "approve-secret").stat().st_mode) == 0o640
     assert private_tree(tmp_path / "missing", fix=False) == []
+
+
+def test_private_tree_only_named_files_keeps_the_folder_and_the_owner_s_bits(tmp_path: Path) -> None:
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    os.chmod(folder, 0o755)  # noqa: S103 (not the state's: left as it is)
+    (folder / "watch.db").write_bytes(b"")
+    (folder / "tool").write_bytes(b"#!/bin/sh\n")
+    for name, mode in (("watch.db", 0o644), ("tool", 0o755)):
+        os.chmod(folder / name, mode)  # noqa: S103 (the drift under test)
+
+    found = private_tree(folder, fix=True, only=("watch.db", "watch.db-wal", "tool"))
+
+    assert sorted((p.name, m, a) for p, m, a in found) == [("tool", 0o755, 0o700), ("watch.db", 0o644, 0o600)]
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o755
+    assert stat.S_IMODE((folder / "tool").stat().st_mode) == 0o700  # the owner's x stays
