@@ -274,27 +274,44 @@ def create_private(path: Path | str, data: bytes) -> bool:
     return True
 
 
+def open_plain(path: Path | str, flags: int, mode: int = 0o600) -> int:
+    """`open_in_folder`, then refused unless it is a regular file with no other hard link: what
+    root may change (`os.fchown`, `os.fchmod`) in a folder another user can write, since that
+    user could have linked a file of root's there. A descriptor to close.
+
+    Raises:
+        UnsafePath: the entry is a symlink, not a regular file, or has other hard links.
+        OSError: as `os.open` (FileNotFoundError...).
+    """
+    path = Path(path)
+    fd = open_in_folder(path, flags | os.O_NONBLOCK, mode)
+    info = os.fstat(fd)
+    problem = (
+        NOT_A_FILE
+        if not stat.S_ISREG(info.st_mode)
+        else (f"has {info.st_nlink} hard links; refusing to change it" if info.st_nlink != 1 else None)
+    )
+    if problem is not None:
+        os.close(fd)
+        raise UnsafePath(path, problem)
+    return fd
+
+
 def fix_file(folder: Path | str, name: str, *, uid: int, gid: int, mode: int, create: bool = False) -> bool:
     """As root, give the regular file `name` in `folder` its owner and mode, through
-    descriptors: a symlink, a hard-linked file or anything not a regular file is refused, so a
-    user who can write `folder` cannot turn this into a change of another file. With `create`,
-    a missing file is made (empty). False when the file is missing and not created.
+    descriptors: a symlink, a hard-linked file or anything not a regular file is refused
+    (`open_plain`), so a user who can write `folder` cannot turn this into a change of another
+    file. With `create`, a missing file is made (empty). False when the file is missing and not
+    created.
 
     Raises:
         UnsafePath: the entry is a symlink, not a regular file, or has other hard links.
     """
-    path = Path(folder) / name
-    flags = os.O_RDONLY | os.O_NONBLOCK | (os.O_CREAT if create else 0)
     try:
-        fd = open_in_folder(path, flags, mode)
+        fd = open_plain(Path(folder) / name, os.O_RDONLY | (os.O_CREAT if create else 0), mode)
     except FileNotFoundError:
         return False
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafePath(path, NOT_A_FILE)
-        if info.st_nlink != 1:
-            raise UnsafePath(path, f"has {info.st_nlink} hard links; refusing to change it")
         os.fchown(fd, uid, gid)
         os.fchmod(fd, mode)
     finally:

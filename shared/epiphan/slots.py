@@ -34,7 +34,14 @@ from typing import Any
 import msgspec
 
 from shared.errors import N_, Code, FleetwatchError
-from shared.private_files import UnsafePath, ensure_folder, open_in_folder, remove_file, write_private
+from shared.private_files import (
+    UnsafePath,
+    ensure_folder,
+    open_in_folder,
+    open_plain,
+    remove_file,
+    write_private,
+)
 
 SLOT_NAMES = ("read", "sandbox")
 LOCK_SECONDS = 30.0
@@ -121,10 +128,11 @@ def _make_folder(folder: Path, owner: int) -> None:
 
 
 def _open_private(path: Path, flags: int, owner: int) -> int:
-    """Open (creating 0600) through the folder's descriptor without following a symlink; root
-    hands the file to `owner`."""
+    """Open (creating 0600) through the folder's descriptor without following a symlink, and
+    only a regular file with no other hard link (`open_plain`: root then hands it to `owner`,
+    never a file of root's a service's user linked there)."""
     try:
-        fd = open_in_folder(path, flags, 0o600)
+        fd = open_plain(path, flags, 0o600)
     except UnsafePath as exc:
         raise _unsafe(exc) from exc
     if os.geteuid() == 0 and owner != 0:

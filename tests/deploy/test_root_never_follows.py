@@ -137,6 +137,23 @@ def planted(path: Path, user: str, target: Path) -> Iterator[None]:
             aside.rename(path)
 
 
+@contextlib.contextmanager
+def hard_linked(path: Path, target: Path) -> Iterator[None]:
+    """`path` replaced by a hard link to `target` (a service's user can make one to a file it
+    may not change where ``fs.protected_hardlinks`` is off); put back after."""
+    aside = path.with_name(path.name + ".aside")
+    had = path.exists() or path.is_symlink()
+    if had:
+        path.rename(aside)
+    os.link(target, path)
+    try:
+        yield
+    finally:
+        path.unlink()
+        if had:
+            aside.rename(path)
+
+
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     root, name = tmp_path_factory.mktemp("root"), unique_name()
@@ -162,7 +179,7 @@ def refused_or_done(result: subprocess.CompletedProcess[str], path: Path) -> Non
     if result.returncode != 0:
         said = result.stdout + result.stderr
         assert "Traceback" not in said, said
-        assert str(path.name) in said and ("symlink" in said or "unsafe_path" in said), said
+        assert str(path.name) in said and ("link" in said or "unsafe_path" in said), said
 
 
 def test_install_sh_run_again_never_follows_a_link_a_service_user_planted(
@@ -265,3 +282,24 @@ def test_capture_as_root_never_makes_its_folder_through_a_planted_link(deploymen
             prepare_folder(home / "captures" / "today")
     assert refused.value.code is Code.UNSAFE_PATH and "captures" in refused.value.message
     assert snapshot(canary) == before
+
+
+def test_a_hard_link_in_place_of_a_file_is_never_changed_by_root(deployment: Deployment, canary: Path):
+    """A file root opens in a service's folder (a slot, its lock, a store file) replaced by a
+    hard link to a root-owned file: root's login, up and install.sh's re-run refuse it or
+    replace the name, and never chown or chmod the file behind it."""
+    before = snapshot(canary)
+    operators_run = deployment.root / "run" / deployment.name
+    for label, (path, _user, folder) in deployment.plantable().items():
+        if folder or "secret" in label:
+            continue
+        with hard_linked(path, canary / path.name):
+            for slot in deployment.layout.slots.values():
+                try:
+                    asyncio.run(store_as_login_does(slot))
+                except SlotError as refused:
+                    assert refused.code is Code.UNSAFE_PATH, (label, refused.message)
+            with contextlib.suppress(UnsafePath):
+                prepare_server(deployment.layout, operators_run)
+            refused_or_done(render(deployment.root, deployment.name, "/usr/bin/python3", users=True), path)
+        assert snapshot(canary) == before, label
