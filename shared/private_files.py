@@ -21,8 +21,12 @@ user owns.
 Root's commands (``fleetwatch up``, ``down``, ``login``, ``logout``, ``capture``, ``doctor``) and
 ``deploy/install.sh`` (through this module's command line, ``python -m shared.private_files``)
 touch a folder or file a service's user can replace only through these functions: make or fix a
-folder (`ensure_folder`), fix a file (`fix_file`), write one (`write_private`), remove one
+folder (`ensure_folder`), open a file to change it (`open_plain`: never a symlink, nor a file
+with another hard link), fix one (`fix_file`), write one (`write_private`), remove one
 (`remove_file`), each by descriptor, never following a link that user planted.
+
+One account's state (`private_tree`): every folder ``0700`` and file ``0600`` (``2750`` and
+``0640`` in a setgid folder its group reads), checked and put back by descriptor.
 
 Errors: `UnsafePath` (code ``unsafe_path``) naming the path and what is wrong with it, said in
 the operator's language (`N_`).
