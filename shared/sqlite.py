@@ -65,7 +65,7 @@ async def open_store(path: str | Path) -> aiosqlite.Connection:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with contextlib.suppress(FileExistsError, PermissionError):  # this user's only, whatever the umask
+    with contextlib.suppress(OSError):  # this user's only, whatever the umask (else SQLite says why)
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
     conn = await aiosqlite.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
     try:

@@ -592,6 +592,7 @@ async def socket_answers(path: Path) -> bool:
 
 
 def _refusing(exc: UnsafePath) -> SuperviseError:
+    """`exc` as `start_daemon`'s refusal (``unsafe_path``), in the operator's words."""
     why = Words.of(exc.template or exc.message, path=str(exc.path), problem=Words.of(exc.params["problem"]))
     return SuperviseError(Code.UNSAFE_PATH, Words.of(N_("refusing to start supervisord: %(why)s"), why=why))
 
@@ -632,12 +633,7 @@ async def start_daemon(
         for folder in (layout.run, layout.logs):  # supervisord writes here as the caller (root)
             trusted_folder(folder)
     except UnsafePath as exc:
-        why = Words.of(
-            exc.template or exc.message, path=str(exc.path), problem=Words.of(exc.params["problem"])
-        )
-        raise SuperviseError(
-            Code.UNSAFE_PATH, Words.of(N_("refusing to start supervisord: %(why)s"), why=why)
-        ) from exc
+        raise _refusing(exc) from exc
     layout.lab_ready.unlink(missing_ok=True)
     write_private(layout.config, render_config(settings, scenario=scenario, server=server).encode())
     status, out = await _run(
