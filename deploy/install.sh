@@ -14,6 +14,15 @@
 #                  /opt/NAME/venv/bin/python; make it with: python3 -m venv /opt/NAME/venv &&
 #                  /opt/NAME/venv/bin/pip install /path/to/fleetwatch).
 #   --no-users     create no users or groups and chown nothing (building a package).
+#                  Without it, each service's user must be able to run --python (checked).
+#   --uninstall    remove what install.sh and `fleetwatch up` made: the units, the tmpfiles
+#                  entry, the wrapper, /etc/NAME, the runtime folders, the logs, the page
+#                  secrets and the token slots (run `fleetwatch logout` and `logout --sandbox`
+#                  first: removing a slot revokes nothing). It keeps the store
+#                  (/var/lib/NAME/store), the services' own state beside it (audit keys, the
+#                  watch's store) and the users and groups that own them; --purge removes
+#                  those too. Refused while a service's user runs a process.
+#   --purge        with --uninstall: /var/lib/NAME whole, the users and groups too.
 #
 # Who can reach what (see docs/deploy.md):
 #   executor.sock  NAME-web only (group NAME-executor + SO_PEERCRED uid check)
@@ -32,6 +41,8 @@ ROOT=""
 NAME="fleetwatch"
 PYTHON=""
 USERS=yes
+UNINSTALL=no
+PURGE=no
 HERE=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
 SOURCE=$(dirname -- "$HERE")
 
@@ -41,7 +52,9 @@ while [ $# -gt 0 ]; do
         --name) NAME=$2; shift 2 ;;
         --python) PYTHON=$2; shift 2 ;;
         --no-users) USERS=no; shift ;;
-        -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+        --uninstall) UNINSTALL=yes; shift ;;
+        --purge) PURGE=yes; shift ;;
+        -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
         *) echo "install.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -105,13 +118,76 @@ create_users() {
     done
 }
 
+# The services' interpreter: there, and runnable by each service's user (a venv made from an
+# interpreter under /root, say, is not: the services would fail at their first start).
+check_python() {
+    if [ ! -x "$PYTHON" ]; then
+        echo "install.sh: --python $PYTHON: no such interpreter; make it first (see --help)" >&2
+        exit 2
+    fi
+    for user in "$EXECUTOR" "$WEB" "$ASSISTANT"; do
+        if ! (cd / && runuser -u "$user" -- "$PYTHON" -c 'import sys' </dev/null >/dev/null 2>&1); then
+            echo "install.sh: $user cannot run $PYTHON (it, or a folder on its way or where its venv links to, is closed to that user); put the interpreter where every user may run it, e.g. python3 -m venv /opt/$NAME/venv" >&2
+            exit 2
+        fi
+    done
+}
+
+# --- uninstall ------------------------------------------------------------------------------
+
+# Removes what install.sh and `fleetwatch up` made; the store (with the services' own state and
+# the users that own them) stays unless --purge. rm never follows a link inside what it removes, and each path
+# removed is in a folder only root can write (a service's own folders go whole).
+uninstall() {
+    for user in "$EXECUTOR" "$WEB" "$ASSISTANT"; do
+        if getent passwd "$user" >/dev/null 2>&1 && pgrep -u "$user" >/dev/null 2>&1; then
+            echo "install.sh: $user still runs; stop the services first (systemctl stop $NAME.target, or $NAME down)" >&2
+            exit 2
+        fi
+    done
+    lib="$ROOT/var/lib/$NAME"
+    for unit in executor approval-web assistant; do
+        rm -f "$ROOT/etc/systemd/system/$NAME-$unit.service"
+    done
+    rm -f "$ROOT/etc/systemd/system/$NAME.target" "$ROOT/etc/tmpfiles.d/$NAME.conf" "$ROOT/usr/local/bin/$NAME"
+    rm -rf "$ROOT/etc/$NAME" "$ROOT/run/$NAME" "$ROOT/run/$NAME-executor" "$ROOT/run/$NAME-web" \
+        "$ROOT/run/$NAME-assistant"
+    rm -rf "$lib/logs" "$lib/approve" "$lib/ask" "$lib/executor/tokens" "$lib/assistant/tokens"
+    if [ "$PURGE" = yes ]; then
+        rm -rf "$lib"
+        if [ "$USERS" = yes ]; then
+            for user in "$EXECUTOR" "$WEB" "$ASSISTANT"; do
+                userdel "$user" >/dev/null 2>&1 || true
+            done
+            for group in "$STORE_GROUP" "$OPERATORS" "$APPROVERS" "$EXECUTOR" "$WEB" "$ASSISTANT"; do
+                groupdel "$group" >/dev/null 2>&1 || true
+            done
+        fi
+        log "removed $NAME: units, config, state, the store, users and groups"
+    else
+        log "removed $NAME's units, config, runtime folders, logs, page secrets and token slots"
+        log "kept the store ($lib/store), the services' own state beside it (audit keys, the watch's store) and the users and groups that own them (--purge removes them)"
+    fi
+    [ -z "$ROOT" ] && command -v systemctl >/dev/null 2>&1 && systemctl daemon-reload >/dev/null 2>&1
+    return 0
+}
+
 # --- folders ------------------------------------------------------------------------------
 
+# What a service's user can write (its own folders, the store) root makes and fixes only by
+# descriptor, never following a link that user planted (issue 24: a re-run used to chmod and
+# chown a symlink's target): shared/private_files.py's command line, the one place this is done.
+# A planted symlink is refused, naming it, and nothing is changed.
+private_files() {
+    (cd / && PYTHONPATH="$SOURCE" "$py" -P -m shared.private_files --said-by install.sh "$@")
+}
+
 folder() {  # path, mode, owner, group: create if missing, then set mode and owner
-    mkdir -p "$ROOT$1"
-    chmod "$2" "$ROOT$1"
-    [ "$USERS" = yes ] && chown "$3:$4" "$ROOT$1"
-    return 0
+    if [ "$USERS" = yes ]; then
+        private_files folder "$ROOT$1" "$2" "$3" "$4"
+    else
+        private_files folder "$ROOT$1" "$2" - -
+    fi
 }
 
 create_folders() {
@@ -141,31 +217,14 @@ create_folders() {
 # through a descriptor opened without following a symlink, and only a regular file with no
 # other hard link (what `fleetwatch up` does too: shared/private_files.py fix_file).
 store_files() {
-    store="$ROOT/var/lib/$NAME/store"
-    py=$PYTHON
-    [ -x "$py" ] || py=python3
-    gid=-1
-    [ "$USERS" = yes ] && gid=$(gid_of "$STORE_GROUP")
-    "$py" - "$store" "$gid" <<'PYTHON'
-import os, stat, sys
-store, gid = sys.argv[1], int(sys.argv[2])
-folder = os.open(store, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-for name in ("fleetwatch.db", "fleetwatch.db-wal", "fleetwatch.db-shm"):
-    create = os.O_CREAT if name == "fleetwatch.db" else 0
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | create, 0o660, dir_fd=folder)
-    except FileNotFoundError:
-        continue
-    except OSError as exc:
-        sys.exit(f"install.sh: refusing {store}/{name}: {exc.strerror} (a symlink?)")
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
-        sys.exit(f"install.sh: refusing {store}/{name}: not a plain file of its own")
-    if gid >= 0:
-        os.fchown(fd, 0, gid)
-    os.fchmod(fd, 0o660)
-    os.close(fd)
-PYTHON
+    owner=root
+    group=$STORE_GROUP
+    [ "$USERS" = yes ] || { owner=-; group=-; }
+    for name in fleetwatch.db fleetwatch.db-wal fleetwatch.db-shm; do
+        create=""
+        [ "$name" = fleetwatch.db ] && create=--create
+        private_files file "$ROOT/var/lib/$NAME/store" "$name" 0660 "$owner" "$group" $create
+    done
 }
 
 # --- config (never overwritten) ---------------------------------------------------------------
@@ -285,7 +344,17 @@ compile_catalogue() {
     fi
 }
 
+# The interpreter that runs the folder and file steps: the one given, or the system's.
+py=$PYTHON
+[ -x "$py" ] || py=python3
+
+if [ "$UNINSTALL" = yes ]; then
+    uninstall
+    exit 0
+fi
+[ "$PURGE" = no ] || { echo "install.sh: --purge goes with --uninstall" >&2; exit 2; }
 [ "$USERS" = yes ] && create_users
+[ "$USERS" = yes ] && check_python
 create_folders
 write_config
 install_units

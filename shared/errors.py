@@ -68,6 +68,7 @@ class Code(enum.StrEnum):
     OPERATION_NOT_ALLOWED = "operation_not_allowed"
     # --- configuration and policy ------------------------------------------------------
     CONFIG_INVALID = "config_invalid"
+    UNSAFE_PATH = "unsafe_path"
     POLICY_INVALID = "policy_invalid"
     # --- store -------------------------------------------------------------------------
     STORE_SCHEMA_TOO_NEW = "store_schema_too_new"
@@ -176,6 +177,10 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.SOCKET_IN_USE: "Another process is already serving this socket path.",
         Code.OPERATION_NOT_ALLOWED: "The connecting user's role may not use this operation (the assistant may only submit proposals, read their state and expire its turn).",
         Code.CONFIG_INVALID: "A setting is missing or malformed.",
+        Code.UNSAFE_PATH: (
+            "A path root or a service would act on is a symlink, not what it should be, or in a folder "
+            "another user controls; refused, nothing was changed."
+        ),
         Code.POLICY_INVALID: "A policy file is invalid; the message names the file and line.",
         Code.STORE_SCHEMA_TOO_NEW: "The store was written by a newer Fleetwatch; refusing to downgrade it.",
         Code.AUDIT_CHAIN_BROKEN: "The audit log's hash chain does not verify; the message names the first bad row.",

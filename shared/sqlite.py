@@ -52,7 +52,9 @@ class Migration(NamedTuple):
 
 
 async def open_store(path: str | Path) -> aiosqlite.Connection:
-    """Open (creating it and its folder, 0700, if needed) the SQLite file at `path`.
+    """Open (creating it ``0600`` and its folder ``0700`` if needed) the SQLite file at `path`;
+    its -wal and -shm take the file's mode (an existing file keeps its own: a server's store is
+    ``0660`` for its group).
 
     The connection is in autocommit mode: use `write_tx` for anything that reads then writes.
     Call the store's migration once at start in the process that owns its schema.
@@ -63,6 +65,8 @@ async def open_store(path: str | Path) -> aiosqlite.Connection:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with contextlib.suppress(OSError):  # this user's only, whatever the umask (else SQLite says why)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
     conn = await aiosqlite.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
     try:
         conn.row_factory = sqlite3.Row

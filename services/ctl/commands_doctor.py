@@ -38,11 +38,13 @@ from services.ctl.doctor import (
     run_checks,
 )
 from services.ctl.output import print_json
+from services.ctl.supervise import ServerLayout, account_modes
 from shared.config import Settings, load_settings
 from shared.epiphan.fleet import parse_devices
 from shared.epiphan.signed_session import SignedConnection
 from shared.epiphan.slots import slot_summary
 from shared.errors import Code, FleetwatchError
+from shared.private_files import UnsafePath
 from shared.text.catalogue import N_, Words
 from shared.text.languages import Language
 from shared.web.loopback_peer import LISTEN, read_tables, table_rows
@@ -309,6 +311,20 @@ async def prove_sandbox(settings: Settings, summary: Mapping[str, Any], allowed:
     return LiveProof("executor", "accepted", devices=len(writable.devices), valid_until=valid_until)
 
 
+def state_modes(settings: Settings) -> tuple[tuple[tuple[str, str, str], ...] | None, str | None]:
+    """On one account, what of the state others may open (`private_tree`, changing nothing),
+    and why it could not be looked at; (None, None) on install.sh's layout (its own modes)."""
+    if ServerLayout.of(settings) is not None:
+        return None, None
+    try:
+        loose = account_modes(settings, fix=False)
+    except UnsafePath as exc:
+        return None, exc.message
+    except PermissionError as exc:
+        return None, f"{exc.filename}: {exc.strerror}"
+    return tuple((str(path), f"{found:o}", f"{allowed:o}") for path, found, allowed in loose), None
+
+
 async def gather(settings: Settings, *, live: bool = False) -> Facts:
     """Every fact the checks need, read now (with `live`, the sign-ins proven too)."""
     from shared.policy.loader import load_policies  # jsonschema and yaml: only when doctor runs
@@ -344,9 +360,12 @@ async def gather(settings: Settings, *, live: bool = False) -> Facts:
         )
         for s, (uids, gids) in allowlists.items()
     }
+    loose, loose_error = state_modes(settings)
     return Facts(
         settings=settings,
         now=time.time(),
+        state_modes=loose,
+        state_error=loose_error,
         read_tools=read_tools,
         proposable=proposable,
         policy_error=policy_error,

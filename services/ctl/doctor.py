@@ -123,6 +123,11 @@ class Facts:
     live: Mapping[str, LiveProof] | None = None
     model: ModelInfo | None = None
     model_error: Detail | None = None
+    state_modes: tuple[tuple[str, str, str], ...] | None = None
+    """On one account, each state folder or file others may get into: (path, its mode, the
+    most it may be), octal; None when not looked at (a server's layout, install.sh's modes)."""
+    state_error: str | None = None
+    """Why the state could not be looked at (a symlinked folder), or None."""
 
 
 @dataclass(frozen=True)
@@ -407,6 +412,36 @@ def check_sign_in(
     return line(
         Level.FAIL, N_("%(head)s; expired %(when)s and cannot refresh; run `%(fix)s`"), head=head, when=when
     )
+
+
+STATE_MODES: Final = C_("doctor check", "state modes")
+
+
+def check_state_modes(
+    loose: Sequence[tuple[str, str, str]] | None, error: str | None, *, language: Language = "en"
+) -> list[Check]:
+    """One account's state is its own: folders ``700``, stores, their -wal/-shm and secrets
+    ``600`` (``2750``/``640`` in a setgid folder); each path that lets in more is named with
+    its mode. No line when not looked at (`Facts.state_modes` None)."""
+    if error is not None:
+        return [_check(language, STATE_MODES, Level.FAIL, N_("cannot look at the state: %(why)s"), why=error)]
+    if loose is None:
+        return []
+    if not loose:
+        return [_check(language, STATE_MODES, Level.OK, N_("only this account may open the state"))]
+    each = "; ".join(
+        _say(language, N_("%(path)s mode %(mode)s (at most %(allowed)s)"), path=p, mode=m, allowed=a)
+        for p, m, a in loose
+    )
+    return [
+        _check(
+            language,
+            STATE_MODES,
+            Level.FAIL,
+            N_("other local users may open %(each)s; `fleetwatch up` puts the modes back"),
+            each=each,
+        )
+    ]
 
 
 _READ_BY: Final = {
@@ -982,6 +1017,7 @@ def run_checks(facts: Facts, *, language: Language = "en") -> list[Check]:
         checks += check_sign_in(name, facts.slots.get(name, {"present": False}), facts.now, **say)
         if facts.live is not None and name in facts.live:
             checks += check_live(name, facts.live[name], facts.now, **say)
+    checks += check_state_modes(facts.state_modes, facts.state_error, **say)
     checks += check_fence(facts.settings, facts.status, **say)
     checks += check_fence_level(facts.sockets, **say)
     for service in SERVICES:

@@ -48,7 +48,15 @@ from typing import Any
 from services.ctl import CtlError
 from shared.config import SERVICE_LANG, SERVICE_PATH, Settings, service_environment
 from shared.errors import Code
-from shared.private_files import UnsafePath, ensure_folder, fix_file, trusted_folder, write_private
+from shared.private_files import (
+    UnsafePath,
+    create_private,
+    ensure_folder,
+    fix_file,
+    private_tree,
+    trusted_folder,
+    write_private,
+)
 from shared.text.catalogue import N_, Words, say_text
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -380,6 +388,34 @@ def prepare_server(layout: ServerLayout, operators_run: Path) -> None:
         _relink(operators_run / SOCKET_NAMES[service], layout.socket(service))
 
 
+def private_places(settings: Settings) -> tuple[tuple[Path, tuple[str, ...] | None], ...]:
+    """One account's state, as (folder, None: all of it) for the state folder, and (folder,
+    names: only those files) for a store or a page secret set outside it: nobody but the
+    account may open them (`shared.private_files.private_tree`)."""
+    places: dict[Path, tuple[str, ...] | None] = {settings.state_dir: None}
+    files = [*(f"{db}{end}" for db in (settings.db, settings.watch_db) for end in ("", "-wal", "-shm"))]
+    files += [str(settings.approve_secret_file), str(settings.ask_secret_file)]
+    for file in map(Path, files):
+        if not file.is_relative_to(settings.state_dir):
+            places[file.parent] = (*(places.get(file.parent) or ()), file.name)
+    return tuple(places.items())
+
+
+def account_modes(settings: Settings, *, fix: bool) -> list[tuple[Path, int, int]]:
+    """On one account, what of its state another local user could open (`private_places`),
+    as ``(path, mode, most allowed)``; with `fix`, put right by descriptor: folders ``0700``,
+    files ``0600`` (``2750``/``0640`` in a setgid folder its group reads).
+
+    Raises:
+        UnsafePath: a state folder's path crosses a symlink another user owns.
+    """
+    return [
+        entry
+        for folder, only in private_places(settings)
+        for entry in private_tree(folder, fix=fix, only=only)
+    ]
+
+
 def clear_server(layout: ServerLayout) -> None:
     """Remove the runtime folders (as systemd does when a unit stops)."""
     for service in SERVICES:
@@ -488,6 +524,7 @@ def render_config(
         "lab_port": str(settings.lab_port),
         "model_port": str(settings.model_standin_port),
         "demo": "true" if is_demo(settings) else "false",
+        "umask": "022" if server is not None else "077",
         "model_key": DEMO_MODEL_KEY,
         **{f"{program}_lines": program_lines(settings, env, program, server) for program in PROGRAMS},
     }
@@ -627,6 +664,12 @@ async def socket_answers(path: Path) -> bool:
     return True
 
 
+def _refusing(exc: UnsafePath) -> SuperviseError:
+    """`exc` as `start_daemon`'s refusal (``unsafe_path``), in the operator's words."""
+    why = Words.of(exc.template or exc.message, path=str(exc.path), problem=Words.of(exc.params["problem"]))
+    return SuperviseError(Code.UNSAFE_PATH, Words.of(N_("refusing to start supervisord: %(why)s"), why=why))
+
+
 async def start_daemon(
     settings: Settings, env: Mapping[str, str], *, scenario: str, server: ServerLayout | None = None
 ) -> Layout:
@@ -640,6 +683,13 @@ async def start_daemon(
     folders = (layout.run,) if server is not None else (layout.run, layout.logs, settings.state_dir)
     for folder in folders:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if server is None:
+        try:
+            account_modes(settings, fix=True)
+            # supervisord opens its own log before it takes its umask: made 0600 first.
+            create_private(layout.logs / "supervisord.log", b"")
+        except UnsafePath as exc:
+            raise _refusing(exc) from exc
     if running_pid(settings) is not None:
         return layout
     try:
@@ -656,9 +706,7 @@ async def start_daemon(
         for folder in (layout.run, layout.logs):  # supervisord writes here as the caller (root)
             trusted_folder(folder)
     except UnsafePath as exc:
-        raise SuperviseError(
-            Code.CONFIG_INVALID, Words.of(N_("refusing to start supervisord: %(why)s"), why=exc.message)
-        ) from exc
+        raise _refusing(exc) from exc
     layout.lab_ready.unlink(missing_ok=True)
     write_private(layout.config, render_config(settings, env, scenario=scenario, server=server).encode())
     status, out = await _run(

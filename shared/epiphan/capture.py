@@ -29,6 +29,7 @@ from typing import Any, Final
 import msgspec
 
 from shared.errors import N_, Code, FleetwatchError
+from shared.private_files import UnsafePath, ensure_folder, open_in_folder
 
 FORMAT: Final = 1
 MANIFEST: Final = "manifest.json"
@@ -133,18 +134,25 @@ def check_folder(folder: Path, *, in_checkout: bool = False) -> None:
         )
 
 
+def _unsafe(exc: UnsafePath) -> CaptureError:
+    return CaptureError.said(exc.code, exc.template or exc.message, **exc.params)
+
+
 def prepare_folder(folder: Path, *, in_checkout: bool = False) -> None:
-    """Make `folder` (and ``calls/``) for a new capture, mode 0700, after `check_folder`.
+    """Make `folder` (and ``calls/``) for a new capture, mode 0700, after `check_folder`, by
+    descriptor (`shared.private_files.ensure_folder`): a folder swapped for another user's
+    symlink after the check is refused, never followed (``capture`` may run as root).
 
     Raises:
-        CaptureError: ``capture_refused`` as `check_folder`, or when it cannot be made.
+        CaptureError: ``capture_refused`` as `check_folder`, or when it cannot be made;
+            ``unsafe_path`` when it or a folder above it is another user's symlink.
     """
     check_folder(folder, in_checkout=in_checkout)
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        folder.chmod(0o700)
-        (folder / CALLS).mkdir(mode=0o700)
-        (folder / CALLS).chmod(0o700)
+        ensure_folder(folder, 0o700)
+        ensure_folder(folder / CALLS, 0o700)
+    except UnsafePath as exc:
+        raise _unsafe(exc) from exc
     except OSError as exc:
         raise CaptureError.said(
             Code.CAPTURE_REFUSED, N_("cannot make %(folder)s: %(why)s"), folder=folder, why=exc.strerror
@@ -155,17 +163,20 @@ def write_json(folder: Path, relative: str, data: Any) -> None:
     """Write `data` as JSON to ``folder/relative``, a new file of mode 0600.
 
     Raises:
-        CaptureError: ``capture_refused`` when the file exists or cannot be written.
+        CaptureError: ``capture_refused`` when the file exists or cannot be written;
+            ``unsafe_path`` when its folder was swapped for another user's symlink.
     """
     path = folder / relative
     text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        fd = open_in_folder(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.fchmod(fd, 0o600)
             os.write(fd, text.encode("utf-8"))
         finally:
             os.close(fd)
+    except UnsafePath as exc:
+        raise _unsafe(exc) from exc
     except OSError as exc:
         raise CaptureError(Code.CAPTURE_REFUSED, f"cannot write {path}: {exc.strerror}") from exc
 

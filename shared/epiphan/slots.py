@@ -34,7 +34,14 @@ from typing import Any
 import msgspec
 
 from shared.errors import N_, Code, FleetwatchError
-from shared.private_files import UnsafePath, ensure_folder, open_in_folder, write_private
+from shared.private_files import (
+    UnsafePath,
+    ensure_folder,
+    open_in_folder,
+    open_plain,
+    remove_file,
+    write_private,
+)
 
 SLOT_NAMES = ("read", "sandbox")
 LOCK_SECONDS = 30.0
@@ -43,8 +50,9 @@ _LOCK_POLL_SECONDS = 0.05
 
 
 class SlotError(FleetwatchError):
-    """A slot is missing (`no_sign_in`), unsafe/unreadable (`config_invalid`), or its lock was
-    held by another process past the bound (`sign_in_busy`)."""
+    """A slot is missing (`no_sign_in`), behind a symlink (`unsafe_path`), unreadable
+    (`config_invalid`), or its lock was held by another process past the bound
+    (`sign_in_busy`)."""
 
 
 class SignIn(msgspec.Struct, frozen=True):
@@ -91,15 +99,13 @@ def slot_owner(path: Path) -> int:
     (of its nearest existing ancestor when the folder does not exist yet).
 
     Raises:
-        SlotError: `config_invalid` when the folder is a symlink.
+        SlotError: `unsafe_path` when the folder is a symlink.
     """
     if os.geteuid() != 0:
         return os.geteuid()
     folder = path.parent
     if folder.is_symlink():
-        raise SlotError.said(
-            Code.CONFIG_INVALID, N_("%(path)s: refusing a symlinked token folder"), path=folder
-        )
+        raise SlotError.said(Code.UNSAFE_PATH, N_("%(path)s: refusing a symlinked token folder"), path=folder)
     return _nearest_existing(folder).stat().st_uid
 
 
@@ -107,12 +113,10 @@ def _make_folder(folder: Path, owner: int) -> None:
     """The slot's folder: ``0700`` of `owner`, made when missing; reached through descriptors,
     never through a symlink (root writes here for the service that owns it)."""
     if folder.is_symlink():
-        raise SlotError.said(
-            Code.CONFIG_INVALID, N_("%(path)s: refusing a symlinked token folder"), path=folder
-        )
+        raise SlotError.said(Code.UNSAFE_PATH, N_("%(path)s: refusing a symlinked token folder"), path=folder)
     if folder.exists() and folder.lstat().st_uid != owner:
         raise SlotError.said(
-            Code.CONFIG_INVALID,
+            Code.UNSAFE_PATH,
             N_("%(path)s: owned by uid %(uid)s, not the slot's owner"),
             path=folder,
             uid=folder.lstat().st_uid,
@@ -120,16 +124,17 @@ def _make_folder(folder: Path, owner: int) -> None:
     try:
         ensure_folder(folder, 0o700, owner=owner)
     except UnsafePath as exc:
-        raise SlotError(Code.CONFIG_INVALID, exc.message) from exc
+        raise _unsafe(exc) from exc
 
 
 def _open_private(path: Path, flags: int, owner: int) -> int:
-    """Open (creating 0600) through the folder's descriptor without following a symlink; root
-    hands the file to `owner`."""
+    """Open (creating 0600) through the folder's descriptor without following a symlink, and
+    only a regular file with no other hard link (`open_plain`: root then hands it to `owner`,
+    never a file of root's a service's user linked there)."""
     try:
-        fd = open_in_folder(path, flags, 0o600)
+        fd = open_plain(path, flags, 0o600)
     except UnsafePath as exc:
-        raise SlotError(Code.CONFIG_INVALID, exc.message) from exc
+        raise _unsafe(exc) from exc
     if os.geteuid() == 0 and owner != 0:
         os.fchown(fd, owner, -1)
     return fd
@@ -140,26 +145,27 @@ def write_slot(path: Path, sign_in: SignIn) -> None:
     the file (and a folder it makes) belongs to the slot's owner (`slot_owner`).
 
     Raises:
-        SlotError: `config_invalid` when the path or its folder is a symlink, or the folder is
+        SlotError: `unsafe_path` when the path or its folder is a symlink, or the folder is
             owned by someone else than the slot's owner.
     """
     owner = slot_owner(path)
     _make_folder(path.parent, owner)
     if path.is_symlink():
-        raise SlotError.said(Code.CONFIG_INVALID, N_("%(path)s: refusing a symlinked token slot"), path=path)
+        raise SlotError.said(Code.UNSAFE_PATH, N_("%(path)s: refusing a symlinked token slot"), path=path)
     try:
         write_private(path, msgspec.json.encode(sign_in), mode=0o600, owner=owner)
     except UnsafePath as exc:
-        raise SlotError(Code.CONFIG_INVALID, exc.message) from exc
+        raise _unsafe(exc) from exc
 
 
 def read_slot(path: Path) -> SignIn:
     """Read a slot.
 
     Raises:
-        SlotError: `no_sign_in` when the file is missing; `config_invalid` when it is a symlink,
-            not owned by the slot's owner (the reader; for root, the folder's owner), readable by
-            group or others, or not a valid slot.
+        SlotError: `no_sign_in` when the file is missing; `unsafe_path` when it or its folder
+            is a symlink another user owns; `config_invalid` when it is not owned by the slot's
+            owner (the reader; for root, the folder's owner), readable by group or others, or
+            not a valid slot.
     """
     try:
         fd = open_in_folder(path, os.O_RDONLY)
@@ -167,7 +173,7 @@ def read_slot(path: Path) -> SignIn:
         raise SlotError.said(Code.NO_SIGN_IN, N_("%(path)s: no sign-in in this slot"), path=path) from exc
     except UnsafePath as exc:
         raise SlotError.said(
-            Code.CONFIG_INVALID, N_("%(path)s: cannot open the slot (%(why)s)"), path=path, why=exc.message
+            Code.UNSAFE_PATH, N_("%(path)s: cannot open the slot (%(why)s)"), path=path, why=exc.message
         ) from exc
     except OSError as exc:
         raise SlotError.said(
@@ -191,13 +197,23 @@ def read_slot(path: Path) -> SignIn:
         raise SlotError.said(Code.CONFIG_INVALID, N_("%(path)s: not a valid token slot"), path=path) from exc
 
 
+def _unsafe(exc: UnsafePath) -> SlotError:
+    """`exc` as a `SlotError` with its code (``unsafe_path``) and its words."""
+    return SlotError.said(exc.code, exc.template or "%(path)s: %(problem)s", **exc.params)
+
+
 def remove_slot(path: Path) -> bool:
-    """Delete a slot (never following a symlink). True when there was one to delete."""
+    """Delete a slot through a descriptor of its folder (`shared.private_files.remove_file`):
+    a ``tokens`` folder swapped for a symlink between a read and this removal is refused,
+    never followed. True when there was one to delete.
+
+    Raises:
+        SlotError: `unsafe_path` when the folder's path crosses a symlink another user owns.
+    """
     try:
-        path.unlink()
-    except FileNotFoundError:
-        return False
-    return True
+        return remove_file(path)
+    except UnsafePath as exc:
+        raise _unsafe(exc) from exc
 
 
 def lock_path(path: Path) -> Path:
@@ -213,7 +229,7 @@ async def locked_slot(path: Path, *, timeout_seconds: float = LOCK_SECONDS) -> A
     process to let go. The lock file is 0600 and belongs to the slot's owner.
 
     Raises:
-        SlotError: `sign_in_busy` when the lock was not had in time; `config_invalid` for an
+        SlotError: `sign_in_busy` when the lock was not had in time; `unsafe_path` for an
             unsafe folder or a symlinked lock file.
     """
     owner = slot_owner(path)

@@ -75,6 +75,9 @@ REFUSALS: Mapping[str, str] = {
     ),
     "store_full": N_("the disk of the record store is full; ask an administrator to free space."),
     "store_read_only": N_("the record store cannot be written; ask an administrator."),
+    "unsafe_path": N_(
+        "a path is a symlink, or is in a folder another user controls; it was refused and nothing was changed."
+    ),
 }
 
 

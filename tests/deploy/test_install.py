@@ -181,3 +181,71 @@ def test_every_file_and_folder_the_rendered_units_name_is_installed(installed: t
         assert (root / "var" / "lib" / state).is_dir(), state
         env = dict(a.partition("=")[::2] for a in values(service, "Service", "Environment"))
         assert env["FLEETWATCH_HOME"] == f"/var/lib/{state}"
+
+
+def test_install_refuses_an_interpreter_a_service_user_cannot_run(tmp_path: Path, name: str):
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)  # root's only: as a venv under /root would be
+    (closed / "python").symlink_to("/usr/bin/python3")
+    refused = render(tmp_path / "root", name, str(closed / "python"), users=True)
+    missing = render(tmp_path / "root", name, str(tmp_path / "no-such-python"), users=True)
+    assert refused.returncode == 2 and f"{name}-executor cannot run {closed / 'python'}" in refused.stderr
+    assert missing.returncode == 2 and "no such interpreter" in missing.stderr
+    assert not (tmp_path / "root" / "etc" / "systemd").exists()  # nothing installed
+
+
+def uninstall(root: Path, name: str, *more: str) -> subprocess.CompletedProcess[str]:
+    args = ["sh", str(INSTALL), "--root", str(root), "--name", name, "--uninstall", *more]
+    return subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_uninstall_removes_what_install_and_up_made_and_keeps_the_store_unless_purged(
+    tmp_path: Path, name: str
+):
+    assert render(tmp_path, name, "/usr/bin/python3", users=True).returncode == 0
+    lib = tmp_path / "var" / "lib" / name
+    for made_by_up in (f"run/{name}", f"run/{name}-executor", f"run/{name}-web", f"run/{name}-assistant"):
+        (tmp_path / made_by_up).mkdir(parents=True)
+    (lib / "store" / "fleetwatch.db").write_bytes(b"the records")
+    (lib / "executor" / "keys").mkdir()
+    (lib / "executor" / "tokens" / "sandbox.json").write_text("{}")
+    busy = subprocess.Popen(
+        ["/usr/bin/python3", "-c", "import sys; sys.stdin.read()"],
+        user=f"{name}-executor",
+        stdin=subprocess.PIPE,
+    )
+    try:
+        refused = uninstall(tmp_path, name)
+    finally:
+        busy.communicate(b"", timeout=30)
+    assert refused.returncode == 2 and f"{name}-executor still runs" in refused.stderr
+    assert (tmp_path / "usr" / "local" / "bin" / name).exists()  # refused: nothing removed
+
+    kept = uninstall(tmp_path, name)
+
+    assert kept.returncode == 0, kept.stderr
+    gone = [
+        f"etc/systemd/system/{name}-executor.service",
+        f"etc/systemd/system/{name}.target",
+        f"etc/tmpfiles.d/{name}.conf",
+        f"usr/local/bin/{name}",
+        f"etc/{name}",
+        f"run/{name}",
+        f"run/{name}-executor",
+        f"var/lib/{name}/logs",
+        f"var/lib/{name}/approve",
+        f"var/lib/{name}/ask",
+        f"var/lib/{name}/executor/tokens",
+        f"var/lib/{name}/assistant/tokens",
+    ]
+    assert [p for p in gone if (tmp_path / p).exists()] == []
+    assert (lib / "store" / "fleetwatch.db").read_bytes() == b"the records"
+    assert (lib / "executor" / "keys").is_dir()
+    assert pwd.getpwnam(f"{name}-executor") and grp.getgrnam(name)
+
+    purged = uninstall(tmp_path, name, "--purge")
+
+    assert purged.returncode == 0, purged.stderr
+    assert not lib.exists()
+    with pytest.raises(KeyError):
+        pwd.getpwnam(f"{name}-executor")

@@ -18,6 +18,7 @@ from shared.private_files import (
     ensure_folder,
     fix_file,
     open_folder,
+    private_tree,
     read_private,
     trusted_folder,
     write_private,
@@ -61,7 +62,7 @@ def test_a_symlink_where_a_private_file_goes_is_refused_and_its_target_untouched
     for attempt in (lambda: write_private(link, b"x"), lambda: read_private(link)):
         with pytest.raises(UnsafePath) as refused:
             attempt()
-        assert refused.value.code is Code.CONFIG_INVALID and "symlink" in refused.value.message
+        assert refused.value.code is Code.UNSAFE_PATH and "symlink" in refused.value.message
     assert not create_private(link, b"x")  # there is something there: never written through
     assert target.read_bytes() == b"someone else's" and link.is_symlink()
 
@@ -169,3 +170,47 @@ def test_a_folder_another_user_owns_is_not_trusted_for_roots_files(home: Path) -
     os.chown(logs, nobody(), -1)
     with pytest.raises(UnsafePath, match="that user could replace what is in it"):
         trusted_folder(logs)
+
+
+def test_private_tree_takes_others_out_never_through_a_link_and_keeps_a_setgid_group(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    (state / "logs").mkdir(parents=True)
+    (state / "fleetwatch.db").write_bytes(b"")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the state's\n")
+    (state / "link").symlink_to(outside)
+    shared = state / "approve"
+    shared.mkdir()
+    (shared / "approve-secret").write_text("s\n")
+    for path, mode in ((state, 0o755), (state / "logs", 0o775), (state / "fleetwatch.db", 0o644)):
+        os.chmod(path, mode)
+    os.chmod(outside, 0o644)
+    os.chmod(shared, 0o2775)  # noqa: S103 (the drift under test)
+    os.chmod(shared / "approve-secret", 0o664)
+
+    found = private_tree(state, fix=True)
+
+    assert {(p.name, m) for p, m, _ in found} >= {("state", 0o755), ("logs", 0o775), ("fleetwatch.db", 0o644)}
+    assert private_tree(state, fix=False) == []
+    assert stat.S_IMODE(outside.stat().st_mode) == 0o644  # the link's target untouched
+    modes = {p: stat.S_IMODE(p.stat().st_mode) for p in (state, state / "logs", state / "fleetwatch.db")}
+    assert set(modes.values()) == {0o700, 0o600}
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o2750
+    assert stat.S_IMODE((shared / "approve-secret").stat().st_mode) == 0o640
+    assert private_tree(tmp_path / "missing", fix=False) == []
+
+
+def test_private_tree_only_named_files_keeps_the_folder_and_the_owner_s_bits(tmp_path: Path) -> None:
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    os.chmod(folder, 0o755)  # noqa: S103 (not the state's: left as it is)
+    (folder / "watch.db").write_bytes(b"")
+    (folder / "tool").write_bytes(b"#!/bin/sh\n")
+    for name, mode in (("watch.db", 0o644), ("tool", 0o755)):
+        os.chmod(folder / name, mode)  # noqa: S103 (the drift under test)
+
+    found = private_tree(folder, fix=True, only=("watch.db", "watch.db-wal", "tool"))
+
+    assert sorted((p.name, m, a) for p, m, a in found) == [("tool", 0o755, 0o700), ("watch.db", 0o644, 0o600)]
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o755
+    assert stat.S_IMODE((folder / "tool").stat().st_mode) == 0o700  # the owner's x stays

@@ -49,7 +49,7 @@ def test_a_slot_others_may_read_or_reached_through_a_symlink_is_refused(tmp_path
         read_slot(link)
     with pytest.raises(SlotError):
         write_slot(link, SIGN_IN)
-    assert loose.value.code == linked.value.code == Code.CONFIG_INVALID
+    assert (loose.value.code, linked.value.code) == (Code.CONFIG_INVALID, Code.UNSAFE_PATH)
     assert slot_summary(slot)["ok"] is False and slot_summary(tmp_path / "none.json")["present"] is False
 
 
@@ -74,7 +74,7 @@ def test_a_symlinked_token_folder_is_refused(tmp_path):
     (tmp_path / "tokens").symlink_to(elsewhere)
     with pytest.raises(SlotError) as caught:
         write_slot(tmp_path / "tokens" / "read.json", SIGN_IN)
-    assert caught.value.code == Code.CONFIG_INVALID and list(elsewhere.iterdir()) == []
+    assert caught.value.code == Code.UNSAFE_PATH and list(elsewhere.iterdir()) == []
 
 
 async def test_a_second_holder_of_the_lock_waits_and_gives_up_after_the_bound(tmp_path):
@@ -92,3 +92,22 @@ def test_removing_a_slot_says_whether_there_was_one(tmp_path):
     slot = tmp_path / "tokens" / "read.json"
     write_slot(slot, SIGN_IN)
     assert remove_slot(slot) is True and remove_slot(slot) is False
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="root removes a service's slot (fleetwatch logout on a server)")
+def test_root_removing_a_slot_never_deletes_through_a_tokens_folder_swapped_for_a_symlink(tmp_path):
+    """Issue 24 item 4: the service's user swaps ``tokens`` for a link between root's read and
+    its unlink; the unlink must not land in the folder the link names."""
+    nobody = pwd.getpwnam("nobody").pw_uid
+    home = tmp_path / "executor"
+    home.mkdir(mode=0o700)
+    os.chown(home, nobody, -1)
+    elsewhere = tmp_path / "roots-own"
+    elsewhere.mkdir(mode=0o755)
+    (elsewhere / "sandbox.json").write_text("root's file\n")
+    (home / "tokens").symlink_to(elsewhere)
+    os.lchown(home / "tokens", nobody, -1)  # planted by the service's user
+    with pytest.raises(SlotError) as refused:
+        remove_slot(home / "tokens" / "sandbox.json")
+    assert refused.value.code == Code.UNSAFE_PATH and "tokens" in refused.value.message
+    assert (elsewhere / "sandbox.json").read_text() == "root's file\n"
