@@ -167,12 +167,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def scope_of(nodeid: str) -> str:
-    """What one pytest-xdist worker runs as a whole, in order: every ``stack`` and ``root`` test
-    (one whole Fleetwatch at a time: two supervisord stacks at once on two cores time each other
-    out, and the deployment's tests share one package fixture), else the test's file (its module
-    fixtures start once)."""
-    if tier_of(nodeid, ()) in ("stack", "root"):
-        return "whole-stack"
+    """What one pytest-xdist worker runs as a whole, in order: every ``stack`` test (one whole
+    Fleetwatch at a time), every ``root`` test (the deployment's tests share one package
+    fixture and build on each other's state), else the test's file (its module fixtures start
+    once). So at most two supervisord stacks run at once, each on its own worker."""
+    tier = tier_of(nodeid, ())
+    if tier in ("stack", "root"):
+        return tier
     return nodeid.split("::", 1)[0]
 
 
