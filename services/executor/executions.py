@@ -93,7 +93,7 @@ async def claim_approval(
                 actor=EXECUTOR_ACTOR,
                 kind="execution_start",
                 proposal_id=proposal_id,
-                detail={"approval_id": approval_id, "execution_id": execution_id},
+                detail={"approval_id": approval_id, "execution_id": execution_id, "card_hash": card_hash},
             )
             return ClaimResult(True, approval_id, proposal_id, execution_id=execution_id, message="claimed")
         code = _claim_refusal(row, params, now)
