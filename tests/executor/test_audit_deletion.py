@@ -109,3 +109,30 @@ async def test_a_row_the_executor_wrote_deleted_ms_after_its_commit_is_named(
         assert lab.writes() == [] or kind != "refusal"
     finally:
         await harness.close()
+
+
+async def test_an_execution_with_no_approval_row_is_named_by_the_executors_check(
+    lab: LabHandle, tmp_path: Path
+) -> None:
+    """Issue 24, item 11: what a compromised approval_web can do (an approval in the table, no
+    person, no ``approval`` audit row, Execute sent) runs inside the executor's checks, and the
+    executor's audit check names the execution."""
+    lab.reset()
+    harness = await Harness.start(lab, tmp_path / "home")
+    try:
+        proposal_id = await harness.propose(*REBOOT)
+        approval_id = await harness.show(proposal_id)  # the row only: nobody pressed Approve
+        await harness.conn.execute(
+            "UPDATE approvals SET used = 1, used_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
+            (approval_id,),
+        )
+        await harness.conn.execute("UPDATE proposals SET status = 'approved' WHERE id = ?", (proposal_id,))
+        report = await harness.execute(approval_id)
+        assert report.outcome == "ok", report  # the limit of the design: approval_web is the witness
+        (start,) = [r for r in await harness.audit() if r["kind"] == "execution_start"]
+        checked = (await check_audit(harness)).check
+        assert (checked.ok, checked.first_bad_seq) == (False, start["seq"]), checked
+        assert checked.reason and f"execution {report.execution_id}" in checked.reason
+        assert f"no approval row of approval {approval_id}" in checked.reason
+    finally:
+        await harness.close()
