@@ -9,63 +9,19 @@ does not reuse the number. Each test has its own executor and store (the chain s
 
 from __future__ import annotations
 
-import asyncio
-import sqlite3
-import threading
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from services.lab.server import LabHandle
-from shared.sqlite import parse_db_text
 from shared.wire.client import request
 from shared.wire.executor import AuditChecked, CheckAudit
 from tests.executor.harness import IDLE, TIMEOUT, Harness
+from tests.shared.store.tampering import deleting
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 REBOOT = ("batch_reboot", {"device_ids": [IDLE]})
-GUARD = "CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit BEGIN SELECT RAISE(ABORT, 'audit rows are append-only'); END"
-POLL_SECONDS = 0.0005
-"""How often the store writer looks at the file (it races the executor's next step)."""
-
-
-@dataclass
-class Deleter:
-    """A store writer on its own thread: deletes the first row of `kind` written after `after`."""
-
-    db: Path
-    kind: str
-    after: int
-    deleted: int | None = None
-    late_ms: float | None = None
-    """How long after the row's own ``at`` (the database clock, before its commit) it was gone."""
-    stop: threading.Event = field(default_factory=threading.Event)
-
-    def run(self) -> None:
-        raw = sqlite3.connect(self.db, isolation_level=None)
-        try:
-            deadline = time.monotonic() + TIMEOUT
-            while not self.stop.is_set() and time.monotonic() < deadline:
-                row = raw.execute(
-                    "SELECT seq, at FROM audit WHERE seq > ? AND kind = ? ORDER BY seq LIMIT 1",
-                    (self.after, self.kind),
-                ).fetchone()
-                if row is not None:
-                    raw.execute("BEGIN IMMEDIATE")
-                    raw.execute("DROP TRIGGER audit_no_delete")
-                    raw.execute("DELETE FROM audit WHERE seq = ?", (row[0],))
-                    raw.execute(GUARD)
-                    raw.execute("COMMIT")
-                    gone = raw.execute("SELECT strftime('%Y-%m-%dT%H:%M:%fZ','now')").fetchone()[0]
-                    self.deleted = row[0]
-                    self.late_ms = (parse_db_text(gone) - parse_db_text(row[1])).total_seconds() * 1000
-                    return
-                self.stop.wait(POLL_SECONDS)
-        finally:
-            raw.close()
 
 
 async def check_audit(harness: Harness) -> AuditChecked:
@@ -85,16 +41,8 @@ async def test_a_row_the_executor_wrote_deleted_ms_after_its_commit_is_named(
             approval_id = "a-000000000000"  # no such approval: the executor writes one refusal row
         else:
             _, approval_id = await harness.proposed_and_approved(*REBOOT)
-        deleter = Deleter(harness.settings.db, kind, await harness.audit_seq())
-        thread = threading.Thread(target=deleter.run)
-        thread.start()
-        try:
+        async with deleting(harness.settings.db, kind, after=await harness.audit_seq()) as deleter:
             await harness.execute(approval_id)
-            # The row is gone soon after its commit (bounded: the deleter gives up at TIMEOUT).
-            await asyncio.to_thread(thread.join, TIMEOUT)
-        finally:
-            deleter.stop.set()
-            await asyncio.to_thread(thread.join, TIMEOUT)
         assert deleter.deleted is not None, f"no {kind} row was written"
         print(f"{kind}: row {deleter.deleted} deleted {deleter.late_ms:.1f} ms after its at")
         checked = (await check_audit(harness)).check
