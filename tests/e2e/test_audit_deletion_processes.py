@@ -9,11 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
-from aiohttp import ClientSession, CookieJar
 
 from shared.store.db import open_store
 from tests.approval_web.page.helpers import forms_of
-from tests.e2e.stack import IDLE, Stack, running_stack
+from tests.e2e.stack import IDLE, Stack, running_stack, signed_in
 from tests.reliability.fleet import ctl
 from tests.shared.store.tampering import deleting
 
@@ -33,13 +32,7 @@ async def newest_seq(stack: Stack) -> int:
 async def login_and_approve(stack: Stack, *, approve: bool) -> None:
     """A person signs in on the page (a ``session_start`` row) and, with `approve`, approves the
     card on screen (an ``approval`` row, then Execute)."""
-    origin = stack.url.rstrip("/")
-    headers = {"Origin": origin, "Sec-Fetch-Site": "same-origin"}
-    async with ClientSession(base_url=origin, cookie_jar=CookieJar(unsafe=True)) as browser:
-        login = await browser.post(
-            "/login", data={"secret": stack.secret}, headers=headers, allow_redirects=False
-        )
-        assert login.status == 303
+    async with signed_in(stack.url, stack.secret) as (browser, headers):
         if approve:
             form = forms_of(await (await browser.get("/")).text()).forms["/approve"]
             pressed = await browser.post("/approve", data=form, headers=headers, allow_redirects=False)
