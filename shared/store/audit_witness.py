@@ -136,14 +136,16 @@ class Witness:
         """Keep the newest row this service appended (`attach`) in the anchor file, written and
         synced off the event loop, unless an anchor at least as new is kept. Await it before
         answering a request that may have written a row: once answered, the row cannot be
-        removed unseen.
-
-        Raises:
-            AuditKeyError: the anchor's folder is unsafe.
-        """
+        removed unseen. Never raises: the rows are already committed, so a file that cannot be
+        written (an unsafe folder, a full disk) is logged and tried again at the next look,
+        and the request is still answered."""
         own = self._own
-        if own is not None and (self.anchor is None or own.seq > self.anchor.seq):
+        if own is None or (self.anchor is not None and own.seq <= self.anchor.seq):
+            return
+        try:
             await self._move(own)
+        except (FleetwatchError, OSError) as exc:
+            log.error("audit anchor of %s not written (row %d): %s", self.writer, own.seq, exc)
 
     def _broken(self, problem: str) -> None:
         if self.problem != problem:
