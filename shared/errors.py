@@ -230,7 +230,10 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.SEAL_INVALID: "The bound record's seal does not verify (tampered, or sealed by an earlier executor).",
         Code.APPROVAL_NOT_FOUND: "No approval with that ID.",
         Code.APPROVAL_NOT_CONSUMED: "The approval was never consumed: nobody pressed Approve on that card.",
-        Code.APPROVAL_EXPIRED: "The approval expired before it was consumed.",
+        Code.APPROVAL_EXPIRED: (
+            "The approval's window closed before it was consumed, or before the executor claimed it"
+            " (database clock); nothing ran."
+        ),
         Code.APPROVAL_ALREADY_USED: "The approval was already consumed or claimed.",
         Code.APPROVAL_MISMATCH: (
             "The approval, the sealed proposal and what the page sent do not agree (changed in the store); nothing ran."

@@ -6,6 +6,7 @@
   issue every ``BEGIN`` ourselves), rows as `sqlite3.Row`.
 - `write_tx`: every read-then-write runs in ``BEGIN IMMEDIATE`` (a deferred transaction that
   reads then writes deadlocks across processes). A single statement needs no transaction.
+  `after_commit` runs a callback once the open `write_tx` has committed (never after a rollback).
 - `db_now` / `NOW_SQL`: the database clock, UTC, ``YYYY-MM-DDTHH:MM:SS.SSSZ`` (fixed width,
   so text comparison is time order).
 - `apply_migrations`: a versioned schema (`Migration`, ``PRAGMA user_version``), run by the
@@ -21,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -130,6 +132,7 @@ async def write_tx(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Connec
     """
     if conn.in_transaction:
         raise StoreError(Code.INTERNAL_ERROR, "write_tx is not re-entrant: a transaction is already open")
+    _COMMITTED.pop(conn, None)  # left by a transaction not opened here: never run
     try:
         await conn.execute("BEGIN IMMEDIATE")
     except sqlite3.Error as exc:
@@ -138,6 +141,7 @@ async def write_tx(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Connec
         yield conn
         await conn.execute("COMMIT")
     except BaseException as exc:
+        _COMMITTED.pop(conn, None)
         if conn.in_transaction:
             with contextlib.suppress(sqlite3.Error):
                 await conn.execute("ROLLBACK")
@@ -145,6 +149,26 @@ async def write_tx(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Connec
         if translated is not None:
             raise translated from exc
         raise
+    for callback in _COMMITTED.pop(conn, ()):
+        callback()
+
+
+_COMMITTED: weakref.WeakKeyDictionary[aiosqlite.Connection, list[Callable[[], None]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""The callbacks of each connection's open `write_tx`, run after its ``COMMIT``."""
+
+
+def after_commit(conn: aiosqlite.Connection, callback: Callable[[], None]) -> None:
+    """Run `callback` (plain, quick, no store access) once the `write_tx` open on `conn` has
+    committed, in the order given; never when it rolls back. `conn` must be inside `write_tx`.
+
+    Raises:
+        StoreError: ``internal_error`` when `conn` has no transaction open.
+    """
+    if not conn.in_transaction:
+        raise StoreError(Code.INTERNAL_ERROR, "after_commit needs an open write_tx")
+    _COMMITTED.setdefault(conn, []).append(callback)
 
 
 async def db_now(conn: aiosqlite.Connection, *, plus_seconds: int = 0) -> str:

@@ -132,7 +132,7 @@ async def run(
         if refusal is None:
             sink = SecretSink.for_stream(settings.approve_secret_file, sys.stdout)
             page = await stack.enter_async_context(
-                page_side(settings, policy, tool_policy, sink=sink, keyring=keyring)
+                page_side(settings, policy, tool_policy, sink=sink, keyring=keyring, witness=service.witness)
             )
             service.page_url = page.url
             where = f"the page at {page.url}"

@@ -70,6 +70,7 @@ async def socket_side(
     """
     witness = Witness(settings.keys_dir, APPROVAL_WEB)
     conn = await open_store(settings.db, keyring=keyring or own_keyring(settings.keys_dir, APPROVAL_WEB))
+    witness.attach(conn)  # its own rows move its anchor as they commit
     try:
         await migrate(conn)
         await witness.observe(conn)

@@ -262,6 +262,8 @@ class ApprovalService:
             raise
         finally:
             if self.witness is not None:
+                # The rows this request wrote are in the anchor before it is answered.
+                await self.witness.settle()
                 self.witness.nudge()
 
     @property

@@ -47,12 +47,14 @@ async def run(settings: Settings, *, call_timeout_seconds: float) -> int:
     audit_key = load_key(settings.keys_dir, EXECUTOR, create=True)
     witness = Witness(settings.keys_dir, EXECUTOR)
     conn = await open_store(settings.db, keyring=Keyring(audit_key))
+    witness.attach(conn)  # its own rows move its anchor as they commit
     try:
         await migrate(conn)
         await witness.observe(conn)
         expired = await expire_all_pending(conn, actor=EXECUTOR_ACTOR, reason=START_REASON)
         recovered = await recover_running(conn)
         stranded = await end_stranded(conn, actor=EXECUTOR_ACTOR, reason=Code.EXECUTOR_RESTARTED)
+        await witness.settle()
         rt = Runtime(
             settings,
             conn,

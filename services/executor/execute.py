@@ -12,7 +12,7 @@ The order, each refusal a stable code and one ``refusal`` audit row:
    (the row agrees with the sealed record) -- refused *before* the claim: the approval is
    ended and the proposal becomes ``not_run``; nothing can run it later;
 2. the claim (`services.executor.executions.claim_approval`): the same agreement, in the same statement;
-   consumed, unexpired at consumption, never claimed or ended; it inserts the ``executions``
+   consumed, its window still open at the claim (database clock), never claimed or ended; it inserts the ``executions``
    row (``running``). Its refusals write their own row.
 
    From here a refusal is recorded as the execution's outcome ``refused`` (with the code) and

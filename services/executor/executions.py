@@ -37,11 +37,14 @@ WHERE id = :approval_id AND proposal_id = :proposal_id AND card_hash = :card_has
   AND facts_hash = :facts_hash
   AND used = 1 AND claimed = 0 AND ended_code IS NULL
   AND used_at IS NOT NULL AND used_at < expires_at
+  AND :now < expires_at
   AND EXISTS (SELECT 1 FROM proposals p WHERE p.id = :proposal_id AND p.status = 'approved')
 """
 """The claim: one statement, run under ``BEGIN IMMEDIATE`` with ``:now`` = the DB clock's now.
 It checks, in the same statement, that the approval still names the proposal, card hash and
-facts hash that Execute carries (what the page showed and the person approved)."""
+facts hash that Execute carries (what the page showed and the person approved), and that the
+approval's window is still open *now*: consumed in time is not enough, an executor frozen or
+queued past the window claims nothing (``approval_expired``)."""
 
 
 async def claim_approval(
@@ -60,7 +63,9 @@ async def claim_approval(
     not yet claimed is ended and its approved proposal becomes ``not_run`` (nothing can ever
     run it): ``approval_not_found``; ``approval_mismatch`` (the row names another proposal,
     card or facts: it was changed in the store); ``approval_not_consumed``;
-    ``approval_expired`` (consumed at or after its expiry, i.e. edited in the store);
+    ``approval_expired`` (its window closed before this claim on the database clock: the
+    executor was frozen, busy or reached late; or consumed at or after its expiry, i.e. edited
+    in the store);
     ``approval_already_used`` (already claimed or ended); ``proposal_not_pending`` (the
     proposal is not ``approved``).
     """
@@ -88,7 +93,7 @@ async def claim_approval(
                 actor=EXECUTOR_ACTOR,
                 kind="execution_start",
                 proposal_id=proposal_id,
-                detail={"approval_id": approval_id, "execution_id": execution_id},
+                detail={"approval_id": approval_id, "execution_id": execution_id, "card_hash": card_hash},
             )
             return ClaimResult(True, approval_id, proposal_id, execution_id=execution_id, message="claimed")
         code = _claim_refusal(row, params, now)
@@ -127,7 +132,7 @@ def _claim_refusal(row: sqlite3.Row | None, wanted: Mapping[str, str], now: str)
         return Code.APPROVAL_ALREADY_USED
     if not row["used"]:
         return Code.APPROVAL_EXPIRED if row["expires_at"] <= now else Code.APPROVAL_NOT_CONSUMED
-    if row["used_at"] is None or row["used_at"] >= row["expires_at"]:
+    if row["used_at"] is None or row["used_at"] >= row["expires_at"] or row["expires_at"] <= now:
         return Code.APPROVAL_EXPIRED
     return Code.PROPOSAL_NOT_PENDING
 

@@ -98,6 +98,8 @@ class ExecutorService:
                 return await self._answer(request)
             finally:
                 if self.rt.witness is not None:
+                    # The rows this request wrote are in the anchor before it is answered.
+                    await self.rt.witness.settle()
                     self.rt.witness.nudge()
 
     async def _answer(self, request: Message) -> Message:

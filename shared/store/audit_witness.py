@@ -2,13 +2,19 @@
 
 Each writing service (approval_web, the executor) holds a `Witness`: the newest audit row it has
 seen, kept in ``<FLEETWATCH_KEYS_DIR>/<writer>.anchor`` (``0600`` of its user, beside its key,
-outside the store). The service moves it forward soon after the log grows (`Witness.nudge`,
-and at least every `WITNESS_SECONDS`); it never moves it over a head that no longer holds the
-row it saw last: a log cut short or rewritten stays cut short against the anchor, and
-`shared.store.db.verify_audit` names the first missing or changed row.
+outside the store). Its own rows move it as part of the append: each connection the service
+writes through is `Witness.attach`-ed, so the row is known (seq and hash, as written) the
+moment its transaction commits, and the service calls `Witness.settle` (the anchor file
+written and synced) before it answers the request that wrote it. A row deleted a millisecond
+after its commit is still the row the anchor holds. Rows of the other service move it soon
+after the log grows (`Witness.nudge`, and at least every `WITNESS_SECONDS`), from a look at the
+head; it never moves over a head that no longer holds the row it saw last: a log cut short or
+rewritten stays cut short against the anchor, and `shared.store.db.verify_audit` names the
+first missing or changed row.
 
-What an anchor cannot see: rows written and removed between two looks (at most
-`WITNESS_SECONDS` apart, and both services look) by the same writer who holds their key.
+What an anchor cannot see: a row removed between its commit and the anchor's write (the same
+request, before its answer) by a store writer who also rolls back the table's counter; rows
+the other service wrote are held by that service's own anchor.
 
 Errors: `shared.store.audit_seal.AuditKeyError` (an unsafe or malformed anchor file),
 `shared.store.db.StoreError` (``store_busy``).
@@ -26,7 +32,7 @@ import aiosqlite
 
 from shared.errors import FleetwatchError
 from shared.store.audit_seal import Anchor, anchor_path, read_anchor, write_anchor
-from shared.store.db import audit_head, db_now
+from shared.store.db import AuditHead, audit_head, db_now, watch_own_appends
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +71,8 @@ class Witness:
         """Set when the head no longer holds the row last seen (the log was cut or rewritten)."""
         self._nudged = asyncio.Event()
         self._writing = asyncio.Lock()
+        self._own: Anchor | None = None
+        """The newest row this service appended and committed (`attach`), maybe not yet kept."""
 
     @property
     def anchors(self) -> tuple[Anchor, ...]:
@@ -110,6 +118,35 @@ class Witness:
             signed_from = await _first_signed(conn) or head.seq + 1
         return Anchor(seq=head.seq, hash=head.hash, seen_at=await db_now(conn), signed_from=signed_from)
 
+    def attach(self, conn: aiosqlite.Connection) -> None:
+        """Learn every audit row appended on `conn` once its transaction commits
+        (`shared.store.db.watch_own_appends`); `settle` then keeps it. Call once per connection
+        the service writes through, right after opening it."""
+        watch_own_appends(conn, self._appended)
+
+    def _appended(self, head: AuditHead, at: str) -> None:
+        if self._own is not None and head.seq <= self._own.seq:
+            return
+        kept = self._own or self.anchor
+        signed_from = kept.signed_from if kept is not None and kept.signed_from else head.seq
+        self._own = Anchor(seq=head.seq, hash=head.hash, seen_at=at, signed_from=signed_from)
+        self._nudged.set()
+
+    async def settle(self) -> None:
+        """Keep the newest row this service appended (`attach`) in the anchor file, written and
+        synced off the event loop, unless an anchor at least as new is kept. Await it before
+        answering a request that may have written a row: once answered, the row cannot be
+        removed unseen. Never raises: the rows are already committed, so a file that cannot be
+        written (an unsafe folder, a full disk) is logged and tried again at the next look,
+        and the request is still answered."""
+        own = self._own
+        if own is None or (self.anchor is not None and own.seq <= self.anchor.seq):
+            return
+        try:
+            await self._move(own)
+        except (FleetwatchError, OSError) as exc:
+            log.error("audit anchor of %s not written (row %d): %s", self.writer, own.seq, exc)
+
     def _broken(self, problem: str) -> None:
         if self.problem != problem:
             log.error(
@@ -136,6 +173,7 @@ class Witness:
                     await self._nudged.wait()
             self._nudged.clear()
             try:
+                await self.settle()  # rows of its own written outside a request
                 async with lock:
                     fresh = await self._next(conn)
                 if fresh is not None:  # the file is written outside the store's lock

@@ -7,7 +7,9 @@
 - `migrate`: versioned schema (`MIGRATIONS`, ``PRAGMA user_version``), run by one owner at start.
 - The audit table is a SHA-256 hash chain whose rows also carry a MAC under the key of the
   service that wrote them, with anchors kept outside the store (`shared.store.audit_seal`): see
-  `append_audit`, `verify_audit`, `audit_head`.
+  `append_audit`, `verify_audit`, `audit_head`. Rows are numbered from a counter a deletion
+  cannot roll back (`audit_counter`), and a service learns of each row it appended once it
+  commits (`watch_own_appends`), so its anchor holds that row whatever happens to it after.
 
 Errors: `StoreError` with ``store_schema_too_new``, ``store_busy`` (locked past the busy
 timeout; the transaction was rolled back), ``store_full`` or ``store_read_only`` (the disk is
@@ -19,10 +21,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import hashlib
+import json
 import sqlite3
 import unicodedata
-from collections.abc import Mapping, Sequence
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +39,7 @@ from shared.sqlite import (
     DB_TIME_FORMAT,
     NOW_SQL,
     StoreError,
+    after_commit,
     apply_migrations,
     cannot_write,
     db_now,
@@ -55,6 +61,7 @@ __all__ = [
     "AuditVerification",
     "StoreError",
     "append_audit",
+    "audit_counter",
     "audit_head",
     "cannot_write",
     "db_now",
@@ -64,6 +71,7 @@ __all__ = [
     "parse_db_text",
     "schema_version",
     "verify_audit",
+    "watch_own_appends",
     "write_tx",
 ]
 
@@ -161,11 +169,38 @@ async def audit_head(conn: aiosqlite.Connection) -> AuditHead | None:
     return AuditHead(int(row[0]), str(row[1])) if row else None
 
 
+async def audit_counter(conn: aiosqlite.Connection) -> int:
+    """The highest audit seq ever committed (SQLite's ``AUTOINCREMENT`` counter of the table,
+    ``sqlite_sequence``): deleting rows never lowers it, so a row removed from the end leaves
+    a number no later row takes. 0 before the first row."""
+    async with conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'audit'") as cursor:
+        row = await cursor.fetchone()
+    return 0 if row is None else int(row[0])
+
+
+OwnAppend = Callable[[AuditHead, str], None]
+"""Told of one committed row this connection appended: its seq and hash, and its ``at``."""
+
+_OWN_APPENDS: weakref.WeakKeyDictionary[aiosqlite.Connection, OwnAppend] = weakref.WeakKeyDictionary()
+
+
+def watch_own_appends(conn: aiosqlite.Connection, callback: OwnAppend) -> None:
+    """Call `callback` with each audit row `append_audit` writes on `conn`, right after the
+    transaction that holds it commits (never for a rolled-back one), before `append_audit`'s
+    caller goes on: a service's anchor (`shared.store.audit_witness.Witness.attach`) learns its
+    own rows from here, not from a later look at the head, which a row deleted meanwhile would
+    no longer show. One callback per connection (a second replaces the first)."""
+    _OWN_APPENDS[conn] = callback
+
+
 async def _append(
     conn: aiosqlite.Connection, actor: str, kind: str, proposal_id: str | None, detail_json: str
 ) -> AuditHead:
     head = await audit_head(conn)
-    seq, prev_hash = (head.seq + 1, head.hash) if head else (1, GENESIS_HASH)
+    # The number comes from the counter, not from head + 1: a newest row deleted leaves a gap
+    # that the next row cannot fill, and `verify_audit` names it.
+    seq = max(await audit_counter(conn), head.seq if head else 0) + 1
+    prev_hash = head.hash if head else GENESIS_HASH
     at = await db_now(conn)
     digest = _row_hash(prev_hash, seq, at, actor, kind, proposal_id, detail_json)
     try:
@@ -181,7 +216,11 @@ async def _append(
             Code.INTERNAL_ERROR,
             f"an audit row of {actor!r} needs the {writer_of(actor)}'s audit key; this connection does not hold it",
         ) from exc
-    return AuditHead(seq, digest)
+    appended = AuditHead(seq, digest)
+    own = _OWN_APPENDS.get(conn)
+    if own is not None:
+        after_commit(conn, functools.partial(own, appended, at))
+    return appended
 
 
 async def append_audit(
@@ -203,7 +242,9 @@ async def append_audit(
     Call it inside the caller's `write_tx` so the row commits with the change it records; on a
     connection with no open transaction it opens its own. Either way the read of the last
     hash and the insert happen under one write lock, and ``prev_hash`` is UNIQUE, so two
-    processes can never fork the chain.
+    processes can never fork the chain. ``seq`` is one more than the highest ever committed
+    (`audit_counter`), so a deleted newest row leaves a gap. Once the transaction commits, the
+    connection's `watch_own_appends` callback (if any) is told of the row.
 
     Raises:
         CanonicalError: `detail` has no canonical form.
@@ -249,8 +290,15 @@ async def verify_audit(
     first signed one (a MAC stripped; rows before MACs existed are unsigned by nature). Rows of
     a writer whose key is not held are counted as ``unchecked``: that writer checks them.
 
-    Not detectable from the store alone: deleting the newest rows and rewriting the rows after
-    the last one the other writer signed. Against both, the anchors kept outside the store
+    Also from the store: a newest row deleted while the table's counter (`audit_counter`) still
+    says it was written, and an execution that follows no approval: every ``execution_start``
+    row must come after an ``approval`` row with the same approval ID and card hash, and every
+    ``outcome`` row after the ``execution_start`` of its execution (an approval_web that sends
+    Execute with no person leaves exactly this; SECURITY.md, "What cannot be closed").
+
+    Not detectable from the store alone: deleting the newest rows and rolling the counter back,
+    and rewriting the rows after the last one the other writer signed. Against both, the anchors
+    kept outside the store
     (`anchors`, `shared.store.audit_seal.Anchor`; `anchor`, an `AuditHead` recorded elsewhere, is the
     same check): the row at each anchor's seq must exist and carry its hash, and every row from
     the anchor's ``signed_from`` on must carry a MAC. A missing anchored row names the first
@@ -277,6 +325,9 @@ async def verify_audit(
     def broken(seq: int, problem: str) -> AuditVerification:
         return AuditVerification(False, rows, seq, problem, tuple(sorted(checked.items())), unchecked)
 
+    counter = 0  # read with the first chunk: every row up to it must be walked
+    links = _Links()
+
     async def chunk(after: int | None) -> list[sqlite3.Row]:
         # The first chunk has no lower bound: a row slipped in below seq 1 must be seen.
         sql, params = (
@@ -285,6 +336,9 @@ async def verify_audit(
             else (f"{_VERIFY_SELECT} WHERE seq > ? ORDER BY seq LIMIT ?", (after, chunk_rows))
         )
         async with lock if lock is not None else contextlib.nullcontext():
+            if after is None:
+                nonlocal counter
+                counter = await audit_counter(conn)
             async with conn.execute(sql, params) as cursor:
                 return list(await cursor.fetchall())
 
@@ -338,6 +392,9 @@ async def verify_audit(
                     unchecked += 1
             if seq in pinned and row["hash"] != pinned[seq]:
                 return broken(seq, "hash differs from the anchor kept outside the store (chain rewritten)")
+            unlinked = links.problem(row["kind"], row["detail_json"])
+            if unlinked is not None:
+                return broken(seq, unlinked)
             prev_hash, expected_seq = row["hash"], seq + 1
         if len(batch) < chunk_rows:
             break
@@ -348,4 +405,44 @@ async def verify_audit(
         return broken(
             last + 1, f"{missing} missing: the anchor kept outside the store saw them (newest rows deleted)"
         )
+    if counter > last:
+        missing = f"row {last + 1}" if counter == last + 1 else f"rows {last + 1} to {counter}"
+        return broken(
+            last + 1, f"{missing} missing: the store's counter says they were written (newest rows deleted)"
+        )
     return AuditVerification(True, rows, signed=tuple(sorted(checked.items())), unchecked=unchecked)
+
+
+class _Links:
+    """What `verify_audit` checks across rows: each execution follows its approval (same
+    approval ID and card hash), each outcome its execution's start."""
+
+    def __init__(self) -> None:
+        self.approvals: dict[str, str | None] = {}
+        self.executions: set[str] = set()
+
+    def problem(self, kind: str, detail_json: str) -> str | None:
+        """Why a row of `kind` does not follow what it must (one line), or None."""
+        if kind not in ("approval", "execution_start", "outcome"):
+            return None
+        detail = json.loads(detail_json)
+        detail = detail if isinstance(detail, dict) else {}
+        if kind == "approval":
+            self.approvals[str(detail.get("approval_id"))] = detail.get("card_hash")
+            return None
+        execution = str(detail.get("execution_id"))
+        if kind == "outcome":
+            if execution in self.executions:
+                return None
+            return f"the outcome of execution {execution} follows no execution_start row of it"
+        self.executions.add(execution)
+        approval = str(detail.get("approval_id"))
+        if approval not in self.approvals:
+            return (
+                f"execution {execution} follows no approval row of approval {approval}"
+                " (Execute sent with no Approve recorded, or the approval row removed)"
+            )
+        card = detail.get("card_hash")
+        if card is not None and card != self.approvals[approval]:
+            return f"execution {execution} ran a card hash other than the one approval {approval} recorded"
+        return None

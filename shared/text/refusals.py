@@ -14,7 +14,8 @@ from shared.text.catalogue import N_, Words
 REFUSALS: Mapping[str, str] = {
     "approval_not_found": N_("this approval does not exist, or belongs to another browser session."),
     "approval_expired": N_(
-        "the card expired before Approve was pressed. Look at the fresh card and decide again."
+        "the card's window closed before the change could start: Approve was pressed too late, or the"
+        " executor took the approval too late. Nothing ran; decide again on a fresh card."
     ),
     "approval_already_used": N_("this card was already approved once. A card runs at most once."),
     "approval_not_consumed": N_("this card was never approved."),

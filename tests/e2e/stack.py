@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aiohttp import ClientSession, CookieJar
+
 from services.lab.server import LabHandle, run_lab
 from shared.config import Settings
 from shared.epiphan.slots import SignIn, write_slot
@@ -104,3 +106,15 @@ async def running_stack(
             )
         finally:
             await stop_all(started)
+
+
+@contextlib.asynccontextmanager
+async def signed_in(url: str, secret: str) -> AsyncIterator[tuple[ClientSession, dict[str, str]]]:
+    """A browser signed in on the page at `url` with `secret` (one ``session_start`` row), and
+    the headers its POSTs carry (same origin)."""
+    origin = url.rstrip("/")
+    headers = {"Origin": origin, "Sec-Fetch-Site": "same-origin"}
+    async with ClientSession(base_url=origin, cookie_jar=CookieJar(unsafe=True)) as browser:
+        login = await browser.post("/login", data={"secret": secret}, headers=headers, allow_redirects=False)
+        assert login.status == 303
+        yield browser, headers

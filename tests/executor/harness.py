@@ -246,9 +246,9 @@ class Harness:
         )
         return approval_id
 
-    async def approve(self, proposal_id: str) -> str:
+    async def approve(self, proposal_id: str, ttl_seconds: int = 300) -> str:
         """Card shown (a fresh Inspect) and Approve pressed, as the page does: an approval
-        recorded consumed and bound to the card's facts; its ID."""
+        recorded consumed and bound to the card's facts, its window `ttl_seconds` long; its ID."""
         inspection = await self.facts(proposal_id)
         result = await approve(
             self.conn,
@@ -258,7 +258,7 @@ class Harness:
             facts_hash=inspection.facts_hash,
             facts=inspection.facts,
             shown_at=await db_now(self.conn),
-            ttl_seconds=300,
+            ttl_seconds=ttl_seconds,
         )
         assert result.ok, result
         self.sent[result.approval_id] = Execute(

@@ -48,6 +48,7 @@ from shared.config import Settings
 from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
 from shared.store.audit_seal import APPROVAL_WEB, Keyring, own_keyring
+from shared.store.audit_witness import Witness
 from shared.store.db import StoreError, migrate, open_store
 from shared.text import catalogue
 from shared.web.guards import APPROVAL_NAMES, loopback_redirect
@@ -63,17 +64,25 @@ MAX_BODY_BYTES = 16 * 1024
 """Largest request body read (the forms are a few hundred bytes)."""
 
 
-def store_connections(db: Path, keyring: Keyring) -> ConnFactory:
+def store_connections(db: Path, keyring: Keyring, witness: Witness | None = None) -> ConnFactory:
     """A `ConnFactory` opening the store at `db` (already migrated) for each request, signing
-    its audit rows with `keyring` (approval_web's key)."""
+    its audit rows with `keyring` (approval_web's key). With `witness` (approval_web's anchor),
+    every row written through the connection is in the anchor before the connection is let go,
+    so before the request that wrote it is answered (`Witness.settle`)."""
 
     @contextlib.asynccontextmanager
     async def connect() -> AsyncIterator[aiosqlite.Connection]:
         conn = await open_store(db, keyring=keyring)
+        if witness is not None:
+            witness.attach(conn)
         try:
             yield conn
         finally:
-            await conn.close()
+            try:
+                if witness is not None:
+                    await witness.settle()
+            finally:
+                await conn.close()
 
     return connect
 
@@ -185,13 +194,15 @@ async def page_side(
     executor: PageExecutor | None = None,
     connect: ConnFactory | None = None,
     keyring: Keyring | None = None,
+    witness: Witness | None = None,
 ) -> AsyncIterator[RunningPage]:
     """Serve the page on ``127.0.0.1`` and ``[::1]`` at ``settings.approve_port`` (0: any free
     port) for the block; its URL is ``http://127.0.0.1:<port>/``.
 
     At start: migrate the store, make the secret, bind both loopbacks, then publish the secret through
     `sink` (printed on a terminal, else the 0600 file whose path is printed). At a clean stop:
-    stop serving and delete the file.
+    stop serving and delete the file. `witness`: approval_web's audit anchor; the rows a
+    request writes are in it before the request is answered (`store_connections`).
 
     Raises:
         PageError: ``socket_in_use`` (the port is taken on either loopback; the message names
@@ -209,7 +220,7 @@ async def page_side(
     app = build_page_app(
         policy=policy,
         tool_policy=tool_policy,
-        connect=connect or store_connections(settings.db, keyring),
+        connect=connect or store_connections(settings.db, keyring, witness),
         executor=executor or ExecutorClient(settings.executor_socket),
         secret=secret,
         zone=settings.timezone,

@@ -307,7 +307,7 @@ async def test_approve_after_the_card_expired_is_refused(tmp_path: Path) -> None
         async with refused_once(h, "approval_expired"):
             response = await h.post("/approve", forms.forms["/approve"])
             assert response.status == 409
-            assert "the card expired" in await response.text()
+            assert "window closed before the change could start" in await response.text()
 
 
 @pytest.mark.parametrize("field", ["proposal_id", "card_hash", "facts_hash", "shown_at"])

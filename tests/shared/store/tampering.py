@@ -4,11 +4,18 @@ recompute every row's SHA-256 hash and link so the chain alone verifies again.""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import sqlite3
+import threading
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from shared.canonical import canonical_json
+from shared.sqlite import parse_db_text
 from shared.store.db import GENESIS_HASH
 
 Statement = str | tuple[str, tuple]
@@ -48,3 +55,67 @@ def _rehash(raw: sqlite3.Connection) -> None:
         prev = digest
     raw.execute("UPDATE audit SET prev_hash = 'tmp-p' || seq, hash = 'tmp-h' || seq")
     raw.executemany("UPDATE audit SET prev_hash = ?, hash = ? WHERE seq = ?", links)
+
+
+GUARD = (
+    "CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit"
+    " BEGIN SELECT RAISE(ABORT, 'audit rows are append-only'); END"
+)
+DELETER_POLL_SECONDS = 0.0005
+"""How often `Deleter` looks at the file: it races the writing service's next step."""
+DELETER_SECONDS = 30.0
+"""Hard bound on how long a `Deleter` watches."""
+
+
+@dataclass
+class Deleter:
+    """A store writer on its own thread, racing a running service: the first audit row of
+    `kind` written after seq `after` is deleted as soon as it is seen (the guard trigger dropped
+    and put back in the same transaction). See `deleting`."""
+
+    db: Path
+    kind: str
+    after: int
+    deleted: int | None = None
+    """The seq deleted, once it is."""
+    late_ms: float | None = None
+    """How long after the row's own ``at`` (database clock, taken before its commit) it was gone."""
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        raw = sqlite3.connect(self.db, isolation_level=None)
+        try:
+            deadline = time.monotonic() + DELETER_SECONDS
+            while not self.stop.is_set() and time.monotonic() < deadline:
+                row = raw.execute(
+                    "SELECT seq, at FROM audit WHERE seq > ? AND kind = ? ORDER BY seq LIMIT 1",
+                    (self.after, self.kind),
+                ).fetchone()
+                if row is not None:
+                    raw.execute("BEGIN IMMEDIATE")
+                    raw.execute("DROP TRIGGER audit_no_delete")
+                    raw.execute("DELETE FROM audit WHERE seq = ?", (row[0],))
+                    raw.execute(GUARD)
+                    raw.execute("COMMIT")
+                    gone = raw.execute("SELECT strftime('%Y-%m-%dT%H:%M:%fZ','now')").fetchone()[0]
+                    self.deleted = row[0]
+                    self.late_ms = (parse_db_text(gone) - parse_db_text(row[1])).total_seconds() * 1000
+                    return
+                self.stop.wait(DELETER_POLL_SECONDS)
+        finally:
+            raw.close()
+
+
+@contextlib.asynccontextmanager
+async def deleting(db: Path, kind: str, *, after: int) -> AsyncIterator[Deleter]:
+    """A `Deleter` watching `db` for the block; at its end, waits (bounded) for the deletion and
+    stops the thread."""
+    deleter = Deleter(db, kind, after)
+    thread = threading.Thread(target=deleter.run)
+    thread.start()
+    try:
+        yield deleter
+        await asyncio.to_thread(thread.join, DELETER_SECONDS)
+    finally:
+        deleter.stop.set()
+        await asyncio.to_thread(thread.join, DELETER_SECONDS)

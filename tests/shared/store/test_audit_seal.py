@@ -61,9 +61,9 @@ async def db(tmp_path: Path) -> Path:
         await migrate(conn)
         for actor, kind in (
             ("operator:1000", "kill_switch"),
-            ("executor", "execution_start"),
+            ("executor", "refusal"),
             ("approval_web", "approval"),
-            ("executor", "outcome"),
+            ("executor", "verification"),
             ("assistant", "ask"),
             ("operator:1000", "kill_switch"),
         ):
@@ -138,8 +138,9 @@ async def test_rows_removed_from_the_end_are_named_against_the_anchor(db: Path, 
     async with store_at(db, WEB) as conn:
         await witness.observe(conn)
     assert witness.anchor is not None and witness.anchor.seq == 6 and witness.anchor.signed_from == 1
-    rehash(db, "DELETE FROM audit WHERE seq >= 5")
-    assert (await verify(db, WEB)).ok  # the store alone cannot tell
+    # A writer who also rolls the table's counter back: the store alone cannot tell.
+    rehash(db, "DELETE FROM audit WHERE seq >= 5", "UPDATE sqlite_sequence SET seq = 4 WHERE name = 'audit'")
+    assert (await verify(db, WEB)).ok
     result = await verify(db, WEB, anchors=witness.anchors)
     assert (result.ok, result.first_bad_seq) == (False, 5)
     assert "rows 5 to 6 missing" in result.reason
@@ -150,7 +151,9 @@ async def test_the_anchor_never_moves_over_a_cut_log(db: Path, tmp_path: Path):
     async with store_at(db, WEB) as conn:
         first = Witness(keys, APPROVAL_WEB)
         await first.observe(conn)
-        rehash(db, "DELETE FROM audit WHERE seq = 6")
+        rehash(
+            db, "DELETE FROM audit WHERE seq = 6", "UPDATE sqlite_sequence SET seq = 5 WHERE name = 'audit'"
+        )
         await append_audit(conn, actor="approval_web", kind="note", detail={})  # a new row 6
         again = Witness(keys, APPROVAL_WEB)  # as after a restart: read from the file
         assert again.anchor == first.anchor

@@ -417,10 +417,27 @@ async def test_a_row_appended_by_hand_is_named(tmp_path, store):
     assert (result.ok, result.first_bad_seq) == (False, 4)
 
 
-async def test_deleting_the_newest_rows_is_caught_only_against_an_external_anchor(tmp_path, store):
+async def test_deleting_the_newest_rows_is_named_by_the_counter_a_deletion_cannot_roll_back(tmp_path, store):
+    await append_rows(store, 6)
+    tamper(tmp_path / "state" / "fleetwatch.db", "DELETE FROM audit WHERE seq >= 5")
+    result = await verify_audit(store)
+    assert (result.ok, result.first_bad_seq) == (False, 5)
+    assert "rows 5 to 6 missing: the store's counter" in result.reason
+    head = await append_audit(store, actor="approval_web", kind="note", detail={})
+    assert head.seq == 7  # the deleted numbers are not taken again
+    assert (await verify_audit(store)).first_bad_seq == 5
+
+
+async def test_deleting_the_newest_rows_and_the_counter_is_caught_only_against_an_external_anchor(
+    tmp_path, store
+):
     await append_rows(store, 6)
     anchor = await audit_head(store)
-    tamper(tmp_path / "state" / "fleetwatch.db", "DELETE FROM audit WHERE seq >= 5")
+    tamper(
+        tmp_path / "state" / "fleetwatch.db",
+        "DELETE FROM audit WHERE seq >= 5",
+        "UPDATE sqlite_sequence SET seq = 4 WHERE name = 'audit'",
+    )
     assert (await verify_audit(store)).ok
     result = await verify_audit(store, anchor=anchor)
     assert (result.ok, result.first_bad_seq) == (False, 5)
