@@ -321,7 +321,7 @@ SETTINGS: tuple[Setting, ...] = (
         "The SQLite store (WAL).",
         False,
         _path,
-        read_by=("approval_web", "executor"),
+        read_by=("approval_web", "executor", "fleetwatch"),
     ),
     Setting(
         "FLEETWATCH_KEYS_DIR",
@@ -547,7 +547,7 @@ SETTINGS: tuple[Setting, ...] = (
         "never the approval store.",
         False,
         _path,
-        read_by=("assistant",),
+        read_by=("assistant", "fleetwatch"),
     ),
     Setting(
         "FLEETWATCH_HEARTBEAT_SECONDS",
