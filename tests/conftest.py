@@ -90,6 +90,7 @@ PROCESS: Final = (
     "tests/ctl/test_watch_words.py",
     "tests/executor/test_batching.py",
     "tests/executor/test_captured_sandbox.py",
+    "tests/executor/test_destinations.py",
     "tests/executor/test_execute.py",
     "tests/executor/test_facts.py",
     "tests/executor/test_kill_switch.py",
