@@ -250,3 +250,31 @@ def test_the_card_hash_covers_every_fact_shown() -> None:
         card_of(row(reason="another reason")).card_hash,
     }
     assert len(hashes) == 4
+
+
+def test_the_card_says_which_room_uses_the_destination_and_whether_it_streams_in_both_languages() -> None:
+    locked = StreamFacts(
+        stream_id=STREAM,
+        found=True,
+        name="Sandbox test stream",
+        host="test.example.net",
+        locked_by="29088800004",
+        locked_by_name="Sandbox Classroom\u202e",
+        streaming=True,
+    )
+    idle = msgspec.structs.replace(locked, locked_by=None, locked_by_name=None, streaming=False)
+    free = card_of(facts=inspection(stream=idle))
+    stream, _event = free.things
+    assert (text_of(stream.in_use), text_of(stream.streaming)) == ("not in use", "not streaming")
+    assert (text_of(stream.in_use, "es"), text_of(stream.streaming, "es")) == ("sin uso", "sin transmitir")
+    unreported = card_of().things[0]  # an older shape: neither reported
+    assert (text_of(unreported.in_use), text_of(unreported.streaming)) == ("not in use", "unknown")
+    stream, _event = card_of(facts=inspection(stream=locked)).things
+    assert text_of(stream.in_use) == "in use by Sandbox Classroom⟦U+202E⟧"
+    assert text_of(stream.streaming) == "streaming now"
+    assert text_of(stream.in_use, "es") == "en uso por Sandbox Classroom⟦U+202E⟧"
+    assert text_of(stream.streaming, "es") == "transmitiendo ahora"
+    unnamed = msgspec.structs.replace(locked, locked_by_name=None)
+    stream, _event = card_of(facts=inspection(stream=unnamed)).things
+    assert text_of(stream.in_use) == "in use by 29088800004"
+    assert card_of(facts=inspection(stream=locked)).card_hash != free.card_hash
