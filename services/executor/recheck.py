@@ -56,7 +56,7 @@ async def fresh_verdict(
         endpoints = await reader.stream_endpoints() if record.tool in STREAM_TOOLS else None
         reads = await reader.targets(record.targets, with_system=True)
     except ExecutorError as exc:
-        return Verdict("not_observed", f"the verification read failed ({exc.code})")
+        return Verdict("not_observed", f"the verification read failed ({exc.code})", read_failed=True)
     return judge(
         record.tool,
         record.arguments,
@@ -78,15 +78,16 @@ async def verify_after_write(
     wait_seconds: float,
     clock: Callable[[], datetime],
 ) -> tuple[Verdict, datetime]:
-    """The verification straight after a write: a fresh read (`fresh_verdict`); when it does not
-    show the change yet, **one** more read after `wait_seconds` (Epiphan answers a control
-    before the Pearl applies it), never a loop. A firmware update is read once: it takes
-    minutes, and is ``not_observed`` until a later recheck. Returns the verdict, its detail
+    """The verification straight after a write: a fresh read (`fresh_verdict`); when it was read
+    and does not show the change yet, **one** more read after `wait_seconds` (Epiphan answers a
+    control before the Pearl applies it), never a loop. A read that failed is not repeated (the
+    verification stays ``not_observed``, docs/reliability.md), and a firmware update is read
+    once: it takes minutes, and is ``not_observed`` until a later recheck. Returns the verdict, its detail
     saying which read decided and how long after the write, and when that read was made (UTC,
     `clock`)."""
     first = await fresh_verdict(reader, record, wrote_at, before=before)
     seen_at = clock()
-    if first.verification == "verified" or record.tool in SLOW_TOOLS:
+    if first.verification == "verified" or first.read_failed or record.tool in SLOW_TOOLS:
         return _when(first, "first read", seen_at, wrote_at), seen_at
     await asyncio.sleep(wait_seconds)  # Epiphan applies a control a moment after it answers
     second = await fresh_verdict(reader, record, wrote_at, before=before)

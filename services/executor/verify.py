@@ -34,10 +34,12 @@ CLOCK_SLACK = timedelta(seconds=5)
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """``verification`` ∈ verified | not_observed | contradicted, and what was seen, in words."""
+    """``verification`` ∈ verified | not_observed | contradicted, and what was seen, in words;
+    ``read_failed`` when the read itself failed (nothing was seen: ``not_observed``)."""
 
     verification: str
     detail: str
+    read_failed: bool = False
 
 
 def _recording(tool_args: Mapping[str, Any], reads: TargetReads) -> Verdict:

@@ -445,7 +445,7 @@ PREPARE_SECONDS: Final = 20.0
 INSPECT_SECONDS: Final = 20.0
 """Default bound on Inspect (a fresh read of every fact on the card)."""
 EXECUTE_SECONDS: Final = 90.0
-"""Default bound on Execute (reads, one write, a re-read)."""
+"""Default bound on Execute (reads, one write, one or two verification reads)."""
 HEALTH_SECONDS: Final = 2.0
 """Default bound on Health."""
 LIST_WRITABLE_SECONDS: Final = 20.0
