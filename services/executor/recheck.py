@@ -1,4 +1,6 @@
-"""Recheck: a fresh read that judges again what a change should have left behind.
+"""Recheck: a fresh read that judges again what a change should have left behind; and
+`verify_after_write`, the verification straight after a write (one read, and one more after a
+bounded wait when the first does not show the change yet).
 
 A change that ended ``unknown`` (the write may or may not have reached Epiphan) or ran without
 being verified holds its rooms: approval_web queues no new proposal for them until a fresh read
@@ -98,7 +100,8 @@ async def verify_after_write(
 
 def _when(verdict: Verdict, which: str, seen_at: datetime, wrote_at: datetime) -> Verdict:
     elapsed = max(0.0, (seen_at - wrote_at).total_seconds())
-    return Verdict(verdict.verification, f"{verdict.detail} ({which}, {elapsed:.1f} s after the write)")
+    detail = f"{verdict.detail} ({which}, {elapsed:.1f} s after the write)"
+    return Verdict(verdict.verification, detail, verdict.read_failed)
 
 
 async def recheck(rt: Runtime, request: Recheck) -> Rechecked:
