@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from datetime import timedelta
 
 import pytest
 
 from shared.errors import Code
 from shared.store.approvals import proposal_state
+from shared.store.db import parse_db_text
 from shared.wire.executor import Inspection
 from shared.wire.protocol import ErrorReply
 from tests.executor.harness import CLASSROOM, IDLE, SANDBOX_STREAM, Harness
@@ -137,7 +139,13 @@ async def test_a_change_the_lab_applies_after_the_first_read_is_verified_on_the_
     assert state is not None and state.verification == "verified"
     rows = [r for r in await harness.audit() if r["kind"] == "verification"]
     assert "second read" in rows[-1]["detail_json"], rows[-1]
-    assert report.verified_at is not None
+    async with harness.conn.execute(
+        "SELECT started_at FROM executions WHERE id = ?", (report.execution_id,)
+    ) as cursor:
+        (started_at,) = await cursor.fetchone() or (None,)
+    assert report.verified_at is not None and started_at is not None
+    waited = parse_db_text(report.verified_at) - parse_db_text(started_at)
+    assert waited >= timedelta(seconds=harness.settings.verify_reread_seconds)  # the second read's time
 
 
 @pytest.mark.parametrize(
