@@ -163,6 +163,16 @@ def _positive_seconds(raw: str) -> float:
     return seconds
 
 
+def _reread_seconds(raw: str) -> float:
+    try:
+        seconds = float(raw)
+    except ValueError as exc:
+        raise BadValue(N_("not a number of seconds: %(raw)s"), raw=repr(raw)) from exc
+    if not 0 <= seconds <= 30:
+        raise BadValue(N_("%(seconds)s s is outside 0..30"), seconds=f"{seconds:g}")
+    return seconds
+
+
 def _csv(raw: str) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
@@ -472,6 +482,15 @@ SETTINGS: tuple[Setting, ...] = (
         read_by=("assistant",),
     ),
     Setting(
+        "FLEETWATCH_VERIFY_REREAD_SECONDS",
+        "3",
+        "Seconds the executor waits before its one second verification read, when the first read "
+        "after a write does not show the change yet (0 to 30; Epiphan applies controls a moment after it answers).",
+        False,
+        _reread_seconds,
+        read_by=("executor",),
+    ),
+    Setting(
         "FLEETWATCH_EXECUTOR_UIDS",
         "{uid}",
         "Uids allowed on executor.sock (approval_web's user).",
@@ -682,6 +701,7 @@ class Settings:
     anthropic_base_url: str | None
     model: str
     model_timeout_seconds: float
+    verify_reread_seconds: float
     executor_uids: frozenset[int]
     approval_uids: frozenset[int]
     assistant_uids: frozenset[int]

@@ -131,6 +131,8 @@ class Code(enum.StrEnum):
     TARGET_NOT_ALLOWLISTED = "target_not_allowlisted"
     CHANNEL_NOT_FOUND = "channel_not_found"
     STREAM_NOT_FOUND = "stream_not_found"
+    STREAM_IN_USE = "stream_in_use"
+    STREAM_NOT_STREAMING = "stream_not_streaming"
     EVENT_NOT_CURRENT = "event_not_current"
     STATE_READ_FAILED = "state_read_failed"
     FINGERPRINT_CHANGED = "fingerprint_changed"
@@ -252,6 +254,8 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.TARGET_NOT_ALLOWLISTED: "A target is not on FLEETWATCH_WRITE_DEVICE_IDS.",
         Code.CHANNEL_NOT_FOUND: "The channel is not on the target device.",
         Code.STREAM_NOT_FOUND: "The stream endpoint is not on the sandbox team's list.",
+        Code.STREAM_IN_USE: "The stream destination is in use by another device (its LockByDevice); a start would fail.",
+        Code.STREAM_NOT_STREAMING: "The stream destination is not streaming (CurrentlyStreaming is false): nothing to stop.",
         Code.EVENT_NOT_CURRENT: "The event is not the device's current or next event.",
         Code.STATE_READ_FAILED: "A target's state could not be read; failing closed.",
         Code.FINGERPRINT_CHANGED: "A target's state changed since the proposal (online, recording, next event).",

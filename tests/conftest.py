@@ -93,6 +93,7 @@ PROCESS: Final = (
     "tests/executor/test_batching.py",
     "tests/executor/test_captured_sandbox.py",
     "tests/executor/test_claim_window.py",
+    "tests/executor/test_destinations.py",
     "tests/executor/test_execute.py",
     "tests/executor/test_facts.py",
     "tests/executor/test_kill_switch.py",

@@ -10,7 +10,8 @@ runs them in the issue's order, interleaved with the fresh reads they judge (ser
 4. `fence_refusal`        an allowlist or a team ID is configured
 5. (kill switch; the sandbox sign-in; the fresh device list, failing closed)
 6. `membership_refusal`   team ID, sandbox membership, allowlist, channel on the device
-7. `stream_refusal`       ``stream_id`` on the sandbox team's stream endpoint list
+7. `stream_refusal`       ``stream_id`` on the sandbox team's stream endpoint list, then
+   `destination_refusal`  a start on a destination another device uses, a stop of one not streaming
 8. (recorder status and events, read last)
 9. `state_refusal`        fingerprint, then ``event_id`` current/next, then the disruptive rule
 10. `facts_refusal`       the card's binding facts, read afresh, hash as the card showed them
@@ -317,6 +318,44 @@ def stream_refusal(
     if endpoints is None or stream_id.lower() not in {e.id.lower() for e in endpoints}:
         return Refusal(
             Code.STREAM_NOT_FOUND, f"Stream destination {stream_id} is not on the sandbox team's list."
+        )
+    return None
+
+
+def destination_refusal(
+    tool: str,
+    arguments: Mapping[str, Any],
+    endpoints: tuple[StreamEndpoint, ...] | None,
+    devices: Mapping[str, Device],
+) -> Refusal | None:
+    """The destination as Epiphan reports it now (``LockByDevice``, ``CurrentlyStreaming``):
+    ``stream_in_use`` for a ``start_stream_endpoint`` on a destination another device uses (the
+    live server fails it); ``stream_not_streaming`` for a ``stop_stream_endpoint`` of one that
+    is not streaming, or streams from another device than the call's. A destination that
+    reports neither (an older shape) is not refused here: the verification still judges it."""
+    stream_id, device_id = arguments.get("stream_id"), arguments.get("device_id")
+    if tool not in ("start_stream_endpoint", "stop_stream_endpoint") or not isinstance(stream_id, str):
+        return None
+    endpoint = find_endpoint(endpoints, stream_id) if endpoints is not None else None
+    if endpoint is None:
+        return None
+    name = endpoint.name or stream_id
+    other = endpoint.locked_by is not None and endpoint.locked_by != device_id
+    if tool == "start_stream_endpoint" and other:
+        assert endpoint.locked_by is not None
+        return Refusal(
+            Code.STREAM_IN_USE,
+            f"Stream destination {name} is in use by {_name(devices, endpoint.locked_by)}; "
+            "a start on another room would fail. Nothing ran.",
+        )
+    if tool == "stop_stream_endpoint" and (endpoint.streaming is False or other):
+        where = (
+            f" (it streams from {_name(devices, endpoint.locked_by)})" if other and endpoint.locked_by else ""
+        )
+        return Refusal(
+            Code.STREAM_NOT_STREAMING,
+            f"Stream destination {name} is not streaming from {_name(devices, str(device_id))}{where}; "
+            "there is nothing to stop. Nothing ran.",
         )
     return None
 

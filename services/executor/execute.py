@@ -28,7 +28,10 @@ The order, each refusal a stable code and one ``refusal`` audit row:
 
 Then the write tool is called **once**, straight after the last read (`WriteClient`), and the
 outcome (ok | error | unknown) recorded. Then an independent verification read
-(`services.executor.verify`), kept apart from the outcome. An executor killed between the claim
+(`services.executor.verify`), kept apart from the outcome; when it does not show the change
+yet, one more read after ``FLEETWATCH_VERIFY_REREAD_SECONDS`` (Epiphan applies a control a
+moment after it answers), and the verdict and its time are those of the read that decided
+(`services.executor.recheck.verify_after_write`). An executor killed between the claim
 and the outcome leaves ``running``; its next start records ``unknown`` (never retried).
 """
 
@@ -46,7 +49,7 @@ from services.executor.checks import (
 )
 from services.executor.executions import claim_approval, finish_execution, record_verification
 from services.executor.inspection import world_facts
-from services.executor.recheck import fresh_verdict
+from services.executor.recheck import verify_after_write
 from services.executor.runtime import Runtime, db_time
 from services.executor.verify import Verdict
 from services.executor.world import raise_refusal, read_and_check
@@ -180,8 +183,15 @@ async def _run_claimed(
                         message=outcome.message,
                         detail=outcome.detail,
                     )
-                verdict = await fresh_verdict(reader, record, wrote_at, before=listed)
-                verified_at = db_time(rt.clock())
+                verdict, seen_at = await verify_after_write(
+                    reader,
+                    record,
+                    wrote_at,
+                    before=listed,
+                    wait_seconds=rt.settings.verify_reread_seconds,
+                    clock=rt.clock,
+                )
+                verified_at = db_time(seen_at)
         except ExecutorError as exc:
             if sent:
                 raise

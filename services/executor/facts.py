@@ -17,8 +17,10 @@ Facts per tool (keys; ``<id>`` is a master ID, ``<n>`` a device-local channel nu
 - every tool: ``tool``, ``arguments`` (canonical JSON), ``device <id> name`` per target;
 - a channel (``batch_recording``'s channel ID; the stream tools' ``channel_id``):
   ``device <id> channel <n> name``;
-- a stream destination (``stream_id``): ``stream <uuid> name``, ``stream <uuid> host``, and in
-  the hash only, its full URL and key;
+- a stream destination (``stream_id``): ``stream <uuid> name``, ``stream <uuid> host``,
+  ``stream <uuid> in use by`` (Epiphan's ``LockByDevice``: the master ID of the device using
+  it, empty when none), ``stream <uuid> streaming`` (``CurrentlyStreaming``: yes | no |
+  unknown), and in the hash only, its full URL and key;
 - the event the card shows (the ``event_id`` argument's, else the first target's current or
   next one): ``event <id> title``, ``event <id> start``, ``event <id> finish`` (UTC text).
 
@@ -97,6 +99,10 @@ def bound_facts(
     if stream is not None:
         facts[f"stream {stream.stream_id} name"] = stream.name if stream.found else "(not found)"
         facts[f"stream {stream.stream_id} host"] = stream.host or ""
+        facts[f"stream {stream.stream_id} in use by"] = stream.locked_by or ""
+        facts[f"stream {stream.stream_id} streaming"] = {True: "yes", False: "no", None: "unknown"}[
+            stream.streaming
+        ]
         secrets[f"stream {stream.stream_id}"] = stream_secret or ""
     if event is not None:
         prefix = f"event {event.event_id}"

@@ -3,7 +3,8 @@ would answer right now.
 
 Facts (display text): per target its name, model, online, recording (unknown for an offline
 device: Epiphan keeps the state it had when it went offline) and the channel's name;
-the stream destination's name and URL host (never its key or full URL); the event's title,
+the stream destination's name and URL host (never its key or full URL), the device using it
+and whether it streams now; the event's title,
 start and finish. Those that decide what the write does are returned again as the binding
 facts with their hash (`services.executor.facts`), which the approval records and Execute
 re-checks. ``would_refuse`` comes from the same pure checks Execute runs
@@ -23,6 +24,7 @@ from services.executor.checks import (
     Observed,
     Refusal,
     channel_of,
+    destination_refusal,
     find_endpoint,
     membership_refusal,
     sealed_proposal,
@@ -87,11 +89,15 @@ def card_facts(
     stream_id = record.arguments.get("stream_id")
     if isinstance(stream_id, str):
         endpoint = find_endpoint(endpoints, stream_id) if endpoints is not None else None
+        locker = devices.get(endpoint.locked_by) if endpoint and endpoint.locked_by else None
         stream = StreamFacts(
             stream_id=stream_id,
             found=endpoint is not None,
             name=endpoint.name if endpoint else "",
             host=endpoint.host if endpoint else None,
+            locked_by=endpoint.locked_by if endpoint else None,
+            locked_by_name=locker.name if locker is not None else None,
+            streaming=endpoint.streaming if endpoint else None,
         )
     events = reads.events if reads is not None else {}
     event_id = record.arguments.get("event_id")
@@ -189,7 +195,9 @@ def _world_refusal(
     assert standing.proposed is not None
     refusal = membership_refusal(standing.proposed, listed, rt.fence)
     if refusal is None and "stream_id" in standing.proposed.arguments:
-        refusal = stream_refusal(standing.proposed.arguments, endpoints)
+        refusal = stream_refusal(standing.proposed.arguments, endpoints) or destination_refusal(
+            record.tool, standing.proposed.arguments, endpoints, listed.devices
+        )
     if refusal is not None:
         return refusal
     states = target_states(record.targets, listed.devices, reads.recorder, reads.events)

@@ -6,8 +6,12 @@ one may be ``not_observed``):
 
 - ``verified``: the postcondition was observed (the channel records; the device went offline
   or its uptime restarted; the firmware changed or the device went offline for the update;
-  the publisher is started/stopped; the event is confirmed);
-- ``contradicted``: the opposite was observed;
+  the stream destination's ``CurrentlyStreaming`` says it streams / does not, and its
+  ``LockByDevice`` is the device (the publisher's state when the destination reports neither);
+  the event is confirmed);
+- ``contradicted``: the opposite was observed (after the executor's one second read: Epiphan
+  applies a control a moment after it answers, so the first read may still show the old state;
+  `services.executor.recheck.verify_after_write`);
 - ``not_observed``: neither (the read failed, or the change takes longer than a read, as a
   firmware update does: Epiphan does not report update progress).
 """
@@ -21,6 +25,7 @@ from typing import Any
 
 from services.executor.checks import DeviceList
 from services.executor.world import TargetReads
+from shared.epiphan.fleet import StreamEndpoint
 from shared.ids import is_channel_id, split_channel_id
 
 CLOCK_SLACK = timedelta(seconds=5)
@@ -29,10 +34,12 @@ CLOCK_SLACK = timedelta(seconds=5)
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """``verification`` ∈ verified | not_observed | contradicted, and what was seen, in words."""
+    """``verification`` ∈ verified | not_observed | contradicted, and what was seen, in words;
+    ``read_failed`` when the read itself failed (nothing was seen: ``not_observed``)."""
 
     verification: str
     detail: str
+    read_failed: bool = False
 
 
 def _recording(tool_args: Mapping[str, Any], reads: TargetReads) -> Verdict:
@@ -77,12 +84,35 @@ def _firmware(targets: tuple[str, ...], before: DeviceList, after: DeviceList) -
     return Verdict("verified", "the device went offline for the update or its firmware changed")
 
 
-def _stream(tool_args: Mapping[str, Any], after: DeviceList, started: bool) -> Verdict:
+def _destination(endpoint: StreamEndpoint, master: object, started: bool) -> Verdict:
+    """The verdict from what the destination itself says (``CurrentlyStreaming``, ``LockByDevice``)."""
+    here = endpoint.streaming is True and endpoint.locked_by in (None, master)
+    if here == started:
+        return Verdict("verified", f"the destination is {'streaming' if started else 'not streaming'} now")
+    if started and endpoint.streaming:
+        return Verdict(
+            "contradicted", f"the destination is streaming from another device ({endpoint.locked_by})"
+        )
+    return Verdict("contradicted", f"the destination is {'not streaming' if started else 'still streaming'}")
+
+
+def _stream(
+    tool_args: Mapping[str, Any],
+    after: DeviceList,
+    started: bool,
+    endpoints: tuple[StreamEndpoint, ...] | None,
+) -> Verdict:
     master, number, stream_id = (
         tool_args.get("device_id"),
         tool_args.get("channel_id"),
         tool_args.get("stream_id"),
     )
+    if isinstance(stream_id, str) and endpoints is not None:
+        endpoint = next((e for e in endpoints if e.id.lower() == stream_id.lower()), None)
+        if endpoint is None:
+            return Verdict("not_observed", "the stream destination is no longer on the list")
+        if endpoint.streaming is not None:
+            return _destination(endpoint, master, started)
     device = after.devices.get(master) if isinstance(master, str) else None
     channel = device.channel(number) if device is not None and isinstance(number, str) else None
     if channel is None or not isinstance(stream_id, str):
@@ -114,9 +144,12 @@ def judge(
     after: DeviceList,
     reads: TargetReads,
     wrote_at: datetime,
+    endpoints: tuple[StreamEndpoint, ...] | None = None,
 ) -> Verdict:
     """The verdict for one write of `tool`, from the lists read `before` and `after` it and the
-    per-target `reads` made after it; `wrote_at` is when the write was sent (UTC)."""
+    per-target `reads` made after it; `wrote_at` is when the write was sent (UTC); `endpoints`
+    the stream destinations read after it (None: not read; a stream tool is then judged by the
+    channel's publisher)."""
     if tool == "batch_recording":
         return _recording(arguments, reads)
     if tool == "batch_reboot":
@@ -124,7 +157,7 @@ def judge(
     if tool == "batch_firmware_update":
         return _firmware(targets, before, after)
     if tool in ("start_stream_endpoint", "stop_stream_endpoint"):
-        return _stream(arguments, after, tool == "start_stream_endpoint")
+        return _stream(arguments, after, tool == "start_stream_endpoint", endpoints)
     if tool == "confirm_cms_event_on_device":
         return _confirmed(arguments, reads)
     return Verdict("not_observed", f"no postcondition is known for {tool}")

@@ -34,6 +34,7 @@ from services.executor.checks import (
     Fence,
     Proposed,
     Refusal,
+    destination_refusal,
     epiphan_time,
     membership_refusal,
     stream_refusal,
@@ -257,7 +258,7 @@ async def read_and_check(
 ) -> World:
     """The reads Prepare and Execute make, each followed by its checks, in order: the device
     list (team ID, membership, allowlist, channel), the stream endpoints when the call names a
-    ``stream_id``, then the recorder status and events of `targets`, last (the fingerprint).
+    ``stream_id`` (on the list; in use by another device or not streaming: `destination_refusal`), then the recorder status and events of `targets`, last (the fingerprint).
 
     Raises:
         ExecutorError: the first refusal, or a failed read (fail closed).
@@ -268,6 +269,7 @@ async def read_and_check(
     if "stream_id" in proposed.arguments:
         endpoints = await reader.stream_endpoints()
         raise_refusal(stream_refusal(proposed.arguments, endpoints))
+        raise_refusal(destination_refusal(proposed.rule.tool, proposed.arguments, endpoints, listed.devices))
     reads = await reader.targets(targets)
     states = target_states(targets, listed.devices, reads.recorder, reads.events)
     if isinstance(states, Refusal):

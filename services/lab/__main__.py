@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from services.lab import LabError
+from services.lab.lab import DEFAULT_CONTROL_DELAY_SECONDS
 from services.lab.server import make_lab, serve_lab
 
 
@@ -70,6 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--hide-team-id", action="store_true", help="leave team_id out of get_devices_in_my_team"
     )
     parser.add_argument(
+        "--control-delay",
+        type=float,
+        default=DEFAULT_CONTROL_DELAY_SECONDS,
+        metavar="SECONDS",
+        help="seconds a recording or stream start/stop takes to apply, like a live Pearl "
+        f"(0..600; default: {DEFAULT_CONTROL_DELAY_SECONDS:g}; 0: at once)",
+    )
+    parser.add_argument(
         "--ready-file", type=Path, help="write {url, mcp_url, pid} as JSON here once listening"
     )
     return parser
@@ -98,6 +107,7 @@ async def _run(args: argparse.Namespace) -> None:
         sandbox_devices=args.sandbox_devices,
         capture=args.capture,
         capture_sandbox=args.capture_sandbox,
+        control_delay_seconds=args.control_delay,
     )
     async with serve_lab(lab, args.port) as serving:
         loop = asyncio.get_running_loop()

@@ -3,7 +3,8 @@
 `Lab.call_tool` is the whole life of one tool call, in this order: faults are taken (for the
 caller's team; latency and ``hold`` wait here), the bearer token is checked (a missing, unknown, revoked or expired token gets the
 in-band ``401 Unauthorized`` error result the real server gives), ``error``/``auth_401`` faults
-answer, the arguments are validated against the tool's schema, the handler runs, a write is
+answer, the arguments are validated against the tool's schema, the controls due by now are applied
+(`World.apply_due`), the handler runs, a write is
 logged, and ``malformed_json``/``schema_drift``/``drop_response`` shape what is sent back.
 
 The write log holds every write call that reached a handler (valid arguments, any team, any
@@ -45,6 +46,9 @@ UNAUTHORIZED_MISSING = (
 UNAUTHORIZED_INVALID = "401 Unauthorized: invalid_token: the access token is invalid or revoked."
 UNAUTHORIZED_EXPIRED = "401 Unauthorized: invalid_token: token expired. Sign in again."
 INJECTED_ERROR = "500 Internal Server Error: the device service did not answer (simulated)."
+DEFAULT_CONTROL_DELAY_SECONDS = 2.0
+"""How long ``fleetwatch lab`` (and the demo) takes to apply a recording or stream write, like a
+live Pearl, whose start and stop calls answer before the change (``--control-delay``)."""
 CALLS_KEPT = 10_000
 """How many (tool, session) entries `Lab.calls` keeps (the oldest go first)."""
 
@@ -62,6 +66,9 @@ class LabSettings:
     verbatim: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Team → read tool → an answer to give as it is (a replayed capture's answer that had no
     known shape)."""
+    control_delay_seconds: float = 0.0
+    """Lab seconds between a recording or stream write and its effect (`World.control_delay`;
+    ``fleetwatch lab`` runs with `DEFAULT_CONTROL_DELAY_SECONDS`, a lab made in a test with 0)."""
 
     def shape_map(self) -> dict[str, str]:
         """Tool → named shape this lab answers in (tools not named: ``current``)."""
@@ -140,6 +147,7 @@ class Lab:
         Tokens stay valid."""
         self.clock.restart()
         self.world = World.build(self.scenario, self.clock.now())
+        self.world.control_delay = self.settings.control_delay_seconds
         self.writes.clear()
         self.rejected.clear()
         self.calls.clear()
@@ -237,6 +245,7 @@ class Lab:
             return CallOutcome(_error(refusal))
         settings = self.settings
         now = self.clock.now()
+        self.world.apply_due(now)
         call = Call(
             self.world, auth.team, args, now, settings.older_shapes, settings.expose_team_id, self._shapes
         )

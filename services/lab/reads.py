@@ -162,7 +162,7 @@ def get_stream_endpoint(call: Call) -> Json:
     endpoint = call.world.teams[call.team].endpoints.get(call.args["endpoint_id"])
     if endpoint is None:
         raise ToolFailure(f"Stream endpoint not found: {call.args['endpoint_id']}")
-    return stream_endpoint_entry(endpoint)
+    return stream_endpoint_entry(endpoint, call.world)
 
 
 def get_stream_endpoints(call: Call) -> Json:

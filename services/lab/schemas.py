@@ -200,7 +200,15 @@ _EVENT_OR_NULL: Schema = {"anyOf": [{"type": "null"}, _EVENT_OUT]}
 _ENDPOINT_OUT: Schema = {
     "type": "object",
     "required": ["id", "name", "type", "url"],
-    "properties": {"id": _STR, "name": _STR, "type": _STR, "url": _STR, "key": _STR_OR_NULL},
+    "properties": {
+        "id": _STR,
+        "name": _STR,
+        "type": _STR,
+        "url": _STR,
+        "key": _STR_OR_NULL,
+        "LockByDevice": _STR_OR_NULL,
+        "CurrentlyStreaming": {"type": "boolean"},
+    },
 }
 
 

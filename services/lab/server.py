@@ -92,13 +92,16 @@ def make_lab(
     sandbox_devices: int | None = None,
     capture: Path | None = None,
     capture_sandbox: Path | None = None,
+    control_delay_seconds: float = 0.0,
 ) -> Lab:
     """A `Lab` for a scenario (name, path or `Scenario`); ``devices`` replaces its normal team
     by a generated fleet of that size, ``sandbox_devices`` its sandbox team by a generated
     healthy one. ``shapes`` (tool → named shape, `shared.epiphan.fleet_shapes`) answers those tools in
     those shapes. ``capture`` (a ``fleetwatch capture`` folder) replaces the normal team by the
     captured one, answered in its captured shapes (`services.lab.capture_scenario`), and
-    ``capture_sandbox`` the sandbox team. ``None`` settings keep the scenario's own.
+    ``capture_sandbox`` the sandbox team. ``control_delay_seconds`` (0..600) is how long a
+    recording or stream write takes to apply (0, the default here: at once; ``fleetwatch lab``
+    passes its ``--control-delay``). ``None`` settings keep the scenario's own.
 
     Raises:
         LabError: a shape the lab cannot serve, a bad setting, or a capture that cannot be
@@ -133,7 +136,10 @@ def make_lab(
         access_token_ttl_seconds=options.access_token_ttl_seconds,
         shapes=check_shapes({**options.shapes, **(shapes or {})}),
         verbatim=verbatim,
+        control_delay_seconds=control_delay_seconds,
     )
+    if not 0 <= control_delay_seconds <= 600:
+        raise LabError(f"the control delay must be 0..600 seconds, not {control_delay_seconds:g}")
     if settings.anonymous not in ("admit", "challenge"):
         raise LabError(f"anonymous must be 'admit' or 'challenge', not {settings.anonymous!r}")
     return Lab(loaded, settings, clock)
@@ -527,10 +533,12 @@ async def run_lab(
     sandbox_devices: int | None = None,
     capture: Path | None = None,
     capture_sandbox: Path | None = None,
+    control_delay_seconds: float = 0.0,
 ) -> AsyncIterator[LabHandle]:
     """Run a lab in this process (uvicorn on the running loop) for the ``async with`` block.
 
-    ``None`` settings keep the scenario's own (campus: admit, team ID shown, current shapes).
+    ``None`` settings keep the scenario's own (campus: admit, team ID shown, current shapes);
+    controls apply at once unless ``control_delay_seconds`` says otherwise (`make_lab`).
     """
     lab = make_lab(
         scenario,
@@ -544,6 +552,7 @@ async def run_lab(
         sandbox_devices=sandbox_devices,
         capture=capture,
         capture_sandbox=capture_sandbox,
+        control_delay_seconds=control_delay_seconds,
     )
     async with serve_lab(lab, port) as serving:
         yield LabHandle(lab, serving.url)

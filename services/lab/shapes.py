@@ -307,21 +307,26 @@ def event_entry(event: Event, now: datetime, times: str) -> Json:
     }
 
 
-def stream_endpoint_entry(endpoint: StreamEndpoint) -> Json:
-    """A stream endpoint with its stream key and full URL, as the real server sends it."""
+def stream_endpoint_entry(endpoint: StreamEndpoint, world: World) -> Json:
+    """A stream endpoint with its stream key and full URL, as the real server sends it, and
+    ``LockByDevice`` (the device using it now, or null) and ``CurrentlyStreaming`` (bool), as
+    the live server does (`World.endpoint_use`)."""
+    locked_by, streaming = world.endpoint_use(endpoint.id)
     return {
         "id": endpoint.id,
         "name": endpoint.name,
         "type": endpoint.type,
         "url": endpoint.url,
         "key": endpoint.key,
+        "LockByDevice": locked_by,
+        "CurrentlyStreaming": streaming,
     }
 
 
 def stream_endpoints(world: World, team: str, shape: str = "current") -> Json | list[Json]:
     """``current``: ``{stream_endpoints: [...]}``; ``endpoints``, ``streams``, ``items``: the
     list under that key; ``list``: the bare list."""
-    items = [stream_endpoint_entry(e) for e in world.teams[team].endpoints.values()]
+    items = [stream_endpoint_entry(e, world) for e in world.teams[team].endpoints.values()]
     if shape == "list":
         return items
     return {"stream_endpoints" if shape == "current" else shape: items}

@@ -5,13 +5,20 @@ The world is mutable on purpose (writes change it) but holds no clock: every ope
 offline for `REBOOT_SECONDS`; a firmware update installs for `FIRMWARE_INSTALL_SECONDS`
 (online), reboots for `FIRMWARE_REBOOT_SECONDS` (offline), then reports the new
 ``Firmware``. Recording never starts by itself: only writes (and the scenario) start it.
-Operations return ``None`` when they worked or the error string the real server would put in
+
+Controls are asynchronous, as on a live Pearl (EPIPHAN.md, "Facts from a live-verified peer"):
+a recording or stream write is checked at once (its per-device error comes back at once) and
+applied ``control_delay`` seconds of lab time later (`World.apply_due`; 0: at once). A stream
+endpoint's ``LockByDevice`` and ``CurrentlyStreaming`` are not stored: `World.endpoint_use`
+reads them from the publishers that are started, so they follow every start, stop, reboot
+and firmware update. Operations return ``None`` when they worked or the error string the real server would put in
 the write result map (``"device offline"``...).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -197,6 +204,10 @@ class World:
     devices: dict[str, Device]
     events: dict[str, Event]
     firmware_latest: dict[str, str]
+    control_delay: float = 0.0
+    """Seconds of lab time between a recording or stream write and its effect (0: at once)."""
+    pending: list[tuple[datetime, Callable[[datetime], None]]] = field(default_factory=list)
+    """Controls accepted and not applied yet: (when they apply, how), oldest first."""
 
     @classmethod
     def build(cls, scenario: Scenario, now: datetime) -> World:
@@ -257,7 +268,30 @@ class World:
                 return event
         return None
 
+    def endpoint_use(self, endpoint_id: str) -> tuple[str | None, bool]:
+        """(``LockByDevice``, ``CurrentlyStreaming``) of a stream endpoint: the device whose
+        channel sends it now (None: no device) and whether one does."""
+        for device in self.devices.values():
+            for channel in device.channels:
+                if any(p.endpoint_id == endpoint_id and p.started for p in channel.publishers):
+                    return device.id, True
+        return None, False
+
     # --- settling --------------------------------------------------------------------------
+
+    def apply_due(self, now: datetime) -> None:
+        """Apply the accepted controls whose time has come at ``now``, in the order accepted."""
+        while self.pending and self.pending[0][0] <= now:
+            due, apply = self.pending.pop(0)
+            apply(due)
+
+    def _control(self, now: datetime, apply: Callable[[datetime], None]) -> None:
+        """Apply a checked control now, or after `control_delay` (see the module doc); `apply`
+        gets the time it takes effect."""
+        if self.control_delay <= 0:
+            apply(now)
+        else:
+            self.pending.append((now + timedelta(seconds=self.control_delay), apply))
 
     def settle_device(self, device: Device, now: datetime) -> None:
         """Apply the device's pending changes that are due at ``now``."""
@@ -282,8 +316,12 @@ class World:
             return "channel not found"
         if not device.online:
             return "device offline"
-        if channel.recording != recording:
-            channel.recording, channel.recording_since = recording, now
+
+        def apply(at: datetime) -> None:
+            if device.online and channel.recording != recording:
+                channel.recording, channel.recording_since = recording, at
+
+        self._control(now, apply)
         return None
 
     def set_stream(
@@ -295,15 +333,25 @@ class World:
         if not device.online:
             return "device offline"
         publisher = next((p for p in channel.publishers if p.endpoint_id == endpoint.id), None)
-        if publisher is None:
-            if not started:
-                return "stream endpoint is not started on this channel"
-            publisher = Publisher(
-                endpoint.id, endpoint.type, False, now, endpoint.url, endpoint.key, endpoint.id
-            )
-            channel.publishers.append(publisher)
-        if publisher.started != started:
-            publisher.started, publisher.since = started, now
+        if publisher is None and not started:
+            return "stream endpoint is not started on this channel"
+        locked_by, _streaming = self.endpoint_use(endpoint.id)
+        if started and locked_by is not None and locked_by != device.id:
+            return "stream endpoint is in use by another device"
+
+        def apply(at: datetime) -> None:
+            nonlocal publisher
+            if not device.online or (started and self.endpoint_use(endpoint.id)[0] not in (None, device.id)):
+                return
+            if publisher is None:
+                publisher = Publisher(
+                    endpoint.id, endpoint.type, False, at, endpoint.url, endpoint.key, endpoint.id
+                )
+                channel.publishers.append(publisher)
+            if publisher.started != started:
+                publisher.started, publisher.since = started, at
+
+        self._control(now, apply)
         return None
 
     def reboot(self, device: Device, now: datetime, seconds: int = REBOOT_SECONDS) -> str | None:

@@ -144,12 +144,18 @@ class StreamEndpoint(msgspec.Struct, frozen=True):
     ``secret_digest`` is set only when the reader asked for one (the executor binding what a
     card showed): a keyed digest of the full URL and every secret field (the stream key), made
     from the unredacted entry; the URL and key themselves are never kept.
+
+    ``locked_by`` is the live server's ``LockByDevice`` (the master ID of the device using the
+    destination now; None when none does or it was not reported) and ``streaming`` its
+    ``CurrentlyStreaming`` (None when not reported, as in older shapes).
     """
 
     id: str
     name: str = ""
     host: str | None = None
     secret_digest: str | None = None
+    locked_by: str | None = None
+    streaming: bool | None = None
 
 
 class UnreadPart(msgspec.Struct, frozen=True):
@@ -457,15 +463,29 @@ def parse_stream_endpoints(
         if _get(item, "id", "Id") in (None, ""):
             raise FleetShapeError(ENDPOINTS, "an endpoint has no ID")
         url = _get(item, "url", "Url")
+        streaming = _get(item, "CurrentlyStreaming", "currently_streaming", "currentlyStreaming")
         out.append(
             StreamEndpoint(
                 id=str(_get(item, "id", "Id")),
                 name=_str(_get(item, "name", "Name")),
                 host=url_host(url) if isinstance(url, str) else None,
                 secret_digest=digest(item) if digest is not None else None,
+                locked_by=_lock(_get(item, "LockByDevice", "lock_by_device", "lockByDevice")),
+                streaming=streaming if isinstance(streaming, bool) else None,
             )
         )
     return tuple(out)
+
+
+def _lock(value: Any) -> str | None:
+    """``LockByDevice`` as a master ID: a string or number as text, an object's ``id``/``Id``;
+    empty, null or anything else: None (no device)."""
+    if isinstance(value, Mapping):
+        value = _get(value, "id", "Id", "device_id")
+    if isinstance(value, bool) or value is None:
+        return None
+    text = str(value).strip() if isinstance(value, (str, int)) else ""
+    return text or None
 
 
 def merge_recorder(

@@ -102,6 +102,10 @@ REFUSALS: Final[Mapping[Code, str]] = MappingProxyType(
         Code.TEAM_MISMATCH: N_("the practice team's sign-in belongs to another team than the one configured"),
         Code.CHANNEL_NOT_FOUND: N_("the room has no such channel"),
         Code.STREAM_NOT_FOUND: N_("that stream destination is not on the practice team's list"),
+        Code.STREAM_IN_USE: N_("another room is using that stream destination, so a start would fail"),
+        Code.STREAM_NOT_STREAMING: N_(
+            "that stream destination is not streaming from the room, so there is nothing to stop"
+        ),
         Code.EVENT_NOT_CURRENT: N_("that event is not the room's current or next event"),
         Code.DEVICE_LIST_UNREADABLE: N_("the practice team's room list could not be read just now"),
         Code.STATE_READ_FAILED: N_("the room's state could not be read just now"),

@@ -41,6 +41,8 @@ REFUSALS: Mapping[str, str] = {
     "target_not_allowlisted": N_("a device is not on the list of devices Fleetwatch may change."),
     "channel_not_found": N_("the channel is not on the device."),
     "stream_not_found": N_("the stream destination is not on the sandbox team's list."),
+    "stream_in_use": N_("the stream destination is in use by another room, so a start would fail."),
+    "stream_not_streaming": N_("the stream destination is not streaming, so there is nothing to stop."),
     "event_not_current": N_("the event is not the device's current or next event."),
     "state_read_failed": N_("a device's state could not be read."),
     "fingerprint_changed": N_("the room changed since the proposal (online, recording or next event)."),

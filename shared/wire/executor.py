@@ -80,12 +80,18 @@ class TargetFacts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class StreamFacts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A stream destination: name and URL host only, never its key or full URL."""
+    """A stream destination: name and URL host only, never its key or full URL; the device
+    using it now (``locked_by``, Epiphan's ``LockByDevice``: a master ID, and that device's name
+    when it is on the sandbox team's list; None: no device) and whether it is streaming now
+    (``streaming``, ``CurrentlyStreaming``; None: not reported)."""
 
     stream_id: str
     found: bool
     name: str = ""
     host: str | None = None
+    locked_by: str | None = None
+    locked_by_name: str | None = None
+    streaming: bool | None = None
 
 
 class EventFacts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -313,6 +319,8 @@ READ_CODES: Final = (
     Code.TARGET_NOT_ALLOWLISTED,
     Code.CHANNEL_NOT_FOUND,
     Code.STREAM_NOT_FOUND,
+    Code.STREAM_IN_USE,
+    Code.STREAM_NOT_STREAMING,
     Code.STATE_READ_FAILED,
 )
 
@@ -437,7 +445,7 @@ PREPARE_SECONDS: Final = 20.0
 INSPECT_SECONDS: Final = 20.0
 """Default bound on Inspect (a fresh read of every fact on the card)."""
 EXECUTE_SECONDS: Final = 90.0
-"""Default bound on Execute (reads, one write, a re-read)."""
+"""Default bound on Execute (reads, one write, one or two verification reads)."""
 HEALTH_SECONDS: Final = 2.0
 """Default bound on Health."""
 LIST_WRITABLE_SECONDS: Final = 20.0

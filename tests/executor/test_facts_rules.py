@@ -37,15 +37,16 @@ SHOWN_EVENT = EventFacts(event_id=EVENT, found=True, title="Rehearsal", start="2
 
 BOUND_PER_TOOL = {
     "batch_recording": (RECORD[1], [IDLE], (TARGET,), None, SHOWN_EVENT, 7),
-    "start_stream_endpoint": (STREAM[1], [IDLE], (TARGET,), SHOWN_STREAM, SHOWN_EVENT, 10),
-    "stop_stream_endpoint": (STREAM[1], [IDLE], (TARGET,), SHOWN_STREAM, SHOWN_EVENT, 10),
+    "start_stream_endpoint": (STREAM[1], [IDLE], (TARGET,), SHOWN_STREAM, SHOWN_EVENT, 12),
+    "stop_stream_endpoint": (STREAM[1], [IDLE], (TARGET,), SHOWN_STREAM, SHOWN_EVENT, 12),
     "confirm_cms_event_on_device": (CONFIRM[1], [IDLE], (PLAIN,), None, SHOWN_EVENT, 6),
     "batch_reboot": ({"device_ids": [IDLE]}, [IDLE], (PLAIN,), None, SHOWN_EVENT, 6),
     "batch_firmware_update": ({"device_ids": [IDLE]}, [IDLE], (PLAIN,), None, SHOWN_EVENT, 6),
 }
 """tool -> (arguments, targets, card facts, stream, event, facts bound): the counts the closing
-note reports (tool, arguments, the room's name, a channel's name, a stream's name and host plus
-its URL and key in the hash, an event's title, start and finish)."""
+note reports (tool, arguments, the room's name, a channel's name, a stream's name, host, the
+device using it and whether it streams, plus its URL and key in the hash, an event's title, start
+and finish)."""
 
 
 @pytest.mark.parametrize("tool", list(BOUND_PER_TOOL))

@@ -9,7 +9,15 @@ import pytest
 from services.executor.checks import DeviceList
 from services.executor.verify import judge
 from services.executor.world import TargetReads
-from shared.epiphan.fleet import Channel, Device, Event, Publisher, SystemStatus
+from shared.epiphan.fleet import (
+    Channel,
+    Device,
+    Event,
+    Publisher,
+    StreamEndpoint,
+    SystemStatus,
+    parse_stream_endpoints,
+)
 
 A = "29088800001"
 STREAM = "6f7a8b9c-0d1e-4f2a-9b3c-5d6e7f8091a2"
@@ -113,3 +121,49 @@ def test_a_confirmation_is_judged_on_the_event() -> None:
         verdict("confirm_cms_event_on_device", arguments, listed(), reads(event=Event(id="e2")))
         == "not_observed"
     )
+
+
+@pytest.mark.parametrize(
+    ("tool", "locked_by", "streaming", "started_publisher", "expected"),
+    [
+        ("start_stream_endpoint", A, True, False, "verified"),  # the destination says so
+        ("start_stream_endpoint", None, False, True, "contradicted"),  # the publisher is not enough
+        ("start_stream_endpoint", "29088800004", True, False, "contradicted"),  # another room streams it
+        ("stop_stream_endpoint", None, False, True, "verified"),
+        ("stop_stream_endpoint", A, True, False, "contradicted"),
+        ("start_stream_endpoint", None, None, True, "verified"),  # an older shape: the publisher
+    ],
+)
+def test_a_stream_change_is_judged_on_the_destinations_currently_streaming(
+    tool: str, locked_by: str | None, streaming: bool | None, started_publisher: bool, expected: str
+) -> None:
+    publisher = Publisher(id=STREAM, state="started" if started_publisher else "stopped")
+    arguments = {"device_id": A, "channel_id": "1", "stream_id": STREAM}
+    endpoint = StreamEndpoint(id=STREAM.upper(), name="Test", locked_by=locked_by, streaming=streaming)
+    found = judge(
+        tool,
+        arguments,
+        (A,),
+        before=listed(),
+        after=listed(publishers=(publisher,)),
+        reads=reads(),
+        wrote_at=WROTE_AT,
+        endpoints=(endpoint,),
+    )
+    assert found.verification == expected, found
+
+
+def test_lock_by_device_and_currently_streaming_are_read_in_the_shapes_a_server_may_send() -> None:
+    entries = [
+        {"id": "e1", "url": "rtmp://a.example.net/live", "LockByDevice": A, "CurrentlyStreaming": True},
+        {"id": "e2", "url": "rtmp://a.example.net/live", "LockByDevice": None, "CurrentlyStreaming": False},
+        {
+            "id": "e3",
+            "url": "rtmp://a.example.net/live",
+            "lock_by_device": {"id": A},
+            "currently_streaming": "yes",
+        },
+        {"id": "e4", "url": "rtmp://a.example.net/live", "LockByDevice": ""},
+    ]
+    parsed = parse_stream_endpoints({"stream_endpoints": entries})
+    assert [(e.locked_by, e.streaming) for e in parsed] == [(A, True), (None, False), (A, None), (None, None)]

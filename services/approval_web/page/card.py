@@ -73,13 +73,16 @@ class ArgumentLine:
 @dataclasses.dataclass(frozen=True, slots=True)
 class NamedThing:
     """A stream destination or an event: its ID, whether it was found, and its display facts
-    (stream: name and host; event: title, start and end as UTC text, shown in the reader's zone)."""
+    (stream: name, host, which room uses it now and whether it streams now, in words; event:
+    title, start and end as UTC text, shown in the reader's zone)."""
 
     kind: str
     id: str
     found: bool
     name: str
     host: str | None = None
+    in_use: Words | None = None
+    streaming: Words | None = None
     start: str | None = None
     finish: str | None = None
 
@@ -194,6 +197,12 @@ def _things(inspection: Inspection | None) -> tuple[NamedThing, ...]:
                 found=s.found,
                 name=visible(s.name, NAME_CAP),
                 host=visible(s.host, NAME_CAP) if s.host else None,
+                in_use=Words.of(
+                    N_("in use by %(room)s"), room=visible(s.locked_by_name or s.locked_by, NAME_CAP)
+                )
+                if s.locked_by
+                else Words.of(N_("not in use")),
+                streaming=_state(s.streaming, N_("streaming now"), N_("not streaming")),
             )
         )
     if inspection.event is not None:

@@ -3,13 +3,16 @@ leaves only Deny, with the reason in plain words."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import msgspec
 
 from services.approval_web.page.card import ARGUMENT_CAP, NAME_CAP, REASON_CAP, build_card
+from services.approval_web.page.i18n import make_say, make_when, page_environments
 from services.approval_web.page.words import Words, refusal_words
 from shared.store.approvals import ProposalRow
+from shared.text.catalogue import load_translations
 from shared.wire.executor import EventFacts, Inspection, StreamFacts, TargetFacts
 from tests.approval_web.page.helpers import policies, text_of
 
@@ -250,3 +253,59 @@ def test_the_card_hash_covers_every_fact_shown() -> None:
         card_of(row(reason="another reason")).card_hash,
     }
     assert len(hashes) == 4
+
+
+def test_the_card_says_which_room_uses_the_destination_and_whether_it_streams_in_both_languages() -> None:
+    locked = StreamFacts(
+        stream_id=STREAM,
+        found=True,
+        name="Sandbox test stream",
+        host="test.example.net",
+        locked_by="29088800004",
+        locked_by_name="Sandbox Classroom\u202e",
+        streaming=True,
+    )
+    idle = msgspec.structs.replace(locked, locked_by=None, locked_by_name=None, streaming=False)
+    free = card_of(facts=inspection(stream=idle))
+    stream, _event = free.things
+    assert (text_of(stream.in_use), text_of(stream.streaming)) == ("not in use", "not streaming")
+    assert (text_of(stream.in_use, "es"), text_of(stream.streaming, "es")) == ("sin uso", "sin transmitir")
+    unreported = card_of().things[0]  # an older shape: neither reported
+    assert (text_of(unreported.in_use), text_of(unreported.streaming)) == ("not in use", "unknown")
+    stream, _event = card_of(facts=inspection(stream=locked)).things
+    assert text_of(stream.in_use) == "in use by Sandbox Classroom⟦U+202E⟧"
+    assert text_of(stream.streaming) == "streaming now"
+    assert text_of(stream.in_use, "es") == "en uso por Sandbox Classroom⟦U+202E⟧"
+    assert text_of(stream.streaming, "es") == "transmitiendo ahora"
+    unnamed = msgspec.structs.replace(locked, locked_by_name=None)
+    stream, _event = card_of(facts=inspection(stream=unnamed)).things
+    assert text_of(stream.in_use) == "in use by 29088800004"
+    assert card_of(facts=inspection(stream=locked)).card_hash != free.card_hash
+
+
+def test_the_rendered_card_shows_the_destinations_use_in_the_readers_language() -> None:
+    translations = load_translations()
+    envs = page_environments(translations)
+    locked = StreamFacts(
+        stream_id=STREAM,
+        found=True,
+        name="Sandbox test stream",
+        host="test.example.net",
+        locked_by="29088800004",
+        locked_by_name="<b>Sandbox Classroom</b>",
+        streaming=True,
+    )
+    card = card_of(facts=inspection(stream=locked))
+    shown = {}
+    for lang in ("en", "es"):
+        when = make_when(zone=dt.UTC, now=dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC), language=lang)
+        macro = (
+            envs[lang]
+            .get_template("parts.html")
+            .make_module({"say": make_say(translations[lang], when), "when": when})
+        )
+        shown[lang] = str(macro.facts(card))
+    assert "<dt>In use</dt><dd>in use by &lt;b&gt;Sandbox Classroom&lt;/b&gt;</dd>" in shown["en"]
+    assert "<dt>Streaming</dt><dd>streaming now</dd>" in shown["en"]
+    assert "<dt>En uso</dt><dd>en uso por &lt;b&gt;Sandbox Classroom&lt;/b&gt;</dd>" in shown["es"]
+    assert "<dt>Transmisión</dt><dd>transmitiendo ahora</dd>" in shown["es"]
