@@ -105,9 +105,22 @@ PARALLEL_READS = 4
 
 _AUTH_MARKERS = re.compile(
     r"\b401\b|unauthori[sz]ed|invalid_token|invalid token|token (?:has )?expired|expired token"
-    r"|not authenticated|unauthenticated|sign[- ]?in required|login required",
+    r"|not authenticated|unauthenticated|sign[- ]?in required|login required|\bforbidden\b",
     re.IGNORECASE,
 )
+"""Sign-in words: a 401, or ``FORBIDDEN``, the other form a missing or dead sign-in takes in a
+live tool result (EPIPHAN.md). A plan refusal (`is_plan_error_text`) is told apart first."""
+
+
+_PLAN_MARKERS = re.compile(
+    r"\bpremium\b"
+    r"|\b(?:plan|subscription|licen[cs]e)\b.{0,60}?\b(?:requir\w*|allow\w*|includ\w*|permit\w*|upgrad\w*|not)\b"
+    r"|\b(?:requir\w*|upgrad\w*|not included)\b.{0,60}?\b(?:plan|subscription|licen[cs]e)\b",
+    re.IGNORECASE | re.DOTALL,
+)
+"""Plan words: Epiphan refuses a write for a team without the Epiphan Edge Premium plan with a
+permission/plan error whose exact wording is unconfirmed (EPIPHAN.md), so any text naming the
+Premium plan, or a plan, subscription or licence next to a requirement, counts."""
 
 
 class EpiphanError(FleetwatchError):
@@ -124,8 +137,15 @@ class EpiphanError(FleetwatchError):
 
 
 def is_auth_error_text(text: str) -> bool:
-    """True when an error result's (or non-JSON answer's) text reports a sign-in problem."""
-    return bool(_AUTH_MARKERS.search(text))
+    """True when an error result's (or non-JSON answer's) text reports a sign-in problem (a
+    401, ``FORBIDDEN``...), and is not a plan refusal (`is_plan_error_text`)."""
+    return bool(_AUTH_MARKERS.search(text)) and not is_plan_error_text(text)
+
+
+def is_plan_error_text(text: str) -> bool:
+    """True when an error text says the team's plan does not allow the call (a write on a team
+    without Epiphan Edge Premium), told apart from a dead sign-in and from other errors."""
+    return bool(_PLAN_MARKERS.search(text))
 
 
 def read_result(raw: RawToolResult, *, stable: CaptureRedactor | None = None) -> Any:

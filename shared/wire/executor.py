@@ -342,6 +342,7 @@ EXECUTE_REFUSALS: Final[tuple[Code, ...]] = (
     Code.TARGET_RECORDING,
     Code.TARGET_IN_EVENT_WINDOW,
     Code.CARD_FACTS_CHANGED,
+    Code.PLAN_REQUIRED,
 )
 """Execute's refusals (``refusal_code`` of a ``refused`` report), in the order checked."""
 
@@ -356,6 +357,7 @@ INSPECT_WOULD_REFUSE: Final[frozenset[Code]] = frozenset(EXECUTE_REFUSALS) - {
     Code.APPROVAL_NOT_CONSUMED,
     Code.APPROVAL_EXPIRED,
     Code.APPROVAL_ALREADY_USED,
+    Code.PLAN_REQUIRED,
 }
 """What Inspect's ``would_refuse`` may hold: Execute's checks that do not need an approval."""
 
