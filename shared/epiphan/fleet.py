@@ -18,6 +18,7 @@ Recording of an offline device is unknown: Epiphan's device list keeps a channel
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -48,6 +49,49 @@ PART_OF_TOOL: Final[Mapping[str, str]] = {
     STORAGE: "storage",
 }
 """The part of a snapshot each per-device read fills (`UnreadPart.part`)."""
+
+
+CAMERA_FAMILY: Final = "ec20"
+"""The EC20's family: a camera, not an encoder (EPIPHAN.md, live-verified peer)."""
+VENUE_FAMILY: Final = "venue"
+"""Epiphan Venue (formerly Pearl Duo): its own product line and firmware family."""
+
+CAMERA_CANNOT: Final[frozenset[str]] = frozenset(
+    {
+        "batch_recording",
+        "start_stream_endpoint",
+        "stop_stream_endpoint",
+        "create_cms_event",
+        "update_cms_event",
+        "delete_cms_event",
+        "cms_event_action",
+        "confirm_cms_event_on_device",
+        "switch_device_to_cms",
+        "apply_team_preset",
+    }
+)
+"""The Epiphan tools an EC20 cannot take: it cannot record, stream, hold events, switch CMS or
+take presets (it can be listed, read, previewed, rebooted and updated)."""
+
+
+def product_family(model: str) -> str:
+    """The product line and firmware family of an Epiphan model name: `CAMERA_FAMILY` for any
+    spelling of the EC20, `VENUE_FAMILY` for an Epiphan Venue or a Pearl Duo (its former name),
+    else the model itself with case, spaces, hyphens and underscores folded ("Pearl-2" and
+    "pearl 2" are one model; Pearl models keep their own families). ``""`` for no model. Pure."""
+    folded = " ".join(re.split(r"[\s_-]+", model.casefold())).strip()
+    words = folded.split()
+    if "ec20" in words or "ec 20" in folded:
+        return CAMERA_FAMILY
+    if "venue" in words or "pearl duo" in folded:
+        return VENUE_FAMILY
+    return folded
+
+
+def model_can(model: str, tool: str) -> bool:
+    """False when a device of `model` cannot take `tool` at all (an EC20 asked to record,
+    stream or hold an event); True otherwise, and for a model Fleetwatch knows nothing against."""
+    return not (product_family(model) == CAMERA_FAMILY and tool in CAMERA_CANNOT)
 
 
 class FleetShapeError(FleetwatchError):

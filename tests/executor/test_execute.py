@@ -45,11 +45,11 @@ async def test_a_stop_may_end_the_recording_it_targets(harness: Harness) -> None
 
 
 async def test_a_per_device_error_map_is_the_error_outcome(harness: Harness) -> None:
-    harness.lab.state.devices[IDLE].online = False
-    _, approval_id = await harness.proposed_and_approved("batch_reboot", {"device_ids": [IDLE]})
+    harness.lab.state.devices[IDLE].firmware = harness.lab.state.firmware_latest["Pearl-2"]
+    _, approval_id = await harness.proposed_and_approved("batch_firmware_update", {"device_ids": [IDLE]})
     report = await harness.execute(approval_id)
     assert report.outcome == "error", report
-    assert report.detail == {IDLE: "device offline"}
+    assert report.detail == {IDLE: "firmware is up to date"}
     assert len(harness.lab.writes()) == 1
 
 
