@@ -54,20 +54,22 @@ PART_OF_TOOL: Final[Mapping[str, str]] = {
 CAMERA_FAMILY: Final = "ec20"
 """The EC20's family: a camera, not an encoder (EPIPHAN.md, live-verified peer)."""
 VENUE_FAMILY: Final = "venue"
-"""Epiphan Venue (formerly Pearl Duo): its own product line and firmware family."""
+"""Epiphan Venue (formerly Pearl Duo): its own product line and firmware family. A device that
+still reports itself a "Pearl Duo" keeps that model as its family: whether its firmware is
+numbered as a Venue's or a Pearl's is not known, so it is compared with neither."""
 
 CAMERA_CANNOT: Final[frozenset[str]] = frozenset(
     {
+        "apply_team_preset",
         "batch_recording",
-        "start_stream_endpoint",
-        "stop_stream_endpoint",
-        "create_cms_event",
-        "update_cms_event",
-        "delete_cms_event",
         "cms_event_action",
         "confirm_cms_event_on_device",
+        "create_cms_event",
+        "delete_cms_event",
+        "start_stream_endpoint",
+        "stop_stream_endpoint",
         "switch_device_to_cms",
-        "apply_team_preset",
+        "update_cms_event",
     }
 )
 """The Epiphan tools an EC20 cannot take: it cannot record, stream, hold events, switch CMS or
@@ -76,14 +78,13 @@ take presets (it can be listed, read, previewed, rebooted and updated)."""
 
 def product_family(model: str) -> str:
     """The product line and firmware family of an Epiphan model name: `CAMERA_FAMILY` for any
-    spelling of the EC20, `VENUE_FAMILY` for an Epiphan Venue or a Pearl Duo (its former name),
-    else the model itself with case, spaces, hyphens and underscores folded ("Pearl-2" and
+    spelling of the EC20, `VENUE_FAMILY` for any spelling of the Epiphan Venue, else the model itself with case, spaces, hyphens and underscores folded ("Pearl-2" and
     "pearl 2" are one model; Pearl models keep their own families). ``""`` for no model. Pure."""
     folded = " ".join(re.split(r"[\s_-]+", model.casefold())).strip()
     words = folded.split()
     if "ec20" in words or "ec 20" in folded:
         return CAMERA_FAMILY
-    if "venue" in words or "pearl duo" in folded:
+    if "venue" in words:
         return VENUE_FAMILY
     return folded
 
