@@ -207,6 +207,13 @@ async def test_the_knowledge_base_finds_and_fetches_articles(campus: Lab):
     article = await _read(campus, "kb_fetch", {"id": "pearl-firmware-update"})
     assert "five minutes" in article["content"]
     assert await _error(campus, "kb_fetch", {"id": "nope"}) == "Article not found: nope"
+    assert found["low_confidence"] is False
+
+
+async def test_a_question_the_knowledge_base_does_not_cover_is_answered_with_low_confidence(campus: Lab):
+    found = await _read(campus, "kb_search", {"query": "zebra telepathy calibration"})
+    assert found["low_confidence"] is True
+    assert found["results"]  # like the live server: weak results come back all the same
 
 
 async def test_the_sandbox_token_reads_only_the_sandbox_team(campus: Lab):

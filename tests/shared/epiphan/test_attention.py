@@ -122,7 +122,11 @@ def test_venue_is_its_own_firmware_family_never_compared_with_a_pearl():
         device("p2", "Pearl Annex", model="Pearl 2", firmware="4.20.0"),
         device("e1", "Camera Room", model="EC20", firmware="3.6.2"),
     ]
-    behind = [f for f in findings(FleetSnapshot(team_id=None, devices=tuple(devices)), NOW) if f.kind == "firmware_behind"]
+    behind = [
+        f
+        for f in findings(FleetSnapshot(team_id=None, devices=tuple(devices)), NOW)
+        if f.kind == "firmware_behind"
+    ]
     assert [(f.device_name, dict(f.facts)["newest"]) for f in behind] == [
         ("Pearl Annex", "4.24.6"),
         ("Venue Annex", "1.4.0"),
