@@ -537,8 +537,10 @@ def merge_recorder(
 
 
 class StorageStatus(msgspec.Struct, frozen=True):
-    """A device's storage: ``state`` ``ok``, ``low``, ``critical`` or ``missing`` (no storage
-    detected; "" when not said), free and total bytes (None when not said)."""
+    """A device's storage: ``state`` ``ok``, ``low``, ``critical``, ``missing`` (no storage
+    detected) or ``unknown`` (Epiphan said the empty string, as it does for an offline device:
+    storage unknown, never zero; free and total are then None), "" when not said; free and
+    total bytes (None when not said)."""
 
     device_id: str
     state: str = ""
@@ -563,21 +565,29 @@ def parse_storage_status(result: Any) -> dict[str, StorageStatus]:
 
     Shapes: ``current`` (``{storage: [{device_id, state, free, total}]}``, the lab's: EPIPHAN.md
     gives no shape), ``keyed`` (``{storage: {id: ...}}``) and ``keyed_top`` (``{id: ...}``). A
-    state missing from a row is left "" (free and total still say).
+    state missing from a row is left "" (free and total still say); a state given as the empty
+    string is ``unknown``, and its free and total (an offline device's zeros) are not kept.
 
     Raises:
         FleetShapeError: no known shape.
     """
     shape = shape_of(STORAGE, result)
     return {
-        device_id: StorageStatus(
-            device_id=device_id,
-            state=_str(_get(s, "state", "State")).lower(),
-            free=_bytes(_get(s, "free", "free_bytes", "Free")),
-            total=_bytes(_get(s, "total", "total_bytes", "Total")),
-        )
+        device_id: _storage_row(device_id, s)
         for device_id, s in _keyed_rows(result if shape == "keyed_top" else result["storage"])
     }
+
+
+def _storage_row(device_id: str, row: Mapping[str, Any]) -> StorageStatus:
+    state = _get(row, "state", "State")
+    if isinstance(state, str) and not state.strip():
+        return StorageStatus(device_id, "unknown")
+    return StorageStatus(
+        device_id=device_id,
+        state=_str(state).lower(),
+        free=_bytes(_get(row, "free", "free_bytes", "Free")),
+        total=_bytes(_get(row, "total", "total_bytes", "Total")),
+    )
 
 
 def storage_from_warnings(device: Device) -> StorageStatus | None:
