@@ -112,15 +112,21 @@ _AUTH_MARKERS = re.compile(
 live tool result (EPIPHAN.md). A plan refusal (`is_plan_error_text`) is told apart first."""
 
 
+_PLAN = r"(?:plan|subscription|licen[cs]e|tier)"
 _PLAN_MARKERS = re.compile(
     r"\bpremium\b"
-    r"|\b(?:plan|subscription|licen[cs]e)\b.{0,60}?\b(?:requir\w*|allow\w*|includ\w*|permit\w*|upgrad\w*|not)\b"
-    r"|\b(?:requir\w*|upgrad\w*|not included)\b.{0,60}?\b(?:plan|subscription|licen[cs]e)\b",
+    rf"|\b{_PLAN}[_ -]?(?:required|needed|insufficient)\b"
+    r"|\bupgrade[_ -]?required\b"
+    rf"|(?<![a-z])(?:not|outside)[_ ](?:in|of)[_ ](?:your[_ ]|the[_ ])?{_PLAN}\b"
+    rf"|\b{_PLAN}\b.{{0,60}}?\b(?:requir\w*|allow\w*|includ\w*|permit\w*|upgrad\w*|support\w*)\b"
+    rf"|\b(?:requir\w*|upgrad\w*|needs?|not included|not available)\b.{{0,60}}?\b{_PLAN}\b",
     re.IGNORECASE | re.DOTALL,
 )
 """Plan words: Epiphan refuses a write for a team without the Epiphan Edge Premium plan with a
 permission/plan error whose exact wording is unconfirmed (EPIPHAN.md), so any text naming the
-Premium plan, or a plan, subscription or licence next to a requirement, counts."""
+Premium plan, a plan, subscription, licence or tier next to a requirement (``plan_required``,
+"not included in your plan", "requires a higher plan"), or an upgrade required, counts; a bare
+403 or ``FORBIDDEN`` does not (that is a dead sign-in)."""
 
 
 class EpiphanError(FleetwatchError):

@@ -12,6 +12,7 @@ from services.executor import ExecutorError
 from services.executor.write_client import WriteClient, interpret
 from services.lab.server import LabHandle, run_lab
 from shared.epiphan.mcp_session import McpConnection, RawToolResult
+from shared.epiphan.read_client import is_plan_error_text
 from shared.errors import Code, FleetwatchError
 from tests.executor.harness import IDLE
 
@@ -95,7 +96,25 @@ PLAN_TEXTS = (
     "403 Forbidden: this action requires an Epiphan Edge Premium plan; your team's plan allows viewing only.",
     "PERMISSION_DENIED: device control is not included in your plan. Upgrade to Premium.",
     "Your subscription does not allow this action",
+    "PLAN_REQUIRED",
+    '{"error": "plan_required", "message": "Write access needs a higher plan"}',
+    "FEATURE_NOT_IN_PLAN: batch_recording",
+    "Forbidden: upgrade required",
 )
+NOT_PLAN_TEXTS = (
+    "FORBIDDEN",
+    "403 Forbidden",
+    "401 Unauthorized: invalid_token",
+    "device offline",
+    "firmware is up to date",
+    "event not found",
+    "500 Internal Server Error: the device service did not answer (simulated).",
+)
+
+
+@pytest.mark.parametrize("text", NOT_PLAN_TEXTS)
+def test_other_errors_are_never_read_as_a_plan_refusal(text: str) -> None:
+    assert not is_plan_error_text(text)
 
 
 @pytest.mark.parametrize("text", PLAN_TEXTS)
