@@ -87,6 +87,7 @@ class Code(enum.StrEnum):
     EPIPHAN_UNREACHABLE = "epiphan_unreachable"
     EPIPHAN_TIMEOUT = "epiphan_timeout"
     EPIPHAN_BAD_RESULT = "epiphan_bad_result"
+    PLAN_REQUIRED = "plan_required"
     NO_SIGN_IN = "no_sign_in"
     # --- sign-in (OAuth, slots, refresh) -----------------------------------------------
     SIGN_IN_FAILED = "sign_in_failed"
@@ -130,6 +131,8 @@ class Code(enum.StrEnum):
     TARGET_NOT_IN_SANDBOX = "target_not_in_sandbox"
     TARGET_NOT_ALLOWLISTED = "target_not_allowlisted"
     CHANNEL_NOT_FOUND = "channel_not_found"
+    MODEL_NOT_CAPABLE = "model_not_capable"
+    TARGET_OFFLINE = "target_offline"
     STREAM_NOT_FOUND = "stream_not_found"
     STREAM_IN_USE = "stream_in_use"
     STREAM_NOT_STREAMING = "stream_not_streaming"
@@ -198,6 +201,10 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.EPIPHAN_UNREACHABLE: "The Epiphan server could not be reached.",
         Code.EPIPHAN_TIMEOUT: "The Epiphan server did not answer in time.",
         Code.EPIPHAN_BAD_RESULT: "Epiphan's answer could not be read as the expected shape.",
+        Code.PLAN_REQUIRED: (
+            "Epiphan refused the write: the team's plan does not allow changes (writes need Epiphan "
+            "Edge Premium); nothing ran. Reads keep working."
+        ),
         Code.NO_SIGN_IN: "There is no sign-in in the slot this operation needs.",
         Code.SIGN_IN_FAILED: "The OAuth sign-in did not complete (discovery, registration, authorization or token exchange); nothing was stored.",
         Code.SIGN_IN_DEAD: "The server refused the refresh (HTTP 400/401): the sign-in is dead; sign in again.",
@@ -253,6 +260,11 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.TARGET_NOT_IN_SANDBOX: "A target is not on the sandbox team's device list.",
         Code.TARGET_NOT_ALLOWLISTED: "A target is not on FLEETWATCH_WRITE_DEVICE_IDS.",
         Code.CHANNEL_NOT_FOUND: "The channel is not on the target device.",
+        Code.MODEL_NOT_CAPABLE: (
+            "The target's device model cannot do this change (an EC20 camera cannot record, stream or "
+            "hold events); refused before the card."
+        ),
+        Code.TARGET_OFFLINE: "The target is offline; a reboot or firmware update cannot reach it.",
         Code.STREAM_NOT_FOUND: "The stream endpoint is not on the sandbox team's list.",
         Code.STREAM_IN_USE: "The stream destination is in use by another device (its LockByDevice); a start would fail.",
         Code.STREAM_NOT_STREAMING: "The stream destination is not streaming (CurrentlyStreaming is false): nothing to stop.",

@@ -142,6 +142,10 @@ _NOTES: Final = {
     "model_unavailable": N_("The model could not be used just now."),
     "asks_operator": N_("The assistant asks: {question}"),
     "turn_expired": N_("Proposals made in this turn were expired."),
+    "kb_not_covered": N_(
+        "Epiphan's documents do not cover this question: its knowledge base found nothing it was "
+        "confident of, so nothing from it is an answer here."
+    ),
     "no_answer": N_("The model gave no answer."),
 }
 

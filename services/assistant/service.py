@@ -189,6 +189,8 @@ class Assistant:
         expired = await self._expire(turn_id) if ending.expire and runner.record.proposals else 0
         text = ending.text + (f"\n\n{note('turn_expired', lang)}" if expired else "")
         record = runner.record
+        if record.kb_uncovered:
+            text += f"\n\n{note('kb_not_covered', lang)}"
         lines = [await self._line(pid, tool, lang, record.names) for pid, tool in record.proposals]
         lines += [await self._line(pid, "", lang, record.names, existing=True) for pid in record.existing]
         await self._audit(question, lang, ending, record, spent, expired, turn_id, asked_by or AskedBy())

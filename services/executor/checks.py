@@ -9,7 +9,8 @@ runs them in the issue's order, interleaved with the fresh reads they judge (ser
 3. `policy_refusal`       autonomy, the tool still proposable at this schema version, arguments
 4. `fence_refusal`        an allowlist or a team ID is configured
 5. (kill switch; the sandbox sign-in; the fresh device list, failing closed)
-6. `membership_refusal`   team ID, sandbox membership, allowlist, channel on the device
+6. `membership_refusal`   team ID, sandbox membership, allowlist, channel on the device, what
+                          the device can do (`capability_refusal`: model, online)
 7. `stream_refusal`       ``stream_id`` on the sandbox team's stream endpoint list, then
    `destination_refusal`  a start on a destination another device uses, a stop of one not streaming
 8. (recorder status and events, read last)
@@ -32,7 +33,7 @@ import msgspec
 from services.executor.facts import BoundFacts, changed_words
 from shared.binding import BoundRecord, TargetState, fingerprint_hash, record_from_bytes, verify_seal
 from shared.canonical import CanonicalError, canonicalize_arguments
-from shared.epiphan.fleet import Device, Event, StreamEndpoint
+from shared.epiphan.fleet import Device, Event, StreamEndpoint, model_can
 from shared.errors import Code, FleetwatchError
 from shared.ids import is_channel_id, split_channel_id
 from shared.policy.loader import Policy, ProposeRule, TargetKind, ToolPolicy
@@ -280,10 +281,35 @@ def channel_of(rule: ProposeRule, arguments: Mapping[str, Any], master: str) -> 
     return channel if isinstance(channel, str) else None
 
 
+NEEDS_ONLINE: frozenset[str] = frozenset({"batch_reboot", "batch_firmware_update"})
+"""Tools refused for an offline target: a reboot or a firmware update cannot reach it."""
+
+
+def capability_refusal(tool: str, device: Device) -> Refusal | None:
+    """``model_not_capable`` when `device`'s model cannot take `tool` at all
+    (`shared.epiphan.fleet.model_can`: an EC20 camera asked to record, stream or hold an
+    event); ``target_offline`` when `tool` is a reboot or firmware update and the device list
+    says the device is offline. Judged on the device list as just read."""
+    name = f"{device.name} ({device.id})" if device.name else device.id
+    if not model_can(device.model, tool):
+        return Refusal(
+            Code.MODEL_NOT_CAPABLE,
+            f"{name} is an {device.model}, a camera: it cannot record, stream or hold events.",
+        )
+    if tool in NEEDS_ONLINE and not device.online:
+        return Refusal(
+            Code.TARGET_OFFLINE,
+            f"{name} is offline: a reboot or firmware update cannot reach it.",
+        )
+    return None
+
+
 def membership_refusal(proposed: Proposed, listed: DeviceList, fence: Fence) -> Refusal | None:
     """Team ID (`team_refusal`), then per target in order: on the sandbox team's list
     (``target_not_in_sandbox``), on the allowlist when one is set (``target_not_allowlisted``),
-    and its channel on the device (``channel_not_found``). A channel ID counts as its master."""
+    its channel on the device (``channel_not_found``), and what the device can do
+    (`capability_refusal`: ``model_not_capable``, ``target_offline``). A channel ID counts as
+    its master."""
     refusal = team_refusal(listed, fence)
     if refusal is not None:
         return refusal
@@ -304,6 +330,9 @@ def membership_refusal(proposed: Proposed, listed: DeviceList, fence: Fence) -> 
             return Refusal(
                 Code.CHANNEL_NOT_FOUND, f"{_name(listed.devices, master)} has no channel {channel}."
             )
+        refusal = capability_refusal(proposed.rule.tool, device)
+        if refusal is not None:
+            return refusal
     return None
 
 

@@ -27,10 +27,12 @@ The order, each refusal a stable code and one ``refusal`` audit row:
    showed (``card_facts_changed``, naming what changed).
 
 Then the write tool is called **once**, straight after the last read (`WriteClient`), and the
-outcome (ok | error | unknown) recorded. Then an independent verification read
-(`services.executor.verify`), kept apart from the outcome; when it does not show the change
-yet, one more read after ``FLEETWATCH_VERIFY_REREAD_SECONDS`` (Epiphan applies a control a
-moment after it answers), and the verdict and its time are those of the read that decided
+outcome (ok | error | unknown) recorded; a write Epiphan refused for the team's plan is
+recorded as ``refused`` with ``plan_required`` (nothing ran; the proposal becomes ``not_run``)
+and is not verified. Then an independent verification read (`services.executor.verify`), kept
+apart from the outcome; when it does not show the change yet, one more read after
+``FLEETWATCH_VERIFY_REREAD_SECONDS`` (Epiphan applies a control a moment after it answers), and
+the verdict and its time are those of the read that decided
 (`services.executor.recheck.verify_after_write`). An executor killed between the claim
 and the outcome leaves ``running``; its next start records ``unknown`` (never retried).
 """
@@ -175,6 +177,22 @@ async def _run_claimed(
                 )
                 wrote_at, sent = rt.clock(), True
                 outcome = await WriteClient(reader.last_used).write_once(record.tool, record.arguments)
+                if outcome.code is not None:  # Epiphan refused before acting (plan): nothing ran
+                    async with rt.db:
+                        await finish_execution(
+                            rt.conn,
+                            execution_id,
+                            outcome="refused",
+                            refusal_code=outcome.code,
+                            message=outcome.message,
+                        )
+                    return _report(
+                        execution_id,
+                        record.proposal_id,
+                        "refused",
+                        code=outcome.code,
+                        message=outcome.message,
+                    )
                 async with rt.db:
                     await finish_execution(
                         rt.conn,

@@ -9,6 +9,9 @@ outcome is ``unknown``, as for a session that dies under the write.
 
 What an answer means (EPIPHAN.md, "Write result"): a JSON map of target ID -> error string.
 
+- a refusal for the team's plan (an error result, or a map whose every value says so, in the
+  words `shared.epiphan.read_client.is_plan_error_text` knows: writes need Epiphan Edge
+  Premium) -> ``refused`` with ``plan_required``: Epiphan refused before acting, nothing ran;
 - ``{}``: every target worked -> ``ok``;
 - a non-empty map of strings: some target failed -> ``error`` with the map (values redacted);
 - an error result (``isError``, including an in-band 401), a non-map, a map holding anything
@@ -24,7 +27,7 @@ from typing import Any
 
 from services.executor import ExecutorError
 from shared.epiphan.mcp_session import McpConnection, RawToolResult
-from shared.epiphan.read_client import WRITE_TOOLS_OF_EPIPHAN, is_auth_error_text
+from shared.epiphan.read_client import WRITE_TOOLS_OF_EPIPHAN, is_auth_error_text, is_plan_error_text
 from shared.epiphan.redact import redact_text
 from shared.errors import Code, FleetwatchError
 from shared.text.display import visible
@@ -35,17 +38,29 @@ DETAIL_CAP = 300
 
 @dataclass(frozen=True, slots=True)
 class WriteOutcome:
-    """``outcome`` ∈ ok | error | unknown; ``detail``: target ID -> redacted error string (for
-    error); ``message``: one sentence for a person."""
+    """``outcome`` ∈ ok | error | unknown | refused; ``detail``: target ID -> redacted error
+    string (for error); ``message``: one sentence for a person; ``code``: the refusal's code
+    (only with refused: ``plan_required``)."""
 
     outcome: str
     message: str
     detail: dict[str, str] = field(default_factory=dict)
+    code: Code | None = None
+
+
+PLAN_REFUSED = WriteOutcome(
+    "refused",
+    "Epiphan refused the write: this team's plan does not allow changes (writes need Epiphan Edge "
+    "Premium). Nothing ran; reads keep working.",
+    code=Code.PLAN_REQUIRED,
+)
 
 
 def interpret(raw: RawToolResult) -> WriteOutcome:
     """What one write result means (see the module docstring). Pure."""
     if raw.is_error:
+        if is_plan_error_text(raw.text):
+            return PLAN_REFUSED
         if is_auth_error_text(raw.text):
             return WriteOutcome(
                 "unknown", "Epiphan answered with a sign-in error; whether the change ran is unknown."
@@ -67,6 +82,8 @@ def interpret(raw: RawToolResult) -> WriteOutcome:
         )
     if not data:
         return WriteOutcome("ok", "Epiphan reported that every target worked.")
+    if all(is_plan_error_text(value) for value in data.values()):
+        return PLAN_REFUSED
     detail = {key: redact_text(value)[:DETAIL_CAP] for key, value in data.items()}
     return WriteOutcome("error", f"Epiphan reported an error for {len(detail)} target(s).", detail)
 

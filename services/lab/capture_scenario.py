@@ -252,7 +252,7 @@ class _Builder:
 
     def storage_of(self, device_id: str) -> StorageSpec | None:
         storage = self.storage.get(device_id)
-        if storage is None:
+        if storage is None or storage.state == "unknown":  # unknown (an offline device's ""): not none
             return StorageSpec()
         if storage.state == "missing" or storage.free is None or not storage.total:
             return None

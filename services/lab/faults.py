@@ -7,6 +7,12 @@ Kinds (what the client sees):
   nothing is applied and nothing is logged as a write.
 - ``auth_401``: the in-band sign-in error the real server gives (``isError: true``, text holds
   ``401 Unauthorized`` and ``invalid_token``); nothing is applied.
+- ``auth_forbidden``: the other in-band form of a missing or dead sign-in the live server gives
+  (``isError: true``, text ``FORBIDDEN``); nothing is applied.
+- ``plan_required``: a write tool's call is refused as the live server refuses a write for a
+  team without the Epiphan Edge Premium plan (``isError: true``, a permission/plan text; the
+  exact wording is unconfirmed); nothing is applied. Read tools pass untouched: reads keep
+  working on such a team (use ``team`` to give one team the lesser plan).
 - ``drop_response``: the call runs (a write is applied and logged) and then the answer never
   comes: the request stays open until the client gives up (its read timeout) or the session
   ends. That is what a response lost behind a proxy looks like: a timeout, never a result.
@@ -44,6 +50,8 @@ class FaultKind(enum.StrEnum):
     LATENCY = "latency"
     ERROR = "error"
     AUTH_401 = "auth_401"
+    AUTH_FORBIDDEN = "auth_forbidden"
+    PLAN_REQUIRED = "plan_required"
     DROP_RESPONSE = "drop_response"
     MALFORMED_JSON = "malformed_json"
     SCHEMA_DRIFT = "schema_drift"

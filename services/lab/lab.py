@@ -2,9 +2,10 @@
 
 `Lab.call_tool` is the whole life of one tool call, in this order: faults are taken (for the
 caller's team; latency and ``hold`` wait here), the bearer token is checked (a missing, unknown, revoked or expired token gets the
-in-band ``401 Unauthorized`` error result the real server gives), ``error``/``auth_401`` faults
-answer, the arguments are validated against the tool's schema, the controls due by now are applied
-(`World.apply_due`), the handler runs, a write is
+in-band ``401 Unauthorized`` error result the real server gives), ``error``/``auth_401``/
+``auth_forbidden`` faults answer (and ``plan_required`` for a write tool), the arguments are
+validated against the tool's schema, the controls due by now are applied (`World.apply_due`),
+the handler runs, a write is
 logged, and ``malformed_json``/``schema_drift``/``drop_response`` shape what is sent back.
 
 The write log holds every write call that reached a handler (valid arguments, any team, any
@@ -45,6 +46,12 @@ UNAUTHORIZED_MISSING = (
 )
 UNAUTHORIZED_INVALID = "401 Unauthorized: invalid_token: the access token is invalid or revoked."
 UNAUTHORIZED_EXPIRED = "401 Unauthorized: invalid_token: token expired. Sign in again."
+FORBIDDEN = "FORBIDDEN"
+"""The other in-band form of a missing or dead sign-in (EPIPHAN.md, live-verified peer)."""
+PLAN_REFUSAL = (
+    "403 Forbidden: this action requires an Epiphan Edge Premium plan; your team's plan allows viewing only."
+)
+"""A write refused for a team without the plan that allows writes (wording unconfirmed)."""
 INJECTED_ERROR = "500 Internal Server Error: the device service did not answer (simulated)."
 DEFAULT_CONTROL_DELAY_SECONDS = 2.0
 """How long ``fleetwatch lab`` (and the demo) takes to apply a recording or stream write, like a
@@ -236,6 +243,10 @@ class Lab:
         refusal = None
         if FaultKind.AUTH_401 in kinds:
             refusal = UNAUTHORIZED_EXPIRED
+        elif FaultKind.AUTH_FORBIDDEN in kinds:
+            refusal = FORBIDDEN
+        elif FaultKind.PLAN_REQUIRED in kinds and tool.write:
+            refusal = PLAN_REFUSAL
         elif FaultKind.ERROR in kinds:
             refusal = INJECTED_ERROR
         elif problem := tool.argument_problem(args):

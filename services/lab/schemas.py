@@ -276,7 +276,10 @@ _OUTPUT: Mapping[str, Schema] = MappingProxyType(
         ),
         "get_cms_names_for_devices": _out(devices=_ARRAY),
         "get_devices_by_cms": _out(cms=_STR, devices=_ARRAY),
-        "kb_search": _out(results=_ARRAY),
+        "kb_search": {
+            **_out(results=_ARRAY),
+            "properties": {"results": _ARRAY, "low_confidence": {"type": "boolean"}},
+        },
         "kb_fetch": _out(id=_STR, title=_STR, content=_STR, url=_STR),
     }
 )

@@ -263,9 +263,12 @@ def storage_state(device: Device) -> str:
 def storage_status(devices: list[Device], shape: str = "current") -> Json:
     """``current``: ``{storage: [{device_id, state: ok|low|critical|missing, free, total}]}``
     (bytes); ``keyed``: ``{storage: {<id>: {state, free, total}}}``; ``keyed_top``: that map
-    alone."""
+    alone. An offline device says ``state: ""`` with zero sizes, as the live server does
+    (EPIPHAN.md): storage unknown, not zero."""
     rows = [
         {"device_id": d.id, "state": storage_state(d), "free": d.storage_free, "total": d.storage_total}
+        if d.online
+        else {"device_id": d.id, "state": "", "free": 0, "total": 0}
         for d in devices
     ]
     if shape == "current":

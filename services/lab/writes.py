@@ -2,7 +2,9 @@
 error string, ``{}`` when every target worked (Epiphan's shape). The target is the device
 (master) ID, except the channel ID for ``batch_recording`` and the event or stream endpoint
 ID for the tools that act on those. A target outside the caller's team gets
-``device not found`` (or ``event not found``...) and nothing changes for it.
+``device not found`` (or ``event not found``...) and nothing changes for it. An EC20 (a camera)
+asked to record, stream, hold an event, switch CMS or take a preset gets `NOT_ON_CAMERA`
+(`shared.epiphan.fleet.model_can`).
 """
 
 from __future__ import annotations
@@ -10,14 +12,24 @@ from __future__ import annotations
 import secrets
 import uuid
 from collections.abc import Callable, Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from types import MappingProxyType
 
 from services.lab.calls import BadArguments, Call, parse_utc
-from services.lab.state import Event, EventChannel, StreamEndpoint
+from services.lab.state import Device, Event, EventChannel, StreamEndpoint
+from shared.epiphan.fleet import model_can
 
 WriteResult = dict[str, str]
 NOT_FOUND = "device not found"
+NOT_ON_CAMERA = "not supported on EC20"
+"""The per-target error of a write an EC20 cannot take (the live wording is not known)."""
+
+
+def _unable(device: Device | None, tool: str) -> str | None:
+    """`NOT_FOUND` for no device, `NOT_ON_CAMERA` when its model cannot take `tool`, else None."""
+    if device is None:
+        return NOT_FOUND
+    return None if model_can(device.model, tool) else NOT_ON_CAMERA
 
 
 def _per_device(call: Call, act: Callable[..., str | None], *extra: object) -> WriteResult:
@@ -36,7 +48,9 @@ def batch_recording(call: Call) -> WriteResult:
     for channel_id in call.args["device_ids"]:
         master, number = channel_id.rsplit("-", 1)
         device = call.world.team_device(call.team, master, call.now)
-        error = NOT_FOUND if device is None else call.world.set_recording(device, number, recording, call.now)
+        error = _unable(device, "batch_recording") or call.world.set_recording(
+            device, number, recording, call.now
+        )
         if error:
             errors[channel_id] = error
     return errors
@@ -45,8 +59,9 @@ def batch_recording(call: Call) -> WriteResult:
 def _stream(call: Call, started: bool) -> WriteResult:
     device_id = call.args["device_id"]
     device = call.world.team_device(call.team, device_id, call.now)
-    if device is None:
-        return {device_id: NOT_FOUND}
+    unable = _unable(device, "start_stream_endpoint" if started else "stop_stream_endpoint")
+    if unable or device is None:
+        return {device_id: unable or NOT_FOUND}
     endpoint = call.world.teams[call.team].endpoints.get(call.args["stream_id"])
     if endpoint is None:
         return {device_id: "stream endpoint not found"}
@@ -68,8 +83,9 @@ def create_cms_event(call: Call) -> WriteResult:
         raise BadArguments("finish must be after start")
     device_id = call.args["device_id"]
     device = call.world.team_device(call.team, device_id, call.now)
-    if device is None:
-        return {device_id: NOT_FOUND}
+    unable = _unable(device, "create_cms_event")
+    if unable or device is None:
+        return {device_id: unable or NOT_FOUND}
     channels = call.args.get("channels") or [{"channel_id": "1"}]
     if any(device.channel(c["channel_id"]) is None for c in channels):
         return {device_id: "channel not found"}
@@ -139,8 +155,9 @@ def cms_event_action(call: Call) -> WriteResult:
 
 def confirm_cms_event_on_device(call: Call) -> WriteResult:
     device_id = call.args["device_id"]
-    if call.world.team_device(call.team, device_id, call.now) is None:
-        return {device_id: NOT_FOUND}
+    unable = _unable(call.world.team_device(call.team, device_id, call.now), "confirm_cms_event_on_device")
+    if unable:
+        return {device_id: unable}
     event = call.world.team_event(call.team, call.args["event_id"])
     if event is None or event.device_id != device_id:
         return {device_id: "event not found on this device"}
@@ -179,14 +196,19 @@ def apply_team_preset(call: Call) -> WriteResult:
     preset = call.world.teams[call.team].presets.get(call.args["preset_id"])
     if preset is None:
         return dict.fromkeys(call.args["device_ids"], "preset not found")
-    return _per_device(call, call.world.apply_preset, preset)
+
+    def take(device: Device, now: datetime) -> str | None:
+        return _unable(device, "apply_team_preset") or call.world.apply_preset(device, preset, now)
+
+    return _per_device(call, take)
 
 
 def switch_device_to_cms(call: Call) -> WriteResult:
     device_id = call.args["device_id"]
     device = call.world.team_device(call.team, device_id, call.now)
-    if device is None:
-        return {device_id: NOT_FOUND}
+    unable = _unable(device, "switch_device_to_cms")
+    if unable or device is None:
+        return {device_id: unable or NOT_FOUND}
     if not device.online:
         return {device_id: "device offline"}
     device.cms = call.args["cms"]

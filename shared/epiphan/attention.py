@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
-from shared.epiphan.fleet import Device, Event, FleetSnapshot
+from shared.epiphan.fleet import Device, Event, FleetSnapshot, product_family
 
 if TYPE_CHECKING:
     from shared.policy.loader import Policy
@@ -132,17 +132,25 @@ def _firmware_key(version: str) -> tuple[int, ...]:
 
 
 def newest_firmware_by_model(devices: Iterable[Device]) -> dict[str, str]:
-    """{model: the newest firmware any device of that model runs}."""
-    newest: dict[str, str] = {}
+    """{model: the newest firmware any device of that model's firmware family runs}, for every
+    model in `devices`. A family is `shared.epiphan.fleet.product_family`: spellings of one
+    model are one family ("Pearl-2", "Pearl 2"), an Epiphan Venue is its own family and never
+    compared with a Pearl, nor an EC20 with either. A device with no model has no family and
+    is left out (nothing is known to compare it with)."""
+    devices = [d for d in devices if product_family(d.model)]
+    by_family: dict[str, str] = {}
     for device in devices:
-        if device.firmware and _firmware_key(device.firmware) > _firmware_key(newest.get(device.model, "")):
-            newest[device.model] = device.firmware
-    return newest
+        family = product_family(device.model)
+        if device.firmware and _firmware_key(device.firmware) > _firmware_key(by_family.get(family, "")):
+            by_family[family] = device.firmware
+    return {
+        d.model: by_family[product_family(d.model)] for d in devices if product_family(d.model) in by_family
+    }
 
 
 def firmware_behind(device: Device, newest: dict[str, str]) -> bool:
     """True when `device` runs older firmware than `newest` (`newest_firmware_by_model`) says
-    the newest of its model in the fleet is."""
+    the newest of its firmware family in the fleet is."""
     latest = newest.get(device.model)
     return bool(device.firmware and latest and _firmware_key(device.firmware) < _firmware_key(latest))
 

@@ -18,6 +18,7 @@ Recording of an offline device is unknown: Epiphan's device list keeps a channel
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -48,6 +49,50 @@ PART_OF_TOOL: Final[Mapping[str, str]] = {
     STORAGE: "storage",
 }
 """The part of a snapshot each per-device read fills (`UnreadPart.part`)."""
+
+
+CAMERA_FAMILY: Final = "ec20"
+"""The EC20's family: a camera, not an encoder (EPIPHAN.md, live-verified peer)."""
+VENUE_FAMILY: Final = "venue"
+"""Epiphan Venue (formerly Pearl Duo): its own product line and firmware family. A device that
+still reports itself a "Pearl Duo" keeps that model as its family: whether its firmware is
+numbered as a Venue's or a Pearl's is not known, so it is compared with neither."""
+
+CAMERA_CANNOT: Final[frozenset[str]] = frozenset(
+    {
+        "apply_team_preset",
+        "batch_recording",
+        "cms_event_action",
+        "confirm_cms_event_on_device",
+        "create_cms_event",
+        "delete_cms_event",
+        "start_stream_endpoint",
+        "stop_stream_endpoint",
+        "switch_device_to_cms",
+        "update_cms_event",
+    }
+)
+"""The Epiphan tools an EC20 cannot take: it cannot record, stream, hold events, switch CMS or
+take presets (it can be listed, read, previewed, rebooted and updated)."""
+
+
+def product_family(model: str) -> str:
+    """The product line and firmware family of an Epiphan model name: `CAMERA_FAMILY` for any
+    spelling of the EC20, `VENUE_FAMILY` for any spelling of the Epiphan Venue, else the model itself with case, spaces, hyphens and underscores folded ("Pearl-2" and
+    "pearl 2" are one model; Pearl models keep their own families). ``""`` for no model. Pure."""
+    folded = " ".join(re.split(r"[\s_-]+", model.casefold())).strip()
+    words = folded.split()
+    if "ec20" in words or "ec 20" in folded:
+        return CAMERA_FAMILY
+    if "venue" in words:
+        return VENUE_FAMILY
+    return folded
+
+
+def model_can(model: str, tool: str) -> bool:
+    """False when a device of `model` cannot take `tool` at all (an EC20 asked to record,
+    stream or hold an event); True otherwise, and for a model Fleetwatch knows nothing against."""
+    return not (product_family(model) == CAMERA_FAMILY and tool in CAMERA_CANNOT)
 
 
 class FleetShapeError(FleetwatchError):
@@ -512,8 +557,10 @@ def merge_recorder(
 
 
 class StorageStatus(msgspec.Struct, frozen=True):
-    """A device's storage: ``state`` ``ok``, ``low``, ``critical`` or ``missing`` (no storage
-    detected; "" when not said), free and total bytes (None when not said)."""
+    """A device's storage: ``state`` ``ok``, ``low``, ``critical``, ``missing`` (no storage
+    detected) or ``unknown`` (Epiphan said the empty string, as it does for an offline device:
+    storage unknown, never zero; free and total are then None), "" when not said; free and
+    total bytes (None when not said)."""
 
     device_id: str
     state: str = ""
@@ -538,21 +585,29 @@ def parse_storage_status(result: Any) -> dict[str, StorageStatus]:
 
     Shapes: ``current`` (``{storage: [{device_id, state, free, total}]}``, the lab's: EPIPHAN.md
     gives no shape), ``keyed`` (``{storage: {id: ...}}``) and ``keyed_top`` (``{id: ...}``). A
-    state missing from a row is left "" (free and total still say).
+    state missing from a row is left "" (free and total still say); a state given as the empty
+    string is ``unknown``, and its free and total (an offline device's zeros) are not kept.
 
     Raises:
         FleetShapeError: no known shape.
     """
     shape = shape_of(STORAGE, result)
     return {
-        device_id: StorageStatus(
-            device_id=device_id,
-            state=_str(_get(s, "state", "State")).lower(),
-            free=_bytes(_get(s, "free", "free_bytes", "Free")),
-            total=_bytes(_get(s, "total", "total_bytes", "Total")),
-        )
+        device_id: _storage_row(device_id, s)
         for device_id, s in _keyed_rows(result if shape == "keyed_top" else result["storage"])
     }
+
+
+def _storage_row(device_id: str, row: Mapping[str, Any]) -> StorageStatus:
+    state = _get(row, "state", "State")
+    if isinstance(state, str) and not state.strip():
+        return StorageStatus(device_id, "unknown")
+    return StorageStatus(
+        device_id=device_id,
+        state=_str(state).lower(),
+        free=_bytes(_get(row, "free", "free_bytes", "Free")),
+        total=_bytes(_get(row, "total", "total_bytes", "Total")),
+    )
 
 
 def storage_from_warnings(device: Device) -> StorageStatus | None:

@@ -105,9 +105,28 @@ PARALLEL_READS = 4
 
 _AUTH_MARKERS = re.compile(
     r"\b401\b|unauthori[sz]ed|invalid_token|invalid token|token (?:has )?expired|expired token"
-    r"|not authenticated|unauthenticated|sign[- ]?in required|login required",
+    r"|not authenticated|unauthenticated|sign[- ]?in required|login required|\bforbidden\b",
     re.IGNORECASE,
 )
+"""Sign-in words: a 401, or ``FORBIDDEN``, the other form a missing or dead sign-in takes in a
+live tool result (EPIPHAN.md). A plan refusal (`is_plan_error_text`) is told apart first."""
+
+
+_PLAN = r"(?:plan|subscription|licen[cs]e|tier)"
+_PLAN_MARKERS = re.compile(
+    r"\bpremium\b"
+    rf"|\b{_PLAN}[_ -]?(?:required|needed|insufficient)\b"
+    r"|\bupgrade[_ -]?required\b"
+    rf"|(?<![a-z])(?:not|outside)[_ ](?:in|of)[_ ](?:your[_ ]|the[_ ])?{_PLAN}\b"
+    rf"|\b{_PLAN}\b.{{0,60}}?\b(?:requir\w*|allow\w*|includ\w*|permit\w*|upgrad\w*|support\w*)\b"
+    rf"|\b(?:requir\w*|upgrad\w*|needs?|not included|not available)\b.{{0,60}}?\b{_PLAN}\b",
+    re.IGNORECASE | re.DOTALL,
+)
+"""Plan words: Epiphan refuses a write for a team without the Epiphan Edge Premium plan with a
+permission/plan error whose exact wording is unconfirmed (EPIPHAN.md), so any text naming the
+Premium plan, a plan, subscription, licence or tier next to a requirement (``plan_required``,
+"not included in your plan", "requires a higher plan"), or an upgrade required, counts; a bare
+403 or ``FORBIDDEN`` does not (that is a dead sign-in)."""
 
 
 class EpiphanError(FleetwatchError):
@@ -124,8 +143,15 @@ class EpiphanError(FleetwatchError):
 
 
 def is_auth_error_text(text: str) -> bool:
-    """True when an error result's (or non-JSON answer's) text reports a sign-in problem."""
-    return bool(_AUTH_MARKERS.search(text))
+    """True when an error result's (or non-JSON answer's) text reports a sign-in problem (a
+    401, ``FORBIDDEN``...), and is not a plan refusal (`is_plan_error_text`)."""
+    return bool(_AUTH_MARKERS.search(text)) and not is_plan_error_text(text)
+
+
+def is_plan_error_text(text: str) -> bool:
+    """True when an error text says the team's plan does not allow the call (a write on a team
+    without Epiphan Edge Premium), told apart from a dead sign-in and from other errors."""
+    return bool(_PLAN_MARKERS.search(text))
 
 
 def read_result(raw: RawToolResult, *, stable: CaptureRedactor | None = None) -> Any:

@@ -101,6 +101,10 @@ REFUSALS: Final[Mapping[Code, str]] = MappingProxyType(
         ),
         Code.TEAM_MISMATCH: N_("the practice team's sign-in belongs to another team than the one configured"),
         Code.CHANNEL_NOT_FOUND: N_("the room has no such channel"),
+        Code.MODEL_NOT_CAPABLE: N_(
+            "this kind of device cannot do that (an EC20 camera cannot record, stream or hold events)"
+        ),
+        Code.TARGET_OFFLINE: N_("the room is offline, so a reboot or firmware update cannot reach it"),
         Code.STREAM_NOT_FOUND: N_("that stream destination is not on the practice team's list"),
         Code.STREAM_IN_USE: N_("another room is using that stream destination, so a start would fail"),
         Code.STREAM_NOT_STREAMING: N_(
@@ -127,6 +131,10 @@ REFUSALS: Final[Mapping[Code, str]] = MappingProxyType(
         Code.MODEL_UNAVAILABLE: N_("the model could not be used, so the keyword answer was given"),
         Code.EPIPHAN_AUTH: N_("Epiphan refused the sign-in (see 'fleetwatch doctor')"),
         Code.EPIPHAN_TOOL_ERROR: N_("Epiphan answered with an error"),
+        Code.PLAN_REQUIRED: N_(
+            "Epiphan refused the change because this team's plan does not allow changes "
+            "(they need Epiphan Edge Premium); reading the rooms keeps working"
+        ),
         Code.EPIPHAN_UNREACHABLE: N_("Epiphan could not be reached"),
         Code.EPIPHAN_TIMEOUT: N_("Epiphan did not answer in time"),
         Code.EPIPHAN_BAD_RESULT: N_("Epiphan's answer could not be read"),

@@ -195,9 +195,12 @@ def short_of_storage(storage: StorageStatus | None, limits: Thresholds = DEFAULT
 
 
 def storage_words(storage: StorageStatus, language: str) -> str:
-    """``1.6% (14.5 GB) free of 931 GB``, or ``no storage detected``."""
+    """``1.6% (14.5 GB) free of 931 GB``, ``no storage detected``, or ``storage unknown`` (an
+    offline device's empty storage state: never taken as zero)."""
     if storage.state == "missing":
         return _w(language, "disk_missing")
+    if storage.state == "unknown":
+        return _w(language, "disk_unknown")
     if storage.free is None or not storage.total:
         return storage.state or "?"
     return free_space_of(storage.free, storage.total, language)

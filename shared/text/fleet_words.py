@@ -68,6 +68,7 @@ WORDS: Final[Lexicon[str, str]] = Lexicon(
         "recording_now": C_("fleet", "recording {channels}"),
         "disk_none": C_("fleet", "No room is short of storage ({count} checked)."),
         "disk_missing": C_("fleet", "no storage detected"),
+        "disk_unknown": C_("fleet", "storage unknown"),
         "heat_none": C_("fleet", "No room is running hot or busy (highest {temp} °C, CPU {cpu}%)."),
         "firmware_none": C_("fleet", "Every room runs the newest firmware of its model in this fleet."),
         "firmware_line": C_("fleet", "{model} on {firmware}; newest here {newest}"),

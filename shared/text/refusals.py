@@ -40,6 +40,10 @@ REFUSALS: Mapping[str, str] = {
     "target_not_in_sandbox": N_("a device is not on the sandbox team's list."),
     "target_not_allowlisted": N_("a device is not on the list of devices Fleetwatch may change."),
     "channel_not_found": N_("the channel is not on the device."),
+    "model_not_capable": N_(
+        "this kind of device cannot do that change (an EC20 camera cannot record, stream or hold events)."
+    ),
+    "target_offline": N_("the room is offline, so a reboot or firmware update cannot reach it."),
     "stream_not_found": N_("the stream destination is not on the sandbox team's list."),
     "stream_in_use": N_("the stream destination is in use by another room, so a start would fail."),
     "stream_not_streaming": N_("the stream destination is not streaming, so there is nothing to stop."),
@@ -60,6 +64,10 @@ REFUSALS: Mapping[str, str] = {
     "epiphan_timeout": N_("Epiphan did not answer in time."),
     "epiphan_bad_result": N_("Epiphan's answer could not be read."),
     "epiphan_tool_error": N_("Epiphan answered with an error."),
+    "plan_required": N_(
+        "Epiphan refused the change because this team's plan does not allow changes (they need "
+        "Epiphan Edge Premium); reading the rooms keeps working."
+    ),
     "service_unavailable": N_("the executor could not be reached."),
     "service_no_answer": N_("the executor did not answer."),
     "store_busy": N_("the store was busy; nothing was written."),

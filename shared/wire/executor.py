@@ -318,6 +318,8 @@ READ_CODES: Final = (
     Code.TARGET_NOT_IN_SANDBOX,
     Code.TARGET_NOT_ALLOWLISTED,
     Code.CHANNEL_NOT_FOUND,
+    Code.MODEL_NOT_CAPABLE,
+    Code.TARGET_OFFLINE,
     Code.STREAM_NOT_FOUND,
     Code.STREAM_IN_USE,
     Code.STREAM_NOT_STREAMING,
@@ -350,6 +352,7 @@ EXECUTE_REFUSALS: Final[tuple[Code, ...]] = (
     Code.TARGET_RECORDING,
     Code.TARGET_IN_EVENT_WINDOW,
     Code.CARD_FACTS_CHANGED,
+    Code.PLAN_REQUIRED,
 )
 """Execute's refusals (``refusal_code`` of a ``refused`` report), in the order checked."""
 
@@ -364,6 +367,7 @@ INSPECT_WOULD_REFUSE: Final[frozenset[Code]] = frozenset(EXECUTE_REFUSALS) - {
     Code.APPROVAL_NOT_CONSUMED,
     Code.APPROVAL_EXPIRED,
     Code.APPROVAL_ALREADY_USED,
+    Code.PLAN_REQUIRED,
 }
 """What Inspect's ``would_refuse`` may hold: Execute's checks that do not need an approval."""
 

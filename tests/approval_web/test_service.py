@@ -187,6 +187,20 @@ async def test_the_executors_refusals_pass_through_unchanged(shared: Backend) ->
         await refused_cleanly(s, reboot(A), Code.NO_SIGN_IN)
 
 
+async def test_a_change_the_room_cannot_take_is_refused_before_a_card_with_one_audit_row(
+    shared: Backend,
+) -> None:
+    async with stack(shared) as s:
+        s.lab.state.devices[A].online = False
+        offline = await refused_cleanly(s, reboot(A), Code.TARGET_OFFLINE)
+        assert "offline" in offline["detail"]["message"]
+        s.lab.state.devices[A].online = True
+        s.lab.state.devices[A].model = "EC20"  # a camera: it cannot record
+        record = submission("batch_recording", {"action": "start", "device_ids": [f"{A}-1"]})
+        camera = await refused_cleanly(s, record, Code.MODEL_NOT_CAPABLE)
+        assert "camera" in camera["detail"]["message"]
+
+
 async def test_with_the_executor_down_a_proposal_is_refused_as_service_unavailable(
     shared: Backend, tmp_path: Path
 ) -> None:

@@ -95,7 +95,8 @@ class Truth:
         return {
             d.name
             for d in self.normal
-            if d.storage_total is None or d.storage_free is None or d.storage_free < d.storage_total // 10
+            if d.online  # an offline room's storage is unknown (Epiphan says ""), never short
+            and (d.storage_total is None or d.storage_free is None or d.storage_free < d.storage_total // 10)
         }
 
     def hot(self) -> set[str]:

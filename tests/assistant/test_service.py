@@ -19,6 +19,7 @@ from tests.assistant.helpers import (
     RECORD_ENG101,
     FakeSink,
     error_codes,
+    result_payloads,
     sequence,
 )
 
@@ -42,6 +43,50 @@ async def test_the_demo_proposes_a_recording_and_a_code_built_line_states_it(sta
         answer.proposals[0].text
         == "Proposal p_1: start recording in Sandbox Classroom: waiting for approval on the approval page."
     )
+
+
+UNCOVERED = ("kb_search", {"query": "zebra telepathy calibration"})
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [
+        ("How do I calibrate zebra telepathy on a Pearl?", "Epiphan's documents do not cover this question"),
+        (
+            "¿Cómo calibro la telepatía de cebras en un Pearl?",
+            "Los documentos de Epiphan no cubren esta pregunta",
+        ),
+    ],
+)
+async def test_a_knowledge_base_answer_with_low_confidence_says_the_documents_do_not_cover_it(
+    standin, make_assistant, question, words
+):
+    standin.set_script(sequence(_calls(UNCOVERED), say("Epiphan's article says: restart it.")))
+    answer = await make_assistant().ask(question)
+    (payload,) = result_payloads(standin.requests[1])
+    assert payload["low_confidence"] is True and "do not cover" in payload["note"]
+    assert words in answer.text
+
+
+async def test_the_keyword_answer_after_an_uncovered_knowledge_base_search_says_so_too(
+    standin, make_assistant
+):
+    def fail_next(request):
+        standin.set_fault("http_500")  # the answer after this read never comes
+        return _calls((DEVICES, {}))
+
+    standin.set_script(sequence(_calls(UNCOVERED), fail_next))
+    answer = await make_assistant().ask("How do I calibrate zebra telepathy on a Pearl?")
+    assert answer.answered_by == "keyword" and answer.code == "model_unavailable"
+    assert "Epiphan's documents do not cover this question" in answer.text
+
+
+async def test_a_confident_knowledge_base_answer_adds_no_such_words(standin, make_assistant):
+    standin.set_script(sequence(_calls(("kb_search", {"query": "firmware update"})), say("See the article.")))
+    answer = await make_assistant().ask("How do I update a Pearl's firmware?")
+    (payload,) = result_payloads(standin.requests[1])
+    assert payload["low_confidence"] is False and "note" not in payload
+    assert answer.text == "See the article."
 
 
 async def test_spanish_in_gives_spanish_out(standin, make_assistant):

@@ -210,6 +210,23 @@ def test_pending_show_reports_an_unknown_outcome_and_a_refusal_in_words() -> Non
     assert "el sello de la propuesta no se verifica" in not_run[:audit]
 
 
+def test_pending_show_says_a_write_refused_for_the_plan_in_words_in_both_languages() -> None:
+    english = render_detail(MEXICO, _detail(outcome="refused", refusal_code="plan_required"))
+    audit = english.index("For an audit (as stored):")
+    assert re.search(
+        r"\n  Outcome +refused: Epiphan refused the change because this team's plan does not allow changes",
+        english,
+    )
+    assert "Epiphan Edge Premium" in english[:audit] and "plan_required" not in english[:audit]
+    spanish = render_detail(KIRITIMATI, _detail(outcome="refused", refusal_code="plan_required"))
+    audit = spanish.index("Para una auditoría (tal como se guardó):")
+    assert (
+        "rechazado: Epiphan rechazó el cambio porque el plan de este grupo no permite cambios"
+        in spanish[:audit]
+    )
+    assert "plan_required" not in spanish[:audit] and "plan_required" in spanish[audit:]
+
+
 def _recording() -> ProposalSummary:
     return ProposalSummary(
         proposal_id="p-ffffffffffff",

@@ -139,6 +139,64 @@ def test_membership_allowlist_and_channel(
     assert code(membership_refusal(proposed(tool, arguments), LISTED, fence)) == expected
 
 
+CAMERA, OFFLINE = "29088800005", "29088800006"
+WITH_CAMERA = DeviceList(
+    team_id="team-1",
+    devices={
+        **DEVICES,
+        CAMERA: Device(
+            id=CAMERA, name="Camera Room", model="EC20", online=True, channels=(Channel("1", "Camera"),)
+        ),
+        OFFLINE: Device(
+            id=OFFLINE, name="Dark Room", model="Pearl Mini", online=False, channels=(Channel("1", "P"),)
+        ),
+    },
+)
+STREAM = "6f7a8b9c-0d1e-4f2a-9b3c-5d6e7f8091a2"
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "expected"),
+    [
+        ("batch_recording", {"action": "start", "device_ids": [f"{CAMERA}-1"]}, Code.MODEL_NOT_CAPABLE),
+        ("batch_recording", {"action": "stop", "device_ids": [f"{CAMERA}-1"]}, Code.MODEL_NOT_CAPABLE),
+        (
+            "start_stream_endpoint",
+            {"stream_id": STREAM, "device_id": CAMERA, "channel_id": "1"},
+            Code.MODEL_NOT_CAPABLE,
+        ),
+        (
+            "stop_stream_endpoint",
+            {"stream_id": STREAM, "device_id": CAMERA, "channel_id": "1"},
+            Code.MODEL_NOT_CAPABLE,
+        ),
+        ("confirm_cms_event_on_device", {"device_id": CAMERA, "event_id": "e1"}, Code.MODEL_NOT_CAPABLE),
+        ("batch_reboot", {"device_ids": [CAMERA]}, None),  # an EC20 can reboot and update
+        ("batch_firmware_update", {"device_ids": [CAMERA]}, None),
+        ("batch_reboot", {"device_ids": [OFFLINE]}, Code.TARGET_OFFLINE),
+        ("batch_firmware_update", {"device_ids": [OFFLINE]}, Code.TARGET_OFFLINE),
+        ("batch_reboot", {"device_ids": [A]}, None),
+    ],
+)
+def test_a_change_the_model_cannot_do_or_a_restart_of_an_offline_room_is_refused_in_words(
+    tool: str, arguments: dict, expected: Code | None
+) -> None:
+    fence = Fence(frozenset({A, B, CAMERA, OFFLINE}), "team-1")
+    refusal = membership_refusal(proposed(tool, arguments), WITH_CAMERA, fence)
+    assert code(refusal) == expected
+    if isinstance(refusal, Refusal):
+        room = "Camera Room" if expected is Code.MODEL_NOT_CAPABLE else "Dark Room"
+        assert room in refusal.message and "_" not in refusal.message.replace(tool, "")
+
+
+@pytest.mark.parametrize("model", ["EC20", "ec20", "Epiphan EC20", " EC20 "])
+def test_every_spelling_of_the_ec20_is_the_camera(model: str) -> None:
+    camera = Device(id=CAMERA, name="Camera Room", model=model, online=True, channels=(Channel("1", "C"),))
+    listed = DeviceList(team_id="team-1", devices={CAMERA: camera})
+    start = proposed("batch_recording", {"action": "start", "device_ids": [f"{CAMERA}-1"]})
+    assert code(membership_refusal(start, listed, Fence(frozenset({CAMERA}), None))) == Code.MODEL_NOT_CAPABLE
+
+
 def test_a_stream_id_must_be_on_the_list_in_any_case() -> None:
     endpoints = (StreamEndpoint(id="6F7A8B9C-0D1E-4F2A-9B3C-5D6E7F8091A2", name="Test"),)
     arguments = {"stream_id": "6f7a8b9c-0d1e-4f2a-9b3c-5d6e7f8091a2"}

@@ -45,11 +45,11 @@ async def test_a_stop_may_end_the_recording_it_targets(harness: Harness) -> None
 
 
 async def test_a_per_device_error_map_is_the_error_outcome(harness: Harness) -> None:
-    harness.lab.state.devices[IDLE].online = False
-    _, approval_id = await harness.proposed_and_approved("batch_reboot", {"device_ids": [IDLE]})
+    harness.lab.state.devices[IDLE].firmware = harness.lab.state.firmware_latest["Pearl-2"]
+    _, approval_id = await harness.proposed_and_approved("batch_firmware_update", {"device_ids": [IDLE]})
     report = await harness.execute(approval_id)
     assert report.outcome == "error", report
-    assert report.detail == {IDLE: "device offline"}
+    assert report.detail == {IDLE: "firmware is up to date"}
     assert len(harness.lab.writes()) == 1
 
 
@@ -60,6 +60,27 @@ async def test_an_error_result_from_epiphan_is_unknown_never_ok(harness: Harness
     assert report.outcome == "unknown", report
     assert report.verification == "not_observed"
     assert harness.lab.writes() == []  # the lab applied nothing; only the call was made
+
+
+async def test_a_write_refused_for_the_plan_is_refused_plan_required_and_nothing_ran(
+    harness: Harness,
+) -> None:
+    proposal_id, approval_id = await harness.proposed_and_approved(
+        "batch_recording", {"action": "start", "device_ids": [f"{IDLE}-1"]}
+    )
+    harness.lab.set_fault("*", "plan_required")  # reads keep working on a team without the plan
+    report = await harness.execute(approval_id)
+    assert (report.outcome, report.refusal_code) == ("refused", Code.PLAN_REQUIRED), report
+    assert "Premium" in report.message and report.verification is None
+    assert harness.lab.writes() == [] and not harness.lab.state.devices[IDLE].channel("1").recording
+    state = await proposal_state(harness.conn, proposal_id)
+    assert state is not None and (state.status, state.status_code) == ("not_run", "plan_required")
+    last = (await harness.audit())[-1]
+    assert (last["kind"], last["proposal_id"]) == ("refusal", proposal_id)
+    assert "plan_required" in last["detail_json"]
+    again = await harness.execute(approval_id)
+    assert (again.outcome, again.refusal_code) == ("refused", Code.APPROVAL_ALREADY_USED)
+    assert harness.lab.writes() == []
 
 
 async def test_a_dropped_response_is_unknown_never_retried_and_visible(harness: Harness) -> None:

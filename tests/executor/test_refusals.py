@@ -249,6 +249,33 @@ async def test_targets_outside_the_sandbox_list_or_off_the_allowlist_are_never_b
     )
 
 
+async def test_a_change_an_ec20_cannot_do_is_refused_before_the_card_in_words(harness: Harness) -> None:
+    harness.lab.state.devices[IDLE].model = "EC20"  # this sandbox room is an EC20 camera
+    record = {"action": "start", "device_ids": [f"{IDLE}-1"]}
+    await prepare_refused(harness, "batch_recording", record, Code.MODEL_NOT_CAPABLE)
+    stream = {"stream_id": SANDBOX_STREAM, "device_id": IDLE, "channel_id": "1"}
+    await prepare_refused(harness, "start_stream_endpoint", stream, Code.MODEL_NOT_CAPABLE)
+    reply = await harness.prepare("batch_recording", record)
+    assert isinstance(reply, ErrorReply) and "Sandbox Pearl-2" in reply.message and "camera" in reply.message
+    assert isinstance(await harness.prepare(*REBOOT), Prepared)  # an EC20 can be rebooted
+
+
+async def test_a_reboot_or_firmware_update_of_an_offline_room_is_refused_before_the_card(
+    harness: Harness,
+) -> None:
+    harness.lab.state.devices[IDLE].online = False
+    await prepare_refused(harness, *REBOOT, Code.TARGET_OFFLINE)
+    await prepare_refused(harness, "batch_firmware_update", {"device_ids": [IDLE]}, Code.TARGET_OFFLINE)
+    reply = await harness.prepare(*REBOOT)
+    assert isinstance(reply, ErrorReply) and "offline" in reply.message
+
+
+async def test_a_room_that_went_offline_after_approval_is_refused_at_execute(harness: Harness) -> None:
+    _, approval_id = await harness.proposed_and_approved(*REBOOT)
+    harness.lab.state.devices[IDLE].online = False
+    await refused_after_claim(harness, approval_id, Code.TARGET_OFFLINE)
+
+
 async def test_a_changed_fingerprint_is_refused(harness: Harness) -> None:
     _, approval_id = await harness.proposed_and_approved(*REBOOT)
     harness.lab.state.devices[IDLE].channels[0].recording = True  # someone pressed record

@@ -12,6 +12,7 @@ from services.executor import ExecutorError
 from services.executor.write_client import WriteClient, interpret
 from services.lab.server import LabHandle, run_lab
 from shared.epiphan.mcp_session import McpConnection, RawToolResult
+from shared.epiphan.read_client import is_plan_error_text
 from shared.errors import Code, FleetwatchError
 from tests.executor.harness import IDLE
 
@@ -89,6 +90,70 @@ async def test_a_write_client_sends_one_write_in_its_life(lab: LabHandle) -> Non
 )
 def test_reading_a_write_result(raw: RawToolResult, expected: str) -> None:
     assert interpret(raw).outcome == expected
+
+
+PLAN_TEXTS = (
+    "403 Forbidden: this action requires an Epiphan Edge Premium plan; your team's plan allows viewing only.",
+    "PERMISSION_DENIED: device control is not included in your plan. Upgrade to Premium.",
+    "Your subscription does not allow this action",
+    "PLAN_REQUIRED",
+    '{"error": "plan_required", "message": "Write access needs a higher plan"}',
+    "FEATURE_NOT_IN_PLAN: batch_recording",
+    "Forbidden: upgrade required",
+)
+NOT_PLAN_TEXTS = (
+    "FORBIDDEN",
+    "403 Forbidden",
+    "401 Unauthorized: invalid_token",
+    "device offline",
+    "firmware is up to date",
+    "event not found",
+    "500 Internal Server Error: the device service did not answer (simulated).",
+)
+
+
+@pytest.mark.parametrize("text", NOT_PLAN_TEXTS)
+def test_other_errors_are_never_read_as_a_plan_refusal(text: str) -> None:
+    assert not is_plan_error_text(text)
+
+
+@pytest.mark.parametrize("text", PLAN_TEXTS)
+def test_a_write_refused_for_the_plan_is_refused_with_its_own_code(text: str) -> None:
+    outcome = interpret(RawToolResult("t", True, None, text))
+    assert (outcome.outcome, outcome.code) == ("refused", Code.PLAN_REQUIRED), outcome
+    assert "Premium" in outcome.message and "nothing ran" in outcome.message.lower()
+
+
+def test_a_per_target_map_of_plan_refusals_is_the_plan_refusal_too() -> None:
+    raw = RawToolResult(
+        "t", False, {"a-1": "Requires Epiphan Edge Premium plan", "a-2": "requires a Premium plan"}, ""
+    )
+    assert (interpret(raw).outcome, interpret(raw).code) == ("refused", Code.PLAN_REQUIRED)
+
+
+def test_a_map_where_only_some_targets_name_the_plan_stays_an_error() -> None:
+    raw = RawToolResult(
+        "t", False, {"a-1": "Requires Epiphan Edge Premium plan", "a-2": "device offline"}, ""
+    )
+    assert (interpret(raw).outcome, interpret(raw).code) == ("error", None)
+
+
+@pytest.mark.parametrize("text", ["FORBIDDEN", "401 Unauthorized: invalid_token"])
+def test_a_dead_sign_in_in_a_write_result_is_unknown_not_a_plan_refusal(text: str) -> None:
+    outcome = interpret(RawToolResult("t", True, None, text))
+    assert (outcome.outcome, outcome.code) == ("unknown", None)
+    assert "sign-in" in outcome.message
+
+
+@IN_MODULE_LOOP
+async def test_a_team_without_the_plan_is_refused_the_write_and_still_reads(lab: LabHandle) -> None:
+    lab.set_fault("*", "plan_required")
+    async with McpConnection(lab.mcp_url, lab.teams["sandbox"].token, timeout_seconds=5) as connection:
+        outcome = await WriteClient(connection).write_once("batch_recording", START)
+        read = await connection.call("get_devices_in_my_team")
+    assert (outcome.outcome, outcome.code) == ("refused", Code.PLAN_REQUIRED)
+    assert not read.is_error and lab.writes() == []
+    assert not lab.state.devices[IDLE].channel("1").recording
 
 
 def test_an_error_map_is_redacted() -> None:

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from services.lab.lab import Lab
 from services.lab.server import make_lab
 from services.lab.state import LabClock
+from shared.epiphan.fleet import StorageStatus, parse_storage_status
 from tests.lab.conftest import START
 
 DEVICE_KEYS = {
@@ -207,6 +208,13 @@ async def test_the_knowledge_base_finds_and_fetches_articles(campus: Lab):
     article = await _read(campus, "kb_fetch", {"id": "pearl-firmware-update"})
     assert "five minutes" in article["content"]
     assert await _error(campus, "kb_fetch", {"id": "nope"}) == "Article not found: nope"
+    assert found["low_confidence"] is False
+
+
+async def test_a_question_the_knowledge_base_does_not_cover_is_answered_with_low_confidence(campus: Lab):
+    found = await _read(campus, "kb_search", {"query": "zebra telepathy calibration"})
+    assert found["low_confidence"] is True
+    assert found["results"]  # like the live server: weak results come back all the same
 
 
 async def test_the_sandbox_token_reads_only_the_sandbox_team(campus: Lab):
@@ -238,3 +246,14 @@ async def test_publishers_carry_a_pearl_s_own_secret_settings_rtmp_stream_and_si
         "passphrase": ("password", "Passphrase", "Lib-Host-Passphrase-4417"),
     }
     assert settings("ENG 101 Auditorium", "1")["stream"][2] == "live_sk_7c9f2e41a0b3d58e6f1a2b3c"
+
+
+async def test_an_offline_devices_storage_state_is_the_empty_string_storage_unknown(campus: Lab):
+    storage = await _read(
+        campus, "get_storage_status_for_devices", {"device_ids": ["19012340204", "19012340101"]}
+    )
+    rows = {row["device_id"]: row for row in storage["storage"]}
+    assert rows["19012340204"] == {"device_id": "19012340204", "state": "", "free": 0, "total": 0}  # ENG 210
+    assert rows["19012340101"]["state"] == "ok" and rows["19012340101"]["total"] > 0
+    parsed = parse_storage_status(storage)
+    assert parsed["19012340204"] == StorageStatus("19012340204", "unknown")

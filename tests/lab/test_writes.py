@@ -35,6 +35,22 @@ async def test_batch_recording_reports_each_failed_channel(campus: Lab):
     assert result == {f"{PEARL2}-9": "channel not found", "19012340204-1": "device not found"}
 
 
+EC20 = "19012340107"  # SCI 310 Seminar, an EC20 camera of the normal team
+MAIN_STAGE = "0f6d2c4e-1a3b-4c5d-8e9f-a0b1c2d3e4f5"
+
+
+async def test_an_ec20_cannot_record_or_stream_but_can_reboot(campus: Lab):
+    record = await _call(
+        campus, "batch_recording", {"action": "start", "device_ids": [f"{EC20}-1"]}, "normal"
+    )
+    assert record == {f"{EC20}-1": "not supported on EC20"}
+    stream = {"stream_id": MAIN_STAGE, "device_id": EC20, "channel_id": "1"}
+    assert await _call(campus, "start_stream_endpoint", stream, "normal") == {EC20: "not supported on EC20"}
+    info = await _device(campus, EC20, "normal")
+    assert info["Channels"][0]["recording_status"]["state"] == "stopped"
+    assert await _call(campus, "batch_reboot", {"device_ids": [EC20]}, "normal") == {}
+
+
 async def test_a_write_on_the_other_teams_device_changes_nothing_but_is_logged_as_a_write(campus: Lab):
     before = await _device(campus, "19012340101", team="normal")
     result = await _call(campus, "batch_reboot", {"device_ids": ["19012340101"]}, team="sandbox")

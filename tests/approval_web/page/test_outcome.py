@@ -139,6 +139,19 @@ def test_a_refusal_and_not_run_are_nothing_ran_with_the_reason_in_words() -> Non
     assert text_of(ended.headline) == "Nothing ran: the executor stopped before it took the approval."
 
 
+def test_a_write_refused_for_the_plan_says_so_in_both_languages_not_a_generic_error() -> None:
+    ran = execution(outcome="refused", refusal_code="plan_required", verification=None)
+    shown = from_decision(decided("not_run", approved=approval(), ran=ran), viewer_session=VIEWER)
+    assert shown.kind == "nothing_ran"
+    english, spanish = text_of(shown.headline), text_of(shown.headline, "es")
+    assert english.startswith("Nothing ran: Epiphan refused the change because this team's plan")
+    assert "Epiphan Edge Premium" in english and "Epiphan Edge Premium" in spanish
+    assert spanish.startswith("No se ejecutó nada: Epiphan rechazó el cambio porque el plan de este grupo")
+    generic = execution(outcome="refused", refusal_code="epiphan_tool_error", verification=None)
+    other = from_decision(decided("not_run", approved=approval(), ran=generic), viewer_session=VIEWER)
+    assert text_of(other.headline) != english and "plan_required" not in english + spanish
+
+
 def test_a_denial_names_the_room_the_card_showed_and_who_denied_it() -> None:
     by_page = decided("denied", kind="denial", actor="page s-other", detail={"shown": SHOWN})
     shown = from_decision(by_page, viewer_session=VIEWER)

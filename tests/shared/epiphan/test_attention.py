@@ -114,6 +114,35 @@ def test_firmware_is_compared_within_a_model_family_only():
     assert newest_firmware_by_model(devices) == {"EC20": "3.6.2", "Pearl-2": "4.24.6"}
 
 
+def test_venue_is_its_own_firmware_family_never_compared_with_a_pearl():
+    devices = [
+        device("v1", "Venue Hall", model="Venue", firmware="1.4.0"),
+        device("v2", "Venue Annex", model="Epiphan Venue", firmware="1.2.0"),
+        device("p1", "Pearl Hall", model="Pearl-2", firmware="4.24.6"),
+        device("p2", "Pearl Annex", model="Pearl 2", firmware="4.20.0"),
+        device("e1", "Camera Room", model="EC20", firmware="3.6.2"),
+    ]
+    behind = [
+        f
+        for f in findings(FleetSnapshot(team_id=None, devices=tuple(devices)), NOW)
+        if f.kind == "firmware_behind"
+    ]
+    assert [(f.device_name, dict(f.facts)["newest"]) for f in behind] == [
+        ("Pearl Annex", "4.24.6"),
+        ("Venue Annex", "1.4.0"),
+    ]
+    newest = newest_firmware_by_model(devices)
+    assert (newest["Venue"], newest["Epiphan Venue"], newest["Pearl 2"]) == ("1.4.0", "1.4.0", "4.24.6")
+
+
+def test_a_room_whose_model_is_not_known_has_no_family_to_be_behind():
+    devices = [
+        device("x", "Unknown A", model="", firmware="1.0.0"),
+        device("y", "Unknown B", model="", firmware="4.24.6"),
+    ]
+    assert [f.kind for f in findings(FleetSnapshot(team_id=None, devices=tuple(devices)), NOW)] == []
+
+
 def test_a_policys_thresholds_and_lead_window_become_the_attention_thresholds(tmp_path):
     folder = tmp_path / "policy"
     shutil.copytree(REPO_POLICY_DIR, folder)

@@ -207,6 +207,14 @@ def test_storage_status_as_a_list_or_a_map_reads_the_same_and_gives_the_free_sha
         parse_storage_status({"storage": "full"})
 
 
+def test_an_empty_storage_state_is_storage_unknown_never_zero():
+    rows = [{"device_id": "19012341236", "state": "", "free": 0, "total": 931_000_000_000}]
+    unknown = parse_storage_status({"storage": rows})["19012341236"]
+    assert unknown == StorageStatus("19012341236", "unknown") and unknown.free_pct is None
+    unsaid = parse_storage_status({"storage": [{"device_id": "19012341237", "free": 5, "total": 10}]})
+    assert unsaid["19012341237"] == StorageStatus("19012341237", "", 5, 10)  # no state: the sizes say
+
+
 def test_a_device_s_own_warnings_say_what_its_storage_is():
     _, (device,) = parse_devices({"devices": [DEVICE]})
     assert storage_from_warnings(device) == StorageStatus("19012341234", "missing")

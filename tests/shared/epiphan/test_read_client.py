@@ -130,6 +130,11 @@ def test_auth_words_are_recognised_only_as_sign_in_problems():
     assert not is_auth_error_text("device offline")
 
 
+@pytest.mark.parametrize("text", ["FORBIDDEN", "Error: FORBIDDEN", "403 Forbidden", '{"error": "FORBIDDEN"}'])
+def test_forbidden_reads_as_a_dead_sign_in_like_a_401(text):
+    assert is_auth_error_text(text)
+
+
 async def test_an_error_result_fault_is_a_tool_error_with_a_code(lab, read_tools):
     lab.set_fault("get_devices_in_my_team", "error")
     async with client(lab, read_tools) as c:
@@ -144,6 +149,16 @@ async def test_an_in_band_401_fault_is_an_auth_error(lab, read_tools):
         with pytest.raises(EpiphanError) as caught:
             await c.snapshot()
     assert caught.value.code == Code.EPIPHAN_AUTH
+
+
+@pytest.mark.parametrize("tool", ["get_devices_in_my_team", "get_recorder_status_for_devices"])
+async def test_an_in_band_forbidden_fault_is_the_same_auth_error_as_a_401(lab, read_tools, tool):
+    lab.set_fault(tool, "auth_forbidden")
+    async with client(lab, read_tools) as c:
+        with pytest.raises(EpiphanError) as caught:
+            await c.snapshot()
+    assert caught.value.code == Code.EPIPHAN_AUTH
+    assert caught.value.message.endswith("Epiphan reports no valid sign-in")
 
 
 async def test_malformed_json_text_fails_the_snapshot_as_a_bad_result(lab, read_tools):

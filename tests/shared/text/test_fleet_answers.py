@@ -41,6 +41,15 @@ def test_recording_since_unknown_is_not_made_up():
     assert say.recording([device], NOW, "en")[1] == "- Room 1: recording Lecture"
 
 
+def test_storage_unknown_is_said_so_and_never_counted_as_short():
+    offline = _device(3)
+    storage = {offline.id: StorageStatus(offline.id, "unknown")}
+    assert not say.short_of_storage(storage[offline.id])
+    assert say.storage_words(storage[offline.id], "en") == "storage unknown"
+    assert say.storage_words(storage[offline.id], "es") == "almacenamiento desconocido"
+    assert say.disk([offline], storage, "en") == ["No room is short of storage (1 checked)."]
+
+
 def test_storage_heat_and_readiness_use_the_thresholds():
     hot = _device(1)
     low = _device(2)
