@@ -96,6 +96,7 @@ PROCESS: Final = (
     "tests/executor/test_processes.py",
     "tests/executor/test_refresh.py",
     "tests/executor/test_refusals.py",
+    "tests/executor/test_tool_pins.py",
     "tests/executor/test_warm_session.py",
     "tests/executor/test_wire_caps.py",
     "tests/executor/test_writable.py",

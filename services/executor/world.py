@@ -58,6 +58,7 @@ from shared.epiphan.read_client import EpiphanReadClient
 from shared.epiphan.signed_session import SignedConnection, failed_codes
 from shared.epiphan.slots import SignIn, SlotError, read_slot
 from shared.errors import Code, FleetwatchError
+from shared.policy.model import ToolPolicy
 
 T = TypeVar("T")
 EVENTS_HORIZON = timedelta(hours=24)
@@ -112,9 +113,13 @@ class TargetReads:
 
 
 async def _read(code: Code, what: str, read: Awaitable[T]) -> T:
+    """`read`'s value; a failure is `ExecutorError` with `code`, or ``tool_changed`` when the
+    read tool's definition is not the reviewed one (the read client refused to call it)."""
     try:
         return await read
     except FleetwatchError as exc:
+        if exc.code is Code.TOOL_CHANGED:
+            raise ExecutorError(Code.TOOL_CHANGED, f"{exc.message}; failing closed.") from exc
         raise ExecutorError(code, f"{what} could not be read ({exc.code}): failing closed.") from exc
 
 
@@ -122,7 +127,8 @@ class SandboxReader:
     """Fresh reads of the sandbox team over `session` (guarded: the policy's `read_tools`; a
     read refused in-band is repeated once after a refresh). `clock` gives the current UTC time
     (for ``until``); `digest` makes each stream endpoint's keyed secret digest
-    (`services.executor.facts`)."""
+    (`services.executor.facts`); `pins`: the tool policy whose reviewed definitions the
+    server's tool list is held to on each session (`EpiphanReadClient`)."""
 
     def __init__(
         self,
@@ -130,11 +136,14 @@ class SandboxReader:
         read_tools: frozenset[str],
         clock: Callable[[], datetime],
         digest: Callable[[Mapping[str, Any]], str] | None = None,
+        *,
+        pins: ToolPolicy | None = None,
     ) -> None:
         self._session = session
         self._read_tools = read_tools
         self._clock = clock
         self._digest = digest
+        self._pins = pins
         self._last: McpConnection | None = None
 
     @property
@@ -162,7 +171,32 @@ class SandboxReader:
             self._last = client.connection
             return result
 
-        return self._session.read(self._read_tools, noted, failures=failures)
+        return self._session.read(self._read_tools, noted, failures=failures, pins=self._pins)
+
+    async def definition_check(self, tool: str) -> None:
+        """The server's tool list listed afresh on the session (the SDK does not notice a tool
+        list that changed under a running session) and compared with the reviewed definitions:
+        Prepare calls it before its reads, Execute straight before the write.
+
+        Raises:
+            ExecutorError: ``tool_changed`` naming what differs; ``state_read_failed`` when the
+                list cannot be had (fail closed); ``internal_error`` without pins.
+        """
+        if self._pins is None:
+            raise ExecutorError(Code.INTERNAL_ERROR, "no tool policy to hold the tool list to")
+        report = await _read(
+            Code.STATE_READ_FAILED,
+            "Epiphan's tool list",
+            self._through(lambda client: client.tool_report(fresh=True)),
+        )
+        changed = report.blocked(tool)
+        if changed is not None:
+            raise ExecutorError(
+                Code.TOOL_CHANGED,
+                f"Epiphan's definition of {changed.describe()} is not the one reviewed in the "
+                "policy; nothing ran. A person reviews it (fleetwatch tools diff) and updates the "
+                "policy first.",
+            )
 
     def _call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Awaitable[Any]:
         return self._through(lambda client: client.call(tool, arguments))

@@ -314,6 +314,7 @@ READ_CODES: Final = (
     Code.CHANNEL_NOT_FOUND,
     Code.STREAM_NOT_FOUND,
     Code.STATE_READ_FAILED,
+    Code.TOOL_CHANGED,
 )
 
 PREPARE_CODES: Final[frozenset[Code]] = frozenset(
