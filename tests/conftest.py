@@ -87,6 +87,7 @@ PROCESS: Final = (
     "tests/ctl/test_signin_cli.py",
     "tests/ctl/test_spanish_words.py",
     "tests/ctl/test_supervise_rpc.py",
+    "tests/ctl/test_tools_diff.py",
     "tests/ctl/test_watch_words.py",
     "tests/executor/test_batching.py",
     "tests/executor/test_captured_sandbox.py",

@@ -48,17 +48,34 @@ def _names(schema: Mapping[str, Any]) -> tuple[set[str], set[str]]:
     )
 
 
-def arguments_differ(served: Mapping[str, Any], reviewed: Mapping[str, Any]) -> str | None:
+ARGUMENTS_DIFFER = (
+    "differs: the server takes %(server)s (required %(server_required)s), "
+    "the reviewed schema %(reviewed)s (required %(reviewed_required)s)"
+)
+"""What differs of a tool's arguments (English; the catalogue holds it in other languages),
+filled with `argument_names`."""
+
+
+def argument_names(served: Mapping[str, Any], reviewed: Mapping[str, Any]) -> dict[str, str] | None:
     """None when the server's input schema `served` names the same arguments, with the same
-    required ones, as the `reviewed` schema; else what differs, in one English line
-    (``differs: the server takes [...] (required [...]), the reviewed schema [...] (...)``)."""
+    required ones, as the `reviewed` schema; else the sorted names of each, as text, to fill
+    `ARGUMENTS_DIFFER` (``server``, ``server_required``, ``reviewed``, ``reviewed_required``)."""
     server, ours = _names(served), _names(reviewed)
     if server == ours:
         return None
-    return (
-        f"differs: the server takes {sorted(server[0])} (required {sorted(server[1])}), "
-        f"the reviewed schema {sorted(ours[0])} (required {sorted(ours[1])})"
-    )
+    return {
+        "server": str(sorted(server[0])),
+        "server_required": str(sorted(server[1])),
+        "reviewed": str(sorted(ours[0])),
+        "reviewed_required": str(sorted(ours[1])),
+    }
+
+
+def arguments_differ(served: Mapping[str, Any], reviewed: Mapping[str, Any]) -> str | None:
+    """None when the arguments are the same (`argument_names`); else what differs, in one
+    English line (`ARGUMENTS_DIFFER`)."""
+    names = argument_names(served, reviewed)
+    return None if names is None else ARGUMENTS_DIFFER % names
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +87,7 @@ class ToolDifference:
         kind: ``proposable``, ``read`` or ``new`` (on neither list).
         what: what differs, one English line each (``not offered by the server``, the
             arguments, ``input schema``, ``description``); empty for a new tool.
+        arguments: `argument_names` when the arguments differ (to say it in other words).
         blocking: True when the tool may not be proposed, run or called until reviewed.
         served: the server's definition (``{name, description, input_schema}``), None when not
             offered.
@@ -80,6 +98,7 @@ class ToolDifference:
     what: tuple[str, ...]
     blocking: bool
     served: Mapping[str, Any] | None
+    arguments: Mapping[str, str] | None = None
 
     def describe(self) -> str:
         """``tool: what; what`` in one line (English, for messages and logs)."""
@@ -123,14 +142,11 @@ def compare_tools(listed: Sequence[Mapping[str, Any]], policy: ToolPolicy) -> To
             out.append(ToolDifference(tool, "proposable", (NOT_OFFERED,), True, None))
             continue
         schema = served.get("input_schema")
-        what = (
-            [d]
-            if (d := arguments_differ(schema if isinstance(schema, Mapping) else {}, rule.arguments_schema))
-            else []
-        )
+        names = argument_names(schema if isinstance(schema, Mapping) else {}, rule.arguments_schema)
+        what = [] if names is None else [ARGUMENTS_DIFFER % names]
         what += _served_what(served, policy.definitions.get(tool))
         if what:
-            out.append(ToolDifference(tool, "proposable", tuple(what), True, served))
+            out.append(ToolDifference(tool, "proposable", tuple(what), True, served, names))
     for tool in sorted(policy.read_tools):
         served = by_name.get(tool)
         reviewed = policy.definitions.get(tool)
