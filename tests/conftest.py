@@ -118,6 +118,7 @@ PROCESS: Final = (
     "tests/reliability/test_fuzz.py",
     "tests/reliability/test_store_disk.py",
     "tests/shared/epiphan/test_read_client.py",
+    "tests/shared/epiphan/test_read_client_pins.py",
     "tests/shared/epiphan/test_signed_session.py",
     "tests/shared/epiphan/test_signin.py",
     "tests/shared/store/test_db.py",

@@ -167,6 +167,11 @@ class McpConnection:
         """How many MCP sessions this connection opened (the read client takes the tool list's
         fingerprint again on each new one)."""
 
+    @property
+    def is_open(self) -> bool:
+        """True while a session is open (the next call goes on it, not on a new one)."""
+        return self._session is not None
+
     def __repr__(self) -> str:
         return f"McpConnection(url={self.url!r}, signed_in={self._bearer is not None})"
 

@@ -233,8 +233,9 @@ class EpiphanReadClient:
     async def tool_report(self, policy: ToolPolicy | None = None, *, fresh: bool = False) -> ToolReport:
         """The server's tool list (``tools/list`` on this client's connection) compared with
         the reviewed definitions of `policy` (default: the client's `pins`). Kept per
-        connection, session and policy: listed again when `fresh`, when the connection opened
-        another session since, or for another policy (a person reviewed a change).
+        connection, session and policy: listed again when `fresh`, when the connection has no
+        open session (listing opens the one the next call goes on) or opened another since, or
+        for another policy (a person reviewed a change).
 
         Raises:
             EpiphanError: the list could not be had (``epiphan_*``, tool ``tools/list``).
@@ -245,7 +246,11 @@ class EpiphanReadClient:
             raise ValueError("no tool policy to compare the tool list with")
         pinned = _PINNED.setdefault(self._connection, _Pinned())
         async with pinned.lock:
-            same = pinned.session == self._connection.sessions and held is pinned.policy
+            same = (
+                self._connection.is_open
+                and pinned.session == self._connection.sessions
+                and held is pinned.policy
+            )
             if pinned.report is not None and same and not fresh:
                 return pinned.report
             try:

@@ -29,6 +29,19 @@ async def lab_tools(lab: LabHandle, method: str, body: dict[str, Any] | None = N
     assert answer.status_code == 200, answer.text
 
 
+async def test_the_lab_refuses_a_change_it_cannot_make(lab):
+    async with httpx2.AsyncClient(base_url=lab.url) as http:
+        for body, words in (
+            ({"tool": "format_all", "description": "x"}, "'tool' must name"),
+            ({"tool": "batch_reboot"}, "send 'input_schema', 'description' or both"),
+            ({"tool": "batch_reboot", "input_schema": {"type": 7}}, "is not a JSON Schema"),
+            ({"tool": "batch_reboot", "name": "x"}, "unknown keys"),
+        ):
+            answer = await http.post("/_lab/tools", json=body)
+            assert answer.status_code == 400 and words in answer.json()["error"], answer.text
+        assert (await http.get("/_lab/tools")).json() == {"changed": {}}
+
+
 def tools_check(out: str) -> list[dict[str, str]]:
     return [c for c in json.loads(out)["checks"] if c["name"] == "tools"]
 
