@@ -244,16 +244,24 @@ def failed_codes(read: BatchedRead | DeviceReads[Any]) -> list[str]:
 
 class SignedReader:
     """Guarded reads (the policy's `read_tools`) through the sign-in in `slot`, refreshed as the
-    module doc says; the assistant's reader and ``fleetwatch fleet``'s.
+    module doc says; the assistant's reader and ``fleetwatch fleet``'s. `pins`: the tool policy
+    the server's tool list is held to on each session (`EpiphanReadClient`).
 
     Errors: as `SignedConnection.read`.
     """
 
     def __init__(
-        self, slot: Path, default_server: str, read_tools: frozenset[str], *, timeout_seconds: float = 30.0
+        self,
+        slot: Path,
+        default_server: str,
+        read_tools: frozenset[str],
+        *,
+        timeout_seconds: float = 30.0,
+        pins: ToolPolicy | None = None,
     ) -> None:
         self.connection = SignedConnection(slot, default_server, timeout_seconds=timeout_seconds)
         self._read_tools = frozenset(read_tools)
+        self._pins = pins
 
     async def __aenter__(self) -> SignedReader:
         return self
@@ -265,7 +273,10 @@ class SignedReader:
         """`EpiphanReadClient.call_batched` (a per-device read of many devices in calls of at
         most 100, merged); a call refused for the sign-in repeats the read once after a refresh."""
         return await self.connection.read(
-            self._read_tools, lambda client: client.call_batched(tool, arguments), failures=failed_codes
+            self._read_tools,
+            lambda client: client.call_batched(tool, arguments),
+            failures=failed_codes,
+            pins=self._pins,
         )
 
     async def snapshot(self, *, on_read: Callable[[str], None] | None = None) -> FleetSnapshot:
@@ -275,6 +286,7 @@ class SignedReader:
             self._read_tools,
             lambda client: client.snapshot(on_read=on_read),
             failures=lambda snapshot: (u.code for u in snapshot.unread),
+            pins=self._pins,
         )
 
     async def close(self) -> None:
