@@ -233,9 +233,10 @@ class ToolPolicy:
     source: Path
     override: Path | None = None
     definitions: Mapping[str, ReviewedDefinition] = field(default_factory=dict)
-    """The reviewed server definitions (``reviewed_definitions:``), by tool (proposable or read
-    tools). A proposable tool without one is compared by its arguments only; a read tool
-    without one is reported when it changes, never refused (there is nothing to compare)."""
+    """The reviewed server definitions (``reviewed_definitions:``), by tool (read or write
+    tools; a write tool's is used while it is proposable). A proposable tool without one is
+    compared by its arguments only; a read tool without one is never refused for a change
+    (there is nothing to compare it with), only reported when the server no longer offers it."""
 
     @property
     def model_read_tools(self) -> frozenset[str]:

@@ -174,7 +174,7 @@ def parse_tool_policy(src: Source) -> ToolPolicy:
         if tool in never:
             raise src.error(("propose", tool), f"{show(tool)} is never proposable (it carries stream keys)")
         propose[tool] = _rule(src, tool, always_disruptive=tool in disruptive)
-    definitions = _definitions(src, read, propose) if src.has(("reviewed_definitions",)) else {}
+    definitions = _definitions(src, read, write) if src.has(("reviewed_definitions",)) else {}
     return ToolPolicy(
         version=version,
         read_tools=frozenset(read),
@@ -188,16 +188,15 @@ def parse_tool_policy(src: Source) -> ToolPolicy:
     )
 
 
-def _definitions(
-    src: Source, read: tuple[str, ...], propose: Mapping[str, ProposeRule]
-) -> dict[str, ReviewedDefinition]:
-    """``reviewed_definitions:``: per read or proposable tool, the server's description and the
-    SHA-256 of its input schema as a person last reviewed them."""
+def _definitions(src: Source, read: tuple[str, ...], write: tuple[str, ...]) -> dict[str, ReviewedDefinition]:
+    """``reviewed_definitions:``: per read or write tool, the server's description and the
+    SHA-256 of its input schema as a person last reviewed them (a write tool's is used while
+    it is proposable: one taken off ``propose:`` keeps its entry, unused)."""
     out: dict[str, ReviewedDefinition] = {}
     for tool in src.mapping(("reviewed_definitions",), any_key=True):
         at = ("reviewed_definitions", tool)
-        if tool not in read and tool not in propose:
-            raise src.error(at, f"{show(tool)} is neither on the read list nor proposable")
+        if tool not in read and tool not in write:
+            raise src.error(at, f"{show(tool)} is on neither the read list nor the write list")
         src.mapping(at, required=DEFINITION_KEYS)
         digest = src.at((*at, "input_schema_sha256"))
         if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
