@@ -24,7 +24,7 @@ import stat
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from services.ctl import add_language_option
 from services.ctl.commands_tools import tool_definitions
@@ -48,7 +48,6 @@ from shared.epiphan.signed_session import SignedConnection
 from shared.epiphan.slots import slot_summary
 from shared.errors import Code, FleetwatchError
 from shared.policy.definitions import ToolReport
-from shared.policy.model import ToolPolicy
 from shared.private_files import UnsafePath
 from shared.text.catalogue import N_, Words
 from shared.text.languages import Language
@@ -56,6 +55,9 @@ from shared.web.loopback_peer import LISTEN, read_tables, table_rows
 from shared.wire.approval import ApprovalClient, Status
 from shared.wire.assistant import AssistantClient, ModelInfo, WatchStatus
 from shared.wire.client import CallError, SocketClient
+
+if TYPE_CHECKING:
+    from shared.policy.model import ToolPolicy
 
 PROBE_SECONDS = 3.0
 """Bound on each socket request doctor makes (seconds)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from services.ctl import CtlError, add_language_option
 from services.ctl.doctor import difference_line
@@ -23,10 +23,12 @@ from shared.config import Settings, load_settings
 from shared.epiphan.signed_session import SignedConnection
 from shared.errors import Code, FleetwatchError
 from shared.policy.definitions import ToolDifference, ToolReport, schema_fingerprint
-from shared.policy.model import ToolPolicy
 from shared.text.catalogue import N_, Words, translate
 from shared.text.display import safe_json, visible
 from shared.text.languages import Language
+
+if TYPE_CHECKING:
+    from shared.policy.model import ToolPolicy
 
 TOOLS_SECONDS: Final = 30.0
 """Bound on listing the server's tools (seconds)."""

@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from services.executor import ExecutorError
 from services.executor.checks import (
@@ -58,7 +58,9 @@ from shared.epiphan.read_client import EpiphanReadClient
 from shared.epiphan.signed_session import SignedConnection, failed_codes
 from shared.epiphan.slots import SignIn, SlotError, read_slot
 from shared.errors import Code, FleetwatchError
-from shared.policy.model import ToolPolicy
+
+if TYPE_CHECKING:
+    from shared.policy.model import ToolPolicy
 
 T = TypeVar("T")
 EVENTS_HORIZON = timedelta(hours=24)

@@ -24,7 +24,7 @@ import re
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from shared.epiphan.capture_redact import CaptureRedactor, verified
 from shared.epiphan.fleet import (
@@ -47,7 +47,9 @@ from shared.epiphan.read_batches import BatchedRead, Chunk, DeviceReads, merge_r
 from shared.epiphan.redact import redact, redact_parsed, redact_text
 from shared.errors import Code, FleetwatchError
 from shared.policy.definitions import ToolReport, compare_tools
-from shared.policy.model import ToolPolicy
+
+if TYPE_CHECKING:
+    from shared.policy.model import ToolPolicy
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -49,7 +49,7 @@ import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from shared.epiphan.fleet import FleetSnapshot
 from shared.epiphan.mcp_session import McpConnection
@@ -57,7 +57,9 @@ from shared.epiphan.read_batches import BatchedRead, DeviceReads
 from shared.epiphan.read_client import EpiphanReadClient
 from shared.epiphan.sdk_import import import_client
 from shared.errors import Code, FleetwatchError
-from shared.policy.model import ToolPolicy
+
+if TYPE_CHECKING:
+    from shared.policy.model import ToolPolicy
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

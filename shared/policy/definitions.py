@@ -24,9 +24,11 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from shared.policy.model import ToolPolicy
+if TYPE_CHECKING:
+    from shared.policy.model import ToolPolicy
+
 
 NOT_OFFERED = "not offered by the server"
 """What differs for a reviewed tool the server's list does not hold."""
