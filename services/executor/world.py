@@ -115,13 +115,12 @@ class TargetReads:
 
 
 async def _read(code: Code, what: str, read: Awaitable[T]) -> T:
-    """`read`'s value; a failure is `ExecutorError` with `code`, or ``tool_changed`` when the
-    read tool's definition is not the reviewed one (the read client refused to call it)."""
+    """`read`'s value; a failure is `ExecutorError` with `code` (every operation declares it),
+    naming the read's own code: ``tool_changed`` when the read client refused a read tool whose
+    reviewed definition changed (fail closed, as for any read that did not happen)."""
     try:
         return await read
     except FleetwatchError as exc:
-        if exc.code is Code.TOOL_CHANGED:
-            raise ExecutorError(Code.TOOL_CHANGED, f"{exc.message}; failing closed.") from exc
         raise ExecutorError(code, f"{what} could not be read ({exc.code}): failing closed.") from exc
 
 

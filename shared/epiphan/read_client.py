@@ -3,6 +3,13 @@
 Layers:
 1. the **guard**: a tool not on the policy's ``read`` list is refused before a byte is sent
    (`Code.TOOL_NOT_ALLOWED`, or `Code.UNKNOWN_TOOL` for a name Epiphan does not have);
+   with pins (the tool policy), **pinned definitions**: the server's tool list is listed and
+   compared with the reviewed one (`shared.policy.definitions`) whenever the next call would go
+   on a session not yet looked at (each session the connection opens; the MCP SDK keeps no list
+   we trust, and a server can change its list under a running client), and on demand
+   (`EpiphanReadClient.tool_report` with ``fresh``: the executor, on its warm session, at
+   Prepare and straight before each write); a read tool whose reviewed definition changed is
+   refused (`Code.TOOL_CHANGED`, nothing sent);
 2. one call through `shared.epiphan.mcp_session.McpConnection`;
 3. result reading: an error result raises; in-band sign-in errors are detected only in error
    results or non-JSON text, never in JSON data (a room may be called "Room 401");

@@ -5,6 +5,7 @@ restores it (``DELETE /_lab/tools``)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx2
@@ -12,7 +13,9 @@ import pytest
 
 from services.lab.schemas import INPUT_SCHEMAS
 from services.lab.server import LabHandle
+from services.lab.tools import TOOLS
 from shared.errors import Code
+from shared.policy.definitions import schema_fingerprint
 from shared.wire.executor import Prepared
 from shared.wire.protocol import ErrorReply
 from tests.executor.harness import IDLE, Harness
@@ -71,4 +74,20 @@ async def test_a_changed_description_alone_is_refused_and_named(harness: Harness
     assert "description" in reply.message and "input schema" not in reply.message
     other = await harness.prepare("batch_recording", {"action": "start", "device_ids": [f"{IDLE}-1"]})
     assert isinstance(other, Prepared), other  # only the changed tool is stopped
+    assert harness.lab.writes() == []
+
+
+async def test_a_changed_read_tool_the_policy_pins_fails_the_reads_closed(harness: Harness) -> None:
+    recorder = TOOLS["get_recorder_status_for_devices"]
+    with (harness.policy_dir / "tool_policy.yaml").open("a") as policy:
+        policy.write(
+            "  get_recorder_status_for_devices:\n"
+            f"    description: {json.dumps(recorder.description)}\n"
+            f"    input_schema_sha256: {schema_fingerprint(recorder.input_schema)}\n"
+        )
+    assert isinstance(await harness.prepare(*REBOOT), Prepared)
+    await lab_tools(harness.lab, "POST", {"tool": recorder.name, "description": "Reboot while reading."})
+    reply = await harness.prepare(*REBOOT)
+    assert isinstance(reply, ErrorReply) and reply.code == Code.STATE_READ_FAILED, reply
+    assert "tool_changed" in reply.message
     assert harness.lab.writes() == []
