@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -41,12 +42,23 @@ def schema_fingerprint(schema: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def plain(name: object) -> str:
+    """A name the server chose (a tool's, an argument's) as it is when it is plain (letters,
+    digits, ``_.-``, at most 64), else ``<name XXXXXXXX>`` (its SHA-256's first 8 hex digits):
+    what differs is said in messages, logs and audit rows without the server's own text."""
+    text = str(name)
+    return text if _PLAIN.fullmatch(text) else f"<name {hashlib.sha256(text.encode()).hexdigest()[:8]}>"
+
+
 def _names(schema: Mapping[str, Any]) -> tuple[set[str], set[str]]:
     properties = schema.get("properties")
     required = schema.get("required")
     return (
-        {str(p) for p in properties} if isinstance(properties, Mapping) else set(),
-        {str(r) for r in required} if isinstance(required, list) else set(),
+        {plain(p) for p in properties} if isinstance(properties, Mapping) else set(),
+        {plain(r) for r in required} if isinstance(required, list) else set(),
     )
 
 
@@ -157,5 +169,5 @@ def compare_tools(listed: Sequence[Mapping[str, Any]], policy: ToolPolicy) -> To
         elif what := _served_what(served, reviewed):
             out.append(ToolDifference(tool, "read", tuple(what), True, served))
     known = set(policy.read_tools) | set(policy.write_tools)
-    out += [ToolDifference(n, "new", (), False, by_name[n]) for n in sorted(set(by_name) - known)]
+    out += [ToolDifference(plain(n), "new", (), False, by_name[n]) for n in sorted(set(by_name) - known)]
     return ToolReport(tuple(out))
