@@ -16,7 +16,7 @@ from services.lab.server import LabHandle
 from services.lab.tools import TOOLS
 from shared.errors import Code
 from shared.policy.definitions import schema_fingerprint
-from shared.wire.executor import Prepared
+from shared.wire.executor import Inspection, Prepared
 from shared.wire.protocol import ErrorReply
 from tests.executor.harness import IDLE, Harness
 from tests.executor.test_refusals import refused_after_claim
@@ -45,9 +45,12 @@ async def test_a_schema_changed_mid_run_stops_new_and_pending_proposals_until_re
 ) -> None:
     # A proposal made and approved while the tool is as reviewed: the warm session has listed
     # the tools already, so only a fresh listing before the write can see the change.
-    _, approval_id = await harness.proposed_and_approved(*REBOOT)
+    proposal_id, approval_id = await harness.proposed_and_approved(*REBOOT)
     changed = await lab_tools(harness.lab, "POST", {"tool": "batch_reboot", "input_schema": with_force()})
     assert set(changed["changed"]) == {"batch_reboot"}
+    card = await harness.inspect(proposal_id)  # the card says so, with the room's facts still read
+    assert isinstance(card, Inspection) and card.would_refuse == Code.TOOL_CHANGED, card
+    assert card.complete and card.targets
 
     reply = await harness.prepare(*REBOOT)
     assert isinstance(reply, ErrorReply) and reply.code == Code.TOOL_CHANGED, reply
