@@ -139,6 +139,7 @@ class Code(enum.StrEnum):
     EVENT_NOT_CURRENT = "event_not_current"
     STATE_READ_FAILED = "state_read_failed"
     FINGERPRINT_CHANGED = "fingerprint_changed"
+    TOOL_CHANGED = "tool_changed"
     TARGET_RECORDING = "target_recording"
     TARGET_IN_EVENT_WINDOW = "target_in_event_window"
     # --- assistant ----------------------------------------------------------------------
@@ -271,6 +272,7 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.EVENT_NOT_CURRENT: "The event is not the device's current or next event.",
         Code.STATE_READ_FAILED: "A target's state could not be read; failing closed.",
         Code.FINGERPRINT_CHANGED: "A target's state changed since the proposal (online, recording, next event).",
+        Code.TOOL_CHANGED: "Epiphan's definition of the tool (its input schema or description) differs from the one reviewed in the policy; it is neither proposed, run nor called until a person reviews it.",
         Code.TARGET_RECORDING: "A disruptive change would hit a room that is recording.",
         Code.TARGET_IN_EVENT_WINDOW: "A disruptive change would hit a room during or near its event.",
         Code.FSM_BLOCKED: "The assistant's session state machine blocked this call.",

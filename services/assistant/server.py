@@ -141,7 +141,9 @@ def model_client(settings: Settings) -> ModelClient | None:
 
 def build_reader(settings: Settings, tool_policy: ToolPolicy) -> SignedReader:
     """The read slot's guarded client (the assistant's and the watch's; close it at the end)."""
-    return SignedReader(settings.read_token_file, settings.epiphan_mcp_url, tool_policy.model_read_tools)
+    return SignedReader(
+        settings.read_token_file, settings.epiphan_mcp_url, tool_policy.model_read_tools, pins=tool_policy
+    )
 
 
 def build_assistant(

@@ -45,6 +45,7 @@ from shared.epiphan.mcp_session import McpConnection
 from shared.epiphan.read_client import EpiphanError, EpiphanReadClient
 from shared.epiphan.redact import url_host
 from shared.errors import FleetwatchError
+from shared.policy.definitions import arguments_differ
 from shared.text.catalogue import N_, translate
 from shared.text.languages import Language
 
@@ -342,7 +343,7 @@ async def with_tools(
         return msgspec.structs.replace(
             manifest, proposable={"*": f"the server's tools could not be listed ({exc.code})"}
         )
-    write_json(folder, "tools.json", tools)
+    write_json(folder, "tools.json", [{k: v for k, v in t.items() if k != "description"} for t in tools])
     listed = {str(t.get("name")): t.get("input_schema") for t in tools}
     compared = {
         tool: compare_arguments(listed.get(tool), rule.arguments_schema)
@@ -357,24 +358,13 @@ NOT_OFFERED: Final = N_("not offered by the server")
 
 def compare_arguments(served: Any, reviewed: Mapping[str, Any]) -> str:
     """``same arguments`` when the server's input schema for a tool names the same arguments,
-    with the same required ones, as the reviewed schema; else what differs; ``not offered`` when
-    the server has no such tool (English: the manifest's words; `summary` says them)."""
+    with the same required ones, as the reviewed schema; else what differs
+    (`shared.policy.definitions.arguments_differ`, the comparison the pinned definitions use
+    too); ``not offered`` when the server has no such tool (English: the manifest's words;
+    `summary` says them)."""
     if not isinstance(served, Mapping):
         return NOT_OFFERED
-
-    def names(schema: Mapping[str, Any]) -> tuple[set[str], set[str]]:
-        properties = schema.get("properties")
-        return set(properties) if isinstance(properties, Mapping) else set(), set(
-            schema.get("required") or ()
-        )
-
-    server, ours = names(served), names(reviewed)
-    if server == ours:
-        return SAME_ARGUMENTS
-    return (
-        f"differs: the server takes {sorted(server[0])} (required {sorted(server[1])}), "
-        f"the reviewed schema {sorted(ours[0])} (required {sorted(ours[1])})"
-    )
+    return arguments_differ(served, reviewed) or SAME_ARGUMENTS
 
 
 def summary(manifest: Manifest, folder: Path, *, language: Language = "en") -> str:

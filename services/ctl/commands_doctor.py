@@ -8,7 +8,9 @@ refuse and audit the attempt): the executor is then judged by approval_web's ``G
 ``--live`` proves each sign-in with one read (`prove_read`, `prove_sandbox`): the read sign-in
 here when this user may read its slot (refreshing as the services do), else through the
 assistant (``GetFleet``); the sandbox sign-in always through its one holder, the executor
-(``ListWritable`` on approval.sock: nothing here reads the sandbox token).
+(``ListWritable`` on approval.sock: nothing here reads the sandbox token). It also compares
+Epiphan's tool list, listed through the read sign-in when this user may read its slot, with the
+reviewed policy (`compared_tools`, as ``fleetwatch tools diff``).
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ import stat
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from services.ctl import add_language_option
+from services.ctl.commands_tools import tool_definitions
 from services.ctl.doctor import (
     SERVICES,
     Detail,
@@ -44,6 +47,7 @@ from shared.epiphan.fleet import parse_devices
 from shared.epiphan.signed_session import SignedConnection
 from shared.epiphan.slots import slot_summary
 from shared.errors import Code, FleetwatchError
+from shared.policy.definitions import ToolReport
 from shared.private_files import UnsafePath
 from shared.text.catalogue import N_, Words
 from shared.text.languages import Language
@@ -51,6 +55,9 @@ from shared.web.loopback_peer import LISTEN, read_tables, table_rows
 from shared.wire.approval import ApprovalClient, Status
 from shared.wire.assistant import AssistantClient, ModelInfo, WatchStatus
 from shared.wire.client import CallError, SocketClient
+
+if TYPE_CHECKING:
+    from shared.policy.model import ToolPolicy
 
 PROBE_SECONDS = 3.0
 """Bound on each socket request doctor makes (seconds)."""
@@ -70,7 +77,10 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
     doctor.add_argument(
         "--live",
         action="store_true",
-        help=N_("also prove each sign-in with one read (Epiphan's word, not the clock's)"),
+        help=N_(
+            "also prove each sign-in with one read (Epiphan's word, not the clock's), and compare "
+            "Epiphan's tool list with the reviewed policy"
+        ),
     )
     doctor.set_defaults(run=doctor_command)
 
@@ -177,6 +187,8 @@ PROBE_DETAILS = {
     "neither": N_("this user may neither read the slot nor ask the assistant"),
     "not_approval": N_("this user may not use approval.sock"),
     "no_fence": N_("no fence is configured, so the executor reads nothing"),
+    "no_policy": N_("the policy does not load"),
+    "no_read_slot": N_("this user may not read the read sign-in's slot, or it holds none"),
 }
 """Why a socket or a sign-in was not asked, in words (said in the reader's language)."""
 
@@ -311,6 +323,22 @@ async def prove_sandbox(settings: Settings, summary: Mapping[str, Any], allowed:
     return LiveProof("executor", "accepted", devices=len(writable.devices), valid_until=valid_until)
 
 
+async def compared_tools(
+    settings: Settings, tool_policy: ToolPolicy | None, summary: Mapping[str, Any]
+) -> tuple[ToolReport | None, Detail | None]:
+    """``--live``: Epiphan's tool list through the read sign-in (when this user may read its
+    slot) against the reviewed policy (`services.ctl.commands_tools.tool_definitions`), or why
+    not."""
+    if tool_policy is None:
+        return None, probe_detail("no_policy")
+    if not summary.get("ok"):
+        return None, probe_detail("no_read_slot")
+    try:
+        return await tool_definitions(settings, tool_policy), None
+    except FleetwatchError as exc:
+        return None, f"{exc.code}: {exc.message}"
+
+
 def state_modes(settings: Settings) -> tuple[tuple[tuple[str, str, str], ...] | None, str | None]:
     """On one account, what of the state others may open (`private_tree`, changing nothing),
     and why it could not be looked at; (None, None) on install.sh's layout (its own modes)."""
@@ -329,7 +357,7 @@ async def gather(settings: Settings, *, live: bool = False) -> Facts:
     """Every fact the checks need, read now (with `live`, the sign-ins proven too)."""
     from shared.policy.loader import load_policies  # jsonschema and yaml: only when doctor runs
 
-    read_tools, proposable, policy_error = None, (), None
+    read_tools, proposable, policy_error, tool_policy = None, (), None, None
     try:
         _policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
         read_tools, proposable = tool_policy.read_tools, tuple(sorted(tool_policy.propose))
@@ -344,8 +372,9 @@ async def gather(settings: Settings, *, live: bool = False) -> Facts:
         "read": slot_summary(settings.read_token_file),
         "sandbox": slot_summary(settings.sandbox_token_file),
     }
-    proofs = None
+    proofs, tools, tools_error = None, None, None
     if live:
+        tools, tools_error = await compared_tools(settings, tool_policy, slots["read"])
         read_proof, sandbox_proof = await asyncio.gather(
             prove_read(settings, read_tools or frozenset(), slots["read"], allowed["assistant"]),
             prove_sandbox(settings, slots["sandbox"], allowed["approval_web"]),
@@ -381,4 +410,6 @@ async def gather(settings: Settings, *, live: bool = False) -> Facts:
         listeners=read_listeners(),
         model=model,
         model_error=model_error,
+        tools=tools,
+        tools_error=tools_error,
     )

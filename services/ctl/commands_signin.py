@@ -26,6 +26,7 @@ from services.ctl import add_language_option
 from shared.config import load_settings
 from shared.errors import Code
 from shared.text.catalogue import N_, Moment, Words, say_text, translations
+from shared.text.display import visible
 from shared.text.languages import Language
 
 if TYPE_CHECKING:
@@ -144,7 +145,12 @@ async def login_command(args: argparse.Namespace) -> int:
                 paste=(lambda: _paste(language)) if args.paste else None,
             )
         report = await store_sign_in(
-            settings, sign_in, sandbox=args.sandbox, read_tools=tool_policy.read_tools, http=http
+            settings,
+            sign_in,
+            sandbox=args.sandbox,
+            read_tools=tool_policy.read_tools,
+            http=http,
+            pins=tool_policy,
         )
     ends = (
         _words(
@@ -167,6 +173,17 @@ async def login_command(args: argparse.Namespace) -> int:
             slot=str(report.slot),
         )
     )
+    if report.tools_changed:
+        _say(
+            _words(
+                language,
+                N_(
+                    "Epiphan's tool list differs from the reviewed policy (%(tools)s): such a "
+                    "proposable tool is neither proposed nor run; see `fleetwatch tools diff`."
+                ),
+                tools="; ".join(visible(t, 300) for t in report.tools_changed),
+            )
+        )
     return 0
 
 

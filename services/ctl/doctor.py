@@ -15,7 +15,9 @@ lab's demo model on this machine, or keyword only: it is asked over assistant.so
 ``fleetwatch up`` gives the services an environment of their own), the key masked, exactly what
 goes to it (`shared.epiphan.model_data`) and how to turn that off; the pages bound to loopback
 only. With ``--live``, each sign-in is also proven with one read (`LiveProof`, `check_live`):
-the slot's clock says when a token ends, Epiphan says whether it still takes it.
+the slot's clock says when a token ends, Epiphan says whether it still takes it; and Epiphan's
+tool list is compared with the reviewed policy (`check_tools`: a proposable tool whose
+definition differs FAILs, a changed or gone read tool and a new tool WARN).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any, Final
 
 from shared.config import Secret, Settings
 from shared.errors import Code
+from shared.policy.definitions import ARGUMENTS_DIFFER, NOT_OFFERED, ToolDifference, ToolReport
 from shared.text.catalogue import C_, N_, Words, say_text, translate, translations
 from shared.text.change_words import change, change_in
 from shared.text.display import visible
@@ -128,6 +131,10 @@ class Facts:
     most it may be), octal; None when not looked at (a server's layout, install.sh's modes)."""
     state_error: str | None = None
     """Why the state could not be looked at (a symlinked folder), or None."""
+    tools: ToolReport | None = None
+    """``--live``: Epiphan's tool list against the reviewed policy, or None (not compared)."""
+    tools_error: Detail | None = None
+    """``--live``: why the tool list could not be compared, or None."""
 
 
 @dataclass(frozen=True)
@@ -1001,6 +1008,61 @@ def check_ports(
     return checks
 
 
+# --- pinned tool definitions -------------------------------------------------------------------
+
+TOOL_WHAT: Final[Mapping[str, str]] = {
+    NOT_OFFERED: N_("not offered by the server"),
+    "input schema": N_("input schema"),
+    "description": N_("description"),
+}
+"""The words of what can differ (the arguments' line stays as the comparison wrote it)."""
+
+TOOL_KINDS: Final[Mapping[str, str]] = {
+    "proposable": N_("proposable tool %(tool)s: not proposed or run until reviewed (%(what)s)"),
+    "read": N_("read tool %(tool)s: %(what)s"),
+    "new": N_("new tool %(tool)s: offered by the server, on neither list; never called"),
+}
+
+
+def what_differs(difference: ToolDifference, language: Language) -> str:
+    """What differs of one tool, in `language`, joined by ``; ``."""
+    said = [translate(language, TOOL_WHAT[w]) for w in difference.what if w in TOOL_WHAT]
+    if difference.arguments is not None:
+        said.insert(0, translate(language, ARGUMENTS_DIFFER) % difference.arguments)
+    return "; ".join(said)
+
+
+def difference_line(difference: ToolDifference, language: Language) -> str:
+    """One line naming the tool and what differs, in `language`."""
+    text = translate(language, TOOL_KINDS[difference.kind])
+    return text % {"tool": difference.tool, "what": what_differs(difference, language)}
+
+
+def check_tools(report: ToolReport | None, error: Detail | None, *, language: Language = "en") -> list[Check]:
+    """``doctor --live``: Epiphan's tool list against the reviewed policy
+    (`shared.policy.definitions`): FAIL for each proposable tool that differs (neither proposed
+    nor run until reviewed), WARN for each read tool that changed or went and each new tool,
+    OK when all is as reviewed; nothing without ``--live``."""
+    name = C_("doctor check", "tools")
+    if report is None and error is None:
+        return []
+    if report is None:
+        return [_check(language, name, Level.WARN, N_("not compared: %(why)s"), why=error)]
+    if report.clean:
+        return [
+            _check(language, name, Level.OK, N_("every tool Epiphan offers is as reviewed in the policy"))
+        ]
+    see = _say(language, N_("; see `fleetwatch tools diff`"))
+    return [
+        Check(
+            _name(language, name),
+            Level.FAIL if d.kind == "proposable" else Level.WARN,
+            difference_line(d, language) + see,
+        )
+        for d in report.differences
+    ]
+
+
 # --- the whole report --------------------------------------------------------------------------
 
 
@@ -1017,6 +1079,7 @@ def run_checks(facts: Facts, *, language: Language = "en") -> list[Check]:
         checks += check_sign_in(name, facts.slots.get(name, {"present": False}), facts.now, **say)
         if facts.live is not None and name in facts.live:
             checks += check_live(name, facts.live[name], facts.now, **say)
+    checks += check_tools(facts.tools, facts.tools_error, **say)
     checks += check_state_modes(facts.state_modes, facts.state_error, **say)
     checks += check_fence(facts.settings, facts.status, **say)
     checks += check_fence_level(facts.sockets, **say)

@@ -111,6 +111,7 @@ MODULES = (
     "commands_watch",
     "commands_signin",
     "commands_doctor",
+    "commands_tools",
 )
 """The modules of ``services.ctl`` that add commands to the tree (``add_commands``), in the
 order ``--help`` lists them."""
@@ -126,6 +127,7 @@ COMMANDS = {
     **dict.fromkeys(("history", "digest", "note", "notes"), "commands_watch"),
     **dict.fromkeys(("login", "logout"), "commands_signin"),
     "doctor": "commands_doctor",
+    "tools": "commands_tools",
 }
 """Which module adds each command: ``fleetwatch COMMAND ...`` imports that one module, not
 every command's (issue 14: a quick CLI); ``--help`` or an unknown word builds the whole tree.

@@ -24,7 +24,9 @@ The order, each refusal a stable code and one ``refusal`` audit row:
    channel; 7. the ``stream_id`` on the sandbox team's list; 8. recorder status and events,
    read last; the fingerprint; the ``event_id`` current or next; the disruptive rule; 9. the
    binding facts (`services.executor.facts`) built from these reads hash to what the card
-   showed (``card_facts_changed``, naming what changed).
+   showed (``card_facts_changed``, naming what changed); 10. the server's tool list, listed
+   afresh on the same session, still holds the tool's reviewed definition (``tool_changed``,
+   naming what differs: a tool list can change under a running session).
 
 Then the write tool is called **once**, straight after the last read (`WriteClient`), and the
 outcome (ok | error | unknown) recorded; a write Epiphan refused for the team's plan is
@@ -175,6 +177,7 @@ async def _run_claimed(
                         shown,
                     )
                 )
+                await reader.definition_check(record.tool)
                 wrote_at, sent = rt.clock(), True
                 outcome = await WriteClient(reader.last_used).write_once(record.tool, record.arguments)
                 if outcome.code is not None:  # Epiphan refused before acting (plan): nothing ran

@@ -9,7 +9,8 @@ start and finish. Those that decide what the write does are returned again as th
 facts with their hash (`services.executor.facts`), which the approval records and Execute
 re-checks. ``would_refuse`` comes from the same pure checks Execute runs
 (`services.executor.checks`), in the same order, minus the approval's own (an Inspect has no
-approval): a seal that does not verify (e.g. prepared before a restart) gives ``seal_invalid``
+approval), the server's definition of the tool as reviewed (``tool_changed``) included: a
+seal that does not verify (e.g. prepared before a restart) gives ``seal_invalid``
 and no facts, so the card offers Deny only. ``complete`` is False when a read failed or an ID
 was not found.
 """
@@ -153,6 +154,7 @@ async def inspect(rt: Runtime, request: Inspect) -> Inspection:
             if isinstance(record.arguments.get("stream_id"), str):
                 endpoints = await reader.stream_endpoints()
             reads = await reader.targets(record.targets)
+            await reader.definition_check(record.tool)  # last, as at Execute: the facts stay read
     except ExecutorError as exc:
         refusal = refusal or Refusal(exc.code, exc.message)
     if refusal is None and standing.proposed is not None and listed is not None and reads is not None:

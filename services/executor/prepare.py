@@ -1,6 +1,7 @@
 """Prepare: bind a new proposal to the sandbox team as it is right now, and seal it.
 
-Order: the policy (`checks.policy_refusal`), the fence, the sandbox sign-in, a fresh device
+Order: the policy (`checks.policy_refusal`), the fence, the sandbox sign-in, the server's
+definition of the tool as reviewed (``tool_changed``, `shared.policy.definitions`), a fresh device
 list (team ID, membership, allowlist, channels), the stream endpoint list when the call names
 a ``stream_id``, the targets' recorder status and events (the fingerprint: online, recording,
 next event start per target) and the ``event_id``. A ``stream_id`` is bound in the form the
@@ -39,6 +40,7 @@ async def prepare(rt: Runtime, request: Prepare) -> Prepared:
     raise_refusal(fence_refusal(rt.fence))
     async with rt.sandbox() as session:
         reader = rt.reader(session, tool_policy)
+        await reader.definition_check(request.tool)
         world = await read_and_check(reader, proposed, rt.fence, proposed.targets)
     raise_refusal(event_refusal(proposed.arguments, world.reads.events))
     record = make_bound_record(

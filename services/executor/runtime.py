@@ -156,5 +156,8 @@ class Runtime:
 
     def reader(self, session: SignedConnection, tool_policy: ToolPolicy) -> SandboxReader:
         """Fresh, guarded reads over `session` (the policy's read list); stream endpoints carry
-        their secret digest under the binding key."""
-        return SandboxReader(session, tool_policy.read_tools, self.clock, secret_digest(self.key))
+        their secret digest under the binding key; the server's tool list held to the policy's
+        reviewed definitions (`shared.policy.definitions`)."""
+        return SandboxReader(
+            session, tool_policy.read_tools, self.clock, secret_digest(self.key), pins=tool_policy
+        )

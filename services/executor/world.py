@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from services.executor import ExecutorError
 from services.executor.checks import (
@@ -59,6 +59,9 @@ from shared.epiphan.read_client import EpiphanReadClient
 from shared.epiphan.signed_session import SignedConnection, failed_codes
 from shared.epiphan.slots import SignIn, SlotError, read_slot
 from shared.errors import Code, FleetwatchError
+
+if TYPE_CHECKING:
+    from shared.policy.model import ToolPolicy
 
 T = TypeVar("T")
 EVENTS_HORIZON = timedelta(hours=24)
@@ -113,6 +116,9 @@ class TargetReads:
 
 
 async def _read(code: Code, what: str, read: Awaitable[T]) -> T:
+    """`read`'s value; a failure is `ExecutorError` with `code` (every operation declares it),
+    naming the read's own code: ``tool_changed`` when the read client refused a read tool whose
+    reviewed definition changed (fail closed, as for any read that did not happen)."""
     try:
         return await read
     except FleetwatchError as exc:
@@ -123,7 +129,8 @@ class SandboxReader:
     """Fresh reads of the sandbox team over `session` (guarded: the policy's `read_tools`; a
     read refused in-band is repeated once after a refresh). `clock` gives the current UTC time
     (for ``until``); `digest` makes each stream endpoint's keyed secret digest
-    (`services.executor.facts`)."""
+    (`services.executor.facts`); `pins`: the tool policy whose reviewed definitions the
+    server's tool list is held to on each session (`EpiphanReadClient`)."""
 
     def __init__(
         self,
@@ -131,11 +138,14 @@ class SandboxReader:
         read_tools: frozenset[str],
         clock: Callable[[], datetime],
         digest: Callable[[Mapping[str, Any]], str] | None = None,
+        *,
+        pins: ToolPolicy | None = None,
     ) -> None:
         self._session = session
         self._read_tools = read_tools
         self._clock = clock
         self._digest = digest
+        self._pins = pins
         self._last: McpConnection | None = None
 
     @property
@@ -163,7 +173,32 @@ class SandboxReader:
             self._last = client.connection
             return result
 
-        return self._session.read(self._read_tools, noted, failures=failures)
+        return self._session.read(self._read_tools, noted, failures=failures, pins=self._pins)
+
+    async def definition_check(self, tool: str) -> None:
+        """The server's tool list listed afresh on the session (the SDK does not notice a tool
+        list that changed under a running session) and compared with the reviewed definitions:
+        Prepare calls it before its reads, Execute straight before the write.
+
+        Raises:
+            ExecutorError: ``tool_changed`` naming what differs; ``state_read_failed`` when the
+                list cannot be had (fail closed); ``internal_error`` without pins.
+        """
+        if self._pins is None:
+            raise ExecutorError(Code.INTERNAL_ERROR, "no tool policy to hold the tool list to")
+        report = await _read(
+            Code.STATE_READ_FAILED,
+            "Epiphan's tool list",
+            self._through(lambda client: client.tool_report(fresh=True)),
+        )
+        changed = report.blocked(tool)
+        if changed is not None:
+            raise ExecutorError(
+                Code.TOOL_CHANGED,
+                f"Epiphan's definition of {changed.describe()} is not the one reviewed in the "
+                "policy; nothing ran. A person reviews it (fleetwatch tools diff) and updates the "
+                "policy first.",
+            )
 
     def _call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Awaitable[Any]:
         return self._through(lambda client: client.call(tool, arguments))

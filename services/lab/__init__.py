@@ -20,7 +20,7 @@ Layers (each may import only the ones above it)::
     tools.py     the registry: name, schemas, read/write, handler
     lab.py       the simulator's root: tokens, calls, the write log
     oauth.py     the OAuth authorization server and the page where a person picks the team
-    control.py   the ``/_lab/*`` endpoints (state, write log, faults, clock, reset, tokens)
+    control.py   the ``/_lab/*`` endpoints (state, write log, faults, clock, reset, tokens, tools)
                  |  standins.py  the Slack Web API and Teams webhook stand-ins, ``/_lab/notices``
     server.py    the ASGI app, serving it, ``run_lab``/``LabHandle`` for tests
     __main__.py  the command line (``python -m services.lab``, ``fleetwatch lab``)

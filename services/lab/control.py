@@ -11,6 +11,9 @@
     POST /_lab/clock    {"advance_seconds": N} or {"set": "<UTC ISO>"} -> {"now"}
     POST /_lab/reset    the scenario's first state; write log and faults cleared -> {"ok", "now"}
     POST /_lab/tokens   {"team", "ttl_seconds"?} -> {"token"} (a bearer token of lab time)
+    GET|POST|DELETE /_lab/tools  list / change {"tool", "input_schema"?, "description"?} (what
+                        ``tools/list`` shows from now on) / restore every tool -> {"changed":
+                        {tool: {input_schema?, description?}}}
 
 A refused request gets ``{"error": "<one line>"}`` with 400 (bad body) or 403 (not loopback).
 """
@@ -118,6 +121,16 @@ def control_routes(lab: Lab, base_url: str) -> list[Route]:
             raise LabError(str(exc)) from exc
         return JSONResponse({"token": token})
 
+    async def tools(request: Request) -> Response:
+        if request.method == "POST":
+            try:
+                lab.redefined.change(await body(request))
+            except ValueError as exc:
+                raise LabError(str(exc)) from exc
+        elif request.method == "DELETE":
+            lab.redefined.clear()
+        return JSONResponse({"changed": lab.redefined.listing()})
+
     def guarded(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
             if not is_loopback(request):
@@ -137,4 +150,5 @@ def control_routes(lab: Lab, base_url: str) -> list[Route]:
         Route("/_lab/clock", guarded(clock), methods=["POST"]),
         Route("/_lab/reset", guarded(reset), methods=["POST"]),
         Route("/_lab/tokens", guarded(tokens), methods=["POST"]),
+        Route("/_lab/tools", guarded(tools), methods=["GET", "POST", "DELETE"]),
     ]

@@ -38,7 +38,7 @@ from services.lab.notices import NoticeBoard
 from services.lab.scenario import TEAM_NAMES, Scenario
 from services.lab.shapes import OLDER_SHAPES, drift
 from services.lab.state import LabClock, World
-from services.lab.tools import TOOL_NAMES, TOOLS
+from services.lab.tools import TOOL_NAMES, TOOLS, Redefinitions
 
 Anonymous = Literal["admit", "challenge"]
 UNAUTHORIZED_MISSING = (
@@ -144,13 +144,16 @@ class Lab:
         self.calls: deque[tuple[str, str | None]] = deque(maxlen=CALLS_KEPT)
         self.ended_sessions: set[str] = set()
         self.notices = NoticeBoard()
+        self.redefined = Redefinitions()
+        """Tool definitions changed at run time (``/_lab/tools``); a reset restores them."""
         self._seq = 0
         self.world: World
         self.reset()
 
     def reset(self) -> None:
         """The scenario's first state again: clock restarted, world rebuilt, write log and
-        faults cleared (the scenario's own faults set again), the notices received forgotten.
+        faults cleared (the scenario's own faults set again), the notices received forgotten,
+        every tool's definition as served first.
         Tokens stay valid."""
         self.clock.restart()
         self.world = World.build(self.scenario, self.clock.now())
@@ -160,6 +163,7 @@ class Lab:
         self.calls.clear()
         self.ended_sessions.clear()
         self.notices.clear()
+        self.redefined.clear()
         self._seq = 0
         self.faults.clear()
         self.release()

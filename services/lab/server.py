@@ -174,7 +174,10 @@ def _bearer_text(header: str) -> str | None:
 def _mcp_server(lab: Lab) -> Server[Any]:
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(
-            tools=[t.listing(older_shapes=lab.settings.older_shapes) for t in TOOLS.values()]
+            tools=[
+                t.listing(older_shapes=lab.settings.older_shapes, redefined=lab.redefined)
+                for t in TOOLS.values()
+            ]
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:

@@ -97,18 +97,71 @@ class ToolDef:
         where = where.lstrip(".") or "arguments"
         return f"{where}: {error.message}"
 
-    def listing(self, *, older_shapes: bool) -> types.Tool:
-        """The tool as ``tools/list`` shows it."""
+    def listing(self, *, older_shapes: bool, redefined: Redefinitions | None = None) -> types.Tool:
+        """The tool as ``tools/list`` shows it, with its definition as `redefined` changed it
+        (``/_lab/tools``)."""
+        changed = redefined.of(self.name) if redefined is not None else {}
         return types.Tool(
             name=self.name,
-            description=self.description,
-            input_schema=self.input_schema,
+            description=changed.get("description", self.description),
+            input_schema=changed.get("input_schema", self.input_schema),
             output_schema=output_schema(self.name, write=self.write, older=older_shapes),
             annotations=types.ToolAnnotations(
                 read_only_hint=not self.write,
                 destructive_hint=self.disruptive if self.write else None,
             ),
         )
+
+
+class Redefinitions:
+    """Tool definitions changed at run time (``POST /_lab/tools``), as a server that changes its
+    tool list under a running client: only ``tools/list`` shows them; a call is still checked
+    against the tool's own schema. `clear` restores every tool (``DELETE``, a reset)."""
+
+    def __init__(self) -> None:
+        self._changed: dict[str, dict[str, Any]] = {}
+
+    def of(self, tool: str) -> Mapping[str, Any]:
+        """What was changed of `tool` (``description``, ``input_schema``), empty when nothing."""
+        return self._changed.get(tool, {})
+
+    def change(self, data: Mapping[str, Any]) -> None:
+        """Change one tool: ``{"tool": NAME, "input_schema"?: {...}, "description"?: "..."}``.
+
+        Raises:
+            ValueError: an unknown tool, nothing to change, a schema that is not a JSON
+                Schema object, a description that is not text.
+        """
+        tool = data.get("tool")
+        if not isinstance(tool, str) or tool not in _DESCRIPTIONS:
+            raise ValueError(f"'tool' must name one of the lab's tools, not {tool!r}")
+        unknown = set(data) - {"tool", "input_schema", "description"}
+        if unknown:
+            raise ValueError(f"unknown keys {sorted(unknown)} (known: tool, input_schema, description)")
+        changed: dict[str, Any] = {}
+        if "input_schema" in data:
+            schema = data["input_schema"]
+            if not isinstance(schema, dict):
+                raise ValueError("'input_schema' must be a JSON object")
+            try:
+                jsonschema.Draft202012Validator.check_schema(schema)
+            except jsonschema.exceptions.SchemaError as exc:
+                raise ValueError(f"'input_schema' is not a JSON Schema: {exc.message}") from exc
+            changed["input_schema"] = schema
+        if "description" in data:
+            if not isinstance(data["description"], str):
+                raise ValueError("'description' must be text")
+            changed["description"] = data["description"]
+        if not changed:
+            raise ValueError("send 'input_schema', 'description' or both")
+        self._changed[tool] = {**self._changed.get(tool, {}), **changed}
+
+    def listing(self) -> dict[str, dict[str, Any]]:
+        """Every changed tool and what was changed of it."""
+        return {tool: dict(changed) for tool, changed in sorted(self._changed.items())}
+
+    def clear(self) -> None:
+        self._changed.clear()
 
 
 def _build() -> Mapping[str, ToolDef]:

@@ -1,8 +1,8 @@
 """One MCP session to an Epiphan Edge server over streamable HTTP, with a bearer token.
 
-This module is the only place that sends ``tools/call`` (and ``tools/list``, which only
-``fleetwatch capture`` asks for, to compare the server's argument schemas with the reviewed
-ones). It is used by exactly two classes: the guarded read client
+This module is the only place that sends ``tools/call`` (and ``tools/list``, which the guarded
+read client asks for to compare the server's tool definitions with the reviewed ones,
+`shared.policy.definitions`, and ``fleetwatch capture`` to save them). It is used by exactly two classes: the guarded read client
 (`shared.epiphan.read_client.EpiphanReadClient`) and the executor's write client
 (`services.executor.write_client`); a test fails if any other module calls it. It knows nothing
 of read or write: the guard lives in the callers.
@@ -163,6 +163,14 @@ class McpConnection:
         self._opened = False
         self._retired = False
         self.answered = 0
+        self.sessions = 0
+        """How many MCP sessions this connection opened (the read client takes the tool list's
+        fingerprint again on each new one)."""
+
+    @property
+    def is_open(self) -> bool:
+        """True while a session is open (the next call goes on it, not on a new one)."""
+        return self._session is not None
 
     def __repr__(self) -> str:
         return f"McpConnection(url={self.url!r}, signed_in={self._bearer is not None})"
@@ -255,14 +263,17 @@ class McpConnection:
             try:
                 async with asyncio.timeout(self.timeout_seconds):
                     self._session = await asyncio.shield(ready)
+                self.sessions += 1
             except BaseException:
                 await self.close()
                 raise
             return self._session
 
     async def list_tools(self, *, max_pages: int = 20) -> list[dict[str, Any]]:
-        """The server's tools: ``[{name, input_schema, output_schema}]`` (descriptions are left
-        out: they are the server's untrusted text). Follows at most `max_pages` pages.
+        """The server's tools: ``[{name, description, input_schema, output_schema}]`` (the
+        description is the server's untrusted text: compared with the reviewed one, shown only
+        through `shared.text.display`, never sent to the model). Follows at most `max_pages`
+        pages. Asks the server each time (the SDK's own per-session cache is not used).
 
         Raises:
             McpCallError: as `call`.
@@ -277,7 +288,12 @@ class McpConnection:
                     params = sdk.types.PaginatedRequestParams(cursor=cursor) if cursor else None
                     result = await session.list_tools(params=params)
                     tools += [
-                        {"name": t.name, "input_schema": t.input_schema, "output_schema": t.output_schema}
+                        {
+                            "name": t.name,
+                            "description": t.description,
+                            "input_schema": t.input_schema,
+                            "output_schema": t.output_schema,
+                        }
                         for t in result.tools
                     ]
                     cursor = result.next_cursor

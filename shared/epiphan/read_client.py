@@ -3,6 +3,13 @@
 Layers:
 1. the **guard**: a tool not on the policy's ``read`` list is refused before a byte is sent
    (`Code.TOOL_NOT_ALLOWED`, or `Code.UNKNOWN_TOOL` for a name Epiphan does not have);
+   with pins (the tool policy), **pinned definitions**: the server's tool list is listed and
+   compared with the reviewed one (`shared.policy.definitions`) whenever the next call would go
+   on a session not yet looked at (each session the connection opens; the MCP SDK keeps no list
+   we trust, and a server can change its list under a running client), and on demand
+   (`EpiphanReadClient.tool_report` with ``fresh``: the executor, on its warm session, at
+   Prepare and straight before each write); a read tool whose reviewed definition changed is
+   refused (`Code.TOOL_CHANGED`, nothing sent);
 2. one call through `shared.epiphan.mcp_session.McpConnection`;
 3. result reading: an error result raises; in-band sign-in errors are detected only in error
    results or non-JSON text, never in JSON data (a room may be called "Room 401");
@@ -21,9 +28,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from shared.epiphan.capture_redact import CaptureRedactor, verified
 from shared.epiphan.fleet import (
@@ -45,6 +53,10 @@ from shared.epiphan.mcp_session import McpConnection, RawToolResult
 from shared.epiphan.read_batches import BatchedRead, Chunk, DeviceReads, merge_results
 from shared.epiphan.redact import redact, redact_parsed, redact_text
 from shared.errors import Code, FleetwatchError
+from shared.policy.definitions import ToolReport, compare_tools
+
+if TYPE_CHECKING:
+    from shared.policy.model import ToolPolicy
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -132,7 +144,8 @@ Premium plan, a plan, subscription, licence or tier next to a requirement (``pla
 class EpiphanError(FleetwatchError):
     """A read was refused by the guard or failed at Epiphan.
 
-    Codes: `tool_not_allowed`, `unknown_tool` (guard, nothing sent); `epiphan_auth` (sign-in
+    Codes: `tool_not_allowed`, `unknown_tool` (guard, nothing sent); `tool_changed` (the
+    server's definition of the tool differs from the reviewed one; nothing sent); `epiphan_auth` (sign-in
     missing, expired or invalid); `epiphan_tool_error` (an error result); `epiphan_timeout`,
     `epiphan_unreachable`, `epiphan_bad_result`. ``tool`` names the tool.
     """
@@ -200,12 +213,32 @@ def guard(tool: str, read_tools: frozenset[str]) -> None:
         )
 
 
+class _Pinned:
+    """One connection's last look at the server's tool list: the session it was taken on (its
+    `McpConnection.sessions` count) and the comparison, behind a lock (parallel reads on a new
+    session list the tools once)."""
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.session = -1
+        self.policy: ToolPolicy | None = None
+        self.report: ToolReport | None = None
+
+
+_PINNED: weakref.WeakKeyDictionary[McpConnection, _Pinned] = weakref.WeakKeyDictionary()
+
+
 class EpiphanReadClient:
     """Reads one team through one sign-in, guarded and redacted.
 
     Args:
         connection: an `McpConnection` holding the read (or, in the executor, sandbox) sign-in.
         read_tools: the policy's read list (`ToolPolicy.read_tools`).
+        pins: the tool policy whose reviewed definitions the server's tool list is held to
+            (`shared.policy.definitions`). With it, the tool list is listed and compared on
+            each session the connection opens, before the first call on it, and a read tool
+            whose definition differs from the reviewed one is refused (`tool_changed`, nothing
+            sent). Differences are logged once per session.
 
     Per-device reads of many devices go through `per_device` (parsed, for snapshots and the
     executor's checks) or `call_batched` (raw, for the model): both split the IDs into calls of
@@ -213,9 +246,12 @@ class EpiphanReadClient:
     flight for the whole client.
     """
 
-    def __init__(self, connection: McpConnection, read_tools: frozenset[str]) -> None:
+    def __init__(
+        self, connection: McpConnection, read_tools: frozenset[str], *, pins: ToolPolicy | None = None
+    ) -> None:
         self._connection = connection
         self._read_tools = frozenset(read_tools) & READ_TOOLS_OF_EPIPHAN
+        self._pins = pins
         self._limit = asyncio.Semaphore(PARALLEL_READS)
 
     @property
@@ -228,6 +264,56 @@ class EpiphanReadClient:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self._connection.close()
+
+    async def tool_report(self, policy: ToolPolicy | None = None, *, fresh: bool = False) -> ToolReport:
+        """The server's tool list (``tools/list`` on this client's connection) compared with
+        the reviewed definitions of `policy` (default: the client's `pins`). Kept per
+        connection, session and policy: listed again when `fresh`, when the connection has no
+        open session (listing opens the one the next call goes on) or opened another since, or
+        for another policy (a person reviewed a change).
+
+        Raises:
+            EpiphanError: the list could not be had (``epiphan_*``, tool ``tools/list``).
+            ValueError: no `policy` and no pins (a programming error).
+        """
+        held = policy if policy is not None else self._pins
+        if held is None:
+            raise ValueError("no tool policy to compare the tool list with")
+        pinned = _PINNED.setdefault(self._connection, _Pinned())
+        async with pinned.lock:
+            same = (
+                self._connection.is_open
+                and pinned.session == self._connection.sessions
+                and held is pinned.policy
+            )
+            if pinned.report is not None and same and not fresh:
+                return pinned.report
+            try:
+                listed = await self._connection.list_tools()
+            except FleetwatchError as exc:
+                raise EpiphanError(exc.code, "tools/list", exc.message) from exc
+            report = compare_tools(listed, held)
+            if self._connection.sessions != pinned.session or report != pinned.report:
+                for difference in report.differences:
+                    log.warning(
+                        "Epiphan's tool list differs from the reviewed one: %s", difference.describe()
+                    )
+            pinned.session, pinned.policy, pinned.report = self._connection.sessions, held, report
+            return report
+
+    async def _held_to_pins(self, tool: str) -> None:
+        """`tool_changed` when the pins are set and `tool`'s definition differs from the
+        reviewed one (the tool list taken on this session first)."""
+        if self._pins is None:
+            return
+        changed = (await self.tool_report()).blocked(tool)
+        if changed is not None:
+            raise EpiphanError(
+                Code.TOOL_CHANGED,
+                tool,
+                f"Epiphan's definition of {changed.describe()} is not the reviewed one; "
+                "not called until a person reviews it (fleetwatch tools diff)",
+            )
 
     async def call(
         self,
@@ -252,9 +338,11 @@ class EpiphanReadClient:
         return unredacted_result(await self._raw(tool, arguments))
 
     async def _raw(self, tool: str, arguments: Mapping[str, Any] | None = None) -> RawToolResult:
-        """The guard, then one call (never repeated here: a read on a warm session the server
-        ended is repeated by `shared.epiphan.signed_session.SignedConnection.read`)."""
+        """The guard, the pinned definitions, then one call (never repeated here: a read on a
+        warm session the server ended is repeated by
+        `shared.epiphan.signed_session.SignedConnection.read`)."""
         guard(tool, self._read_tools)
+        await self._held_to_pins(tool)
         try:
             return await self._connection.call(tool, arguments)
         except FleetwatchError as exc:

@@ -49,7 +49,7 @@ import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from shared.epiphan.fleet import FleetSnapshot
 from shared.epiphan.mcp_session import McpConnection
@@ -57,6 +57,9 @@ from shared.epiphan.read_batches import BatchedRead, DeviceReads
 from shared.epiphan.read_client import EpiphanReadClient
 from shared.epiphan.sdk_import import import_client
 from shared.errors import Code, FleetwatchError
+
+if TYPE_CHECKING:
+    from shared.policy.model import ToolPolicy
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -175,6 +178,7 @@ class SignedConnection:
         op: Callable[[EpiphanReadClient], Awaitable[T]],
         *,
         failures: Callable[[T], Iterable[str]] | None = None,
+        pins: ToolPolicy | None = None,
     ) -> T:
         """Run the read `op` with a guarded read client on the current connection (the slot read
         first); after an in-band sign-in refusal, refresh once and run it once more; on a warm
@@ -183,13 +187,14 @@ class SignedConnection:
         `failures` gives the codes of the parts of a result that could not be read (a batched
         read's failed calls, a snapshot's unread parts: `shared.epiphan.read_batches`): a part
         refused for the sign-in counts as the read refused (refresh, run once more), and one
-        that lost the connection drops it, as when the whole read raises.
+        that lost the connection drops it, as when the whole read raises. `pins`: the tool
+        policy the read client holds the server's tool list to (`EpiphanReadClient`).
 
         Raises:
             EpiphanError: the read failed (a second refusal included).
             SlotError / SignInError: the sign-in could not be had or refreshed.
         """
-        return await self._read(read_tools, op, failures, warm_retry=True)
+        return await self._read(read_tools, op, failures, warm_retry=True, pins=pins)
 
     async def _read(
         self,
@@ -198,33 +203,34 @@ class SignedConnection:
         failures: Callable[[T], Iterable[str]] | None,
         *,
         warm_retry: bool,
+        pins: ToolPolicy | None = None,
     ) -> T:
         connection = await self.current()
         warm = warm_retry and connection.answered > 0
         try:
-            result = await op(EpiphanReadClient(connection, read_tools))
+            result = await op(EpiphanReadClient(connection, read_tools, pins=pins))
         except FleetwatchError as exc:
             if exc.code in REOPEN_ON:
                 await self._drop(connection)
             if warm and exc.code is Code.EPIPHAN_UNREACHABLE:
                 log.info("the warm session of %s was gone; the read runs once more", self.slot.name)
-                return await self._read(read_tools, op, failures, warm_retry=False)
+                return await self._read(read_tools, op, failures, warm_retry=False, pins=pins)
             if exc.code is not Code.EPIPHAN_AUTH:
                 raise
             fresh = await self._after_refusal(connection)
             if fresh is None:
                 raise
-            return await op(EpiphanReadClient(fresh, read_tools))
+            return await op(EpiphanReadClient(fresh, read_tools, pins=pins))
         codes = set(failures(result)) if failures is not None else set()
         if codes & REOPEN_ON:
             await self._drop(connection)
         if warm and Code.EPIPHAN_UNREACHABLE in codes:
             log.info("the warm session of %s was gone; the read runs once more", self.slot.name)
-            return await self._read(read_tools, op, failures, warm_retry=False)
+            return await self._read(read_tools, op, failures, warm_retry=False, pins=pins)
         if Code.EPIPHAN_AUTH in codes:
             fresh = await self._after_refusal(connection)
             if fresh is not None:
-                return await op(EpiphanReadClient(fresh, read_tools))
+                return await op(EpiphanReadClient(fresh, read_tools, pins=pins))
         return result
 
     async def close(self) -> None:
@@ -240,16 +246,24 @@ def failed_codes(read: BatchedRead | DeviceReads[Any]) -> list[str]:
 
 class SignedReader:
     """Guarded reads (the policy's `read_tools`) through the sign-in in `slot`, refreshed as the
-    module doc says; the assistant's reader and ``fleetwatch fleet``'s.
+    module doc says; the assistant's reader and ``fleetwatch fleet``'s. `pins`: the tool policy
+    the server's tool list is held to on each session (`EpiphanReadClient`).
 
     Errors: as `SignedConnection.read`.
     """
 
     def __init__(
-        self, slot: Path, default_server: str, read_tools: frozenset[str], *, timeout_seconds: float = 30.0
+        self,
+        slot: Path,
+        default_server: str,
+        read_tools: frozenset[str],
+        *,
+        timeout_seconds: float = 30.0,
+        pins: ToolPolicy | None = None,
     ) -> None:
         self.connection = SignedConnection(slot, default_server, timeout_seconds=timeout_seconds)
         self._read_tools = frozenset(read_tools)
+        self._pins = pins
 
     async def __aenter__(self) -> SignedReader:
         return self
@@ -261,7 +275,10 @@ class SignedReader:
         """`EpiphanReadClient.call_batched` (a per-device read of many devices in calls of at
         most 100, merged); a call refused for the sign-in repeats the read once after a refresh."""
         return await self.connection.read(
-            self._read_tools, lambda client: client.call_batched(tool, arguments), failures=failed_codes
+            self._read_tools,
+            lambda client: client.call_batched(tool, arguments),
+            failures=failed_codes,
+            pins=self._pins,
         )
 
     async def snapshot(self, *, on_read: Callable[[str], None] | None = None) -> FleetSnapshot:
@@ -271,6 +288,7 @@ class SignedReader:
             self._read_tools,
             lambda client: client.snapshot(on_read=on_read),
             failures=lambda snapshot: (u.code for u in snapshot.unread),
+            pins=self._pins,
         )
 
     async def close(self) -> None:

@@ -29,6 +29,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx2
 import msgspec
@@ -54,6 +55,10 @@ from shared.epiphan.signin_oauth import (
 )
 from shared.epiphan.slots import SignIn, SlotError, locked_slot, read_slot, remove_slot, write_slot
 from shared.errors import N_, Code, FleetwatchError
+from shared.policy.definitions import ToolReport
+
+if TYPE_CHECKING:
+    from shared.policy.model import ToolPolicy
 
 __all__ = [
     "LoginReport",
@@ -84,10 +89,12 @@ ReadLine = Callable[[], Awaitable[str]]
 
 @dataclass(frozen=True)
 class TeamView:
-    """What one sign-in sees: its team ID (when Epiphan sends one) and its master IDs."""
+    """What one sign-in sees: its team ID (when Epiphan sends one) and its master IDs; with
+    pins, Epiphan's tool list against the reviewed policy (`shared.policy.definitions`)."""
 
     team_id: str | None
     device_ids: frozenset[str]
+    tools: ToolReport | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,9 @@ class LoginReport:
     team_id: str | None
     device_count: int
     expires_at: float | None
+    tools_changed: tuple[str, ...] = ()
+    """The tools whose definition at Epiphan is not the reviewed one, as seen at sign-in
+    (``tool: what differs``, English): reported, never a reason to refuse the sign-in."""
 
 
 @dataclass(frozen=True)
@@ -205,8 +215,11 @@ def static_sign_in(token_file: Path, server_url: str) -> SignIn:
 # --- checking and storing -----------------------------------------------------------------
 
 
-async def team_view(sign_in: SignIn, read_tools: frozenset[str]) -> TeamView:
-    """The team ID and device IDs `sign_in` sees (one guarded ``get_devices_in_my_team``).
+async def team_view(
+    sign_in: SignIn, read_tools: frozenset[str], *, pins: ToolPolicy | None = None
+) -> TeamView:
+    """The team ID and device IDs `sign_in` sees (one guarded ``get_devices_in_my_team``), and
+    with `pins` the server's tool list compared with them (taken on the session first).
 
     Raises:
         EpiphanError: the read failed (e.g. ``epiphan_auth`` for a token the server refuses).
@@ -214,9 +227,10 @@ async def team_view(sign_in: SignIn, read_tools: frozenset[str]) -> TeamView:
     connection = McpConnection(
         sign_in.server, sign_in.access_token, timeout_seconds=DEVICE_READ_TIMEOUT_SECONDS
     )
-    async with EpiphanReadClient(connection, read_tools) as client:
+    async with EpiphanReadClient(connection, read_tools, pins=pins) as client:
+        tools = await client.tool_report() if pins is not None else None
         team_id, devices = parse_devices(await client.call("get_devices_in_my_team"))
-    return TeamView(team_id=team_id, device_ids=frozenset(d.id for d in devices))
+    return TeamView(team_id=team_id, device_ids=frozenset(d.id for d in devices), tools=tools)
 
 
 def separation_problem(
@@ -280,12 +294,15 @@ async def store_sign_in(
     sandbox: bool,
     read_tools: frozenset[str],
     http: httpx2.AsyncClient,
+    pins: ToolPolicy | None = None,
 ) -> LoginReport:
     """Check a new sign-in and store it in its slot (read or sandbox), under the slot's lock.
 
     The new sign-in must read its device list. A sandbox sign-in is also checked against the
     read sign-in (`separation_problem`): it needs a read sign-in to compare with. Whatever is
-    refused is revoked at the server (when it offers revocation) and never stored.
+    refused is revoked at the server (when it offers revocation) and never stored. With `pins`,
+    the server's tool list is compared with the reviewed policy and what differs is reported
+    (``tools_changed``), never refused for.
 
     Raises:
         SignInError: ``sandbox_empty``, ``sandbox_overlaps``, ``team_mismatch``, ``no_sign_in``
@@ -294,7 +311,7 @@ async def store_sign_in(
         SlotError: the slot is unsafe.
     """
     try:
-        view = await team_view(sign_in, read_tools)
+        view = await team_view(sign_in, read_tools, pins=pins)
         if sandbox:
             try:
                 normal = await fresh_sign_in(settings.read_token_file, http=http)
@@ -317,7 +334,8 @@ async def store_sign_in(
     stored = msgspec.structs.replace(sign_in, team_id=view.team_id or sign_in.team_id)
     async with locked_slot(path):
         write_slot(path, stored)
-    return LoginReport(path, stored.kind, stored.team_id, len(view.device_ids), stored.expires_at)
+    changed = tuple(d.describe() for d in view.tools.differences) if view.tools is not None else ()
+    return LoginReport(path, stored.kind, stored.team_id, len(view.device_ids), stored.expires_at, changed)
 
 
 # --- refreshing ---------------------------------------------------------------------------

@@ -205,6 +205,18 @@ class ProposeRule:
         return max(policy_lead_minutes, self.lead_minutes or 0)
 
 
+@dataclass(frozen=True, slots=True)
+class ReviewedDefinition:
+    """A tool's definition as Epiphan's server gave it when a person last reviewed it
+    (``reviewed_definitions:`` in ``tool_policy.yaml``): its description (the server's text, at
+    most 1000 characters) and the SHA-256 (64 hex digits) of its input schema in canonical JSON
+    (`shared.policy.definitions.schema_fingerprint`)."""
+
+    tool: str
+    description: str
+    input_schema_sha256: str
+
+
 @dataclass(frozen=True)
 class ToolPolicy:
     """``policy/tool_policy.yaml``. `not_for_model`: read tools whose results never reach the
@@ -220,6 +232,11 @@ class ToolPolicy:
     propose: Mapping[str, ProposeRule]
     source: Path
     override: Path | None = None
+    definitions: Mapping[str, ReviewedDefinition] = field(default_factory=dict)
+    """The reviewed server definitions (``reviewed_definitions:``), by tool (read or write
+    tools; a write tool's is used while it is proposable). A proposable tool without one is
+    compared by its arguments only; a read tool without one is never refused for a change
+    (there is nothing to compare it with), only reported when the server no longer offers it."""
 
     @property
     def model_read_tools(self) -> frozenset[str]:

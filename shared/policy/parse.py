@@ -21,6 +21,7 @@ from shared.policy.model import (
     Policy,
     ProposeRule,
     QuietHours,
+    ReviewedDefinition,
     TargetKind,
     Thresholds,
     ToolPolicy,
@@ -61,7 +62,10 @@ MOVED_KEYS: Final[Mapping[str, str]] = MappingProxyType(
 )
 """Keys an earlier policy.yaml had, and where they went (named in the refusal)."""
 TOOL_POLICY_KEYS: Final = ("version", "read", "write", "disruptive", "never_proposable", "propose")
-TOOL_POLICY_OPTIONAL: Final = ("not_for_model",)
+TOOL_POLICY_OPTIONAL: Final = ("not_for_model", "reviewed_definitions")
+DEFINITION_KEYS: Final = ("description", "input_schema_sha256")
+DESCRIPTION_MAX: Final = 1000
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 RULE_KEYS: Final = (
     "schema_version",
     "summary",
@@ -170,6 +174,7 @@ def parse_tool_policy(src: Source) -> ToolPolicy:
         if tool in never:
             raise src.error(("propose", tool), f"{show(tool)} is never proposable (it carries stream keys)")
         propose[tool] = _rule(src, tool, always_disruptive=tool in disruptive)
+    definitions = _definitions(src, read, write) if src.has(("reviewed_definitions",)) else {}
     return ToolPolicy(
         version=version,
         read_tools=frozenset(read),
@@ -179,7 +184,29 @@ def parse_tool_policy(src: Source) -> ToolPolicy:
         not_for_model=frozenset(not_for_model),
         propose=MappingProxyType(propose),
         source=src.path,
+        definitions=MappingProxyType(definitions),
     )
+
+
+def _definitions(src: Source, read: tuple[str, ...], write: tuple[str, ...]) -> dict[str, ReviewedDefinition]:
+    """``reviewed_definitions:``: per read or write tool, the server's description and the
+    SHA-256 of its input schema as a person last reviewed them (a write tool's is used while
+    it is proposable: one taken off ``propose:`` keeps its entry, unused)."""
+    out: dict[str, ReviewedDefinition] = {}
+    for tool in src.mapping(("reviewed_definitions",), any_key=True):
+        at = ("reviewed_definitions", tool)
+        if tool not in read and tool not in write:
+            raise src.error(at, f"{show(tool)} is on neither the read list nor the write list")
+        src.mapping(at, required=DEFINITION_KEYS)
+        digest = src.at((*at, "input_schema_sha256"))
+        if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+            raise src.error((*at, "input_schema_sha256"), "must be 64 lower-case hex digits (SHA-256)")
+        out[tool] = ReviewedDefinition(
+            tool=tool,
+            description=src.text((*at, "description"), max_length=DESCRIPTION_MAX),
+            input_schema_sha256=digest,
+        )
+    return out
 
 
 def _subset(src: Source, key: str, of: tuple[str, ...], of_name: str) -> tuple[str, ...]:

@@ -113,6 +113,9 @@ REFUSALS: Final[Mapping[Code, str]] = MappingProxyType(
         Code.EVENT_NOT_CURRENT: N_("that event is not the room's current or next event"),
         Code.DEVICE_LIST_UNREADABLE: N_("the practice team's room list could not be read just now"),
         Code.STATE_READ_FAILED: N_("the room's state could not be read just now"),
+        Code.TOOL_CHANGED: N_(
+            "Epiphan changed how this kind of change is defined since a person reviewed it, so it cannot be proposed or run until it is reviewed again (see 'fleetwatch tools diff')"
+        ),
         Code.NO_SIGN_IN: N_("there is no usable sign-in for this (see 'fleetwatch doctor')"),
         Code.POLICY_INVALID: N_("the policy files no longer load (see 'fleetwatch doctor')"),
         Code.CONFIG_INVALID: N_("a setting is missing or wrong (see 'fleetwatch doctor')"),

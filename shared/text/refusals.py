@@ -50,6 +50,9 @@ REFUSALS: Mapping[str, str] = {
     "event_not_current": N_("the event is not the device's current or next event."),
     "state_read_failed": N_("a device's state could not be read."),
     "fingerprint_changed": N_("the room changed since the proposal (online, recording or next event)."),
+    "tool_changed": N_(
+        "the tool changed at Epiphan since a person reviewed it; it is not proposed or run until it is reviewed again."
+    ),
     "target_recording": N_("the room is recording, and this change would disrupt it."),
     "target_in_event_window": N_(
         "the room's event is on now or starts soon, and this change would disrupt it."

@@ -297,10 +297,11 @@ EPIPHAN_CODES: Final[frozenset[Code]] = frozenset(
         Code.EPIPHAN_UNREACHABLE,
         Code.EPIPHAN_TIMEOUT,
         Code.EPIPHAN_BAD_RESULT,
+        Code.TOOL_CHANGED,
     }
 )
 """What a read through `shared.epiphan.read_client.EpiphanReadClient` may fail with (an offered tool is
-never refused by its guard)."""
+never refused by its guard; one whose reviewed definition changed is, ``tool_changed``)."""
 
 READ_CODES: Final[frozenset[Code]] = EPIPHAN_CODES | {
     Code.NO_SIGN_IN,

@@ -324,6 +324,7 @@ READ_CODES: Final = (
     Code.STREAM_IN_USE,
     Code.STREAM_NOT_STREAMING,
     Code.STATE_READ_FAILED,
+    Code.TOOL_CHANGED,
 )
 
 PREPARE_CODES: Final[frozenset[Code]] = frozenset(

@@ -201,6 +201,17 @@ async def test_a_change_the_room_cannot_take_is_refused_before_a_card_with_one_a
         assert "camera" in camera["detail"]["message"]
 
 
+async def test_a_tool_whose_definition_changed_at_epiphan_is_not_proposed(shared: Backend) -> None:
+    async with stack(shared) as s:
+        s.lab.lab.redefined.change({"tool": "batch_reboot", "description": "Reboot every device."})
+        try:
+            row = await refused_cleanly(s, reboot(), Code.TOOL_CHANGED)
+        finally:
+            s.lab.lab.redefined.clear()
+        assert "batch_reboot: description" in row["detail"]["message"]
+        assert s.lab.writes() == []
+
+
 async def test_with_the_executor_down_a_proposal_is_refused_as_service_unavailable(
     shared: Backend, tmp_path: Path
 ) -> None:

@@ -32,11 +32,13 @@ from services.ctl.doctor import (
     check_redaction,
     check_sign_in,
     check_socket,
+    check_tools,
     check_watch,
     render,
 )
 from shared.config import load_settings
 from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN
+from shared.policy.definitions import NOT_OFFERED, ToolDifference, ToolReport
 from shared.wire.assistant import ModelInfo
 from tests.ctl.test_doctor import settling_status, stale_watch
 from tests.ctl.test_main import fleetwatch
@@ -196,6 +198,31 @@ def every_branch(tmp_path: Path) -> list[Check]:
     ports = load_settings(base_env(tmp_path, FLEETWATCH_APPROVE_PORT="18767", FLEETWATCH_ASK_PORT="18768"))
     checks += check_ports(ports, None, language=es)
     checks += check_ports(ports, [("127.0.0.1", 18767), ("0.0.0.0", 18768)], language=es)
+    served = {"name": "batch_reboot", "description": "x", "input_schema": {"properties": {"force": {}}}}
+    names = {
+        "server": "['force']",
+        "server_required": "[]",
+        "reviewed": "['device_ids']",
+        "reviewed_required": "[]",
+    }
+    changed = ToolReport(
+        (
+            ToolDifference(
+                "batch_reboot", "proposable", ("x", "input schema", "description"), True, served, names
+            ),
+            ToolDifference("batch_recording", "proposable", (NOT_OFFERED,), True, None),
+            ToolDifference("get_device_info", "read", ("description",), True, served),
+            ToolDifference("kb_fetch", "read", (NOT_OFFERED,), False, None),
+            ToolDifference("get_secret_things", "new", (), False, served),
+        )
+    )
+    for report, why in (
+        (None, None),
+        (None, probe_detail("no_read_slot")),
+        (ToolReport(()), None),
+        (changed, None),
+    ):
+        checks += check_tools(report, why, language=es)
     return checks
 
 

@@ -131,6 +131,25 @@ async def test_login_with_a_token_file_stores_a_static_sign_in(lab, tmp_path):
     assert read_slot(load_settings(env).read_token_file).access_token == lab.teams["normal"].token
 
 
+async def test_login_reports_a_tool_whose_definition_changed_and_still_signs_in(lab, tmp_path):
+    env = cli_env(tmp_path / "home", lab)
+    token = token_file(tmp_path, lab)
+    lab.lab.redefined.change({"tool": "batch_recording", "description": "Record everything."})
+    status, out, err = await fleetwatch(env, "login", "--token-file", str(token))
+    assert status == 0, err
+    last = out.strip().splitlines()[-1]
+    assert last.startswith(
+        "Epiphan's tool list differs from the reviewed policy (batch_recording: description)"
+    )
+    assert "fleetwatch tools diff" in last
+    env = {**env, "FLEETWATCH_LANGUAGE": "es"}
+    status, out, err = await fleetwatch(env, "login", "--token-file", str(token))
+    assert status == 0 and "La lista de herramientas de Epiphan difiere" in out, (out, err)
+    lab.lab.redefined.clear()
+    status, out, err = await fleetwatch(env, "login", "--token-file", str(token))
+    assert status == 0 and "difiere" not in out, (out, err)
+
+
 async def test_login_and_logout_speak_spanish_with_fleetwatch_language_es(lab, tmp_path):
     env = {**cli_env(tmp_path / "home", lab), "FLEETWATCH_LANGUAGE": "es"}
     token = token_file(tmp_path, lab)
