@@ -72,17 +72,20 @@ async def watch_the_demo(env: dict[str, str], http: httpx2.Client, lab_url: str,
 
     await poll("status --check exits 0", 15, lambda: fleetwatch(env, "status", "--check").returncode == 0)
     assert time.monotonic() - up_at <= 15
-    # status asks supervisord over its socket (the standard library's XML-RPC client)
-    shown = fleetwatch(env, "status")
-    assert shown.returncode == 0, shown.stderr
-    assert "Processes (supervisord):" in shown.stdout
-    assert [
-        n for n in ("executor", "approval_web", "assistant") if f"  {n:<14}running since" in shown.stdout
-    ] == [
-        "executor",
-        "approval_web",
-        "assistant",
-    ]
+
+    # status asks supervisord over its socket (the standard library's XML-RPC client); a service
+    # whose socket answers is RUNNING for supervisord only once its startsecs (2 s) have passed.
+    def running() -> list[str]:
+        shown = fleetwatch(env, "status")
+        assert shown.returncode == 0, shown.stderr
+        assert "Processes (supervisord):" in shown.stdout
+        return [
+            n for n in ("executor", "approval_web", "assistant") if f"  {n:<14}running since" in shown.stdout
+        ]
+
+    await poll(
+        "the three services running", 15, lambda: running() == ["executor", "approval_web", "assistant"]
+    )
 
     first = (await poll("the first digest", 15, digests))[0]
     assert first.startswith("Fleetwatch is now watching 30 rooms (28 online).")
