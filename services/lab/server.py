@@ -399,6 +399,9 @@ async def serve_lab(lab: Lab, port: int = 0) -> AsyncIterator[Serving]:
     except OSError as exc:
         sock.close()
         raise LabError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from exc
+    except BaseException:  # a timeout's or an interrupt's exception: the socket is still ours
+        sock.close()
+        raise
     url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     ready = asyncio.Event()
     config = uvicorn.Config(
