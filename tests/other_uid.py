@@ -58,10 +58,7 @@ def python_for(user: pwd.struct_passwd) -> str:
         try:
             done = subprocess.run(
                 [python, "-c", "pass"],
-                user=user.pw_uid,
-                group=user.pw_gid,
-                extra_groups=[],
-                cwd="/",
+                **as_user(user),
                 capture_output=True,
                 timeout=30,
                 check=False,
@@ -73,20 +70,27 @@ def python_for(user: pwd.struct_passwd) -> str:
     pytest.skip(f"no Python that {user.pw_name} may run")
 
 
-@contextlib.contextmanager
-def squatting(address: str, port: int = 0) -> Iterator[int]:
-    """`other_user` listening on `address`:`port` for the block; yields the port it holds."""
-    user = other_user()
-    with subprocess.Popen(
-        [python_for(user), "-c", SQUAT, address, str(port)],
-        user=user.pw_uid,
-        group=user.pw_gid,
-        extra_groups=[],
+def as_user(user: pwd.struct_passwd) -> dict[str, Any]:
+    """``subprocess`` keyword arguments that run a child as `user`, in no supplementary group,
+    from ``/``."""
+    return {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": [], "cwd": "/"}
+
+
+def python_as(user: pwd.struct_passwd, code: str, *args: str) -> subprocess.Popen[str]:
+    """Python `code` with `args`, run by `user` (`as_user`), its stdin and stdout piped as text."""
+    return subprocess.Popen(
+        [python_for(user), "-c", code, *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
-        cwd="/",
-    ) as squatter:
+        **as_user(user),
+    )
+
+
+@contextlib.contextmanager
+def squatting(address: str, port: int = 0) -> Iterator[int]:
+    """`other_user` listening on `address`:`port` for the block; yields the port it holds."""
+    with python_as(other_user(), SQUAT, address, str(port)) as squatter:
         assert squatter.stdout is not None and squatter.stdin is not None
         line = squatter.stdout.readline().split()  # it listens: an event, not a wait
         assert line and line[0] == "listening", line
@@ -122,12 +126,9 @@ def request_as(
     }
     done = subprocess.run(
         [python_for(user), "-c", REQUEST, json.dumps(asked)],
-        user=user.pw_uid,
-        group=user.pw_gid,
-        extra_groups=[],
+        **as_user(user),
         capture_output=True,
         text=True,
-        cwd="/",
         timeout=90,
         check=True,
     )

@@ -23,34 +23,24 @@ import json
 import re
 import statistics
 import time
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-import pytest
-from playwright.async_api import Browser, BrowserContext, Page, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page
 
 from shared.epiphan.mcp_session import McpConnection
 from shared.store.approvals import get_proposal
 from shared.store.db import open_store
-from tests.e2e.browser import ARGS, ARTIFACTS, CHROMIUM, needs_chromium
+from tests.e2e.browser import ARTIFACTS, browser, needs_chromium
 from tests.e2e.stack import CLASSROOM, IDLE, RECORDING, Stack, running_stack
+
+__all__ = ["browser"]  # the fixture
 
 pytestmark = needs_chromium
 
 ZONE = "Pacific/Kiritimati"
 KIRITIMATI = ZoneInfo(ZONE)
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        chromium = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, timeout=60_000)
-        try:
-            yield chromium
-        finally:
-            await chromium.close()
 
 
 async def signed_in(browser: Browser, stack: Stack, locale: str) -> tuple[BrowserContext, Page]:

@@ -19,13 +19,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 from urllib.parse import urlencode
 
-import pytest
 from aiohttp import web
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser
 
 from services.approval_web.page.context import COOKIE as APPROVAL_COOKIE
 from services.assistant.page import COOKIE as ASK_COOKIE
@@ -36,22 +34,14 @@ from shared.web.local_http import serve_loopback
 from shared.web.page_secret import PageSecret
 from shared.wire.assistant import Answer
 from tests.approval_web.page.helpers import forms_of
-from tests.e2e.browser import ARGS, CHROMIUM, needs_chromium
+from tests.e2e.browser import browser, needs_chromium
 from tests.e2e.stack import IDLE, running_stack
 from tests.other_uid import needs_root, other_user, request_as
 from tests.support import store_rows
 
+__all__ = ["browser"]  # the fixture
+
 pytestmark = [needs_chromium, needs_root]
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        chromium = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, timeout=60_000)
-        try:
-            yield chromium
-        finally:
-            await chromium.close()
 
 
 async def answer(question: str, language: str | None = None, *, asked_by: object = None) -> Answer:

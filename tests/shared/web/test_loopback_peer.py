@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import pwd
 import socket
-import subprocess
 from collections.abc import Iterator
 
 import pytest
@@ -19,7 +18,7 @@ from shared.web.loopback_peer import (
     read_tables,
     table_rows,
 )
-from tests.other_uid import python_for
+from tests.other_uid import python_as
 
 CLIENT = """
 import socket, sys
@@ -94,18 +93,8 @@ def test_the_uid_of_a_loopback_connection_is_the_uid_that_opened_it(server: sock
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a client as another user (CI runs as root)")
 def test_a_client_run_by_another_user_is_named_by_that_users_uid(server: socket.socket) -> None:
     nobody = pwd.getpwnam("nobody")
-    python = python_for(nobody)
     port = server.getsockname()[1]
-    with subprocess.Popen(
-        [python, "-c", CLIENT, str(port)],
-        user=nobody.pw_uid,
-        group=nobody.pw_gid,
-        extra_groups=[],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd="/",
-    ) as client:
+    with python_as(nobody, CLIENT, str(port)) as client:
         assert client.stdout is not None and client.stdin is not None
         try:
             accepted, peername = server.accept()
