@@ -83,7 +83,7 @@ from shared.store.approval_rows import (
     recent_decisions,
 )
 from shared.store.audit_safe import safe_value
-from shared.store.db import AuditHead, append_audit, db_now, write_tx
+from shared.store.db import AuditHead, StoreError, append_audit, db_now, write_tx
 
 __all__ = [
     "CONSUME_SQL",
@@ -106,6 +106,7 @@ __all__ = [
     "card_window_end",
     "decision",
     "deny",
+    "end_before_claim",
     "end_stranded",
     "end_unclaimed",
     "deny_all",
@@ -427,6 +428,61 @@ def _approve_refusal(row: sqlite3.Row | None, now: str) -> Code:
     return Code.APPROVAL_EXPIRED
 
 
+async def end_before_claim(
+    conn: aiosqlite.Connection,
+    *,
+    approval_id: str | None,
+    proposal_id: str,
+    code: Code,
+    actor: str,
+    operation: str,
+    step: str,
+    message: str | None = None,
+) -> bool:
+    """Inside the caller's open write transaction: end an approval the executor has not
+    claimed, and its approved proposal. THE one place this is written.
+
+    Unless the approval was claimed, it gets ``ended_code`` = `code` (it can never be claimed
+    after this; an approval already ended keeps its first code) and the proposal, if
+    ``approved``, becomes ``not_run`` with ``status_code`` = `code`. One ``refusal`` audit row
+    ``{code, message, operation, step, approval_id, not_run, claimed}`` is written either way
+    (`audit_refusal`; `message` None: the code's meaning). `approval_id` None: the proposal has
+    no approval row. Returns False, writing only that row, when the executor had already
+    claimed the approval: its execution decides the outcome.
+
+    Raises:
+        StoreError: ``internal_error`` when no transaction is open (the caller's
+            ``write_tx`` makes this and the caller's own reads one decision).
+    """
+    if not conn.in_transaction:
+        raise StoreError(Code.INTERNAL_ERROR, "end_before_claim runs inside the caller's write_tx")
+    row = await one_row(conn, "SELECT claimed FROM approvals WHERE id = ?", (approval_id,))
+    claimed = row is not None and bool(row["claimed"])
+    ended = False
+    if not claimed:
+        await conn.execute(
+            "UPDATE approvals SET ended_code = coalesce(ended_code, ?) WHERE id = ?", (str(code), approval_id)
+        )
+        ended = (
+            await conn.execute(
+                "UPDATE proposals SET status = 'not_run', status_code = ?, decided_at = coalesce(decided_at, ?)"
+                " WHERE id = ? AND status = 'approved'",
+                (str(code), await db_now(conn), proposal_id),
+            )
+        ).rowcount == 1
+    exists = await one_row(conn, "SELECT 1 FROM proposals WHERE id = ?", (proposal_id,)) is not None
+    await audit_refusal(
+        conn,
+        actor=actor,
+        operation=operation,
+        code=code,
+        message=message,
+        proposal_id=proposal_id if exists else None,
+        detail={"approval_id": approval_id, "step": step, "not_run": ended, "claimed": claimed},
+    )
+    return not claimed
+
+
 async def end_unclaimed(
     conn: aiosqlite.Connection,
     *,
@@ -438,51 +494,30 @@ async def end_unclaimed(
     operation: str = "execute",
     step: str,
 ) -> bool:
-    """Nothing ran: end an approval the executor has not claimed, and its approved proposal.
-
-    In one transaction: unless the approval was claimed, it gets ``ended_code`` (it can never
-    be claimed after this) and the proposal, if ``approved``, becomes ``not_run`` with
-    ``status_code`` = `code`; one ``refusal`` audit row ``{code, message, operation, step,
-    approval_id, not_run}`` is written either way. Returns False, writing only that row, when
-    the executor had already claimed the approval: its execution decides the outcome.
+    """Nothing ran: `end_before_claim` in its own transaction. Returns False when the
+    executor had already claimed the approval (only the refusal row is written).
 
     Used by the executor (refused before its claim), by the page (Execute not delivered, or no
-    answer) and at a service's start (approvals left behind by a stop).
+    answer).
     """
     async with write_tx(conn):
-        row = await one_row(conn, "SELECT claimed FROM approvals WHERE id = ?", (approval_id,))
-        claimed = row is not None and bool(row["claimed"])
-        ended = False
-        if not claimed:
-            await conn.execute(
-                "UPDATE approvals SET ended_code = coalesce(ended_code, ?) WHERE id = ?",
-                (str(code), approval_id),
-            )
-            ended = (
-                await conn.execute(
-                    "UPDATE proposals SET status = 'not_run', status_code = ?, decided_at = coalesce(decided_at, ?)"
-                    " WHERE id = ? AND status = 'approved'",
-                    (str(code), await db_now(conn), proposal_id),
-                )
-            ).rowcount == 1
-        exists = await one_row(conn, "SELECT 1 FROM proposals WHERE id = ?", (proposal_id,)) is not None
-        await audit_refusal(
+        return await end_before_claim(
             conn,
-            actor=actor,
-            operation=operation,
+            approval_id=approval_id,
+            proposal_id=proposal_id,
             code=code,
             message=message,
-            proposal_id=proposal_id if exists else None,
-            detail={"approval_id": approval_id, "step": step, "not_run": ended, "claimed": claimed},
+            actor=actor,
+            operation=operation,
+            step=step,
         )
-    return not claimed
 
 
 async def end_stranded(conn: aiosqlite.Connection, *, actor: str, reason: Code) -> int:
     """At a service's start: every ``approved`` proposal whose approval the executor never
-    claimed ends ``not_run`` (`reason`), its approval ended; one ``refusal`` audit row each. A
-    stop between Approve and the executor's claim leaves such a proposal; nothing can run it
-    now (a restarted executor has a new key). The count."""
+    claimed ends ``not_run`` (`reason`), its approval ended (`end_before_claim`, step and
+    operation ``start``). A stop between Approve and the executor's claim leaves such a
+    proposal; nothing can run it now (a restarted executor has a new key). The count."""
     async with write_tx(conn):
         async with conn.execute(
             "SELECT p.id AS proposal_id, a.id AS approval_id FROM proposals p"
@@ -490,25 +525,15 @@ async def end_stranded(conn: aiosqlite.Connection, *, actor: str, reason: Code) 
             " WHERE p.status = 'approved' AND (a.id IS NULL OR a.claimed = 0)"
         ) as cursor:
             rows = [(r["proposal_id"], r["approval_id"]) async for r in cursor]
-        now = await db_now(conn)
         for proposal_id, approval_id in rows:
-            if approval_id is not None:
-                await conn.execute(
-                    "UPDATE approvals SET ended_code = coalesce(ended_code, ?) WHERE id = ?",
-                    (str(reason), approval_id),
-                )
-            await conn.execute(
-                "UPDATE proposals SET status = 'not_run', status_code = ?, decided_at = coalesce(decided_at, ?)"
-                " WHERE id = ? AND status = 'approved'",
-                (str(reason), now, proposal_id),
-            )
-            await audit_refusal(
+            await end_before_claim(
                 conn,
+                approval_id=approval_id,
+                proposal_id=proposal_id,
+                code=reason,
                 actor=actor,
                 operation="start",
-                code=reason,
-                proposal_id=proposal_id,
-                detail={"approval_id": approval_id, "step": "start", "not_run": True, "claimed": False},
+                step="start",
             )
     return len(rows)
 
