@@ -15,9 +15,10 @@ import json
 import secrets
 import sqlite3
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
+import msgspec
 
 from shared.canonical import parse_json_strict
 from shared.errors import MEANINGS, Code
@@ -58,8 +59,22 @@ def _json(text: str | None) -> Any:
     return None if text is None else parse_json_strict(text)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class ProposalRow:
+RowT = TypeVar("RowT")
+
+
+def from_row(cls: type[RowT], row: sqlite3.Row) -> RowT:
+    """`row` as `cls` (a `msgspec.Struct`), converted by msgspec: a field takes the column of
+    its name (its encoded name where renamed); a ``*_json`` column is decoded (strict JSON)
+    first; integers 0/1 become bools; columns the type does not name are ignored.
+
+    Raises:
+        msgspec.ValidationError: a column does not fit its field (the store was edited).
+    """
+    columns = {key: _json(row[key]) if key.endswith("_json") else row[key] for key in row.keys()}
+    return msgspec.convert(columns, cls, strict=False)
+
+
+class ProposalRow(msgspec.Struct, frozen=True):
     """One ``proposals`` row, JSON columns decoded. Times are DB-clock text (UTC).
 
     ``arguments``, ``targets`` (master IDs) and ``fingerprint`` (master ID -> {online,
@@ -70,9 +85,9 @@ class ProposalRow:
     id: str
     created_at: str
     tool: str
-    arguments: dict[str, Any]
-    targets: tuple[str, ...]
-    fingerprint: dict[str, Any]
+    arguments: dict[str, Any] = msgspec.field(name="arguments_json")
+    targets: tuple[str, ...] = msgspec.field(name="targets_json")
+    fingerprint: dict[str, Any] = msgspec.field(name="fingerprint_json")
     fingerprint_hash: str
     schema_version: int
     slot: str
@@ -84,34 +99,10 @@ class ProposalRow:
     seal: str
     expires_at: str | None
     decided_at: str | None
-    turn_id: str | None
-
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> ProposalRow:
-        return cls(
-            id=row["id"],
-            created_at=row["created_at"],
-            tool=row["tool"],
-            arguments=_json(row["arguments_json"]),
-            targets=tuple(_json(row["targets_json"])),
-            fingerprint=_json(row["fingerprint_json"]),
-            fingerprint_hash=row["fingerprint_hash"],
-            schema_version=int(row["schema_version"]),
-            slot=row["slot"],
-            reason=row["reason"],
-            proposed_by=row["proposed_by"],
-            status=row["status"],
-            status_code=row["status_code"],
-            bound_record=bytes(row["bound_record"]),
-            seal=row["seal"],
-            expires_at=row["expires_at"],
-            decided_at=row["decided_at"],
-            turn_id=row["session_turn"],
-        )
+    turn_id: str | None = msgspec.field(name="session_turn")
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class ApprovalRow:
+class ApprovalRow(msgspec.Struct, frozen=True):
     """One ``approvals`` row: a person's Approve of a card shown in a browser session at
     ``shown_at`` (recorded consumed), then claimed once by the executor. ``facts`` are the
     card's binding facts (display text) that ``facts_hash`` covers; ``ended_code`` is set when
@@ -129,31 +120,11 @@ class ApprovalRow:
     claimed_at: str | None
     shown_at: str | None
     facts_hash: str | None
-    facts: dict[str, str] | None
+    facts: dict[str, str] | None = msgspec.field(name="facts_json")
     ended_code: str | None
 
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> ApprovalRow:
-        return cls(
-            id=row["id"],
-            proposal_id=row["proposal_id"],
-            session_id=row["session_id"],
-            card_hash=row["card_hash"],
-            created_at=row["created_at"],
-            expires_at=row["expires_at"],
-            used=bool(row["used"]),
-            used_at=row["used_at"],
-            claimed=bool(row["claimed"]),
-            claimed_at=row["claimed_at"],
-            shown_at=row["shown_at"],
-            facts_hash=row["facts_hash"],
-            facts=_json(row["facts_json"]),
-            ended_code=row["ended_code"],
-        )
 
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ExecutionRow:
+class ExecutionRow(msgspec.Struct, frozen=True):
     """One ``executions`` row. ``outcome`` ∈ running | ok | error | unknown | refused;
     ``detail`` is the decoded ``detail_json`` (e.g. the redacted per-device error map)."""
 
@@ -164,26 +135,10 @@ class ExecutionRow:
     finished_at: str | None
     outcome: str
     refusal_code: str | None
-    detail: dict[str, Any] | None
+    detail: dict[str, Any] | None = msgspec.field(name="detail_json")
     verification: str | None
     verified_at: str | None
     verification_detail: str | None
-
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> ExecutionRow:
-        return cls(
-            id=row["id"],
-            approval_id=row["approval_id"],
-            proposal_id=row["proposal_id"],
-            started_at=row["started_at"],
-            finished_at=row["finished_at"],
-            outcome=row["outcome"],
-            refusal_code=row["refusal_code"],
-            detail=_json(row["detail_json"]),
-            verification=row["verification"],
-            verified_at=row["verified_at"],
-            verification_detail=row["verification_detail"],
-        )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -235,7 +190,7 @@ class ClaimResult:
 async def get_proposal(conn: aiosqlite.Connection, proposal_id: str) -> ProposalRow | None:
     """The proposal with that ID, or None."""
     row = await one_row(conn, "SELECT * FROM proposals WHERE id = ?", (proposal_id,))
-    return ProposalRow.from_row(row) if row else None
+    return from_row(ProposalRow, row) if row else None
 
 
 async def list_pending(conn: aiosqlite.Connection) -> list[ProposalRow]:
@@ -243,7 +198,7 @@ async def list_pending(conn: aiosqlite.Connection) -> list[ProposalRow]:
     async with conn.execute(
         "SELECT * FROM proposals WHERE status = 'pending' ORDER BY created_at, id"
     ) as cursor:
-        return [ProposalRow.from_row(row) async for row in cursor]
+        return [from_row(ProposalRow, row) async for row in cursor]
 
 
 async def list_recent_not_run(
@@ -255,7 +210,7 @@ async def list_recent_not_run(
         " AND decided_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?) ORDER BY decided_at DESC, id LIMIT ?",
         (f"-{int(hours) * 3600} seconds", limit),
     ) as cursor:
-        return [ProposalRow.from_row(row) async for row in cursor]
+        return [from_row(ProposalRow, row) async for row in cursor]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -282,7 +237,7 @@ async def proposal_history(
         (since, limit + 1),
     ) as cursor:
         rows = [
-            HistoryItem(ProposalRow.from_row(r), r["e_outcome"], r["e_verification"], r["e_finished"])
+            HistoryItem(from_row(ProposalRow, r), r["e_outcome"], r["e_verification"], r["e_finished"])
             async for r in cursor
         ]
     if len(rows) <= limit:
@@ -294,19 +249,19 @@ async def proposal_history(
 async def get_approval(conn: aiosqlite.Connection, approval_id: str) -> ApprovalRow | None:
     """The approval with that ID, or None."""
     row = await one_row(conn, "SELECT * FROM approvals WHERE id = ?", (approval_id,))
-    return ApprovalRow.from_row(row) if row else None
+    return from_row(ApprovalRow, row) if row else None
 
 
 async def get_execution(conn: aiosqlite.Connection, execution_id: str) -> ExecutionRow | None:
     """The execution with that ID, or None."""
     row = await one_row(conn, "SELECT * FROM executions WHERE id = ?", (execution_id,))
-    return ExecutionRow.from_row(row) if row else None
+    return from_row(ExecutionRow, row) if row else None
 
 
 async def execution_for_approval(conn: aiosqlite.Connection, approval_id: str) -> ExecutionRow | None:
     """The execution an approval's claim created, or None (not claimed)."""
     row = await one_row(conn, "SELECT * FROM executions WHERE approval_id = ?", (approval_id,))
-    return ExecutionRow.from_row(row) if row else None
+    return from_row(ExecutionRow, row) if row else None
 
 
 async def execution_for_proposal(conn: aiosqlite.Connection, proposal_id: str) -> ExecutionRow | None:
@@ -316,7 +271,7 @@ async def execution_for_proposal(conn: aiosqlite.Connection, proposal_id: str) -
         "SELECT * FROM executions WHERE proposal_id = ? ORDER BY started_at DESC, id DESC LIMIT 1",
         (proposal_id,),
     )
-    return ExecutionRow.from_row(row) if row else None
+    return from_row(ExecutionRow, row) if row else None
 
 
 async def proposal_state(conn: aiosqlite.Connection, proposal_id: str) -> ProposalStatus | None:
@@ -445,7 +400,7 @@ async def decision(conn: aiosqlite.Connection, proposal_id: str) -> Decision | N
     detail = _json(audit["detail_json"]) if audit else None
     return Decision(
         proposal=proposal,
-        approval=ApprovalRow.from_row(approval) if approval else None,
+        approval=from_row(ApprovalRow, approval) if approval else None,
         execution=await execution_for_proposal(conn, proposal_id),
         decided_by=audit["actor"] if audit else None,
         decided_kind=audit["kind"] if audit else None,
