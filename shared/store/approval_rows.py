@@ -63,14 +63,14 @@ RowT = TypeVar("RowT")
 
 
 def from_row(cls: type[RowT], row: sqlite3.Row) -> RowT:
-    """`row` as `cls` (a `msgspec.Struct`), converted by msgspec: a field takes the column of
-    its name (its encoded name where renamed); a ``*_json`` column is decoded (strict JSON)
-    first; integers 0/1 become bools; columns the type does not name are ignored.
+    """`row` as `cls` (a `msgspec.Struct` or dataclass), converted by msgspec: a field takes
+    the column of its name (its encoded name where renamed), a column ``X_json`` decoded
+    (strict JSON) as field ``X``; integers 0/1 become bools; other columns are ignored.
 
     Raises:
         msgspec.ValidationError: a column does not fit its field (the store was edited).
     """
-    columns = {key: _json(row[key]) if key.endswith("_json") else row[key] for key in row.keys()}
+    columns = {k.removesuffix("_json"): _json(row[k]) if k.endswith("_json") else row[k] for k in row.keys()}
     return msgspec.convert(columns, cls, strict=False)
 
 
@@ -85,9 +85,9 @@ class ProposalRow(msgspec.Struct, frozen=True):
     id: str
     created_at: str
     tool: str
-    arguments: dict[str, Any] = msgspec.field(name="arguments_json")
-    targets: tuple[str, ...] = msgspec.field(name="targets_json")
-    fingerprint: dict[str, Any] = msgspec.field(name="fingerprint_json")
+    arguments: dict[str, Any]
+    targets: tuple[str, ...]
+    fingerprint: dict[str, Any]
     fingerprint_hash: str
     schema_version: int
     slot: str
@@ -120,7 +120,7 @@ class ApprovalRow(msgspec.Struct, frozen=True):
     claimed_at: str | None
     shown_at: str | None
     facts_hash: str | None
-    facts: dict[str, str] | None = msgspec.field(name="facts_json")
+    facts: dict[str, str] | None
     ended_code: str | None
 
 
@@ -135,7 +135,7 @@ class ExecutionRow(msgspec.Struct, frozen=True):
     finished_at: str | None
     outcome: str
     refusal_code: str | None
-    detail: dict[str, Any] | None = msgspec.field(name="detail_json")
+    detail: dict[str, Any] | None
     verification: str | None
     verified_at: str | None
     verification_detail: str | None

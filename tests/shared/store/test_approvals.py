@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
+import msgspec
 import pytest
 
 from services.executor.executions import claim_approval
@@ -347,6 +348,24 @@ async def test_every_end_before_a_claim_writes_the_same_refusal_row(conn: aiosql
         ends.append(sorted(json.loads(detail)))
     assert ends[0] == ends[1] == ends[2]
     assert ends[0] == ["approval_id", "claimed", "code", "message", "not_run", "operation", "step"]
+
+
+async def test_a_row_is_converted_by_its_columns_names_json_decoded_and_a_bad_column_refused(
+    conn: aiosqlite.Connection,
+) -> None:
+    proposal_id = await add_proposal(conn, turn_id="t-1")
+    approval_id = (await approve_now(conn, proposal_id)).approval_id
+    proposal, approval = await get_proposal(conn, proposal_id), await get_approval(conn, approval_id)
+    assert proposal is not None and approval is not None
+    assert (proposal.targets, proposal.arguments, proposal.turn_id) == (
+        (MASTER,),
+        {"device_ids": [MASTER]},
+        "t-1",
+    )
+    assert (approval.used, approval.claimed, approval.facts) == (True, False, None)
+    await conn.execute("UPDATE proposals SET targets_json = '{\"a\": 1}' WHERE id = ?", (proposal_id,))
+    with pytest.raises(msgspec.ValidationError, match="targets"):
+        await get_proposal(conn, proposal_id)
 
 
 async def test_deny_works_once_and_a_second_deny_is_a_refusal(conn: aiosqlite.Connection) -> None:
