@@ -25,23 +25,23 @@ Pure parts: `judge` decides from the facts `read_facts` gathers.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import logging
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 import aiosqlite
 import msgspec
 
 from services.executor import ExecutorError
+from shared.config import Settings
 from shared.errors import Code, FleetwatchError
 from shared.private_files import read_private, write_private
 from shared.store.approval_rows import EXECUTOR_ACTOR, KILL_SWITCH_KIND, KILL_SWITCH_SEALED_KIND
 from shared.store.audit_seal import APPROVAL_WEB, EXECUTOR, AuditKey
+from shared.store.audit_witness import Witness
 from shared.store.db import append_audit, write_tx
-
-if TYPE_CHECKING:
-    from services.executor.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,18 @@ SEAL_KEY: Final = "kill_switch_seal"
 """The ``kv`` row holding the executor's seal."""
 PURPOSE: Final = "kill_switch"
 HIGH_WATER_FILE: Final = "kill-switch.json"
+
+
+class Holder(Protocol):
+    """What the kill switch uses of the executor's shared state (`services.executor.runtime.Runtime`
+    is one, without this module importing it): the store and the lock that serialises it, the
+    executor's audit key and anchor, and the settings (``keys_dir``, where its mark is kept)."""
+
+    settings: Settings
+    conn: aiosqlite.Connection
+    db: asyncio.Lock
+    audit_key: AuditKey | None
+    witness: Witness | None
 
 
 class HighWater(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -123,7 +135,7 @@ def _parse_seal(text: str | None) -> dict[str, Any] | None:
     return seal
 
 
-def _read_high_water(rt: Runtime) -> int | None:
+def _read_high_water(rt: Holder) -> int | None:
     try:
         raw = read_private(rt.settings.keys_dir / HIGH_WATER_FILE)
     except FileNotFoundError:
@@ -143,7 +155,7 @@ async def _one(conn: aiosqlite.Connection, sql: str, params: tuple[Any, ...] = (
         return await cursor.fetchone()
 
 
-async def read_facts(rt: Runtime, key: AuditKey | None) -> Facts:
+async def read_facts(rt: Holder, key: AuditKey | None) -> Facts:
     """Gather `Facts` from the store (under ``rt.db``) and the executor's own mark."""
     async with rt.db:
         kv = await _one(rt.conn, "SELECT value FROM kv WHERE key = ?", (SEAL_KEY,))
@@ -176,7 +188,7 @@ async def read_facts(rt: Runtime, key: AuditKey | None) -> Facts:
     return Facts(seal, mac_ok, sealed_row, newest_request, _read_high_water(rt))
 
 
-async def paused(rt: Runtime) -> bool:
+async def paused(rt: Holder) -> bool:
     """True unless the executor's own valid seal says writes may run (fails closed)."""
     is_paused, why = judge(await read_facts(rt, rt.audit_key))
     if is_paused and why != "sealed on":
@@ -184,7 +196,7 @@ async def paused(rt: Runtime) -> bool:
     return is_paused
 
 
-async def seal(rt: Runtime, request_seq: int, on: bool) -> None:
+async def seal(rt: Holder, request_seq: int, on: bool) -> None:
     """Seal the operator's request `request_seq` (turning writes `on`/off).
 
     Raises:
