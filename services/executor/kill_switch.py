@@ -38,7 +38,7 @@ from services.executor import ExecutorError
 from shared.config import Settings
 from shared.errors import Code, FleetwatchError
 from shared.private_files import read_private, write_private
-from shared.store.approval_rows import EXECUTOR_ACTOR, KILL_SWITCH_KIND, KILL_SWITCH_SEALED_KIND
+from shared.store.approval_rows import EXECUTOR_ACTOR, KILL_SWITCH_KIND, KILL_SWITCH_SEALED_KIND, one_row
 from shared.store.audit_seal import APPROVAL_WEB, EXECUTOR, AuditKey
 from shared.store.audit_witness import Witness
 from shared.store.db import append_audit, write_tx
@@ -150,19 +150,14 @@ def _read_high_water(rt: Holder) -> int | None:
         return None
 
 
-async def _one(conn: aiosqlite.Connection, sql: str, params: tuple[Any, ...] = ()) -> Any:
-    async with conn.execute(sql, params) as cursor:
-        return await cursor.fetchone()
-
-
 async def read_facts(rt: Holder, key: AuditKey | None) -> Facts:
     """Gather `Facts` from the store (under ``rt.db``) and the executor's own mark."""
     async with rt.db:
-        kv = await _one(rt.conn, "SELECT value FROM kv WHERE key = ?", (SEAL_KEY,))
+        kv = await one_row(rt.conn, "SELECT value FROM kv WHERE key = ?", (SEAL_KEY,))
         seal = _parse_seal(None if kv is None else str(kv[0]))
         sealed_row = None
         if seal is not None:
-            row = await _one(
+            row = await one_row(
                 rt.conn,
                 "SELECT writer, kind, detail_json, fleetwatch_audit_check(writer, actor, hash, mac) AS mac_check"
                 " FROM audit WHERE seq = ?",
@@ -175,7 +170,7 @@ async def read_facts(rt: Holder, key: AuditKey | None) -> Facts:
                     "detail": json.loads(row["detail_json"]),
                     "mac_ok": row["mac_check"] == "ok",
                 }
-        newest = await _one(
+        newest = await one_row(
             rt.conn,
             "SELECT seq, detail_json FROM audit WHERE kind = ? ORDER BY seq DESC LIMIT 1",
             (KILL_SWITCH_KIND,),
@@ -208,8 +203,10 @@ async def seal(rt: Holder, request_seq: int, on: bool) -> None:
     if key is None:
         raise ExecutorError(Code.KILL_SWITCH_NOT_CONFIRMED, "the executor holds no audit key")
     async with rt.db, write_tx(rt.conn):
-        row = await _one(rt.conn, "SELECT writer, kind, detail_json FROM audit WHERE seq = ?", (request_seq,))
-        newest = await _one(rt.conn, "SELECT max(seq) FROM audit WHERE kind = ?", (KILL_SWITCH_KIND,))
+        row = await one_row(
+            rt.conn, "SELECT writer, kind, detail_json FROM audit WHERE seq = ?", (request_seq,)
+        )
+        newest = await one_row(rt.conn, "SELECT max(seq) FROM audit WHERE kind = ?", (KILL_SWITCH_KIND,))
         detail = json.loads(row["detail_json"]) if row is not None else None
         if (
             row is None

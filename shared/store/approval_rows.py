@@ -74,6 +74,14 @@ def from_row(cls: type[RowT], row: sqlite3.Row) -> RowT:
     return msgspec.convert(columns, cls, strict=False)
 
 
+async def one_as(
+    cls: type[RowT], conn: aiosqlite.Connection, sql: str, params: tuple[Any, ...]
+) -> RowT | None:
+    """The first row of `sql` as `cls` (`from_row`), or None."""
+    row = await one_row(conn, sql, params)
+    return None if row is None else from_row(cls, row)
+
+
 class ProposalRow(msgspec.Struct, frozen=True):
     """One ``proposals`` row, JSON columns decoded. Times are DB-clock text (UTC).
 
@@ -189,8 +197,7 @@ class ClaimResult:
 
 async def get_proposal(conn: aiosqlite.Connection, proposal_id: str) -> ProposalRow | None:
     """The proposal with that ID, or None."""
-    row = await one_row(conn, "SELECT * FROM proposals WHERE id = ?", (proposal_id,))
-    return from_row(ProposalRow, row) if row else None
+    return await one_as(ProposalRow, conn, "SELECT * FROM proposals WHERE id = ?", (proposal_id,))
 
 
 async def list_pending(conn: aiosqlite.Connection) -> list[ProposalRow]:
@@ -248,30 +255,27 @@ async def proposal_history(
 
 async def get_approval(conn: aiosqlite.Connection, approval_id: str) -> ApprovalRow | None:
     """The approval with that ID, or None."""
-    row = await one_row(conn, "SELECT * FROM approvals WHERE id = ?", (approval_id,))
-    return from_row(ApprovalRow, row) if row else None
+    return await one_as(ApprovalRow, conn, "SELECT * FROM approvals WHERE id = ?", (approval_id,))
 
 
 async def get_execution(conn: aiosqlite.Connection, execution_id: str) -> ExecutionRow | None:
     """The execution with that ID, or None."""
-    row = await one_row(conn, "SELECT * FROM executions WHERE id = ?", (execution_id,))
-    return from_row(ExecutionRow, row) if row else None
+    return await one_as(ExecutionRow, conn, "SELECT * FROM executions WHERE id = ?", (execution_id,))
 
 
 async def execution_for_approval(conn: aiosqlite.Connection, approval_id: str) -> ExecutionRow | None:
     """The execution an approval's claim created, or None (not claimed)."""
-    row = await one_row(conn, "SELECT * FROM executions WHERE approval_id = ?", (approval_id,))
-    return from_row(ExecutionRow, row) if row else None
+    return await one_as(ExecutionRow, conn, "SELECT * FROM executions WHERE approval_id = ?", (approval_id,))
 
 
 async def execution_for_proposal(conn: aiosqlite.Connection, proposal_id: str) -> ExecutionRow | None:
     """The proposal's latest execution (a proposal has at most one), or None."""
-    row = await one_row(
+    return await one_as(
+        ExecutionRow,
         conn,
         "SELECT * FROM executions WHERE proposal_id = ? ORDER BY started_at DESC, id DESC LIMIT 1",
         (proposal_id,),
     )
-    return from_row(ExecutionRow, row) if row else None
 
 
 async def proposal_state(conn: aiosqlite.Connection, proposal_id: str) -> ProposalStatus | None:
@@ -388,9 +392,8 @@ async def decision(conn: aiosqlite.Connection, proposal_id: str) -> Decision | N
     proposal = await get_proposal(conn, proposal_id)
     if proposal is None:
         return None
-    approval = await one_row(
-        conn, "SELECT * FROM approvals WHERE proposal_id = ? AND used = 1 LIMIT 1", (proposal_id,)
-    )
+    sql = "SELECT * FROM approvals WHERE proposal_id = ? AND used = 1 LIMIT 1"
+    approval = await one_as(ApprovalRow, conn, sql, (proposal_id,))
     audit = await one_row(
         conn,
         "SELECT actor, kind, detail_json FROM audit WHERE proposal_id = ? AND kind IN (?, ?, ?)"
@@ -400,7 +403,7 @@ async def decision(conn: aiosqlite.Connection, proposal_id: str) -> Decision | N
     detail = _json(audit["detail_json"]) if audit else None
     return Decision(
         proposal=proposal,
-        approval=from_row(ApprovalRow, approval) if approval else None,
+        approval=approval,
         execution=await execution_for_proposal(conn, proposal_id),
         decided_by=audit["actor"] if audit else None,
         decided_kind=audit["kind"] if audit else None,
