@@ -154,21 +154,22 @@ def _optional_url(raw: str) -> str | None:
     return _url(raw) if raw else None
 
 
-def _positive_seconds(raw: str) -> float:
+def _number_of_seconds(raw: str) -> float:
     try:
-        seconds = float(raw)
+        return float(raw)
     except ValueError as exc:
         raise BadValue(N_("not a number of seconds: %(raw)s"), raw=repr(raw)) from exc
+
+
+def _positive_seconds(raw: str) -> float:
+    seconds = _number_of_seconds(raw)
     if not 0 < seconds < 3600:
         raise BadValue(N_("%(seconds)s s is outside (0, 3600)"), seconds=seconds)
     return seconds
 
 
 def _reread_seconds(raw: str) -> float:
-    try:
-        seconds = float(raw)
-    except ValueError as exc:
-        raise BadValue(N_("not a number of seconds: %(raw)s"), raw=repr(raw)) from exc
+    seconds = _number_of_seconds(raw)
     if not 0 <= seconds <= 30:
         raise BadValue(N_("%(seconds)s s is outside 0..30"), seconds=f"{seconds:g}")
     return seconds
@@ -242,10 +243,7 @@ def _optional_secret_url(raw: str) -> Secret | None:
 
 
 def _interval_seconds(raw: str) -> float:
-    try:
-        seconds = float(raw)
-    except ValueError as exc:
-        raise BadValue(N_("not a number of seconds: %(raw)s"), raw=repr(raw)) from exc
+    seconds = _number_of_seconds(raw)
     if not 1 <= seconds <= 86400:
         raise BadValue(N_("%(seconds)s s is outside 1..86400"), seconds=f"{seconds:g}")
     return seconds
