@@ -1,8 +1,9 @@
 """Executions in the store: the executor's claim of a consumed approval, the outcome, the
 independent verification, and recovery after a crash.
 
-Used by the executor only (re-exported by `shared.store.approvals`). Each function is one
-`write_tx` that writes its audit row in the same transaction; times come from SQLite's clock.
+Used by the executor only. Each function is one `write_tx` that writes its audit row in the
+same transaction (`mark_executed` runs inside its caller's); times come from SQLite's clock.
+An approval refused at its claim is ended by the store's `end_before_claim`, as the page's.
 
 An execution is ``running`` from the claim until `finish_execution` records ok | error |
 unknown | refused. An executor that dies in between leaves ``running``; its next start turns

@@ -25,7 +25,8 @@ proposal, the card's hash, the executor's facts hash and the shown-at time from 
 signed form token. The executor claims it once (`claim_approval`, which checks the proposal,
 card hash and facts hash Execute carries in the same statement) and inserts the
 ``executions`` row (``running``) in the same transaction. An approval that ends before its
-claim (`end_unclaimed`) can never be claimed.
+claim can never be claimed; `end_before_claim`, inside the caller's transaction, is the one
+place that ends one (the executor's refused claim, `end_unclaimed`, `end_stranded`).
 
 Refusals (`approve`, `claim_approval`, `deny`) change nothing but one audit row (kind
 ``refusal``, detail ``{code, message, operation, ...}``); `audit_refusal` writes the same row
