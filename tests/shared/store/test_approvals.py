@@ -267,6 +267,10 @@ async def test_at_start_approved_proposals_nobody_claimed_end_not_run(conn: aios
     assert await end_stranded(conn, actor="approval_web", reason=Code.APPROVAL_WEB_RESTARTED) == 0
 
 
+PAGE_END = {"actor": "approval_web", "operation": "execute", "step": "execute_not_answered"}
+"""Where the page ends an approval the executor did not answer for."""
+
+
 async def test_ending_before_the_claim_runs_only_inside_the_callers_transaction(
     conn: aiosqlite.Connection,
 ) -> None:
@@ -274,18 +278,17 @@ async def test_ending_before_the_claim_runs_only_inside_the_callers_transaction(
     approval_id = (await approve_now(conn, proposal_id)).approval_id
     before, audit_before = await snapshot(conn), await audit_rows(conn)
     end = {"approval_id": approval_id, "proposal_id": proposal_id, "code": Code.SERVICE_NO_ANSWER}
-    where = {"actor": "approval_web", "operation": "execute", "step": "execute_not_answered"}
     with pytest.raises(StoreError) as refused:
-        await end_before_claim(conn, **end, **where)
+        await end_before_claim(conn, **end, **PAGE_END)
     assert refused.value.code == Code.INTERNAL_ERROR
     assert (await snapshot(conn), await audit_rows(conn)) == (before, audit_before)
     with pytest.raises(LookupError):  # the caller's transaction decides: rolled back, nothing ended
         async with write_tx(conn):
-            assert await end_before_claim(conn, **end, **where)
+            assert await end_before_claim(conn, **end, **PAGE_END)
             raise LookupError
     assert (await snapshot(conn), await audit_rows(conn)) == (before, audit_before)
     async with write_tx(conn):
-        assert await end_before_claim(conn, **end, **where)
+        assert await end_before_claim(conn, **end, **PAGE_END)
     assert await status_of(conn, proposal_id) == "not_run"
 
 
@@ -299,13 +302,7 @@ async def test_ending_a_claimed_approval_leaves_the_store_as_it_was_with_its_ref
     before, audit_before = await snapshot(conn), await audit_rows(conn)
     async with write_tx(conn):
         ended = await end_before_claim(
-            conn,
-            approval_id=approval_id,
-            proposal_id=proposal_id,
-            code=Code.SERVICE_NO_ANSWER,
-            actor="approval_web",
-            operation="execute",
-            step="execute_not_answered",
+            conn, approval_id=approval_id, proposal_id=proposal_id, code=Code.SERVICE_NO_ANSWER, **PAGE_END
         )
     assert not ended
     assert await snapshot(conn) == before
