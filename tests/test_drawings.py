@@ -105,7 +105,7 @@ def test_a_drawing_that_lies_is_told_apart_from_one_that_does_not() -> None:
 @pytest.fixture(scope="module")
 def graph() -> grimp.ImportGraph:
     """The product's imports, ``TYPE_CHECKING`` ones included."""
-    return grimp.build_graph("services", "shared", exclude_type_checking_imports=False)
+    return grimp.build_graph("services", "shared", exclude_type_checking_imports=False, cache_dir=None)
 
 
 @pytest.mark.parametrize("contract", LAYERS, ids=lambda c: c["id"])
