@@ -3,7 +3,7 @@ independent verification, and recovery after a crash.
 
 Used by the executor only. Each function is one `write_tx` that writes its audit row in the
 same transaction (`mark_executed` runs inside its caller's); times come from SQLite's clock.
-An approval refused at its claim is ended by the store's `end_before_claim`, as the page's.
+An approval refused at its claim is ended by the store's `end_unclaimed`, as the page's.
 
 An execution is ``running`` from the claim until `finish_execution` records ok | error |
 unknown | refused. An executor that dies in between leaves ``running``; its next start turns
@@ -30,7 +30,7 @@ from shared.store.approval_rows import (
     new_id,
     one_row,
 )
-from shared.store.approvals import end_before_claim
+from shared.store.approvals import end_unclaimed
 from shared.store.db import StoreError, append_audit, db_now, write_tx
 
 CLAIM_SQL = """
@@ -99,7 +99,7 @@ async def claim_approval(
             )
             return ClaimResult(True, approval_id, proposal_id, execution_id=execution_id, message="claimed")
         code = _claim_refusal(row, params, now)
-        await end_before_claim(
+        await end_unclaimed(
             conn,
             approval_id=approval_id,
             proposal_id=proposal_id,

@@ -25,8 +25,8 @@ proposal, the card's hash, the executor's facts hash and the shown-at time from 
 signed form token. The executor claims it once (`claim_approval`, which checks the proposal,
 card hash and facts hash Execute carries in the same statement) and inserts the
 ``executions`` row (``running``) in the same transaction. An approval that ends before its
-claim can never be claimed; `end_before_claim`, inside the caller's transaction, is the one
-place that ends one (the executor's refused claim, `end_unclaimed`, `end_stranded`).
+claim can never be claimed; `end_unclaimed` is the one place that ends one (the executor's
+refused claim inside its transaction, the page, `end_stranded`).
 
 Refusals (`approve`, `claim_approval`, `deny`) change nothing but one audit row (kind
 ``refusal``, detail ``{code, message, operation, ...}``); `audit_refusal` writes the same row
@@ -85,7 +85,7 @@ from shared.store.approval_rows import (
     recent_decisions,
 )
 from shared.store.audit_safe import safe_value
-from shared.store.db import AuditHead, StoreError, append_audit, db_now, write_tx
+from shared.store.db import AuditHead, append_audit, db_now, write_tx
 
 __all__ = [
     "CONSUME_SQL",
@@ -108,7 +108,6 @@ __all__ = [
     "card_window_end",
     "decision",
     "deny",
-    "end_before_claim",
     "end_stranded",
     "end_unclaimed",
     "deny_all",
@@ -431,19 +430,20 @@ def _approve_refusal(row: sqlite3.Row | None, now: str) -> Code:
     return Code.APPROVAL_EXPIRED
 
 
-async def end_before_claim(
+async def end_unclaimed(
     conn: aiosqlite.Connection,
     *,
     approval_id: str | None,
     proposal_id: str,
     code: Code,
     actor: str,
-    operation: str,
     step: str,
+    operation: str = "execute",
     message: str | None = None,
 ) -> bool:
-    """Inside the caller's open write transaction: end an approval the executor has not
-    claimed, and its approved proposal. THE one place this is written.
+    """Nothing ran: end an approval the executor has not claimed, and its approved proposal.
+    THE one place this is written: the executor's refused claim, its refusals before the claim,
+    the page (Execute not delivered, or no answer) and `end_stranded` all call it.
 
     Unless the approval was claimed, it gets ``ended_code`` = `code` (it can never be claimed
     after this; an approval already ended keeps its first code) and the proposal, if
@@ -453,12 +453,24 @@ async def end_before_claim(
     no approval row. Returns False, writing only that row, when the executor had already
     claimed the approval: its execution decides the outcome.
 
+    Inside the caller's open transaction it is part of it (the caller's reads and this are one
+    decision, and roll back together); on a connection with none it opens its own `write_tx`.
+
     Raises:
-        StoreError: ``internal_error`` when no transaction is open (the caller's
-            ``write_tx`` makes this and the caller's own reads one decision).
+        StoreError: ``store_busy`` as in `write_tx`.
     """
     if not conn.in_transaction:
-        raise StoreError(Code.INTERNAL_ERROR, "end_before_claim runs inside the caller's write_tx")
+        async with write_tx(conn):
+            return await end_unclaimed(
+                conn,
+                approval_id=approval_id,
+                proposal_id=proposal_id,
+                code=code,
+                actor=actor,
+                step=step,
+                operation=operation,
+                message=message,
+            )
     row = await one_row(conn, "SELECT claimed FROM approvals WHERE id = ?", (approval_id,))
     claimed = row is not None and bool(row["claimed"])
     ended = False
@@ -486,39 +498,9 @@ async def end_before_claim(
     return not claimed
 
 
-async def end_unclaimed(
-    conn: aiosqlite.Connection,
-    *,
-    approval_id: str,
-    proposal_id: str,
-    code: Code,
-    message: str,
-    actor: str,
-    operation: str = "execute",
-    step: str,
-) -> bool:
-    """Nothing ran: `end_before_claim` in its own transaction. Returns False when the
-    executor had already claimed the approval (only the refusal row is written).
-
-    Used by the executor (refused before its claim), by the page (Execute not delivered, or no
-    answer).
-    """
-    async with write_tx(conn):
-        return await end_before_claim(
-            conn,
-            approval_id=approval_id,
-            proposal_id=proposal_id,
-            code=code,
-            message=message,
-            actor=actor,
-            operation=operation,
-            step=step,
-        )
-
-
 async def end_stranded(conn: aiosqlite.Connection, *, actor: str, reason: Code) -> int:
     """At a service's start: every ``approved`` proposal whose approval the executor never
-    claimed ends ``not_run`` (`reason`), its approval ended (`end_before_claim`, step and
+    claimed ends ``not_run`` (`reason`), its approval ended (`end_unclaimed`, step and
     operation ``start``). A stop between Approve and the executor's claim leaves such a
     proposal; nothing can run it now (a restarted executor has a new key). The count."""
     async with write_tx(conn):
@@ -529,7 +511,7 @@ async def end_stranded(conn: aiosqlite.Connection, *, actor: str, reason: Code) 
         ) as cursor:
             rows = [(r["proposal_id"], r["approval_id"]) async for r in cursor]
         for proposal_id, approval_id in rows:
-            await end_before_claim(
+            await end_unclaimed(
                 conn,
                 approval_id=approval_id,
                 proposal_id=proposal_id,

@@ -20,7 +20,6 @@ from shared.store.approvals import (
     card_window_end,
     deny,
     deny_all,
-    end_before_claim,
     end_stranded,
     end_unclaimed,
     expire_all_pending,
@@ -34,7 +33,7 @@ from shared.store.approvals import (
     proposal_state,
     set_kill_switch,
 )
-from shared.store.db import StoreError, append_audit, db_now, migrate, open_store, verify_audit, write_tx
+from shared.store.db import append_audit, db_now, migrate, open_store, verify_audit, write_tx
 from tests.shared.store.approval_helpers import (
     KEYRING,
     MASTER,
@@ -271,24 +270,21 @@ PAGE_END = {"actor": "approval_web", "operation": "execute", "step": "execute_no
 """Where the page ends an approval the executor did not answer for."""
 
 
-async def test_ending_before_the_claim_runs_only_inside_the_callers_transaction(
+async def test_ending_before_the_claim_inside_a_transaction_is_part_of_it(
     conn: aiosqlite.Connection,
 ) -> None:
     proposal_id = await add_proposal(conn)
     approval_id = (await approve_now(conn, proposal_id)).approval_id
     before, audit_before = await snapshot(conn), await audit_rows(conn)
     end = {"approval_id": approval_id, "proposal_id": proposal_id, "code": Code.SERVICE_NO_ANSWER}
-    with pytest.raises(StoreError) as refused:
-        await end_before_claim(conn, **end, **PAGE_END)
-    assert refused.value.code == Code.INTERNAL_ERROR
-    assert (await snapshot(conn), await audit_rows(conn)) == (before, audit_before)
     with pytest.raises(LookupError):  # the caller's transaction decides: rolled back, nothing ended
         async with write_tx(conn):
-            assert await end_before_claim(conn, **end, **PAGE_END)
+            assert await end_unclaimed(conn, **end, **PAGE_END)
             raise LookupError
     assert (await snapshot(conn), await audit_rows(conn)) == (before, audit_before)
     async with write_tx(conn):
-        assert await end_before_claim(conn, **end, **PAGE_END)
+        assert await end_unclaimed(conn, **end, **PAGE_END)
+        assert conn.in_transaction, "it did not commit the caller's transaction"
     assert await status_of(conn, proposal_id) == "not_run"
 
 
@@ -301,7 +297,7 @@ async def test_ending_a_claimed_approval_leaves_the_store_as_it_was_with_its_ref
     assert claim.ok
     before, audit_before = await snapshot(conn), await audit_rows(conn)
     async with write_tx(conn):
-        ended = await end_before_claim(
+        ended = await end_unclaimed(
             conn, approval_id=approval_id, proposal_id=proposal_id, code=Code.SERVICE_NO_ANSWER, **PAGE_END
         )
     assert not ended
