@@ -50,11 +50,10 @@ from services.executor.checks import (
     Refusal,
     approved_record,
     facts_refusal,
-    state_refusal,
 )
-from services.executor.executions import claim_approval, finish_execution, record_verification
+from services.executor.executions import claim_approval, finish_execution
 from services.executor.inspection import world_facts
-from services.executor.recheck import verify_after_write
+from services.executor.recheck import record_verdict, verify_after_write
 from services.executor.runtime import Runtime, db_time
 from services.executor.verify import Verdict
 from services.executor.world import raise_refusal, read_and_check
@@ -162,15 +161,7 @@ async def _run_claimed(
                 seen = Observed(
                     states=world.states, events=world.reads.events, devices=listed.devices, now=rt.clock()
                 )
-                raise_refusal(
-                    state_refusal(
-                        record,
-                        standing.proposed,
-                        tool_policy=standing.tool_policy,
-                        lead_minutes=standing.policy.lead_minutes,
-                        seen=seen,
-                    )
-                )
+                raise_refusal(standing.state_refusal(record, seen))
                 raise_refusal(
                     facts_refusal(
                         world_facts(record, standing.tool_policy, listed, world.endpoints, world.reads),
@@ -201,14 +192,7 @@ async def _run_claimed(
                 raise
             await _finish(rt, execution_id, "refused", refusal_code=exc.code, message=exc.message)
             return _report(execution_id, record.proposal_id, "refused", code=exc.code, message=exc.message)
-        async with rt.db:
-            await record_verification(
-                rt.conn,
-                execution_id,
-                verification=verdict.verification,
-                detail=verdict.detail,
-                observed_at=verified_at,
-            )
+        await record_verdict(rt, execution_id, verdict, verified_at)
         return _report(
             execution_id,
             record.proposal_id,
