@@ -549,7 +549,7 @@ class ApprovalService:
         return admin.state_of(status)
 
     async def _capabilities(self, message: GetCapabilities, peer: PeerCred) -> Capabilities:
-        return approval.capabilities()
+        return approval.CAPABILITIES
 
     async def _list_writable(self, message: ListWritable, peer: PeerCred) -> WritableDevices:
         """ListWritable relayed to executor.sock, its answer unchanged.

@@ -577,9 +577,8 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
 )
 
 
-def capabilities() -> Capabilities:
-    """The reply to `GetCapabilities` on approval.sock."""
-    return Capabilities(service=SERVICE, operations=OPERATIONS)
+CAPABILITIES: Final = Capabilities(service=SERVICE, operations=OPERATIONS)
+"""The reply to `GetCapabilities` on approval.sock."""
 
 
 def codes_of(operation: str) -> frozenset[Code]:

@@ -100,7 +100,7 @@ def messages(module: ModuleType) -> list[type[protocol.Message]]:
 
 def manifests() -> dict[str, protocol.Capabilities]:
     return {
-        "approval": approval.capabilities(),
+        "approval": approval.CAPABILITIES,
         "executor": executor.CAPABILITIES,
         "assistant": assistant_manifest.capabilities(),
     }
