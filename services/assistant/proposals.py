@@ -32,6 +32,8 @@ from shared.policy.loader import ToolPolicy
 from shared.wire import formats as wire
 from shared.wire.approval import (
     ApprovalClient,
+    ExpireTurn,
+    GetProposalState,
     ProposalAccepted,
     ProposalExists,
     ProposalState,
@@ -41,7 +43,7 @@ from shared.wire.approval import (
     SubmitProposal,
 )
 from shared.wire.client import CallError
-from shared.wire.executor import WritableDevices
+from shared.wire.executor import ListWritable, WritableDevices
 
 log = logging.getLogger(__name__)
 
@@ -166,19 +168,19 @@ class ApprovalSocketSink:
         self._client = ApprovalClient(path, timeout_seconds=timeout_seconds)
 
     async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ProposalExists:
-        return await self._client.submit(proposal)
+        return await self._client.call(proposal)
 
     async def state(self, proposal_id: str) -> ProposalState:
-        return await self._client.proposal_state(proposal_id)
+        return await self._client.call(GetProposalState(proposal_id=proposal_id))
 
     async def writable(self) -> WritableDevices:
-        return await self._client.list_writable()
+        return await self._client.call(ListWritable())
 
     async def expire_turn(self, turn_id: str) -> int:
-        return (await self._client.expire_turn(turn_id)).count
+        return (await self._client.call(ExpireTurn(turn_id=turn_id))).count
 
     async def record(self, record: RecordAsk | RecordRefusal | RecordPageSession) -> None:
         try:
-            await self._client.record(record, timeout_seconds=self.record_timeout_seconds)
+            await self._client.call(record, timeout_seconds=self.record_timeout_seconds)
         except CallError as exc:
             log.error("could not record %s through approval.sock (%s)", type(record).__name__, exc.code)
