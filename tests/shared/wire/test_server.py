@@ -367,7 +367,7 @@ async def test_a_handlers_long_refusal_message_is_cut_to_the_wire_cap_and_its_co
     assert reply.message == "z" * (MAX_MESSAGE_CHARS - 1) + "…" == cut("z" * 10_000, MAX_MESSAGE_CHARS)
 
 
-def test_dispatch_needs_one_handler_per_row_and_answers_the_manifest_itself():
+async def test_dispatch_needs_one_handler_per_row_and_answers_the_manifest_itself():
     async def echo(request: Echo, peer: PeerCred) -> Echoed:
         return Echoed(text=request.text)
 
@@ -376,5 +376,5 @@ def test_dispatch_needs_one_handler_per_row_and_answers_the_manifest_itself():
     handlers = {t: echo for t in TABLE.requests if t is not GetCapabilities}
     handle = dispatch(TABLE, handlers)
     peer = PeerCred(pid=1, uid=2, gid=3)
-    assert asyncio.run(handle(GetCapabilities(), peer)) == TABLE.manifest
-    assert asyncio.run(handle(Echo(text="hi"), peer)) == Echoed(text="hi")
+    assert await handle(GetCapabilities(), peer) == TABLE.manifest
+    assert await handle(Echo(text="hi"), peer) == Echoed(text="hi")
