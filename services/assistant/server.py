@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from services.assistant import AssistantError
 from services.assistant.manifest import capabilities
 from services.assistant.pipeline import NotesSource
-from services.assistant.proposals import ApprovalSocketSink, ProposalSink
+from services.assistant.proposals import ProposalSink, approval_sink, write_record
 from services.assistant.service import AskedBy, Assistant
 from services.assistant.watch import answers
 from services.assistant.watch.heartbeat import Watch
@@ -166,7 +166,7 @@ def build_assistant(
     reader = reader or build_reader(settings, tool_policy)
     assistant = Assistant(
         reader=reader,
-        sink=ApprovalSocketSink(settings.approval_socket),
+        sink=approval_sink(settings.approval_socket),
         policy=policy,
         tool_policy=tool_policy,
         model_client=client if client is not None else model_client(settings),
@@ -201,7 +201,8 @@ class AssistantAudit:
         frame_bytes: int | None = None,
     ) -> None:
         log.warning("refused %s from uid %d (%s)", operation, peer.uid, code)
-        await self._sink.record(
+        await write_record(
+            self._sink,
             RecordRefusal(
                 operation=operation,
                 code=str(code),
@@ -210,7 +211,7 @@ class AssistantAudit:
                 pid=peer.pid,
                 field=field,
                 frame_bytes=frame_bytes,
-            )
+            ),
         )
 
     async def page_refused(
@@ -226,7 +227,8 @@ class AssistantAudit:
         ``session_not_yours`` the uid that signed in; the refusals of this uid left without a
         row since its last one)."""
         log.warning("ask page refused %s from uid %s (%s)", operation, uid, code)
-        await self._sink.record(
+        await write_record(
+            self._sink,
             RecordRefusal(
                 operation=operation,
                 code=str(code),
@@ -238,12 +240,14 @@ class AssistantAudit:
                 if code is not Code.SESSION_NOT_YOURS
                 else (-1 if signed_in_uid is None else signed_in_uid),
                 unrecorded_before=unrecorded_before,
-            )
+            ),
         )
 
     async def session_started(self, page_session: str, uid: int | None) -> None:
         """An ask page session began (the secret was right)."""
-        await self._sink.record(RecordPageSession(page_session=page_session, uid=-1 if uid is None else uid))
+        await write_record(
+            self._sink, RecordPageSession(page_session=page_session, uid=-1 if uid is None else uid)
+        )
 
     async def on_refused_peer(self, peer: PeerCred) -> None:
         """A peer whose uid and groups are not allowed (`serve_unix`'s hook)."""
@@ -320,7 +324,7 @@ async def assistant_side(
     Raises:
         ProtocolError: ``socket_in_use`` (another assistant is running).
     """
-    audit = AssistantAudit(sink or ApprovalSocketSink(settings.approval_socket))
+    audit = AssistantAudit(sink or approval_sink(settings.approval_socket))
     server = await serve_unix(
         settings.assistant_socket,
         handler(assistant, audit, watch),
