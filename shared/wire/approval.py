@@ -541,6 +541,7 @@ OPERATIONS: Final = OperationTable(
 REQUESTS: Final = OPERATIONS.requests
 CAPABILITIES: Final = OPERATIONS.manifest
 codes_of: Final = OPERATIONS.codes_of
+"""The codes an operation of approval.sock declares (`OperationTable.codes_of`)."""
 
 
 class ApprovalClient(SocketClient):
