@@ -217,6 +217,7 @@ class OperationTable:
 
     Raises:
         ValueError: a request listed twice.
+        TypeError: a request that does not declare its reply (`reply_of`).
     """
 
     def __init__(
@@ -229,6 +230,8 @@ class OperationTable:
         self._rows: dict[type[Message], Row] = {row.request: row for row in self.rows}
         if len(self._rows) != len(self.rows):
             raise ValueError(f"{service}: a request is listed twice")
+        for row in self.rows:
+            reply_of(row.request)
         self.requests: tuple[type[Request[Any]], ...] = tuple(self._rows)
         self.codec = Codec(self.requests)
         operations = tuple(Operation(row.name, row.declared, row.summary) for row in self.rows)

@@ -107,6 +107,8 @@ def test_a_table_refuses_a_request_listed_twice_and_a_request_without_its_reply(
 
     with pytest.raises(TypeError, match="does not declare its reply"):
         reply_of(NoReply)
+    with pytest.raises(TypeError, match="does not declare its reply"):
+        OperationTable("t", "t", (Row(NoReply, frozenset(), ""),))
 
 
 def test_a_row_open_to_some_callers_declares_the_role_refusal_and_refuses_the_others():
