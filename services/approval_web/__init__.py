@@ -17,10 +17,17 @@ contract, operations and codes, is `shared.wire.executor`)::
                  identical pending proposal, another change in the way, a last change still to
                  settle (unknown or not verified); an operator's acknowledgement
     admin.py     pure builders of the admin replies from store rows; the audit tail read
-    service.py   the socket handler: role check, SubmitProposal (checks, one change per room,
-                 limits, Prepare, insert), ListWritable (relayed), the admin operations
-                 (lifting a denial pause, acknowledging a change among them); one refusal =
-                 one code + one audit row
+    desk.py      what every job works with: the store connection and its lock, the settings
+                 and policies, the executor's client (`Desk.relay`: a refusal keeps its code)
+    proposals.py  operators.py  relays.py  records.py
+                 the jobs, one handler per operation of `shared.wire.approval.OPERATIONS`:
+                 the intake (SubmitProposal: checks, one change per room, limits, Prepare,
+                 insert; a proposal's state, a turn's expiry, the history) | the admin
+                 operations (lifting a denial pause, acknowledging a change among them) | the
+                 relays to the executor (ListWritable, InspectProposal) | the assistant's
+                 audit rows
+    service.py   the socket handler: the role check, the jobs' dispatch; one refusal = one
+                 code + one audit row
     server.py  page/
                  `socket_side`: store, migrate, expire all pending at start, serve, expiry task
                  | the approval page (beside server.py: it may import one_change.py and those
