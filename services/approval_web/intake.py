@@ -54,6 +54,7 @@ from shared.wire.approval import (
     RecordAsk,
     RecordPageSession,
     RecordRefusal,
+    RecordSilence,
     SubmitProposal,
 )
 from shared.wire.executor import ListWritable, Prepared
@@ -94,7 +95,9 @@ class Role(enum.StrEnum):
     OPERATOR = "operator"
 
 
-RECORDS: Final[frozenset[type[Message]]] = frozenset({RecordAsk, RecordRefusal, RecordPageSession})
+RECORDS: Final[frozenset[type[Message]]] = frozenset(
+    {RecordAsk, RecordRefusal, RecordPageSession, RecordSilence}
+)
 """The audit records only the assistant's uid may send (`check_recorder`)."""
 ASSISTANT_OPERATIONS: Final[frozenset[type[Message]]] = frozenset(
     {SubmitProposal, GetProposalState, ExpireTurn, ListWritable, ListProposalHistory, GetCapabilities}

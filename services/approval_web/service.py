@@ -111,6 +111,7 @@ from shared.wire.approval import (
     RecordAsk,
     RecordPageSession,
     RecordRefusal,
+    RecordSilence,
     SetKillSwitch,
     ShowProposal,
     Status,
@@ -219,6 +220,7 @@ class ApprovalService:
             RecordAsk: self._record_ask,
             RecordRefusal: self._record_refusal,
             RecordPageSession: self._record_page_session,
+            RecordSilence: self._record_silence,
             LiftDenialPauses: self._lift_pauses,
             Acknowledge: self._acknowledge,
             GetCapabilities: self._capabilities,
@@ -498,6 +500,14 @@ class ApprovalService:
         detail = {"page_session": message.page_session, "uid": message.uid}
         async with self._db:
             await append_audit(self._conn, actor=ASSISTANT_ACTOR, kind="ask_session_start", detail=detail)
+        return Count(count=1)
+
+    async def _record_silence(self, message: RecordSilence, peer: PeerCred) -> Count:
+        """A watch silence set or lifted (one ``watch_silence`` row: who, what, why, until)."""
+        detail = msgspec.to_builtins(message)
+        detail.pop("op", None)
+        async with self._db:
+            await append_audit(self._conn, actor=ASSISTANT_ACTOR, kind="watch_silence", detail=detail)
         return Count(count=1)
 
     async def _lift_pauses(self, message: LiftDenialPauses, peer: PeerCred) -> PausesLifted:

@@ -47,10 +47,13 @@ from shared.wire.assistant import (
     GetHistory,
     GetModel,
     GetWatchStatus,
+    LiftSilence,
     ListNotes,
+    ListSilences,
     ModelInfo,
     RunDigest,
     SetNote,
+    SetSilence,
 )
 from shared.wire.formats import MAX_QUESTION_CHARS
 from shared.wire.protocol import Codec, GetCapabilities, Message, message_tag
@@ -280,14 +283,23 @@ def handler(assistant: Asker, audit: AssistantAudit | None = None, watch: Watch 
     return handle
 
 
-WATCH_REQUESTS: Final = (GetWatchStatus, GetHistory, RunDigest, SetNote, ListNotes)
+WATCH_REQUESTS: Final = (
+    GetWatchStatus,
+    GetHistory,
+    RunDigest,
+    SetNote,
+    ListNotes,
+    SetSilence,
+    ListSilences,
+    LiftSilence,
+)
 """The watch's requests on assistant.sock."""
 
 
 async def answer_watch(watch: Watch, request: Message, uid: int) -> Message:
     """One of `WATCH_REQUESTS`, answered by the watch (`services.assistant.watch.answers`)."""
     if isinstance(request, GetWatchStatus):
-        return answers.status(watch)
+        return await answers.status(watch)
     if isinstance(request, GetHistory):
         return await answers.history(watch, request.days, request.language)
     if isinstance(request, RunDigest):
@@ -296,6 +308,20 @@ async def answer_watch(watch: Watch, request: Message, uid: int) -> Message:
         return await answers.set_note(watch, request.room, request.text, clear=request.clear, uid=uid)
     if isinstance(request, ListNotes):
         return await answers.list_notes(watch, request.room, request.search)
+    if isinstance(request, SetSilence):
+        return await answers.set_silence(
+            watch,
+            request.target,
+            request.reason,
+            minutes=request.minutes,
+            until=request.until,
+            include_classes=request.include_classes,
+            uid=uid,
+        )
+    if isinstance(request, ListSilences):
+        return await answers.list_silences(watch)
+    if isinstance(request, LiftSilence):
+        return await answers.lift_silence(watch, request.target, uid=uid)
     raise AssistantError(Code.UNKNOWN_MESSAGE, f"{type(request).__name__} is not served here")
 
 

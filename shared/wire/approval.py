@@ -6,7 +6,7 @@ Peers: the assistant user and operators. Every socket also serves `GetCapabiliti
     SubmitProposal → ProposalAccepted | ProposalExists (an identical one is pending)
     GetProposalState → ProposalState     (the assistant reads a proposal's recorded state)
     ExpireTurn → Count                   (a model turn that failed partway expires its proposals)
-    RecordAsk → Count, RecordRefusal → Count, RecordPageSession → Count
+    RecordAsk → Count, RecordRefusal → Count, RecordPageSession → Count, RecordSilence → Count
                                          (the assistant's audit rows: it holds no store)
     ListProposalHistory → ProposalHistory   (the watch's notices and history; read-only)
     ListWritable → WritableDevices       (relayed to the executor; the assistant and operators)
@@ -361,6 +361,24 @@ class RecordPageSession(Message):
     uid: Uid
 
 
+class RecordSilence(Message):
+    """An operator silenced the watch on a room or group, or lifted a silence: approval_web
+    writes one ``watch_silence`` row (actor ``assistant``) naming who (``uid``, from
+    assistant.sock's ``SO_PEERCRED``, and that user's name), what (``target_kind``, ``target``:
+    a device ID or a group's name, display text), why, until when and the silence's number.
+    Only the assistant's uid may send it."""
+
+    action: Literal["silence", "unsilence"]
+    silence_id: CountOf
+    target_kind: Literal["room", "group"]
+    target: Annotated[str, msgspec.Meta(max_length=200)]
+    reason: Annotated[str, msgspec.Meta(max_length=200)]
+    until: UtcText
+    uid: Uid
+    user: Annotated[str, msgspec.Meta(max_length=64)] = ""
+    include_classes: bool = False
+
+
 class RecordRefusal(Message):
     """A refusal on assistant.sock or the ask page, for the audit (the assistant holds no
     store): approval_web writes one ``refusal`` row, actor ``assistant``, naming the
@@ -445,6 +463,7 @@ ApprovalRequest = (
     | RecordAsk
     | RecordRefusal
     | RecordPageSession
+    | RecordSilence
     | LiftDenialPauses
     | Acknowledge
     | ListProposalHistory
@@ -549,6 +568,11 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         "the audit row of an ask page session begun (the assistant's user only)",
     ),
     Operation(
+        "record_silence",
+        _RECORDS | _WRITES,
+        "the audit row of a watch silence set or lifted: who, what, why, until when (the assistant's user only)",
+    ),
+    Operation(
         "list_writable",
         LIST_WRITABLE_CODES | {Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER},
         "the devices a change may target now, read afresh by the executor (relayed; read-only)",
@@ -631,7 +655,10 @@ class ApprovalClient(SocketClient):
         return await self.call(ExpireTurn(turn_id=turn_id), Count, timeout_seconds=timeout_seconds)
 
     async def record(
-        self, record: RecordAsk | RecordRefusal | RecordPageSession, *, timeout_seconds: float | None = None
+        self,
+        record: RecordAsk | RecordRefusal | RecordPageSession | RecordSilence,
+        *,
+        timeout_seconds: float | None = None,
     ) -> Count:
         """Have one audit row written for the assistant. Raises `CallError`."""
         return await self.call(record, Count, timeout_seconds=timeout_seconds)

@@ -12,6 +12,9 @@ Peers: operators and the ask page's process. Every socket also serves `GetCapabi
     RunDigest → DigestReport          one beat now, its digest (``fleetwatch digest [--post]``)
     SetNote → NoteOutcome             an operator's one-line note on a room (``fleetwatch note``)
     ListNotes → Notes                 the notes (``fleetwatch notes``)
+    SetSilence → SilenceOutcome       silence a room or a group until a time (``fleetwatch silence``)
+    ListSilences → Silences           the silences that hold (``fleetwatch silences``)
+    LiftSilence → SilenceOutcome      lift a silence early (``fleetwatch unsilence``)
 
 Times are UTC text (``YYYY-MM-DDTHH:MM:SS.SSSZ``). Every request field has its format or cap,
 so decoding refuses anything else with ``invalid_message``.
@@ -156,6 +159,12 @@ class WatchStatus(Message):
     fix_soon: int
     when_convenient: int
     posts: tuple[PostCounts, ...] = ()
+    held_until: UtcText | None = None
+    """Inside quiet hours: when they end (digests are held until then); else None."""
+    timezone: str = "UTC"
+    """The zone quiet hours and the watch's times are in (the policy's, else the operator's)."""
+    silences: int = 0
+    """Silences holding now."""
 
 
 class GetHistory(Message):
@@ -263,6 +272,68 @@ class Notes(Message):
     notes: tuple[RoomNote, ...]
 
 
+MAX_SILENCE_MINUTES: Final = 14 * 24 * 60
+"""The longest silence (`services.assistant.watch.silences.MAX_SILENCE`)."""
+MAX_REASON_CHARS: Final = 200
+
+
+class SetSilence(Message):
+    """Silence ``target`` (a room's name or device ID, or a group's or building's name) for
+    ``minutes`` or ``until`` a time (exactly one of them; at most `MAX_SILENCE_MINUTES`),
+    because ``reason``; ``include_classes``: also hide "not recording during an event" and
+    missed recordings in it. Who set it is the peer's uid (``SO_PEERCRED``), never a field."""
+
+    target: RoomQuery
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_REASON_CHARS)]
+    minutes: Annotated[int, msgspec.Meta(ge=1, le=MAX_SILENCE_MINUTES)] | None = None
+    until: UtcText | None = None
+    include_classes: bool = False
+
+
+class SilenceView(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One silence: its number, what it names (``room``: a device ID; ``group``), who set it
+    (uid and user name), why, from when, until when, and when it was lifted if it was."""
+
+    id: int
+    target_kind: Literal["room", "group"]
+    target: str
+    target_name: str
+    reason: str
+    include_classes: bool
+    set_by: int
+    set_by_name: str
+    set_at: UtcText
+    until: UtcText
+    lifted_at: UtcText | None = None
+
+
+class SilenceOutcome(Message):
+    """``status``: ``silenced``, ``lifted`` (``silences`` lists what was lifted), or nothing
+    done: ``ambiguous`` (``candidates``: the rooms a name matches; ``room_ambiguous``) or
+    ``not_found`` (``room_not_found``, ``silence_not_found``)."""
+
+    status: Literal["silenced", "lifted", "ambiguous", "not_found"]
+    silences: tuple[SilenceView, ...] = ()
+    candidates: tuple[RoomRef, ...] = ()
+    code: Code | None = None
+
+
+class ListSilences(Message):
+    """The silences that hold now, soonest to end first."""
+
+
+class Silences(Message):
+    silences: tuple[SilenceView, ...]
+    timezone: str = "UTC"
+
+
+class LiftSilence(Message):
+    """Lift the silences that hold on ``target`` (a room's or group's name as silenced, a
+    device ID, or a silence's number)."""
+
+    target: RoomQuery
+
+
 AssistantRequest = (
     Ask
     | GetFleet
@@ -272,6 +343,9 @@ AssistantRequest = (
     | RunDigest
     | SetNote
     | ListNotes
+    | SetSilence
+    | ListSilences
+    | LiftSilence
     | GetCapabilities
 )
 AssistantReply = (
@@ -283,6 +357,8 @@ AssistantReply = (
     | DigestReport
     | NoteOutcome
     | Notes
+    | SilenceOutcome
+    | Silences
     | Capabilities
     | ErrorReply
 )
@@ -329,6 +405,10 @@ retried."""
 _NO_WATCH: Final = frozenset({Code.WATCH_NOT_READY})
 """A process that runs no watch, or a watch that has not read the fleet yet (a note)."""
 
+_AUDIT: Final = frozenset({Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER, Code.OPERATION_NOT_ALLOWED})
+"""A silence is audited through approval.sock before it is kept: that socket not answering (or
+refusing the record) refuses the silence, and nothing is kept."""
+
 WATCH_OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(
         "get_watch_status",
@@ -351,6 +431,19 @@ WATCH_OPERATIONS: Final[tuple[Operation, ...]] = (
         "keep an operator's one-line note on the one room a name matches (ambiguous: nothing saved)",
     ),
     Operation("list_notes", _NO_WATCH | {Code.STORE_BUSY}, "the room notes"),
+    Operation(
+        "set_silence",
+        _NO_WATCH
+        | _AUDIT
+        | {Code.INVALID_MESSAGE, Code.ROOM_AMBIGUOUS, Code.ROOM_NOT_FOUND, Code.STORE_BUSY},
+        "silence a room or a group until a time, with a reason (audited; always expires)",
+    ),
+    Operation("list_silences", _NO_WATCH | {Code.STORE_BUSY}, "the silences that hold now"),
+    Operation(
+        "lift_silence",
+        _NO_WATCH | _AUDIT | {Code.SILENCE_NOT_FOUND, Code.STORE_BUSY},
+        "lift the silences that hold on a room or group (audited)",
+    ),
 )
 """The watch's operations (`services.assistant.watch.answers`)."""
 
@@ -429,3 +522,15 @@ class AssistantClient(SocketClient):
     ) -> Notes:
         """The room notes, narrowed by `room` and `search`. Raises `CallError`."""
         return await self.call(ListNotes(room=room, search=search), Notes, timeout_seconds=timeout_seconds)
+
+    async def silence(self, request: SetSilence, *, timeout_seconds: float | None = None) -> SilenceOutcome:
+        """Silence a room or a group. Raises `CallError`."""
+        return await self.call(request, SilenceOutcome, timeout_seconds=timeout_seconds)
+
+    async def silences(self, *, timeout_seconds: float | None = None) -> Silences:
+        """The silences that hold now. Raises `CallError`."""
+        return await self.call(ListSilences(), Silences, timeout_seconds=timeout_seconds)
+
+    async def unsilence(self, target: str, *, timeout_seconds: float | None = None) -> SilenceOutcome:
+        """Lift the silences on `target`. Raises `CallError`."""
+        return await self.call(LiftSilence(target=target), SilenceOutcome, timeout_seconds=timeout_seconds)

@@ -4,7 +4,8 @@
 state and outcome, and the approval page's address) and ``ListWritable`` (the sandbox team's
 rooms as the executor reads them: the names a notice shows), through
 `shared.wire.approval.ApprovalClient`. Both are read-only and open to the assistant's uid. A
-refusal or a socket failure raises `shared.wire.client.CallError` with its code.
+refusal or a socket failure raises `shared.wire.client.CallError` with its code. ``RecordSilence``
+has approval_web write the audit row of a silence (the assistant holds no store).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from services.assistant.watch.compose import RoomName
-from shared.wire.approval import ApprovalClient, ProposalHistory
+from shared.wire.approval import ApprovalClient, ProposalHistory, RecordSilence
 
 
 class ProposalSource(Protocol):
@@ -32,6 +33,14 @@ class ProposalSource(Protocol):
 
         Raises:
             FleetwatchError: approval.sock (or the executor behind it) refused or did not answer.
+        """
+        ...
+
+    async def record(self, record: RecordSilence) -> None:
+        """Have approval_web write the audit row of a silence set or lifted.
+
+        Raises:
+            FleetwatchError: approval.sock refused or did not answer (nothing was written).
         """
         ...
 
@@ -54,3 +63,6 @@ class ApprovalSocketProposals:
             d.device_id: RoomName(d.name, {c.channel_id: c.name for c in d.channels if c.name})
             for d in reply.devices
         }
+
+    async def record(self, record: RecordSilence) -> None:
+        await self._client.record(record)

@@ -166,4 +166,5 @@ def notices_of(watch: Watch) -> Notices:
         where=watch.where,
         now=watch.now,
         interval_seconds=watch.options.notice_seconds,
+        reminder_minutes=watch.rules.reminder_minutes,
     )
