@@ -66,6 +66,8 @@ log = logging.getLogger(__name__)
 
 FAILED_BEATS_FINDING: Final = 3
 """Failed beats in a row that make a finding of their own."""
+OFFLINE_JUDGED: Final = frozenset({"offline", "not_recording_in_event"})
+"""What a read of an offline room still judges; its other findings are kept as they were."""
 NOTICE_SECONDS: Final = 5.0
 """How often approval.sock is asked for new pending proposals (cheap, local)."""
 
@@ -295,7 +297,10 @@ class Watch:
         """The rooms and findings as the watch records them: a room the store knew online that
         reads offline is confirmed only after ``offline_after_beats`` reads in a row, or at
         once when its event is on or within the lead window; until then it is recorded as it
-        was (online, its open findings kept), so a flap within one beat posts nothing."""
+        was (online, its open findings kept), so a flap within one beat posts nothing. A room
+        that is offline keeps its other open findings (firmware, disk...) as they were: an
+        offline room reads nothing, so nothing of it is resolved but ``offline`` itself when
+        it returns (the children of an outage fold under it)."""
         needed = self.rules.offline_after_beats
         lead = max(self.limits.attention_minutes, self.limits.lead_minutes)
         devices = list(snapshot.devices)
@@ -313,13 +318,16 @@ class Watch:
             self.offline_beats[device.id] = beats
             held.add(device.id)
             devices[i] = msgspec.structs.replace(device, online=True)
-        if not held:
+        dark = {d.id for d in devices if not d.online}
+        if not held and not dark:
             return devices, found
         kept = [f for f in found if f.device_id not in held]
+        current = {key_of(f) for f in kept}
         kept += [
             Finding(o.priority, o.kind, o.device_id, o.room, o.facts)
-            for o in open_findings.values()
+            for key, o in open_findings.items()
             if o.device_id in held
+            or (o.device_id in dark and o.kind not in OFFLINE_JUDGED and key not in current)
         ]
         return devices, kept
 

@@ -162,7 +162,7 @@ WORDS: Final[Lexicon[str, str]] = Lexicon(
         "wall_ready": C_("watch", "Readiness"),
         "wall_on_now": C_("watch", "on now"),
         "count_missed": C_("watch", "{n} missed recording(s)"),
-        "group_offline": C_("watch", "{group}: {n} of {of} rooms offline"),
+        "group_offline": C_("watch", "{group}: {n} of {of} rooms went offline"),
         "missed_recording": C_(
             "watch",
             '{room}: missed recording: "{title}" ended at {ended} and no recording was seen on its channels',
