@@ -16,15 +16,29 @@ whether a recording was seen while each was on. When one has finished (`judge`):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
 from services.assistant.watch.times import parse_utc, utc_text
-from shared.epiphan.fleet import FleetSnapshot
+from shared.epiphan.fleet import Device, Event, FleetSnapshot
 
 Judged = tuple[str, str, str, str | None, dict[str, Any]]
 """``(device_id, event_id, start, history kind or None, facts)``, as `WatchStore.judge_events` takes."""
+
+
+def events_ahead(
+    snapshot: FleetSnapshot, now: datetime, horizon: datetime
+) -> Iterator[tuple[Device, Event, datetime, datetime]]:
+    """``(room, its event, start, finish)`` of each room whose current or next event is on at
+    `now` or starts by `horizon` (an event without a finish lasts an hour)."""
+    for device in snapshot.devices:
+        event = snapshot.events.get(device.id)
+        if event is None or event.start is None or event.start > horizon:
+            continue
+        finish = event.finish or event.start + timedelta(hours=1)
+        if finish > now:
+            yield device, event, event.start, finish
 
 
 def seen(
@@ -33,20 +47,13 @@ def seen(
     """The events of `snapshot` on now or starting within `lead_minutes`, as
     `WatchStore.see_events` takes them (on now, and a channel recording now)."""
     out = []
-    horizon = now + timedelta(minutes=lead_minutes)
-    for device in snapshot.devices:
-        event = snapshot.events.get(device.id)
-        if event is None or event.start is None or event.start > horizon:
-            continue
-        finish = event.finish or event.start + timedelta(hours=1)
-        if finish <= now:
-            continue
-        on_now = event.start <= now
+    for device, event, start, finish in events_ahead(snapshot, now, now + timedelta(minutes=lead_minutes)):
+        on_now = start <= now
         out.append(
             (
                 device.id,
                 event.id,
-                utc_text(event.start),
+                utc_text(start),
                 utc_text(finish),
                 device.name or device.id,
                 event.title,

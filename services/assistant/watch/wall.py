@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from typing import Final
 
 from services.assistant.watch import readiness
+from services.assistant.watch.captures import events_ahead
 from services.assistant.watch.compose import NAME_CAP, NOTE_CAP, VERDICT_KEYS, describe, silence_line
 from services.assistant.watch.heartbeat import Watch
 from services.assistant.watch.silences import Silence
@@ -176,18 +177,12 @@ def _events(watch: Watch, lang: str, now: datetime) -> list[WallEvent]:
     snapshot = last.snapshot
     horizon = now + timedelta(hours=EVENT_HOURS)
     rows = []
-    for device in snapshot.devices:
-        event = snapshot.events.get(device.id)
-        if event is None or event.start is None or event.start > horizon:
-            continue
-        finish = event.finish or event.start + timedelta(hours=1)
-        if finish <= now:
-            continue
+    for device, event, start, _ in events_ahead(snapshot, now, horizon):
         verdict, reasons = readiness.judge(device, event, snapshot, now, watch.limits, lang)
-        on_now = event.start <= now
+        on_now = start <= now
         rows.append(
             (
-                event.start,
+                start,
                 WallEvent(
                     time=word(lang, "wall_on_now") if on_now else clock(event.start, watch.where, now),
                     room=visible(device.name or device.id, NAME_CAP),
