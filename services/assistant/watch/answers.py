@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import logging
 import pwd
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from datetime import timedelta
-from typing import Final, Literal
+from typing import Final, Literal, TypeVar
 
 from services.assistant import AssistantError
 from services.assistant.watch import compose
@@ -35,6 +35,7 @@ from services.assistant.watch.times import clock, parse_utc, utc_text
 from services.assistant.watch.words import word
 from shared.epiphan.attention import Priority
 from shared.errors import MEANINGS, Code, FleetwatchError
+from shared.sqlite import StoreError
 from shared.text.display import visible
 from shared.text.wording import PRIORITY_WORDS, part_words
 from shared.wire.approval import ProposalEvent, RecordSilence
@@ -368,6 +369,27 @@ def _record(silence: Silence, action: Literal["silence", "unsilence"], uid: int)
     )
 
 
+AUDIT_CODES: Final = frozenset(
+    {Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER, Code.OPERATION_NOT_ALLOWED, Code.STORE_BUSY}
+)
+"""What approval.sock may answer a silence's audit record with (relayed; anything else is
+``service_unavailable``): the silence is then not kept, or not lifted."""
+
+T = TypeVar("T")
+
+
+async def _audited(change: Awaitable[T]) -> T:
+    """`change` (a store write that commits only once approval.sock recorded it), its audit
+    failure translated to an `AssistantError` with one of `AUDIT_CODES`."""
+    try:
+        return await change
+    except StoreError:
+        raise
+    except FleetwatchError as exc:
+        code = exc.code if exc.code in AUDIT_CODES else Code.SERVICE_UNAVAILABLE
+        raise AssistantError(code, "approval.sock could not record it; nothing was changed") from exc
+
+
 def groups_known(watch: Watch) -> dict[str, str]:
     """``{folded name: name}`` of the groups and buildings of the last read."""
     last = watch.last
@@ -392,8 +414,9 @@ async def set_silence(
     Raises:
         AssistantError: ``watch_not_ready`` (no room known yet), ``invalid_message`` (neither or
             both of `minutes` and `until`, an end not in the future or past `MAX_SILENCE`, an
-            empty reason).
-        FleetwatchError: approval.sock could not write the audit row (nothing was kept).
+            empty reason); one of `AUDIT_CODES`: approval.sock could not write the audit row
+            (nothing was kept).
+        StoreError: the watch store could not keep it (``store_busy``).
     """
     rooms = await watch.store.rooms()
     if not rooms:
@@ -434,7 +457,7 @@ async def set_silence(
     async def audit(kept: Silence) -> None:
         await proposals.record(_record(kept, "silence", uid))
 
-    kept = await watch.store.add_silence(silence, audit)
+    kept = await _audited(watch.store.add_silence(silence, audit))
     return SilenceOutcome(status="silenced", silences=(silence_view(kept),))
 
 
@@ -449,7 +472,9 @@ async def lift_silence(watch: Watch, target: str, *, uid: int) -> SilenceOutcome
     silence shows), each audited first.
 
     Raises:
-        FleetwatchError: approval.sock could not write the audit row (nothing was lifted).
+        AssistantError: one of `AUDIT_CODES`: approval.sock could not write the audit row
+            (nothing was lifted).
+        StoreError: the watch store could not record it (``store_busy``).
     """
     now = watch.now()
     wanted = fold(target)
@@ -469,7 +494,7 @@ async def lift_silence(watch: Watch, target: str, *, uid: int) -> SilenceOutcome
 
     lifted = []
     for silence in matches:
-        done = await watch.store.lift_silence(utc_text(now), silence.id, uid, audit)
+        done = await _audited(watch.store.lift_silence(utc_text(now), silence.id, uid, audit))
         if done is not None:
             lifted.append(silence_view(done))
     return SilenceOutcome(status="lifted", silences=tuple(lifted))
