@@ -29,7 +29,7 @@ from services.assistant.watch import compose
 from services.assistant.watch.heartbeat import Watch
 from services.assistant.watch.notes import clean_note, fold, match_room
 from services.assistant.watch.post import plain_text
-from services.assistant.watch.silences import MAX_SILENCE, Silence
+from services.assistant.watch.silences import MAX_SILENCE, Silence, ends
 from services.assistant.watch.store import HistoryRow, NoteRow
 from services.assistant.watch.times import clock, parse_utc, utc_text
 from services.assistant.watch.words import word
@@ -50,7 +50,6 @@ from shared.wire.assistant import (
     RoomRef,
     SilenceOutcome,
     Silences,
-    SilenceView,
     WatchStatus,
 )
 
@@ -337,23 +336,6 @@ def user_name(uid: int) -> str:
         return f"uid {uid}"
 
 
-def silence_view(silence: Silence) -> SilenceView:
-    kind: Literal["room", "group"] = "room" if silence.target_kind == "room" else "group"
-    return SilenceView(
-        id=silence.id,
-        target_kind=kind,
-        target=silence.target,
-        target_name=silence.target_name,
-        reason=silence.reason,
-        include_classes=silence.include_classes,
-        set_by=silence.set_by,
-        set_by_name=silence.set_by_name,
-        set_at=silence.set_at,
-        until=silence.until,
-        lifted_at=silence.lifted_at,
-    )
-
-
 def _record(silence: Silence, action: Literal["silence", "unsilence"], uid: int) -> RecordSilence:
     kind: Literal["room", "group"] = "room" if silence.target_kind == "room" else "group"
     return RecordSilence(
@@ -458,13 +440,13 @@ async def set_silence(
         await proposals.record(_record(kept, "silence", uid))
 
     kept = await _audited(watch.store.add_silence(silence, audit))
-    return SilenceOutcome(status="silenced", silences=(silence_view(kept),))
+    return SilenceOutcome(status="silenced", silences=(kept,))
 
 
 async def list_silences(watch: Watch) -> Silences:
     """The silences that hold now, soonest to end first."""
-    holding = sorted(await watch.active_silences(watch.now()), key=lambda s: (s.ends, s.id))
-    return Silences(silences=tuple(silence_view(s) for s in holding), timezone=watch.zone_name)
+    holding = sorted(await watch.active_silences(watch.now()), key=lambda s: (ends(s), s.id))
+    return Silences(silences=tuple(holding), timezone=watch.zone_name)
 
 
 async def lift_silence(watch: Watch, target: str, *, uid: int) -> SilenceOutcome:
@@ -496,5 +478,5 @@ async def lift_silence(watch: Watch, target: str, *, uid: int) -> SilenceOutcome
     for silence in matches:
         done = await _audited(watch.store.lift_silence(utc_text(now), silence.id, uid, audit))
         if done is not None:
-            lifted.append(silence_view(done))
+            lifted.append(done)
     return SilenceOutcome(status="lifted", silences=tuple(lifted))

@@ -53,7 +53,7 @@ from services.assistant.watch.diff import (
     key_of,
 )
 from services.assistant.watch.proposals import ProposalSource
-from services.assistant.watch.silences import Silence
+from services.assistant.watch.silences import Silence, holds_at
 from services.assistant.watch.store import WatchStore
 from services.assistant.watch.times import parse_utc, utc_text, zone_name_of
 from shared.epiphan.attention import Finding, Thresholds, event_state, findings, thresholds_from_policy
@@ -356,7 +356,7 @@ class Watch:
     async def active_silences(self, now: datetime) -> list[Silence]:
         """The silences that hold at `now`."""
         at = utc_text(now)
-        return [s for s in await self.store.silences(at) if s.holds_at(at)]
+        return [s for s in await self.store.silences(at) if holds_at(s, at)]
 
     def group_of(self, device: Device) -> str:
         """The group a room is counted in: its building (policy ``watch.buildings``), else
@@ -431,7 +431,7 @@ class Watch:
         groups = {d.id: self.group_of(d) for d in last.snapshot.devices} if last else {}
         silences = await self.store.silences(rows[0].at) if rows else []
         shown = compose.unsilenced(rows, silences, groups)
-        holding = [s for s in silences if s.holds_at(utc_text(now))]
+        holding = [s for s in silences if holds_at(s, utc_text(now))]
         post = compose.digest_post(
             compose.net_changes(shown),
             language=language,

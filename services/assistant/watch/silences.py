@@ -13,9 +13,10 @@ recording during an event" (nor a missed recording) unless it was set with
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Final
+
+from shared.wire.assistant import SilenceView
 
 MAX_SILENCE: Final = timedelta(days=14)
 """The longest silence; a longer one is refused (``invalid_message``)."""
@@ -23,38 +24,28 @@ CLASS_KINDS: Final = frozenset({"not_recording_in_event", "missed_recording", "m
 """What a silence hides only with ``include_classes``."""
 
 
-@dataclass(frozen=True, slots=True)
-class Silence:
-    """One silence as the watch store keeps it (times are UTC text, `times.utc_text`).
-    ``target_kind``: ``room`` (``target`` a device ID) or ``group`` (``target`` the group's or
-    building's name); ``target_name`` as the operator's words show it."""
+Silence = SilenceView
+"""A silence as the watch store keeps it and assistant.sock shows it (times are UTC text,
+`times.utc_text`): ``target_kind`` ``room`` (``target`` a device ID) or ``group`` (``target``
+the group's or building's name); ``target_name`` as the operator's words show it."""
 
-    id: int
-    target_kind: str
-    target: str
-    target_name: str
-    reason: str
-    include_classes: bool
-    set_by: int
-    set_by_name: str
-    set_at: str
-    until: str
-    lifted_at: str | None = None
 
-    @property
-    def ends(self) -> str:
-        """When it stops holding: its ``until``, or when it was lifted if sooner."""
-        return self.lifted_at if self.lifted_at is not None and self.lifted_at < self.until else self.until
+def ends(silence: Silence) -> str:
+    """When `silence` stops holding: its ``until``, or when it was lifted if sooner."""
+    lifted = silence.lifted_at
+    return lifted if lifted is not None and lifted < silence.until else silence.until
 
-    def holds_at(self, at: str) -> bool:
-        """True when it holds at `at` (UTC text)."""
-        return self.set_at <= at < self.ends
 
-    def covers(self, device_id: str, group: str) -> bool:
-        """True when it names the room `device_id` or its group (or building) `group`."""
-        if self.target_kind == "room":
-            return self.target == device_id
-        return bool(group) and self.target == group
+def holds_at(silence: Silence, at: str) -> bool:
+    """True when `silence` holds at `at` (UTC text)."""
+    return silence.set_at <= at < ends(silence)
+
+
+def covers(silence: Silence, device_id: str, group: str) -> bool:
+    """True when `silence` names the room `device_id` or its group (or building) `group`."""
+    if silence.target_kind == "room":
+        return silence.target == device_id
+    return bool(group) and silence.target == group
 
 
 def silencing(
@@ -63,7 +54,7 @@ def silencing(
     """The silence that hides a change of kind `kind` (a finding's kind, or a history row's)
     in room `device_id` of group `group` at `at`, if any (see the module docstring)."""
     for silence in silences:
-        if not silence.holds_at(at) or not silence.covers(device_id, group):
+        if not holds_at(silence, at) or not covers(silence, device_id, group):
             continue
         if kind in CLASS_KINDS and not silence.include_classes:
             continue

@@ -14,11 +14,12 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
+import msgspec
 
 from services.assistant.watch.diff import Change, KnownDevice, OpenFinding
 from services.assistant.watch.schema import APPLICATION_ID, MIGRATIONS
@@ -489,7 +490,7 @@ class WatchStore:
                     silence.until,
                 ),
             )
-            kept = replace(silence, id=int(cursor.lastrowid or 0))
+            kept = msgspec.structs.replace(silence, id=int(cursor.lastrowid or 0))
             await self._insert_history(
                 silence.set_at,
                 "silence",
