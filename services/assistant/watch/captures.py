@@ -17,10 +17,10 @@ whether a recording was seen while each was on. When one has finished (`judge`):
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
-from services.assistant.watch.times import parse_utc, utc_text
+from services.assistant.watch.times import parse_utc, utc_text, zone_name_of
 from shared.epiphan.fleet import Device, Event, FleetSnapshot
 
 Judged = tuple[str, str, str, str | None, dict[str, Any]]
@@ -84,8 +84,10 @@ def judge(
     *,
     previous_read: datetime | None,
     gap: timedelta,
+    where: tzinfo,
 ) -> list[Judged]:
-    """Each ended event (rows of ``event_captures``) judged (see the module docstring)."""
+    """Each ended event (rows of ``event_captures``) judged (see the module docstring); its
+    end is kept as people read it, ``HH:MM (zone)`` in `where` (the team's zone)."""
     out: list[Judged] = []
     for row in ended:
         key = (row["device_id"], row["event_id"], row["start"])
@@ -99,6 +101,7 @@ def judge(
             "event_id": row["event_id"],
             "start": row["start"],
             "finish": row["finish"],
+            "ended": f"{finish.astimezone(where):%H:%M} ({zone_name_of(where)})",
         }
         if previous_read is not None and previous_read >= finish - gap:
             out.append((*key, "missed_recording", facts))

@@ -174,8 +174,7 @@ def missed_words(finding: Finding, language: str) -> str:
     facts = dict(finding.facts)
     title = visible(facts.get("event", ""), NAME_CAP) or word(language, "untitled")
     room = visible(finding.device_name or finding.device_id, NAME_CAP)
-    finish = facts.get("finish")
-    ended = finish[11:16] + " UTC" if finish else "?"
+    ended = facts.get("ended", "?")
     if finding.kind == "missed_recording":
         return word(language, "missed_recording", room=room, title=title, ended=ended)
     recorder = word(language, f"recorder_{facts.get('recorder', 'not_read')}")

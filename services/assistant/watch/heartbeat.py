@@ -341,7 +341,7 @@ class Watch:
         if ended:
             gap = timedelta(seconds=3 * self.options.interval_seconds)
             await self.store.judge_events(
-                at, captures.judge(ended, snapshot, previous_read=previous_read, gap=gap)
+                at, captures.judge(ended, snapshot, previous_read=previous_read, gap=gap, where=self.where)
             )
 
     def quiet(self, now: datetime) -> bool:

@@ -243,7 +243,7 @@ async def test_an_event_that_ends_unrecorded_is_one_missed_recording_in_the_dige
     (text,) = digests(recorder)
     fix_first = text.splitlines()[text.splitlines().index("Fix first") :]
     assert (
-        '- SCI 201 Lab: missed recording: "BIO 230 Genetics Lab" ended at 13:55 UTC and no recording was seen on its channels'
+        '- SCI 201 Lab: missed recording: "BIO 230 Genetics Lab" ended at 13:55 (UTC) and no recording was seen on its channels'
         in fix_first
     )
     history = await answers.history(watch, 1, "es")
@@ -266,7 +266,7 @@ async def test_an_event_that_ended_while_the_watch_was_stopped_may_have_been_mis
     await beat(again)
     text = "\n".join(digests(recorder))
     assert (
-        '- SCI 201 Lab: may have been missed: "BIO 230 Genetics Lab" ended at 13:55 UTC while the watch was'
+        '- SCI 201 Lab: may have been missed: "BIO 230 Genetics Lab" ended at 13:55 (UTC) while the watch was'
         " not reading the fleet; it was seen on, not recording; the recorder now: not recording" in text
     )
     assert "SCI 101 Lecture Hall: may have been missed" not in text  # it was never seen on or coming
