@@ -18,8 +18,8 @@ so the real Anthropic SDK talks to it unchanged (``AsyncAnthropic(base_url=stand
 A **script** decides each answer: a callable ``(ModelRequest) -> Reply`` (or an awaitable of
 one; see `services.lab.model_scripts.api`, re-exported here), or the name of one in
 `services.lab.model_scripts.SCRIPTS` (``demo``: the demo model, which reads and answers the
-fleet questions it understands and proposes only a change it was asked for; ``main_job``,
-``refuse``, ``echo``).
+fleet questions it understands and proposes only a change it was asked for; ``refuse``,
+``echo``).
 Every request is recorded (`ModelStandin.requests`) so tests can assert on what reached the
 model. Faults (`ModelStandin.set_fault`): ``http_500``, ``overloaded`` (529), ``slow``
 (answer ``seconds`` late), ``stream_error`` (an ``error`` event after ``message_start``).
@@ -361,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m services.lab.model_standin",
         description="A local stand-in for the Anthropic Messages API that plays the demo model or a script.",
     )
-    parser.add_argument("--script", default="demo", help="named script (demo, main_job, refuse, echo)")
+    parser.add_argument("--script", default="demo", help="named script (demo, refuse, echo)")
     parser.add_argument("--port", type=int, default=8771, help="port on 127.0.0.1 (0: any free port)")
     parser.add_argument("--key", default=DEFAULT_KEY, help="the API key the stand-in accepts")
     args = parser.parse_args(argv)
