@@ -66,6 +66,7 @@ PROCESS: Final = (
     "tests/assistant/test_pipeline.py",
     "tests/assistant/test_records.py",
     "tests/assistant/test_room_notes.py",
+    "tests/assistant/test_server_profiles.py",
     "tests/assistant/test_service.py",
     "tests/assistant/test_session_rules.py",
     "tests/assistant/test_warm_session_process.py",

@@ -252,6 +252,9 @@ class Assistant:
                 learned, _ = await self._keyword(question, lang, record)
             text = f"{note('budget_exceeded', lang, limit=str(result.limit))}\n\n{learned}"
             return _Ending(text, kind, "budget_exceeded", Code.BUDGET_EXCEEDED, expire=True)
+        if result.stop == "bad_tool_call":
+            text = f"{result.text}\n\n{note('bad_tool_call', lang)}".strip()
+            return _Ending(text, kind, f"bad_tool_call_{result.limit}", Code.MODEL_BAD_TOOL_CALL, expire=True)
         if result.stop == "ask_operator" and record.question is not None:
             asked = note("asks_operator", lang, question=record.question)
             return _Ending(f"{result.text}\n\n{asked}".strip(), kind, "ask_operator")

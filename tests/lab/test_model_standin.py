@@ -17,6 +17,7 @@ from services.lab.model_scripts import demo_model
 from services.lab.model_scripts.demo_model import choose_room
 from services.lab.model_scripts.demo_reads import as_device
 from services.lab.model_standin import (
+    PROFILES,
     ModelRequest,
     Reply,
     Text,
@@ -78,7 +79,7 @@ async def test_a_stream_has_the_real_event_sequence_and_the_sdk_rebuilds_the_too
         async with httpx2.AsyncClient() as http:
             response = await http.post(
                 f"{handle.base_url}/v1/messages",
-                headers={"Authorization": f"Bearer {handle.key}"},
+                headers={"Authorization": f"Bearer {handle.key}", "anthropic-version": "2023-06-01"},
                 json={"model": "m", "max_tokens": 10, "messages": QUESTION, "stream": True},
             )
         events = [line[7:] for line in response.text.splitlines() if line.startswith("event: ")]
@@ -316,6 +317,77 @@ def test_choose_room_takes_the_soonest_online_idle_room_within_the_hour_only():
     assert choose_room([rooms[4]], NOW) == rooms[4]
     assert choose_room(rooms, datetime(2026, 9, 16, 14, 45, tzinfo=UTC)) is None
     assert choose_room([rooms[0], rooms[1], rooms[2], rooms[6], rooms[7]], NOW) is None
+
+
+async def _raw(handle, path: str, *, headers: dict, body: dict | None = None) -> httpx2.Response:
+    async with httpx2.AsyncClient() as http:
+        return await http.post(f"{handle.base_url}{path}", headers=headers, json=body or {})
+
+
+BODY = {"model": "m", "max_tokens": 10, "messages": QUESTION}
+VERSION = {"anthropic-version": "2023-06-01"}
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+async def test_each_profile_checks_the_key_the_version_tool_choice_and_count_tokens_as_its_server_does(
+    profile,
+):
+    served = PROFILES[profile]
+    async with run_model_standin("echo", key="right", profile=profile) as handle:
+        key = {"x-api-key": "right"}
+        wrong = await _raw(handle, "/v1/messages", headers={"x-api-key": "wrong", **VERSION}, body=BODY)
+        versionless = await _raw(handle, "/v1/messages", headers=key, body=BODY)
+        choice = {**BODY, "tool_choice": {"type": "auto"}}
+        chosen = await _raw(handle, "/v1/messages", headers={**key, **VERSION}, body=choice)
+        counted = await _raw(handle, "/v1/messages/count_tokens", headers={**key, **VERSION}, body=BODY)
+    assert wrong.status_code == (401 if served.checks_key else 200)
+    assert versionless.status_code == (400 if served.checks_version else 200)
+    assert chosen.status_code == (200 if served.tool_choice else 400)
+    assert counted.status_code == (200 if served.count_tokens else 404)
+    assert (profile == "anthropic") == all((served.checks_key, served.checks_version, served.count_tokens))
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+async def test_each_profile_serves_the_same_answer_in_its_own_wire_form(profile):
+    served = PROFILES[profile]
+    two = Reply((Text("Looking."), ToolUse("a", {"x": "y" * 60}), ToolUse("b", {})))
+    async with run_model_standin(lambda request: two, profile=profile) as handle, _client(handle) as client:
+        async with client.messages.stream(model="m", max_tokens=10, tools=TOOLS, messages=QUESTION) as stream:
+            try:
+                message = await stream.get_final_message()
+            except ValueError:  # the SDK could not parse the dropped fragments
+                message = None
+    if served.tool_json == "dropped":
+        assert message is None or message.content[-2].input != {"x": "y" * 60}
+        return
+    assert message is not None
+    kinds = [b.type for b in message.content]
+    assert message.stop_reason == (
+        "end_turn" if served.end_turn or served.tool_json == "as_text" else "tool_use"
+    )
+    assert (kinds[0] == "text" and message.content[0].text == "") == served.empty_text
+    uses = [b for b in message.content if b.type == "tool_use"]
+    if served.tool_json == "as_text":
+        assert uses == [] and '"arguments"' in "".join(b.text for b in message.content if b.type == "text")
+    elif served.parallel == "merged":
+        # the SDK's tolerant parser keeps the first object of the run-together JSON: the merge
+        # does not show in the blocks, only in the streamed fragments (the assistant checks those)
+        assert len(uses) == 1 and uses[0].name == "a"
+    elif served.parallel == "same_id":
+        assert len(uses) == 2 and uses[0].id == uses[1].id
+    else:
+        assert [(u.name, u.input) for u in uses] == [("a", {"x": "y" * 60}), ("b", {})]
+        assert uses[0].id != uses[1].id
+
+
+async def test_the_profile_is_chosen_and_told_on_the_lab_model_route():
+    async with run_model_standin("echo") as handle, httpx2.AsyncClient() as http:
+        told = (await http.get(f"{handle.base_url}/_lab/model")).json()
+        chosen = await http.post(f"{handle.base_url}/_lab/model", json={"profile": "vllm"})
+        unknown = await http.post(f"{handle.base_url}/_lab/model", json={"profile": "nope"})
+    assert told == {"profile": "anthropic", "profiles": list(PROFILES)}
+    assert chosen.json()["profile"] == "vllm" == handle.standin.profile.name
+    assert unknown.status_code == 400 and handle.standin.profile.name == "vllm"
 
 
 def test_json_in_finds_the_document_inside_a_block_and_say_and_call_build_replies():
