@@ -267,6 +267,12 @@ def _optional_text(raw: str) -> str | None:
     return raw
 
 
+def _on_off(raw: str) -> bool:
+    if raw.lower() not in ("", "0", "off", "no", "false", "1", "on", "yes", "true"):
+        raise BadValue(N_("not on or off: %(raw)s"), raw=repr(raw))
+    return raw.lower() in ("1", "on", "yes", "true")
+
+
 def _language(raw: str) -> str:
     if raw not in ("en", "es"):
         raise BadValue(N_("not en or es: %(raw)s"), raw=repr(raw))
@@ -471,6 +477,14 @@ SETTINGS: tuple[Setting, ...] = (
         "Model name (Anthropic Messages API).",
         False,
         _text,
+        read_by=("fleetwatch", "assistant"),
+    ),
+    Setting(
+        "FLEETWATCH_MODEL_LOCAL_ONLY",
+        "off",
+        "on: the assistant refuses to start unless the model's URL is on this machine or a private network.",
+        False,
+        _on_off,
         read_by=("fleetwatch", "assistant"),
     ),
     Setting(
@@ -700,6 +714,7 @@ class Settings:
     anthropic_api_key: Secret | None
     anthropic_base_url: str | None
     model: str
+    model_local_only: bool
     model_timeout_seconds: float
     verify_reread_seconds: float
     executor_uids: frozenset[int]

@@ -14,6 +14,8 @@
     throttle.py      the slow-down for wrong secrets, per uid, and its cap on refusal rows (pure)
     loopback_peer.py the uid the kernel lists for a loopback TCP connection (``/proc/net/tcp``):
                      who knocked, and who holds a port a page could not bind
+    model_host.py    whether the model's URL names this machine or a private network (pure
+                     but for the resolver passed in)
 
 Layers (an import contract holds them): ``page_session | local_http`` over ``loopback_peer``;
 the others import nothing of this package.
