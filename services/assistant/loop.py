@@ -155,7 +155,6 @@ class ModelLoop:
         self._client = client
         self._model = model
         self._tools = list(tools)
-        self._offered = frozenset(str(t.get("name", "")) for t in self._tools)
         self._system = system_blocks()
         self.budget = budget
         self._call_timeout = call_timeout_seconds
@@ -163,9 +162,16 @@ class ModelLoop:
         self._clock = clock
 
     async def run(
-        self, runner: ToolRunner, first: dict[str, Any], spent: Spent, *, on_text: TextSink | None = None
+        self,
+        runner: ToolRunner,
+        first: dict[str, Any],
+        spent: Spent,
+        *,
+        on_text: TextSink | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
     ) -> LoopResult:
-        """Run one question to its end. `runner` holds the session; `spent` is shared with it.
+        """Run one question to its end. `runner` holds the session; `spent` is shared with it;
+        `tools` narrows the tools offered for this question (None: all of the loop's).
 
         Raises:
             ModelUnavailable: see the module docstring.
@@ -173,6 +179,8 @@ class ModelLoop:
         messages: list[dict[str, Any]] = [first]
         said: list[str] = []
         seen_ids: set[str] = set()
+        offer = list(tools) if tools is not None else self._tools
+        offered = frozenset(str(t.get("name", "")) for t in offer)
         while True:
             limit = over_before_model_call(self.budget, spent, self._clock())
             if limit is not None:
@@ -181,6 +189,7 @@ class ModelLoop:
             try:
                 answer = await self._call(
                     messages,
+                    offer,
                     min(self._call_timeout, left),
                     by_budget=left < self._call_timeout,
                     on_text=on_text,
@@ -202,7 +211,7 @@ class ModelLoop:
                     message.stop_reason,
                     len(uses),
                 )
-            why = bad_tool_call(message.content, streamed, self._offered, seen_ids)
+            why = bad_tool_call(message.content, streamed, offered, seen_ids)
             if why is not None:
                 log.warning("the model's tool call is malformed (%s); nothing of that answer runs", why)
                 return LoopResult(_join(said), "bad_tool_call", why)
@@ -236,7 +245,13 @@ class ModelLoop:
                 return LoopResult(_join(said), "budget_exceeded", runner.record.over_budget)
 
     async def _call(
-        self, messages: list[dict[str, Any]], seconds: float, *, by_budget: bool, on_text: TextSink | None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        seconds: float,
+        *,
+        by_budget: bool,
+        on_text: TextSink | None,
     ) -> tuple[Any, dict[int, str]] | None:
         """One streamed model call: the final message and each block's ``input_json_delta``
         fragments joined; None when the wall budget ran out during it.
@@ -253,7 +268,7 @@ class ModelLoop:
                     model=self._model,
                     max_tokens=self._max_tokens,
                     system=self._system,
-                    tools=self._tools,
+                    tools=tools,
                     messages=messages,
                 ) as stream:
                     streamed: dict[int, list[str]] = {}

@@ -54,7 +54,9 @@ _TIME = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")
 
 
 POLICY_KEYS: Final = ("autonomy", "lead_minutes", "quiet_hours", "thresholds", "limits")
-POLICY_OPTIONAL: Final = ("sweep_at",)
+POLICY_OPTIONAL: Final = ("sweep_at", "model_tools")
+MODEL_TOOLS: Final = ("all", "per_question")
+"""``model_tools``, widest first: an override may only move right (`shared.policy.override`)."""
 DEFAULT_SWEEP_AT: Final = dt.time(3, 0)
 """The nightly sweep's time when ``sweep_at`` is not given (in the quiet hours' time zone)."""
 MOVED_KEYS: Final[Mapping[str, str]] = MappingProxyType(
@@ -94,6 +96,7 @@ def parse_policy(src: Source) -> Policy:
         thresholds=Thresholds(**_integers(src, "thresholds", THRESHOLD_RANGES)),
         limits=_limits(src),
         source=src.path,
+        model_tools=src.choice(("model_tools",), MODEL_TOOLS) if "model_tools" in present else "all",
     )
 
 

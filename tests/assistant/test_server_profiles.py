@@ -7,6 +7,7 @@ answers under every profile, judged against the lab's state."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import pytest
@@ -142,3 +143,41 @@ async def test_the_demo_model_answers_the_same_under_every_profile_or_fails_clos
             assert judge_room_status(answer.text, truth, "Aula Magna", "es").ok, answer.text
         else:
             assert judge_proposal(proposed, "batch_recording", arguments).ok, (proposed, answer.text)
+
+
+# --- fewer tools per turn (policy: model_tools: per_question) ----------------------------------
+
+
+@pytest.fixture
+def per_question(policies):
+    policy, tool_policy = policies
+    return dataclasses.replace(policy, model_tools="per_question"), tool_policy
+
+
+async def test_per_question_offers_only_the_kinds_tools_and_the_demo_answer_stays_right(
+    lab, standin, make_assistant, per_question
+):
+    standin.set_profile("ollama")
+    answer = await make_assistant(policies=per_question).ask("Which rooms are offline?")
+    truth = Truth.of(lab)
+    assert judge_rooms(answer.text, truth, truth.offline()).ok, answer.text
+    offered = {r.tool_names() for r in standin.requests}
+    assert offered == {
+        frozenset(
+            {"ask_operator", DEVICES, "get_current_or_next_cms_events_for_devices", "get_proposal_state"}
+        )
+    }
+    full = await make_assistant().ask("Which rooms are offline?")
+    assert len(standin.requests[-1].tools) > 15 and full.text == answer.text
+
+
+async def test_per_question_a_tool_not_offered_reaches_nothing(
+    standin, make_assistant, transport, per_question
+):
+    standin.set_script(
+        sequence(call("get_storage_status_for_devices", {"device_ids": ["19012340101"]}), say("ok"))
+    )
+    await make_assistant(policies=per_question).ask("Which rooms are offline?")
+    assert transport.tool_calls == []
+    (result,) = standin.requests[1].last_tool_results()
+    assert result.is_error and "unknown_tool" in result.text
