@@ -56,6 +56,7 @@ PROCESS: Final = (
     "tests/assistant/test_captured_team.py",
     "tests/assistant/test_demo_model.py",
     "tests/assistant/test_demo_model_processes.py",
+    "tests/assistant/test_demo_table.py",
     "tests/assistant/test_fence.py",
     "tests/assistant/test_injection.py",
     "tests/assistant/test_keyword.py",
