@@ -90,9 +90,7 @@ def _text_call(text: str, offered: frozenset[str]) -> bool:
     return False
 
 
-def bad_tool_call(
-    blocks: Sequence[Any], streamed: dict[int, str], offered: frozenset[str], seen_ids: set[str]
-) -> str | None:
+def bad_tool_call(blocks: Sequence[Any], streamed: dict[int, str], offered: frozenset[str]) -> str | None:
     """Why the tool calls of one model answer cannot be run, or None when they can.
 
     Args:
@@ -100,16 +98,15 @@ def bad_tool_call(
             ``text``).
         streamed: each block index's ``input_json_delta`` fragments joined, as streamed.
         offered: the names of the tools offered.
-        seen_ids: the tool call ids of earlier answers in this question.
 
     Returns:
-        ``tool_call_id`` (an id empty, repeated, or seen before: split calls with mismatched
+        ``tool_call_id`` (an id empty, or repeated within the answer: split calls with mismatched
         ids), ``tool_input`` (not one JSON object, or fragments that do not parse strictly to
         it: dropped or merged calls), ``tool_call_as_text``, or None.
     """
     uses = [(i, b) for i, b in enumerate(blocks) if b.type == "tool_use"]
     ids = [b.id for _, b in uses]
-    if any(not i for i in ids) or len(set(ids)) < len(ids) or seen_ids.intersection(ids):
+    if any(not i for i in ids) or len(set(ids)) < len(ids):
         return "tool_call_id"
     for index, block in uses:
         if not isinstance(block.input, dict):
@@ -178,7 +175,6 @@ class ModelLoop:
         """
         messages: list[dict[str, Any]] = [first]
         said: list[str] = []
-        seen_ids: set[str] = set()
         offer = list(tools) if tools is not None else self._tools
         offered = frozenset(str(t.get("name", "")) for t in offer)
         while True:
@@ -211,11 +207,10 @@ class ModelLoop:
                     message.stop_reason,
                     len(uses),
                 )
-            why = bad_tool_call(message.content, streamed, offered, seen_ids)
+            why = bad_tool_call(message.content, streamed, offered)
             if why is not None:
                 log.warning("the model's tool call is malformed (%s); nothing of that answer runs", why)
                 return LoopResult(_join(said), "bad_tool_call", why)
-            seen_ids.update(block.id for block in uses)
             text = "".join(block.text for block in message.content if block.type == "text").strip()
             if text:
                 said.append(text)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-import ipaddress
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from shared.text.catalogue import C_, N_, Words, say_text, translate, translatio
 from shared.text.change_words import change, change_in
 from shared.text.display import visible
 from shared.text.languages import Language
-from shared.web.model_host import Resolver, model_host, system_resolver
+from shared.web.model_host import Resolver, ip_of, model_host, system_resolver
 from shared.wire.approval import Status
 from shared.wire.assistant import ModelInfo, WatchStatus
 
@@ -981,13 +980,8 @@ def check_model_host(
 
 
 def is_loopback(address: str) -> bool:
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return False
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_loopback
+    ip = ip_of(address)
+    return ip is not None and ip.is_loopback
 
 
 PORT_NAMES: Final = {

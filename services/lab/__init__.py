@@ -28,7 +28,8 @@ Layers (each may import only the ones above it)::
 Apart from the simulator, the model behind the real Anthropic SDK in demos and tests::
 
     model_scripts/    the scripted models (the demo model: a test double with its own words)
-    model_standin.py  the Messages API stand-in that serves a script
+    model_standin.py  the Messages API stand-in that serves a script, as one of six server
+                      profiles (Anthropic, Ollama, llama.cpp, vLLM, SGLang, LiteLLM)
 
 What it may import of the product (an allow-list, the import contract ``lab-serves-only`` in
 ``pyproject.toml``): `shared.errors`, `shared.web.local_http` (the stand-in's loopback server),

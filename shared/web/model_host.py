@@ -50,15 +50,22 @@ def system_resolver(host: str) -> list[str]:
     return sorted({str(info[4][0]).split("%")[0] for info in found})
 
 
-def local_address(address: str) -> bool:
-    """True when `address` (an IP literal) is loopback, private or link-local (see the module)."""
+def ip_of(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The IP `address` names (an IPv4-mapped IPv6 address as its IPv4 one), or None when it is
+    no IP literal."""
     try:
         ip = ipaddress.ip_address(address)
     except ValueError:
-        return False
+        return None
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return any(ip.version == net.version and ip in net for net in LOCAL_NETWORKS)
+        return ip.ipv4_mapped
+    return ip
+
+
+def local_address(address: str) -> bool:
+    """True when `address` (an IP literal) is loopback, private or link-local (see the module)."""
+    ip = ip_of(address)
+    return ip is not None and any(ip.version == net.version and ip in net for net in LOCAL_NETWORKS)
 
 
 @dataclass(frozen=True)

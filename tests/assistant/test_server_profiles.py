@@ -14,17 +14,13 @@ import pytest
 
 from services.lab.model_standin import PROFILES, Reply, ToolUse, call, say
 from shared.errors import Code
-from tests.assistant.helpers import FakeSink, sequence
+from tests.assistant.helpers import RECORD_CLASSROOM, SANDBOX_CLASSROOM, FakeSink, sequence
 from tests.assistant.judge import Truth, judge_proposal, judge_room_status, judge_rooms
 
 DEVICES = "get_devices_in_my_team"
 RECORDER = "get_recorder_status_for_devices"
-SANDBOX_CLASSROOM = "29088800004"
-PROPOSE_LONG = {
-    "tool": "batch_recording",
-    "arguments": {"action": "start", "device_ids": [f"{SANDBOX_CLASSROOM}-1"]},
-    "reason": "The class starts soon and the room is not recording; start it so the class is captured.",
-}
+PROPOSE_LONG = {**RECORD_CLASSROOM, "reason": "The class starts soon and the room is not recording."}
+"""Longer than one ``input_json_delta`` fragment, as every real proposal is."""
 TWO_READS = Reply((ToolUse(DEVICES, {}), ToolUse(RECORDER, {"device_ids": ["19012340101"]})))
 BAD_CALL_WORDS = {
     "en": "tool call came malformed",
@@ -63,25 +59,22 @@ async def test_parallel_calls_merged_into_one_block_or_split_under_one_id_run_no
     assert len(standin.requests) == 1  # the malformed answer was the last: nothing echoed back
 
 
-async def test_dropped_input_json_fragments_never_become_a_truncated_proposal(
-    standin, make_assistant, transport
+@pytest.mark.parametrize(
+    ("profile", "question", "language"),
+    [
+        ("sglang", "Start recording in Sandbox Classroom", "en"),  # input_json_delta fragments dropped
+        ("llamacpp", "Empieza a grabar en Sandbox Classroom", "es"),  # the call streamed as text
+    ],
+)
+async def test_a_call_with_dropped_fragments_or_streamed_as_text_never_becomes_a_proposal_nor_the_answer(
+    standin, make_assistant, transport, profile, question, language
 ):
-    standin.set_profile("sglang")
+    standin.set_profile(profile)
     standin.set_script(sequence(call("propose_change", PROPOSE_LONG), say("I proposed it.")))
     sink = FakeSink()
-    answer = await make_assistant(sink=sink).ask("Start recording in Sandbox Classroom")
-    _fails_closed(answer, sink, transport)
-
-
-async def test_a_tool_call_streamed_as_text_runs_nothing_and_is_not_shown_as_the_answer(
-    standin, make_assistant, transport
-):
-    standin.set_profile("llamacpp")
-    standin.set_script(sequence(call("propose_change", PROPOSE_LONG), say("I proposed it.")))
-    sink = FakeSink()
-    answer = await make_assistant(sink=sink).ask("Empieza a grabar en Sandbox Classroom")
-    _fails_closed(answer, sink, transport, "es")
-    assert '"arguments"' not in answer.text
+    answer = await make_assistant(sink=sink).ask(question)
+    _fails_closed(answer, sink, transport, language)
+    assert '"arguments"' not in answer.text and "Sandbox" not in answer.text
 
 
 @pytest.mark.parametrize("profile", sorted(PROFILES))
