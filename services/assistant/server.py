@@ -36,7 +36,7 @@ from shared.epiphan.fleet import FleetSnapshot
 from shared.epiphan.signed_session import SignedReader
 from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
-from shared.web.model_host import ANTHROPIC_API, Resolver, model_host, system_resolver
+from shared.web.model_host import ANTHROPIC_API, Resolver, require_local, system_resolver
 from shared.wire.approval import RecordPageSession, RecordRefusal
 from shared.wire.assistant import (
     FLEET_FRAME_BYTES,
@@ -88,17 +88,10 @@ def refuse_unless_local(settings: Settings, resolve: Resolver = system_resolver)
     resolved, and every address it gives must be local). Called once at start.
 
     Raises:
-        AssistantError: ``model_not_local``.
+        FleetwatchError: ``model_not_local``.
     """
-    if not settings.model_local_only or settings.anthropic_api_key is None:
-        return
-    found = model_host(settings.anthropic_base_url, resolve)
-    if not found.local:
-        raise AssistantError(
-            Code.MODEL_NOT_LOCAL,
-            f"FLEETWATCH_MODEL_LOCAL_ONLY is on and the model's host {found.host} "
-            f"({', '.join(found.addresses) or 'does not resolve'}) is not on this machine or a private network",
-        )
+    if settings.model_local_only and settings.anthropic_api_key is not None:
+        require_local(settings.anthropic_base_url, resolve)
 
 
 def model_info(settings: Settings) -> ModelInfo:

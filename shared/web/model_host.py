@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
 
+from shared.errors import Code, FleetwatchError
+
 ANTHROPIC_API: Final = "https://api.anthropic.com"
 """Where the SDK sends requests when no base URL is set."""
 LOCAL_NETWORKS: Final = tuple(
@@ -87,3 +89,19 @@ def model_host(base_url: str | None, resolve: Resolver = system_resolver) -> Mod
     except ValueError:
         addresses = tuple(resolve(host)) if host else ()
     return ModelHost(host, addresses, bool(addresses) and all(local_address(a) for a in addresses))
+
+
+def require_local(base_url: str | None, resolve: Resolver = system_resolver) -> ModelHost:
+    """The model's host when it is local (`model_host`).
+
+    Raises:
+        FleetwatchError: ``model_not_local``, naming the host and the addresses it gave.
+    """
+    found = model_host(base_url, resolve)
+    if not found.local:
+        raise FleetwatchError(
+            Code.MODEL_NOT_LOCAL,
+            f"FLEETWATCH_MODEL_LOCAL_ONLY is on and the model's host {found.host} "
+            f"({', '.join(found.addresses) or 'does not resolve'}) is not on this machine or a private network",
+        )
+    return found
