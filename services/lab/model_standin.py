@@ -45,6 +45,7 @@ import secrets
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from aiohttp import web
@@ -127,26 +128,33 @@ class Profile:
     tool_json: str = ""
 
 
-PROFILES: Mapping[str, Profile] = {
-    p.name: p
-    for p in (
-        Profile("anthropic"),
-        Profile(
-            "ollama", end_turn=True, empty_text=True, count_tokens=False, tool_choice=False, checks_key=False
-        ),
-        Profile(
-            "llamacpp",
-            end_turn=True,
-            tool_json="as_text",
-            count_tokens=False,
-            checks_version=False,
-            checks_key=False,
-        ),
-        Profile("vllm", parallel="same_id", tool_choice=False, sse_errors=False, checks_version=False),
-        Profile("sglang", end_turn=True, tool_json="dropped", count_tokens=False, checks_version=False),
-        Profile("litellm", empty_text=True, parallel="merged", sse_errors=False, count_tokens=False),
-    )
-}
+PROFILES: Mapping[str, Profile] = MappingProxyType(
+    {
+        p.name: p
+        for p in (
+            Profile("anthropic"),
+            Profile(
+                "ollama",
+                end_turn=True,
+                empty_text=True,
+                count_tokens=False,
+                tool_choice=False,
+                checks_key=False,
+            ),
+            Profile(
+                "llamacpp",
+                end_turn=True,
+                tool_json="as_text",
+                count_tokens=False,
+                checks_version=False,
+                checks_key=False,
+            ),
+            Profile("vllm", parallel="same_id", tool_choice=False, sse_errors=False, checks_version=False),
+            Profile("sglang", end_turn=True, tool_json="dropped", count_tokens=False, checks_version=False),
+            Profile("litellm", empty_text=True, parallel="merged", sse_errors=False, count_tokens=False),
+        )
+    }
+)
 """The server profiles by name (`Profile`)."""
 _JSON_CHUNK = 24
 """Characters of tool input JSON per ``input_json_delta`` (the real API splits it too)."""
@@ -445,7 +453,8 @@ def build_app(standin: ModelStandin) -> web.Application:
     app = web.Application(client_max_size=8 << 20)
     app.router.add_post("/v1/messages", standin.handle)
     app.router.add_post("/v1/messages/count_tokens", standin.count_tokens)
-    app.router.add_route("*", "/_lab/model", standin.control)
+    app.router.add_get("/_lab/model", standin.control)
+    app.router.add_post("/_lab/model", standin.control)
     return app
 
 
