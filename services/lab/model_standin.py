@@ -155,7 +155,9 @@ PROFILES: Mapping[str, Profile] = MappingProxyType(
         )
     }
 )
-"""The server profiles by name (`Profile`)."""
+"""The server profiles by name (`Profile`). Every deviation the issue threads report is in at
+least one profile; which server carries which is this lab's choice after those reports, not a
+claim about every version of that server (they change): test against the real one too."""
 _JSON_CHUNK = 24
 """Characters of tool input JSON per ``input_json_delta`` (the real API splits it too)."""
 
