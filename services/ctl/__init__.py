@@ -13,6 +13,8 @@ Layers (each may import the ones above it and `shared.*`)::
                         operator's language and time zone (pure)
     supervise.py        supervisord: the configuration, start, stop, wait (no command line)
     doctor.py           pure checks of the facts doctor gathered, and their rendering
+    | doctor_compose.py doctor --compose: a compose file's users against the uids in the
+                        settings (pure)
     fleet_view.py       the fleet as a table and as JSON (names made visible)
     commands_watch.py   history, digest, note, notes, status --check (the watch, on assistant.sock)
     | commands_tools.py tools diff: Epiphan's tool list against the reviewed policy (doctor too)

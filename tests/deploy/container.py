@@ -81,10 +81,18 @@ class Run:
         self, argv: Sequence[str], *, stdin: str | None = None, check: bool = True, timeout: float = 600
     ) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
-            list(argv), env=self.env, input=stdin, capture_output=True, text=True, timeout=timeout, check=False
+            list(argv),
+            env=self.env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
         )
         if check and done.returncode != 0:
-            raise Failed(f"{' '.join(argv[:4])} ... exited {done.returncode}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+            raise Failed(
+                f"{' '.join(argv[:4])} ... exited {done.returncode}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+            )
         return done
 
     def podman(self, *args: str, **kw) -> subprocess.CompletedProcess[str]:
@@ -96,11 +104,33 @@ class Run:
             [str(tool), "--project-name", self.project, "-f", str(CONTAINER / "compose.yaml"), *args], **kw
         )
 
-    def one_off(self, user: str, *args: str, volumes: Sequence[str] = (), groups: Sequence[str] = (),
-                env: dict[str, str] | None = None, stdin: str | None = None, check: bool = True):
+    def one_off(
+        self,
+        user: str,
+        *args: str,
+        volumes: Sequence[str] = (),
+        groups: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+        stdin: str | None = None,
+        check: bool = True,
+    ):
         """``podman run --rm`` of the image as `user`, hardened as the services are."""
-        argv = ["run", "--rm", "-i", "--user", user, "--read-only", "--cap-drop", "ALL",
-                "--security-opt", "no-new-privileges", "--network", "host", "--tmpfs", "/tmp"]
+        argv = [
+            "run",
+            "--rm",
+            "-i",
+            "--user",
+            user,
+            "--read-only",
+            "--cap-drop",
+            "ALL",
+            "--security-opt",
+            "no-new-privileges",
+            "--network",
+            "host",
+            "--tmpfs",
+            "/tmp",
+        ]
         for group in groups:
             argv += ["--group-add", group]
         for volume in volumes:
@@ -145,12 +175,24 @@ def containers_conf(work: Path) -> Path:
 def build_base(run: Run) -> None:
     """Debian's minbase and python3, imported as an image (no registry needed)."""
     options = [f"--dpkgopt=path-exclude={p}" for p in EXCLUDED_PATHS]
-    argv = ["mmdebstrap", "--quiet", "--variant=minbase", f"--include={','.join(BASE_PACKAGES)}",
-            *options, "bookworm", "-", MIRROR]
+    argv = [
+        "mmdebstrap",
+        "--quiet",
+        "--variant=minbase",
+        f"--include={','.join(BASE_PACKAGES)}",
+        *options,
+        "bookworm",
+        "-",
+        MIRROR,
+    ]
     with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=run.env) as debootstrap:
         imported = subprocess.run(
-            ["podman", "import", "-q", "-", run.base], stdin=debootstrap.stdout, capture_output=True,
-            text=True, env=run.env, check=False,
+            ["podman", "import", "-q", "-", run.base],
+            stdin=debootstrap.stdout,
+            capture_output=True,
+            text=True,
+            env=run.env,
+            check=False,
         )
         _, err = debootstrap.communicate()
     if debootstrap.returncode != 0 or imported.returncode != 0:
@@ -162,7 +204,9 @@ def build_image(run: Run) -> None:
     context = run.work / "context"
     context.mkdir()
     shutil.copy(CONTAINER / "Containerfile", context / "Containerfile")
-    run.run([sys.executable, "-m", "pip", "wheel", "-q", "--wheel-dir", str(context / "wheels"), str(ROOT), "pip"])
+    run.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--wheel-dir", str(context / "wheels"), str(ROOT), "pip"]
+    )
     run.podman("build", "-q", "--build-arg", f"BASE={run.base}", "-t", run.image, str(context))
 
 
@@ -205,11 +249,15 @@ def wait_for(what: str, probe, seconds: float = 60) -> None:
 
 
 def volume_path(run: Run, name: str) -> Path:
-    return Path(run.podman("volume", "inspect", "--format", "{{.Mountpoint}}", run.volume(name)).stdout.strip())
+    return Path(
+        run.podman("volume", "inspect", "--format", "{{.Mountpoint}}", run.volume(name)).stdout.strip()
+    )
 
 
 def lab_state(run: Run) -> dict:
-    with urllib.request.urlopen(f"http://127.0.0.1:{run.ports['FLEETWATCH_LAB_PORT']}/_lab/state", timeout=10) as r:
+    with urllib.request.urlopen(
+        f"http://127.0.0.1:{run.ports['FLEETWATCH_LAB_PORT']}/_lab/state", timeout=10
+    ) as r:
         return json.load(r)
 
 
@@ -225,34 +273,52 @@ SLOT_WRITER = (
 def sign_in(run: Run) -> None:
     """The lab's demo sign-ins, each written by its own service's user into its own slot's volume
     (as ``fleetwatch demo`` places them)."""
-    wait_for("the lab", lambda: _answers(f"http://127.0.0.1:{run.ports['FLEETWATCH_LAB_PORT']}/_lab/state"))
+    wait_for("the lab", lambda: lab_answers(run))
     teams = {team["name"]: team for team in lab_state(run)["teams"]}
     mcp = f"http://127.0.0.1:{run.ports['FLEETWATCH_LAB_PORT']}/mcp"
     for user, volume, folder, file, team in (
         ("10001:10001", "executor-tokens", "/var/lib/fleetwatch/executor-tokens", "sandbox.json", "sandbox"),
         ("10003:10003", "assistant-tokens", "/var/lib/fleetwatch/assistant-tokens", "read.json", "normal"),
     ):
-        run.one_off(user, "/opt/fleetwatch/venv/bin/python", "-c", SLOT_WRITER, f"{folder}/{file}", mcp,
-                    volumes=[f"{run.volume(volume)}:{folder}"], stdin=json.dumps(teams[team]))
+        run.one_off(
+            user,
+            "/opt/fleetwatch/venv/bin/python",
+            "-c",
+            SLOT_WRITER,
+            f"{folder}/{file}",
+            mcp,
+            volumes=[f"{run.volume(volume)}:{folder}"],
+            stdin=json.dumps(teams[team]),
+        )
 
 
-def _answers(url: str) -> bool:
+def lab_answers(run: Run) -> bool:
     try:
-        with urllib.request.urlopen(url, timeout=2):
-            return True
+        lab_state(run)
     except OSError:
         return False
+    return True
 
 
 def operator(run: Run, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     """``fleetwatch ARGS`` as the operators' user, in a container with the sockets' volume only."""
-    return run.one_off(OPERATOR, "fleetwatch", *args, volumes=[f"{run.volume('sockets')}:/run/fleetwatch"],
-                       env={"FLEETWATCH_WRITE_DEVICE_IDS": run.env["FLEETWATCH_WRITE_DEVICE_IDS"]}, check=check)
+    return run.one_off(
+        OPERATOR,
+        "fleetwatch",
+        *args,
+        volumes=[f"{run.volume('sockets')}:/run/fleetwatch"],
+        env={"FLEETWATCH_WRITE_DEVICE_IDS": run.env["FLEETWATCH_WRITE_DEVICE_IDS"]},
+        check=check,
+    )
 
 
 def propose(run: Run) -> str:
     answer = json.loads(operator(run, "ask", "--json", QUESTION).stdout)
-    waiting = [p for p in answer.get("proposals", []) if p.get("state") in ("waiting_for_approval", "already_waiting")]
+    waiting = [
+        p
+        for p in answer.get("proposals", [])
+        if p.get("state") in ("waiting_for_approval", "already_waiting")
+    ]
     if not waiting:
         raise Failed(f"the assistant left no proposal waiting: {json.dumps(answer)[:2000]}")
     return waiting[0]["proposal_id"]
@@ -285,7 +351,9 @@ async def approve_in_chromium(url: str, secret: str, proposal_id: str) -> str:
 
 
 def approve(run: Run, proposal_id: str) -> None:
-    secret = run.podman("exec", f"{run.prefix}-approval_web", "cat", "/var/lib/fleetwatch/web/approve-secret").stdout.strip()
+    secret = run.podman(
+        "exec", f"{run.prefix}-approval_web", "cat", "/var/lib/fleetwatch/web/approve-secret"
+    ).stdout.strip()
     url = f"http://127.0.0.1:{run.ports['FLEETWATCH_APPROVE_PORT']}/"
     outcome = asyncio.run(approve_in_chromium(url, secret, proposal_id))
     run.say(f"Chromium on the host approved {proposal_id}: {' '.join(outcome.split())[:160]}")
@@ -326,7 +394,9 @@ def intrude(run: Run) -> list[dict]:
     ]
     lines: list[dict] = []
     for who, user, groups in INTRUDERS:
-        done = run.one_off(user, "/opt/fleetwatch/venv/bin/python", "/intruder.py", volumes=mounts, groups=groups)
+        done = run.one_off(
+            user, "/opt/fleetwatch/venv/bin/python", "/intruder.py", volumes=mounts, groups=groups
+        )
         print(f"intruder: {who}", flush=True)
         for line in done.stdout.splitlines():
             found = json.loads(line)
@@ -354,7 +424,9 @@ def intrude(run: Run) -> list[dict]:
 def refusals_audited(run: Run) -> None:
     rows = json.loads(operator(run, "audit", "tail", "--json", "-n", "200").stdout)
     rows = rows if isinstance(rows, list) else rows.get("rows", [])
-    refused = [r for r in rows if "peer" in json.dumps(r) and any(u in json.dumps(r) for u in ("10667", "65534"))]
+    refused = [
+        r for r in rows if "peer" in json.dumps(r) and any(u in json.dumps(r) for u in ("10667", "65534"))
+    ]
     run.say(f"audit: {len(refused)} rows name the refused intruders' uids")
     if not refused:
         raise Failed("no audit row names a refused intruder")
@@ -367,7 +439,9 @@ def refusals_audited(run: Run) -> None:
 def cleanup(run: Run) -> None:
     with contextlib.suppress(Failed, subprocess.TimeoutExpired):
         run.compose("down", "--volumes", "--timeout", "5", check=False, timeout=120)
-    for volume in run.podman("volume", "ls", "-q", "--filter", f"name={run.project}_", check=False).stdout.split():
+    for volume in run.podman(
+        "volume", "ls", "-q", "--filter", f"name={run.project}_", check=False
+    ).stdout.split():
         run.podman("volume", "rm", "-f", volume, check=False)
     if run.keep_images:
         return
@@ -403,7 +477,9 @@ def main(argv: Sequence[str] = ()) -> int:
                 run.say(f"reusing {run.image} (--keep-images)")
             else:
                 build_base(run)
-                run.say(f"base image {run.base}: Debian minbase + {', '.join(BASE_PACKAGES)} (mmdebstrap, podman import)")
+                run.say(
+                    f"base image {run.base}: Debian minbase + {', '.join(BASE_PACKAGES)} (mmdebstrap, podman import)"
+                )
                 build_image(run)
                 run.say(f"image {run.image} built from wheels made on the host")
             check_image(run)
@@ -426,11 +502,17 @@ def main(argv: Sequence[str] = ()) -> int:
             sockets = volume_path(run, "sockets")
             for rel in ("executor/executor.sock", "web/approval.sock", "assistant/assistant.sock"):
                 wait_for(rel, (sockets / rel).is_socket)
-            run.say("compose stack up: executor, approval_web, assistant (users 10001, 10002, 10003), lab, model")
+            run.say(
+                "compose stack up: executor, approval_web, assistant (users 10001, 10002, 10003), lab, model"
+            )
             sign_in(run)
-            run.say("sign-ins placed: the sandbox team in the executor's slot, the normal team in the assistant's")
+            run.say(
+                "sign-ins placed: the sandbox team in the executor's slot, the normal team in the assistant's"
+            )
             proposal_id = propose(run)
-            run.say(f"the operator (uid 10020) asked; the assistant proposed {proposal_id}, waiting on the page")
+            run.say(
+                f"the operator (uid 10020) asked; the assistant proposed {proposal_id}, waiting on the page"
+            )
             approve(run, proposal_id)
             health(run)
             read_only_roots(run)

@@ -34,7 +34,9 @@ def test_the_overflow_id_is_65534() -> None:
 
 def test_a_peer_from_another_container_is_admitted_by_its_uid_whatever_its_pid_reads() -> None:
     for pid in (0, -1, 1, 4242):
-        assert peer_admitted(PeerCred(pid=pid, uid=SERVICE, gid=SERVICE), Groups(), frozenset({SERVICE}), frozenset())
+        assert peer_admitted(
+            PeerCred(pid=pid, uid=SERVICE, gid=SERVICE), Groups(), frozenset({SERVICE}), frozenset()
+        )
 
 
 @given(st.integers(min_value=-1, max_value=2**31 - 1))
@@ -55,7 +57,9 @@ def test_the_overflow_gid_never_admits_a_peer_even_when_configured() -> None:
     as_primary = PeerCred(pid=0, uid=OTHER, gid=OVERFLOW_ID)
     assert not peer_admitted(as_primary, Groups(), frozenset({SERVICE}), frozenset({OVERFLOW_ID}))
     as_supplementary = PeerCred(pid=0, uid=OTHER, gid=OTHER)
-    assert not peer_admitted(as_supplementary, Groups(OVERFLOW_ID), frozenset({SERVICE}), frozenset({OVERFLOW_ID}))
+    assert not peer_admitted(
+        as_supplementary, Groups(OVERFLOW_ID), frozenset({SERVICE}), frozenset({OVERFLOW_ID})
+    )
 
 
 def test_a_mapped_group_still_admits_beside_an_unmapped_one() -> None:
