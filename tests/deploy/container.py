@@ -312,6 +312,31 @@ def operator(run: Run, *args: str, check: bool = True) -> subprocess.CompletedPr
     )
 
 
+def doctor_compose(run: Run) -> None:
+    """``fleetwatch doctor --compose`` as the operator: the shipped file agrees; a copy whose
+    executor admits the assistant's uid instead of approval_web's FAILs."""
+    wrong = run.work / "compose-wrong.yaml"
+    text = (CONTAINER / "compose.yaml").read_text()
+    wrong.write_text(text.replace('FLEETWATCH_EXECUTOR_UIDS: "10002"', 'FLEETWATCH_EXECUTOR_UIDS: "10003"'))
+    for path, want in ((CONTAINER / "compose.yaml", "OK"), (wrong, "FAIL")):
+        done = run.one_off(
+            OPERATOR,
+            "fleetwatch",
+            "doctor",
+            "--json",
+            "--compose",
+            "/etc/fleetwatch/compose.yaml",
+            volumes=[f"{run.volume('sockets')}:/run/fleetwatch", f"{path}:/etc/fleetwatch/compose.yaml:ro"],
+            env={"FLEETWATCH_APPROVAL_UIDS": "10020", "FLEETWATCH_EXECUTOR_UIDS": "10002"},
+            check=False,
+        )
+        lines = [c for c in json.loads(done.stdout)["checks"] if c["name"] == "compose users"]
+        for line in lines:
+            run.say(f"doctor --compose {path.name}: {line['level']} {line['message']}")
+        if not lines or {c["level"] for c in lines} != {want}:
+            raise Failed(f"doctor --compose {path.name}: {lines}, not {want}")
+
+
 def propose(run: Run) -> str:
     answer = json.loads(operator(run, "ask", "--json", QUESTION).stdout)
     waiting = [
@@ -515,6 +540,7 @@ def main(argv: Sequence[str] = ()) -> int:
             )
             approve(run, proposal_id)
             health(run)
+            doctor_compose(run)
             read_only_roots(run)
             intrude(run)
             run.say("every intruder attempt was refused")
