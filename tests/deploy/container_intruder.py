@@ -23,6 +23,7 @@ from shared.wire.approval import ApprovalClient
 from shared.wire.assistant import AssistantClient
 from shared.wire.client import CallError
 from shared.wire.executor import ExecutorClient
+from shared.wire.protocol import GetCapabilities
 
 SOCKETS = {
     "executor.sock": (Path("/run/fleetwatch/executor/executor.sock"), ExecutorClient),
@@ -59,7 +60,7 @@ def connect(path: Path) -> None:
 
 async def ask(name: str, path: Path, client: type) -> None:
     try:
-        await client(path, timeout_seconds=10).capabilities()
+        await client(path, timeout_seconds=10).call(GetCapabilities())
     except CallError as exc:
         refused = exc.code.value in ("peer_not_allowed", "service_unavailable")
         say(f"GetCapabilities on {name}", refused, exc.code.value)

@@ -21,6 +21,8 @@ from shared.wire.server import PeerCred, serve_unix
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a client as another user")
 OPERATORS_GID = 4242  # any gid: setgroups() takes numbers
+STRANGER_UID = 4244  # any uid but the overflow one (65534, never admitted): setuid() takes numbers
+OVERFLOW_ID = 65534
 CLIENT = """
 import asyncio, sys
 from shared.wire.protocol import GetCapabilities, Capabilities
@@ -64,15 +66,15 @@ async def server() -> AsyncIterator[Server]:
         shutil.rmtree(folder)
 
 
-async def as_nobody(path: Path, groups: list[int]) -> str:
+async def as_peer(path: Path, groups: list[int], uid: int = STRANGER_UID) -> str:
     site = next(p for p in sys.path if p.endswith("site-packages"))
     repo = str(Path(__file__).resolve().parents[2])
     python = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
     done = await asyncio.to_thread(
         subprocess.run,
         [python if Path(python).exists() else sys.executable, "-c", CLIENT, str(path)],
-        user="nobody",
-        group="nogroup",
+        user=uid,
+        group=uid,
         extra_groups=groups,
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{repo}:{site}"},
         cwd="/",
@@ -86,11 +88,16 @@ async def as_nobody(path: Path, groups: list[int]) -> str:
 
 
 async def test_a_member_of_an_allowed_group_is_admitted_by_its_supplementary_groups(server: Server):
-    nobody = int(subprocess.run(["id", "-u", "nobody"], capture_output=True, text=True, check=True).stdout)
-    assert await as_nobody(server.path, [OPERATORS_GID]) == f"uid {nobody}"
+    assert await as_peer(server.path, [OPERATORS_GID]) == f"uid {STRANGER_UID}"
     assert server.refused == []
 
 
+async def test_the_overflow_uid_is_refused_even_in_an_allowed_group(server: Server):
+    """Under user namespaces an unmapped uid arrives as 65534: it must never match anything."""
+    assert await as_peer(server.path, [OPERATORS_GID], uid=OVERFLOW_ID) == "peer_not_allowed"
+    assert [peer.uid for peer in server.refused] == [OVERFLOW_ID]
+
+
 async def test_a_peer_in_no_allowed_group_is_refused_and_the_refusal_hook_runs(server: Server):
-    assert await as_nobody(server.path, [4243]) == "peer_not_allowed"
+    assert await as_peer(server.path, [4243]) == "peer_not_allowed"
     assert len(server.refused) == 1 and server.refused[0].uid != 0
