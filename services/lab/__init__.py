@@ -8,6 +8,7 @@ Layers (each may import only the ones above it)::
 
     faults.py    the fault table (latency, error, in-band 401, dropped response, bad JSON, drift)
                  |  notices.py  what the Slack and Teams stand-ins received (the notice board)
+                 |  slack_board.py  the Slack Socket Mode stand-in's workspace and envelopes
     scenario.py  frozen scenario data loaded from YAML (with the faults it sets), and the fleet
                  generator
     state.py     the simulated world and its clock (devices, channels, events, streams)
@@ -22,6 +23,7 @@ Layers (each may import only the ones above it)::
     oauth.py     the OAuth authorization server and the page where a person picks the team
     control.py   the ``/_lab/*`` endpoints (state, write log, faults, clock, reset, tokens, tools)
                  |  standins.py  the Slack Web API and Teams webhook stand-ins, ``/_lab/notices``
+                 |  slack_socket.py  the Slack Socket Mode stand-in (asks from Slack), ``/_lab/slack``
     server.py    the ASGI app, serving it, ``run_lab``/``LabHandle`` for tests
     __main__.py  the command line (``python -m services.lab``, ``fleetwatch lab``)
 

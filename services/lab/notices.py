@@ -5,7 +5,8 @@ So that a demo shows the watch's digests and notices without any account, the la
     POST /slack/api/chat.postMessage    Slack's Web API method, as the Slack SDK calls it
     POST /teams/webhook/<key>           a Teams Workflows webhook ("post to a channel when a
                                         webhook request is received"): an Adaptive Card message
-    GET  /_lab/notices                  {"notices": [{destination, text, at, channel?, body}]}
+    GET  /_lab/notices                  {"notices": [{destination, text, at, channel?, thread?,
+                                        ephemeral?, user?, body}]}
     DELETE /_lab/notices                forget them
     POST /_lab/notices/faults           {"destination": "slack"|"teams", "kind": "error"|"hang",
                                         "count": N}: the next N posts fail (HTTP 500 / Slack
@@ -13,7 +14,8 @@ So that a demo shows the watch's digests and notices without any account, the la
 
 Slack: the bearer token must be `LAB_SLACK_BOT` (else ``{"ok": false, "error":
 "invalid_auth"}``, HTTP 200, as Slack answers); the body is JSON or a form; ``channel`` and
-``text`` (or ``blocks``) are required (``channel_not_found`` / ``no_text``). The answer is
+``text`` (or ``blocks``) are required (``channel_not_found`` / ``no_text``); a channel in
+``not_in_channel`` answers ``not_in_channel``; a reply's ``thread_ts`` shows as ``thread``. The answer is
 Slack's: ``{"ok": true, "channel", "ts", "message"}``. Teams: the path's key must be
 `TEAMS_WEBHOOK_KEY` (else 404); the body must be a message whose first attachment is an Adaptive
 Card (else 400); the answer is 202 with an empty body, as Workflows answers.
@@ -66,10 +68,13 @@ class NoticeBoard:
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
     attempts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DESTINATIONS, 0))
     faults: dict[str, tuple[str, int]] = field(default_factory=dict)
+    not_in_channel: set[str] = field(default_factory=set)
+    """Slack channels the app is not a member of: a post there answers ``not_in_channel``."""
 
     def clear(self) -> None:
         self.notices.clear()
         self.faults.clear()
+        self.not_in_channel.clear()
         self.attempts = dict.fromkeys(DESTINATIONS, 0)
 
     def take_fault(self, destination: str) -> str | None:
@@ -80,10 +85,14 @@ class NoticeBoard:
         self.faults[destination] = (kind, count - 1)
         return kind
 
-    def add(self, destination: str, text: str, at: str, body: Any, channel: str | None = None) -> None:
+    def add(
+        self, destination: str, text: str, at: str, body: Any, channel: str | None = None, **extra: Any
+    ) -> None:
+        """Record a notice; `extra` (``thread``, ``ephemeral``, ``user``) goes in it as given."""
         entry = {"destination": destination, "text": text, "at": at, "body": body}
         if channel is not None:
             entry["channel"] = channel
+        entry.update(extra)
         self.notices.append(entry)
         del self.notices[:-MAX_NOTICES]
         self.arrived.set()

@@ -64,8 +64,12 @@ def notice_routes(board: NoticeBoard, now_text: Callable[[], str]) -> list[Route
             return JSONResponse({"ok": False, "error": "channel_not_found"})
         if not isinstance(text, str) and not body.get("blocks"):
             return JSONResponse({"ok": False, "error": "no_text"})
+        if channel in board.not_in_channel:
+            return JSONResponse({"ok": False, "error": "not_in_channel"})
         at = now_text()
-        board.add("slack", text if isinstance(text, str) else "", at, body, channel=channel)
+        thread = body.get("thread_ts")
+        extra = {"thread": thread} if isinstance(thread, str) else {}
+        board.add("slack", text if isinstance(text, str) else "", at, body, channel=channel, **extra)
         ts = f"{len(board.notices)}.000100"
         return JSONResponse(
             {"ok": True, "channel": "C0LABDEMO", "ts": ts, "message": {"text": text, "ts": ts}}

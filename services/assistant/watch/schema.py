@@ -15,6 +15,8 @@ the watch's clock (the beat's ``now``). JSON columns hold ``json.dumps`` of plai
 - ``sweeps``: one nightly sweep per local date, and when it was posted.
 - ``notes``: an operator's one-line note per room.
 - ``notices``: the proposals a notice was posted for.
+- ``slack_seen``: each Slack ask answered (its ``event_id``, or a slash command's
+  ``envelope_id``), so a redelivered one is answered once (version 2).
 - ``kv``: the watch's small state (failed beats in a row, the digest cursor, the last read).
 """
 
@@ -110,5 +112,13 @@ CREATE TABLE kv (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: Final[tuple[Migration, ...]] = (Migration(1, V1),)
+V2: Final = """
+CREATE TABLE slack_seen (
+    key TEXT PRIMARY KEY,
+    at  TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX slack_seen_by_time ON slack_seen (at);
+"""
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (Migration(1, V1), Migration(2, V2))
 """Versions strictly increasing from 1 (this store's own numbering)."""
