@@ -654,7 +654,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Slack Web API base URL (https; http only on loopback, for the lab's stand-in).",
         False,
         _https_or_loopback,
-        read_by=("assistant",),
+        read_by=("fleetwatch", "assistant"),
     ),
     Setting(
         "FLEETWATCH_SLACK_APP_TOKEN",
@@ -698,7 +698,7 @@ SETTINGS: tuple[Setting, ...] = (
         "besides direct messages.",
         False,
         _slack_ids("CG", "channel"),
-        read_by=("assistant",),
+        read_by=("fleetwatch", "assistant"),
     ),
     Setting(
         "FLEETWATCH_SLACK_WATCHDOG_SECONDS",

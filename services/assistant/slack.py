@@ -230,7 +230,9 @@ class SlackAsks:
         if code is not None:
             await self._refused(ask, code)
             if code is not Code.SLACK_WRONG_TEAM:
-                await self._deliver(ask, reply([say("blank" if code is Code.INVALID_MESSAGE else code, lang)]))
+                await self._deliver(
+                    ask, reply([say("blank" if code is Code.INVALID_MESSAGE else code, lang)])
+                )
             return f"refused:{code}"
         await self._deliver(ask, reply([say("looking", lang)]))
         asked_by = AskedBy(slack_user=ask.member, slack_channel=ask.channel_kind)
@@ -240,7 +242,11 @@ class SlackAsks:
             log.warning("a Slack ask could not be answered (%s)", exc.code)
             await self._deliver(ask, reply([say("failed", lang)]))
             return "answered"
-        lines = [answer.text, *(line.text for line in answer.refusals), *(line.text for line in answer.proposals)]
+        lines = [
+            answer.text,
+            *(line.text for line in answer.refusals),
+            *(line.text for line in answer.proposals),
+        ]
         if answer.proposals or answer.refusals or asks_for_change(ask.text):
             lines += ["", say("no_change", answer.language)]
         await self._deliver(ask, reply(lines))
@@ -270,7 +276,9 @@ class SlackAsks:
         try:
             found = language_of(await self._api.locale(ask.user))
         except SlackCallFailed as exc:
-            log.info("the asker's Slack locale could not be read (%s); the question's language is used", exc.error)
+            log.info(
+                "the asker's Slack locale could not be read (%s); the question's language is used", exc.error
+            )
             found = None
         self._locales[ask.user] = (now, found)
         return found
@@ -303,9 +311,13 @@ class SlackAsks:
             except SlackCallFailed as exc:
                 if exc.error not in UNDELIVERABLE:
                     raise
-                log.warning("a Slack answer could not go to its channel (%s); sent as a direct message", exc.error)
+                log.warning(
+                    "a Slack answer could not go to its channel (%s); sent as a direct message", exc.error
+                )
                 dm = await self._api.open_dm(ask.user)
-                await self._api.post(dm, f"{reply([say('dm_fallback', choose(ask.text, None))])}\n\n{text}", None)
+                await self._api.post(
+                    dm, f"{reply([say('dm_fallback', choose(ask.text, None))])}\n\n{text}", None
+                )
         except SlackCallFailed as exc:
             log.warning("a Slack answer was not delivered (%s: %s)", Code.POST_FAILED, exc.error)
 
@@ -388,7 +400,9 @@ class SocketModeListener:
             await asyncio.sleep(self._watchdog / 4)
             last = max(self._last_frame, client.last_ping_pong_time or 0.0)
             if time.time() - last > self._watchdog:
-                log.warning("no frame from Slack for %g s: opening a new Socket Mode connection", self._watchdog)
+                log.warning(
+                    "no frame from Slack for %g s: opening a new Socket Mode connection", self._watchdog
+                )
                 self.reconnects += 1
                 self._last_frame = time.time()
                 await client.connect_to_new_endpoint(force=True)

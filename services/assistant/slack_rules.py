@@ -131,9 +131,13 @@ def refusal(
     user group's members, or None when there is no group or its lookup failed."""
     if team_id is None or ask.team != team_id:
         return Code.SLACK_WRONG_TEAM
-    if ask.member is None or (ask.member not in set(allowed_users) and ask.member not in (group_members or ())):
+    if ask.member is None or (
+        ask.member not in set(allowed_users) and ask.member not in (group_members or ())
+    ):
         return Code.SLACK_NOT_ALLOWED
-    if not _CHANNEL.match(ask.channel) or (ask.channel_kind == "channel" and ask.channel not in set(ask_channels)):
+    if not _CHANNEL.match(ask.channel) or (
+        ask.channel_kind == "channel" and ask.channel not in set(ask_channels)
+    ):
         return Code.SLACK_CHANNEL_NOT_SERVED
     if len(ask.text) > max_chars:
         return Code.SLACK_QUESTION_TOO_LONG

@@ -16,6 +16,7 @@ Layers (each may import the ones above it and `shared.*`)::
     fleet_view.py       the fleet as a table and as JSON (names made visible)
     commands_watch.py   history, digest, note, notes, status --check (the watch, on assistant.sock)
     | commands_tools.py tools diff: Epiphan's tool list against the reviewed policy (doctor too)
+    | doctor_slack.py   doctor's check of asks from Slack (apps.connections.open, once)
     commands_admin.py   pending, deny, deny-all, pause, resume, audit, status, propose
     commands_ask.py     ask
     commands_capture.py capture: every read tool once, redacted with stable placeholders

@@ -35,9 +35,9 @@ import mcp_types as types
 from services.lab.calls import BadArguments, Call, Image, ToolFailure
 from services.lab.faults import Fault, FaultKind, FaultTable
 from services.lab.notices import NoticeBoard
-from services.lab.slack_board import SlackAskBoard
 from services.lab.scenario import TEAM_NAMES, Scenario
 from services.lab.shapes import OLDER_SHAPES, drift
+from services.lab.slack_board import SlackAskBoard
 from services.lab.state import LabClock, World
 from services.lab.tools import TOOL_NAMES, TOOLS, Redefinitions
 

@@ -306,6 +306,7 @@ def build_app(lab: Lab, base_url: str, *, on_ready: Callable[[], None] | None = 
     registration, revocation = ClientRegistrationOptions(enabled=True), RevocationOptions(enabled=True)
     metadata_path = "/.well-known/oauth-authorization-server"
     metadata = build_metadata(issuer, None, registration, revocation).model_copy(update=metadata_extras())
+
     def now_text() -> str:
         return lab.clock.now().isoformat().replace("+00:00", "Z")
 

@@ -19,6 +19,8 @@ from typing import Any, Final
 
 LAB_SLACK_APP: Final = "xapp-lab-demo-not-a-secret"
 """The app-level token the stand-in's ``apps.connections.open`` accepts (not a secret)."""
+LAB_SLACK_APP_WITHOUT_SCOPE: Final = "xapp-lab-without-connections-write"
+"""An app-level token the stand-in knows but refuses with ``missing_scope`` (``connections:write``)."""
 LAB_SLACK_TEAM: Final = "T0LABDEMO"
 """The lab workspace's team ID."""
 LAB_SLACK_BOT_USER: Final = "U0LABBOT"
@@ -54,6 +56,8 @@ class SlackAskBoard:
     envelopes: list[dict[str, Any]] = field(default_factory=list)
     acks: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
     usergroup_fails: bool = False
+    ack_seconds: float = ACK_SECONDS
+    """How long an envelope waits for its ack (a test of a missing ack shortens it)."""
     socket_url: str = ""
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))

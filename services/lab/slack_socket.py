@@ -2,7 +2,8 @@
 websocket that sends envelopes as Slack does, and control endpoints (state: slack_board.py).
 
     POST /slack/api/apps.connections.open   app-level token (`LAB_SLACK_APP`) -> {"ok", "url"}: a
-                                            websocket on the lab (a bot token: ``not_allowed_token_type``)
+                                            websocket on the lab (a bot token: ``not_allowed_token_type``;
+                                            `LAB_SLACK_APP_WITHOUT_SCOPE`: ``missing_scope``)
     GET|POST /slack/api/users.info          {"user": {"id", "team_id", "locale"}} (bot token)
     GET|POST /slack/api/usergroups.users.list   {"users": [...]} (a fault: ``missing_scope``)
     POST /slack/api/conversations.open      {"channel": {"id": "D…"}}: the DM with a member
@@ -42,8 +43,8 @@ from starlette.routing import Route
 from services.lab.notices import LAB_SLACK_BOT, SLACK_PATH, NoticeBoard
 from services.lab.oauth import is_loopback, loopback_refusal
 from services.lab.slack_board import (
-    ACK_SECONDS,
     LAB_SLACK_APP,
+    LAB_SLACK_APP_WITHOUT_SCOPE,
     LAB_SLACK_TEAM,
     LAB_SLACK_USERGROUP,
     LAB_SLACK_USERGROUP_MEMBERS,
@@ -90,6 +91,8 @@ def slack_socket_routes(
         token = _token(request)
         if token.startswith(("xoxb-", "xoxp-")):
             return fail("not_allowed_token_type")
+        if token == LAB_SLACK_APP_WITHOUT_SCOPE:
+            return fail("missing_scope", needed="connections:write", provided="")
         if token != LAB_SLACK_APP:
             return fail("invalid_auth")
         if not board.socket_url:
@@ -108,8 +111,14 @@ def slack_socket_routes(
         user = str(args.get("user", ""))
         if user not in LAB_SLACK_USERS:
             return fail("user_not_found")
-        locale = {"locale": LAB_SLACK_USERS[user]} if str(args.get("include_locale")) in ("true", "1", "True") else {}
-        return JSONResponse({"ok": True, "user": {"id": user, "team_id": LAB_SLACK_TEAM, "name": user.lower(), **locale}})
+        locale = (
+            {"locale": LAB_SLACK_USERS[user]}
+            if str(args.get("include_locale")) in ("true", "1", "True")
+            else {}
+        )
+        return JSONResponse(
+            {"ok": True, "user": {"id": user, "team_id": LAB_SLACK_TEAM, "name": user.lower(), **locale}}
+        )
 
     def usergroup_users(args: dict[str, Any]) -> Response:
         if board.usergroup_fails:
@@ -143,7 +152,13 @@ def slack_socket_routes(
             return JSONResponse({"error": "no such response_url, or no text"}, status_code=404)
         ephemeral = body.get("response_type", "ephemeral") == "ephemeral"
         notices.add(
-            "slack", body["text"], now_text(), body, channel=sent["channel"], ephemeral=ephemeral, user=sent["user"]
+            "slack",
+            body["text"],
+            now_text(),
+            body,
+            channel=sent["channel"],
+            ephemeral=ephemeral,
+            user=sent["user"],
         )
         return Response("ok")
 
@@ -178,7 +193,7 @@ def slack_socket_routes(
         started = time.monotonic()
         try:
             await connection.socket.send_json(envelope)
-            async with asyncio.timeout(ACK_SECONDS):
+            async with asyncio.timeout(board.ack_seconds):
                 ack = await future
             record |= {"acked": True, "ack_ms": round((time.monotonic() - started) * 1000, 1)}
             if "payload" in ack:
@@ -213,16 +228,22 @@ def slack_socket_routes(
             fails, channels = body.get("usergroup_fails"), body.get("not_in_channel")
             if fails is not None and not isinstance(fails, bool):
                 raise ValueError
-            if channels is not None and not (isinstance(channels, list) and all(isinstance(c, str) for c in channels)):
+            if channels is not None and not (
+                isinstance(channels, list) and all(isinstance(c, str) for c in channels)
+            ):
                 raise ValueError
         except (ValueError, AttributeError):
-            return JSONResponse({"error": 'send {"usergroup_fails"?: bool, "not_in_channel"?: [IDs]}'}, status_code=400)
+            return JSONResponse(
+                {"error": 'send {"usergroup_fails"?: bool, "not_in_channel"?: [IDs]}'}, status_code=400
+            )
         if fails is not None:
             board.usergroup_fails = fails
         if channels is not None:
             notices.not_in_channel.clear()
             notices.not_in_channel.update(channels)
-        return JSONResponse({"usergroup_fails": board.usergroup_fails, "not_in_channel": sorted(notices.not_in_channel)})
+        return JSONResponse(
+            {"usergroup_fails": board.usergroup_fails, "not_in_channel": sorted(notices.not_in_channel)}
+        )
 
     async def view(request: Request) -> Response:
         return JSONResponse(board.view())
@@ -261,7 +282,11 @@ async def _socket(board: SlackAskBoard, request: web.Request) -> web.StreamRespo
     board.signal()
     try:
         await socket.send_json(
-            {"type": "hello", "num_connections": len(board.connections), "connection_info": {"app_id": "A0LABDEMO"}}
+            {
+                "type": "hello",
+                "num_connections": len(board.connections),
+                "connection_info": {"app_id": "A0LABDEMO"},
+            }
         )
         async for message in socket:
             if connection.stalled:

@@ -4,6 +4,7 @@ watch store for the dedupe, a fake sink for the audit rows and proposals."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
@@ -44,7 +45,9 @@ async def listening(
     **options: Any,
 ) -> AsyncIterator[SocketModeListener]:
     """A listener connected to the lab's stand-in for the block."""
-    client = AsyncWebClient(token=LAB_SLACK_BOT, base_url=slack_base_url(lab.url), timeout=5, retry_handlers=[])
+    client = AsyncWebClient(
+        token=LAB_SLACK_BOT, base_url=slack_base_url(lab.url), timeout=5, retry_handlers=[]
+    )
     settings = {"team_id": LAB_SLACK_TEAM, "allowed_users": (OPS,), "ask_channels": (LAB_ASK_CHANNEL,)}
     settings.update(options)
     asks = SlackAsks(
@@ -58,8 +61,6 @@ async def listening(
     listener = SocketModeListener(
         app_token=Secret(LAB_SLACK_APP), web_client=client, asks=asks, watchdog_seconds=watchdog
     )
-    import asyncio
-
     task = asyncio.create_task(listener.run())
     try:
         await lab.slack_until(lambda board: board.live() is not None, 10)
@@ -71,7 +72,10 @@ async def listening(
 
 
 async def post(lab: LabHandle, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-    async with aiohttp.ClientSession() as session, session.post(f"{lab.url}{path}", json=body or {}) as response:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(f"{lab.url}{path}", json=body or {}) as response,
+    ):
         assert response.status == 200, await response.text()
         return await response.json()
 
@@ -81,6 +85,25 @@ async def ask(lab: LabHandle, user: str, channel: str, text: str, **extra: Any) 
     sent = await post(lab, "/_lab/slack/ask", {"user": user, "channel": channel, "text": text, **extra})
     assert sent["acked"] is True and sent["ack_ms"] < 3000
     return sent
+
+
+class WaitingSink(FakeSink):
+    """A `FakeSink` a test can wait on until it holds `count` audit rows."""
+
+    async def record(self, record: RecordAsk | RecordRefusal) -> None:
+        await super().record(record)
+        self.arrived().set()
+
+    def arrived(self) -> asyncio.Event:
+        if not hasattr(self, "_arrived"):
+            self._arrived = asyncio.Event()
+        return self._arrived
+
+    async def records_until(self, count: int, seconds: float = 10) -> None:
+        async with asyncio.timeout(seconds):
+            while len(self.records) < count:
+                self.arrived().clear()
+                await self.arrived().wait()
 
 
 def outcomes(sink: FakeSink) -> list[str]:
@@ -156,12 +179,12 @@ async def test_the_answer_is_in_the_askers_slack_language_else_the_questions(lab
 async def test_a_user_not_on_the_list_and_a_foreign_workspace_are_refused_and_audited(
     lab, store, keyword_assistant
 ):
-    sink = FakeSink()
+    sink = WaitingSink()
     async with listening(lab, keyword_assistant(sink), sink, store):
         await ask(lab, GUEST, LAB_ASK_CHANNEL, "what's offline?")
         (polite,) = await answered(lab)
         await ask(lab, OPS, LAB_ASK_CHANNEL, "what's offline?", team="T0ELSEWHERE")
-        await lab.slack_until(lambda board: len(sink.records) >= 2, 10)
+        await sink.records_until(2)
     assert "only answer the people" in polite["text"] and "ENG 210" not in polite["text"]
     assert len(answers(lab.lab.notices.notices)) == 1  # the foreign workspace got no reply
     guest, foreign = sink.records
@@ -180,9 +203,13 @@ async def test_an_empty_allowlist_answers_nobody(lab, store, keyword_assistant):
     assert [r.code for r in sink.records] == ["slack_not_allowed"]
 
 
-async def test_a_user_group_admits_its_members_and_a_failed_lookup_admits_nobody(lab, store, keyword_assistant):
+async def test_a_user_group_admits_its_members_and_a_failed_lookup_admits_nobody(
+    lab, store, keyword_assistant
+):
     sink = FakeSink()
-    async with listening(lab, keyword_assistant(sink), sink, store, allowed_users=(), usergroup=LAB_SLACK_USERGROUP):
+    async with listening(
+        lab, keyword_assistant(sink), sink, store, allowed_users=(), usergroup=LAB_SLACK_USERGROUP
+    ):
         await post(lab, "/_lab/slack/faults", {"usergroup_fails": True})
         await ask(lab, AV, "D0LABAV", "what's offline?")
         (refused,) = await answered(lab, 1)
@@ -278,7 +305,9 @@ async def test_a_member_asking_too_often_and_a_question_over_the_cap_are_refused
     ]
 
 
-async def test_an_answer_the_channel_refuses_goes_to_a_direct_message_that_says_so(lab, store, keyword_assistant):
+async def test_an_answer_the_channel_refuses_goes_to_a_direct_message_that_says_so(
+    lab, store, keyword_assistant
+):
     sink = FakeSink()
     async with listening(lab, keyword_assistant(sink), sink, store):
         await post(lab, "/_lab/slack/faults", {"not_in_channel": [LAB_ASK_CHANNEL]})
