@@ -69,6 +69,7 @@ PROCESS: Final = (
     "tests/assistant/test_service.py",
     "tests/assistant/test_session_rules.py",
     "tests/assistant/test_slack.py",
+    "tests/assistant/test_slack_process.py",
     "tests/assistant/test_warm_session_process.py",
     "tests/assistant/test_words.py",
     "tests/assistant/watch/test_answers.py",
