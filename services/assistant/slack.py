@@ -79,6 +79,17 @@ Web API's own (the lab's stand-in)."""
 CALL_TIMEOUT_SECONDS: Final = 10
 UNDELIVERABLE: Final = frozenset({"not_in_channel", "channel_not_found", "is_archived"})
 """Slack's errors for a channel the answer cannot go to: it goes to a direct message instead."""
+TOKEN_REFUSED: Final = frozenset(
+    {
+        "not_allowed_token_type",
+        "missing_scope",
+        "invalid_auth",
+        "not_authed",
+        "token_revoked",
+        "account_inactive",
+    }
+)
+"""Slack's answers to ``apps.connections.open`` that retrying cannot mend."""
 
 
 class Asker(Protocol):
@@ -355,9 +366,18 @@ class SocketModeListener:
         self.hellos = 0
 
     async def run(self) -> None:
-        """Connect, and keep connected until cancelled (the tasks answering are cancelled too)."""
+        """Connect, and keep connected until cancelled (the tasks answering are cancelled too).
+        Returns at once, logging why, when Slack refuses the app-level token (a wrong token
+        type, a missing scope, a revoked token): no amount of retrying mends that."""
         from slack_sdk.socket_mode.aiohttp import SocketModeClient
 
+        refused = await self._refused_token()
+        if refused is not None:
+            log.error(
+                "asks from Slack are off: Slack refused the app-level token (%s); fleetwatch doctor says more",
+                refused,
+            )
+            return
         client = SocketModeClient(
             self._app_token.reveal(),
             web_client=self._web_client,
@@ -372,6 +392,21 @@ class SocketModeListener:
             for task in self._tasks:
                 task.cancel()
             await client.close()
+
+    async def _refused_token(self) -> str | None:
+        """Slack's word when it refuses the app-level token for good, else None (it took it, or
+        could not be reached: then the SDK keeps trying)."""
+        import aiohttp
+        from slack_sdk.errors import SlackApiError, SlackClientError
+
+        try:
+            await self._web_client.apps_connections_open(app_token=self._app_token.reveal())
+        except SlackApiError as exc:
+            error = exc.response.get("error") if exc.response is not None else None
+            return str(error) if error in TOKEN_REFUSED else None
+        except (SlackClientError, aiohttp.ClientError, OSError, TimeoutError):
+            return None
+        return None
 
     async def _on_message(self, client: SocketModeClient, message: dict[str, Any], raw: str | None) -> None:
         self._last_frame = time.time()

@@ -21,7 +21,13 @@ from services.assistant.watch.store import WatchStore
 from services.lab.model_standin import Reply, ToolUse, say
 from services.lab.notices import LAB_SLACK_BOT, slack_base_url
 from services.lab.server import LabHandle, run_lab
-from services.lab.slack_board import LAB_ASK_CHANNEL, LAB_SLACK_APP, LAB_SLACK_TEAM, LAB_SLACK_USERGROUP
+from services.lab.slack_board import (
+    LAB_ASK_CHANNEL,
+    LAB_SLACK_APP,
+    LAB_SLACK_APP_WITHOUT_SCOPE,
+    LAB_SLACK_TEAM,
+    LAB_SLACK_USERGROUP,
+)
 from services.lab.state import LabClock
 from shared.config import Secret
 from shared.wire.approval import RecordAsk, RecordRefusal
@@ -315,3 +321,37 @@ async def test_an_answer_the_channel_refuses_goes_to_a_direct_message_that_says_
         replies = await lab.notices_until(lambda ns: any("ENG 210" in n["text"] for n in ns), 20)
     (reply,) = [n for n in replies if "ENG 210" in n["text"]]
     assert reply["channel"] == "D0LABOPS" and "could not post in that channel" in reply["text"]
+
+
+async def test_an_app_token_slack_refuses_stops_the_listener_with_one_logged_reason(lab, store, caplog):
+    client = AsyncWebClient(
+        token=LAB_SLACK_BOT, base_url=slack_base_url(lab.url), timeout=5, retry_handlers=[]
+    )
+    asks = SlackAsks(
+        assistant=None,
+        api=SlackApi(client),
+        seen=store,
+        sink=FakeSink(),
+        options=SlackOptions(team_id=LAB_SLACK_TEAM),
+    )
+    listener = SocketModeListener(
+        app_token=Secret(LAB_SLACK_APP_WITHOUT_SCOPE), web_client=client, asks=asks, watchdog_seconds=30
+    )
+    async with asyncio.timeout(10):
+        await listener.run()
+    assert lab.slack.opened == 0
+    assert "Slack refused the app-level token (missing_scope)" in caplog.text
+
+
+def test_the_assistant_slack_asks_get_is_read_only_whatever_the_fence(policies):
+    from services.assistant.server import build_assistant
+    from shared.config import load_settings
+
+    settings = load_settings(
+        {"FLEETWATCH_HOME": "/nonexistent", "FLEETWATCH_WRITE_DEVICE_IDS": "29088800004"}
+    )
+    reader: Any = object()
+    read_only, _ = build_assistant(settings, *policies, reader=reader, read_only=True)
+    usual, _ = build_assistant(settings, *policies, reader=reader)
+    assert usual.may_propose and not read_only.may_propose
+    assert "propose_change" not in [t["name"] for t in read_only.tools]
