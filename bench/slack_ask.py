@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import anthropic
+from assistant_turn import on_the_lab  # beside this file: run it as a file, as the README says
 from slack_sdk.web.async_client import AsyncWebClient
 
 from services.assistant.budget import Budget
@@ -35,15 +35,11 @@ from services.assistant.service import Assistant
 from services.assistant.slack import SlackApi, SlackAsks, SlackOptions, SocketModeListener
 from services.assistant.slack_rules import RateLimit
 from services.assistant.watch.store import WatchStore
-from services.lab.model_standin import ModelRequest, Reply, ToolUse, run_model_standin, say
+from services.lab.model_standin import ModelRequest, Reply, ToolUse, say
 from services.lab.notices import LAB_SLACK_BOT, slack_base_url
-from services.lab.server import LabHandle, run_lab
+from services.lab.server import LabHandle
 from services.lab.slack_board import LAB_ASK_CHANNEL, LAB_SLACK_APP, LAB_SLACK_TEAM
-from services.lab.state import LabClock
-from shared.config import REPO_POLICY_DIR, Secret
-from shared.epiphan.mcp_session import McpConnection
-from shared.epiphan.read_client import EpiphanReadClient
-from shared.policy.loader import load_policies
+from shared.config import Secret
 from shared.wire.approval import RecordAsk, RecordRefusal
 
 START = datetime(2026, 9, 16, 13, 0, tzinfo=UTC)
@@ -113,16 +109,8 @@ async def measure(lab: LabHandle, assistant: Assistant, runs: int, store: WatchS
 
 
 async def main(runs: int) -> None:
-    policy, tool_policy = load_policies(REPO_POLICY_DIR)
     with tempfile.TemporaryDirectory() as folder:
-        async with (
-            run_lab("campus", clock=LabClock(START, frozen=True)) as lab,
-            run_model_standin(script) as standin,
-            anthropic.AsyncAnthropic(api_key=standin.key, base_url=standin.base_url, max_retries=0) as client,
-            EpiphanReadClient(
-                McpConnection(lab.mcp_url, lab.teams["normal"].token), tool_policy.model_read_tools
-            ) as reader,
-        ):
+        async with on_the_lab(script) as (lab, client, reader, policy, tool_policy):
             store = await WatchStore.connect(Path(folder) / "watch.db")
             results = {}
             try:

@@ -41,7 +41,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from services.lab.notices import LAB_SLACK_BOT, SLACK_PATH, NoticeBoard
-from services.lab.oauth import is_loopback, loopback_refusal
+from services.lab.oauth import loopback_only
 from services.lab.slack_board import (
     LAB_SLACK_APP,
     LAB_SLACK_APP_WITHOUT_SCOPE,
@@ -248,14 +248,7 @@ def slack_socket_routes(
     async def view(request: Request) -> Response:
         return JSONResponse(board.view())
 
-    def guarded(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
-        async def endpoint(request: Request) -> Response:
-            if not is_loopback(request):
-                return loopback_refusal()
-            return await handler(request)
-
-        return endpoint
-
+    guarded = loopback_only
     api = SLACK_PATH
     return [
         Route(api + "apps.connections.open", guarded(connections_open), methods=["POST"]),

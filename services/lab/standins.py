@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
 from urllib.parse import parse_qs
 
 import anyio
@@ -24,7 +23,7 @@ from services.lab.notices import (
     NoticeBoard,
     card_text,
 )
-from services.lab.oauth import is_loopback, loopback_refusal
+from services.lab.oauth import loopback_only
 
 
 def notice_routes(board: NoticeBoard, now_text: Callable[[], str]) -> list[Route]:
@@ -112,14 +111,7 @@ def notice_routes(board: NoticeBoard, now_text: Callable[[], str]) -> list[Route
         board.faults[destination] = (kind, count)
         return JSONResponse({"faults": {d: {"kind": k, "count": c} for d, (k, c) in board.faults.items()}})
 
-    def guarded(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
-        async def endpoint(request: Request) -> Response:
-            if not is_loopback(request):
-                return loopback_refusal()
-            return await handler(request)
-
-        return endpoint
-
+    guarded = loopback_only
     return [
         Route(SLACK_PATH + "{method}", guarded(slack), methods=["POST"]),
         Route(TEAMS_PATH + "{key}", guarded(teams), methods=["POST"]),
