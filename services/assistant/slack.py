@@ -11,8 +11,9 @@ acked at once (Slack wants it within 3 s), then `SlackAsks.answer` runs as its o
 2. its key (``event_id``, or a slash command's ``envelope_id``) is claimed in the watch store: a
    redelivered ask is answered once;
 3. the gate (`slack_rules.refusal`, the per-member `slack_rules.RateLimit`): another workspace
-   gets no reply; anyone else refused gets one polite line; each refusal is one ``refusal``
-   audit row (surface ``slack``, the member ID, the channel kind, the code), never the text;
+   gets no reply; anyone else refused gets one polite line (over the rate limit: once, then
+   nothing); each refusal is one ``refusal`` audit row (surface ``slack``, the member ID, the
+   channel kind, the code), never the text;
 4. "Looking…", then the answer of the **read-only** `Assistant` the caller gives (built without
    ``propose_change``: nothing is ever proposed from Slack; a change request is told where to
    ask), in the asker's language (Slack's locale from ``users.info``, else the question's); its
@@ -232,18 +233,22 @@ class SlackAsks:
             group_members=group,
             ask_channels=self._options.ask_channels,
         )
-        slack_language = None if code is Code.SLACK_WRONG_TEAM else await self._language(ask)
-        lang = choose(ask.text, slack_language)
-        if code is None and ask.member is not None and not self._rate.allow(ask.member, self._clock()):
+        if code is Code.SLACK_WRONG_TEAM:
+            await self._refused(ask, code)  # another workspace: the app cannot speak there
+            return f"refused:{code}"
+        pace = self._rate.pace(ask.user, self._clock())
+        if code is None and pace != "ok":
             code = Code.SLACK_RATE_LIMITED
         if code is None and not ask.text:
             code = Code.INVALID_MESSAGE
+        if pace == "over" or (pace == "first_over" and code is not Code.SLACK_RATE_LIMITED):
+            await self._refused(ask, code or Code.SLACK_RATE_LIMITED)  # over the limit: said once
+            return f"refused:{code}"
+        slack_language = await self._language(ask)
+        lang = choose(ask.text, slack_language)
         if code is not None:
             await self._refused(ask, code)
-            if code is not Code.SLACK_WRONG_TEAM:
-                await self._deliver(
-                    ask, reply([say("blank" if code is Code.INVALID_MESSAGE else code, lang)])
-                )
+            await self._deliver(ask, reply([say("blank" if code is Code.INVALID_MESSAGE else code, lang)]))
             return f"refused:{code}"
         await self._deliver(ask, reply([say("looking", lang)]))
         asked_by = AskedBy(slack_user=ask.member, slack_channel=ask.channel_kind)

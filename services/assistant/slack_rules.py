@@ -9,8 +9,8 @@ words and form. Pure (the clock is passed in); the listener that does the I/O is
   allowlist nor in the user group (``slack_not_allowed``; a failed group lookup admits nobody,
   an empty allowlist answers nobody), a channel that is neither a DM nor an ask channel
   (``slack_channel_not_served``), a question over the cap (``slack_question_too_long``).
-- `RateLimit`: at most `ASKS_PER_WINDOW` asks per member in `WINDOW_SECONDS`
-  (``slack_rate_limited``).
+- `RateLimit`: at most `ASKS_PER_WINDOW` asks per member in `WINDOW_SECONDS`, refused ones
+  too (``slack_rate_limited``; told once, then nothing more is said until the window has room).
 - `reply`: the text a person reads, each line made visible (`shared.text.display.visible`) and
   Slack-escaped (`services.assistant.watch.post.slack_escape`: ``&``, ``<``, ``>``, no ``@``
   mention), to go with `SLACK_PLAIN` (no markup parsing, no link names, no unfurling).
@@ -144,24 +144,34 @@ def refusal(
     return None
 
 
+Pace = Literal["ok", "first_over", "over"]
+
+
 class RateLimit:
     """At most `per_window` asks per member in any `window_seconds` (a sliding window; `now` is
-    monotonic seconds). A refused ask does not count."""
+    monotonic seconds). Every ask counts, answered or refused, so a stranger cannot make the app
+    talk without end either. Over the limit, the member is told once (``first_over``); after
+    that, until the window has room again, nothing is said (``over``)."""
 
     def __init__(self, per_window: int = ASKS_PER_WINDOW, window_seconds: float = WINDOW_SECONDS) -> None:
         self._per_window = per_window
         self._window = window_seconds
         self._asks: defaultdict[str, deque[float]] = defaultdict(deque)
+        self._told: dict[str, float] = {}
 
-    def allow(self, member: str, now: float) -> bool:
-        """True (and counted) when `member` may ask now."""
+    def pace(self, member: str, now: float) -> Pace:
+        """Whether `member` may ask now (``ok``: counted), or is over the limit (see above)."""
         asks = self._asks[member]
         while asks and asks[0] <= now - self._window:
             asks.popleft()
-        if len(asks) >= self._per_window:
-            return False
-        asks.append(now)
-        return True
+        if len(asks) < self._per_window:
+            asks.append(now)
+            self._told.pop(member, None)
+            return "ok"
+        if member in self._told:
+            return "over"
+        self._told[member] = now
+        return "first_over"
 
 
 def language_of(locale: str | None) -> str | None:

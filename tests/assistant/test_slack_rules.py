@@ -100,11 +100,11 @@ def test_a_user_group_admits_its_members_and_no_list_admits_nobody():
     assert refusal(ask(), group_members=frozenset({OPS}), **rules) is None
 
 
-def test_the_rate_limit_is_per_member_and_slides():
+def test_the_rate_limit_is_per_member_slides_and_tells_once():
     limit = RateLimit(per_window=2, window_seconds=60)
-    assert [limit.allow(OPS, t) for t in (0, 1, 2)] == [True, True, False]
-    assert limit.allow("U0OTHER", 2)
-    assert limit.allow(OPS, 60.5) and not limit.allow(OPS, 60.7)
+    assert [limit.pace(OPS, t) for t in (0, 1, 2, 3)] == ["ok", "ok", "first_over", "over"]
+    assert limit.pace("U0OTHER", 2) == "ok"
+    assert limit.pace(OPS, 60.5) == "ok" and limit.pace(OPS, 60.7) == "first_over"
 
 
 def test_a_slack_locale_gives_the_language_and_anything_else_none():
