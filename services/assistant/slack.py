@@ -217,15 +217,19 @@ class SlackAsks:
 
     async def answer(self, envelope: Mapping[str, Any]) -> str:
         """Answer the envelope's ask; what became of it: ``ignored`` (not an ask),
-        ``duplicate`` (answered before), ``refused:<code>`` or ``answered``."""
+        ``duplicate`` (answered before), ``refused:<code>``, ``answered`` or ``failed`` (the
+        assistant raised: the asker was told to try again)."""
         ask = read_envelope(envelope)
         if ask is None:
             return "ignored"
         if not await self._seen.claim_slack_ask(ask.key, utc_text(datetime.now(UTC))):
             log.info("a Slack ask delivered again (%s) was answered before; not answered twice", ask.via)
             return "duplicate"
-        ours = self._options.team_id is not None and ask.team == self._options.team_id
-        group = await self._group_members() if ours and self._options.usergroup else None
+        if self._options.team_id is None or ask.team != self._options.team_id:
+            await self._refused(ask, Code.SLACK_WRONG_TEAM)  # another workspace: the app cannot speak there
+            return f"refused:{Code.SLACK_WRONG_TEAM}"
+        pace = self._rate.pace(ask.user, self._clock())  # before any lookup: strangers count too
+        group = await self._group_members() if self._options.usergroup and pace != "over" else None
         code = refusal(
             ask,
             team_id=self._options.team_id,
@@ -233,10 +237,6 @@ class SlackAsks:
             group_members=group,
             ask_channels=self._options.ask_channels,
         )
-        if code is Code.SLACK_WRONG_TEAM:
-            await self._refused(ask, code)  # another workspace: the app cannot speak there
-            return f"refused:{code}"
-        pace = self._rate.pace(ask.user, self._clock())
         if code is None and pace != "ok":
             code = Code.SLACK_RATE_LIMITED
         if code is None and not ask.text:
@@ -257,7 +257,7 @@ class SlackAsks:
         except FleetwatchError as exc:
             log.warning("a Slack ask could not be answered (%s)", exc.code)
             await self._deliver(ask, reply([say("failed", lang)]))
-            return "answered"
+            return "failed"
         lines = [
             answer.text,
             *(line.text for line in answer.refusals),

@@ -30,6 +30,7 @@ from services.lab.slack_board import (
 )
 from services.lab.state import LabClock
 from shared.config import Secret
+from shared.errors import Code, FleetwatchError
 from shared.wire.approval import RecordAsk, RecordRefusal
 from tests.assistant.conftest import START
 from tests.assistant.helpers import FakeSink, sequence
@@ -361,3 +362,19 @@ def test_the_assistant_slack_asks_get_is_read_only_whatever_the_fence(policies):
     usual, _ = build_assistant(settings, *policies, reader=reader)
     assert usual.may_propose and not read_only.may_propose
     assert "propose_change" not in [t["name"] for t in read_only.tools]
+
+
+class FailingAsker:
+    """An assistant whose ask fails as one whose approval.sock is down does (the audit row)."""
+
+    async def ask(self, question: str, language: str | None = None, *, asked_by: Any = None) -> Any:
+        raise FleetwatchError(Code.SERVICE_UNAVAILABLE, "approval.sock did not answer")
+
+
+async def test_an_ask_that_fails_tells_the_asker_to_try_again(lab, store):
+    sink = FakeSink()
+    async with listening(lab, FailingAsker(), sink, store):
+        await ask(lab, OPS, LAB_ASK_CHANNEL, "what's offline?")
+        (reply,) = await answered(lab)
+    assert reply["text"] == "I could not answer just now; please try again, or use the ask page."
+    assert reply["thread"] and sink.records == []
