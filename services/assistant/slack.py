@@ -356,15 +356,23 @@ class SlackAsks:
 class SocketModeListener:
     """One Socket Mode connection kept open for `asks` (see the module docstring). `run` until
     cancelled; `reconnects` counts the watchdog's new connections, `hellos` the connections
-    Slack greeted."""
+    Slack greeted. The SDK pings every `ping_seconds` (default a quarter of the watchdog's
+    interval, so a live connection always has a fresh pong)."""
 
     def __init__(
-        self, *, app_token: Secret, web_client: AsyncWebClient, asks: SlackAsks, watchdog_seconds: float
+        self,
+        *,
+        app_token: Secret,
+        web_client: AsyncWebClient,
+        asks: SlackAsks,
+        watchdog_seconds: float,
+        ping_seconds: float | None = None,
     ) -> None:
         self._app_token = app_token
         self._web_client = web_client
         self._asks = asks
         self._watchdog = watchdog_seconds
+        self._ping = ping_seconds if ping_seconds is not None else max(watchdog_seconds / 4, 0.05)
         self._last_frame = time.time()
         self._tasks: set[asyncio.Task[str]] = set()
         self.reconnects = 0
@@ -386,7 +394,7 @@ class SocketModeListener:
         client = SocketModeClient(
             self._app_token.reveal(),
             web_client=self._web_client,
-            ping_interval=max(self._watchdog / 4, 0.05),
+            ping_interval=self._ping,
             logger=logging.getLogger("services.assistant.slack.sdk"),
         )
         client.message_listeners.append(self._on_message)

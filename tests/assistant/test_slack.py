@@ -378,3 +378,33 @@ async def test_an_ask_that_fails_tells_the_asker_to_try_again(lab, store):
         (reply,) = await answered(lab)
     assert reply["text"] == "I could not answer just now; please try again, or use the ask page."
     assert reply["thread"] and sink.records == []
+
+
+async def test_the_watchdog_alone_reconnects_a_connection_that_went_silent(lab, store, keyword_assistant):
+    """The SDK's own pings are set far apart, so only the watchdog can notice the silence."""
+    sink = FakeSink()
+    client = AsyncWebClient(
+        token=LAB_SLACK_BOT, base_url=slack_base_url(lab.url), timeout=5, retry_handlers=[]
+    )
+    asks = SlackAsks(
+        assistant=keyword_assistant(sink),
+        api=SlackApi(client),
+        seen=store,
+        sink=sink,
+        options=SlackOptions(team_id=LAB_SLACK_TEAM, allowed_users=(OPS,), api_url=slack_base_url(lab.url)),
+    )
+    listener = SocketModeListener(
+        app_token=Secret(LAB_SLACK_APP), web_client=client, asks=asks, watchdog_seconds=0.5, ping_seconds=60
+    )
+    task = asyncio.create_task(listener.run())
+    try:
+        await lab.slack_until(lambda board: board.live() is not None, 10)
+        await post(lab, "/_lab/slack/stall")
+        await lab.slack_until(lambda board: board.opened >= 2 and board.live() is not None, 10)
+        await ask(lab, OPS, "D0LABOPS", "what's offline?")
+        await answered(lab)
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    assert listener.reconnects >= 1
