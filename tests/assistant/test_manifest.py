@@ -8,6 +8,7 @@ from pathlib import Path
 from services.assistant.manifest import (
     OWN_PROPOSE_CODES,
     PAGE_OPERATIONS,
+    SLACK_OPERATIONS,
     SOCKET_CODES,
     SOCKET_OPERATIONS,
     STATE_CODES,
@@ -45,7 +46,9 @@ def _package_files() -> list[Path]:
 
 def test_the_socket_operations_match_the_request_union_both_ways():
     assert manifest_problems(SOCKET_OPERATIONS, REQUESTS) == ()
-    assert capabilities().operations == SOCKET_OPERATIONS + TOOL_OPERATIONS + PAGE_OPERATIONS
+    assert (
+        capabilities().operations == SOCKET_OPERATIONS + TOOL_OPERATIONS + PAGE_OPERATIONS + SLACK_OPERATIONS
+    )
 
 
 def test_every_code_the_package_names_is_declared():
@@ -122,3 +125,10 @@ def test_every_tool_offered_has_a_manifest_entry_and_every_entry_a_tool_group():
         "not_offered",
     }
     assert all(op.name.startswith(TOOL_PREFIX) for op in TOOL_OPERATIONS)
+
+
+def test_every_slack_code_is_named_by_the_slack_modules_or_is_an_ask_code():
+    named = _codes_named_in(PACKAGE / "slack.py", PACKAGE / "slack_rules.py")
+    (ask,) = SLACK_OPERATIONS
+    assert ask.name == "slack:ask" and ask.codes - ASK_CODES <= named
+    assert named - ask.codes <= {Code.POST_FAILED}  # a failed post is logged, not answered

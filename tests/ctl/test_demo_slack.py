@@ -38,4 +38,4 @@ def test_up_on_the_lab_says_how_to_ask_from_slack_with_curl(tmp_path: Path):
         "Ask from the lab's Slack (read-only): curl -s -X POST http://127.0.0.1:8770/_lab/slack/ask"
     )
     (spanish,) = [t for w in lines if "/_lab/slack/ask" in (t := say_text(w, "es", zone=dt.UTC, now=now))]
-    assert spanish.startswith("Pregunta desde el Slack del laboratorio")
+    assert spanish.startswith("Pregunte desde el Slack del laboratorio")
