@@ -202,7 +202,11 @@ def started_words(settings: Settings, fence: supervise.FenceChoice, *, demo: boo
                 url=f"http://127.0.0.1:{settings.lab_port}/_lab/notices",
             )
         )
-        if settings.slack_app_token is None and settings.slack_bot_token is None and settings.slack_channel is None:
+        if (
+            settings.slack_app_token is None
+            and settings.slack_bot_token is None
+            and settings.slack_channel is None
+        ):
             out.append(
                 Words.of(
                     N_(
