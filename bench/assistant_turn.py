@@ -28,6 +28,7 @@ import statistics
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import anthropic
 
@@ -66,6 +67,12 @@ class NoSink:
 
     async def record(self, record: RecordAsk | RecordRefusal) -> None:
         return None
+
+    async def call(self, request: Any, *, timeout_seconds: float | None = None) -> Any:
+        """approval.sock's one generic call: only the ``ask`` row is ever sent (and dropped)."""
+        if isinstance(request, RecordAsk | RecordRefusal):
+            return await self.record(request)
+        raise FleetwatchError(Code.INTERNAL_ERROR, "not used")
 
 
 def script(request: ModelRequest) -> Reply:

@@ -40,7 +40,7 @@ from services.lab.notices import LAB_SLACK_BOT, slack_base_url
 from services.lab.server import LabHandle
 from services.lab.slack_board import LAB_ASK_CHANNEL, LAB_SLACK_APP, LAB_SLACK_TEAM
 from shared.config import Secret
-from shared.wire.approval import RecordAsk, RecordRefusal
+from shared.wire.approval import Count, RecordAsk, RecordRefusal
 
 START = datetime(2026, 9, 16, 13, 0, tzinfo=UTC)
 
@@ -51,8 +51,11 @@ class Records:
     def __init__(self) -> None:
         self.rows: list[RecordAsk | RecordRefusal] = []
 
-    async def record(self, record: RecordAsk | RecordRefusal) -> None:
-        self.rows.append(record)
+    async def call(
+        self, request: RecordAsk | RecordRefusal, *, timeout_seconds: float | None = None
+    ) -> Count:
+        self.rows.append(request)
+        return Count(count=1)
 
 
 def script(request: ModelRequest) -> Reply:

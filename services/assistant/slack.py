@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import urlsplit
 
 from services.assistant.language import choose
-from services.assistant.proposals import ProposalSink
+from services.assistant.proposals import ProposalSink, write_record
 from services.assistant.service import AskedBy
 from services.assistant.slack_rules import (
     RateLimit,
@@ -311,10 +311,7 @@ class SlackAsks:
             slack_user=ask.member,
             slack_channel=ask.channel_kind,
         )
-        try:
-            await self._sink.record(record)
-        except FleetwatchError as exc:
-            log.error("the refusal of a Slack ask could not be recorded (%s)", exc.code)
+        await write_record(self._sink, record)
 
     async def _deliver(self, ask: SlackAsk, text: str) -> None:
         """`text` (already escaped) to the asker: see the module docstring, step 5."""

@@ -6,9 +6,10 @@ OAuth endpoints, and keeps two teams (``normal`` and ``sandbox``) apart by token
 
 Layers (each may import only the ones above it)::
 
-    faults.py    the fault table (latency, error, in-band 401, dropped response, bad JSON, drift)
-                 |  notices.py  what the Slack and Teams stand-ins received (the notice board)
-                 |  slack_board.py  the Slack Socket Mode stand-in's workspace and envelopes
+    faults.py  notices.py  slack_board.py
+                 the fault table (latency, error, in-band 401, dropped response, bad JSON, drift)
+                 | what the Slack and Teams stand-ins received (the notice board)
+                 | the Slack Socket Mode stand-in's workspace and envelopes
     scenario.py  frozen scenario data loaded from YAML (with the faults it sets), and the fleet
                  generator
     state.py     the simulated world and its clock (devices, channels, events, streams)
@@ -17,17 +18,20 @@ Layers (each may import only the ones above it)::
     capture_scenario.py  a ``fleetwatch capture`` folder as a scenario (its shapes, its times)
     schemas.py   the tools' JSON input and output schemas and the ID patterns
     calls.py     what a tool handler gets (`Call`) and may raise
-    reads.py     the 20 read tools;  writes.py  the 15 write tools
+    reads.py  writes.py
+                 the 20 read tools | the 15 write tools
     tools.py     the registry: name, schemas, read/write, handler
     lab.py       the simulator's root: tokens, calls, the write log
     oauth.py     the OAuth authorization server and the page where a person picks the team
-    control.py   the ``/_lab/*`` endpoints (state, write log, faults, clock, reset, tokens, tools)
-                 |  standins.py  the Slack Web API and Teams webhook stand-ins, ``/_lab/notices``
-                 |  slack_socket.py  the Slack Socket Mode stand-in (asks from Slack), ``/_lab/slack``
+    control.py  standins.py  slack_socket.py
+                 the ``/_lab/*`` endpoints (state, write log, faults, clock, reset, tokens, tools)
+                 | the Slack Web API and Teams webhook stand-ins, ``/_lab/notices``
+                 | the Slack Socket Mode stand-in (asks from Slack), ``/_lab/slack``
     server.py    the ASGI app, serving it, ``run_lab``/``LabHandle`` for tests
     __main__.py  the command line (``python -m services.lab``, ``fleetwatch lab``)
 
-Apart from the simulator, the model behind the real Anthropic SDK in demos and tests::
+Apart from the simulator, the model behind the real Anthropic SDK in demos and tests (each may
+import only the ones above it)::
 
     model_scripts/    the scripted models (the demo's, the main job's)
     model_standin.py  the Messages API stand-in that serves a script
