@@ -158,6 +158,7 @@ class Code(enum.StrEnum):
     POST_FAILED = "post_failed"
     POST_TIMEOUT = "post_timeout"
     POST_DROPPED = "post_dropped"
+    SILENCE_NOT_FOUND = "silence_not_found"
     # --- asks from Slack ----------------------------------------------------------------
     SLACK_NOT_ALLOWED = "slack_not_allowed"
     SLACK_WRONG_TEAM = "slack_wrong_team"
@@ -295,6 +296,7 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.POST_FAILED: "Slack or Teams refused or failed a post; it was logged and counted, and not retried.",
         Code.POST_TIMEOUT: "Slack or Teams did not answer a post in time; it was logged and counted, and not retried.",
         Code.POST_DROPPED: "Too many posts were waiting to be sent; this one was dropped (logged and counted).",
+        Code.SILENCE_NOT_FOUND: "No silence that still holds matches that room, group or silence number; nothing was lifted.",
         Code.SLACK_NOT_ALLOWED: (
             "A Slack member not on the ask allowlist (FLEETWATCH_SLACK_ALLOWED_USERS, or the user group, whose "
             "lookup failed closed) asked; they got one polite line and nothing was read."

@@ -61,6 +61,7 @@ ARGPARSE_ERRORS = (
     N_("ignored explicit argument %r"),
     N_("ambiguous option: %(option)s could match %(matches)s"),
     N_("a whole number of days from 1 to %s"),  # history --days (services.ctl.commands_watch.DAYS)
+    N_("a time such as 45m, 2h, 1h30m or 3d, at most 14 days"),  # silence --for (commands_watch.DURATION)
 )
 """argparse's complaints, exactly as Python 3.11's ``argparse`` words them (its catalogue IDs):
 `in_language` finds which one a complaint is and says it again in the operator's language."""
@@ -124,7 +125,9 @@ COMMANDS = {
         ("pending", "deny", "deny-all", "pause", "resume", "acknowledge", "audit", "status", "propose"),
         "commands_admin",
     ),
-    **dict.fromkeys(("history", "digest", "note", "notes"), "commands_watch"),
+    **dict.fromkeys(
+        ("history", "digest", "note", "notes", "silence", "silences", "unsilence"), "commands_watch"
+    ),
     **dict.fromkeys(("login", "logout"), "commands_signin"),
     "doctor": "commands_doctor",
     "tools": "commands_tools",

@@ -41,7 +41,7 @@ def notice_routes(board: NoticeBoard, now_text: Callable[[], str]) -> list[Route
 
     async def slack(request: Request) -> Response:
         method = request.path_params["method"]
-        if method != "chat.postMessage":
+        if method not in ("chat.postMessage", "chat.update"):
             return JSONResponse({"ok": False, "error": "unknown_method"})
         refused = await fault("slack")
         if refused is not None:
@@ -66,10 +66,16 @@ def notice_routes(board: NoticeBoard, now_text: Callable[[], str]) -> list[Route
         if channel in board.not_in_channel:
             return JSONResponse({"ok": False, "error": "not_in_channel"})
         at = now_text()
+        if method == "chat.update":
+            ts = body.get("ts")
+            if not isinstance(ts, str) or not board.edit(ts, text if isinstance(text, str) else "", at, body):
+                return JSONResponse({"ok": False, "error": "message_not_found"})
+            return JSONResponse({"ok": True, "channel": "C0LABDEMO", "ts": ts, "text": text})
         thread = body.get("thread_ts")
         extra = {"thread": thread} if isinstance(thread, str) else {}
-        board.add("slack", text if isinstance(text, str) else "", at, body, channel=channel, **extra)
-        ts = f"{len(board.notices)}.000100"
+        ts = board.add("slack", text if isinstance(text, str) else "", at, body, channel=channel, **extra)[
+            "ts"
+        ]
         return JSONResponse(
             {"ok": True, "channel": "C0LABDEMO", "ts": ts, "message": {"text": text, "ts": ts}}
         )

@@ -90,6 +90,12 @@ AUDIT_KINDS: Mapping[str, Kind] = MappingProxyType(
             "a session began on the ask page (the secret was right), with the browser's uid",
             "comenzó una sesión en la página de preguntas (el secreto era correcto), con el uid del navegador",
         ),
+        "watch_silence": Kind(
+            "an operator silenced the watch on a room or a group, or lifted a silence "
+            "(`fleetwatch silence`, `fleetwatch unsilence`): who (uid and user), what, why, until when",
+            "un operador silenció la vigilancia de una sala o un grupo, o levantó un silencio "
+            "(`fleetwatch silence`, `fleetwatch unsilence`): quién (uid y usuario), qué, por qué, hasta cuándo",
+        ),
     }
 )
 """Kind -> what a row of it records."""

@@ -64,6 +64,9 @@ REFUSALS: Final[Mapping[Code, str]] = MappingProxyType(
             "more than one room matches that name; nothing was saved: name one of them exactly"
         ),
         Code.ROOM_NOT_FOUND: N_("no room of the fleet, as the watch last read it, matches that name"),
+        Code.SILENCE_NOT_FOUND: N_(
+            "no silence that still holds matches that room, group or number; nothing was lifted"
+        ),
         Code.WATCH_NOT_READY: N_("the watch has not read the fleet yet; try again after its first heartbeat"),
         Code.TARGET_BUSY: N_(
             "another change for this room is already waiting for a person or has not finished; "
