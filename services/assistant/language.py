@@ -147,6 +147,10 @@ _NOTES: Final = {
         "confident of, so nothing from it is an answer here."
     ),
     "no_answer": N_("The model gave no answer."),
+    "bad_tool_call": N_(
+        "The model's tool call came malformed (the model server changed or merged it), so nothing "
+        "of it was run and no change was proposed from it."
+    ),
 }
 
 

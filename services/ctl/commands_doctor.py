@@ -30,6 +30,7 @@ from services.ctl import add_language_option
 from services.ctl.commands_tools import tool_definitions
 from services.ctl.doctor import (
     SERVICES,
+    Check,
     Detail,
     Facts,
     LiveProof,
@@ -40,10 +41,11 @@ from services.ctl.doctor import (
     render,
     run_checks,
 )
+from services.ctl.doctor_compose import READERS, check_compose, parse_ids
 from services.ctl.doctor_slack import check_slack_asks, preflight
 from services.ctl.output import print_json
 from services.ctl.supervise import ServerLayout, account_modes
-from shared.config import Settings, load_settings
+from shared.config import Settings, given, load_settings
 from shared.epiphan.fleet import parse_devices
 from shared.epiphan.signed_session import SignedConnection
 from shared.epiphan.slots import slot_summary
@@ -85,6 +87,14 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
             "Epiphan's tool list with the reviewed policy"
         ),
     )
+    doctor.add_argument(
+        "--compose",
+        metavar="FILE",
+        help=N_(
+            "also check a compose file (deploy/container/compose.yaml): its services' users against "
+            "the uids in their settings and in this command's"
+        ),
+    )
     doctor.set_defaults(run=doctor_command)
 
 
@@ -93,12 +103,36 @@ async def doctor_command(args: argparse.Namespace) -> int:
     facts, slack = await asyncio.gather(gather(settings, live=args.live), preflight(settings))
     if args.json:
         checks = run_checks(facts) + check_slack_asks(settings, slack)  # raw, for scripts: English
+        checks += compose_checks(args.compose, "en")
         print_json(as_json(checks))
     else:
         language: Language = "es" if (args.language or settings.language) == "es" else "en"
         checks = run_checks(facts, language=language) + check_slack_asks(settings, slack, language=language)
+        checks += compose_checks(args.compose, language)
         print(render(checks, language=language))
     return exit_code(checks)
+
+
+def compose_checks(path: str | None, language: Language) -> list[Check]:
+    """``--compose``: `services.ctl.doctor_compose.check_compose` of the compose file at `path`
+    against the allowlists this command was given (none without ``--compose``); a file that
+    cannot be read or parsed is one FAIL."""
+    if path is None:
+        return []
+    import yaml
+
+    try:
+        compose = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        compose = {"unreadable": type(exc).__name__}
+    given_ids = {name: ids_given(name) for name in READERS}
+    return check_compose(compose, given_ids, env={}, language=language)
+
+
+def ids_given(name: str) -> frozenset[int] | None:
+    """The ids the setting `name` was given in this environment (None: not set, or not ids)."""
+    raw = given(name)
+    return None if raw is None else parse_ids(raw)
 
 
 def _sockets(settings: Settings) -> dict[str, Path]:

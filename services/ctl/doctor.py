@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-import ipaddress
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from shared.text.catalogue import C_, N_, Words, say_text, translate, translatio
 from shared.text.change_words import change, change_in
 from shared.text.display import visible
 from shared.text.languages import Language
+from shared.web.model_host import Resolver, ip_of, model_host, system_resolver
 from shared.wire.approval import Status
 from shared.wire.assistant import ModelInfo, WatchStatus
 
@@ -949,14 +949,39 @@ def _model_from_settings(settings: Settings, note: str, language: Language) -> l
     ]
 
 
+def check_model_host(
+    settings: Settings, *, language: Language = "en", resolve: Resolver = system_resolver
+) -> list[Check]:
+    """The "model host" line: the host the model's requests go to, the addresses it names, and
+    whether all are on this machine or a private network (`shared.web.model_host`). FAIL when
+    ``FLEETWATCH_MODEL_LOCAL_ONLY`` is on and it is not (the assistant refuses to start); no
+    line without a model key (nothing is sent)."""
+    if settings.anthropic_api_key is None:
+        return []
+    found = model_host(settings.anthropic_base_url, resolve)
+    facts = {"host": visible(found.host, 120), "addresses": ", ".join(found.addresses) or "-"}
+    name = C_("doctor check", "model host")
+    if found.local:
+        mode = "on" if settings.model_local_only else "off"
+        msgid = N_(
+            "%(host)s (%(addresses)s): local (this machine or a private network); FLEETWATCH_MODEL_LOCAL_ONLY is %(mode)s"
+        )
+        return [_check(language, name, Level.OK, msgid, mode=mode, **facts)]
+    if settings.model_local_only:
+        msgid = N_(
+            "%(host)s (%(addresses)s) is not local and FLEETWATCH_MODEL_LOCAL_ONLY is on: the assistant refuses to start"
+        )
+        return [_check(language, name, Level.FAIL, msgid, **facts)]
+    msgid = N_(
+        "%(host)s (%(addresses)s) is not local: questions and what the model reads of the fleet leave "
+        "this site (FLEETWATCH_MODEL_LOCAL_ONLY=on keeps a model on site)"
+    )
+    return [_check(language, name, Level.INFO, msgid, **facts)]
+
+
 def is_loopback(address: str) -> bool:
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return False
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_loopback
+    ip = ip_of(address)
+    return ip is not None and ip.is_loopback
 
 
 PORT_NAMES: Final = {
@@ -1091,6 +1116,7 @@ def run_checks(facts: Facts, *, language: Language = "en") -> list[Check]:
     checks += check_queue(facts.status, facts.status_error, **say)
     checks += check_watch(facts.settings, facts.watch, facts.watch_error, **say)
     checks += check_model(facts.settings, facts.model, facts.model_error, **say)
+    checks += check_model_host(facts.settings, **say)
     checks += check_ports(facts.settings, facts.listeners, **say)
     return checks
 

@@ -135,6 +135,10 @@ REFUSALS: Final[Mapping[Code, str]] = MappingProxyType(
             "the model tried to change something directly, which is never allowed; nothing was done"
         ),
         Code.MODEL_UNAVAILABLE: N_("the model could not be used, so the keyword answer was given"),
+        Code.MODEL_BAD_TOOL_CALL: N_("the model's tool call came malformed, so nothing of it was run"),
+        Code.MODEL_NOT_LOCAL: N_(
+            "the model's address is not on this machine or a private network, and only a local model is allowed"
+        ),
         Code.EPIPHAN_AUTH: N_("Epiphan refused the sign-in (see 'fleetwatch doctor')"),
         Code.EPIPHAN_TOOL_ERROR: N_("Epiphan answered with an error"),
         Code.PLAN_REQUIRED: N_(
