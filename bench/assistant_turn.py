@@ -23,23 +23,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import anthropic
 
 from services.assistant.budget import Budget
 from services.assistant.service import Assistant
 from services.lab.model_standin import ModelRequest, Reply, ToolUse, run_model_standin, say
-from services.lab.server import run_lab
+from services.lab.server import LabHandle, run_lab
 from services.lab.state import LabClock
 from shared.config import REPO_POLICY_DIR
 from shared.epiphan.mcp_session import McpConnection
 from shared.epiphan.read_client import EpiphanReadClient
 from shared.errors import Code, FleetwatchError
-from shared.policy.loader import load_policies
+from shared.policy.loader import Policy, ToolPolicy, load_policies
 from shared.wire.approval import ProposalAccepted, ProposalState, RecordAsk, RecordRefusal, SubmitProposal
 from shared.wire.executor import WritableDevices
 
@@ -65,6 +67,12 @@ class NoSink:
 
     async def record(self, record: RecordAsk | RecordRefusal) -> None:
         return None
+
+    async def call(self, request: Any, *, timeout_seconds: float | None = None) -> Any:
+        """approval.sock's one generic call: only the ``ask`` row is ever sent (and dropped)."""
+        if isinstance(request, RecordAsk | RecordRefusal):
+            return await self.record(request)
+        raise FleetwatchError(Code.INTERNAL_ERROR, "not used")
 
 
 def script(request: ModelRequest) -> Reply:
@@ -103,16 +111,26 @@ async def measure(assistant: Assistant, reader: EpiphanReadClient, runs: int) ->
     return {"one": one, "direct": direct, "bare": bare, "eight": eight, "overhead": eight - direct}
 
 
-async def main(runs: int, latency_ms: float) -> None:
+@contextlib.asynccontextmanager
+async def on_the_lab(
+    answer: Callable[[ModelRequest], Reply],
+) -> AsyncIterator[tuple[LabHandle, anthropic.AsyncAnthropic, EpiphanReadClient, Policy, ToolPolicy]]:
+    """The campus lab on a frozen clock, the real SDK on a stand-in model answering with
+    `answer` at once, a guarded read client on the normal team, and the shipped policies."""
     policy, tool_policy = load_policies(REPO_POLICY_DIR)
     async with (
         run_lab("campus", clock=LabClock(START, frozen=True)) as lab,
-        run_model_standin(script) as standin,
+        run_model_standin(answer) as standin,
         anthropic.AsyncAnthropic(api_key=standin.key, base_url=standin.base_url, max_retries=0) as client,
         EpiphanReadClient(
             McpConnection(lab.mcp_url, lab.teams["normal"].token), tool_policy.model_read_tools
         ) as reader,
     ):
+        yield lab, client, reader, policy, tool_policy
+
+
+async def main(runs: int, latency_ms: float) -> None:
+    async with on_the_lab(script) as (lab, client, reader, policy, tool_policy):
         assistant = Assistant(
             reader=reader,
             sink=NoSink(),

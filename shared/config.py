@@ -24,6 +24,7 @@ import dataclasses
 import datetime as dt
 import logging
 import os
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -276,6 +277,45 @@ def _language(raw: str) -> str:
     if raw not in ("en", "es"):
         raise BadValue(N_("not en or es: %(raw)s"), raw=repr(raw))
     return raw
+
+
+def _slack_ids(prefixes: str, what: str) -> Callable[[str], tuple[str, ...]]:
+    """A parser of a comma-separated list of Slack IDs starting with one of `prefixes`."""
+    pattern = re.compile(rf"^[{prefixes}][A-Z0-9]{{2,30}}\Z")
+
+    def parse(raw: str) -> tuple[str, ...]:
+        ids = _csv(raw)
+        bad = [i for i in ids if not pattern.match(i)]
+        if bad:
+            raise BadValue(N_("not a Slack %(what)s ID: %(raw)s"), what=what, raw=repr(bad[0]))
+        return tuple(sorted(set(ids)))
+
+    return parse
+
+
+def _slack_id(prefixes: str, what: str) -> Callable[[str], str | None]:
+    """A parser of one optional Slack ID starting with one of `prefixes`."""
+    many = _slack_ids(prefixes, what)
+
+    def parse(raw: str) -> str | None:
+        ids = many(raw)
+        if len(ids) > 1:
+            raise BadValue(N_("one Slack %(what)s ID, not a list: %(raw)s"), what=what, raw=repr(raw))
+        return ids[0] if ids else None
+
+    return parse
+
+
+def _slack_app_token(raw: str) -> Secret | None:
+    if not raw:
+        return None
+    if not raw.startswith("xapp-"):
+        kind = raw[:5] if raw[:5] in ("xoxb-", "xoxp-") else "?"
+        raise BadValue(
+            N_("a %(kind)s token, not an app-level token: Socket Mode needs one starting with xapp-"),
+            kind=kind,
+        )
+    return Secret(raw)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -551,6 +591,47 @@ class Settings:
         "https://slack.com/api/",
         "Slack Web API base URL (https; http only on loopback, for the lab's stand-in).",
         _https_or_loopback,
+        read_by=("fleetwatch", "assistant"),
+    )
+    slack_app_token: Secret | None = setting(
+        "",
+        "Slack app-level token (xapp-..., scope connections:write) for asks from Slack over Socket Mode; "
+        "empty = nobody can ask from Slack. Needs FLEETWATCH_SLACK_BOT_TOKEN and FLEETWATCH_SLACK_TEAM_ID.",
+        _slack_app_token,
+        secret=True,
+        read_by=("fleetwatch", "assistant"),
+    )
+    slack_team_id: str | None = setting(
+        "",
+        "The Slack workspace (team ID, T...) asks are answered from; an ask from any other is refused.",
+        _slack_id("T", "team"),
+        read_by=("fleetwatch", "assistant"),
+    )
+    slack_allowed_users: tuple[str, ...] = setting(
+        "",
+        "Slack member IDs (U... or W..., comma-separated) who may ask from Slack; with no user group "
+        "either, nobody may.",
+        _slack_ids("UW", "member"),
+        read_by=("fleetwatch", "assistant"),
+    )
+    slack_allowed_usergroup: str | None = setting(
+        "",
+        "A Slack user group (S...) whose members may ask from Slack (looked up with "
+        "usergroups.users.list, kept 300 s; a failed lookup admits nobody).",
+        _slack_id("S", "user group"),
+        read_by=("fleetwatch", "assistant"),
+    )
+    slack_ask_channels: tuple[str, ...] = setting(
+        "",
+        "Slack channel IDs (C... or G..., comma-separated) where a mention or /fleetwatch is answered, "
+        "besides direct messages.",
+        _slack_ids("CG", "channel"),
+        read_by=("fleetwatch", "assistant"),
+    )
+    slack_watchdog_seconds: float = setting(
+        "30",
+        "Seconds without any frame from Slack after which the Socket Mode connection is opened anew.",
+        _positive_seconds,
         read_by=("assistant",),
     )
     teams_webhook_url: Secret | None = setting(

@@ -161,6 +161,12 @@ class Code(enum.StrEnum):
     POST_TIMEOUT = "post_timeout"
     POST_DROPPED = "post_dropped"
     SILENCE_NOT_FOUND = "silence_not_found"
+    # --- asks from Slack ----------------------------------------------------------------
+    SLACK_NOT_ALLOWED = "slack_not_allowed"
+    SLACK_WRONG_TEAM = "slack_wrong_team"
+    SLACK_CHANNEL_NOT_SERVED = "slack_channel_not_served"
+    SLACK_RATE_LIMITED = "slack_rate_limited"
+    SLACK_QUESTION_TOO_LONG = "slack_question_too_long"
     # --- capture and replay -------------------------------------------------------------
     CAPTURE_REFUSED = "capture_refused"
     CAPTURE_INVALID = "capture_invalid"
@@ -295,6 +301,17 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.POST_TIMEOUT: "Slack or Teams did not answer a post in time; it was logged and counted, and not retried.",
         Code.POST_DROPPED: "Too many posts were waiting to be sent; this one was dropped (logged and counted).",
         Code.SILENCE_NOT_FOUND: "No silence that still holds matches that room, group or silence number; nothing was lifted.",
+        Code.SLACK_NOT_ALLOWED: (
+            "A Slack member not on the ask allowlist (FLEETWATCH_SLACK_ALLOWED_USERS, or the user group, whose "
+            "lookup failed closed) asked; they got one polite line and nothing was read."
+        ),
+        Code.SLACK_WRONG_TEAM: "A Slack ask came from another workspace than FLEETWATCH_SLACK_TEAM_ID; it was not answered.",
+        Code.SLACK_CHANNEL_NOT_SERVED: (
+            "A Slack ask came from a channel that is neither a direct message nor one of "
+            "FLEETWATCH_SLACK_ASK_CHANNELS; nothing was read."
+        ),
+        Code.SLACK_RATE_LIMITED: "A Slack member asked more often than the per-member limit allows; nothing was read.",
+        Code.SLACK_QUESTION_TOO_LONG: "A question asked from Slack was longer than the cap; nothing was read.",
         Code.CAPTURE_REFUSED: (
             "The capture folder is not empty, cannot be made private, or is inside a git checkout "
             "(--in-checkout allows that); nothing was read or written."

@@ -37,7 +37,7 @@ async def _record_as_sent(desk: Desk, message: RecordAsk | RecordSilence, *, kin
 
 
 async def refusal(desk: Desk, message: RecordRefusal, peer: PeerCred) -> Count:
-    """A refusal on assistant.sock or the ask page, recorded for the assistant (one
+    """A refusal on assistant.sock, the ask page or Slack, recorded for the assistant (one
     ``refusal`` row naming the surface).
 
     The code is a declared one: decoding refused any other (``invalid_message``).
@@ -49,6 +49,8 @@ async def refusal(desk: Desk, message: RecordRefusal, peer: PeerCred) -> Count:
         ("frame_bytes", message.frame_bytes),
         ("signed_in_uid", message.signed_in_uid),
         ("unrecorded_before", message.unrecorded_before),
+        ("slack_user", message.slack_user),
+        ("slack_channel", message.slack_channel),
     )
     detail |= {k: v for k, v in noted if v is not None}
     async with desk.db:

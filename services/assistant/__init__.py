@@ -2,8 +2,9 @@
 Spanish, and can only **propose** a change; a person approves it on the approval page and the
 executor (another process) runs it.
 
-Holds: the **read** sign-in (``FLEETWATCH_READ_TOKEN_FILE``), the model key and the watch's
-own store (``FLEETWATCH_WATCH_DB``), nothing else: never the approval store.
+Holds: the **read** sign-in (``FLEETWATCH_READ_TOKEN_FILE``), the model key, the Slack tokens
+(bot and app-level) and the watch's own store (``FLEETWATCH_WATCH_DB``), nothing else: never
+the approval store.
 It never reads the sandbox slot, never calls a write tool (the guarded read client has no path
 to one), and has no approval power: a proposal goes to ``approval.sock`` and waits for a person.
 Which devices a change may target (the sandbox team) it learns from ``list_writable_devices``,
@@ -26,11 +27,14 @@ Layers (each may import only the ones above it)::
     prompt.py      the static system prompt and the first user message
     loop.py        the model loop (Anthropic SDK, streaming, prompt caching)
     keyword.py     the keyword answer (no model; read-only; can never propose)
+    slack_rules.py asks from Slack decided (pure): the envelope, who may ask, the rate limit,
+                   the reply's words and escaping
     service.py     `Assistant.ask`: loop or fallback, proposal lines, audit (counts only)
     manifest.py    the capabilities manifest of assistant.sock: its operations
                    (`shared.wire.assistant`), the model's tools, the page
     server.py      assistant.sock and the production wiring (the read slot's guarded client:
                    `shared.epiphan.signed_session.SignedReader`)
+    | slack.py     asks from Slack over Socket Mode (read-only: never proposes)
     page.py        the local ask page
     __main__.py    runs them
 

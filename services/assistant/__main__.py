@@ -1,7 +1,8 @@
 """``python -m services.assistant``: run the assistant until SIGINT or SIGTERM.
 
 Serves assistant.sock and runs the watch (the heartbeat, readiness, digests, notices:
-`services.assistant.watch`); with ``--page`` also the local ask page at ``http://localhost:<FLEETWATCH_ASK_PORT>/``
+`services.assistant.watch`); with ``FLEETWATCH_SLACK_APP_TOKEN`` set, listens for asks from
+Slack over Socket Mode (`services.assistant.slack`, read-only); with ``--page`` also the local ask page at ``http://localhost:<FLEETWATCH_ASK_PORT>/``
 (127.0.0.1 and [::1]), behind its own secret (printed on a terminal, else written to
 ``FLEETWATCH_ASK_SECRET_FILE`` and deleted at a clean stop), and on the same port the wall
 screen (``/wall``: read-only, no secret). Settings come from ``FLEETWATCH_*``. It never opens
@@ -43,6 +44,16 @@ async def run(settings: Settings, policy: Policy, tool_policy: ToolPolicy, *, pa
         watch = await stack.enter_async_context(watch_side(settings, policy, reader))
         assistant, _ = build_assistant(settings, policy, tool_policy, reader=reader, notes=watch.store)
         await stack.enter_async_context(assistant_side(settings, assistant, watch=watch))
+        if settings.slack_app_token is not None:
+            from services.assistant.proposals import approval_sink
+            from services.assistant.slack import slack_side
+
+            read_only, _ = build_assistant(
+                settings, policy, tool_policy, reader=reader, notes=watch.store, read_only=True
+            )
+            sink = approval_sink(settings.approval_socket)
+            await stack.enter_async_context(slack_side(settings, read_only, watch.store, sink))
+            logger.info("asks from Slack: listening over Socket Mode (read-only)")
         if page:
             from services.assistant.page import serve_page
             from services.assistant.proposals import approval_sink

@@ -1,6 +1,6 @@
 """assistant.sock's manifest: each operation, and each tool the model is offered, with its codes.
 
-Three kinds of entries, all in the one `Capabilities` reply:
+Four kinds of entries, all in the one `Capabilities` reply:
 
 - the socket's operations (``ask``, ``get_fleet``, ``get_model``, the watch's
   ``get_watch_status``, ``get_history``, ``run_digest``, ``set_note``, ``list_notes``, and
@@ -12,6 +12,8 @@ Three kinds of entries, all in the one `Capabilities` reply:
   tools offered and against the codes the package's code can emit, both ways.
 - ``page:ask``, ``page:login``, ``page:wall``: what the local ask page answers a POST with,
   and the wall screen a GET (HTTP surfaces, not a socket).
+- ``slack:ask``: an ask from Slack over Socket Mode, and the codes its refusals are audited
+  with (not a socket request either).
 
 Codes relayed unchanged from elsewhere are named as such: `READ_CODES` (the guarded read
 client), `SUBMIT_CODES` (approval.sock's ``submit_proposal``, which includes the executor's
@@ -135,14 +137,37 @@ PAGE_OPERATIONS: Final[tuple[Operation, ...]] = (
 )
 """The ask page (HTTP, not a socket request): the refusals it answers with."""
 
+SLACK_PREFIX: Final = "slack:"
+SLACK_OPERATIONS: Final[tuple[Operation, ...]] = (
+    Operation(
+        f"{SLACK_PREFIX}ask",
+        ASK_CODES
+        | {
+            Code.SLACK_WRONG_TEAM,
+            Code.SLACK_NOT_ALLOWED,
+            Code.SLACK_CHANNEL_NOT_SERVED,
+            Code.SLACK_RATE_LIMITED,
+            Code.SLACK_QUESTION_TOO_LONG,
+            Code.INVALID_MESSAGE,
+        },
+        "an ask from Slack over Socket Mode (services/assistant/slack.py): read-only, never a "
+        "proposal; each refusal is audited with its code",
+    ),
+)
+"""Asks from Slack (Socket Mode, not a socket request): the refusals they are audited with."""
+
 
 def capabilities() -> Capabilities:
     """The reply to `GetCapabilities` on assistant.sock."""
-    return Capabilities(service=SERVICE, operations=SOCKET_OPERATIONS + TOOL_OPERATIONS + PAGE_OPERATIONS)
+    return Capabilities(
+        service=SERVICE, operations=SOCKET_OPERATIONS + TOOL_OPERATIONS + PAGE_OPERATIONS + SLACK_OPERATIONS
+    )
 
 
 def all_codes() -> frozenset[Code]:
-    """Every code the manifest declares: socket, model-tool and page entries together."""
+    """Every code the manifest declares: socket, model-tool, page and Slack entries together."""
     return frozenset(
-        code for op in SOCKET_OPERATIONS + TOOL_OPERATIONS + PAGE_OPERATIONS for code in op.codes
+        code
+        for op in SOCKET_OPERATIONS + TOOL_OPERATIONS + PAGE_OPERATIONS + SLACK_OPERATIONS
+        for code in op.codes
     )

@@ -175,10 +175,13 @@ def build_assistant(
     client: Any | None = None,
     reader: SignedReader | None = None,
     notes: NotesSource | None = None,
+    read_only: bool = False,
 ) -> tuple[Assistant, SignedReader]:
     """The production `Assistant` (and its reader, to close at the end). `client` overrides
     the model client the settings describe (None: from the settings); `reader` is the read
-    client to use (None: a new one, `build_reader`); `notes` the watch's room notes."""
+    client to use (None: a new one, `build_reader`); `notes` the watch's room notes;
+    `read_only`: never offered ``propose_change`` whatever the fence (the one asks from Slack
+    get)."""
     reader = reader or build_reader(settings, tool_policy)
     assistant = Assistant(
         reader=reader,
@@ -187,7 +190,7 @@ def build_assistant(
         tool_policy=tool_policy,
         model_client=client if client is not None else model_client(settings),
         model=settings.model,
-        fence_configured=settings.fence_configured,
+        fence_configured=settings.fence_configured and not read_only,
         allowlist=settings.write_device_ids,
         model_info=model_info(settings),
         call_timeout_seconds=settings.model_timeout_seconds,

@@ -33,7 +33,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from services.assistant import ModelUnavailable
 from services.assistant.budget import Budget, Spent
@@ -74,10 +74,13 @@ class SnapshotReader(Reader, Protocol):
 class AskedBy:
     """Who asked, for the ``ask`` audit row: the asking process's uid (assistant.sock: from
     ``SO_PEERCRED``; the ask page: the uid the kernel lists for the browser's connection; None:
-    unknown) and the ask page session the question came through (None: not the page)."""
+    unknown) and the ask page session the question came through (None: not the page); from
+    Slack, the asker's member ID and whether it was a direct message or a channel."""
 
     uid: int | None = None
     page_session: str | None = None
+    slack_user: str | None = None
+    slack_channel: Literal["dm", "channel"] | None = None
 
 
 @dataclass(frozen=True)
@@ -357,6 +360,8 @@ class Assistant:
             elapsed_ms=int((self._clock() - spent.started) * 1000),
             asker_uid=asked_by.uid,
             page_session=asked_by.page_session,
+            slack_user=asked_by.slack_user,
+            slack_channel=asked_by.slack_channel,
         )
         log.info(
             "answered by %s (%s): %d model calls, %d tool calls, %d proposals",

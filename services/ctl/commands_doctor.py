@@ -42,6 +42,7 @@ from services.ctl.doctor import (
     run_checks,
 )
 from services.ctl.doctor_compose import READERS, check_compose, parse_ids
+from services.ctl.doctor_slack import check_slack_asks, preflight
 from services.ctl.output import print_json
 from services.ctl.supervise import ServerLayout, account_modes
 from shared.config import Settings, given, load_settings
@@ -99,14 +100,14 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
 
 async def doctor_command(args: argparse.Namespace) -> int:
     settings = load_settings()
-    facts = await gather(settings, live=args.live)
+    facts, slack = await asyncio.gather(gather(settings, live=args.live), preflight(settings))
     if args.json:
-        checks = run_checks(facts)  # raw, for scripts: English
+        checks = run_checks(facts) + check_slack_asks(settings, slack)  # raw, for scripts: English
         checks += compose_checks(args.compose, "en")
         print_json(as_json(checks))
     else:
         language: Language = "es" if (args.language or settings.language) == "es" else "en"
-        checks = run_checks(facts, language=language)
+        checks = run_checks(facts, language=language) + check_slack_asks(settings, slack, language=language)
         checks += compose_checks(args.compose, language)
         print(render(checks, language=language))
     return exit_code(checks)

@@ -30,13 +30,16 @@ if TYPE_CHECKING:
 
 DEMO_SLACK_CHANNEL = "#av-watch"
 """The channel the demo's watch posts to on the lab's Slack stand-in."""
+DEMO_SLACK_ASKER = "U0LABOPS"
+"""The lab workspace's member the demo lets ask from Slack."""
 
 
 def demo_environment(settings: Settings, scenario: str, language: Language = "en") -> dict[str, str]:
     """The environment the services run in for the demo: the fence set to the lab's sandbox
     team; when no model key is set, the lab's scripted model behind the real SDK; when Slack or
     Teams is not configured, the watch posts to the lab's stand-ins (see them at ``GET
-    /_lab/notices``), so a newcomer sees digests and notices without any account; and unless
+    /_lab/notices``), so a newcomer sees digests and notices without any account, and the lab's
+    workspace may ask from Slack (`demo_slack_asks`); and unless
     ``FLEETWATCH_WATCH_LANGUAGE`` is set, the watch posts in `language` (``up --language``)."""
     from services.lab.notices import LAB_SLACK_BOT, slack_base_url, teams_webhook_url
     from services.lab.scenario import load_scenario
@@ -53,11 +56,33 @@ def demo_environment(settings: Settings, scenario: str, language: Language = "en
         env["FLEETWATCH_SLACK_API_URL"] = slack_base_url(lab_url)
         env["FLEETWATCH_SLACK_BOT_TOKEN"] = LAB_SLACK_BOT
         env["FLEETWATCH_SLACK_CHANNEL"] = DEMO_SLACK_CHANNEL
+        if settings.slack_app_token is None:
+            env |= demo_slack_asks()
     if settings.teams_webhook_url is None:
         env["FLEETWATCH_TEAMS_WEBHOOK_URL"] = teams_webhook_url(lab_url)
     if given("FLEETWATCH_WATCH_LANGUAGE") is None:
         env["FLEETWATCH_WATCH_LANGUAGE"] = language
     return env
+
+
+def demo_slack_asks() -> dict[str, str]:
+    """The settings that let the lab's workspace ask from Slack in the demo: the lab's app-level
+    token and team, its operator ``U0LABOPS`` and user group, its ask channel (try it with
+    ``POST /_lab/slack/ask``)."""
+    from services.lab.slack_board import (
+        LAB_ASK_CHANNEL,
+        LAB_SLACK_APP,
+        LAB_SLACK_TEAM,
+        LAB_SLACK_USERGROUP,
+    )
+
+    return {
+        "FLEETWATCH_SLACK_APP_TOKEN": LAB_SLACK_APP,
+        "FLEETWATCH_SLACK_TEAM_ID": LAB_SLACK_TEAM,
+        "FLEETWATCH_SLACK_ALLOWED_USERS": DEMO_SLACK_ASKER,
+        "FLEETWATCH_SLACK_ALLOWED_USERGROUP": LAB_SLACK_USERGROUP,
+        "FLEETWATCH_SLACK_ASK_CHANNELS": LAB_ASK_CHANNEL,
+    }
 
 
 async def lab_state(lab_url: str) -> dict:
@@ -178,6 +203,22 @@ def started_words(settings: Settings, fence: supervise.FenceChoice, *, demo: boo
                 url=f"http://127.0.0.1:{settings.lab_port}/_lab/notices",
             )
         )
+        if (
+            settings.slack_app_token is None
+            and settings.slack_bot_token is None
+            and settings.slack_channel is None
+        ):
+            out.append(
+                Words.of(
+                    N_(
+                        "Ask from the lab's Slack (read-only): curl -s -X POST %(url)s/_lab/slack/ask -d "
+                        '\'{"user": "%(user)s", "channel": "D0LABOPS", "text": "what is offline?"}\''
+                        " (the answer joins the notices above)"
+                    ),
+                    url=f"http://127.0.0.1:{settings.lab_port}",
+                    user=DEMO_SLACK_ASKER,
+                )
+            )
     out.append(Words.of(N_("Logs: %(path)s"), path=str(logs)))
     return out
 

@@ -6,9 +6,10 @@ OAuth endpoints, and keeps two teams (``normal`` and ``sandbox``) apart by token
 
 Layers (each may import only the ones above it)::
 
-    faults.py  notices.py
+    faults.py  notices.py  slack_board.py
                  the fault table (latency, error, in-band 401, dropped response, bad JSON, drift)
                  | what the Slack and Teams stand-ins received (the notice board)
+                 | the Slack Socket Mode stand-in's workspace and envelopes
     scenario.py  frozen scenario data loaded from YAML (with the faults it sets), and the fleet
                  generator
     state.py     the simulated world and its clock (devices, channels, events, streams)
@@ -22,9 +23,10 @@ Layers (each may import only the ones above it)::
     tools.py     the registry: name, schemas, read/write, handler
     lab.py       the simulator's root: tokens, calls, the write log
     oauth.py     the OAuth authorization server and the page where a person picks the team
-    control.py  standins.py
+    control.py  standins.py  slack_socket.py
                  the ``/_lab/*`` endpoints (state, write log, faults, clock, reset, tokens, tools)
                  | the Slack Web API and Teams webhook stand-ins, ``/_lab/notices``
+                 | the Slack Socket Mode stand-in (asks from Slack), ``/_lab/slack``
     server.py    the ASGI app, serving it, ``run_lab``/``LabHandle`` for tests
     __main__.py  the command line (``python -m services.lab``, ``fleetwatch lab``)
 

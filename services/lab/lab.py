@@ -37,6 +37,7 @@ from services.lab.faults import Fault, FaultKind, FaultTable
 from services.lab.notices import NoticeBoard
 from services.lab.scenario import TEAM_NAMES, Scenario
 from services.lab.shapes import OLDER_SHAPES, drift
+from services.lab.slack_board import SlackAskBoard
 from services.lab.state import LabClock, World
 from services.lab.tools import TOOL_NAMES, TOOLS, Redefinitions
 
@@ -144,6 +145,8 @@ class Lab:
         self.calls: deque[tuple[str, str | None]] = deque(maxlen=CALLS_KEPT)
         self.ended_sessions: set[str] = set()
         self.notices = NoticeBoard()
+        self.slack = SlackAskBoard()
+        """The Slack Socket Mode stand-in's state (slack_socket.py)."""
         self.redefined = Redefinitions()
         """Tool definitions changed at run time (``/_lab/tools``); a reset restores them."""
         self._seq = 0
@@ -163,6 +166,7 @@ class Lab:
         self.calls.clear()
         self.ended_sessions.clear()
         self.notices.clear()
+        self.slack.clear()
         self.redefined.clear()
         self._seq = 0
         self.faults.clear()

@@ -8,7 +8,8 @@ So that a demo shows the watch's digests and notices without any account, the la
                                         ``message_not_found``)
     POST /teams/webhook/<key>           a Teams Workflows webhook ("post to a channel when a
                                         webhook request is received"): an Adaptive Card message
-    GET  /_lab/notices                  {"notices": [{destination, text, at, channel?, body}]}
+    GET  /_lab/notices                  {"notices": [{destination, text, at, channel?, thread?,
+                                        ephemeral?, user?, body}]}
     DELETE /_lab/notices                forget them
     POST /_lab/notices/faults           {"destination": "slack"|"teams", "kind": "error"|"hang",
                                         "count": N}: the next N posts fail (HTTP 500 / Slack
@@ -16,7 +17,8 @@ So that a demo shows the watch's digests and notices without any account, the la
 
 Slack: the bearer token must be `LAB_SLACK_BOT` (else ``{"ok": false, "error":
 "invalid_auth"}``, HTTP 200, as Slack answers); the body is JSON or a form; ``channel`` and
-``text`` (or ``blocks``) are required (``channel_not_found`` / ``no_text``). The answer is
+``text`` (or ``blocks``) are required (``channel_not_found`` / ``no_text``); a channel in
+``not_in_channel`` answers ``not_in_channel``; a reply's ``thread_ts`` shows as ``thread``. The answer is
 Slack's: ``{"ok": true, "channel", "ts", "message"}``. Teams: the path's key must be
 `TEAMS_WEBHOOK_KEY` (else 404); the body must be a message whose first attachment is an Adaptive
 Card (else 400); the answer is 202 with an empty body, as Workflows answers.
@@ -69,12 +71,15 @@ class NoticeBoard:
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
     attempts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DESTINATIONS, 0))
     faults: dict[str, tuple[str, int]] = field(default_factory=dict)
+    not_in_channel: set[str] = field(default_factory=set)
+    """Slack channels the app is not a member of: a post there answers ``not_in_channel``."""
     sent: int = 0
     """Slack messages answered so far (each one's ``ts`` counts from it)."""
 
     def clear(self) -> None:
         self.notices.clear()
         self.faults.clear()
+        self.not_in_channel.clear()
         self.attempts = dict.fromkeys(DESTINATIONS, 0)
 
     def take_fault(self, destination: str) -> str | None:
@@ -86,12 +91,14 @@ class NoticeBoard:
         return kind
 
     def add(
-        self, destination: str, text: str, at: str, body: Any, channel: str | None = None
+        self, destination: str, text: str, at: str, body: Any, channel: str | None = None, **extra: Any
     ) -> dict[str, Any]:
-        """Keep one notice (a Slack one gets its ``ts``); the entry kept."""
+        """Keep one notice (a Slack one gets its ``ts``); `extra` (``thread``, ``ephemeral``,
+        ``user``) goes in it as given; the entry kept."""
         entry: dict[str, Any] = {"destination": destination, "text": text, "at": at, "body": body}
         if channel is not None:
             entry["channel"] = channel
+        entry.update(extra)
         if destination == "slack":
             self.sent += 1
             entry["ts"] = f"{self.sent}.000100"

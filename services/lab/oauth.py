@@ -22,6 +22,7 @@ from __future__ import annotations
 import html
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -60,6 +61,19 @@ def is_loopback(request: Request) -> bool:
 
 def loopback_refusal() -> Response:
     return JSONResponse({"error": "the lab answers loopback clients only"}, status_code=403)
+
+
+def loopback_only(
+    handler: Callable[[Request], Awaitable[Response]],
+) -> Callable[[Request], Awaitable[Response]]:
+    """`handler` for loopback peers only (`is_loopback`); anyone else gets `loopback_refusal`."""
+
+    async def endpoint(request: Request) -> Response:
+        if not is_loopback(request):
+            return loopback_refusal()
+        return await handler(request)
+
+    return endpoint
 
 
 class LabAuthorizationCode(AuthorizationCode):

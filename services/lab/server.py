@@ -8,6 +8,7 @@ Routes::
     /register /authorize /token /revoke        OAuth (see oauth.py); /authorize/team picks the team
     /_lab/state /_lab/writes /_lab/faults /_lab/clock /_lab/reset /_lab/tokens   (see control.py)
     /slack/api/chat.postMessage /teams/webhook/<key> /_lab/notices   (see notices.py, standins.py)
+    /slack/api/apps.connections.open ... /_lab/slack/ask /_lab/slack  (Socket Mode: slack_socket.py)
 
 ``/_lab/*`` and the team page answer loopback peers addressing the lab by a loopback name
 only. With ``anonymous: admit`` (default, like Epiphan) a request without a valid token still
@@ -71,6 +72,8 @@ from services.lab.scenario import (
     with_normal_team,
 )
 from services.lab.shapes import SERVED_SHAPES
+from services.lab.slack_board import SlackAskBoard
+from services.lab.slack_socket import serving_socket, slack_socket_routes
 from services.lab.standins import notice_routes
 from services.lab.state import LabClock, World
 from services.lab.tools import TOOLS
@@ -303,6 +306,10 @@ def build_app(lab: Lab, base_url: str, *, on_ready: Callable[[], None] | None = 
     registration, revocation = ClientRegistrationOptions(enabled=True), RevocationOptions(enabled=True)
     metadata_path = "/.well-known/oauth-authorization-server"
     metadata = build_metadata(issuer, None, registration, revocation).model_copy(update=metadata_extras())
+
+    def now_text() -> str:
+        return lab.clock.now().isoformat().replace("+00:00", "Z")
+
     routes = [
         Route("/mcp", endpoint=mcp_app),
         Route(
@@ -318,12 +325,13 @@ def build_app(lab: Lab, base_url: str, *, on_ready: Callable[[], None] | None = 
         *create_protected_resource_routes(resource, [issuer], resource_name="Epiphan Edge (lab)"),
         *provider.page_routes(),
         *control_routes(lab, base_url),
-        *notice_routes(lab.notices, lambda: lab.clock.now().isoformat().replace("+00:00", "Z")),
+        *slack_socket_routes(lab.slack, lab.notices, base_url, now_text),
+        *notice_routes(lab.notices, now_text),
     ]
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with manager.run():
+        async with manager.run(), serving_socket(lab.slack):
             if on_ready is not None:
                 on_ready()
             yield
@@ -480,6 +488,23 @@ class LabHandle:
             while not found(notices := list(self.lab.notices.notices)):
                 await self.lab.notices.arrived.wait()
         return notices
+
+    @property
+    def slack(self) -> SlackAskBoard:
+        """The Socket Mode stand-in's state (connections, envelopes sent and their acks)."""
+        return self.lab.slack
+
+    async def slack_until(self, found: Callable[[SlackAskBoard], bool], seconds: float) -> SlackAskBoard:
+        """The Socket Mode stand-in once `found` holds of it; waits on each change, at most
+        `seconds`.
+
+        Raises:
+            TimeoutError: `found` did not hold in time.
+        """
+        async with asyncio.timeout(seconds):
+            while not found(self.lab.slack):
+                await self.lab.slack.changed.wait()
+        return self.lab.slack
 
     def rejected(self) -> list[dict[str, Any]]:
         """Calls refused before any change: ``[{seq, tool, arguments, team, at, reason}]``."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
 from urllib.parse import parse_qs
 
 import anyio
@@ -24,7 +23,7 @@ from services.lab.notices import (
     NoticeBoard,
     card_text,
 )
-from services.lab.oauth import is_loopback, loopback_refusal
+from services.lab.oauth import loopback_only
 
 
 def notice_routes(board: NoticeBoard, now_text: Callable[[], str]) -> list[Route]:
@@ -64,13 +63,19 @@ def notice_routes(board: NoticeBoard, now_text: Callable[[], str]) -> list[Route
             return JSONResponse({"ok": False, "error": "channel_not_found"})
         if not isinstance(text, str) and not body.get("blocks"):
             return JSONResponse({"ok": False, "error": "no_text"})
+        if channel in board.not_in_channel:
+            return JSONResponse({"ok": False, "error": "not_in_channel"})
         at = now_text()
         if method == "chat.update":
             ts = body.get("ts")
             if not isinstance(ts, str) or not board.edit(ts, text if isinstance(text, str) else "", at, body):
                 return JSONResponse({"ok": False, "error": "message_not_found"})
             return JSONResponse({"ok": True, "channel": "C0LABDEMO", "ts": ts, "text": text})
-        ts = board.add("slack", text if isinstance(text, str) else "", at, body, channel=channel)["ts"]
+        thread = body.get("thread_ts")
+        extra = {"thread": thread} if isinstance(thread, str) else {}
+        ts = board.add("slack", text if isinstance(text, str) else "", at, body, channel=channel, **extra)[
+            "ts"
+        ]
         return JSONResponse(
             {"ok": True, "channel": "C0LABDEMO", "ts": ts, "message": {"text": text, "ts": ts}}
         )
@@ -112,14 +117,7 @@ def notice_routes(board: NoticeBoard, now_text: Callable[[], str]) -> list[Route
         board.faults[destination] = (kind, count)
         return JSONResponse({"faults": {d: {"kind": k, "count": c} for d, (k, c) in board.faults.items()}})
 
-    def guarded(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
-        async def endpoint(request: Request) -> Response:
-            if not is_loopback(request):
-                return loopback_refusal()
-            return await handler(request)
-
-        return endpoint
-
+    guarded = loopback_only
     return [
         Route(SLACK_PATH + "{method}", guarded(slack), methods=["POST"]),
         Route(TEAMS_PATH + "{key}", guarded(teams), methods=["POST"]),

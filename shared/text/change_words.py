@@ -162,6 +162,13 @@ REFUSALS: Final[Mapping[Code, str]] = MappingProxyType(
         Code.SIGN_IN_BUSY: N_("another process was renewing the sign-in; try again"),
         Code.METHOD_NOT_ALLOWED: N_("this address only accepts the page's own form"),
         Code.PAGE_NOT_FOUND: N_("the page has no such address"),
+        Code.SLACK_NOT_ALLOWED: N_("this Slack member is not on the list of people who may ask"),
+        Code.SLACK_WRONG_TEAM: N_("the ask came from another Slack workspace than this Fleetwatch's"),
+        Code.SLACK_CHANNEL_NOT_SERVED: N_(
+            "questions are answered in direct messages and the ask channels only"
+        ),
+        Code.SLACK_RATE_LIMITED: N_("too many questions from this member in the last minute; wait a moment"),
+        Code.SLACK_QUESTION_TOO_LONG: N_("the question is longer than the cap; ask a shorter one"),
         Code.SESSION_NOT_YOURS: N_(
             "this browser session was signed in by another user of this computer; it has been ended, enter the secret again"
         ),

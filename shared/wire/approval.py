@@ -46,6 +46,8 @@ from shared.wire.formats import (
     PageSessionId,
     ProposalId,
     Reason,
+    SlackChannelKind,
+    SlackMemberId,
     ToolName,
     TurnId,
     Uid,
@@ -320,7 +322,9 @@ class RecordAsk(Request[Count]):
 
     Who asked: ``asker_uid``, the asking process's uid (assistant.sock: ``SO_PEERCRED``; the ask
     page: the uid the kernel lists for the browser's connection, when it can be read), and
-    ``page_session``, the ask page session the question came through (None on the socket)."""
+    ``page_session``, the ask page session the question came through (None on the socket); from
+    Slack, ``slack_user``, the asker's member ID, and ``slack_channel``, ``dm`` or ``channel``
+    (the asking uid is then the assistant's own: None)."""
 
     turn_id: TurnId
     question_chars: Annotated[int, msgspec.Meta(ge=0, le=MAX_QUESTION_CHARS)]
@@ -337,6 +341,8 @@ class RecordAsk(Request[Count]):
     elapsed_ms: CountOf
     asker_uid: Uid | None = None
     page_session: PageSessionId | None = None
+    slack_user: SlackMemberId | None = None
+    slack_channel: SlackChannelKind | None = None
 
 
 class RecordSilence(Request[Count]):
@@ -376,7 +382,9 @@ class RecordRefusal(Request[Count]):
     kernel gave them (-1: unknown; on the page only the uid can be known). On the page also:
     ``signed_in_uid``, the uid that began a session another uid used (``session_not_yours``;
     -1: unknown), and ``unrecorded_before``, how many of this uid's wrong-secret refusals had no
-    row since its last one (`shared.web.throttle`'s cap)."""
+    row since its last one (`shared.web.throttle`'s cap). From Slack (operation ``ask``, uid,
+    gid and pid -1): ``slack_user``, the asker's member ID, and ``slack_channel``, ``dm`` or
+    ``channel``; the code says why (``slack_not_allowed``, ``slack_rate_limited``...)."""
 
     operation: Name
     code: Code
@@ -385,9 +393,11 @@ class RecordRefusal(Request[Count]):
     pid: Uid
     field: Annotated[str, msgspec.Meta(pattern=r"^\$[A-Za-z0-9_.\[\]]{0,63}\Z")] | None = None
     frame_bytes: CountOf | None = None
-    surface: Literal["assistant.sock", "ask_page"] = "assistant.sock"
+    surface: Literal["assistant.sock", "ask_page", "slack"] = "assistant.sock"
     signed_in_uid: Uid | None = None
     unrecorded_before: CountOf | None = None
+    slack_user: SlackMemberId | None = None
+    slack_channel: SlackChannelKind | None = None
 
 
 MAX_PROPOSAL_HISTORY: Final = 500

@@ -33,6 +33,8 @@ NAME: Final = r"^[a-z][a-z0-9_]{0,47}\Z"
 """A snake_case word the code chose (an operation, an outcome)."""
 SHA256_HEX: Final = r"^[0-9a-f]{64}\Z"
 """A SHA-256 digest in lower-case hex (a card's hash, the binding facts' hash)."""
+SLACK_MEMBER_ID: Final = r"^[UW][A-Z0-9]{2,30}\Z"
+"""A Slack member ID (``U0LABOPS``): who asked from Slack, in the audit (never their name)."""
 UTC_TEXT: Final = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z\Z"
 """A UTC time as the database clock writes it (``2026-09-16T20:36:00.000Z``)."""
 
@@ -65,6 +67,9 @@ Actor = Annotated[str, Meta(min_length=1, max_length=MAX_ACTOR_CHARS)]
 ErrorText = Annotated[str, Meta(max_length=MAX_MESSAGE_CHARS)]
 Count = Annotated[int, Meta(ge=0, le=MAX_COUNT)]
 Uid = Annotated[int, Meta(ge=-1, le=2**32)]
+SlackMemberId = Annotated[str, Meta(pattern=SLACK_MEMBER_ID)]
+SlackChannelKind = Literal["dm", "channel"]
+"""Where a Slack ask came from: a direct message with the app, or a channel (an ask channel)."""
 """A uid, gid or pid as ``SO_PEERCRED`` gives it (-1: the kernel could not say)."""
 Arguments = Annotated[dict[ArgumentName, Any], Meta(max_length=MAX_ARGUMENTS)]
 """A proposal's arguments as sent: a map of at most `MAX_ARGUMENTS` named values (the reviewed

@@ -10,6 +10,7 @@ from pathlib import Path
 from services.assistant.manifest import (
     OWN_PROPOSE_CODES,
     PAGE_OPERATIONS,
+    SLACK_OPERATIONS,
     SOCKET_CODES,
     SOCKET_OPERATIONS,
     STATE_CODES,
@@ -44,8 +45,10 @@ def _package_files() -> list[Path]:
     return [p for p in PACKAGE.rglob("*.py") if p.name != "manifest.py"]
 
 
-def test_the_manifest_is_the_sockets_operations_then_the_model_tools_then_the_page():
-    assert capabilities().operations == SOCKET_OPERATIONS + TOOL_OPERATIONS + PAGE_OPERATIONS
+def test_the_manifest_is_the_sockets_operations_then_the_model_tools_then_the_page_then_slack():
+    assert (
+        capabilities().operations == SOCKET_OPERATIONS + TOOL_OPERATIONS + PAGE_OPERATIONS + SLACK_OPERATIONS
+    )
 
 
 def test_every_declared_code_has_a_source_in_the_code_or_is_relayed_from_a_declared_manifest():
@@ -116,3 +119,10 @@ def test_every_tool_offered_has_a_manifest_entry_and_every_entry_a_tool_group():
         "not_offered",
     }
     assert all(op.name.startswith(TOOL_PREFIX) for op in TOOL_OPERATIONS)
+
+
+def test_every_slack_code_is_named_by_the_slack_modules_or_is_an_ask_code():
+    named = _codes_named_in(PACKAGE / "slack.py", PACKAGE / "slack_rules.py")
+    (ask,) = SLACK_OPERATIONS
+    assert ask.name == "slack:ask" and ask.codes - ASK_CODES <= named
+    assert named - ask.codes <= {Code.POST_FAILED}  # a failed post is logged, not answered

@@ -89,17 +89,20 @@ def slack_escape(text: str) -> str:
     return escaped.replace("@", "@" + WORD_JOINER)
 
 
+SLACK_PLAIN: Final = {
+    "mrkdwn": False,
+    "parse": "none",
+    "link_names": False,
+    "unfurl_links": False,
+    "unfurl_media": False,
+}
+"""The ``chat.postMessage`` options under which a text is plain: no formatting, no mention, no
+link Slack made, no unfurling (with the text escaped by `slack_escape`)."""
+
+
 def slack_message(post: Post, channel: str) -> dict[str, Any]:
     """``chat.postMessage`` arguments for `post` (see the module docstring)."""
-    return {
-        "channel": channel,
-        "text": "\n".join(slack_escape(line) for line in post.lines()),
-        "mrkdwn": False,
-        "parse": "none",
-        "link_names": False,
-        "unfurl_links": False,
-        "unfurl_media": False,
-    }
+    return {"channel": channel, "text": "\n".join(slack_escape(line) for line in post.lines()), **SLACK_PLAIN}
 
 
 def teams_escape(text: str) -> str:

@@ -27,6 +27,11 @@ Version 2 (issue 29):
   recording, or one that may have been missed while the watch was down).
 - ``notice_followups``: per noticed proposal, when its reminder went out and when the line
   saying it was decided or expired went out (each once).
+
+Version 3 (issue 30):
+
+- ``slack_seen``: each Slack ask answered (its ``event_id``, or a slash command's
+  ``envelope_id``), so a redelivered one is answered once.
 """
 
 from __future__ import annotations
@@ -159,5 +164,13 @@ CREATE TABLE notice_followups (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: Final[tuple[Migration, ...]] = (Migration(1, V1), Migration(2, V2))
+V3: Final = """
+CREATE TABLE slack_seen (
+    key TEXT PRIMARY KEY,
+    at  TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX slack_seen_by_time ON slack_seen (at);
+"""
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (Migration(1, V1), Migration(2, V2), Migration(3, V3))
 """Versions strictly increasing from 1 (this store's own numbering)."""

@@ -613,10 +613,21 @@ class WatchStore:
             cursor = await self._conn.execute(sql, (at, closed_as, proposal_id))
             return cursor.rowcount == 1
 
+    # --- asks from Slack ----------------------------------------------------------------------
+
+    async def claim_slack_ask(self, key: str, at: str) -> bool:
+        """Claim the Slack ask `key` (its ``event_id``, or a slash command's ``envelope_id``) at
+        `at`: True the first time, False when it was claimed before (a redelivery: answer once)."""
+        async with self._lock:
+            cursor = await self._conn.execute(
+                "INSERT OR IGNORE INTO slack_seen (key, at) VALUES (?, ?)", (key, at)
+            )
+            return cursor.rowcount == 1
+
     # --- upkeep -------------------------------------------------------------------------------------
 
     async def prune(self, before: str) -> None:
-        """Forget history, beats, resolved findings, readiness posts, notices and sweeps older
+        """Forget history, beats, resolved findings, readiness posts, notices, sweeps and Slack asks older
         than `before` (the store keeps `shared.wire.assistant.MAX_HISTORY_DAYS`)."""
         async with self._lock, write_tx(self._conn):
             for sql in (
@@ -626,6 +637,7 @@ class WatchStore:
                 "DELETE FROM readiness_posts WHERE event_start < ?",
                 "DELETE FROM notices WHERE at < ?",
                 "DELETE FROM sweeps WHERE at < ?",
+                "DELETE FROM slack_seen WHERE at < ?",
                 "DELETE FROM silences WHERE until < ?",
                 "DELETE FROM event_captures WHERE finish < ?",
                 "DELETE FROM notice_followups WHERE proposal_id NOT IN (SELECT proposal_id FROM notices)"

@@ -40,6 +40,7 @@ _IDS = {
     formats.NAME: "end_turn",
     formats.SHA256_HEX: "0123456789abcdef" * 4,
     formats.UTC_TEXT: "2026-09-16T20:36:00.000Z",
+    formats.SLACK_MEMBER_ID: "U0LABOPS",
     r"^\$[A-Za-z0-9_.\[\]]{0,63}\Z": "$.approval_id",
 }
 
