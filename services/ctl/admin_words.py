@@ -19,13 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from shared.config import load_settings
 from shared.errors import MEANINGS, Code
-from shared.text.catalogue import C_, N_, Lexicon, Moment, Words, say_text, translate
-from shared.text.change_words import REFUSALS as ASSISTANT_REFUSALS
+from shared.text.catalogue import C_, N_, Lexicon, Moment, Words, keyed, say_text, translate, translations
 from shared.text.change_words import change, change_in
 from shared.text.changes import change_words, rooms_from_facts, rooms_words, title_words
 from shared.text.display import lookalike, visible, width
 from shared.text.languages import Language
-from shared.text.refusals import REFUSALS, refusal_words
+from shared.text.refusals import refusal_words
 from shared.wire.approval import AuditRow, ProposalDetail, ProposalSummary, Status
 from shared.wire.executor import WritableDevices
 
@@ -193,17 +192,18 @@ def render_pending(
 
 def code_words(view: View, code: str) -> str | None:
     """What a stable code means in words, in `view`'s language: the catalogue's words for it
-    (`shared.text.refusals`, else the assistant's `shared.text.change_words.REFUSALS` where that
-    sentence needs no numbers), else in English the code's own sentence
-    (`shared.errors.MEANINGS`); None for a code none of them words in that language."""
-    if code in REFUSALS:
-        return view.say(refusal_words(code))
+    (its ``refusal`` entry, else its ``why`` entry where that sentence needs no numbers), else
+    in English the code's own sentence (`shared.errors.MEANINGS`); None for a code none of
+    them words in that language."""
+    refusal = keyed("refusal", code)
+    if refusal is not None:
+        return view.say(refusal)
     known = next((c for c in Code if c.value == code), None)
     if known is None:
         return None
-    sentence = ASSISTANT_REFUSALS.get(known)
-    if sentence and "{" not in sentence:
-        said = translate(view.language, sentence)
+    sentence = keyed("why", code)
+    if sentence is not None and "%(" not in sentence.template(translations()["en"]):
+        said = view.say(sentence)
         return said if said.endswith(".") else f"{said}."
     return MEANINGS[known] if view.language == "en" else None
 

@@ -50,7 +50,7 @@ from shared.errors import Code, FleetwatchError
 from shared.policy.definitions import ToolReport
 from shared.private_files import UnsafePath
 from shared.text.catalogue import N_, Words
-from shared.text.languages import Language
+from shared.text.languages import language_of
 from shared.web.loopback_peer import LISTEN, read_tables, table_rows
 from shared.wire.approval import ApprovalClient, Status
 from shared.wire.assistant import AssistantClient, ModelInfo, WatchStatus
@@ -87,14 +87,11 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
 
 async def doctor_command(args: argparse.Namespace) -> int:
     settings = load_settings()
-    facts = await gather(settings, live=args.live)
+    checks = run_checks(await gather(settings, live=args.live))
     if args.json:
-        checks = run_checks(facts)  # raw, for scripts: English
-        print_json(as_json(checks))
+        print_json(as_json(checks))  # for scripts: English
     else:
-        language: Language = "es" if (args.language or settings.language) == "es" else "en"
-        checks = run_checks(facts, language=language)
-        print(render(checks, language=language))
+        print(render(checks, language=language_of(args.language or settings.language)))
     return exit_code(checks)
 
 

@@ -54,7 +54,12 @@ SOURCE_KEY: Final = "sha256"
 """The message id under `SOURCE_CONTEXT` (a name, not a literal, at its use: Babel's extractor
 must not take it for a text to translate)."""
 
-Param = Union[str, "Words", "Moment"]
+Param = Union[str, "Words", "Moment", "Joined"]
+KEYED_CONTEXTS: Final = ("refusal", "why")
+"""The contexts whose entries are keyed: ``msgctxt "refusal"`` and ``msgid`` a stable code (or
+an enum's value), the words in each language's ``msgstr``, English too. Such an entry lives in
+the catalogue only (no code names its words): adding a code's words is adding its entries
+(`keyed`; Babel's extraction keeps them from the English catalogue: `extract_keyed`)."""
 
 
 def N_(message: str) -> str:
@@ -121,11 +126,27 @@ class Moment:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class Joined:
+    """`items` (each said first) joined by `separator` (a mark such as ``", "``, or words)."""
+
+    separator: Param
+    items: tuple[Param, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class Words:
-    """A catalogue message (`msgid`, English) and its parameters, translated when shown."""
+    """A catalogue message (`msgid`, English, under `context` when not None) and its
+    parameters, translated when shown."""
 
     msgid: str
     params: tuple[tuple[str, Param], ...] = ()
+    context: str | None = None
+
+    def template(self, catalogue: GNUTranslations) -> str:
+        """The message in `catalogue`'s language, its parameters not yet put in."""
+        if self.context is None:
+            return catalogue.gettext(self.msgid)
+        return catalogue.pgettext(self.context, self.msgid)
 
     @classmethod
     def of(cls, msgid: str, **params: object) -> Words:
@@ -133,8 +154,27 @@ class Words:
         `Words` nor `Moment` become text."""
         return cls(
             msgid,
-            tuple(sorted((k, v if isinstance(v, Words | Moment) else str(v)) for k, v in params.items())),
+            _params(params),
         )
+
+    @classmethod
+    def in_context(cls, context: str, msgid: str, **params: object) -> Words:
+        """`of`, under `context` (a ``msgctxt``, the message marked ``C_(context, msgid)``)."""
+        return cls(msgid, _params(params), context)
+
+
+def _params(params: Mapping[str, object]) -> tuple[tuple[str, Param], ...]:
+    return tuple(
+        sorted((k, v if isinstance(v, Words | Moment | Joined) else str(v)) for k, v in params.items())
+    )
+
+
+def keyed(context: str, key: str, **params: object) -> Words | None:
+    """The words of `key` (a code, an enum's value) under `context` (one of `KEYED_CONTEXTS`),
+    or None when the catalogue has none."""
+    if translations()[LANGUAGES[0]].pgettext(context, key) == key:
+        return None
+    return Words(key, _params(params), context)
 
 
 def _catalogue_files(locales_dir: Path, language: Language) -> tuple[bytes, Path, GNUTranslations | None]:
@@ -249,9 +289,11 @@ def say_text(words: Words, language: Language, *, zone: dt.tzinfo, now: dt.datet
             return say_text(param, language, zone=zone, now=now)
         if isinstance(param, Moment):
             return say_time(param.utc, zone=zone, now=now, language=language, relative=param.relative)
+        if isinstance(param, Joined):
+            return value(param.separator).join(value(item) for item in param.items)
         return param
 
-    text = translate(language, words.msgid)
+    text = words.template(translations()[language])
     return text % {k: value(v) for k, v in words.params} if words.params else text
 
 
@@ -278,6 +320,19 @@ def extract_policy(
                     0,
                 )
                 yield line, None, text, [f"tool_policy.yaml: {tool}.{field}"]
+
+
+def extract_keyed(
+    fileobj: BinaryIO, keywords: object, comment_tags: object, options: object
+) -> Iterator[tuple[int, str, tuple[str, str], list[str]]]:
+    """Babel extraction method for the English catalogue: its keyed entries (`KEYED_CONTEXTS`),
+    which no code names, so ``pybabel update`` keeps them. Yields ``(line, "C_", (context,
+    key), [])``, read as ``C_``'s context and message."""
+    from babel.messages.pofile import read_po  # only when Babel extracts
+
+    for message in read_po(fileobj):
+        if message.context in KEYED_CONTEXTS and isinstance(message.id, str):
+            yield message.lineno, "C_", (message.context, message.id), []
 
 
 if __name__ == "__main__":
