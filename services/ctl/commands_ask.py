@@ -18,6 +18,7 @@ Errors: the assistant not running (``service_unavailable``), no answer in time
 from __future__ import annotations
 
 import argparse
+from gettext import gettext as _
 from typing import Any, Final
 
 from services.ctl.output import print_json
@@ -63,21 +64,21 @@ def add_commands(sub: Any, epilog: str) -> None:
     """Add ``ask`` to the ``fleetwatch`` command tree."""
     parser = sub.add_parser(
         "ask",
-        help=N_("ask the assistant about the fleet (English or Spanish); it can only propose changes"),
+        help=_("ask the assistant about the fleet (English or Spanish); it can only propose changes"),
         description=(
-            N_(
+            _(
                 "Ask the assistant a question. It reads the fleet and may propose a change; "
                 "nothing runs until a person approves it on the approval page."
             )
         ),
         epilog=epilog,
     )
-    parser.add_argument("question", help=N_('the question, e.g. "What needs attention?"'))
+    parser.add_argument("question", help=_('the question, e.g. "What needs attention?"'))
     parser.add_argument(
-        "--language", choices=("en", "es"), help=N_("answer language (default: the question's)")
+        "--language", choices=("en", "es"), help=_("answer language (default: the question's)")
     )
     parser.add_argument(
-        "--timeout", type=float, default=TIMEOUT_SECONDS, help=N_("seconds to wait (default: 180)")
+        "--timeout", type=float, default=TIMEOUT_SECONDS, help=_("seconds to wait (default: 180)")
     )
-    parser.add_argument("--json", action="store_true", help=N_("print the answer as JSON"))
+    parser.add_argument("--json", action="store_true", help=_("print the answer as JSON"))
     parser.set_defaults(run=ask)

@@ -23,6 +23,7 @@ import pwd
 import stat
 import time
 from collections.abc import Iterable, Mapping
+from gettext import gettext as _
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,17 +68,15 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
     """Add ``doctor`` to the command tree."""
     doctor = sub.add_parser(
         "doctor",
-        help=N_(
-            "check the setup: policy, guard, redaction, sign-ins, fence, sockets, services, model, ports"
-        ),
+        help=_("check the setup: policy, guard, redaction, sign-ins, fence, sockets, services, model, ports"),
         epilog=epilog,
     )
-    doctor.add_argument("--json", action="store_true", help=N_("print JSON instead of lines (in English)"))
+    doctor.add_argument("--json", action="store_true", help=_("print JSON instead of lines (in English)"))
     add_language_option(doctor)
     doctor.add_argument(
         "--live",
         action="store_true",
-        help=N_(
+        help=_(
             "also prove each sign-in with one read (Epiphan's word, not the clock's), and compare "
             "Epiphan's tool list with the reviewed policy"
         ),

@@ -11,6 +11,7 @@ import json
 import os
 import shlex
 import sys
+from gettext import gettext as _
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -377,32 +378,30 @@ def add_commands(sub, epilog: str) -> None:
     """Add ``up``, ``down`` and ``demo`` to the ``fleetwatch`` command tree."""
     parser = sub.add_parser(
         "up",
-        help=N_(
+        help=_(
             "start the services under supervisord (and, on the embedded lab, the lab and its scripted model)"
         ),
         epilog=epilog,
     )
-    parser.add_argument(
-        "--scenario", default="campus", help=N_("lab scenario in demo mode (default: campus)")
-    )
+    parser.add_argument("--scenario", default="campus", help=_("lab scenario in demo mode (default: campus)"))
     add_language_option(parser)
     parser.set_defaults(run=up)
     parser = sub.add_parser(
-        "down", help=N_("stop everything 'fleetwatch up' started, and wait until it has"), epilog=epilog
+        "down", help=_("stop everything 'fleetwatch up' started, and wait until it has"), epilog=epilog
     )
     add_language_option(parser)
     parser.set_defaults(run=down)
     parser = sub.add_parser(
         "demo",
-        help=N_(
+        help=_(
             "the main job on the embedded lab: start everything, show the fleet, ask the assistant, leave a proposal on the page"
         ),
         epilog=epilog,
     )
-    parser.add_argument("--scenario", default="campus", help=N_("lab scenario (default: campus)"))
+    parser.add_argument("--scenario", default="campus", help=_("lab scenario (default: campus)"))
     parser.add_argument(
         "--language",
         choices=("en", "es"),
-        help=N_("ask and answer in English or Spanish (default: FLEETWATCH_LANGUAGE)"),
+        help=_("ask and answer in English or Spanish (default: FLEETWATCH_LANGUAGE)"),
     )
     parser.set_defaults(run=demo)

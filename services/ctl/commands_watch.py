@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+from gettext import gettext as _
 from typing import Any, Final
 
 from services.ctl import CtlError, add_language_option, admin_words
@@ -53,8 +54,8 @@ DIGEST_TIMEOUT_SECONDS: Final = 120.0
 """A digest runs a whole heartbeat (a large fleet takes seconds)."""
 TEXT_CAP: Final = 2000
 DAYS: Final = N_("a whole number of days from 1 to %s")
-"""``history --days``'s complaint (argparse's; `services.ctl.main.ARGPARSE_ERRORS` says it again
-in the operator's language)."""
+"""``history --days``'s complaint (said to argparse in the language `services.ctl.main.said_in`
+holds)."""
 
 
 def assistant_client(settings: Settings) -> AssistantClient:
@@ -301,7 +302,7 @@ async def notes(args: argparse.Namespace) -> int:
 
 def _days(text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= MAX_HISTORY_DAYS:
-        raise argparse.ArgumentTypeError(DAYS % MAX_HISTORY_DAYS)
+        raise argparse.ArgumentTypeError(_(DAYS) % MAX_HISTORY_DAYS)
     return int(text)
 
 
@@ -310,49 +311,49 @@ def add_commands(sub: Any, epilog: str) -> None:
     added by ``status`` itself)."""
     parser = sub.add_parser(
         "history",
-        help=N_("what changed, when: rooms, problems, readiness, digests, notes, proposals and outcomes"),
+        help=_("what changed, when: rooms, problems, readiness, digests, notes, proposals and outcomes"),
         epilog=epilog,
     )
     parser.add_argument(
-        "--days", type=_days, default=7, metavar="N", help=N_("how many days back (1 to 90; default: 7)")
+        "--days", type=_days, default=7, metavar="N", help=_("how many days back (1 to 90; default: 7)")
     )
     parser.add_argument(
-        "--language", choices=LANGUAGES, help=N_("words in English or Spanish (default: FLEETWATCH_LANGUAGE)")
+        "--language", choices=LANGUAGES, help=_("words in English or Spanish (default: FLEETWATCH_LANGUAGE)")
     )
-    parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
+    parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     parser.set_defaults(run=history)
 
     parser = sub.add_parser(
         "digest",
-        help=N_("one heartbeat now, and the digest of what changed since the last posted one"),
+        help=_("one heartbeat now, and the digest of what changed since the last posted one"),
         epilog=epilog,
     )
     parser.add_argument(
-        "--post", action="store_true", help=N_("also post it (console, Slack, Teams as configured)")
+        "--post", action="store_true", help=_("also post it (console, Slack, Teams as configured)")
     )
     parser.add_argument(
-        "--language", choices=LANGUAGES, help=N_("words in English or Spanish (default: the watch's)")
+        "--language", choices=LANGUAGES, help=_("words in English or Spanish (default: the watch's)")
     )
-    parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
+    parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     parser.set_defaults(run=digest)
 
     parser = sub.add_parser(
         "note",
-        help=N_("keep an operator's one-line note on a room (shown in digests, on the wall, in answers)"),
+        help=_("keep an operator's one-line note on a room (shown in digests, on the wall, in answers)"),
         epilog=epilog,
     )
-    parser.add_argument("room", metavar="ROOM", help=N_("the room's name (or enough of it to name one room)"))
+    parser.add_argument("room", metavar="ROOM", help=_("the room's name (or enough of it to name one room)"))
     parser.add_argument(
-        "text", metavar="TEXT", nargs="*", help=N_("the note (one line; control characters are removed)")
+        "text", metavar="TEXT", nargs="*", help=_("the note (one line; control characters are removed)")
     )
-    parser.add_argument("--clear", action="store_true", help=N_("remove the room's note"))
-    parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
+    parser.add_argument("--clear", action="store_true", help=_("remove the room's note"))
+    parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     add_language_option(parser)
     parser.set_defaults(run=note)
 
-    parser = sub.add_parser("notes", help=N_("the room notes"), epilog=epilog)
-    parser.add_argument("room", metavar="ROOM", nargs="?", help=N_("only rooms whose name holds this"))
-    parser.add_argument("--search", metavar="TEXT", help=N_("only notes that hold this text"))
-    parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
+    parser = sub.add_parser("notes", help=_("the room notes"), epilog=epilog)
+    parser.add_argument("room", metavar="ROOM", nargs="?", help=_("only rooms whose name holds this"))
+    parser.add_argument("--search", metavar="TEXT", help=_("only notes that hold this text"))
+    parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     add_language_option(parser)
     parser.set_defaults(run=notes)

@@ -45,6 +45,9 @@ from shared.text.languages import LANGUAGES, Language
 from shared.text.times import say_time
 
 LOCALES_DIR: Final = Path(__file__).resolve().parent / "locales"
+DOMAIN: Final = "messages"
+"""The catalogue's gettext domain: ``locales/<lang>/LC_MESSAGES/messages.mo`` (argparse's words
+are read through it: `services.ctl.main.said_in`)."""
 BABEL_CFG: Final = Path(__file__).resolve().parent / "babel.cfg"
 SOURCE_CONTEXT: Final = "fleetwatch-compiled-from"
 """The context of the one message a compiled catalogue adds to its ``.po``'s: ``pgettext(
