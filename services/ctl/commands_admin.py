@@ -34,7 +34,7 @@ from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
 from shared.errors import Code, FleetwatchError
-from shared.text.catalogue import N_, Moment, Words
+from shared.text.catalogue import C_, N_, Moment, Words
 from shared.text.change_words import change, change_in
 from shared.text.display import visible
 from shared.wire.approval import (
@@ -536,14 +536,15 @@ def inspection_warnings(view: admin_words.View, inspection: Inspection) -> list[
     code = inspection.would_refuse
     if code is None:
         return []
-    own = visible(inspection.would_refuse_message or "", 300) if view.language == "en" else ""
-    return [
-        view.text(
-            N_("warning: the executor would refuse this change right now: %(why)s"),
-            why=admin_words.meaning(view, code),
+    why: str | Words = admin_words.meaning(view, code)
+    if inspection.would_refuse_message:  # the executor's own sentence: said in English only
+        why = Words.in_context(
+            "foreign words",
+            C_("foreign words", "%(detail)s (%(message)s)"),
+            detail=why,
+            message=visible(inspection.would_refuse_message, 300),
         )
-        + (f" ({own})" if own else "")
-    ]
+    return [view.text(N_("warning: the executor would refuse this change right now: %(why)s"), why=why)]
 
 
 async def propose(args: argparse.Namespace) -> int:

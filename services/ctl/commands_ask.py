@@ -23,9 +23,10 @@ from typing import Any, Final
 
 from services.ctl.output import print_json
 from shared.config import load_settings
-from shared.text.answered_by import ANSWERED_BY
+from shared.text.answered_by import answered_by
 from shared.text.catalogue import N_, translate
 from shared.text.display import visible
+from shared.text.languages import language_of
 from shared.wire.assistant import Answer, Ask, AssistantClient
 
 TIMEOUT_SECONDS: Final = 180.0
@@ -40,11 +41,10 @@ def render_answer(answer: Answer) -> str:
     code_built = [*answer.proposals, *answer.refusals]
     if code_built:
         lines.append("")
-        language = "es" if answer.language == "es" else "en"
+        language = language_of(answer.language)
         lines.append(translate(language, N_("What Fleetwatch recorded (not the assistant's words):")))
         lines.extend(f"- {visible(line.text, 600)}" for line in code_built)
-    said = ANSWERED_BY.get(answer.answered_by, ANSWERED_BY["model"])
-    lines += ["", said[1] if answer.language == "es" else said[0]]
+    lines += ["", answered_by(answer.answered_by, answer.language)]
     return "\n".join(lines)
 
 

@@ -48,7 +48,7 @@ from shared.epiphan.redact import url_host
 from shared.errors import FleetwatchError
 from shared.policy.definitions import arguments_differ
 from shared.text.catalogue import N_, translate
-from shared.text.languages import Language
+from shared.text.languages import Language, language_of
 
 if TYPE_CHECKING:
     from shared.policy.loader import ProposeRule
@@ -328,7 +328,7 @@ async def capture_command(args: argparse.Namespace) -> int:
     if args.json:
         print_json(msgspec.to_builtins(manifest))
         return 0
-    language = "es" if (args.language or settings.language) == "es" else "en"
+    language = language_of(args.language or settings.language)
     print(summary(manifest, folder, language=language))
     return 0
 

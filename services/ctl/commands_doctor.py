@@ -50,7 +50,7 @@ from shared.epiphan.slots import slot_summary
 from shared.errors import Code, FleetwatchError
 from shared.policy.definitions import ToolReport
 from shared.private_files import UnsafePath
-from shared.text.catalogue import N_, Words
+from shared.text.catalogue import Words, keyed
 from shared.text.languages import language_of
 from shared.web.loopback_peer import LISTEN, read_tables, table_rows
 from shared.wire.approval import ApprovalClient, Status
@@ -175,23 +175,12 @@ async def probe(facts: SocketFacts, allowed: bool) -> Probe:
     return Probe(facts.service, "up")
 
 
-PROBE_DETAILS = {
-    "missing": N_("no socket at %(path)s"),
-    "not_allowed": N_("this user is not on its allowlist"),
-    "denied": N_("permission denied"),
-    "not_for_this_user": N_("%(socket)s is not for this user"),
-    "neither": N_("this user may neither read the slot nor ask the assistant"),
-    "not_approval": N_("this user may not use approval.sock"),
-    "no_fence": N_("no fence is configured, so the executor reads nothing"),
-    "no_policy": N_("the policy does not load"),
-    "no_read_slot": N_("this user may not read the read sign-in's slot, or it holds none"),
-}
-"""Why a socket or a sign-in was not asked, in words (said in the reader's language)."""
-
-
 def probe_detail(kind: str, **params: object) -> Words:
-    """`PROBE_DETAILS`' `kind` as `Words` (``path``, ``socket`` where it names one)."""
-    return Words.of(PROBE_DETAILS[kind], **params)
+    """Why a socket or a sign-in was not asked (the catalogue's ``probe detail`` `kind`), as
+    `Words` (``path``, ``socket`` where it names one)."""
+    words = keyed("probe detail", kind, **params)
+    assert words is not None, kind
+    return words
 
 
 def _not_askable(facts: SocketFacts, allowed: bool) -> Words | None:

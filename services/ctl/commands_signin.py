@@ -28,7 +28,7 @@ from shared.config import load_settings
 from shared.errors import Code
 from shared.text.catalogue import N_, Moment, Words, say_text, translations
 from shared.text.display import visible
-from shared.text.languages import Language
+from shared.text.languages import Language, language_of
 
 if TYPE_CHECKING:
     from shared.epiphan.signin import ShowUrl
@@ -81,7 +81,7 @@ def _say(text: str) -> None:
 
 def _language(args: argparse.Namespace) -> Language:
     chosen = getattr(args, "language", None) or load_settings().language
-    return "es" if chosen == "es" else "en"
+    return language_of(chosen)
 
 
 def _words(language: Language, msgid: str, **params: object) -> str:

@@ -19,10 +19,11 @@ from services.ctl import CtlError, add_language_option, supervise
 from shared.config import Settings, given, load_settings
 from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
+from shared.text import languages
 from shared.text.catalogue import N_, Words, say_text, translate
 from shared.text.change_words import why
 from shared.text.display import visible
-from shared.text.languages import Language
+from shared.text.languages import LANGUAGES, Language
 from shared.wire.assistant import Answer, Ask, AssistantClient
 
 if TYPE_CHECKING:
@@ -185,7 +186,7 @@ def started_words(settings: Settings, fence: supervise.FenceChoice, *, demo: boo
 def language_of(args: argparse.Namespace, settings: Settings) -> Language:
     """``--language``, else `FLEETWATCH_LANGUAGE`."""
     chosen = getattr(args, "language", None) or settings.language
-    return "es" if chosen == "es" else "en"
+    return languages.language_of(chosen)
 
 
 def secret_words(path: Path, group: str | None) -> Words:
@@ -225,10 +226,10 @@ async def down(args: argparse.Namespace) -> int:
     return 0
 
 
-DEMO_QUESTION = (
+DEMO_QUESTION = N_(
     "Which rooms need attention before their next class? Start any recording that should be running."
 )
-DEMO_QUESTION_ES = "¿Qué salas necesitan atención antes de su próxima clase? Inicia cualquier grabación que deba estar en marcha."
+"""The demo's question (the catalogue's message: asked in the operator's language)."""
 
 
 WAITING_STATES = frozenset({"waiting_for_approval", "already_waiting"})
@@ -320,7 +321,7 @@ async def demo(args: argparse.Namespace) -> int:
     if cleaned:
         print()
         print("\n".join(cleaned))
-    question = DEMO_QUESTION_ES if lang == "es" else DEMO_QUESTION
+    question = translate(lang, DEMO_QUESTION)
     print()
     print(say(N_("Asking the assistant: %(question)s"), question=question))
     print()
@@ -330,11 +331,12 @@ async def demo(args: argparse.Namespace) -> int:
     print(render_answer(answer))
     print()
     command = command_prefix()
-    suffix = " --language es" if lang == "es" else ""  # the commands it suggests say the same language
+    # The commands it suggests say the same language (the default one needs no flag).
+    suffix = "" if lang == LANGUAGES[0] else f" --language {lang}"
     reason = no_card_reason(answer, policy.limits)
     if reason is None:
         secret_file = supervise.choose_fence(settings, os.geteuid()).approve_secret_file(settings)
-        language = "?lang=es" if lang == "es" else ""
+        language = "" if lang == LANGUAGES[0] else f"?lang={lang}"
         print(
             say(
                 N_(

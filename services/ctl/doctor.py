@@ -33,8 +33,8 @@ from typing import Any, Final
 
 from shared.config import Secret, Settings
 from shared.errors import Code
-from shared.policy.definitions import ARGUMENTS_DIFFER, NOT_OFFERED, ToolDifference, ToolReport
-from shared.text.catalogue import C_, N_, Joined, Param, Words, say_text, translations
+from shared.policy.definitions import ARGUMENTS_DIFFER, ToolDifference, ToolReport
+from shared.text.catalogue import C_, N_, Joined, Param, Words, keyed, say_text, translations
 from shared.text.change_words import change_in_words, change_words_of
 from shared.text.display import visible
 from shared.text.languages import Language
@@ -173,14 +173,6 @@ class LiveProof:
 
 # --- words ------------------------------------------------------------------------------------
 
-LEVELS: Final[Mapping[Level, str]] = {
-    Level.OK: C_("doctor level", "OK"),
-    Level.WARN: C_("doctor level", "WARN"),
-    Level.FAIL: C_("doctor level", "FAIL"),
-    Level.INFO: C_("doctor level", "INFO"),
-}
-"""Each level in words (English: the level itself, as ``--json`` gives it)."""
-
 
 def _said(words: Param, language: Language) -> str:
     """`words` (or text kept as it is) in `language`."""
@@ -203,35 +195,10 @@ def _with_message(detail: Detail, message: str) -> Param:
     )
 
 
-def _raw(context: str, value: str | None, table: Mapping[str | None, str]) -> Param:
+def _raw(context: str, value: str | None) -> Param:
     """A raw value (an outcome, a sign-in's kind) in words under `context` (English: the value
-    as it is); a value the table does not know stays as it is (made visible)."""
-    if value not in table:
-        return visible(value or "", 40)
-    return Words.in_context(context, table[value])
-
-
-OUTCOMES: Final[Mapping[str | None, str]] = {
-    "ok": C_("doctor outcome", "ok"),
-    "error": C_("doctor outcome", "error"),
-    "unknown": C_("doctor outcome", "unknown"),
-    "running": C_("doctor outcome", "running"),
-    "refused": C_("doctor outcome", "refused"),
-}
-"""An execution's ``outcome`` (English: the raw value, as the audit has it)."""
-VERIFICATIONS: Final[Mapping[str | None, str]] = {
-    None: C_("doctor verification", "none"),
-    "verified": C_("doctor verification", "verified"),
-    "not_observed": C_("doctor verification", "not_observed"),
-    "contradicted": C_("doctor verification", "contradicted"),
-}
-"""A change's verification (English: the raw value)."""
-KINDS: Final[Mapping[str | None, str]] = {
-    "oauth": C_("sign-in kind", "oauth"),
-    "static": C_("sign-in kind", "static"),
-    "lab": C_("sign-in kind", "lab"),
-}
-"""A sign-in's kind (English: the raw value, as the slot holds it)."""
+    as it is); a value the catalogue does not know stays as it is (made visible)."""
+    return Words.in_context(context, visible(value, 40)) if value else ""
 
 
 def _list(items: Sequence[str]) -> Param:
@@ -242,7 +209,7 @@ def _list(items: Sequence[str]) -> Param:
 
 
 def check_policy(facts: Facts) -> list[Check]:
-    name = C_("doctor check", "policy")
+    name = "policy"
     if facts.policy_error is not None or facts.read_tools is None:
         return [_line(name, Level.FAIL, N_("the policy does not load: %(why)s"), why=facts.policy_error)]
     return [
@@ -262,7 +229,7 @@ def check_guard(read_tools: frozenset[str] | None) -> list[Check]:
     """Runs the real guard on every Epiphan write tool: each must be refused."""
     from shared.epiphan.read_client import WRITE_TOOLS_OF_EPIPHAN, EpiphanError, guard  # when doctor runs
 
-    name = C_("doctor check", "guard")
+    name = "guard"
     if read_tools is None:
         return [_line(name, Level.FAIL, N_("cannot check: the policy does not load"))]
     let_through = []
@@ -329,7 +296,7 @@ def check_redaction() -> list[Check]:
     survive `shared.epiphan.model_data.for_model` (redaction, then what is withheld from the model)."""
     from shared.epiphan.model_data import for_model  # the redaction patterns: when doctor runs
 
-    name = C_("doctor check", "redaction")
+    name = "redaction"
     out = json.dumps(for_model(_SAMPLE))
     leaked = [s for s in _PLANTED if s in out]
     if leaked or "Main hall" not in out:
@@ -360,16 +327,9 @@ def _when(seconds: float) -> Words:
     return Words.of(N_("in %(span)s") if seconds >= 0 else N_("%(span)s ago"), span=span)
 
 
-SIGN_IN_NAMES: Final = {
-    "read": C_("doctor check", "sign-in read"),
-    "sandbox": C_("doctor check", "sign-in sandbox"),
-}
-LIVE_NAMES: Final = {"read": C_("doctor check", "live read"), "sandbox": C_("doctor check", "live sandbox")}
-
-
 def check_sign_in(name: str, summary: Mapping[str, Any], now: float) -> list[Check]:
     """One slot: present, safe (0600 in 0700, owner), not dead, expiry."""
-    label = SIGN_IN_NAMES.get(name, f"sign-in {name}")
+    label = f"sign-in {name}"
     fix = "fleetwatch login --sandbox" if name == "sandbox" else "fleetwatch login"
 
     def line(level: Level, msgid: str, **params: object) -> list[Check]:
@@ -393,7 +353,7 @@ def check_sign_in(name: str, summary: Mapping[str, Any], now: float) -> list[Che
         if summary.get("team_id")
         else Words.of(N_("team unknown"))
     )
-    head = Joined(", ", (_raw("sign-in kind", summary.get("kind"), KINDS), team, where))
+    head = Joined(", ", (_raw("sign-in kind", summary.get("kind")), team, where))
     expires_at = summary.get("expires_at")
     if expires_at is None:
         return line(Level.OK, N_("%(head)s; no expiry known"), head=head)
@@ -410,7 +370,7 @@ def check_sign_in(name: str, summary: Mapping[str, Any], now: float) -> list[Che
     )
 
 
-STATE_MODES: Final = C_("doctor check", "state modes")
+STATE_MODES: Final = "state modes"
 
 
 def check_state_modes(loose: Sequence[tuple[str, str, str]] | None, error: str | None) -> list[Check]:
@@ -440,21 +400,15 @@ def check_state_modes(loose: Sequence[tuple[str, str, str]] | None, error: str |
     ]
 
 
-_READ_BY: Final = {
-    "assistant": N_(" (read by the assistant)"),
-    "executor": N_(" (read by the executor)"),
-}
-
-
 def check_live(name: str, proof: LiveProof, now: float) -> list[Check]:
     """A sign-in proven with one read: accepted, refreshed after a refusal, or refused by
     Epiphan (named as such when this machine's clock still calls the token valid)."""
-    label = LIVE_NAMES.get(name, f"live {name}")
+    label = f"live {name}"
     fix = "fleetwatch login --sandbox" if name == "sandbox" else "fleetwatch login"
     by = (
         ""
         if proof.via == "here"
-        else Words.of(_READ_BY.get(proof.via, N_(" (read by %(via)s)")), via=proof.via)
+        else keyed("read by", proof.via) or Words.of(N_(" (read by %(via)s)"), via=proof.via)
     )
     clock: Param = ""
     if proof.valid_until is not None and proof.valid_until > now:
@@ -489,7 +443,7 @@ def check_fence(settings: Settings, status: Status | None = None) -> list[Check]
     """The fence in this shell's settings; when they have none but the running approval_web
     reports one (``fleetwatch demo`` sets it in the services' own environment), OK with a
     note, because the services are what refuse or run changes."""
-    name = C_("doctor check", "fence")
+    name = "fence"
     parts: list[Param] = []
     if settings.write_team_id is not None:
         parts.append(Words.of(N_("sandbox team %(id)s"), id=settings.write_team_id))
@@ -523,7 +477,7 @@ def check_fence(settings: Settings, status: Status | None = None) -> list[Check]
 def check_fence_level(sockets: Mapping[str, SocketFacts]) -> list[Check]:
     """ "OS-level, separate users" when the running services' sockets have three different
     owners; "process-level, same user" when they share one."""
-    name = C_("doctor check", "fence level")
+    name = "fence level"
     owners = {
         s: f.owner or str(f.uid) for s, f in sockets.items() if f.state == "present" and f.uid is not None
     }
@@ -549,20 +503,9 @@ def check_fence_level(sockets: Mapping[str, SocketFacts]) -> list[Check]:
 
 # --- sockets, services, queue ------------------------------------------------------------------
 
-SOCKET_NAMES: Final = {
-    "executor": C_("doctor check", "socket executor"),
-    "approval_web": C_("doctor check", "socket approval_web"),
-    "assistant": C_("doctor check", "socket assistant"),
-}
-SERVICE_NAMES: Final = {
-    "executor": C_("doctor check", "service executor"),
-    "approval_web": C_("doctor check", "service approval_web"),
-    "assistant": C_("doctor check", "service assistant"),
-}
-
 
 def check_socket(facts: SocketFacts, peers: tuple[tuple[str, ...], tuple[str, ...]]) -> list[Check]:
-    label = SOCKET_NAMES.get(facts.service, f"socket {facts.service}")
+    label = f"socket {facts.service}"
     uids, gids = peers
     allowed = Words.of(N_("peers: uids %(uids)s; gids %(gids)s"), uids=_list(uids), gids=_list(gids))
 
@@ -597,7 +540,7 @@ def check_socket(facts: SocketFacts, peers: tuple[tuple[str, ...], tuple[str, ..
 def check_probe(probe: Probe, status: Status | None) -> list[Check]:
     """A probe's answer. A probe skipped because this user is not on the socket's allowlist
     (connecting would be refused and audited) is judged by approval_web's `Status` instead."""
-    label = SERVICE_NAMES.get(probe.service, f"service {probe.service}")
+    label = f"service {probe.service}"
     detail = _with_message(probe.detail, probe.message)
 
     def line(level: Level, msgid: str) -> list[Check]:
@@ -619,7 +562,7 @@ def check_probe(probe: Probe, status: Status | None) -> list[Check]:
 
 
 def check_queue(status: Status | None, error: Detail | None) -> list[Check]:
-    name = C_("doctor check", "queue")
+    name = "queue"
     if status is None:
         return [
             _line(
@@ -653,7 +596,7 @@ def check_queue(status: Status | None, error: Detail | None) -> list[Check]:
         room = visible(pause.target_name, 80) or visible(pause.target, 40)
         checks.append(
             _line(
-                C_("doctor check", "denial pause"),
+                "denial pause",
                 Level.WARN,
                 N_(
                     "%(change)s in %(room)s paused until %(until)s (UTC) after %(n)s denials; lift it: "
@@ -670,7 +613,7 @@ def check_queue(status: Status | None, error: Detail | None) -> list[Check]:
     for unsettled in status.unsettled:
         checks.append(
             _line(
-                C_("doctor check", "change to settle"),
+                "change to settle",
                 Level.WARN,
                 N_(
                     "%(what)s (%(id)s) ended %(outcome)s, verification %(verification)s: nothing new is "
@@ -680,8 +623,8 @@ def check_queue(status: Status | None, error: Detail | None) -> list[Check]:
                     unsettled.tool, unsettled.action, unsettled.target_names, unsettled.targets
                 ),
                 id=visible(unsettled.proposal_id, 40),
-                outcome=_raw("doctor outcome", unsettled.outcome, OUTCOMES),
-                verification=_raw("doctor verification", unsettled.verification, VERIFICATIONS),
+                outcome=_raw("doctor outcome", unsettled.outcome),
+                verification=_raw("doctor verification", unsettled.verification or "none"),
             )
         )
     return checks
@@ -690,7 +633,7 @@ def check_queue(status: Status | None, error: Detail | None) -> list[Check]:
 def check_watch(settings: Settings, watch: WatchStatus | None, error: Detail | None) -> list[Check]:
     """The watch: alive (a heartbeat read the fleet within three intervals), its posts, and
     where it posts (the Slack token and the Teams webhook masked)."""
-    name = C_("doctor check", "watch")
+    name = "watch"
     where: list[Param] = [Words.of(N_("console (the assistant's log)"))]
     if settings.slack_bot_token is not None:
         where.append(
@@ -702,7 +645,7 @@ def check_watch(settings: Settings, watch: WatchStatus | None, error: Detail | N
         )
     if settings.teams_webhook_url is not None:
         where.append(Words.of(N_("Teams (webhook %(url)s)"), url=mask(settings.teams_webhook_url)))
-    checks = [_line(C_("doctor check", "watch posts to"), Level.INFO, "%(x)s", x=Joined(", ", tuple(where)))]
+    checks = [_line("watch posts to", Level.INFO, "%(x)s", x=Joined(", ", tuple(where)))]
     if watch is None:
         return [
             _line(name, Level.INFO, N_("unknown: the assistant did not answer (%(why)s)"), why=error or ""),
@@ -751,7 +694,7 @@ def check_watch(settings: Settings, watch: WatchStatus | None, error: Detail | N
         )
         checks.append(
             _line(
-                C_("doctor check", "watch posts"),
+                "watch posts",
                 Level.WARN,
                 N_("%(failed)s; not retried (see the assistant's log)"),
                 failed=text,
@@ -796,7 +739,7 @@ def check_model(
     said (`ModelInfo`); when it did not answer (`error`), this shell's settings are judged and
     the line says so. The key is masked, and shown only from this shell's settings (it never
     crosses a socket)."""
-    model, data = C_("doctor check", "model"), C_("doctor check", "model data")
+    model, data = "model", "model data"
     if running is None:
         note = Words.of(
             N_(" (from this shell's settings; the assistant did not say: %(why)s)"), why=error or ""
@@ -847,8 +790,8 @@ def check_model(
 def _keyword_only(msgid: str, **params: object) -> list[Check]:
     """The model line (`msgid`: why there is none) and "nothing is sent to a model"."""
     return [
-        _line(C_("doctor check", "model"), Level.INFO, msgid, **params),
-        _line(C_("doctor check", "model data"), Level.INFO, N_("nothing is sent to a model")),
+        _line("model", Level.INFO, msgid, **params),
+        _line("model data", Level.INFO, N_("nothing is sent to a model")),
     ]
 
 
@@ -860,7 +803,7 @@ def _model_from_settings(settings: Settings, note: Words) -> list[Check]:
         )
     return [
         _line(
-            C_("doctor check", "model"),
+            "model",
             Level.OK,
             N_("on: %(model)s at %(where)s, key %(key)s%(note)s"),
             model=settings.model,
@@ -868,7 +811,7 @@ def _model_from_settings(settings: Settings, note: Words) -> list[Check]:
             key=mask(key),
             note=note,
         ),
-        Check(C_("doctor check", "model data"), Level.INFO, model_data_words()),
+        Check("model data", Level.INFO, model_data_words()),
     ]
 
 
@@ -882,19 +825,12 @@ def is_loopback(address: str) -> bool:
     return ip.is_loopback
 
 
-PORT_NAMES: Final = {
-    "approval page": C_("doctor check", "port approval page"),
-    "ask page": C_("doctor check", "port ask page"),
-    "lab": C_("doctor check", "port lab"),
-}
-
-
 def check_ports(settings: Settings, listeners: Sequence[tuple[str, int]] | None) -> list[Check]:
     """The pages' ports (and the lab's) must be bound to loopback only."""
     if listeners is None:
         return [
             _line(
-                C_("doctor check", "ports"),
+                "ports",
                 Level.INFO,
                 N_("cannot read /proc/net/tcp: listening addresses not checked"),
             )
@@ -907,7 +843,7 @@ def check_ports(settings: Settings, listeners: Sequence[tuple[str, int]] | None)
     ):
         if port == 0:
             continue
-        name = PORT_NAMES[what]
+        name = f"port {what}"
         bound = sorted({a for a, p in listeners if p == port})
         if not bound:
             checks.append(_line(name, Level.INFO, N_("nothing listens on %(port)s"), port=port))
@@ -929,26 +865,17 @@ def check_ports(settings: Settings, listeners: Sequence[tuple[str, int]] | None)
 
 # --- pinned tool definitions -------------------------------------------------------------------
 
-TOOL_WHAT: Final[Mapping[str, str]] = {
-    NOT_OFFERED: N_("not offered by the server"),
-    "input schema": N_("input schema"),
-    "description": N_("description"),
-}
-"""The words of what can differ (the arguments' line stays as the comparison wrote it)."""
-
-TOOL_KINDS: Final[Mapping[str, str]] = {
-    "proposable": N_("proposable tool %(tool)s: not proposed or run until reviewed (%(what)s)"),
-    "read": N_("read tool %(tool)s: %(what)s"),
-    "new": N_("new tool %(tool)s: offered by the server, on neither list; never called"),
-}
-
 
 def difference_words(difference: ToolDifference) -> Words:
     """One line naming the tool and what differs (joined by ``; ``)."""
-    said: list[Param] = [Words.of(TOOL_WHAT[w]) for w in difference.what if w in TOOL_WHAT]
+    said: list[Param] = [words for w in difference.what if (words := keyed("tool what", w))]
     if difference.arguments is not None:
         said.insert(0, Words.of(ARGUMENTS_DIFFER, **difference.arguments))
-    return Words.of(TOOL_KINDS[difference.kind], tool=difference.tool, what=Joined("; ", tuple(said)))
+    said_kind = keyed(
+        "tool difference", difference.kind, tool=difference.tool, what=Joined("; ", tuple(said))
+    )
+    assert said_kind is not None, difference.kind
+    return said_kind
 
 
 def difference_line(difference: ToolDifference, language: Language) -> str:
@@ -961,7 +888,7 @@ def check_tools(report: ToolReport | None, error: Detail | None) -> list[Check]:
     (`shared.policy.definitions`): FAIL for each proposable tool that differs (neither proposed
     nor run until reviewed), WARN for each read tool that changed or went and each new tool,
     OK when all is as reviewed; nothing without ``--live``."""
-    name = C_("doctor check", "tools")
+    name = "tools"
     if report is None and error is None:
         return []
     if report is None:
@@ -1014,7 +941,7 @@ def render(checks: Sequence[Check], *, language: Language = "en") -> str:
     """One line per check: ``LEVEL  name  message``, all in `language` (English: the levels
     ``OK``, ``WARN``, ``FAIL``, ``INFO``)."""
     catalogue = translations()[language]
-    levels = {level: catalogue.pgettext("doctor level", LEVELS[level]) for level in Level}
+    levels = {level: catalogue.pgettext("doctor level", level.value) for level in Level}
     names = [catalogue.pgettext("doctor check", c.name) for c in checks]
     level_width = max(len(word) for word in levels.values())
     width = max((len(name) for name in names), default=0)

@@ -31,6 +31,7 @@ from shared.config import ConfigError, load_settings
 from shared.errors import Code, FleetwatchError
 from shared.text.catalogue import N_
 from shared.text.display import visible
+from shared.text.languages import language_of
 
 EPILOG = N_(
     "No command approves a change: a person approves each exact change on the approval page. "
@@ -173,7 +174,7 @@ def not_running(why: str, language: str = "en") -> str:
         home = str(load_settings().home)
     except ConfigError as error:
         home = f"? ({error.message})"
-    said = translate("es" if language == "es" else "en", NOT_RUNNING)
+    said = translate(language_of(language), NOT_RUNNING)
     return said % {"home": visible(home, 300), "why": visible(why, 400)}
 
 
@@ -189,39 +190,50 @@ PROGRAMS = {"the executor": "executor", "the assistant": "assistant", "approval_
 
 def error_line(exc: FleetwatchError, language: str) -> str:
     """``fleetwatch: <code>: <message>`` for `exc` in `language`: the command's own sentence (a
-    `CtlError`'s `Words`); a service's refusal (`CallError`) in English as the service wrote it,
-    in Spanish its code in words (`admin_words.code_words`) where the catalogue has them; any
-    other error as it was written."""
+    `CtlError`'s `Words`, or an error made of catalogue words: a setting's, a sign-in's); a
+    service's refusal (`CallError`) as the service wrote it (English), in another language its
+    code in words (`admin_words.code_words`) where the catalogue has them (the catalogue's
+    ``foreign words``); any other error as it was written."""
     from services.ctl import CtlError
+    from services.ctl.admin_words import View, code_words
+    from shared.text.catalogue import C_, Words, say_text, translate
     from shared.wire.client import CallError
 
-    if language == "es" and isinstance(exc, CtlError) and exc.words is not None:
-        from shared.text.catalogue import say_text
+    view = View(language_of(language), dt.UTC, dt.datetime.now(dt.UTC))
 
-        message = visible(say_text(exc.words, "es", zone=dt.UTC, now=dt.datetime.now(dt.UTC)), 2000)
-    elif language == "es" and isinstance(exc, CallError) and exc.code != Code.SERVICE_UNAVAILABLE:
-        # A service's refusal, written in English: its code in words instead, where the
-        # catalogue has them (the service's sentence stays in its log and the audit).
-        from services.ctl.admin_words import View, code_words
+    def foreign(words: str | Words) -> str:
+        """The service's own English `exc.message`, or `words` where the catalogue says so."""
+        said = Words.in_context(
+            "foreign words",
+            C_("foreign words", "%(message)s"),
+            message=visible(exc.message, 2000),
+            words=words,
+        )
+        return say_text(said, view.language, zone=view.zone, now=view.now)
 
-        words = code_words(View("es", dt.UTC, dt.datetime.now(dt.UTC)), str(exc.code))
-        message = words or visible(exc.message, 2000)
-    elif language == "es" and exc.template is not None:
-        # an error made of catalogue words (a setting's, a sign-in's): names, values and paths as
-        # they are, the sentence around them in Spanish
-        from shared.text.catalogue import translate
-
-        params = {k: translate("es", v) if v else v for k, v in exc.params.items()}  # a fixed sentence too
-        said = translate("es", exc.template) % params if params else translate("es", exc.template)
+    if isinstance(exc, CtlError) and exc.words is not None:
+        message = visible(view.say(exc.words), 2000)
+    elif isinstance(exc, CallError) and exc.code != Code.SERVICE_UNAVAILABLE:
+        # A service's refusal, written in English (its sentence stays in its log and the audit).
+        message = foreign(code_words(view, str(exc.code)) or visible(exc.message, 2000))
+    elif exc.template is not None:
+        # an error made of catalogue words: names, values and paths as they are, the sentence
+        # around them in the reader's language
+        params = {
+            k: translate(view.language, v) if v else v for k, v in exc.params.items()
+        }  # a fixed sentence too
+        said = (
+            translate(view.language, exc.template) % params
+            if params
+            else translate(view.language, exc.template)
+        )
         message = visible(f"{exc.name}: {said}" if isinstance(exc, ConfigError) else said, 2000)
     else:
         message = visible(exc.message, 2000)  # e.g. a misspelt setting and its closest known name
     if exc.code == Code.SERVICE_UNAVAILABLE and not isinstance(exc, CtlError):
-        if language == "es" and isinstance(exc, CallError):
-            from shared.text.catalogue import translate
-
-            service = PROGRAMS.get(exc.service, exc.service)
-            message = translate("es", NOTHING_ANSWERS) % {"service": visible(service, 40)}
+        if isinstance(exc, CallError):
+            service = visible(PROGRAMS.get(exc.service, exc.service), 40)
+            message = foreign(Words.of(NOTHING_ANSWERS, service=service))
         message = not_running(message, language)  # a socket that does not answer
     return f"fleetwatch: {exc.code}: {message}"
 

@@ -25,6 +25,7 @@ from services.assistant.watch.times import clock
 from services.assistant.watch.words import word
 from shared.epiphan.attention import Priority
 from shared.text.display import visible
+from shared.text.languages import language_of
 from shared.text.wording import PRIORITY_WORDS, minutes_text, unread_text
 
 EVENT_HOURS: Final = 4
@@ -90,7 +91,7 @@ class WallView:
 
 def wall_view(watch: Watch, notes: dict[str, str], language: str, now: datetime) -> WallView:
     """The wall as it stands at `now` (see the module docstring)."""
-    lang = "es" if language == "es" else "en"
+    lang = language_of(language)
     interval = watch.options.interval_seconds
     refresh = int(min(MAX_REFRESH_SECONDS, max(MIN_REFRESH_SECONDS, interval)))
     last = watch.last

@@ -62,7 +62,7 @@ def test_every_text_of_the_page_the_command_the_fleet_words_and_the_policy_is_tr
     with (LOCALES_DIR / "es" / "LC_MESSAGES" / "messages.po").open("rb") as handle:
         catalog = read_po(handle)
     assert len(messages) > 300
-    assert ("Fix first", "priority") in messages  # the fleet words' tables are in the catalogue
+    assert ("1", "priority") in messages  # the fleet words' tables are in the catalogue (keyed)
 
     def translated(message: str | tuple[str, ...], context: str | None) -> bool:
         entry = catalog.get(message, context=context)

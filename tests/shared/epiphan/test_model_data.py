@@ -204,7 +204,9 @@ def test_every_field_name_the_never_sent_list_gives_as_an_example_is_withheld():
     named = [name for item in NEVER_SENT[:3] for name in _example_names(item)]
     assert len(named) >= 10
     assert [n for n in named if not withholds_field(n)] == []
-    assert [_example_names(i) for i in NEVER_SENT[:3]] == [_example_names(translate("es", i)) for i in NEVER_SENT[:3]]
+    assert [_example_names(i) for i in NEVER_SENT[:3]] == [
+        _example_names(translate("es", i)) for i in NEVER_SENT[:3]
+    ]
 
 
 def test_every_list_entry_has_both_languages_and_no_entry_repeats():
