@@ -104,7 +104,9 @@ def keys_of(context: str) -> tuple[str, ...]:
     from babel.messages.pofile import read_po
 
     with (LOCALES_DIR / LANGUAGES[0] / "LC_MESSAGES" / "messages.po").open("rb") as handle:
-        return tuple(m.id for m in read_po(handle) if m.context == context and isinstance(m.id, str) and m.string)
+        return tuple(
+            m.id for m in read_po(handle) if m.context == context and isinstance(m.id, str) and m.string
+        )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
