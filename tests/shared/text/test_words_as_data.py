@@ -68,3 +68,32 @@ def test_the_branch_scan_sees_a_branch() -> None:
     assert BRANCH.search('x = "es" if language == "es" else "en"')
     assert BRANCH.search("if 'en' != lang:")
     assert not BRANCH.search("language = language_of(chosen)")
+
+
+def enum_values() -> list[tuple[str, str]]:
+    """Every (catalogue context, value) of the enums a person reads in words."""
+    from shared.epiphan.attention import Priority
+    from shared.policy.model import Autonomy
+    from shared.store.approval_rows import OUTCOMES, VERIFICATIONS
+    from shared.store.audit_kinds import AUDIT_KINDS
+
+    tables = {
+        "outcome": OUTCOMES | {"running"},
+        "doctor outcome": OUTCOMES | {"running"},
+        "verification": VERIFICATIONS,
+        "doctor verification": VERIFICATIONS | {"none"},
+        "autonomy": {a.value for a in Autonomy},
+        "priority": {str(p.value) for p in Priority},
+        "audit kind": AUDIT_KINDS,
+        "audit row": AUDIT_KINDS,
+    }
+    return [(context, value) for context, values in tables.items() for value in sorted(values)]
+
+
+@pytest.mark.parametrize(("context", "value"), enum_values())
+def test_every_enum_value_a_person_reads_has_words_in_english_and_in_spanish(
+    context: str, value: str
+) -> None:
+    english = translations()["en"].pgettext(context, value)
+    spanish = translations()["es"].pgettext(context, value)
+    assert english and spanish and spanish != value and spanish != english, (context, value, spanish)
