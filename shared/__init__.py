@@ -10,14 +10,14 @@ this, and that nothing here imports `services`)::
     epiphan/  web/       Epiphan Edge: MCP session, guarded read client, shapes, redaction,
                          capture, sign-in and token slots | local HTTP pages: guards, serving,
                          the one stylesheet
-    binding  config  policy/
+    binding.py  config.py  policy/
                          the bound record and its seal | the settings table | the policy files
-    canonical  ids  private_files  sqlite
+    canonical.py  ids.py  private_files.py  sqlite.py
                          the one canonical form | Epiphan's ID formats | files a process keeps
                          for itself and files root writes, never through a planted link | SQLite
                          as every store uses it (WAL, ``BEGIN IMMEDIATE``, the database clock,
                          migrations)
-    errors               the stable codes and the exception tree
+    errors.py            the stable codes and the exception tree
 
 A module used by one service lives in that service, not here.
 """

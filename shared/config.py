@@ -1,10 +1,11 @@
 """Fleetwatch's settings: one declarative table, read once at the edge from an environment.
 
-`SETTINGS` lists every ``FLEETWATCH_*`` variable with its default, help text, whether it is a
-secret, its parser, and which processes read it (``read_by``: a test holds that to the code
-each process's entry point reaches, and ``docs/settings.md`` shows it; `service_settings` makes
-it each service's environment allowlist). `load_settings(env)` reads them (from `os.environ` unless an
-environment is passed) into a frozen `Settings`. Rules:
+The table is `Settings` itself: one field per ``FLEETWATCH_*`` variable, declared once with
+`setting`: its default, help text, parser, whether it is a secret, and which processes read it
+(``read_by``: a test holds that to the code each process's entry point reaches, and
+``docs/settings.md`` shows it; `service_settings` makes it each service's environment
+allowlist). `SETTINGS` lists the same rows as `Setting`, derived. `load_settings(env)` reads
+them (from `os.environ` unless an environment is passed) into a frozen `Settings`. Rules:
 
 - An empty value means "unset": the default applies (so ``FLEETWATCH_WRITE_DEVICE_IDS=``
   is no allowlist, and ``FLEETWATCH_ANTHROPIC_API_KEY=`` turns the model off).
@@ -153,21 +154,22 @@ def _optional_url(raw: str) -> str | None:
     return _url(raw) if raw else None
 
 
-def _positive_seconds(raw: str) -> float:
+def _number_of_seconds(raw: str) -> float:
     try:
-        seconds = float(raw)
+        return float(raw)
     except ValueError as exc:
         raise BadValue(N_("not a number of seconds: %(raw)s"), raw=repr(raw)) from exc
+
+
+def _positive_seconds(raw: str) -> float:
+    seconds = _number_of_seconds(raw)
     if not 0 < seconds < 3600:
         raise BadValue(N_("%(seconds)s s is outside (0, 3600)"), seconds=seconds)
     return seconds
 
 
 def _reread_seconds(raw: str) -> float:
-    try:
-        seconds = float(raw)
-    except ValueError as exc:
-        raise BadValue(N_("not a number of seconds: %(raw)s"), raw=repr(raw)) from exc
+    seconds = _number_of_seconds(raw)
     if not 0 <= seconds <= 30:
         raise BadValue(N_("%(seconds)s s is outside 0..30"), seconds=f"{seconds:g}")
     return seconds
@@ -241,10 +243,7 @@ def _optional_secret_url(raw: str) -> Secret | None:
 
 
 def _interval_seconds(raw: str) -> float:
-    try:
-        seconds = float(raw)
-    except ValueError as exc:
-        raise BadValue(N_("not a number of seconds: %(raw)s"), raw=repr(raw)) from exc
+    seconds = _number_of_seconds(raw)
     if not 1 <= seconds <= 86400:
         raise BadValue(N_("%(seconds)s s is outside 1..86400"), seconds=f"{seconds:g}")
     return seconds
@@ -300,339 +299,300 @@ class Setting:
         return self.name.removeprefix(PREFIX).lower()
 
 
-SETTINGS: tuple[Setting, ...] = (
-    Setting(
-        "FLEETWATCH_HOME",
-        "~/.fleetwatch",
-        "Folder holding all state by default.",
-        False,
-        _path,
-        read_by=EVERY_PROCESS,
-    ),
-    Setting(
-        "FLEETWATCH_STATE_DIR",
-        "{FLEETWATCH_HOME}/state",
-        "Folder for the store and state files.",
-        False,
-        _path,
-        read_by=EVERY_PROCESS,
-    ),
-    Setting(
-        "FLEETWATCH_RUNTIME_DIR",
-        "{FLEETWATCH_HOME}/run",
-        "Folder for the sockets (mode 0750/0700).",
-        False,
-        _path,
-        read_by=EVERY_PROCESS,
-    ),
-    Setting(
-        "FLEETWATCH_DB",
+def setting(
+    default: str, help: str, parse: Callable[[str], Any], *, secret: bool = False, read_by: tuple[str, ...]
+) -> Any:
+    """One row of the table, declared as a `Settings` field: ``attr: type = setting(...)``, the
+    field's name giving the variable (``FLEETWATCH_`` + the name in capitals) and its type what
+    `parse` returns. The arguments are `Setting`'s."""
+    return dataclasses.field(
+        metadata={
+            "row": {"default": default, "help": help, "secret": secret, "parse": parse, "read_by": read_by}
+        }
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Settings:
+    """Every setting, parsed: THE table, one row per setting (`setting`). The field's name is
+    `Setting.attr`; `SETTINGS` lists the rows as `Setting` in this order (a default may name
+    only an earlier row)."""
+
+    home: Path = setting(
+        "~/.fleetwatch", "Folder holding all state by default.", _path, read_by=EVERY_PROCESS
+    )
+    state_dir: Path = setting(
+        "{FLEETWATCH_HOME}/state", "Folder for the store and state files.", _path, read_by=EVERY_PROCESS
+    )
+    runtime_dir: Path = setting(
+        "{FLEETWATCH_HOME}/run", "Folder for the sockets (mode 0750/0700).", _path, read_by=EVERY_PROCESS
+    )
+    db: Path = setting(
         "{FLEETWATCH_STATE_DIR}/fleetwatch.db",
         "The SQLite store (WAL).",
-        False,
         _path,
         read_by=("approval_web", "executor", "fleetwatch"),
-    ),
-    Setting(
-        "FLEETWATCH_KEYS_DIR",
+    )
+    keys_dir: Path = setting(
         "{FLEETWATCH_HOME}/keys",
         "Folder (0700) of a writing service's own audit key and anchor; on a server each service has "
         "its own, which the other cannot read.",
-        False,
         _path,
         read_by=("approval_web", "executor"),
-    ),
-    Setting(
-        "FLEETWATCH_LAB_PORT",
+    )
+    lab_port: int = setting(
         "8770",
         "Port of the lab (simulated Epiphan Edge) on 127.0.0.1; the default MCP URL follows it.",
-        False,
         _port,
         read_by=("fleetwatch", "assistant", "executor"),
-    ),
-    Setting(
-        "FLEETWATCH_EPIPHAN_MCP_URL",
+    )
+    epiphan_mcp_url: str = setting(
         "http://127.0.0.1:{FLEETWATCH_LAB_PORT}/mcp",
         "Epiphan Edge MCP endpoint; the default is the embedded lab (on FLEETWATCH_LAB_PORT).",
-        False,
         _url,
         read_by=("fleetwatch", "assistant", "executor"),
-    ),
-    Setting(
-        "FLEETWATCH_MODEL_STANDIN_PORT",
+    )
+    model_standin_port: int = setting(
         "8771",
         "Port of the lab's Messages-API stand-in (the demo model) on 127.0.0.1; the assistant names a "
         "model at this port the demo model.",
-        False,
         _port,
         read_by=("fleetwatch", "assistant"),
-    ),
-    Setting(
-        "FLEETWATCH_APPROVE_PORT",
+    )
+    approve_port: int = setting(
         "8767",
         "Port of the approval page, on 127.0.0.1 and [::1] (its URL: http://127.0.0.1:PORT/).",
-        False,
         _port,
         read_by=("fleetwatch", "approval_web"),
-    ),
-    Setting(
-        "FLEETWATCH_APPROVE_SECRET_FILE",
+    )
+    approve_secret_file: Path = setting(
         "{FLEETWATCH_STATE_DIR}/approve-secret",
         "Where the approval page's secret is written when not started on a terminal (0600; 0640 in a "
         "setgid folder, for its group).",
-        False,
         _path,
         read_by=("fleetwatch", "approval_web"),
-    ),
-    Setting(
-        "FLEETWATCH_ASK_PORT",
+    )
+    ask_port: int = setting(
         "8766",
         "Port of the ask page and the wall, on 127.0.0.1 and [::1] (their URL: http://localhost:PORT/).",
-        False,
         _port,
         read_by=("fleetwatch", "assistant"),
-    ),
-    Setting(
-        "FLEETWATCH_ASK_SECRET_FILE",
+    )
+    ask_secret_file: Path = setting(
         "{FLEETWATCH_STATE_DIR}/ask-secret",
         "Where the ask page's secret is written when not started on a terminal (0600; 0640 in a "
         "setgid folder, for its group).",
-        False,
         _path,
         read_by=("fleetwatch", "assistant"),
-    ),
-    Setting(
-        "FLEETWATCH_READ_TOKEN_FILE",
+    )
+    read_token_file: Path = setting(
         "{FLEETWATCH_HOME}/tokens/read.json",
         "Token slot of the read sign-in (the assistant's).",
-        False,
         _path,
         read_by=("fleetwatch", "assistant"),
-    ),
-    Setting(
-        "FLEETWATCH_SANDBOX_TOKEN_FILE",
+    )
+    sandbox_token_file: Path = setting(
         "{FLEETWATCH_HOME}/tokens/sandbox.json",
         "Token slot of the sandbox sign-in (the executor's only).",
-        False,
         _path,
         read_by=("fleetwatch", "executor"),
-    ),
-    Setting(
-        "FLEETWATCH_WRITE_DEVICE_IDS",
+    )
+    write_device_ids: tuple[str, ...] = setting(
         "",
         "Comma-separated master IDs a change may target (the fence's allowlist); empty = none.",
-        False,
         _master_ids,
         read_by=EVERY_PROCESS,
-    ),
-    Setting(
-        "FLEETWATCH_WRITE_TEAM_ID",
+    )
+    write_team_id: str | None = setting(
         "",
         "The sandbox team's ID, checked against the sandbox sign-in; empty = unset.",
-        False,
         _team_id,
         read_by=EVERY_PROCESS,
-    ),
-    Setting(
-        "FLEETWATCH_POLICY_DIR",
+    )
+    policy_dir: Path = setting(
         str(DEFAULT_POLICY_DIR),
         "Folder holding policy.yaml and tool_policy.yaml.",
-        False,
         _path,
         read_by=EVERY_PROCESS,
-    ),
-    Setting(
-        "FLEETWATCH_POLICY_OVERRIDE",
-        "",
-        "Optional policy file layered over the policy folder.",
-        False,
-        _optional_path,
-        read_by=EVERY_PROCESS,
-    ),
-    Setting(
-        "FLEETWATCH_ANTHROPIC_API_KEY",
+    )
+    policy_override: Path | None = setting(
+        "", "Optional policy file layered over the policy folder.", _optional_path, read_by=EVERY_PROCESS
+    )
+    anthropic_api_key: Secret | None = setting(
         "",
         "Model API key; empty = model off (keyword answers).",
-        True,
         _optional_secret,
+        secret=True,
         read_by=("fleetwatch", "assistant"),
-    ),
-    Setting(
-        "FLEETWATCH_ANTHROPIC_BASE_URL",
+    )
+    anthropic_base_url: str | None = setting(
         "",
         "Model API base URL; empty = the SDK's default.",
-        False,
         _optional_url,
         read_by=("fleetwatch", "assistant"),
-    ),
-    Setting(
-        "FLEETWATCH_MODEL",
+    )
+    model: str = setting(
         "claude-sonnet-4-6",
         "Model name (Anthropic Messages API).",
-        False,
         _text,
         read_by=("fleetwatch", "assistant"),
-    ),
-    Setting(
-        "FLEETWATCH_MODEL_TIMEOUT_SECONDS",
-        "60",
-        "Timeout of one model call, in seconds.",
-        False,
-        _positive_seconds,
-        read_by=("assistant",),
-    ),
-    Setting(
-        "FLEETWATCH_VERIFY_REREAD_SECONDS",
+    )
+    model_timeout_seconds: float = setting(
+        "60", "Timeout of one model call, in seconds.", _positive_seconds, read_by=("assistant",)
+    )
+    verify_reread_seconds: float = setting(
         "3",
         "Seconds the executor waits before its one second verification read, when the first read "
         "after a write does not show the change yet (0 to 30; Epiphan applies controls a moment after it answers).",
-        False,
         _reread_seconds,
         read_by=("executor",),
-    ),
-    Setting(
-        "FLEETWATCH_EXECUTOR_UIDS",
+    )
+    executor_uids: frozenset[int] = setting(
         "{uid}",
         "Uids allowed on executor.sock (approval_web's user).",
-        False,
         _uids,
         read_by=("fleetwatch", "executor"),
-    ),
-    Setting(
-        "FLEETWATCH_APPROVAL_UIDS",
+    )
+    approval_uids: frozenset[int] = setting(
         "{uid}",
         "Operators' uids: every operation on approval.sock (the fleetwatch admin commands) and ask on "
         "assistant.sock.",
-        False,
         _uids,
         read_by=("fleetwatch", "approval_web"),
-    ),
-    Setting(
-        "FLEETWATCH_ASSISTANT_UIDS",
+    )
+    assistant_uids: frozenset[int] = setting(
         "{uid}",
         "The assistant service's uids: on approval.sock they may only submit proposals, read their "
         "state, expire their own turn, list the writable devices and send the assistant's audit "
         "records, which no other uid may send (a uid also on FLEETWATCH_APPROVAL_UIDS is an operator).",
-        False,
         _uids,
         read_by=("fleetwatch", "assistant", "approval_web"),
-    ),
-    Setting(
-        "FLEETWATCH_EXECUTOR_GIDS",
+    )
+    executor_gids: frozenset[int] = setting(
         "",
         "Gids allowed on executor.sock besides its uids (primary or supplementary); empty = none.",
-        False,
         _gids,
         read_by=("fleetwatch", "executor"),
-    ),
-    Setting(
-        "FLEETWATCH_APPROVAL_GIDS",
+    )
+    approval_gids: frozenset[int] = setting(
         "",
         "Gids allowed on approval.sock besides its uids (e.g. fleetwatch-operators); empty = none.",
-        False,
         _gids,
         read_by=("fleetwatch", "approval_web"),
-    ),
-    Setting(
-        "FLEETWATCH_ASSISTANT_GIDS",
+    )
+    assistant_gids: frozenset[int] = setting(
         "",
         "Gids allowed on assistant.sock besides its uids (e.g. fleetwatch-operators); empty = none.",
-        False,
         _gids,
         read_by=("fleetwatch", "assistant"),
-    ),
-    Setting(
-        "FLEETWATCH_TIMEZONE",
+    )
+    timezone: dt.tzinfo = setting(
         "",
         "The operator's time zone (an IANA name such as America/Mexico_City) for every time a person "
         "reads on the page, in the CLI and in answers; empty = the system's. --json and the audit stay UTC.",
-        False,
         _time_zone,
         read_by=("fleetwatch", "approval_web", "assistant"),
-    ),
-    Setting(
-        "FLEETWATCH_LANGUAGE",
+    )
+    language: str = setting(
         "en",
         "The language of the command's words and headings: en or es (--language overrides it; the page "
         "follows the browser or its language switch).",
-        False,
         _language,
         read_by=("fleetwatch",),
-    ),
-    Setting(
-        "FLEETWATCH_WATCH_DB",
+    )
+    watch_db: Path = setting(
         "{FLEETWATCH_STATE_DIR}/watch.db",
         "The watch's own SQLite store (devices, findings, posts, room notes); the assistant's only, "
         "never the approval store.",
-        False,
         _path,
         read_by=("assistant", "fleetwatch"),
-    ),
-    Setting(
-        "FLEETWATCH_HEARTBEAT_SECONDS",
+    )
+    heartbeat_seconds: float = setting(
         "180",
         "Seconds between two reads of the fleet by the watch's heartbeat (1 to 86400).",
-        False,
         _interval_seconds,
         read_by=("assistant",),
-    ),
-    Setting(
-        "FLEETWATCH_READINESS_MINUTES",
+    )
+    readiness_minutes: int = setting(
         "30",
         "Minutes before each scheduled event when the watch posts the room's readiness (1 to 1440).",
-        False,
         _minutes,
         read_by=("assistant",),
-    ),
-    Setting(
-        "FLEETWATCH_WATCH_LANGUAGE",
-        "en",
-        "Language of the watch's posts and wall screen: en or es.",
-        False,
-        _language,
-        read_by=("assistant",),
-    ),
-    Setting(
-        "FLEETWATCH_SLACK_BOT_TOKEN",
+    )
+    watch_language: str = setting(
+        "en", "Language of the watch's posts and wall screen: en or es.", _language, read_by=("assistant",)
+    )
+    slack_bot_token: Secret | None = setting(
         "",
         "Slack bot token (xoxb-...) for the watch's posts; empty = no Slack. Needs FLEETWATCH_SLACK_CHANNEL.",
-        True,
         _optional_secret,
+        secret=True,
         read_by=("fleetwatch", "assistant"),
-    ),
-    Setting(
-        "FLEETWATCH_SLACK_CHANNEL",
+    )
+    slack_channel: str | None = setting(
         "",
         "Slack channel the watch posts to (a name such as #av-ops, or an ID).",
-        False,
         _optional_text,
         read_by=("fleetwatch", "assistant"),
-    ),
-    Setting(
-        "FLEETWATCH_SLACK_API_URL",
+    )
+    slack_api_url: str = setting(
         "https://slack.com/api/",
         "Slack Web API base URL (https; http only on loopback, for the lab's stand-in).",
-        False,
         _https_or_loopback,
         read_by=("assistant",),
-    ),
-    Setting(
-        "FLEETWATCH_TEAMS_WEBHOOK_URL",
+    )
+    teams_webhook_url: Secret | None = setting(
         "",
         "Microsoft Teams Workflows webhook address for the watch's posts (a secret); empty = no Teams.",
-        True,
         _optional_secret_url,
+        secret=True,
         read_by=("fleetwatch", "assistant"),
-    ),
-    Setting(
-        "FLEETWATCH_LOG_LEVEL",
+    )
+    log_level: str = setting(
         "INFO",
         "Log level: DEBUG, INFO, WARNING, ERROR or CRITICAL.",
-        False,
         _log_level,
         read_by=("assistant", "approval_web", "executor"),
-    ),
+    )
+
+    @property
+    def fence_configured(self) -> bool:
+        """True when the fence has an allowlist or a team ID; with neither, nothing may be
+        proposed or run (`Code.FENCE_NOT_CONFIGURED`)."""
+        return bool(self.write_device_ids) or self.write_team_id is not None
+
+    @property
+    def executor_socket(self) -> Path:
+        return self.runtime_dir / "executor.sock"
+
+    @property
+    def approval_socket(self) -> Path:
+        return self.runtime_dir / "approval.sock"
+
+    @property
+    def assistant_socket(self) -> Path:
+        return self.runtime_dir / "assistant.sock"
+
+    def describe(self) -> tuple[tuple[str, str], ...]:
+        """(variable, shown value) for each setting, secrets as ``Secret('***')`` or ``(unset)``."""
+        rows = []
+        for setting in SETTINGS:
+            value = getattr(self, setting.attr)
+            shown = "(unset)" if value in (None, (), "") else str(value)
+            if isinstance(value, frozenset):
+                shown = ",".join(str(v) for v in sorted(value)) or "(unset)"
+            elif isinstance(value, tuple) and value:
+                shown = ",".join(value)
+            elif isinstance(value, dt.tzinfo):
+                shown = str(getattr(value, "key", None) or value)
+            rows.append((setting.name, shown))
+        return tuple(rows)
+
+
+SETTINGS: tuple[Setting, ...] = tuple(
+    Setting(PREFIX + field.name.upper(), **field.metadata["row"]) for field in dataclasses.fields(Settings)
 )
+"""Every setting as a `Setting`, in `Settings`' order: derived, never written."""
 
 
 SERVICES = PROCESSES[1:]
@@ -673,85 +633,6 @@ def service_environment(service: str, env: Mapping[str, str], *, home: str) -> d
     own = service_settings(service)
     settings = {name: value for name, value in env.items() if name in own}
     return {"PATH": SERVICE_PATH, "LANG": SERVICE_LANG, "HOME": home, **settings}
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Settings:
-    """Every setting, parsed. Field = `Setting.attr`; see `SETTINGS` for meaning and default."""
-
-    home: Path
-    state_dir: Path
-    runtime_dir: Path
-    db: Path
-    keys_dir: Path
-    lab_port: int
-    epiphan_mcp_url: str
-    model_standin_port: int
-    approve_port: int
-    approve_secret_file: Path
-    ask_port: int
-    ask_secret_file: Path
-    read_token_file: Path
-    sandbox_token_file: Path
-    write_device_ids: tuple[str, ...]
-    write_team_id: str | None
-    policy_dir: Path
-    policy_override: Path | None
-    anthropic_api_key: Secret | None
-    anthropic_base_url: str | None
-    model: str
-    model_timeout_seconds: float
-    verify_reread_seconds: float
-    executor_uids: frozenset[int]
-    approval_uids: frozenset[int]
-    assistant_uids: frozenset[int]
-    executor_gids: frozenset[int]
-    approval_gids: frozenset[int]
-    assistant_gids: frozenset[int]
-    timezone: dt.tzinfo
-    language: str
-    watch_db: Path
-    heartbeat_seconds: float
-    readiness_minutes: int
-    watch_language: str
-    slack_bot_token: Secret | None
-    slack_channel: str | None
-    slack_api_url: str
-    teams_webhook_url: Secret | None
-    log_level: str
-
-    @property
-    def fence_configured(self) -> bool:
-        """True when the fence has an allowlist or a team ID; with neither, nothing may be
-        proposed or run (`Code.FENCE_NOT_CONFIGURED`)."""
-        return bool(self.write_device_ids) or self.write_team_id is not None
-
-    @property
-    def executor_socket(self) -> Path:
-        return self.runtime_dir / "executor.sock"
-
-    @property
-    def approval_socket(self) -> Path:
-        return self.runtime_dir / "approval.sock"
-
-    @property
-    def assistant_socket(self) -> Path:
-        return self.runtime_dir / "assistant.sock"
-
-    def describe(self) -> tuple[tuple[str, str], ...]:
-        """(variable, shown value) for each setting, secrets as ``Secret('***')`` or ``(unset)``."""
-        rows = []
-        for setting in SETTINGS:
-            value = getattr(self, setting.attr)
-            shown = "(unset)" if value in (None, (), "") else str(value)
-            if isinstance(value, frozenset):
-                shown = ",".join(str(v) for v in sorted(value)) or "(unset)"
-            elif isinstance(value, tuple) and value:
-                shown = ",".join(value)
-            elif isinstance(value, dt.tzinfo):
-                shown = str(getattr(value, "key", None) or value)
-            rows.append((setting.name, shown))
-        return tuple(rows)
 
 
 def _expand_home(text: str, env: Mapping[str, str]) -> str:

@@ -14,6 +14,10 @@ translates foreign exceptions at one boundary with ``raise ... from``)::
     ├── shared.policy.source.PolicyError          a policy file is invalid (names file and line)
     ├── shared.policy.schema.ArgumentsError       proposed arguments break the reviewed schema
     ├── shared.sqlite.StoreError                  a store refused (a migration from the future, busy)
+    ├── shared.store.audit_seal.AuditKeyError     an audit key file is unsafe or malformed, or a row
+    │                                             could not be signed
+    ├── shared.private_files.UnsafePath           a path crosses a symlink or a folder a less
+    │                                             trusted user controls
     ├── shared.wire.protocol.ProtocolError        a frame or message is malformed; a socket is in use
     ├── shared.wire.client.CallError              a call across a socket got no reply: the peer's
     │                                             code, service_unavailable or service_no_answer

@@ -11,18 +11,27 @@ Layers of the socket side (each may import the ones above it and `shared.*`; exe
 contract, operations and codes, is `shared.wire.executor`)::
 
     intake.py    pure: roles, and the propose-policy checks of a submission, in order
-    limits.py    pure decisions over counts read by SQL functions: queue, hourly cap, denial
-                 pause; an operator's lift of a pause
-    one_change.py  one change per room at a time: an identical pending proposal, another
-                 change in the way, a last change still to settle (unknown or not verified);
-                 an operator's acknowledgement
+    limits.py  one_change.py
+                 pure decisions over counts read by SQL functions: queue, hourly cap, denial
+                 pause; an operator's lift of a pause | one change per room at a time: an
+                 identical pending proposal, another change in the way, a last change still to
+                 settle (unknown or not verified); an operator's acknowledgement
     admin.py     pure builders of the admin replies from store rows; the audit tail read
-    service.py   the socket handler: role check, SubmitProposal (checks, one change per room,
-                 limits, Prepare, insert), ListWritable (relayed), the admin operations
-                 (lifting a denial pause, acknowledging a change among them); one refusal =
-                 one code + one audit row
-    server.py    `socket_side`: store, migrate, expire all pending at start, serve, expiry task
-    page/        the approval page (beside server.py: it may import one_change.py and those above)
+    desk.py      what every job works with: the store connection and its lock, the settings
+                 and policies, the executor's client (`Desk.relay`: a refusal keeps its code)
+    proposals.py  operators.py  relays.py  records.py
+                 the jobs, one handler per operation of `shared.wire.approval.OPERATIONS`:
+                 the intake (SubmitProposal: checks, one change per room, limits, Prepare,
+                 insert; a proposal's state, a turn's expiry, the history) | the admin
+                 operations (lifting a denial pause, acknowledging a change among them) | the
+                 relays to the executor (ListWritable, InspectProposal) | the assistant's
+                 audit rows
+    service.py   the socket handler: the role check, the jobs' dispatch; one refusal = one
+                 code + one audit row
+    server.py  page/
+                 `socket_side`: store, migrate, expire all pending at start, serve, expiry task
+                 | the approval page (beside server.py: it may import one_change.py and those
+                 above)
     __main__.py  start the socket side and the page
 
 Both the socket side and the page ask the executor through one client,

@@ -132,9 +132,11 @@ async def run(
         if refusal is None:
             sink = SecretSink.for_stream(settings.approve_secret_file, sys.stdout)
             page = await stack.enter_async_context(
-                page_side(settings, policy, tool_policy, sink=sink, keyring=keyring, witness=service.witness)
+                page_side(
+                    settings, policy, tool_policy, sink=sink, keyring=keyring, witness=service.desk.witness
+                )
             )
-            service.page_url = page.url
+            service.desk.page_url = page.url
             where = f"the page at {page.url}"
         logger.info("approval_web serving %s and %s", settings.approval_socket, where)
         await stop.wait()

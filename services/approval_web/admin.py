@@ -11,8 +11,7 @@ from typing import Final
 
 import aiosqlite
 
-from shared.canonical import parse_json_strict
-from shared.store.approvals import HistoryItem, ProposalRow, ProposalStatus
+from shared.store.approvals import HistoryItem, ProposalRow, ProposalStatus, from_row
 from shared.store.db import parse_db_text
 from shared.wire.approval import AuditRow, ProposalDetail, ProposalEvent, ProposalState, ProposalSummary
 
@@ -120,16 +119,4 @@ async def audit_tail(conn: aiosqlite.Connection, limit: int) -> tuple[AuditRow, 
         " (SELECT * FROM audit ORDER BY seq DESC LIMIT ?) ORDER BY seq"
     )
     async with conn.execute(sql, (int(limit),)) as cursor:
-        return tuple(
-            [
-                AuditRow(
-                    seq=int(row["seq"]),
-                    at=row["at"],
-                    actor=row["actor"],
-                    kind=row["kind"],
-                    proposal_id=row["proposal_id"],
-                    detail=parse_json_strict(row["detail_json"]),
-                )
-                async for row in cursor
-            ]
-        )
+        return tuple([from_row(AuditRow, row) async for row in cursor])

@@ -6,10 +6,11 @@ uids in ``FLEETWATCH_ASSISTANT_UIDS`` or ``FLEETWATCH_APPROVAL_UIDS`` and member
 ``FLEETWATCH_APPROVAL_GIDS``; then:
 
 - **assistant**: a uid in ``FLEETWATCH_ASSISTANT_UIDS`` and not in
-  ``FLEETWATCH_APPROVAL_UIDS``. May only `SubmitProposal` with ``proposed_by="assistant"``,
-  `GetProposalState`, `ExpireTurn`, `ListWritable` (read-only), its audit records
-  (`RecordAsk`, `RecordRefusal`, `RecordPageSession`) and `GetCapabilities`; anything else is
-  refused with ``operation_not_allowed``.
+  ``FLEETWATCH_APPROVAL_UIDS``. May only make the requests whose row in
+  `shared.wire.approval.OPERATIONS` lets the assistant call it (`ASSISTANT_OPERATIONS`: submit
+  with ``proposed_by="assistant"``, a proposal's state, a turn's expiry, the writable devices,
+  the proposal history, its audit records, the manifest); anything else is refused with
+  ``operation_not_allowed``.
 - **operator**: every other admitted peer (a uid in ``FLEETWATCH_APPROVAL_UIDS``, or a member
   of ``FLEETWATCH_APPROVAL_GIDS``). May do everything, including drafting a proposal
   (``proposed_by="operator"``); a draft still needs a person on the page. Nothing here approves.
@@ -18,8 +19,8 @@ uids in ``FLEETWATCH_ASSISTANT_UIDS`` or ``FLEETWATCH_APPROVAL_UIDS`` and member
   and operator is then the process, not the OS user, and ``doctor`` says so.
 - **Records** (`RecordAsk`, `RecordRefusal`, `RecordPageSession`: audit rows written for the
   assistant, which holds no store) come only from a uid in ``FLEETWATCH_ASSISTANT_UIDS``,
-  whatever its role
-  (`check_recorder`): an operator who is not the assistant cannot write the assistant's rows.
+  whatever its role (their rows' ``callers``): an operator who is not the assistant cannot
+  write the assistant's rows. `check_caller` makes these checks.
 
 `check_submission` runs the policy checks of a `SubmitProposal`, in this order, each refusal a
 stable code: the message's own fields (``invalid_message``: ``proposed_by`` not assistant or
@@ -46,18 +47,11 @@ from shared.canonical import CanonicalError, canonicalize_arguments
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import ArgumentsError, Policy, ProposeRule, ToolPolicy
 from shared.text.display import visible
+from shared.wire import approval
 from shared.wire import formats as wire
-from shared.wire.approval import (
-    ExpireTurn,
-    GetProposalState,
-    ListProposalHistory,
-    RecordAsk,
-    RecordPageSession,
-    RecordRefusal,
-    SubmitProposal,
-)
-from shared.wire.executor import ListWritable, Prepared
-from shared.wire.protocol import GetCapabilities, Message, message_tag
+from shared.wire.approval import OPERATIONS, SubmitProposal
+from shared.wire.executor import Prepared
+from shared.wire.protocol import Message, message_tag
 
 PROPOSED_BY: Final = ("assistant", "operator")
 """Who may be named as a proposal's author: the assistant (a model turn) or an operator (a draft)."""
@@ -90,17 +84,14 @@ class IntakeRefused(ApprovalWebError):
 class Role(enum.StrEnum):
     """What a peer on approval.sock may do; see the module doc."""
 
-    ASSISTANT = "assistant"
-    OPERATOR = "operator"
+    ASSISTANT = approval.ASSISTANT
+    OPERATOR = approval.OPERATOR
 
 
-RECORDS: Final[frozenset[type[Message]]] = frozenset({RecordAsk, RecordRefusal, RecordPageSession})
-"""The audit records only the assistant's uid may send (`check_recorder`)."""
 ASSISTANT_OPERATIONS: Final[frozenset[type[Message]]] = frozenset(
-    {SubmitProposal, GetProposalState, ExpireTurn, ListWritable, ListProposalHistory, GetCapabilities}
-    | RECORDS
+    row.request for row in OPERATIONS.rows if OPERATIONS.allows(row.request, {Role.ASSISTANT})
 )
-"""The only requests the assistant's uid may send."""
+"""The only requests the assistant's uid may send (the rows whose ``callers`` hold it)."""
 
 
 def role_of(uid: int, *, operator_uids: Collection[int], assistant_uids: Collection[int]) -> Role:
@@ -111,33 +102,28 @@ def role_of(uid: int, *, operator_uids: Collection[int], assistant_uids: Collect
     return Role.OPERATOR
 
 
-def check_role(request: Message, role: Role) -> None:
-    """Refuse a request the peer's role may not make.
-
-    Raises:
-        IntakeRefused: ``operation_not_allowed`` (the assistant asking for an admin operation,
-            or submitting a proposal labelled as drafted by an operator).
-    """
-    if role is Role.OPERATOR:
-        return
-    if type(request) not in ASSISTANT_OPERATIONS:
-        op = message_tag(type(request))
-        raise IntakeRefused(Code.OPERATION_NOT_ALLOWED, f"the assistant's user may not use {op!r}")
-    if isinstance(request, SubmitProposal) and request.proposed_by != Role.ASSISTANT:
-        raise IntakeRefused(
-            Code.OPERATION_NOT_ALLOWED, "the assistant's user may only submit proposals as the assistant"
-        )
-
-
-def check_recorder(request: Message, uid: int, *, assistant_uids: Collection[int]) -> None:
-    """Refuse a record (`RECORDS`) from a uid that is not the assistant's.
+def check_caller(
+    request: Message, uid: int, *, operator_uids: Collection[int], assistant_uids: Collection[int]
+) -> None:
+    """Refuse a request the peer may not make: its row's ``callers`` (`OPERATIONS`) hold none of
+    the peer's roles (an operator unless its role is the assistant's; the assistant when its uid
+    is the assistant's, whatever else it is), or the assistant submits a proposal labelled as
+    drafted by an operator.
 
     Raises:
         IntakeRefused: ``operation_not_allowed``.
     """
-    if type(request) in RECORDS and uid not in assistant_uids:
-        op = message_tag(type(request))
+    role = role_of(uid, operator_uids=operator_uids, assistant_uids=assistant_uids)
+    roles = {role} | ({Role.ASSISTANT} if uid in assistant_uids else set())
+    op = message_tag(type(request))
+    if not OPERATIONS.allows(type(request), roles):
+        if role is Role.ASSISTANT:
+            raise IntakeRefused(Code.OPERATION_NOT_ALLOWED, f"the assistant's user may not use {op!r}")
         raise IntakeRefused(Code.OPERATION_NOT_ALLOWED, f"only the assistant's user may send {op!r}")
+    if role is Role.ASSISTANT and isinstance(request, SubmitProposal) and request.proposed_by != role:
+        raise IntakeRefused(
+            Code.OPERATION_NOT_ALLOWED, "the assistant's user may only submit proposals as the assistant"
+        )
 
 
 @dataclass(frozen=True)

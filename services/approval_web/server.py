@@ -18,7 +18,8 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 
-from services.approval_web.service import ACTOR, ApprovalService, ServiceOptions
+from services.approval_web.desk import ACTOR
+from services.approval_web.service import ApprovalService
 from shared.config import Settings
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import Policy, ToolPolicy
@@ -26,8 +27,7 @@ from shared.store import approvals
 from shared.store.audit_seal import APPROVAL_WEB, Keyring, own_keyring
 from shared.store.audit_witness import Witness
 from shared.store.db import migrate, open_store
-from shared.wire.approval import REQUESTS
-from shared.wire.protocol import Codec
+from shared.wire.approval import OPERATIONS
 from shared.wire.server import serve_unix
 
 logger = logging.getLogger(__name__)
@@ -56,7 +56,6 @@ async def socket_side(
     policy: Policy,
     tool_policy: ToolPolicy,
     *,
-    options: ServiceOptions | None = None,
     expiry_interval_seconds: float = 5.0,
     keyring: Keyring | None = None,
 ) -> AsyncIterator[ApprovalService]:
@@ -75,7 +74,7 @@ async def socket_side(
         await migrate(conn)
         await witness.observe(conn)
         service = ApprovalService(
-            conn, settings=settings, policy=policy, tool_policy=tool_policy, options=options, witness=witness
+            conn, settings=settings, policy=policy, tool_policy=tool_policy, witness=witness
         )
         expired = await service.expire_all_pending(START_REASON)
         if expired:
@@ -86,14 +85,14 @@ async def socket_side(
         server = await serve_unix(
             settings.approval_socket,
             service.handle,
-            codec=Codec(REQUESTS),
+            codec=OPERATIONS.codec,
             allowed_uids=service.allowed_uids,
             allowed_gids=service.allowed_gids,
             on_refused_peer=service.on_refused_peer,
             on_refused_request=service.on_refused_request,
         )
         expiry = asyncio.create_task(expiry_loop(service, expiry_interval_seconds))
-        watching = asyncio.create_task(witness.watch(conn, service.db))
+        watching = asyncio.create_task(witness.watch(conn, service.desk.db))
         try:
             yield service
         finally:

@@ -30,8 +30,9 @@ Layers (each may import only the ones above it)::
     manifest.py    the capabilities manifest of assistant.sock: its operations
                    (`shared.wire.assistant`), the model's tools, the page
     server.py      assistant.sock and the production wiring (the read slot's guarded client:
-                   `shared.epiphan.signed_session.SignedReader`); page.py the local ask page;
-                   __main__.py runs them
+                   `shared.epiphan.signed_session.SignedReader`)
+    page.py        the local ask page
+    __main__.py    runs them
 
 Errors: `AssistantError` and `ModelUnavailable` (the tree is drawn in `shared.errors`).
 """

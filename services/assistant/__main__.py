@@ -44,12 +44,12 @@ async def run(settings: Settings, policy: Policy, tool_policy: ToolPolicy, *, pa
         await stack.enter_async_context(assistant_side(settings, assistant, watch=watch))
         if page:
             from services.assistant.page import serve_page
-            from services.assistant.proposals import ApprovalSocketSink
+            from services.assistant.proposals import approval_sink
             from services.assistant.server import AssistantAudit
             from shared.web.page_secret import SecretSink
 
             sink = SecretSink.for_stream(settings.ask_secret_file, sys.stdout, label="Ask page")
-            audit = AssistantAudit(ApprovalSocketSink(settings.approval_socket))
+            audit = AssistantAudit(approval_sink(settings.approval_socket))
             wall = functools.partial(wall_for, watch)
             url = await stack.enter_async_context(
                 serve_page(assistant, settings.ask_port, sink=sink, audit=audit, wall=wall)

@@ -4,8 +4,7 @@ Three kinds of entries, all in the one `Capabilities` reply:
 
 - the socket's operations (``ask``, ``get_fleet``, ``get_model``, the watch's
   ``get_watch_status``, ``get_history``, ``run_digest``, ``set_note``, ``list_notes``, and
-  ``get_capabilities``: all in `shared.wire.assistant`): `shared.wire.protocol.manifest_problems`
-  checks them against the request union both ways. ``ask`` lists the codes an `Answer` may
+  ``get_capabilities``: the rows of `shared.wire.assistant.OPERATIONS`). ``ask`` lists the codes an `Answer` may
   carry in ``code`` (a fallback, a spent budget, a failed read).
 - ``model_tool:<group>`` entries: the codes that reach the **model** inside a data block, per
   tool group (``read``, ``list_writable_devices``, ``propose_change``, ``get_proposal_state``,
@@ -27,12 +26,13 @@ from typing import Final
 
 from shared.errors import Code
 from shared.wire import approval
-from shared.wire.assistant import ASK_CODES, READ_CODES
-from shared.wire.assistant import OPERATIONS as SOCKET_OPERATIONS
+from shared.wire.assistant import ASK_CODES, OPERATIONS, READ_CODES
 from shared.wire.client import CALL_CODES
 from shared.wire.protocol import Capabilities, Operation
 
-SERVICE: Final = "assistant"
+SERVICE: Final = OPERATIONS.service
+SOCKET_OPERATIONS: Final = OPERATIONS.manifest.operations
+"""assistant.sock's own operations (`shared.wire.assistant.OPERATIONS`)."""
 TOOL_PREFIX: Final = "model_tool:"
 
 SOCKET_CODES: Final[frozenset[Code]] = CALL_CODES

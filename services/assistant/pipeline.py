@@ -25,7 +25,7 @@ Every result, data or error, reaches the model as one data block (`data_block`).
 read naming more than 100 devices goes out in calls of at most 100 (Epiphan's per-call limit)
 and comes back merged; when some of those calls failed, the block holds
 ``{"result": <what was read>, "could_not_read": [{devices, device_ids, code, message}]}``. The result of
-``list_writable_devices`` (the sink's `ProposalSink.writable`, relayed from the executor's fresh
+``list_writable_devices`` (the sink's ``ListWritable``, relayed from the executor's fresh
 sandbox read) is one too, with a note saying only those devices can be changed; its device IDs
 count as resolved targets for the session (a channel ``<master>-<n>`` counts as its master).
 """
@@ -63,8 +63,14 @@ from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPI
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.ids import is_master_id
 from shared.policy.loader import ToolPolicy
-from shared.wire.approval import ProposalAccepted, ProposalExists, ProposalState, SubmitProposal
-from shared.wire.executor import WritableDevices
+from shared.wire.approval import (
+    GetProposalState,
+    ProposalAccepted,
+    ProposalExists,
+    ProposalState,
+    SubmitProposal,
+)
+from shared.wire.executor import ListWritable, WritableDevices
 
 log = logging.getLogger(__name__)
 
@@ -327,7 +333,7 @@ class ToolRunner:
     async def _state(self, proposal_id: str) -> ProposalState | None:
         """The proposal's recorded state, or None when it cannot be read now."""
         try:
-            state = await self._sink.state(proposal_id)
+            state = await self._sink.call(GetProposalState(proposal_id=proposal_id))
         except FleetwatchError as exc:
             log.info("the state of %s could not be read (%s)", proposal_id, exc.code)
             return None
@@ -359,7 +365,7 @@ class ToolRunner:
         try:
             if plan.proposal is not None:
                 proposal = plan.proposal
-                return await self._sink.submit(
+                return await self._sink.call(
                     SubmitProposal(
                         tool=proposal.tool,
                         arguments=proposal.arguments,
@@ -369,9 +375,9 @@ class ToolRunner:
                     )
                 )
             if call.name == GET_PROPOSAL_STATE:
-                return await self._sink.state(str(call.input["proposal_id"]))
+                return await self._sink.call(GetProposalState(proposal_id=str(call.input["proposal_id"])))
             if call.name == LIST_WRITABLE:
-                return await self._sink.writable()
+                return await self._sink.call(ListWritable())
             if call.name == ROOM_NOTES:
                 return await self._room_notes()
             read = await self._reader.call_batched(call.name, call.input)

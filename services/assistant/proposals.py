@@ -7,14 +7,13 @@ everything again, and the executor binds the proposal against a fresh read of th
 
 A `ProposalSink` is where a checked proposal goes, where the assistant learns which devices
 a proposal may target, and where its audit records go (it holds no store: under the OS-user
-fence its user cannot write it). In production it is `ApprovalSocketSink` (``approval.sock``:
+fence its user cannot write it). In production it is approval.sock's client (`approval_sink`:
 `SubmitProposal`, `GetProposalState`, `ExpireTurn`, `ListWritable`, the last relayed to the
 executor, which reads the sandbox team afresh: the assistant never holds the sandbox sign-in;
 `RecordAsk`, `RecordRefusal` and `RecordPageSession`, written by approval_web as the
-assistant's rows); tests pass
-their own through the constructor. A sink answers with the intake's reply, or raises
-`FleetwatchError` with the intake's code or the socket's (``service_unavailable``...); only
-`record` never raises.
+assistant's rows, through `write_record`, which never raises); tests pass their own through the
+constructor. A sink answers with the intake's reply, or raises `FleetwatchError` with the
+intake's code or the socket's (``service_unavailable``...).
 """
 
 from __future__ import annotations
@@ -23,27 +22,20 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeVar
 
 from services.assistant import AssistantError
 from shared.canonical import canonical_json, canonicalize_arguments
 from shared.errors import Code
 from shared.policy.loader import ToolPolicy
 from shared.wire import formats as wire
-from shared.wire.approval import (
-    ApprovalClient,
-    ProposalAccepted,
-    ProposalExists,
-    ProposalState,
-    RecordAsk,
-    RecordPageSession,
-    RecordRefusal,
-    SubmitProposal,
-)
+from shared.wire.approval import ApprovalClient, RecordAsk, RecordPageSession, RecordRefusal
 from shared.wire.client import CallError
-from shared.wire.executor import WritableDevices
+from shared.wire.protocol import Message, Request
 
 log = logging.getLogger(__name__)
+
+R = TypeVar("R", bound=Message)
 
 MAX_REASON_CHARS: Final = wire.MAX_REASON_CHARS
 """Longest reason accepted (the intake's own cap; the page shows it escaped and capped)."""
@@ -115,70 +107,27 @@ def check_proposal(
 
 
 class ProposalSink(Protocol):
-    """Where proposals go (approval.sock in production). Every method but `record` returns its
-    answer or raises `FleetwatchError` with the intake's code (a refusal) or the socket's
-    (``service_unavailable``, ``service_no_answer``...)."""
+    """Where proposals go and the assistant's audit rows are written: approval.sock's client
+    in production (`approval_sink`). `call` returns the request's reply, or raises
+    `FleetwatchError` with the intake's code or the socket's (``service_unavailable``...)."""
 
-    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ProposalExists:
-        """Submit one proposal; the intake's acceptance, or the identical proposal already
-        waiting (nothing new queued). Raises `FleetwatchError`."""
-        ...
-
-    async def state(self, proposal_id: str) -> ProposalState:
-        """A proposal's recorded state. Raises `FleetwatchError`."""
-        ...
-
-    async def writable(self) -> WritableDevices:
-        """The devices a change may target now (the sandbox team within the allowlist, read
-        afresh); names in it are display data only. Raises `FleetwatchError`."""
-        ...
-
-    async def expire_turn(self, turn_id: str) -> int:
-        """Expire every pending proposal of a model turn; how many were expired.
-
-        Raises:
-            FleetwatchError: the expiry could not be recorded.
-        """
-        ...
-
-    async def record(self, record: RecordAsk | RecordRefusal | RecordPageSession) -> None:
-        """Have one audit row written for the assistant. Never raises: a row that cannot be
-        written is logged with its code (the answer, or the refusal, still goes out)."""
-        ...
+    async def call(self, request: Request[R], *, timeout_seconds: float | None = None) -> R: ...
 
 
-class ApprovalSocketSink:
-    """A `ProposalSink` over ``approval.sock`` (`shared.wire.approval.ApprovalClient`, one
-    connection per request).
+def approval_sink(path: Path, *, timeout_seconds: float = 30.0) -> ApprovalClient:
+    """approval.sock's client as a `ProposalSink` (`Settings.approval_socket`); a submission
+    waits for the executor's fresh sandbox read, so allow several seconds."""
+    return ApprovalClient(path, timeout_seconds=timeout_seconds)
 
-    Args:
-        path: the socket (`Settings.approval_socket`).
-        timeout_seconds: bound on each request; a submission waits for the executor's
-            fresh sandbox read, so allow several seconds.
-        record_timeout_seconds: bound on writing one audit record (a store write).
-    """
 
-    def __init__(
-        self, path: Path, *, timeout_seconds: float = 30.0, record_timeout_seconds: float = 5.0
-    ) -> None:
-        self.path = path
-        self.record_timeout_seconds = record_timeout_seconds
-        self._client = ApprovalClient(path, timeout_seconds=timeout_seconds)
+RECORD_SECONDS: Final = 5.0
+"""Bound on writing one audit record (a store write)."""
 
-    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted | ProposalExists:
-        return await self._client.submit(proposal)
 
-    async def state(self, proposal_id: str) -> ProposalState:
-        return await self._client.proposal_state(proposal_id)
-
-    async def writable(self) -> WritableDevices:
-        return await self._client.list_writable()
-
-    async def expire_turn(self, turn_id: str) -> int:
-        return (await self._client.expire_turn(turn_id)).count
-
-    async def record(self, record: RecordAsk | RecordRefusal | RecordPageSession) -> None:
-        try:
-            await self._client.record(record, timeout_seconds=self.record_timeout_seconds)
-        except CallError as exc:
-            log.error("could not record %s through approval.sock (%s)", type(record).__name__, exc.code)
+async def write_record(sink: ProposalSink, row: RecordAsk | RecordRefusal | RecordPageSession) -> None:
+    """Have one audit row written for the assistant. Never raises: a row that cannot be written
+    is logged with its code (the answer, or the refusal, still goes out)."""
+    try:
+        await sink.call(row, timeout_seconds=RECORD_SECONDS)
+    except CallError as exc:
+        log.error("could not record %s through approval.sock (%s)", type(row).__name__, exc.code)

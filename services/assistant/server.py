@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from services.assistant import AssistantError
 from services.assistant.manifest import capabilities
 from services.assistant.pipeline import NotesSource
-from services.assistant.proposals import ApprovalSocketSink, ProposalSink
+from services.assistant.proposals import ProposalSink, approval_sink, write_record
 from services.assistant.service import AskedBy, Assistant
 from services.assistant.watch import answers
 from services.assistant.watch.heartbeat import Watch
@@ -38,23 +38,28 @@ from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
 from shared.wire.approval import RecordPageSession, RecordRefusal
 from shared.wire.assistant import (
-    FLEET_FRAME_BYTES,
-    REQUESTS,
+    OPERATIONS,
+    WATCH_OPERATIONS,
     Answer,
     Ask,
+    DigestReport,
     FleetView,
     GetFleet,
     GetHistory,
     GetModel,
     GetWatchStatus,
+    History,
     ListNotes,
     ModelInfo,
+    NoteOutcome,
+    Notes,
     RunDigest,
     SetNote,
+    WatchStatus,
 )
 from shared.wire.formats import MAX_QUESTION_CHARS
-from shared.wire.protocol import Codec, GetCapabilities, Message, message_tag
-from shared.wire.server import PeerCred, RefusedRequest, serve_unix
+from shared.wire.protocol import Capabilities, GetCapabilities, Message, message_tag
+from shared.wire.server import Handler, OperationHandler, PeerCred, RefusedRequest, dispatch, serve_unix
 
 if TYPE_CHECKING:
     import anthropic
@@ -161,7 +166,7 @@ def build_assistant(
     reader = reader or build_reader(settings, tool_policy)
     assistant = Assistant(
         reader=reader,
-        sink=ApprovalSocketSink(settings.approval_socket),
+        sink=approval_sink(settings.approval_socket),
         policy=policy,
         tool_policy=tool_policy,
         model_client=client if client is not None else model_client(settings),
@@ -196,7 +201,8 @@ class AssistantAudit:
         frame_bytes: int | None = None,
     ) -> None:
         log.warning("refused %s from uid %d (%s)", operation, peer.uid, code)
-        await self._sink.record(
+        await write_record(
+            self._sink,
             RecordRefusal(
                 operation=operation,
                 code=str(code),
@@ -205,7 +211,7 @@ class AssistantAudit:
                 pid=peer.pid,
                 field=field,
                 frame_bytes=frame_bytes,
-            )
+            ),
         )
 
     async def page_refused(
@@ -221,7 +227,8 @@ class AssistantAudit:
         ``session_not_yours`` the uid that signed in; the refusals of this uid left without a
         row since its last one)."""
         log.warning("ask page refused %s from uid %s (%s)", operation, uid, code)
-        await self._sink.record(
+        await write_record(
+            self._sink,
             RecordRefusal(
                 operation=operation,
                 code=str(code),
@@ -233,12 +240,14 @@ class AssistantAudit:
                 if code is not Code.SESSION_NOT_YOURS
                 else (-1 if signed_in_uid is None else signed_in_uid),
                 unrecorded_before=unrecorded_before,
-            )
+            ),
         )
 
     async def session_started(self, page_session: str, uid: int | None) -> None:
         """An ask page session began (the secret was right)."""
-        await self._sink.record(RecordPageSession(page_session=page_session, uid=-1 if uid is None else uid))
+        await write_record(
+            self._sink, RecordPageSession(page_session=page_session, uid=-1 if uid is None else uid)
+        )
 
     async def on_refused_peer(self, peer: PeerCred) -> None:
         """A peer whose uid and groups are not allowed (`serve_unix`'s hook)."""
@@ -251,52 +260,57 @@ class AssistantAudit:
         )
 
 
-def handler(assistant: Asker, audit: AssistantAudit | None = None, watch: Watch | None = None) -> Any:
+def handler(assistant: Asker, audit: AssistantAudit | None = None, watch: Watch | None = None) -> Handler:
     """The assistant.sock request handler; a refused question is recorded through `audit`;
     the watch's requests go to `watch` (None: refused with ``watch_not_ready``). (Length and
     language are the message's own caps: decoding refuses them.)"""
 
-    async def handle(request: Message, peer: PeerCred) -> Message:
-        if isinstance(request, GetCapabilities):
-            return capabilities()
-        if isinstance(request, GetFleet):
-            return FleetView(snapshot=await assistant.fleet())
-        if isinstance(request, GetModel):
-            return assistant.model_info
-        if isinstance(request, WATCH_REQUESTS):
-            if watch is None:
-                raise AssistantError(Code.WATCH_NOT_READY, "the watch is not running in this process")
-            return await answer_watch(watch, request, peer.uid)
-        if isinstance(request, Ask):
-            if not request.question.strip():
-                if audit is not None:
-                    await audit.refused(peer, message_tag(Ask), Code.INVALID_MESSAGE, field="$.question")
-                raise AssistantError(
-                    Code.INVALID_MESSAGE, f"a question is 1 to {MAX_QUESTION_CHARS} characters"
-                )
-            return await assistant.ask(request.question, request.language, asked_by=AskedBy(uid=peer.uid))
-        raise AssistantError(Code.UNKNOWN_MESSAGE, f"{type(request).__name__} is not served here")
+    async def ask(request: Ask, peer: PeerCred) -> Answer:
+        if not request.question.strip():
+            if audit is not None:
+                await audit.refused(peer, message_tag(Ask), Code.INVALID_MESSAGE, field="$.question")
+            raise AssistantError(Code.INVALID_MESSAGE, f"a question is 1 to {MAX_QUESTION_CHARS} characters")
+        return await assistant.ask(request.question, request.language, asked_by=AskedBy(uid=peer.uid))
 
-    return handle
+    async def fleet(request: GetFleet, peer: PeerCred) -> FleetView:
+        return FleetView(snapshot=await assistant.fleet())
+
+    async def model(request: GetModel, peer: PeerCred) -> ModelInfo:
+        return assistant.model_info
+
+    async def manifest(request: GetCapabilities, peer: PeerCred) -> Capabilities:
+        return capabilities()
+
+    own = {Ask: ask, GetFleet: fleet, GetModel: model, GetCapabilities: manifest}
+    return dispatch(OPERATIONS, {**own, **watch_handlers(watch)})
 
 
-WATCH_REQUESTS: Final = (GetWatchStatus, GetHistory, RunDigest, SetNote, ListNotes)
-"""The watch's requests on assistant.sock."""
+def watch_handlers(watch: Watch | None) -> dict[type[Message], OperationHandler]:
+    """The watch's operations (`shared.wire.assistant.WATCH_OPERATIONS`), each answered by the
+    watch (`services.assistant.watch.answers`); with no watch, each refused (``watch_not_ready``)."""
+    if watch is None:
 
+        async def not_ready(request: Message, peer: PeerCred) -> Message:
+            raise AssistantError(Code.WATCH_NOT_READY, "the watch is not running in this process")
 
-async def answer_watch(watch: Watch, request: Message, uid: int) -> Message:
-    """One of `WATCH_REQUESTS`, answered by the watch (`services.assistant.watch.answers`)."""
-    if isinstance(request, GetWatchStatus):
+        return {row.request: not_ready for row in WATCH_OPERATIONS}
+
+    async def status(request: GetWatchStatus, peer: PeerCred) -> WatchStatus:
         return answers.status(watch)
-    if isinstance(request, GetHistory):
+
+    async def history(request: GetHistory, peer: PeerCred) -> History:
         return await answers.history(watch, request.days, request.language)
-    if isinstance(request, RunDigest):
+
+    async def digest(request: RunDigest, peer: PeerCred) -> DigestReport:
         return await answers.digest_now(watch, post=request.post, language=request.language)
-    if isinstance(request, SetNote):
-        return await answers.set_note(watch, request.room, request.text, clear=request.clear, uid=uid)
-    if isinstance(request, ListNotes):
+
+    async def note(request: SetNote, peer: PeerCred) -> NoteOutcome:
+        return await answers.set_note(watch, request.room, request.text, clear=request.clear, uid=peer.uid)
+
+    async def notes(request: ListNotes, peer: PeerCred) -> Notes:
         return await answers.list_notes(watch, request.room, request.search)
-    raise AssistantError(Code.UNKNOWN_MESSAGE, f"{type(request).__name__} is not served here")
+
+    return {GetWatchStatus: status, GetHistory: history, RunDigest: digest, SetNote: note, ListNotes: notes}
 
 
 @contextlib.asynccontextmanager
@@ -310,16 +324,16 @@ async def assistant_side(
     Raises:
         ProtocolError: ``socket_in_use`` (another assistant is running).
     """
-    audit = AssistantAudit(sink or ApprovalSocketSink(settings.approval_socket))
+    audit = AssistantAudit(sink or approval_sink(settings.approval_socket))
     server = await serve_unix(
         settings.assistant_socket,
         handler(assistant, audit, watch),
-        codec=Codec(REQUESTS),
+        codec=OPERATIONS.codec,
         allowed_uids=settings.assistant_uids,
         allowed_gids=settings.assistant_gids,
         on_refused_peer=audit.on_refused_peer,
         on_refused_request=audit.on_refused_request,
-        max_frame_bytes=FLEET_FRAME_BYTES,
+        max_frame_bytes=OPERATIONS.frame_bytes,
     )
     try:
         yield

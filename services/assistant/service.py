@@ -42,7 +42,7 @@ from services.assistant.language import choose, note, proposal_line
 from services.assistant.loop import LoopResult, ModelLoop, TextSink
 from services.assistant.pipeline import NotesSource, Reader, ToolRunner, TurnRecord
 from services.assistant.prompt import first_message
-from services.assistant.proposals import ProposalSink
+from services.assistant.proposals import ProposalSink, write_record
 from services.assistant.tools import offered_names, tool_definitions
 from shared.epiphan.attention import thresholds_from_policy
 from shared.epiphan.fleet import FleetSnapshot
@@ -52,7 +52,14 @@ from shared.policy.loader import Policy, ToolPolicy
 from shared.text.catalogue import N_, translate
 from shared.text.change_words import change_in, not_proposed, why
 from shared.text.languages import language_of
-from shared.wire.approval import MAX_RECORDED_PROPOSALS, AskTokens, ProposalState, RecordAsk
+from shared.wire.approval import (
+    MAX_RECORDED_PROPOSALS,
+    AskTokens,
+    ExpireTurn,
+    GetProposalState,
+    ProposalState,
+    RecordAsk,
+)
 from shared.wire.assistant import Answer, AnsweredBy, ModelInfo, ProposalLine, RefusalLine
 
 log = logging.getLogger(__name__)
@@ -88,7 +95,7 @@ class Assistant:
 
     Args:
         reader: the guarded read client holding the read sign-in.
-        sink: where proposals and the ``ask`` record go (`proposals.ApprovalSocketSink` in
+        sink: where proposals and the ``ask`` record go (`proposals.approval_sink` in
             production).
         policy, tool_policy: the loaded policies.
         model_client: an ``anthropic.AsyncAnthropic``, or None (no key: keyword answers only).
@@ -292,7 +299,7 @@ class Assistant:
 
     async def _expire(self, turn_id: str) -> int:
         try:
-            return await self._sink.expire_turn(turn_id)
+            return (await self._sink.call(ExpireTurn(turn_id=turn_id))).count
         except FleetwatchError as exc:
             log.error("could not expire the turn's proposals (%s)", exc.code)
             return 0
@@ -301,7 +308,7 @@ class Assistant:
         self, proposal_id: str, tool: str, lang: str, names: dict[str, str], *, existing: bool = False
     ) -> ProposalLine:
         try:
-            state: ProposalState | None = await self._sink.state(proposal_id)
+            state: ProposalState | None = await self._sink.call(GetProposalState(proposal_id=proposal_id))
         except FleetwatchError as exc:
             log.warning("the state of %s could not be read for its line (%s)", proposal_id, exc.code)
             state = None
@@ -348,4 +355,4 @@ class Assistant:
             sum(record.tools.values()),
             len(record.proposals),
         )
-        await self._sink.record(asked)
+        await write_record(self._sink, asked)

@@ -8,20 +8,23 @@ and assistant.sock through `shared.wire.approval.ApprovalClient` and
 
 Layers (each may import the ones above it and `shared.*`)::
 
-    output.py           printing for a terminal: JSON through `shared.text.display.safe_json`
-    admin_words.py      pending, pending show and audit tail in words, aligned, in the
-                        operator's language and time zone (pure)
-    supervise.py        supervisord: the configuration, start, stop, wait (no command line)
-    doctor.py           pure checks of the facts doctor gathered, and their rendering
-    fleet_view.py       the fleet as a table and as JSON (names made visible)
-    commands_watch.py   history, digest, note, notes, status --check (the watch, on assistant.sock)
-    | commands_tools.py tools diff: Epiphan's tool list against the reviewed policy (doctor too)
-    commands_admin.py   pending, deny, deny-all, pause, resume, audit, status, propose
-    commands_ask.py     ask
-    commands_capture.py capture: every read tool once, redacted with stable placeholders
-    commands_doctor.py  doctor: gathers the facts (settings, slots, sockets, ports)
-    commands_fleet.py   fleet
-    commands_signin.py  login, logout
+    output.py  admin_words.py  supervise.py  doctor.py  fleet_view.py
+                        printing for a terminal: JSON through `shared.text.display.safe_json` |
+                        pending, pending show and audit tail in words, aligned, in the
+                        operator's language and time zone (pure) | supervisord: the
+                        configuration, start, stop, wait (no command line) | pure checks of the
+                        facts doctor gathered, and their rendering | the fleet as a table and as
+                        JSON (names made visible)
+    commands_watch.py  commands_tools.py
+                        history, digest, note, notes, status --check (the watch, on
+                        assistant.sock) | tools diff: Epiphan's tool list against the reviewed
+                        policy (doctor too)
+    commands_admin.py  commands_ask.py  commands_capture.py
+    | commands_doctor.py  commands_fleet.py  commands_signin.py
+                        pending, deny, deny-all, pause, resume, audit, status, propose | ask |
+                        capture: every read tool once, redacted with stable placeholders |
+                        doctor: gathers the facts (settings, slots, sockets, ports) | fleet |
+                        login, logout
     commands_up.py      up, down, demo (the lab in demo mode: `services.lab`'s scenario)
     main.py             the parser and ``main`` (``fleetwatch lab`` hands over to the lab)
 

@@ -38,13 +38,24 @@ from shared.text.catalogue import C_, N_, Moment, Words
 from shared.text.change_words import change, change_in
 from shared.text.display import visible
 from shared.wire.approval import (
+    Acknowledge,
     ApprovalClient,
     AuditReport,
+    AuditTail,
+    AuditVerify,
     DenialPause,
+    Deny,
+    DenyAll,
+    GetStatus,
+    InspectProposal,
+    LiftDenialPauses,
+    ListPending,
+    SetKillSwitch,
+    ShowProposal,
     Status,
     SubmitProposal,
 )
-from shared.wire.executor import Inspection
+from shared.wire.executor import Inspection, ListWritable
 from shared.wire.formats import PROPOSAL_ID
 from shared.wire.protocol import Message
 
@@ -221,7 +232,7 @@ async def room_names(client: ApprovalClient) -> dict[str, str]:
     channel <n> name``), read afresh through the executor (``ListWritable``), so a list names
     rooms in words; empty when that read fails (the rooms are then named by device ID)."""
     try:
-        writable = await client.list_writable()
+        writable = await client.call(ListWritable())
     except FleetwatchError:
         return {}
     names = {}
@@ -235,7 +246,7 @@ async def room_names(client: ApprovalClient) -> dict[str, str]:
 async def pending_list(args: argparse.Namespace) -> int:
     """``fleetwatch pending list``."""
     client = approval_client()
-    reply = await client.list_pending()
+    reply = await client.call(ListPending())
     if args.json:
         print_json(reply)
     else:
@@ -267,7 +278,7 @@ def proposal_id_of(args: argparse.Namespace) -> str:
 async def pending_show(args: argparse.Namespace) -> int:
     """``fleetwatch pending show ID``."""
     client = approval_client()
-    reply = await client.show(proposal_id_of(args))
+    reply = await client.call(ShowProposal(proposal_id=proposal_id_of(args)))
     if args.json:
         print_json(reply)
     else:
@@ -277,7 +288,7 @@ async def pending_show(args: argparse.Namespace) -> int:
 
 async def deny(args: argparse.Namespace) -> int:
     """``fleetwatch deny ID``."""
-    reply = await approval_client().deny(proposal_id_of(args))
+    reply = await approval_client().call(Deny(proposal_id=proposal_id_of(args)))
     _out(
         args, reply, view_of(args).text(N_("Denied %(id)s. Nothing ran."), id=visible(reply.proposal_id, 40))
     )
@@ -286,7 +297,7 @@ async def deny(args: argparse.Namespace) -> int:
 
 async def deny_all(args: argparse.Namespace) -> int:
     """``fleetwatch deny-all``."""
-    reply = await approval_client().deny_all()
+    reply = await approval_client().call(DenyAll())
     _out(
         args,
         reply,
@@ -297,7 +308,7 @@ async def deny_all(args: argparse.Namespace) -> int:
 
 async def pause(args: argparse.Namespace) -> int:
     """``fleetwatch pause``: turn the kill switch on."""
-    reply = await approval_client().set_kill_switch(True)
+    reply = await approval_client().call(SetKillSwitch(on=True))
     words = N_("Writes paused: the executor refuses every write until `fleetwatch resume`.")
     _out(args, reply, view_of(args).text(words))
     return 0
@@ -316,13 +327,13 @@ async def resume(args: argparse.Namespace) -> int:
     if not args.denials:
         if args.tool is not None:
             raise CtlError(Code.INVALID_ARGUMENTS, Words.of(N_("TOOL and ROOM go with --denials")))
-        reply = await approval_client().set_kill_switch(False)
+        reply = await approval_client().call(SetKillSwitch(on=False))
         words = N_("Writes resumed: each change still needs a person's approval on the page.")
         _out(args, reply, view_of(args).text(words))
         return 0
     if (args.tool is None) != (args.room is None):
         raise CtlError(Code.INVALID_ARGUMENTS, Words.of(N_("name both TOOL and ROOM, or neither")))
-    lifted = await approval_client().lift_denial_pauses(tool=args.tool, room=args.room)
+    lifted = await approval_client().call(LiftDenialPauses(tool=args.tool, room=args.room))
     _out(args, lifted, render_lifted(view_of(args), lifted.pauses))
     return 0
 
@@ -346,7 +357,7 @@ def render_lifted(view: admin_words.View, pauses: Sequence[DenialPause]) -> str:
 async def acknowledge(args: argparse.Namespace) -> int:
     """``fleetwatch acknowledge ID``: an operator has looked at a change that ended unknown or was
     not verified; its rooms may get new proposals again (audited)."""
-    reply = await approval_client().acknowledge(args.proposal_id)
+    reply = await approval_client().call(Acknowledge(proposal_id=args.proposal_id))
     view = view_of(args)
     what = change_in(reply.tool, reply.action, reply.target_names, reply.targets, view.language)
     _out(
@@ -367,7 +378,7 @@ async def acknowledge(args: argparse.Namespace) -> int:
 
 async def audit_tail(args: argparse.Namespace) -> int:
     """``fleetwatch audit tail [-n N]``."""
-    reply = await approval_client().audit_tail(args.n)
+    reply = await approval_client().call(AuditTail(limit=args.n))
     _out(args, reply, admin_words.render_audit(view_of(args), reply.rows))
     return 0
 
@@ -422,7 +433,7 @@ def render_audit_report(view: admin_words.View, report: AuditReport) -> str:
 async def audit_verify(args: argparse.Namespace) -> int:
     """``fleetwatch audit verify``: each writing service checks the log with its own key and
     anchor; exit 1 when it does not verify or a service could not check it."""
-    reply = await approval_client(timeout_seconds=AUDIT_TIMEOUT_SECONDS).audit_verify()
+    reply = await approval_client(timeout_seconds=AUDIT_TIMEOUT_SECONDS).call(AuditVerify())
     _out(args, reply, render_audit_report(view_of(args), reply))
     return 0 if reply.ok else 1
 
@@ -473,7 +484,7 @@ async def status(args: argparse.Namespace) -> int:
     if args.check:
         return await commands_watch.status_check(args)
     if args.json:
-        print_json(await approval_client().status())
+        print_json(await approval_client().call(GetStatus()))
         return 0
     # The three asks at once (supervisord, approval.sock, assistant.sock), printed in order.
     settings = load_settings()
@@ -481,7 +492,7 @@ async def status(args: argparse.Namespace) -> int:
     processes = asyncio.ensure_future(processes_words(settings, view))
     watching = asyncio.ensure_future(commands_watch.watch_status(settings))
     try:
-        reply = await approval_client().status()
+        reply = await approval_client().call(GetStatus())
     finally:
         lines = await processes  # printed first, also when approval_web does not answer
         if lines:
@@ -557,12 +568,14 @@ async def propose(args: argparse.Namespace) -> int:
     arguments = parse_arg_values(args.arg or (), rule.arguments_schema if rule else None)
     client = approval_client(timeout_seconds=PROPOSE_TIMEOUT_SECONDS)
     view = view_of(args)
-    for warning in propose_warnings(view, await client.status()):
+    for warning in propose_warnings(view, await client.call(GetStatus())):
         print(warning, file=sys.stderr)
     message = SubmitProposal(tool=args.tool, arguments=arguments, reason=args.reason, proposed_by="operator")
-    reply = await client.submit(message)
+    reply = await client.call(message)
     try:
-        warnings = inspection_warnings(view, await client.inspect(reply.proposal_id))
+        warnings = inspection_warnings(
+            view, await client.call(InspectProposal(proposal_id=reply.proposal_id))
+        )
     except FleetwatchError as exc:
         warnings = [
             view.text(

@@ -52,7 +52,7 @@ async def ask(args: argparse.Namespace) -> int:
     """Send one question; print the answer."""
     settings = load_settings()
     message = Ask(question=args.question, language=args.language)
-    reply = await AssistantClient(settings.assistant_socket).ask(message, timeout_seconds=args.timeout)
+    reply = await AssistantClient(settings.assistant_socket).call(message, timeout_seconds=args.timeout)
     if args.json:
         print_json(reply)
     else:

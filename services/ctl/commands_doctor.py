@@ -53,9 +53,11 @@ from shared.private_files import UnsafePath
 from shared.text.catalogue import Words, keyed
 from shared.text.languages import language_of
 from shared.web.loopback_peer import LISTEN, read_tables, table_rows
-from shared.wire.approval import ApprovalClient, Status
-from shared.wire.assistant import AssistantClient, ModelInfo, WatchStatus
+from shared.wire.approval import ApprovalClient, GetStatus, Status
+from shared.wire.assistant import AssistantClient, GetFleet, GetModel, GetWatchStatus, ModelInfo, WatchStatus
 from shared.wire.client import CallError, SocketClient
+from shared.wire.executor import ListWritable
+from shared.wire.protocol import GetCapabilities
 
 if TYPE_CHECKING:
     from shared.policy.model import ToolPolicy
@@ -168,7 +170,7 @@ async def probe(facts: SocketFacts, allowed: bool) -> Probe:
     if facts.state != "present" or not facts.connectable:
         return Probe(facts.service, "unreachable", probe_detail("denied"))
     try:
-        await SocketClient(facts.path, timeout_seconds=PROBE_SECONDS).capabilities()
+        await SocketClient(facts.path, timeout_seconds=PROBE_SECONDS).call(GetCapabilities())
     except CallError as exc:
         answer = "refused" if exc.code is Code.PEER_NOT_ALLOWED else "down"
         return Probe(facts.service, answer, str(exc.code), exc.message)
@@ -198,7 +200,7 @@ async def queue_status(facts: SocketFacts, allowed: bool) -> tuple[Status | None
     if why_not is not None:
         return None, why_not
     try:
-        return await ApprovalClient(facts.path, timeout_seconds=PROBE_SECONDS).status(), None
+        return await ApprovalClient(facts.path, timeout_seconds=PROBE_SECONDS).call(GetStatus()), None
     except CallError as exc:
         return None, str(exc.code)
 
@@ -209,7 +211,7 @@ async def running_model(facts: SocketFacts, allowed: bool) -> tuple[ModelInfo | 
     if why_not is not None:
         return None, why_not
     try:
-        return await AssistantClient(facts.path, timeout_seconds=PROBE_SECONDS).get_model(), None
+        return await AssistantClient(facts.path, timeout_seconds=PROBE_SECONDS).call(GetModel()), None
     except CallError as exc:
         return None, str(exc.code)
 
@@ -220,7 +222,7 @@ async def watch_status(facts: SocketFacts, allowed: bool) -> tuple[WatchStatus |
     if why_not is not None:
         return None, why_not
     try:
-        return await AssistantClient(facts.path, timeout_seconds=PROBE_SECONDS).watch_status(), None
+        return await AssistantClient(facts.path, timeout_seconds=PROBE_SECONDS).call(GetWatchStatus()), None
     except CallError as exc:
         return None, str(exc.code)
 
@@ -280,7 +282,7 @@ async def prove_read(
         return LiveProof("assistant", "skipped", detail=probe_detail("neither"))
     client = AssistantClient(settings.assistant_socket, timeout_seconds=LIVE_SECONDS)
     try:
-        snapshot = await client.fleet()
+        snapshot = (await client.call(GetFleet())).snapshot
     except CallError as exc:
         outcome = "refused" if exc.code in REFUSED_BY_EPIPHAN else "failed"
         return LiveProof(
@@ -297,7 +299,7 @@ async def prove_sandbox(settings: Settings, summary: Mapping[str, Any], allowed:
         return LiveProof("executor", "skipped", detail=probe_detail("not_approval"))
     client = ApprovalClient(settings.approval_socket, timeout_seconds=LIVE_SECONDS)
     try:
-        writable = await client.list_writable()
+        writable = await client.call(ListWritable())
     except CallError as exc:
         if exc.code is Code.FENCE_NOT_CONFIGURED:
             return LiveProof("executor", "skipped", detail=probe_detail("no_fence"))

@@ -34,7 +34,8 @@ from shared.config import Settings, load_settings
 from shared.epiphan.slots import SlotError, read_slot
 from shared.errors import Code
 from shared.wire.approval import ApprovalClient
-from shared.wire.assistant import AssistantClient
+from shared.wire.assistant import AssistantClient, GetFleet
+from shared.wire.executor import ListWritable
 
 if TYPE_CHECKING:
     from shared.epiphan.fleet import FleetSnapshot
@@ -75,7 +76,8 @@ async def read_snapshot(settings: Settings, tool_policy: ToolPolicy) -> FleetSna
             settings.read_token_file, settings.epiphan_mcp_url, tool_policy.read_tools
         ) as reader:
             return await reader.snapshot()
-    return await AssistantClient(settings.assistant_socket, timeout_seconds=FLEET_TIMEOUT_SECONDS).fleet()
+    client = AssistantClient(settings.assistant_socket, timeout_seconds=FLEET_TIMEOUT_SECONDS)
+    return (await client.call(GetFleet())).snapshot
 
 
 def show(snapshot: FleetSnapshot, policy: Policy, as_json: bool, language: Language = "en") -> None:
@@ -126,7 +128,7 @@ async def writable(args: argparse.Namespace) -> int:
 
     settings = load_settings()
     client = ApprovalClient(settings.approval_socket, timeout_seconds=WRITABLE_TIMEOUT_SECONDS)
-    reply = await client.list_writable()
+    reply = await client.call(ListWritable())
     tools, observe = proposable(settings)
     if args.json:
         print_json({**msgspec.to_builtins(reply), "proposable_tools": [tool for tool, _ in tools]})

@@ -24,6 +24,7 @@ from shared.text.catalogue import N_, Words, say_text, translate
 from shared.text.change_words import why
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES, Language
+from shared.wire.approval import Acknowledge, GetStatus, LiftDenialPauses
 from shared.wire.assistant import Answer, Ask, AssistantClient
 
 if TYPE_CHECKING:
@@ -251,7 +252,7 @@ async def clean_queue(settings: Settings, language: Language) -> list[str]:
 
     view = view_for(language, language, settings.timezone)
     client = approval_client(timeout_seconds=ADMIN_SECONDS)
-    lifted = await client.lift_denial_pauses(actor="demo")
+    lifted = await client.call(LiftDenialPauses(actor="demo"))
     said = [
         view.text(
             N_("Lifted a denial pause left from an earlier demo: %(pause)s."),
@@ -259,8 +260,8 @@ async def clean_queue(settings: Settings, language: Language) -> list[str]:
         )
         for p in lifted.pauses
     ]
-    for change in (await client.status()).unsettled:
-        await client.acknowledge(change.proposal_id, actor="demo")
+    for change in (await client.call(GetStatus())).unsettled:
+        await client.call(Acknowledge(proposal_id=change.proposal_id, actor="demo"))
         said.append(
             view.text(
                 N_(
@@ -325,7 +326,7 @@ async def demo(args: argparse.Namespace) -> int:
     print()
     print(say(N_("Asking the assistant: %(question)s"), question=question))
     print()
-    answer = await AssistantClient(settings.assistant_socket).ask(
+    answer = await AssistantClient(settings.assistant_socket).call(
         Ask(question=question, language=lang), timeout_seconds=ASK_SECONDS
     )
     print(render_answer(answer))

@@ -41,9 +41,13 @@ from shared.text.wording import PRIORITY_WORDS
 from shared.wire.assistant import (
     MAX_HISTORY_DAYS,
     AssistantClient,
+    GetHistory,
+    GetWatchStatus,
     History,
+    ListNotes,
     NoteOutcome,
     RoomNote,
+    RunDigest,
     SetNote,
     WatchStatus,
 )
@@ -165,7 +169,7 @@ async def status_check(args: argparse.Namespace) -> int:
     """``fleetwatch status --check``: 0 when the heartbeat is alive, else 1 (one line either way)."""
     view = view_of(args)
     try:
-        status = await assistant_client(load_settings()).watch_status()
+        status = await assistant_client(load_settings()).call(GetWatchStatus())
     except CallError as exc:
         if args.json:
             print_json({"alive": False, "code": str(exc.code), "message": exc.message})
@@ -182,7 +186,7 @@ async def status_check(args: argparse.Namespace) -> int:
 async def watch_status(settings: Settings) -> WatchStatus | None:
     """The watch's status for ``fleetwatch status`` (None when the assistant does not answer)."""
     try:
-        return await assistant_client(settings).watch_status()
+        return await assistant_client(settings).call(GetWatchStatus())
     except CallError:
         return None
 
@@ -210,7 +214,7 @@ def history_words(view: admin_words.View, reply: History, days: int) -> str:
 async def history(args: argparse.Namespace) -> int:
     """``fleetwatch history [--days N]``."""
     view = view_of(args)
-    reply = await assistant_client(load_settings()).history(args.days, view.language)
+    reply = await assistant_client(load_settings()).call(GetHistory(days=args.days, language=view.language))
     if args.json:
         print_json(reply)
     else:
@@ -228,8 +232,8 @@ def posted_words(view: admin_words.View, posted: tuple[str, ...]) -> str:
 async def digest(args: argparse.Namespace) -> int:
     """``fleetwatch digest [--post]``."""
     view = view_of(args)
-    reply = await assistant_client(load_settings()).digest(
-        post=args.post, language=args.language, timeout_seconds=DIGEST_TIMEOUT_SECONDS
+    reply = await assistant_client(load_settings()).call(
+        RunDigest(post=args.post, language=args.language), timeout_seconds=DIGEST_TIMEOUT_SECONDS
     )
     if args.json:
         print_json(reply)
@@ -258,7 +262,7 @@ async def note(args: argparse.Namespace) -> int:
         )
     view = view_of(args)
     message = SetNote(room=args.room, text=" ".join(args.text or ()), clear=args.clear)
-    reply = await assistant_client(load_settings()).set_note(message)
+    reply = await assistant_client(load_settings()).call(message)
     if args.json:
         print_json(reply)
     elif reply.note is not None:
@@ -292,7 +296,9 @@ def notes_words(view: admin_words.View, notes: tuple[RoomNote, ...], uid: int) -
 
 async def notes(args: argparse.Namespace) -> int:
     """``fleetwatch notes [ROOM] [--search TEXT]``."""
-    reply = await assistant_client(load_settings()).notes(args.room or None, args.search or None)
+    reply = await assistant_client(load_settings()).call(
+        ListNotes(room=args.room or None, search=args.search or None)
+    )
     if args.json:
         print_json(reply)
     else:

@@ -17,6 +17,8 @@ What it holds, and nobody else:
 
 Layers (each may import the ones above it, and `shared.*`)::
 
+    facts.py         pure: the binding facts a card shows that decide what a write does, their
+                     hash, and the stream endpoints' secret digest
     checks.py        pure checks over frozen data: the seal, policy, fence, membership,
                      stream, fingerprint, event, disruptive rule -> the first Refusal
     world.py         the fresh reads through the guarded read client over the sandbox sign-in
@@ -29,7 +31,8 @@ Layers (each may import the ones above it, and `shared.*`)::
     executions.py    the executor's rows in the store: the claim of a consumed approval, the
                      outcome, the verification, recovery after a crash (one transaction each)
     kill_switch.py   the kill switch as the executor trusts it: only a state it sealed under
-                     its own audit key (fails closed)
+                     its own audit key (fails closed); what it uses of `Runtime` is its own
+                     `Holder` type, so it never imports runtime.py
     runtime.py       what operations share: settings, store + lock, key, clock, timeouts,
                      the policy as it is now, a fresh sandbox connection
     prepare.py       Prepare: bind a proposal to the sandbox team as it is, and seal it

@@ -32,8 +32,7 @@ from shared.store.approvals import EXECUTOR_ACTOR, end_stranded, expire_all_pend
 from shared.store.audit_seal import EXECUTOR, Keyring, load_key
 from shared.store.audit_witness import Witness
 from shared.store.db import migrate, open_store
-from shared.wire.executor import REQUESTS
-from shared.wire.protocol import Codec
+from shared.wire.executor import OPERATIONS
 from shared.wire.server import serve_unix
 
 log = logging.getLogger("services.executor")
@@ -72,7 +71,7 @@ async def run(settings: Settings, *, call_timeout_seconds: float) -> int:
         server = await serve_unix(
             settings.executor_socket,
             service.handle,
-            codec=Codec(REQUESTS),
+            codec=OPERATIONS.codec,
             allowed_uids=settings.executor_uids,
             allowed_gids=settings.executor_gids,
             mode=0o660,

@@ -124,19 +124,9 @@ def sealed_record(
             "The proposal's seal does not verify: it was changed in the store, or prepared before "
             "the executor last restarted. Nothing ran; propose it again.",
         )
-    mine = {
-        "proposal_id": record.proposal_id,
-        "tool": record.tool,
-        "arguments": record.arguments,
-        "targets": list(record.targets),
-        "fingerprint": msgspec.to_builtins(record.fingerprint),
-        "fingerprint_hash": fingerprint_hash(record.fingerprint),
-        "schema_version": record.schema_version,
-        "slot": record.slot,
-        "reason": record.reason,
-    }
+    mine = {**msgspec.to_builtins(record), "fingerprint_hash": fingerprint_hash(record.fingerprint)}
     theirs = {"proposal_id": proposal_id, **{k: stored.get(k) for k in mine if k != "proposal_id"}}
-    theirs["targets"] = list(theirs["targets"] or [])
+    theirs["targets"] = tuple(theirs["targets"] or ())
     differing = sorted(k for k in mine if mine[k] != theirs[k])
     if differing:
         return Refusal(
@@ -182,18 +172,12 @@ def approved_record(
 
 def sealed_proposal(row: ProposalRow, key: bytes) -> BoundRecord | Refusal:
     """`sealed_record` over a stored proposal row (its bound record, seal and copies)."""
-    stored = {
-        "tool": row.tool,
-        "arguments": row.arguments,
-        "targets": list(row.targets),
-        "fingerprint": row.fingerprint,
-        "fingerprint_hash": row.fingerprint_hash,
-        "schema_version": row.schema_version,
-        "slot": row.slot,
-        "reason": row.reason,
-    }
     return sealed_record(
-        proposal_id=row.id, stored=stored, record_data=row.bound_record, seal_hex=row.seal, key=key
+        proposal_id=row.id,
+        stored=msgspec.structs.asdict(row),
+        record_data=row.bound_record,
+        seal_hex=row.seal,
+        key=key,
     )
 
 

@@ -42,6 +42,7 @@ and the outcome leaves ``running``; its next start records ``unknown`` (never re
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from services.executor import ExecutorError
 from services.executor.checks import (
@@ -49,11 +50,10 @@ from services.executor.checks import (
     Refusal,
     approved_record,
     facts_refusal,
-    state_refusal,
 )
-from services.executor.executions import claim_approval, finish_execution, record_verification
+from services.executor.executions import claim_approval, finish_execution
 from services.executor.inspection import world_facts
-from services.executor.recheck import verify_after_write
+from services.executor.recheck import record_verdict, verify_after_write
 from services.executor.runtime import Runtime, db_time
 from services.executor.verify import Verdict
 from services.executor.world import raise_refusal, read_and_check
@@ -161,15 +161,7 @@ async def _run_claimed(
                 seen = Observed(
                     states=world.states, events=world.reads.events, devices=listed.devices, now=rt.clock()
                 )
-                raise_refusal(
-                    state_refusal(
-                        record,
-                        standing.proposed,
-                        tool_policy=standing.tool_policy,
-                        lead_minutes=standing.policy.lead_minutes,
-                        seen=seen,
-                    )
-                )
+                raise_refusal(standing.state_refusal(record, seen))
                 raise_refusal(
                     facts_refusal(
                         world_facts(record, standing.tool_policy, listed, world.endpoints, world.reads),
@@ -180,30 +172,12 @@ async def _run_claimed(
                 await reader.definition_check(record.tool)
                 wrote_at, sent = rt.clock(), True
                 outcome = await WriteClient(reader.last_used).write_once(record.tool, record.arguments)
-                if outcome.code is not None:  # Epiphan refused before acting (plan): nothing ran
-                    async with rt.db:
-                        await finish_execution(
-                            rt.conn,
-                            execution_id,
-                            outcome="refused",
-                            refusal_code=outcome.code,
-                            message=outcome.message,
-                        )
-                    return _report(
-                        execution_id,
-                        record.proposal_id,
-                        "refused",
-                        code=outcome.code,
-                        message=outcome.message,
-                    )
-                async with rt.db:
-                    await finish_execution(
-                        rt.conn,
-                        execution_id,
-                        outcome=outcome.outcome,
-                        message=outcome.message,
-                        detail=outcome.detail,
-                    )
+                if outcome.code is not None:  # Epiphan refused before acting (plan): nothing ran, a refusal
+                    sent = False
+                    raise ExecutorError(outcome.code, outcome.message)
+                await _finish(
+                    rt, execution_id, outcome.outcome, message=outcome.message, detail=outcome.detail
+                )
                 verdict, seen_at = await verify_after_write(
                     reader,
                     record,
@@ -216,19 +190,9 @@ async def _run_claimed(
         except ExecutorError as exc:
             if sent:
                 raise
-            async with rt.db:
-                await finish_execution(
-                    rt.conn, execution_id, outcome="refused", refusal_code=exc.code, message=exc.message
-                )
+            await _finish(rt, execution_id, "refused", refusal_code=exc.code, message=exc.message)
             return _report(execution_id, record.proposal_id, "refused", code=exc.code, message=exc.message)
-        async with rt.db:
-            await record_verification(
-                rt.conn,
-                execution_id,
-                verification=verdict.verification,
-                detail=verdict.detail,
-                observed_at=verified_at,
-            )
+        await record_verdict(rt, execution_id, verdict, verified_at)
         return _report(
             execution_id,
             record.proposal_id,
@@ -240,17 +204,20 @@ async def _run_claimed(
         )
     except Exception:  # the boundary of one claimed execution: logged, then recorded, never retried
         log.exception("execution %s failed", execution_id)
-        async with rt.db:
-            if sent:
-                message = "The executor failed after sending the write; outcome unknown."
-                await finish_execution(rt.conn, execution_id, outcome="unknown", message=message)
-            else:
-                message = "The executor failed before the write; nothing ran."
-                await finish_execution(
-                    rt.conn,
-                    execution_id,
-                    outcome="refused",
-                    refusal_code=Code.INTERNAL_ERROR,
-                    message=message,
-                )
+        if sent:
+            await _finish(
+                rt,
+                execution_id,
+                "unknown",
+                message="The executor failed after sending the write; outcome unknown.",
+            )
+        else:
+            message = "The executor failed before the write; nothing ran."
+            await _finish(rt, execution_id, "refused", refusal_code=Code.INTERNAL_ERROR, message=message)
         raise
+
+
+async def _finish(rt: Runtime, execution_id: str, outcome: str, **recorded: Any) -> None:
+    """`finish_execution` under ``rt.db``: `outcome` and what else it records (keywords)."""
+    async with rt.db:
+        await finish_execution(rt.conn, execution_id, outcome=outcome, **recorded)

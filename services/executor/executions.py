@@ -1,8 +1,9 @@
 """Executions in the store: the executor's claim of a consumed approval, the outcome, the
 independent verification, and recovery after a crash.
 
-Used by the executor only (re-exported by `shared.store.approvals`). Each function is one
-`write_tx` that writes its audit row in the same transaction; times come from SQLite's clock.
+Used by the executor only. Each function is one `write_tx` that writes its audit row in the
+same transaction (`mark_executed` runs inside its caller's); times come from SQLite's clock.
+An approval refused at its claim is ended by the store's `end_unclaimed`, as the page's.
 
 An execution is ``running`` from the claim until `finish_execution` records ok | error |
 unknown | refused. An executor that dies in between leaves ``running``; its next start turns
@@ -29,7 +30,8 @@ from shared.store.approval_rows import (
     new_id,
     one_row,
 )
-from shared.store.db import append_audit, db_now, write_tx
+from shared.store.approvals import end_unclaimed
+from shared.store.db import StoreError, append_audit, db_now, write_tx
 
 CLAIM_SQL = """
 UPDATE approvals SET claimed = 1, claimed_at = :now
@@ -97,28 +99,14 @@ async def claim_approval(
             )
             return ClaimResult(True, approval_id, proposal_id, execution_id=execution_id, message="claimed")
         code = _claim_refusal(row, params, now)
-        claimed = row is not None and bool(row["claimed"])
-        ended = False
-        if not claimed:
-            await conn.execute(
-                "UPDATE approvals SET ended_code = coalesce(ended_code, ?) WHERE id = ?",
-                (str(code), approval_id),
-            )
-            ended = (
-                await conn.execute(
-                    "UPDATE proposals SET status = 'not_run', status_code = ?, decided_at = coalesce(decided_at, ?)"
-                    " WHERE id = ? AND status = 'approved'",
-                    (str(code), now, proposal_id),
-                )
-            ).rowcount == 1
-        exists = await one_row(conn, "SELECT 1 FROM proposals WHERE id = ?", (proposal_id,)) is not None
-        await audit_refusal(
+        await end_unclaimed(
             conn,
+            approval_id=approval_id,
+            proposal_id=proposal_id,
+            code=code,
             actor=EXECUTOR_ACTOR,
             operation="execute",
-            code=code,
-            proposal_id=proposal_id if exists else None,
-            detail={"approval_id": approval_id, "step": "claim", "not_run": ended, "claimed": claimed},
+            step="claim",
         )
         return ClaimResult(False, approval_id, proposal_id, code=code, message=MEANINGS[code])
 
@@ -161,7 +149,6 @@ async def finish_execution(
     if outcome not in OUTCOMES or (outcome == "refused") != (refusal_code is not None):
         raise ValueError(f"bad outcome {outcome!r} with refusal code {refusal_code!r}")
     detail_map = dict(detail or {})
-    code_text = str(refusal_code) if refusal_code is not None else None
     async with write_tx(conn):
         now = await db_now(conn)
         row = await one_row(
@@ -170,38 +157,34 @@ async def finish_execution(
         if row is None:
             return False
         proposal_id = row["proposal_id"]
+        if refusal_code is None:
+            await mark_executed(
+                conn,
+                execution_id,
+                proposal_id,
+                outcome,
+                detail_map,
+                now,
+                {"message": message, "detail": detail_map},
+            )
+            return True
         await conn.execute(
             "UPDATE executions SET outcome = ?, refusal_code = ?, detail_json = ?, finished_at = ? WHERE id = ?",
-            (outcome, code_text, canonical_json(detail_map).decode(), now, execution_id),
+            (outcome, str(refusal_code), canonical_json(detail_map).decode(), now, execution_id),
         )
-        if refusal_code is not None:
-            await conn.execute(
-                "UPDATE proposals SET status = 'not_run', status_code = ? WHERE id = ? AND status = 'approved'",
-                (code_text, proposal_id),
-            )
-            await audit_refusal(
-                conn,
-                actor=EXECUTOR_ACTOR,
-                operation="execute",
-                code=refusal_code,
-                message=message or None,
-                proposal_id=proposal_id,
-                detail={"execution_id": execution_id, "step": "after_claim"},
-            )
-        else:
-            await conn.execute("UPDATE proposals SET status = 'executed' WHERE id = ?", (proposal_id,))
-            await append_audit(
-                conn,
-                actor=EXECUTOR_ACTOR,
-                kind="outcome",
-                proposal_id=proposal_id,
-                detail={
-                    "execution_id": execution_id,
-                    "outcome": outcome,
-                    "message": message,
-                    "detail": detail_map,
-                },
-            )
+        await conn.execute(
+            "UPDATE proposals SET status = 'not_run', status_code = ? WHERE id = ? AND status = 'approved'",
+            (str(refusal_code), proposal_id),
+        )
+        await audit_refusal(
+            conn,
+            actor=EXECUTOR_ACTOR,
+            operation="execute",
+            code=refusal_code,
+            message=message or None,
+            proposal_id=proposal_id,
+            detail={"execution_id": execution_id, "step": "after_claim"},
+        )
     return True
 
 
@@ -246,6 +229,42 @@ async def record_verification(
         )
 
 
+async def mark_executed(
+    conn: aiosqlite.Connection,
+    execution_id: str,
+    proposal_id: str,
+    outcome: str,
+    detail: Mapping[str, Any],
+    now: str,
+    audit_detail: Mapping[str, Any],
+) -> None:
+    """Inside the caller's open write transaction: the write tool was called (or may have
+    been), so the execution ends with `outcome` (ok | error | unknown), `detail` stored as JSON
+    and ``finished_at`` `now`; its proposal becomes ``executed``; one ``outcome`` audit row
+    ``{execution_id, outcome, **audit_detail}``. THE one place this is written.
+
+    Raises:
+        ValueError: `outcome` is ``refused`` or not an outcome.
+        StoreError: ``internal_error`` when no transaction is open.
+    """
+    if outcome not in OUTCOMES - {"refused"}:
+        raise ValueError(f"not an outcome of a write: {outcome!r}")
+    if not conn.in_transaction:
+        raise StoreError(Code.INTERNAL_ERROR, "mark_executed runs inside the caller's write_tx")
+    await conn.execute(
+        "UPDATE executions SET outcome = ?, detail_json = ?, finished_at = ? WHERE id = ?",
+        (outcome, canonical_json(dict(detail)).decode(), now, execution_id),
+    )
+    await conn.execute("UPDATE proposals SET status = 'executed' WHERE id = ?", (proposal_id,))
+    await append_audit(
+        conn,
+        actor=EXECUTOR_ACTOR,
+        kind="outcome",
+        proposal_id=proposal_id,
+        detail={"execution_id": execution_id, "outcome": outcome, **audit_detail},
+    )
+
+
 RECOVERED_DETAIL = {"reason": "the executor stopped while this write was in flight; it is never retried"}
 
 
@@ -257,21 +276,6 @@ async def recover_running(conn: aiosqlite.Connection) -> int:
         async with conn.execute("SELECT id, proposal_id FROM executions WHERE outcome = 'running'") as cursor:
             rows = [(row["id"], row["proposal_id"]) async for row in cursor]
         for execution_id, proposal_id in rows:
-            await conn.execute(
-                "UPDATE executions SET outcome = 'unknown', detail_json = ?, finished_at = ? WHERE id = ?",
-                (canonical_json(RECOVERED_DETAIL).decode(), now, execution_id),
-            )
-            await conn.execute("UPDATE proposals SET status = 'executed' WHERE id = ?", (proposal_id,))
-            await append_audit(
-                conn,
-                actor=EXECUTOR_ACTOR,
-                kind="outcome",
-                proposal_id=proposal_id,
-                detail={
-                    "execution_id": execution_id,
-                    "outcome": "unknown",
-                    "recovered": True,
-                    **RECOVERED_DETAIL,
-                },
-            )
+            extra = {"recovered": True, **RECOVERED_DETAIL}
+            await mark_executed(conn, execution_id, proposal_id, "unknown", RECOVERED_DETAIL, now, extra)
     return len(rows)

@@ -29,7 +29,6 @@ from services.executor.checks import (
     find_endpoint,
     membership_refusal,
     sealed_proposal,
-    state_refusal,
     stream_refusal,
     target_states,
 )
@@ -206,13 +205,7 @@ def _world_refusal(
     if isinstance(states, Refusal):
         return states
     seen = Observed(states=states, events=reads.events, devices=listed.devices, now=rt.clock())
-    return state_refusal(
-        record,
-        standing.proposed,
-        tool_policy=standing.tool_policy,
-        lead_minutes=standing.policy.lead_minutes,
-        seen=seen,
-    )
+    return standing.state_refusal(record, seen)
 
 
 def _incomplete(proposal_id: str, refusal: Refusal, rt: Runtime) -> Inspection:

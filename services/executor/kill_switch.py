@@ -25,23 +25,23 @@ Pure parts: `judge` decides from the facts `read_facts` gathers.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import logging
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 import aiosqlite
 import msgspec
 
 from services.executor import ExecutorError
+from shared.config import Settings
 from shared.errors import Code, FleetwatchError
 from shared.private_files import read_private, write_private
-from shared.store.approval_rows import EXECUTOR_ACTOR, KILL_SWITCH_KIND, KILL_SWITCH_SEALED_KIND
+from shared.store.approval_rows import EXECUTOR_ACTOR, KILL_SWITCH_KIND, KILL_SWITCH_SEALED_KIND, one_row
 from shared.store.audit_seal import APPROVAL_WEB, EXECUTOR, AuditKey
+from shared.store.audit_witness import Witness
 from shared.store.db import append_audit, write_tx
-
-if TYPE_CHECKING:
-    from services.executor.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,18 @@ SEAL_KEY: Final = "kill_switch_seal"
 """The ``kv`` row holding the executor's seal."""
 PURPOSE: Final = "kill_switch"
 HIGH_WATER_FILE: Final = "kill-switch.json"
+
+
+class Holder(Protocol):
+    """What the kill switch uses of the executor's shared state (`services.executor.runtime.Runtime`
+    is one, without this module importing it): the store and the lock that serialises it, the
+    executor's audit key and anchor, and the settings (``keys_dir``, where its mark is kept)."""
+
+    settings: Settings
+    conn: aiosqlite.Connection
+    db: asyncio.Lock
+    audit_key: AuditKey | None
+    witness: Witness | None
 
 
 class HighWater(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -123,7 +135,7 @@ def _parse_seal(text: str | None) -> dict[str, Any] | None:
     return seal
 
 
-def _read_high_water(rt: Runtime) -> int | None:
+def _read_high_water(rt: Holder) -> int | None:
     try:
         raw = read_private(rt.settings.keys_dir / HIGH_WATER_FILE)
     except FileNotFoundError:
@@ -138,19 +150,14 @@ def _read_high_water(rt: Runtime) -> int | None:
         return None
 
 
-async def _one(conn: aiosqlite.Connection, sql: str, params: tuple[Any, ...] = ()) -> Any:
-    async with conn.execute(sql, params) as cursor:
-        return await cursor.fetchone()
-
-
-async def read_facts(rt: Runtime, key: AuditKey | None) -> Facts:
+async def read_facts(rt: Holder, key: AuditKey | None) -> Facts:
     """Gather `Facts` from the store (under ``rt.db``) and the executor's own mark."""
     async with rt.db:
-        kv = await _one(rt.conn, "SELECT value FROM kv WHERE key = ?", (SEAL_KEY,))
+        kv = await one_row(rt.conn, "SELECT value FROM kv WHERE key = ?", (SEAL_KEY,))
         seal = _parse_seal(None if kv is None else str(kv[0]))
         sealed_row = None
         if seal is not None:
-            row = await _one(
+            row = await one_row(
                 rt.conn,
                 "SELECT writer, kind, detail_json, fleetwatch_audit_check(writer, actor, hash, mac) AS mac_check"
                 " FROM audit WHERE seq = ?",
@@ -163,7 +170,7 @@ async def read_facts(rt: Runtime, key: AuditKey | None) -> Facts:
                     "detail": json.loads(row["detail_json"]),
                     "mac_ok": row["mac_check"] == "ok",
                 }
-        newest = await _one(
+        newest = await one_row(
             rt.conn,
             "SELECT seq, detail_json FROM audit WHERE kind = ? ORDER BY seq DESC LIMIT 1",
             (KILL_SWITCH_KIND,),
@@ -176,7 +183,7 @@ async def read_facts(rt: Runtime, key: AuditKey | None) -> Facts:
     return Facts(seal, mac_ok, sealed_row, newest_request, _read_high_water(rt))
 
 
-async def paused(rt: Runtime) -> bool:
+async def paused(rt: Holder) -> bool:
     """True unless the executor's own valid seal says writes may run (fails closed)."""
     is_paused, why = judge(await read_facts(rt, rt.audit_key))
     if is_paused and why != "sealed on":
@@ -184,7 +191,7 @@ async def paused(rt: Runtime) -> bool:
     return is_paused
 
 
-async def seal(rt: Runtime, request_seq: int, on: bool) -> None:
+async def seal(rt: Holder, request_seq: int, on: bool) -> None:
     """Seal the operator's request `request_seq` (turning writes `on`/off).
 
     Raises:
@@ -196,8 +203,10 @@ async def seal(rt: Runtime, request_seq: int, on: bool) -> None:
     if key is None:
         raise ExecutorError(Code.KILL_SWITCH_NOT_CONFIRMED, "the executor holds no audit key")
     async with rt.db, write_tx(rt.conn):
-        row = await _one(rt.conn, "SELECT writer, kind, detail_json FROM audit WHERE seq = ?", (request_seq,))
-        newest = await _one(rt.conn, "SELECT max(seq) FROM audit WHERE kind = ?", (KILL_SWITCH_KIND,))
+        row = await one_row(
+            rt.conn, "SELECT writer, kind, detail_json FROM audit WHERE seq = ?", (request_seq,)
+        )
+        newest = await one_row(rt.conn, "SELECT max(seq) FROM audit WHERE kind = ?", (KILL_SWITCH_KIND,))
         detail = json.loads(row["detail_json"]) if row is not None else None
         if (
             row is None

@@ -104,6 +104,21 @@ def _when(verdict: Verdict, which: str, seen_at: datetime, wrote_at: datetime) -
     return Verdict(verdict.verification, detail, verdict.read_failed)
 
 
+async def record_verdict(
+    rt: Runtime, execution_id: str, verdict: Verdict, observed_at: str, *, recheck: bool = False
+) -> None:
+    """`record_verification` of `verdict` under ``rt.db`` (`recheck`: a later fresh read)."""
+    async with rt.db:
+        await record_verification(
+            rt.conn,
+            execution_id,
+            verification=verdict.verification,
+            detail=verdict.detail,
+            observed_at=observed_at,
+            recheck=recheck,
+        )
+
+
 async def recheck(rt: Runtime, request: Recheck) -> Rechecked:
     """Judge the change `request` names on a fresh read; see the module doc.
 
@@ -122,15 +137,7 @@ async def recheck(rt: Runtime, request: Recheck) -> Rechecked:
             rt.reader(session, tool_policy), record, parse_db_text(execution.started_at)
         )
     observed_at = db_time(rt.clock())
-    async with rt.db:
-        await record_verification(
-            rt.conn,
-            execution.id,
-            verification=verdict.verification,
-            detail=verdict.detail,
-            observed_at=observed_at,
-            recheck=True,
-        )
+    await record_verdict(rt, execution.id, verdict, observed_at, recheck=True)
     return Rechecked(
         proposal_id=request.proposal_id,
         verification=verdict.verification,

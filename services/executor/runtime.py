@@ -20,7 +20,15 @@ from pathlib import Path
 import aiosqlite
 
 from services.executor import ExecutorError
-from services.executor.checks import Fence, Proposed, Refusal, fence_refusal, policy_refusal
+from services.executor.checks import (
+    Fence,
+    Observed,
+    Proposed,
+    Refusal,
+    fence_refusal,
+    policy_refusal,
+    state_refusal,
+)
 from services.executor.facts import secret_digest
 from services.executor.kill_switch import paused
 from services.executor.world import SandboxReader, sandbox_connection, sandbox_session
@@ -67,6 +75,17 @@ class Standing:
     tool_policy: ToolPolicy
     proposed: Proposed | None
     refusal: Refusal | None
+
+    def state_refusal(self, record: BoundRecord, seen: Observed) -> Refusal | None:
+        """`checks.state_refusal` of the checked call under this policy (it passed: `proposed`)."""
+        assert self.proposed is not None
+        return state_refusal(
+            record,
+            self.proposed,
+            tool_policy=self.tool_policy,
+            lead_minutes=self.policy.lead_minutes,
+            seen=seen,
+        )
 
 
 @dataclass

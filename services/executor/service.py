@@ -1,5 +1,4 @@
-"""executor.sock's handler: Prepare, Inspect, Execute, Health, ListWritable, Recheck,
-GetCapabilities.
+"""executor.sock's handler: one handler per row of `shared.wire.executor.OPERATIONS`.
 
 `ExecutorService.handle` is the `shared.wire.server.Handler` given to `serve_unix` (which checks
 the peer's uid against ``FLEETWATCH_EXECUTOR_UIDS``, and its groups against
@@ -30,10 +29,11 @@ from shared.store.approvals import EXECUTOR_ACTOR, audit_refusal
 from shared.store.audit_seal import EXECUTOR
 from shared.store.db import verify_audit
 from shared.wire.executor import (
-    CAPABILITIES,
+    OPERATIONS,
     AuditChecked,
     CheckAudit,
     Execute,
+    ExecutionReport,
     Health,
     HealthReport,
     Inspect,
@@ -43,8 +43,8 @@ from shared.wire.executor import (
     SealKillSwitch,
     WriterCheck,
 )
-from shared.wire.protocol import GetCapabilities, Message, message_tag
-from shared.wire.server import PeerCred, RefusedRequest
+from shared.wire.protocol import Message
+from shared.wire.server import PeerCred, RefusedRequest, dispatch
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,19 @@ class ExecutorService:
         self._in_flight = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        self._answer = dispatch(
+            OPERATIONS,
+            {
+                Prepare: lambda request, _peer: prepare(self.rt, request),
+                Inspect: lambda request, _peer: inspect(self.rt, request),
+                Execute: self._execute,
+                Health: lambda _request, _peer: self.health(),
+                ListWritable: lambda _request, _peer: list_writable(self.rt),
+                Recheck: lambda request, _peer: recheck(self.rt, request),
+                SealKillSwitch: self._seal_kill_switch,
+                CheckAudit: self._check_audit,
+            },
+        )
 
     @contextlib.asynccontextmanager
     async def _counted(self) -> AsyncIterator[None]:
@@ -95,44 +108,30 @@ class ExecutorService:
         """
         async with self._counted():
             try:
-                return await self._answer(request)
+                return await self._answer(request, peer)
             finally:
                 if self.rt.witness is not None:
                     # The rows this request wrote are in the anchor before it is answered.
                     await self.rt.witness.settle()
                     self.rt.witness.nudge()
 
-    async def _answer(self, request: Message) -> Message:
-        if isinstance(request, Prepare):
-            return await prepare(self.rt, request)
-        if isinstance(request, Inspect):
-            return await inspect(self.rt, request)
-        if isinstance(request, Execute):
-            report = await execute(self.rt, request)
-            log.info(
-                "execute %s: %s %s %s",
-                request.approval_id,
-                report.outcome,
-                report.refusal_code or "",
-                report.verification or "",
-            )
-            return report
-        if isinstance(request, Health):
-            return await self.health()
-        if isinstance(request, ListWritable):
-            return await list_writable(self.rt)
-        if isinstance(request, Recheck):
-            return await recheck(self.rt, request)
-        if isinstance(request, SealKillSwitch):
-            await kill_switch.seal(self.rt, request.request_seq, request.on)
-            return await self.health()
-        if isinstance(request, CheckAudit):
-            return AuditChecked(check=await self.check_audit())
-        if isinstance(request, GetCapabilities):
-            return CAPABILITIES
-        raise ExecutorError(
-            Code.UNKNOWN_MESSAGE, f"executor.sock does not serve {message_tag(type(request))}"
+    async def _execute(self, request: Execute, peer: PeerCred) -> ExecutionReport:
+        report = await execute(self.rt, request)
+        log.info(
+            "execute %s: %s %s %s",
+            request.approval_id,
+            report.outcome,
+            report.refusal_code or "",
+            report.verification or "",
         )
+        return report
+
+    async def _seal_kill_switch(self, request: SealKillSwitch, peer: PeerCred) -> HealthReport:
+        await kill_switch.seal(self.rt, request.request_seq, request.on)
+        return await self.health()
+
+    async def _check_audit(self, request: CheckAudit, peer: PeerCred) -> AuditChecked:
+        return AuditChecked(check=await self.check_audit())
 
     async def health(self) -> HealthReport:
         """Up since when, whether the sandbox slot holds a usable sign-in (read, not used), the

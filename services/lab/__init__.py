@@ -6,8 +6,9 @@ OAuth endpoints, and keeps two teams (``normal`` and ``sandbox``) apart by token
 
 Layers (each may import only the ones above it)::
 
-    faults.py    the fault table (latency, error, in-band 401, dropped response, bad JSON, drift)
-                 |  notices.py  what the Slack and Teams stand-ins received (the notice board)
+    faults.py  notices.py
+                 the fault table (latency, error, in-band 401, dropped response, bad JSON, drift)
+                 | what the Slack and Teams stand-ins received (the notice board)
     scenario.py  frozen scenario data loaded from YAML (with the faults it sets), and the fleet
                  generator
     state.py     the simulated world and its clock (devices, channels, events, streams)
@@ -16,16 +17,19 @@ Layers (each may import only the ones above it)::
     capture_scenario.py  a ``fleetwatch capture`` folder as a scenario (its shapes, its times)
     schemas.py   the tools' JSON input and output schemas and the ID patterns
     calls.py     what a tool handler gets (`Call`) and may raise
-    reads.py     the 20 read tools;  writes.py  the 15 write tools
+    reads.py  writes.py
+                 the 20 read tools | the 15 write tools
     tools.py     the registry: name, schemas, read/write, handler
     lab.py       the simulator's root: tokens, calls, the write log
     oauth.py     the OAuth authorization server and the page where a person picks the team
-    control.py   the ``/_lab/*`` endpoints (state, write log, faults, clock, reset, tokens, tools)
-                 |  standins.py  the Slack Web API and Teams webhook stand-ins, ``/_lab/notices``
+    control.py  standins.py
+                 the ``/_lab/*`` endpoints (state, write log, faults, clock, reset, tokens, tools)
+                 | the Slack Web API and Teams webhook stand-ins, ``/_lab/notices``
     server.py    the ASGI app, serving it, ``run_lab``/``LabHandle`` for tests
     __main__.py  the command line (``python -m services.lab``, ``fleetwatch lab``)
 
-Apart from the simulator, the model behind the real Anthropic SDK in demos and tests::
+Apart from the simulator, the model behind the real Anthropic SDK in demos and tests (each may
+import only the ones above it)::
 
     model_scripts/    the scripted models (the demo's, the main job's)
     model_standin.py  the Messages API stand-in that serves a script

@@ -15,9 +15,10 @@ import json
 import secrets
 import sqlite3
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
+import msgspec
 
 from shared.canonical import parse_json_strict
 from shared.errors import MEANINGS, Code
@@ -58,8 +59,30 @@ def _json(text: str | None) -> Any:
     return None if text is None else parse_json_strict(text)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class ProposalRow:
+RowT = TypeVar("RowT")
+
+
+def from_row(cls: type[RowT], row: sqlite3.Row) -> RowT:
+    """`row` as `cls` (a `msgspec.Struct` or dataclass), converted by msgspec: a field takes
+    the column of its name (its encoded name where renamed), a column ``X_json`` decoded
+    (strict JSON) as field ``X``; integers 0/1 become bools; other columns are ignored.
+
+    Raises:
+        msgspec.ValidationError: a column does not fit its field (the store was edited).
+    """
+    columns = {k.removesuffix("_json"): _json(row[k]) if k.endswith("_json") else row[k] for k in row.keys()}
+    return msgspec.convert(columns, cls, strict=False)
+
+
+async def one_as(
+    cls: type[RowT], conn: aiosqlite.Connection, sql: str, params: tuple[Any, ...]
+) -> RowT | None:
+    """The first row of `sql` as `cls` (`from_row`), or None."""
+    row = await one_row(conn, sql, params)
+    return None if row is None else from_row(cls, row)
+
+
+class ProposalRow(msgspec.Struct, frozen=True):
     """One ``proposals`` row, JSON columns decoded. Times are DB-clock text (UTC).
 
     ``arguments``, ``targets`` (master IDs) and ``fingerprint`` (master ID -> {online,
@@ -84,34 +107,10 @@ class ProposalRow:
     seal: str
     expires_at: str | None
     decided_at: str | None
-    turn_id: str | None
-
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> ProposalRow:
-        return cls(
-            id=row["id"],
-            created_at=row["created_at"],
-            tool=row["tool"],
-            arguments=_json(row["arguments_json"]),
-            targets=tuple(_json(row["targets_json"])),
-            fingerprint=_json(row["fingerprint_json"]),
-            fingerprint_hash=row["fingerprint_hash"],
-            schema_version=int(row["schema_version"]),
-            slot=row["slot"],
-            reason=row["reason"],
-            proposed_by=row["proposed_by"],
-            status=row["status"],
-            status_code=row["status_code"],
-            bound_record=bytes(row["bound_record"]),
-            seal=row["seal"],
-            expires_at=row["expires_at"],
-            decided_at=row["decided_at"],
-            turn_id=row["session_turn"],
-        )
+    turn_id: str | None = msgspec.field(name="session_turn")
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class ApprovalRow:
+class ApprovalRow(msgspec.Struct, frozen=True):
     """One ``approvals`` row: a person's Approve of a card shown in a browser session at
     ``shown_at`` (recorded consumed), then claimed once by the executor. ``facts`` are the
     card's binding facts (display text) that ``facts_hash`` covers; ``ended_code`` is set when
@@ -132,28 +131,8 @@ class ApprovalRow:
     facts: dict[str, str] | None
     ended_code: str | None
 
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> ApprovalRow:
-        return cls(
-            id=row["id"],
-            proposal_id=row["proposal_id"],
-            session_id=row["session_id"],
-            card_hash=row["card_hash"],
-            created_at=row["created_at"],
-            expires_at=row["expires_at"],
-            used=bool(row["used"]),
-            used_at=row["used_at"],
-            claimed=bool(row["claimed"]),
-            claimed_at=row["claimed_at"],
-            shown_at=row["shown_at"],
-            facts_hash=row["facts_hash"],
-            facts=_json(row["facts_json"]),
-            ended_code=row["ended_code"],
-        )
 
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ExecutionRow:
+class ExecutionRow(msgspec.Struct, frozen=True):
     """One ``executions`` row. ``outcome`` ∈ running | ok | error | unknown | refused;
     ``detail`` is the decoded ``detail_json`` (e.g. the redacted per-device error map)."""
 
@@ -168,22 +147,6 @@ class ExecutionRow:
     verification: str | None
     verified_at: str | None
     verification_detail: str | None
-
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> ExecutionRow:
-        return cls(
-            id=row["id"],
-            approval_id=row["approval_id"],
-            proposal_id=row["proposal_id"],
-            started_at=row["started_at"],
-            finished_at=row["finished_at"],
-            outcome=row["outcome"],
-            refusal_code=row["refusal_code"],
-            detail=_json(row["detail_json"]),
-            verification=row["verification"],
-            verified_at=row["verified_at"],
-            verification_detail=row["verification_detail"],
-        )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -234,8 +197,7 @@ class ClaimResult:
 
 async def get_proposal(conn: aiosqlite.Connection, proposal_id: str) -> ProposalRow | None:
     """The proposal with that ID, or None."""
-    row = await one_row(conn, "SELECT * FROM proposals WHERE id = ?", (proposal_id,))
-    return ProposalRow.from_row(row) if row else None
+    return await one_as(ProposalRow, conn, "SELECT * FROM proposals WHERE id = ?", (proposal_id,))
 
 
 async def list_pending(conn: aiosqlite.Connection) -> list[ProposalRow]:
@@ -243,7 +205,7 @@ async def list_pending(conn: aiosqlite.Connection) -> list[ProposalRow]:
     async with conn.execute(
         "SELECT * FROM proposals WHERE status = 'pending' ORDER BY created_at, id"
     ) as cursor:
-        return [ProposalRow.from_row(row) async for row in cursor]
+        return [from_row(ProposalRow, row) async for row in cursor]
 
 
 async def list_recent_not_run(
@@ -255,7 +217,7 @@ async def list_recent_not_run(
         " AND decided_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?) ORDER BY decided_at DESC, id LIMIT ?",
         (f"-{int(hours) * 3600} seconds", limit),
     ) as cursor:
-        return [ProposalRow.from_row(row) async for row in cursor]
+        return [from_row(ProposalRow, row) async for row in cursor]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -282,7 +244,7 @@ async def proposal_history(
         (since, limit + 1),
     ) as cursor:
         rows = [
-            HistoryItem(ProposalRow.from_row(r), r["e_outcome"], r["e_verification"], r["e_finished"])
+            HistoryItem(from_row(ProposalRow, r), r["e_outcome"], r["e_verification"], r["e_finished"])
             async for r in cursor
         ]
     if len(rows) <= limit:
@@ -293,30 +255,27 @@ async def proposal_history(
 
 async def get_approval(conn: aiosqlite.Connection, approval_id: str) -> ApprovalRow | None:
     """The approval with that ID, or None."""
-    row = await one_row(conn, "SELECT * FROM approvals WHERE id = ?", (approval_id,))
-    return ApprovalRow.from_row(row) if row else None
+    return await one_as(ApprovalRow, conn, "SELECT * FROM approvals WHERE id = ?", (approval_id,))
 
 
 async def get_execution(conn: aiosqlite.Connection, execution_id: str) -> ExecutionRow | None:
     """The execution with that ID, or None."""
-    row = await one_row(conn, "SELECT * FROM executions WHERE id = ?", (execution_id,))
-    return ExecutionRow.from_row(row) if row else None
+    return await one_as(ExecutionRow, conn, "SELECT * FROM executions WHERE id = ?", (execution_id,))
 
 
 async def execution_for_approval(conn: aiosqlite.Connection, approval_id: str) -> ExecutionRow | None:
     """The execution an approval's claim created, or None (not claimed)."""
-    row = await one_row(conn, "SELECT * FROM executions WHERE approval_id = ?", (approval_id,))
-    return ExecutionRow.from_row(row) if row else None
+    return await one_as(ExecutionRow, conn, "SELECT * FROM executions WHERE approval_id = ?", (approval_id,))
 
 
 async def execution_for_proposal(conn: aiosqlite.Connection, proposal_id: str) -> ExecutionRow | None:
     """The proposal's latest execution (a proposal has at most one), or None."""
-    row = await one_row(
+    return await one_as(
+        ExecutionRow,
         conn,
         "SELECT * FROM executions WHERE proposal_id = ? ORDER BY started_at DESC, id DESC LIMIT 1",
         (proposal_id,),
     )
-    return ExecutionRow.from_row(row) if row else None
 
 
 async def proposal_state(conn: aiosqlite.Connection, proposal_id: str) -> ProposalStatus | None:
@@ -433,9 +392,8 @@ async def decision(conn: aiosqlite.Connection, proposal_id: str) -> Decision | N
     proposal = await get_proposal(conn, proposal_id)
     if proposal is None:
         return None
-    approval = await one_row(
-        conn, "SELECT * FROM approvals WHERE proposal_id = ? AND used = 1 LIMIT 1", (proposal_id,)
-    )
+    sql = "SELECT * FROM approvals WHERE proposal_id = ? AND used = 1 LIMIT 1"
+    approval = await one_as(ApprovalRow, conn, sql, (proposal_id,))
     audit = await one_row(
         conn,
         "SELECT actor, kind, detail_json FROM audit WHERE proposal_id = ? AND kind IN (?, ?, ?)"
@@ -445,7 +403,7 @@ async def decision(conn: aiosqlite.Connection, proposal_id: str) -> Decision | N
     detail = _json(audit["detail_json"]) if audit else None
     return Decision(
         proposal=proposal,
-        approval=ApprovalRow.from_row(approval) if approval else None,
+        approval=approval,
         execution=await execution_for_proposal(conn, proposal_id),
         decided_by=audit["actor"] if audit else None,
         decided_kind=audit["kind"] if audit else None,

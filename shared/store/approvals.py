@@ -25,7 +25,8 @@ proposal, the card's hash, the executor's facts hash and the shown-at time from 
 signed form token. The executor claims it once (`claim_approval`, which checks the proposal,
 card hash and facts hash Execute carries in the same statement) and inserts the
 ``executions`` row (``running``) in the same transaction. An approval that ends before its
-claim (`end_unclaimed`) can never be claimed.
+claim can never be claimed; `end_unclaimed` is the one place that ends one (the executor's
+refused claim inside its transaction, the page, `end_stranded`).
 
 Refusals (`approve`, `claim_approval`, `deny`) change nothing but one audit row (kind
 ``refusal``, detail ``{code, message, operation, ...}``); `audit_refusal` writes the same row
@@ -69,6 +70,7 @@ from shared.store.approval_rows import (
     decision,
     execution_for_approval,
     execution_for_proposal,
+    from_row,
     get_approval,
     get_execution,
     get_proposal,
@@ -114,6 +116,7 @@ __all__ = [
     "expire_all_pending",
     "expire_due",
     "expire_turn",
+    "from_row",
     "get_approval",
     "get_execution",
     "get_proposal",
@@ -430,59 +433,76 @@ def _approve_refusal(row: sqlite3.Row | None, now: str) -> Code:
 async def end_unclaimed(
     conn: aiosqlite.Connection,
     *,
-    approval_id: str,
+    approval_id: str | None,
     proposal_id: str,
     code: Code,
-    message: str,
     actor: str,
-    operation: str = "execute",
     step: str,
+    operation: str = "execute",
+    message: str | None = None,
 ) -> bool:
     """Nothing ran: end an approval the executor has not claimed, and its approved proposal.
+    THE one place this is written: the executor's refused claim, its refusals before the claim,
+    the page (Execute not delivered, or no answer) and `end_stranded` all call it.
 
-    In one transaction: unless the approval was claimed, it gets ``ended_code`` (it can never
-    be claimed after this) and the proposal, if ``approved``, becomes ``not_run`` with
-    ``status_code`` = `code`; one ``refusal`` audit row ``{code, message, operation, step,
-    approval_id, not_run}`` is written either way. Returns False, writing only that row, when
-    the executor had already claimed the approval: its execution decides the outcome.
+    Unless the approval was claimed, it gets ``ended_code`` = `code` (it can never be claimed
+    after this; an approval already ended keeps its first code) and the proposal, if
+    ``approved``, becomes ``not_run`` with ``status_code`` = `code`. One ``refusal`` audit row
+    ``{code, message, operation, step, approval_id, not_run, claimed}`` is written either way
+    (`audit_refusal`; `message` None: the code's meaning). `approval_id` None: the proposal has
+    no approval row. Returns False, writing only that row, when the executor had already
+    claimed the approval: its execution decides the outcome.
 
-    Used by the executor (refused before its claim), by the page (Execute not delivered, or no
-    answer) and at a service's start (approvals left behind by a stop).
+    Inside the caller's open transaction it is part of it (the caller's reads and this are one
+    decision, and roll back together); on a connection with none it opens its own `write_tx`.
+
+    Raises:
+        StoreError: ``store_busy`` as in `write_tx`.
     """
-    async with write_tx(conn):
-        row = await one_row(conn, "SELECT claimed FROM approvals WHERE id = ?", (approval_id,))
-        claimed = row is not None and bool(row["claimed"])
-        ended = False
-        if not claimed:
-            await conn.execute(
-                "UPDATE approvals SET ended_code = coalesce(ended_code, ?) WHERE id = ?",
-                (str(code), approval_id),
+    if not conn.in_transaction:
+        async with write_tx(conn):
+            return await end_unclaimed(
+                conn,
+                approval_id=approval_id,
+                proposal_id=proposal_id,
+                code=code,
+                actor=actor,
+                step=step,
+                operation=operation,
+                message=message,
             )
-            ended = (
-                await conn.execute(
-                    "UPDATE proposals SET status = 'not_run', status_code = ?, decided_at = coalesce(decided_at, ?)"
-                    " WHERE id = ? AND status = 'approved'",
-                    (str(code), await db_now(conn), proposal_id),
-                )
-            ).rowcount == 1
-        exists = await one_row(conn, "SELECT 1 FROM proposals WHERE id = ?", (proposal_id,)) is not None
-        await audit_refusal(
-            conn,
-            actor=actor,
-            operation=operation,
-            code=code,
-            message=message,
-            proposal_id=proposal_id if exists else None,
-            detail={"approval_id": approval_id, "step": step, "not_run": ended, "claimed": claimed},
+    row = await one_row(conn, "SELECT claimed FROM approvals WHERE id = ?", (approval_id,))
+    claimed = row is not None and bool(row["claimed"])
+    ended = False
+    if not claimed:
+        await conn.execute(
+            "UPDATE approvals SET ended_code = coalesce(ended_code, ?) WHERE id = ?", (str(code), approval_id)
         )
+        ended = (
+            await conn.execute(
+                "UPDATE proposals SET status = 'not_run', status_code = ?, decided_at = coalesce(decided_at, ?)"
+                " WHERE id = ? AND status = 'approved'",
+                (str(code), await db_now(conn), proposal_id),
+            )
+        ).rowcount == 1
+    exists = await one_row(conn, "SELECT 1 FROM proposals WHERE id = ?", (proposal_id,)) is not None
+    await audit_refusal(
+        conn,
+        actor=actor,
+        operation=operation,
+        code=code,
+        message=message,
+        proposal_id=proposal_id if exists else None,
+        detail={"approval_id": approval_id, "step": step, "not_run": ended, "claimed": claimed},
+    )
     return not claimed
 
 
 async def end_stranded(conn: aiosqlite.Connection, *, actor: str, reason: Code) -> int:
     """At a service's start: every ``approved`` proposal whose approval the executor never
-    claimed ends ``not_run`` (`reason`), its approval ended; one ``refusal`` audit row each. A
-    stop between Approve and the executor's claim leaves such a proposal; nothing can run it
-    now (a restarted executor has a new key). The count."""
+    claimed ends ``not_run`` (`reason`), its approval ended (`end_unclaimed`, step and
+    operation ``start``). A stop between Approve and the executor's claim leaves such a
+    proposal; nothing can run it now (a restarted executor has a new key). The count."""
     async with write_tx(conn):
         async with conn.execute(
             "SELECT p.id AS proposal_id, a.id AS approval_id FROM proposals p"
@@ -490,25 +510,15 @@ async def end_stranded(conn: aiosqlite.Connection, *, actor: str, reason: Code) 
             " WHERE p.status = 'approved' AND (a.id IS NULL OR a.claimed = 0)"
         ) as cursor:
             rows = [(r["proposal_id"], r["approval_id"]) async for r in cursor]
-        now = await db_now(conn)
         for proposal_id, approval_id in rows:
-            if approval_id is not None:
-                await conn.execute(
-                    "UPDATE approvals SET ended_code = coalesce(ended_code, ?) WHERE id = ?",
-                    (str(reason), approval_id),
-                )
-            await conn.execute(
-                "UPDATE proposals SET status = 'not_run', status_code = ?, decided_at = coalesce(decided_at, ?)"
-                " WHERE id = ? AND status = 'approved'",
-                (str(reason), now, proposal_id),
-            )
-            await audit_refusal(
+            await end_unclaimed(
                 conn,
+                approval_id=approval_id,
+                proposal_id=proposal_id,
+                code=reason,
                 actor=actor,
                 operation="start",
-                code=reason,
-                proposal_id=proposal_id,
-                detail={"approval_id": approval_id, "step": "start", "not_run": True, "claimed": False},
+                step="start",
             )
     return len(rows)
 

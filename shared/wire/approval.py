@@ -1,28 +1,17 @@
-"""approval.sock's contract: its messages, its operations with the codes each may answer, the
-manifest made from them, and its client (`ApprovalClient`).
+"""approval.sock's contract: its messages, its operation table (each operation's codes, who
+may call it, its line in the manifest) and its client (`ApprovalClient`).
 
-Peers: the assistant user and operators. Every socket also serves `GetCapabilities`.
-
-    SubmitProposal → ProposalAccepted | ProposalExists (an identical one is pending)
-    GetProposalState → ProposalState     (the assistant reads a proposal's recorded state)
-    ExpireTurn → Count                   (a model turn that failed partway expires its proposals)
-    RecordAsk → Count, RecordRefusal → Count, RecordPageSession → Count
-                                         (the assistant's audit rows: it holds no store)
-    ListProposalHistory → ProposalHistory   (the watch's notices and history; read-only)
-    ListWritable → WritableDevices       (relayed to the executor; the assistant and operators)
-    ListPending → PendingList, ShowProposal → ProposalDetail, Deny → ProposalState,
-    DenyAll → Count, SetKillSwitch → Status, GetStatus → Status, AuditTail → AuditRows,
-    AuditVerify → AuditReport, LiftDenialPauses → PausesLifted, Acknowledge → ProposalState,
-    InspectProposal → Inspection         (relayed to the executor's Inspect; operators; read-only)
+Peers: the assistant user and operators. The operations are the rows of `OPERATIONS` (each
+request declares its reply: ``class Deny(Request[ProposalState])``; ``callers`` says which
+role may call it); every socket also serves `GetCapabilities`. The assistant proposes, reads
+a proposal's state, expires a failed turn's proposals, has its audit rows written (it holds no
+store) and lists the writable devices; operators do everything else; nothing here approves.
 
 `ListWritable` and its reply are executor.sock's (`shared.wire.executor`), relayed unchanged, as
 is the `Inspection` answering `InspectProposal` (the executor's Inspect: what it would refuse
-right now, and why);
-so are the refusals of the executor's Prepare (`PREPARE_CODES`) and ListWritable
-(`LIST_WRITABLE_CODES`), which pass through `SubmitProposal` and `ListWritable` unchanged,
-and the policy's refusals are the executor contract's `POLICY_CODES`.
-Contract tests check `OPERATIONS` against the request union both ways, that every code the
-handlers can raise is declared, and that nothing is declared that nothing produces.
+right now, and why); so are the refusals of the executor's Prepare (`PREPARE_CODES`) and
+ListWritable (`LIST_WRITABLE_CODES`), which pass through `SubmitProposal` and `ListWritable`
+unchanged, and the policy's refusals are the executor contract's `POLICY_CODES`.
 
 Times on the wire are UTC text (``YYYY-MM-DDTHH:MM:SS.SSSZ``). Every request's IDs have their
 format and its free strings a cap (`shared.wire.formats`): decoding refuses anything else with
@@ -31,7 +20,6 @@ format and its free strings a cap (`shared.wire.formats`): decoding refuses anyt
 
 from __future__ import annotations
 
-import typing
 from typing import Annotated, Any, Final, Literal
 
 import msgspec
@@ -47,7 +35,6 @@ from shared.wire.executor import (
     SEAL_KILL_SWITCH_CODES,
     Inspection,
     ListWritable,
-    WritableDevices,
     WriterCheck,
 )
 from shared.wire.formats import (
@@ -65,18 +52,7 @@ from shared.wire.formats import (
     UtcText,
 )
 from shared.wire.formats import Count as CountOf
-from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities, Message, Operation
-
-
-class SubmitProposal(Message):
-    """A proposal from the assistant (``proposed_by="assistant"``, with the model turn's ID) or
-    drafted by an operator (``proposed_by="operator"``). It still needs a person on the page."""
-
-    tool: ToolName
-    arguments: Arguments
-    reason: Reason
-    proposed_by: Literal["assistant", "operator"]
-    turn_id: TurnId | None = None
+from shared.wire.protocol import Message, OperationTable, Request, Row
 
 
 class ProposalAccepted(Message):
@@ -94,8 +70,15 @@ class ProposalExists(Message):
     expires_at: str | None
 
 
-class GetProposalState(Message):
-    proposal_id: ProposalId
+class SubmitProposal(Request[ProposalAccepted | ProposalExists]):
+    """A proposal from the assistant (``proposed_by="assistant"``, with the model turn's ID) or
+    drafted by an operator (``proposed_by="operator"``). It still needs a person on the page."""
+
+    tool: ToolName
+    arguments: Arguments
+    reason: Reason
+    proposed_by: Literal["assistant", "operator"]
+    turn_id: TurnId | None = None
 
 
 class ProposalState(Message):
@@ -119,18 +102,18 @@ class ProposalState(Message):
     acknowledged: bool = False
 
 
-class ExpireTurn(Message):
-    """Expire every pending proposal of a model turn that failed partway."""
-
-    turn_id: TurnId
+class GetProposalState(Request[ProposalState]):
+    proposal_id: ProposalId
 
 
 class Count(Message):
     count: int
 
 
-class ListPending(Message):
-    pass
+class ExpireTurn(Request[Count]):
+    """Expire every pending proposal of a model turn that failed partway."""
+
+    turn_id: TurnId
 
 
 class ProposalSummary(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -157,11 +140,11 @@ class PendingList(Message):
     not_run: tuple[ProposalSummary, ...] = ()
 
 
-class ShowProposal(Message):
-    proposal_id: ProposalId
+class ListPending(Request[PendingList]):
+    pass
 
 
-class InspectProposal(Message):
+class InspectProposal(Request[Inspection]):
     """What the executor would answer right now for a stored proposal: its Inspect, relayed
     unchanged (`shared.wire.executor.Inspection`: ``would_refuse`` and its message, the card's
     facts as just read). Operators only; read-only (``fleetwatch propose`` warns with it)."""
@@ -186,24 +169,17 @@ class ProposalDetail(Message):
     detail: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-class Deny(Message):
+class ShowProposal(Request[ProposalDetail]):
+    proposal_id: ProposalId
+
+
+class Deny(Request[ProposalState]):
     proposal_id: ProposalId
     actor: Actor = "operator"
 
 
-class DenyAll(Message):
+class DenyAll(Request[Count]):
     actor: Actor = "operator"
-
-
-class SetKillSwitch(Message):
-    """``on=True`` pauses every write (the executor refuses with ``kill_switch_on``)."""
-
-    on: bool
-    actor: Actor = "operator"
-
-
-class GetStatus(Message):
-    pass
 
 
 class DenialPause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -251,7 +227,24 @@ class Status(Message):
     unsettled: tuple[ChangeToSettle, ...] = ()
 
 
-class LiftDenialPauses(Message):
+class SetKillSwitch(Request[Status]):
+    """``on=True`` pauses every write (the executor refuses with ``kill_switch_on``)."""
+
+    on: bool
+    actor: Actor = "operator"
+
+
+class GetStatus(Request[Status]):
+    pass
+
+
+class PausesLifted(Message):
+    """The pauses `LiftDenialPauses` lifted (empty: none was running)."""
+
+    pauses: tuple[DenialPause, ...]
+
+
+class LiftDenialPauses(Request[PausesLifted]):
     """Lift the denial pauses running now: all of them, or only `tool` on `room` (a device ID,
     or a paused room's name as shown by ``status``). Operators only; one ``denial_lift`` audit
     row per pause lifted."""
@@ -261,22 +254,12 @@ class LiftDenialPauses(Message):
     actor: Actor = "operator"
 
 
-class PausesLifted(Message):
-    """The pauses `LiftDenialPauses` lifted (empty: none was running)."""
-
-    pauses: tuple[DenialPause, ...]
-
-
-class Acknowledge(Message):
+class Acknowledge(Request[ProposalState]):
     """An operator looked at a change that ended ``unknown`` or ran without being verified:
     its rooms may get new proposals again. Operators only; one ``acknowledgement`` audit row."""
 
     proposal_id: ProposalId
     actor: Actor = "operator"
-
-
-class AuditTail(Message):
-    limit: int = 20
 
 
 class AuditRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -292,8 +275,8 @@ class AuditRows(Message):
     rows: tuple[AuditRow, ...]
 
 
-class AuditVerify(Message):
-    pass
+class AuditTail(Request[AuditRows]):
+    limit: int = 20
 
 
 class AuditReport(Message):
@@ -306,6 +289,10 @@ class AuditReport(Message):
     first_bad_seq: int | None = None
     reason: str | None = None
     checks: tuple[WriterCheck, ...] = ()
+
+
+class AuditVerify(Request[AuditReport]):
+    pass
 
 
 MAX_RECORDED_PROPOSALS = 32
@@ -321,7 +308,7 @@ class AskTokens(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     cache_read: CountOf = 0
 
 
-class RecordAsk(Message):
+class RecordAsk(Request[Count]):
     """The assistant's record of one answered question, counts only (never the question, a
     prompt, a result or a name): approval_web writes it as one ``ask`` audit row, actor
     ``assistant`` (the assistant holds no store). Only the assistant's uid may send it.
@@ -352,7 +339,7 @@ class RecordAsk(Message):
     page_session: PageSessionId | None = None
 
 
-class RecordPageSession(Message):
+class RecordPageSession(Request[Count]):
     """A person entered the ask page's secret: approval_web writes one ``ask_session_start`` row
     (actor ``assistant``) naming the session and the uid the kernel lists for the browser's
     connection (-1: unknown). Only the assistant's uid may send it."""
@@ -361,7 +348,7 @@ class RecordPageSession(Message):
     uid: Uid
 
 
-class RecordRefusal(Message):
+class RecordRefusal(Request[Count]):
     """A refusal on assistant.sock or the ask page, for the audit (the assistant holds no
     store): approval_web writes one ``refusal`` row, actor ``assistant``, naming the
     ``surface``. Only the assistant's uid may send it. It never carries a value the refused
@@ -387,13 +374,6 @@ class RecordRefusal(Message):
 
 MAX_PROPOSAL_HISTORY: Final = 500
 """Most proposals one `ProposalHistory` carries (the newest)."""
-
-
-class ListProposalHistory(Message):
-    """Proposals made at or after ``since``, newest first (at most `MAX_PROPOSAL_HISTORY`), with
-    their state and outcome. Read-only; the assistant's uid may ask (the watch)."""
-
-    since: UtcText
 
 
 class ProposalEvent(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -428,52 +408,14 @@ class ProposalHistory(Message):
     more: CountOf = 0
 
 
-ApprovalRequest = (
-    SubmitProposal
-    | GetProposalState
-    | ExpireTurn
-    | ListPending
-    | ShowProposal
-    | Deny
-    | DenyAll
-    | SetKillSwitch
-    | GetStatus
-    | AuditTail
-    | AuditVerify
-    | ListWritable
-    | InspectProposal
-    | RecordAsk
-    | RecordRefusal
-    | RecordPageSession
-    | LiftDenialPauses
-    | Acknowledge
-    | ListProposalHistory
-    | GetCapabilities
-)
-ApprovalReply = (
-    ProposalAccepted
-    | ProposalExists
-    | PausesLifted
-    | ProposalState
-    | Count
-    | WritableDevices
-    | Inspection
-    | PendingList
-    | ProposalDetail
-    | Status
-    | AuditRows
-    | AuditReport
-    | ProposalHistory
-    | Capabilities
-    | ErrorReply
-)
+class ListProposalHistory(Request[ProposalHistory]):
+    """Proposals made at or after ``since``, newest first (at most `MAX_PROPOSAL_HISTORY`), with
+    their state and outcome. Read-only; the assistant's uid may ask (the watch)."""
 
-# --- the manifest -------------------------------------------------------------------------
+    since: UtcText
 
-SERVICE: Final = "approval_web"
 
-REQUESTS: Final[tuple[type[Message], ...]] = typing.get_args(ApprovalRequest)
-"""The request types approval.sock serves."""
+# --- the operations -----------------------------------------------------------------------
 
 INTAKE_CODES: Final[tuple[Code, ...]] = (
     Code.INVALID_MESSAGE,
@@ -496,224 +438,121 @@ executor record that differs from the request, or a code outside the registry, i
 START_CODES: Final[frozenset[Code]] = frozenset({Code.APPROVAL_WEB_RESTARTED})
 """Codes recorded at start (on approved proposals the executor never took), never answered."""
 
-_ADMIN: Final = frozenset({Code.OPERATION_NOT_ALLOWED})
-_RECORDS: Final = frozenset({Code.OPERATION_NOT_ALLOWED})
-"""A record from a uid that is not the assistant's (`intake.check_recorder`)."""
+ASSISTANT: Final = "assistant"
+"""The role of a uid in ``FLEETWATCH_ASSISTANT_UIDS`` (`services.approval_web.intake.roles_of`)."""
+OPERATOR: Final = "operator"
+"""The role of an operator: every admitted peer but a uid that is the assistant's only."""
+_ADMIN: Final = frozenset({OPERATOR})
+_RECORDS: Final = frozenset({ASSISTANT})
+"""Audit records written for the assistant: only its uid, whatever else it is."""
 _WRITES: Final = frozenset({Code.STORE_BUSY})
+_RELAYED: Final = frozenset({Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER})
+"""The executor not reached, or no answer: a relayed call's own failures."""
 
-OPERATIONS: Final[tuple[Operation, ...]] = (
-    Operation(
-        "submit_proposal",
-        frozenset(INTAKE_CODES) | PREPARE_CODES | _WRITES,
-        "store a proposal the executor prepared (it still needs a person on the page)",
+OPERATIONS: Final = OperationTable(
+    "approval_web",
+    "approval_web",
+    (
+        Row(
+            SubmitProposal,
+            frozenset(INTAKE_CODES) | PREPARE_CODES | _WRITES,
+            "store a proposal the executor prepared (it still needs a person on the page)",
+        ),
+        Row(GetProposalState, frozenset({Code.PROPOSAL_NOT_FOUND}), "a proposal's recorded state"),
+        Row(ExpireTurn, _WRITES, "expire the pending proposals of a failed model turn"),
+        Row(ListPending, frozenset(), "the pending proposals, oldest first", _ADMIN),
+        Row(
+            ShowProposal,
+            frozenset({Code.PROPOSAL_NOT_FOUND}),
+            "one proposal in full, with its outcome and verification if it ran",
+            _ADMIN,
+        ),
+        Row(
+            Deny,
+            _WRITES | {Code.PROPOSAL_NOT_FOUND, Code.PROPOSAL_NOT_PENDING},
+            "deny one pending proposal",
+            _ADMIN,
+        ),
+        Row(DenyAll, _WRITES, "deny every pending proposal", _ADMIN),
+        Row(
+            SetKillSwitch,
+            _WRITES | SEAL_KILL_SWITCH_CODES | _RELAYED,
+            "pause or resume every write (recorded here, sealed by the executor, which obeys only its seal)",
+            _ADMIN,
+        ),
+        Row(GetStatus, frozenset(), "queue, caps, pauses, kill switch, executor, fence, autonomy", _ADMIN),
+        Row(AuditTail, frozenset({Code.INVALID_MESSAGE}), "the newest audit rows", _ADMIN),
+        Row(
+            AuditVerify,
+            CHECK_AUDIT_CODES,
+            "the audit log verified by each writing service with its own key and anchor",
+            _ADMIN,
+        ),
+        Row(
+            RecordAsk,
+            _WRITES,
+            "the assistant's audit row of one question (counts only; the assistant's user only)",
+            _RECORDS,
+        ),
+        Row(
+            RecordRefusal,
+            _WRITES,
+            "the audit row of a refusal on assistant.sock or the ask page (the assistant's user only)",
+            _RECORDS,
+        ),
+        Row(
+            RecordPageSession,
+            _WRITES,
+            "the audit row of an ask page session begun (the assistant's user only)",
+            _RECORDS,
+        ),
+        Row(
+            ListWritable,
+            LIST_WRITABLE_CODES | _RELAYED,
+            "the devices a change may target now, read afresh by the executor (relayed; read-only)",
+        ),
+        Row(
+            InspectProposal,
+            _RELAYED | {Code.PROPOSAL_NOT_FOUND, Code.STORE_BUSY},
+            "what the executor would refuse right now for a stored proposal, and why (its Inspect, relayed; read-only)",
+            _ADMIN,
+        ),
+        Row(
+            LiftDenialPauses,
+            _WRITES | {Code.INVALID_MESSAGE, Code.NO_SUCH_PAUSE, Code.AMBIGUOUS_ROOM},
+            "lift the denial pauses running now (all, or one tool on one room); audited",
+            _ADMIN,
+        ),
+        Row(
+            Acknowledge,
+            _WRITES | {Code.PROPOSAL_NOT_FOUND, Code.NOTHING_TO_ACKNOWLEDGE},
+            "an operator acknowledges a change that ended unknown or was not verified; audited",
+            _ADMIN,
+        ),
+        Row(
+            ListProposalHistory,
+            frozenset(),
+            "the proposals made since a time, with their outcomes, and the page's address (the watch; read-only)",
+        ),
     ),
-    Operation("get_proposal_state", frozenset({Code.PROPOSAL_NOT_FOUND}), "a proposal's recorded state"),
-    Operation("expire_turn", frozenset(_WRITES), "expire the pending proposals of a failed model turn"),
-    Operation("list_pending", frozenset(_ADMIN), "the pending proposals, oldest first"),
-    Operation(
-        "show_proposal",
-        _ADMIN | {Code.PROPOSAL_NOT_FOUND},
-        "one proposal in full, with its outcome and verification if it ran",
-    ),
-    Operation(
-        "deny",
-        _ADMIN | _WRITES | {Code.PROPOSAL_NOT_FOUND, Code.PROPOSAL_NOT_PENDING},
-        "deny one pending proposal",
-    ),
-    Operation("deny_all", _ADMIN | _WRITES, "deny every pending proposal"),
-    Operation(
-        "set_kill_switch",
-        _ADMIN | _WRITES | SEAL_KILL_SWITCH_CODES | {Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER},
-        "pause or resume every write (recorded here, sealed by the executor, which obeys only its seal)",
-    ),
-    Operation("get_status", frozenset(_ADMIN), "queue, caps, pauses, kill switch, executor, fence, autonomy"),
-    Operation("audit_tail", _ADMIN | {Code.INVALID_MESSAGE}, "the newest audit rows"),
-    Operation(
-        "audit_verify",
-        _ADMIN | CHECK_AUDIT_CODES,
-        "the audit log verified by each writing service with its own key and anchor",
-    ),
-    Operation(
-        "record_ask",
-        _RECORDS | _WRITES,
-        "the assistant's audit row of one question (counts only; the assistant's user only)",
-    ),
-    Operation(
-        "record_refusal",
-        _RECORDS | _WRITES,
-        "the audit row of a refusal on assistant.sock or the ask page (the assistant's user only)",
-    ),
-    Operation(
-        "record_page_session",
-        _RECORDS | _WRITES,
-        "the audit row of an ask page session begun (the assistant's user only)",
-    ),
-    Operation(
-        "list_writable",
-        LIST_WRITABLE_CODES | {Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER},
-        "the devices a change may target now, read afresh by the executor (relayed; read-only)",
-    ),
-    Operation(
-        "inspect_proposal",
-        _ADMIN | {Code.PROPOSAL_NOT_FOUND, Code.STORE_BUSY, Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER},
-        "what the executor would refuse right now for a stored proposal, and why (its Inspect, relayed; read-only)",
-    ),
-    Operation(
-        "lift_denial_pauses",
-        _ADMIN | _WRITES | {Code.INVALID_MESSAGE, Code.NO_SUCH_PAUSE, Code.AMBIGUOUS_ROOM},
-        "lift the denial pauses running now (all, or one tool on one room); audited",
-    ),
-    Operation(
-        "acknowledge",
-        _ADMIN | _WRITES | {Code.PROPOSAL_NOT_FOUND, Code.NOTHING_TO_ACKNOWLEDGE},
-        "an operator acknowledges a change that ended unknown or was not verified; audited",
-    ),
-    Operation(
-        "list_proposal_history",
-        frozenset(),
-        "the proposals made since a time, with their outcomes, and the page's address (the watch; read-only)",
-    ),
-    Operation("get_capabilities", frozenset(), "this manifest"),
 )
-
-
-def capabilities() -> Capabilities:
-    """The reply to `GetCapabilities` on approval.sock."""
-    return Capabilities(service=SERVICE, operations=OPERATIONS)
-
-
-def codes_of(operation: str) -> frozenset[Code]:
-    """The codes `operation` declares (without the transport codes).
-
-    Raises:
-        KeyError: no such operation.
-    """
-    for op in OPERATIONS:
-        if op.name == operation:
-            return op.codes
-    raise KeyError(operation)
-
-
-# --- the client ---------------------------------------------------------------------------
+"""approval.sock's operations, one row each; ``callers``: who may call it (`ASSISTANT`,
+`OPERATOR`; None: both)."""
+REQUESTS: Final = OPERATIONS.requests
+CAPABILITIES: Final = OPERATIONS.manifest
+codes_of: Final = OPERATIONS.codes_of
+"""The codes an operation of approval.sock declares (`OperationTable.codes_of`)."""
 
 
 class ApprovalClient(SocketClient):
-    """approval.sock's client (the assistant's and the operators' way to approval_web): each call
-    returns its reply or raises `CallError` with approval_web's code, ``service_unavailable``
+    """approval.sock's client (the assistant's and the operators' way to approval_web): ``call``
+    returns the reply or raises `CallError` with approval_web's code, ``service_unavailable``
     or ``service_no_answer``. None of these approves anything: approving happens on the page.
 
     Args:
         path: ``settings.approval_socket``.
-        timeout_seconds: the default bound on one call; a submission waits for the executor's
-            fresh sandbox read, so allow several seconds.
+        timeout_seconds: the bound on one call; a submission waits for the executor's fresh
+            sandbox read, so allow several seconds.
     """
 
-    service = "approval_web"
-
-    async def submit(
-        self, proposal: SubmitProposal, *, timeout_seconds: float | None = None
-    ) -> ProposalAccepted | ProposalExists:
-        """Submit one proposal (it still needs a person): `ProposalAccepted`, or
-        `ProposalExists` when an identical one is already pending (nothing new was queued).
-        Raises `CallError`."""
-        return await self.call(proposal, ProposalAccepted | ProposalExists, timeout_seconds=timeout_seconds)
-
-    async def proposal_state(
-        self, proposal_id: str, *, timeout_seconds: float | None = None
-    ) -> ProposalState:
-        """A proposal's recorded state. Raises `CallError` (``proposal_not_found``...)."""
-        return await self.call(
-            GetProposalState(proposal_id=proposal_id), ProposalState, timeout_seconds=timeout_seconds
-        )
-
-    async def expire_turn(self, turn_id: str, *, timeout_seconds: float | None = None) -> Count:
-        """Expire every pending proposal of a model turn; how many were. Raises `CallError`."""
-        return await self.call(ExpireTurn(turn_id=turn_id), Count, timeout_seconds=timeout_seconds)
-
-    async def record(
-        self, record: RecordAsk | RecordRefusal | RecordPageSession, *, timeout_seconds: float | None = None
-    ) -> Count:
-        """Have one audit row written for the assistant. Raises `CallError`."""
-        return await self.call(record, Count, timeout_seconds=timeout_seconds)
-
-    async def list_writable(self, *, timeout_seconds: float | None = None) -> WritableDevices:
-        """The devices a change may target now, read afresh by the executor. Raises `CallError`."""
-        return await self.call(ListWritable(), WritableDevices, timeout_seconds=timeout_seconds)
-
-    async def list_pending(self, *, timeout_seconds: float | None = None) -> PendingList:
-        """The pending proposals, and those approved lately that did not run. Raises `CallError`."""
-        return await self.call(ListPending(), PendingList, timeout_seconds=timeout_seconds)
-
-    async def inspect(self, proposal_id: str, *, timeout_seconds: float | None = None) -> Inspection:
-        """The executor's Inspect of a stored proposal, relayed (what it would refuse right
-        now). Raises `CallError`."""
-        return await self.call(
-            InspectProposal(proposal_id=proposal_id), Inspection, timeout_seconds=timeout_seconds
-        )
-
-    async def show(self, proposal_id: str, *, timeout_seconds: float | None = None) -> ProposalDetail:
-        """One proposal in full. Raises `CallError`."""
-        return await self.call(
-            ShowProposal(proposal_id=proposal_id), ProposalDetail, timeout_seconds=timeout_seconds
-        )
-
-    async def deny(
-        self, proposal_id: str, *, actor: str = "operator", timeout_seconds: float | None = None
-    ) -> ProposalState:
-        """Deny one pending proposal. Raises `CallError`."""
-        return await self.call(
-            Deny(proposal_id=proposal_id, actor=actor), ProposalState, timeout_seconds=timeout_seconds
-        )
-
-    async def deny_all(self, *, actor: str = "operator", timeout_seconds: float | None = None) -> Count:
-        """Deny every pending proposal; how many were. Raises `CallError`."""
-        return await self.call(DenyAll(actor=actor), Count, timeout_seconds=timeout_seconds)
-
-    async def set_kill_switch(
-        self, on: bool, *, actor: str = "operator", timeout_seconds: float | None = None
-    ) -> Status:
-        """Pause (``on``) or resume every write; the status after. Raises `CallError`."""
-        return await self.call(SetKillSwitch(on=on, actor=actor), Status, timeout_seconds=timeout_seconds)
-
-    async def status(self, *, timeout_seconds: float | None = None) -> Status:
-        """Queue, caps, pauses, kill switch, executor, fence, autonomy. Raises `CallError`."""
-        return await self.call(GetStatus(), Status, timeout_seconds=timeout_seconds)
-
-    async def audit_tail(self, limit: int = 20, *, timeout_seconds: float | None = None) -> AuditRows:
-        """The newest `limit` audit rows. Raises `CallError`."""
-        return await self.call(AuditTail(limit=limit), AuditRows, timeout_seconds=timeout_seconds)
-
-    async def audit_verify(self, *, timeout_seconds: float | None = None) -> AuditReport:
-        """The audit log verified by each writing service with its own key and anchor (approval_web
-        checks it and asks the executor). Raises `CallError`."""
-        return await self.call(AuditVerify(), AuditReport, timeout_seconds=timeout_seconds)
-
-    async def lift_denial_pauses(
-        self,
-        *,
-        tool: str | None = None,
-        room: str | None = None,
-        actor: str = "operator",
-        timeout_seconds: float | None = None,
-    ) -> PausesLifted:
-        """Lift the denial pauses running now (all, or `tool` on `room`); those lifted. Raises
-        `CallError` (``no_such_pause``, ``ambiguous_room``...)."""
-        return await self.call(
-            LiftDenialPauses(tool=tool, room=room, actor=actor), PausesLifted, timeout_seconds=timeout_seconds
-        )
-
-    async def acknowledge(
-        self, proposal_id: str, *, actor: str = "operator", timeout_seconds: float | None = None
-    ) -> ProposalState:
-        """Acknowledge a change that ended unknown or was not verified; its state after. Raises
-        `CallError` (``proposal_not_found``, ``nothing_to_acknowledge``)."""
-        return await self.call(
-            Acknowledge(proposal_id=proposal_id, actor=actor), ProposalState, timeout_seconds=timeout_seconds
-        )
-
-    async def proposal_history(self, since: str, *, timeout_seconds: float | None = None) -> ProposalHistory:
-        """The proposals made at or after `since` (UTC text) with their outcomes, and the page's
-        address (the watch; read-only). Raises `CallError`."""
-        return await self.call(
-            ListProposalHistory(since=since), ProposalHistory, timeout_seconds=timeout_seconds
-        )
+    table = OPERATIONS

@@ -1,17 +1,11 @@
-"""assistant.sock's contract: its messages, its operations with the codes each may answer, and
-its client (`AssistantClient`).
+"""assistant.sock's contract: its messages, its operation table (each operation's codes and its
+line in the manifest) and its client (`AssistantClient`).
 
-Peers: operators and the ask page's process. Every socket also serves `GetCapabilities`.
-
-    Ask → Answer
-    GetFleet → FleetView              the fleet as the read sign-in sees it (``fleetwatch fleet``
-                                      for an operator, who may not read the token)
-    GetModel → ModelInfo              which model answers (``fleetwatch doctor``)
-    GetWatchStatus → WatchStatus      is the watch's heartbeat alive (``fleetwatch status --check``)
-    GetHistory → History              what changed, when (``fleetwatch history``)
-    RunDigest → DigestReport          one beat now, its digest (``fleetwatch digest [--post]``)
-    SetNote → NoteOutcome             an operator's one-line note on a room (``fleetwatch note``)
-    ListNotes → Notes                 the notes (``fleetwatch notes``)
+Peers: operators and the ask page's process. The operations are the rows of `OPERATIONS`
+(each request declares its reply: ``class Ask(Request[Answer])``): a question, the fleet as the
+read sign-in sees it (for an operator, who may not read the token), which model answers, and
+the watch's heartbeat, history, digest and room notes. Every socket also serves
+`GetCapabilities`.
 
 Times are UTC text (``YYYY-MM-DDTHH:MM:SS.SSSZ``). Every request field has its format or cap,
 so decoding refuses anything else with ``invalid_message``.
@@ -22,8 +16,6 @@ the codes that reach the model per tool group and what the ask page answers with
 
 from __future__ import annotations
 
-import typing
-from pathlib import Path
 from typing import Annotated, Final, Literal
 
 import msgspec
@@ -31,17 +23,9 @@ import msgspec
 from shared.epiphan.fleet import FleetSnapshot
 from shared.errors import Code
 from shared.text.languages import Language
-from shared.wire.client import DEFAULT_TIMEOUT_SECONDS, SocketClient
+from shared.wire.client import SocketClient
 from shared.wire.formats import AnsweredBy, Question, UtcText
-from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities, Message, Operation
-
-
-class Ask(Message):
-    """An operator's question (at most `shared.wire.formats.MAX_QUESTION_CHARS` characters).
-    ``language`` ∈ en | es | None (detect)."""
-
-    question: Question
-    language: Language | None = None
+from shared.wire.protocol import Message, OperationTable, Request, Row
 
 
 class ProposalLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -74,9 +58,12 @@ class Answer(Message):
     refusals: tuple[RefusalLine, ...] = ()
 
 
-class GetFleet(Message):
-    """The fleet read now through the assistant's read sign-in: how an operator, who may not
-    read the token, gets ``fleetwatch fleet``."""
+class Ask(Request[Answer]):
+    """An operator's question (at most `shared.wire.formats.MAX_QUESTION_CHARS` characters).
+    ``language`` ∈ en | es | None (detect)."""
+
+    question: Question
+    language: Language | None = None
 
 
 class FleetView(Message):
@@ -86,13 +73,14 @@ class FleetView(Message):
     snapshot: FleetSnapshot
 
 
+class GetFleet(Request[FleetView]):
+    """The fleet read now through the assistant's read sign-in: how an operator, who may not
+    read the token, gets ``fleetwatch fleet``."""
+
+
 FLEET_FRAME_BYTES: Final = 16 << 20
 """Largest frame on assistant.sock (16 MiB: a `FleetView` of a large fleet; 2,000 devices take
 about 0.9 MiB). The request types it serves are small and capped by their own fields."""
-
-
-class GetModel(Message):
-    """Which model the running assistant answers with, and what it sends there."""
 
 
 class ModelInfo(Message):
@@ -104,6 +92,10 @@ class ModelInfo(Message):
     kind: AnsweredBy
     model: str = ""
     endpoint: str = ""
+
+
+class GetModel(Request[ModelInfo]):
+    """Which model the running assistant answers with, and what it sends there."""
 
 
 # --- the watch ----------------------------------------------------------------------------
@@ -121,10 +113,6 @@ MAX_NOTE_INPUT_CHARS: Final = 4000
 
 RoomQuery = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ROOM_QUERY_CHARS)]
 NoteText = Annotated[str, msgspec.Meta(max_length=MAX_NOTE_INPUT_CHARS)]
-
-
-class GetWatchStatus(Message):
-    """Is the watch's heartbeat alive?"""
 
 
 class PostCounts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -158,12 +146,8 @@ class WatchStatus(Message):
     posts: tuple[PostCounts, ...] = ()
 
 
-class GetHistory(Message):
-    """What changed in the last ``days`` days (1 to `MAX_HISTORY_DAYS`), newest first, in
-    ``language``."""
-
-    days: Annotated[int, msgspec.Meta(ge=1, le=MAX_HISTORY_DAYS)] = 7
-    language: Language = "en"
+class GetWatchStatus(Request[WatchStatus]):
+    """Is the watch's heartbeat alive?"""
 
 
 class HistoryEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -194,12 +178,12 @@ class History(Message):
     unread: dict[str, Code] = msgspec.field(default_factory=dict)
 
 
-class RunDigest(Message):
-    """Run one beat now (read, diff, record) and return the digest of what changed since the
-    last posted digest; with ``post`` also post it (quiet hours or not)."""
+class GetHistory(Request[History]):
+    """What changed in the last ``days`` days (1 to `MAX_HISTORY_DAYS`), newest first, in
+    ``language``."""
 
-    post: bool = False
-    language: Language | None = None
+    days: Annotated[int, msgspec.Meta(ge=1, le=MAX_HISTORY_DAYS)] = 7
+    language: Language = "en"
 
 
 class DigestReport(Message):
@@ -214,13 +198,12 @@ class DigestReport(Message):
     posted: tuple[str, ...] = ()
 
 
-class SetNote(Message):
-    """Keep ``text`` as the note of the one room whose name matches ``room`` (``clear``: remove
-    it). Control and bidi characters are stripped and the text cut to `MAX_NOTE_CHARS`."""
+class RunDigest(Request[DigestReport]):
+    """Run one beat now (read, diff, record) and return the digest of what changed since the
+    last posted digest; with ``post`` also post it (quiet hours or not)."""
 
-    room: RoomQuery
-    text: NoteText = ""
-    clear: bool = False
+    post: bool = False
+    language: Language | None = None
 
 
 class RoomRef(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -251,7 +234,20 @@ class NoteOutcome(Message):
     code: Code | None = None
 
 
-class ListNotes(Message):
+class SetNote(Request[NoteOutcome]):
+    """Keep ``text`` as the note of the one room whose name matches ``room`` (``clear``: remove
+    it). Control and bidi characters are stripped and the text cut to `MAX_NOTE_CHARS`."""
+
+    room: RoomQuery
+    text: NoteText = ""
+    clear: bool = False
+
+
+class Notes(Message):
+    notes: tuple[RoomNote, ...]
+
+
+class ListNotes(Request[Notes]):
     """The notes, by room name; ``room``: only rooms whose name holds it; ``search``: only
     notes whose text holds it (both without regard to case or accents)."""
 
@@ -259,36 +255,7 @@ class ListNotes(Message):
     search: RoomQuery | None = None
 
 
-class Notes(Message):
-    notes: tuple[RoomNote, ...]
-
-
-AssistantRequest = (
-    Ask
-    | GetFleet
-    | GetModel
-    | GetWatchStatus
-    | GetHistory
-    | RunDigest
-    | SetNote
-    | ListNotes
-    | GetCapabilities
-)
-AssistantReply = (
-    Answer
-    | FleetView
-    | ModelInfo
-    | WatchStatus
-    | History
-    | DigestReport
-    | NoteOutcome
-    | Notes
-    | Capabilities
-    | ErrorReply
-)
-
-REQUESTS: Final[tuple[type[Message], ...]] = typing.get_args(AssistantRequest)
-"""The request types assistant.sock serves."""
+# --- the operations -----------------------------------------------------------------------
 
 EPIPHAN_CODES: Final[frozenset[Code]] = frozenset(
     {
@@ -329,103 +296,55 @@ retried."""
 _NO_WATCH: Final = frozenset({Code.WATCH_NOT_READY})
 """A process that runs no watch, or a watch that has not read the fleet yet (a note)."""
 
-WATCH_OPERATIONS: Final[tuple[Operation, ...]] = (
-    Operation(
-        "get_watch_status",
+WATCH_OPERATIONS: Final = (
+    Row(
+        GetWatchStatus,
         READ_CODES | POST_CODES | _NO_WATCH | {Code.STORE_BUSY},
         "is the heartbeat alive: last read, failed beats in a row and the last code, posts per destination",
     ),
-    Operation(
-        "get_history",
+    Row(
+        GetHistory,
         _NO_WATCH | {Code.STORE_BUSY},
         "what changed in the last days, with proposals and outcomes",
     ),
-    Operation(
-        "run_digest",
+    Row(
+        RunDigest,
         READ_CODES | _NO_WATCH | {Code.STORE_BUSY},
         "one heartbeat now and the digest of what changed (posted with post=true)",
     ),
-    Operation(
-        "set_note",
+    Row(
+        SetNote,
         _NO_WATCH | {Code.INVALID_MESSAGE, Code.ROOM_AMBIGUOUS, Code.ROOM_NOT_FOUND, Code.STORE_BUSY},
         "keep an operator's one-line note on the one room a name matches (ambiguous: nothing saved)",
     ),
-    Operation("list_notes", _NO_WATCH | {Code.STORE_BUSY}, "the room notes"),
+    Row(ListNotes, _NO_WATCH | {Code.STORE_BUSY}, "the room notes"),
 )
 """The watch's operations (`services.assistant.watch.answers`)."""
 
-OPERATIONS: Final[tuple[Operation, ...]] = (
-    Operation("ask", ASK_CODES, "answer one question (the model, or the keyword answer)"),
-    Operation("get_fleet", READ_CODES, "the fleet read now through the read sign-in (fleetwatch fleet)"),
-    Operation("get_model", frozenset(), "which model answers (real, the lab's demo model, keyword only)"),
-    *WATCH_OPERATIONS,
-    Operation("get_capabilities", frozenset(), "this manifest"),
+OPERATIONS: Final = OperationTable(
+    "assistant",
+    "the assistant",
+    (
+        Row(Ask, ASK_CODES, "answer one question (the model, or the keyword answer)"),
+        Row(GetFleet, READ_CODES, "the fleet read now through the read sign-in (fleetwatch fleet)"),
+        Row(GetModel, frozenset(), "which model answers (real, the lab's demo model, keyword only)"),
+        *WATCH_OPERATIONS,
+    ),
+    frame_bytes=FLEET_FRAME_BYTES,
 )
+"""assistant.sock's operations, one row each. Its manifest is `services.assistant.manifest`'s,
+which adds the codes that reach the model per tool group and the ask page's."""
+REQUESTS: Final = OPERATIONS.requests
 
 
 class AssistantClient(SocketClient):
     """assistant.sock's client (operators' ``fleetwatch ask``, ``fleet``, ``status --check``,
-    ``history``, ``digest``, ``note``, ``notes``): the reply, or `CallError`.
+    ``history``, ``digest``, ``note``, ``notes``): ``call`` returns the reply, or raises
+    `CallError`. Its frames may be up to `FLEET_FRAME_BYTES` (a fleet's snapshot is large).
 
     Args:
         path: ``settings.assistant_socket``.
-        timeout_seconds: the default bound on one call (a model turn takes seconds).
-        max_frame_bytes: the frame cap, both ways (default `FLEET_FRAME_BYTES`: a fleet's
-            snapshot is large).
+        timeout_seconds: the bound on one call (a model turn takes seconds).
     """
 
-    service = "the assistant"
-
-    def __init__(
-        self,
-        path: str | Path,
-        *,
-        timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
-        max_frame_bytes: int = FLEET_FRAME_BYTES,
-    ) -> None:
-        super().__init__(path, timeout_seconds=timeout_seconds, max_frame_bytes=max_frame_bytes)
-
-    async def ask(self, question: Ask, *, timeout_seconds: float | None = None) -> Answer:
-        """Answer one question. Raises `CallError`."""
-        return await self.call(question, Answer, timeout_seconds=timeout_seconds)
-
-    async def fleet(self, *, timeout_seconds: float | None = None) -> FleetSnapshot:
-        """The fleet read now through the assistant's read sign-in (redacted). Raises
-        `CallError` (`READ_CODES`)."""
-        reply = await self.call(GetFleet(), FleetView, timeout_seconds=timeout_seconds)
-        return reply.snapshot
-
-    async def get_model(self, *, timeout_seconds: float | None = None) -> ModelInfo:
-        """Which model the running assistant answers with, and where it sends. Raises
-        `CallError`."""
-        return await self.call(GetModel(), ModelInfo, timeout_seconds=timeout_seconds)
-
-    async def watch_status(self, *, timeout_seconds: float | None = None) -> WatchStatus:
-        """Is the watch's heartbeat alive? Raises `CallError` (``watch_not_ready``...)."""
-        return await self.call(GetWatchStatus(), WatchStatus, timeout_seconds=timeout_seconds)
-
-    async def history(
-        self, days: int, language: Language, *, timeout_seconds: float | None = None
-    ) -> History:
-        """What changed in the last `days` days. Raises `CallError`."""
-        return await self.call(
-            GetHistory(days=days, language=language), History, timeout_seconds=timeout_seconds
-        )
-
-    async def digest(
-        self, *, post: bool, language: Language | None, timeout_seconds: float | None = None
-    ) -> DigestReport:
-        """One beat now and its digest (posted with `post`). Raises `CallError`."""
-        return await self.call(
-            RunDigest(post=post, language=language), DigestReport, timeout_seconds=timeout_seconds
-        )
-
-    async def set_note(self, note: SetNote, *, timeout_seconds: float | None = None) -> NoteOutcome:
-        """Keep (or clear) one room's note. Raises `CallError`."""
-        return await self.call(note, NoteOutcome, timeout_seconds=timeout_seconds)
-
-    async def notes(
-        self, room: str | None, search: str | None, *, timeout_seconds: float | None = None
-    ) -> Notes:
-        """The room notes, narrowed by `room` and `search`. Raises `CallError`."""
-        return await self.call(ListNotes(room=room, search=search), Notes, timeout_seconds=timeout_seconds)
+    table = OPERATIONS

@@ -15,10 +15,10 @@ Codes on the wire are `Code` values and msgspec refuses any other while decoding
 code from the wire is translated: `request` turns it into ``internal_error`` and logs the code
 it carried. Nowhere else does text become a `Code`.
 
-Each socket's contract module has its typed client, one method per operation:
+Each socket's contract module has its client, `SocketClient` bound to its operation table:
 `shared.wire.executor.ExecutorClient`, `shared.wire.approval.ApprovalClient`,
-`shared.wire.assistant.AssistantClient`. `request` is the exchange under them (tests use it
-to send what no client sends).
+`shared.wire.assistant.AssistantClient`, each with one generic ``call(request) -> reply``.
+`request` is the exchange under them (tests use it to send what no client sends).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import contextlib
 import logging
 import typing
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, Final, TypeVar
 
 import msgspec
 
@@ -36,15 +36,16 @@ from shared.errors import Code, FleetwatchError
 from shared.wire.formats import MAX_MESSAGE_CHARS
 from shared.wire.protocol import (
     MAX_FRAME_BYTES,
-    Capabilities,
     Codec,
     ErrorReply,
-    GetCapabilities,
     Message,
+    OperationTable,
     ProtocolError,
+    Request,
     cut,
     message_tag,
     read_frame,
+    reply_of,
     write_frame,
 )
 
@@ -104,7 +105,7 @@ def _undeclared(data: bytes, where: str) -> ErrorReply | None:
 async def request(
     path: str | Path,
     message: Message,
-    reply_type: type[R],
+    reply_type: Any,
     *,
     timeout_seconds: float,
     max_frame_bytes: int = MAX_FRAME_BYTES,
@@ -180,54 +181,57 @@ def _no_answer(service: str, operation: str, detail: str) -> CallError:
 
 
 DEFAULT_TIMEOUT_SECONDS = 10.0
-"""Bound on one call unless a client or a call says otherwise."""
+"""Bound on one call unless its row, a client or a call says otherwise."""
+
+ANY_SOCKET: Final = OperationTable("any", "the service", ())
+"""The operations every socket serves (`GetCapabilities`): `SocketClient`'s own table."""
 
 
 class SocketClient:
-    """One socket's client: `call` returns the reply or raises `CallError`. Each socket's
-    contract module subclasses it with one typed method per operation.
+    """One socket's client: ``await client.call(Request(...))`` returns the request's reply
+    (typed by its ``Request[Reply]`` parameter) or raises `CallError`. Each socket's contract
+    module subclasses it with its `OperationTable` (`table`); this class itself only asks for
+    the manifest.
 
     Args:
         path: the socket file.
-        timeout_seconds: the default bound on one call (connecting, sending, the answer);
-            each typed method takes its own ``timeout_seconds`` too.
-        max_frame_bytes: the frame cap, both ways.
+        timeout_seconds: the bound on one call (connecting, sending, the answer) for an
+            operation whose row names none; default `DEFAULT_TIMEOUT_SECONDS`.
+        max_frame_bytes: the frame cap, both ways (default: the table's).
     """
 
-    service: ClassVar[str] = "the service"
-    """The service as a sentence names it (``the executor``)."""
+    table: ClassVar[OperationTable] = ANY_SOCKET
 
     def __init__(
         self,
         path: str | Path,
         *,
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
-        max_frame_bytes: int = MAX_FRAME_BYTES,
+        max_frame_bytes: int | None = None,
     ) -> None:
         self.path = Path(path)
         self.timeout_seconds = timeout_seconds
-        self.max_frame_bytes = max_frame_bytes
+        self.max_frame_bytes = self.table.frame_bytes if max_frame_bytes is None else max_frame_bytes
 
-    async def call(self, message: Message, reply_type: type[R], *, timeout_seconds: float | None = None) -> R:
-        """Send `message`; its reply (`reply_type`).
+    async def call(self, message: Request[R], *, timeout_seconds: float | None = None) -> R:
+        """Send `message`; its reply. `timeout_seconds` defaults to its row's ``seconds``, then
+        the client's.
 
         Raises:
             CallError: the service's code, or ``service_unavailable`` / ``service_no_answer``.
+            KeyError: this socket does not serve the request (a mistake in the caller).
         """
+        row = self.table.row(type(message))
+        bound = timeout_seconds if timeout_seconds is not None else row.seconds or self.timeout_seconds
+        who = self.table.who
         reply = await request(
             self.path,
             message,
-            reply_type,
-            timeout_seconds=self.timeout_seconds if timeout_seconds is None else timeout_seconds,
+            reply_of(row.request),
+            timeout_seconds=bound,
             max_frame_bytes=self.max_frame_bytes,
-            service=self.service,
+            service=who,
         )
         if isinstance(reply, ErrorReply):
-            raise CallError(
-                reply.code, reply.message, service=self.service, operation=message_tag(type(message))
-            )
-        return reply
-
-    async def capabilities(self, *, timeout_seconds: float | None = None) -> Capabilities:
-        """The socket's manifest (`GetCapabilities`). Raises `CallError`."""
-        return await self.call(GetCapabilities(), Capabilities, timeout_seconds=timeout_seconds)
+            raise CallError(reply.code, reply.message, service=who, operation=row.name)
+        return typing.cast("R", reply)

@@ -1,22 +1,11 @@
-"""executor.sock's contract: its messages, its operations with the codes each may answer, the
-manifest made from them, and its client (`ExecutorClient`).
+"""executor.sock's contract: its messages, its operation table (each operation's codes, its
+bound, its line in the manifest) and its client (`ExecutorClient`).
 
-Peers: the approval_web user only. Every socket also serves `GetCapabilities`.
-
-    Prepare → Prepared          bind a new proposal: fresh sandbox read, targets, fingerprint, seal
-    Inspect → Inspection        a fresh read of every fact the approval card shows (read-only)
-    Execute → ExecutionReport   run one consumed approval once, or refuse ("nothing ran")
-    Health  → HealthReport
-    ListWritable → WritableDevices  the devices a change may target now (fresh sandbox read)
-    SealKillSwitch → HealthReport   confirm the operator's kill switch request (the executor's seal)
-    CheckAudit → AuditChecked       verify the audit log with the executor's own key and anchor
-    Recheck → Rechecked         a fresh read that judges a change's postcondition again
-
-A code is "answered" either as an `ErrorReply` or, for Execute, as the ``refusal_code`` of an
-`ExecutionReport` with outcome ``refused``, and for Inspect as ``would_refuse``. Contract
-tests check `OPERATIONS` against the request union both ways
-(`shared.wire.protocol.manifest_problems`) and that every code the executor can raise is
-declared.
+Peers: the approval_web user only. The operations are the rows of `OPERATIONS` (each request
+declares its reply: ``class Prepare(Request[Prepared])``); every socket also serves
+`GetCapabilities`. A code is "answered" either as an `ErrorReply` or, for Execute, as the
+``refusal_code`` of an `ExecutionReport` with outcome ``refused``, and for Inspect as
+``would_refuse``.
 
 Times on the wire are UTC text (``YYYY-MM-DDTHH:MM:SS.SSSZ``, the database clock's form) unless
 a field says otherwise. Arguments travel as plain maps; the receiver puts them in canonical form
@@ -27,7 +16,6 @@ format and its free strings a cap (`shared.wire.formats`): decoding refuses anyt
 
 from __future__ import annotations
 
-import typing
 from typing import Annotated, Final
 
 import msgspec
@@ -35,17 +23,7 @@ import msgspec
 from shared.errors import Code
 from shared.wire.client import SocketClient
 from shared.wire.formats import MAX_COUNT, ApprovalId, Arguments, ProposalId, Reason, Sha256Hex, ToolName
-from shared.wire.protocol import Capabilities, ErrorReply, GetCapabilities, Message, Operation
-
-
-class Prepare(Message):
-    """Bind a proposal: approval_web chose ``proposal_id``; the executor reads the sandbox team
-    afresh, resolves the targets, takes the fingerprint and seals the bound record."""
-
-    proposal_id: ProposalId
-    tool: ToolName
-    arguments: Arguments
-    reason: Reason
+from shared.wire.protocol import Message, OperationTable, Request, Row
 
 
 class Prepared(Message):
@@ -60,10 +38,14 @@ class Prepared(Message):
     target_names: dict[str, str] = msgspec.field(default_factory=dict)
 
 
-class Inspect(Message):
-    """A fresh read of everything the card for this stored proposal shows."""
+class Prepare(Request[Prepared]):
+    """Bind a proposal: approval_web chose ``proposal_id``; the executor reads the sandbox team
+    afresh, resolves the targets, takes the fingerprint and seals the bound record."""
 
     proposal_id: ProposalId
+    tool: ToolName
+    arguments: Arguments
+    reason: Reason
 
 
 class TargetFacts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -128,19 +110,10 @@ class Inspection(Message):
     facts_hash: str = ""
 
 
-class Execute(Message):
-    """Run the proposal a consumed approval approves, once.
+class Inspect(Request[Inspection]):
+    """A fresh read of everything the card for this stored proposal shows."""
 
-    What the person approved travels with the click: the proposal's ID, the page's hash of the
-    card as shown and the executor's facts hash from the Inspect behind it. The executor
-    refuses (``approval_mismatch``) when the approval row, the sealed proposal and these
-    disagree, and (``card_facts_changed``) when the facts read afresh no longer hash to
-    ``facts_hash``."""
-
-    approval_id: ApprovalId
     proposal_id: ProposalId
-    card_hash: Sha256Hex
-    facts_hash: Sha256Hex
 
 
 class ExecutionReport(Message):
@@ -158,8 +131,19 @@ class ExecutionReport(Message):
     verified_at: str | None = None
 
 
-class Health(Message):
-    """Is the executor up, signed in to the sandbox, and is the kill switch on?"""
+class Execute(Request[ExecutionReport]):
+    """Run the proposal a consumed approval approves, once.
+
+    What the person approved travels with the click: the proposal's ID, the page's hash of the
+    card as shown and the executor's facts hash from the Inspect behind it. The executor
+    refuses (``approval_mismatch``) when the approval row, the sealed proposal and these
+    disagree, and (``card_facts_changed``) when the facts read afresh no longer hash to
+    ``facts_hash``."""
+
+    approval_id: ApprovalId
+    proposal_id: ProposalId
+    card_hash: Sha256Hex
+    facts_hash: Sha256Hex
 
 
 class HealthReport(Message):
@@ -170,10 +154,8 @@ class HealthReport(Message):
     kill_switch: bool
 
 
-class ListWritable(Message):
-    """Which devices a change may target right now: read afresh through the sandbox sign-in.
-    Read-only; served on executor.sock and relayed on approval.sock. With no fence configured
-    it is refused (``fence_not_configured``), never answered with an empty list."""
+class Health(Request[HealthReport]):
+    """Is the executor up, signed in to the sandbox, and is the kill switch on?"""
 
 
 class WritableChannel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -215,7 +197,7 @@ class WritableDevices(Message):
     read_at: str
 
 
-class SealKillSwitch(Message):
+class SealKillSwitch(Request[HealthReport]):
     """Confirm the kill switch request approval_web just recorded (its ``kill_switch`` audit row
     ``request_seq``, turning writes ``on``/off): the executor checks the row is the newest such
     request, records its own ``kill_switch_sealed`` row and keeps the state under its own key.
@@ -223,6 +205,12 @@ class SealKillSwitch(Message):
 
     request_seq: Annotated[int, msgspec.Meta(ge=1, le=MAX_COUNT)]
     on: bool
+
+
+class ListWritable(Request[WritableDevices]):
+    """Which devices a change may target right now: read afresh through the sandbox sign-in.
+    Read-only; served on executor.sock and relayed on approval.sock. With no fence configured
+    it is refused (``fence_not_configured``), never answered with an empty list."""
 
 
 class WriterCheck(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -241,21 +229,13 @@ class WriterCheck(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     anchor_seq: int | None = None
 
 
-class CheckAudit(Message):
-    """Verify the audit log with the executor's own key and anchor (approval_web asks, for
-    ``fleetwatch audit verify``; only the executor can check the executor's rows)."""
-
-
 class AuditChecked(Message):
     check: WriterCheck
 
 
-class Recheck(Message):
-    """Read the targets of a change that ran (or may have run) afresh and judge its
-    postcondition again (`services.executor.verify`): the "fresh read" that settles a change
-    that ended ``unknown`` or was not verified. Read-only; nothing is written to Epiphan."""
-
-    proposal_id: ProposalId
+class CheckAudit(Request[AuditChecked]):
+    """Verify the audit log with the executor's own key and anchor (approval_web asks, for
+    ``fleetwatch audit verify``; only the executor can check the executor's rows)."""
 
 
 class Rechecked(Message):
@@ -268,34 +248,15 @@ class Rechecked(Message):
     detail: str = ""
 
 
-ExecutorRequest = (
-    Prepare
-    | Inspect
-    | Execute
-    | Health
-    | ListWritable
-    | Recheck
-    | SealKillSwitch
-    | CheckAudit
-    | GetCapabilities
-)
-ExecutorReply = (
-    Prepared
-    | Inspection
-    | ExecutionReport
-    | HealthReport
-    | WritableDevices
-    | AuditChecked
-    | Rechecked
-    | Capabilities
-    | ErrorReply
-)
+class Recheck(Request[Rechecked]):
+    """Read the targets of a change that ran (or may have run) afresh and judge its
+    postcondition again (`services.executor.verify`): the "fresh read" that settles a change
+    that ended ``unknown`` or was not verified. Read-only; nothing is written to Epiphan."""
 
-# --- the manifest -------------------------------------------------------------------------
+    proposal_id: ProposalId
 
-SERVICE: Final = "executor"
-REQUESTS: Final[tuple[type[Message], ...]] = typing.get_args(ExecutorRequest)
-"""The request types executor.sock serves."""
+
+# --- the operations -----------------------------------------------------------------------
 
 POLICY_CODES: Final[tuple[Code, ...]] = (
     Code.POLICY_INVALID,
@@ -398,119 +359,70 @@ RECHECK_CODES: Final[frozenset[Code]] = frozenset(
 """Recheck's refusals (ErrorReply): no change of that proposal ran; the policy; no sandbox
 sign-in (a read that fails is a ``not_observed`` verdict, not a refusal)."""
 
-OPERATIONS: Final[tuple[Operation, ...]] = (
-    Operation("prepare", PREPARE_CODES, "bind a proposal: fresh sandbox read, fingerprint, seal"),
-    Operation(
-        "inspect",
-        INSPECT_WOULD_REFUSE | {Code.PROPOSAL_NOT_FOUND, Code.STORE_BUSY},
-        "fresh facts for the approval card and what Execute would refuse now (read-only)",
+OPERATIONS: Final = OperationTable(
+    "executor",
+    "the executor",
+    (
+        Row(Prepare, PREPARE_CODES, "bind a proposal: fresh sandbox read, fingerprint, seal", seconds=20.0),
+        Row(
+            Inspect,
+            INSPECT_WOULD_REFUSE | {Code.PROPOSAL_NOT_FOUND, Code.STORE_BUSY},
+            "fresh facts for the approval card and what Execute would refuse now (read-only)",
+            seconds=20.0,
+        ),
+        Row(
+            Execute,
+            frozenset(EXECUTE_REFUSALS) | {Code.STORE_BUSY},
+            "run one consumed approval once, or refuse (nothing ran)",
+            seconds=90.0,  # reads, one write, one or two verification reads
+        ),
+        Row(
+            Health,
+            frozenset({Code.STORE_BUSY}),
+            "up, signed in to the sandbox, fence, kill switch",
+            seconds=2.0,
+        ),
+        Row(
+            ListWritable,
+            LIST_WRITABLE_CODES,
+            "the devices a change may target now: sandbox list and allowlist, read afresh (read-only)",
+            seconds=20.0,
+        ),
+        Row(
+            SealKillSwitch,
+            SEAL_KILL_SWITCH_CODES,
+            "confirm an operator's kill switch request under the executor's own key",
+            seconds=60.0,
+        ),
+        Row(
+            CheckAudit,
+            CHECK_AUDIT_CODES,
+            "verify the audit log with the executor's own key and anchor",
+            seconds=60.0,  # it walks the whole audit log
+        ),
+        Row(
+            Recheck,
+            RECHECK_CODES | {Code.STORE_BUSY},
+            "judge a change's postcondition again on a fresh read of its rooms (read-only on Epiphan)",
+            seconds=20.0,
+        ),
     ),
-    Operation(
-        "execute",
-        frozenset(EXECUTE_REFUSALS) | {Code.STORE_BUSY},
-        "run one consumed approval once, or refuse (nothing ran)",
-    ),
-    Operation("health", frozenset({Code.STORE_BUSY}), "up, signed in to the sandbox, fence, kill switch"),
-    Operation(
-        "list_writable",
-        LIST_WRITABLE_CODES,
-        "the devices a change may target now: sandbox list and allowlist, read afresh (read-only)",
-    ),
-    Operation(
-        "seal_kill_switch",
-        SEAL_KILL_SWITCH_CODES,
-        "confirm an operator's kill switch request under the executor's own key",
-    ),
-    Operation(
-        "check_audit",
-        CHECK_AUDIT_CODES,
-        "verify the audit log with the executor's own key and anchor",
-    ),
-    Operation(
-        "recheck",
-        RECHECK_CODES | {Code.STORE_BUSY},
-        "judge a change's postcondition again on a fresh read of its rooms (read-only on Epiphan)",
-    ),
-    Operation("get_capabilities", frozenset(), "this manifest"),
 )
-
-CAPABILITIES: Final = Capabilities(service=SERVICE, operations=OPERATIONS)
-
-
-def declared_codes() -> frozenset[Code]:
-    """Every code some operation of executor.sock declares."""
-    return frozenset(code for op in OPERATIONS for code in op.codes)
-
-
-# --- the client ---------------------------------------------------------------------------
-
-
-PREPARE_SECONDS: Final = 20.0
-"""Default bound on Prepare (the executor reads the sandbox team afresh)."""
-INSPECT_SECONDS: Final = 20.0
-"""Default bound on Inspect (a fresh read of every fact on the card)."""
-EXECUTE_SECONDS: Final = 90.0
-"""Default bound on Execute (reads, one write, one or two verification reads)."""
-HEALTH_SECONDS: Final = 2.0
-"""Default bound on Health."""
-LIST_WRITABLE_SECONDS: Final = 20.0
-"""Default bound on ListWritable (a fresh sandbox read)."""
-AUDIT_SECONDS: Final = 60.0
-"""Default bound on SealKillSwitch and CheckAudit (CheckAudit walks the whole audit log)."""
-RECHECK_SECONDS: Final = 20.0
-"""Default bound on Recheck (a fresh sandbox read of a change's rooms)."""
+"""executor.sock's operations, one row each (the bound on a call: its ``seconds``; the sandbox
+reads take seconds)."""
+REQUESTS: Final = OPERATIONS.requests
+CAPABILITIES: Final = OPERATIONS.manifest
 
 
 class ExecutorClient(SocketClient):
     """executor.sock's client (approval_web's only way to the executor: the socket side and the
-    page): each call returns its reply or raises `CallError` with the executor's code,
+    page): ``call`` returns the reply or raises `CallError` with the executor's code,
     ``service_unavailable`` (not reached: nothing ran) or ``service_no_answer`` (sent, no
-    answer: the outcome is unknown). Each method's bound defaults to its ``*_SECONDS``.
+    answer: the outcome is unknown). An Execute refused after it arrived is a ``refused``
+    report, not an exception.
 
     Args:
         path: ``settings.executor_socket``.
     """
 
-    service = "the executor"
-
-    async def prepare(self, request: Prepare, *, timeout_seconds: float = PREPARE_SECONDS) -> Prepared:
-        """Bind a proposal (a fresh sandbox read). Raises `CallError` (`PREPARE_CODES`)."""
-        return await self.call(request, Prepared, timeout_seconds=timeout_seconds)
-
-    async def inspect(self, proposal_id: str, *, timeout_seconds: float = INSPECT_SECONDS) -> Inspection:
-        """A fresh read of the card's facts. Raises `CallError`."""
-        return await self.call(Inspect(proposal_id=proposal_id), Inspection, timeout_seconds=timeout_seconds)
-
-    async def execute(self, request: Execute, *, timeout_seconds: float = EXECUTE_SECONDS) -> ExecutionReport:
-        """Run the consumed approval once (`request` carries what the person approved); every
-        refusal after the request arrived is a ``refused`` report, not an exception. Raises
-        `CallError`."""
-        return await self.call(request, ExecutionReport, timeout_seconds=timeout_seconds)
-
-    async def health(self, *, timeout_seconds: float = HEALTH_SECONDS) -> HealthReport:
-        """Is the executor up, signed in, fenced, paused? Raises `CallError`."""
-        return await self.call(Health(), HealthReport, timeout_seconds=timeout_seconds)
-
-    async def list_writable(self, *, timeout_seconds: float = LIST_WRITABLE_SECONDS) -> WritableDevices:
-        """The devices a change may target now (a fresh sandbox read). Raises `CallError`
-        (`LIST_WRITABLE_CODES`)."""
-        return await self.call(ListWritable(), WritableDevices, timeout_seconds=timeout_seconds)
-
-    async def seal_kill_switch(
-        self, request_seq: int, on: bool, *, timeout_seconds: float = AUDIT_SECONDS
-    ) -> HealthReport:
-        """Seal the operator's kill switch request `request_seq` (its ``kill_switch`` audit row);
-        the executor's health after. Raises `CallError` (`SEAL_KILL_SWITCH_CODES`)."""
-        return await self.call(
-            SealKillSwitch(request_seq=request_seq, on=on), HealthReport, timeout_seconds=timeout_seconds
-        )
-
-    async def check_audit(self, *, timeout_seconds: float = AUDIT_SECONDS) -> WriterCheck:
-        """The executor's verification of the whole audit log with its own key and anchor.
-        Raises `CallError` (`CHECK_AUDIT_CODES`)."""
-        return (await self.call(CheckAudit(), AuditChecked, timeout_seconds=timeout_seconds)).check
-
-    async def recheck(self, proposal_id: str, *, timeout_seconds: float = RECHECK_SECONDS) -> Rechecked:
-        """Judge a change's postcondition again on a fresh read of its rooms (read-only on
-        Epiphan). Raises `CallError` (`RECHECK_CODES`)."""
-        return await self.call(Recheck(proposal_id=proposal_id), Rechecked, timeout_seconds=timeout_seconds)
+    table = OPERATIONS

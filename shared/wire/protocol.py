@@ -7,8 +7,11 @@ Each socket serves one union of request types through one `Codec`, built once; t
 loop is `shared.wire.server`, the client `shared.wire.client`.
 
 Errors that cross a socket travel as `ErrorReply(code, message)` with a stable code from
-`shared.errors.Code`; each socket's manifest (`Capabilities`) lists its operations and the
-codes each may answer with, plus `TRANSPORT_CODES` which any operation may get.
+`shared.errors.Code`. Each socket declares its operations once, in an `OperationTable`: one
+`Row` per `Request` (whose ``Request[Reply]`` parameter is its reply), with the codes it may
+answer, who may call it and a line for its manifest (`Capabilities`, which adds
+`TRANSPORT_CODES`: any operation may get them). The union, the codec, the manifest, the
+client's typing, the dispatch and the role check are derived from the table.
 
 Bad input changes nothing but the audit: a malformed body (``bad_frame``), an unknown ``op``
 (``unknown_message``) or a wrong field (``invalid_message``: a missing or extra field, an ID not
@@ -27,8 +30,10 @@ import logging
 import operator
 import re
 import struct
-from collections.abc import Iterable
-from typing import Any
+import typing
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from typing import Any, Final, Generic, TypeVar
 
 import msgspec
 
@@ -122,16 +127,25 @@ class Operation(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     summary: str = ""
 
 
-class GetCapabilities(Message):
-    """Request: the socket's manifest. Every socket serves it."""
-
-
 class Capabilities(Message):
     """Reply to `GetCapabilities`: the socket's operations and their codes."""
 
     service: str
     operations: tuple[Operation, ...]
     transport_codes: frozenset[Code] = TRANSPORT_CODES
+
+
+ReplyT = TypeVar("ReplyT", bound=Message)
+
+
+class Request(Message, Generic[ReplyT]):
+    """Base of every request; its parameter is its reply: ``class Deny(Request[ProposalState])``
+    (``Request[A | B]`` when it may be either). The client's ``call`` is typed by it, and
+    `reply_of` reads it back."""
+
+
+class GetCapabilities(Request[Capabilities]):
+    """Request: the socket's manifest. Every socket serves it."""
 
 
 def message_tag(message_type: type[Message]) -> str:
@@ -142,24 +156,114 @@ def message_tag(message_type: type[Message]) -> str:
     return tag
 
 
-def manifest_problems(operations: Iterable[Operation], requests: Iterable[type[Message]]) -> tuple[str, ...]:
-    """What is wrong between a socket's manifest and its request union, both ways: an
-    operation with no request type, a request type with no operation, a name listed twice, a
-    code that is not in `Code`. Empty when they agree (assert that in each service's tests)."""
-    problems: list[str] = []
-    names = [op.name for op in operations]
-    tags = {message_tag(t) for t in requests}
-    problems += [f"operation {n!r} is listed twice" for n in sorted({n for n in names if names.count(n) > 1})]
-    problems += [f"operation {n!r} has no request type" for n in sorted(set(names) - tags)]
-    problems += [f"request {t!r} is not in the manifest" for t in sorted(tags - set(names))]
-    known = {c.value for c in Code}
-    for op in operations:
-        problems += [
-            f"operation {op.name!r} declares unknown code {c!r}"
-            for c in sorted(map(str, op.codes))
-            if c not in known
-        ]
-    return tuple(problems)
+def reply_of(request_type: type[Request[Any]]) -> Any:
+    """The reply type a request class declares (its ``Request[...]`` parameter; a union when it
+    may be either).
+
+    Raises:
+        TypeError: the class does not subclass ``Request[Reply]``.
+    """
+    for base in getattr(request_type, "__orig_bases__", ()):
+        if typing.get_origin(base) is Request:
+            return typing.get_args(base)[0]
+    raise TypeError(f"{request_type.__name__} does not declare its reply (Request[Reply])")
+
+
+ROLE_REFUSAL: Final = Code.OPERATION_NOT_ALLOWED
+"""What an operation open only to some callers answers the others (declared for it by its row)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One operation of a socket, declared once.
+
+    Attributes:
+        request: the request class (its tag names the operation; its ``Request[...]``
+            parameter is its reply).
+        codes: the codes its handler may answer with, besides `TRANSPORT_CODES`.
+        summary: one line for the manifest.
+        callers: the roles that may call it (the socket's own words for its peers); None:
+            every admitted peer. A row with callers declares `ROLE_REFUSAL` too.
+        seconds: the client's default bound on one call of it; None: the client's own.
+    """
+
+    request: type[Request[Any]]
+    codes: frozenset[Code]
+    summary: str
+    callers: frozenset[str] | None = None
+    seconds: float | None = None
+
+    @property
+    def name(self) -> str:
+        return message_tag(self.request)
+
+    @property
+    def declared(self) -> frozenset[Code]:
+        """`codes`, with `ROLE_REFUSAL` when only some callers may call it."""
+        return self.codes if self.callers is None else self.codes | {ROLE_REFUSAL}
+
+
+class OperationTable:
+    """One socket's operations, one `Row` each, and what is derived from them: the request
+    union (`requests`, decoded by `codec`), the manifest (`manifest`), each request's reply
+    (`reply_of`) and the role check (`allows`); `shared.wire.server.dispatch` builds the
+    handler from it and `shared.wire.client.SocketClient.call` the typed client.
+
+    Args:
+        service: the service as its manifest names it (``executor``).
+        who: the service as a sentence names it (``the executor``), in a `CallError`.
+        rows: the operations, in manifest order; `GetCapabilities` is added last.
+        frame_bytes: the socket's frame cap, both ways.
+
+    Raises:
+        ValueError: a request listed twice.
+        TypeError: a request that does not declare its reply (`reply_of`).
+    """
+
+    def __init__(
+        self, service: str, who: str, rows: Iterable[Row], *, frame_bytes: int = MAX_FRAME_BYTES
+    ) -> None:
+        self.service = service
+        self.who = who
+        self.frame_bytes = frame_bytes
+        self.rows: tuple[Row, ...] = (*rows, Row(GetCapabilities, frozenset(), "this manifest"))
+        self._rows: dict[type[Message], Row] = {row.request: row for row in self.rows}
+        if len(self._rows) != len(self.rows):
+            raise ValueError(f"{service}: a request is listed twice")
+        for row in self.rows:
+            reply_of(row.request)
+        self.requests: tuple[type[Request[Any]], ...] = tuple(self._rows)
+        self.codec = Codec(self.requests)
+        operations = tuple(Operation(row.name, row.declared, row.summary) for row in self.rows)
+        self.manifest = Capabilities(service=service, operations=operations)
+
+    def row(self, request_type: type[Message]) -> Row:
+        """The row of a request class.
+
+        Raises:
+            KeyError: this socket does not serve it.
+        """
+        return self._rows[request_type]
+
+    def codes_of(self, operation: str) -> frozenset[Code]:
+        """The codes `operation` (a tag) declares, without the transport codes.
+
+        Raises:
+            KeyError: no such operation.
+        """
+        for row in self.rows:
+            if row.name == operation:
+                return row.declared
+        raise KeyError(operation)
+
+    def declared_codes(self) -> frozenset[Code]:
+        """Every code some operation of this socket declares."""
+        return frozenset().union(*(row.declared for row in self.rows))
+
+    def allows(self, request_type: type[Message], roles: Collection[str]) -> bool:
+        """True when a peer holding `roles` may make this request (its row's ``callers``)."""
+        callers = self.row(request_type).callers
+        return callers is None or not callers.isdisjoint(roles)
 
 
 class _Envelope(msgspec.Struct):

@@ -3,7 +3,8 @@
 `serve_unix` listens on a unix socket, admits a peer by the uid, gid or supplementary groups
 the kernel gives (``SO_PEERCRED``, ``SO_PEERGROUPS``; never anything the peer sent), reads
 frames (`shared.wire.protocol`), decodes them with the socket's `Codec` and answers each with
-its handler's reply or an `ErrorReply` carrying a stable code. A request refused before its
+its handler's reply or an `ErrorReply` carrying a stable code; `dispatch` makes that handler from
+the socket's `OperationTable` and one handler per operation. A request refused before its
 handler is reported to a `RefusedRequestHook` as a `RefusedRequest` that never holds a value
 the peer sent.
 
@@ -20,7 +21,7 @@ import os
 import socket
 import stat
 import struct
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,9 +30,12 @@ from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.wire.formats import MAX_MESSAGE_CHARS
 from shared.wire.protocol import (
     MAX_FRAME_BYTES,
+    Capabilities,
     Codec,
     ErrorReply,
+    GetCapabilities,
     Message,
+    OperationTable,
     ProtocolError,
     cut,
     read_frame,
@@ -122,8 +126,33 @@ class RefusedRequest:
 
 
 Handler = Callable[[Message, PeerCred], Awaitable[Message]]
+OperationHandler = Callable[[Any, PeerCred], Awaitable[Message]]
+"""The handler of one operation: its request (of that operation's type) and the peer."""
 RefusedPeerHook = Callable[[PeerCred], Awaitable[None]]
 RefusedRequestHook = Callable[[PeerCred, RefusedRequest], Awaitable[None]]
+
+
+def dispatch(table: OperationTable, handlers: Mapping[type[Message], OperationHandler]) -> Handler:
+    """The `Handler` that answers each request of `table` with its own handler from `handlers`
+    (`GetCapabilities` with the table's manifest, unless `handlers` answers it).
+
+    Raises:
+        ValueError: a request of the table has no handler, or a handler has no request in it.
+    """
+
+    async def manifest(request: GetCapabilities, peer: PeerCred) -> Capabilities:
+        return table.manifest
+
+    answers: dict[type[Message], OperationHandler] = {GetCapabilities: manifest, **handlers}
+    unmatched = set(answers) ^ set(table.requests)
+    if unmatched:
+        names = ", ".join(sorted(t.__name__ for t in unmatched))
+        raise ValueError(f"{table.service}: a handler without a row or a row without a handler: {names}")
+
+    async def handle(request: Message, peer: PeerCred) -> Message:
+        return await answers[type(request)](request, peer)
+
+    return handle
 
 
 async def _report_refused(hook: RefusedRequestHook | None, peer: PeerCred, exc: ProtocolError) -> None:

@@ -8,7 +8,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import typing
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -31,16 +30,17 @@ from shared.store.approvals import approve
 from shared.store.db import db_now, open_store
 from shared.wire.client import request
 from shared.wire.executor import (
+    OPERATIONS,
     Execute,
     ExecutionReport,
     ExecutorClient,
-    ExecutorRequest,
     Health,
     HealthReport,
+    Inspect,
     Prepare,
     Prepared,
 )
-from shared.wire.protocol import Codec, ErrorReply, Message
+from shared.wire.protocol import ErrorReply, Message
 from shared.wire.server import PeerCred, serve_unix
 from tests.audit_keys import service_keyring
 from tests.procs import ServiceProcess, base_env, running_service, start_service
@@ -150,7 +150,7 @@ async def fake_executor(settings: Settings, tool_policy: ToolPolicy) -> AsyncIte
     server = await serve_unix(
         settings.executor_socket,
         fake.handle,
-        codec=Codec(typing.get_args(ExecutorRequest)),
+        codec=OPERATIONS.codec,
         allowed_uids={os.getuid()},
     )
     try:
@@ -256,7 +256,7 @@ async def approve_and_execute(s: Stack, proposal_id: str) -> ExecutionReport:
     """What a person and the page do for a pending proposal: Inspect (the card), Approve in the
     store as the page records it, then Execute on the executor; its report."""
     executor = ExecutorClient(s.backend.executor.socket)
-    inspection = await executor.inspect(proposal_id, timeout_seconds=30)
+    inspection = await executor.call(Inspect(proposal_id=proposal_id), timeout_seconds=30)
     assert inspection.facts_hash, inspection
     async with reader(s.settings) as conn:
         approval = await approve(
@@ -276,7 +276,7 @@ async def approve_and_execute(s: Stack, proposal_id: str) -> ExecutionReport:
         card_hash="c" * 64,
         facts_hash=inspection.facts_hash,
     )
-    return await executor.execute(execute, timeout_seconds=30)
+    return await executor.call(execute, timeout_seconds=30)
 
 
 @contextlib.asynccontextmanager

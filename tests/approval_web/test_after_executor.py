@@ -14,7 +14,7 @@ from services.approval_web import ApprovalWebError
 from services.approval_web.__main__ import wait_for_executor
 from shared.config import load_settings
 from shared.errors import Code
-from shared.wire.approval import ApprovalClient
+from shared.wire.approval import ApprovalClient, GetStatus
 from tests.procs import base_env, running_service
 from tests.support import READY_SECONDS, wait_for_socket, wait_until
 
@@ -48,7 +48,7 @@ async def test_it_opens_nothing_until_the_executor_answers_then_serves(tmp_path:
         assert not settings.db.exists()
         async with running_service("services.executor", env):
             await wait_for_socket(process, settings.approval_socket, log)
-            status = await ApprovalClient(settings.approval_socket).status()
+            status = await ApprovalClient(settings.approval_socket).call(GetStatus())
             assert status.executor_up
     finally:
         if process.returncode is None:

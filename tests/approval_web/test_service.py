@@ -20,7 +20,6 @@ from shared.errors import Code
 from shared.store.approvals import get_proposal, kill_switch
 from shared.wire.approval import (
     OPERATIONS,
-    REQUESTS,
     Acknowledge,
     AuditReport,
     AuditRows,
@@ -53,7 +52,7 @@ from shared.wire.executor import (
     ListWritable,
     WritableDevices,
 )
-from shared.wire.protocol import TRANSPORT_CODES, Capabilities, ErrorReply, GetCapabilities, manifest_problems
+from shared.wire.protocol import TRANSPORT_CODES, Capabilities, ErrorReply, GetCapabilities
 from tests.approval_web.helpers import (
     CLASSROOM,
     SANDBOX_DEVICES,
@@ -462,12 +461,12 @@ async def test_list_writable_passes_the_executors_refusal_through_with_one_audit
 # --- admin operations ------------------------------------------------------------------------------------
 
 
-async def test_the_manifest_over_the_socket_matches_the_request_union_both_ways(shared: Backend) -> None:
+async def test_the_manifest_over_the_socket_is_the_operation_tables(shared: Backend) -> None:
     async with stack(shared) as s:
         capabilities = await ask(s.settings, GetCapabilities(), Capabilities)
         assert capabilities.service == "approval_web"
-        assert capabilities.operations == OPERATIONS
-        assert manifest_problems(capabilities.operations, REQUESTS) == ()
+        assert capabilities.operations == OPERATIONS.manifest.operations
+        assert [op.name for op in capabilities.operations][-1] == "get_capabilities"
 
 
 async def test_deny_and_show_refuse_an_unknown_or_decided_proposal_with_one_audit_row(

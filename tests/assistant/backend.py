@@ -1,6 +1,6 @@
 """The real proposal path for the assistant's tests: the lab in this process, the executor and
 approval_web as real processes (`tests.procs`), one store. The assistant talks to approval.sock
-through its production sink (`ApprovalSocketSink`)."""
+through its production sink (`approval_sink`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from services.assistant.proposals import ApprovalSocketSink
+from services.assistant.proposals import approval_sink
 from services.assistant.service import Assistant
 from services.lab.model_standin import StandinHandle
 from services.lab.scenario import Scenario
@@ -21,6 +21,7 @@ from shared.config import REPO_POLICY_DIR, Settings
 from shared.epiphan.slots import SignIn, write_slot
 from shared.policy.loader import load_policies
 from shared.store.db import open_store
+from shared.wire.approval import ApprovalClient
 from shared.wire.assistant import Answer
 from tests.assistant.helpers import model_client, team_reader
 from tests.procs import ServiceProcess, base_env, running_service
@@ -45,8 +46,8 @@ class Backend:
     approval_web: ServiceProcess
 
     @property
-    def sink(self) -> ApprovalSocketSink:
-        return ApprovalSocketSink(self.settings.approval_socket, timeout_seconds=20)
+    def sink(self) -> ApprovalClient:
+        return approval_sink(self.settings.approval_socket, timeout_seconds=20)
 
     def sign_in(self) -> None:
         sandbox = self.lab.teams["sandbox"]

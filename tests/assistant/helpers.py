@@ -21,8 +21,17 @@ from shared.epiphan.mcp_session import McpConnection
 from shared.epiphan.read_client import EpiphanReadClient
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import ToolPolicy
-from shared.wire.approval import ProposalAccepted, ProposalState, RecordAsk, RecordRefusal, SubmitProposal
-from shared.wire.executor import UpcomingEvent, WritableChannel, WritableDevice, WritableDevices
+from shared.wire.approval import (
+    Count,
+    ExpireTurn,
+    GetProposalState,
+    ProposalAccepted,
+    ProposalState,
+    RecordAsk,
+    RecordRefusal,
+    SubmitProposal,
+)
+from shared.wire.executor import ListWritable, UpcomingEvent, WritableChannel, WritableDevice, WritableDevices
 
 DEVICES = "get_devices_in_my_team"
 ENG101 = "19012340201"
@@ -77,6 +86,20 @@ class FakeSink:
     turns: dict[str, str] = field(default_factory=dict)
     expired_turns: list[str] = field(default_factory=list)
     records: list[RecordAsk | RecordRefusal] = field(default_factory=list)
+
+    async def call(self, request: Any, *, timeout_seconds: float | None = None) -> Any:
+        """What approval.sock's client does with `request`, in memory."""
+        match request:
+            case SubmitProposal():
+                return await self.submit(request)
+            case GetProposalState(proposal_id=proposal_id):
+                return await self.state(proposal_id)
+            case ListWritable():
+                return await self.writable()
+            case ExpireTurn(turn_id=turn_id):
+                return Count(count=await self.expire_turn(turn_id))
+        await self.record(request)
+        return Count(count=1)
 
     async def submit(self, proposal: SubmitProposal) -> ProposalAccepted:
         self.submissions.append(proposal)

@@ -1,4 +1,6 @@
-"""The assistant's capabilities manifest agrees with its code, both ways."""
+"""The assistant's capabilities manifest beyond its socket's table (checked with the other
+sockets' in tests/shared/wire/test_operation_tables.py): the model tools' and the page's codes
+agree with the code, both ways, and with approval.sock's manifest for the codes relayed."""
 
 from __future__ import annotations
 
@@ -15,7 +17,6 @@ from services.assistant.manifest import (
     TOOL_OPERATIONS,
     TOOL_PREFIX,
     WRITABLE_CODES,
-    all_codes,
     capabilities,
 )
 from services.assistant.tools import (
@@ -27,8 +28,8 @@ from services.assistant.tools import (
 )
 from shared.errors import Code
 from shared.wire.approval import codes_of
-from shared.wire.assistant import ASK_CODES, READ_CODES, REQUESTS, WATCH_OPERATIONS
-from shared.wire.protocol import TRANSPORT_CODES, manifest_problems
+from shared.wire.assistant import ASK_CODES, READ_CODES, WATCH_OPERATIONS
+from shared.wire.protocol import TRANSPORT_CODES
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "services" / "assistant"
@@ -43,15 +44,8 @@ def _package_files() -> list[Path]:
     return [p for p in PACKAGE.rglob("*.py") if p.name != "manifest.py"]
 
 
-def test_the_socket_operations_match_the_request_union_both_ways():
-    assert manifest_problems(SOCKET_OPERATIONS, REQUESTS) == ()
+def test_the_manifest_is_the_sockets_operations_then_the_model_tools_then_the_page():
     assert capabilities().operations == SOCKET_OPERATIONS + TOOL_OPERATIONS + PAGE_OPERATIONS
-
-
-def test_every_code_the_package_names_is_declared():
-    named = _codes_named_in(*_package_files())
-    assert named, "the scan found nothing"
-    assert named - all_codes() - TRANSPORT_CODES == set()
 
 
 def test_every_declared_code_has_a_source_in_the_code_or_is_relayed_from_a_declared_manifest():

@@ -33,7 +33,7 @@ from shared.config import REPO_POLICY_DIR, Settings, load_settings
 from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
 from shared.epiphan.slots import SignIn, read_slot, write_slot
 from shared.wire.approval import ChangeToSettle, DenialPause, Status
-from shared.wire.assistant import AssistantClient, ModelInfo, PostCounts, WatchStatus
+from shared.wire.assistant import AssistantClient, GetWatchStatus, ModelInfo, PostCounts, WatchStatus
 from tests.deploy.cli import doctor
 from tests.procs import base_env, start_service, stop_all
 from tests.support import free_port, wait_until
@@ -76,7 +76,7 @@ async def watch_alive(settings: Settings) -> WatchStatus:
     client = AssistantClient(settings.assistant_socket, timeout_seconds=5)
 
     async def alive() -> WatchStatus | None:
-        status = await client.watch_status()
+        status = await client.call(GetWatchStatus())
         return status if status.alive else None
 
     return await wait_until(alive, what="the watch's first heartbeat")

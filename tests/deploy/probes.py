@@ -27,6 +27,7 @@ print(opened, inserted)
 CAN = """
 import asyncio, json, socket, sqlite3, sys
 from shared.wire.client import CallError, SocketClient
+from shared.wire.protocol import GetCapabilities
 
 def read(path):
     try:
@@ -54,7 +55,7 @@ def use(path):
     except OSError as exc:
         return type(exc).__name__
     try:
-        asyncio.run(SocketClient(path, timeout_seconds=30).capabilities())
+        asyncio.run(SocketClient(path, timeout_seconds=30).call(GetCapabilities()))
         return "ok"
     except CallError as exc:
         return str(exc.code)

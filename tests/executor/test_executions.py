@@ -4,6 +4,7 @@ verification apart, and turns a crash's `running` into `unknown`."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import aiosqlite
@@ -12,12 +13,13 @@ import pytest
 from services.executor.executions import (
     claim_approval,
     finish_execution,
+    mark_executed,
     record_verification,
     recover_running,
 )
 from shared.errors import Code
 from shared.store.approvals import ClaimResult, execution_for_approval, get_execution, proposal_state
-from shared.store.db import migrate, open_store
+from shared.store.db import StoreError, db_now, migrate, open_store, write_tx
 from tests.shared.store.approval_helpers import (
     CARD_HASH,
     FACTS_HASH,
@@ -194,3 +196,43 @@ async def test_a_crash_between_claim_and_outcome_recovers_as_unknown_never_retri
     assert state is not None and (state.status, state.outcome) == ("executed", "unknown")
     assert await status_of(conn, proposal_id) == "executed"
     assert not (await claim(conn, proposal_id, approval_id)).ok
+
+
+async def test_marking_executed_runs_only_inside_the_callers_transaction_and_only_for_a_write(
+    conn: aiosqlite.Connection,
+) -> None:
+    proposal_id, approval_id = await approved(conn)
+    taken = await claim(conn, proposal_id, approval_id)
+    assert taken.execution_id is not None
+    before, audit_before = await snapshot(conn), await audit_rows(conn)
+    mark = (taken.execution_id, proposal_id, "ok", {}, await db_now(conn), {})
+    with pytest.raises(StoreError):
+        await mark_executed(conn, *mark)
+    with pytest.raises(ValueError):
+        async with write_tx(conn):
+            await mark_executed(conn, taken.execution_id, proposal_id, "refused", {}, await db_now(conn), {})
+    assert (await snapshot(conn), await audit_rows(conn)) == (before, audit_before)
+    async with write_tx(conn):
+        await mark_executed(conn, *mark)
+    assert await status_of(conn, proposal_id) == "executed"
+    assert [k for k, _, _ in await audit_rows(conn)] == [k for k, _, _ in audit_before] + ["outcome"]
+
+
+async def test_an_outcome_and_a_recovery_write_the_same_outcome_row(conn: aiosqlite.Connection) -> None:
+    rows = []
+    for target, end in (("19012341234", "finish"), ("19012341235", "recover")):
+        proposal_id, approval_id = await approved(conn, target=target)
+        taken = await claim(conn, proposal_id, approval_id)
+        assert taken.execution_id is not None
+        if end == "finish":
+            assert await finish_execution(conn, taken.execution_id, outcome="unknown", message="m")
+        else:
+            assert await recover_running(conn) == 1
+        kind, pid, detail = (await audit_rows(conn))[-1]
+        execution = await get_execution(conn, taken.execution_id)
+        assert (kind, pid, await status_of(conn, proposal_id)) == ("outcome", proposal_id, "executed")
+        assert execution is not None and execution.outcome == "unknown" and execution.finished_at
+        rows.append(json.loads(detail))
+    assert rows[0]["outcome"] == rows[1]["outcome"] == "unknown"
+    assert set(rows[0]) == {"execution_id", "outcome", "message", "detail"}
+    assert rows[1]["recovered"] is True and rows[1]["execution_id"] != rows[0]["execution_id"]

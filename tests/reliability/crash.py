@@ -40,6 +40,7 @@ from typing import Any
 
 from aiohttp import ClientError
 
+from shared.wire.approval import Deny
 from shared.wire.client import CallError
 from tests.reliability.fleet import SERVICES, Fleet
 from tests.support import WAIT_SECONDS, wait_until
@@ -233,7 +234,7 @@ async def run_cell(fleet: Fleet, service: str, step: str) -> CellResult:
         if (await fleet.proposal(proposal_id))["status"] == "pending":
             approved = await _approve_on_page(fleet, proposal_id)
             if approved is None:
-                await fleet.approval().deny(proposal_id)
+                await fleet.approval().call(Deny(proposal_id=proposal_id))
     await check(fleet, cell, mine)
     return result
 

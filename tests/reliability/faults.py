@@ -166,7 +166,7 @@ async def assistant_cell(socket_path: Path, lab: LabHandle, tool: str, kind: str
     before = len(lab.writes())
     lab.lab.set_fault(_fault(tool, kind, "assistant"))
     try:
-        answer = await AssistantClient(socket_path).ask(
+        answer = await AssistantClient(socket_path).call(
             Ask(question=QUESTION, language="en"), timeout_seconds=60
         )
     except CallError as exc:

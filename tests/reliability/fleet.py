@@ -37,7 +37,14 @@ from services.ctl import supervise
 from services.ctl.commands_up import DEMO_QUESTION
 from shared.config import Settings, load_settings
 from shared.store.db import open_store, verify_audit
-from shared.wire.approval import ApprovalClient, SubmitProposal
+from shared.wire.approval import (
+    Acknowledge,
+    ApprovalClient,
+    DenyAll,
+    GetProposalState,
+    LiftDenialPauses,
+    SubmitProposal,
+)
 from shared.wire.assistant import Ask, AssistantClient
 from shared.wire.client import CallError
 from tests.approval_web.page.helpers import forms_of
@@ -216,14 +223,14 @@ class Fleet:
 
     async def propose(self, tool: str, arguments: dict[str, Any], reason: str = "Class starts soon.") -> str:
         """An operator's proposal through approval.sock (intake and Prepare); its ID."""
-        accepted = await self.approval().submit(
+        accepted = await self.approval().call(
             SubmitProposal(tool=tool, arguments=arguments, reason=reason, proposed_by="operator"),
         )
         return accepted.proposal_id
 
     async def ask(self, question: str = DEMO_QUESTION, timeout_seconds: float = 120.0) -> Any:
         """The main job's first step: an operator asks the assistant (the scripted model)."""
-        return await self.assistant().ask(
+        return await self.assistant().call(
             Ask(question=question, language="en"), timeout_seconds=timeout_seconds
         )
 
@@ -310,7 +317,7 @@ class Fleet:
         """True when a person can read the proposal's state through approval.sock (``pending
         show``'s source)."""
         try:
-            state = await self.approval().proposal_state(proposal_id)
+            state = await self.approval().call(GetProposalState(proposal_id=proposal_id))
         except CallError:
             return False
         return state.status in FINAL
@@ -323,15 +330,15 @@ class Fleet:
         await self.clear_faults()
         approval = self.approval()
         with contextlib.suppress(CallError):
-            await approval.deny_all()
+            await approval.call(DenyAll())
         unsettled = await self.rows(
             "SELECT proposal_id FROM executions WHERE outcome = 'unknown' OR verification IS NOT 'verified'"
         )
         for row in unsettled:
             with contextlib.suppress(CallError):  # nothing_to_acknowledge: done before
-                await approval.acknowledge(row["proposal_id"])
+                await approval.call(Acknowledge(proposal_id=row["proposal_id"]))
         with contextlib.suppress(CallError):  # no_such_pause
-            await approval.lift_denial_pauses()
+            await approval.call(LiftDenialPauses())
 
     # --- processes ----------------------------------------------------------------------------
 

@@ -76,7 +76,7 @@ class SocketContract:
 
     @classmethod
     def of(cls, module: Any, frame_cap: int = MAX_FRAME_BYTES) -> SocketContract:
-        codes = {op.name: frozenset(op.codes) | TRANSPORT_CODES for op in module.OPERATIONS}
+        codes = {row.name: row.declared | TRANSPORT_CODES for row in module.OPERATIONS.rows}
         return cls(module.__name__.rsplit(".", 1)[-1], tuple(module.REQUESTS), codes, frame_cap)
 
     @property

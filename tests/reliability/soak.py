@@ -35,6 +35,8 @@ from typing import Any
 from aiohttp import ClientError
 
 from shared.errors import Code
+from shared.wire.approval import LiftDenialPauses
+from shared.wire.assistant import GetWatchStatus, RunDigest
 from shared.wire.client import CallError
 from tests.reliability.fleet import SERVICES, Fleet
 
@@ -159,13 +161,13 @@ async def _heartbeats(fleet: Fleet, report: SoakReport) -> None:
     """The watch's heartbeat: one beat now (``RunDigest``, not posted), then its status."""
     assistant = fleet.assistant()
     try:
-        digest = await assistant.digest(post=False, language="en", timeout_seconds=60)
+        digest = await assistant.call(RunDigest(post=False, language="en"), timeout_seconds=60)
     except CallError as exc:
         _tally(report, "beat", exc)
     else:
         _tally(report, "beat:read" if digest.read else f"beat:{digest.code}")
     try:
-        status = await assistant.watch_status()
+        status = await assistant.call(GetWatchStatus())
     except CallError as exc:
         _tally(report, "watch_status", exc)
     else:
@@ -175,7 +177,7 @@ async def _heartbeats(fleet: Fleet, report: SoakReport) -> None:
 async def _lift(fleet: Fleet, report: SoakReport) -> None:
     """An operator lifts the denial pauses (audited), so the mix keeps proposing."""
     try:
-        await fleet.approval().lift_denial_pauses()
+        await fleet.approval().call(LiftDenialPauses())
     except CallError as exc:
         _tally(report, "lift", exc)
         return

@@ -92,7 +92,7 @@ async def test_a_store_that_cannot_be_written_refuses_clearly_writes_nothing_hal
             before, audit_rows = await services.state(), await services.audit_rows()
             filler = fill(disk)
             with pytest.raises(CallError) as refused:
-                await client.submit(proposal())
+                await client.call(proposal())
             assert refused.value.code == Code.STORE_FULL
             sessions = await store_rows(db, "SELECT * FROM sessions")
             status, code = await login(services)
@@ -103,7 +103,7 @@ async def test_a_store_that_cannot_be_written_refuses_clearly_writes_nothing_hal
             assert services.alive(), services.logs()
             filler.unlink()
             assert (await login(services))[0] == 303
-            accepted = await client.submit(proposal())
+            accepted = await client.call(proposal())
             assert [row[0] for row in (await services.state())["proposals"]] == [accepted.proposal_id]
             assert await services.audit_ok()
             env = dict(services.stack.approval_web.env)
@@ -123,7 +123,7 @@ async def test_a_store_that_cannot_be_written_refuses_clearly_writes_nothing_hal
         async with running_stack(tmp_path / "home2", FLEETWATCH_DB=str(db)) as stack:
             rows = await store_rows(db, "SELECT id, status FROM proposals")
             assert [row["id"] for row in rows] == [accepted.proposal_id]
-            again = await ApprovalClient(stack.settings.approval_socket).submit(proposal())
+            again = await ApprovalClient(stack.settings.approval_socket).call(proposal())
             assert again.proposal_id != accepted.proposal_id
 
 

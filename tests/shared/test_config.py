@@ -7,12 +7,13 @@ import logging
 import os
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
 
 import shared
-from shared.config import SETTINGS, ConfigError, Secret, Settings, load_settings
+from shared.config import SETTINGS, ConfigError, Secret, Setting, Settings, load_settings
 from shared.errors import Code
 
 API_KEY = "sk-ant-test-0123456789-do-not-print"
@@ -22,6 +23,14 @@ def test_the_table_and_the_settings_fields_agree_both_ways():
     assert [s.attr for s in SETTINGS] == [f.name for f in dataclasses.fields(Settings)]
     assert len({s.name for s in SETTINGS}) == len(SETTINGS)
     assert all(s.name.startswith("FLEETWATCH_") and s.help for s in SETTINGS)
+
+
+def test_each_setting_is_declared_once_as_a_field_typed_by_what_its_parser_returns():
+    """The row is the field: its name gives the variable, its type is its parser's return."""
+    types = typing.get_type_hints(Settings)
+    for field, row in zip(dataclasses.fields(Settings), SETTINGS, strict=True):
+        assert row == Setting(f"FLEETWATCH_{field.name.upper()}", **field.metadata["row"])
+        assert typing.get_type_hints(row.parse)["return"] == types[field.name], row.name
 
 
 def test_defaults_put_all_state_under_one_home_folder(tmp_path):

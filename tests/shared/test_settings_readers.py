@@ -65,7 +65,7 @@ def test_the_reach_follows_imports_inside_functions_and_stays_inside_each_proces
 
 
 def test_the_reading_of_a_setting_counts_properties_and_defaults():
-    assert settings_read({"services.approval_web.service"}) >= {
+    assert settings_read({"services.approval_web.service", "services.approval_web.proposals"}) >= {
         "FLEETWATCH_RUNTIME_DIR",  # settings.executor_socket
         "FLEETWATCH_HOME",  # the runtime folder's default
         "FLEETWATCH_WRITE_DEVICE_IDS",  # settings.fence_configured

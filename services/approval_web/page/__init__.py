@@ -6,19 +6,25 @@ run by ``python -m services.approval_web`` beside approval.sock (`page_side`). I
 page secret and its HMAC keys (in memory only) and **no Epiphan token**: every fact on a card
 comes from the store and a fresh Inspect on executor.sock, and Approve sends Execute there.
 
-Layers (each imports only those before it):
+Layers (each may import only the ones above it)::
 
-- pure: `words` (plain words per code, over the one catalogue's `Words`), `guards` (Host,
-  origin, tokens, session IDs), `card` (the card from a proposal and an Inspection, its words
-  from `shared.text.changes`), `outcome` (a proposal's outcome from the store's record, for the
-  outcome page and "Recent decisions"), `errors` (`PageError`); the secret and its slow-down are
-  shared with the ask page (`shared.web.page_secret`, `shared.web.throttle`);
-- `i18n`: the Jinja2 environments over the one catalogue (`shared.text.catalogue`), ``say`` and
-  ``when`` (times in the operator's zone, `FLEETWATCH_TIMEZONE`);
-- I/O: `sessions` (the ``sessions`` table), `context` (what handlers share, rendering,
-  refusing; `PageExecutor`, what the page asks executor.sock through
-  `shared.wire.executor.ExecutorClient`), `views` (the handlers), `app` (the app, its guards
-  and headers, `page_side`).
+    words.py     pure: plain words per code, over the one catalogue's `Words`
+    guards.py    pure: Host, origin, tokens, session IDs
+    card.py      pure: the card from a proposal and an Inspection, its words from
+                 `shared.text.changes`
+    outcome.py   pure: a proposal's outcome from the store's record, for the outcome page and
+                 "Recent decisions"
+    errors.py    `PageError`
+    i18n.py      the Jinja2 environments over the one catalogue (`shared.text.catalogue`),
+                 ``say`` and ``when`` (times in the operator's zone, `FLEETWATCH_TIMEZONE`)
+    sessions.py  I/O: the ``sessions`` table
+    context.py   what handlers share, rendering, refusing; `PageExecutor`, what the page asks
+                 executor.sock through `shared.wire.executor.ExecutorClient`
+    views.py     the handlers
+    app.py       the app, its guards and headers, `page_side`
+
+The secret and its slow-down are shared with the ask page (`shared.web.page_secret`,
+`shared.web.throttle`).
 
 Errors: `PageError` (``socket_in_use`` when the port is taken, ``internal_error`` when the
 secret file cannot be written) from `page_side`; handlers answer refusals with a page and an

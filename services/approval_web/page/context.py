@@ -15,7 +15,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from gettext import GNUTranslations
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import aiosqlite
 import jinja2
@@ -34,7 +34,7 @@ from shared.web.guards import CODE_HEADER
 from shared.web.page_secret import PageSecret
 from shared.web.page_session import SessionOwners, request_uid
 from shared.web.throttle import WrongSecretThrottle
-from shared.wire.executor import Execute, ExecutionReport, Inspection
+from shared.wire.protocol import Message, Request
 
 logger = logging.getLogger(__name__)
 
@@ -85,18 +85,18 @@ class FactsSeen:
         return dict(facts) if facts is not None else None
 
 
+R = TypeVar("R", bound=Message)
+
+
 class PageExecutor(Protocol):
     """What the page asks the executor: `shared.wire.executor.ExecutorClient` in production
     (tests pass a recorder through `build_page_app`). Both raise `CallError`: the executor's
     code, ``service_unavailable`` (not reached: nothing ran) or ``service_no_answer`` (sent, no
     answer: the outcome is unknown)."""
 
-    async def inspect(self, proposal_id: str) -> Inspection:
-        """A fresh read of the card's facts."""
-        ...
-
-    async def execute(self, request: Execute) -> ExecutionReport:
-        """Run the consumed approval once (`request` carries what the person approved)."""
+    async def call(self, request: Request[R]) -> R:
+        """`Inspect` (a fresh read of the card's facts) or `Execute` (run the consumed
+        approval once: `request` carries what the person approved); its reply."""
         ...
 
 

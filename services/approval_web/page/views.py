@@ -55,7 +55,7 @@ from shared.text.changes import rooms_from_facts, title_words
 from shared.web.forms import read_form
 from shared.web.page_session import NotYours, request_uid
 from shared.wire.client import CallError
-from shared.wire.executor import Execute, Inspection
+from shared.wire.executor import Execute, Inspect, Inspection
 
 EMPTY_REFRESH_SECONDS = 15
 """How often the page looks for a new proposal while none is waiting."""
@@ -175,7 +175,7 @@ def _card(
 
 async def _fresh_card(request: web.Request, proposal: ProposalRow) -> Card:
     try:
-        inspection = await page_of(request).executor.inspect(proposal.id)
+        inspection = await page_of(request).executor.call(Inspect(proposal_id=proposal.id))
     except CallError as exc:
         return _card(request, proposal, None, str(exc.code))
     return _card(request, proposal, inspection, None)
@@ -414,7 +414,7 @@ async def _approve_and_run(
         facts_hash=shown.facts_hash,
     )
     try:
-        await page.executor.execute(execute)
+        await page.executor.call(execute)
     except CallError as exc:
         await _after_error(conn, exc, execute)
     raise web.HTTPSeeOther(f"/outcome/{shown.proposal_id}")

@@ -15,22 +15,25 @@ write: what it learns of proposals it reads from approval.sock.
 Layers (each may import only the ones above it; an import contract in ``pyproject.toml`` holds
 this, and that nothing here imports the rest of the assistant)::
 
-    words.py         the watch's phrases, English and Spanish (data)
-    times.py         UTC text for the store; times in the team's zone for people
-    post.py          a post, and its form for the console, Slack (escaped) and Teams (a card)
-    diff.py          what changed between the store and a read (pure)
-    readiness.py     Ready / Ready, with notes / Not ready, and why (pure)
-    sweep.py         when the nightly sweep is due, and its report (pure)
-    notes.py         cleaning a note, finding the room a name means (pure)
-    schema.py        the watch store's schema (its own migrations)
-    store.py         the watch store (SQL)
+    words.py  times.py  post.py  diff.py  schema.py
+                     the watch's phrases, English and Spanish (data) | UTC text for the store;
+                     times in the team's zone for people | a post, and its form for the
+                     console, Slack (escaped) and Teams (a card) | what changed between the
+                     store and a read (pure) | the watch store's schema (its own migrations)
+    readiness.py  sweep.py  notes.py  store.py
+                     Ready / Ready, with notes / Not ready, and why (pure) | when the nightly
+                     sweep is due, and its report (pure) | cleaning a note, finding the room a
+                     name means (pure) | the watch store (SQL)
     compose.py       the posts in words: digest, readiness, notice, sweep, failed read
-    destinations.py  console, Slack (the Slack SDK), Teams (a webhook); the outbox
-    proposals.py     proposals and the sandbox rooms' names, from approval.sock
-    heartbeat.py     `Watch`: the beat and the heartbeat loop
-    notices.py       `Notices`: one notice per proposal that waits for a person
-    answers.py       what operators ask on assistant.sock: status, history, digest, notes
-    wall.py          the wall screen's view
+    destinations.py  proposals.py
+                     console, Slack (the Slack SDK), Teams (a webhook); the outbox | proposals
+                     and the sandbox rooms' names, from approval.sock
+    heartbeat.py  notices.py
+                     `Watch`: the beat and the heartbeat loop | `Notices`: one notice per
+                     proposal that waits for a person
+    answers.py  wall.py
+                     what operators ask on assistant.sock: status, history, digest, notes | the
+                     wall screen's view
     runner.py        the production wiring inside the assistant (`watch_side`)
 
 Errors: the watch raises `services.assistant.AssistantError` (with a code) and lets

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Protocol
 
 from services.assistant.watch.compose import RoomName
-from shared.wire.approval import ApprovalClient, ProposalHistory
+from shared.wire.approval import ApprovalClient, ListProposalHistory, ProposalHistory
+from shared.wire.executor import ListWritable
 
 
 class ProposalSource(Protocol):
@@ -46,10 +47,10 @@ class ApprovalSocketProposals:
         self._rooms_timeout = rooms_timeout_seconds
 
     async def history(self, since: str) -> ProposalHistory:
-        return await self._client.proposal_history(since)
+        return await self._client.call(ListProposalHistory(since=since))
 
     async def rooms(self) -> dict[str, RoomName]:
-        reply = await self._client.list_writable(timeout_seconds=self._rooms_timeout)
+        reply = await self._client.call(ListWritable(), timeout_seconds=self._rooms_timeout)
         return {
             d.device_id: RoomName(d.name, {c.channel_id: c.name for c in d.channels if c.name})
             for d in reply.devices

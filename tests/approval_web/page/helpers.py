@@ -31,7 +31,7 @@ from shared.store.db import migrate, open_store
 from shared.text.catalogue import load_translations
 from shared.web.page_secret import PageSecret
 from shared.wire.client import CallError
-from shared.wire.executor import Execute, ExecutionReport, Inspection, TargetFacts
+from shared.wire.executor import Execute, ExecutionReport, Inspect, Inspection, TargetFacts
 from tests.audit_keys import fresh_keyring
 
 REPO = Path(__file__).resolve().parents[3]
@@ -151,6 +151,11 @@ class RecordingExecutor:
         self.execute_error: CallError | None = None
         self.claim_first = False
         """Claim the approval in the store (as the executor does) before answering."""
+
+    async def call(self, request: Inspect | Execute) -> Inspection | ExecutionReport:
+        if isinstance(request, Inspect):
+            return await self.inspect(request.proposal_id)
+        return await self.execute(request)
 
     async def inspect(self, proposal_id: str) -> Inspection:
         self.inspected.append(proposal_id)

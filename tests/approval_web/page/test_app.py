@@ -23,10 +23,7 @@ from tests.other_uid import needs_root, other_user, squatting
 class Down:
     """An executor client for a page that is only started and stopped here."""
 
-    async def inspect(self, proposal_id: str):
-        raise executor_down()
-
-    async def execute(self, approval_id: str):
+    async def call(self, request: object):
         raise executor_down()
 
 

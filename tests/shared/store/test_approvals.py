@@ -4,10 +4,12 @@ the kill switch. Every refusal leaves the rows as they were and adds one audit r
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
+import msgspec
 import pytest
 
 from services.executor.executions import claim_approval
@@ -31,7 +33,7 @@ from shared.store.approvals import (
     proposal_state,
     set_kill_switch,
 )
-from shared.store.db import append_audit, db_now, migrate, open_store, verify_audit
+from shared.store.db import append_audit, db_now, migrate, open_store, verify_audit, write_tx
 from tests.shared.store.approval_helpers import (
     KEYRING,
     MASTER,
@@ -262,6 +264,101 @@ async def test_at_start_approved_proposals_nobody_claimed_end_not_run(conn: aios
     assert await end_stranded(conn, actor="approval_web", reason=Code.APPROVAL_WEB_RESTARTED) == 1
     assert [await status_of(conn, p) for p in (stranded, running)] == ["not_run", "approved"]
     assert await end_stranded(conn, actor="approval_web", reason=Code.APPROVAL_WEB_RESTARTED) == 0
+
+
+PAGE_END = {"actor": "approval_web", "operation": "execute", "step": "execute_not_answered"}
+"""Where the page ends an approval the executor did not answer for."""
+
+
+async def test_ending_before_the_claim_inside_a_transaction_is_part_of_it(
+    conn: aiosqlite.Connection,
+) -> None:
+    proposal_id = await add_proposal(conn)
+    approval_id = (await approve_now(conn, proposal_id)).approval_id
+    before, audit_before = await snapshot(conn), await audit_rows(conn)
+    end = {"approval_id": approval_id, "proposal_id": proposal_id, "code": Code.SERVICE_NO_ANSWER}
+    with pytest.raises(LookupError):  # the caller's transaction decides: rolled back, nothing ended
+        async with write_tx(conn):
+            assert await end_unclaimed(conn, **end, **PAGE_END)
+            raise LookupError
+    assert (await snapshot(conn), await audit_rows(conn)) == (before, audit_before)
+    async with write_tx(conn):
+        assert await end_unclaimed(conn, **end, **PAGE_END)
+        assert conn.in_transaction, "it did not commit the caller's transaction"
+    assert await status_of(conn, proposal_id) == "not_run"
+
+
+async def test_ending_a_claimed_approval_leaves_the_store_as_it_was_with_its_refusal_row(
+    conn: aiosqlite.Connection,
+) -> None:
+    proposal_id = await add_proposal(conn)
+    approval_id = (await approve_now(conn, proposal_id)).approval_id
+    claim = await claim_approval(conn, approval_id, proposal_id=proposal_id, card_hash="c", facts_hash="f")
+    assert claim.ok
+    before, audit_before = await snapshot(conn), await audit_rows(conn)
+    async with write_tx(conn):
+        ended = await end_unclaimed(
+            conn, approval_id=approval_id, proposal_id=proposal_id, code=Code.SERVICE_NO_ANSWER, **PAGE_END
+        )
+    assert not ended
+    assert await snapshot(conn) == before
+    kind, pid, detail = (await audit_rows(conn))[-1]
+    assert len(await audit_rows(conn)) == len(audit_before) + 1
+    assert (kind, pid) == ("refusal", proposal_id)
+    assert (
+        '"claimed":true' in detail and '"not_run":false' in detail and '"code":"service_no_answer"' in detail
+    )
+
+
+async def test_every_end_before_a_claim_writes_the_same_refusal_row(conn: aiosqlite.Connection) -> None:
+    """The executor's refused claim, the page's end and a start's sweep: one shape of row."""
+    ends = []
+    for end in ("claim", "page", "start"):
+        proposal_id = await add_proposal(conn, target=f"1901234123{len(ends)}")
+        approval_id = (await approve_now(conn, proposal_id)).approval_id
+        if end == "claim":
+            assert not (
+                await claim_approval(
+                    conn, approval_id, proposal_id=proposal_id, card_hash="x", facts_hash="f"
+                )
+            ).ok
+        elif end == "page":
+            await end_unclaimed(
+                conn,
+                approval_id=approval_id,
+                proposal_id=proposal_id,
+                code=Code.SERVICE_UNAVAILABLE,
+                message="down",
+                actor="approval_web",
+                step="execute_not_delivered",
+            )
+        else:
+            assert await end_stranded(conn, actor="approval_web", reason=Code.APPROVAL_WEB_RESTARTED) == 1
+        kind, pid, detail = (await audit_rows(conn))[-1]
+        approval = await get_approval(conn, approval_id)
+        assert (kind, pid, await status_of(conn, proposal_id)) == ("refusal", proposal_id, "not_run")
+        assert approval is not None and approval.ended_code is not None
+        ends.append(sorted(json.loads(detail)))
+    assert ends[0] == ends[1] == ends[2]
+    assert ends[0] == ["approval_id", "claimed", "code", "message", "not_run", "operation", "step"]
+
+
+async def test_a_row_is_converted_by_its_columns_names_json_decoded_and_a_bad_column_refused(
+    conn: aiosqlite.Connection,
+) -> None:
+    proposal_id = await add_proposal(conn, turn_id="t-1")
+    approval_id = (await approve_now(conn, proposal_id)).approval_id
+    proposal, approval = await get_proposal(conn, proposal_id), await get_approval(conn, approval_id)
+    assert proposal is not None and approval is not None
+    assert (proposal.targets, proposal.arguments, proposal.turn_id) == (
+        (MASTER,),
+        {"device_ids": [MASTER]},
+        "t-1",
+    )
+    assert (approval.used, approval.claimed, approval.facts) == (True, False, None)
+    await conn.execute("UPDATE proposals SET targets_json = '{\"a\": 1}' WHERE id = ?", (proposal_id,))
+    with pytest.raises(msgspec.ValidationError, match="targets"):
+        await get_proposal(conn, proposal_id)
 
 
 async def test_deny_works_once_and_a_second_deny_is_a_refusal(conn: aiosqlite.Connection) -> None:

@@ -9,33 +9,8 @@ import struct
 import msgspec
 
 from shared.errors import Code, FleetwatchError
-from shared.wire.protocol import Capabilities, GetCapabilities, Message, Operation
+from shared.wire.protocol import GetCapabilities, Message, OperationTable, Request, Row
 from shared.wire.server import PeerCred
-
-
-class Echo(Message):
-    text: str
-
-
-class Add(Message):
-    a: int
-    b: int
-
-
-class Refuse(Message):
-    code: str
-
-
-class Crash(Message):
-    pass
-
-
-class Stall(Message):
-    pass
-
-
-class Pad(Message):
-    size: int
 
 
 class Echoed(Message):
@@ -46,16 +21,45 @@ class Sum(Message):
     total: int
 
 
-REQUESTS = (Echo, Add, Refuse, Crash, Stall, Pad, GetCapabilities)
-OPERATIONS = (
-    Operation(name="echo", codes=frozenset()),
-    Operation(name="add", codes=frozenset()),
-    Operation(name="refuse", codes=frozenset({Code.KILL_SWITCH_ON, Code.SEAL_INVALID})),
-    Operation(name="crash", codes=frozenset()),
-    Operation(name="stall", codes=frozenset()),
-    Operation(name="pad", codes=frozenset()),
-    Operation(name="get_capabilities", codes=frozenset()),
+class Echo(Request[Echoed]):
+    text: str
+
+
+class Add(Request[Sum]):
+    a: int
+    b: int
+
+
+class Refuse(Request[Echoed]):
+    code: str
+
+
+class Crash(Request[Echoed]):
+    pass
+
+
+class Stall(Request[Echoed]):
+    pass
+
+
+class Pad(Request[Echoed]):
+    size: int
+
+
+TABLE = OperationTable(
+    "test",
+    "the test service",
+    (
+        Row(Echo, frozenset(), ""),
+        Row(Add, frozenset(), ""),
+        Row(Refuse, frozenset({Code.KILL_SWITCH_ON, Code.SEAL_INVALID}), ""),
+        Row(Crash, frozenset(), ""),
+        Row(Stall, frozenset(), ""),
+        Row(Pad, frozenset(), ""),
+    ),
 )
+REQUESTS = TABLE.requests
+OPERATIONS = TABLE.manifest.operations
 SERVER_FRAME_CAP = 4096
 
 
@@ -81,7 +85,7 @@ class Service:
             case Pad(size=size):
                 return Echoed(text="y" * size)
             case GetCapabilities():
-                return Capabilities(service="test", operations=OPERATIONS)
+                return TABLE.manifest
         raise RuntimeError("the handler crashed")
 
 

@@ -26,15 +26,14 @@ from shared.wire.protocol import (
     TRANSPORT_CODES,
     ErrorReply,
     Message,
+    OperationTable,
+    Request,
+    Row,
     read_frame,
     write_frame,
 )
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-class Ping(Message):
-    pass
 
 
 class Big(Message):
@@ -45,11 +44,15 @@ class Pong(Message):
     text: str
 
 
+class Ping(Request[Pong]):
+    pass
+
+
 class PingClient(SocketClient):
-    service = "the ping service"
+    table = OperationTable("ping", "the ping service", (Row(Ping, frozenset(), "ping"),))
 
     async def ping(self) -> Pong:
-        return await self.call(Ping(), Pong)
+        return await self.call(Ping())
 
 
 Answer = Callable[[bytes], Any]

@@ -10,18 +10,20 @@ import pytest
 
 from shared.errors import Code
 from shared.wire.protocol import (
+    Capabilities,
     Codec,
     ErrorReply,
     GetCapabilities,
     Message,
-    Operation,
+    OperationTable,
     ProtocolError,
-    manifest_problems,
+    Row,
     message_tag,
     read_frame,
+    reply_of,
     write_frame,
 )
-from tests.shared.wire.echo import OPERATIONS, REQUESTS, Echo, Echoed, frame, pack
+from tests.shared.wire.echo import OPERATIONS, REQUESTS, TABLE, Echo, Echoed, frame, pack
 
 
 def reader_with(data: bytes) -> asyncio.StreamReader:
@@ -80,20 +82,37 @@ def test_a_codec_refuses_two_types_with_one_tag():
         Codec([Echo, Echo2])
 
 
-def test_a_manifest_that_agrees_with_its_requests_has_no_problems():
-    assert manifest_problems(OPERATIONS, REQUESTS) == ()
+def test_a_table_derives_the_union_the_manifest_and_each_reply_from_its_rows():
+    assert REQUESTS[-1] is GetCapabilities and Echo in REQUESTS
+    assert [op.name for op in OPERATIONS] == [
+        "echo",
+        "add",
+        "refuse",
+        "crash",
+        "stall",
+        "pad",
+        "get_capabilities",
+    ]
+    assert TABLE.codes_of("refuse") == {Code.KILL_SWITCH_ON, Code.SEAL_INVALID}
+    assert reply_of(Echo) is Echoed and reply_of(GetCapabilities) is Capabilities
+    assert TABLE.codec.decode(pack({"op": "echo", "text": "hi"})) == Echo(text="hi")
 
 
-def test_a_manifest_that_disagrees_is_reported_both_ways():
-    operations = (
-        *(op for op in OPERATIONS if op.name not in ("echo", "refuse")),
-        Operation(name="add", codes=frozenset()),
-        Operation(name="teleport", codes=frozenset()),
-        Operation(name="refuse", codes=frozenset({"not_a_code"})),  # a peer or a typo, not a Code
-    )
-    assert set(manifest_problems(operations, REQUESTS)) == {
-        "operation 'add' is listed twice",
-        "operation 'teleport' has no request type",
-        "request 'echo' is not in the manifest",
-        "operation 'refuse' declares unknown code 'not_a_code'",
-    }
+def test_a_table_refuses_a_request_listed_twice_and_a_request_without_its_reply():
+    with pytest.raises(ValueError, match="twice"):
+        OperationTable("t", "t", (Row(Echo, frozenset(), ""), Row(Echo, frozenset(), "")))
+
+    class NoReply(Message):
+        pass
+
+    with pytest.raises(TypeError, match="does not declare its reply"):
+        reply_of(NoReply)
+    with pytest.raises(TypeError, match="does not declare its reply"):
+        OperationTable("t", "t", (Row(NoReply, frozenset(), ""),))
+
+
+def test_a_row_open_to_some_callers_declares_the_role_refusal_and_refuses_the_others():
+    table = OperationTable("t", "t", (Row(Echo, frozenset(), "", frozenset({"operator"})),))
+    assert table.codes_of("echo") == {Code.OPERATION_NOT_ALLOWED}
+    assert table.allows(Echo, {"operator", "assistant"}) and not table.allows(Echo, {"assistant"})
+    assert table.allows(GetCapabilities, set())

@@ -28,11 +28,12 @@ from shared.wire.protocol import (
     cut,
     read_frame,
 )
-from shared.wire.server import PeerCred, RefusedRequest, peer_credentials, serve_unix
+from shared.wire.server import PeerCred, RefusedRequest, dispatch, peer_credentials, serve_unix
 from tests.shared.wire.echo import (
     OPERATIONS,
     REQUESTS,
     SERVER_FRAME_CAP,
+    TABLE,
     Add,
     Crash,
     Echo,
@@ -364,3 +365,16 @@ async def test_a_handlers_long_refusal_message_is_cut_to_the_wire_cap_and_its_co
         await server.wait_closed()
     assert isinstance(reply, ErrorReply) and reply.code == Code.KILL_SWITCH_ON
     assert reply.message == "z" * (MAX_MESSAGE_CHARS - 1) + "…" == cut("z" * 10_000, MAX_MESSAGE_CHARS)
+
+
+async def test_dispatch_needs_one_handler_per_row_and_answers_the_manifest_itself():
+    async def echo(request: Echo, peer: PeerCred) -> Echoed:
+        return Echoed(text=request.text)
+
+    with pytest.raises(ValueError, match="Add"):
+        dispatch(TABLE, {Echo: echo})
+    handlers = {t: echo for t in TABLE.requests if t is not GetCapabilities}
+    handle = dispatch(TABLE, handlers)
+    peer = PeerCred(pid=1, uid=2, gid=3)
+    assert await handle(GetCapabilities(), peer) == TABLE.manifest
+    assert await handle(Echo(text="hi"), peer) == Echoed(text="hi")
