@@ -158,6 +158,7 @@ class Code(enum.StrEnum):
     POST_FAILED = "post_failed"
     POST_TIMEOUT = "post_timeout"
     POST_DROPPED = "post_dropped"
+    SILENCE_NOT_FOUND = "silence_not_found"
     # --- capture and replay -------------------------------------------------------------
     CAPTURE_REFUSED = "capture_refused"
     CAPTURE_INVALID = "capture_invalid"
@@ -289,6 +290,7 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.POST_FAILED: "Slack or Teams refused or failed a post; it was logged and counted, and not retried.",
         Code.POST_TIMEOUT: "Slack or Teams did not answer a post in time; it was logged and counted, and not retried.",
         Code.POST_DROPPED: "Too many posts were waiting to be sent; this one was dropped (logged and counted).",
+        Code.SILENCE_NOT_FOUND: "No silence that still holds matches that room, group or silence number; nothing was lifted.",
         Code.CAPTURE_REFUSED: (
             "The capture folder is not empty, cannot be made private, or is inside a git checkout "
             "(--in-checkout allows that); nothing was read or written."

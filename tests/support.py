@@ -164,9 +164,10 @@ does not have, a charset Python does not know): each page refuses it as a form w
 
 
 def policy_awake_now(folder: Path) -> Path:
-    """The checkout's policy with its quiet hours moved to start 6 hours from now (UTC) and
-    last 2 hours: the shipped ones (22:00 to 06:00 UTC) would hold every digest back when the
-    suite runs at night. Everything else is the shipped policy, byte for byte."""
+    """The checkout's policy with its quiet hours moved to start 6 hours from now, in UTC
+    (named: the shipped ones are in the operator's zone), and last 2 hours: the shipped ones
+    (22:00 to 06:00) would hold every digest back when the suite runs at night. Everything else
+    is the shipped policy, byte for byte."""
     shipped = Path(DEFAULT_POLICY_DIR)
     folder.mkdir(parents=True)
     shutil.copy(shipped / "tool_policy.yaml", folder / "tool_policy.yaml")
@@ -176,6 +177,7 @@ def policy_awake_now(folder: Path) -> Path:
     quiet = 'quiet_hours:\n  start: "22:00"\n  end: "06:00"\n'
     assert quiet in text, "the shipped policy's quiet hours moved; update this fixture"
     (folder / "policy.yaml").write_text(
-        text.replace(quiet, f'quiet_hours:\n  start: "{start}"\n  end: "{end}"\n'), encoding="utf-8"
+        text.replace(quiet, f'quiet_hours:\n  start: "{start}"\n  end: "{end}"\n  timezone: "UTC"\n'),
+        encoding="utf-8",
     )
     return folder

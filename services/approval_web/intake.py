@@ -17,8 +17,8 @@ uids in ``FLEETWATCH_ASSISTANT_UIDS`` or ``FLEETWATCH_APPROVAL_UIDS`` and member
 - In single-account mode (supervisord on one user, the default: both settings are the running
   uid) that uid is an operator, so every operation is allowed; the boundary between assistant
   and operator is then the process, not the OS user, and ``doctor`` says so.
-- **Records** (`RecordAsk`, `RecordRefusal`, `RecordPageSession`: audit rows written for the
-  assistant, which holds no store) come only from a uid in ``FLEETWATCH_ASSISTANT_UIDS``,
+- **Records** (`RecordAsk`, `RecordRefusal`, `RecordPageSession`, `RecordSilence`: audit rows
+  written for the assistant, which holds no store) come only from a uid in ``FLEETWATCH_ASSISTANT_UIDS``,
   whatever its role (their rows' ``callers``): an operator who is not the assistant cannot
   write the assistant's rows. `check_caller` makes these checks.
 

@@ -1,7 +1,7 @@
 """approval.sock's assistant records: the assistant's audit rows (under the OS-user fence the
 assistant's user cannot write the store): `RecordAsk`, `RecordRefusal`, `RecordPageSession`,
-each written as one row, actor ``assistant``. Only a uid in ``FLEETWATCH_ASSISTANT_UIDS`` may
-send them (their rows' ``callers``; the service checks).
+`RecordSilence`, each written as one row, actor ``assistant``. Only a uid in
+``FLEETWATCH_ASSISTANT_UIDS`` may send them (their rows' ``callers``; the service checks).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from services.approval_web.desk import Desk, Jobs
 from shared.errors import MEANINGS
 from shared.store import approvals
 from shared.store.db import append_audit
-from shared.wire.approval import Count, RecordAsk, RecordPageSession, RecordRefusal
+from shared.wire.approval import Count, RecordAsk, RecordPageSession, RecordRefusal, RecordSilence
 from shared.wire.server import PeerCred
 
 ASSISTANT_ACTOR: Final = "assistant"
@@ -24,10 +24,15 @@ ASSISTANT_ACTOR: Final = "assistant"
 async def ask(desk: Desk, message: RecordAsk, peer: PeerCred) -> Count:
     """The assistant's ``ask`` row: its counts and who asked (a uid, an ask page session) as
     sent (every field already of its form; never the question)."""
+    return await _as_sent(desk, "ask", message)
+
+
+async def _as_sent(desk: Desk, kind: str, message: RecordAsk | RecordSilence) -> Count:
+    """One row of `kind` whose detail is the record's fields as sent."""
     detail = msgspec.to_builtins(message)
     detail.pop("op", None)
     async with desk.db:
-        await append_audit(desk.conn, actor=ASSISTANT_ACTOR, kind="ask", detail=detail)
+        await append_audit(desk.conn, actor=ASSISTANT_ACTOR, kind=kind, detail=detail)
     return Count(count=1)
 
 
@@ -66,4 +71,14 @@ async def page_session(desk: Desk, message: RecordPageSession, peer: PeerCred) -
     return Count(count=1)
 
 
-JOBS: Jobs = {RecordAsk: ask, RecordRefusal: refusal, RecordPageSession: page_session}
+async def silence(desk: Desk, message: RecordSilence, peer: PeerCred) -> Count:
+    """A watch silence set or lifted: one ``watch_silence`` row (who, what, why, until)."""
+    return await _as_sent(desk, "watch_silence", message)
+
+
+JOBS: Jobs = {
+    RecordAsk: ask,
+    RecordRefusal: refusal,
+    RecordPageSession: page_session,
+    RecordSilence: silence,
+}

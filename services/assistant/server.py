@@ -49,12 +49,17 @@ from shared.wire.assistant import (
     GetModel,
     GetWatchStatus,
     History,
+    LiftSilence,
     ListNotes,
+    ListSilences,
     ModelInfo,
     NoteOutcome,
     Notes,
     RunDigest,
     SetNote,
+    SetSilence,
+    SilenceOutcome,
+    Silences,
     WatchStatus,
 )
 from shared.wire.formats import MAX_QUESTION_CHARS
@@ -296,7 +301,7 @@ def watch_handlers(watch: Watch | None) -> dict[type[Message], OperationHandler]
         return {row.request: not_ready for row in WATCH_OPERATIONS}
 
     async def status(request: GetWatchStatus, peer: PeerCred) -> WatchStatus:
-        return answers.status(watch)
+        return await answers.status(watch)
 
     async def history(request: GetHistory, peer: PeerCred) -> History:
         return await answers.history(watch, request.days, request.language)
@@ -310,7 +315,33 @@ def watch_handlers(watch: Watch | None) -> dict[type[Message], OperationHandler]
     async def notes(request: ListNotes, peer: PeerCred) -> Notes:
         return await answers.list_notes(watch, request.room, request.search)
 
-    return {GetWatchStatus: status, GetHistory: history, RunDigest: digest, SetNote: note, ListNotes: notes}
+    async def silence(request: SetSilence, peer: PeerCred) -> SilenceOutcome:
+        return await answers.set_silence(
+            watch,
+            request.target,
+            request.reason,
+            minutes=request.minutes,
+            until=request.until,
+            include_classes=request.include_classes,
+            uid=peer.uid,
+        )
+
+    async def silences(request: ListSilences, peer: PeerCred) -> Silences:
+        return await answers.list_silences(watch)
+
+    async def unsilence(request: LiftSilence, peer: PeerCred) -> SilenceOutcome:
+        return await answers.lift_silence(watch, request.target, uid=peer.uid)
+
+    return {
+        GetWatchStatus: status,
+        GetHistory: history,
+        RunDigest: digest,
+        SetNote: note,
+        ListNotes: notes,
+        SetSilence: silence,
+        ListSilences: silences,
+        LiftSilence: unsilence,
+    }
 
 
 @contextlib.asynccontextmanager

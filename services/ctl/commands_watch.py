@@ -12,6 +12,11 @@ there); none changes a device, and none approves anything.
   and bidi characters stripped, capped); a name that matches several rooms lists them and
   saves nothing (exit 2, ``room_ambiguous``).
 - ``notes [ROOM] [--search TEXT] [--json]``.
+- ``silence ROOM|GROUP --for 2h|--until 14:00 --reason TEXT [--include-classes]``: the watch
+  says nothing of the room (or the group's rooms) until then, their return to normal included;
+  who ran it is the socket peer's uid; audited; always expires (at most 14 days). A silence
+  never hides "not recording during an event" unless ``--include-classes``.
+- ``silences`` / ``unsilence ROOM|GROUP|N``.
 
 Every text from the fleet passes through `shared.text.display.visible`; ``--json`` escapes hidden
 characters (`services.ctl.output.print_json`).
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import re
 from gettext import gettext as _
 from typing import Any, Final
 
@@ -40,15 +46,21 @@ from shared.text.languages import LANGUAGES
 from shared.text.wording import PRIORITY_WORDS
 from shared.wire.assistant import (
     MAX_HISTORY_DAYS,
+    MAX_SILENCE_MINUTES,
     AssistantClient,
     GetHistory,
     GetWatchStatus,
     History,
+    LiftSilence,
     ListNotes,
+    ListSilences,
     NoteOutcome,
     RoomNote,
     RunDigest,
     SetNote,
+    SetSilence,
+    SilenceOutcome,
+    SilenceView,
     WatchStatus,
 )
 from shared.wire.client import CallError
@@ -87,6 +99,19 @@ def render_status(status: WatchStatus, view: admin_words.View | None = None) -> 
             ),
         ]
     ]
+    if status.held_until is not None:
+        rows.append(
+            [
+                "",
+                view.text(
+                    N_("quiet hours: posts are held until %(at)s (quiet hours in %(zone)s)"),
+                    at=Moment(status.held_until),
+                    zone=visible(status.timezone, 64),
+                ),
+            ]
+        )
+    if status.silences:
+        rows.append(["", view.text(N_("%(n)s silence(s) hold: fleetwatch silences"), n=status.silences)])
     if status.failed_beats:
         rows.append(
             [
@@ -363,3 +388,173 @@ def add_commands(sub: Any, epilog: str) -> None:
     parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     add_language_option(parser)
     parser.set_defaults(run=notes)
+
+    parser = sub.add_parser(
+        "silence",
+        help=_(
+            "silence the watch's posts on a room or a group until a time, with a reason (it always expires)"
+        ),
+        epilog=epilog,
+    )
+    parser.add_argument(
+        "target",
+        metavar="ROOM|GROUP",
+        help=_("a room's name (enough of it to name one room), or a group's name"),
+    )
+    when = parser.add_mutually_exclusive_group(required=True)
+    when.add_argument(
+        "--for",
+        dest="duration",
+        type=_duration,
+        metavar="TIME",
+        help=_("how long: 45m, 2h, 1h30m, 3d (at most 14d)"),
+    )
+    when.add_argument(
+        "--until",
+        metavar="TIME",
+        help=_("until 14:00 (the next one, in FLEETWATCH_TIMEZONE) or 2026-09-17T08:00"),
+    )
+    parser.add_argument("--reason", required=True, metavar="TEXT", help=_("why (shown with the silence)"))
+    parser.add_argument(
+        "--include-classes",
+        action="store_true",
+        help=_("also hide 'not recording during an event' and missed recordings in it"),
+    )
+    parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
+    add_language_option(parser)
+    parser.set_defaults(run=silence)
+
+    parser = sub.add_parser("silences", help=_("the silences that hold now"), epilog=epilog)
+    parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
+    add_language_option(parser)
+    parser.set_defaults(run=silences)
+
+    parser = sub.add_parser("unsilence", help=_("lift a silence before it expires"), epilog=epilog)
+    parser.add_argument(
+        "target", metavar="ROOM|GROUP|N", help=_("the room or group as silenced, or the silence's number")
+    )
+    parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
+    add_language_option(parser)
+    parser.set_defaults(run=unsilence)
+
+
+_DURATION = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?")
+DURATION: Final = N_("a time such as 45m, 2h, 1h30m or 3d, at most 14 days")
+
+
+def _duration(text: str) -> int:
+    """``--for``'s minutes."""
+    match = _DURATION.fullmatch(text.strip().lower())
+    if not text.strip() or match is None or not any(match.groups()):
+        raise argparse.ArgumentTypeError(_(DURATION))
+    days, hours, minutes = (int(g or 0) for g in match.groups())
+    total = days * 1440 + hours * 60 + minutes
+    if not 1 <= total <= MAX_SILENCE_MINUTES:
+        raise argparse.ArgumentTypeError(_(DURATION))
+    return total
+
+
+def until_utc(text: str, zone: dt.tzinfo, now: dt.datetime) -> str:
+    """``--until``'s UTC text: ``HH:MM`` is the next such time in `zone`; a date and time
+    without a zone is in `zone`.
+
+    Raises:
+        CtlError: ``invalid_message`` (not a time).
+    """
+    try:
+        if re.fullmatch(r"\d{1,2}:\d{2}", text.strip()):
+            local = now.astimezone(zone)
+            moment = dt.datetime.combine(
+                local.date(), dt.time.fromisoformat(text.strip().zfill(5)), tzinfo=zone
+            )
+            if moment <= local:
+                moment = dt.datetime.combine(local.date() + dt.timedelta(days=1), moment.time(), tzinfo=zone)
+        else:
+            moment = dt.datetime.fromisoformat(text.strip())
+            moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=zone)
+    except ValueError as exc:
+        raise CtlError(
+            Code.INVALID_MESSAGE,
+            Words.of(
+                N_("--until takes 14:00 or 2026-09-17T08:00, not %(text)s"), text=repr(visible(text, 40))
+            ),
+        ) from exc
+    moment = moment.astimezone(dt.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def silence_words(view: admin_words.View, item: SilenceView) -> str:
+    """One silence in words: what, until when (the operator's time), by whom, why."""
+    return view.text(
+        N_("#%(n)s %(target)s: silenced until %(until)s by %(who)s: %(reason)s%(classes)s"),
+        n=item.id,
+        target=visible(item.target_name, 80),
+        until=Moment(item.until),
+        who=visible(item.set_by_name, 40),
+        reason=visible(item.reason, 200),
+        classes=view.text(N_(" (classes too)")) if item.include_classes else "",
+    )
+
+
+def _silence_refused(view: admin_words.View, reply: SilenceOutcome, target: str) -> CtlError:
+    code = reply.code or Code.INVALID_MESSAGE
+    why = admin_words.meaning(view, code)
+    if reply.candidates:
+        names = "; ".join(visible(c.name, 80) for c in reply.candidates)
+        return CtlError(code, Words.of(N_("%(why)s Rooms that match: %(names)s"), why=why, names=names))
+    return CtlError(
+        code, Words.of(N_("%(why)s (asked for %(room)s)"), why=why, room=repr(visible(target, 80)))
+    )
+
+
+async def silence(args: argparse.Namespace) -> int:
+    """``fleetwatch silence ROOM|GROUP --for 2h|--until 14:00 --reason TEXT``."""
+    view = view_of(args)
+    settings = load_settings()
+    until = None if args.until is None else until_utc(args.until, settings.timezone, dt.datetime.now(dt.UTC))
+    request = SetSilence(
+        target=args.target,
+        reason=args.reason,
+        minutes=args.duration,
+        until=until,
+        include_classes=args.include_classes,
+    )
+    reply = await assistant_client(settings).call(request)
+    if args.json:
+        print_json(reply)
+    if reply.code is not None:
+        raise _silence_refused(view, reply, args.target)
+    if not args.json:
+        print("\n".join(silence_words(view, s) for s in reply.silences))
+    return 0
+
+
+async def silences(args: argparse.Namespace) -> int:
+    """``fleetwatch silences``."""
+    view = view_of(args)
+    reply = await assistant_client(load_settings()).call(ListSilences())
+    if args.json:
+        print_json(reply)
+    elif not reply.silences:
+        print(view.text(N_("No silences hold now.")))
+    else:
+        print("\n".join(silence_words(view, s) for s in reply.silences))
+    return 0
+
+
+async def unsilence(args: argparse.Namespace) -> int:
+    """``fleetwatch unsilence ROOM|GROUP|N``."""
+    view = view_of(args)
+    reply = await assistant_client(load_settings()).call(LiftSilence(target=args.target))
+    if args.json:
+        print_json(reply)
+    if reply.code is not None:
+        raise _silence_refused(view, reply, args.target)
+    if not args.json:
+        print(
+            "\n".join(
+                view.text(N_("#%(n)s %(target)s: silence lifted"), n=s.id, target=visible(s.target_name, 80))
+                for s in reply.silences
+            )
+        )
+    return 0

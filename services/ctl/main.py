@@ -106,7 +106,9 @@ COMMANDS = {
         ("pending", "deny", "deny-all", "pause", "resume", "acknowledge", "audit", "status", "propose"),
         "commands_admin",
     ),
-    **dict.fromkeys(("history", "digest", "note", "notes"), "commands_watch"),
+    **dict.fromkeys(
+        ("history", "digest", "note", "notes", "silence", "silences", "unsilence"), "commands_watch"
+    ),
     **dict.fromkeys(("login", "logout"), "commands_signin"),
     "doctor": "commands_doctor",
     "tools": "commands_tools",

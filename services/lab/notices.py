@@ -3,6 +3,9 @@
 So that a demo shows the watch's digests and notices without any account, the lab serves:
 
     POST /slack/api/chat.postMessage    Slack's Web API method, as the Slack SDK calls it
+    POST /slack/api/chat.update         edit a message it answered with ``ts`` (its ``text``
+                                        replaced, ``edited`` set; unknown ``ts``:
+                                        ``message_not_found``)
     POST /teams/webhook/<key>           a Teams Workflows webhook ("post to a channel when a
                                         webhook request is received"): an Adaptive Card message
     GET  /_lab/notices                  {"notices": [{destination, text, at, channel?, body}]}
@@ -66,6 +69,8 @@ class NoticeBoard:
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
     attempts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DESTINATIONS, 0))
     faults: dict[str, tuple[str, int]] = field(default_factory=dict)
+    sent: int = 0
+    """Slack messages answered so far (each one's ``ts`` counts from it)."""
 
     def clear(self) -> None:
         self.notices.clear()
@@ -80,14 +85,31 @@ class NoticeBoard:
         self.faults[destination] = (kind, count - 1)
         return kind
 
-    def add(self, destination: str, text: str, at: str, body: Any, channel: str | None = None) -> None:
-        entry = {"destination": destination, "text": text, "at": at, "body": body}
+    def add(
+        self, destination: str, text: str, at: str, body: Any, channel: str | None = None
+    ) -> dict[str, Any]:
+        """Keep one notice (a Slack one gets its ``ts``); the entry kept."""
+        entry: dict[str, Any] = {"destination": destination, "text": text, "at": at, "body": body}
         if channel is not None:
             entry["channel"] = channel
+        if destination == "slack":
+            self.sent += 1
+            entry["ts"] = f"{self.sent}.000100"
         self.notices.append(entry)
         del self.notices[:-MAX_NOTICES]
         self.arrived.set()
         self.arrived = asyncio.Event()
+        return entry
+
+    def edit(self, ts: str, text: str, at: str, body: Any) -> bool:
+        """``chat.update``: the Slack notice `ts` now reads `text` (False: no such notice)."""
+        entry = next((n for n in self.notices if n.get("ts") == ts), None)
+        if entry is None:
+            return False
+        entry.update(text=text, edited=at, edit_body=body)
+        self.arrived.set()
+        self.arrived = asyncio.Event()
+        return True
 
 
 def card_text(card: Mapping[str, Any]) -> str:

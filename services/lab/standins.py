@@ -42,7 +42,7 @@ def notice_routes(board: NoticeBoard, now_text: Callable[[], str]) -> list[Route
 
     async def slack(request: Request) -> Response:
         method = request.path_params["method"]
-        if method != "chat.postMessage":
+        if method not in ("chat.postMessage", "chat.update"):
             return JSONResponse({"ok": False, "error": "unknown_method"})
         refused = await fault("slack")
         if refused is not None:
@@ -65,8 +65,12 @@ def notice_routes(board: NoticeBoard, now_text: Callable[[], str]) -> list[Route
         if not isinstance(text, str) and not body.get("blocks"):
             return JSONResponse({"ok": False, "error": "no_text"})
         at = now_text()
-        board.add("slack", text if isinstance(text, str) else "", at, body, channel=channel)
-        ts = f"{len(board.notices)}.000100"
+        if method == "chat.update":
+            ts = body.get("ts")
+            if not isinstance(ts, str) or not board.edit(ts, text if isinstance(text, str) else "", at, body):
+                return JSONResponse({"ok": False, "error": "message_not_found"})
+            return JSONResponse({"ok": True, "channel": "C0LABDEMO", "ts": ts, "text": text})
+        ts = board.add("slack", text if isinstance(text, str) else "", at, body, channel=channel)["ts"]
         return JSONResponse(
             {"ok": True, "channel": "C0LABDEMO", "ts": ts, "message": {"text": text, "ts": ts}}
         )

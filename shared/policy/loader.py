@@ -36,6 +36,7 @@ from shared.policy.model import (
     TargetKind,
     Thresholds,
     ToolPolicy,
+    WatchRules,
 )
 from shared.policy.override import OVERRIDE_ENV, narrow_policy, narrow_tool_policy
 from shared.policy.parse import (
@@ -65,6 +66,7 @@ __all__ = [
     "PolicyError",
     "ProposeRule",
     "QuietHours",
+    "WatchRules",
     "TargetKind",
     "Thresholds",
     "ToolPolicy",

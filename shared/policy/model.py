@@ -36,21 +36,66 @@ class TargetKind(enum.StrEnum):
 
 @dataclass(frozen=True)
 class QuietHours:
-    """A daily window in `timezone` (an IANA name), ``start`` inclusive, ``end`` exclusive;
-    it may wrap midnight (22:00-06:00)."""
+    """A daily window in `timezone` (an IANA name; None: the operator's zone, the setting
+    ``FLEETWATCH_TIMEZONE`` or else the system's, passed in as `default`), ``start``
+    inclusive, ``end`` exclusive; it may wrap midnight (22:00-06:00)."""
 
     start: dt.time
     end: dt.time
-    timezone: str
+    timezone: str | None = None
 
-    def contains(self, moment: dt.datetime) -> bool:
+    def zone(self, default: dt.tzinfo) -> dt.tzinfo:
+        """The window's zone: the policy's when it names one, else `default`."""
+        return zoneinfo.ZoneInfo(self.timezone) if self.timezone else default
+
+    def contains(self, moment: dt.datetime, default: dt.tzinfo = dt.UTC) -> bool:
         """True when `moment` (timezone-aware) falls inside the window. ValueError if naive."""
         if moment.tzinfo is None:
             raise ValueError("moment must be timezone-aware")
-        local = moment.astimezone(zoneinfo.ZoneInfo(self.timezone)).time().replace(tzinfo=None)
+        local = moment.astimezone(self.zone(default)).time().replace(tzinfo=None)
         if self.start < self.end:
             return self.start <= local < self.end
         return local >= self.start or local < self.end
+
+    def ends_after(self, moment: dt.datetime, default: dt.tzinfo = dt.UTC) -> dt.datetime:
+        """When the window `moment` is inside ends (the next local ``end`` after `moment`), as
+        an aware datetime in the window's zone. ValueError if naive."""
+        if moment.tzinfo is None:
+            raise ValueError("moment must be timezone-aware")
+        local = moment.astimezone(self.zone(default))
+        end = dt.datetime.combine(local.date(), self.end, tzinfo=local.tzinfo)
+        if end <= local:
+            end = dt.datetime.combine(local.date() + dt.timedelta(days=1), self.end, tzinfo=local.tzinfo)
+        return end
+
+
+@dataclass(frozen=True)
+class WatchRules:
+    """``policy.yaml``'s optional ``watch:`` block (defaults when absent).
+
+    - ``offline_after_beats``: heartbeats in a row a room must read offline before it is
+      posted offline (outside an event and its lead window; inside, at once).
+    - ``group_min_rooms`` and ``group_min_percent``: an outage of at least this many rooms
+      *and* this share of one group (an Epiphan group, or a building of ``buildings``) is
+      one item with its rooms folded under it.
+    - ``reminder_minutes``: minutes before a waiting proposal expires when a second notice
+      goes out (0: none).
+    - ``buildings``: ``{building name: (Epiphan group names...)}``; a group listed in a
+      building is counted as that building.
+    """
+
+    offline_after_beats: int = 2
+    group_min_rooms: int = 3
+    group_min_percent: int = 50
+    reminder_minutes: int = 10
+    buildings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def group_of(self, group_name: str) -> str:
+        """The building `group_name` belongs to, else the group itself."""
+        for building, groups in self.buildings.items():
+            if group_name in groups:
+                return building
+        return group_name
 
 
 @dataclass(frozen=True)
@@ -102,6 +147,7 @@ class Policy:
     limits: Limits
     source: Path
     override: Path | None = None
+    watch: WatchRules = field(default_factory=WatchRules)
 
     @property
     def may_propose(self) -> bool:

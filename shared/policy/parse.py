@@ -25,6 +25,7 @@ from shared.policy.model import (
     TargetKind,
     Thresholds,
     ToolPolicy,
+    WatchRules,
 )
 from shared.policy.schema import check_arguments_schema, check_conditions, check_targets
 from shared.policy.source import Source, show
@@ -54,7 +55,16 @@ _TIME = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")
 
 
 POLICY_KEYS: Final = ("autonomy", "lead_minutes", "quiet_hours", "thresholds", "limits")
-POLICY_OPTIONAL: Final = ("sweep_at",)
+POLICY_OPTIONAL: Final = ("sweep_at", "watch")
+WATCH_RANGES: Final[Mapping[str, tuple[int, int]]] = MappingProxyType(
+    {
+        "offline_after_beats": (1, 10),
+        "group_min_rooms": (2, 10000),
+        "group_min_percent": (1, 100),
+        "reminder_minutes": (0, 60),
+    }
+)
+"""The ``watch:`` block's numbers (each optional: `WatchRules`' default applies)."""
 DEFAULT_SWEEP_AT: Final = dt.time(3, 0)
 """The nightly sweep's time when ``sweep_at`` is not given (in the quiet hours' time zone)."""
 MOVED_KEYS: Final[Mapping[str, str]] = MappingProxyType(
@@ -94,7 +104,29 @@ def parse_policy(src: Source) -> Policy:
         thresholds=Thresholds(**_integers(src, "thresholds", THRESHOLD_RANGES)),
         limits=_limits(src),
         source=src.path,
+        watch=_watch(src) if "watch" in present else WatchRules(),
     )
+
+
+def _watch(src: Source) -> WatchRules:
+    given = src.mapping(("watch",), optional=(*WATCH_RANGES, "buildings"))
+    numbers = {
+        name: src.integer(("watch", name), low=low, high=high)
+        for name, (low, high) in WATCH_RANGES.items()
+        if name in given
+    }
+    out: dict[str, tuple[str, ...]] = {}
+    if "buildings" in given:
+        buildings = src.mapping(("watch", "buildings"), any_key=True)
+        for name in buildings:
+            where = ("watch", "buildings", name)
+            groups = src.at(where)
+            if not isinstance(name, str) or not name.strip() or len(name) > 80:
+                raise src.error(where, "a building's name must be non-empty text of at most 80 characters")
+            if not isinstance(groups, list) or not groups:
+                raise src.error(where, "must be a list of Epiphan group names")
+            out[name] = tuple(src.text((*where, i), max_length=200) for i in range(len(groups)))
+    return WatchRules(**numbers, buildings=MappingProxyType(out))
 
 
 def _integers(src: Source, key: str, ranges: Mapping[str, tuple[int, int]]) -> dict[str, int]:
@@ -123,10 +155,12 @@ def _time_of_day(src: Source, where: tuple[str, ...]) -> dt.time:
 
 
 def _quiet_hours(src: Source) -> QuietHours:
-    src.mapping(("quiet_hours",), required=("start", "end", "timezone"))
+    given = src.mapping(("quiet_hours",), required=("start", "end"), optional=("timezone",))
     times = [_time_of_day(src, ("quiet_hours", name)) for name in ("start", "end")]
     if times[0] == times[1]:
         raise src.error(("quiet_hours", "end"), "start and end are the same time")
+    if "timezone" not in given:
+        return QuietHours(start=times[0], end=times[1])
     zone = src.text(("quiet_hours", "timezone"), max_length=64)
     try:
         zoneinfo.ZoneInfo(zone)

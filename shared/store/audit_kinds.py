@@ -29,6 +29,7 @@ AUDIT_KINDS: Final = frozenset(
         "acknowledgement",
         "ask",
         "ask_session_start",
+        "watch_silence",
     }
 )
 """Every audit row kind."""

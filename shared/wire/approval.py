@@ -339,6 +339,24 @@ class RecordAsk(Request[Count]):
     page_session: PageSessionId | None = None
 
 
+class RecordSilence(Request[Count]):
+    """An operator silenced the watch on a room or group, or lifted a silence: approval_web
+    writes one ``watch_silence`` row (actor ``assistant``) naming who (``uid``, from
+    assistant.sock's ``SO_PEERCRED``, and that user's name), what (``target_kind``, ``target``:
+    a device ID or a group's name, display text), why, until when and the silence's number.
+    Only the assistant's uid may send it."""
+
+    action: Literal["silence", "unsilence"]
+    silence_id: CountOf
+    target_kind: Literal["room", "group"]
+    target: Annotated[str, msgspec.Meta(max_length=200)]
+    reason: Annotated[str, msgspec.Meta(max_length=200)]
+    until: UtcText
+    uid: Uid
+    user: Annotated[str, msgspec.Meta(max_length=64)] = ""
+    include_classes: bool = False
+
+
 class RecordPageSession(Request[Count]):
     """A person entered the ask page's secret: approval_web writes one ``ask_session_start`` row
     (actor ``assistant``) naming the session and the uid the kernel lists for the browser's
@@ -504,6 +522,12 @@ OPERATIONS: Final = OperationTable(
             RecordPageSession,
             _WRITES,
             "the audit row of an ask page session begun (the assistant's user only)",
+            _RECORDS,
+        ),
+        Row(
+            RecordSilence,
+            _WRITES,
+            "the audit row of a watch silence set or lifted: who, what, why, until when (the assistant's user only)",
             _RECORDS,
         ),
         Row(

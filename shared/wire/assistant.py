@@ -4,7 +4,7 @@ line in the manifest) and its client (`AssistantClient`).
 Peers: operators and the ask page's process. The operations are the rows of `OPERATIONS`
 (each request declares its reply: ``class Ask(Request[Answer])``): a question, the fleet as the
 read sign-in sees it (for an operator, who may not read the token), which model answers, and
-the watch's heartbeat, history, digest and room notes. Every socket also serves
+the watch's heartbeat, history, digest, room notes and silences. Every socket also serves
 `GetCapabilities`.
 
 Times are UTC text (``YYYY-MM-DDTHH:MM:SS.SSSZ``). Every request field has its format or cap,
@@ -144,6 +144,12 @@ class WatchStatus(Message):
     fix_soon: int
     when_convenient: int
     posts: tuple[PostCounts, ...] = ()
+    held_until: UtcText | None = None
+    """Inside quiet hours: when they end (digests are held until then); else None."""
+    timezone: str = "UTC"
+    """The zone quiet hours and the watch's times are in (the policy's, else the operator's)."""
+    silences: int = 0
+    """Silences holding now."""
 
 
 class GetWatchStatus(Request[WatchStatus]):
@@ -255,6 +261,68 @@ class ListNotes(Request[Notes]):
     search: RoomQuery | None = None
 
 
+MAX_SILENCE_MINUTES: Final = 14 * 24 * 60
+"""The longest silence (`services.assistant.watch.silences.MAX_SILENCE`)."""
+MAX_REASON_CHARS: Final = 200
+
+
+class SilenceView(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One silence: its number, what it names (``room``: a device ID; ``group``), who set it
+    (uid and user name), why, from when, until when, and when it was lifted if it was."""
+
+    id: int
+    target_kind: Literal["room", "group"]
+    target: str
+    target_name: str
+    reason: str
+    include_classes: bool
+    set_by: int
+    set_by_name: str
+    set_at: UtcText
+    until: UtcText
+    lifted_at: UtcText | None = None
+
+
+class SilenceOutcome(Message):
+    """``status``: ``silenced``, ``lifted`` (``silences`` lists what was lifted), or nothing
+    done: ``ambiguous`` (``candidates``: the rooms a name matches; ``room_ambiguous``) or
+    ``not_found`` (``room_not_found``, ``silence_not_found``)."""
+
+    status: Literal["silenced", "lifted", "ambiguous", "not_found"]
+    silences: tuple[SilenceView, ...] = ()
+    candidates: tuple[RoomRef, ...] = ()
+    code: Code | None = None
+
+
+class SetSilence(Request[SilenceOutcome]):
+    """Silence ``target`` (a room's name or device ID, or a group's or building's name) for
+    ``minutes`` or ``until`` a time (exactly one of them; at most `MAX_SILENCE_MINUTES`),
+    because ``reason``; ``include_classes``: also hide "not recording during an event" and
+    missed recordings in it. Who set it is the peer's uid (``SO_PEERCRED``), never a field."""
+
+    target: RoomQuery
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_REASON_CHARS)]
+    minutes: Annotated[int, msgspec.Meta(ge=1, le=MAX_SILENCE_MINUTES)] | None = None
+    until: UtcText | None = None
+    include_classes: bool = False
+
+
+class Silences(Message):
+    silences: tuple[SilenceView, ...]
+    timezone: str = "UTC"
+
+
+class ListSilences(Request[Silences]):
+    """The silences that hold now, soonest to end first."""
+
+
+class LiftSilence(Request[SilenceOutcome]):
+    """Lift the silences that hold on ``target`` (a room's or group's name as silenced, a
+    device ID, or a silence's number)."""
+
+    target: RoomQuery
+
+
 # --- the operations -----------------------------------------------------------------------
 
 EPIPHAN_CODES: Final[frozenset[Code]] = frozenset(
@@ -296,6 +364,10 @@ retried."""
 _NO_WATCH: Final = frozenset({Code.WATCH_NOT_READY})
 """A process that runs no watch, or a watch that has not read the fleet yet (a note)."""
 
+_AUDIT: Final = frozenset({Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER, Code.OPERATION_NOT_ALLOWED})
+"""A silence is audited through approval.sock before it is kept: that socket not answering (or
+refusing the record) refuses the silence, and nothing is kept."""
+
 WATCH_OPERATIONS: Final = (
     Row(
         GetWatchStatus,
@@ -318,6 +390,19 @@ WATCH_OPERATIONS: Final = (
         "keep an operator's one-line note on the one room a name matches (ambiguous: nothing saved)",
     ),
     Row(ListNotes, _NO_WATCH | {Code.STORE_BUSY}, "the room notes"),
+    Row(
+        SetSilence,
+        _NO_WATCH
+        | _AUDIT
+        | {Code.INVALID_MESSAGE, Code.ROOM_AMBIGUOUS, Code.ROOM_NOT_FOUND, Code.STORE_BUSY},
+        "silence a room or a group until a time, with a reason (audited; always expires)",
+    ),
+    Row(ListSilences, _NO_WATCH | {Code.STORE_BUSY}, "the silences that hold now"),
+    Row(
+        LiftSilence,
+        _NO_WATCH | _AUDIT | {Code.SILENCE_NOT_FOUND, Code.STORE_BUSY},
+        "lift the silences that hold on a room or group (audited)",
+    ),
 )
 """The watch's operations (`services.assistant.watch.answers`)."""
 

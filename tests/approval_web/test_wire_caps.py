@@ -30,6 +30,7 @@ from shared.wire.approval import (
     ProposalState,
     RecordAsk,
     RecordRefusal,
+    RecordSilence,
     SetKillSwitch,
     ShowProposal,
     Status,
@@ -201,6 +202,38 @@ async def test_the_assistants_ask_record_becomes_one_ask_row_written_by_approval
         expected = msgspec.json.decode(msgspec.json.encode(record))
         del expected["op"]
         assert row["detail"] == expected
+
+
+async def test_a_watch_silence_becomes_one_watch_silence_row_naming_who_what_why_and_until(
+    shared: Backend,
+) -> None:
+    async with stack(shared) as s:
+        seen = len(await audit(s.settings))
+        record = RecordSilence(
+            action="silence",
+            silence_id=7,
+            target_kind="room",
+            target="19012340205",
+            reason="projector swap",
+            until="2026-09-16T14:00:00.000Z",
+            uid=1000,
+            user="ana",
+        )
+        reply = await ask(s.settings, record, Count)
+        assert isinstance(reply, Count) and reply.count == 1
+        (row,) = (await audit(s.settings))[seen:]
+        assert (row["actor"], row["kind"]) == ("assistant", "watch_silence")
+        assert {
+            k: row["detail"][k] for k in ("action", "silence_id", "target", "reason", "until", "uid", "user")
+        } == {
+            "action": "silence",
+            "silence_id": 7,
+            "target": "19012340205",
+            "reason": "projector swap",
+            "until": "2026-09-16T14:00:00.000Z",
+            "uid": 1000,
+            "user": "ana",
+        }
 
 
 async def test_a_refusal_on_assistant_sock_is_recorded_as_the_assistants_refusal_row(shared: Backend) -> None:

@@ -9,29 +9,37 @@ room notes. Each function takes the running `Watch`.
 - `digest_now`: one beat now (it waits for a running beat) and the digest of what changed since
   the last posted one; posted with ``post`` (and the cursor moved), else only shown.
 - `set_note` / `list_notes`: an operator's note on the one room a name matches.
+- `set_silence` / `list_silences` / `lift_silence`: an operator's silence of the one room a
+  name matches, or of a group (an Epiphan group's name, or a building of the policy's map),
+  until a time (always: at most `services.assistant.watch.silences.MAX_SILENCE`), with a
+  reason; who set it is the peer's uid. Each is audited through approval.sock *before* it is
+  kept or lifted: when that record cannot be written nothing is kept (the code says why).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+import pwd
+from collections.abc import Awaitable, Iterable
 from datetime import timedelta
-from typing import Final
+from typing import Final, Literal, TypeVar
 
 from services.assistant import AssistantError
 from services.assistant.watch import compose
 from services.assistant.watch.heartbeat import Watch
 from services.assistant.watch.notes import clean_note, fold, match_room
 from services.assistant.watch.post import plain_text
+from services.assistant.watch.silences import MAX_SILENCE, Silence, ends
 from services.assistant.watch.store import HistoryRow, NoteRow
-from services.assistant.watch.times import clock, utc_text
+from services.assistant.watch.times import clock, parse_utc, utc_text
 from services.assistant.watch.words import word
 from shared.epiphan.attention import Priority
 from shared.errors import MEANINGS, Code, FleetwatchError
+from shared.sqlite import StoreError
 from shared.text.display import visible
 from shared.text.languages import language_of
 from shared.text.wording import PRIORITY_WORDS, part_words
-from shared.wire.approval import ProposalEvent
+from shared.wire.approval import ProposalEvent, RecordSilence
 from shared.wire.assistant import (
     MAX_HISTORY_ENTRIES,
     DigestReport,
@@ -41,6 +49,8 @@ from shared.wire.assistant import (
     Notes,
     RoomNote,
     RoomRef,
+    SilenceOutcome,
+    Silences,
     WatchStatus,
 )
 
@@ -51,9 +61,10 @@ ALIVE_INTERVALS: Final = 3
 NAME_CAP: Final = 80
 
 
-def status(watch: Watch) -> WatchStatus:
+async def status(watch: Watch) -> WatchStatus:
     """The watch's status now (see the module docstring)."""
     now = watch.now()
+    silences = len(await watch.active_silences(now))
     interval = watch.options.interval_seconds
     read_at = watch.last_read_at
     alive = read_at is not None and now - read_at <= timedelta(seconds=ALIVE_INTERVALS * interval)
@@ -76,6 +87,9 @@ def status(watch: Watch) -> WatchStatus:
         fix_soon=counts[Priority.FIX_SOON],
         when_convenient=counts[Priority.WHEN_CONVENIENT],
         posts=watch.outbox.counts(),
+        held_until=None if (held := watch.held_until(now)) is None else utc_text(held),
+        timezone=watch.zone_name,
+        silences=silences,
     )
 
 
@@ -116,6 +130,19 @@ def history_text(row: HistoryRow, language: str) -> str:
         return word(language, "h_read_partial", parts=visible("; ".join(parts), 200))
     if row.kind == "read_complete":
         return word(language, "h_read_complete")
+    if row.kind == "silence":
+        return word(
+            language,
+            "h_silence",
+            room=_room(row),
+            until=visible(facts.get("until", "?"), 32),
+            who=visible(facts.get("by", "?"), 40),
+            reason=visible(facts.get("reason", ""), 200),
+        )
+    if row.kind == "unsilence":
+        return word(language, "h_unsilence", room=_room(row))
+    if row.kind in compose.MISSED_KINDS:
+        return word(language, f"h_{row.kind}", what=compose.describe(row.finding(), language))
     return visible(row.kind, 64)
 
 
@@ -295,3 +322,160 @@ async def list_notes(watch: Watch, room: str | None, search: str | None) -> Note
     if search:
         rows = [r for r in rows if fold(search) in fold(r.text)]
     return Notes(notes=tuple(_note(r) for r in rows))
+
+
+# --- silences -------------------------------------------------------------------------------------
+
+
+def user_name(uid: int) -> str:
+    """The user name of `uid` on this machine (``uid 1234`` when it has none)."""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _record(silence: Silence, action: Literal["silence", "unsilence"], uid: int) -> RecordSilence:
+    kind: Literal["room", "group"] = "room" if silence.target_kind == "room" else "group"
+    return RecordSilence(
+        action=action,
+        silence_id=silence.id,
+        target_kind=kind,
+        target=silence.target[:200],
+        reason=silence.reason[:200],
+        until=silence.until,
+        uid=uid,
+        user=user_name(uid)[:64],
+        include_classes=silence.include_classes,
+    )
+
+
+AUDIT_CODES: Final = frozenset(
+    {Code.SERVICE_UNAVAILABLE, Code.SERVICE_NO_ANSWER, Code.OPERATION_NOT_ALLOWED, Code.STORE_BUSY}
+)
+"""What approval.sock may answer a silence's audit record with (relayed; anything else is
+``service_unavailable``): the silence is then not kept, or not lifted."""
+
+T = TypeVar("T")
+
+
+async def _audited(change: Awaitable[T]) -> T:
+    """`change` (a store write that commits only once approval.sock recorded it), its audit
+    failure translated to an `AssistantError` with one of `AUDIT_CODES`."""
+    try:
+        return await change
+    except StoreError:
+        raise
+    except FleetwatchError as exc:
+        code = exc.code if exc.code in AUDIT_CODES else Code.SERVICE_UNAVAILABLE
+        raise AssistantError(code, "approval.sock could not record it; nothing was changed") from exc
+
+
+def groups_known(watch: Watch) -> dict[str, str]:
+    """``{folded name: name}`` of the groups and buildings of the last read."""
+    last = watch.last
+    names = {watch.group_of(d) for d in last.snapshot.devices} if last else set()
+    names |= set(watch.rules.buildings)
+    return {fold(n): n for n in names if n}
+
+
+async def set_silence(
+    watch: Watch,
+    target: str,
+    reason: str,
+    *,
+    minutes: int | None,
+    until: str | None,
+    include_classes: bool,
+    uid: int,
+) -> SilenceOutcome:
+    """Silence the one room `target` names, else the group it names (see the module
+    docstring).
+
+    Raises:
+        AssistantError: ``watch_not_ready`` (no room known yet), ``invalid_message`` (neither or
+            both of `minutes` and `until`, an end not in the future or past `MAX_SILENCE`, an
+            empty reason); one of `AUDIT_CODES`: approval.sock could not write the audit row
+            (nothing was kept).
+        StoreError: the watch store could not keep it (``store_busy``).
+    """
+    rooms = await watch.store.rooms()
+    if not rooms:
+        raise AssistantError(Code.WATCH_NOT_READY)
+    now = watch.now()
+    if (minutes is None) == (until is None):
+        raise AssistantError(Code.INVALID_MESSAGE, "give --for or --until, not both")
+    end = now + timedelta(minutes=minutes) if minutes is not None else parse_utc(until or "")
+    if end <= now or end - now > MAX_SILENCE:
+        raise AssistantError(Code.INVALID_MESSAGE, "a silence ends in the future, within 14 days")
+    cleaned = clean_note(reason)
+    if not cleaned:
+        raise AssistantError(Code.INVALID_MESSAGE, "a silence needs a reason")
+    group = groups_known(watch).get(fold(target))
+    found = [] if group is not None else match_room(target, [(r.id, r.name, r) for r in rooms])
+    if group is None and not found:
+        return SilenceOutcome(status="not_found", code=Code.ROOM_NOT_FOUND)
+    if len(found) > 1:
+        candidates = tuple(RoomRef(device_id=r.id, name=r.name) for r in found)
+        return SilenceOutcome(status="ambiguous", candidates=candidates, code=Code.ROOM_AMBIGUOUS)
+    kind, key, name = ("group", group, group) if group is not None else ("room", found[0].id, found[0].name)
+    silence = Silence(
+        id=0,
+        target_kind=kind,
+        target=key,
+        target_name=name,
+        reason=cleaned,
+        include_classes=include_classes,
+        set_by=uid,
+        set_by_name=user_name(uid),
+        set_at=utc_text(now),
+        until=utc_text(end),
+    )
+    if watch.proposals is None:
+        raise AssistantError(Code.SERVICE_UNAVAILABLE, "no approval.sock to audit the silence through")
+    proposals = watch.proposals
+
+    async def audit(kept: Silence) -> None:
+        await proposals.record(_record(kept, "silence", uid))
+
+    kept = await _audited(watch.store.add_silence(silence, audit))
+    return SilenceOutcome(status="silenced", silences=(kept,))
+
+
+async def list_silences(watch: Watch) -> Silences:
+    """The silences that hold now, soonest to end first."""
+    holding = sorted(await watch.active_silences(watch.now()), key=lambda s: (ends(s), s.id))
+    return Silences(silences=tuple(holding), timezone=watch.zone_name)
+
+
+async def lift_silence(watch: Watch, target: str, *, uid: int) -> SilenceOutcome:
+    """Lift the silences that hold on `target` (a silence's number, a device ID, or the name a
+    silence shows), each audited first.
+
+    Raises:
+        AssistantError: one of `AUDIT_CODES`: approval.sock could not write the audit row
+            (nothing was lifted).
+        StoreError: the watch store could not record it (``store_busy``).
+    """
+    now = watch.now()
+    wanted = fold(target)
+    matches = [
+        s
+        for s in await watch.active_silences(now)
+        if target.strip() in (str(s.id), s.target) or fold(s.target_name) == wanted
+    ]
+    if not matches:
+        return SilenceOutcome(status="not_found", code=Code.SILENCE_NOT_FOUND)
+    if watch.proposals is None:
+        raise AssistantError(Code.SERVICE_UNAVAILABLE, "no approval.sock to audit the lifting through")
+    proposals = watch.proposals
+
+    async def audit(silence: Silence) -> None:
+        await proposals.record(_record(silence, "unsilence", uid))
+
+    lifted = []
+    for silence in matches:
+        done = await _audited(watch.store.lift_silence(utc_text(now), silence.id, uid, audit))
+        if done is not None:
+            lifted.append(done)
+    return SilenceOutcome(status="lifted", silences=tuple(lifted))

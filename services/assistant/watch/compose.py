@@ -8,6 +8,13 @@ went away in between is only counted. It is grouped Fix first / Fix soon / When 
 Resolved, calm: counts in the first line, one line per room and problem, an operator's room
 note under its room. An empty net change is no digest (`digest_post` returns None).
 
+An outage of at least ``min_rooms`` rooms and ``min_percent`` of one group (an Epiphan group,
+or a building of the policy's map: `Grouping`) reads as **one item** ("Engineering: 5 of 7 rooms
+offline") with its rooms folded under it; their return is posted per room, once each. A change
+in a silenced room or group (`unsilenced`) is left out, its return to normal too, and each
+silence that holds is named at the end ("silenced until 14:00 by ana: projector swap"). An event
+that ended unrecorded is a **missed recording** under Fix first.
+
 Every name passes through `shared.text.display.visible` (here or in `shared.text.wording`); each
 destination escapes the lines for its own markup (`services.assistant.watch.post`).
 """
@@ -21,8 +28,9 @@ from typing import Any, Final
 
 from services.assistant.watch.post import Post, Section, capped
 from services.assistant.watch.readiness import NOT_READY, READY_NOTES, ReadinessItem
+from services.assistant.watch.silences import Silence, silencing
 from services.assistant.watch.store import HistoryRow
-from services.assistant.watch.times import clock
+from services.assistant.watch.times import clock, parse_utc
 from services.assistant.watch.words import word
 from shared.epiphan.attention import Finding, Priority
 from shared.epiphan.fleet import FleetSnapshot
@@ -36,6 +44,47 @@ NAME_CAP: Final = 80
 NOTE_CAP: Final = 280
 FINDING_KINDS: Final = frozenset({"finding_opened", "finding_worse", "finding_resolved"})
 ROOM_KINDS: Final = frozenset({"device_new", "device_gone"})
+MISSED_KINDS: Final = frozenset({"missed_recording", "missed_recording_maybe"})
+
+
+@dataclass(frozen=True, slots=True)
+class Grouping:
+    """How rooms group in a digest: ``groups`` maps each room (device ID) to its group (its
+    building, else its Epiphan group; "" for none); an outage of at least ``min_rooms`` rooms
+    and ``min_percent`` % of a group is one item."""
+
+    groups: Mapping[str, str] = field(default_factory=dict)
+    min_rooms: int = 3
+    min_percent: int = 50
+
+    def size(self, group: str) -> int:
+        return sum(1 for g in self.groups.values() if g == group)
+
+    def folds(self, group: str, count: int) -> bool:
+        """True when `count` rooms of `group` make one item."""
+        size = self.size(group)
+        return bool(group) and count >= self.min_rooms and count * 100 >= self.min_percent * size
+
+
+def unsilenced(
+    rows: Sequence[HistoryRow], silences: Sequence[Silence], groups: Mapping[str, str]
+) -> list[HistoryRow]:
+    """`rows` without the changes a silence hid when they happened (`silences.silencing`)."""
+    if not silences:
+        return list(rows)
+    return [
+        r
+        for r in rows
+        if not r.device_id
+        or silencing(
+            silences,
+            at=r.at,
+            device_id=r.device_id,
+            group=groups.get(r.device_id, ""),
+            kind=r.finding_kind or r.kind,
+        )
+        is None
+    ]
 
 
 @dataclass
@@ -46,13 +95,14 @@ class Net:
     worse: list[tuple[HistoryRow, Priority]] = field(default_factory=list)
     resolved: list[HistoryRow] = field(default_factory=list)
     rooms: list[HistoryRow] = field(default_factory=list)
+    missed: list[HistoryRow] = field(default_factory=list)
     came_and_went: int = 0
     first: HistoryRow | None = None
 
     @property
     def empty(self) -> bool:
         """Nothing a digest reports (a problem that came and went alone is not news)."""
-        return not (self.new or self.worse or self.resolved or self.rooms)
+        return not (self.new or self.worse or self.resolved or self.rooms or self.missed)
 
 
 def net_changes(rows: Sequence[HistoryRow]) -> Net:
@@ -67,6 +117,8 @@ def net_changes(rows: Sequence[HistoryRow]) -> Net:
             by_key.setdefault(row.key, []).append(row)
         elif row.kind in ROOM_KINDS and row.device_id:
             by_room.setdefault(row.device_id, []).append(row)
+        elif row.kind in MISSED_KINDS:
+            net.missed.append(row)
     for runs in by_key.values():
         first, last = runs[0], runs[-1]
         open_at_start = first.kind != "finding_opened"
@@ -96,6 +148,7 @@ def _counts(net: Net, language: str) -> str:
             ("count_worse", len(net.worse)),
             ("count_resolved", len(net.resolved)),
             ("count_rooms", len(net.rooms)),
+            ("count_missed", len(net.missed)),
         )
         if n
     ]
@@ -108,11 +161,66 @@ def _room_name(row: HistoryRow) -> str:
 
 def describe(finding: Finding, language: str) -> str:
     """One finding in words (`shared.text.wording.describe_finding`, and the whole-fleet one)."""
+    if finding.kind in MISSED_KINDS:
+        return missed_words(finding, language)
     if finding.kind == "fleet_unreadable":
         facts = dict(finding.facts)
         what = word(language, "fleet_unreadable", beats=facts.get("beats", "3"), code=facts.get("code", "?"))
         return f"{word(language, 'whole_fleet')}: {what}"
     return describe_finding(finding, language)
+
+
+def missed_words(finding: Finding, language: str) -> str:
+    """A missed recording (or one that may have been missed) in words, with what is known."""
+    facts = dict(finding.facts)
+    title = visible(facts.get("event", ""), NAME_CAP) or word(language, "untitled")
+    room = visible(finding.device_name or finding.device_id, NAME_CAP)
+    ended = facts.get("ended", "?")
+    if finding.kind == "missed_recording":
+        return word(language, "missed_recording", room=room, title=title, ended=ended)
+    recorder = word(language, f"recorder_{facts.get('recorder', 'not_read')}")
+    seen = word(language, "seen_on_yes" if facts.get("seen_on") == "yes" else "seen_on_no")
+    return word(language, "missed_maybe", room=room, title=title, ended=ended, seen=seen, recorder=recorder)
+
+
+def silence_line(silence: Silence, language: str, where: tzinfo, now: datetime) -> str:
+    """``ENG 220: silenced until 14:00 by ana: projector swap``."""
+    return word(
+        language,
+        "silenced_line",
+        target=visible(silence.target_name, NAME_CAP),
+        until=clock(parse_utc(silence.until), where, now),
+        who=visible(silence.set_by_name, 40),
+        reason=visible(silence.reason, NOTE_CAP),
+    )
+
+
+def _fold_outages(
+    rows: list[HistoryRow], grouping: Grouping, language: str
+) -> tuple[list[HistoryRow], list[tuple[Priority, list[str]]]]:
+    """`rows` without the offline rooms of a group outage, and each outage as (priority, its
+    lines: the item, then its rooms indented)."""
+    by_group: dict[str, list[HistoryRow]] = {}
+    for row in rows:
+        if row.finding_kind == "offline" and row.device_id:
+            by_group.setdefault(grouping.groups.get(row.device_id, ""), []).append(row)
+    folded: set[int] = set()
+    items: list[tuple[Priority, list[str]]] = []
+    for group, members in sorted(by_group.items()):
+        if not grouping.folds(group, len(members)):
+            continue
+        folded.update(r.seq for r in members)
+        priority = min(r.priority or Priority.WHEN_CONVENIENT for r in members)
+        head = word(
+            language,
+            "group_offline",
+            group=visible(group, NAME_CAP),
+            n=len(members),
+            of=grouping.size(group),
+        )
+        rooms = sorted((_room_name(r) for r in members), key=str.casefold)
+        items.append((priority, [f"- {head}", *(f"    - {name}" for name in rooms)]))
+    return [r for r in rows if r.seq not in folded], items
 
 
 def _with_notes(lines: list[tuple[str, str | None]], notes: Mapping[str, str], language: str) -> list[str]:
@@ -137,9 +245,12 @@ def digest_post(
     rooms: int,
     online: int,
     notes: Mapping[str, str],
+    grouping: Grouping | None = None,
+    silences: Sequence[Silence] = (),
 ) -> Post | None:
     """The digest of `net` (None when `net` is empty). `since`: the last posted digest;
-    `rooms`/`online`: the fleet now; `notes`: room notes by device ID."""
+    `rooms`/`online`: the fleet now; `notes`: room notes by device ID; `grouping`: how
+    outages fold (None: never); `silences`: those holding now, named at the end."""
     if net.empty:
         return None
     counts = _counts(net, language)
@@ -153,7 +264,10 @@ def digest_post(
         title = word(language, "digest_head_start", counts=counts, rooms=rooms, online=online)
     more = word(language, "more", n="%(n)s")
     grouped: dict[Priority, list[tuple[str, str | None]]] = {p: [] for p in Priority}
-    for row in net.new:
+    for row in net.missed:
+        grouped[Priority.FIX_FIRST].append((describe(row.finding(), language), row.device_id))
+    new, outages = _fold_outages(net.new, grouping, language) if grouping else (net.new, [])
+    for row in new:
         grouped[row.priority or Priority.WHEN_CONVENIENT].append(
             (describe(row.finding(), language), row.device_id)
         )
@@ -163,9 +277,16 @@ def digest_post(
             (f"{describe(row.finding(), language)} {was}", row.device_id)
         )
     sections = [
-        Section(PRIORITY_WORDS[_lang(language)][p], capped(_with_notes(grouped[p], notes, language), more))
+        Section(
+            PRIORITY_WORDS[_lang(language)][p],
+            capped(
+                [line for prio, lines in outages if prio is p for line in lines]
+                + _with_notes(grouped[p], notes, language),
+                more,
+            ),
+        )
         for p in Priority
-        if grouped[p]
+        if grouped[p] or any(prio is p for prio, _ in outages)
     ]
     if net.resolved:
         lines = [(describe(row.finding(), language), None) for row in net.resolved]
@@ -181,6 +302,9 @@ def digest_post(
         sections.append(Section(word(language, "fleet"), capped(_with_notes(lines, {}, language), more)))
     if net.came_and_went:
         sections.append(Section(None, (word(language, "came_and_went", n=net.came_and_went),)))
+    if silences:
+        lines = [f"- {silence_line(s, language, where, now)}" for s in silences]
+        sections.append(Section(word(language, "silenced_head"), capped(lines, more)))
     return Post("digest", title, tuple(sections))
 
 
@@ -318,7 +442,59 @@ def notice_post(
         word(language, "notice_page", url=page_url) if page_url else word(language, "notice_no_page")
     )
     lines.append(word(language, "notice_inert", proposal=visible(event.proposal_id, 40)))
-    return Post("notice", word(language, "notice_head"), (Section(None, tuple(lines)),))
+    return Post(
+        "notice", word(language, "notice_head"), (Section(None, tuple(lines)),), ref=event.proposal_id
+    )
+
+
+def reminder_post(
+    event: ProposalEvent,
+    rooms: Mapping[str, RoomName],
+    *,
+    page_url: str | None,
+    expires_at: datetime,
+    language: str,
+    where: tzinfo,
+    now: datetime,
+) -> Post:
+    """The one reminder of a proposal still waiting shortly before it expires: the change, until
+    when, the approval page's address (text only; no approval power)."""
+    lines = [
+        change_words(event, rooms, language) + ".",
+        word(
+            language,
+            "reminder_line",
+            expires=clock(expires_at, where, now),
+            minutes=minutes_text((expires_at - now).total_seconds()),
+        ),
+        word(language, "notice_page", url=page_url) if page_url else word(language, "notice_no_page"),
+        word(language, "notice_inert", proposal=visible(event.proposal_id, 40)),
+    ]
+    return Post(
+        "reminder", word(language, "reminder_head"), (Section(None, tuple(lines)),), ref=event.proposal_id
+    )
+
+
+CLOSED_KEYS: Final = {
+    "denied": "closed_denied",
+    "expired": "closed_expired",
+    "approved": "closed_approved",
+    "executed": "closed_approved",
+    "not_run": "closed_approved",
+}
+"""A decided proposal's status → the line that follows its notice."""
+
+
+def closed_post(event: ProposalEvent, rooms: Mapping[str, RoomName], language: str) -> Post:
+    """The one line that follows a proposal's notice once it was decided or expired (Slack
+    edits the notice with it; elsewhere it is a post of its own)."""
+    key = CLOSED_KEYS.get(event.status, "closed_expired")
+    return Post(
+        "notice_closed",
+        word(language, key, change=change_words(event, rooms, language)),
+        ref=event.proposal_id,
+        follows=True,
+    )
 
 
 def _utc(text: str | None) -> datetime | None:

@@ -6,7 +6,9 @@
   (``slack_sdk.web.async_client.AsyncWebClient``) with the bot token
   (``FLEETWATCH_SLACK_BOT_TOKEN``) to ``FLEETWATCH_SLACK_CHANNEL``, built by
   `services.assistant.watch.post.slack_message`. The SDK's own retries are off
-  (``retry_handlers=[]``).
+  (``retry_handlers=[]``). A post that ``follows`` an earlier one (a notice's "approved" line)
+  edits that message with ``chat.update`` (its text, then the line) when this process sent it;
+  otherwise it is a message of its own.
 - `TeamsDestination`: one POST of an Adaptive Card message to the Workflows webhook
   (``FLEETWATCH_TEAMS_WEBHOOK_URL``, a secret: never logged), through aiohttp.
 
@@ -88,6 +90,8 @@ class SlackDestination:
         self._base_url = base_url
         self._timeout = max(1, int(timeout_seconds))
         self._client: AsyncWebClient | None = None
+        self._sent: dict[str, tuple[str, str, str]] = {}
+        """``{ref: (channel, ts, text)}`` of the posts with a ``ref`` sent (the newest `QUEUE_SIZE`)."""
 
     async def send(self, post: Post) -> None:
         import aiohttp
@@ -98,13 +102,29 @@ class SlackDestination:
             self._client = AsyncWebClient(
                 token=self._token.reveal(), base_url=self._base_url, timeout=self._timeout, retry_handlers=[]
             )
+        message = slack_message(post, self._channel)
         try:
-            await self._client.chat_postMessage(**slack_message(post, self._channel))
+            earlier = self._sent.get(post.ref) if post.follows and post.ref else None
+            if earlier is not None:
+                channel, ts, text = earlier
+                message |= {"channel": channel, "ts": ts, "text": f"{text}\n{message['text']}"}
+                del message["unfurl_links"], message["unfurl_media"]
+                await self._client.chat_update(**message)
+                self._sent[post.ref or ""] = (channel, ts, message["text"])
+            else:
+                reply = await self._client.chat_postMessage(**message)
+                if post.ref:
+                    self._remember(post.ref, str(reply.get("channel")), str(reply.get("ts")), message["text"])
         except SlackApiError as exc:
             error = exc.response.get("error") if exc.response is not None else None
             raise PostError(Code.POST_FAILED, f"Slack answered {visible(str(error), 60)}") from exc
         except (SlackClientError, aiohttp.ClientError, OSError) as exc:
             raise PostError(Code.POST_FAILED, f"Slack could not be reached ({type(exc).__name__})") from exc
+
+    def _remember(self, ref: str, channel: str, ts: str, text: str) -> None:
+        self._sent[ref] = (channel, ts, text)
+        while len(self._sent) > QUEUE_SIZE:
+            del self._sent[next(iter(self._sent))]
 
 
 class TeamsDestination:

@@ -35,19 +35,29 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Final, Protocol
 
 import msgspec
 
-from services.assistant.watch import compose, readiness, sweep
+from services.assistant.watch import captures, compose, readiness, sweep
 from services.assistant.watch.destinations import Outbox
-from services.assistant.watch.diff import FLEET_ID, Change, diff_devices, diff_findings, held_over, key_of
+from services.assistant.watch.diff import (
+    FLEET_ID,
+    Change,
+    KnownDevice,
+    OpenFinding,
+    diff_devices,
+    diff_findings,
+    held_over,
+    key_of,
+)
 from services.assistant.watch.proposals import ProposalSource
+from services.assistant.watch.silences import Silence, holds_at
 from services.assistant.watch.store import WatchStore
-from services.assistant.watch.times import parse_utc, utc_text, zone
-from shared.epiphan.attention import Finding, Thresholds, findings, thresholds_from_policy
-from shared.epiphan.fleet import FleetSnapshot
+from services.assistant.watch.times import parse_utc, utc_text, zone_name_of
+from shared.epiphan.attention import Finding, Thresholds, event_state, findings, thresholds_from_policy
+from shared.epiphan.fleet import Device, FleetSnapshot
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import Policy
 from shared.wire.assistant import MAX_HISTORY_DAYS
@@ -56,6 +66,8 @@ log = logging.getLogger(__name__)
 
 FAILED_BEATS_FINDING: Final = 3
 """Failed beats in a row that make a finding of their own."""
+OFFLINE_JUDGED: Final = frozenset({"offline", "not_recording_in_event"})
+"""What a read of an offline room still judges; its other findings are kept as they were."""
 NOTICE_SECONDS: Final = 5.0
 """How often approval.sock is asked for new pending proposals (cheap, local)."""
 
@@ -69,12 +81,15 @@ class SnapshotReader(Protocol):
 @dataclass(frozen=True, slots=True)
 class WatchOptions:
     """The watch's settings: the beat's interval (seconds), readiness lead (minutes), the
-    posts' language, and how often proposals are polled (seconds)."""
+    posts' language, how often proposals are polled (seconds), and the operator's time zone
+    (``FLEETWATCH_TIMEZONE``, else the system's: quiet hours and the times people read are in
+    it unless the policy names a zone)."""
 
     interval_seconds: float = 180.0
     readiness_minutes: int = 30
     language: str = "en"
     notice_seconds: float = NOTICE_SECONDS
+    timezone: tzinfo = UTC
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,8 +146,11 @@ class Watch:
         self.now = now
         self._clock = clock
         self.limits: Thresholds = thresholds_from_policy(policy)
-        self.zone_name = policy.quiet_hours.timezone
-        self.where = zone(self.zone_name)
+        self.rules = policy.watch
+        self.where = policy.quiet_hours.zone(options.timezone)
+        self.zone_name = zone_name_of(self.where)
+        self.offline_beats: dict[str, int] = {}
+        """Rooms read offline and not yet confirmed: beats in a row they read offline."""
         self.last: LastRead | None = None
         self.last_beat_at: datetime | None = None
         self.last_read_at: datetime | None = None
@@ -218,21 +236,24 @@ class Watch:
         known = await self.store.known_devices()
         open_findings = await self.store.open_findings()
         found = held_over(findings(snapshot, now, self.limits), open_findings, snapshot)
-        device_changes = diff_devices(known, snapshot.devices)
+        devices, found = self._confirm_offline(now, snapshot, known, open_findings, found)
+        device_changes = diff_devices(known, devices)
         finding_diff = diff_findings(open_findings, found)
         extra = []
         if not known:
             online = sum(d.online for d in snapshot.devices)
             extra.append(("first_read", {"rooms": len(snapshot.devices), "online": online}))
         changes = [*device_changes, *finding_diff.changes]
-        await self.store.record_read(at, snapshot.devices, changes, dict(finding_diff.current), extra)
-        kv = {"last_read_at": at, "failed_beats": 0}
+        await self.store.record_read(at, devices, changes, dict(finding_diff.current), extra)
+        previous_read = self.last_read_at
+        kv: dict[str, str | int] = {"last_read_at": at, "failed_beats": 0}
         if not known:
             kv["first_read_at"] = at
         await self.store.set_kv(**kv)
         self.last = LastRead(snapshot, tuple(found), now)
         self.last_read_at = now
         posted = await self._partial(at, snapshot)
+        await self._captures(now, snapshot, previous_read)
         posted += await self._readiness(now, snapshot)
         posted += await self._sweep(now, snapshot)
         if post_digest and not self.quiet(now) and await self.post_digest(now):
@@ -265,9 +286,82 @@ class Watch:
         self.outbox.post(compose.read_partial_post(snapshot, self.options.language))
         return ["read_partial"]
 
+    def _confirm_offline(
+        self,
+        now: datetime,
+        snapshot: FleetSnapshot,
+        known: dict[str, KnownDevice],
+        open_findings: dict[str, OpenFinding],
+        found: list[Finding],
+    ) -> tuple[list[Device], list[Finding]]:
+        """The rooms and findings as the watch records them: a room the store knew online that
+        reads offline is confirmed only after ``offline_after_beats`` reads in a row, or at
+        once when its event is on or within the lead window; until then it is recorded as it
+        was (online, its open findings kept), so a flap within one beat posts nothing. A room
+        that is offline keeps its other open findings (firmware, disk...) as they were: an
+        offline room reads nothing, so nothing of it is resolved but ``offline`` itself when
+        it returns (the children of an outage fold under it)."""
+        needed = self.rules.offline_after_beats
+        lead = max(self.limits.attention_minutes, self.limits.lead_minutes)
+        devices = list(snapshot.devices)
+        held: set[str] = set()
+        for i, device in enumerate(devices):
+            before = known.get(device.id)
+            if device.online or before is None or before.gone or not before.online:
+                self.offline_beats.pop(device.id, None)
+                continue
+            beats = self.offline_beats.get(device.id, 0) + 1
+            urgent = event_state(snapshot.events.get(device.id), now, lead) in ("on_now", "soon")
+            if urgent or beats >= needed:
+                self.offline_beats.pop(device.id, None)
+                continue
+            self.offline_beats[device.id] = beats
+            held.add(device.id)
+            devices[i] = msgspec.structs.replace(device, online=True)
+        dark = {d.id for d in devices if not d.online}
+        if not held and not dark:
+            return devices, found
+        kept = [f for f in found if f.device_id not in held]
+        current = {key_of(f) for f in kept}
+        kept += [
+            Finding(o.priority, o.kind, o.device_id, o.room, o.facts)
+            for key, o in open_findings.items()
+            if o.device_id in held
+            or (o.device_id in dark and o.kind not in OFFLINE_JUDGED and key not in current)
+        ]
+        return devices, kept
+
+    async def _captures(self, now: datetime, snapshot: FleetSnapshot, previous_read: datetime | None) -> None:
+        """Keep the events seen coming or on (and whether a recording was seen on their
+        channels), and judge those that ended (`captures.judge`): a missed recording, or one
+        that may have been missed while the watch was not reading."""
+        at = utc_text(now)
+        await self.store.see_events(at, captures.seen(snapshot, now, self.options.readiness_minutes))
+        ended = await self.store.ended_events(at)
+        if ended:
+            gap = timedelta(seconds=3 * self.options.interval_seconds)
+            await self.store.judge_events(
+                at, captures.judge(ended, snapshot, previous_read=previous_read, gap=gap, where=self.where)
+            )
+
     def quiet(self, now: datetime) -> bool:
-        """True inside the policy's quiet hours (no digest, no sweep post; readiness posts)."""
-        return self.policy.quiet_hours.contains(now)
+        """True inside the policy's quiet hours (no digest, no sweep post; readiness posts),
+        in the policy's zone or else the operator's."""
+        return self.policy.quiet_hours.contains(now, self.where)
+
+    def held_until(self, now: datetime) -> datetime | None:
+        """When quiet hours end, if `now` is inside them (digests are held until then)."""
+        return self.policy.quiet_hours.ends_after(now, self.where) if self.quiet(now) else None
+
+    async def active_silences(self, now: datetime) -> list[Silence]:
+        """The silences that hold at `now`."""
+        at = utc_text(now)
+        return [s for s in await self.store.silences(at) if holds_at(s, at)]
+
+    def group_of(self, device: Device) -> str:
+        """The group a room is counted in: its building (policy ``watch.buildings``), else
+        its Epiphan group's name ("" when it has none)."""
+        return self.rules.group_of(device.group_name) if device.group_name else ""
 
     async def notes_by_room(self) -> dict[str, str]:
         return {n.device_id: n.text for n in await self.store.notes()}
@@ -334,8 +428,12 @@ class Watch:
         last = self.last
         rooms = len(last.snapshot.devices) if last else 0
         online = sum(d.online for d in last.snapshot.devices) if last else 0
+        groups = {d.id: self.group_of(d) for d in last.snapshot.devices} if last else {}
+        silences = await self.store.silences(rows[0].at) if rows else []
+        shown = compose.unsilenced(rows, silences, groups)
+        holding = [s for s in silences if holds_at(s, utc_text(now))]
         post = compose.digest_post(
-            compose.net_changes(rows),
+            compose.net_changes(shown),
             language=language,
             where=self.where,
             now=now,
@@ -343,6 +441,12 @@ class Watch:
             rooms=rooms,
             online=online,
             notes=await self.notes_by_room(),
+            grouping=compose.Grouping(
+                groups=groups,
+                min_rooms=self.rules.group_min_rooms,
+                min_percent=self.rules.group_min_percent,
+            ),
+            silences=holding,
         )
         return post, rows[-1].seq if rows else cursor
 

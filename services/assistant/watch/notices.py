@@ -8,6 +8,12 @@ cannot be read is named by its ID, said so), who proposed it and when, until whe
 the approval page's address as text. A notice carries no approval power: no button, no token, no
 link that acts on the proposal. Each proposal gets one notice (the watch store remembers it,
 also across a restart). Quiet hours do not hold a notice back: a person asked for a change.
+
+Follow-ups (`Notices.follow_up`), each once per proposal: a **reminder** when a noticed
+proposal still waits ``reminder_minutes`` before it expires (the policy's
+``watch.reminder_minutes``; 0: none), and, once it was approved, denied or expired, **one line
+saying so** that follows its notice (Slack edits the notice with ``chat.update``; Teams and the
+console get it as a post of its own). Neither carries approval power.
 """
 
 from __future__ import annotations
@@ -19,11 +25,13 @@ from datetime import datetime, timedelta, tzinfo
 from typing import Final
 
 from services.assistant.watch import compose
+from services.assistant.watch.compose import RoomName
 from services.assistant.watch.destinations import Outbox
 from services.assistant.watch.proposals import ProposalSource
 from services.assistant.watch.store import WatchStore
 from services.assistant.watch.times import parse_utc, utc_text
 from shared.errors import Code, FleetwatchError
+from shared.wire.approval import ProposalEvent
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +51,7 @@ class Notices:
         proposals: approval.sock's proposals and the sandbox rooms' names.
         language: the notices' language; where: the team's time zone; now: UTC time.
         interval_seconds: how often `run` polls.
+        reminder_minutes: a reminder this long before a waiting proposal expires (0: none).
     """
 
     def __init__(
@@ -55,6 +64,7 @@ class Notices:
         where: tzinfo,
         now: Callable[[], datetime],
         interval_seconds: float,
+        reminder_minutes: int = 0,
     ) -> None:
         self.store = store
         self.outbox = outbox
@@ -63,6 +73,7 @@ class Notices:
         self.where = where
         self.now = now
         self.interval_seconds = interval_seconds
+        self.reminder_minutes = reminder_minutes
         self._failing: Code | None = None
         self._failing_since: datetime | None = None
         self._said_down = False
@@ -111,16 +122,14 @@ class Notices:
         pending = [p for p in history.items if p.status == "pending"]
         noticed = await self.store.noticed(p.proposal_id for p in pending)
         fresh = [p for p in pending if p.proposal_id not in noticed]
-        if not fresh:
+        follow = await self.store.followups(p.proposal_id for p in history.items)
+        due = [
+            p for p in history.items if p.proposal_id in follow and self._due(p, follow[p.proposal_id], now)
+        ]
+        if not fresh and not due:
             return 0
-        try:
-            rooms = await self.proposals.rooms()
-        except FleetwatchError as exc:
-            log.warning(
-                "the names of the sandbox rooms could not be read (%s); the notice names IDs", exc.code
-            )
-            rooms = {}
-        count = 0
+        rooms = await self._rooms()
+        count = await self.follow_up(due, rooms, page_url=history.page_url, now=now)
         for event in sorted(fresh, key=lambda p: p.created_at):
             if not await self.store.record_notice(utc_text(now), event.proposal_id):
                 continue
@@ -136,4 +145,48 @@ class Notices:
                 )
             )
             count += 1
+        return count
+
+    def _due(self, event: ProposalEvent, done: tuple[str | None, str | None], now: datetime) -> bool:
+        """Whether a noticed proposal needs its reminder or its closing line now."""
+        reminded, closed = done
+        if event.status != "pending":
+            return closed is None
+        if reminded is not None or self.reminder_minutes <= 0 or not event.expires_at:
+            return False
+        return parse_utc(event.expires_at) - now <= timedelta(minutes=self.reminder_minutes)
+
+    async def _rooms(self) -> dict[str, RoomName]:
+        try:
+            return await self.proposals.rooms()
+        except FleetwatchError as exc:
+            log.warning(
+                "the names of the sandbox rooms could not be read (%s); the notice names IDs", exc.code
+            )
+            return {}
+
+    async def follow_up(
+        self, due: list[ProposalEvent], rooms: dict[str, RoomName], *, page_url: str | None, now: datetime
+    ) -> int:
+        """Post the reminders and closing lines `due` (see the module docstring); how many."""
+        count = 0
+        at = utc_text(now)
+        for event in due:
+            if event.status == "pending" and event.expires_at:
+                if await self.store.record_followup(at, event.proposal_id):
+                    self.outbox.post(
+                        compose.reminder_post(
+                            event,
+                            rooms,
+                            page_url=page_url,
+                            expires_at=parse_utc(event.expires_at),
+                            language=self.language,
+                            where=self.where,
+                            now=now,
+                        )
+                    )
+                    count += 1
+            elif await self.store.record_followup(at, event.proposal_id, closed_as=event.status):
+                self.outbox.post(compose.closed_post(event, rooms, self.language))
+                count += 1
         return count

@@ -44,14 +44,19 @@ class Section:
 
 @dataclass(frozen=True, slots=True)
 class Post:
-    """One message. ``kind``: ``digest``, ``readiness``, ``notice``, ``sweep``,
-    ``read_failed``, ``read_partial``, ``approval_down`` or ``approval_back``; ``console_only``: the log only (a failed or partial
-    read, reported once)."""
+    """One message. ``kind``: ``digest``, ``readiness``, ``notice``, ``reminder``,
+    ``notice_closed``, ``sweep``, ``read_failed``, ``read_partial``, ``approval_down`` or
+    ``approval_back``; ``console_only``: the log only (a failed or partial read, reported
+    once). ``ref``: what the post is about (a notice's proposal ID); ``follows``: the post is
+    one line that follows the earlier post of the same ``ref`` (Slack edits that message with
+    ``chat.update``; elsewhere it is a post of its own)."""
 
     kind: str
     title: str
     sections: tuple[Section, ...] = ()
     console_only: bool = False
+    ref: str | None = None
+    follows: bool = False
 
     def lines(self) -> list[str]:
         """Every line in order: the title, then each section's heading and lines."""

@@ -4,7 +4,8 @@
 state and outcome, and the approval page's address) and ``ListWritable`` (the sandbox team's
 rooms as the executor reads them: the names a notice shows), through
 `shared.wire.approval.ApprovalClient`. Both are read-only and open to the assistant's uid. A
-refusal or a socket failure raises `shared.wire.client.CallError` with its code.
+refusal or a socket failure raises `shared.wire.client.CallError` with its code. ``RecordSilence``
+has approval_web write the audit row of a silence (the assistant holds no store).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from services.assistant.watch.compose import RoomName
-from shared.wire.approval import ApprovalClient, ListProposalHistory, ProposalHistory
+from shared.wire.approval import ApprovalClient, ListProposalHistory, ProposalHistory, RecordSilence
 from shared.wire.executor import ListWritable
 
 
@@ -36,6 +37,14 @@ class ProposalSource(Protocol):
         """
         ...
 
+    async def record(self, record: RecordSilence) -> None:
+        """Have approval_web write the audit row of a silence set or lifted.
+
+        Raises:
+            FleetwatchError: approval.sock refused or did not answer (nothing was written).
+        """
+        ...
+
 
 class ApprovalSocketProposals:
     """A `ProposalSource` over approval.sock (one connection per request)."""
@@ -55,3 +64,6 @@ class ApprovalSocketProposals:
             d.device_id: RoomName(d.name, {c.channel_id: c.name for c in d.channels if c.name})
             for d in reply.devices
         }
+
+    async def record(self, record: RecordSilence) -> None:
+        await self._client.call(record)

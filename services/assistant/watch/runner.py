@@ -69,6 +69,7 @@ def options(settings: Settings) -> WatchOptions:
         interval_seconds=settings.heartbeat_seconds,
         readiness_minutes=settings.readiness_minutes,
         language=settings.watch_language,
+        timezone=settings.timezone,
     )
 
 
@@ -102,6 +103,7 @@ async def watch_side(settings: Settings, policy: Policy, reader: SnapshotReader)
                 where=watch.where,
                 now=watch.now,
                 interval_seconds=watch.options.notice_seconds,
+                reminder_minutes=watch.rules.reminder_minutes,
             )
             tasks = [
                 asyncio.create_task(watch.run(), name="heartbeat"),
@@ -131,4 +133,6 @@ async def watch_side(settings: Settings, policy: Policy, reader: SnapshotReader)
 async def wall_for(watch: Watch, language: str | None) -> WallView:
     """The wall screen's view now, in `language` (None: the watch's)."""
     notes = await watch.notes_by_room()
-    return wall_view(watch, notes, language or watch.options.language, watch.now())
+    now = watch.now()
+    silences = await watch.active_silences(now)
+    return wall_view(watch, notes, language or watch.options.language, now, silences)

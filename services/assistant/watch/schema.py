@@ -16,6 +16,17 @@ the watch's clock (the beat's ``now``). JSON columns hold ``json.dumps`` of plai
 - ``notes``: an operator's one-line note per room.
 - ``notices``: the proposals a notice was posted for.
 - ``kv``: the watch's small state (failed beats in a row, the digest cursor, the last read).
+
+Version 2 (issue 29):
+
+- ``silences``: an operator's silence of a room or a group: who (uid and user name), why,
+  from when, until when (always set: every silence expires), ``lifted_at`` when lifted early,
+  and whether it also hides "not recording during an event" (``include_classes``).
+- ``event_captures``: each event the watch saw coming or on, per room: whether a recording was
+  seen on its channels while it was on, and ``judged_at`` once its end was judged (a missed
+  recording, or one that may have been missed while the watch was down).
+- ``notice_followups``: per noticed proposal, when its reminder went out and when the line
+  saying it was decided or expired went out (each once).
 """
 
 from __future__ import annotations
@@ -110,5 +121,43 @@ CREATE TABLE kv (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: Final[tuple[Migration, ...]] = (Migration(1, V1),)
+V2: Final = """
+CREATE TABLE silences (
+    id              INTEGER PRIMARY KEY,
+    target_kind     TEXT NOT NULL CHECK (target_kind IN ('room', 'group')),
+    target          TEXT NOT NULL,
+    target_name     TEXT NOT NULL,
+    reason          TEXT NOT NULL,
+    include_classes INTEGER NOT NULL DEFAULT 0,
+    set_by          INTEGER NOT NULL,
+    set_by_name     TEXT NOT NULL,
+    set_at          TEXT NOT NULL,
+    until           TEXT NOT NULL,
+    lifted_at       TEXT,
+    lifted_by       INTEGER
+);
+CREATE INDEX silences_by_until ON silences (until);
+CREATE TABLE event_captures (
+    device_id   TEXT NOT NULL,
+    event_id    TEXT NOT NULL,
+    start       TEXT NOT NULL,
+    finish      TEXT NOT NULL,
+    room        TEXT NOT NULL,
+    title       TEXT NOT NULL,
+    seen_on     INTEGER NOT NULL DEFAULT 0,
+    recorded    INTEGER NOT NULL DEFAULT 0,
+    last_seen   TEXT NOT NULL,
+    judged_at   TEXT,
+    PRIMARY KEY (device_id, event_id, start)
+) WITHOUT ROWID;
+CREATE INDEX event_captures_open ON event_captures (finish) WHERE judged_at IS NULL;
+CREATE TABLE notice_followups (
+    proposal_id TEXT PRIMARY KEY,
+    reminded_at TEXT,
+    closed_at   TEXT,
+    closed_as   TEXT
+) WITHOUT ROWID;
+"""
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (Migration(1, V1), Migration(2, V2))
 """Versions strictly increasing from 1 (this store's own numbering)."""

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
+import msgspec
 
 from services.assistant.watch.diff import Change, KnownDevice, OpenFinding
 from services.assistant.watch.schema import APPLICATION_ID, MIGRATIONS
+from services.assistant.watch.silences import Silence
 from shared.epiphan.attention import Finding, Priority
 from shared.epiphan.fleet import Device
 from shared.sqlite import apply_migrations, open_store, write_tx
@@ -82,6 +84,34 @@ def _history(row: aiosqlite.Row) -> HistoryRow:
         old_priority=None if row["old_priority"] is None else Priority(row["old_priority"]),
         facts=_facts(row["facts_json"]),
     )
+
+
+def _silence(row: aiosqlite.Row) -> Silence:
+    return Silence(
+        id=int(row["id"]),
+        target_kind=row["target_kind"],
+        target=row["target"],
+        target_name=row["target_name"],
+        reason=row["reason"],
+        include_classes=bool(row["include_classes"]),
+        set_by=int(row["set_by"]),
+        set_by_name=row["set_by_name"],
+        set_at=row["set_at"],
+        until=row["until"],
+        lifted_at=row["lifted_at"],
+    )
+
+
+def _silence_facts(silence: Silence) -> dict[str, str]:
+    return {
+        "silence": str(silence.id),
+        "target_kind": silence.target_kind,
+        "until": silence.until,
+        "by": silence.set_by_name,
+        "uid": str(silence.set_by),
+        "reason": silence.reason,
+        "include_classes": "yes" if silence.include_classes else "no",
+    }
 
 
 class WatchStore:
@@ -438,6 +468,151 @@ class WatchStore:
         )
         return [NoteRow(r["device_id"], r["room"], r["text"], r["set_at"], int(r["set_by"])) for r in rows]
 
+    # --- silences (issue 29) ---------------------------------------------------------------------
+
+    async def add_silence(self, silence: Silence, audit: Callable[[Silence], Awaitable[None]]) -> Silence:
+        """Keep `silence` (its ``id`` is ignored) and a ``silence`` history row, in one
+        transaction that commits only when `audit` (given the silence with its ID) returned:
+        when it raises, nothing is kept and its exception propagates. It with its ID."""
+        async with self._lock, write_tx(self._conn):
+            cursor = await self._conn.execute(
+                "INSERT INTO silences (target_kind, target, target_name, reason, include_classes, set_by,"
+                " set_by_name, set_at, until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    silence.target_kind,
+                    silence.target,
+                    silence.target_name,
+                    silence.reason,
+                    int(silence.include_classes),
+                    silence.set_by,
+                    silence.set_by_name,
+                    silence.set_at,
+                    silence.until,
+                ),
+            )
+            kept = msgspec.structs.replace(silence, id=int(cursor.lastrowid or 0))
+            await self._insert_history(
+                silence.set_at,
+                "silence",
+                device_id=silence.target if silence.target_kind == "room" else None,
+                room=silence.target_name,
+                facts=_silence_facts(kept),
+            )
+            await audit(kept)
+            return kept
+
+    async def silences(self, since: str) -> list[Silence]:
+        """Every silence that held at or after `since` (lifted and expired ones too), oldest
+        first."""
+        rows = await self._all(
+            "SELECT * FROM silences WHERE until > ? AND (lifted_at IS NULL OR lifted_at > ?) ORDER BY id",
+            (since, since),
+        )
+        return [_silence(r) for r in rows]
+
+    async def lift_silence(
+        self, at: str, silence_id: int, uid: int, audit: Callable[[Silence], Awaitable[None]]
+    ) -> Silence | None:
+        """Lift the silence `silence_id` if it still holds at `at` (and record it), committed
+        only when `audit` (given the silence) returned (else nothing changes and its exception
+        propagates); None when no such silence holds."""
+        async with self._lock, write_tx(self._conn):
+            cursor = await self._conn.execute(
+                "UPDATE silences SET lifted_at = ?, lifted_by = ? WHERE id = ? AND lifted_at IS NULL"
+                " AND until > ? AND set_at <= ?",
+                (at, uid, silence_id, at, at),
+            )
+            if cursor.rowcount != 1:
+                return None
+            async with self._conn.execute("SELECT * FROM silences WHERE id = ?", (silence_id,)) as rows:
+                row = await rows.fetchone()
+            assert row is not None  # the UPDATE above found it, in this transaction
+            lifted = _silence(row)
+            await self._insert_history(
+                at,
+                "unsilence",
+                device_id=lifted.target if lifted.target_kind == "room" else None,
+                room=lifted.target_name,
+                facts={**_silence_facts(lifted), "lifted_by": str(uid)},
+            )
+            await audit(lifted)
+            return lifted
+
+    # --- event captures (issue 29) --------------------------------------------------------------
+
+    async def see_events(
+        self, at: str, seen: Iterable[tuple[str, str, str, str, str, str, bool, bool]]
+    ) -> None:
+        """``(device_id, event_id, start, finish, room, title, on_now, recording)`` per event
+        a read saw coming or on: kept, and marked on and recorded when it was."""
+        async with self._lock, write_tx(self._conn):
+            await self._conn.executemany(
+                "INSERT INTO event_captures (device_id, event_id, start, finish, room, title, seen_on,"
+                " recorded, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+                " finish = excluded.finish, room = excluded.room, title = excluded.title,"
+                " seen_on = max(seen_on, excluded.seen_on), recorded = max(recorded, excluded.recorded),"
+                " last_seen = excluded.last_seen",
+                [(d, e, st, fi, r, t, int(on), int(rec), at) for d, e, st, fi, r, t, on, rec in seen],
+            )
+
+    async def ended_events(self, at: str) -> list[aiosqlite.Row]:
+        """The kept events that finished before `at` and were not judged yet, by finish."""
+        return await self._all(
+            "SELECT * FROM event_captures WHERE judged_at IS NULL AND finish <= ? ORDER BY finish, device_id",
+            (at,),
+        )
+
+    async def judge_events(
+        self, at: str, judged: Iterable[tuple[str, str, str, str | None, dict[str, Any]]]
+    ) -> None:
+        """``(device_id, event_id, start, history kind or None, facts)`` per ended event: each
+        marked judged, and a history row (Fix first) when a kind is given."""
+        async with self._lock, write_tx(self._conn):
+            for device_id, event_id, start, kind, facts in judged:
+                await self._conn.execute(
+                    "UPDATE event_captures SET judged_at = ? WHERE device_id = ? AND event_id = ? AND start = ?",
+                    (at, device_id, event_id, start),
+                )
+                if kind is not None:
+                    await self._insert_history(
+                        at,
+                        kind,
+                        device_id=device_id,
+                        room=facts.get("room", ""),
+                        key=f"{device_id}|{kind}|{event_id}|{start}",
+                        finding_kind=kind,
+                        priority=int(Priority.FIX_FIRST),
+                        facts=facts,
+                    )
+
+    # --- notice follow-ups (issue 29) -----------------------------------------------------------
+
+    async def followups(self, proposal_ids: Iterable[str]) -> dict[str, tuple[str | None, str | None]]:
+        """``{proposal ID: (reminded_at, closed_at)}`` of the noticed proposals among
+        `proposal_ids` (a noticed one with no follow-up yet: ``(None, None)``)."""
+        rows = await self._all(
+            "SELECT n.proposal_id, f.reminded_at, f.closed_at FROM notices n LEFT JOIN notice_followups f"
+            " USING (proposal_id) WHERE n.proposal_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(proposal_ids)),),
+        )
+        return {r["proposal_id"]: (r["reminded_at"], r["closed_at"]) for r in rows}
+
+    async def record_followup(self, at: str, proposal_id: str, *, closed_as: str | None = None) -> bool:
+        """Mark the reminder (or, with `closed_as`, the closing line) of a proposal as posted;
+        False when it already was (each goes out once)."""
+        sql = (
+            "UPDATE notice_followups SET closed_at = ?, closed_as = ? WHERE proposal_id = ? AND closed_at IS NULL"
+            if closed_as is not None
+            else "UPDATE notice_followups SET reminded_at = ?, closed_as = coalesce(?, closed_as)"
+            " WHERE proposal_id = ? AND reminded_at IS NULL"
+        )
+        async with self._lock, write_tx(self._conn):
+            await self._conn.execute(
+                "INSERT OR IGNORE INTO notice_followups (proposal_id) VALUES (?)", (proposal_id,)
+            )
+            cursor = await self._conn.execute(sql, (at, closed_as, proposal_id))
+            return cursor.rowcount == 1
+
     # --- upkeep -------------------------------------------------------------------------------------
 
     async def prune(self, before: str) -> None:
@@ -451,5 +626,9 @@ class WatchStore:
                 "DELETE FROM readiness_posts WHERE event_start < ?",
                 "DELETE FROM notices WHERE at < ?",
                 "DELETE FROM sweeps WHERE at < ?",
+                "DELETE FROM silences WHERE until < ?",
+                "DELETE FROM event_captures WHERE finish < ?",
+                "DELETE FROM notice_followups WHERE proposal_id NOT IN (SELECT proposal_id FROM notices)"
+                " AND ? IS NOT NULL",
             ):
                 await self._conn.execute(sql, (before,))

@@ -40,3 +40,8 @@ def clock(moment: datetime, where: tzinfo, now: datetime | None = None) -> str:
     if now is not None and now.astimezone(where).date() == local.date():
         return local.strftime("%H:%M")
     return local.strftime("%Y-%m-%d %H:%M")
+
+
+def zone_name_of(where: tzinfo) -> str:
+    """The IANA name of `where` (``America/Mexico_City``), else its own name (``UTC``)."""
+    return str(getattr(where, "key", None) or where)

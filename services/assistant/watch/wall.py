@@ -10,17 +10,22 @@ Same guards as the ask page (its app's middleware: the Host check and the securi
 a CSP with no script at all), and no secret: nothing on it can change anything, there is no
 form. It refreshes itself with ``<meta http-equiv="refresh">`` (the one way under that CSP).
 ``?lang=es`` or ``?lang=en`` picks the language (default: ``FLEETWATCH_WATCH_LANGUAGE``).
+Inside quiet hours it says that posts are held and until when; it lists the silences that hold
+(who, until when, why).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Final
 
 from services.assistant.watch import readiness
-from services.assistant.watch.compose import NAME_CAP, NOTE_CAP, VERDICT_KEYS, describe
+from services.assistant.watch.captures import events_ahead
+from services.assistant.watch.compose import NAME_CAP, NOTE_CAP, VERDICT_KEYS, describe, silence_line
 from services.assistant.watch.heartbeat import Watch
+from services.assistant.watch.silences import Silence
 from services.assistant.watch.times import clock
 from services.assistant.watch.words import word
 from shared.epiphan.attention import Priority
@@ -39,7 +44,7 @@ CSS: Final = (
     ".p1{color:#f77}.p2{color:#fc6}.p3{color:#9cf}.note{display:block;color:#bbb;font-size:1rem;margin-left:1rem}"
     "table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.3rem .6rem;border-bottom:1px solid #333}"
     ".not_ready td:last-child{color:#f77}.ready_notes td:last-child{color:#fc6}.ready td:last-child{color:#9c9}"
-    ".calm{color:#9c9}footer{color:#888;font-size:.9rem;margin-top:2rem}"
+    ".calm{color:#9c9}.held{color:#fc6}footer{color:#888;font-size:.9rem;margin-top:2rem}"
 )
 
 
@@ -87,10 +92,16 @@ class WallView:
     ready_word: str
     footer: str
     refresh_seconds: int
+    held: str | None = None
+    silenced_heading: str = ""
+    silenced: tuple[str, ...] = ()
 
 
-def wall_view(watch: Watch, notes: dict[str, str], language: str, now: datetime) -> WallView:
-    """The wall as it stands at `now` (see the module docstring)."""
+def wall_view(
+    watch: Watch, notes: dict[str, str], language: str, now: datetime, silences: Sequence[Silence] = ()
+) -> WallView:
+    """The wall as it stands at `now` (see the module docstring); `silences`: those that
+    hold now."""
     lang = language_of(language)
     interval = watch.options.interval_seconds
     refresh = int(min(MAX_REFRESH_SECONDS, max(MIN_REFRESH_SECONDS, interval)))
@@ -147,7 +158,18 @@ def wall_view(watch: Watch, notes: dict[str, str], language: str, now: datetime)
         ready_word=word(lang, "wall_ready"),
         footer=word(lang, "wall_footer", seconds=refresh),
         refresh_seconds=refresh,
+        held=held_line(watch, lang, now),
+        silenced_heading=word(lang, "silenced_head"),
+        silenced=tuple(silence_line(s, lang, watch.where, now) for s in silences[:MAX_WALL_LINES]),
     )
+
+
+def held_line(watch: Watch, language: str, now: datetime) -> str | None:
+    """ "Quiet hours: posts are held until 06:00 (America/Mexico_City)." inside quiet hours."""
+    until = watch.held_until(now)
+    if until is None:
+        return None
+    return word(language, "held_until", time=clock(until, watch.where, now), zone=watch.zone_name)
 
 
 def _events(watch: Watch, lang: str, now: datetime) -> list[WallEvent]:
@@ -156,18 +178,12 @@ def _events(watch: Watch, lang: str, now: datetime) -> list[WallEvent]:
     snapshot = last.snapshot
     horizon = now + timedelta(hours=EVENT_HOURS)
     rows = []
-    for device in snapshot.devices:
-        event = snapshot.events.get(device.id)
-        if event is None or event.start is None or event.start > horizon:
-            continue
-        finish = event.finish or event.start + timedelta(hours=1)
-        if finish <= now:
-            continue
+    for device, event, start, _ in events_ahead(snapshot, now, horizon):
         verdict, reasons = readiness.judge(device, event, snapshot, now, watch.limits, lang)
-        on_now = event.start <= now
+        on_now = start <= now
         rows.append(
             (
-                event.start,
+                start,
                 WallEvent(
                     time=word(lang, "wall_on_now") if on_now else clock(event.start, watch.where, now),
                     room=visible(device.name or device.id, NAME_CAP),

@@ -19,7 +19,7 @@ from shared.config import REPO_POLICY_DIR
 from shared.epiphan.fleet import Channel, Device, DeviceWarning, Event, FleetSnapshot, SystemStatus
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import Policy, load_policy
-from shared.wire.approval import ProposalEvent, ProposalHistory
+from shared.wire.approval import ProposalEvent, ProposalHistory, RecordSilence
 from tests.lab.helpers import data_of, open_session
 
 NOW = datetime(2026, 9, 16, 13, 0, tzinfo=UTC)
@@ -97,6 +97,8 @@ class MemoryProposals:
     page_url: str | None = "http://127.0.0.1:8767/"
     history_reply: Code | None = None
     history_calls: int = 0
+    records: list[RecordSilence] = field(default_factory=list)
+    record_reply: Code | None = None
 
     async def history(self, since: str) -> ProposalHistory:
         self.history_calls += 1
@@ -109,6 +111,11 @@ class MemoryProposals:
         if isinstance(self.rooms_reply, Code):
             raise FleetwatchError(self.rooms_reply)
         return self.rooms_reply
+
+    async def record(self, record: RecordSilence) -> None:
+        if self.record_reply is not None:
+            raise FleetwatchError(self.record_reply)
+        self.records.append(record)
 
 
 def pending(
@@ -166,4 +173,5 @@ def notices_of(watch: Watch) -> Notices:
         where=watch.where,
         now=watch.now,
         interval_seconds=watch.options.notice_seconds,
+        reminder_minutes=watch.rules.reminder_minutes,
     )

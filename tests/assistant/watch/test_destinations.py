@@ -65,6 +65,38 @@ async def test_a_post_reaches_slack_and_teams_as_they_receive_it(lab: LabHandle)
     assert received[0]["channel"] == "#av-watch" and received[0]["body"]["parse"] == "none"
 
 
+async def test_a_line_that_follows_a_notice_edits_it_in_slack_and_is_a_card_of_its_own_in_teams(
+    lab: LabHandle,
+):
+    notice = Post("notice", "A change is waiting for a person's approval.", ref="p-000000000001")
+    closed = Post(
+        "notice_closed",
+        "Update: Start recording: <ENG 220>: denied; nothing ran.",
+        ref="p-000000000001",
+        follows=True,
+    )
+    stray = Post(
+        "notice_closed", "Update: x: expired without approval; nothing ran.", ref="p-2", follows=True
+    )
+    to_slack, to_teams = slack(lab), teams(lab)
+    for post in (notice, closed, stray):
+        await to_slack.send(post)
+        await to_teams.send(post)
+    received = (await notices(lab))["notices"]
+    sent = [n for n in received if n["destination"] == "slack"]
+    assert [n["text"] for n in sent] == [
+        "A change is waiting for a person's approval.\nUpdate: Start recording: &lt;ENG 220&gt;: denied; nothing ran.",
+        "Update: x: expired without approval; nothing ran.",
+    ]
+    assert sent[0]["edited"] and sent[0]["edit_body"]["ts"] == sent[0]["ts"]
+    assert sent[0]["edit_body"]["parse"] == "none" and sent[0]["edit_body"]["mrkdwn"] is False
+    assert [n["text"] for n in received if n["destination"] == "teams"] == [
+        "A change is waiting for a person's approval.",
+        "Update: Start recording: <ENG 220>: denied; nothing ran.",
+        "Update: x: expired without approval; nothing ran.",
+    ]
+
+
 async def test_a_refused_slack_token_is_a_failed_post_and_the_log_never_shows_the_token(
     make_watch, lab: LabHandle, caplog
 ):

@@ -58,13 +58,14 @@ async def test_the_first_beat_posts_what_needs_attention_and_readiness_then_noth
     assert recorder.posts == []
 
 
-async def test_a_room_rebooted_in_the_lab_is_posted_offline_and_its_return_in_a_later_digest(
+async def test_a_room_rebooted_in_the_lab_is_posted_offline_on_the_second_beat_and_its_return_in_a_later_digest(
     make_watch, recorder: Recorder, lab: LabHandle
 ):
     watch = await make_watch()
     await beat(watch)
     recorder.posts.clear()
     await reboot_through_the_labs_mcp(lab, ENG220)
+    assert (await beat(watch)).posted == ()  # not confirmed yet: offline_after_beats is 2
     assert (await beat(watch)).posted == ("digest",)
     (offline,) = recorder.of("digest")
     assert plain_text(offline).splitlines()[1:] == ["Fix soon", "- ENG 220: offline"]

@@ -5,6 +5,7 @@ played by the lab's stand-ins; the wall screen over HTTP."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from collections.abc import AsyncIterator
@@ -15,6 +16,7 @@ import pytest
 
 from services.lab.notices import LAB_SLACK_BOT, slack_base_url, teams_webhook_url
 from shared.epiphan.slots import SignIn, write_slot
+from tests.approval_web.helpers import audit
 from tests.ctl.cli import fleetwatch_async
 from tests.e2e.stack import Stack, running_stack
 from tests.procs import ServiceProcess, base_env, start_service
@@ -113,6 +115,21 @@ async def test_the_assistant_process_watches_posts_notices_and_answers_the_watch
     listed = json.loads((await fleetwatch(env, "notes", "--json")).stdout)
     assert [(n["room"], n["text"]) for n in listed["notes"]] == [
         ("ENG 210", "Switch port dead; IT ticket 4411")
+    ]
+
+    silenced = await fleetwatch(env, "silence", "eng 220", "--for", "2h", "--reason", "projector swap")
+    assert silenced.returncode == 0, silenced
+    assert "ENG 220: silenced until" in silenced.stdout and "projector swap" in silenced.stdout
+    held = json.loads((await fleetwatch(env, "silences", "--json")).stdout)["silences"]
+    assert [(h["target_name"], h["set_by"]) for h in held] == [("ENG 220", os.getuid())]
+    lifted = await fleetwatch(env, "unsilence", "ENG 220")
+    assert lifted.returncode == 0 and "ENG 220: silence lifted" in lifted.stdout
+    again = await fleetwatch(env, "unsilence", "ENG 220")
+    assert again.returncode == 2 and "silence_not_found" in again.stderr
+    rows = [r["detail"] for r in await audit(stack.settings) if r["kind"] == "watch_silence"]
+    assert [(r["action"], r["target"], r["uid"], r["reason"]) for r in rows] == [
+        ("silence", "19012340205", os.getuid(), "projector swap"),
+        ("unsilence", "19012340205", os.getuid(), "projector swap"),
     ]
 
     history = json.loads((await fleetwatch(env, "history", "--days", "1", "--json")).stdout)
