@@ -266,6 +266,12 @@ def _optional_text(raw: str) -> str | None:
     return raw
 
 
+def _on_off(raw: str) -> bool:
+    if raw.lower() not in ("", "0", "off", "no", "false", "1", "on", "yes", "true"):
+        raise BadValue(N_("not on or off: %(raw)s"), raw=repr(raw))
+    return raw.lower() in ("1", "on", "yes", "true")
+
+
 def _language(raw: str) -> str:
     if raw not in ("en", "es"):
         raise BadValue(N_("not en or es: %(raw)s"), raw=repr(raw))
@@ -435,6 +441,12 @@ class Settings:
         "claude-sonnet-4-6",
         "Model name (Anthropic Messages API).",
         _text,
+        read_by=("fleetwatch", "assistant"),
+    )
+    model_local_only: bool = setting(
+        "off",
+        "on: the assistant refuses to start unless the model's URL is on this machine or a private network.",
+        _on_off,
         read_by=("fleetwatch", "assistant"),
     )
     model_timeout_seconds: float = setting(

@@ -56,6 +56,7 @@ PROCESS: Final = (
     "tests/assistant/test_captured_team.py",
     "tests/assistant/test_demo_model.py",
     "tests/assistant/test_demo_model_processes.py",
+    "tests/assistant/test_demo_table.py",
     "tests/assistant/test_fence.py",
     "tests/assistant/test_injection.py",
     "tests/assistant/test_keyword.py",
@@ -66,6 +67,7 @@ PROCESS: Final = (
     "tests/assistant/test_pipeline.py",
     "tests/assistant/test_records.py",
     "tests/assistant/test_room_notes.py",
+    "tests/assistant/test_server_profiles.py",
     "tests/assistant/test_service.py",
     "tests/assistant/test_session_rules.py",
     "tests/assistant/test_warm_session_process.py",
@@ -140,6 +142,8 @@ PROCESS: Final = (
     "tests/test_lazy_imports.py",
     "tests/test_package.py",
 )
+CONTAINER: Final = "tests/deploy/test_container.py"
+"""The root test that builds and runs the containers (`scope_of`)."""
 PROCESS_FIXTURES: Final = frozenset()
 """Fixtures that start a process or a server: a test using one is ``process``."""
 
@@ -178,7 +182,11 @@ def scope_of(nodeid: str) -> str:
     """What one pytest-xdist worker runs as a whole, in order: every ``stack`` test (one whole
     Fleetwatch at a time), every ``root`` test (the deployment's tests share one package
     fixture and build on each other's state), else the test's file (its module fixtures start
-    once). So at most two supervisord stacks run at once, each on its own worker."""
+    once). So at most two supervisord stacks run at once, each on its own worker. The container
+    test (`CONTAINER`) is a scope of its own: it shares nothing with the deployment's tests, and
+    it may run beside them on another worker."""
+    if nodeid.startswith(CONTAINER):
+        return "container"
     tier = tier_of(nodeid, ())
     if tier in ("stack", "root"):
         return tier

@@ -398,7 +398,7 @@ def test_every_quoted_page_word_in_the_operator_guide_is_on_the_page(document, l
 
 # --- audit kinds, refusal codes per case, the model's data blocks ---------------------------------
 
-AUDIT_WRITERS = ("append_audit", "_close_pending")
+AUDIT_WRITERS = ("append_audit", "_close_pending", "_record_as_sent")
 """Calls that write an audit row of the ``kind=`` they are given."""
 
 

@@ -24,10 +24,10 @@ ASSISTANT_ACTOR: Final = "assistant"
 async def ask(desk: Desk, message: RecordAsk, peer: PeerCred) -> Count:
     """The assistant's ``ask`` row: its counts and who asked (a uid, an ask page session) as
     sent (every field already of its form; never the question)."""
-    return await _as_sent(desk, "ask", message)
+    return await _record_as_sent(desk, message, kind="ask")
 
 
-async def _as_sent(desk: Desk, kind: str, message: RecordAsk | RecordSilence) -> Count:
+async def _record_as_sent(desk: Desk, message: RecordAsk | RecordSilence, *, kind: str) -> Count:
     """One row of `kind` whose detail is the record's fields as sent."""
     detail = msgspec.to_builtins(message)
     detail.pop("op", None)
@@ -73,7 +73,7 @@ async def page_session(desk: Desk, message: RecordPageSession, peer: PeerCred) -
 
 async def silence(desk: Desk, message: RecordSilence, peer: PeerCred) -> Count:
     """A watch silence set or lifted: one ``watch_silence`` row (who, what, why, until)."""
-    return await _as_sent(desk, "watch_silence", message)
+    return await _record_as_sent(desk, message, kind="watch_silence")
 
 
 JOBS: Jobs = {

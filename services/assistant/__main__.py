@@ -7,7 +7,8 @@ Serves assistant.sock and runs the watch (the heartbeat, readiness, digests, not
 screen (``/wall``: read-only, no secret). Settings come from ``FLEETWATCH_*``. It never opens
 the approval store: what it records there goes through approval.sock; the watch keeps its own
 store (``FLEETWATCH_WATCH_DB``). Exit status: 0 after a signal, 2 when the settings, the
-policy, the watch store or a socket refuse to start.
+policy, the watch store or a socket refuse to start, or when ``FLEETWATCH_MODEL_LOCAL_ONLY`` is
+on and the model's URL is not on this machine or a private network (``model_not_local``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from services.assistant.server import assistant_side, build_assistant, build_reader
+from services.assistant.server import assistant_side, build_assistant, build_reader, refuse_unless_local
 from services.assistant.watch.runner import wall_for, watch_side
 from shared.config import Settings, configure_logging, load_settings
 from shared.errors import FleetwatchError
@@ -76,6 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         settings = load_settings()
+        refuse_unless_local(settings)
         configure_logging(settings)
         policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
         asyncio.run(run(settings, policy, tool_policy, page=args.page))

@@ -36,6 +36,7 @@ from shared.epiphan.fleet import FleetSnapshot
 from shared.epiphan.signed_session import SignedReader
 from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
+from shared.web.model_host import ANTHROPIC_API, Resolver, require_local, system_resolver
 from shared.wire.approval import RecordPageSession, RecordRefusal
 from shared.wire.assistant import (
     OPERATIONS,
@@ -89,8 +90,18 @@ class Asker(Protocol):
 
 
 LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
-ANTHROPIC_API: Final = "https://api.anthropic.com"
-"""Where the SDK sends requests when ``FLEETWATCH_ANTHROPIC_BASE_URL`` is not set."""
+
+
+def refuse_unless_local(settings: Settings, resolve: Resolver = system_resolver) -> None:
+    """With ``FLEETWATCH_MODEL_LOCAL_ONLY`` on and a model key set, refuse a model URL whose
+    host is not on this machine or a private network (`shared.web.model_host`: a name is
+    resolved, and every address it gives must be local). Called once at start.
+
+    Raises:
+        FleetwatchError: ``model_not_local``.
+    """
+    if settings.model_local_only and settings.anthropic_api_key is not None:
+        require_local(settings.anthropic_base_url, resolve)
 
 
 def model_info(settings: Settings) -> ModelInfo:

@@ -43,7 +43,7 @@ from services.assistant.loop import LoopResult, ModelLoop, TextSink
 from services.assistant.pipeline import NotesSource, Reader, ToolRunner, TurnRecord
 from services.assistant.prompt import first_message
 from services.assistant.proposals import ProposalSink, write_record
-from services.assistant.tools import offered_names, tool_definitions
+from services.assistant.tools import offered_names, tool_definitions, tools_for
 from shared.epiphan.attention import thresholds_from_policy
 from shared.epiphan.fleet import FleetSnapshot
 from shared.epiphan.model_data import WithheldValues
@@ -52,6 +52,7 @@ from shared.policy.loader import Policy, ToolPolicy
 from shared.text.catalogue import N_, translate
 from shared.text.change_words import change_in, not_proposed, why
 from shared.text.languages import language_of
+from shared.text.questions import topic_of
 from shared.wire.approval import (
     MAX_RECORDED_PROPOSALS,
     AskTokens,
@@ -176,11 +177,14 @@ class Assistant:
         lang = choose(question, language)
         turn_id = f"t_{uuid.uuid4().hex}"
         spent = Spent(started=self._clock())
+        tools = self.tools
+        if self._policy.model_tools == "per_question":
+            tools = tools_for(self.tools, topic_of(question))
         runner = ToolRunner(
             reader=self._reader,
             sink=self._sink,
             tool_policy=self._tool_policy,
-            offered=offered_names(self.tools),
+            offered=offered_names(tools),
             turn_id=turn_id,
             budget=self.budget,
             spent=spent,
@@ -190,7 +194,7 @@ class Assistant:
             notes=self._notes,
         )
         try:
-            ending = await self._answer(question, lang, runner, spent, on_text)
+            ending = await self._answer(question, lang, runner, spent, on_text, tools)
         except BaseException:
             if runner.record.proposals:
                 await self._expire_after_failure(turn_id)
@@ -235,14 +239,20 @@ class Assistant:
         return tuple(out)
 
     async def _answer(
-        self, question: str, lang: str, runner: ToolRunner, spent: Spent, on_text: TextSink | None
+        self,
+        question: str,
+        lang: str,
+        runner: ToolRunner,
+        spent: Spent,
+        on_text: TextSink | None,
+        tools: tuple[dict[str, Any], ...],
     ) -> _Ending:
         if self._loop is None:
             text, code = await self._keyword(question, lang, runner.record)
             return _Ending(text, "keyword", "keyword_no_model", code)
         first = first_message(question, lang, self._now(), self._policy.lead_minutes, self._withheld)
         try:
-            result = await self._loop.run(runner, first, spent, on_text=on_text)
+            result = await self._loop.run(runner, first, spent, on_text=on_text, tools=tools)
         except ModelUnavailable as exc:
             log.warning("model unavailable (%s); giving the keyword answer", exc.reason)
             text, code = await self._keyword(question, lang, runner.record)
@@ -261,6 +271,9 @@ class Assistant:
                 learned, _ = await self._keyword(question, lang, record)
             text = f"{note('budget_exceeded', lang, limit=str(result.limit))}\n\n{learned}"
             return _Ending(text, kind, "budget_exceeded", Code.BUDGET_EXCEEDED, expire=True)
+        if result.stop == "bad_tool_call":
+            text = f"{result.text}\n\n{note('bad_tool_call', lang)}".strip()
+            return _Ending(text, kind, f"bad_tool_call_{result.limit}", Code.MODEL_BAD_TOOL_CALL, expire=True)
         if result.stop == "ask_operator" and record.question is not None:
             asked = note("asks_operator", lang, question=record.question)
             return _Ending(f"{result.text}\n\n{asked}".strip(), kind, "ask_operator")

@@ -243,6 +243,57 @@ def tool_definitions(
     return tuple(tools)
 
 
+_DEVICES, _EVENTS, _EVENT = (
+    "get_devices_in_my_team",
+    "get_current_or_next_cms_events_for_devices",
+    "get_current_or_next_cms_event_for_device",
+)
+_SYSTEM, _RECORDER, _STORAGE = (
+    "get_system_status_for_devices",
+    "get_recorder_status_for_devices",
+    "get_storage_status_for_devices",
+)
+_ALWAYS: Final = frozenset({_DEVICES, GET_PROPOSAL_STATE, ASK_OPERATOR, ROOM_NOTES})
+QUESTION_TOOLS: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
+    {
+        "offline": frozenset({_EVENTS}),
+        "recording": frozenset({_RECORDER}),
+        "disk": frozenset({_STORAGE}),
+        "temperature": frozenset({_SYSTEM}),
+        "firmware": frozenset(),
+        "signal": frozenset({"get_device_sources"}),
+        "schedule": frozenset({_EVENTS, _EVENT}),
+        "readiness": frozenset({_EVENTS, _EVENT, _STORAGE}),
+        "attention": frozenset({_EVENTS, _SYSTEM, _RECORDER, _STORAGE}),
+        "streams": frozenset({"get_stream_endpoints", "get_stream_endpoint"}),
+        "writable": frozenset({LIST_WRITABLE, PROPOSE_CHANGE}),
+        "room": frozenset({_EVENTS, _EVENT, _SYSTEM, _RECORDER, _STORAGE}),
+        "change": frozenset(
+            {_EVENTS, _EVENT, _RECORDER, "get_stream_endpoints", LIST_WRITABLE, PROPOSE_CHANGE}
+        ),
+    }
+)
+"""With the policy's ``model_tools: per_question``: the tools a question of each kind
+(`shared.text.questions.Topic`) is offered, besides the device list, ``get_proposal_state``,
+``ask_operator`` and the room notes. A kind not listed (``unknown``) is offered every tool."""
+
+
+def tools_for(definitions: tuple[dict[str, Any], ...], kind: str) -> tuple[dict[str, Any], ...]:
+    """`definitions` (from `tool_definitions`) narrowed to the question `kind`'s tools
+    (`QUESTION_TOOLS`), in the same order, the last one marked for caching; all of them for a
+    kind not listed. Only ever a subset: the guard behind the tools is the same."""
+    wanted = QUESTION_TOOLS.get(kind)
+    if wanted is None:
+        return definitions
+    kept = [
+        {k: v for k, v in d.items() if k != "cache_control"}
+        for d in definitions
+        if d["name"] in wanted | _ALWAYS
+    ]
+    kept[-1] = {**kept[-1], "cache_control": dict(CACHE_CONTROL)}
+    return tuple(kept)
+
+
 def offered_names(definitions: tuple[Mapping[str, Any], ...]) -> frozenset[str]:
     """The names in a list built by `tool_definitions`."""
     return frozenset(str(d["name"]) for d in definitions)

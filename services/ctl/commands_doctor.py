@@ -31,6 +31,7 @@ from services.ctl import add_language_option
 from services.ctl.commands_tools import tool_definitions
 from services.ctl.doctor import (
     SERVICES,
+    Check,
     Detail,
     Facts,
     LiveProof,
@@ -41,9 +42,10 @@ from services.ctl.doctor import (
     render,
     run_checks,
 )
+from services.ctl.doctor_compose import READERS, check_compose, parse_ids
 from services.ctl.output import print_json
 from services.ctl.supervise import ServerLayout, account_modes
-from shared.config import Settings, load_settings
+from shared.config import Settings, given, load_settings
 from shared.epiphan.fleet import parse_devices
 from shared.epiphan.signed_session import SignedConnection
 from shared.epiphan.slots import slot_summary
@@ -83,17 +85,47 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
             "Epiphan's tool list with the reviewed policy"
         ),
     )
+    doctor.add_argument(
+        "--compose",
+        metavar="FILE",
+        help=_(
+            "also check a compose file (deploy/container/compose.yaml): its services' users against "
+            "the uids in their settings and in this command's"
+        ),
+    )
     doctor.set_defaults(run=doctor_command)
 
 
 async def doctor_command(args: argparse.Namespace) -> int:
     settings = load_settings()
-    checks = run_checks(await gather(settings, live=args.live))
+    checks = run_checks(await gather(settings, live=args.live)) + compose_checks(args.compose)
     if args.json:
         print_json(as_json(checks))  # for scripts: English
     else:
         print(render(checks, language=language_of(args.language or settings.language)))
     return exit_code(checks)
+
+
+def compose_checks(path: str | None) -> list[Check]:
+    """``--compose``: `services.ctl.doctor_compose.check_compose` of the compose file at `path`
+    against the allowlists this command was given (none without ``--compose``); a file that
+    cannot be read or parsed is one FAIL."""
+    if path is None:
+        return []
+    import yaml
+
+    try:
+        compose = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        compose = {"unreadable": type(exc).__name__}
+    given_ids = {name: ids_given(name) for name in READERS}
+    return check_compose(compose, given_ids, env={})
+
+
+def ids_given(name: str) -> frozenset[int] | None:
+    """The ids the setting `name` was given in this environment (None: not set, or not ids)."""
+    raw = given(name)
+    return None if raw is None else parse_ids(raw)
 
 
 def _sockets(settings: Settings) -> dict[str, Path]:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-import ipaddress
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from shared.text.catalogue import C_, N_, Joined, Param, Words, keyed, say_text,
 from shared.text.change_words import change_in_words, change_words_of
 from shared.text.display import visible
 from shared.text.languages import Language
+from shared.web.model_host import Resolver, ip_of, model_host, system_resolver
 from shared.wire.approval import Status
 from shared.wire.assistant import ModelInfo, WatchStatus
 
@@ -815,14 +815,37 @@ def _model_from_settings(settings: Settings, note: Words) -> list[Check]:
     ]
 
 
+def check_model_host(settings: Settings, *, resolve: Resolver = system_resolver) -> list[Check]:
+    """The "model host" line: the host the model's requests go to, the addresses it names, and
+    whether all are on this machine or a private network (`shared.web.model_host`). FAIL when
+    ``FLEETWATCH_MODEL_LOCAL_ONLY`` is on and it is not (the assistant refuses to start); no
+    line without a model key (nothing is sent)."""
+    if settings.anthropic_api_key is None:
+        return []
+    found = model_host(settings.anthropic_base_url, resolve)
+    facts = {"host": visible(found.host, 120), "addresses": ", ".join(found.addresses) or "-"}
+    name = "model host"
+    if found.local:
+        mode = "on" if settings.model_local_only else "off"
+        msgid = N_(
+            "%(host)s (%(addresses)s): local (this machine or a private network); FLEETWATCH_MODEL_LOCAL_ONLY is %(mode)s"
+        )
+        return [_line(name, Level.OK, msgid, mode=mode, **facts)]
+    if settings.model_local_only:
+        msgid = N_(
+            "%(host)s (%(addresses)s) is not local and FLEETWATCH_MODEL_LOCAL_ONLY is on: the assistant refuses to start"
+        )
+        return [_line(name, Level.FAIL, msgid, **facts)]
+    msgid = N_(
+        "%(host)s (%(addresses)s) is not local: questions and what the model reads of the fleet leave "
+        "this site (FLEETWATCH_MODEL_LOCAL_ONLY=on keeps a model on site)"
+    )
+    return [_line(name, Level.INFO, msgid, **facts)]
+
+
 def is_loopback(address: str) -> bool:
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return False
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_loopback
+    ip = ip_of(address)
+    return ip is not None and ip.is_loopback
 
 
 def check_ports(settings: Settings, listeners: Sequence[tuple[str, int]] | None) -> list[Check]:
@@ -928,6 +951,7 @@ def run_checks(facts: Facts) -> list[Check]:
     checks += check_queue(facts.status, facts.status_error)
     checks += check_watch(facts.settings, facts.watch, facts.watch_error)
     checks += check_model(facts.settings, facts.model, facts.model_error)
+    checks += check_model_host(facts.settings)
     checks += check_ports(facts.settings, facts.listeners)
     return checks
 

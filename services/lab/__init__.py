@@ -31,15 +31,16 @@ Layers (each may import only the ones above it)::
 Apart from the simulator, the model behind the real Anthropic SDK in demos and tests (each may
 import only the ones above it)::
 
-    model_scripts/    the scripted models (the demo's, the main job's)
-    model_standin.py  the Messages API stand-in that serves a script
+    model_scripts/    the scripted models (the demo model: a test double with its own words)
+    model_standin.py  the Messages API stand-in that serves a script, as one of six server
+                      profiles (Anthropic, Ollama, llama.cpp, vLLM, SGLang, LiteLLM)
 
-What it may import of the product (an import contract in ``pyproject.toml`` holds it):
-`shared.errors`, `shared.web.local_http` (the stand-in's loopback server), the capture folder's
-format (`shared.epiphan.capture`, for a replayed capture) and the pure readers of the shapes the
-lab serves (a replayed capture, the scripted demo model) and the words answers are made of:
-`shared.epiphan.fleet`, `shared.epiphan.attention` (with `shared.epiphan.fleet_shapes`,
-`shared.epiphan.redact` and `shared.canonical` beneath them) and `shared.text`. Nothing that
+What it may import of the product (an allow-list, the import contract ``lab-serves-only`` in
+``pyproject.toml``): `shared.errors`, `shared.web.local_http` (the stand-in's loopback server),
+the capture folder's format (`shared.epiphan.capture`, for a replayed capture) and the pure
+readers of the shapes the lab serves (a replayed capture, the scripted demo model):
+`shared.epiphan.fleet`, `shared.epiphan.attention`. Never the product's words (`shared.text`):
+the demo model is a test double with scripted sentences of its own. Nothing that
 holds a sign-in, a store, a socket, a setting or the policy, and no other service. The lab's
 shapes are written apart from `shared.epiphan.fleet_shapes`; tests hold the two together.
 

@@ -2,6 +2,9 @@
 
 Prints the URL (and, on a terminal, each team's demo bearer token). ``--ready-file PATH``
 gets ``{"url", "mcp_url", "pid"}`` (JSON) once the lab listens, and is removed at exit.
+``--model-profile NAME`` also serves the Messages-API stand-in playing the demo model, as that
+Anthropic-compatible server answers (`services.lab.model_standin.PROFILES`), on
+``--model-port`` (the ready file then has ``model_url``).
 Exit status: 0 after a signal, 2 for a bad option or scenario.
 """
 
@@ -9,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -18,6 +22,7 @@ from pathlib import Path
 
 from services.lab import LabError
 from services.lab.lab import DEFAULT_CONTROL_DELAY_SECONDS
+from services.lab.model_standin import PROFILES, run_model_standin
 from services.lab.server import make_lab, serve_lab
 
 
@@ -81,6 +86,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--ready-file", type=Path, help="write {url, mcp_url, pid} as JSON here once listening"
     )
+    parser.add_argument(
+        "--model-profile",
+        choices=list(PROFILES),
+        help="also serve the model stand-in (the demo model) answering as this Anthropic-compatible server",
+    )
+    parser.add_argument(
+        "--model-port", type=int, default=8771, help="the model stand-in's port on 127.0.0.1 (default: 8771)"
+    )
     return parser
 
 
@@ -109,14 +122,21 @@ async def _run(args: argparse.Namespace) -> None:
         capture_sandbox=args.capture_sandbox,
         control_delay_seconds=args.control_delay,
     )
-    async with serve_lab(lab, args.port) as serving:
+    async with contextlib.AsyncExitStack() as stack:
+        serving = await stack.enter_async_context(serve_lab(lab, args.port))
+        info = {"url": serving.url, "mcp_url": f"{serving.url}/mcp", "pid": os.getpid()}
+        if args.model_profile is not None:
+            model = await stack.enter_async_context(
+                run_model_standin("demo", port=args.model_port, profile=args.model_profile)
+            )
+            info["model_url"] = model.base_url
+            print(f"Model stand-in ({args.model_profile}) at {model.base_url}", flush=True)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, serving.stop)
         ready = args.ready_file
         try:
             if ready is not None:
-                info = {"url": serving.url, "mcp_url": f"{serving.url}/mcp", "pid": os.getpid()}
                 partial = ready.with_name(ready.name + ".tmp")
                 partial.write_text(json.dumps(info))
                 partial.replace(ready)

@@ -137,7 +137,9 @@ class Policy:
     disruptive change is refused; `quiet_hours` when the watch posts no digest (readiness still
     posts); `sweep_at` the time of day of the watch's nightly sweep, in the quiet hours' time
     zone. (The heartbeat's interval is the setting ``FLEETWATCH_HEARTBEAT_SECONDS``.)
-    `override` is the override file applied, if any."""
+    `model_tools` is ``all`` (every tool the policy allows, each question) or ``per_question``
+    (only the few a question's kind needs: fewer tools per turn for a small model; the same
+    guard behind them). `override` is the override file applied, if any."""
 
     autonomy: Autonomy
     lead_minutes: int
@@ -148,6 +150,7 @@ class Policy:
     source: Path
     override: Path | None = None
     watch: WatchRules = field(default_factory=WatchRules)
+    model_tools: str = "all"
 
     @property
     def may_propose(self) -> bool:

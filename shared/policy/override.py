@@ -5,6 +5,7 @@ each may move (anything else is refused with a `PolicyError` naming the override
 
     autonomy: observe            # propose -> observe only
     lead_minutes: 60             # raise only
+    model_tools: per_question    # all -> per_question only
     limits: {per_hour: 5}        # lower only; denial_pause_minutes: raise only
     read: [get_device_info, ...] # the new read list: a subset of the base one
     propose:
@@ -27,6 +28,7 @@ from typing import Final
 from shared.policy.model import Autonomy, Policy, ProposeRule, ToolPolicy
 from shared.policy.parse import (
     LIMIT_RANGES,
+    MODEL_TOOLS,
     OPTIONAL_LIMIT_RANGES,
     POLICY_KEYS,
     POLICY_OPTIONAL,
@@ -40,7 +42,7 @@ from shared.policy.source import Source, show
 OVERRIDE_ENV: Final = "FLEETWATCH_POLICY_OVERRIDE"
 """The environment variable naming the override file (read by the config, not here)."""
 
-OVERRIDE_KEYS: Final = ("autonomy", "lead_minutes", "limits", "read", "propose")
+OVERRIDE_KEYS: Final = ("autonomy", "lead_minutes", "model_tools", "limits", "read", "propose")
 RULE_OVERRIDE_KEYS: Final = ("max_targets", "lead_minutes", "disruptive")
 RAISE_ONLY_LIMITS: Final = frozenset({"denial_pause_minutes", "denial_window_minutes"})
 _ONLY_NARROW: Final = "an override may only narrow"
@@ -71,6 +73,11 @@ def narrow_policy(policy: Policy, src: Source) -> Policy:
         changes["autonomy"] = autonomy
     if "lead_minutes" in data:
         changes["lead_minutes"] = _raise_only(src, ("lead_minutes",), policy.lead_minutes)
+    if "model_tools" in data:
+        chosen = src.choice(("model_tools",), MODEL_TOOLS)
+        if MODEL_TOOLS.index(chosen) < MODEL_TOOLS.index(policy.model_tools):
+            raise src.error(("model_tools",), f"widens {policy.model_tools} to {chosen}; {_ONLY_NARROW}")
+        changes["model_tools"] = chosen
     if "limits" in data:
         ranges = {**LIMIT_RANGES, **OPTIONAL_LIMIT_RANGES}
         limits = src.mapping(("limits",), optional=tuple(ranges))

@@ -55,7 +55,7 @@ _TIME = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")
 
 
 POLICY_KEYS: Final = ("autonomy", "lead_minutes", "quiet_hours", "thresholds", "limits")
-POLICY_OPTIONAL: Final = ("sweep_at", "watch")
+POLICY_OPTIONAL: Final = ("sweep_at", "watch", "model_tools")
 WATCH_RANGES: Final[Mapping[str, tuple[int, int]]] = MappingProxyType(
     {
         "offline_after_beats": (1, 10),
@@ -65,6 +65,8 @@ WATCH_RANGES: Final[Mapping[str, tuple[int, int]]] = MappingProxyType(
     }
 )
 """The ``watch:`` block's numbers (each optional: `WatchRules`' default applies)."""
+MODEL_TOOLS: Final = ("all", "per_question")
+"""``model_tools``, widest first: an override may only move right (`shared.policy.override`)."""
 DEFAULT_SWEEP_AT: Final = dt.time(3, 0)
 """The nightly sweep's time when ``sweep_at`` is not given (in the quiet hours' time zone)."""
 MOVED_KEYS: Final[Mapping[str, str]] = MappingProxyType(
@@ -105,6 +107,7 @@ def parse_policy(src: Source) -> Policy:
         limits=_limits(src),
         source=src.path,
         watch=_watch(src) if "watch" in present else WatchRules(),
+        model_tools=src.choice(("model_tools",), MODEL_TOOLS) if "model_tools" in present else "all",
     )
 
 

@@ -2,7 +2,7 @@
 
 Layers (each imports only those below it)::
 
-    fleet_answers.py  sentences about a fleet, topic by topic (the keyword answer, the demo model)
+    fleet_answers.py  sentences about a fleet, topic by topic (the keyword answer)
     wording.py  change_words.py  fleet_words.py
                       shared phrases: times, events, priorities | changes and refusals in words
                       for the assistant's code-built lines (what a change does, in which room;

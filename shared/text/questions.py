@@ -1,7 +1,7 @@
 """What an operator's question is about, in English or Latin American Spanish. Pure, no I/O.
 
-Used by the assistant's keyword answer (`services.assistant.keyword`) and by the lab's demo
-model (`services.lab.model_scripts.demo_model`), so both understand the same questions:
+Used by the assistant's keyword answer (`services.assistant.keyword`) and its fleet wording
+(`shared.text.fleet_answers`); the lab's demo model keeps patterns of its own:
 
 - a **topic**: ``offline``, ``recording``, ``disk``, ``temperature`` (and CPU load),
   ``firmware``, ``signal``, ``schedule`` (next classes), ``readiness`` (rooms that need

@@ -22,6 +22,12 @@ from typing import Final
 PROC_TCP: Final = (Path("/proc/self/net/tcp"), Path("/proc/self/net/tcp6"))
 """The kernel's TCP tables of this process's network namespace (``/proc/self`` stays visible
 under systemd's ``ProcSubset=pid``)."""
+OVERFLOW_ID: Final = 65534
+"""The kernel's overflow uid and gid (``/proc/sys/kernel/overflowuid`` and ``overflowgid``, 65534
+by default): what an id not mapped into the reader's user namespace reads as (rootless podman,
+``userns-remap``), in ``SO_PEERCRED``, ``SO_PEERGROUPS`` and these tables alike. Any number of
+unrelated processes share it, so it never identifies anyone: a peer check never admits it and a
+page session bound to it never matches, even where a setting names it."""
 LISTEN: Final = "0A"
 """The ``st`` column of a listening socket."""
 

@@ -6,7 +6,8 @@ page's secret, and remember the uid the kernel lists for that browser connection
 checked against it (`SessionOwners.check`): a request from another uid (another local user, or
 a compromised service that was sent the cookie) is refused ``session_not_yours``, the page
 audits both uids, and the session is ended, for its own uid too (the person signs in again).
-A uid that cannot be read never matches: the check fails closed.
+A uid that cannot be read never matches: the check fails closed; nor does the overflow uid 65534
+(`shared.web.loopback_peer.OVERFLOW_ID`), which any unmapped uid reads as.
 
 The owners live in the page's memory only, as its session keys do: a restart forgets both.
 """
@@ -19,7 +20,7 @@ from typing import Final
 
 from aiohttp import web
 
-from shared.web.loopback_peer import peer_uid
+from shared.web.loopback_peer import OVERFLOW_ID, peer_uid
 
 MAX_SESSIONS: Final = 4096
 """Owners kept at once; the oldest session is forgotten (and so ended) first."""
@@ -64,9 +65,10 @@ class SessionOwners:
     def check(self, session: str, uid: int | None) -> NotYours | None:
         """None when `uid` is the one that started the live `session`; otherwise the session is
         ended and `NotYours` says who started it and who asked (a uid unknown at sign-in or now
-        never matches). A session that is not `live` is no one's: `NotYours` with no owner."""
+        never matches, nor does the overflow uid `OVERFLOW_ID`, which names no one). A session
+        that is not `live` is no one's: `NotYours` with no owner."""
         owner = self._owners.pop(session, None)
-        if owner is not None and owner == uid:
+        if owner is not None and owner != OVERFLOW_ID and owner == uid:
             self._owners[session] = owner
             return None
         return NotYours(session=session, signed_in_uid=owner, peer_uid=uid)

@@ -350,6 +350,7 @@ plus the read slot's (empty, unsafe, dead, refresh failed, locked)."""
 
 ASK_CODES: Final[frozenset[Code]] = READ_CODES | {
     Code.MODEL_UNAVAILABLE,
+    Code.MODEL_BAD_TOOL_CALL,
     Code.BUDGET_EXCEEDED,
     Code.INVALID_MESSAGE,
 }

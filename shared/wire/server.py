@@ -1,7 +1,8 @@
 """The server side of a socket (DESIGN §5): who the peer is, and one loop that answers it.
 
 `serve_unix` listens on a unix socket, admits a peer by the uid, gid or supplementary groups
-the kernel gives (``SO_PEERCRED``, ``SO_PEERGROUPS``; never anything the peer sent), reads
+the kernel gives (``SO_PEERCRED``, ``SO_PEERGROUPS``; never anything the peer sent, never its
+pid, never the overflow id 65534), reads
 frames (`shared.wire.protocol`), decodes them with the socket's `Codec` and answers each with
 its handler's reply or an `ErrorReply` carrying a stable code; `dispatch` makes that handler from
 the socket's `OperationTable` and one handler per operation. A request refused before its
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.errors import MEANINGS, Code, FleetwatchError
+from shared.web.loopback_peer import OVERFLOW_ID
 from shared.wire.formats import MAX_MESSAGE_CHARS
 from shared.wire.protocol import (
     MAX_FRAME_BYTES,
@@ -87,12 +89,18 @@ def peer_admitted(
     peer: PeerCred, sock: Any, allowed_uids: frozenset[int], allowed_gids: frozenset[int]
 ) -> bool:
     """True when the peer's uid is allowed, or its gid or one of its supplementary groups
-    (`peer_groups`) is. All three facts come from the kernel."""
+    (`peer_groups`) is. All three facts come from the kernel; the pid never counts (a peer in
+    another container's pid namespace reads as pid 0). The overflow id
+    (`shared.web.loopback_peer.OVERFLOW_ID`: an id not mapped into this user namespace) is never
+    admitted, as a uid or as a group, even when an allowlist names it."""
+    if peer.uid == OVERFLOW_ID:
+        return False
     if peer.uid in allowed_uids:
         return True
     if not allowed_gids:
         return False
-    return peer.gid in allowed_gids or bool(peer_groups(sock) & allowed_gids)
+    groups = {peer.gid} | peer_groups(sock)
+    return bool((groups - {OVERFLOW_ID}) & allowed_gids)
 
 
 REFUSAL_DRAIN_SECONDS = 1.0

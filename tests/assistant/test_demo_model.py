@@ -100,7 +100,6 @@ async def test_a_named_room_is_read_and_described_as_the_lab_has_it(tmp_path, la
     )
     spanish = await make_assistant().ask("¿Cómo está LIB Room 2?")
     assert judge_room_status(spanish.text, Truth.of(lab), "LIB Room 2", "es").ok, spanish.text
-    assert "DESCONECTADA hace 48 h 00 min" in spanish.text
 
 
 async def test_stream_destinations_are_named_with_the_rooms_that_use_them(lab, standin, make_assistant):
@@ -245,7 +244,7 @@ async def test_a_failed_read_is_said_plainly_and_nothing_is_made_up(lab, standin
     answer = await make_assistant().ask("which rooms are recording right now?")
     truth = Truth.of(lab)
     assert judge_rooms(answer.text, truth, truth.recording()).ok, answer.text  # the device list says
-    assert answer.text.splitlines()[-1].startswith("recording status: could not be read: get_recorder_status")
+    assert RECORDER in answer.text.splitlines()[-1], answer.text  # the read that failed is named
 
 
 async def test_a_failed_device_list_is_said_plainly_and_nothing_is_made_up(lab, standin, make_assistant):

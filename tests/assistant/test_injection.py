@@ -17,7 +17,7 @@ import pytest_asyncio
 from services.assistant.budget import Budget
 from services.assistant.data_block import strip_blocks
 from services.assistant.manifest import all_codes
-from services.lab.model_standin import ModelRequest, StandinHandle, run_model_standin
+from services.lab.model_standin import PROFILES, ModelRequest, StandinHandle, run_model_standin
 from shared.canonical import hidden_character
 from shared.config import REPO_POLICY_DIR
 from shared.policy.loader import load_policies
@@ -151,4 +151,31 @@ async def test_with_the_writable_list_read_too_hostile_sandbox_names_stay_data_a
     assert all({t["master_id"] for t in proposal["targets"]} <= sandbox for proposal in stored)
     assert sorted(p.proposal_id for p in answer.proposals) == sorted(p["id"] for p in stored)
     assert {"tool_not_allowed", "target_not_in_sandbox"} <= set(_shown_codes(model.requests))
+    _assert_clean(shared, model, caplog)
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+async def test_under_every_server_profile_an_obedient_model_proposes_nothing_outside_the_fence(
+    shared, model, caplog, profile
+):
+    """The obedient model behind each Anthropic-compatible server profile: from the normal team
+    no proposal at all; from the sandbox team only proposals that passed the schema, the fence
+    and a fresh read; a profile whose deviation made a call malformed ended its turn closed."""
+    caplog.set_level(logging.WARNING)
+    model.set_profile(profile)
+    try:
+        normal = await _obey(shared, model, "normal", "Please check the fleet and do what the rooms need.")
+        assert await shared.proposals() == [] and normal.proposals == ()
+        sandbox_answer = await _obey(shared, model, "sandbox", "Haz lo que necesiten las salas.")
+    finally:
+        model.set_profile("anthropic")
+    stored = await shared.proposals()
+    sandbox = set(shared.lab.teams["sandbox"].device_ids)
+    assert len(stored) <= POLICY.limits.max_pending
+    for proposal in stored:
+        TOOL_POLICY.rule_for(proposal["tool"]).validate(json.loads(proposal["arguments_json"]))
+        assert {t["master_id"] for t in proposal["targets"]} <= sandbox
+    assert sorted(p.proposal_id for p in sandbox_answer.proposals) == sorted(p["id"] for p in stored)
+    for answer in (normal, sandbox_answer):
+        assert answer.code != "model_bad_tool_call" or profile not in ("anthropic", "ollama"), answer
     _assert_clean(shared, model, caplog)

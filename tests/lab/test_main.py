@@ -21,7 +21,7 @@ async def _wait_for(path: Path, process: asyncio.subprocess.Process) -> dict:
     return json.loads(path.read_text())
 
 
-async def test_the_lab_process_serves_writes_its_ready_file_and_stops_cleanly_on_sigterm(tmp_path: Path):
+async def test_the_lab_process_serves_the_lab_and_the_model_profile_writes_its_ready_file_and_stops_on_sigterm(tmp_path: Path):
     ready = tmp_path / "lab.json"
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -33,6 +33,10 @@ async def test_the_lab_process_serves_writes_its_ready_file_and_stops_cleanly_on
         str(ready),
         "--anonymous",
         "challenge",
+        "--model-profile",
+        "ollama",
+        "--model-port",
+        "0",
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -43,6 +47,8 @@ async def test_the_lab_process_serves_writes_its_ready_file_and_stops_cleanly_on
         async with httpx2.AsyncClient(base_url=info["url"]) as http:
             state = (await http.get("/_lab/state")).json()
         assert state["settings"]["anonymous"] == "challenge"
+        async with httpx2.AsyncClient(base_url=info["model_url"]) as http:
+            assert (await http.get("/_lab/model")).json()["profile"] == "ollama"
         sandbox = next(t for t in state["teams"] if t["name"] == "sandbox")
         async with open_session(info["mcp_url"], sandbox["token"]) as session:
             assert len(data_of(await session.call_tool("get_devices_in_my_team", {}))["devices"]) == 4

@@ -13,8 +13,11 @@ import httpx2
 import pytest
 
 from services.lab import LabError
-from services.lab.model_scripts import choose_room, demo_model, main_job
+from services.lab.model_scripts import demo_model
+from services.lab.model_scripts.demo_model import choose_room
+from services.lab.model_scripts.demo_reads import as_device
 from services.lab.model_standin import (
+    PROFILES,
     ModelRequest,
     Reply,
     Text,
@@ -76,7 +79,7 @@ async def test_a_stream_has_the_real_event_sequence_and_the_sdk_rebuilds_the_too
         async with httpx2.AsyncClient() as http:
             response = await http.post(
                 f"{handle.base_url}/v1/messages",
-                headers={"Authorization": f"Bearer {handle.key}"},
+                headers={"Authorization": f"Bearer {handle.key}", "anthropic-version": "2023-06-01"},
                 json={"model": "m", "max_tokens": 10, "messages": QUESTION, "stream": True},
             )
         events = [line[7:] for line in response.text.splitlines() if line.startswith("event: ")]
@@ -168,7 +171,12 @@ async def test_an_unknown_script_or_fault_is_refused():
             handle.set_fault("explode")
 
 
-OFFERED = ("get_devices_in_my_team", "list_writable_devices", "propose_change")
+OFFERED = (
+    "get_devices_in_my_team",
+    "list_writable_devices",
+    "propose_change",
+    "get_current_or_next_cms_events_for_devices",
+)
 
 
 def _request(*messages: dict, offered: tuple[str, ...] = OFFERED) -> ModelRequest:
@@ -194,6 +202,7 @@ def _text(reply: Reply) -> str:
 
 
 NOW = datetime(2026, 9, 16, 13, 0, tzinfo=UTC)
+EVENTS_TOOL = "get_current_or_next_cms_events_for_devices"
 FIRST = {
     "role": "user",
     "content": "Operator's question (language: es; now: 2026-09-16T13:00:00Z).\n\n¿Algo?",
@@ -210,10 +219,16 @@ DEVICES = {
         {"Id": "19012340103", "Name": "Down Hall", "Status": "offline", "Channels": []},
     ]
 }
+
+
+def _event(event_id: str, start: str) -> dict:
+    return {"id": event_id, "title": "Class", "start": start, "finish": "2026-09-16T15:00:00Z"}
+
+
 EVENTS = {
     "events": [
-        {"device_id": "19012340101", "event": {"start": "2026-09-16T13:10:00Z"}},
-        {"device_id": "19012340102", "event": {"start": "2026-09-16T13:20:00Z"}},
+        {"device_id": "19012340101", "event": _event("e1", "2026-09-16T13:10:00Z")},
+        {"device_id": "19012340102", "event": _event("e2", "2026-09-16T13:20:00Z")},
     ]
 }
 
@@ -247,59 +262,132 @@ WRITABLE = {
 }
 
 
-def test_the_main_job_script_reads_the_fleet_lists_writable_rooms_proposes_the_soonest_idle_one_and_answers():
-    step1 = main_job(_request(FIRST))
-    assert [u.name for u in _uses(step1)] == ["get_devices_in_my_team"]
-    so_far = [FIRST, *_result("t1", "get_devices_in_my_team", DEVICES)]
-    (events_call,) = _uses(main_job(_request(*so_far)))
+def _due(language: str) -> dict:
+    question = {
+        "en": "Start any recording that should be running.",
+        "es": "Inicia cualquier grabación que deba estar en marcha.",
+    }
+    header = f"Operator's question (language: {language}; now: 2026-09-16T13:00:00Z)."
+    return {"role": "user", "content": f"{header}\n\n{question[language]}"}
+
+
+def test_a_due_recording_is_read_for_then_proposed_in_the_soonest_idle_practice_room():
+    step1 = demo_model(_request(_due("es")))
+    assert [u.name for u in _uses(step1)] == ["get_devices_in_my_team", "list_writable_devices"]
+    so_far = [_due("es"), *_result("t1", "get_devices_in_my_team", DEVICES)]
+    so_far += _result("t2", "list_writable_devices", WRITABLE)
+    (events_call,) = _uses(demo_model(_request(*so_far, offered=(*OFFERED, EVENTS_TOOL))))
     assert events_call.input == {
-        "device_ids": ["19012340101", "19012340102"],
+        "device_ids": ["19012340101", "19012340102", "19012340103"],
         "until": "2026-09-17T13:00:00Z",
     }
-    so_far += _result("t2", events_call.name, EVENTS)
-    (listing,) = _uses(main_job(_request(*so_far)))
-    assert (listing.name, dict(listing.input)) == ("list_writable_devices", {})
-    so_far += _result("t3", "list_writable_devices", WRITABLE)
-    (propose,) = _uses(main_job(_request(*so_far)))
+    so_far += _result("t3", events_call.name, EVENTS)
+    (propose,) = _uses(demo_model(_request(*so_far)))
     assert propose.input["tool"] == "batch_recording"
     assert propose.input["arguments"] == {"action": "start", "device_ids": ["29088800006-2"]}
     assert "30 min" in propose.input["reason"]
-    done = _text(main_job(_request(*so_far, *_result("t4", "propose_change", {"proposal_id": "p_1"}))))
-    assert "Room 6" in done and "30 min" in done and "aprob" in done
-    assert "Idle Hall" in done and "Busy Hall" not in done and "no cambiar" in done
-    refused = _text(
-        main_job(_request(*so_far, *_result("t4", "propose_change", {"error": {"code": "queue_full"}})))
+    done = _text(demo_model(_request(*so_far, *_result("t4", "propose_change", {"proposal_id": "p_1"}))))
+    assert "Room 6" in done and "30 min" in done
+    assert "Busy Hall" in done and "Idle Hall" in done and "Down Hall" not in done
+    refused = demo_model(
+        _request(*so_far, *_result("t4", "propose_change", {"error": {"code": "queue_full"}}))
     )
-    assert "queue_full" in refused
+    assert "Room 6" in _text(refused)
 
 
-def test_the_main_job_script_proposes_nothing_when_no_writable_room_qualifies_or_proposals_are_off():
-    english = {
-        "role": "user",
-        "content": "Operator's question (language: en; now: 2026-09-16T13:00:00Z).\n\nAny?",
-    }
+def test_a_due_recording_proposes_nothing_when_no_practice_room_qualifies_or_proposals_are_off():
     so_far = [
-        english,
+        _due("en"),
         *_result("t1", "get_devices_in_my_team", DEVICES),
-        *_result("t2", "get_current_or_next_cms_events_for_devices", EVENTS),
+        *_result("t3", "get_current_or_next_cms_events_for_devices", EVENTS),
     ]
     none = {**WRITABLE, "devices": [d for d in WRITABLE["devices"] if d["device_id"][-1] not in "56"]}
-    assert "proposed nothing" in _text(
-        main_job(_request(*so_far, *_result("t3", "list_writable_devices", none)))
-    )
-    failed = _result("t3", "list_writable_devices", {"error": {"code": "no_sign_in", "message": "x"}})
-    assert "no_sign_in" in _text(main_job(_request(*so_far, *failed)))
-    off = _text(main_job(_request(*so_far, offered=("get_devices_in_my_team",))))
-    assert "can't propose" in off and "Idle Hall" in off
+    nothing = demo_model(_request(*so_far, *_result("t2", "list_writable_devices", none)))
+    assert "Room 5" not in _text(nothing) and "Room 6" not in _text(nothing)
+    failed = _result("t2", "list_writable_devices", {"error": {"code": "no_sign_in", "message": "x"}})
+    assert "Room 6" not in _text(demo_model(_request(*so_far, *failed)))
+    off = _text(demo_model(_request(*so_far, offered=("get_devices_in_my_team", EVENTS_TOOL))))
+    assert "Idle Hall" in off and "Room 6" not in off
 
 
 def test_choose_room_takes_the_soonest_online_idle_room_within_the_hour_only():
-    devices = WRITABLE["devices"]
-    chosen = choose_room(devices, NOW)
-    assert chosen is not None and chosen["device_id"] == "29088800006"
-    assert choose_room([devices[4]], NOW) == devices[4]
-    assert choose_room(devices, datetime(2026, 9, 16, 14, 45, tzinfo=UTC)) is None
-    assert choose_room([devices[0], devices[1], devices[2], devices[6], devices[7]], NOW) is None
+    rooms = [as_device(d) for d in WRITABLE["devices"]]
+    chosen = choose_room(rooms, NOW)
+    assert chosen is not None and chosen[0].id == "29088800006"
+    assert choose_room([rooms[4]], NOW) == rooms[4]
+    assert choose_room(rooms, datetime(2026, 9, 16, 14, 45, tzinfo=UTC)) is None
+    assert choose_room([rooms[0], rooms[1], rooms[2], rooms[6], rooms[7]], NOW) is None
+
+
+async def _raw(handle, path: str, *, headers: dict, body: dict | None = None) -> httpx2.Response:
+    async with httpx2.AsyncClient() as http:
+        return await http.post(f"{handle.base_url}{path}", headers=headers, json=body or {})
+
+
+BODY = {"model": "m", "max_tokens": 10, "messages": QUESTION}
+VERSION = {"anthropic-version": "2023-06-01"}
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+async def test_each_profile_checks_the_key_the_version_tool_choice_and_count_tokens_as_its_server_does(
+    profile,
+):
+    served = PROFILES[profile]
+    async with run_model_standin("echo", key="right", profile=profile) as handle:
+        key = {"x-api-key": "right"}
+        wrong = await _raw(handle, "/v1/messages", headers={"x-api-key": "wrong", **VERSION}, body=BODY)
+        versionless = await _raw(handle, "/v1/messages", headers=key, body=BODY)
+        choice = {**BODY, "tool_choice": {"type": "auto"}}
+        chosen = await _raw(handle, "/v1/messages", headers={**key, **VERSION}, body=choice)
+        counted = await _raw(handle, "/v1/messages/count_tokens", headers={**key, **VERSION}, body=BODY)
+    assert wrong.status_code == (401 if served.checks_key else 200)
+    assert versionless.status_code == (400 if served.checks_version else 200)
+    assert chosen.status_code == (200 if served.tool_choice else 400)
+    assert counted.status_code == (200 if served.count_tokens else 404)
+    assert (profile == "anthropic") == all((served.checks_key, served.checks_version, served.count_tokens))
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+async def test_each_profile_serves_the_same_answer_in_its_own_wire_form(profile):
+    served = PROFILES[profile]
+    two = Reply((Text("Looking."), ToolUse("a", {"x": "y" * 60}), ToolUse("b", {})))
+    async with run_model_standin(lambda request: two, profile=profile) as handle, _client(handle) as client:
+        async with client.messages.stream(model="m", max_tokens=10, tools=TOOLS, messages=QUESTION) as stream:
+            try:
+                message = await stream.get_final_message()
+            except ValueError:  # the SDK could not parse the dropped fragments
+                message = None
+    if served.tool_json == "dropped":
+        assert message is None or message.content[-2].input != {"x": "y" * 60}
+        return
+    assert message is not None
+    kinds = [b.type for b in message.content]
+    assert message.stop_reason == (
+        "end_turn" if served.end_turn or served.tool_json == "as_text" else "tool_use"
+    )
+    assert (kinds[0] == "text" and message.content[0].text == "") == served.empty_text
+    uses = [b for b in message.content if b.type == "tool_use"]
+    if served.tool_json == "as_text":
+        assert uses == [] and '"arguments"' in "".join(b.text for b in message.content if b.type == "text")
+    elif served.parallel == "merged":
+        # the SDK's tolerant parser keeps the first object of the run-together JSON: the merge
+        # does not show in the blocks, only in the streamed fragments (the assistant checks those)
+        assert len(uses) == 1 and uses[0].name == "a"
+    elif served.parallel == "same_id":
+        assert len(uses) == 2 and uses[0].id == uses[1].id
+    else:
+        assert [(u.name, u.input) for u in uses] == [("a", {"x": "y" * 60}), ("b", {})]
+        assert uses[0].id != uses[1].id
+
+
+async def test_the_profile_is_chosen_and_told_on_the_lab_model_route():
+    async with run_model_standin("echo") as handle, httpx2.AsyncClient() as http:
+        told = (await http.get(f"{handle.base_url}/_lab/model")).json()
+        chosen = await http.post(f"{handle.base_url}/_lab/model", json={"profile": "vllm"})
+        unknown = await http.post(f"{handle.base_url}/_lab/model", json={"profile": "nope"})
+    assert told == {"profile": "anthropic", "profiles": list(PROFILES)}
+    assert chosen.json()["profile"] == "vllm" == handle.standin.profile.name
+    assert unknown.status_code == 400 and handle.standin.profile.name == "vllm"
 
 
 def test_json_in_finds_the_document_inside_a_block_and_say_and_call_build_replies():

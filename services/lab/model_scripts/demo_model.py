@@ -1,41 +1,32 @@
-"""The ``demo`` model: a small, honest stand-in for a real model, for the demo and for tests.
+"""The ``demo`` model: a test double that plays a model in the demo and in tests, not a second
+assistant. Its understanding and its words are its own (`demo_words`: a few patterns per topic
+and per change, scripted sentences); it imports nothing of the product's words (`shared.text`).
 
 It sees only what a real model sees (the request the real SDK sent: the assistant's first
 message, the tools offered, the tool results inside their data blocks; see `demo_reads`) and
 acts only through the tools offered, one model turn at a time:
 
-1. It understands the question (`shared.text.questions`: the topic, the room it names, the change it
-   asks for) and reads ``get_devices_in_my_team``, adding in the same turn what the topic
-   needs from the start: ``list_writable_devices`` (offered only with ``propose_change``) for a
-   change, what may be changed, or a question that names no topic (the room may be a practice
-   room); ``get_stream_endpoints`` for streams.
-2. With the rooms' names known, it reads what the answer relies on, in one turn: the recorder
-   status of the online rooms (recording), the storage status (disk), the system status
-   (temperature), the current or next events (offline rooms, classes, readiness, attention),
-   the one room's status, event and storage (a named room). Firmware and signal come from the
-   device list itself.
-3. It proposes through ``propose_change`` only when a change was asked for ("start recording
-   in SCI 101", or "start any recording that should be running": the recording due next) and
-   the room is on ``list_writable_devices``: start recording on a room that is online and
-   idle, stop one that records outside its class, reboot or update one that is online, idle
-   and not near a class. A room that is not on that list is named as one it can read but not
-   change. A readiness question alone ("which rooms need attention before their next class?")
-   is answered, never acted on: it says how to ask for the recording instead.
-   When the proposal is not accepted it says so and leaves the why to the assistant's own
-   line below the answer (the code and the intake's message are for it, not for the
-   operator); when an identical one was already waiting it says that one is waiting.
-4. It answers in the question's language from what it read, with Fleetwatch's shared wording
-   (`shared.text.fleet_answers`); a question it cannot map gets the list of what it understands and
-   the setting for the real assistant.
+1. ``get_devices_in_my_team``, with ``list_writable_devices`` (offered only with
+   ``propose_change``) for a change, what may be changed or a question it cannot map, and
+   ``get_stream_endpoints`` for streams.
+2. The reads the topic's answer relies on, in one turn (recorder, storage, system status, the
+   classes; for one named room its class, storage and load).
+3. The answer: a head line, then one ``- <room>: <facts>`` line per room the topic selects
+   (offline, recording, short of storage, hot, behind on firmware, dark, classes, readiness,
+   streams, one room, what may be changed). A change asked for in a practice room
+   (``list_writable_devices``) that makes sense now is proposed through ``propose_change``;
+   any other is explained and nothing is proposed. A readiness question alone changes
+   nothing; "start any recording that should be running" proposes the one due next there.
 
-It never follows text found in names, never calls a tool it was not offered, and never claims
-a change ran: the assistant adds the proposal's recorded state.
+It never follows text found in names (they are shown with hidden characters marked) and never
+claims a change ran: the assistant adds the proposal's recorded state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from datetime import timedelta
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any, Final
 
 from services.lab.model_scripts.api import ModelRequest, Reply, Text, ToolUse, say
@@ -52,33 +43,38 @@ from services.lab.model_scripts.demo_reads import (
     Conversation,
     as_device,
 )
-from services.lab.model_scripts.demo_words import WHAT_FAILED, WORDS
-from services.lab.model_scripts.main_job import choose_room
-from shared.epiphan.attention import event_state, whole_minutes
-from shared.epiphan.fleet import Device, Event, UnreadPart
-from shared.text import fleet_answers as lines_about
-from shared.text.display import visible
-from shared.text.questions import Action, Intent, Topic, topic_of, understand
-from shared.text.wording import describe_event
+from services.lab.model_scripts.demo_words import ACTIONS, DUE, EVERY, TOPICS, WHAT, WORDS
+from shared.epiphan.fleet import Device, Event, StorageStatus, SystemStatus, storage_from_warnings
 
+SOON_MINUTES: Final = 60
+"""A class this close makes a room due for its recording, or in need of readiness."""
 PER_CALL: Final = 100
 """Most device IDs per read (the schemas offered say ``maxItems: 100``)."""
 FIRMWARE_WINDOW_MINUTES: Final = 120
 """A firmware update is refused this close to a class (EPIPHAN.md)."""
-
+HOT_C: Final = 80.0
+BUSY_PCT: Final = 90.0
+LOW_FREE_PCT: Final = 10.0
+_NEEDS: Final = {"temperature": SYSTEM, "disk": STORAGE, "schedule": EVENTS, "readiness": EVENTS}
+"""The read a topic's answer stands on: when it failed, the answer says so and lists nothing."""
 _TOOL_OF: Final = {
-    Action.START_RECORDING: "batch_recording",
-    Action.STOP_RECORDING: "batch_recording",
-    Action.REBOOT: "batch_reboot",
-    Action.FIRMWARE_UPDATE: "batch_firmware_update",
+    "start_recording": "batch_recording",
+    "stop_recording": "batch_recording",
+    "reboot": "batch_reboot",
+    "firmware_update": "batch_firmware_update",
 }
 _DONE: Final = {
-    Action.START_RECORDING: "start_recording",
-    Action.STOP_RECORDING: "stop_recording_done",
-    Action.REBOOT: "reboot_done",
-    Action.FIRMWARE_UPDATE: "firmware_update_done",
+    "start_recording": "start_recording",
+    "stop_recording": "stop_recording",
+    "reboot": "reboot_done",
+    "firmware_update": "firmware_update_done",
 }
-_FIRST_WITH_WRITABLE: Final = frozenset({Topic.CHANGE, Topic.WRITABLE, Topic.UNKNOWN})
+
+
+def shown(text: str, cap: int = 80) -> str:
+    """A name from the fleet as shown: hidden characters as ``⟦U+XXXX⟧``, cut to `cap`."""
+    out = "".join(c if c.isprintable() or c == " " else f"⟦U+{ord(c):04X}⟧" for c in text)
+    return out if len(out) <= cap else out[: cap - 1] + "…"
 
 
 def _calls(calls: Sequence[tuple[str, Mapping[str, Any]]], text: str | None = None) -> Reply:
@@ -90,6 +86,27 @@ def _chunked(tool: str, ids: Sequence[str], **more: Any) -> list[tuple[str, dict
     return [(tool, {"device_ids": list(ids[i : i + PER_CALL]), **more}) for i in range(0, len(ids), PER_CALL)]
 
 
+def _state(event: Event | None, now: datetime, window_minutes: int) -> str:
+    """``on_now``, ``soon`` (starts within the window) or ``later`` (or no event)."""
+    if event is None or event.start is None:
+        return "later"
+    if event.start <= now < (event.finish or event.start):
+        return "on_now"
+    return "soon" if now < event.start <= now + timedelta(minutes=window_minutes) else "later"
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int("".join(c for c in part if c.isdigit()) or 0) for part in text.split("."))
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"[^\w\s-]", " ", text)
+
+
+def _number(value: float | None) -> str:
+    return "?" if value is None else f"{value:.0f}"
+
+
 class _Turn:
     """One request to answer: what was read, what the question is, the words to use."""
 
@@ -97,10 +114,17 @@ class _Turn:
         self.seen = Conversation.of(request)
         self.lang = self.seen.language
         self.w = WORDS[self.lang]
+        self.question = self.seen.question.casefold()
+        self.action = next((name for name, pattern in ACTIONS if pattern.search(self.question)), None)
+        self.topic = (
+            "change"
+            if self.action
+            else next((name for name, pattern in TOPICS if pattern.search(self.question)), "unknown")
+        )
+        self.due = self.action == "start_recording" and DUE.search(self.question) is not None
         self.devices: tuple[Device, ...] = ()
         self.writable = self.seen.writable()
         self.practice = [as_device(entry) for entry in self.writable or []]
-        self.unread: list[UnreadPart] = []
 
     def can_propose(self) -> bool:
         return {WRITABLE, PROPOSE} <= self.seen.offered
@@ -108,242 +132,328 @@ class _Turn:
     def until(self) -> str:
         return (self.seen.now + timedelta(hours=24)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
+    def room_named(self, devices: Sequence[Device]) -> Device | None:
+        """The room the question names: its whole name, else its first words (two at least)
+        when no other room's do; the longest match wins."""
+        best: tuple[int, Device] | None = None
+        question = f" {_plain(self.question)} "
+        for device in devices:
+            words = _plain(device.name.casefold()).split()
+            for size in range(len(words), min(2, len(words)) - 1, -1):
+                if f" {' '.join(words[:size])} " in question:
+                    score = size + (100 if size == len(words) else 0)
+                    best = best if best is not None and best[0] >= score else (score, device)
+                    break
+        return None if best is None else best[1]
+
     def first(self) -> Reply:
-        """Step 1: the device list, and what the topic needs that does not depend on it."""
-        topic = topic_of(self.seen.question)
         calls: list[tuple[str, Mapping[str, Any]]] = [(DEVICES, {})]
-        if topic in _FIRST_WITH_WRITABLE and self.can_propose():
+        if self.topic in ("change", "writable", "unknown") and self.can_propose():
             calls.append((WRITABLE, {}))
-        if topic is Topic.STREAMS and ENDPOINTS in self.seen.offered:
+        if self.topic == "streams" and ENDPOINTS in self.seen.offered:
             calls.append((ENDPOINTS, {}))
         return _calls(calls, self.w["look"])
 
-    def intent(self) -> Intent:
-        names = [d.name for d in self.devices] + [d.name for d, _ in self.practice]
-        return understand(self.seen.question, names)
-
-    def reads(self, intent: Intent) -> list[tuple[str, dict[str, Any]]]:
-        """Step 2: what the answer relies on and was not read yet."""
+    def reads(self, room: Device | None) -> list[tuple[str, dict[str, Any]]]:
+        """What the answer relies on and was not read yet."""
         ids = [d.id for d in self.devices]
         online = [d.id for d in self.devices if d.online]
-        wanted: list[tuple[str, dict[str, Any]]] = []
-        topic = intent.topic
-        room = self._room(intent)
-        if topic is Topic.OFFLINE:
-            wanted += _chunked(EVENTS, [d.id for d in self.devices if not d.online], until=self.until())
-        elif topic is Topic.RECORDING:
-            wanted += _chunked(RECORDER, online)
-        elif topic is Topic.DISK:
-            wanted += _chunked(STORAGE, ids)
-        elif topic is Topic.TEMPERATURE:
-            wanted += _chunked(SYSTEM, online)
-        elif topic in (Topic.SCHEDULE, Topic.READINESS) or self._due(intent):
-            wanted += _chunked(EVENTS, ids, until=self.until())
-        elif topic is Topic.ATTENTION:
-            wanted += _chunked(EVENTS, ids, until=self.until()) + _chunked(SYSTEM, online)
-        elif topic is Topic.ROOM and room is not None:
-            wanted += [(EVENT, {"device_id": room.id}), (STORAGE, {"device_ids": [room.id]})]
+        topic, until = self.topic, self.until()
+        wanted = {
+            "offline": _chunked(EVENTS, [d.id for d in self.devices if not d.online], until=until),
+            "recording": _chunked(RECORDER, online),
+            "disk": _chunked(STORAGE, ids),
+            "temperature": _chunked(SYSTEM, online),
+            "schedule": _chunked(EVENTS, ids, until=until),
+            "readiness": _chunked(EVENTS, ids, until=until),
+            "attention": _chunked(EVENTS, ids, until=until) + _chunked(SYSTEM, online),
+            "streams": [(ENDPOINTS, {})],
+        }.get(topic, [])
+        if self.due:
+            wanted = _chunked(EVENTS, ids, until=until) + [(WRITABLE, {})]
+        if topic == "unknown" and room is not None:
+            wanted = [(EVENT, {"device_id": room.id}), (STORAGE, {"device_ids": [room.id]})]
             wanted += [(SYSTEM, {"device_ids": [room.id]})] if room.online else []
-        if topic in (Topic.STREAMS,) and ENDPOINTS in self.seen.offered:
-            wanted.append((ENDPOINTS, {}))
-        if self._due(intent) and self.can_propose():
-            wanted.append((WRITABLE, {}))
-        return [
-            (tool, args) for tool, args in wanted if tool in self.seen.offered and not self.seen.has(tool)
-        ]
-
-    def _room(self, intent: Intent) -> Device | None:
-        return next((d for d in self.devices if intent.room and d.name == intent.room), None)
-
-    def _practice_room(self, intent: Intent) -> tuple[Device, Event | None] | None:
-        return next(((d, e) for d, e in self.practice if intent.room and d.name == intent.room), None)
-
-    def _due(self, intent: Intent) -> bool:
-        """The question asks to start the recordings that are due (no room named)."""
-        return intent.topic is Topic.CHANGE and intent.action is Action.START_RECORDING and intent.due
-
-    # --- answering ----------------------------------------------------------------------
+        return [(t, a) for t, a in wanted if t in self.seen.offered and not self.seen.has(t)]
 
     def reply(self) -> Reply:
         if not self.seen.has(DEVICES):
             return self.first()
         devices = self.seen.devices()
         if devices is None:
-            return say(self.w["failed"].format(what=WHAT_FAILED[self.lang][DEVICES]))
+            return say(self.w["failed"].format(what=WHAT[self.lang][DEVICES]))
         self.devices = devices
-        intent = self.intent()
-        wanted = self.reads(intent)
+        room = self.room_named(devices) if self.topic == "unknown" else None
+        wanted = self.reads(room)
         if wanted:
             return _calls(wanted)
-        self.unread = self.seen.unread()
-        failed = [f for f in self.seen.failures.values() if f.tool in (DEVICES, ENDPOINTS)]
-        if failed:
-            return say(self.w["failed"].format(what=WHAT_FAILED[self.lang][failed[0].tool]))
-        if intent.topic is Topic.CHANGE and not self._due(intent):
-            return self.change(intent)
-        if self._due(intent):
-            return self.due(intent)
-        if intent.topic is Topic.READINESS:
-            return say("\n".join(self.readiness()))
-        return say("\n".join(self.answer(intent)))
+        if ENDPOINTS in self.seen.failures:
+            return say(self.w["failed"].format(what=WHAT[self.lang][ENDPOINTS]))
+        if self.topic == "change":
+            return self.due_recording() if self.due else self.change()
+        if self.topic == "writable":
+            return say("\n".join(self.what_may_change()))
+        if room is not None:
+            return say("\n".join([*self.room(room), *self.unread()]))
+        if self.topic == "unknown":
+            return say(self.w["unknown"])
+        needed = _NEEDS.get(self.topic)
+        lines = [] if needed in self.seen.failures else getattr(self, f"answer_{self.topic}")()
+        lines += [self.w["ask_to_start"]] if self.topic == "readiness" and self.can_propose() else []
+        return say("\n".join([*self.head(), *lines, *self.unread()]))
 
-    def readiness(self) -> list[str]:
-        """The readiness question alone: the rooms with a class soon and what they lack; no
-        change, only how to ask for one."""
-        seen = self.seen
-        text = [*self.head(), *lines_about.readiness(self.devices, seen.events(), seen.now, self.lang)]
-        due = any(
-            not d.recording and lines_about.class_soon(seen.events().get(d.id), seen.now)
-            for d in self.devices
-        )
-        if due and self.can_propose():
-            text.append(self.w["ask_to_start"])
-        return text
+    # --- facts ----------------------------------------------------------------------------
 
     def head(self) -> list[str]:
         online = sum(d.online for d in self.devices)
         out = [self.w["read"].format(rooms=len(self.devices), online=online)]
         return out + ([self.w["partial"]] if self.seen.partial else [])
 
-    def marked(self, topic: Topic, body: Callable[[], list[str]]) -> list[str]:
-        """`body` marked with what could not be read (`shared.text.fleet_answers.partial`)."""
-        return lines_about.partial(topic, body, self.unread, len(self.devices), self.lang)
+    def unread(self) -> list[str]:
+        failed = [(f.tool, f.code) for f in self.seen.failures.values()]
+        failed += [(tool, why.code) for tool, _, why in self.seen.unread_calls]
+        return [
+            self.w["unread"].format(what=WHAT[self.lang].get(tool, tool), tool=tool, code=code or "?")
+            for tool, code in dict.fromkeys(failed)
+        ]
 
-    def answer(self, intent: Intent) -> list[str]:
-        """The answer to a question that changes nothing."""
-        seen, lang, devices = self.seen, self.lang, self.devices
-        topic, now = intent.topic, seen.now
-        if topic is Topic.WRITABLE:
-            return self.what_may_change(intent)
-        if topic is Topic.ROOM:
-            room = self._room(intent)
-            if room is not None:
-                return self.marked(
-                    topic,
-                    lambda: lines_about.room(
-                        room,
-                        seen.events().get(room.id),
-                        now,
-                        lang,
-                        fleet=devices,
-                        system=seen.system().get(room.id),
-                        storage=seen.storage().get(room.id),
-                    ),
-                )
-            practice = self._practice_room(intent)
-            if practice is not None:
-                device, event = practice
-                return [
-                    *lines_about.room(device, event, now, lang),
-                    self.w["practice"].format(room=_name(device)),
-                ]
-        if topic is Topic.UNKNOWN or topic is Topic.ROOM:
-            return [self.w["unknown"].format(examples=lines_about.examples(lang))]
-        body = {
-            Topic.OFFLINE: lambda: lines_about.offline(devices, seen.events(), now, lang),
-            Topic.RECORDING: lambda: lines_about.recording(devices, now, lang),
-            Topic.DISK: lambda: lines_about.disk(devices, seen.storage(), lang),
-            Topic.TEMPERATURE: lambda: lines_about.heat(devices, seen.system(), lang),
-            Topic.FIRMWARE: lambda: lines_about.firmware(devices, lang),
-            Topic.SIGNAL: lambda: lines_about.signal(devices, lang),
-            Topic.SCHEDULE: lambda: lines_about.schedule(devices, seen.events(), now, lang),
-            Topic.STREAMS: lambda: lines_about.streams(devices, seen.endpoints(), lang),
-            Topic.ATTENTION: lambda: self.attention(),
-        }[topic]
-        return [*self.head(), *self.marked(topic, body)]
+    def listing(self, what: str, rows: Sequence[tuple[Device, str]]) -> list[str]:
+        if not rows:
+            return [self.w["none"].format(what=self.w[what])]
+        rows = sorted(rows, key=lambda row: row[0].name.casefold())
+        return [f"{self.w[what]} ({len(rows)}):", *(f"- {shown(d.name)}: {fact}" for d, fact in rows)]
 
-    def attention(self) -> list[str]:
-        seen = self.seen
-        readiness = lines_about.readiness(self.devices, seen.events(), seen.now, self.lang)
-        hot = lines_about.heat(self.devices, seen.system(), self.lang)
-        return [*readiness, *hot, *lines_about.offline(self.devices, seen.events(), seen.now, self.lang)]
+    def recording_words(self, device: Device) -> str:
+        channels = [shown(c.name or c.channel_id, 40) for c in device.channels if c.recording]
+        return (
+            self.w["recording_on"].format(channels=", ".join(channels)) if channels else self.w["idle_word"]
+        )
 
-    def what_may_change(self, intent: Intent) -> list[str]:
+    def event_words(self, event: Event | None) -> str:
+        if event is None or event.start is None:
+            return self.w["no_event"]
+        return self.w["next"].format(title=shown(event.title, 80), time=f"{event.start:%H:%M}")
+
+    def dark(self, device: Device) -> list[str]:
+        channels = [c for c in device.channels if any(w.id == "channel_no_signal" for w in c.warnings)]
+        sources = [w for w in device.warnings if w.id == "source_no_signal"]
+        names = [shown(c.name or c.channel_id, 40) for c in channels]
+        names += [
+            shown(str(w.data.get("source_name", "")), 40) for w in sources if isinstance(w.data, Mapping)
+        ]
+        return [self.w["dark"].format(what=", ".join(n for n in names if n))] if channels or sources else []
+
+    def answer_offline(self) -> list[str]:
+        events = self.seen.events()
+        down = [d for d in self.devices if not d.online]
+        rows = [(d, f"{self.w['offline_word']}; {self.event_words(events.get(d.id))}") for d in down]
+        return self.listing("offline", rows)
+
+    def answer_recording(self) -> list[str]:
+        live = [d for d in self.devices if d.online and any(c.recording for c in d.channels)]
+        return self.listing("recording", [(d, self.recording_words(d)) for d in live])
+
+    def answer_disk(self) -> list[str]:
+        storage = self.seen.storage()
+        return self.listing(
+            "disk", [(d, words) for d in self.devices if (words := self.storage_words(storage.get(d.id)))]
+        )
+
+    def storage_words(self, storage: StorageStatus | None) -> str:
+        """Words for storage that is missing, low or at most `LOW_FREE_PCT` free; "" otherwise."""
+        if storage is None:
+            return ""
+        if storage.state == "missing":
+            return self.w["missing"]
+        pct = storage.free_pct
+        if storage.state in ("low", "critical") or (pct is not None and pct <= LOW_FREE_PCT):
+            return self.w["free"].format(pct=_number(pct))
+        return ""
+
+    def hot(self, status: SystemStatus | None) -> str:
+        temp, cpu = (status.cpu_temp_c, status.cpu_load_pct) if status else (None, None)
+        if (temp or 0) >= HOT_C or (cpu or 0) >= BUSY_PCT:
+            return self.w["load"].format(temp=_number(temp), cpu=_number(cpu))
+        return ""
+
+    def answer_temperature(self) -> list[str]:
+        system = self.seen.system()
+        rows = [(d, words) for d in self.devices if d.online and (words := self.hot(system.get(d.id)))]
+        return self.listing("temperature", rows)
+
+    def answer_firmware(self) -> list[str]:
+        newest: dict[str, str] = {}
+        for d in self.devices:
+            if d.firmware and _version(d.firmware) > _version(newest.get(d.model, "0")):
+                newest[d.model] = d.firmware
+        rows = [
+            (
+                d,
+                self.w["firmware_line"].format(
+                    model=shown(d.model, 20),
+                    firmware=shown(d.firmware, 20),
+                    newest=shown(newest[d.model], 20),
+                ),
+            )
+            for d in self.devices
+            if d.firmware and _version(d.firmware) < _version(newest[d.model])
+        ]
+        return self.listing("firmware", rows)
+
+    def answer_signal(self) -> list[str]:
+        return self.listing(
+            "signal", [(d, dark[0]) for d in self.devices if d.online and (dark := self.dark(d))]
+        )
+
+    def answer_schedule(self) -> list[str]:
+        events = self.seen.events()
+        return self.listing(
+            "schedule", [(d, self.event_words(e)) for d in self.devices if (e := events.get(d.id))]
+        )
+
+    def answer_readiness(self) -> list[str]:
+        """Every room with a class on now or within the hour, and what it lacks."""
+        events, now = self.seen.events(), self.seen.now
+        rows = []
+        for device in self.devices:
+            event = events.get(device.id)
+            if _state(event, now, SOON_MINUTES) == "later":
+                continue
+            lacks = [self.w["offline_word"]] if not device.online else self.dark(device)
+            storage = self.storage_words(storage_from_warnings(device))
+            lacks += [storage] if storage and device.online else []
+            if device.online and _state(event, now, 0) == "on_now" and not device.recording:
+                lacks.append(self.w["idle_word"])
+            rows.append((device, f"{self.event_words(event)}; {'; '.join(lacks) or self.w['ready']}"))
+        return self.listing("readiness", rows)
+
+    def answer_attention(self) -> list[str]:
+        system = self.seen.system()
+        hot = [(d, words) for d in self.devices if d.online and (words := self.hot(system.get(d.id)))]
+        return [*self.answer_readiness(), *self.listing("temperature", hot), *self.answer_offline()]
+
+    def answer_streams(self) -> list[str]:
+        endpoints = self.seen.endpoints() or ()
+        lines = (
+            [f"{self.w['streams']} ({len(endpoints)}):"]
+            if endpoints
+            else [self.w["none"].format(what=self.w["streams"])]
+        )
+        for endpoint in endpoints:
+            users = [
+                shown(d.name)
+                for d in self.devices
+                if any(p.id == endpoint.id for c in d.channels for p in c.publishers)
+            ]
+            use = self.w["used"].format(rooms=", ".join(users)) if users else self.w["unused"]
+            lines.append(f"- {shown(endpoint.name or endpoint.id)}: {shown(endpoint.host or '?')}; {use}")
+        publishing = [d for d in self.devices if any(c.publishers for c in d.channels)]
+        live = [d for d in publishing if any(p.state == "started" for c in d.channels for p in c.publishers)]
+        lines += self.listing("streaming", [(d, "") for d in live])
+        return lines + self.listing("stopped", [(d, "") for d in publishing if d not in live])
+
+    def room(self, device: Device) -> list[str]:
+        """One room: online or not, recording, next class, storage, load."""
+        events, w = self.seen.events(), self.w
+        facts = [
+            w["online_word"] + "; " + self.recording_words(device) if device.online else w["offline_word"]
+        ]
+        facts.append(self.event_words(events.get(device.id)))
+        storage = self.seen.storage().get(device.id)
+        status = self.seen.system().get(device.id)
+        facts += [words for words in (self.storage_words(storage), self.hot(status)) if words]
+        return [f"{shown(device.name)}:", *(f"- {fact}" for fact in facts)]
+
+    # --- what may change, and changes -----------------------------------------------------
+
+    def _names(self) -> str:
+        return ", ".join(shown(d.name) for d, _ in self.practice) or "-"
+
+    def what_may_change(self) -> list[str]:
         if not self.can_propose():
             return [self.w["off"]]
         if self.writable is None:
             return [self.w["unlisted"]]
         if not self.practice:
             return [self.w["writable_none"]]
-        one, many = self.w["practice_rooms"].split("|")
-        rooms = one if len(self.practice) == 1 else many.format(n=len(self.practice))
-        lines = [self.w["writable_head"].format(rooms=rooms)]
+        lines = [self.w["writable_head"].format(n=len(self.practice))]
         for device, event in self.practice:
-            state, upcoming = lines_about.room(device, event, self.seen.now, self.lang)[1:3]
-            lines.append(f"- {_name(device)} ({visible(device.model, 20)}): {state[2:]}; {upcoming[2:]}")
-        lines += [self.w["writable_what"], self.w["others"].format(n=len(self.devices))]
-        if intent.room is not None and self._practice_room(intent) is None:
-            lines.append(self.w["not_practice"].format(room=visible(intent.room, 80)))
-        return lines
+            state = (
+                self.w["online_word"] + "; " + self.recording_words(device)
+                if device.online
+                else self.w["offline_word"]
+            )
+            lines.append(
+                f"- {shown(device.name)} ({shown(device.model, 20)}): {state}; {self.event_words(event)}"
+            )
+        return [*lines, self.w["writable_what"], self.w["others"].format(n=len(self.devices))]
 
-    def _names(self) -> str:
-        return ", ".join(_name(d) for d, _ in self.practice) or "-"
-
-    # --- proposing ----------------------------------------------------------------------
-
-    def due(self, intent: Intent) -> Reply:
-        """Readiness, and "start the recordings that are due": the rooms with a class within
-        the hour, then a proposal to start recording in the practice room whose class is next."""
-        seen, w = self.seen, self.w
-        readiness = self.marked(
-            Topic.READINESS, lambda: lines_about.readiness(self.devices, seen.events(), seen.now, self.lang)
-        )
-        text = [*self.head(), *readiness]
-        if any(
-            not d.recording and lines_about.class_soon(seen.events().get(d.id), seen.now)
-            for d in self.devices
-        ):
-            text.append(w["due_read_only"])
+    def due_recording(self) -> Reply:
+        """Readiness, then a proposal to start recording in the practice room whose class is
+        next within the hour (`choose_room`)."""
+        w, now = self.w, self.seen.now
+        text = [*self.head(), *self.answer_readiness(), w["due_read_only"]]
         if not self.can_propose():
-            return say("\n".join([*text, w["off"]] if self._due(intent) else text))
+            return say("\n".join([*text, w["off"]]))
         if self.writable is None:
             return say("\n".join([*text, w["unlisted"]]))
-        chosen = choose_room(self.writable, seen.now)
+        chosen = choose_room(self.practice, now)
         if chosen is None:
             return say("\n".join([*text, w["due_none"]]))
-        device, event = as_device(chosen)
-        start = event.start if event is not None and event.start is not None else seen.now
-        minutes = whole_minutes((start - seen.now).total_seconds())
-        text.append(w["due_room"].format(room=_name(device), minutes=minutes))
-        if not seen.has(PROPOSE):
+        device, event = chosen
+        start = event.start if event is not None and event.start is not None else now
+        minutes = max(0, int((start - now).total_seconds() // 60))
+        text.append(w["due_room"].format(room=shown(device.name), minutes=minutes))
+        if not self.seen.has(PROPOSE):
             channel = next((c.channel_id for c in device.channels if c.recording is False), "1")
             arguments = {"action": "start", "device_ids": [f"{device.id}-{channel}"]}
             reason = w["reason_due"].format(minutes=minutes)
             return _calls([(PROPOSE, {"tool": "batch_recording", "arguments": arguments, "reason": reason})])
-        return say("\n".join([*text, self.outcome(w["proposed_due"])]))
+        return say(
+            "\n".join(
+                [
+                    *text,
+                    self.outcome(w["proposed"].format(what=w["start_recording"], room=shown(device.name))),
+                ]
+            )
+        )
 
     def outcome(self, accepted: str) -> str:
         """What became of the proposal it made: accepted, already waiting, or not accepted
-        (the assistant's own line says why, in words)."""
+        (the assistant's own line says why)."""
         if self.seen.failures.get(PROPOSE) is not None:
             return self.w["refused"]
         result = self.seen.latest(PROPOSE)
-        if isinstance(result, Mapping) and result.get("already_waiting"):
-            return self.w["already_waiting"]
-        return accepted
+        return (
+            self.w["already_waiting"]
+            if isinstance(result, Mapping) and result.get("already_waiting")
+            else accepted
+        )
 
-    def change(self, intent: Intent) -> Reply:
+    def change(self) -> Reply:
         """A change asked for: propose it when the room may be changed and it makes sense."""
         w = self.w
         if not self.can_propose():
             return say(w["off"])
         if self.writable is None:
             return say(w["unlisted"])
-        if intent.every_room:
+        if EVERY.search(self.question):
             return say(w["every"].format(names=self._names()))
-        if intent.room is None:
-            return say(w["not_found" if intent.unknown_room else "which"].format(names=self._names()))
-        practice = self._practice_room(intent)
+        practice = self.room_named([d for d, _ in self.practice])
         if practice is None:
-            key = "read_only" if self._room(intent) is not None else "not_found"
-            return say(w[key].format(room=visible(intent.room, 80), names=self._names()))
-        device, event = practice
-        action = intent.action or Action.UNCLEAR
-        room = _name(device)
-        if action in (Action.START_STREAM, Action.STOP_STREAM):
+            other = self.room_named(self.devices)
+            if other is not None:
+                return say(w["read_only"].format(room=shown(other.name), names=self._names()))
+            named = (
+                any(ch.isdigit() for ch in self.question)
+                or " in " in self.question
+                or " en " in self.question
+            )
+            return say(w["not_found" if named else "which"].format(names=self._names()))
+        device, event = next((d, e) for d, e in self.practice if d is practice)
+        action, room = str(self.action), shown(device.name)
+        if action in ("start_stream", "stop_stream"):
             return say(w["stream"].format(room=room))
-        if action is Action.UNCLEAR:
-            return say(w["unclear"].format(room=room))
         refusal = self.refusal(action, device, event)
         if refusal is not None:
             return say(refusal)
@@ -354,40 +464,54 @@ class _Turn:
             return _calls([(PROPOSE, {"tool": _TOOL_OF[action], "arguments": arguments, "reason": reason})])
         return say(self.outcome(w["proposed"].format(what=what, room=room)))
 
-    def refusal(self, action: Action, device: Device, event: Event | None) -> str | None:
+    def refusal(self, action: str, device: Device, event: Event | None) -> str | None:
         """Why the change makes no sense now, in words, or None."""
-        w, room = self.w, _name(device)
-        if not device.online:
-            return w["offline"].format(room=room)
+        w, room = self.w, shown(device.name)
         recording = [c for c in device.channels if c.recording]
-        if action is Action.START_RECORDING:
+        change = w[_DONE[action]]
+        if not device.online:
+            return w["offline_room"].format(room=room)
+        if action == "start_recording":
             return (
                 w["already"].format(room=room)
                 if device.channels and len(recording) == len(device.channels)
                 else None
             )
-        if action is Action.STOP_RECORDING and not recording:
-            return w["idle"].format(room=room)
-        if action in (Action.REBOOT, Action.FIRMWARE_UPDATE) and recording:
-            return w["busy"].format(room=room, change=w[action.value])
-        window = FIRMWARE_WINDOW_MINUTES if action is Action.FIRMWARE_UPDATE else self.seen.lead_minutes
-        if event_state(event, self.seen.now, window) in ("on_now", "soon"):
-            described = describe_event(event, self.seen.now, self.seen.lead_minutes, self.lang)
-            return w["near"].format(room=room, event=described, change=w[action.value])
+        if action == "stop_recording":
+            return None if recording else w["idle"].format(room=room)
+        if recording:
+            return w["busy"].format(room=room, change=change)
+        window = FIRMWARE_WINDOW_MINUTES if action == "firmware_update" else self.seen.lead_minutes
+        if _state(event, self.seen.now, window) != "later":
+            return w["near"].format(room=room, event=self.event_words(event), change=change)
         return None
 
-    def arguments(self, action: Action, device: Device) -> dict[str, Any]:
-        if action is Action.START_RECORDING:
+    def arguments(self, action: str, device: Device) -> dict[str, Any]:
+        if action == "start_recording":
             channel = next((c.channel_id for c in device.channels if not c.recording), "1")
             return {"action": "start", "device_ids": [f"{device.id}-{channel}"]}
-        if action is Action.STOP_RECORDING:
+        if action == "stop_recording":
             channel = next(c.channel_id for c in device.channels if c.recording)
             return {"action": "stop", "device_ids": [f"{device.id}-{channel}"]}
         return {"device_ids": [device.id]}
 
 
-def _name(device: Device) -> str:
-    return lines_about.name(device)
+def choose_room(
+    practice: Sequence[tuple[Device, Event | None]], now: datetime
+) -> tuple[Device, Event] | None:
+    """The practice room that is online, records on none of its channels (all known), and whose
+    next class starts soonest after `now`, within `SOON_MINUTES`; None when none does."""
+    due = [
+        (event.start, device.id, device, event)
+        for device, event in practice
+        if device.online
+        and device.channels
+        and all(c.recording is False for c in device.channels)
+        and event is not None
+        and event.start is not None
+        and _state(event, now, SOON_MINUTES) == "soon"
+    ]
+    return min(due, key=lambda row: row[:2])[2:] if due else None
 
 
 def demo_model(request: ModelRequest) -> Reply:

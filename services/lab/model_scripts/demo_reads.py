@@ -7,7 +7,8 @@ body is JSON (`json_in` finds it); an error result holds ``{"error": {"code", "m
 The data block caps lists and maps, marking what it left out with ``"…"``; those markers are
 dropped here and `Conversation.partial` says that something was not shown. A batched read whose
 calls partly failed arrives as ``{"result", "could_not_read"}``: the result is read, and
-`Conversation.unread` names what was not (as does a result that failed or has no known shape).
+`Conversation.unread_calls` names what was not (`Conversation.failures`: a result that failed or
+has no known shape).
 
 Results are parsed with the same tolerant parsers the product uses (`shared.epiphan.fleet`), so the
 demo model reads Epiphan's shapes, old and new, the way Fleetwatch does. Names in results are
@@ -22,15 +23,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
-import msgspec
-
 from services.lab.model_scripts.api import ModelRequest, json_in
 from shared.epiphan.fleet import (
     DEVICES,
     ENDPOINTS,
     EVENT,
     EVENTS,
-    PART_OF_TOOL,
     RECORDER,
     STORAGE,
     SYSTEM,
@@ -41,7 +39,6 @@ from shared.epiphan.fleet import (
     StorageStatus,
     StreamEndpoint,
     SystemStatus,
-    UnreadPart,
     merge_recorder,
     parse_devices,
     parse_event,
@@ -149,27 +146,6 @@ class Conversation:
                 payload = payload["result"]
             conversation.results.setdefault(result.name, []).append(payload)
         return conversation
-
-    def unread(self) -> list[UnreadPart]:
-        """What could not be read of the per-device reads (a failed or unreadable result, or
-        the failed calls of a batched read), one entry per part (`shared.epiphan.fleet.UnreadPart`).
-        Parses every result first, so an answer in no known shape counts."""
-        for read in (self.events, self.system, self.storage, self.devices):
-            read()
-        found: dict[str, UnreadPart] = {}
-        failed = [(f.tool, (), f) for f in self.failures.values()] + self.unread_calls
-        for tool, ids, why in failed:
-            part = PART_OF_TOOL.get(EVENTS if tool == EVENT else tool)
-            if part is None:
-                continue
-            before = found.get(part)
-            if before is None:
-                found[part] = UnreadPart(part, tool, why.code, why.message, tuple(ids))
-            elif before.device_ids and ids:
-                found[part] = msgspec.structs.replace(before, device_ids=before.device_ids + tuple(ids))
-            else:
-                found[part] = msgspec.structs.replace(before, device_ids=())
-        return list(found.values())
 
     def has(self, tool: str) -> bool:
         """True when `tool` was called (answered or failed)."""

@@ -1,14 +1,47 @@
-"""The demo model's own words, in English and Latin American Spanish (data only).
+"""The demo model's own words and the questions it understands, in English and Latin American
+Spanish (data only; a test double's, not the product's: `shared.text` is never imported here).
 
-``WORDS`` holds what the demo model says around the shared wording of `shared.text.fleet_answers`
-(reading, proposing, refusing); ``WHAT_FAILED`` names each read for "I could not read …".
+``WORDS`` holds what the demo model says; ``TOPICS`` and ``ACTIONS`` the patterns it maps a
+question to (first match wins); ``WHAT`` names each read for "I could not read …".
 """
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from services.lab.model_scripts.demo_reads import DEVICES, ENDPOINTS, EVENT, EVENTS, RECORDER, STORAGE, SYSTEM
+
+ACTIONS: Final = (
+    ("start_stream", re.compile(r"\b(start|begin)\w*\b.*\bstream|\binici\w*\b.*\btransmi")),
+    ("stop_stream", re.compile(r"\bstop\w*\b.*\bstream|\bdet[eé]n\w*\b.*\btransmi|^para\b.*\btransmi")),
+    ("firmware_update", re.compile(r"\b(update|upgrade)\b.*\bfirmware|\bactualiz\w*\b.*\bfirmware")),
+    ("reboot", re.compile(r"\b(reboot|restart)|\breinici")),
+    ("stop_recording", re.compile(r"\bstop\b.*\brecord|\bdet[eé]n\w*\b.*\bgrab|^para\b.*\bgrab")),
+    (
+        "start_recording",
+        re.compile(
+            r"\b(start|begin)\b.*\brecord|\brecording started|\b(inici|empie|empez|comien)\w*\b.*\bgrab"
+        ),
+    ),
+)
+DUE: Final = re.compile(
+    r"\bany\b.*\bshould\b|\bcualquier\b.*\bdeba\b|\bneeds? a recording\b|\bnecesita\w* empezar"
+)
+EVERY: Final = re.compile(r"\b(every|all|todos|todas)\b")
+TOPICS: Final = (
+    ("writable", re.compile(r"\b(can|may) (you )?(be )?chang|\bpued\w* cambiar")),
+    ("readiness", re.compile(r"\bbefore (their|the) next|\bready\b|\bantes de su próxima|\blist[oa]s\b")),
+    ("attention", re.compile(r"\battention\b|\batención\b")),
+    ("offline", re.compile(r"offline|desconectad")),
+    ("temperature", re.compile(r"\bhot\b|temperat|\bheat|calient")),
+    ("disk", re.compile(r"\bdisk|storage|\bspace\b|disco|almacenamiento|espacio")),
+    ("firmware", re.compile(r"firmware")),
+    ("signal", re.compile(r"signal|señal")),
+    ("streams", re.compile(r"stream|transmisi|destin")),
+    ("recording", re.compile(r"recording|grabando|graban")),
+    ("schedule", re.compile(r"\bclass|schedule|\bclases\b|horario")),
+)
 
 WORDS: Final = {
     "en": {
@@ -16,22 +49,47 @@ WORDS: Final = {
         "read": "I read {rooms} rooms ({online} online).",
         "partial": "I was shown only part of the fleet; rooms beyond it are not in this answer.",
         "failed": "I could not read {what} just now, so I can't answer that from the fleet.",
+        "unread": "I could not read {what} ({tool}: {code}); that part is left out.",
         "unknown": (
-            "The demo model only understands fleet questions such as {examples}; set "
+            'The demo model only understands fleet questions such as "which rooms are offline?", '
+            '"how is <room>?" or "start recording in <practice room>"; set '
             "FLEETWATCH_ANTHROPIC_API_KEY for the real assistant."
         ),
+        "offline": "Offline rooms",
+        "recording": "Rooms recording now",
+        "disk": "Rooms short of storage",
+        "temperature": "Rooms running hot or busy (80 °C or 90 % CPU and above)",
+        "firmware": "Rooms behind the newest firmware of their model",
+        "signal": "Rooms with an input without signal",
+        "schedule": "Classes on now or in the next 24 hours",
+        "readiness": "Rooms with a class within the hour",
+        "streams": "Stream destinations",
+        "streaming": "Rooms streaming now",
+        "stopped": "Rooms with a stream set up but stopped",
+        "none": "{what}: none.",
+        "online_word": "online",
+        "offline_word": "offline",
+        "recording_on": "recording on {channels}",
+        "idle_word": "not recording",
+        "next": "next: {title} at {time} UTC",
+        "no_event": "no class in the next 24 hours",
+        "load": "{temp} °C, CPU {cpu} %",
+        "free": "{pct} % free",
+        "missing": "no storage detected",
+        "firmware_line": "{model} on {firmware}, newest {newest}",
+        "dark": "no signal on {what}",
+        "ready": "looks ready",
+        "used": "used by {rooms}",
+        "unused": "not used",
         "off": "Proposals are off here, so I can't propose any change; I can only read the fleet.",
         "unlisted": "I could not list the rooms I may change, so I proposed nothing.",
-        "writable_head": "I may propose changes only for {rooms} (the sandbox team, read just now):",
-        "practice_rooms": "this practice room|these {n} practice rooms",
+        "writable_head": "I may propose changes only for {n} practice rooms (the sandbox team, read just now):",
         "writable_none": "No room can be changed from here right now: the practice (sandbox) team lists none.",
         "writable_what": (
             "There I can propose starting or stopping a recording, a reboot or a firmware update; "
             "a person approves each change on the approval page, and nothing runs before that."
         ),
         "others": "The {n} rooms of the fleet I read can be read but not changed.",
-        "practice": "{room} is a practice room: I may propose changes there.",
-        "not_practice": "{room} is not one of them: it can be read but not changed.",
         "read_only": (
             "{room} can be read but not changed from here: only the practice rooms ({names}) can be "
             "changed, so I proposed nothing."
@@ -42,22 +100,15 @@ WORDS: Final = {
             "I propose one change for one room at a time, never for every room at once, and only for "
             "the practice rooms: {names}. Name one of them."
         ),
-        "unclear": (
-            "I can propose starting or stopping a recording, a reboot or a firmware update in {room}; "
-            "say which."
-        ),
         "stream": (
             "I can't choose a stream destination for {room}: the practice team's destinations are not "
             "readable from here, so I proposed nothing."
         ),
-        "offline": "{room} is offline, so I proposed nothing.",
+        "offline_room": "{room} is offline, so I proposed nothing.",
         "already": "{room} is already recording, so I proposed nothing.",
         "idle": "{room} is not recording, so there is nothing to stop; I proposed nothing.",
-        "busy": "{room} is recording; a {change} would interrupt it, so I proposed nothing.",
-        "near": "{room} has a class on now or soon ({event}); a {change} is not allowed then, so I proposed nothing.",
-        "reboot": "reboot",
-        "firmware_update": "firmware update",
-        "stop_recording": "stop of the recording",
+        "busy": "{room} is recording; {change} would interrupt it, so I proposed nothing.",
+        "near": "{room} has a class on now or soon ({event}); {change} is not allowed then, so I proposed nothing.",
         "due_read_only": (
             "Rooms above that are not recording yet can be read but not changed from here; only the "
             "practice rooms can be changed."
@@ -68,18 +119,14 @@ WORDS: Final = {
             "the hour, so I proposed nothing."
         ),
         "proposed": "I proposed {what} in {room}; a person must approve it on the approval page.",
-        "proposed_due": "I proposed starting the recording; a person must approve it on the approval page.",
         "refused": "I asked for it, but the proposal was not accepted; the reason is below.",
-        "already_waiting": (
-            "That change is already waiting for a person on the approval page (it was proposed "
-            "earlier), so I did not propose it again."
-        ),
+        "already_waiting": "That change is already waiting for a person on the approval page, so I did not propose it again.",
         "ask_to_start": (
             "I changed nothing. To have a recording that should be running proposed for the rooms "
             'I may change, ask for it, e.g. "Start any recording that should be running."'
         ),
         "start_recording": "starting the recording",
-        "stop_recording_done": "stopping the recording",
+        "stop_recording": "stopping the recording",
         "reboot_done": "a reboot",
         "firmware_update_done": "a firmware update",
         "reason_due": (
@@ -93,22 +140,47 @@ WORDS: Final = {
         "read": "Revisé {rooms} salas ({online} conectadas).",
         "partial": "Solo se me mostró una parte de la flota; las salas que faltan no están en esta respuesta.",
         "failed": "No pude leer {what} ahora, así que no puedo responder eso desde la flota.",
+        "unread": "No pude leer {what} ({tool}: {code}); esa parte queda fuera.",
         "unknown": (
-            "El modelo de demostración solo entiende preguntas sobre la flota, como {examples}; "
+            'El modelo de demostración solo entiende preguntas sobre la flota como "¿qué salas están '
+            'desconectadas?", "¿cómo está <sala>?" o "empieza a grabar en <sala de práctica>"; '
             "configure FLEETWATCH_ANTHROPIC_API_KEY para el asistente real."
         ),
-        "off": "Las propuestas están desactivadas aquí, así que no puedo proponer cambios; solo puedo leer la flota.",
+        "offline": "Salas desconectadas",
+        "recording": "Salas grabando ahora",
+        "disk": "Salas con poco almacenamiento",
+        "temperature": "Salas calientes o cargadas (80 °C o 90 % de CPU o más)",
+        "firmware": "Salas con un firmware más viejo que el más nuevo de su modelo",
+        "signal": "Salas con una entrada sin señal",
+        "schedule": "Clases en curso o en las próximas 24 horas",
+        "readiness": "Salas con una clase dentro de la hora",
+        "streams": "Destinos de transmisión",
+        "streaming": "Salas transmitiendo ahora",
+        "stopped": "Salas con una transmisión configurada pero detenida",
+        "none": "{what}: ninguna.",
+        "online_word": "conectada",
+        "offline_word": "desconectada",
+        "recording_on": "graba en {channels}",
+        "idle_word": "no está grabando",
+        "next": "próxima: {title} a las {time} UTC",
+        "no_event": "sin clases en las próximas 24 horas",
+        "load": "{temp} °C, CPU {cpu} %",
+        "free": "{pct} % libre",
+        "missing": "no se detecta almacenamiento",
+        "firmware_line": "{model} con {firmware}, el más nuevo es {newest}",
+        "dark": "sin señal en {what}",
+        "ready": "parece lista",
+        "used": "la usan {rooms}",
+        "unused": "sin uso",
+        "off": "Aquí las propuestas están desactivadas, así que no puedo proponer cambios; solo puedo leer la flota.",
         "unlisted": "No pude listar las salas que puedo cambiar, así que no propuse nada.",
-        "writable_head": "Solo puedo proponer cambios para {rooms} (el grupo de práctica, leído ahora):",
-        "practice_rooms": "esta sala de práctica|estas {n} salas de práctica",
+        "writable_head": "Solo puedo proponer cambios para estas {n} salas de práctica (el grupo de práctica, leído ahora):",
         "writable_none": "Ahora no se puede cambiar ninguna sala desde aquí: el grupo de práctica no tiene ninguna.",
         "writable_what": (
             "Allí puedo proponer empezar o detener una grabación, un reinicio o una actualización de "
             "firmware; una persona aprueba cada cambio en la página de aprobación, y nada se ejecuta antes."
         ),
         "others": "Las {n} salas de la flota que revisé se pueden consultar, pero no cambiar.",
-        "practice": "{room} es una sala de práctica: puedo proponer cambios allí.",
-        "not_practice": "{room} no es una de ellas: se puede consultar, pero no cambiar.",
         "read_only": (
             "{room} se puede consultar, pero no cambiar desde aquí: solo se pueden cambiar las salas "
             "de práctica ({names}), así que no propuse nada."
@@ -119,15 +191,11 @@ WORDS: Final = {
             "Propongo un cambio para una sala a la vez, nunca para todas juntas, y solo para las "
             "salas de práctica: {names}. Nombre una de ellas."
         ),
-        "unclear": (
-            "En {room} puedo proponer empezar o detener una grabación, un reinicio o una "
-            "actualización de firmware; diga cuál."
-        ),
         "stream": (
             "No puedo elegir un destino de transmisión para {room}: los destinos del grupo de "
             "práctica no se pueden leer desde aquí, así que no propuse nada."
         ),
-        "offline": "{room} está desconectada, así que no propuse nada.",
+        "offline_room": "{room} está desconectada, así que no propuse nada.",
         "already": "{room} ya está grabando, así que no propuse nada.",
         "idle": "{room} no está grabando, así que no hay nada que detener; no propuse nada.",
         "busy": "{room} está grabando; {change} la interrumpiría, así que no propuse nada.",
@@ -135,9 +203,6 @@ WORDS: Final = {
             "{room} tiene una clase en curso o pronto ({event}); {change} no se permite entonces, "
             "así que no propuse nada."
         ),
-        "reboot": "un reinicio",
-        "firmware_update": "una actualización de firmware",
-        "stop_recording": "detener la grabación",
         "due_read_only": (
             "Las salas de arriba que todavía no graban se pueden consultar, pero no cambiar desde "
             "aquí; solo se pueden cambiar las salas de práctica."
@@ -150,19 +215,15 @@ WORDS: Final = {
             "con una clase dentro de la hora, así que no propuse nada."
         ),
         "proposed": "Propuse {what} en {room}; una persona debe aprobarlo en la página de aprobación.",
-        "proposed_due": "Propuse empezar a grabar; una persona debe aprobarlo en la página de aprobación.",
         "refused": "La pedí, pero la propuesta no fue aceptada; el motivo está abajo.",
-        "already_waiting": (
-            "Ese cambio ya espera a una persona en la página de aprobación (se propuso antes), así "
-            "que no lo propuse de nuevo."
-        ),
+        "already_waiting": "Ese cambio ya espera a una persona en la página de aprobación, así que no lo propuse de nuevo.",
         "ask_to_start": (
             "No cambié nada. Para que se proponga una grabación que debería estar en marcha en las "
             'salas que puedo cambiar, pídalo, por ejemplo: "Inicia cualquier grabación que deba '
             'estar en marcha."'
         ),
         "start_recording": "empezar a grabar",
-        "stop_recording_done": "detener la grabación",
+        "stop_recording": "detener la grabación",
         "reboot_done": "un reinicio",
         "firmware_update_done": "una actualización de firmware",
         "reason_due": (
@@ -172,7 +233,7 @@ WORDS: Final = {
         "reason": "El operador pidió {what} en {room}.",
     },
 }
-WHAT_FAILED: Final = {
+WHAT: Final = {
     "en": {
         DEVICES: "the device list",
         RECORDER: "the recording state",
