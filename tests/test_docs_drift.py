@@ -39,7 +39,7 @@ from shared.epiphan.model_data import NEVER_SENT, SENT_TO_MODEL
 from shared.errors import MEANINGS, Code, FleetwatchError, error_codes_markdown
 from shared.policy.loader import ProposeRule, load_policies
 from shared.store.audit_kinds import AUDIT_KINDS
-from shared.text.catalogue import LOCALES_DIR, load_translations
+from shared.text.catalogue import LOCALES_DIR, Lexicon, load_translations
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICY, TOOL_POLICY = load_policies(REPO_POLICY_DIR)
@@ -254,22 +254,23 @@ def bullets(text: str) -> list[str]:
 def test_the_security_policy_lists_exactly_what_is_sent_to_the_model_and_what_never_is(document):
     language, sent, never = MODEL_DATA_LISTS[document]
     text = read(document)
-    assert bullets(section(text, sent)) == [flat(getattr(item, language)) for item in SENT_TO_MODEL]
-    assert bullets(section(text, never)) == [flat(getattr(item, language)) for item in NEVER_SENT]
+    says = load_translations()[language].gettext
+    assert bullets(section(text, sent)) == [flat(says(item)) for item in SENT_TO_MODEL]
+    assert bullets(section(text, never)) == [flat(says(item)) for item in NEVER_SENT]
 
 
 def test_doctor_names_exactly_the_same_lists_in_the_same_order():
     line = model_data_line()
     sent, never = line.split(" Never sent: ")
-    assert sent.split(": ", 1)[1].rstrip(".").split("; ") == [item.en for item in SENT_TO_MODEL]
-    assert never.split(". Turn it off")[0].split("; ") == [item.en for item in NEVER_SENT]
+    assert sent.split(": ", 1)[1].rstrip(".").split("; ") == list(SENT_TO_MODEL)
+    assert never.split(". Turn it off")[0].split("; ") == list(NEVER_SENT)
 
 
 def test_the_list_check_sees_a_missing_or_extra_item():
-    listed = "\n".join(f"- {item.en}" for item in SENT_TO_MODEL)
-    assert bullets(listed) == [flat(item.en) for item in SENT_TO_MODEL]
-    assert bullets(listed + "\n- serial numbers") != [flat(item.en) for item in SENT_TO_MODEL]
-    assert bullets("\n".join(listed.splitlines()[1:])) != [flat(item.en) for item in SENT_TO_MODEL]
+    listed = "\n".join(f"- {item}" for item in SENT_TO_MODEL)
+    assert bullets(listed) == [flat(item) for item in SENT_TO_MODEL]
+    assert bullets(listed + "\n- serial numbers") != [flat(item) for item in SENT_TO_MODEL]
+    assert bullets("\n".join(listed.splitlines()[1:])) != [flat(item) for item in SENT_TO_MODEL]
 
 
 # --- generated pages: error codes and settings ----------------------------------------------
@@ -375,14 +376,14 @@ def test_every_relative_link_in_a_document_leads_to_a_file(document):
 
 
 def page_words(language: str) -> list[str]:
-    """Every message of the page's catalogue in `language` (English: the IDs), parameters as …."""
+    """Every message of the page's catalogue in `language` (English: the IDs, or a keyed entry's words), parameters as …."""
     with (LOCALES_DIR / language / "LC_MESSAGES" / "messages.po").open("rb") as handle:
         catalog = read_po(handle, locale=language)
     texts = []
     for message in catalog:
         if not message.id:
             continue
-        found = message.id if language == "en" else message.string
+        found = message.string if any(message.string) else message.id  # a keyed entry: its words
         texts += [found] if isinstance(found, str) else list(found)
     return [" ".join(re.sub(r"%\(\w+\)[sd]", "…", t).split()) for t in texts if t]
 
@@ -471,7 +472,8 @@ AUDIT_KIND_TABLES = {
 def test_the_operator_guide_lists_exactly_the_audit_kinds_with_their_meaning(document):
     heading, language = AUDIT_KIND_TABLES[document]
     rows = {row[0].strip("`"): row[1] for row in table(section(read(document), heading))}
-    assert rows == {kind: getattr(meaning, language) for kind, meaning in AUDIT_KINDS.items()}
+    meanings = Lexicon("audit row")[language]
+    assert rows == {kind: meanings[kind] for kind in AUDIT_KINDS}
 
 
 REFUSAL_TABLES = {GUIDE: "## What can be proposed", GUIDE_ES: "## Qué se puede proponer"}

@@ -23,49 +23,13 @@ from typing import Final
 from shared.epiphan.attention import DEFAULT_THRESHOLDS, Priority, Thresholds, findings
 from shared.epiphan.fleet import FleetSnapshot, StorageStatus, storage_from_warnings
 from shared.text import fleet_answers as say
+from shared.text.catalogue import Lexicon
 from shared.text.display import visible
+from shared.text.languages import language_of
 from shared.text.questions import Intent, Topic, understand
 from shared.text.wording import PRIORITY_WORDS, describe_finding
 
-_WORDS: Final = {
-    "en": {
-        "label": "(Keyword answer: read from the fleet just now, without a model; it never proposes a change.)",
-        "nothing": "Nothing needs attention.",
-        "unknown": "The keyword answer only understands fleet questions such as {examples}.",
-        "change": (
-            "Nothing was proposed: the keyword answer cannot propose changes. With the model, a "
-            "change can be proposed for the practice (sandbox) team's rooms, for a person to approve."
-        ),
-        "writable": (
-            "The keyword answer is read-only and proposes nothing. With the model, changes can be "
-            "proposed only for the practice (sandbox) team's rooms, and a person approves each one "
-            "on the approval page; the {count} rooms read here can be read but not changed."
-        ),
-        "no_names": "The destinations' names are not in the keyword answer's read of the fleet.",
-        "note": "- Note (an operator's): {text}",
-    },
-    "es": {
-        "label": (
-            "(Respuesta por palabras clave: leída de la flota ahora mismo, sin modelo; nunca propone "
-            "un cambio.)"
-        ),
-        "nothing": "Nada necesita atención.",
-        "unknown": "La respuesta por palabras clave solo entiende preguntas sobre la flota, como {examples}.",
-        "change": (
-            "No se propuso nada: la respuesta por palabras clave no puede proponer cambios. Con el "
-            "modelo, se puede proponer un cambio para las salas del grupo de práctica (sandbox), "
-            "que una persona aprueba."
-        ),
-        "writable": (
-            "La respuesta por palabras clave es de solo lectura y no propone nada. Con el modelo, "
-            "solo se pueden proponer cambios para las salas del grupo de práctica (sandbox), y una "
-            "persona aprueba cada uno en la página de aprobación; las {count} salas leídas aquí se "
-            "pueden consultar, pero no cambiar."
-        ),
-        "no_names": "Los nombres de los destinos no están en la lectura de la flota de esta respuesta.",
-        "note": "- Nota (de un operador): {text}",
-    },
-}
+_WORDS: Final = Lexicon("keyword answer")
 
 
 def _storage(snapshot: FleetSnapshot) -> dict[str, StorageStatus]:
@@ -101,7 +65,7 @@ def _body(
     topic = intent.topic
     if topic is Topic.ROOM and room is not None:
         note = notes.get(room.id)
-        tail = [_WORDS[lang]["note"].format(text=visible(note, 280))] if note else []
+        tail = [_WORDS[lang]["note"] % {"text": visible(note, 280)}] if note else []
         return [
             *say.room(
                 room,
@@ -125,7 +89,7 @@ def _body(
         )
         return [words["change"], *status]
     if topic is Topic.WRITABLE:
-        return [words["writable"].format(count=len(devices))]
+        return [words["writable"] % {"count": len(devices)}]
     if topic is Topic.OFFLINE:
         return say.offline(devices, events, now, lang)
     if topic is Topic.RECORDING:
@@ -146,7 +110,7 @@ def _body(
         return [*say.streams(devices, None, lang), words["no_names"]]
     if topic is Topic.ATTENTION:
         return _attention(snapshot, now, limits, lang)
-    return [words["unknown"].format(examples=say.examples(lang))]
+    return [words["unknown"] % {"examples": say.examples(lang)}]
 
 
 def keyword_answer(
@@ -160,7 +124,7 @@ def keyword_answer(
 ) -> str:
     """The keyword answer to `question` about `snapshot` at `now` (UTC), in `language`;
     `notes` (operators' room notes by device ID) show under a named room, as data."""
-    lang = language if language in _WORDS else "en"
+    lang = language_of(language)
     intent = understand(question, [d.name for d in snapshot.devices])
     lines = say.partial(
         intent.topic,

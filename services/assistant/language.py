@@ -14,9 +14,9 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
-from shared.text.catalogue import N_, translate
+from shared.text.catalogue import N_, Lexicon, translate
 from shared.text.change_words import change_in
-from shared.text.languages import LANGUAGES
+from shared.text.languages import LANGUAGES, language_of
 from shared.wire.approval import ProposalState
 from shared.wire.assistant import ProposalLine
 
@@ -43,7 +43,7 @@ def detect(question: str) -> str:
     words = [w.lower() for w in _WORD.findall(question)]
     spanish = sum(w in _SPANISH for w in words) + 2 * len(_SPANISH_MARKS.findall(question))
     english = sum(w in _ENGLISH for w in words)
-    return "es" if spanish > english else "en"
+    return LANGUAGES[1] if spanish > english else LANGUAGES[0]
 
 
 def choose(question: str, language: str | None) -> str:
@@ -51,25 +51,10 @@ def choose(question: str, language: str | None) -> str:
     return language if language in LANGUAGES else detect(question)
 
 
-_STATE_WORDS: Final = {
-    "waiting_for_approval": N_("waiting for approval on the approval page"),
-    "approved": N_("approved, not run yet"),
-    "running": N_("running now"),
-    "denied": N_("denied by a person; nothing ran"),
-    "expired": N_("expired without approval; nothing ran"),
-    "already_waiting": N_(
-        "already waiting for approval on the approval page (proposed earlier; not queued again)"
-    ),
-    "not_run": N_("approved, but nothing ran"),
-    "acknowledged": N_("ran with an outcome nobody could confirm; an operator acknowledged it"),
-    "refused": N_("refused by the executor's checks; nothing ran"),
-    "ran_ok": N_("ran ok (the change was not confirmed afterwards)"),
-    "verified": N_("ran ok and verified"),
-    "contradicted": N_("ran, but a later read contradicts the change"),
-    "error": N_("ran with an error"),
-    "unknown": N_("may or may not have run (the outcome is unknown)"),
-    "unreadable": N_("its state could not be read"),
-}
+PROPOSAL_LINE: Final = Lexicon("proposal line")
+"""A proposal's state (`proposal_status`) in words."""
+NOTES: Final = Lexicon("note")
+"""The fixed sentences code writes under an answer (``budget_exceeded``, ``asks_operator``...)."""
 
 
 def proposal_status(state: ProposalState | None, *, existing: bool = False) -> str:
@@ -116,8 +101,8 @@ def proposal_line(
     (the rooms' names read at Prepare); `names` (read in this question) stand in for a name
     the state lacks; `tool` when the state could not be read."""
     key = proposal_status(state, existing=existing)
-    lang = "es" if language == "es" else "en"
-    words = translate(lang, _STATE_WORDS[key])
+    lang = language_of(language)
+    words = PROPOSAL_LINE[lang][key]
     known = dict(names or {})
     if state is not None:
         read = state.target_names
@@ -135,25 +120,6 @@ def proposal_line(
     )
 
 
-_NOTES: Final = {
-    "budget_exceeded": N_(
-        "I stopped because this question's budget ({limit}) was spent; this is what I found so far."
-    ),
-    "model_unavailable": N_("The model could not be used just now."),
-    "asks_operator": N_("The assistant asks: {question}"),
-    "turn_expired": N_("Proposals made in this turn were expired."),
-    "kb_not_covered": N_(
-        "Epiphan's documents do not cover this question: its knowledge base found nothing it was "
-        "confident of, so nothing from it is an answer here."
-    ),
-    "no_answer": N_("The model gave no answer."),
-    "bad_tool_call": N_(
-        "The model's tool call came malformed (the model server changed or merged it), so nothing "
-        "of it was run and no change was proposed from it."
-    ),
-}
-
-
 def note(name: str, language: str, **facts: str) -> str:
-    """A fixed sentence written by code (see `_NOTES`), in `language`."""
-    return translate("es" if language == "es" else "en", _NOTES[name]).format(**facts)
+    """A fixed sentence written by code (`NOTES`), in `language`."""
+    return NOTES[language_of(language)][name] % facts

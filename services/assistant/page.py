@@ -67,10 +67,11 @@ from services.assistant.server import MAX_QUESTION_CHARS, Asker
 from services.assistant.service import AskedBy
 from services.assistant.watch.wall import CSS as WALL_CSS
 from shared.errors import Code, FleetwatchError
-from shared.text.answered_by import ANSWERED_BY
+from shared.text.answered_by import answered_by
+from shared.text.catalogue import N_, translate
 from shared.text.change_words import why
 from shared.text.display import visible
-from shared.text.languages import LANGUAGES
+from shared.text.languages import LANGUAGES, language_of
 from shared.web.forms import read_form
 from shared.web.guards import (
     ASK_NAMES,
@@ -106,10 +107,7 @@ PRESETS: Final = (
     "¿Qué está desconectado?",
     "Próximos eventos",
 )
-TOO_LONG: Final = (
-    "A question is 1 to {n} characters.",
-    "Una pregunta tiene de 1 a {n} caracteres.",
-)
+TOO_LONG: Final = N_("A question is 1 to %(n)s characters.")
 STATUS: Final = {
     Code.BAD_HOST: 400,
     Code.CROSS_SITE: 403,
@@ -245,10 +243,6 @@ def blocks(text: str) -> list[Block]:
     return out
 
 
-def _es(language: str | None) -> int:
-    return 1 if language == "es" else 0
-
-
 _WALL: Final = web.AppKey("wall", Any)
 
 
@@ -304,9 +298,7 @@ def _ask_form(request: web.Request, session: str, *, status: int = 200, **contex
         "error": None,
         "answer": None,
         "blocks": blocks(answer.text) if answer else [],
-        "answered_by": ANSWERED_BY.get(answer.answered_by, ANSWERED_BY["model"])[_es(answer.language)]
-        if answer
-        else "",
+        "answered_by": answered_by(answer.answered_by, answer.language) if answer else "",
         "line_texts": [visible(line.text, 600) for line in answer.proposals] if answer else [],
         "refusal_texts": [visible(line.text, 600) for line in answer.refusals] if answer else [],
         **context,
@@ -369,9 +361,9 @@ async def _ask(request: web.Request) -> web.Response:
         raise _Refused(Code.CSRF_FAILED, "ask")
     preset, typed, language = form.get("preset"), form.get("question"), form.get("language")
     question = preset if isinstance(preset, str) and preset in PRESETS else typed
-    chosen = language if language in ("en", "es") else None
+    chosen = language if language in LANGUAGES else None
     if not isinstance(question, str) or not question.strip() or len(question) > MAX_QUESTION_CHARS:
-        error = TOO_LONG[_es(chosen)].format(n=MAX_QUESTION_CHARS)
+        error = translate(language_of(chosen), TOO_LONG) % {"n": MAX_QUESTION_CHARS}
         response = _ask_form(request, session, status=400, error=error, language=chosen or "")
         response.headers[CODE_HEADER] = str(Code.INVALID_MESSAGE)
         return response
@@ -418,7 +410,7 @@ async def _refusal(request: web.Request, refused: _Refused) -> web.Response:
 
 def _sentences(code: Code) -> str:
     """Why, in words (`shared.text.change_words.why`), in English and Spanish: no code."""
-    words = [why(code, language) for language in ("en", "es")]
+    words = [why(code, language) for language in LANGUAGES]
     return " / ".join(f"{w[:1].upper()}{w[1:]}." for w in words)
 
 

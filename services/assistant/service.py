@@ -49,7 +49,9 @@ from shared.epiphan.fleet import FleetSnapshot
 from shared.epiphan.model_data import WithheldValues
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import Policy, ToolPolicy
+from shared.text.catalogue import N_, translate
 from shared.text.change_words import change_in, not_proposed, why
+from shared.text.languages import language_of
 from shared.text.questions import topic_of
 from shared.wire.approval import (
     MAX_RECORDED_PROPOSALS,
@@ -288,7 +290,7 @@ class Assistant:
             snapshot = await self._reader.snapshot(on_read=counted)
         except FleetwatchError as exc:
             log.warning("keyword answer could not read the fleet (%s)", exc.code)
-            words = "No pude leer la flota" if lang == "es" else "I could not read the fleet"
+            words = translate(language_of(lang), N_("I could not read the fleet"))
             return f"{words}: {why(exc.code, lang)}.", str(exc.code)
         notes = {}
         if self._notes is not None:

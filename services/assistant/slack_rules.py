@@ -30,6 +30,7 @@ from services.assistant.watch.post import slack_escape
 from shared.errors import Code
 from shared.text.catalogue import N_, translate
 from shared.text.display import visible
+from shared.text import languages
 from shared.text.questions import Topic, understand
 from shared.wire.formats import MAX_QUESTION_CHARS, SLACK_MEMBER_ID
 
@@ -216,8 +217,10 @@ _WORDS: Final[Mapping[str, str]] = {
 def say(key: str, language: str) -> str:
     """One of the Slack words (`_WORDS`: a key or a refusal's code) in `language`, its numbers
     filled in."""
-    lang = "es" if language == "es" else "en"
-    return translate(lang, _WORDS[key]) % {"count": ASKS_PER_WINDOW, "limit": MAX_SLACK_QUESTION_CHARS}
+    return translate(languages.language_of(language), _WORDS[key]) % {
+        "count": ASKS_PER_WINDOW,
+        "limit": MAX_SLACK_QUESTION_CHARS,
+    }
 
 
 def reply(lines: Iterable[str]) -> str:

@@ -44,16 +44,17 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+from gettext import gettext as _
 
 from shared.errors import Code, FleetwatchError
-from shared.text.catalogue import N_, Words, say_text
+from shared.text.catalogue import Words, say_text
 from shared.text.languages import LANGUAGES
 
 
 def add_language_option(parser: argparse.ArgumentParser) -> None:
     """``--language en|es`` on `parser`: the words' language (default: FLEETWATCH_LANGUAGE)."""
     parser.add_argument(
-        "--language", choices=LANGUAGES, help=N_("the words' language (default: FLEETWATCH_LANGUAGE)")
+        "--language", choices=LANGUAGES, help=_("the words' language (default: FLEETWATCH_LANGUAGE)")
     )
 
 

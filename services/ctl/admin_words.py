@@ -15,17 +15,16 @@ import dataclasses
 import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from shared.config import load_settings
-from shared.errors import MEANINGS, Code
-from shared.text.catalogue import C_, N_, Lexicon, Moment, Words, say_text, translate
-from shared.text.change_words import REFUSALS as ASSISTANT_REFUSALS
+from shared.errors import Code
+from shared.text.catalogue import N_, Lexicon, Moment, Words, keyed, say_text, translate, translations
 from shared.text.change_words import change, change_in
 from shared.text.changes import change_words, rooms_from_facts, rooms_words, title_words
 from shared.text.display import lookalike, visible, width
-from shared.text.languages import Language
-from shared.text.refusals import REFUSALS, refusal_words
+from shared.text.languages import Language, language_of
+from shared.text.refusals import refusal_words
 from shared.wire.approval import AuditRow, ProposalDetail, ProposalSummary, Status
 from shared.wire.executor import WritableDevices
 
@@ -65,57 +64,22 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = " 
     return [line(header), *(line(r) for r in rows)]
 
 
-AUTHORS: Mapping[str, str] = {"assistant": N_("the assistant"), "operator": N_("an operator")}
-
-
 def author(view: View, proposed_by: str) -> str:
-    msgid = AUTHORS.get(proposed_by)
-    return view.text(msgid) if msgid else visible(proposed_by, 40)
+    words = keyed("author", proposed_by)
+    return view.say(words) if words else visible(proposed_by, 40)
 
 
-STATES: Lexicon[str, str] = Lexicon(
-    "proposal state",
-    {
-        "pending": C_("proposal state", "waiting for a person"),
-        "approved": C_("proposal state", "approved, not run yet"),
-        "denied": C_("proposal state", "denied"),
-        "expired": C_("proposal state", "expired unreviewed"),
-        "executed": C_("proposal state", "run"),
-        "not_run": C_("proposal state", "approved but not run"),
-    },
-)
+STATES: Final = Lexicon("proposal state")
 """A proposal's ``status`` in words (an unknown status shows as itself)."""
 
-OUTCOMES: Lexicon[str, str] = Lexicon(
-    "outcome",
-    {
-        "running": C_("outcome", "still running"),
-        "ok": C_("outcome", "done"),
-        "error": C_("outcome", "failed"),
-        "unknown": C_("outcome", "unknown"),
-        "refused": C_("outcome", "refused"),
-    },
-)
+OUTCOMES: Final = Lexicon("outcome")
 """An execution's ``outcome`` in words (an unknown outcome shows as itself)."""
 
-VERIFICATIONS: Mapping[str, str] = {
-    "verified": N_("confirmed by a later read"),
-    "not_observed": N_("not confirmed by a later read"),
-    "contradicted": N_("contradicted by a later read"),
-}
-
-
-AUTONOMY: Lexicon[str, str] = Lexicon(
-    "autonomy",
-    {
-        "observe": C_("autonomy", "only watching: nothing may be proposed"),
-        "propose": C_("autonomy", "may propose changes; a person approves each one"),
-    },
-)
+AUTONOMY: Final = Lexicon("autonomy")
 """The policy's ``autonomy`` in words."""
 
 
-def in_words(view: View, words: Lexicon[str, str], raw: str) -> str:
+def in_words(view: View, words: Lexicon, raw: str) -> str:
     """`raw` (a stored code) in words from `words`, else made visible as it is."""
     return words[view.language].get(raw) or visible(raw, 20)
 
@@ -193,19 +157,20 @@ def render_pending(
 
 def code_words(view: View, code: str) -> str | None:
     """What a stable code means in words, in `view`'s language: the catalogue's words for it
-    (`shared.text.refusals`, else the assistant's `shared.text.change_words.REFUSALS` where that
-    sentence needs no numbers), else in English the code's own sentence
-    (`shared.errors.MEANINGS`); None for a code none of them words in that language."""
-    if code in REFUSALS:
-        return view.say(refusal_words(code))
+    (its ``refusal`` entry, else its ``why`` entry where that sentence needs no numbers), else
+    in English the code's own sentence (`shared.errors.MEANINGS`); None for a code none of
+    them words in that language."""
+    refusal = keyed("refusal", code)
+    if refusal is not None:
+        return view.say(refusal)
     known = next((c for c in Code if c.value == code), None)
     if known is None:
         return None
-    sentence = ASSISTANT_REFUSALS.get(known)
-    if sentence and "{" not in sentence:
-        said = translate(view.language, sentence)
-        return said if said.endswith(".") else f"{said}."
-    return MEANINGS[known] if view.language == "en" else None
+    sentence = keyed("why", code)
+    if sentence is None or "%(" in sentence.template(translations()["en"]):
+        return None
+    said = view.say(sentence)
+    return said if said.endswith(".") else f"{said}."
 
 
 def meaning(view: View, code: str | None) -> str:
@@ -259,11 +224,11 @@ def render_detail(view: View, detail: ProposalDetail, names: Mapping[str, str] |
         if detail.refusal_code:
             outcome += f": {meaning(view, detail.refusal_code)}"
         rows.append((view.text(N_("Outcome")), outcome))
-        verification = VERIFICATIONS.get(detail.verification or "")
+        verification = keyed("verification", detail.verification or "")
         rows.append(
             (
                 view.text(N_("Verification")),
-                view.text(verification) if verification else visible(detail.verification or "—", 20),
+                view.say(verification) if verification else visible(detail.verification or "—", 20),
             )
         )
     rows.append((view.text(N_("Arguments, in full")), ""))
@@ -295,37 +260,11 @@ def render_detail(view: View, detail: ProposalDetail, names: Mapping[str, str] |
     )
 
 
-KINDS: Mapping[str, str] = {
-    "proposal": N_("proposed"),
-    "approval": N_("approved"),
-    "denial": N_("denied"),
-    "expiry": N_("expired"),
-    "refusal": N_("refused"),
-    "execution_start": N_("run started"),
-    "outcome": N_("ran"),
-    "verification": N_("checked afterwards"),
-    "kill_switch": N_("kill switch"),
-    "session_start": N_("page signed in"),
-    "ask": N_("question answered"),
-    "nothing_ran": N_("nothing ran"),
-    "denial_lift": N_("denial pause lifted"),
-    "acknowledgement": N_("checked by an operator"),
-    "proposal_repeated": N_("proposed again (already waiting)"),
-}
-"""Each audit kind in words (an unknown kind shows as itself)."""
-
-ACTORS: Mapping[str, str] = {
-    "approval_web": N_("the approval page"),
-    "executor": N_("the executor"),
-    "assistant": N_("the assistant"),
-}
-
-
 def actor_words(view: View, actor: str) -> str:
     """Who wrote an audit row: a service, a browser session, or a person at the command line."""
-    msgid = ACTORS.get(actor)
-    if msgid:
-        return view.text(msgid)
+    words = keyed("actor", actor)
+    if words:
+        return view.say(words)
     if actor.startswith("page "):
         return view.text(N_("a browser session"))
     who, sep, uid = actor.rpartition(":")
@@ -369,7 +308,7 @@ def render_audit(view: View, rows: Sequence[AuditRow]) -> str:
                     str(row.seq),
                     view.when(row.at),
                     actor_words(view, row.actor),
-                    view.text(KINDS[row.kind]) if row.kind in KINDS else visible(row.kind, 30),
+                    view.say(kind) if (kind := keyed("audit kind", row.kind)) else visible(row.kind, 30),
                     visible(row.proposal_id or "—", 40),
                     visible(_what(view, row), 300),
                 ]
@@ -425,10 +364,6 @@ def render_status(view: View, status: Status) -> str:
             ]
         )
     for unsettled in status.unsettled:
-        seen = {
-            "not_observed": N_("not confirmed by a later read"),
-            "contradicted": N_("contradicted by a later read"),
-        }
         rows.append(
             [
                 view.text(N_("To settle:")),
@@ -445,7 +380,9 @@ def render_status(view: View, status: Status) -> str:
                     ),
                     id=visible(unsettled.proposal_id, 40),
                     outcome=in_words(view, OUTCOMES, unsettled.outcome),
-                    seen=view.text(seen.get(unsettled.verification or "", N_("not verified"))),
+                    seen=view.say(
+                        keyed("verification", unsettled.verification or "") or Words.of(N_("not verified"))
+                    ),
                 ),
             ]
         )
@@ -475,19 +412,6 @@ def render_status(view: View, status: Status) -> str:
     return "\n".join(table(["", ""], rows, indent="")[1:])
 
 
-PROCESS_STATES: Mapping[str, str] = {
-    "RUNNING": N_("running since %(since)s (pid %(pid)s)"),
-    "STARTING": N_("starting"),
-    "BACKOFF": N_("exited too quickly; supervisord is starting it again"),
-    "STOPPING": N_("stopping"),
-    "STOPPED": N_("stopped at %(at)s"),
-    "EXITED": N_("exited at %(at)s (exit status %(status)s)"),
-    "FATAL": N_("could not start: supervisord gave up (see its log)"),
-}
-"""Each supervisord process state in words (``getAllProcessInfo``'s ``statename``; its
-``start``/``stop`` are Unix seconds)."""
-
-
 def _unix(seconds: object) -> str | None:
     if not isinstance(seconds, int) or seconds <= 0:
         return None
@@ -502,20 +426,21 @@ def render_processes(view: View, infos: Sequence[Mapping[str, Any]]) -> list[str
     rows = []
     for info in infos:
         state = str(info.get("statename", ""))
-        msgid = PROCESS_STATES.get(state)
         start, stop = _unix(info.get("start")), _unix(info.get("stop"))
+        said = keyed(  # each supervisord state in words (its start/stop are Unix seconds)
+            "process state",
+            state,
+            since=Moment(start) if start else "—",
+            at=Moment(stop) if stop else "—",
+            pid=visible(str(info.get("pid", "")), 10),
+            status=visible(str(info.get("exitstatus", "")), 10),
+        )
         if state == "STOPPED" and stop is None:
-            msgid = N_("not started")
-        if msgid is None:
+            words = view.text(N_("not started"))
+        elif said is None:
             words = view.text(N_("state %(state)s"), state=visible(state, 20))
         else:
-            words = view.text(
-                msgid,
-                since=Moment(start) if start else "—",
-                at=Moment(stop) if stop else "—",
-                pid=visible(str(info.get("pid", "")), 10),
-                status=visible(str(info.get("exitstatus", "")), 10),
-            )
+            words = view.say(said)
         rows.append([visible(str(info.get("name", "")), 40), words])
     return table(["", ""], rows, indent="")[1:]
 
@@ -531,7 +456,7 @@ def view_for(language: str | None, settings_language: str, zone: dt.tzinfo) -> V
     """A `View` in ``language`` (``--language``), else ``settings_language``
     (`FLEETWATCH_LANGUAGE`), in the operator's `zone`, now."""
     chosen = language or settings_language
-    return View(language="es" if chosen == "es" else "en", zone=zone, now=dt.datetime.now(dt.UTC))
+    return View(language=language_of(chosen), zone=zone, now=dt.datetime.now(dt.UTC))
 
 
 _RECORDING: Mapping[bool | None, str] = {

@@ -26,6 +26,7 @@ import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
+from gettext import gettext as _
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from services.ctl import CtlError, add_language_option, admin_words
@@ -33,10 +34,9 @@ from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
 from shared.errors import Code, FleetwatchError
-from shared.text.catalogue import N_, Moment, Words, translate
+from shared.text.catalogue import C_, N_, Moment, Words
 from shared.text.change_words import change, change_in
 from shared.text.display import visible
-from shared.text.languages import Language
 from shared.wire.approval import (
     Acknowledge,
     ApprovalClient,
@@ -173,13 +173,13 @@ TYPES = {
 """A JSON Schema type in words, for ``propose --help``."""
 
 
-def proposable_help(tool_policy: ToolPolicy, language: Language = "en") -> str:
+def proposable_help(tool_policy: ToolPolicy) -> str:
     """The tools an operator may propose, each with its arguments (from the reviewed schema),
     whether it is disruptive and what it does (the policy's summary, from the catalogue):
-    ``propose --help``'s list, in `language`."""
+    ``propose --help``'s list, in the language `services.ctl.main.said_in` holds."""
 
     def say(msgid: str, **params: object) -> str:
-        text = translate(language, msgid)
+        text = _(msgid)
         return text % params if params else text
 
     def kind_of(spec: Mapping[str, Any]) -> str:
@@ -203,7 +203,7 @@ def proposable_help(tool_policy: ToolPolicy, language: Language = "en") -> str:
                 condition=", ".join(f"{k}={'|'.join(sorted(v))}" for k, v in rule.disruptive_when.items()),
             )
         lines.append(f"  {mark} {tool}: {' '.join(described)}{when}")
-        lines.append(f"      {translate(language, rule.summary)}")
+        lines.append(f"      {_(rule.summary)}")
     lines.append(
         say(
             N_("Example: %(command)s"),
@@ -547,14 +547,15 @@ def inspection_warnings(view: admin_words.View, inspection: Inspection) -> list[
     code = inspection.would_refuse
     if code is None:
         return []
-    own = visible(inspection.would_refuse_message or "", 300) if view.language == "en" else ""
-    return [
-        view.text(
-            N_("warning: the executor would refuse this change right now: %(why)s"),
-            why=admin_words.meaning(view, code),
+    why: str | Words = admin_words.meaning(view, code)
+    if inspection.would_refuse_message:  # the executor's own sentence: said in English only
+        why = Words.in_context(
+            "foreign words",
+            C_("foreign words", "%(detail)s (%(message)s)"),
+            detail=why,
+            message=visible(inspection.would_refuse_message, 300),
         )
-        + (f" ({own})" if own else "")
-    ]
+    return [view.text(N_("warning: the executor would refuse this change right now: %(why)s"), why=why)]
 
 
 async def propose(args: argparse.Namespace) -> int:
@@ -605,7 +606,7 @@ def _leaf(sub: Any, name: str, help_text: str, run: Any, epilog: str) -> argpars
     parser: argparse.ArgumentParser = sub.add_parser(
         name, help=help_text, description=help_text, epilog=epilog
     )
-    parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text (times in UTC)"))
+    parser.add_argument("--json", action="store_true", help=_("print JSON instead of text (times in UTC)"))
     add_language_option(parser)
     parser.set_defaults(run=run)
     return parser
@@ -614,26 +615,26 @@ def _leaf(sub: Any, name: str, help_text: str, run: Any, epilog: str) -> argpars
 def add_commands(sub: Any, epilog: str) -> None:
     """Add the admin commands to ``fleetwatch``'s subparsers `sub`; every parser gets `epilog`
     (which says that no command approves)."""
-    pending = sub.add_parser("pending", help=N_("the proposals waiting for a person"), epilog=epilog)
+    pending = sub.add_parser("pending", help=_("the proposals waiting for a person"), epilog=epilog)
     actions = pending.add_subparsers(dest="pending_command", required=True, metavar="ACTION")
-    _leaf(actions, "list", N_("list the pending proposals, oldest first"), pending_list, epilog)
+    _leaf(actions, "list", _("list the pending proposals, oldest first"), pending_list, epilog)
     show = _leaf(
         actions,
         "show",
-        N_("show one proposal in full (every argument, times, fingerprint)"),
+        _("show one proposal in full (every argument, times, fingerprint)"),
         pending_show,
         epilog,
     )
     show.add_argument("proposal_id", metavar="ID")
 
-    deny_parser = _leaf(sub, "deny", N_("deny one pending proposal"), deny, epilog)
+    deny_parser = _leaf(sub, "deny", _("deny one pending proposal"), deny, epilog)
     deny_parser.add_argument("proposal_id", metavar="ID")
-    _leaf(sub, "deny-all", N_("deny every pending proposal (there is no approve-all)"), deny_all, epilog)
-    _leaf(sub, "pause", N_("turn the kill switch on: the executor refuses every write"), pause, epilog)
+    _leaf(sub, "deny-all", _("deny every pending proposal (there is no approve-all)"), deny_all, epilog)
+    _leaf(sub, "pause", _("turn the kill switch on: the executor refuses every write"), pause, epilog)
     resume_parser = _leaf(
         sub,
         "resume",
-        N_(
+        _(
             "turn the kill switch off (changes still need approval on the page); with --denials, lift denial pauses instead"
         ),
         resume,
@@ -642,18 +643,18 @@ def add_commands(sub: Any, epilog: str) -> None:
     resume_parser.add_argument(
         "--denials",
         action="store_true",
-        help=N_("lift the denial pauses running now (all of them, or TOOL on ROOM); audited"),
+        help=_("lift the denial pauses running now (all of them, or TOOL on ROOM); audited"),
     )
     resume_parser.add_argument(
-        "tool", nargs="?", metavar="TOOL", help=N_("with --denials: the paused tool, e.g. batch_reboot")
+        "tool", nargs="?", metavar="TOOL", help=_("with --denials: the paused tool, e.g. batch_reboot")
     )
     resume_parser.add_argument(
-        "room", nargs="?", metavar="ROOM", help=N_("with --denials: the paused room's name or device ID")
+        "room", nargs="?", metavar="ROOM", help=_("with --denials: the paused room's name or device ID")
     )
     ack = _leaf(
         sub,
         "acknowledge",
-        N_(
+        _(
             "say you checked a room whose last change ended unknown or unverified; new changes may be proposed for it again"
         ),
         acknowledge,
@@ -661,14 +662,14 @@ def add_commands(sub: Any, epilog: str) -> None:
     )
     ack.add_argument("proposal_id", metavar="ID")
 
-    audit = sub.add_parser("audit", help=N_("read and verify the audit log"), epilog=epilog)
+    audit = sub.add_parser("audit", help=_("read and verify the audit log"), epilog=epilog)
     audit_actions = audit.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
-    tail = _leaf(audit_actions, "tail", N_("the newest audit rows"), audit_tail, epilog)
-    tail.add_argument("-n", type=int, default=20, metavar="N", help=N_("how many rows (default: 20)"))
+    tail = _leaf(audit_actions, "tail", _("the newest audit rows"), audit_tail, epilog)
+    tail.add_argument("-n", type=int, default=20, metavar="N", help=_("how many rows (default: 20)"))
     _leaf(
         audit_actions,
         "verify",
-        N_(
+        _(
             "each writing service checks the audit log (chain, its rows' MACs, its anchor); exit 1 when it is broken"
         ),
         audit_verify,
@@ -678,7 +679,7 @@ def add_commands(sub: Any, epilog: str) -> None:
     status_parser = _leaf(
         sub,
         "status",
-        N_(
+        _(
             "queue, caps, denial pauses, changes to settle, kill switch, executor, fence, autonomy, and the watch"
         ),
         status,
@@ -687,7 +688,7 @@ def add_commands(sub: Any, epilog: str) -> None:
     status_parser.add_argument(
         "--check",
         action="store_true",
-        help=N_(
+        help=_(
             "exit 1 unless a heartbeat read the fleet within three intervals (for monitors and health checks)"
         ),
     )
@@ -695,7 +696,7 @@ def add_commands(sub: Any, epilog: str) -> None:
     draft = _leaf(
         sub,
         "propose",
-        N_("draft a proposal as an operator; it still needs a person to approve it on the page"),
+        _("draft a proposal as an operator; it still needs a person to approve it on the page"),
         propose,
         epilog,
     )
@@ -705,13 +706,11 @@ def add_commands(sub: Any, epilog: str) -> None:
 
     def propose_help() -> str:
         # The policy (YAML, JSON Schema) loads only when ``propose --help`` is read, so the other
-        # commands start without it (issue 14). Its language is the one ``main.in_language`` gave
-        # the parser.
-        language = getattr(draft, "language", "en")
+        # commands start without it (issue 14); in the language ``main.said_in`` holds.
         try:
-            tools = proposable_help(_tool_policy(), language)
+            tools = proposable_help(_tool_policy())
         except FleetwatchError as exc:
-            tools = translate(language, N_("(The proposable tools could not be listed: %(why)s)")) % {
+            tools = _("(The proposable tools could not be listed: %(why)s)") % {
                 "why": f"{exc.code}: {visible(exc.message, 200)}"
             }
         if not base:
@@ -720,14 +719,14 @@ def add_commands(sub: Any, epilog: str) -> None:
         return plain_help()
 
     draft.format_help = propose_help
-    draft.add_argument("tool", metavar="TOOL", help=N_("a proposable write tool, e.g. batch_recording"))
+    draft.add_argument("tool", metavar="TOOL", help=_("a proposable write tool, e.g. batch_recording"))
     draft.add_argument(
         "--arg",
         action="append",
         metavar="KEY=VALUE",
-        help=N_(
+        help=_(
             "one argument (repeat it); text arguments are taken as written (an all-digit ID stays text), "
             "others as JSON: a list is written '[\"29088800001\"]'"
         ),
     )
-    draft.add_argument("--reason", required=True, help=N_("why, in words a person reviewing it understands"))
+    draft.add_argument("--reason", required=True, help=_("why, in words a person reviewing it understands"))

@@ -18,13 +18,15 @@ Errors: the assistant not running (``service_unavailable``), no answer in time
 from __future__ import annotations
 
 import argparse
+from gettext import gettext as _
 from typing import Any, Final
 
 from services.ctl.output import print_json
 from shared.config import load_settings
-from shared.text.answered_by import ANSWERED_BY
+from shared.text.answered_by import answered_by
 from shared.text.catalogue import N_, translate
 from shared.text.display import visible
+from shared.text.languages import language_of
 from shared.wire.assistant import Answer, Ask, AssistantClient
 
 TIMEOUT_SECONDS: Final = 180.0
@@ -39,11 +41,10 @@ def render_answer(answer: Answer) -> str:
     code_built = [*answer.proposals, *answer.refusals]
     if code_built:
         lines.append("")
-        language = "es" if answer.language == "es" else "en"
+        language = language_of(answer.language)
         lines.append(translate(language, N_("What Fleetwatch recorded (not the assistant's words):")))
         lines.extend(f"- {visible(line.text, 600)}" for line in code_built)
-    said = ANSWERED_BY.get(answer.answered_by, ANSWERED_BY["model"])
-    lines += ["", said[1] if answer.language == "es" else said[0]]
+    lines += ["", answered_by(answer.answered_by, answer.language)]
     return "\n".join(lines)
 
 
@@ -63,21 +64,21 @@ def add_commands(sub: Any, epilog: str) -> None:
     """Add ``ask`` to the ``fleetwatch`` command tree."""
     parser = sub.add_parser(
         "ask",
-        help=N_("ask the assistant about the fleet (English or Spanish); it can only propose changes"),
+        help=_("ask the assistant about the fleet (English or Spanish); it can only propose changes"),
         description=(
-            N_(
+            _(
                 "Ask the assistant a question. It reads the fleet and may propose a change; "
                 "nothing runs until a person approves it on the approval page."
             )
         ),
         epilog=epilog,
     )
-    parser.add_argument("question", help=N_('the question, e.g. "What needs attention?"'))
+    parser.add_argument("question", help=_('the question, e.g. "What needs attention?"'))
     parser.add_argument(
-        "--language", choices=("en", "es"), help=N_("answer language (default: the question's)")
+        "--language", choices=("en", "es"), help=_("answer language (default: the question's)")
     )
     parser.add_argument(
-        "--timeout", type=float, default=TIMEOUT_SECONDS, help=N_("seconds to wait (default: 180)")
+        "--timeout", type=float, default=TIMEOUT_SECONDS, help=_("seconds to wait (default: 180)")
     )
-    parser.add_argument("--json", action="store_true", help=N_("print the answer as JSON"))
+    parser.add_argument("--json", action="store_true", help=_("print the answer as JSON"))
     parser.set_defaults(run=ask)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
+from gettext import gettext as _
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -47,7 +48,7 @@ from shared.epiphan.redact import url_host
 from shared.errors import FleetwatchError
 from shared.policy.definitions import arguments_differ
 from shared.text.catalogue import N_, translate
-from shared.text.languages import Language
+from shared.text.languages import Language, language_of
 
 if TYPE_CHECKING:
     from shared.policy.loader import ProposeRule
@@ -327,7 +328,7 @@ async def capture_command(args: argparse.Namespace) -> int:
     if args.json:
         print_json(msgspec.to_builtins(manifest))
         return 0
-    language = "es" if (args.language or settings.language) == "es" else "en"
+    language = language_of(args.language or settings.language)
     print(summary(manifest, folder, language=language))
     return 0
 
@@ -423,10 +424,10 @@ def add_commands(sub: Any, epilog: str) -> None:
     """Add ``capture`` to the ``fleetwatch`` command tree."""
     parser = sub.add_parser(
         "capture",
-        help=N_(
+        help=_(
             "read every read tool once through the read sign-in and save the answers, redacted, for replay"
         ),
-        description=N_(
+        description=_(
             "Through the guarded read client only (the policy's read list; nothing else can be called): the "
             "device list, every per-device read for every device (at most 100 IDs per call), then each "
             "one-device, one-channel and one-destination read for the first online device, the presets and "
@@ -437,19 +438,19 @@ def add_commands(sub: Any, epilog: str) -> None:
         ),
         epilog=epilog,
     )
-    parser.add_argument("folder", type=Path, metavar="DIR", help=N_("a new or empty folder (made 0700)"))
+    parser.add_argument("folder", type=Path, metavar="DIR", help=_("a new or empty folder (made 0700)"))
     parser.add_argument(
         "--rename",
         action="store_true",
-        help=N_("replace room, group and event names and IDs by invented ones"),
+        help=_("replace room, group and event names and IDs by invented ones"),
     )
     parser.add_argument(
         "--in-checkout",
         action="store_true",
-        help=N_(
+        help=_(
             "write into a folder inside a git checkout (refused otherwise: a capture is private until checked)"
         ),
     )
-    parser.add_argument("--json", action="store_true", help=N_("print the manifest as JSON"))
+    parser.add_argument("--json", action="store_true", help=_("print the manifest as JSON"))
     add_language_option(parser)
     parser.set_defaults(run=capture_command)

@@ -23,6 +23,7 @@ import pwd
 import stat
 import time
 from collections.abc import Iterable, Mapping
+from gettext import gettext as _
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,8 +53,8 @@ from shared.epiphan.slots import slot_summary
 from shared.errors import Code, FleetwatchError
 from shared.policy.definitions import ToolReport
 from shared.private_files import UnsafePath
-from shared.text.catalogue import N_, Words
-from shared.text.languages import Language
+from shared.text.catalogue import Words, keyed
+from shared.text.languages import language_of
 from shared.web.loopback_peer import LISTEN, read_tables, table_rows
 from shared.wire.approval import ApprovalClient, GetStatus, Status
 from shared.wire.assistant import AssistantClient, GetFleet, GetModel, GetWatchStatus, ModelInfo, WatchStatus
@@ -72,17 +73,15 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
     """Add ``doctor`` to the command tree."""
     doctor = sub.add_parser(
         "doctor",
-        help=N_(
-            "check the setup: policy, guard, redaction, sign-ins, fence, sockets, services, model, ports"
-        ),
+        help=_("check the setup: policy, guard, redaction, sign-ins, fence, sockets, services, model, ports"),
         epilog=epilog,
     )
-    doctor.add_argument("--json", action="store_true", help=N_("print JSON instead of lines (in English)"))
+    doctor.add_argument("--json", action="store_true", help=_("print JSON instead of lines (in English)"))
     add_language_option(doctor)
     doctor.add_argument(
         "--live",
         action="store_true",
-        help=N_(
+        help=_(
             "also prove each sign-in with one read (Epiphan's word, not the clock's), and compare "
             "Epiphan's tool list with the reviewed policy"
         ),
@@ -90,7 +89,7 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
     doctor.add_argument(
         "--compose",
         metavar="FILE",
-        help=N_(
+        help=_(
             "also check a compose file (deploy/container/compose.yaml): its services' users against "
             "the uids in their settings and in this command's"
         ),
@@ -101,19 +100,15 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
 async def doctor_command(args: argparse.Namespace) -> int:
     settings = load_settings()
     facts, slack = await asyncio.gather(gather(settings, live=args.live), preflight(settings))
+    checks = run_checks(facts) + check_slack_asks(settings, slack) + compose_checks(args.compose)
     if args.json:
-        checks = run_checks(facts) + check_slack_asks(settings, slack)  # raw, for scripts: English
-        checks += compose_checks(args.compose, "en")
-        print_json(as_json(checks))
+        print_json(as_json(checks))  # for scripts: English
     else:
-        language: Language = "es" if (args.language or settings.language) == "es" else "en"
-        checks = run_checks(facts, language=language) + check_slack_asks(settings, slack, language=language)
-        checks += compose_checks(args.compose, language)
-        print(render(checks, language=language))
+        print(render(checks, language=language_of(args.language or settings.language)))
     return exit_code(checks)
 
 
-def compose_checks(path: str | None, language: Language) -> list[Check]:
+def compose_checks(path: str | None) -> list[Check]:
     """``--compose``: `services.ctl.doctor_compose.check_compose` of the compose file at `path`
     against the allowlists this command was given (none without ``--compose``); a file that
     cannot be read or parsed is one FAIL."""
@@ -126,7 +121,7 @@ def compose_checks(path: str | None, language: Language) -> list[Check]:
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         compose = {"unreadable": type(exc).__name__}
     given_ids = {name: ids_given(name) for name in READERS}
-    return check_compose(compose, given_ids, env={}, language=language)
+    return check_compose(compose, given_ids, env={})
 
 
 def ids_given(name: str) -> frozenset[int] | None:
@@ -216,23 +211,12 @@ async def probe(facts: SocketFacts, allowed: bool) -> Probe:
     return Probe(facts.service, "up")
 
 
-PROBE_DETAILS = {
-    "missing": N_("no socket at %(path)s"),
-    "not_allowed": N_("this user is not on its allowlist"),
-    "denied": N_("permission denied"),
-    "not_for_this_user": N_("%(socket)s is not for this user"),
-    "neither": N_("this user may neither read the slot nor ask the assistant"),
-    "not_approval": N_("this user may not use approval.sock"),
-    "no_fence": N_("no fence is configured, so the executor reads nothing"),
-    "no_policy": N_("the policy does not load"),
-    "no_read_slot": N_("this user may not read the read sign-in's slot, or it holds none"),
-}
-"""Why a socket or a sign-in was not asked, in words (said in the reader's language)."""
-
-
 def probe_detail(kind: str, **params: object) -> Words:
-    """`PROBE_DETAILS`' `kind` as `Words` (``path``, ``socket`` where it names one)."""
-    return Words.of(PROBE_DETAILS[kind], **params)
+    """Why a socket or a sign-in was not asked (the catalogue's ``probe detail`` `kind`), as
+    `Words` (``path``, ``socket`` where it names one)."""
+    words = keyed("probe detail", kind, **params)
+    assert words is not None, kind
+    return words
 
 
 def _not_askable(facts: SocketFacts, allowed: bool) -> Words | None:

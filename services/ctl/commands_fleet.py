@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 from datetime import UTC, datetime
+from gettext import gettext as _
 from typing import TYPE_CHECKING, Any
 
 from services.ctl import add_language_option
@@ -32,7 +33,6 @@ from services.ctl.output import print_json
 from shared.config import Settings, load_settings
 from shared.epiphan.slots import SlotError, read_slot
 from shared.errors import Code
-from shared.text.catalogue import N_
 from shared.wire.approval import ApprovalClient
 from shared.wire.assistant import AssistantClient, GetFleet
 from shared.wire.executor import ListWritable
@@ -142,22 +142,22 @@ def add_commands(sub: Any, epilog: str) -> None:
     """Add ``fleet`` and ``writable`` to ``fleetwatch``'s subparsers `sub`."""
     fleet_parser = sub.add_parser(
         "fleet",
-        help=N_("show the fleet through the read sign-in (read here, or by the assistant for an operator)"),
+        help=_("show the fleet through the read sign-in (read here, or by the assistant for an operator)"),
         epilog=epilog,
     )
-    fleet_parser.add_argument("--json", action="store_true", help=N_("print JSON instead of a table"))
+    fleet_parser.add_argument("--json", action="store_true", help=_("print JSON instead of a table"))
     add_language_option(fleet_parser)
     fleet_parser.set_defaults(run=fleet)
     writable_parser = sub.add_parser(
         "writable",
-        help=N_(
+        help=_(
             "the rooms a change may target now (read afresh by the executor through the sandbox sign-in), "
             "and the changes that may be proposed for them"
         ),
         epilog=epilog,
     )
     writable_parser.add_argument(
-        "--json", action="store_true", help=N_("print JSON instead of text (times in UTC)")
+        "--json", action="store_true", help=_("print JSON instead of text (times in UTC)")
     )
     add_language_option(writable_parser)
     writable_parser.set_defaults(run=writable)

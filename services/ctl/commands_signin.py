@@ -19,6 +19,7 @@ import datetime as dt
 import os
 import sys
 import time
+from gettext import gettext as _
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,7 +28,7 @@ from shared.config import load_settings
 from shared.errors import Code
 from shared.text.catalogue import N_, Moment, Words, say_text, translations
 from shared.text.display import visible
-from shared.text.languages import Language
+from shared.text.languages import Language, language_of
 
 if TYPE_CHECKING:
     from shared.epiphan.signin import ShowUrl
@@ -37,8 +38,8 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
     """Add ``login`` and ``logout`` to the command tree."""
     login = sub.add_parser(
         "login",
-        help=N_("sign in to Epiphan Edge (the read sign-in; --sandbox: the executor's sandbox sign-in)"),
-        description=N_(
+        help=_("sign in to Epiphan Edge (the read sign-in; --sandbox: the executor's sandbox sign-in)"),
+        description=_(
             "login runs the MCP OAuth sign-in against FLEETWATCH_EPIPHAN_MCP_URL: it prints the address of "
             "the sign-in page (and opens a browser when there is a display), the person picks the team there, "
             "and the browser comes back to a listener on 127.0.0.1. --paste is for a machine without a "
@@ -48,27 +49,27 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
         epilog=epilog,
     )
     login.add_argument(
-        "--sandbox", action="store_true", help=N_("sign in the sandbox team (the only team changes run on)")
+        "--sandbox", action="store_true", help=_("sign in the sandbox team (the only team changes run on)")
     )
     login.add_argument(
-        "--paste", action="store_true", help=N_("headless: paste the address the browser is sent back to")
+        "--paste", action="store_true", help=_("headless: paste the address the browser is sent back to")
     )
     login.add_argument(
         "--token-file",
         type=Path,
         metavar="FILE",
-        help=N_("store a static bearer token from FILE (mode 600; no refresh)"),
+        help=_("store a static bearer token from FILE (mode 600; no refresh)"),
     )
-    login.add_argument("--no-browser", action="store_true", help=N_("only print the sign-in address"))
+    login.add_argument("--no-browser", action="store_true", help=_("only print the sign-in address"))
     add_language_option(login)
     login.set_defaults(run=login_command)
     logout_parser = sub.add_parser(
         "logout",
-        help=N_("revoke a sign-in at the server (when it offers revocation) and delete it"),
+        help=_("revoke a sign-in at the server (when it offers revocation) and delete it"),
         epilog=epilog,
     )
     logout_parser.add_argument(
-        "--sandbox", action="store_true", help=N_("the sandbox sign-in instead of the read one")
+        "--sandbox", action="store_true", help=_("the sandbox sign-in instead of the read one")
     )
     add_language_option(logout_parser)
     logout_parser.set_defaults(run=logout_command)
@@ -80,7 +81,7 @@ def _say(text: str) -> None:
 
 def _language(args: argparse.Namespace) -> Language:
     chosen = getattr(args, "language", None) or load_settings().language
-    return "es" if chosen == "es" else "en"
+    return language_of(chosen)
 
 
 def _words(language: Language, msgid: str, **params: object) -> str:

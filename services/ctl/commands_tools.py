@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from gettext import gettext as _
 from typing import TYPE_CHECKING, Any, Final
 
 from services.ctl import CtlError, add_language_option
@@ -115,13 +116,13 @@ def add_commands(sub: Any, epilog: str) -> None:
     """Add ``tools diff`` to the command tree."""
     tools = sub.add_parser(
         "tools",
-        help=N_("Epiphan's tool list against the reviewed policy"),
+        help=_("Epiphan's tool list against the reviewed policy"),
         epilog=epilog,
     )
     under = tools.add_subparsers(dest="tools_command", required=True, metavar="ACTION")
     diff = under.add_parser(
         "diff",
-        help=N_("print every tool whose definition differs from the reviewed one, and the lines to review"),
+        help=_("print every tool whose definition differs from the reviewed one, and the lines to review"),
         epilog=epilog,
     )
     add_language_option(diff)

@@ -11,6 +11,7 @@ import json
 import os
 import shlex
 import sys
+from gettext import gettext as _
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,10 +19,11 @@ from services.ctl import CtlError, add_language_option, supervise
 from shared.config import Settings, given, load_settings
 from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
+from shared.text import languages
 from shared.text.catalogue import N_, Words, say_text, translate
 from shared.text.change_words import why
 from shared.text.display import visible
-from shared.text.languages import Language
+from shared.text.languages import LANGUAGES, Language
 from shared.wire.approval import Acknowledge, GetStatus, LiftDenialPauses
 from shared.wire.assistant import Answer, Ask, AssistantClient
 
@@ -226,7 +228,7 @@ def started_words(settings: Settings, fence: supervise.FenceChoice, *, demo: boo
 def language_of(args: argparse.Namespace, settings: Settings) -> Language:
     """``--language``, else `FLEETWATCH_LANGUAGE`."""
     chosen = getattr(args, "language", None) or settings.language
-    return "es" if chosen == "es" else "en"
+    return languages.language_of(chosen)
 
 
 def secret_words(path: Path, group: str | None) -> Words:
@@ -266,10 +268,10 @@ async def down(args: argparse.Namespace) -> int:
     return 0
 
 
-DEMO_QUESTION = (
+DEMO_QUESTION = N_(
     "Which rooms need attention before their next class? Start any recording that should be running."
 )
-DEMO_QUESTION_ES = "¿Qué salas necesitan atención antes de su próxima clase? Inicia cualquier grabación que deba estar en marcha."
+"""The demo's question (the catalogue's message: asked in the operator's language)."""
 
 
 WAITING_STATES = frozenset({"waiting_for_approval", "already_waiting"})
@@ -361,7 +363,7 @@ async def demo(args: argparse.Namespace) -> int:
     if cleaned:
         print()
         print("\n".join(cleaned))
-    question = DEMO_QUESTION_ES if lang == "es" else DEMO_QUESTION
+    question = translate(lang, DEMO_QUESTION)
     print()
     print(say(N_("Asking the assistant: %(question)s"), question=question))
     print()
@@ -371,11 +373,12 @@ async def demo(args: argparse.Namespace) -> int:
     print(render_answer(answer))
     print()
     command = command_prefix()
-    suffix = " --language es" if lang == "es" else ""  # the commands it suggests say the same language
+    # The commands it suggests say the same language (the default one needs no flag).
+    suffix = "" if lang == LANGUAGES[0] else f" --language {lang}"
     reason = no_card_reason(answer, policy.limits)
     if reason is None:
         secret_file = supervise.choose_fence(settings, os.geteuid()).approve_secret_file(settings)
-        language = "?lang=es" if lang == "es" else ""
+        language = "" if lang == LANGUAGES[0] else f"?lang={lang}"
         print(
             say(
                 N_(
@@ -419,32 +422,30 @@ def add_commands(sub, epilog: str) -> None:
     """Add ``up``, ``down`` and ``demo`` to the ``fleetwatch`` command tree."""
     parser = sub.add_parser(
         "up",
-        help=N_(
+        help=_(
             "start the services under supervisord (and, on the embedded lab, the lab and its scripted model)"
         ),
         epilog=epilog,
     )
-    parser.add_argument(
-        "--scenario", default="campus", help=N_("lab scenario in demo mode (default: campus)")
-    )
+    parser.add_argument("--scenario", default="campus", help=_("lab scenario in demo mode (default: campus)"))
     add_language_option(parser)
     parser.set_defaults(run=up)
     parser = sub.add_parser(
-        "down", help=N_("stop everything 'fleetwatch up' started, and wait until it has"), epilog=epilog
+        "down", help=_("stop everything 'fleetwatch up' started, and wait until it has"), epilog=epilog
     )
     add_language_option(parser)
     parser.set_defaults(run=down)
     parser = sub.add_parser(
         "demo",
-        help=N_(
+        help=_(
             "the main job on the embedded lab: start everything, show the fleet, ask the assistant, leave a proposal on the page"
         ),
         epilog=epilog,
     )
-    parser.add_argument("--scenario", default="campus", help=N_("lab scenario (default: campus)"))
+    parser.add_argument("--scenario", default="campus", help=_("lab scenario (default: campus)"))
     parser.add_argument(
         "--language",
         choices=("en", "es"),
-        help=N_("ask and answer in English or Spanish (default: FLEETWATCH_LANGUAGE)"),
+        help=_("ask and answer in English or Spanish (default: FLEETWATCH_LANGUAGE)"),
     )
     parser.set_defaults(run=demo)

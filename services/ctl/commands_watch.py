@@ -32,6 +32,7 @@ import argparse
 import datetime as dt
 import os
 import re
+from gettext import gettext as _
 from typing import Any, Final
 
 from services.ctl import CtlError, add_language_option, admin_words
@@ -69,8 +70,8 @@ DIGEST_TIMEOUT_SECONDS: Final = 120.0
 """A digest runs a whole heartbeat (a large fleet takes seconds)."""
 TEXT_CAP: Final = 2000
 DAYS: Final = N_("a whole number of days from 1 to %s")
-"""``history --days``'s complaint (argparse's; `services.ctl.main.ARGPARSE_ERRORS` says it again
-in the operator's language)."""
+"""``history --days``'s complaint (said to argparse in the language `services.ctl.main.said_in`
+holds)."""
 
 
 def assistant_client(settings: Settings) -> AssistantClient:
@@ -332,7 +333,7 @@ async def notes(args: argparse.Namespace) -> int:
 
 def _days(text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= MAX_HISTORY_DAYS:
-        raise argparse.ArgumentTypeError(DAYS % MAX_HISTORY_DAYS)
+        raise argparse.ArgumentTypeError(_(DAYS) % MAX_HISTORY_DAYS)
     return int(text)
 
 
@@ -341,56 +342,56 @@ def add_commands(sub: Any, epilog: str) -> None:
     added by ``status`` itself)."""
     parser = sub.add_parser(
         "history",
-        help=N_("what changed, when: rooms, problems, readiness, digests, notes, proposals and outcomes"),
+        help=_("what changed, when: rooms, problems, readiness, digests, notes, proposals and outcomes"),
         epilog=epilog,
     )
     parser.add_argument(
-        "--days", type=_days, default=7, metavar="N", help=N_("how many days back (1 to 90; default: 7)")
+        "--days", type=_days, default=7, metavar="N", help=_("how many days back (1 to 90; default: 7)")
     )
     parser.add_argument(
-        "--language", choices=LANGUAGES, help=N_("words in English or Spanish (default: FLEETWATCH_LANGUAGE)")
+        "--language", choices=LANGUAGES, help=_("words in English or Spanish (default: FLEETWATCH_LANGUAGE)")
     )
-    parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
+    parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     parser.set_defaults(run=history)
 
     parser = sub.add_parser(
         "digest",
-        help=N_("one heartbeat now, and the digest of what changed since the last posted one"),
+        help=_("one heartbeat now, and the digest of what changed since the last posted one"),
         epilog=epilog,
     )
     parser.add_argument(
-        "--post", action="store_true", help=N_("also post it (console, Slack, Teams as configured)")
+        "--post", action="store_true", help=_("also post it (console, Slack, Teams as configured)")
     )
     parser.add_argument(
-        "--language", choices=LANGUAGES, help=N_("words in English or Spanish (default: the watch's)")
+        "--language", choices=LANGUAGES, help=_("words in English or Spanish (default: the watch's)")
     )
-    parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
+    parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     parser.set_defaults(run=digest)
 
     parser = sub.add_parser(
         "note",
-        help=N_("keep an operator's one-line note on a room (shown in digests, on the wall, in answers)"),
+        help=_("keep an operator's one-line note on a room (shown in digests, on the wall, in answers)"),
         epilog=epilog,
     )
-    parser.add_argument("room", metavar="ROOM", help=N_("the room's name (or enough of it to name one room)"))
+    parser.add_argument("room", metavar="ROOM", help=_("the room's name (or enough of it to name one room)"))
     parser.add_argument(
-        "text", metavar="TEXT", nargs="*", help=N_("the note (one line; control characters are removed)")
+        "text", metavar="TEXT", nargs="*", help=_("the note (one line; control characters are removed)")
     )
-    parser.add_argument("--clear", action="store_true", help=N_("remove the room's note"))
-    parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
+    parser.add_argument("--clear", action="store_true", help=_("remove the room's note"))
+    parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     add_language_option(parser)
     parser.set_defaults(run=note)
 
-    parser = sub.add_parser("notes", help=N_("the room notes"), epilog=epilog)
-    parser.add_argument("room", metavar="ROOM", nargs="?", help=N_("only rooms whose name holds this"))
-    parser.add_argument("--search", metavar="TEXT", help=N_("only notes that hold this text"))
-    parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
+    parser = sub.add_parser("notes", help=_("the room notes"), epilog=epilog)
+    parser.add_argument("room", metavar="ROOM", nargs="?", help=_("only rooms whose name holds this"))
+    parser.add_argument("--search", metavar="TEXT", help=_("only notes that hold this text"))
+    parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     add_language_option(parser)
     parser.set_defaults(run=notes)
 
     parser = sub.add_parser(
         "silence",
-        help=N_(
+        help=_(
             "silence the watch's posts on a room or a group until a time, with a reason (it always expires)"
         ),
         epilog=epilog,
@@ -398,7 +399,7 @@ def add_commands(sub: Any, epilog: str) -> None:
     parser.add_argument(
         "target",
         metavar="ROOM|GROUP",
-        help=N_("a room's name (enough of it to name one room), or a group's name"),
+        help=_("a room's name (enough of it to name one room), or a group's name"),
     )
     when = parser.add_mutually_exclusive_group(required=True)
     when.add_argument(
@@ -406,33 +407,33 @@ def add_commands(sub: Any, epilog: str) -> None:
         dest="duration",
         type=_duration,
         metavar="TIME",
-        help=N_("how long: 45m, 2h, 1h30m, 3d (at most 14d)"),
+        help=_("how long: 45m, 2h, 1h30m, 3d (at most 14d)"),
     )
     when.add_argument(
         "--until",
         metavar="TIME",
-        help=N_("until 14:00 (the next one, in FLEETWATCH_TIMEZONE) or 2026-09-17T08:00"),
+        help=_("until 14:00 (the next one, in FLEETWATCH_TIMEZONE) or 2026-09-17T08:00"),
     )
-    parser.add_argument("--reason", required=True, metavar="TEXT", help=N_("why (shown with the silence)"))
+    parser.add_argument("--reason", required=True, metavar="TEXT", help=_("why (shown with the silence)"))
     parser.add_argument(
         "--include-classes",
         action="store_true",
-        help=N_("also hide 'not recording during an event' and missed recordings in it"),
+        help=_("also hide 'not recording during an event' and missed recordings in it"),
     )
-    parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
+    parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     add_language_option(parser)
     parser.set_defaults(run=silence)
 
-    parser = sub.add_parser("silences", help=N_("the silences that hold now"), epilog=epilog)
-    parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
+    parser = sub.add_parser("silences", help=_("the silences that hold now"), epilog=epilog)
+    parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     add_language_option(parser)
     parser.set_defaults(run=silences)
 
-    parser = sub.add_parser("unsilence", help=N_("lift a silence before it expires"), epilog=epilog)
+    parser = sub.add_parser("unsilence", help=_("lift a silence before it expires"), epilog=epilog)
     parser.add_argument(
-        "target", metavar="ROOM|GROUP|N", help=N_("the room or group as silenced, or the silence's number")
+        "target", metavar="ROOM|GROUP|N", help=_("the room or group as silenced, or the silence's number")
     )
-    parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
+    parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     add_language_option(parser)
     parser.set_defaults(run=unsilence)
 
@@ -445,11 +446,11 @@ def _duration(text: str) -> int:
     """``--for``'s minutes."""
     match = _DURATION.fullmatch(text.strip().lower())
     if not text.strip() or match is None or not any(match.groups()):
-        raise argparse.ArgumentTypeError(DURATION)
+        raise argparse.ArgumentTypeError(_(DURATION))
     days, hours, minutes = (int(g or 0) for g in match.groups())
     total = days * 1440 + hours * 60 + minutes
     if not 1 <= total <= MAX_SILENCE_MINUTES:
-        raise argparse.ArgumentTypeError(DURATION)
+        raise argparse.ArgumentTypeError(_(DURATION))
     return total
 
 

@@ -1,6 +1,7 @@
 """``fleetwatch doctor``'s checks: pure functions from gathered facts to result lines.
 
-Each check returns `Check` lines (OK / WARN / FAIL / INFO); any FAIL makes the command exit 1.
+Each check returns `Check` lines (OK / WARN / FAIL / INFO, a name and catalogue `Words`: data),
+said once in the reader's language by `render`; any FAIL makes the command exit 1.
 Facts are gathered by `services.ctl.commands_doctor` (files, sockets, ``/proc/net``); nothing
 here does I/O or reads a clock (``now`` is passed in, epoch seconds).
 
@@ -31,9 +32,9 @@ from typing import Any, Final
 
 from shared.config import Secret, Settings
 from shared.errors import Code
-from shared.policy.definitions import ARGUMENTS_DIFFER, NOT_OFFERED, ToolDifference, ToolReport
-from shared.text.catalogue import C_, N_, Words, say_text, translate, translations
-from shared.text.change_words import change, change_in
+from shared.policy.definitions import ARGUMENTS_DIFFER, ToolDifference, ToolReport
+from shared.text.catalogue import C_, N_, Joined, Param, Words, keyed, say_text, translations
+from shared.text.change_words import change_in_words, change_words_of
 from shared.text.display import visible
 from shared.text.languages import Language
 from shared.web.model_host import Resolver, ip_of, model_host, system_resolver
@@ -60,11 +61,17 @@ class Level(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Check:
-    """One line of the report."""
+    """One line of the report: its name (a ``doctor check`` catalogue message, English), its
+    level and its words, said in the reader's language when rendered (`render`)."""
 
     name: str
     level: Level
-    message: str
+    words: Words
+
+    @property
+    def message(self) -> str:
+        """The words in English (``--json``)."""
+        return _said(self.words, "en")
 
 
 @dataclass(frozen=True)
@@ -166,105 +173,65 @@ class LiveProof:
 
 # --- words ------------------------------------------------------------------------------------
 
-LEVELS: Final[Mapping[Level, str]] = {
-    Level.OK: C_("doctor level", "OK"),
-    Level.WARN: C_("doctor level", "WARN"),
-    Level.FAIL: C_("doctor level", "FAIL"),
-    Level.INFO: C_("doctor level", "INFO"),
-}
-"""Each level in words (English: the level itself, as ``--json`` gives it)."""
+
+def _said(words: Param, language: Language) -> str:
+    """`words` (or text kept as it is) in `language`."""
+    if isinstance(words, str):
+        return words
+    return say_text(Words.of("%(x)s", x=words), language, zone=dt.UTC, now=dt.datetime.now(dt.UTC))
 
 
-def _say(language: Language, msgid: str, **params: object) -> str:
-    """`msgid` in `language`, `params` (`Detail` values said in `language` too) put in."""
-    text = translate(language, msgid)
-    if not params:
-        return text
-    return text % {k: _detail(language, v) if isinstance(v, Words) else str(v) for k, v in params.items()}
+def _line(name: str, level: Level, msgid: str, **params: object) -> Check:
+    return Check(name, level, Words.of(msgid, **params))
 
 
-def _detail(language: Language, detail: Detail | None) -> str:
-    if isinstance(detail, Words):
-        return say_text(detail, language, zone=dt.UTC, now=dt.datetime.now(dt.UTC))
-    return detail or ""
+def _with_message(detail: Detail, message: str) -> Param:
+    """`detail` and a service's or Epiphan's own `message` (English: the catalogue says it only
+    in English, other languages keep the detail alone)."""
+    if not message:
+        return detail
+    return Words.in_context(
+        "foreign words", C_("foreign words", "%(detail)s: %(message)s"), detail=detail, message=message
+    )
 
 
-def _name(language: Language, name: str) -> str:
-    """A check's name (marked ``C_("doctor check", ...)``) in `language`."""
-    return translations()[language].pgettext("doctor check", name)
+def _raw(context: str, value: str | None) -> Param:
+    """A raw value (an outcome, a sign-in's kind) in words under `context` (English: the value
+    as it is); a value the catalogue does not know stays as it is (made visible)."""
+    return Words.in_context(context, visible(value, 40)) if value else ""
 
 
-def _check(language: Language, name: str, level: Level, msgid: str, **params: object) -> Check:
-    return Check(_name(language, name), level, _say(language, msgid, **params))
-
-
-def _raw(language: Language, context: str, value: str | None, table: Mapping[str | None, str]) -> str:
-    """A raw value (an outcome, a sign-in's kind) in words: English as it is, other languages
-    from the catalogue; a value the table does not know stays as it is (made visible)."""
-    if value not in table:
-        return visible(value or "", 40)
-    return translations()[language].pgettext(context, table[value])
-
-
-OUTCOMES: Final[Mapping[str | None, str]] = {
-    "ok": C_("doctor outcome", "ok"),
-    "error": C_("doctor outcome", "error"),
-    "unknown": C_("doctor outcome", "unknown"),
-    "running": C_("doctor outcome", "running"),
-    "refused": C_("doctor outcome", "refused"),
-}
-"""An execution's ``outcome`` (English: the raw value, as the audit has it)."""
-VERIFICATIONS: Final[Mapping[str | None, str]] = {
-    None: C_("doctor verification", "none"),
-    "verified": C_("doctor verification", "verified"),
-    "not_observed": C_("doctor verification", "not_observed"),
-    "contradicted": C_("doctor verification", "contradicted"),
-}
-"""A change's verification (English: the raw value)."""
-KINDS: Final[Mapping[str | None, str]] = {
-    "oauth": C_("sign-in kind", "oauth"),
-    "static": C_("sign-in kind", "static"),
-    "lab": C_("sign-in kind", "lab"),
-}
-"""A sign-in's kind (English: the raw value, as the slot holds it)."""
-
-
-def _list(language: Language, items: Sequence[str]) -> str:
-    return ", ".join(items) or _say(language, N_("none"))
+def _list(items: Sequence[str]) -> Param:
+    return Joined(", ", tuple(items)) if items else Words.of(N_("none"))
 
 
 # --- policy, guard, redaction ------------------------------------------------------------------
 
 
-def check_policy(facts: Facts, *, language: Language = "en") -> list[Check]:
-    name = C_("doctor check", "policy")
+def check_policy(facts: Facts) -> list[Check]:
+    name = "policy"
     if facts.policy_error is not None or facts.read_tools is None:
-        return [
-            _check(
-                language, name, Level.FAIL, N_("the policy does not load: %(why)s"), why=facts.policy_error
-            )
-        ]
+        return [_line(name, Level.FAIL, N_("the policy does not load: %(why)s"), why=facts.policy_error)]
     return [
-        _check(
-            language,
+        _line(
             name,
             Level.OK,
             N_("valid (%(dir)s): %(read)s read tools, %(n)s proposable (%(tools)s)"),
             dir=facts.settings.policy_dir,
             read=len(facts.read_tools),
             n=len(facts.proposable),
-            tools=_list(language, facts.proposable),
+            tools=_list(facts.proposable),
         )
     ]
 
 
-def check_guard(read_tools: frozenset[str] | None, *, language: Language = "en") -> list[Check]:
+def check_guard(read_tools: frozenset[str] | None) -> list[Check]:
     """Runs the real guard on every Epiphan write tool: each must be refused."""
     from shared.epiphan.read_client import WRITE_TOOLS_OF_EPIPHAN, EpiphanError, guard  # when doctor runs
 
-    name = C_("doctor check", "guard")
+    name = "guard"
     if read_tools is None:
-        return [_check(language, name, Level.FAIL, N_("cannot check: the policy does not load"))]
+        return [_line(name, Level.FAIL, N_("cannot check: the policy does not load"))]
     let_through = []
     for tool in sorted(WRITE_TOOLS_OF_EPIPHAN):
         try:
@@ -275,8 +242,7 @@ def check_guard(read_tools: frozenset[str] | None, *, language: Language = "en")
         let_through.append(tool)
     if let_through:
         return [
-            _check(
-                language,
+            _line(
                 name,
                 Level.FAIL,
                 N_("the read guard does not refuse: %(tools)s"),
@@ -284,12 +250,8 @@ def check_guard(read_tools: frozenset[str] | None, *, language: Language = "en")
             )
         ]
     return [
-        _check(
-            language,
-            name,
-            Level.OK,
-            N_("the read guard refuses all %(n)s write tools"),
-            n=len(WRITE_TOOLS_OF_EPIPHAN),
+        _line(
+            name, Level.OK, N_("the read guard refuses all %(n)s write tools"), n=len(WRITE_TOOLS_OF_EPIPHAN)
         )
     ]
 
@@ -329,24 +291,23 @@ _SAMPLE = {
 }
 
 
-def check_redaction(*, language: Language = "en") -> list[Check]:
+def check_redaction() -> list[Check]:
     """Self-test: planted secrets, an IP address and a serial number in known shapes must not
     survive `shared.epiphan.model_data.for_model` (redaction, then what is withheld from the model)."""
     from shared.epiphan.model_data import for_model  # the redaction patterns: when doctor runs
 
-    name = C_("doctor check", "redaction")
+    name = "redaction"
     out = json.dumps(for_model(_SAMPLE))
     leaked = [s for s in _PLANTED if s in out]
     if leaked or "Main hall" not in out:
         what = (
-            _say(language, N_("%(n)s of %(all)s planted secrets survive"), n=len(leaked), all=len(_PLANTED))
+            Words.of(N_("%(n)s of %(all)s planted secrets survive"), n=len(leaked), all=len(_PLANTED))
             if leaked
-            else _say(language, N_("it removes names too"))
+            else Words.of(N_("it removes names too"))
         )
-        return [_check(language, name, Level.FAIL, N_("self-test failed: %(what)s"), what=what)]
+        return [_line(name, Level.FAIL, N_("self-test failed: %(what)s"), what=what)]
     return [
-        _check(
-            language,
+        _line(
             name,
             Level.OK,
             N_(
@@ -360,28 +321,19 @@ def check_redaction(*, language: Language = "en") -> list[Check]:
 # --- sign-ins and the fence --------------------------------------------------------------------
 
 
-def _when(seconds: float, language: Language = "en") -> str:
+def _when(seconds: float) -> Words:
     minutes = abs(seconds) / 60
     span = f"{minutes:.0f} min" if minutes < 120 else f"{minutes / 60:.1f} h"
-    return _say(language, N_("in %(span)s") if seconds >= 0 else N_("%(span)s ago"), span=span)
+    return Words.of(N_("in %(span)s") if seconds >= 0 else N_("%(span)s ago"), span=span)
 
 
-SIGN_IN_NAMES: Final = {
-    "read": C_("doctor check", "sign-in read"),
-    "sandbox": C_("doctor check", "sign-in sandbox"),
-}
-LIVE_NAMES: Final = {"read": C_("doctor check", "live read"), "sandbox": C_("doctor check", "live sandbox")}
-
-
-def check_sign_in(
-    name: str, summary: Mapping[str, Any], now: float, *, language: Language = "en"
-) -> list[Check]:
+def check_sign_in(name: str, summary: Mapping[str, Any], now: float) -> list[Check]:
     """One slot: present, safe (0600 in 0700, owner), not dead, expiry."""
-    label = SIGN_IN_NAMES.get(name, f"sign-in {name}")
+    label = f"sign-in {name}"
     fix = "fleetwatch login --sandbox" if name == "sandbox" else "fleetwatch login"
 
     def line(level: Level, msgid: str, **params: object) -> list[Check]:
-        return [_check(language, label, level, msgid, fix=fix, **params)]
+        return [_line(label, level, msgid, fix=fix, **params)]
 
     if summary.get("code") == "permission_denied":
         return line(Level.INFO, N_("this user may not look at it (it is the service's): run doctor as root"))
@@ -389,27 +341,24 @@ def check_sign_in(
         return line(Level.FAIL, N_("none; run `%(fix)s`"))
     if not summary.get("ok"):
         return line(Level.FAIL, N_("unusable: %(why)s"), why=summary.get("message"))
-    where = _say(
-        language,
-        N_("mode %(mode)s in a %(folder)s folder"),
-        mode=summary["mode"],
-        folder=summary["folder_mode"],
+    where = Words.of(
+        N_("mode %(mode)s in a %(folder)s folder"), mode=summary["mode"], folder=summary["folder_mode"]
     )
     if summary.get("folder_mode") != "700":
         return line(Level.FAIL, N_("%(where)s; the folder must be 700"), where=where)
     if summary.get("dead"):
         return line(Level.FAIL, N_("dead (%(why)s); run `%(fix)s`"), why=summary.get("dead_reason"))
     team = (
-        _say(language, N_("team %(id)s"), id=summary["team_id"])
+        Words.of(N_("team %(id)s"), id=summary["team_id"])
         if summary.get("team_id")
-        else _say(language, N_("team unknown"))
+        else Words.of(N_("team unknown"))
     )
-    head = f"{_raw(language, 'sign-in kind', summary.get('kind'), KINDS)}, {team}, {where}"
+    head = Joined(", ", (_raw("sign-in kind", summary.get("kind")), team, where))
     expires_at = summary.get("expires_at")
     if expires_at is None:
         return line(Level.OK, N_("%(head)s; no expiry known"), head=head)
     left = float(expires_at) - now
-    when = _when(left, language)
+    when = _when(left)
     if left > 0:
         return line(Level.OK, N_("%(head)s; access token ends %(when)s"), head=head, when=when)
     if summary.get("refreshable"):
@@ -421,28 +370,28 @@ def check_sign_in(
     )
 
 
-STATE_MODES: Final = C_("doctor check", "state modes")
+STATE_MODES: Final = "state modes"
 
 
-def check_state_modes(
-    loose: Sequence[tuple[str, str, str]] | None, error: str | None, *, language: Language = "en"
-) -> list[Check]:
+def check_state_modes(loose: Sequence[tuple[str, str, str]] | None, error: str | None) -> list[Check]:
     """One account's state is its own: folders ``700``, stores, their -wal/-shm and secrets
     ``600`` (``2750``/``640`` in a setgid folder); each path that lets in more is named with
     its mode. No line when not looked at (`Facts.state_modes` None)."""
     if error is not None:
-        return [_check(language, STATE_MODES, Level.FAIL, N_("cannot look at the state: %(why)s"), why=error)]
+        return [_line(STATE_MODES, Level.FAIL, N_("cannot look at the state: %(why)s"), why=error)]
     if loose is None:
         return []
     if not loose:
-        return [_check(language, STATE_MODES, Level.OK, N_("only this account may open the state"))]
-    each = "; ".join(
-        _say(language, N_("%(path)s mode %(mode)s (at most %(allowed)s)"), path=p, mode=m, allowed=a)
-        for p, m, a in loose
+        return [_line(STATE_MODES, Level.OK, N_("only this account may open the state"))]
+    each = Joined(
+        "; ",
+        tuple(
+            Words.of(N_("%(path)s mode %(mode)s (at most %(allowed)s)"), path=p, mode=m, allowed=a)
+            for p, m, a in loose
+        ),
     )
     return [
-        _check(
-            language,
+        _line(
             STATE_MODES,
             Level.FAIL,
             N_("other local users may open %(each)s; `fleetwatch up` puts the modes back"),
@@ -451,38 +400,25 @@ def check_state_modes(
     ]
 
 
-_READ_BY: Final = {
-    "assistant": N_(" (read by the assistant)"),
-    "executor": N_(" (read by the executor)"),
-}
-
-
-def check_live(name: str, proof: LiveProof, now: float, *, language: Language = "en") -> list[Check]:
+def check_live(name: str, proof: LiveProof, now: float) -> list[Check]:
     """A sign-in proven with one read: accepted, refreshed after a refusal, or refused by
     Epiphan (named as such when this machine's clock still calls the token valid)."""
-    label = LIVE_NAMES.get(name, f"live {name}")
+    label = f"live {name}"
     fix = "fleetwatch login --sandbox" if name == "sandbox" else "fleetwatch login"
     by = (
         ""
         if proof.via == "here"
-        else _say(language, _READ_BY.get(proof.via, N_(" (read by %(via)s)")), via=proof.via)
+        else keyed("read by", proof.via) or Words.of(N_(" (read by %(via)s)"), via=proof.via)
     )
-    valid = proof.valid_until is not None and proof.valid_until > now
-    clock = (
-        _say(
-            language,
+    clock: Param = ""
+    if proof.valid_until is not None and proof.valid_until > now:
+        clock = Words.of(
             N_(" although this machine's clock says it is valid %(when)s"),
-            when=_when(proof.valid_until - now, language),
+            when=_when(proof.valid_until - now),
         )
-        if valid and proof.valid_until is not None
-        else ""
-    )
-    detail = _detail(language, proof.detail)
-    if proof.message and language == "en":
-        detail = f"{detail}: {proof.message}"
 
     def line(level: Level, msgid: str, **params: object) -> list[Check]:
-        return [_check(language, label, level, msgid, by=by, clock=clock, fix=fix, **params)]
+        return [_line(label, level, msgid, by=by, clock=clock, fix=fix, **params)]
 
     if proof.outcome == "accepted":
         return line(Level.OK, N_("Epiphan accepted it%(by)s: %(n)s device(s) read"), n=proof.devices)
@@ -497,27 +433,25 @@ def check_live(name: str, proof: LiveProof, now: float, *, language: Language = 
         )
     if proof.outcome == "refused":
         return line(Level.FAIL, N_("refused by Epiphan%(clock)s%(by)s; run `%(fix)s`"))
+    why = _with_message(proof.detail, proof.message)
     if proof.outcome == "skipped":
-        return line(Level.INFO, N_("not proven: %(why)s"), why=detail)
-    return line(Level.FAIL, N_("the read failed%(by)s: %(why)s"), why=detail)
+        return line(Level.INFO, N_("not proven: %(why)s"), why=why)
+    return line(Level.FAIL, N_("the read failed%(by)s: %(why)s"), why=why)
 
 
-def check_fence(
-    settings: Settings, status: Status | None = None, *, language: Language = "en"
-) -> list[Check]:
+def check_fence(settings: Settings, status: Status | None = None) -> list[Check]:
     """The fence in this shell's settings; when they have none but the running approval_web
     reports one (``fleetwatch demo`` sets it in the services' own environment), OK with a
     note, because the services are what refuse or run changes."""
-    name = C_("doctor check", "fence")
-    parts = []
+    name = "fence"
+    parts: list[Param] = []
     if settings.write_team_id is not None:
-        parts.append(_say(language, N_("sandbox team %(id)s"), id=settings.write_team_id))
+        parts.append(Words.of(N_("sandbox team %(id)s"), id=settings.write_team_id))
     if settings.write_device_ids:
-        parts.append(_say(language, N_("allowlist of %(n)s devices"), n=len(settings.write_device_ids)))
+        parts.append(Words.of(N_("allowlist of %(n)s devices"), n=len(settings.write_device_ids)))
     if not parts and status is not None and status.fence_configured:
         return [
-            _check(
-                language,
+            _line(
                 name,
                 Level.OK,
                 N_(
@@ -528,8 +462,7 @@ def check_fence(
         ]
     if not parts:
         return [
-            _check(
-                language,
+            _line(
                 name,
                 Level.FAIL,
                 N_(
@@ -538,71 +471,46 @@ def check_fence(
                 ),
             )
         ]
-    return [Check(_name(language, name), Level.OK, _say(language, N_(" and ")).join(parts))]
+    return [_line(name, Level.OK, "%(x)s", x=Joined(Words.of(N_(" and ")), tuple(parts)))]
 
 
-def check_fence_level(sockets: Mapping[str, SocketFacts], *, language: Language = "en") -> list[Check]:
+def check_fence_level(sockets: Mapping[str, SocketFacts]) -> list[Check]:
     """ "OS-level, separate users" when the running services' sockets have three different
     owners; "process-level, same user" when they share one."""
-    name = C_("doctor check", "fence level")
+    name = "fence level"
     owners = {
         s: f.owner or str(f.uid) for s, f in sockets.items() if f.state == "present" and f.uid is not None
     }
     if len(owners) < 2:
-        return [_check(language, name, Level.INFO, N_("unknown: fewer than two services are running"))]
-    listing = ", ".join(
-        _say(language, N_("%(service)s as %(user)s"), service=s, user=o) for s, o in owners.items()
+        return [_line(name, Level.INFO, N_("unknown: fewer than two services are running"))]
+    listing = Joined(
+        ", ", tuple(Words.of(N_("%(service)s as %(user)s"), service=s, user=o) for s, o in owners.items())
     )
     distinct = len(set(owners.values()))
     if distinct == len(owners):
-        return [
-            _check(language, name, Level.OK, N_("OS-level, separate users (%(listing)s)"), listing=listing)
-        ]
+        return [_line(name, Level.OK, N_("OS-level, separate users (%(listing)s)"), listing=listing)]
     if distinct == 1:
         return [
-            _check(
-                language,
+            _line(
                 name,
                 Level.INFO,
                 N_("process-level, same user (%(listing)s); on a server use the systemd units for OS-level"),
                 listing=listing,
             )
         ]
-    return [
-        _check(
-            language, name, Level.WARN, N_("mixed: some services share a user (%(listing)s)"), listing=listing
-        )
-    ]
+    return [_line(name, Level.WARN, N_("mixed: some services share a user (%(listing)s)"), listing=listing)]
 
 
 # --- sockets, services, queue ------------------------------------------------------------------
 
-SOCKET_NAMES: Final = {
-    "executor": C_("doctor check", "socket executor"),
-    "approval_web": C_("doctor check", "socket approval_web"),
-    "assistant": C_("doctor check", "socket assistant"),
-}
-SERVICE_NAMES: Final = {
-    "executor": C_("doctor check", "service executor"),
-    "approval_web": C_("doctor check", "service approval_web"),
-    "assistant": C_("doctor check", "service assistant"),
-}
 
-
-def check_socket(
-    facts: SocketFacts, peers: tuple[tuple[str, ...], tuple[str, ...]], *, language: Language = "en"
-) -> list[Check]:
-    label = SOCKET_NAMES.get(facts.service, f"socket {facts.service}")
+def check_socket(facts: SocketFacts, peers: tuple[tuple[str, ...], tuple[str, ...]]) -> list[Check]:
+    label = f"socket {facts.service}"
     uids, gids = peers
-    allowed = _say(
-        language,
-        N_("peers: uids %(uids)s; gids %(gids)s"),
-        uids=_list(language, uids),
-        gids=_list(language, gids),
-    )
+    allowed = Words.of(N_("peers: uids %(uids)s; gids %(gids)s"), uids=_list(uids), gids=_list(gids))
 
     def line(level: Level, msgid: str, **params: object) -> list[Check]:
-        return [_check(language, label, level, msgid, path=facts.path, allowed=allowed, **params)]
+        return [_line(label, level, msgid, path=facts.path, allowed=allowed, **params)]
 
     if facts.state == "missing":
         return line(Level.INFO, N_("%(path)s does not exist (service not running); %(allowed)s"))
@@ -611,8 +519,7 @@ def check_socket(
     if facts.state == "not_socket":
         return line(Level.FAIL, N_("%(path)s exists and is not a socket"))
     mode, folder = facts.mode or 0, facts.folder_mode or 0
-    where = _say(
-        language,
+    where = Words.of(
         N_("%(path)s mode %(mode)s %(owner)s:%(group)s, folder %(folder)s; %(allowed)s"),
         path=facts.path,
         mode=f"{mode:o}",
@@ -627,19 +534,17 @@ def check_socket(
             N_("%(where)s: anyone on this host may connect (the peer check still refuses)"),
             where=where,
         )
-    return [Check(_name(language, label), Level.OK, where)]
+    return [Check(label, Level.OK, where)]
 
 
-def check_probe(probe: Probe, status: Status | None, *, language: Language = "en") -> list[Check]:
+def check_probe(probe: Probe, status: Status | None) -> list[Check]:
     """A probe's answer. A probe skipped because this user is not on the socket's allowlist
     (connecting would be refused and audited) is judged by approval_web's `Status` instead."""
-    label = SERVICE_NAMES.get(probe.service, f"service {probe.service}")
-    detail = _detail(language, probe.detail)
-    if probe.message and language == "en":
-        detail = f"{detail}: {probe.message}"
+    label = f"service {probe.service}"
+    detail = _with_message(probe.detail, probe.message)
 
     def line(level: Level, msgid: str) -> list[Check]:
-        return [_check(language, label, level, msgid, detail=detail)]
+        return [_line(label, level, msgid, detail=detail)]
 
     if probe.answer == "skipped":
         if probe.service == "executor" and status is not None:
@@ -656,20 +561,18 @@ def check_probe(probe: Probe, status: Status | None, *, language: Language = "en
     return line(Level.FAIL, N_("not running or not answering (%(detail)s)"))
 
 
-def check_queue(status: Status | None, error: Detail | None, *, language: Language = "en") -> list[Check]:
-    name = C_("doctor check", "queue")
+def check_queue(status: Status | None, error: Detail | None) -> list[Check]:
+    name = "queue"
     if status is None:
         return [
-            _check(
-                language,
+            _line(
                 name,
                 Level.INFO,
                 N_("unknown: approval_web did not answer GetStatus (%(why)s)"),
-                why=_detail(language, error),
+                why=error or "",
             )
         ]
-    text = _say(
-        language,
+    text = Words.of(
         N_(
             "%(pending)s/%(max_pending)s pending, %(last_hour)s/%(per_hour)s in the last hour, "
             "%(kill_switch)s, autonomy %(autonomy)s, %(executor)s"
@@ -678,30 +581,28 @@ def check_queue(status: Status | None, error: Detail | None, *, language: Langua
         max_pending=status.max_pending,
         last_hour=status.last_hour,
         per_hour=status.per_hour,
-        kill_switch=_say(language, N_("kill switch ON") if status.kill_switch else N_("kill switch off")),
+        kill_switch=Words.of(N_("kill switch ON") if status.kill_switch else N_("kill switch off")),
         autonomy=status.autonomy,
-        executor=_say(
-            language,
+        executor=Words.of(
             N_("executor up (as approval_web sees it)")
             if status.executor_up
-            else N_("executor DOWN (as approval_web sees it)"),
+            else N_("executor DOWN (as approval_web sees it)")
         ),
     )
     full = status.pending >= status.max_pending or status.last_hour >= status.per_hour
     level = Level.WARN if full or status.kill_switch or not status.executor_up else Level.OK
-    checks = [Check(_name(language, name), level, text)]
+    checks = [Check(name, level, text)]
     for pause in status.pauses:
         room = visible(pause.target_name, 80) or visible(pause.target, 40)
         checks.append(
-            _check(
-                language,
-                C_("doctor check", "denial pause"),
+            _line(
+                "denial pause",
                 Level.WARN,
                 N_(
                     "%(change)s in %(room)s paused until %(until)s (UTC) after %(n)s denials; lift it: "
                     "fleetwatch resume --denials %(tool)s %(target)s"
                 ),
-                change=change(pause.tool, None, language),
+                change=change_words_of(pause.tool, None),
                 room=room,
                 until=pause.until,
                 n=pause.denials,
@@ -710,84 +611,66 @@ def check_queue(status: Status | None, error: Detail | None, *, language: Langua
             )
         )
     for unsettled in status.unsettled:
-        what = change_in(
-            unsettled.tool, unsettled.action, unsettled.target_names, unsettled.targets, language
-        )
         checks.append(
-            _check(
-                language,
-                C_("doctor check", "change to settle"),
+            _line(
+                "change to settle",
                 Level.WARN,
                 N_(
                     "%(what)s (%(id)s) ended %(outcome)s, verification %(verification)s: nothing new is "
                     "proposed for that room until a fresh read verifies it or: fleetwatch acknowledge %(id)s"
                 ),
-                what=what,
+                what=change_in_words(
+                    unsettled.tool, unsettled.action, unsettled.target_names, unsettled.targets
+                ),
                 id=visible(unsettled.proposal_id, 40),
-                outcome=_raw(language, "doctor outcome", unsettled.outcome, OUTCOMES),
-                verification=_raw(language, "doctor verification", unsettled.verification, VERIFICATIONS),
+                outcome=_raw("doctor outcome", unsettled.outcome),
+                verification=_raw("doctor verification", unsettled.verification or "none"),
             )
         )
     return checks
 
 
-def check_watch(
-    settings: Settings, watch: WatchStatus | None, error: Detail | None, *, language: Language = "en"
-) -> list[Check]:
+def check_watch(settings: Settings, watch: WatchStatus | None, error: Detail | None) -> list[Check]:
     """The watch: alive (a heartbeat read the fleet within three intervals), its posts, and
     where it posts (the Slack token and the Teams webhook masked)."""
-    name = C_("doctor check", "watch")
-    where = [_say(language, N_("console (the assistant's log)"))]
+    name = "watch"
+    where: list[Param] = [Words.of(N_("console (the assistant's log)"))]
     if settings.slack_bot_token is not None:
         where.append(
-            _say(
-                language,
+            Words.of(
                 N_("Slack %(channel)s (token %(token)s)"),
-                channel=settings.slack_channel or _say(language, N_("(no channel!)")),
+                channel=settings.slack_channel or Words.of(N_("(no channel!)")),
                 token=mask(settings.slack_bot_token),
             )
         )
     if settings.teams_webhook_url is not None:
-        where.append(_say(language, N_("Teams (webhook %(url)s)"), url=mask(settings.teams_webhook_url)))
-    checks = [Check(_name(language, C_("doctor check", "watch posts to")), Level.INFO, ", ".join(where))]
+        where.append(Words.of(N_("Teams (webhook %(url)s)"), url=mask(settings.teams_webhook_url)))
+    checks = [_line("watch posts to", Level.INFO, "%(x)s", x=Joined(", ", tuple(where)))]
     if watch is None:
         return [
-            _check(
-                language,
-                name,
-                Level.INFO,
-                N_("unknown: the assistant did not answer (%(why)s)"),
-                why=_detail(language, error),
-            ),
+            _line(name, Level.INFO, N_("unknown: the assistant did not answer (%(why)s)"), why=error or ""),
             *checks,
         ]
     read = (
-        _say(language, N_("fleet last read at %(at)s"), at=watch.last_read_at)
+        Words.of(N_("fleet last read at %(at)s"), at=watch.last_read_at)
         if watch.last_read_at
-        else _say(language, N_("the fleet not read yet"))
+        else Words.of(N_("the fleet not read yet"))
     )
     if not watch.alive:
-        failing = (
-            _say(
-                language,
+        failing: Param = ""
+        if watch.failed_beats:
+            failing = Words.of(
                 N_("; %(n)s failed heartbeat(s) in a row (%(code)s)"),
                 n=watch.failed_beats,
                 code=watch.last_code,
             )
-            if watch.failed_beats
-            else ""
-        )
         checks.insert(
-            0,
-            _check(
-                language, name, Level.WARN, N_("not alive: %(read)s%(failing)s"), read=read, failing=failing
-            ),
+            0, _line(name, Level.WARN, N_("not alive: %(read)s%(failing)s"), read=read, failing=failing)
         )
     else:
         checks.insert(
             0,
-            _check(
-                language,
+            _line(
                 name,
                 Level.OK,
                 N_("alive: %(read)s, a heartbeat every %(seconds)s s"),
@@ -797,20 +680,21 @@ def check_watch(
         )
     failed = [p for p in watch.posts if p.failed]
     if failed:
-        text = ", ".join(
-            _say(
-                language,
-                N_("%(where)s: %(n)s failed (%(code)s)"),
-                where=p.destination,
-                n=p.failed,
-                code=p.last_code,
-            )
-            for p in failed
+        text = Joined(
+            ", ",
+            tuple(
+                Words.of(
+                    N_("%(where)s: %(n)s failed (%(code)s)"),
+                    where=p.destination,
+                    n=p.failed,
+                    code=p.last_code,
+                )
+                for p in failed
+            ),
         )
         checks.append(
-            _check(
-                language,
-                C_("doctor check", "watch posts"),
+            _line(
+                "watch posts",
                 Level.WARN,
                 N_("%(failed)s; not retried (see the assistant's log)"),
                 failed=text,
@@ -828,61 +712,50 @@ def mask(secret: Secret) -> str:
     return "…" + value[-4:] if len(value) >= 12 else "…"
 
 
-def model_data_line(language: Language = "en") -> str:
-    """The "model data" line: exactly the lists of `shared.epiphan.model_data` (the ones SECURITY.md
-    and SECURITY.es.md show), in `language`."""
+def model_data_words() -> Words:
+    """The "model data" line: exactly the lists of `shared.epiphan.model_data` (the ones
+    SECURITY.md and SECURITY.es.md show)."""
     from shared.epiphan.model_data import NEVER_SENT, SENT_TO_MODEL
 
-    def said(item: Any) -> str:
-        return str(item.es if language == "es" else item.en)
-
-    return _say(
-        language,
+    return Words.of(
         N_(
             "sent to the model (capped): %(sent)s. Never sent: %(never)s. "
             "Turn it off: leave FLEETWATCH_ANTHROPIC_API_KEY empty"
         ),
-        sent="; ".join(said(i) for i in SENT_TO_MODEL),
-        never="; ".join(said(i) for i in NEVER_SENT),
+        sent=Joined("; ", tuple(Words.of(item) for item in SENT_TO_MODEL)),
+        never=Joined("; ", tuple(Words.of(item) for item in NEVER_SENT)),
     )
 
 
+def model_data_line(language: Language = "en") -> str:
+    """`model_data_words` in `language`."""
+    return _said(model_data_words(), language)
+
+
 def check_model(
-    settings: Settings,
-    running: ModelInfo | None = None,
-    error: Detail | None = None,
-    *,
-    language: Language = "en",
+    settings: Settings, running: ModelInfo | None = None, error: Detail | None = None
 ) -> list[Check]:
     """Which model answers, and what is sent to it. `running` is what the running assistant
     said (`ModelInfo`); when it did not answer (`error`), this shell's settings are judged and
     the line says so. The key is masked, and shown only from this shell's settings (it never
     crosses a socket)."""
-    model, data = C_("doctor check", "model"), C_("doctor check", "model data")
+    model, data = "model", "model data"
     if running is None:
-        return _model_from_settings(
-            settings,
-            _say(
-                language,
-                N_(" (from this shell's settings; the assistant did not say: %(why)s)"),
-                why=_detail(language, error),
-            ),
-            language,
+        note = Words.of(
+            N_(" (from this shell's settings; the assistant did not say: %(why)s)"), why=error or ""
         )
+        return _model_from_settings(settings, note)
     if running.kind == "keyword":
-        shell = (
-            _say(language, N_(" (this shell's settings name a key: restart the services to use it)"))
-            if settings.anthropic_api_key
-            else ""
-        )
+        shell: Param = ""
+        if settings.anthropic_api_key:
+            shell = Words.of(N_(" (this shell's settings name a key: restart the services to use it)"))
         return _keyword_only(
-            language, N_("the running assistant has no model key: keyword answers only%(shell)s"), shell=shell
+            N_("the running assistant has no model key: keyword answers only%(shell)s"), shell=shell
         )
     where = visible(running.endpoint, 200)
     if running.kind == "demo_model":
         return [
-            _check(
-                language,
+            _line(
                 model,
                 Level.OK,
                 N_(
@@ -892,19 +765,17 @@ def check_model(
                 ),
                 where=where,
             ),
-            _check(
-                language,
+            _line(
                 data,
                 Level.INFO,
                 N_("goes to the lab's demo model on this machine only. %(line)s"),
-                line=model_data_line(language),
+                line=model_data_words(),
             ),
         ]
     key = settings.anthropic_api_key
-    shown = _say(language, N_(", key %(key)s (this shell's)"), key=mask(key)) if key is not None else ""
+    shown = Words.of(N_(", key %(key)s (this shell's)"), key=mask(key)) if key is not None else ""
     return [
-        _check(
-            language,
+        _line(
             model,
             Level.OK,
             N_("on: the running assistant answers with %(model)s at %(where)s%(shown)s"),
@@ -912,46 +783,39 @@ def check_model(
             where=where,
             shown=shown,
         ),
-        Check(_name(language, data), Level.INFO, model_data_line(language)),
+        Check(data, Level.INFO, model_data_words()),
     ]
 
 
-def _keyword_only(language: Language, msgid: str, **params: object) -> list[Check]:
+def _keyword_only(msgid: str, **params: object) -> list[Check]:
     """The model line (`msgid`: why there is none) and "nothing is sent to a model"."""
     return [
-        _check(language, C_("doctor check", "model"), Level.INFO, msgid, **params),
-        _check(language, C_("doctor check", "model data"), Level.INFO, N_("nothing is sent to a model")),
+        _line("model", Level.INFO, msgid, **params),
+        _line("model data", Level.INFO, N_("nothing is sent to a model")),
     ]
 
 
-def _model_from_settings(settings: Settings, note: str, language: Language) -> list[Check]:
-    model, data = C_("doctor check", "model"), C_("doctor check", "model data")
+def _model_from_settings(settings: Settings, note: Words) -> list[Check]:
     key = settings.anthropic_api_key
     if key is None:
         return _keyword_only(
-            language,
-            N_("off (FLEETWATCH_ANTHROPIC_API_KEY is empty): keyword answers only%(note)s"),
-            note=note,
+            N_("off (FLEETWATCH_ANTHROPIC_API_KEY is empty): keyword answers only%(note)s"), note=note
         )
-    where = settings.anthropic_base_url or _say(language, N_("Anthropic's API"))
     return [
-        _check(
-            language,
-            model,
+        _line(
+            "model",
             Level.OK,
             N_("on: %(model)s at %(where)s, key %(key)s%(note)s"),
             model=settings.model,
-            where=where,
+            where=settings.anthropic_base_url or Words.of(N_("Anthropic's API")),
             key=mask(key),
             note=note,
         ),
-        Check(_name(language, data), Level.INFO, model_data_line(language)),
+        Check("model data", Level.INFO, model_data_words()),
     ]
 
 
-def check_model_host(
-    settings: Settings, *, language: Language = "en", resolve: Resolver = system_resolver
-) -> list[Check]:
+def check_model_host(settings: Settings, *, resolve: Resolver = system_resolver) -> list[Check]:
     """The "model host" line: the host the model's requests go to, the addresses it names, and
     whether all are on this machine or a private network (`shared.web.model_host`). FAIL when
     ``FLEETWATCH_MODEL_LOCAL_ONLY`` is on and it is not (the assistant refuses to start); no
@@ -960,23 +824,23 @@ def check_model_host(
         return []
     found = model_host(settings.anthropic_base_url, resolve)
     facts = {"host": visible(found.host, 120), "addresses": ", ".join(found.addresses) or "-"}
-    name = C_("doctor check", "model host")
+    name = "model host"
     if found.local:
         mode = "on" if settings.model_local_only else "off"
         msgid = N_(
             "%(host)s (%(addresses)s): local (this machine or a private network); FLEETWATCH_MODEL_LOCAL_ONLY is %(mode)s"
         )
-        return [_check(language, name, Level.OK, msgid, mode=mode, **facts)]
+        return [_line(name, Level.OK, msgid, mode=mode, **facts)]
     if settings.model_local_only:
         msgid = N_(
             "%(host)s (%(addresses)s) is not local and FLEETWATCH_MODEL_LOCAL_ONLY is on: the assistant refuses to start"
         )
-        return [_check(language, name, Level.FAIL, msgid, **facts)]
+        return [_line(name, Level.FAIL, msgid, **facts)]
     msgid = N_(
         "%(host)s (%(addresses)s) is not local: questions and what the model reads of the fleet leave "
         "this site (FLEETWATCH_MODEL_LOCAL_ONLY=on keeps a model on site)"
     )
-    return [_check(language, name, Level.INFO, msgid, **facts)]
+    return [_line(name, Level.INFO, msgid, **facts)]
 
 
 def is_loopback(address: str) -> bool:
@@ -984,22 +848,12 @@ def is_loopback(address: str) -> bool:
     return ip is not None and ip.is_loopback
 
 
-PORT_NAMES: Final = {
-    "approval page": C_("doctor check", "port approval page"),
-    "ask page": C_("doctor check", "port ask page"),
-    "lab": C_("doctor check", "port lab"),
-}
-
-
-def check_ports(
-    settings: Settings, listeners: Sequence[tuple[str, int]] | None, *, language: Language = "en"
-) -> list[Check]:
+def check_ports(settings: Settings, listeners: Sequence[tuple[str, int]] | None) -> list[Check]:
     """The pages' ports (and the lab's) must be bound to loopback only."""
     if listeners is None:
         return [
-            _check(
-                language,
-                C_("doctor check", "ports"),
+            _line(
+                "ports",
                 Level.INFO,
                 N_("cannot read /proc/net/tcp: listening addresses not checked"),
             )
@@ -1012,15 +866,14 @@ def check_ports(
     ):
         if port == 0:
             continue
-        name = PORT_NAMES[what]
+        name = f"port {what}"
         bound = sorted({a for a, p in listeners if p == port})
         if not bound:
-            checks.append(_check(language, name, Level.INFO, N_("nothing listens on %(port)s"), port=port))
+            checks.append(_line(name, Level.INFO, N_("nothing listens on %(port)s"), port=port))
         else:
             loopback = all(is_loopback(a) for a in bound)
             checks.append(
-                _check(
-                    language,
+                _line(
                     name,
                     Level.OK if loopback else Level.FAIL,
                     N_("%(port)s bound to loopback only (%(bound)s)")
@@ -1035,54 +888,42 @@ def check_ports(
 
 # --- pinned tool definitions -------------------------------------------------------------------
 
-TOOL_WHAT: Final[Mapping[str, str]] = {
-    NOT_OFFERED: N_("not offered by the server"),
-    "input schema": N_("input schema"),
-    "description": N_("description"),
-}
-"""The words of what can differ (the arguments' line stays as the comparison wrote it)."""
 
-TOOL_KINDS: Final[Mapping[str, str]] = {
-    "proposable": N_("proposable tool %(tool)s: not proposed or run until reviewed (%(what)s)"),
-    "read": N_("read tool %(tool)s: %(what)s"),
-    "new": N_("new tool %(tool)s: offered by the server, on neither list; never called"),
-}
-
-
-def what_differs(difference: ToolDifference, language: Language) -> str:
-    """What differs of one tool, in `language`, joined by ``; ``."""
-    said = [translate(language, TOOL_WHAT[w]) for w in difference.what if w in TOOL_WHAT]
+def difference_words(difference: ToolDifference) -> Words:
+    """One line naming the tool and what differs (joined by ``; ``)."""
+    said: list[Param] = [words for w in difference.what if (words := keyed("tool what", w))]
     if difference.arguments is not None:
-        said.insert(0, translate(language, ARGUMENTS_DIFFER) % difference.arguments)
-    return "; ".join(said)
+        said.insert(0, Words.of(ARGUMENTS_DIFFER, **difference.arguments))
+    said_kind = keyed(
+        "tool difference", difference.kind, tool=difference.tool, what=Joined("; ", tuple(said))
+    )
+    assert said_kind is not None, difference.kind
+    return said_kind
 
 
 def difference_line(difference: ToolDifference, language: Language) -> str:
-    """One line naming the tool and what differs, in `language`."""
-    text = translate(language, TOOL_KINDS[difference.kind])
-    return text % {"tool": difference.tool, "what": what_differs(difference, language)}
+    """`difference_words` in `language`."""
+    return _said(difference_words(difference), language)
 
 
-def check_tools(report: ToolReport | None, error: Detail | None, *, language: Language = "en") -> list[Check]:
+def check_tools(report: ToolReport | None, error: Detail | None) -> list[Check]:
     """``doctor --live``: Epiphan's tool list against the reviewed policy
     (`shared.policy.definitions`): FAIL for each proposable tool that differs (neither proposed
     nor run until reviewed), WARN for each read tool that changed or went and each new tool,
     OK when all is as reviewed; nothing without ``--live``."""
-    name = C_("doctor check", "tools")
+    name = "tools"
     if report is None and error is None:
         return []
     if report is None:
-        return [_check(language, name, Level.WARN, N_("not compared: %(why)s"), why=error)]
+        return [_line(name, Level.WARN, N_("not compared: %(why)s"), why=error)]
     if report.clean:
-        return [
-            _check(language, name, Level.OK, N_("every tool Epiphan offers is as reviewed in the policy"))
-        ]
-    see = _say(language, N_("; see `fleetwatch tools diff`"))
+        return [_line(name, Level.OK, N_("every tool Epiphan offers is as reviewed in the policy"))]
     return [
-        Check(
-            _name(language, name),
+        _line(
+            name,
             Level.FAIL if d.kind == "proposable" else Level.WARN,
-            difference_line(d, language) + see,
+            "%(x)s",
+            x=Joined("", (difference_words(d), Words.of(N_("; see `fleetwatch tools diff`")))),
         )
         for d in report.differences
     ]
@@ -1091,33 +932,27 @@ def check_tools(report: ToolReport | None, error: Detail | None, *, language: La
 # --- the whole report --------------------------------------------------------------------------
 
 
-def run_checks(facts: Facts, *, language: Language = "en") -> list[Check]:
-    """Every check, in report order, its names and lines in `language` (English: as
-    ``--json`` gives them)."""
-    say: dict[str, Any] = {"language": language}
-    checks = [
-        *check_policy(facts, **say),
-        *check_guard(facts.read_tools, **say),
-        *check_redaction(**say),
-    ]
+def run_checks(facts: Facts) -> list[Check]:
+    """Every check, in report order (their words said when rendered: `render`, `as_json`)."""
+    checks = [*check_policy(facts), *check_guard(facts.read_tools), *check_redaction()]
     for name in ("read", "sandbox"):
-        checks += check_sign_in(name, facts.slots.get(name, {"present": False}), facts.now, **say)
+        checks += check_sign_in(name, facts.slots.get(name, {"present": False}), facts.now)
         if facts.live is not None and name in facts.live:
-            checks += check_live(name, facts.live[name], facts.now, **say)
-    checks += check_tools(facts.tools, facts.tools_error, **say)
-    checks += check_state_modes(facts.state_modes, facts.state_error, **say)
-    checks += check_fence(facts.settings, facts.status, **say)
-    checks += check_fence_level(facts.sockets, **say)
+            checks += check_live(name, facts.live[name], facts.now)
+    checks += check_tools(facts.tools, facts.tools_error)
+    checks += check_state_modes(facts.state_modes, facts.state_error)
+    checks += check_fence(facts.settings, facts.status)
+    checks += check_fence_level(facts.sockets)
     for service in SERVICES:
         if service in facts.sockets:
-            checks += check_socket(facts.sockets[service], facts.peers.get(service, ((), ())), **say)
+            checks += check_socket(facts.sockets[service], facts.peers.get(service, ((), ())))
         if service in facts.probes:
-            checks += check_probe(facts.probes[service], facts.status, **say)
-    checks += check_queue(facts.status, facts.status_error, **say)
-    checks += check_watch(facts.settings, facts.watch, facts.watch_error, **say)
-    checks += check_model(facts.settings, facts.model, facts.model_error, **say)
-    checks += check_model_host(facts.settings, **say)
-    checks += check_ports(facts.settings, facts.listeners, **say)
+            checks += check_probe(facts.probes[service], facts.status)
+    checks += check_queue(facts.status, facts.status_error)
+    checks += check_watch(facts.settings, facts.watch, facts.watch_error)
+    checks += check_model(facts.settings, facts.model, facts.model_error)
+    checks += check_model_host(facts.settings)
+    checks += check_ports(facts.settings, facts.listeners)
     return checks
 
 
@@ -1127,18 +962,22 @@ def exit_code(checks: Sequence[Check]) -> int:
 
 
 def render(checks: Sequence[Check], *, language: Language = "en") -> str:
-    """One line per check: ``LEVEL  name  message``, the level in words in `language`
-    (English: ``OK``, ``WARN``, ``FAIL``, ``INFO``)."""
+    """One line per check: ``LEVEL  name  message``, all in `language` (English: the levels
+    ``OK``, ``WARN``, ``FAIL``, ``INFO``)."""
     catalogue = translations()[language]
-    levels = {level: catalogue.pgettext("doctor level", LEVELS[level]) for level in Level}
+    levels = {level: catalogue.pgettext("doctor level", level.value) for level in Level}
+    names = [catalogue.pgettext("doctor check", c.name) for c in checks]
     level_width = max(len(word) for word in levels.values())
-    width = max((len(c.name) for c in checks), default=0)
-    return "\n".join(f"{levels[c.level]:<{level_width}}  {c.name:<{width}}  {c.message}" for c in checks)
+    width = max((len(name) for name in names), default=0)
+    return "\n".join(
+        f"{levels[c.level]:<{level_width}}  {name:<{width}}  {_said(c.words, language)}"
+        for c, name in zip(checks, names, strict=True)
+    )
 
 
 def as_json(checks: Sequence[Check]) -> dict[str, Any]:
-    """``{"checks": [{"name", "level", "message"}], "counts": {level: n}, "exit": 0|1}``, as
-    the checks were said (`run_checks` in English for ``--json``)."""
+    """``{"checks": [{"name", "level", "message"}], "counts": {level: n}, "exit": 0|1}``, in
+    English (for scripts)."""
     counts = {level.value: sum(1 for c in checks if c.level is level) for level in Level}
     return {
         "checks": [{"name": c.name, "level": c.level.value, "message": c.message} for c in checks],

@@ -26,9 +26,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from services.ctl.doctor import Check, Level
-from shared.text.catalogue import C_, N_, translate, translations
+from shared.text.catalogue import C_, N_, Words
 from shared.text.display import visible
-from shared.text.languages import Language
 from shared.web.loopback_peer import OVERFLOW_ID
 
 NAME: Final = C_("doctor check", "compose users")
@@ -50,9 +49,8 @@ ALLOWLIST: Final = re.compile(r"FLEETWATCH_(EXECUTOR|APPROVAL|ASSISTANT)_(UIDS|G
 VARIABLE: Final = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}")
 
 
-def _check(language: Language, level: Level, msgid: str, **params: object) -> Check:
-    name = translations()[language].pgettext("doctor check", NAME)
-    return Check(name, level, translate(language, msgid) % params if params else translate(language, msgid))
+def _check(level: Level, msgid: str, **params: object) -> Check:
+    return Check(NAME, level, Words.of(msgid, **params))
 
 
 def _expand(value: str, env: Mapping[str, str]) -> str:
@@ -88,7 +86,6 @@ def check_compose(
     given: Mapping[str, frozenset[int] | None],
     *,
     env: Mapping[str, str],
-    language: Language = "en",
 ) -> list[Check]:
     """The compose file `compose` (as YAML parsed it) against itself and against the
     allowlists `given` to this ``fleetwatch`` (setting name -> ids, None: not set); `env` fills
@@ -96,11 +93,11 @@ def check_compose(
     line, or a FAIL per mismatch."""
     services = compose.get("services") if isinstance(compose, Mapping) else None
     if not isinstance(services, Mapping):
-        return [_check(language, Level.FAIL, N_("not a compose file: it has no services"))]
+        return [_check(Level.FAIL, N_("not a compose file: it has no services"))]
     fails: list[Check] = []
 
     def fail(msgid: str, **params: object) -> None:
-        fails.append(_check(language, Level.FAIL, msgid, **params))
+        fails.append(_check(Level.FAIL, msgid, **params))
 
     uids: dict[str, int | None] = {}
     settings: dict[str, dict[str, str]] = {}
@@ -161,7 +158,6 @@ def check_compose(
         return fails
     return [
         _check(
-            language,
             Level.OK,
             N_(
                 "the services' users and the allowlists agree (executor %(e)s, approval_web %(w)s, assistant %(a)s)"

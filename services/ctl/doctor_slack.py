@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from services.ctl.doctor import Check, Level, _check, _name, _say, mask
+from services.ctl.doctor import Check, Level, _line, mask
 from shared.config import Settings
 from shared.text.catalogue import C_, N_
-from shared.text.languages import Language
 
 PREFLIGHT_SECONDS = 5
 """Bound on the preflight call (seconds)."""
@@ -52,14 +51,12 @@ async def preflight(settings: Settings) -> SlackPreflight | None:
     return SlackPreflight("ok")
 
 
-def check_slack_asks(
-    settings: Settings, answer: SlackPreflight | None, *, language: Language = "en"
-) -> list[Check]:
+def check_slack_asks(settings: Settings, answer: SlackPreflight | None) -> list[Check]:
     """The lines about asks from Slack (see the module docstring)."""
     name = C_("doctor check", "asks from Slack")
     token = settings.slack_app_token
     if token is None:
-        return [_check(language, name, Level.INFO, N_("off (FLEETWATCH_SLACK_APP_TOKEN is not set)"))]
+        return [_line(name, Level.INFO, N_("off (FLEETWATCH_SLACK_APP_TOKEN is not set)"))]
     missing = [
         setting
         for setting, value in (
@@ -69,15 +66,12 @@ def check_slack_asks(
         if value is None
     ]
     checks = [
-        _check(
-            language, name, Level.FAIL, N_("%(setting)s is not set; the assistant will not start"), setting=s
-        )
+        _line(name, Level.FAIL, N_("%(setting)s is not set; the assistant will not start"), setting=s)
         for s in missing
     ]
     if answer is None or answer.outcome == "unreachable":
         checks.append(
-            _check(
-                language,
+            _line(
                 name,
                 Level.WARN,
                 N_("Slack could not be reached to check the app-level token (%(why)s)"),
@@ -86,8 +80,7 @@ def check_slack_asks(
         )
     elif answer.outcome == "refused" and answer.error == "not_allowed_token_type":
         checks.append(
-            _check(
-                language,
+            _line(
                 name,
                 Level.FAIL,
                 N_("Slack refused the token %(token)s: it is not an app-level token (xapp-…) (%(error)s)"),
@@ -97,8 +90,7 @@ def check_slack_asks(
         )
     elif answer.outcome == "refused" and answer.error == "missing_scope":
         checks.append(
-            _check(
-                language,
+            _line(
                 name,
                 Level.FAIL,
                 N_(
@@ -110,8 +102,7 @@ def check_slack_asks(
         )
     elif answer.outcome == "refused":
         checks.append(
-            _check(
-                language,
+            _line(
                 name,
                 Level.FAIL,
                 N_("Slack refused the app-level token %(token)s (%(error)s)"),
@@ -121,8 +112,7 @@ def check_slack_asks(
         )
     else:
         checks.append(
-            _check(
-                language,
+            _line(
                 name,
                 Level.OK,
                 N_("Slack opens a Socket Mode connection for the app-level token %(token)s"),
@@ -132,8 +122,7 @@ def check_slack_asks(
     users, group = settings.slack_allowed_users, settings.slack_allowed_usergroup
     if not users and group is None:
         checks.append(
-            _check(
-                language,
+            _line(
                 name,
                 Level.WARN,
                 N_(
@@ -144,15 +133,12 @@ def check_slack_asks(
     else:
         who = ", ".join([*users, *([group] if group else [])])
         checks.append(
-            Check(
-                _name(language, C_("doctor check", "who may ask from Slack")),
+            _line(
+                C_("doctor check", "who may ask from Slack"),
                 Level.INFO,
-                _say(
-                    language,
-                    N_("%(who)s, in direct messages and %(n)s channel(s); read-only"),
-                    who=who,
-                    n=len(settings.slack_ask_channels),
-                ),
+                N_("%(who)s, in direct messages and %(n)s channel(s); read-only"),
+                who=who,
+                n=len(settings.slack_ask_channels),
             )
         )
     return checks

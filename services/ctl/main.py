@@ -17,18 +17,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
+import gettext
 import importlib
 import os
-import re
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Iterator, Sequence
+from gettext import gettext as _
+from gettext import ngettext
 
 from shared.config import ConfigError, load_settings
 from shared.errors import Code, FleetwatchError
 from shared.text.catalogue import N_
 from shared.text.display import visible
+from shared.text.languages import language_of
 
 EPILOG = N_(
     "No command approves a change: a person approves each exact change on the approval page. "
@@ -40,12 +43,7 @@ ARGPARSE_WORDS = (
     N_("positional arguments"),
     N_("options"),
     N_("show this help message and exit"),
-)
-"""argparse's own words in a help text (translated with the rest by `in_language`)."""
-
-ERROR_LINE = N_("%(prog)s: error: %(message)s\n")
-"""argparse's line for a complaint (after the usage)."""
-ARGPARSE_ERRORS = (
+    N_("%(prog)s: error: %(message)s\n"),
     N_("argument %(argument_name)s: %(message)s"),
     N_("unrecognized arguments: %s"),
     N_("the following arguments are required: %s"),
@@ -54,53 +52,36 @@ ARGPARSE_ERRORS = (
     N_("expected one argument"),
     N_("expected at most one argument"),
     N_("expected at least one argument"),
-    N_("expected %s argument"),
-    N_("expected %s arguments"),
+    ngettext("expected %s argument", "expected %s arguments", 2),
     N_("one of the arguments %s is required"),
     N_("not allowed with argument %s"),
     N_("ignored explicit argument %r"),
     N_("ambiguous option: %(option)s could match %(matches)s"),
-    N_("a whole number of days from 1 to %s"),  # history --days (services.ctl.commands_watch.DAYS)
-    N_("a time such as 45m, 2h, 1h30m or 3d, at most 14 days"),  # silence --for (commands_watch.DURATION)
 )
-"""argparse's complaints, exactly as Python 3.11's ``argparse`` words them (its catalogue IDs):
-`in_language` finds which one a complaint is and says it again in the operator's language."""
+"""argparse's own words (Python 3.11's message IDs; ``expected %s argument`` is a plural entry),
+marked so the catalogue keeps them: argparse asks `gettext` for them, in the catalogue's domain
+while `said_in` holds."""
 
 
-def _pattern(template: str) -> re.Pattern[str]:
-    """`template` (a %-format) as a pattern that captures each field (``%s`` as ``_0``...)."""
-    parts, index = [], 0
-    for piece in re.split(r"(%\((?:\w+)\)[sr]|%[sr])", template):
-        field = re.fullmatch(r"%\((\w+)\)[sr]", piece)
-        if field:
-            parts.append(f"(?P<{field.group(1)}>.+?)")
-        elif piece in ("%s", "%r"):
-            parts.append(f"(?P<_{index}>.+?)")
-            index += 1
+@contextlib.contextmanager
+def said_in(language: str) -> Iterator[None]:
+    """While it holds, `gettext`'s own functions (argparse's words, and the help texts the
+    command tree marks with ``_``) read the catalogue's compiled twins in `language`: its
+    domain bound to `LOCALES_DIR` and named by `gettext.textdomain`, the language by
+    ``LANGUAGE``, gettext's variable (put back after)."""
+    from shared.text.catalogue import DOMAIN, LOCALES_DIR
+
+    before = os.environ.get("LANGUAGE")
+    gettext.bindtextdomain(DOMAIN, LOCALES_DIR)
+    gettext.textdomain(DOMAIN)
+    os.environ["LANGUAGE"] = language
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["LANGUAGE"]
         else:
-            parts.append(re.escape(piece))
-    return re.compile("".join(parts), re.DOTALL)
-
-
-def argparse_message(message: str, language: str) -> str:
-    """argparse's complaint `message` (English, formatted) in `language`, nested ones too
-    (``argument X: invalid choice: ...``); a complaint not in `ARGPARSE_ERRORS` stays English."""
-    if language == "en":
-        return message
-    from shared.text.catalogue import translate
-
-    for template in ARGPARSE_ERRORS:
-        found = _pattern(template).fullmatch(message)
-        if found is None:
-            continue
-        values = found.groupdict()
-        if "message" in values:
-            values["message"] = argparse_message(values["message"], language)
-        said = re.sub(r"(%\(\w+\))r", r"\1s", translate(language, template))  # values are already repr'd
-        said = re.sub(r"%r", "%s", said)
-        positional = [values[k] for k in sorted(k for k in values if k.startswith("_"))]
-        return said % tuple(positional) if positional else said % values
-    return message
+            os.environ["LANGUAGE"] = before
 
 
 MODULES = (
@@ -139,23 +120,23 @@ every command's (issue 14: a quick CLI); ``--help`` or an unknown word builds th
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command tree: the whole of it, or with `command` (a word of `COMMANDS`) the part its
-    module adds (``lab`` is always there)."""
+    module adds (``lab`` is always there); its help texts in the language `said_in` holds."""
     parser = argparse.ArgumentParser(
         prog="fleetwatch",
-        description=N_(
+        description=_(
             "Fleetwatch: an assistant for Epiphan Pearl fleets that proposes changes a person approves."
         ),
-        epilog=EPILOG,
+        epilog=_(EPILOG),
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     for name in (COMMANDS[command],) if command in COMMANDS else MODULES:
-        importlib.import_module(f"services.ctl.{name}").add_commands(sub, EPILOG)
+        importlib.import_module(f"services.ctl.{name}").add_commands(sub, _(EPILOG))
 
     # Listed for --help only: main() hands "lab ..." to the lab's own parser before this one.
     sub.add_parser(
         "lab",
-        help=N_(
+        help=_(
             "run the lab, a simulated Epiphan Edge (every option of python -m services.lab; "
             "see 'fleetwatch lab --help')"
         ),
@@ -186,61 +167,6 @@ def help_language(argv: Sequence[str]) -> str:
         return alone if alone in LANGUAGES else "en"
 
 
-def in_language(parser: argparse.ArgumentParser, language: str) -> argparse.ArgumentParser:
-    """`parser` and every parser below it with their help texts (marked `N_`), descriptions,
-    epilogs, group titles and argparse's own words in `language` (from the one catalogue);
-    English stays as built."""
-    if language != "es":
-        return parser
-    from shared.text.catalogue import translate
-
-    def say(text: str | None) -> str | None:
-        return translate("es", text) if text and text != argparse.SUPPRESS else text
-
-    usage = say("usage: ")
-
-    def in_words(base: type[argparse.HelpFormatter]) -> type[argparse.HelpFormatter]:
-        class InLanguage(base):
-            def add_usage(self, usage_text, actions, groups, prefix=None) -> None:
-                base.add_usage(self, usage_text, actions, groups, usage if prefix is None else prefix)
-
-        return InLanguage
-
-    seen: set[int] = set()
-
-    def complain(one: argparse.ArgumentParser) -> None:
-        def error(message: str) -> NoReturn:
-            one.print_usage(sys.stderr)
-            said = translate(language, ERROR_LINE) % {
-                "prog": one.prog,
-                "message": argparse_message(message, language),
-            }
-            one.exit(2, said)
-
-        one.error = error
-
-    def walk(one: argparse.ArgumentParser) -> None:
-        if id(one) in seen:
-            return
-        seen.add(id(one))
-        one.language = language  # read by a help built lazily (propose --help)
-        complain(one)
-        one.formatter_class = in_words(one.formatter_class)
-        one.description, one.epilog = say(one.description), say(one.epilog)
-        for group in one._action_groups:
-            group.title = say(group.title)
-        for action in one._actions:
-            action.help = say(action.help)
-            if isinstance(action, argparse._SubParsersAction):
-                for choice in action._choices_actions:
-                    choice.help = say(choice.help)
-                for child in action.choices.values():
-                    walk(child)
-
-    walk(parser)
-    return parser
-
-
 def not_running(why: str, language: str = "en") -> str:
     """The line for a service that is not running, in `language`: where Fleetwatch was looked
     for, and how to start it; `why` (the client's own words) follows."""
@@ -250,7 +176,7 @@ def not_running(why: str, language: str = "en") -> str:
         home = str(load_settings().home)
     except ConfigError as error:
         home = f"? ({error.message})"
-    said = translate("es" if language == "es" else "en", NOT_RUNNING)
+    said = translate(language_of(language), NOT_RUNNING)
     return said % {"home": visible(home, 300), "why": visible(why, 400)}
 
 
@@ -266,39 +192,50 @@ PROGRAMS = {"the executor": "executor", "the assistant": "assistant", "approval_
 
 def error_line(exc: FleetwatchError, language: str) -> str:
     """``fleetwatch: <code>: <message>`` for `exc` in `language`: the command's own sentence (a
-    `CtlError`'s `Words`); a service's refusal (`CallError`) in English as the service wrote it,
-    in Spanish its code in words (`admin_words.code_words`) where the catalogue has them; any
-    other error as it was written."""
+    `CtlError`'s `Words`, or an error made of catalogue words: a setting's, a sign-in's); a
+    service's refusal (`CallError`) as the service wrote it (English), in another language its
+    code in words (`admin_words.code_words`) where the catalogue has them (the catalogue's
+    ``foreign words``); any other error as it was written."""
     from services.ctl import CtlError
+    from services.ctl.admin_words import View, code_words
+    from shared.text.catalogue import C_, Words, say_text, translate
     from shared.wire.client import CallError
 
-    if language == "es" and isinstance(exc, CtlError) and exc.words is not None:
-        from shared.text.catalogue import say_text
+    view = View(language_of(language), dt.UTC, dt.datetime.now(dt.UTC))
 
-        message = visible(say_text(exc.words, "es", zone=dt.UTC, now=dt.datetime.now(dt.UTC)), 2000)
-    elif language == "es" and isinstance(exc, CallError) and exc.code != Code.SERVICE_UNAVAILABLE:
-        # A service's refusal, written in English: its code in words instead, where the
-        # catalogue has them (the service's sentence stays in its log and the audit).
-        from services.ctl.admin_words import View, code_words
+    def foreign(words: str | Words) -> str:
+        """The service's own English `exc.message`, or `words` where the catalogue says so."""
+        said = Words.in_context(
+            "foreign words",
+            C_("foreign words", "%(message)s"),
+            message=visible(exc.message, 2000),
+            words=words,
+        )
+        return say_text(said, view.language, zone=view.zone, now=view.now)
 
-        words = code_words(View("es", dt.UTC, dt.datetime.now(dt.UTC)), str(exc.code))
-        message = words or visible(exc.message, 2000)
-    elif language == "es" and exc.template is not None:
-        # an error made of catalogue words (a setting's, a sign-in's): names, values and paths as
-        # they are, the sentence around them in Spanish
-        from shared.text.catalogue import translate
-
-        params = {k: translate("es", v) if v else v for k, v in exc.params.items()}  # a fixed sentence too
-        said = translate("es", exc.template) % params if params else translate("es", exc.template)
+    if isinstance(exc, CtlError) and exc.words is not None:
+        message = visible(view.say(exc.words), 2000)
+    elif isinstance(exc, CallError) and exc.code != Code.SERVICE_UNAVAILABLE:
+        # A service's refusal, written in English (its sentence stays in its log and the audit).
+        message = foreign(code_words(view, str(exc.code)) or visible(exc.message, 2000))
+    elif exc.template is not None:
+        # an error made of catalogue words: names, values and paths as they are, the sentence
+        # around them in the reader's language
+        params = {
+            k: translate(view.language, v) if v else v for k, v in exc.params.items()
+        }  # a fixed sentence too
+        said = (
+            translate(view.language, exc.template) % params
+            if params
+            else translate(view.language, exc.template)
+        )
         message = visible(f"{exc.name}: {said}" if isinstance(exc, ConfigError) else said, 2000)
     else:
         message = visible(exc.message, 2000)  # e.g. a misspelt setting and its closest known name
     if exc.code == Code.SERVICE_UNAVAILABLE and not isinstance(exc, CtlError):
-        if language == "es" and isinstance(exc, CallError):
-            from shared.text.catalogue import translate
-
-            service = PROGRAMS.get(exc.service, exc.service)
-            message = translate("es", NOTHING_ANSWERS) % {"service": visible(service, 40)}
+        if isinstance(exc, CallError):
+            service = visible(PROGRAMS.get(exc.service, exc.service), 40)
+            message = foreign(Words.of(NOTHING_ANSWERS, service=service))
         message = not_running(message, language)  # a socket that does not answer
     return f"fleetwatch: {exc.code}: {message}"
 
@@ -312,9 +249,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             from services.lab.__main__ import main as lab_main
 
             return lab_main(argv[1:])
-        parser = build_parser(argv[0] if argv else None)
         language = help_language(argv)
-        args = in_language(parser, language).parse_args(argv)
+        with said_in(language):
+            args = build_parser(argv[0] if argv else None).parse_args(argv)
         try:
             result = asyncio.run(args.run(args))
         except FleetwatchError as exc:

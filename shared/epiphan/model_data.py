@@ -2,7 +2,8 @@
 documents and ``fleetwatch doctor``.
 
 `SENT_TO_MODEL` and `NEVER_SENT` are the lists SECURITY.md and SECURITY.es.md show, word for
-word (held by ``tests/test_docs_drift.py``), and the ones doctor's "model data" line names.
+word (held by ``tests/test_docs_drift.py``), and the ones doctor's "model data" line names
+(English, each a catalogue message: the Spanish is the catalogue's).
 
 `for_model` applies `NEVER_SENT` to a value on its way to the model (the assistant's data
 block calls it for every block, `text_for_model` for the operator's question):
@@ -26,106 +27,55 @@ import functools
 import ipaddress
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
 from shared.epiphan.redact import redact, redact_text
+from shared.errors import N_
 
 WITHHELD: Final = "[withheld]"
 
 
-@dataclass(frozen=True)
-class Item:
-    """One entry of a list the documents show, in English and in Spanish."""
-
-    en: str
-    es: str
-
-
-SENT_TO_MODEL: Final[tuple[Item, ...]] = (
-    Item(
+SENT_TO_MODEL: Final[tuple[str, ...]] = (
+    N_(
         "the operator's question, with the time, the language and the lead window (secrets and "
-        "addresses in it masked)",
-        "la pregunta del operador, con la hora, el idioma y la ventana previa (con los secretos y "
-        "las direcciones que tenga ocultos)",
+        "addresses in it masked)"
     ),
-    Item(
-        "devices: ID, name, model, group, firmware, online status and state time",
-        "dispositivos: ID, nombre, modelo, grupo, firmware, estado en línea y hora del estado",
+    N_("devices: ID, name, model, group, firmware, online status and state time"),
+    N_("channels: ID, name, recording state, stream publishers (ID, type, state, settings) and warnings"),
+    N_("inputs and their signal, channel encoding settings and audio levels"),
+    N_("recorder status, CPU load and temperature, uptime, and storage (free and total bytes)"),
+    N_(
+        "CMS events (ID, title, CMS, status, confirmation, start, finish, channels) and the CMS "
+        "of each device"
     ),
-    Item(
-        "channels: ID, name, recording state, stream publishers (ID, type, state, settings) and warnings",
-        "canales: ID, nombre, estado de grabación, publicadores de transmisión (ID, tipo, estado, "
-        "ajustes) y avisos",
-    ),
-    Item(
-        "inputs and their signal, channel encoding settings and audio levels",
-        "entradas y su señal, ajustes de codificación de los canales y niveles de audio",
-    ),
-    Item(
-        "recorder status, CPU load and temperature, uptime, and storage (free and total bytes)",
-        "estado del grabador, carga y temperatura de la CPU, tiempo encendido y almacenamiento "
-        "(bytes libres y totales)",
-    ),
-    Item(
-        "CMS events (ID, title, CMS, status, confirmation, start, finish, channels) and the CMS of each device",
-        "eventos del CMS (ID, título, CMS, estado, confirmación, inicio, fin, canales) y el CMS de cada dispositivo",
-    ),
-    Item(
-        "stream destinations: ID, name, type, and the URL's scheme, host and port",
-        "destinos de transmisión: ID, nombre, tipo, y el esquema, el host y el puerto de la URL",
-    ),
-    Item(
-        "team presets: ID, name and description", "ajustes predefinidos del grupo: ID, nombre y descripción"
-    ),
-    Item(
-        "Epiphan's knowledge-base articles: ID, title, text and link",
-        "artículos de la base de conocimiento de Epiphan: ID, título, texto y enlace",
-    ),
-    Item(
-        "the sandbox devices a change may target, and the recorded state of each proposal the assistant made",
-        "los dispositivos sandbox que un cambio puede tocar, y el estado registrado de cada propuesta que hizo "
-        "el asistente",
-    ),
-    Item(
-        "any other field Epiphan adds to these results, unless it is on the list of what is never sent",
-        "cualquier otro campo que Epiphan agregue a estos resultados, salvo los de la lista de lo que "
-        "nunca se envía",
-    ),
+    N_("stream destinations: ID, name, type, and the URL's scheme, host and port"),
+    N_("team presets: ID, name and description"),
+    N_("Epiphan's knowledge-base articles: ID, title, text and link"),
+    N_("the sandbox devices a change may target, and the recorded state of each proposal the assistant made"),
+    N_("any other field Epiphan adds to these results, unless it is on the list of what is never sent"),
 )
 """What reaches the model: the operator's question and the read results the assistant asks for."""
 
-NEVER_SENT: Final[tuple[Item, ...]] = (
-    Item(
-        "IP addresses: fields named for an IP or network address (IPAddress, ip, address, gateway, "
-        "netmask, dns), and any IPv4 or IPv6 address in text",
-        "direcciones IP: los campos cuyo nombre es una dirección IP o de red (IPAddress, ip, address, "
-        "gateway, netmask, dns), y cualquier dirección IPv4 o IPv6 en un texto",
+NEVER_SENT: Final[tuple[str, ...]] = (
+    N_(
+        "IP addresses: fields named for an IP or network address (IPAddress, ip, address, "
+        "gateway, netmask, dns), and any IPv4 or IPv6 address in text"
     ),
-    Item(
-        "serial numbers: fields named for one (SerialNumber, serial, sn), and their values wherever "
-        "they appear once the assistant has read them (a device name, a later result or question)",
-        "números de serie: los campos cuyo nombre lo indica (SerialNumber, serial, sn), y sus valores "
-        "dondequiera que aparezcan una vez que el asistente los leyó (el nombre de un dispositivo, un "
-        "resultado o una pregunta posterior)",
+    N_(
+        "serial numbers: fields named for one (SerialNumber, serial, sn), and their values "
+        "wherever they appear once the assistant has read them (a device name, a later result or "
+        "question)"
     ),
-    Item(
-        "MAC addresses and device host names: fields named for them (MACAddress, mac, hostname), and "
-        "any MAC address in text",
-        "direcciones MAC y nombres de host de los dispositivos: los campos con esos nombres (MACAddress, "
-        "mac, hostname), y cualquier dirección MAC en un texto",
+    N_(
+        "MAC addresses and device host names: fields named for them (MACAddress, mac, hostname), "
+        "and any MAC address in text"
     ),
-    Item(
-        "stream keys, passwords, passphrases, tokens and other secrets, and the path and key-carrying "
-        "query of stream URLs (redacted)",
-        "claves de transmisión, contraseñas, frases de paso, tokens y otros secretos, y la ruta y los "
-        "parámetros con claves de las URLs de transmisión (ocultos)",
+    N_(
+        "stream keys, passwords, passphrases, tokens and other secrets, and the path and "
+        "key-carrying query of stream URLs (redacted)"
     ),
-    Item(
-        "sign-in tokens, the page secret and the model key",
-        "tokens de inicio de sesión, el secreto de la página y la clave del modelo",
-    ),
-    Item("channel images", "imágenes de los canales"),
+    N_("sign-in tokens, the page secret and the model key"),
+    N_("channel images"),
 )
 """What never reaches the model (the first three are withheld by `for_model`, the fourth is
 redacted; the last two are never read into a model request at all)."""

@@ -7,19 +7,20 @@ Layers (each imports only those below it)::
                       shared phrases: times, events, priorities | changes and refusals in words
                       for the assistant's code-built lines (what a change does, in which room;
                       why a change was not proposed) | the fleet answers' headings and phrases
-                      (the tables' English in code, each language from the catalogue: `Lexicon`)
-    changes.py  refusals.py
+                      (keyed catalogue entries, every language's words in the .po: `Lexicon`)
+    changes.py  refusals.py  answered_by.py
                       a change in words for the page and the CLI: its title with the room, what
                       happens, its risk | why a change was refused or could not run, for each
-                      code (catalogue `Words`)
+                      code (catalogue `Words`) | who answered a question (the ask page and
+                      ``fleetwatch ask``)
     catalogue.py      the one translator-editable catalogue (locales/*/LC_MESSAGES/messages.po):
-                      `Words`, `Moment`, `N_`, `C_` and `Lexicon` (tables of fixed words), plain-text
-                      `say_text` (the page, the CLI and the assistant's fixed words)
+                      `Words`, `Moment`, `N_`, `C_`, `keyed` and `Lexicon` (a code's, an enum
+                      value's or a table's words, keyed by it), plain-text `say_text` (the page,
+                      the CLI and the assistant's fixed words)
     times.py          times in the operator's zone, one format, relative where it helps
-    display.py  questions.py  languages.py  answered_by.py
+    display.py  questions.py  languages.py
                       the one escaping helper (`visible` for text, `safe_json` for JSON; `width`
-                      on a terminal) | what a question is about | the languages, declared once |
-                      who answered a question (the ask page and ``fleetwatch ask``)
+                      on a terminal) | what a question is about | the languages, declared once
 
 May import `shared.canonical` (the hidden characters) and `shared.epiphan` (the snapshot).
 """

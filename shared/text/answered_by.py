@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Final
 
-ANSWERED_BY: Final = {
-    "model": ("Answered by the model.", "Respondió el modelo."),
-    "demo_model": (
-        "Answered by the demo model: the lab's stand-in, not a real model.",
-        "Respondió el modelo de demostración: el sustituto del laboratorio, no un modelo real.",
-    ),
-    "keyword": (
-        "Answered by the keyword answer (no model; read-only).",
-        "Respondió la respuesta por palabras clave (sin modelo; solo lectura).",
-    ),
-}
-"""Which path answered (`Answer.answered_by`), in words (en, es)."""
+from shared.text.catalogue import Lexicon
+from shared.text.languages import language_of
+
+ANSWERED_BY: Final = Lexicon("answered by")
+"""Which path answered (`Answer.answered_by`: ``model``, ``demo_model``, ``keyword``), in words
+(keyed catalogue entries)."""
+
+
+def answered_by(path: str, language: str) -> str:
+    """Who answered, in `language`; an unknown path as the model."""
+    words = ANSWERED_BY[language_of(language)]
+    return words.get(path) or words["model"]

@@ -12,8 +12,10 @@ shared.text.catalogue``, `compile_catalogues`); nothing compiles at run time int
 (issue 14: parsing the ``.po`` files took a ``fleetwatch`` command 0.2 s and approval_web its
 Babel message modules' memory). A message missing from a catalogue shows in English.
 
-Code marks a text with `N_` (Babel's extractor finds it), or with `C_` under a context for the
-fixed tables of fleet words (`Lexicon`: findings, priorities, headings), and builds `Words`: a message ID and
+Code marks a text with `N_` (Babel's extractor finds it), or with `C_` under a context; a code's
+or an enum value's words, and the fixed tables of fleet words (`Lexicon`: findings, priorities,
+headings), are keyed entries of the catalogue alone (`CODE_CONTEXTS`, `keyed`). Code builds
+`Words`: a message ID and
 its parameters (text, nested `Words`, or a `Moment`: a time shown in the reader's zone). A page
 translates them into escaped HTML (``services.approval_web.page.i18n``); the command into plain
 text (`say_text`).
@@ -29,22 +31,25 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import enum
 import functools
 import hashlib
 import io
 import os
 import struct
 import sys
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from gettext import GNUTranslations
 from pathlib import Path
-from types import MappingProxyType
-from typing import BinaryIO, Final, TypeVar, Union, cast
+from typing import BinaryIO, Final, Union, cast
 
 from shared.text.languages import LANGUAGES, Language
 from shared.text.times import say_time
 
 LOCALES_DIR: Final = Path(__file__).resolve().parent / "locales"
+DOMAIN: Final = "messages"
+"""The catalogue's gettext domain: ``locales/<lang>/LC_MESSAGES/messages.mo`` (argparse's words
+are read through it: `services.ctl.main.said_in`)."""
 BABEL_CFG: Final = Path(__file__).resolve().parent / "babel.cfg"
 SOURCE_CONTEXT: Final = "fleetwatch-compiled-from"
 """The context of the one message a compiled catalogue adds to its ``.po``'s: ``pgettext(
@@ -54,7 +59,15 @@ SOURCE_KEY: Final = "sha256"
 """The message id under `SOURCE_CONTEXT` (a name, not a literal, at its use: Babel's extractor
 must not take it for a text to translate)."""
 
-Param = Union[str, "Words", "Moment"]
+Param = Union[str, "Words", "Moment", "Joined"]
+CODE_CONTEXTS: Final = ("refusal", "why")
+"""The contexts whose keys are stable codes (`shared.errors.Code`): ``msgctxt "refusal"``,
+``msgid`` the code, each language's words its ``msgstr``.
+
+Such a keyed entry (a context, and English words in the English catalogue's ``msgstr``: a code,
+an enum's value, a table's key) lives in the catalogue only, no code names its words: adding a
+code's words is adding its entries (`keyed`, `Lexicon`; Babel's extraction keeps them from the
+English catalogue: `extract_keyed`)."""
 
 
 def N_(message: str) -> str:
@@ -68,40 +81,72 @@ def C_(context: str, message: str) -> str:
     return message
 
 
-K = TypeVar("K", bound=Hashable)
-V = TypeVar("V", str, tuple[str, ...])
+def key_of(key: object) -> str:
+    """A table's key as a catalogue ``msgid``: an enum's value (an `enum.IntEnum`'s number, so
+    the number itself finds it too), or the key as text."""
+    return str(key.value if isinstance(key, enum.Enum) else key)
 
 
-class Lexicon(Mapping[str, Mapping[K, V]]):
-    """A table of fixed words by key, English in code (each marked with `C_` under one
-    `context`, or ``context:key`` when `keyed`: the same English may need another translation
-    per key), read per language from the catalogue: ``table["es"][key]``. An entry is a text or
-    a tuple of texts (each translated); a text without a translation stays English."""
+def has_words(context: str, key: str) -> bool:
+    """Whether the catalogue has words for `key` under `context` (a keyed entry: in some
+    language they differ from the key; gettext says a missing entry as the key itself)."""
+    return any(catalogue.pgettext(context, key) != key for catalogue in translations().values())
 
-    def __init__(self, context: str, english: Mapping[K, V], *, keyed: bool = False) -> None:
+
+@functools.cache
+def keys_of(context: str) -> tuple[str, ...]:
+    """The keys of the keyed entries under `context`, as the English ``.po`` lists them (read
+    with Babel: for a walk over a table, never on a command's or a page's path).
+
+    Raises:
+        OSError: the English ``.po`` is missing or unreadable.
+    """
+    from babel.messages.pofile import read_po
+
+    with (LOCALES_DIR / LANGUAGES[0] / "LC_MESSAGES" / "messages.po").open("rb") as handle:
+        return tuple(
+            m.id for m in read_po(handle) if m.context == context and isinstance(m.id, str) and m.string
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Keyed(Mapping[str, str]):
+    """One language's words of a `Lexicon`: ``keyed["more"]``, ``keyed.get(key, default)``."""
+
+    catalogue: GNUTranslations
+    context: str
+
+    def get(self, key: object, default: str | None = None) -> str | None:
+        """The words of `key` (`key_of`), or `default` when the catalogue has none."""
+        msgid = key_of(key)
+        return self.catalogue.pgettext(self.context, msgid) if has_words(self.context, msgid) else default
+
+    def __getitem__(self, key: object) -> str:
+        said = self.get(key)
+        if said is None:
+            raise KeyError(key)
+        return said
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(keys_of(self.context))
+
+    def __len__(self) -> int:
+        return len(keys_of(self.context))
+
+
+class Lexicon(Mapping[str, Keyed]):
+    """Words by a stable key (an enum's value, a phrase's name) under one `context`, all of them
+    in the catalogue (``msgctxt`` the context, ``msgid`` the key, each language's words its
+    ``msgstr``, English too): ``table["es"]["more"]``. A list's items are keys ``<key>.0``,
+    ``<key>.1``..."""
+
+    def __init__(self, context: str) -> None:
         self._context = context
-        self._keyed = keyed
-        self._english = dict(english)
-        self._cache: dict[str, Mapping[K, V]] = {}
 
-    def __getitem__(self, language: str) -> Mapping[K, V]:
+    def __getitem__(self, language: str) -> Keyed:
         if language not in LANGUAGES:
             raise KeyError(language)
-        if language not in self._cache:
-            catalogue = translations()[language]
-
-            def one(key: K, text: str) -> str:
-                return catalogue.pgettext(f"{self._context}:{key}" if self._keyed else self._context, text)
-
-            self._cache[language] = MappingProxyType(
-                {
-                    key: cast(
-                        V, one(key, entry) if isinstance(entry, str) else tuple(one(key, t) for t in entry)
-                    )
-                    for key, entry in self._english.items()
-                }
-            )
-        return self._cache[language]
+        return Keyed(translations()[cast(Language, language)], self._context)
 
     def __iter__(self) -> Iterator[str]:
         return iter(LANGUAGES)
@@ -121,11 +166,27 @@ class Moment:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class Joined:
+    """`items` (each said first) joined by `separator` (a mark such as ``", "``, or words)."""
+
+    separator: Param
+    items: tuple[Param, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class Words:
-    """A catalogue message (`msgid`, English) and its parameters, translated when shown."""
+    """A catalogue message (`msgid`, English, under `context` when not None) and its
+    parameters, translated when shown."""
 
     msgid: str
     params: tuple[tuple[str, Param], ...] = ()
+    context: str | None = None
+
+    def template(self, catalogue: GNUTranslations) -> str:
+        """The message in `catalogue`'s language, its parameters not yet put in."""
+        if self.context is None:
+            return catalogue.gettext(self.msgid)
+        return catalogue.pgettext(self.context, self.msgid)
 
     @classmethod
     def of(cls, msgid: str, **params: object) -> Words:
@@ -133,8 +194,25 @@ class Words:
         `Words` nor `Moment` become text."""
         return cls(
             msgid,
-            tuple(sorted((k, v if isinstance(v, Words | Moment) else str(v)) for k, v in params.items())),
+            _params(params),
         )
+
+    @classmethod
+    def in_context(cls, context: str, msgid: str, **params: object) -> Words:
+        """`of`, under `context` (a ``msgctxt``, the message marked ``C_(context, msgid)``)."""
+        return cls(msgid, _params(params), context)
+
+
+def _params(params: Mapping[str, object]) -> tuple[tuple[str, Param], ...]:
+    return tuple(
+        sorted((k, v if isinstance(v, Words | Moment | Joined) else str(v)) for k, v in params.items())
+    )
+
+
+def keyed(context: str, key: str, **params: object) -> Words | None:
+    """The words of `key` (a code, an enum's value) under `context`, or None when the
+    catalogue has none (`has_words`)."""
+    return Words(key, _params(params), context) if has_words(context, key) else None
 
 
 def _catalogue_files(locales_dir: Path, language: Language) -> tuple[bytes, Path, GNUTranslations | None]:
@@ -249,9 +327,11 @@ def say_text(words: Words, language: Language, *, zone: dt.tzinfo, now: dt.datet
             return say_text(param, language, zone=zone, now=now)
         if isinstance(param, Moment):
             return say_time(param.utc, zone=zone, now=now, language=language, relative=param.relative)
+        if isinstance(param, Joined):
+            return value(param.separator).join(value(item) for item in param.items)
         return param
 
-    text = translate(language, words.msgid)
+    text = words.template(translations()[language])
     return text % {k: value(v) for k, v in words.params} if words.params else text
 
 
@@ -278,6 +358,25 @@ def extract_policy(
                     0,
                 )
                 yield line, None, text, [f"tool_policy.yaml: {tool}.{field}"]
+
+
+def extract_keyed(
+    fileobj: BinaryIO, keywords: object, comment_tags: object, options: object
+) -> Iterator[tuple[int, str, tuple[str, str], list[str]]]:
+    """Babel extraction method for the English catalogue: its keyed entries (a context, and
+    English words in the ``msgstr``: `CODE_CONTEXTS`), which no code names, so ``pybabel
+    update`` keeps them. Yields ``(line, "C_", (context, key), [])``, read as ``C_``'s context
+    and message."""
+    from babel.messages.pofile import read_po  # only when Babel extracts
+
+    for message in read_po(fileobj):
+        if (
+            message.context
+            and isinstance(message.id, str)
+            and isinstance(message.string, str)
+            and message.string
+        ):
+            yield message.lineno, "C_", (message.context, message.id), []
 
 
 if __name__ == "__main__":

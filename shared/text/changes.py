@@ -3,6 +3,9 @@
 What a person reads first on the approval page's card, outcome and "Recent decisions", and in
 ``fleetwatch pending`` and ``audit tail``:
 
+The words of each tool's change, what it does and its risk are keyed catalogue entries (contexts
+``change``, ``happens``, ``risk``; key the tool, ``batch_recording:start`` for an action).
+
 - `title_words`: the change and the room, ``Start recording: Sandbox Classroom, channel 1
   (Lecture)``;
 - `happens_words`: what this action does to this room (not the tool's generic summary);
@@ -22,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shared.ids import is_channel_id, split_channel_id
-from shared.text.catalogue import N_, Words
+from shared.text.catalogue import N_, Words, has_words, keyed
 from shared.text.display import lookalike, visible
 
 NAME_CAP = 80
@@ -115,62 +118,17 @@ def rooms_words(rooms: Sequence[Room]) -> Words:
     return words
 
 
-CHANGES: Mapping[str, str] = {
-    "batch_recording:start": N_("Start recording"),
-    "batch_recording:stop": N_("Stop recording"),
-    "batch_recording": N_("Start or stop recording"),
-    "start_stream_endpoint": N_("Start a stream"),
-    "stop_stream_endpoint": N_("Stop a stream"),
-    "confirm_cms_event_on_device": N_("Confirm a scheduled event"),
-    "batch_reboot": N_("Restart a device"),
-    "batch_firmware_update": N_("Update a device's firmware"),
-}
-"""The change in plain words, by tool (and for recording by action)."""
-
-HAPPENS: Mapping[str, str] = {
-    "batch_recording:start": N_("%(room)s starts recording now, into a new file."),
-    "batch_recording:stop": N_("%(room)s stops recording now; the file so far is kept."),
-    "start_stream_endpoint": N_("%(room)s starts sending its picture to %(stream)s."),
-    "stop_stream_endpoint": N_("%(room)s stops sending to %(stream)s; viewers lose the stream."),
-    "confirm_cms_event_on_device": N_("%(room)s is confirmed for %(event)s, so it records as planned."),
-    "batch_reboot": N_(
-        "%(room)s restarts: it is offline for a few minutes, and any recording or stream on it stops."
-    ),
-    "batch_firmware_update": N_(
-        "%(room)s installs new firmware and restarts: it is offline for several minutes."
-    ),
-}
-"""What this action does to this room (``%(room)s``, ``%(stream)s``, ``%(event)s``)."""
-
-RISKS: Mapping[str, str] = {
-    "batch_recording:start": N_("Low risk: nothing that runs now is interrupted; it can be stopped again."),
-    "batch_recording:stop": N_(
-        "High risk: the recording ends now, and a class may lose the rest of its recording."
-    ),
-    "start_stream_endpoint": N_(
-        "Low risk: the room's recording is not touched; the stream can be stopped again."
-    ),
-    "stop_stream_endpoint": N_("High risk: viewers lose the stream now, and the gap is not recovered."),
-    "confirm_cms_event_on_device": N_("Low risk: nothing changes on the device until the event starts."),
-    "batch_reboot": N_("High risk: the device goes offline; a class, recording or stream in the room stops."),
-    "batch_firmware_update": N_(
-        "High risk: the device is offline for several minutes and comes back with new firmware."
-    ),
-}
-
-
 def _key(tool: str, arguments: Mapping[str, Any]) -> str:
     action = arguments.get("action")
     key = f"{tool}:{action}" if isinstance(action, str) else tool
-    return key if key in CHANGES else tool
+    return key if has_words("change", key) else tool
 
 
 def change_words(tool: str, arguments: Mapping[str, Any]) -> Words:
     """The change in plain words (``Start recording``); an unknown tool by its name."""
-    msgid = CHANGES.get(_key(tool, arguments))
-    if msgid:
-        return Words.of(msgid)
-    return Words.of(N_("Run the Epiphan tool %(tool)s"), tool=visible(tool, NAME_CAP))
+    return keyed("change", _key(tool, arguments)) or Words.of(
+        N_("Run the Epiphan tool %(tool)s"), tool=visible(tool, NAME_CAP)
+    )
 
 
 def title_words(tool: str, arguments: Mapping[str, Any], rooms: Sequence[Room]) -> Words:
@@ -190,11 +148,11 @@ def happens_words(
     """What this action does to these rooms; the policy's generic `summary` for a tool without
     its own sentence (None when there is neither). `stream` and `event` are the destination's
     name and the event's title as shown (visible text)."""
-    msgid = HAPPENS.get(_key(tool, arguments))
-    if msgid is None:
+    if not has_words("happens", _key(tool, arguments)):
         return Words.of(summary) if summary else None
-    return Words.of(
-        msgid,
+    return keyed(
+        "happens",
+        _key(tool, arguments),
         room=rooms_words(rooms),
         stream=Words.of(N_("the stream destination %(name)s"), name=stream)
         if stream
@@ -205,9 +163,9 @@ def happens_words(
 
 def risk_words(tool: str, arguments: Mapping[str, Any], disruptive: bool) -> Words:
     """The card's risk line: this action's own, else by whether the policy calls it disruptive."""
-    msgid = RISKS.get(_key(tool, arguments))
-    if msgid:
-        return Words.of(msgid)
+    risk = keyed("risk", _key(tool, arguments))
+    if risk:
+        return risk
     if disruptive:
         return Words.of(
             N_(

@@ -30,6 +30,7 @@ from shared.epiphan.fleet import (
 )
 from shared.text.display import visible
 from shared.text.fleet_words import HEADINGS, WORDS
+from shared.text.languages import language_of
 from shared.text.questions import Topic
 from shared.text.times import say_time
 from shared.text.wording import describe_event, free_space_of, minutes_text, recording_unknown, unread_text
@@ -37,17 +38,12 @@ from shared.text.wording import describe_event, free_space_of, minutes_text, rec
 MAX_LINES: Final = 20
 
 
-def _lang(language: str) -> str:
-    return "es" if language == "es" else "en"
-
-
-def _w(language: str, key: str) -> str:
-    return WORDS[_lang(language)][key]
+def _w(language: str, key: str, **params: object) -> str:
+    return WORDS[language_of(language)][key] % params
 
 
 def _heading(language: str, key: str, n: int, **facts: object) -> str:
-    one, many = HEADINGS[_lang(language)][key]
-    return (one if n == 1 else many).format(n=n, **facts)
+    return HEADINGS[language_of(language)][f"{key}.{0 if n == 1 else 1}"] % {"n": n, **facts}
 
 
 def examples(language: str) -> str:
@@ -65,13 +61,13 @@ def clock(when: datetime, now: datetime, language: str = "en") -> str:
     in the one format of `shared.text.times.say_time`: ``12:41`` on the day of `now`, else
     ``Wed 2 Dec, 12:41`` (``mié 2 dic, 12:41``)."""
     zone = now.tzinfo or UTC
-    return say_time(when, zone=zone, now=now, language=_lang(language), relative=False)
+    return say_time(when, zone=zone, now=now, language=language_of(language), relative=False)
 
 
 def _capped(lines: list[str], language: str) -> list[str]:
     if len(lines) <= MAX_LINES:
         return lines
-    return [*lines[:MAX_LINES], _w(language, "more").format(n=len(lines) - MAX_LINES)]
+    return [*lines[:MAX_LINES], _w(language, "more", n=len(lines) - MAX_LINES)]
 
 
 def _listing(head: str, lines: list[str], language: str) -> list[str]:
@@ -137,19 +133,17 @@ def offline(
     devices = list(devices)
     down = _sorted(d for d in devices if not d.online)
     if not down:
-        return [_w(language, "offline_none").format(total=len(devices))]
+        return [_w(language, "offline_none", total=len(devices))]
     lines = []
     for device in down:
         facts = []
         if device.state_time is not None:
             facts.append(
-                _w(language, "offline_for").format(
-                    time=minutes_text((now - device.state_time).total_seconds())
-                )
+                _w(language, "offline_for", time=minutes_text((now - device.state_time).total_seconds()))
             )
         event = describe_event(events.get(device.id), now, DEFAULT_THRESHOLDS.lead_minutes, language)
         if event != "-":
-            facts.append(_w(language, "room_next").format(event=event))
+            facts.append(_w(language, "room_next", event=event))
         lines.append(f"- {name(device)}: {'; '.join(facts) or _w(language, 'offline_word')}")
     return _listing(_heading(language, "offline", len(down)), lines, language)
 
@@ -167,10 +161,8 @@ def recording_state(device: Device, now: datetime, language: str) -> str:
         return _w(language, "room_idle")
     since = [c.recording_since for c in device.channels if c.recording and c.recording_since]
     if not since:
-        return _w(language, "recording_now").format(channels=", ".join(channels))
-    return _w(language, "recording_on").format(
-        channels=", ".join(channels), time=clock(min(since), now, language)
-    )
+        return _w(language, "recording_now", channels=", ".join(channels))
+    return _w(language, "recording_on", channels=", ".join(channels), time=clock(min(since), now, language))
 
 
 def recording(devices: Iterable[Device], now: datetime, language: str) -> list[str]:
@@ -178,7 +170,7 @@ def recording(devices: Iterable[Device], now: datetime, language: str) -> list[s
     online = [d for d in devices if d.online]
     rooms = _sorted(d for d in online if d.recording)
     if not rooms:
-        return [_w(language, "recording_none").format(online=len(online))]
+        return [_w(language, "recording_none", online=len(online))]
     lines = [f"- {name(device)}: {recording_state(device, now, language)}" for device in rooms]
     return _listing(_heading(language, "recording", len(rooms)), lines, language)
 
@@ -216,7 +208,7 @@ def disk(
     devices = list(devices)
     rooms = _sorted(d for d in devices if short_of_storage(storage.get(d.id), limits))
     if not rooms:
-        return [_w(language, "disk_none").format(count=len(devices))]
+        return [_w(language, "disk_none", count=len(devices))]
     lines = [f"- {name(d)}: {storage_words(storage[d.id], language)}" for d in rooms]
     return _listing(_heading(language, "disk", len(rooms)), lines, language)
 
@@ -243,14 +235,20 @@ def heat(
         temps = [s.cpu_temp_c for s in known if s.cpu_temp_c is not None]
         loads = [s.cpu_load_pct for s in known if s.cpu_load_pct is not None]
         return [
-            _w(language, "heat_none").format(
-                temp=_number(max(temps, default=None)), cpu=_number(max(loads, default=None))
+            _w(
+                language,
+                "heat_none",
+                temp=_number(max(temps, default=None)),
+                cpu=_number(max(loads, default=None)),
             )
         ]
     lines = [
         f"- {name(d)}: "
-        + _w(language, "hot_line").format(
-            temp=_number(system[d.id].cpu_temp_c), cpu=_number(system[d.id].cpu_load_pct)
+        + _w(
+            language,
+            "hot_line",
+            temp=_number(system[d.id].cpu_temp_c),
+            cpu=_number(system[d.id].cpu_load_pct),
         )
         for d in rooms
     ]
@@ -267,8 +265,12 @@ def firmware(devices: Iterable[Device], language: str) -> list[str]:
         return [_w(language, "firmware_none")]
     lines = [
         f"- {name(d)}: "
-        + _w(language, "firmware_line").format(
-            model=visible(d.model, 20), firmware=visible(d.firmware, 20), newest=visible(newest[d.model], 20)
+        + _w(
+            language,
+            "firmware_line",
+            model=visible(d.model, 20),
+            firmware=visible(d.firmware, 20),
+            newest=visible(newest[d.model], 20),
         )
         for d in rooms
     ]
@@ -311,9 +313,7 @@ def signal(devices: Iterable[Device], language: str) -> list[str]:
     tail = [_heading(language, "signal_offline", down)] if down else []
     if not rooms:
         return [_w(language, "signal_none"), *tail]
-    lines = [
-        f"- {name(d)}: {_w(language, 'signal_on').format(what='; '.join(dark_inputs(d)))}" for d in rooms
-    ]
+    lines = [f"- {name(d)}: {_w(language, 'signal_on', what='; '.join(dark_inputs(d)))}" for d in rooms]
     return [
         *_listing(_heading(language, "signal", len(rooms)), lines, language),
         *tail,
@@ -361,13 +361,11 @@ def problems(
     found = []
     if event_state(event, now, limits.lead_minutes) == "on_now" and not device.recording:
         found.append(_w(language, "not_recording"))
-    found += [_w(language, "signal_on").format(what=what) for what in dark_inputs(device)]
+    found += [_w(language, "signal_on", what=what) for what in dark_inputs(device)]
     if short_of_storage(storage, limits) and storage is not None:
-        found.append(_w(language, "room_storage").format(free=storage_words(storage, language)))
+        found.append(_w(language, "room_storage", free=storage_words(storage, language)))
     if running_hot(system, limits) and system is not None:
-        found.append(
-            _w(language, "hot").format(temp=_number(system.cpu_temp_c), cpu=_number(system.cpu_load_pct))
-        )
+        found.append(_w(language, "hot", temp=_number(system.cpu_temp_c), cpu=_number(system.cpu_load_pct)))
     return found
 
 
@@ -375,7 +373,7 @@ def _offline(device: Device, now: datetime, language: str) -> str:
     """``OFFLINE for 3 h 00 min``, or ``OFFLINE`` when the device did not say since when."""
     if device.state_time is None:
         return _w(language, "offline_word").upper()
-    return _w(language, "room_offline").format(time=minutes_text((now - device.state_time).total_seconds()))
+    return _w(language, "room_offline", time=minutes_text((now - device.state_time).total_seconds()))
 
 
 def class_soon(event: Event | None, now: datetime, limits: Thresholds = DEFAULT_THRESHOLDS) -> bool:
@@ -423,9 +421,7 @@ def readiness(
         when = describe_event(event, now, limits.lead_minutes, language)
         lines.append(f"- {name(device)} ({when}): {'; '.join(found)}")
     state = (
-        _w(language, "ready_problems").format(names=", ".join(needing))
-        if needing
-        else _w(language, "ready_fine")
+        _w(language, "ready_problems", names=", ".join(needing)) if needing else _w(language, "ready_fine")
     )
     head = _heading(language, "ready", len(rooms), problems=state)
     return _listing(head, lines, language)
@@ -445,47 +441,43 @@ def room(
     """One room's status: online, recording, next class, load and temperature, storage,
     firmware against the rest of its model in `fleet`, streams, and what needs attention."""
 
-    def w(key: str) -> str:
-        return _w(language, key)
+    def w(key: str, **params: object) -> str:
+        return _w(language, key, **params)
 
     lines = [f"{name(device)}:"]
     if not device.online:
         lines.append(f"- {_offline(device, now, language)}")
-        lines.append(f"- {w('room_recording').format(state=recording_unknown(device, now, language))}")
+        lines.append(f"- {w('room_recording', state=recording_unknown(device, now, language))}")
     else:
         lines.append(f"- {w('room_online')}; {recording_state(device, now, language)}")
     described = describe_event(event, now, limits.lead_minutes, language)
-    lines.append(f"- {w('room_next').format(event=described) if described != '-' else w('room_no_event')}")
+    lines.append(f"- {w('room_next', event=described) if described != '-' else w('room_no_event')}")
     found = problems(device, event, now, language, storage=storage, system=system, limits=limits)
     if device.online and system is not None and not running_hot(system, limits):
-        lines.append(
-            f"- {w('room_cpu').format(cpu=_number(system.cpu_load_pct), temp=_number(system.cpu_temp_c))}"
-        )
+        lines.append(f"- {w('room_cpu', cpu=_number(system.cpu_load_pct), temp=_number(system.cpu_temp_c))}")
     if storage is not None:
-        lines.append(f"- {w('room_storage').format(free=storage_words(storage, language))}")
+        lines.append(f"- {w('room_storage', free=storage_words(storage, language))}")
     if device.firmware:
         newest = newest_firmware_by_model([*fleet, device])
-        behind = (
-            w("room_behind").format(newest=visible(newest[device.model], 20))
-            if _behind(device, newest)
-            else ""
-        )
+        behind = w("room_behind", newest=visible(newest[device.model], 20)) if _behind(device, newest) else ""
         lines.append(
-            f"- {w('room_firmware').format(firmware=visible(device.firmware, 20), model=visible(device.model, 20))}{behind}"
+            f"- {w('room_firmware', firmware=visible(device.firmware, 20), model=visible(device.model, 20))}{behind}"
         )
     streams = channel_streams(device, language)
     if streams:
-        lines.append(f"- {w('room_streams').format(streams=', '.join(streams))}")
+        lines.append(f"- {w('room_streams', streams=', '.join(streams))}")
     if device.online:
         verdict = w("ready") if event is not None else w("no_problem")
-        lines.append(f"- {w('needs').format(problems='; '.join(found)) if found else verdict}")
+        lines.append(f"- {w('needs', problems='; '.join(found)) if found else verdict}")
     return lines
 
 
 def channel_streams(device: Device, language: str) -> list[str]:
     """Each publisher of the device: ``Program (srt, on)``."""
     return [
-        _w(language, "channel_stream").format(
+        _w(
+            language,
+            "channel_stream",
             channel=visible(c.name or c.channel_id, 40),
             type=f"{visible(p.type, 12)}, {_w(language, 'on' if p.state == 'started' else 'off')}",
         )
@@ -516,7 +508,7 @@ def streams(
                 ]
                 host = visible(endpoint.host or "?", 80)
                 use = (
-                    _w(language, "stream_used").format(rooms=", ".join(users))
+                    _w(language, "stream_used", rooms=", ".join(users))
                     if users
                     else _w(language, "stream_unused")
                 )

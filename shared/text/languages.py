@@ -14,3 +14,8 @@ Language = Literal["en", "es"]
 """A language's primary tag: ``en`` or ``es`` (the page says ``es-419``)."""
 LANGUAGES: Final[tuple[Language, ...]] = typing.get_args(Language)
 """Every language, the first the default."""
+
+
+def language_of(tag: str | None) -> Language:
+    """`tag` when it is one of `LANGUAGES`, else the default (the first)."""
+    return next((language for language in LANGUAGES if language == tag), LANGUAGES[0])

@@ -11,10 +11,11 @@ import msgspec
 import pytest
 
 from services.assistant.data_block import OPEN
-from services.ctl.commands_up import DEMO_QUESTION, DEMO_QUESTION_ES
+from services.ctl.commands_up import DEMO_QUESTION
 from services.lab.server import run_lab
 from services.lab.state import LabClock
 from shared.canonical import hidden_character
+from shared.text.catalogue import translate
 from shared.wire.approval import RecordAsk
 from tests.assistant.conftest import START
 from tests.assistant.helpers import RECORD_CLASSROOM, FakeSink, blocks_in, error_codes, team_reader
@@ -110,7 +111,9 @@ async def test_stream_destinations_are_named_with_the_rooms_that_use_them(lab, s
     assert "key" not in answer.text.lower() and "passphrase" not in answer.text.lower()
 
 
-@pytest.mark.parametrize(("question", "language"), [(DEMO_QUESTION, "en"), (DEMO_QUESTION_ES, "es")])
+@pytest.mark.parametrize(
+    ("question", "language"), [(DEMO_QUESTION, "en"), (translate("es", DEMO_QUESTION), "es")]
+)
 async def test_the_demo_question_asks_for_the_change_and_proposes_the_due_recording(
     lab, standin, make_assistant, question, language
 ):

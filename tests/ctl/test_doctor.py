@@ -360,3 +360,18 @@ async def test_listeners_are_read_from_proc_net_tcp_in_both_families():
     )
     tcp6 = "  sl  local_address rem_address st\n   0: 00000000000000000000000001000000:2247 0:0 0A\n"
     assert parse_listeners([tcp, tcp6]) == (("127.0.0.1", 8775), ("0.0.0.0", 8774), ("::1", 8775))
+
+
+async def test_checks_return_words_as_data_and_only_the_rendering_picks_a_language(tmp_path):
+    import inspect
+
+    from services.ctl import doctor
+    from shared.text.catalogue import Words
+
+    checks = [f for name, f in vars(doctor).items() if name.startswith("check_") and callable(f)]
+    assert len(checks) > 12
+    assert [f.__name__ for f in checks if "language" in inspect.signature(f).parameters] == []
+    (fence,) = doctor.check_fence(load_settings(base_env(tmp_path)))
+    assert isinstance(fence.words, Words) and fence.message.startswith("not configured")
+    english, spanish = doctor.render([fence]), doctor.render([fence], language="es")
+    assert english.split()[:3] == ["FAIL", "fence", "not"] and spanish.split()[:2] == ["fallo", "cerca"]

@@ -5,6 +5,7 @@ naming the service and the setting)."""
 from __future__ import annotations
 
 import copy
+import datetime as dt
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import yaml
 from services.ctl.commands_doctor import compose_checks
 from services.ctl.doctor import Level
 from services.ctl.doctor_compose import check_compose
+from shared.text.catalogue import say_text
 
 SHIPPED = Path(__file__).resolve().parents[2] / "deploy" / "container" / "compose.yaml"
 NONE_GIVEN = {
@@ -27,8 +29,9 @@ def shipped() -> dict:
 
 
 def fails(compose: dict, given: dict | None = None, language: str = "en") -> list[str]:
-    checks = check_compose(compose, given or NONE_GIVEN, env={}, language=language)
-    return [c.message for c in checks if c.level is Level.FAIL]
+    checks = check_compose(compose, given or NONE_GIVEN, env={})
+    now = dt.datetime.now(dt.UTC)
+    return [say_text(c.words, language, zone=dt.UTC, now=now) for c in checks if c.level is Level.FAIL]
 
 
 def test_the_shipped_compose_file_agrees_with_itself() -> None:
@@ -119,12 +122,12 @@ def test_the_failures_are_said_in_spanish() -> None:
 
 
 def test_a_file_that_is_not_a_compose_file_fails_once(tmp_path: Path) -> None:
-    assert compose_checks(None, "en") == []
+    assert compose_checks(None) == []
     for text in ("", "services: [", "- a list"):
         path = tmp_path / "compose.yaml"
         path.write_text(text)
-        checks = compose_checks(str(path), "en")
+        checks = compose_checks(str(path))
         assert [(c.level, c.message) for c in checks] == [
             (Level.FAIL, "not a compose file: it has no services")
         ]
-    assert compose_checks(str(tmp_path / "missing.yaml"), "en")[0].level is Level.FAIL
+    assert compose_checks(str(tmp_path / "missing.yaml"))[0].level is Level.FAIL

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from services.ctl.doctor import Level, check_model_host
+from services.ctl.doctor import Level, check_model_host, render
 from shared.config import load_settings
 
 
@@ -54,9 +54,9 @@ def test_doctor_shows_the_model_host_and_whether_it_is_local(
 ):
     settings = _settings(tmp_path, url, local_only)
     (line,) = check_model_host(settings, resolve=fake)
-    (linea,) = check_model_host(settings, language="es", resolve=fake)
     assert (line.name, line.level) == ("model host", level) and line.message.startswith(english), line
-    assert linea.name == "servidor del modelo" and spanish in linea.message, linea
+    said = render([line], language="es")
+    assert "servidor del modelo" in said and spanish in said, said
 
 
 def test_without_a_model_key_there_is_no_model_host_line(tmp_path):

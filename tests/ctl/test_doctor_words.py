@@ -92,16 +92,13 @@ def every_branch(tmp_path: Path) -> list[Check]:
         )
     )
     bare = load_settings(base_env(tmp_path))
-    es = "es"
     now = 1_800_000_000.0
     checks: list[Check] = []
     good = Facts(settings=settings, now=now, read_tools=READ_TOOLS_OF_EPIPHAN, proposable=("batch_reboot",))
-    checks += check_policy(good, language=es)
-    checks += check_policy(
-        Facts(settings=settings, now=now, read_tools=None, policy_error="x.yaml"), language=es
-    )
-    checks += check_guard(READ_TOOLS_OF_EPIPHAN, language=es) + check_guard(None, language=es)
-    checks += check_redaction(language=es)
+    checks += check_policy(good)
+    checks += check_policy(Facts(settings=settings, now=now, read_tools=None, policy_error="x.yaml"))
+    checks += check_guard(READ_TOOLS_OF_EPIPHAN) + check_guard(None)
+    checks += check_redaction()
     ok = {"present": True, "ok": True, "mode": "600", "folder_mode": "700", "kind": "lab", "team_id": "t1"}
     for summary in (
         {"present": None, "code": "permission_denied"},
@@ -116,7 +113,7 @@ def every_branch(tmp_path: Path) -> list[Check]:
         {**ok, "expires_at": now - 600},
     ):
         for slot in ("read", "sandbox"):
-            checks += check_sign_in(slot, summary, now, language=es)
+            checks += check_sign_in(slot, summary, now)
     for proof in (
         LiveProof("here", "accepted", devices=3),
         LiveProof("assistant", "refreshed", devices=3, valid_until=now + 600),
@@ -124,12 +121,12 @@ def every_branch(tmp_path: Path) -> list[Check]:
         LiveProof("executor", "skipped", detail=probe_detail("not_approval")),
         LiveProof("here", "failed", detail="epiphan_unavailable"),
     ):
-        checks += check_live("read", proof, now, language=es)
-    checks += check_fence(settings, language=es) + check_fence(bare, language=es)
+        checks += check_live("read", proof, now)
+    checks += check_fence(settings) + check_fence(bare)
     running = msgspec.structs.replace(
         settling_status(), pending=3, kill_switch=True, executor_up=False, last_hour=1
     )
-    checks += check_fence(bare, running, language=es)
+    checks += check_fence(bare, running)
 
     def owned(service: str, owner: str) -> SocketFacts:
         return SocketFacts(
@@ -147,7 +144,7 @@ def every_branch(tmp_path: Path) -> list[Check]:
         },
         {},
     ):
-        checks += check_fence_level(sockets, language=es)
+        checks += check_fence_level(sockets)
     peers = (("alice(1000)",), ())
     for facts in (
         SocketFacts("executor", "/run/x.sock", "missing"),
@@ -160,7 +157,7 @@ def every_branch(tmp_path: Path) -> list[Check]:
             "executor", "/run/x.sock", "present", mode=0o660, owner="a", group="b", folder_mode=0o750
         ),
     ):
-        checks += check_socket(facts, peers, language=es)
+        checks += check_socket(facts, peers)
     for probe in (
         Probe("executor", "skipped", probe_detail("not_allowed")),
         Probe("approval_web", "skipped", probe_detail("not_allowed")),
@@ -170,14 +167,14 @@ def every_branch(tmp_path: Path) -> list[Check]:
         Probe("executor", "down", probe_detail("missing", path="/run/x.sock")),
         Probe("executor", "down", "service_unavailable"),
     ):
-        checks += check_probe(probe, running, language=es) + check_probe(probe, None, language=es)
-    checks += check_queue(running, None, language=es) + check_queue(None, "service_unavailable", language=es)
+        checks += check_probe(probe, running) + check_probe(probe, None)
+    checks += check_queue(running, None) + check_queue(None, "service_unavailable")
     stale = stale_watch()
     fresh = msgspec.structs.replace(stale, alive=True, failed_beats=0, posts=())
     never = msgspec.structs.replace(stale, last_read_at=None, failed_beats=0)
     for watch in (stale, fresh, never):
-        checks += check_watch(settings, watch, None, language=es)
-    checks += check_watch(bare, None, "service_unavailable", language=es)
+        checks += check_watch(settings, watch, None)
+    checks += check_watch(bare, None, "service_unavailable")
     for model_settings, running_model, error in (
         (
             settings,
@@ -194,10 +191,10 @@ def every_branch(tmp_path: Path) -> list[Check]:
         (settings, None, "service_unavailable"),
         (bare, None, "service_unavailable"),
     ):
-        checks += check_model(model_settings, running_model, error, language=es)
+        checks += check_model(model_settings, running_model, error)
     ports = load_settings(base_env(tmp_path, FLEETWATCH_APPROVE_PORT="18767", FLEETWATCH_ASK_PORT="18768"))
-    checks += check_ports(ports, None, language=es)
-    checks += check_ports(ports, [("127.0.0.1", 18767), ("0.0.0.0", 18768)], language=es)
+    checks += check_ports(ports, None)
+    checks += check_ports(ports, [("127.0.0.1", 18767), ("0.0.0.0", 18768)])
     served = {"name": "batch_reboot", "description": "x", "input_schema": {"properties": {"force": {}}}}
     names = {
         "server": "['force']",
@@ -222,23 +219,23 @@ def every_branch(tmp_path: Path) -> list[Check]:
         (ToolReport(()), None),
         (changed, None),
     ):
-        checks += check_tools(report, why, language=es)
+        checks += check_tools(report, why)
     return checks
 
 
 def test_every_check_says_every_branch_in_spanish(tmp_path: Path) -> None:
     checks = every_branch(tmp_path)
     assert len(checks) > 60
-    english = [(c.name, c.message, english_words(f"{c.name} {c.message}")) for c in checks]
-    assert [e for e in english if e[2]] == []
-    text = render(checks, language="es")
-    for line in text.splitlines():
+    lines = render(checks, language="es").splitlines()
+    assert len(lines) == len(checks)
+    assert [(line, english_words(line)) for line in lines if english_words(line)] == []
+    for line in lines:
         assert line.split()[0] in SPANISH_LEVELS, line
 
 
 def test_the_english_detector_sees_english(tmp_path: Path) -> None:
-    english = check_fence(load_settings(base_env(tmp_path)))[0]
-    assert english_words(english.message)  # the walk above can fail
+    english = render(check_fence(load_settings(base_env(tmp_path))))
+    assert english_words(english)  # the walk above can fail
     assert english_words("fence: not configured") == ["fence", "not", "configured"]
 
 

@@ -7,8 +7,11 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import sys
 from pathlib import Path
+
+import pytest
 
 from shared.config import load_settings
 from tests.procs import base_env
@@ -126,7 +129,7 @@ async def test_help_speaks_spanish_with_fleetwatch_language_es_or_language_es(tm
 
 
 def test_every_help_text_of_the_tree_has_its_spanish() -> None:
-    from services.ctl.main import build_parser, in_language
+    from services.ctl.main import build_parser, said_in
     from shared.text.catalogue import translate
 
     def texts(parser: argparse.ArgumentParser) -> list[str]:
@@ -140,8 +143,36 @@ def test_every_help_text_of_the_tree_has_its_spanish() -> None:
                     out += texts(child)
         return out
 
-    english = texts(build_parser())
+    with said_in("en"):
+        english = texts(build_parser())
     missing = sorted({t for t in english if translate("es", t) == t})
     assert missing == []
-    spanish = texts(in_language(build_parser(), "es"))
+    with said_in("es"):
+        spanish = texts(build_parser())
     assert len(spanish) == len(english) and not set(spanish) & set(english)
+
+
+ARGPARSE_PRIVATE = re.compile(
+    r"\._(?:actions|action_groups|choices_actions|option_string_actions)\b|\.error = "
+)
+"""Reaching into argparse's private attributes, or replacing its complaint method."""
+
+
+def test_argparse_speaks_the_catalogue_through_gettext_without_its_private_attributes(capsys) -> None:
+    from services.ctl.main import build_parser, said_in
+
+    found = [
+        f"{path.name}: {line.strip()}"
+        for path in sorted((Path(__file__).parents[2] / "services" / "ctl").glob("*.py"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if ARGPARSE_PRIVATE.search(line)
+    ]
+    assert found == []
+    assert ARGPARSE_PRIVATE.search("for group in one._action_groups:")
+    with said_in("es"):
+        assert build_parser("status").format_help().startswith("uso: fleetwatch")
+        with pytest.raises(SystemExit):
+            build_parser("audit").parse_args(["audit", "tail", "-n", "x"])
+    assert "argumento -n: valor int no válido: 'x'" in capsys.readouterr().err
+    with said_in("en"):
+        assert build_parser("status").format_help().startswith("usage: fleetwatch")

@@ -25,12 +25,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from services.approval_web.page.words import N_, Moment, Words, refusal_words
 from shared.policy.loader import ProposeRule
 from shared.store.approvals import ProposalRow
+from shared.text.catalogue import keyed
 from shared.text.changes import (
     NAME_CAP,
     Room,
@@ -123,16 +123,10 @@ class Card:
         return not self.blockers
 
 
-AUTHORS: Mapping[str, str] = {"assistant": N_("the assistant"), "operator": N_("an operator")}
-
-
 def author_of(proposed_by: str) -> Words:
     """Who proposed, in plain words (the store's ``proposed_by``)."""
-    msgid = AUTHORS.get(proposed_by)
-    return (
-        Words.of(msgid)
-        if msgid
-        else Words.of(N_("an unknown author (%(who)s)"), who=visible(proposed_by, NAME_CAP))
+    return keyed("author", proposed_by) or Words.of(
+        N_("an unknown author (%(who)s)"), who=visible(proposed_by, NAME_CAP)
     )
 
 

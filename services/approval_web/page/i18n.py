@@ -21,6 +21,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from services.approval_web.page.words import Moment, Words
+from shared.text.catalogue import Joined, Param
 from shared.text.change_words import change
 from shared.text.languages import LANGUAGES, Language
 from shared.text.times import say_time
@@ -94,17 +95,19 @@ def make_say(translations: GNUTranslations, when: Callable[..., str]) -> Callabl
     text."""
 
     def say(words: Words) -> Markup:
-        text = escape(translations.gettext(words.msgid))
+        text = escape(words.template(translations))
         if not words.params:
             return text
         values = {k: _value(v) for k, v in words.params}
         return text % values
 
-    def _value(value: str | Words | Moment) -> Markup:
+    def _value(value: Param) -> Markup:
         if isinstance(value, Words):
             return say(value)
         if isinstance(value, Moment):
             return escape(when(value.utc, value.relative))
+        if isinstance(value, Joined):
+            return _value(value.separator).join(_value(item) for item in value.items)
         return escape(value)
 
     return say

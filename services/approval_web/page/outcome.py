@@ -29,22 +29,12 @@ from typing import Any
 
 from services.approval_web.page.words import N_, Moment, Words, refusal_words
 from shared.store.approvals import Decision, ProposalRow
+from shared.text.catalogue import keyed
 from shared.text.changes import NAME_CAP, rooms_from_facts, title_words
 from shared.text.display import visible
 
 DETAIL_CAP = 200
 """Longest per-device message shown."""
-
-SHORT: dict[str, str] = {
-    "done": N_("Done"),
-    "problem": N_("Epiphan reported a problem"),
-    "unknown": N_("May or may not have run"),
-    "nothing_ran": N_("Nothing ran"),
-    "denied": N_("Denied"),
-    "expired": N_("Expired"),
-    "waiting": N_("Waiting for a decision"),
-}
-"""Each outcome in one or a few words (the recent list, the outcome page's status)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -83,16 +73,6 @@ def verification_words(verification: str | None, verified_at: str | None) -> Wor
     if verification == "contradicted":
         return Words.of(N_("Checked afterwards (%(at)s): Epiphan shows the opposite."), at=at)
     return Words.of(N_("Not checked afterwards."))
-
-
-NEXT_AFTER_VERIFICATION: dict[str | None, str] = {
-    "verified": N_("Nothing more to do. Glance at the room if a class depends on it."),
-    "not_observed": N_("Look at the room to see whether it changed."),
-    "contradicted": N_(
-        "Check the room: it does not look changed. Do not approve it again before you have looked."
-    ),
-    None: N_("Look at the room to see whether it changed."),
-}
 
 
 def who_words(actor: str | None, kind: str | None, session_id: str | None, viewer_session: str) -> Words:
@@ -155,7 +135,7 @@ def _view(
     return Outcome(
         proposal_id=decision.proposal.id,
         kind=kind,
-        short=Words.of(SHORT[kind]),
+        short=Words.in_context("outcome short", kind),
         title=_title(decision),
         headline=headline,
         next_step=next_step,
@@ -177,7 +157,8 @@ def from_decision(decision: Decision, *, viewer_session: str) -> Outcome:
                 decision,
                 "done",
                 Words.of(N_("Done: Epiphan accepted the change.")),
-                Words.of(NEXT_AFTER_VERIFICATION.get(execution.verification, NEXT_AFTER_VERIFICATION[None])),
+                keyed("next after check", execution.verification or "")
+                or Words.of(N_("Look at the room to see whether it changed.")),
                 viewer_session,
                 verification=verification,
             )
@@ -257,7 +238,7 @@ def refused_click(proposal: ProposalRow | None, code: str, title: Words | None =
     return Outcome(
         proposal_id=proposal.id if proposal else "",
         kind="nothing_ran",
-        short=Words.of(SHORT["nothing_ran"]),
+        short=Words.in_context("outcome short", "nothing_ran"),
         title=title or Words.of(N_("This change")),
         headline=Words.of(N_("Nothing ran: %(why)s"), why=refusal_words(code)),
         next_step=Words.of(N_("See what happened to this change, or go back to the queue.")),

@@ -4,14 +4,14 @@
 for the page's pure modules; `services.approval_web.page.i18n.make_say` translates them when a
 page renders. Parameters are escaped there; the message itself is the catalogue's trusted text.
 
-`REFUSALS` and `refusal_words(code)` (why something was refused or could not be done, in plain
-words, for every code the page can meet; an unknown code is shown as itself) are
-`shared.text.refusals`', shared with the ``fleetwatch`` command.
+`refusal_words(code)` (why something was refused or could not be done, in plain words, for
+every code the page can meet; an unknown code is shown as itself) is `shared.text.refusals`',
+shared with the ``fleetwatch`` command.
 """
 
 from __future__ import annotations
 
 from shared.text.catalogue import N_, Moment, Words
-from shared.text.refusals import REFUSALS, refusal_words
+from shared.text.refusals import refusal_words
 
-__all__ = ["N_", "REFUSALS", "Moment", "Words", "refusal_words"]
+__all__ = ["N_", "Moment", "Words", "refusal_words"]

@@ -37,6 +37,7 @@ from shared.epiphan.attention import Priority
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.sqlite import StoreError
 from shared.text.display import visible
+from shared.text.languages import language_of
 from shared.text.wording import PRIORITY_WORDS, part_words
 from shared.wire.approval import ProposalEvent, RecordSilence
 from shared.wire.assistant import (
@@ -104,9 +105,7 @@ def history_text(row: HistoryRow, language: str) -> str:
     facts = dict(row.facts)
     if row.kind in ("finding_opened", "finding_worse", "finding_resolved"):
         what = compose.describe(row.finding(), language)
-        priority = PRIORITY_WORDS["es" if language == "es" else "en"][
-            row.priority or Priority.WHEN_CONVENIENT
-        ]
+        priority = PRIORITY_WORDS[language_of(language)][row.priority or Priority.WHEN_CONVENIENT]
         return word(language, f"h_{row.kind}", priority=priority, what=what)
     if row.kind in ("device_offline", "device_online", "device_new", "device_gone", "note_cleared"):
         return word(language, f"h_{row.kind}", room=_room(row))

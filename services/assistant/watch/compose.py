@@ -36,6 +36,7 @@ from shared.epiphan.attention import Finding, Priority
 from shared.epiphan.fleet import FleetSnapshot
 from shared.errors import MEANINGS, Code
 from shared.text.display import visible
+from shared.text.languages import language_of
 from shared.text.wording import PRIORITY_WORDS, describe_finding, minutes_text, unread_text
 from shared.wire.approval import ProposalEvent
 
@@ -261,7 +262,7 @@ def digest_post(
         )
     else:
         title = word(language, "digest_head_start", counts=counts, rooms=rooms, online=online)
-    more = word(language, "more", n="{n}")
+    more = word(language, "more", n="%(n)s")
     grouped: dict[Priority, list[tuple[str, str | None]]] = {p: [] for p in Priority}
     for row in net.missed:
         grouped[Priority.FIX_FIRST].append((describe(row.finding(), language), row.device_id))
@@ -308,7 +309,7 @@ def digest_post(
 
 
 def _lang(language: str) -> str:
-    return "es" if language == "es" else "en"
+    return language_of(language)
 
 
 VERDICT_KEYS: Final = {"ready": "ready", READY_NOTES: "ready_notes", NOT_READY: "not_ready"}
@@ -507,7 +508,7 @@ def _utc(text: str | None) -> datetime | None:
 
 def sweep_post(report: Mapping[str, Any], *, language: str, now: datetime) -> Post:
     """The nightly sweep (`services.assistant.watch.sweep.sweep_report`) in words."""
-    more = word(language, "more", n="{n}")
+    more = word(language, "more", n="%(n)s")
     title = word(language, "sweep_head", date=report["label"], rooms=report["rooms"], online=report["online"])
     offline = [
         word(language, "why_offline_for", time=minutes_text(r["seconds"]))

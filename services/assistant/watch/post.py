@@ -70,11 +70,11 @@ class Post:
 
 def capped(lines: Iterable[str], more: str, limit: int = MAX_LINES) -> tuple[str, ...]:
     """At most `limit` lines; beyond that the first ``limit - 1`` and `more` formatted with
-    ``n``, the count left out (e.g. ``"…and {n} more."``)."""
+    ``n``, the count left out (e.g. ``"…and %(n)s more."``)."""
     items = list(lines)
     if len(items) <= limit:
         return tuple(items)
-    return (*items[: limit - 1], more.format(n=len(items) - limit + 1))
+    return (*items[: limit - 1], more % {"n": len(items) - limit + 1})
 
 
 def plain_text(post: Post) -> str:

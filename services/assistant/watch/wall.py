@@ -30,6 +30,7 @@ from services.assistant.watch.times import clock
 from services.assistant.watch.words import word
 from shared.epiphan.attention import Priority
 from shared.text.display import visible
+from shared.text.languages import language_of
 from shared.text.wording import PRIORITY_WORDS, minutes_text, unread_text
 
 EVENT_HOURS: Final = 4
@@ -101,7 +102,7 @@ def wall_view(
 ) -> WallView:
     """The wall as it stands at `now` (see the module docstring); `silences`: those that
     hold now."""
-    lang = "es" if language == "es" else "en"
+    lang = language_of(language)
     interval = watch.options.interval_seconds
     refresh = int(min(MAX_REFRESH_SECONDS, max(MIN_REFRESH_SECONDS, interval)))
     last = watch.last

@@ -145,7 +145,7 @@ def test_a_list_argument_is_shown_in_full_as_json_and_recording_says_start_or_st
         ("action", "start"),
         ("device_ids", f'["{DEVICE}-1"]'),
     ]
-    assert (start.change, stop.change) == (Words.of("Start recording"), Words.of("Stop recording"))
+    assert (text_of(start.change), text_of(stop.change)) == ("Start recording", "Stop recording")
     assert text_of(stop.risk).startswith("High risk")
     assert (start.disruptive, stop.disruptive) == (False, True)
 

@@ -11,7 +11,7 @@ from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
 
 from services.approval_web.page.i18n import make_say, negotiate
-from services.approval_web.page.words import Words
+from services.approval_web.page.words import Words, refusal_words
 from shared.text.catalogue import BABEL_CFG, LOCALES_DIR, load_translations
 from tests.approval_web.page.helpers import REPO
 
@@ -62,7 +62,7 @@ def test_every_text_of_the_page_the_command_the_fleet_words_and_the_policy_is_tr
     with (LOCALES_DIR / "es" / "LC_MESSAGES" / "messages.po").open("rb") as handle:
         catalog = read_po(handle)
     assert len(messages) > 300
-    assert ("Fix first", "priority") in messages  # the fleet words' tables are in the catalogue
+    assert ("1", "priority") in messages  # the fleet words' tables are in the catalogue (keyed)
 
     def translated(message: str | tuple[str, ...], context: str | None) -> bool:
         entry = catalog.get(message, context=context)
@@ -85,7 +85,7 @@ def test_the_policy_summaries_are_in_the_catalogue() -> None:
 
 def test_translated_words_escape_their_parameters_nested_ones_included() -> None:
     say = make_say(load_translations()["es"], str)
-    words = Words.of("Nothing ran: %(why)s", why=Words.of("the request did not come from this page."))
+    words = Words.of("Nothing ran: %(why)s", why=refusal_words("cross_site"))
     assert str(say(words)) == "No se ejecutó nada: la solicitud no vino de esta página."
     hostile = say(Words.of("Event %(id)s was not found.", id="<b>x</b>"))
     assert str(hostile) == "No se encontró el evento &lt;b&gt;x&lt;/b&gt;."

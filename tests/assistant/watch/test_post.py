@@ -100,8 +100,8 @@ def test_plain_text_is_the_title_then_each_heading_and_line():
 
 
 def test_a_long_section_is_cut_and_says_how_many_are_left_out():
-    assert capped([str(i) for i in range(50)], "…and {n} more.", limit=40) == (
+    assert capped([str(i) for i in range(50)], "…and %(n)s more.", limit=40) == (
         *[str(i) for i in range(39)],
         "…and 11 more.",
     )
-    assert capped(["a"], "…and {n} more.") == ("a",)
+    assert capped(["a"], "…and %(n)s more.") == ("a",)

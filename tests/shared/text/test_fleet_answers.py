@@ -5,10 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from shared.epiphan.attention import Priority
 from shared.epiphan.fleet import Channel, Device, Event, StorageStatus, SystemStatus
 from shared.text import fleet_answers as say
-from shared.text.catalogue import C_, Lexicon, translations
+from shared.text.catalogue import Lexicon, translations
 from shared.text.wording import PRIORITY_WORDS
 
 NOW = datetime(2026, 9, 16, 13, 0, tzinfo=UTC)
@@ -96,11 +98,9 @@ def test_times_in_answers_are_in_the_operators_zone_across_the_date_line():
 
 
 def test_the_fleet_words_come_from_the_one_catalogue_in_both_languages():
-    # Priorities, findings and headings are catalogue messages (msgctxt per table), not code.
-    assert dict(PRIORITY_WORDS["es"]) == {
-        Priority.FIX_FIRST: translations()["es"].pgettext("priority", "Fix first"),
-        Priority.FIX_SOON: translations()["es"].pgettext("priority", "Fix soon"),
-        Priority.WHEN_CONVENIENT: translations()["es"].pgettext("priority", "When convenient"),
+    # Priorities, findings and headings are keyed catalogue entries (msgctxt per table), not code.
+    assert {p: PRIORITY_WORDS["es"][p] for p in Priority} == {
+        p: translations()["es"].pgettext("priority", str(p.value)) for p in Priority
     }
     assert PRIORITY_WORDS["es"][Priority.FIX_FIRST] == "Arreglar primero"
     assert PRIORITY_WORDS["en"][Priority.FIX_FIRST] == "Fix first"
@@ -109,6 +109,8 @@ def test_the_fleet_words_come_from_the_one_catalogue_in_both_languages():
         "1 sala está desconectada:",
         "- Room 1: desconectada hace 5 min",
     ]
-    # A word nobody translated shows in English, never as a key.
-    table = Lexicon("a table nobody translated", {"k": C_("a table nobody translated", "Fix first")})
-    assert table["es"]["k"] == "Fix first" and list(table) == ["en", "es"]
+    # A key without words is missing, never shown as a key.
+    table = Lexicon("a table nobody wrote")
+    assert table["es"].get("k") is None and list(table) == ["en", "es"]
+    with pytest.raises(KeyError):
+        table["es"]["k"]

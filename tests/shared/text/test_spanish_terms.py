@@ -12,14 +12,23 @@ from shared.text.catalogue import LOCALES_DIR
 
 
 def spanish() -> list[tuple[str, str]]:
-    """Every (English ID, Spanish text) pair of the es catalogue, plural forms one by one."""
+    """Every (English, Spanish text) pair of the es catalogue, plural forms one by one (the
+    English of a keyed entry is the en catalogue's words)."""
+    with (LOCALES_DIR / "en" / "LC_MESSAGES" / "messages.po").open("rb") as handle:
+        english = read_po(handle, locale="en")
     with (LOCALES_DIR / "es" / "LC_MESSAGES" / "messages.po").open("rb") as handle:
         catalog = read_po(handle, locale="es")
     pairs = []
     for message in catalog:
         if not message.id:
             continue
-        ids = [message.id] if isinstance(message.id, str) else list(message.id)
+        words = english.get(message.id, context=message.context)
+        ids = [
+            words.string
+            if words is not None and isinstance(words.string, str) and words.string
+            else message.id
+        ]
+        ids = ids if isinstance(message.id, str) else list(message.id)
         strings = [message.string] if isinstance(message.string, str) else list(message.string)
         pairs += [(ids[0], s) for s in strings]
     return pairs
