@@ -28,9 +28,9 @@ from typing import Any, Final, Literal
 
 from services.assistant.watch.post import slack_escape
 from shared.errors import Code
+from shared.text import languages
 from shared.text.catalogue import N_, translate
 from shared.text.display import visible
-from shared.text import languages
 from shared.text.questions import Topic, understand
 from shared.wire.formats import MAX_QUESTION_CHARS, SLACK_MEMBER_ID
 
