@@ -510,9 +510,6 @@ class LabHandle:
         """Move the lab clock forward (reboots finish, events start, tokens expire)."""
         self.lab.clock.advance(seconds)
 
-    def set_time(self, when: datetime) -> None:
-        self.lab.clock.set(when)
-
     def reset(self) -> None:
         self.lab.reset()
 
