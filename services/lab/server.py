@@ -535,9 +535,6 @@ class LabHandle:
         """Move the lab clock forward (reboots finish, events start, tokens expire)."""
         self.lab.clock.advance(seconds)
 
-    def set_time(self, when: datetime) -> None:
-        self.lab.clock.set(when)
-
     def reset(self) -> None:
         self.lab.reset()
 
@@ -551,39 +548,14 @@ class LabHandle:
 
 @contextlib.asynccontextmanager
 async def run_lab(
-    scenario: str | Path | Scenario = "campus",
-    *,
-    port: int = 0,
-    older_shapes: bool | None = None,
-    anonymous: Anonymous | None = None,
-    clock: LabClock | None = None,
-    expose_team_id: bool | None = None,
-    devices: int | None = None,
-    seed: int = 0,
-    shapes: Mapping[str, str] | None = None,
-    sandbox_devices: int | None = None,
-    capture: Path | None = None,
-    capture_sandbox: Path | None = None,
-    control_delay_seconds: float = 0.0,
+    scenario: str | Path | Scenario = "campus", *, port: int = 0, **options: Any
 ) -> AsyncIterator[LabHandle]:
     """Run a lab in this process (uvicorn on the running loop) for the ``async with`` block.
 
-    ``None`` settings keep the scenario's own (campus: admit, team ID shown, current shapes);
-    controls apply at once unless ``control_delay_seconds`` says otherwise (`make_lab`).
+    `options` are `make_lab`'s keyword arguments, declared there (an unknown one is a
+    `TypeError`): ``None`` settings keep the scenario's own (campus: admit, team ID shown,
+    current shapes); controls apply at once unless ``control_delay_seconds`` says otherwise.
     """
-    lab = make_lab(
-        scenario,
-        devices=devices,
-        seed=seed,
-        older_shapes=older_shapes,
-        anonymous=anonymous,
-        expose_team_id=expose_team_id,
-        clock=clock,
-        shapes=shapes,
-        sandbox_devices=sandbox_devices,
-        capture=capture,
-        capture_sandbox=capture_sandbox,
-        control_delay_seconds=control_delay_seconds,
-    )
+    lab = make_lab(scenario, **options)
     async with serve_lab(lab, port) as serving:
         yield LabHandle(lab, serving.url)

@@ -232,10 +232,6 @@ class FleetSnapshot(msgspec.Struct, frozen=True):
         """The device with that master ID, or None."""
         return next((d for d in self.devices if d.id == device_id), None)
 
-    def unread_part(self, part: str) -> UnreadPart | None:
-        """The first unread entry of `part`, or None when it was read in full."""
-        return next((u for u in self.unread if u.part == part), None)
-
     def read_for(self, device_id: str, part: str) -> bool:
         """False when `part` (``recorder``, ``system``, ``events``, ``storage``) could not be
         read for `device_id` (`unread` names it), True otherwise."""

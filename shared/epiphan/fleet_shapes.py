@@ -97,161 +97,137 @@ def _nonempty_keyed(row: Callable[[Mapping[str, Any]], bool]) -> Callable[[Any],
     return lambda result: _is_map(result) and bool(result) and _keyed(result, row)
 
 
-def _shapes(tool: str, *cases: tuple[str, str, Callable[[Any], bool]]) -> tuple[Shape, ...]:
-    return tuple(Shape(tool, name, about, test) for name, about, test in cases)
-
-
 _system_row = _has_any(SYSTEM_FIELDS)
 _storage_row = _has_any(STORAGE_FIELDS)
 
+_CASES: Final[dict[str, list[tuple[str, str, Callable[[Any], bool]]]]] = {
+    "get_devices_in_my_team": [
+        (
+            "current",
+            "live: {devices: [{Id, Name, Model, Status, Channels, Warnings...}]}",
+            _under("devices", _maps),
+        )
+    ],
+    "get_device_info": [
+        ("current", "live: one device as the device list gives it ({Id, Name, ...})", _has("Id"))
+    ],
+    "get_device_sources": [("current", "lab: {device_id, sources: [...]}", _under("sources", _maps))],
+    "get_system_status_for_devices": [
+        (
+            "current",
+            "live: {status: [{device_id, cpu_load_pct, cpu_temp_c, uptime_since}]}",
+            _under("status", lambda v: _rows(v, _system_row)),
+        ),
+        (
+            "keyed_status",
+            "older: {status: {<id>: {cpu_load, cpu_temp_c, up_since}}}",
+            _under("status", lambda v: _keyed(v, _system_row)),
+        ),
+        (
+            "keyed_devices",
+            "older (issue 16): {devices: {<id>: {cpu_load, cpu_temp_c, up_since}}}",
+            _under("devices", lambda v: _keyed(v, _system_row)),
+        ),
+        ("keyed", "older: {<id>: {cpu_load, cpu_temp_c, up_since}}", _nonempty_keyed(_system_row)),
+    ],
+    "get_recorder_status_for_devices": [
+        (
+            "current",
+            'live: {devices: {<id>: {Name, Channels: {"<n>": {Name, RecordingStatus}}}}}',
+            _under("devices", lambda v: _keyed(v, _channels_of("Channels"))),
+        ),
+        (
+            "lower_case",
+            'older: {devices: {<id>: {name, channels: {"<n>": {name, recording_status}}}}}',
+            _under("devices", lambda v: _keyed(v, _channels_of("channels"))),
+        ),
+        (
+            "device_list",
+            "older: {devices: [{device_id, channels}]}",
+            _under("devices", lambda v: _rows(v, _channels_of("channels"))),
+        ),
+    ],
+    "get_storage_status_for_devices": [
+        (
+            "current",
+            "lab: {storage: [{device_id, state, free, total}]} (bytes; EPIPHAN.md gives no shape)",
+            _under("storage", lambda v: _rows(v, _storage_row)),
+        ),
+        (
+            "keyed",
+            "{storage: {<id>: {state, free, total}}}",
+            _under("storage", lambda v: _keyed(v, _storage_row)),
+        ),
+        ("keyed_top", "{<id>: {state, free, total}}", _nonempty_keyed(_storage_row)),
+    ],
+    "get_channel_settings": [
+        (
+            "current",
+            "lab: {device_id, channel_id, name, encoding: {...}}",
+            _has("channel_id", "encoding"),
+        )
+    ],
+    "get_channel_audio_levels": [
+        ("current", "lab: {device_id, channel_id, levels: [...]}", _under("levels", _maps))
+    ],
+    "get_stream_endpoint": [("current", "live: one {id, name, url, key...}", _has("id", "url"))],
+    "get_stream_endpoints": [
+        (
+            "current",
+            "live: {stream_endpoints: [{id, name, url, key...}]}",
+            _under("stream_endpoints", _maps),
+        ),
+        ("endpoints", "older: {endpoints: [...]}", _under("endpoints", _maps)),
+        ("streams", "{streams: [...]}", _under("streams", _maps)),
+        ("items", "{items: [...]}", _under("items", _maps)),
+        ("list", "a bare list of endpoints", _maps),
+    ],
+    "get_team_presets": [("current", "lab: {presets: [{id, name, description}]}", _under("presets", _maps))],
+    "get_cms_events_for_device": [("current", "lab: {device_id, events: [...]}", _under("events", _maps))],
+    "get_cms_events_for_devices": [
+        (
+            "current",
+            "lab: {events: [{device_id, events: [...]}]}",
+            _under("events", lambda v: _rows(v, lambda row: _maps(row.get("events")))),
+        )
+    ],
+    "get_current_or_next_cms_event_for_device": [
+        ("current", "live: {device_id, event: {...} or null}", lambda r: _is_map(r) and _event_row(r))
+    ],
+    "get_current_or_next_cms_events_for_devices": [
+        (
+            "current",
+            "live: {events: [{device_id, event: {id, title, start, finish...} or null}]}",
+            _under("events", lambda v: _rows(v, _event_row)),
+        ),
+        (
+            "keyed_devices",
+            "older (issue 16): {devices: {<id>: {event: {id, title, start, end}}}}",
+            _under("devices", lambda v: _keyed(v, _event_row)),
+        ),
+    ],
+    "get_cms_names_for_devices": [
+        (
+            "current",
+            "lab: {devices: [{device_id, cms}]}",
+            _under("devices", lambda v: _rows(v, lambda r: "cms" in r)),
+        )
+    ],
+    "get_devices_by_cms": [
+        (
+            "current",
+            "lab: {cms, devices: [...]}",
+            lambda r: _has("cms")(r) and _under("devices", _maps)(r),
+        )
+    ],
+    "kb_search": [("current", "lab: {results: [{id, title, snippet, url}]}", _under("results", _maps))],
+    "kb_fetch": [("current", "lab: {id, title, content, url}", _has("id", "content"))],
+}
+
 SHAPES: Final[Mapping[str, tuple[Shape, ...]]] = MappingProxyType(
     {
-        "get_devices_in_my_team": _shapes(
-            "get_devices_in_my_team",
-            (
-                "current",
-                "live: {devices: [{Id, Name, Model, Status, Channels, Warnings...}]}",
-                _under("devices", _maps),
-            ),
-        ),
-        "get_device_info": _shapes(
-            "get_device_info",
-            ("current", "live: one device as the device list gives it ({Id, Name, ...})", _has("Id")),
-        ),
-        "get_device_sources": _shapes(
-            "get_device_sources", ("current", "lab: {device_id, sources: [...]}", _under("sources", _maps))
-        ),
-        "get_system_status_for_devices": _shapes(
-            "get_system_status_for_devices",
-            (
-                "current",
-                "live: {status: [{device_id, cpu_load_pct, cpu_temp_c, uptime_since}]}",
-                _under("status", lambda v: _rows(v, _system_row)),
-            ),
-            (
-                "keyed_status",
-                "older: {status: {<id>: {cpu_load, cpu_temp_c, up_since}}}",
-                _under("status", lambda v: _keyed(v, _system_row)),
-            ),
-            (
-                "keyed_devices",
-                "older (issue 16): {devices: {<id>: {cpu_load, cpu_temp_c, up_since}}}",
-                _under("devices", lambda v: _keyed(v, _system_row)),
-            ),
-            ("keyed", "older: {<id>: {cpu_load, cpu_temp_c, up_since}}", _nonempty_keyed(_system_row)),
-        ),
-        "get_recorder_status_for_devices": _shapes(
-            "get_recorder_status_for_devices",
-            (
-                "current",
-                'live: {devices: {<id>: {Name, Channels: {"<n>": {Name, RecordingStatus}}}}}',
-                _under("devices", lambda v: _keyed(v, _channels_of("Channels"))),
-            ),
-            (
-                "lower_case",
-                'older: {devices: {<id>: {name, channels: {"<n>": {name, recording_status}}}}}',
-                _under("devices", lambda v: _keyed(v, _channels_of("channels"))),
-            ),
-            (
-                "device_list",
-                "older: {devices: [{device_id, channels}]}",
-                _under("devices", lambda v: _rows(v, _channels_of("channels"))),
-            ),
-        ),
-        "get_storage_status_for_devices": _shapes(
-            "get_storage_status_for_devices",
-            (
-                "current",
-                "lab: {storage: [{device_id, state, free, total}]} (bytes; EPIPHAN.md gives no shape)",
-                _under("storage", lambda v: _rows(v, _storage_row)),
-            ),
-            (
-                "keyed",
-                "{storage: {<id>: {state, free, total}}}",
-                _under("storage", lambda v: _keyed(v, _storage_row)),
-            ),
-            ("keyed_top", "{<id>: {state, free, total}}", _nonempty_keyed(_storage_row)),
-        ),
-        "get_channel_settings": _shapes(
-            "get_channel_settings",
-            (
-                "current",
-                "lab: {device_id, channel_id, name, encoding: {...}}",
-                _has("channel_id", "encoding"),
-            ),
-        ),
-        "get_channel_audio_levels": _shapes(
-            "get_channel_audio_levels",
-            ("current", "lab: {device_id, channel_id, levels: [...]}", _under("levels", _maps)),
-        ),
-        "get_stream_endpoint": _shapes(
-            "get_stream_endpoint", ("current", "live: one {id, name, url, key...}", _has("id", "url"))
-        ),
-        "get_stream_endpoints": _shapes(
-            "get_stream_endpoints",
-            (
-                "current",
-                "live: {stream_endpoints: [{id, name, url, key...}]}",
-                _under("stream_endpoints", _maps),
-            ),
-            ("endpoints", "older: {endpoints: [...]}", _under("endpoints", _maps)),
-            ("streams", "{streams: [...]}", _under("streams", _maps)),
-            ("items", "{items: [...]}", _under("items", _maps)),
-            ("list", "a bare list of endpoints", _maps),
-        ),
-        "get_team_presets": _shapes(
-            "get_team_presets",
-            ("current", "lab: {presets: [{id, name, description}]}", _under("presets", _maps)),
-        ),
-        "get_cms_events_for_device": _shapes(
-            "get_cms_events_for_device",
-            ("current", "lab: {device_id, events: [...]}", _under("events", _maps)),
-        ),
-        "get_cms_events_for_devices": _shapes(
-            "get_cms_events_for_devices",
-            (
-                "current",
-                "lab: {events: [{device_id, events: [...]}]}",
-                _under("events", lambda v: _rows(v, lambda row: _maps(row.get("events")))),
-            ),
-        ),
-        "get_current_or_next_cms_event_for_device": _shapes(
-            "get_current_or_next_cms_event_for_device",
-            ("current", "live: {device_id, event: {...} or null}", lambda r: _is_map(r) and _event_row(r)),
-        ),
-        "get_current_or_next_cms_events_for_devices": _shapes(
-            "get_current_or_next_cms_events_for_devices",
-            (
-                "current",
-                "live: {events: [{device_id, event: {id, title, start, finish...} or null}]}",
-                _under("events", lambda v: _rows(v, _event_row)),
-            ),
-            (
-                "keyed_devices",
-                "older (issue 16): {devices: {<id>: {event: {id, title, start, end}}}}",
-                _under("devices", lambda v: _keyed(v, _event_row)),
-            ),
-        ),
-        "get_cms_names_for_devices": _shapes(
-            "get_cms_names_for_devices",
-            (
-                "current",
-                "lab: {devices: [{device_id, cms}]}",
-                _under("devices", lambda v: _rows(v, lambda r: "cms" in r)),
-            ),
-        ),
-        "get_devices_by_cms": _shapes(
-            "get_devices_by_cms",
-            (
-                "current",
-                "lab: {cms, devices: [...]}",
-                lambda r: _has("cms")(r) and _under("devices", _maps)(r),
-            ),
-        ),
-        "kb_search": _shapes(
-            "kb_search", ("current", "lab: {results: [{id, title, snippet, url}]}", _under("results", _maps))
-        ),
-        "kb_fetch": _shapes("kb_fetch", ("current", "lab: {id, title, content, url}", _has("id", "content"))),
+        tool: tuple(Shape(tool, name, about, test) for name, about, test in cases)
+        for tool, cases in _CASES.items()
     }
 )
 """Every read tool's known shapes, first match first. ``get_channel_image`` answers a picture,
@@ -261,11 +237,6 @@ not JSON: it has no shape here (a picture is never saved by a capture nor sent t
 def recognise(tool: str, result: Any) -> Shape | None:
     """The first known shape of `tool` that `result` has, or None (an unknown tool too)."""
     return next((shape for shape in SHAPES.get(tool, ()) if shape.matches(result)), None)
-
-
-def shape_named(tool: str, name: str) -> Shape | None:
-    """The shape of `tool` called `name`, or None."""
-    return next((shape for shape in SHAPES.get(tool, ()) if shape.name == name), None)
 
 
 def outline(result: Any) -> str:
