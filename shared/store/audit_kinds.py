@@ -39,6 +39,12 @@ AUDIT_KINDS: Mapping[str, Kind] = MappingProxyType(
             "Approve pressed: the card's hash, the facts hash, when the card was shown",
             "se pulsó Aprobar: el hash de la tarjeta, el de los datos y cuándo se mostró",
         ),
+        "first_approval": Kind(
+            "the first of two people pressed Approve on a change that needs two: the card's hash, the "
+            "facts hash, when the card was shown, the uid; the proposal keeps waiting for a second person",
+            "la primera de dos personas pulsó Aprobar en un cambio que necesita dos: el hash de la tarjeta, "
+            "el de los datos, cuándo se mostró, el uid; la propuesta sigue esperando a una segunda persona",
+        ),
         "denial": Kind(
             "a proposal denied (one, or all pending)", "una propuesta rechazada (una, o todas las pendientes)"
         ),

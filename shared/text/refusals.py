@@ -26,6 +26,18 @@ REFUSALS: Mapping[str, str] = {
         "something the card showed changed before the write (a name, the stream destination or the event). "
         "Look at the fresh card and decide again."
     ),
+    "approvals_insufficient": N_(
+        "this change needs two people, and the executor did not find two approvals of different"
+        " accounts for the same card within their window. Nothing ran."
+    ),
+    "approver_not_distinct": N_(
+        "this change needs a second person: the first approval came from this same account. Another"
+        " operator, signed in as themselves, must approve it."
+    ),
+    "approvals_card_changed": N_(
+        "the card changed between the first and the second approval. Both people must approve the fresh"
+        " card again."
+    ),
     "approval_web_restarted": N_(
         "the approval page's service stopped before the executor took the approval."
     ),

@@ -18,6 +18,7 @@ TABLE_DUMPS = {
     "proposals": "SELECT * FROM proposals ORDER BY id",
     "proposal_targets": "SELECT * FROM proposal_targets ORDER BY proposal_id",
     "approvals": "SELECT * FROM approvals ORDER BY id",
+    "first_approvals": "SELECT * FROM first_approvals ORDER BY id",
     "executions": "SELECT * FROM executions ORDER BY id",
     "sessions": "SELECT * FROM sessions ORDER BY id",
     "kv": "SELECT * FROM kv ORDER BY key",
