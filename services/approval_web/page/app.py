@@ -139,6 +139,7 @@ def build_page_app(
     throttle: WrongSecretThrottle | None = None,
     zone: dt.tzinfo = dt.UTC,
     secret_file: Path | None = None,
+    operator_uids: frozenset[int] | None = None,
 ) -> web.Application:
     """The page's app. Serve it on the loopbacks only (`page_side` does).
 
@@ -162,6 +163,7 @@ def build_page_app(
         css=page_css(),
         zone=zone,
         secret_file=secret_file,
+        operator_uids=operator_uids,
     )
     app.on_response_prepare.append(_security_headers)
     app.router.add_get("/", views.index, allow_head=False)
@@ -225,6 +227,7 @@ async def page_side(
         secret=secret,
         zone=settings.timezone,
         secret_file=None if sink.terminal else sink.path,
+        operator_uids=settings.approval_uids,
     )
     async with contextlib.AsyncExitStack() as serving:
         try:
