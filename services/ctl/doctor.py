@@ -135,6 +135,8 @@ class Facts:
     """``--live``: Epiphan's tool list against the reviewed policy, or None (not compared)."""
     tools_error: Detail | None = None
     """``--live``: why the tool list could not be compared, or None."""
+    two_person_tools: tuple[str, ...] = ()
+    """Proposable tools whose rule asks two people (``approvers: 2``)."""
 
 
 @dataclass(frozen=True)
@@ -1063,6 +1065,42 @@ def check_tools(report: ToolReport | None, error: Detail | None, *, language: La
     ]
 
 
+# --- two people --------------------------------------------------------------------------------
+
+
+def check_two_people(settings: Settings, tools: Sequence[str], *, language: Language = "en") -> list[Check]:
+    """The tools whose rule asks two people, and, with fewer than two operator accounts
+    (``FLEETWATCH_APPROVAL_UIDS``), why they can only be denied (WARN). Nothing when no rule
+    asks two."""
+    if not tools:
+        return []
+    name = C_("doctor check", "two people")
+    listed = _list(language, tools)
+    if len(settings.approval_uids) < 2:
+        return [
+            _check(
+                language,
+                name,
+                Level.WARN,
+                N_(
+                    "%(tools)s need two people, and FLEETWATCH_APPROVAL_UIDS holds one account: "
+                    "they can only be denied (add a second operator's uid to approve them)"
+                ),
+                tools=listed,
+            )
+        ]
+    return [
+        _check(
+            language,
+            name,
+            Level.OK,
+            N_("%(tools)s need two people: two of %(n)s operator accounts approve the same card"),
+            tools=listed,
+            n=len(settings.approval_uids),
+        )
+    ]
+
+
 # --- the whole report --------------------------------------------------------------------------
 
 
@@ -1092,6 +1130,7 @@ def run_checks(facts: Facts, *, language: Language = "en") -> list[Check]:
     checks += check_watch(facts.settings, facts.watch, facts.watch_error, **say)
     checks += check_model(facts.settings, facts.model, facts.model_error, **say)
     checks += check_ports(facts.settings, facts.listeners, **say)
+    checks += check_two_people(facts.settings, facts.two_person_tools, **say)
     return checks
 
 
