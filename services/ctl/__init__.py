@@ -15,10 +15,10 @@ Layers (each may import the ones above it and `shared.*`)::
                         configuration, start, stop, wait (no command line) | pure checks of the
                         facts doctor gathered, and their rendering | the fleet as a table and as
                         JSON (names made visible)
-    commands_watch.py  commands_tools.py
+    commands_watch.py  commands_tools.py  commands_audit.py
                         history, digest, note, notes, status --check (the watch, on
                         assistant.sock) | tools diff: Epiphan's tool list against the reviewed
-                        policy (doctor too)
+                        policy (doctor too) | audit export, audit approvers (approval.sock)
     commands_admin.py  commands_ask.py  commands_capture.py
     | commands_doctor.py  commands_fleet.py  commands_signin.py
                         pending, deny, deny-all, pause, resume, audit, status, propose | ask |

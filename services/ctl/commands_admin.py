@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from services.ctl import CtlError, add_language_option, admin_words
+from services.ctl.commands_audit import add_audit_commands
 from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
@@ -674,6 +675,7 @@ def add_commands(sub: Any, epilog: str) -> None:
         audit_verify,
         epilog,
     )
+    add_audit_commands(audit_actions, _leaf, epilog)
 
     status_parser = _leaf(
         sub,

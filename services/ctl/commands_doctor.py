@@ -399,7 +399,9 @@ async def gather(settings: Settings, *, live: bool = False) -> Facts:
         state_error=loose_error,
         read_tools=read_tools,
         proposable=proposable,
-        two_person_tools=tuple(t for t in proposable if tool_policy and tool_policy.propose[t].approvers >= 2),
+        two_person_tools=tuple(
+            t for t in proposable if tool_policy and tool_policy.propose[t].approvers >= 2
+        ),
         policy_error=policy_error,
         slots=slots,
         live=proofs,

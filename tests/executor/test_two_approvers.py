@@ -39,7 +39,9 @@ async def two(conn: aiosqlite.Connection, first_uid: int, second_uid: int) -> tu
     return proposal_id, ids[0], ids[1]
 
 
-async def claim(conn: aiosqlite.Connection, proposal_id: str, approval_id: str, approvers: int = 2) -> ClaimResult:
+async def claim(
+    conn: aiosqlite.Connection, proposal_id: str, approval_id: str, approvers: int = 2
+) -> ClaimResult:
     return await claim_approval(
         conn, approval_id, proposal_id=proposal_id, card_hash="c", facts_hash="f", approvers=approvers
     )
@@ -53,7 +55,9 @@ async def test_two_distinct_people_are_claimed_together(conn: aiosqlite.Connecti
         assert (await cursor.fetchone())[0] == 1
 
 
-async def test_the_executor_refuses_one_approval_for_a_change_that_needs_two(conn: aiosqlite.Connection) -> None:
+async def test_the_executor_refuses_one_approval_for_a_change_that_needs_two(
+    conn: aiosqlite.Connection,
+) -> None:
     proposal_id, approval_id = await approved(conn)  # one person, as a page with one approver records it
     taken = await claim(conn, proposal_id, approval_id)
     assert not taken.ok and taken.code is Code.APPROVALS_INSUFFICIENT
@@ -88,7 +92,9 @@ async def test_a_replayed_first_approval_is_refused(conn: aiosqlite.Connection) 
     assert after["executions"] == before["executions"]
 
 
-async def test_a_first_approval_whose_window_passed_is_refused_at_the_claim(conn: aiosqlite.Connection) -> None:
+async def test_a_first_approval_whose_window_passed_is_refused_at_the_claim(
+    conn: aiosqlite.Connection,
+) -> None:
     proposal_id, first_id, approval_id = await two(conn, ALICE, BOB)
     await conn.execute(
         "UPDATE first_approvals SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 seconds') WHERE id = ?",

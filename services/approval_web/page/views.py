@@ -51,9 +51,9 @@ from services.approval_web.page.sessions import Session, find_session, start_ses
 from shared.errors import Code
 from shared.store import approvals
 from shared.store.approvals import ProposalRow
-from shared.text.display import visible
 from shared.store.db import db_now
 from shared.text.changes import rooms_from_facts, title_words
+from shared.text.display import visible
 from shared.web.forms import read_form
 from shared.web.page_session import NotYours, request_uid
 from shared.wire.client import CallError
@@ -183,7 +183,9 @@ def _approvers(request: web.Request, proposal: ProposalRow) -> int:
     return rule.approvers if rule is not None else 1
 
 
-async def _two_people(request: web.Request, conn: aiosqlite.Connection, proposal: ProposalRow) -> TwoPeople | None:
+async def _two_people(
+    request: web.Request, conn: aiosqlite.Connection, proposal: ProposalRow
+) -> TwoPeople | None:
     """The card's two-person state, or None for a change one person approves. Reads only."""
     if _approvers(request, proposal) < 2:
         return None

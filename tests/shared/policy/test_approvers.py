@@ -15,7 +15,9 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
-def test_the_shipped_policy_asks_two_people_for_a_firmware_update_and_one_for_a_reboot(repo_root: Path) -> None:
+def test_the_shipped_policy_asks_two_people_for_a_firmware_update_and_one_for_a_reboot(
+    repo_root: Path,
+) -> None:
     policy, tools = load_policies(repo_root / "policy")
     assert tools.propose["batch_firmware_update"].approvers == 2
     assert tools.propose["batch_reboot"].approvers == 1
@@ -24,9 +26,12 @@ def test_the_shipped_policy_asks_two_people_for_a_firmware_update_and_one_for_a_
 
 def test_an_override_may_raise_approvers_to_two_but_never_lower_them(repo_root: Path, tmp_path: Path) -> None:
     raised = write(tmp_path, "up.yaml", "propose: {batch_reboot: {approvers: 2}}\n")
-    assert load_tool_policy(repo_root / "policy" / "tool_policy.yaml", override=raised).propose[
-        "batch_reboot"
-    ].approvers == 2
+    assert (
+        load_tool_policy(repo_root / "policy" / "tool_policy.yaml", override=raised)
+        .propose["batch_reboot"]
+        .approvers
+        == 2
+    )
     lowered = write(tmp_path, "down.yaml", "propose: {batch_firmware_update: {approvers: 1}}\n")
     with pytest.raises(PolicyError):
         load_tool_policy(repo_root / "policy" / "tool_policy.yaml", override=lowered)

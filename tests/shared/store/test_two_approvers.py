@@ -42,7 +42,9 @@ async def press(
     )
 
 
-async def test_the_first_approve_is_recorded_and_the_proposal_keeps_waiting(conn: aiosqlite.Connection) -> None:
+async def test_the_first_approve_is_recorded_and_the_proposal_keeps_waiting(
+    conn: aiosqlite.Connection,
+) -> None:
     proposal_id = await add_proposal(conn)
     first = await press(conn, proposal_id, ALICE)
     assert first.ok and first.first
@@ -53,7 +55,9 @@ async def test_the_first_approve_is_recorded_and_the_proposal_keeps_waiting(conn
     assert kinds[-1] == "first_approval" and "approval" not in kinds
 
 
-async def test_a_second_person_completes_it_and_the_approval_names_the_first(conn: aiosqlite.Connection) -> None:
+async def test_a_second_person_completes_it_and_the_approval_names_the_first(
+    conn: aiosqlite.Connection,
+) -> None:
     proposal_id = await add_proposal(conn)
     first = await press(conn, proposal_id, ALICE)
     second = await press(conn, proposal_id, BOB)
@@ -63,7 +67,9 @@ async def test_a_second_person_completes_it_and_the_approval_names_the_first(con
     assert row is not None and row.first_approval_id == first.approval_id and row.uid == BOB
 
 
-async def test_the_same_uid_twice_is_refused_and_changes_nothing_but_its_row(conn: aiosqlite.Connection) -> None:
+async def test_the_same_uid_twice_is_refused_and_changes_nothing_but_its_row(
+    conn: aiosqlite.Connection,
+) -> None:
     proposal_id = await add_proposal(conn)
     await press(conn, proposal_id, ALICE)
     before, audit_before = await snapshot(conn), await audit_rows(conn)

@@ -1,0 +1,162 @@
+"""``fleetwatch audit export`` and ``fleetwatch audit approvers``: the audit outside the store,
+and how each person decided (issue 33). Both read through approval.sock (`AuditExport`,
+`GetApproverReport`); neither writes anything.
+
+- ``audit export [--since T] [--format jsonl]``: every row (at or after `T`, UTC), oldest
+  first, one JSON object a line: its content, its chain position (``seq``, ``prev_hash``,
+  ``hash``) and its MAC (``writer``, ``mac``), as `shared.store.audit_export` describes; a line
+  is ASCII (every other character a ``\\uXXXX`` escape), so it is inert on a terminal.
+- ``audit approvers [--days N]``: per person, proposals acted on, approved, denied, the median
+  seconds from a card shown to its Approve, and approvals sooner than the policy's
+  ``min_read_seconds``, flagged "decided faster than the card can be read".
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import pwd
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from services.ctl import CtlError, admin_words
+from services.ctl.output import print_json
+from shared.config import load_settings
+from shared.errors import Code
+from shared.text.catalogue import N_
+from shared.text.display import visible
+from shared.wire.approval import (
+    MAX_AUDIT_EXPORT,
+    ApprovalClient,
+    ApproverLine,
+    ApproverReport,
+    AuditExport,
+    GetApproverReport,
+)
+
+TIMEOUT_SECONDS = 30.0
+"""Timeout of one page of the export (a page is at most `MAX_AUDIT_EXPORT` rows)."""
+FORMATS = ("jsonl",)
+
+
+def _client() -> ApprovalClient:
+    return ApprovalClient(load_settings().approval_socket, timeout_seconds=TIMEOUT_SECONDS)
+
+
+def since_text(raw: str | None) -> str | None:
+    """`raw` (ISO 8601: a date, or a time with a zone; no zone means UTC) as database-clock
+    text, ``YYYY-MM-DDTHH:MM:SS.SSSZ``; None for None.
+
+    Raises:
+        CtlError: ``invalid_message`` when `raw` is no time."""
+    if raw is None:
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise CtlError(Code.INVALID_MESSAGE, f"--since: not a time: {visible(raw, 60)}") from exc
+    moment = moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment.astimezone(dt.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+async def audit_export(args: argparse.Namespace) -> int:
+    """``fleetwatch audit export [--since T] [--format jsonl]``: one JSON line per row."""
+    client, since, after = _client(), since_text(args.since), 0
+    while True:
+        page = await client.call(AuditExport(since=since, after_seq=after, limit=MAX_AUDIT_EXPORT))
+        for row in page.rows:
+            print(json.dumps(msgspec.to_builtins(row), sort_keys=True, ensure_ascii=True))
+        if not page.more or not page.rows:
+            return 0
+        after = page.rows[-1].seq
+
+
+def operator_name(uid: int) -> str:
+    """The account name of `uid`, made visible (``uid N`` when it has none)."""
+    try:
+        return visible(pwd.getpwuid(uid).pw_name, 40)
+    except KeyError:
+        return f"uid {uid}"
+
+
+def render_approvers(view: admin_words.View, report: ApproverReport) -> str:
+    """The report as a table, then one flagged line per person with fast approvals."""
+    head = view.text(
+        N_(
+            "How each person decided in the last %(days)s day(s) (fast: under %(s)s s after the card was shown):"
+        ),
+        days=report.days,
+        s=report.threshold_seconds,
+    )
+    if not report.people:
+        return "\n".join([head, view.text(N_("  Nobody decided anything."))])
+    header = [
+        view.text(N_("person")),
+        view.text(N_("seen")),
+        view.text(N_("approved")),
+        view.text(N_("denied")),
+        view.text(N_("median s")),
+        view.text(N_("fast")),
+    ]
+    rows = [_cells(line) for line in report.people]
+    lines = [head, *admin_words.table(header, rows)]
+    for line in report.people:
+        if line.fast:
+            lines.append(
+                view.text(
+                    N_("%(who)s: %(n)s approval(s) decided faster than the card can be read"),
+                    who=operator_name(line.uid),
+                    n=line.fast,
+                )
+            )
+    return "\n".join(lines)
+
+
+def _cells(line: ApproverLine) -> list[str]:
+    median = "—" if line.median_seconds is None else str(line.median_seconds)
+    name = f"{operator_name(line.uid)} ({line.uid})"
+    return [name, str(line.seen), str(line.approved), str(line.denied), median, str(line.fast)]
+
+
+async def audit_approvers(args: argparse.Namespace) -> int:
+    """``fleetwatch audit approvers [--days N]``."""
+    report = await _client().call(GetApproverReport(days=args.days))
+    if args.json:
+        print_json(report)
+    else:
+        print(render_approvers(admin_words.view_of(args), report))
+    return 0
+
+
+def add_audit_commands(actions: Any, leaf: Callable[..., argparse.ArgumentParser], epilog: str) -> None:
+    """``audit export`` and ``audit approvers`` under ``audit`` (`leaf`: commands_admin's)."""
+    export = leaf(
+        actions,
+        "export",
+        N_("print the audit rows with their chain position and MAC, one JSON line each (reads only)"),
+        audit_export,
+        epilog,
+    )
+    export.add_argument(
+        "--since",
+        metavar="T",
+        help=N_("only rows at or after this time (ISO 8601; UTC unless a zone is given)"),
+    )
+    export.add_argument(
+        "--format", choices=FORMATS, default="jsonl", help=N_("the output format (default: jsonl)")
+    )
+    approvers = leaf(
+        actions,
+        "approvers",
+        N_(
+            "per person: proposals acted on, approved, denied, median seconds to decide, approvals faster than the card can be read"
+        ),
+        audit_approvers,
+        epilog,
+    )
+    approvers.add_argument(
+        "--days", type=int, default=7, metavar="N", help=N_("how many days back (default: 7)")
+    )
