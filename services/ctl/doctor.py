@@ -28,7 +28,7 @@ import ipaddress
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from shared.config import Secret, Settings
 from shared.errors import Code
@@ -38,6 +38,9 @@ from shared.text.change_words import change, change_in
 from shared.text.display import visible
 from shared.text.languages import Language
 from shared.wire.approval import Status
+
+if TYPE_CHECKING:
+    from shared.store.audit_export import SinkCounts
 from shared.wire.assistant import ModelInfo, WatchStatus
 
 SERVICES = ("executor", "approval_web", "assistant")
@@ -137,6 +140,8 @@ class Facts:
     """``--live``: why the tool list could not be compared, or None."""
     two_person_tools: tuple[str, ...] = ()
     """Proposable tools whose rule asks two people (``approvers: 2``)."""
+    audit_export: tuple[SinkCounts, ...] = ()
+    """Each writing service's continuous audit export counts (`shared.store.audit_export`)."""
 
 
 @dataclass(frozen=True)
@@ -1065,6 +1070,38 @@ def check_tools(report: ToolReport | None, error: Detail | None, *, language: La
     ]
 
 
+# --- the audit export ---------------------------------------------------------------------------
+
+
+def check_audit_export(
+    settings: Settings, counts: Sequence[SinkCounts], *, language: Language = "en"
+) -> list[Check]:
+    """``FLEETWATCH_AUDIT_EXPORT``: where the audit goes and, per writing service, rows sent
+    and dropped (WARN when any was dropped). Nothing when it is unset."""
+    if settings.audit_export is None:
+        return []
+    name = C_("doctor check", "audit export")
+    target = visible(settings.audit_export, 120)
+    if not counts:
+        return [_check(language, name, Level.INFO, N_("to %(target)s: nothing sent yet"), target=target)]
+    out = []
+    for found in counts:
+        level = Level.WARN if found.dropped else Level.OK
+        out.append(
+            _check(
+                language,
+                name,
+                level,
+                N_("%(writer)s to %(target)s: %(sent)s sent, %(dropped)s dropped"),
+                writer=visible(found.writer, 20),
+                target=visible(found.target, 120),
+                sent=found.sent,
+                dropped=found.dropped,
+            )
+        )
+    return out
+
+
 # --- two people --------------------------------------------------------------------------------
 
 
@@ -1131,6 +1168,7 @@ def run_checks(facts: Facts, *, language: Language = "en") -> list[Check]:
     checks += check_model(facts.settings, facts.model, facts.model_error, **say)
     checks += check_ports(facts.settings, facts.listeners, **say)
     checks += check_two_people(facts.settings, facts.two_person_tools, **say)
+    checks += check_audit_export(facts.settings, facts.audit_export, **say)
     return checks
 
 
