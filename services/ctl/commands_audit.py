@@ -1,12 +1,13 @@
-"""``fleetwatch audit export`` and ``fleetwatch audit approvers``: the audit outside the store,
-and how each person decided (issue 33). Both read through approval.sock (`AuditExport`,
+"""``fleetwatch audit export`` and ``fleetwatch audit decisions``: the audit outside the store,
+and how each person decided (issue 33; the issue's name ``audit approvers`` would break the hard
+rule that no command names approval, held by ``tests/test_hard_rules.py``). Both read through approval.sock (`AuditExport`,
 `GetApproverReport`); neither writes anything.
 
 - ``audit export [--since T] [--format jsonl]``: every row (at or after `T`, UTC), oldest
   first, one JSON object a line: its content, its chain position (``seq``, ``prev_hash``,
   ``hash``) and its MAC (``writer``, ``mac``), as `shared.store.audit_export` describes; a line
   is ASCII (every other character a ``\\uXXXX`` escape), so it is inert on a terminal.
-- ``audit approvers [--days N]``: per person, proposals acted on, approved, denied, the median
+- ``audit decisions [--days N]``: per person, proposals acted on, approved, denied, the median
   seconds from a card shown to its Approve, and approvals sooner than the policy's
   ``min_read_seconds``, flagged "decided faster than the card can be read".
 """
@@ -121,8 +122,8 @@ def _cells(line: ApproverLine) -> list[str]:
     return [name, str(line.seen), str(line.approved), str(line.denied), median, str(line.fast)]
 
 
-async def audit_approvers(args: argparse.Namespace) -> int:
-    """``fleetwatch audit approvers [--days N]``."""
+async def audit_decisions(args: argparse.Namespace) -> int:
+    """``fleetwatch audit decisions [--days N]``."""
     report = await _client().call(GetApproverReport(days=args.days))
     if args.json:
         print_json(report)
@@ -132,7 +133,7 @@ async def audit_approvers(args: argparse.Namespace) -> int:
 
 
 def add_audit_commands(actions: Any, leaf: Callable[..., argparse.ArgumentParser], epilog: str) -> None:
-    """``audit export`` and ``audit approvers`` under ``audit`` (`leaf`: commands_admin's)."""
+    """``audit export`` and ``audit decisions`` under ``audit`` (`leaf`: commands_admin's)."""
     export = leaf(
         actions,
         "export",
@@ -148,15 +149,15 @@ def add_audit_commands(actions: Any, leaf: Callable[..., argparse.ArgumentParser
     export.add_argument(
         "--format", choices=FORMATS, default="jsonl", help=N_("the output format (default: jsonl)")
     )
-    approvers = leaf(
+    decisions = leaf(
         actions,
-        "approvers",
+        "decisions",
         N_(
             "per person: proposals acted on, approved, denied, median seconds to decide, approvals faster than the card can be read"
         ),
-        audit_approvers,
+        audit_decisions,
         epilog,
     )
-    approvers.add_argument(
+    decisions.add_argument(
         "--days", type=int, default=7, metavar="N", help=N_("how many days back (default: 7)")
     )
