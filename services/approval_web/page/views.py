@@ -42,6 +42,7 @@ from typing import Any, ClassVar
 import aiosqlite
 from aiohttp import web
 
+from services.approval_web import patterns
 from services.approval_web.limits import active_pauses, count_last_hour, count_pending
 from services.approval_web.one_change import unsettled
 from services.approval_web.page import guards, outcome
@@ -266,6 +267,7 @@ async def index(request: web.Request) -> web.StreamResponse:
                 for d in await approvals.recent_decisions(conn, limit=RECENT)
             ],
             "denied": await _denied_notice(request, conn, session),
+            **await _my_decisions(request, conn),
         }
         if not pending:
             return render(request, "empty.html", refresh_seconds=EMPTY_REFRESH_SECONDS, **common)
@@ -286,6 +288,22 @@ async def index(request: web.Request) -> web.StreamResponse:
         **_expiry(proposal, shown, now, page.policy.limits.approval_ttl_seconds),
         **common,
     )
+
+
+MY_DAYS = 7
+"""The days "Your decisions" covers."""
+
+
+async def _my_decisions(request: web.Request, conn: aiosqlite.Connection) -> dict[str, Any]:
+    """This uid's line of the approvers' report (`services.approval_web.patterns`), or None
+    when the page cannot name the uid or it decided nothing lately. Reads only."""
+    threshold = page_of(request).policy.limits.min_read_seconds
+    uid = request_uid(request)
+    mine = None
+    if uid is not None:
+        report = await patterns.approver_report(conn, days=MY_DAYS, threshold_seconds=threshold)
+        mine = next((line for line in report.people if line.uid == uid), None)
+    return {"mine": mine, "read_seconds": threshold}
 
 
 def _remember(page: Any, proposal: ProposalRow, card: Card) -> None:

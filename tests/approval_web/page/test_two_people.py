@@ -70,3 +70,18 @@ async def test_a_deny_after_the_first_approval_ends_it(tmp_path: Path) -> None:
         _, forms = await h.card()
         await h.post("/deny", forms.forms["/deny"])
         assert await h.status_of(proposal_id) == "denied" and h.executor.executed == []
+
+
+async def test_the_page_shows_the_operator_their_own_decisions_and_flags_fast_approvals(tmp_path: Path) -> None:
+    async with page(tmp_path) as h:
+        await add_proposal(h.db)
+        await h.login()
+        text, forms = await h.card()
+        assert "Your decisions in the last 7 days" not in text  # nothing decided yet
+        await h.decide("/approve", forms.forms["/approve"])  # at once: under the 3 s threshold
+        text, _ = await h.card()
+        assert "Your decisions in the last 7 days" in text
+        assert "1 proposal(s) decided: 1 approved, 0 denied." in text
+        assert "1 approval(s) decided faster than the card can be read (under 3 s)." in text
+        spanish, _ = await h.card(**{"Accept-Language": "es"})
+        assert "más rápido de lo que se puede leer la tarjeta" in spanish
