@@ -29,7 +29,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from services.ctl import CtlError, add_language_option, admin_words
-from services.ctl.commands_audit import add_audit_commands
 from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
@@ -431,6 +430,20 @@ def render_audit_report(view: admin_words.View, report: AuditReport) -> str:
     return "\n".join(lines)
 
 
+async def audit_export(args: argparse.Namespace) -> int:
+    """``fleetwatch audit export`` (`services.ctl.commands_audit`, loaded when it runs)."""
+    from services.ctl import commands_audit
+
+    return await commands_audit.audit_export(args)
+
+
+async def audit_decisions(args: argparse.Namespace) -> int:
+    """``fleetwatch audit decisions`` (`services.ctl.commands_audit`, loaded when it runs)."""
+    from services.ctl import commands_audit
+
+    return await commands_audit.audit_decisions(args)
+
+
 async def audit_verify(args: argparse.Namespace) -> int:
     """``fleetwatch audit verify``: each writing service checks the log with its own key and
     anchor; exit 1 when it does not verify or a service could not check it."""
@@ -675,7 +688,33 @@ def add_commands(sub: Any, epilog: str) -> None:
         audit_verify,
         epilog,
     )
-    add_audit_commands(audit_actions, _leaf, epilog)
+    export = _leaf(
+        audit_actions,
+        "export",
+        N_("print the audit rows with their chain position and MAC, one JSON line each (reads only)"),
+        audit_export,
+        epilog,
+    )
+    export.add_argument(
+        "--since",
+        metavar="T",
+        help=N_("only rows at or after this time (ISO 8601; UTC unless a zone is given)"),
+    )
+    export.add_argument(
+        "--format", choices=("jsonl",), default="jsonl", help=N_("the output format (default: jsonl)")
+    )
+    decisions = _leaf(
+        audit_actions,
+        "decisions",
+        N_(
+            "per person: proposals acted on, approved, denied, median seconds to decide, approvals faster than the card can be read"
+        ),
+        audit_decisions,
+        epilog,
+    )
+    decisions.add_argument(
+        "--days", type=int, default=7, metavar="N", help=N_("how many days back (default: 7)")
+    )
 
     status_parser = _leaf(
         sub,

@@ -18,8 +18,6 @@ import argparse
 import datetime as dt
 import json
 import pwd
-from collections.abc import Callable
-from typing import Any
 
 import msgspec
 
@@ -40,7 +38,6 @@ from shared.wire.approval import (
 
 TIMEOUT_SECONDS = 30.0
 """Timeout of one page of the export (a page is at most `MAX_AUDIT_EXPORT` rows)."""
-FORMATS = ("jsonl",)
 
 
 def _client() -> ApprovalClient:
@@ -130,34 +127,3 @@ async def audit_decisions(args: argparse.Namespace) -> int:
     else:
         print(render_approvers(admin_words.view_of(args), report))
     return 0
-
-
-def add_audit_commands(actions: Any, leaf: Callable[..., argparse.ArgumentParser], epilog: str) -> None:
-    """``audit export`` and ``audit decisions`` under ``audit`` (`leaf`: commands_admin's)."""
-    export = leaf(
-        actions,
-        "export",
-        N_("print the audit rows with their chain position and MAC, one JSON line each (reads only)"),
-        audit_export,
-        epilog,
-    )
-    export.add_argument(
-        "--since",
-        metavar="T",
-        help=N_("only rows at or after this time (ISO 8601; UTC unless a zone is given)"),
-    )
-    export.add_argument(
-        "--format", choices=FORMATS, default="jsonl", help=N_("the output format (default: jsonl)")
-    )
-    decisions = leaf(
-        actions,
-        "decisions",
-        N_(
-            "per person: proposals acted on, approved, denied, median seconds to decide, approvals faster than the card can be read"
-        ),
-        audit_decisions,
-        epilog,
-    )
-    decisions.add_argument(
-        "--days", type=int, default=7, metavar="N", help=N_("how many days back (default: 7)")
-    )
