@@ -38,6 +38,11 @@ WORDS: Final[Lexicon[str, str]] = Lexicon(
         "was": C_("watch", "(was: {priority})"),
         "resolved_line": C_("watch", "{what}: no longer"),
         "came_and_went": C_("watch", "Also: {n} problem(s) came and went since then."),
+        "decisions_week": C_(
+            "watch",
+            "Approvals, last {days} days: {approved} approved and {denied} denied by {people} person(s); "
+            "{fast} decided faster than the card can be read (under {seconds} s). fleetwatch audit decisions",
+        ),
         "device_new": C_("watch", "{room}: new in the team"),
         "device_gone": C_("watch", "{room}: no longer in the team"),
         "note": C_("watch", "Note (an operator's): {text}"),
