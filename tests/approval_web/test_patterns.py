@@ -3,17 +3,16 @@ the median seconds from card shown to Approve, and approvals under the reading t
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import aiosqlite
-import pytest
 
 from services.approval_web.patterns import approver_lines, approver_report
-from shared.store.approvals import approve, deny
-from shared.store.db import append_audit, db_now, migrate, open_store
-from tests.approval_web.page.helpers import KEYRING
-from tests.shared.store.approval_helpers import add_proposal
+from shared.store.approvals import deny
+from shared.store.db import append_audit
+from tests.shared.store.approval_helpers import add_proposal, approve_as, conn
+
+__all__ = ["conn"]  # the fixture
 
 ALICE, BOB = 1001, 1002
 
@@ -65,14 +64,6 @@ def test_a_higher_threshold_flags_more() -> None:
     assert alice.fast == 2
 
 
-@pytest.fixture
-async def conn(tmp_path: Path) -> Any:
-    connection = await open_store(tmp_path / "fw.db", keyring=KEYRING)
-    await migrate(connection)
-    yield connection
-    await connection.close()
-
-
 async def test_the_report_reads_the_store_the_page_wrote(conn: aiosqlite.Connection) -> None:
     for session, uid in (("sa", ALICE), ("sb", BOB)):
         await conn.execute("INSERT INTO sessions (id) VALUES (?)", (session,))
@@ -80,18 +71,7 @@ async def test_the_report_reads_the_store_the_page_wrote(conn: aiosqlite.Connect
         await append_audit(
             conn, actor="approval_web", kind="session_start", detail={"session_id": session, "uid": uid}
         )
-    first = await add_proposal(conn)
-    await approve(
-        conn,
-        proposal_id=first,
-        session_id="sa",
-        card_hash="c",
-        facts_hash="f",
-        facts=None,
-        shown_at=await db_now(conn),
-        ttl_seconds=300,
-        uid=ALICE,
-    )
+    await approve_as(conn, await add_proposal(conn), ALICE, session="sa")
     await deny(conn, await add_proposal(conn), actor="page sb")
     report = await approver_report(conn, days=7, threshold_seconds=3)
     by_uid = {line.uid: line for line in report.people}

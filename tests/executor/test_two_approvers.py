@@ -8,9 +8,8 @@ import aiosqlite
 
 from services.executor.executions import claim_approval
 from shared.errors import Code
-from shared.store.approvals import ClaimResult, approve, get_approval
-from shared.store.db import db_now
-from tests.shared.store.approval_helpers import add_proposal, approved, conn, snapshot, status_of
+from shared.store.approvals import ClaimResult, get_approval
+from tests.shared.store.approval_helpers import add_proposal, approve_as, approved, conn, snapshot, status_of
 
 __all__ = ["conn"]  # the fixture
 
@@ -22,18 +21,7 @@ async def two(conn: aiosqlite.Connection, first_uid: int, second_uid: int) -> tu
     proposal_id = await add_proposal(conn)
     ids = []
     for uid in (first_uid, second_uid):
-        result = await approve(
-            conn,
-            proposal_id=proposal_id,
-            session_id=f"s-{uid}",
-            card_hash="c",
-            facts_hash="f",
-            facts=None,
-            shown_at=await db_now(conn),
-            ttl_seconds=300,
-            uid=uid,
-            approvers=2,
-        )
+        result = await approve_as(conn, proposal_id, uid, approvers=2)
         assert result.ok
         ids.append(result.approval_id)
     return proposal_id, ids[0], ids[1]

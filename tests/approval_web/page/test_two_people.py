@@ -72,7 +72,9 @@ async def test_a_deny_after_the_first_approval_ends_it(tmp_path: Path) -> None:
         assert await h.status_of(proposal_id) == "denied" and h.executor.executed == []
 
 
-async def test_the_page_shows_the_operator_their_own_decisions_and_flags_fast_approvals(tmp_path: Path) -> None:
+async def test_the_page_shows_the_operator_their_own_decisions_and_flags_fast_approvals(
+    tmp_path: Path,
+) -> None:
     async with page(tmp_path) as h:
         await add_proposal(h.db)
         await h.login()

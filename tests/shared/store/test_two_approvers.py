@@ -9,9 +9,15 @@ import json
 import aiosqlite
 
 from shared.errors import Code
-from shared.store.approvals import ConsumeResult, approve, deny, get_approval, live_first_approval
-from shared.store.db import db_now
-from tests.shared.store.approval_helpers import add_proposal, audit_rows, conn, snapshot, status_of
+from shared.store.approvals import ConsumeResult, deny, get_approval, live_first_approval
+from tests.shared.store.approval_helpers import (
+    add_proposal,
+    approve_as,
+    audit_rows,
+    conn,
+    snapshot,
+    status_of,
+)
 
 __all__ = ["conn"]  # the fixture
 
@@ -28,17 +34,8 @@ async def press(
     session: str | None = None,
 ) -> ConsumeResult:
     """Approve as the page does for a tool that needs two people."""
-    return await approve(
-        conn,
-        proposal_id=proposal_id,
-        session_id=session or f"s-{uid}",
-        card_hash=card_hash,
-        facts_hash=facts_hash,
-        facts=None,
-        shown_at=await db_now(conn),
-        ttl_seconds=300,
-        uid=uid,
-        approvers=2,
+    return await approve_as(
+        conn, proposal_id, uid, approvers=2, card_hash=card_hash, facts_hash=facts_hash, session=session
     )
 
 
@@ -114,15 +111,5 @@ async def test_a_deny_by_the_second_person_ends_it(conn: aiosqlite.Connection) -
 
 async def test_one_approver_is_unchanged_a_single_approve_approves(conn: aiosqlite.Connection) -> None:
     proposal_id = await add_proposal(conn)
-    one = await approve(
-        conn,
-        proposal_id=proposal_id,
-        session_id="s",
-        card_hash="c",
-        facts_hash="f",
-        facts=None,
-        shown_at=await db_now(conn),
-        ttl_seconds=300,
-        uid=ALICE,
-    )
+    one = await approve_as(conn, proposal_id, ALICE)
     assert one.ok and not one.first and await status_of(conn, proposal_id) == "approved"
