@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import pwd
 
 import msgspec
 
@@ -26,7 +25,7 @@ from services.ctl.output import print_json
 from shared.config import load_settings
 from shared.errors import Code
 from shared.text.catalogue import N_
-from shared.text.display import visible
+from shared.text.display import account_name, visible
 from shared.wire.approval import (
     MAX_AUDIT_EXPORT,
     ApprovalClient,
@@ -72,14 +71,6 @@ async def audit_export(args: argparse.Namespace) -> int:
         after = page.rows[-1].seq
 
 
-def operator_name(uid: int) -> str:
-    """The account name of `uid`, made visible (``uid N`` when it has none)."""
-    try:
-        return visible(pwd.getpwuid(uid).pw_name, 40)
-    except KeyError:
-        return f"uid {uid}"
-
-
 def render_approvers(view: admin_words.View, report: ApproverReport) -> str:
     """The report as a table, then one flagged line per person with fast approvals."""
     head = view.text(
@@ -106,7 +97,7 @@ def render_approvers(view: admin_words.View, report: ApproverReport) -> str:
             lines.append(
                 view.text(
                     N_("%(who)s: %(n)s approval(s) decided faster than the card can be read"),
-                    who=operator_name(line.uid),
+                    who=account_name(line.uid),
                     n=line.fast,
                 )
             )
@@ -115,7 +106,7 @@ def render_approvers(view: admin_words.View, report: ApproverReport) -> str:
 
 def _cells(line: ApproverLine) -> list[str]:
     median = "—" if line.median_seconds is None else str(line.median_seconds)
-    name = f"{operator_name(line.uid)} ({line.uid})"
+    name = f"{account_name(line.uid)} ({line.uid})"
     return [name, str(line.seen), str(line.approved), str(line.denied), median, str(line.fast)]
 
 

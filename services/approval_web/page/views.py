@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import pwd
 from typing import Any, ClassVar
 
 import aiosqlite
@@ -54,7 +53,7 @@ from shared.store import approvals
 from shared.store.approvals import ProposalRow
 from shared.store.db import db_now
 from shared.text.changes import rooms_from_facts, title_words
-from shared.text.display import visible
+from shared.text.display import account_name
 from shared.web.forms import read_form
 from shared.web.page_session import NotYours, request_uid
 from shared.wire.client import CallError
@@ -171,14 +170,6 @@ class TwoPeople:
         return not (self.mine or self.deny_only)
 
 
-def operator_name(uid: int) -> str:
-    """The account name of `uid` as a person reads it (``uid N`` when it has none)."""
-    try:
-        return visible(pwd.getpwuid(uid).pw_name, 64)
-    except KeyError:
-        return f"uid {uid}"
-
-
 def _approvers(request: web.Request, proposal: ProposalRow) -> int:
     rule = page_of(request).tool_policy.propose.get(proposal.tool)
     return rule.approvers if rule is not None else 1
@@ -194,7 +185,7 @@ async def _two_people(
     first = await approvals.live_first_approval(conn, proposal.id)
     uid = request_uid(request)
     return TwoPeople(
-        first_operator=operator_name(first.uid) if first else None,
+        first_operator=account_name(first.uid) if first else None,
         first_at=first.created_at if first else None,
         mine=first is not None and uid is not None and first.uid == uid,
         deny_only=accounts is not None and len(accounts) < 2,

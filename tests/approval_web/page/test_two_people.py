@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from services.approval_web.page.views import operator_name
+from shared.text.display import account_name
 from tests.approval_web.page.helpers import OTHER_DEVICE, add_proposal, forms_of, page
 
 FIRMWARE = {"tool": "batch_firmware_update", "arguments": {"device_ids": [OTHER_DEVICE]}}
@@ -26,7 +26,7 @@ async def test_the_first_approve_runs_nothing_and_the_card_names_who_approved(tm
         assert first.status == 303 and first.headers["Location"] == "/"
         assert h.executor.executed == [] and await h.status_of(proposal_id) == "pending"
         text, forms = await h.card()
-        me = operator_name(os.getuid())
+        me = account_name(os.getuid())
         assert f"Approved by {me} at " in text and "needs a second person" in text
         assert "/approve" not in forms.forms and "/deny" in forms.forms  # only another uid approves
         replayed = await h.post("/confirm", confirm)  # the first approval's form again
