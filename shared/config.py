@@ -273,6 +273,14 @@ def _on_off(raw: str) -> bool:
     return raw.lower() in ("1", "on", "yes", "true")
 
 
+def _audit_export(raw: str) -> str | None:
+    if not raw:
+        return None
+    if raw == "syslog" or raw.startswith("/"):
+        return raw
+    raise BadValue(N_("neither an absolute file path nor syslog: %(raw)s"), raw=repr(raw))
+
+
 def _language(raw: str) -> str:
     if raw not in ("en", "es"):
         raise BadValue(N_("not en or es: %(raw)s"), raw=repr(raw))
@@ -463,6 +471,14 @@ class Settings:
     )
     policy_override: Path | None = setting(
         "", "Optional policy file layered over the policy folder.", _optional_path, read_by=EVERY_PROCESS
+    )
+    audit_export: str | None = setting(
+        "",
+        "Optional continuous copy of the audit: an absolute JSON-lines file path, or syslog. Each "
+        "writing service appends every audit row it writes, with its MAC and chain position, right "
+        "after the row commits; sent and dropped counts show in status and doctor. Empty: none.",
+        _audit_export,
+        read_by=("fleetwatch", "approval_web", "executor"),
     )
     anthropic_api_key: Secret | None = setting(
         "",

@@ -125,6 +125,9 @@ class Code(enum.StrEnum):
     APPROVAL_ALREADY_USED = "approval_already_used"
     APPROVAL_MISMATCH = "approval_mismatch"
     CARD_FACTS_CHANGED = "card_facts_changed"
+    APPROVALS_INSUFFICIENT = "approvals_insufficient"
+    APPROVER_NOT_DISTINCT = "approver_not_distinct"
+    APPROVALS_CARD_CHANGED = "approvals_card_changed"
     APPROVAL_WEB_RESTARTED = "approval_web_restarted"
     EXECUTOR_RESTARTED = "executor_restarted"
     SCHEMA_VERSION_CHANGED = "schema_version_changed"
@@ -263,6 +266,18 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         ),
         Code.CARD_FACTS_CHANGED: (
             "A fact the card showed (a name, a stream destination, an event) changed before the write; nothing ran."
+        ),
+        Code.APPROVALS_INSUFFICIENT: (
+            "This change needs two people: the executor did not find two approvals of distinct accounts,"
+            " both within their window and bound to the same card; nothing ran."
+        ),
+        Code.APPROVER_NOT_DISTINCT: (
+            "This change needs a second person: the first approval came from the same account (or an account"
+            " the page cannot name); nothing was recorded."
+        ),
+        Code.APPROVALS_CARD_CHANGED: (
+            "The card changed between the first and the second approval: both people must approve it again;"
+            " nothing ran."
         ),
         Code.APPROVAL_WEB_RESTARTED: "The approval page's service stopped before the executor took the approval; nothing ran.",
         Code.EXECUTOR_RESTARTED: "The executor stopped before it took the approval; nothing ran.",

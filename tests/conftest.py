@@ -48,6 +48,7 @@ PROCESS: Final = (
     "tests/approval_web/page/test_injection.py",
     "tests/approval_web/page/test_refusals.py",
     "tests/approval_web/page/test_session_owner.py",
+    "tests/approval_web/page/test_two_people.py",
     "tests/approval_web/test_after_executor.py",
     "tests/approval_web/test_one_change.py",
     "tests/approval_web/test_service.py",

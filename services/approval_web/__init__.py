@@ -16,7 +16,9 @@ contract, operations and codes, is `shared.wire.executor`)::
                  pause; an operator's lift of a pause | one change per room at a time: an
                  identical pending proposal, another change in the way, a last change still to
                  settle (unknown or not verified); an operator's acknowledgement
-    admin.py     pure builders of the admin replies from store rows; the audit tail read
+    admin.py  patterns.py
+                 pure builders of the admin replies from store rows; the audit tail read |
+                 the approvers' report: per person, decisions and time to decide, from the audit
     desk.py      what every job works with: the store connection and its lock, the settings
                  and policies, the executor's client (`Desk.relay`: a refusal keeps its code)
     proposals.py  operators.py  relays.py  records.py

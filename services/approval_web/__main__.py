@@ -133,7 +133,13 @@ async def run(
             sink = SecretSink.for_stream(settings.approve_secret_file, sys.stdout)
             page = await stack.enter_async_context(
                 page_side(
-                    settings, policy, tool_policy, sink=sink, keyring=keyring, witness=service.desk.witness
+                    settings,
+                    policy,
+                    tool_policy,
+                    sink=sink,
+                    keyring=keyring,
+                    witness=service.desk.witness,
+                    audit_sink=service.desk.audit_sink,
                 )
             )
             service.desk.page_url = page.url

@@ -18,6 +18,7 @@ import aiosqlite
 from services.approval_web.intake import IntakeRefused, role_of
 from shared.config import Settings
 from shared.policy.loader import Policy, ToolPolicy
+from shared.store.audit_export import AuditSink
 from shared.store.audit_witness import Witness
 from shared.text.display import visible
 from shared.wire.client import CallError
@@ -42,6 +43,8 @@ class Desk:
         executor: executor.sock's client.
         witness: approval_web's audit anchor (`shared.store.audit_witness`); None: none kept.
         page_url: the approval page's address once it serves (``ListProposalHistory`` names it).
+        audit_sink: the continuous audit export (``FLEETWATCH_AUDIT_EXPORT``), or None; the page's
+            connections send to it too.
     """
 
     conn: aiosqlite.Connection
@@ -51,6 +54,7 @@ class Desk:
     executor: ExecutorClient
     witness: Witness | None = None
     page_url: str | None = None
+    audit_sink: AuditSink | None = None
     db: asyncio.Lock = field(default_factory=asyncio.Lock)
     """The lock of the store connection (one user at a time)."""
     submitting: asyncio.Lock = field(default_factory=asyncio.Lock)

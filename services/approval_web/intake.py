@@ -9,7 +9,8 @@ uids in ``FLEETWATCH_ASSISTANT_UIDS`` or ``FLEETWATCH_APPROVAL_UIDS`` and member
   ``FLEETWATCH_APPROVAL_UIDS``. May only make the requests whose row in
   `shared.wire.approval.OPERATIONS` lets the assistant call it (`ASSISTANT_OPERATIONS`: submit
   with ``proposed_by="assistant"``, a proposal's state, a turn's expiry, the writable devices,
-  the proposal history, its audit records, the manifest); anything else is refused with
+  the proposal history, the approvers' report (the watch's digest), its audit records, the
+  manifest); anything else is refused with
   ``operation_not_allowed``.
 - **operator**: every other admitted peer (a uid in ``FLEETWATCH_APPROVAL_UIDS``, or a member
   of ``FLEETWATCH_APPROVAL_GIDS``). May do everything, including drafting a proposal

@@ -16,17 +16,21 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from services.approval_web import admin, one_change
+from services.approval_web import admin, one_change, patterns
 from services.approval_web.desk import Desk, Jobs
 from services.approval_web.intake import IntakeRefused
 from services.approval_web.limits import active_pauses, count_last_hour, count_pending, lift_pauses
 from shared.errors import Code
 from shared.store import approvals
+from shared.store.audit_export import export_rows, sink_counts
 from shared.store.audit_seal import APPROVAL_WEB, EXECUTOR
 from shared.store.db import db_now, verify_audit
 from shared.text.display import visible
 from shared.wire.approval import (
+    MAX_AUDIT_EXPORT,
     Acknowledge,
+    ApproverReport,
+    AuditExport,
     AuditReport,
     AuditRows,
     AuditTail,
@@ -34,6 +38,10 @@ from shared.wire.approval import (
     Count,
     Deny,
     DenyAll,
+    ExportCount,
+    ExportedAudit,
+    ExportedAuditRow,
+    GetApproverReport,
     GetStatus,
     LiftDenialPauses,
     ListPending,
@@ -144,7 +152,17 @@ async def status(desk: Desk, message: GetStatus, peer: PeerCred) -> Status:
         autonomy=str(desk.policy.autonomy),
         pauses=pauses,
         unsettled=unsettled,
+        audit_export=_export_counts(desk),
     )
+
+
+def _export_counts(desk: Desk) -> tuple[ExportCount, ...]:
+    """Each writing service's continuous export counts, from the files they keep beside the
+    store (none when ``FLEETWATCH_AUDIT_EXPORT`` is unset)."""
+    if desk.settings.audit_export is None:
+        return ()
+    found = (sink_counts(desk.settings.db, writer) for writer in (APPROVAL_WEB, EXECUTOR))
+    return tuple(ExportCount(c.writer, c.target, c.sent, c.dropped) for c in found if c is not None)
 
 
 async def _executor_health(desk: Desk) -> HealthReport | None:
@@ -162,6 +180,35 @@ async def audit_tail(desk: Desk, message: AuditTail, peer: PeerCred) -> AuditRow
         raise IntakeRefused(Code.INVALID_MESSAGE, f"limit must be 1 to {admin.MAX_AUDIT_TAIL}")
     async with desk.db:
         return AuditRows(rows=await admin.audit_tail(desk.conn, message.limit))
+
+
+async def audit_export(desk: Desk, message: AuditExport, peer: PeerCred) -> ExportedAudit:
+    """A page of the audit with each row's chain position and MAC. Raises `IntakeRefused`
+    (``invalid_message``: a limit out of range, or a `since` that is no database-clock time)."""
+    if not 1 <= message.limit <= MAX_AUDIT_EXPORT:
+        raise IntakeRefused(Code.INVALID_MESSAGE, f"limit must be 1 to {MAX_AUDIT_EXPORT}")
+    if message.since is not None:
+        try:
+            admin.parse_db_time(message.since)
+        except ValueError as exc:
+            raise IntakeRefused(Code.INVALID_MESSAGE, "since must be a UTC time") from exc
+    rows = []
+    async with desk.db:
+        async for row in export_rows(desk.conn, since=message.since, after_seq=message.after_seq):
+            rows.append(ExportedAuditRow(**row))
+            if len(rows) > message.limit:
+                break
+    return ExportedAudit(rows=tuple(rows[: message.limit]), more=len(rows) > message.limit)
+
+
+async def approvers(desk: Desk, message: GetApproverReport, peer: PeerCred) -> ApproverReport:
+    """The approvers' report over the last `days` days (`services.approval_web.patterns`).
+    Raises `IntakeRefused` (``invalid_message``: days out of range)."""
+    if not 1 <= message.days <= patterns.MAX_DAYS:
+        raise IntakeRefused(Code.INVALID_MESSAGE, f"days must be 1 to {patterns.MAX_DAYS}")
+    threshold = desk.policy.limits.min_read_seconds
+    async with desk.db:
+        return await patterns.approver_report(desk.conn, days=message.days, threshold_seconds=threshold)
 
 
 async def audit_verify(desk: Desk, message: AuditVerify, peer: PeerCred) -> AuditReport:
@@ -270,6 +317,8 @@ JOBS: Jobs = {
     GetStatus: status,
     AuditTail: audit_tail,
     AuditVerify: audit_verify,
+    AuditExport: audit_export,
+    GetApproverReport: approvers,
     LiftDenialPauses: lift_denial_pauses,
     Acknowledge: acknowledge,
 }

@@ -24,6 +24,7 @@ from shared.config import Settings
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import Policy, ToolPolicy
 from shared.store import approvals
+from shared.store.audit_export import sink_for
 from shared.store.audit_seal import APPROVAL_WEB, Keyring, own_keyring
 from shared.store.audit_witness import Witness
 from shared.store.db import migrate, open_store
@@ -70,12 +71,16 @@ async def socket_side(
     witness = Witness(settings.keys_dir, APPROVAL_WEB)
     conn = await open_store(settings.db, keyring=keyring or own_keyring(settings.keys_dir, APPROVAL_WEB))
     witness.attach(conn)  # its own rows move its anchor as they commit
+    sink = sink_for(settings.audit_export, db=settings.db, writer=APPROVAL_WEB)
+    if sink is not None:
+        sink.attach(conn)  # and go to the continuous export (FLEETWATCH_AUDIT_EXPORT)
     try:
         await migrate(conn)
         await witness.observe(conn)
         service = ApprovalService(
             conn, settings=settings, policy=policy, tool_policy=tool_policy, witness=witness
         )
+        service.desk.audit_sink = sink
         expired = await service.expire_all_pending(START_REASON)
         if expired:
             logger.info("expired %d proposal(s) left pending by an earlier run", expired)

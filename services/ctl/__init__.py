@@ -17,11 +17,12 @@ Layers (each may import the ones above it and `shared.*`)::
                         JSON (names made visible)
     doctor_compose.py   doctor --compose: a compose file's users against the uids in the
                         settings (pure)
-    commands_watch.py  commands_tools.py  doctor_slack.py
+    commands_watch.py  commands_tools.py  doctor_slack.py  commands_audit.py
                         history, digest, note, notes, status --check (the watch, on
                         assistant.sock) | tools diff: Epiphan's tool list against the reviewed
                         policy (doctor too) | doctor's check of asks from Slack
-                        (apps.connections.open, once)
+                        (apps.connections.open, once) | audit export, audit decisions
+                        (approval.sock)
     commands_admin.py  commands_ask.py  commands_capture.py
     | commands_doctor.py  commands_fleet.py  commands_signin.py
                         pending, deny, deny-all, pause, resume, audit, status, propose | ask |

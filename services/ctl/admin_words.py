@@ -395,6 +395,19 @@ def render_status(view: View, status: Status) -> str:
                 ),
             ]
         )
+    for export in status.audit_export:
+        rows.append(
+            [
+                view.text(N_("Audit export:")),
+                view.text(
+                    N_("%(writer)s to %(target)s: %(sent)s sent, %(dropped)s dropped"),
+                    writer=visible(export.writer, 20),
+                    target=visible(export.target, 120),
+                    sent=export.sent,
+                    dropped=export.dropped,
+                ),
+            ]
+        )
     rows += [
         [
             view.text(N_("Kill switch:")),

@@ -430,6 +430,20 @@ def render_audit_report(view: admin_words.View, report: AuditReport) -> str:
     return "\n".join(lines)
 
 
+async def audit_export(args: argparse.Namespace) -> int:
+    """``fleetwatch audit export`` (`services.ctl.commands_audit`, loaded when it runs)."""
+    from services.ctl import commands_audit
+
+    return await commands_audit.audit_export(args)
+
+
+async def audit_decisions(args: argparse.Namespace) -> int:
+    """``fleetwatch audit decisions`` (`services.ctl.commands_audit`, loaded when it runs)."""
+    from services.ctl import commands_audit
+
+    return await commands_audit.audit_decisions(args)
+
+
 async def audit_verify(args: argparse.Namespace) -> int:
     """``fleetwatch audit verify``: each writing service checks the log with its own key and
     anchor; exit 1 when it does not verify or a service could not check it."""
@@ -674,6 +688,33 @@ def add_commands(sub: Any, epilog: str) -> None:
         ),
         audit_verify,
         epilog,
+    )
+    export = _leaf(
+        audit_actions,
+        "export",
+        _("print the audit rows with their chain position and MAC, one JSON line each (reads only)"),
+        audit_export,
+        epilog,
+    )
+    export.add_argument(
+        "--since",
+        metavar="T",
+        help=_("only rows at or after this time (ISO 8601; UTC unless a zone is given)"),
+    )
+    export.add_argument(
+        "--format", choices=("jsonl",), default="jsonl", help=_("the output format (default: jsonl)")
+    )
+    decisions = _leaf(
+        audit_actions,
+        "decisions",
+        _(
+            "per person: proposals acted on, approved, denied, median seconds to decide, approvals faster than the card can be read"
+        ),
+        audit_decisions,
+        epilog,
+    )
+    decisions.add_argument(
+        "--days", type=int, default=7, metavar="N", help=_("how many days back (default: 7)")
     )
 
     status_parser = _leaf(

@@ -261,6 +261,16 @@ async def watch_status(facts: SocketFacts, allowed: bool) -> tuple[WatchStatus |
         return None, str(exc.code)
 
 
+def _export_counts(settings: Settings) -> tuple[Any, ...]:
+    """Each writing service's continuous audit export counts (none when it is unset)."""
+    if settings.audit_export is None:
+        return ()
+    from shared.store.audit_export import sink_counts  # only when an export is set
+
+    found = (sink_counts(settings.db, writer) for writer in ("approval_web", "executor"))
+    return tuple(c for c in found if c is not None)
+
+
 def parse_listeners(texts: Iterable[str]) -> tuple[tuple[str, int], ...]:
     """(address, port) of each listening TCP socket in ``/proc/net/tcp`` / ``tcp6`` text."""
     return tuple(local for local, _remote, state, _uid in table_rows(texts) if state == LISTEN)
@@ -418,6 +428,10 @@ async def gather(settings: Settings, *, live: bool = False) -> Facts:
         state_error=loose_error,
         read_tools=read_tools,
         proposable=proposable,
+        audit_export=_export_counts(settings),
+        two_person_tools=tuple(
+            t for t in proposable if tool_policy and tool_policy.propose[t].approvers >= 2
+        ),
         policy_error=policy_error,
         slots=slots,
         live=proofs,

@@ -28,7 +28,7 @@ import enum
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from shared.config import Secret, Settings
 from shared.errors import Code
@@ -39,6 +39,9 @@ from shared.text.display import visible
 from shared.text.languages import Language
 from shared.web.model_host import Resolver, ip_of, model_host, system_resolver
 from shared.wire.approval import Status
+
+if TYPE_CHECKING:
+    from shared.store.audit_export import SinkCounts
 from shared.wire.assistant import ModelInfo, WatchStatus
 
 SERVICES = ("executor", "approval_web", "assistant")
@@ -142,6 +145,10 @@ class Facts:
     """``--live``: Epiphan's tool list against the reviewed policy, or None (not compared)."""
     tools_error: Detail | None = None
     """``--live``: why the tool list could not be compared, or None."""
+    two_person_tools: tuple[str, ...] = ()
+    """Proposable tools whose rule asks two people (``approvers: 2``)."""
+    audit_export: tuple[SinkCounts, ...] = ()
+    """Each writing service's continuous audit export counts (`shared.store.audit_export`)."""
 
 
 @dataclass(frozen=True)
@@ -929,6 +936,69 @@ def check_tools(report: ToolReport | None, error: Detail | None) -> list[Check]:
     ]
 
 
+# --- the audit export ---------------------------------------------------------------------------
+
+
+def check_audit_export(settings: Settings, counts: Sequence[SinkCounts]) -> list[Check]:
+    """``FLEETWATCH_AUDIT_EXPORT``: where the audit goes and, per writing service, rows sent
+    and dropped (WARN when any was dropped). Nothing when it is unset."""
+    if settings.audit_export is None:
+        return []
+    name = C_("doctor check", "audit export")
+    target = visible(settings.audit_export, 120)
+    if not counts:
+        return [_line(name, Level.INFO, N_("to %(target)s: nothing sent yet"), target=target)]
+    out = []
+    for found in counts:
+        level = Level.WARN if found.dropped else Level.OK
+        out.append(
+            _line(
+                name,
+                level,
+                N_("%(writer)s to %(target)s: %(sent)s sent, %(dropped)s dropped"),
+                writer=visible(found.writer, 20),
+                target=visible(found.target, 120),
+                sent=found.sent,
+                dropped=found.dropped,
+            )
+        )
+    return out
+
+
+# --- two people --------------------------------------------------------------------------------
+
+
+def check_two_people(settings: Settings, tools: Sequence[str]) -> list[Check]:
+    """The tools whose rule asks two people, and, with fewer than two operator accounts
+    (``FLEETWATCH_APPROVAL_UIDS``), why they can only be denied (WARN). Nothing when no rule
+    asks two."""
+    if not tools:
+        return []
+    name = C_("doctor check", "two people")
+    listed = _list(tools)
+    if len(settings.approval_uids) < 2:
+        return [
+            _line(
+                name,
+                Level.WARN,
+                N_(
+                    "%(tools)s need two people, and FLEETWATCH_APPROVAL_UIDS holds one account: "
+                    "they can only be denied (add a second operator's uid to approve them)"
+                ),
+                tools=listed,
+            )
+        ]
+    return [
+        _line(
+            name,
+            Level.OK,
+            N_("%(tools)s need two people: two of %(n)s operator accounts approve the same card"),
+            tools=listed,
+            n=len(settings.approval_uids),
+        )
+    ]
+
+
 # --- the whole report --------------------------------------------------------------------------
 
 
@@ -953,6 +1023,8 @@ def run_checks(facts: Facts) -> list[Check]:
     checks += check_model(facts.settings, facts.model, facts.model_error)
     checks += check_model_host(facts.settings)
     checks += check_ports(facts.settings, facts.listeners)
+    checks += check_two_people(facts.settings, facts.two_person_tools)
+    checks += check_audit_export(facts.settings, facts.audit_export)
     return checks
 
 

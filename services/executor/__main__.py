@@ -29,6 +29,7 @@ from shared.config import Settings, configure_logging, load_settings
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import load_policies
 from shared.store.approvals import EXECUTOR_ACTOR, end_stranded, expire_all_pending
+from shared.store.audit_export import sink_for
 from shared.store.audit_seal import EXECUTOR, Keyring, load_key
 from shared.store.audit_witness import Witness
 from shared.store.db import migrate, open_store
@@ -47,6 +48,9 @@ async def run(settings: Settings, *, call_timeout_seconds: float) -> int:
     witness = Witness(settings.keys_dir, EXECUTOR)
     conn = await open_store(settings.db, keyring=Keyring(audit_key))
     witness.attach(conn)  # its own rows move its anchor as they commit
+    sink = sink_for(settings.audit_export, db=settings.db, writer=EXECUTOR)
+    if sink is not None:
+        sink.attach(conn)  # and go to the continuous export (FLEETWATCH_AUDIT_EXPORT)
     try:
         await migrate(conn)
         await witness.observe(conn)

@@ -12,7 +12,9 @@ The order, each refusal a stable code and one ``refusal`` audit row:
    (the row agrees with the sealed record) -- refused *before* the claim: the approval is
    ended and the proposal becomes ``not_run``; nothing can run it later;
 2. the claim (`services.executor.executions.claim_approval`): the same agreement, in the same statement;
-   consumed, its window still open at the claim (database clock), never claimed or ended; it inserts the ``executions``
+   consumed, its window still open at the claim (database clock), never claimed or ended; for a
+   tool whose rule (the executor's own policy, loaded now) asks two people, the first approval of
+   another uid for the same card, claimed with it (``approvals_insufficient``); it inserts the ``executions``
    row (``running``). Its refusals write their own row.
 
    From here a refusal is recorded as the execution's outcome ``refused`` (with the code) and
@@ -79,6 +81,11 @@ async def execute(rt: Runtime, request: Execute) -> ExecutionReport:
     if isinstance(record, Refusal):
         return await _refuse_unclaimed(rt, request, row.id if row is not None else None, record)
     assert approval is not None
+    try:
+        _, tool_policy = await rt.policies()
+    except ExecutorError as exc:
+        return await _refuse_unclaimed(rt, request, record.proposal_id, Refusal(exc.code, exc.message))
+    rule = tool_policy.propose.get(record.tool)
     async with rt.db:
         claim = await claim_approval(
             rt.conn,
@@ -86,6 +93,7 @@ async def execute(rt: Runtime, request: Execute) -> ExecutionReport:
             proposal_id=request.proposal_id,
             card_hash=request.card_hash,
             facts_hash=request.facts_hash,
+            approvers=rule.approvers if rule is not None else 1,
         )
     if not claim.ok or claim.execution_id is None:
         assert claim.code is not None

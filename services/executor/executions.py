@@ -49,6 +49,19 @@ approval's window is still open *now*: consumed in time is not enough, an execut
 queued past the window claims nothing (``approval_expired``)."""
 
 
+TWO_PEOPLE_SQL = """
+SELECT f.id FROM approvals a JOIN first_approvals f ON f.id = a.first_approval_id
+WHERE a.id = :approval_id AND f.proposal_id = :proposal_id
+  AND f.card_hash = :card_hash AND f.facts_hash = :facts_hash
+  AND a.uid IS NOT NULL AND a.uid >= 0 AND f.uid >= 0 AND f.uid != a.uid
+  AND f.claimed = 0 AND f.ended_code IS NULL
+  AND :now < f.expires_at
+"""
+"""A change that needs two people: the approval completes a first approval of the same
+proposal, card hash and facts hash, by another known uid, never claimed nor ended, whose own
+window is still open *now*. Run in the claim's transaction; the first is claimed with it."""
+
+
 async def claim_approval(
     conn: aiosqlite.Connection,
     approval_id: str,
@@ -56,6 +69,7 @@ async def claim_approval(
     proposal_id: str,
     card_hash: str,
     facts_hash: str,
+    approvers: int = 1,
 ) -> ClaimResult:
     """The executor claims a consumed approval, once (`CLAIM_SQL`), and inserts the
     ``executions`` row (outcome ``running``) with an ``execution_start`` audit row, in one
@@ -69,7 +83,9 @@ async def claim_approval(
     executor was frozen, busy or reached late; or consumed at or after its expiry, i.e. edited
     in the store);
     ``approval_already_used`` (already claimed or ended); ``proposal_not_pending`` (the
-    proposal is not ``approved``).
+    proposal is not ``approved``); with `approvers` 2 (the executor's own policy for the tool),
+    ``approvals_insufficient`` unless `TWO_PEOPLE_SQL` finds the first approval this one
+    completes (distinct uids, the same card, both windows open): both are claimed together.
     """
     execution_id = new_id("x-")
     params = {
@@ -82,8 +98,15 @@ async def claim_approval(
         now = await db_now(conn)
         row = await one_row(conn, "SELECT * FROM approvals WHERE id = ?", (approval_id,))
         changed = 0
-        if row is not None:
+        first = None
+        if row is not None and approvers >= 2:
+            first = await one_row(conn, TWO_PEOPLE_SQL, {**params, "now": now})
+        if row is not None and (approvers < 2 or first is not None):
             changed = (await conn.execute(CLAIM_SQL, {**params, "now": now})).rowcount
+        if changed == 1 and first is not None:
+            await conn.execute(
+                "UPDATE first_approvals SET claimed = 1, claimed_at = ? WHERE id = ?", (now, first["id"])
+            )
         if changed == 1:
             await conn.execute(
                 "INSERT INTO executions (id, approval_id, proposal_id, started_at, outcome)"
@@ -99,6 +122,10 @@ async def claim_approval(
             )
             return ClaimResult(True, approval_id, proposal_id, execution_id=execution_id, message="claimed")
         code = _claim_refusal(row, params, now)
+        if code is Code.PROPOSAL_NOT_PENDING and approvers >= 2 and first is None:
+            status = await one_row(conn, "SELECT status FROM proposals WHERE id = ?", (proposal_id,))
+            if status is not None and status["status"] == "approved":
+                code = Code.APPROVALS_INSUFFICIENT
         await end_unclaimed(
             conn,
             approval_id=approval_id,

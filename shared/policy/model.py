@@ -120,6 +120,10 @@ class Limits:
     The denial pause: when ``denials_before_pause`` denials of one tool on one target fall
     within ``denial_window_minutes`` of each other, that tool may not be proposed for that
     target for ``denial_pause_minutes`` from the last of them (the one that made the count).
+
+    ``min_read_seconds``: an Approve sooner than this after its card was shown is flagged in
+    the approvers' report (``fleetwatch audit approvers``) as decided faster than the card can
+    be read; it refuses nothing.
     """
 
     max_pending: int
@@ -129,6 +133,7 @@ class Limits:
     approval_ttl_seconds: int
     proposal_ttl_seconds: int
     denial_window_minutes: int = 1440
+    min_read_seconds: int = 3
 
 
 @dataclass(frozen=True)
@@ -168,6 +173,9 @@ class ProposeRule:
     `disruptive_when` / `stops_recording` map an argument to the values that make a call
     disruptive / make it stop the recording it targets (``{"action": {"stop"}}``).
     `lead_minutes` can only lengthen the policy's window (see `window_minutes`).
+    `approvers`: how many distinct people (page sessions of distinct uids) must approve one
+    change, 1 or 2; with 2, the executor claims both approvals together or refuses
+    (``approvals_insufficient``).
     """
 
     tool: str
@@ -182,6 +190,7 @@ class ProposeRule:
     disruptive_when: Condition | None = None
     stops_recording: Condition | None = None
     lead_minutes: int | None = None
+    approvers: int = 1
     _validator: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -6,13 +6,14 @@ each may move (anything else is refused with a `PolicyError` naming the override
     autonomy: observe            # propose -> observe only
     lead_minutes: 60             # raise only
     model_tools: per_question    # all -> per_question only
-    limits: {per_hour: 5}        # lower only; denial_pause_minutes: raise only
+    limits: {per_hour: 5}        # lower only; denial_pause_minutes, min_read_seconds: raise only
     read: [get_device_info, ...] # the new read list: a subset of the base one
     propose:
       batch_firmware_update: false             # remove the tool from propose
       batch_reboot: {max_targets: 1,           # lower only
                      lead_minutes: 180,        # raise only
-                     disruptive: true}         # false -> true only (then every call is)
+                     disruptive: true,         # false -> true only (then every call is)
+                     approvers: 2}             # raise only (1 -> 2: two distinct people)
 
 Argument schemas, the write, disruptive and never_proposable lists, quiet hours, the sweep's
 time and thresholds cannot be overridden: there is no safe way to say they only narrow.
@@ -43,8 +44,8 @@ OVERRIDE_ENV: Final = "FLEETWATCH_POLICY_OVERRIDE"
 """The environment variable naming the override file (read by the config, not here)."""
 
 OVERRIDE_KEYS: Final = ("autonomy", "lead_minutes", "model_tools", "limits", "read", "propose")
-RULE_OVERRIDE_KEYS: Final = ("max_targets", "lead_minutes", "disruptive")
-RAISE_ONLY_LIMITS: Final = frozenset({"denial_pause_minutes", "denial_window_minutes"})
+RULE_OVERRIDE_KEYS: Final = ("max_targets", "lead_minutes", "disruptive", "approvers")
+RAISE_ONLY_LIMITS: Final = frozenset({"denial_pause_minutes", "denial_window_minutes", "min_read_seconds"})
 _ONLY_NARROW: Final = "an override may only narrow"
 
 
@@ -145,6 +146,8 @@ def _narrow_rule(src: Source, rule: ProposeRule) -> ProposeRule:
         changes["max_targets"] = _lower_only(src, (*at, "max_targets"), rule.max_targets, low=1)
     if "lead_minutes" in values:
         changes["lead_minutes"] = _raise_only(src, (*at, "lead_minutes"), rule.lead_minutes or 0)
+    if "approvers" in values:
+        changes["approvers"] = _raise_only(src, (*at, "approvers"), rule.approvers, high=2)
     if "disruptive" in values:
         if values["disruptive"] is not True:
             raise src.error((*at, "disruptive"), f"may only be set to true; {_ONLY_NARROW}")

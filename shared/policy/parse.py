@@ -47,7 +47,7 @@ LIMIT_RANGES: Final[Mapping[str, tuple[int, int]]] = MappingProxyType(
     }
 )
 OPTIONAL_LIMIT_RANGES: Final[Mapping[str, tuple[int, int]]] = MappingProxyType(
-    {"denial_window_minutes": (60, 10080)}
+    {"denial_window_minutes": (60, 10080), "min_read_seconds": (1, 60)}
 )
 """Limits a policy file may leave out (the default of `Limits` applies): added after policy
 files were in use, so a file written before them still loads."""
@@ -88,7 +88,9 @@ RULE_KEYS: Final = (
     "disruptive",
     "arguments",
 )
-RULE_OPTIONAL: Final = ("disruptive_when", "stops_recording", "lead_minutes")
+RULE_OPTIONAL: Final = ("disruptive_when", "stops_recording", "lead_minutes", "approvers")
+APPROVERS_RANGE: Final = (1, 2)
+"""How many distinct people a rule may ask to approve one change (``approvers:``; 1 unless set)."""
 
 
 def parse_policy(src: Source) -> Policy:
@@ -301,4 +303,7 @@ def _rule(src: Source, tool: str, *, always_disruptive: bool) -> ProposeRule:
         lead_minutes=src.integer((*at, "lead_minutes"), low=0, high=1440)
         if src.has((*at, "lead_minutes"))
         else None,
+        approvers=src.integer((*at, "approvers"), low=APPROVERS_RANGE[0], high=APPROVERS_RANGE[1])
+        if src.has((*at, "approvers"))
+        else 1,
     )

@@ -4,10 +4,11 @@ through `shared.sqlite`.)
 
 Layers (each imports only those below it)::
 
-    approvals.py  audit_witness.py
+    approvals.py  audit_witness.py  audit_export.py
                       the approval state's writes: proposals, approvals, denials, expiry, the
                       kill switch's requests (the public face: it re-exports the rows and
                       reads) | a service's anchor on the audit's head, kept outside the store
+                      | the audit's rows as JSON lines, and the continuous export
     approval_rows.py  the rows as frozen dataclasses and the reads over a connection
     db.py  audit_safe.py
                       migrate (`shared.sqlite`'s open, ``BEGIN IMMEDIATE`` and database clock

@@ -130,6 +130,27 @@ class ApprovalRow(msgspec.Struct, frozen=True):
     facts_hash: str | None
     facts: dict[str, str] | None
     ended_code: str | None
+    uid: int | None = None
+    first_approval_id: str | None = None
+
+
+class FirstApprovalRow(msgspec.Struct, frozen=True):
+    """One ``first_approvals`` row: the first of two people's Approve of a card (a rule with
+    ``approvers: 2``), bound like an approval, by the uid that signed its page session in. The
+    proposal stays pending until a second person (another uid) approves the same card."""
+
+    id: str
+    proposal_id: str
+    session_id: str
+    uid: int
+    card_hash: str
+    facts_hash: str
+    shown_at: str
+    created_at: str
+    expires_at: str
+    claimed: bool
+    claimed_at: str | None
+    ended_code: str | None
 
 
 class ExecutionRow(msgspec.Struct, frozen=True):
@@ -171,13 +192,15 @@ class ProposalStatus:
 @dataclasses.dataclass(frozen=True, slots=True)
 class ConsumeResult:
     """`approve`: ``ok`` with the proposal now approved and the new approval's ID, or the
-    refusal ``code`` (``approval_id`` then names no row)."""
+    refusal ``code`` (``approval_id`` then names no row). ``first``: the Approve was recorded
+    as the first of two (``approval_id`` names a ``first_approvals`` row; nothing may run yet)."""
 
     ok: bool
     approval_id: str
     proposal_id: str | None
     code: Code | None = None
     message: str = ""
+    first: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -256,6 +279,16 @@ async def proposal_history(
 async def get_approval(conn: aiosqlite.Connection, approval_id: str) -> ApprovalRow | None:
     """The approval with that ID, or None."""
     return await one_as(ApprovalRow, conn, "SELECT * FROM approvals WHERE id = ?", (approval_id,))
+
+
+async def live_first_approval(conn: aiosqlite.Connection, proposal_id: str) -> FirstApprovalRow | None:
+    """The proposal's first approval that neither ended nor was claimed, or None. Reads only."""
+    return await one_as(
+        FirstApprovalRow,
+        conn,
+        "SELECT * FROM first_approvals WHERE proposal_id = ? AND ended_code IS NULL AND claimed = 0",
+        (proposal_id,),
+    )
 
 
 async def get_execution(conn: aiosqlite.Connection, execution_id: str) -> ExecutionRow | None:

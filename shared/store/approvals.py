@@ -19,6 +19,12 @@ Life of a proposal (``proposals.status``)::
 
 Every state but pending and approved is final; ``status_code`` says why for not_run.
 
+A change whose rule asks two people (``approvers: 2``) stays pending after the first Approve
+(a ``first_approvals`` row, bound like an approval, with the uid that signed its session in);
+only a second Approve from another uid, of the same card, makes it approved, and the executor
+claims both together (`services.executor.executions.claim_approval`). A Deny by either person,
+an expiry, or a card that changed between the two ends the first approval.
+
 Nothing is written when a card is shown (a GET changes nothing). Approve (`approve`, the one
 statement `APPROVE_SQL`) records the approval already consumed, bound to the session, the
 proposal, the card's hash, the executor's facts hash and the shown-at time from the page's
@@ -63,6 +69,7 @@ from shared.store.approval_rows import (
     ConsumeResult,
     Decision,
     ExecutionRow,
+    FirstApprovalRow,
     HistoryItem,
     ProposalRow,
     ProposalStatus,
@@ -77,6 +84,7 @@ from shared.store.approval_rows import (
     kill_switch,
     list_pending,
     list_recent_not_run,
+    live_first_approval,
     new_id,
     new_proposal_id,
     one_row,
@@ -99,11 +107,13 @@ __all__ = [
     "ConsumeResult",
     "Decision",
     "ExecutionRow",
+    "FirstApprovalRow",
     "HistoryItem",
     "ProposalRow",
     "ProposalStatus",
     "audit_refusal",
     "APPROVE_SQL",
+    "FIRST_APPROVE_SQL",
     "approve",
     "card_window_end",
     "decision",
@@ -124,6 +134,7 @@ __all__ = [
     "kill_switch",
     "list_pending",
     "list_recent_not_run",
+    "live_first_approval",
     "new_proposal_id",
     "proposal_history",
     "proposal_state",
@@ -226,6 +237,7 @@ async def deny(
             (now, proposal_id),
         )
         if cursor.rowcount == 1:
+            await _end_firsts_of(conn, proposal_id)
             detail = {"shown": safe_value(dict(shown))} if shown else {}
             await append_audit(conn, actor=actor, kind="denial", proposal_id=proposal_id, detail=detail)
             return True
@@ -239,6 +251,14 @@ async def deny(
             detail={"proposal_id": proposal_id},
         )
         return False
+
+
+async def _end_firsts_of(conn: aiosqlite.Connection, proposal_id: str) -> None:
+    """A proposal that stops waiting ends its first approval (a Deny by either person ends it)."""
+    await conn.execute(
+        "UPDATE first_approvals SET ended_code = ? WHERE proposal_id = ? AND ended_code IS NULL AND claimed = 0",
+        (str(Code.PROPOSAL_NOT_PENDING), proposal_id),
+    )
 
 
 _PENDING_SQL = {
@@ -269,6 +289,7 @@ async def _close_pending(
                 "UPDATE proposals SET status = ?, decided_at = ? WHERE id = ? AND status = 'pending'",
                 (status, now, proposal_id),
             )
+            await _end_firsts_of(conn, proposal_id)
             await append_audit(conn, actor=actor, kind=kind, proposal_id=proposal_id, detail=detail)
     return len(ids)
 
@@ -309,11 +330,11 @@ async def expire_turn(conn: aiosqlite.Connection, turn_id: str, *, actor: str) -
 
 APPROVE_SQL = """
 INSERT INTO approvals (id, proposal_id, session_id, card_hash, facts_hash, facts_json, shown_at,
-                       created_at, expires_at, used, used_at)
+                       created_at, expires_at, used, used_at, uid, first_approval_id)
 SELECT :approval_id, p.id, :session_id, :card_hash, :facts_hash, :facts_json, :shown_at,
        strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
        strftime('%Y-%m-%dT%H:%M:%fZ', :shown_at, :ttl),
-       1, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+       1, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), :uid, :first_approval_id
 FROM proposals p
 WHERE p.id = :proposal_id AND p.status = 'pending'
   AND (p.expires_at IS NULL OR p.expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
@@ -325,6 +346,21 @@ to the browser session, the proposal, the card's hash, the executor's facts hash
 the card was shown, only while that proposal is pending and unexpired and the card's window
 (``shown_at`` + ttl) is open on the database clock. No inserted row means refused.
 ``approvals_one_used_per_proposal`` makes a second approval of one proposal impossible."""
+
+FIRST_APPROVE_SQL = """
+INSERT INTO first_approvals (id, proposal_id, session_id, uid, card_hash, facts_hash, shown_at,
+                             expires_at)
+SELECT :approval_id, p.id, :session_id, :uid, :card_hash, :facts_hash, :shown_at,
+       strftime('%Y-%m-%dT%H:%M:%fZ', :shown_at, :ttl)
+FROM proposals p
+WHERE p.id = :proposal_id AND p.status = 'pending' AND :uid >= 0
+  AND (p.expires_at IS NULL OR p.expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+  AND :shown_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+  AND strftime('%Y-%m-%dT%H:%M:%fZ', :shown_at, :ttl) > strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+"""
+"""The first of two approvals (a rule with ``approvers: 2``): the same conditions as
+`APPROVE_SQL`, a known uid, and the proposal stays pending. ``first_approvals_one_live`` makes
+a second live first approval of one proposal impossible."""
 
 CONSUME_SQL = APPROVE_SQL
 """The consume statement of DESIGN §5 (the approval is created consumed: nothing is written
@@ -351,21 +387,34 @@ async def approve(
     shown_at: str,
     ttl_seconds: int,
     actor: str = "approval_web",
+    uid: int | None = None,
+    approvers: int = 1,
 ) -> ConsumeResult:
     """A person pressed Approve on the card of `proposal_id` shown at `shown_at` (DB-clock
     text, from the page's signed form token): record the approval consumed (`APPROVE_SQL`),
     then in the same transaction the proposal becomes ``approved``, the session's
     ``approvals_count`` goes up, and one ``approval`` audit row is written (approval ID,
-    session, card hash, facts hash, shown at).
+    session, uid, card hash, facts hash, shown at).
 
     `facts` are the card's binding facts as the executor returned them at Inspect (display
     text; `facts_hash` covers them and the secrets they stand for), or None when the page no
-    longer has them; they are stored so the executor can name what changed.
+    longer has them; they are stored so the executor can name what changed. `uid`: the uid
+    that signed the page session in (None: not known).
+
+    `approvers` 2 (the tool's rule asks two people): with no live first approval, this Approve
+    is recorded as the first (`FIRST_APPROVE_SQL`, one ``first_approval`` audit row; the
+    proposal stays pending; ``first`` in the result); with one, it completes it only from
+    another known uid and for the same card hash and facts hash, and the approval row names the
+    first. A first approval whose window passed is ended (``approval_expired``) and this Approve
+    becomes the new first.
 
     Refusals change nothing but one ``refusal`` audit row: ``proposal_not_found``;
     ``approval_already_used`` (the proposal was already approved); ``proposal_not_pending``
-    (denied, expired); ``approval_expired`` (the card's window closed). Any number of
-    concurrent callers, in any processes: at most one wins per proposal.
+    (denied, expired); ``approval_expired`` (the card's window closed); with two approvers,
+    ``approver_not_distinct`` (the uid of the first, or no known uid: the first stays) and
+    ``approvals_card_changed`` (the card changed since the first: the first is ended too, so
+    both people approve again). Any number of concurrent callers, in any processes: at most one
+    wins per proposal.
     """
     approval_id = new_id("a-")
     params = {
@@ -377,8 +426,17 @@ async def approve(
         "facts_json": canonical_json(dict(facts)).decode() if facts is not None else None,
         "shown_at": shown_at,
         "ttl": f"+{int(ttl_seconds)} seconds",
+        "uid": -1 if uid is None else int(uid),
+        "first_approval_id": None,
     }
     async with write_tx(conn):
+        if approvers >= 2:
+            first = await _second_of(conn, params)
+            if isinstance(first, Code):
+                return await _refuse_approve(conn, params, first, actor)
+            if first is None:
+                return await _record_first(conn, params, actor)
+            params["first_approval_id"] = first
         try:
             inserted = (await conn.execute(APPROVE_SQL, params)).rowcount == 1
         except sqlite3.IntegrityError:  # approvals_one_used_per_proposal: approved meanwhile
@@ -391,33 +449,82 @@ async def approve(
             await conn.execute(
                 "UPDATE sessions SET approvals_count = approvals_count + 1 WHERE id = ?", (session_id,)
             )
-            await append_audit(
-                conn,
-                actor=actor,
-                kind="approval",
-                proposal_id=proposal_id,
-                detail={
-                    "approval_id": approval_id,
-                    "session_id": session_id,
-                    "card_hash": card_hash,
-                    "facts_hash": facts_hash,
-                    "shown_at": shown_at,
-                },
-            )
+            detail = {key: params[key] for key in ("approval_id", "session_id", "card_hash", "facts_hash")}
+            detail.update(shown_at=shown_at, uid=params["uid"])
+            if params["first_approval_id"] is not None:
+                detail["first_approval_id"] = params["first_approval_id"]
+            await append_audit(conn, actor=actor, kind="approval", proposal_id=proposal_id, detail=detail)
             return ConsumeResult(True, approval_id, proposal_id, message="approved")
         row = await one_row(conn, "SELECT status, expires_at FROM proposals WHERE id = ?", (proposal_id,))
-        code = _approve_refusal(row, await db_now(conn))
-        await audit_refusal(
-            conn,
-            actor=actor,
-            operation="approve",
-            code=code,
-            proposal_id=proposal_id if row is not None else None,
-            detail={"session_id": session_id, "shown_at": shown_at},
-        )
-        return ConsumeResult(
-            False, approval_id, proposal_id if row else None, code=code, message=MEANINGS[code]
-        )
+        return await _refuse_approve(conn, params, _approve_refusal(row, await db_now(conn)), actor)
+
+
+async def _second_of(conn: aiosqlite.Connection, params: Mapping[str, Any]) -> str | Code | None:
+    """For a change that needs two people: the ID of the live first approval this Approve
+    completes; None when this Approve is to be the first; or the refusal's code. Inside the
+    caller's transaction; a first whose window passed, or whose card changed, is ended here."""
+    if params["uid"] < 0:
+        return Code.APPROVER_NOT_DISTINCT
+    first = await live_first_approval(conn, params["proposal_id"])
+    if first is None:
+        return None
+    if first.expires_at <= await db_now(conn):
+        await _end_first(conn, first.id, Code.APPROVAL_EXPIRED)
+        return None
+    if first.uid == params["uid"]:
+        return Code.APPROVER_NOT_DISTINCT
+    if (first.card_hash, first.facts_hash) != (params["card_hash"], params["facts_hash"]):
+        await _end_first(conn, first.id, Code.APPROVALS_CARD_CHANGED)
+        return Code.APPROVALS_CARD_CHANGED
+    return first.id
+
+
+async def _end_first(conn: aiosqlite.Connection, first_id: str, code: Code) -> None:
+    await conn.execute(
+        "UPDATE first_approvals SET ended_code = coalesce(ended_code, ?) WHERE id = ? AND claimed = 0",
+        (str(code), first_id),
+    )
+
+
+async def _record_first(conn: aiosqlite.Connection, params: Mapping[str, Any], actor: str) -> ConsumeResult:
+    """Record this Approve as the first of two (`FIRST_APPROVE_SQL`) with its audit row, or
+    refuse it as `approve` would."""
+    try:
+        inserted = (await conn.execute(FIRST_APPROVE_SQL, params)).rowcount == 1
+    except sqlite3.IntegrityError:  # first_approvals_one_live: a first was recorded meanwhile
+        inserted = False
+    proposal_id = params["proposal_id"]
+    if not inserted:
+        row = await one_row(conn, "SELECT status, expires_at FROM proposals WHERE id = ?", (proposal_id,))
+        return await _refuse_approve(conn, params, _approve_refusal(row, await db_now(conn)), actor)
+    detail = {key: params[key] for key in ("session_id", "uid", "card_hash", "facts_hash", "shown_at")}
+    await append_audit(
+        conn,
+        actor=actor,
+        kind="first_approval",
+        proposal_id=proposal_id,
+        detail={"first_approval_id": params["approval_id"], **detail},
+    )
+    return ConsumeResult(True, params["approval_id"], proposal_id, message="first approval", first=True)
+
+
+async def _refuse_approve(
+    conn: aiosqlite.Connection, params: Mapping[str, Any], code: Code, actor: str
+) -> ConsumeResult:
+    """One ``refusal`` audit row for a refused Approve; the result naming `code`."""
+    proposal_id = params["proposal_id"]
+    exists = await one_row(conn, "SELECT 1 FROM proposals WHERE id = ?", (proposal_id,)) is not None
+    await audit_refusal(
+        conn,
+        actor=actor,
+        operation="approve",
+        code=code,
+        proposal_id=proposal_id if exists else None,
+        detail={"session_id": params["session_id"], "shown_at": params["shown_at"], "uid": params["uid"]},
+    )
+    return ConsumeResult(
+        False, params["approval_id"], proposal_id if exists else None, code=code, message=MEANINGS[code]
+    )
 
 
 def _approve_refusal(row: sqlite3.Row | None, now: str) -> Code:

@@ -17,6 +17,7 @@ AUDIT_KINDS: Final = frozenset(
         "refusal",
         "session_start",
         "approval",
+        "first_approval",
         "denial",
         "expiry",
         "execution_start",

@@ -54,6 +54,7 @@ from shared.store.migrations import MIGRATIONS
 
 __all__ = [
     "DB_TIME_FORMAT",
+    "EXPORT_COLUMNS",
     "GENESIS_HASH",
     "MIGRATIONS",
     "NOW_SQL",
@@ -64,6 +65,7 @@ __all__ = [
     "audit_counter",
     "audit_head",
     "cannot_write",
+    "export_own_appends",
     "db_now",
     "db_text",
     "migrate",
@@ -193,6 +195,33 @@ def watch_own_appends(conn: aiosqlite.Connection, callback: OwnAppend) -> None:
     _OWN_APPENDS[conn] = callback
 
 
+Exported = Callable[[Mapping[str, Any]], None]
+"""Told of one committed row this connection appended, the whole row as the table holds it."""
+
+_EXPORTS: weakref.WeakKeyDictionary[aiosqlite.Connection, Exported] = weakref.WeakKeyDictionary()
+
+EXPORT_COLUMNS = (
+    "seq",
+    "at",
+    "actor",
+    "kind",
+    "proposal_id",
+    "detail_json",
+    "prev_hash",
+    "hash",
+    "writer",
+    "mac",
+)
+"""The columns of an exported row: its content, its chain position and its MAC."""
+
+
+def export_own_appends(conn: aiosqlite.Connection, callback: Exported) -> None:
+    """Call `callback` with each audit row `append_audit` writes on `conn` (`EXPORT_COLUMNS`),
+    right after its transaction commits, never for a rolled-back one (the continuous export,
+    `shared.store.audit_export.AuditSink`). One callback per connection."""
+    _EXPORTS[conn] = callback
+
+
 async def _append(
     conn: aiosqlite.Connection, actor: str, kind: str, proposal_id: str | None, detail_json: str
 ) -> AuditHead:
@@ -217,6 +246,13 @@ async def _append(
             f"an audit row of {actor!r} needs the {writer_of(actor)}'s audit key; this connection does not hold it",
         ) from exc
     appended = AuditHead(seq, digest)
+    export = _EXPORTS.get(conn)
+    if export is not None:
+        sql = "SELECT seq, at, actor, kind, proposal_id, detail_json, prev_hash, hash, writer, mac FROM audit WHERE seq = ?"
+        async with conn.execute(sql, (seq,)) as cursor:
+            row = await cursor.fetchone()
+        if row is not None:
+            after_commit(conn, functools.partial(export, dict(zip(EXPORT_COLUMNS, tuple(row), strict=True))))
     own = _OWN_APPENDS.get(conn)
     if own is not None:
         after_commit(conn, functools.partial(own, appended, at))

@@ -16,6 +16,7 @@ the answers' sentences, the page (through Jinja, which also escapes HTML).
 from __future__ import annotations
 
 import json
+import pwd
 import unicodedata
 from datetime import UTC, datetime
 from typing import Any
@@ -93,3 +94,12 @@ def safe_json(value: Any) -> str:
     text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=_json_default)
     # json.dumps already escapes U+0000-U+001F inside strings: raw ones are the indentation.
     return "".join(_escaped(c) if c >= "\x7f" and _is_hidden(c) else c for c in text)
+
+
+def account_name(uid: int) -> str:
+    """The name of the local account `uid`, made visible (``uid N`` when it has none): who
+    decided, as the page and ``fleetwatch audit decisions`` name a person."""
+    try:
+        return visible(pwd.getpwuid(uid).pw_name, 64)
+    except KeyError:
+        return f"uid {uid}"

@@ -211,11 +211,22 @@ class ChangeToSettle(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     finished_at: str | None
 
 
+class ExportCount(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One writing service's continuous audit export (``FLEETWATCH_AUDIT_EXPORT``): where to,
+    rows sent, rows dropped (`shared.store.audit_export.sink_counts`)."""
+
+    writer: str
+    target: str
+    sent: int
+    dropped: int
+
+
 class Status(Message):
     """Queue state and caps: pending / max_pending, proposals in the last hour / per_hour
     (denied ones not counted), active denial pauses, changes still to settle (unknown or not
     verified, not acknowledged), the kill switch, whether the executor answered Health, the
-    fence, and the policy's autonomy."""
+    fence, and the policy's autonomy; the continuous audit export's counts, per writing service
+    (none when ``FLEETWATCH_AUDIT_EXPORT`` is unset)."""
 
     pending: int
     max_pending: int
@@ -227,6 +238,7 @@ class Status(Message):
     autonomy: str
     pauses: tuple[DenialPause, ...] = ()
     unsettled: tuple[ChangeToSettle, ...] = ()
+    audit_export: tuple[ExportCount, ...] = ()
 
 
 class SetKillSwitch(Request[Status]):
@@ -295,6 +307,74 @@ class AuditReport(Message):
 
 class AuditVerify(Request[AuditReport]):
     pass
+
+
+class ExportedAuditRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One audit row as the table holds it: its content, its chain position (``seq``,
+    ``prev_hash``, ``hash``) and its MAC under its writer's key (`shared.store.audit_export`).
+    ``detail_json`` is the exact text the hash covers."""
+
+    seq: int
+    at: str
+    actor: str
+    kind: str
+    proposal_id: str | None
+    detail_json: str
+    prev_hash: str
+    hash: str
+    writer: str | None
+    mac: str | None
+
+
+class ExportedAudit(Message):
+    """A page of the audit, oldest first; ``more``: rows after the last one wait for the next
+    `AuditExport` (``after_seq`` = the last ``seq``)."""
+
+    rows: tuple[ExportedAuditRow, ...]
+    more: bool = False
+
+
+class AuditExport(Request[ExportedAudit]):
+    """Audit rows with ``at`` at or after `since` (database-clock text, UTC; None: from the
+    first) and ``seq`` above `after_seq`, at most `limit` (1 to `MAX_AUDIT_EXPORT`)."""
+
+    since: str | None = None
+    after_seq: int = 0
+    limit: int = 200
+
+
+MAX_AUDIT_EXPORT: Final = 500
+"""Most rows one `AuditExport` returns (a frame holds them with room to spare)."""
+
+
+class ApproverLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One person's decisions over the report's days: ``uid`` (-1: unknown), the proposals they
+    acted on (``seen``: approved, gave a first approval, denied, or were refused an Approve),
+    ``approved`` (first approvals included), ``denied``, the median whole seconds from a card
+    shown to its Approve (None: no approval), and ``fast``: approvals sooner than the policy's
+    ``min_read_seconds`` ("decided faster than the card can be read")."""
+
+    uid: int
+    seen: int
+    approved: int
+    denied: int
+    median_seconds: int | None
+    fast: int
+
+
+class ApproverReport(Message):
+    """How each person decided over the last ``days`` days (`ApproverLine`s, most approvals
+    first); ``threshold_seconds``: the policy's ``min_read_seconds``."""
+
+    days: int
+    threshold_seconds: int
+    people: tuple[ApproverLine, ...] = ()
+
+
+class GetApproverReport(Request[ApproverReport]):
+    """The approvers' report over the last `days` days (1 to 366)."""
+
+    days: int = 7
 
 
 MAX_RECORDED_PROPOSALS = 32
@@ -515,6 +595,18 @@ OPERATIONS: Final = OperationTable(
             CHECK_AUDIT_CODES,
             "the audit log verified by each writing service with its own key and anchor",
             _ADMIN,
+        ),
+        Row(
+            AuditExport,
+            frozenset({Code.INVALID_MESSAGE}),
+            "audit rows since a time with their chain position and MAC, a page at a time",
+            _ADMIN,
+        ),
+        Row(
+            GetApproverReport,
+            frozenset({Code.INVALID_MESSAGE}),
+            "per person: proposals acted on, approved, denied, median seconds to decide, approvals "
+            "faster than the card can be read (the watch's digest reads it too; read-only)",
         ),
         Row(
             RecordAsk,

@@ -303,6 +303,7 @@ EXECUTE_REFUSALS: Final[tuple[Code, ...]] = (
     Code.APPROVAL_EXPIRED,
     Code.APPROVAL_ALREADY_USED,
     Code.PROPOSAL_NOT_PENDING,
+    Code.APPROVALS_INSUFFICIENT,
     *POLICY_CODES[:4],
     Code.SCHEMA_VERSION_CHANGED,
     *POLICY_CODES[4:],
@@ -329,6 +330,7 @@ INSPECT_WOULD_REFUSE: Final[frozenset[Code]] = frozenset(EXECUTE_REFUSALS) - {
     Code.APPROVAL_NOT_CONSUMED,
     Code.APPROVAL_EXPIRED,
     Code.APPROVAL_ALREADY_USED,
+    Code.APPROVALS_INSUFFICIENT,
     Code.PLAN_REQUIRED,
 }
 """What Inspect's ``would_refuse`` may hold: Execute's checks that do not need an approval."""

@@ -267,3 +267,36 @@ async def test_a_refused_draft_and_a_stopped_service_are_one_line_user_errors(
         )
         and "(approval_web is not running" in err
     )
+
+
+async def test_audit_export_prints_every_row_with_its_chain_position_and_mac_as_the_store_holds_it(
+    cli: Stack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    await fleetwatch(capsys, "propose", "batch_reboot", "--arg", f'device_ids=["{A}"]', "--reason", "r")
+    code, out, _ = await fleetwatch(capsys, "audit", "export")
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and lines and out.isascii()
+    async with reader(cli.settings) as conn:
+        async with conn.execute(
+            "SELECT seq, prev_hash, hash, writer, mac, detail_json FROM audit ORDER BY seq"
+        ) as cursor:
+            stored = [tuple(r) for r in await cursor.fetchall()]
+    assert [
+        (r["seq"], r["prev_hash"], r["hash"], r["writer"], r["mac"], r["detail_json"]) for r in lines
+    ] == stored
+    code, out, _ = await fleetwatch(capsys, "audit", "export", "--since", "2999-01-01")
+    assert code == 0 and out == ""
+    code, out, err = await fleetwatch(capsys, "audit", "export", "--since", "yesterday")
+    assert code == 2 and "invalid_message" in err
+
+
+async def test_audit_decisions_reports_each_person_through_the_socket(
+    cli: Stack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = await fleetwatch(capsys, "audit", "decisions", "--days", "7", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["days"] == 7 and report["threshold_seconds"] == 3
+    code, out, _ = await fleetwatch(capsys, "audit", "decisions")
+    assert code == 0 and "How each person decided in the last 7 day(s)" in out
+    code, _, err = await fleetwatch(capsys, "audit", "decisions", "--days", "0")
+    assert code == 2 and "invalid_message" in err

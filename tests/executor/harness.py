@@ -27,7 +27,8 @@ from services.lab.state import Event
 from shared.binding import record_from_bytes
 from shared.config import REPO_POLICY_DIR
 from shared.epiphan.slots import SignIn, write_slot
-from shared.store.approvals import approve, insert_proposal, set_kill_switch
+from shared.policy.loader import load_tool_policy
+from shared.store.approvals import approve, get_proposal, insert_proposal, set_kill_switch
 from shared.store.audit_seal import APPROVAL_WEB
 from shared.store.db import db_now, open_store
 from shared.wire.client import request
@@ -54,10 +55,13 @@ NORMAL_DEVICE = "19012340104"
 TIMEOUT = 30.0
 CARD_HASH = "c" * 64
 """The page's card hash the harness's approvals carry (the executor compares, never computes it)."""
+APPROVER_UIDS = (1001, 1002)
+"""The uids of the page sessions that press Approve (two people for a rule with ``approvers: 2``)."""
 TABLES = {
     "proposals": "SELECT * FROM proposals ORDER BY id",
     "proposal_targets": "SELECT * FROM proposal_targets ORDER BY proposal_id",
     "approvals": "SELECT * FROM approvals ORDER BY id",
+    "first_approvals": "SELECT * FROM first_approvals ORDER BY id",
     "executions": "SELECT * FROM executions ORDER BY id",
     "kv": "SELECT * FROM kv ORDER BY key",
 }
@@ -246,21 +250,30 @@ class Harness:
         )
         return approval_id
 
-    async def approve(self, proposal_id: str, ttl_seconds: int = 300) -> str:
+    async def approve(self, proposal_id: str, ttl_seconds: int = 300, *, people: int | None = None) -> str:
         """Card shown (a fresh Inspect) and Approve pressed, as the page does: an approval
-        recorded consumed and bound to the card's facts, its window `ttl_seconds` long; its ID."""
+        recorded consumed and bound to the card's facts, its window `ttl_seconds` long; its ID.
+        A tool whose rule (in the policy copy) asks two people is approved by two uids, unless
+        `people` says how many press Approve (1: the page's one person, as if it were one)."""
         inspection = await self.facts(proposal_id)
-        result = await approve(
-            self.conn,
-            proposal_id=proposal_id,
-            session_id="s-test",
-            card_hash=CARD_HASH,
-            facts_hash=inspection.facts_hash,
-            facts=inspection.facts,
-            shown_at=await db_now(self.conn),
-            ttl_seconds=ttl_seconds,
-        )
-        assert result.ok, result
+        row = await get_proposal(self.conn, proposal_id)
+        assert row is not None
+        rule = load_tool_policy(self.policy_dir / "tool_policy.yaml").propose.get(row.tool)
+        needed = rule.approvers if rule is not None else 1
+        for uid in APPROVER_UIDS[: needed if people is None else people]:
+            result = await approve(
+                self.conn,
+                proposal_id=proposal_id,
+                session_id=f"s-test-{uid}",
+                card_hash=CARD_HASH,
+                facts_hash=inspection.facts_hash,
+                facts=inspection.facts,
+                shown_at=await db_now(self.conn),
+                ttl_seconds=ttl_seconds,
+                uid=uid,
+                approvers=needed if people is None else people,
+            )
+            assert result.ok, result
         self.sent[result.approval_id] = Execute(
             approval_id=result.approval_id,
             proposal_id=proposal_id,

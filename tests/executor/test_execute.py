@@ -202,3 +202,25 @@ async def test_health_reports_the_sign_in_the_fence_and_the_kill_switch(harness:
 async def test_the_socket_serves_its_manifest(harness: Harness) -> None:
     reply = await request(harness.executor.socket, GetCapabilities(), Capabilities, timeout_seconds=10)
     assert reply == CAPABILITIES
+
+
+async def test_a_firmware_update_approved_by_one_person_is_refused_and_nothing_runs(harness: Harness) -> None:
+    proposal_id = await harness.propose("batch_firmware_update", {"device_ids": [IDLE]})
+    approval_id = await harness.approve(proposal_id, people=1)
+    report = await harness.execute(approval_id)
+    assert (report.outcome, report.refusal_code) == ("refused", "approvals_insufficient"), report
+    assert harness.lab.writes() == []
+    state = await proposal_state(harness.conn, proposal_id)
+    assert state is not None and (state.status, state.status_code) == ("not_run", "approvals_insufficient")
+
+
+async def test_a_firmware_update_approved_by_two_uids_runs_once(harness: Harness) -> None:
+    proposal_id = await harness.propose("batch_firmware_update", {"device_ids": [IDLE]})
+    approval_id = await harness.approve(proposal_id)
+    report = await harness.execute(approval_id)
+    assert report.outcome == "ok", report
+    assert len(harness.lab.writes()) == 1
+    async with harness.conn.execute(
+        "SELECT count(*) FROM first_approvals WHERE proposal_id = ? AND claimed = 1", (proposal_id,)
+    ) as cursor:
+        assert (await cursor.fetchone())[0] == 1

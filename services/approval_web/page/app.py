@@ -47,6 +47,7 @@ from services.approval_web.page.i18n import page_environments
 from shared.config import Settings
 from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
+from shared.store.audit_export import AuditSink
 from shared.store.audit_seal import APPROVAL_WEB, Keyring, own_keyring
 from shared.store.audit_witness import Witness
 from shared.store.db import StoreError, migrate, open_store
@@ -64,17 +65,22 @@ MAX_BODY_BYTES = 16 * 1024
 """Largest request body read (the forms are a few hundred bytes)."""
 
 
-def store_connections(db: Path, keyring: Keyring, witness: Witness | None = None) -> ConnFactory:
+def store_connections(
+    db: Path, keyring: Keyring, witness: Witness | None = None, audit_sink: AuditSink | None = None
+) -> ConnFactory:
     """A `ConnFactory` opening the store at `db` (already migrated) for each request, signing
     its audit rows with `keyring` (approval_web's key). With `witness` (approval_web's anchor),
     every row written through the connection is in the anchor before the connection is let go,
-    so before the request that wrote it is answered (`Witness.settle`)."""
+    so before the request that wrote it is answered (`Witness.settle`). With `audit_sink`, each
+    row goes to the continuous export as it commits."""
 
     @contextlib.asynccontextmanager
     async def connect() -> AsyncIterator[aiosqlite.Connection]:
         conn = await open_store(db, keyring=keyring)
         if witness is not None:
             witness.attach(conn)
+        if audit_sink is not None:
+            audit_sink.attach(conn)
         try:
             yield conn
         finally:
@@ -139,6 +145,7 @@ def build_page_app(
     throttle: WrongSecretThrottle | None = None,
     zone: dt.tzinfo = dt.UTC,
     secret_file: Path | None = None,
+    operator_uids: frozenset[int] | None = None,
 ) -> web.Application:
     """The page's app. Serve it on the loopbacks only (`page_side` does).
 
@@ -162,6 +169,7 @@ def build_page_app(
         css=page_css(),
         zone=zone,
         secret_file=secret_file,
+        operator_uids=operator_uids,
     )
     app.on_response_prepare.append(_security_headers)
     app.router.add_get("/", views.index, allow_head=False)
@@ -195,6 +203,7 @@ async def page_side(
     connect: ConnFactory | None = None,
     keyring: Keyring | None = None,
     witness: Witness | None = None,
+    audit_sink: AuditSink | None = None,
 ) -> AsyncIterator[RunningPage]:
     """Serve the page on ``127.0.0.1`` and ``[::1]`` at ``settings.approve_port`` (0: any free
     port) for the block; its URL is ``http://127.0.0.1:<port>/``.
@@ -220,11 +229,12 @@ async def page_side(
     app = build_page_app(
         policy=policy,
         tool_policy=tool_policy,
-        connect=connect or store_connections(settings.db, keyring, witness),
+        connect=connect or store_connections(settings.db, keyring, witness, audit_sink),
         executor=executor or ExecutorClient(settings.executor_socket),
         secret=secret,
         zone=settings.timezone,
         secret_file=None if sink.terminal else sink.path,
+        operator_uids=settings.approval_uids,
     )
     async with contextlib.AsyncExitStack() as serving:
         try:

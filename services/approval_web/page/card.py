@@ -283,8 +283,10 @@ def _would_refuse(code: str, inspection: Inspection) -> Words:
 
 
 def card_hash(card: Card) -> str:
-    """SHA-256 hex over every fact of `card` (its own `card_hash` left out)."""
-    facts = dataclasses.asdict(dataclasses.replace(card, card_hash=""))
+    """SHA-256 hex over every fact of `card` (its own `card_hash` left out, and when its facts
+    were read: two people shown the same facts a minute apart saw the same card, and a change
+    that needs two is bound to one card hash; the facts themselves are in `facts_hash`)."""
+    facts = dataclasses.asdict(dataclasses.replace(card, card_hash="", read_at=""))
     return hashlib.sha256(json.dumps(facts, sort_keys=True, ensure_ascii=True).encode("ascii")).hexdigest()
 
 

@@ -122,6 +122,9 @@ class Page:
             recorded with a denial so "Recent decisions" names the room denied.
         owners: the uid that started each session (`shared.web.page_session`); a request
             from another uid is refused ``session_not_yours`` and ends the session.
+        operator_uids: the operators' accounts (``FLEETWATCH_APPROVAL_UIDS``); fewer than two
+            make a change whose rule asks two people Deny-only. None: not known here (the
+            store and the executor still require two uids).
     """
 
     policy: Policy
@@ -141,6 +144,7 @@ class Page:
     facts_seen: FactsSeen = dataclasses.field(default_factory=FactsSeen)
     rooms_seen: FactsSeen = dataclasses.field(default_factory=FactsSeen)
     owners: SessionOwners = dataclasses.field(default_factory=SessionOwners)
+    operator_uids: frozenset[int] | None = None
 
 
 PAGE = web.AppKey("page", Page)

@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 import aiosqlite
 from aiohttp import web
 
+from services.approval_web import patterns
 from services.approval_web.limits import active_pauses, count_last_hour, count_pending
 from services.approval_web.one_change import unsettled
 from services.approval_web.page import guards, outcome
@@ -52,6 +53,7 @@ from shared.store import approvals
 from shared.store.approvals import ProposalRow
 from shared.store.db import db_now
 from shared.text.changes import rooms_from_facts, title_words
+from shared.text.display import account_name
 from shared.web.forms import read_form
 from shared.web.page_session import NotYours, request_uid
 from shared.wire.client import CallError
@@ -152,6 +154,44 @@ class Shown:
         return cls(*(form.get(name, "") for name in cls.FIELDS))
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class TwoPeople:
+    """A change whose rule asks two people, as its card says it: who gave the first approval
+    and when (None: nobody yet), whether it was this request's uid (then only another may give
+    the second), and whether the page has fewer than two operator accounts (Deny only)."""
+
+    first_operator: str | None
+    first_at: str | None
+    mine: bool
+    deny_only: bool
+
+    @property
+    def may_approve(self) -> bool:
+        return not (self.mine or self.deny_only)
+
+
+def _approvers(request: web.Request, proposal: ProposalRow) -> int:
+    rule = page_of(request).tool_policy.propose.get(proposal.tool)
+    return rule.approvers if rule is not None else 1
+
+
+async def _two_people(
+    request: web.Request, conn: aiosqlite.Connection, proposal: ProposalRow
+) -> TwoPeople | None:
+    """The card's two-person state, or None for a change one person approves. Reads only."""
+    if _approvers(request, proposal) < 2:
+        return None
+    accounts = page_of(request).operator_uids
+    first = await approvals.live_first_approval(conn, proposal.id)
+    uid = request_uid(request)
+    return TwoPeople(
+        first_operator=account_name(first.uid) if first else None,
+        first_at=first.created_at if first else None,
+        mine=first is not None and uid is not None and first.uid == uid,
+        deny_only=accounts is not None and len(accounts) < 2,
+    )
+
+
 def _expiry(proposal: ProposalRow, shown: Shown | None, now: str, ttl_seconds: int) -> dict[str, Any]:
     """When Approve stops working, as the card states it, and the reload at that moment."""
     if shown is None:
@@ -218,23 +258,43 @@ async def index(request: web.Request) -> web.StreamResponse:
                 for d in await approvals.recent_decisions(conn, limit=RECENT)
             ],
             "denied": await _denied_notice(request, conn, session),
+            **await _my_decisions(request, conn),
         }
         if not pending:
             return render(request, "empty.html", refresh_seconds=EMPTY_REFRESH_SECONDS, **common)
         proposal = pending[0]
         card = await _fresh_card(request, proposal)
-    shown = Shown(proposal.id, card.card_hash, card.facts_hash, now) if card.can_approve else None
+        two = await _two_people(request, conn, proposal)
+    may = card.can_approve and (two is None or two.may_approve)
+    shown = Shown(proposal.id, card.card_hash, card.facts_hash, now) if may else None
     _remember(page, proposal, card)
     return render(
         request,
         "card.html",
         card=card,
+        two=two,
         shown=shown,
         more=len(pending) - 1,
         tokens=_tokens(request, session, proposal.id, shown),
         **_expiry(proposal, shown, now, page.policy.limits.approval_ttl_seconds),
         **common,
     )
+
+
+MY_DAYS = 7
+"""The days "Your decisions" covers."""
+
+
+async def _my_decisions(request: web.Request, conn: aiosqlite.Connection) -> dict[str, Any]:
+    """This uid's line of the approvers' report (`services.approval_web.patterns`), or None
+    when the page cannot name the uid or it decided nothing lately. Reads only."""
+    threshold = page_of(request).policy.limits.min_read_seconds
+    uid = request_uid(request)
+    mine = None
+    if uid is not None:
+        report = await patterns.approver_report(conn, days=MY_DAYS, threshold_seconds=threshold)
+        mine = next((line for line in report.people if line.uid == uid), None)
+    return {"mine": mine, "read_seconds": threshold}
 
 
 def _remember(page: Any, proposal: ProposalRow, card: Card) -> None:
@@ -394,6 +454,14 @@ async def _approve_and_run(
     """Record the approval (consumed, bound to what was shown), then Execute, then a 303 to
     the outcome page (which reads what the executor recorded)."""
     page = page_of(request)
+    proposal = await approvals.get_proposal(conn, shown.proposal_id)
+    approvers = 1 if proposal is None else _approvers(request, proposal)
+    if approvers >= 2 and page.operator_uids is not None and len(page.operator_uids) < 2:
+        code = Code.APPROVALS_INSUFFICIENT  # one operator account: this change is Deny-only
+        await approvals.audit_refusal(
+            conn, actor=ACTOR, operation="approve", code=code, proposal_id=shown.proposal_id
+        )
+        return _refused(request, proposal, str(code), session, shown)
     consumed = await approvals.approve(
         conn,
         proposal_id=shown.proposal_id,
@@ -403,10 +471,14 @@ async def _approve_and_run(
         facts=page.facts_seen.recall(shown.facts_hash),
         shown_at=shown.shown_at,
         ttl_seconds=page.policy.limits.approval_ttl_seconds,
+        uid=request_uid(request),
+        approvers=approvers,
     )
     if not consumed.ok:
         proposal = await approvals.get_proposal(conn, shown.proposal_id)
         return _refused(request, proposal, str(consumed.code), session, shown)
+    if consumed.first:  # the first of two people: nothing runs; the card now says who approved
+        raise web.HTTPSeeOther("/")
     execute = Execute(
         approval_id=consumed.approval_id,
         proposal_id=shown.proposal_id,

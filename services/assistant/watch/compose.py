@@ -38,7 +38,7 @@ from shared.errors import MEANINGS, Code
 from shared.text.display import visible
 from shared.text.languages import language_of
 from shared.text.wording import PRIORITY_WORDS, describe_finding, minutes_text, unread_text
-from shared.wire.approval import ProposalEvent
+from shared.wire.approval import ApproverReport, ProposalEvent
 
 NAME_CAP: Final = 80
 NOTE_CAP: Final = 280
@@ -306,6 +306,22 @@ def digest_post(
         lines = [f"- {silence_line(s, language, where, now)}" for s in silences]
         sections.append(Section(word(language, "silenced_head"), capped(lines, more)))
     return Post("digest", title, tuple(sections))
+
+
+def decisions_line(report: ApproverReport, language: str) -> str:
+    """One line of the approvers' report for the weekly digest: approvals and denials, by how
+    many people, and how many approvals were decided faster than the card can be read."""
+    people = report.people
+    return word(
+        language,
+        "decisions_week",
+        days=report.days,
+        approved=sum(p.approved for p in people),
+        denied=sum(p.denied for p in people),
+        people=len(people),
+        fast=sum(p.fast for p in people),
+        seconds=report.threshold_seconds,
+    )
 
 
 def _lang(language: str) -> str:

@@ -34,7 +34,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Final, Protocol
 
@@ -70,6 +70,8 @@ OFFLINE_JUDGED: Final = frozenset({"offline", "not_recording_in_event"})
 """What a read of an offline room still judges; its other findings are kept as they were."""
 NOTICE_SECONDS: Final = 5.0
 """How often approval.sock is asked for new pending proposals (cheap, local)."""
+DECISIONS_DAYS: Final = 7
+"""The weekly digest line: how each person decided over this many days (once a week at most)."""
 
 
 class SnapshotReader(Protocol):
@@ -458,11 +460,27 @@ class Watch:
         if post is None:
             await self.store.set_kv(digest_seq=upto)
             return ()
+        post = await self._with_weekly_decisions(post, now)
         at = utc_text(now)
         sent_to = self.outbox.post(post)
         await self.store.add_history(at, "digest", facts={"title": post.title, "to": ",".join(sent_to)})
         await self.store.set_kv(digest_seq=await self.store.last_seq(), last_digest_at=at)
         return sent_to
+
+    async def _with_weekly_decisions(self, post: compose.Post, now: datetime) -> compose.Post:
+        """The digest with one line of the approvers' report (approval.sock's
+        ``GetApproverReport``, the last `DECISIONS_DAYS` days) when none was posted in that
+        time; as it is when approval.sock does not answer (tried again with the next digest)."""
+        last = (await self.store.kv()).get("decisions_line_at")
+        if self.proposals is None or (last and now - parse_utc(last) < timedelta(days=DECISIONS_DAYS)):
+            return post
+        try:
+            report = await self.proposals.decisions(DECISIONS_DAYS)
+        except FleetwatchError:
+            return post
+        await self.store.set_kv(decisions_line_at=utc_text(now))
+        line = compose.decisions_line(report, self.options.language)
+        return replace(post, sections=(*post.sections, compose.Section(None, (line,))))
 
     async def _prune(self, now: datetime) -> None:
         kv = await self.store.kv()

@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Protocol
 
 from services.assistant.watch.compose import RoomName
-from shared.wire.approval import ApprovalClient, ListProposalHistory, ProposalHistory, RecordSilence
+from shared.wire.approval import (
+    ApprovalClient,
+    ApproverReport,
+    GetApproverReport,
+    ListProposalHistory,
+    ProposalHistory,
+    RecordSilence,
+)
 from shared.wire.executor import ListWritable
 
 
@@ -34,6 +41,14 @@ class ProposalSource(Protocol):
 
         Raises:
             FleetwatchError: approval.sock (or the executor behind it) refused or did not answer.
+        """
+        ...
+
+    async def decisions(self, days: int) -> ApproverReport:
+        """How each person decided over the last `days` days (``GetApproverReport``).
+
+        Raises:
+            FleetwatchError: approval.sock refused or did not answer.
         """
         ...
 
@@ -64,6 +79,9 @@ class ApprovalSocketProposals:
             d.device_id: RoomName(d.name, {c.channel_id: c.name for c in d.channels if c.name})
             for d in reply.devices
         }
+
+    async def decisions(self, days: int) -> ApproverReport:
+        return await self._client.call(GetApproverReport(days=days))
 
     async def record(self, record: RecordSilence) -> None:
         await self._client.call(record)

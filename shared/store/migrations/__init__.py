@@ -17,6 +17,7 @@ from shared.store.migrations import (
     m0004_binding,
     m0005_one_change,
     m0006_audit_macs,
+    m0007_two_approvers,
 )
 
 __all__ = ["MIGRATIONS", "Migration"]
@@ -28,5 +29,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, m0004_binding.SQL, m0004_binding.after),
     Migration(5, m0005_one_change.SQL),
     Migration(6, m0006_audit_macs.SQL),
+    Migration(7, m0007_two_approvers.SQL),
 )
 """Versions strictly increasing from 1, without gaps."""

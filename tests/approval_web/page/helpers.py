@@ -168,12 +168,15 @@ class RecordingExecutor:
 
     async def _claim(self, request: Execute) -> str:
         async with connection(self.db) as conn:
+            row = await approvals.get_proposal(conn, request.proposal_id)
+            rule = policies()[1].propose.get(row.tool) if row is not None else None
             claim = await claim_approval(
                 conn,
                 request.approval_id,
                 proposal_id=request.proposal_id,
                 card_hash=request.card_hash,
                 facts_hash=request.facts_hash,
+                approvers=rule.approvers if rule is not None else 1,
             )
         assert claim.ok and claim.execution_id, claim
         return claim.execution_id
@@ -328,7 +331,9 @@ class Harness:
 
 
 @contextlib.asynccontextmanager
-async def page(tmp_path: Path, *, policy: Policy | None = None) -> AsyncIterator[Harness]:
+async def page(
+    tmp_path: Path, *, policy: Policy | None = None, operator_uids: frozenset[int] | None = None
+) -> AsyncIterator[Harness]:
     """The page app on a test server (127.0.0.1, a free port) over a fresh store."""
     db = await new_store(tmp_path / "state" / "fleetwatch.db")
     default_policy, tool_policy = policies()
@@ -341,6 +346,7 @@ async def page(tmp_path: Path, *, policy: Policy | None = None) -> AsyncIterator
         executor=executor,
         secret=secret,
         clock=clock,
+        operator_uids=operator_uids,
     )
     async with TestClient(TestServer(app, host="127.0.0.1")) as client:
         yield Harness(client=client, db=db, executor=executor, secret=secret, clock=clock)

@@ -19,7 +19,7 @@ from shared.config import REPO_POLICY_DIR
 from shared.epiphan.fleet import Channel, Device, DeviceWarning, Event, FleetSnapshot, SystemStatus
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import Policy, load_policy
-from shared.wire.approval import ProposalEvent, ProposalHistory, RecordSilence
+from shared.wire.approval import ApproverLine, ApproverReport, ProposalEvent, ProposalHistory, RecordSilence
 from tests.lab.helpers import data_of, open_session
 
 NOW = datetime(2026, 9, 16, 13, 0, tzinfo=UTC)
@@ -99,6 +99,14 @@ class MemoryProposals:
     history_calls: int = 0
     records: list[RecordSilence] = field(default_factory=list)
     record_reply: Code | None = None
+    decisions_reply: ApproverReport | Code = field(
+        default_factory=lambda: ApproverReport(
+            days=7,
+            threshold_seconds=3,
+            people=(ApproverLine(1001, 4, 3, 1, 6, 1), ApproverLine(1002, 2, 2, 0, 12, 0)),
+        )
+    )
+    decisions_calls: int = 0
 
     async def history(self, since: str) -> ProposalHistory:
         self.history_calls += 1
@@ -111,6 +119,12 @@ class MemoryProposals:
         if isinstance(self.rooms_reply, Code):
             raise FleetwatchError(self.rooms_reply)
         return self.rooms_reply
+
+    async def decisions(self, days: int) -> ApproverReport:
+        self.decisions_calls += 1
+        if isinstance(self.decisions_reply, Code):
+            raise FleetwatchError(self.decisions_reply)
+        return self.decisions_reply
 
     async def record(self, record: RecordSilence) -> None:
         if self.record_reply is not None:

@@ -218,3 +218,32 @@ async def test_the_wall_and_the_history_name_a_part_the_last_read_could_not_read
     assert (await wall_for(watch, "en")).problem is None
     history = await answers.history(watch, 7, "en")
     assert history.entries[0].text == "The whole fleet was read again"
+
+
+async def test_the_weekly_digest_carries_one_line_of_how_people_decided_once_a_week(
+    make_watch, recorder: Recorder
+):
+    proposals = MemoryProposals()
+    watch = await make_watch(proposals=proposals)
+    shown = await answers.digest_now(watch, post=True, language=None)
+    await watch.outbox.drain()
+    assert shown.posted == ("console",) and proposals.decisions_calls == 1
+    digest = recorder.of("digest")[-1]
+    assert digest.lines()[-1] == (
+        "Approvals, last 7 days: 5 approved and 1 denied by 2 person(s); 1 decided faster than the card"
+        " can be read (under 3 s). fleetwatch audit decisions"
+    )
+    assert (await watch.store.kv())["decisions_line_at"]
+    await answers.digest_now(watch, post=True, language=None)  # nothing changed: no digest
+    assert proposals.decisions_calls == 1
+
+
+async def test_the_digest_goes_out_without_the_line_when_approval_sock_does_not_answer(
+    make_watch, recorder: Recorder
+):
+    watch = await make_watch(proposals=MemoryProposals(decisions_reply=Code.SERVICE_UNAVAILABLE))
+    await answers.digest_now(watch, post=True, language="es")
+    await watch.outbox.drain()
+    (digest,) = recorder.of("digest")
+    assert not any("fleetwatch audit decisions" in line for line in digest.lines())
+    assert "decisions_line_at" not in await watch.store.kv()

@@ -9,7 +9,7 @@ import aiosqlite
 import pytest
 
 from shared.binding import TargetState, fingerprint_hash, make_bound_record, record_bytes, seal
-from shared.store.approvals import approve, get_proposal, insert_proposal, new_proposal_id
+from shared.store.approvals import ConsumeResult, approve, get_proposal, insert_proposal, new_proposal_id
 from shared.store.db import db_now, migrate, open_store
 from tests.audit_keys import fresh_keyring
 
@@ -18,6 +18,7 @@ TABLE_DUMPS = {
     "proposals": "SELECT * FROM proposals ORDER BY id",
     "proposal_targets": "SELECT * FROM proposal_targets ORDER BY proposal_id",
     "approvals": "SELECT * FROM approvals ORDER BY id",
+    "first_approvals": "SELECT * FROM first_approvals ORDER BY id",
     "executions": "SELECT * FROM executions ORDER BY id",
     "sessions": "SELECT * FROM sessions ORDER BY id",
     "kv": "SELECT * FROM kv ORDER BY key",
@@ -84,6 +85,32 @@ async def audit_rows(conn: aiosqlite.Connection) -> list[tuple[str, str | None, 
 
 CARD_HASH, FACTS_HASH = "c", "f"
 """What `approved` binds its approval to (the claim must carry the same)."""
+
+
+async def approve_as(
+    conn: aiosqlite.Connection,
+    proposal_id: str,
+    uid: int | None,
+    *,
+    approvers: int = 1,
+    card_hash: str = CARD_HASH,
+    facts_hash: str = FACTS_HASH,
+    session: str | None = None,
+) -> ConsumeResult:
+    """Approve pressed on the card of `proposal_id` just shown, from a page session (`session`,
+    default ``s-<uid>``) of `uid`, as the page does for a tool whose rule asks `approvers`."""
+    return await approve(
+        conn,
+        proposal_id=proposal_id,
+        session_id=session or f"s-{uid}",
+        card_hash=card_hash,
+        facts_hash=facts_hash,
+        facts=None,
+        shown_at=await db_now(conn),
+        ttl_seconds=300,
+        uid=uid,
+        approvers=approvers,
+    )
 
 
 async def approved(conn: aiosqlite.Connection, *, target: str = MASTER) -> tuple[str, str]:
