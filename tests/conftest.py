@@ -242,6 +242,16 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         _running.clear()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """A test's teardown is its own, but the last test of a file (or of a worker) also tears
+    down the module-, package- and session-scoped fixtures other tests used: those may stop
+    processes, so the unit guard stands aside then."""
+    if nextitem is None or nextitem.path != item.path:
+        _running["tier"] = "teardown of wider fixtures"
+    return (yield)
+
+
 @pytest.fixture
 def repo_root() -> Path:
     """The checkout's top folder (holds policy/, deploy/, docs/)."""

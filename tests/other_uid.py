@@ -1,5 +1,6 @@
-"""Another local user, for the pages' fence tests (root only): ``nobody``, in no Fleetwatch
-group, running the standard library's Python (`python_for`) to squat a loopback port
+"""Another local user, for the pages' fence tests (root only): ``fw-other``, made on first use,
+in no Fleetwatch group (not ``nobody``: its uid is the overflow id 65534, which Fleetwatch never
+admits, so a test of another user's session or request would pass for the wrong reason), running the standard library's Python (`python_for`) to squat a loopback port
 (`squatting`) or send one HTTP request (`request_as`)."""
 
 from __future__ import annotations
@@ -47,9 +48,20 @@ print(json.dumps({"status": answer.status, "headers": dict(answer.getheaders()),
 the last answer as JSON."""
 
 
+OTHER_USER = "fw-other"
+
+
 def other_user() -> pwd.struct_passwd:
-    """``nobody``: a real user in no Fleetwatch group."""
-    return pwd.getpwnam("nobody")
+    """``fw-other``: a real user in no Fleetwatch group, made with ``useradd`` when missing (root
+    only; several test workers may race to make it: whoever loses finds it made)."""
+    with contextlib.suppress(KeyError):
+        return pwd.getpwnam(OTHER_USER)
+    subprocess.run(
+        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", OTHER_USER],
+        capture_output=True,
+        check=False,
+    )
+    return pwd.getpwnam(OTHER_USER)
 
 
 def python_for(user: pwd.struct_passwd) -> str:

@@ -7,7 +7,7 @@ the real approval_web process, the lab and one store:
   approval cookie;
 - ``http://localhost:<approval port>/`` (Chromium tries ::1 first, where the page also listens)
   reaches the real approval page, by a redirect to 127.0.0.1;
-- the approval cookie replayed by another local user (``nobody``, a real second uid) with the
+- the approval cookie replayed by another local user (``fw-other``, a real second uid) with the
   card's own form approves nothing: ``session_not_yours``, audited with both uids, no write at
   the lab, the proposal still pending, and the operator's session ended.
 

@@ -1,9 +1,9 @@
 """Two people for a firmware update, on the real page with two real uids (root only), in
 Chromium, in English and Spanish:
 
-- the first person (``nobody``, signed in from their own account) approves the card and confirms
+- the first person (``fw-other``, signed in from their own account) approves the card and confirms
   the room: nothing runs, the proposal keeps waiting;
-- the second person (this test's uid, in Chromium) sees "approved by nobody at <time>; needs a
+- the second person (this test's uid, in Chromium) sees "approved by fw-other at <time>; needs a
   second person" in English and in Spanish, approves the same card, confirms the room, and the
   change runs once; the executor claimed both approvals together.
 
@@ -85,12 +85,12 @@ async def test_a_firmware_update_needs_two_people_and_the_card_says_so_in_englis
     browser: Browser, tmp_path
 ) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
-    nobody = other_user()
-    operators = f"{os.getuid()},{nobody.pw_uid}"
+    other = other_user()
+    operators = f"{os.getuid()},{other.pw_uid}"
     async with running_stack(tmp_path / "home", FLEETWATCH_APPROVAL_UIDS=operators) as stack:
         proposal_id = await stack.propose("batch_firmware_update", {"device_ids": [IDLE]})
         host, port = stack.url.removeprefix("http://").rstrip("/").split(":")
-        with python_as(nobody, FIRST_PERSON, host, port, stack.secret) as first:
+        with python_as(other, FIRST_PERSON, host, port, stack.secret) as first:
             # Off the event loop: the lab this test serves must answer the executor meanwhile.
             out, _ = await asyncio.to_thread(first.communicate, timeout=120)
         assert json.loads(out) == [303, 200, 200, 303], out
@@ -108,13 +108,13 @@ async def test_a_firmware_update_needs_two_people_and_the_card_says_so_in_englis
             pages[locale] = page
         en, es = pages["en-US"], pages["es-419"]
         said = await en.inner_text("p.second-person")
-        assert said.startswith(f"Approved by {nobody.pw_name} at ") and said.endswith(
+        assert said.startswith(f"Approved by {other.pw_name} at ") and said.endswith(
             "needs a second person."
         )
         await en.locator("article.card").screenshot(path=str(ARTIFACTS / "two-people-card-en.png"))
         dicho = await es.inner_text("p.second-person")
         assert (
-            dicho.startswith(f"Aprobado por {nobody.pw_name} a las ")
+            dicho.startswith(f"Aprobado por {other.pw_name} a las ")
             and "necesita una segunda persona" in dicho
         )
         await es.locator("article.card").screenshot(path=str(ARTIFACTS / "two-people-card-es.png"))
@@ -138,4 +138,4 @@ async def test_a_firmware_update_needs_two_people_and_the_card_says_so_in_englis
                 rows = [tuple(r) for r in await cursor.fetchall()]
         finally:
             await conn.close()
-        assert rows == [(os.getuid(), nobody.pw_uid, 1)]
+        assert rows == [(os.getuid(), other.pw_uid, 1)]

@@ -1,5 +1,5 @@
 """A page session belongs to the uid that signed in (issue 24 #1): the approval cookie replayed
-by another local user (a real one, ``nobody``) approves nothing, is refused
+by another local user (a real one, ``fw-other``) approves nothing, is refused
 ``session_not_yours`` with one audit row naming both uids, and ends the session."""
 
 from __future__ import annotations
