@@ -86,6 +86,7 @@ PROCESS: Final = (
     "tests/ctl/test_command_tree.py",
     "tests/ctl/test_commands_admin_socket.py",
     "tests/ctl/test_commands_ask.py",
+    "tests/ctl/test_decided_names.py",
     "tests/ctl/test_doctor.py",
     "tests/ctl/test_doctor_slack.py",
     "tests/ctl/test_doctor_words.py",

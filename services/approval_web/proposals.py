@@ -92,6 +92,7 @@ async def submit(desk: Desk, submit: SubmitProposal, peer: PeerCred) -> Proposal
                 turn_id=submit.turn_id,
                 ttl_seconds=desk.policy.limits.proposal_ttl_seconds,
                 target_names={k: visible(v, 200) for k, v in prepared.target_names.items()},
+                names={visible(k, 200): visible(v, 200) for k, v in prepared.names.items()},
             )
     assert row.expires_at is not None
     return ProposalAccepted(proposal_id=row.id, expires_at=row.expires_at)

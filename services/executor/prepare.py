@@ -19,7 +19,16 @@ as an `ErrorReply` with the code.
 from __future__ import annotations
 
 from services.executor import ExecutorError
-from services.executor.checks import Refusal, as_listed, event_refusal, fence_refusal, policy_refusal
+from services.executor.checks import (
+    DeviceList,
+    Proposed,
+    Refusal,
+    as_listed,
+    channel_of,
+    event_refusal,
+    fence_refusal,
+    policy_refusal,
+)
 from services.executor.runtime import Runtime
 from services.executor.world import raise_refusal, read_and_check
 from shared.binding import fingerprint_hash, make_bound_record, record_bytes, seal
@@ -58,4 +67,21 @@ async def prepare(rt: Runtime, request: Prepare) -> Prepared:
         seal=seal(record, rt.key),
         fingerprint_hash=fingerprint_hash(world.states),
         target_names=names,
+        names=recorded_names(proposed, world.listed),
     )
+
+
+def recorded_names(proposed: Proposed, listed: DeviceList) -> dict[str, str]:
+    """Each target's name and the name of the channel the change touches, as just read, keyed
+    as the binding facts are (``device <id> name``, ``device <id> channel <n> name``). Pure."""
+    names: dict[str, str] = {}
+    for master in proposed.targets:
+        device = listed.devices.get(master)
+        if device is None:
+            continue
+        names[f"device {master} name"] = device.name
+        number = channel_of(proposed.rule, proposed.arguments, master)
+        channel = device.channel(number) if number is not None else None
+        if channel is not None:
+            names[f"device {master} channel {number} name"] = channel.name
+    return names

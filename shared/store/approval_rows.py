@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import secrets
 import sqlite3
 from collections.abc import Mapping
@@ -87,7 +88,9 @@ class ProposalRow(msgspec.Struct, frozen=True):
 
     ``arguments``, ``targets`` (master IDs) and ``fingerprint`` (master ID -> {online,
     recording, next_event_start}) are copies for display and queries; only ``bound_record``
-    (with its ``seal``) is trusted, by the executor that sealed it.
+    (with its ``seal``) is trusted, by the executor that sealed it. ``names``: the rooms' and
+    channels' names read at Prepare, as binding-fact keys (`recorded_names`; None for a
+    proposal stored before they were recorded).
     """
 
     id: str
@@ -108,6 +111,15 @@ class ProposalRow(msgspec.Struct, frozen=True):
     expires_at: str | None
     decided_at: str | None
     turn_id: str | None = msgspec.field(name="session_turn")
+    names: dict[str, str] | None = None
+
+    def recorded_names(self, shown: Mapping[str, Any] | None = None) -> dict[str, str]:
+        """The names to call this proposal's rooms by, whoever decided and whatever ended it:
+        the names recorded at Prepare (`names`), and for a key not recorded (a proposal stored
+        before they were) the name a card showed (`shown`: an approval's binding facts or a
+        denial's recorded names), as binding-fact keys."""
+        out = {str(k): str(v) for k, v in shown.items()} if isinstance(shown, Mapping) else {}
+        return out | dict(self.names or {})
 
 
 class ApprovalRow(msgspec.Struct, frozen=True):
@@ -407,7 +419,14 @@ class Decision:
     """What happened to one proposal, as the store holds it: the proposal, its consumed
     approval (None: not approved), its execution (None: not claimed), and the audit row that
     decided it (``approval``, ``denial`` or ``expiry``: its ``actor``, ``at`` and ``detail``;
-    None while pending)."""
+    None while pending).
+
+    Who decided, from the recorded rows (`deciders`): ``decided_from`` is ``page`` (the
+    approval page: an Approve, or a Deny pressed there), ``command`` (``fleetwatch deny`` or
+    ``deny-all``, over approval.sock) or None (nobody: it expired, or nobody decided yet);
+    ``decided_uids`` the local accounts that decided, the first of two approvers first (empty
+    when not known); ``decided_session`` the page session that pressed the button (None off
+    the page)."""
 
     proposal: ProposalRow
     approval: ApprovalRow | None
@@ -415,9 +434,62 @@ class Decision:
     decided_by: str | None
     decided_kind: str | None
     decided_detail: dict[str, Any]
+    decided_from: str | None = None
+    decided_uids: tuple[int, ...] = ()
+    decided_session: str | None = None
+
+    def names(self) -> dict[str, str]:
+        """The names to call the proposal's rooms by (`ProposalRow.recorded_names`: those
+        recorded at Prepare, else what the decided card showed)."""
+        shown = self.approval.facts if self.approval else self.decided_detail.get("shown")
+        return self.proposal.recorded_names(shown if isinstance(shown, Mapping) else None)
 
 
 DECIDING_KINDS = ("approval", "denial", "expiry")
+PEER_ACTOR = re.compile(r":(\d{1,10})$")
+"""The uid at the end of an actor of approval.sock (``operator:1001``, `Desk.actor`)."""
+PAGE_ACTOR = "page "
+"""The prefix of a page session's actor (``page <session ID>``)."""
+
+
+async def _session_uid(conn: aiosqlite.Connection, session_id: str) -> int | None:
+    """The uid that signed the page session in (its ``session_start`` row), or None."""
+    row = await one_row(
+        conn,
+        "SELECT json_extract(detail_json, '$.uid') AS uid FROM audit WHERE kind = 'session_start'"
+        " AND json_extract(detail_json, '$.session_id') = ? ORDER BY seq LIMIT 1",
+        (session_id,),
+    )
+    uid = row["uid"] if row is not None else None
+    return uid if isinstance(uid, int) and uid >= 0 else None
+
+
+async def _deciders(
+    conn: aiosqlite.Connection, kind: str | None, actor: str | None, approval: ApprovalRow | None
+) -> tuple[str | None, tuple[int, ...], str | None]:
+    """(`Decision.decided_from`, `Decision.decided_uids`, `Decision.decided_session`)."""
+    if kind == "approval" and approval is not None:
+        uids = []
+        if approval.first_approval_id is not None:
+            first = await one_row(
+                conn, "SELECT uid FROM first_approvals WHERE id = ?", (approval.first_approval_id,)
+            )
+            if first is not None and first["uid"] >= 0:
+                uids.append(int(first["uid"]))
+        uid = approval.uid if approval.uid is not None and approval.uid >= 0 else None
+        if uid is None:
+            uid = await _session_uid(conn, approval.session_id)
+        if uid is not None:
+            uids.append(uid)
+        return "page", tuple(uids), approval.session_id
+    if kind != "denial" or actor is None:
+        return None, (), None
+    if actor.startswith(PAGE_ACTOR):
+        session = actor.removeprefix(PAGE_ACTOR)
+        uid = await _session_uid(conn, session)
+        return "page", (uid,) if uid is not None else (), session
+    peer = PEER_ACTOR.search(actor)
+    return "command", (int(peer.group(1)),) if peer else (), None
 
 
 async def decision(conn: aiosqlite.Connection, proposal_id: str) -> Decision | None:
@@ -434,13 +506,18 @@ async def decision(conn: aiosqlite.Connection, proposal_id: str) -> Decision | N
         (proposal_id, *DECIDING_KINDS),
     )
     detail = _json(audit["detail_json"]) if audit else None
+    kind, actor = (audit["kind"], audit["actor"]) if audit else (None, None)
+    decided_from, uids, session = await _deciders(conn, kind, actor, approval)
     return Decision(
         proposal=proposal,
         approval=approval,
         execution=await execution_for_proposal(conn, proposal_id),
-        decided_by=audit["actor"] if audit else None,
-        decided_kind=audit["kind"] if audit else None,
+        decided_by=actor,
+        decided_kind=kind,
         decided_detail=detail if isinstance(detail, dict) else {},
+        decided_from=decided_from,
+        decided_uids=uids,
+        decided_session=session,
     )
 
 

@@ -156,11 +156,14 @@ async def insert_proposal(
     turn_id: str | None,
     ttl_seconds: int,
     target_names: Mapping[str, str] | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> ProposalRow:
     """Store a prepared proposal as pending, ``expires_at = db now + ttl_seconds``, with its
     ``proposal_targets`` rows and a ``proposal`` audit row (actor `proposed_by`), in one
     transaction. `record_bytes` and `seal` are stored exactly as the executor returned them;
-    `target_names` (master ID -> the room's name as the executor read it) only for display.
+    `target_names` (master ID -> the room's name as the executor read it) only for display;
+    `names` (the rooms' and channels' names read at Prepare, binding-fact keys: display text)
+    recorded as ``names_json``, what every surface names the proposal's rooms by.
 
     Raises:
         ValueError: `record_bytes` is not the canonical bytes of `record`.
@@ -177,7 +180,8 @@ async def insert_proposal(
         await conn.execute(
             "INSERT INTO proposals (id, created_at, tool, arguments_json, targets_json, fingerprint_json,"
             " fingerprint_hash, schema_version, slot, reason, proposed_by, status, bound_record, seal,"
-            " expires_at, session_turn) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
+            " expires_at, session_turn, names_json)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
             (
                 record.proposal_id,
                 now,
@@ -194,12 +198,13 @@ async def insert_proposal(
                 seal,
                 expires_at,
                 turn_id,
+                canonical_json(dict(names)).decode() if names else None,
             ),
         )
-        names = dict(target_names or {})
+        read = dict(target_names or {})
         await conn.executemany(
             "INSERT INTO proposal_targets (proposal_id, master_id, name) VALUES (?, ?, ?)",
-            [(record.proposal_id, target, names.get(target)) for target in record.targets],
+            [(record.proposal_id, target, read.get(target)) for target in record.targets],
         )
         await append_audit(
             conn,

@@ -30,12 +30,16 @@ class Prepared(Message):
     """The bound record (canonical JSON bytes, `shared.binding.record_bytes`) and its seal
     (HMAC-SHA256 hex under the executor's in-memory key). ``target_names``: each target's
     name (master ID -> name) on the sandbox team's list as just read: display text only,
-    never sealed or bound, kept so a person reads rooms in words."""
+    never sealed or bound, kept so a person reads rooms in words. ``names``: the same names and
+    the name of each channel the change touches, as binding-fact keys (``device <id> name``,
+    ``device <id> channel <n> name``): recorded with the proposal, every page, outcome and command
+    names its rooms from them."""
 
     record: bytes
     seal: str
     fingerprint_hash: str
     target_names: dict[str, str] = msgspec.field(default_factory=dict)
+    names: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class Prepare(Request[Prepared]):

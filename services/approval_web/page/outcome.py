@@ -31,7 +31,7 @@ from services.approval_web.page.words import N_, Moment, Words, refusal_words
 from shared.store.approvals import Decision, ProposalRow
 from shared.text.catalogue import keyed
 from shared.text.changes import NAME_CAP, rooms_from_facts, title_words
-from shared.text.display import visible
+from shared.text.display import account_name, visible
 
 DETAIL_CAP = 200
 """Longest per-device message shown."""
@@ -75,57 +75,67 @@ def verification_words(verification: str | None, verified_at: str | None) -> Wor
     return Words.of(N_("Not checked afterwards."))
 
 
-def who_words(actor: str | None, kind: str | None, session_id: str | None, viewer_session: str) -> Words:
-    """Who decided, in words: this browser, another browser session, a command at the console
-    (with its uid), or nobody (it expired)."""
-    if kind == "expiry":
-        return Words.of(N_("nobody (it expired)"))
-    page_session = session_id or (
-        actor.removeprefix("page ") if actor and actor.startswith("page ") else None
-    )
-    if page_session is not None:
-        if page_session == viewer_session:
-            return Words.of(N_("you, in this browser"))
-        return Words.of(N_("a person in another browser session"))
-    if actor and ":" in actor:
-        who, _, uid = actor.rpartition(":")
-        return Words.of(
-            N_("%(who)s with the fleetwatch command (uid %(uid)s)"),
-            who=visible(who, 40),
-            uid=visible(uid, 12),
-        )
-    return Words.of(N_("%(who)s"), who=visible(actor or "—", 40))
+def person_words(decision: Decision, viewer_session: str) -> Words:
+    """The person or people who decided, from what the store recorded (`Decision`
+    ``decided_uids``, ``decided_session``): "you (root), in this browser", "ana and root",
+    "root", "someone". A person is named by their local account
+    (`shared.text.display.account_name`), never by a service's name or a bare uid."""
+    names = [account_name(uid) for uid in decision.decided_uids]
+    if decision.decided_session is not None and decision.decided_session == viewer_session:
+        if len(names) == 1:
+            return Words.of(N_("you (%(name)s), in this browser"), name=names[0])
+        return Words.of(N_("you, in this browser"))
+    if not names:
+        return Words.of(N_("someone"))
+    if len(names) == 1:
+        return Words.of(N_("%(who)s"), who=names[0])
+    return Words.of(N_("%(first)s and %(second)s"), first=names[0], second=names[-1])
 
 
-def _who(decision: Decision, viewer_session: str) -> Words | None:
+def who_words(decision: Decision, viewer_session: str) -> Words | None:
+    """Who decided and where, in words (the "Who decided" column): "root, from the command
+    line", "you (root), in this browser", "ana and root, on the approval page", "nobody (it
+    expired)"; None while nobody decided."""
     if decision.decided_kind is None:
         return None
-    return who_words(
-        decision.decided_by,
-        decision.decided_kind,
-        decision.approval.session_id if decision.approval else None,
-        viewer_session,
-    )
+    if decision.decided_kind == "expiry":
+        return Words.of(N_("nobody (it expired)"))
+    person = person_words(decision, viewer_session)
+    if decision.decided_from is None:
+        return person
+    if decision.decided_from == "command":
+        return Words.of(N_("%(who)s, from the command line"), who=person)
+    if decision.decided_session == viewer_session:
+        return person
+    return Words.of(N_("%(who)s, on the approval page"), who=person)
+
+
+DECIDED: dict[tuple[str, str | None], str] = {
+    ("approval", "page"): N_("Approved on the approval page by %(who)s, %(at)s."),
+    ("denial", "page"): N_("Denied on the approval page by %(who)s, %(at)s."),
+    ("denial", "command"): N_("Denied from the command line by %(who)s, %(at)s."),
+}
+"""Who decided and when as a sentence, by (audit kind, where it was decided)."""
 
 
 def _decided(decision: Decision, viewer_session: str) -> Words | None:
     proposal = decision.proposal
-    who = _who(decision, viewer_session)
-    if who is None or proposal.decided_at is None:
+    if decision.decided_kind is None or proposal.decided_at is None:
         return None
     at = Moment(proposal.decided_at)
-    if decision.decided_kind == "approval":
-        return Words.of(N_("Approved by %(who)s, %(at)s."), who=who, at=at)
-    if decision.decided_kind == "denial":
-        return Words.of(N_("Denied by %(who)s, %(at)s."), who=who, at=at)
-    return Words.of(N_("Expired, %(at)s: nobody approved or denied it in time."), at=at)
+    if decision.decided_kind == "expiry":
+        return Words.of(N_("Expired, %(at)s: nobody approved or denied it in time."), at=at)
+    sentence = DECIDED.get((decision.decided_kind, decision.decided_from))
+    if sentence is None:  # an approval or denial whose rows do not say where
+        sentence = {"approval": N_("Approved by %(who)s, %(at)s.")}.get(
+            decision.decided_kind, N_("Denied by %(who)s, %(at)s.")
+        )
+    return Words.of(sentence, who=person_words(decision, viewer_session), at=at)
 
 
 def _title(decision: Decision) -> Words:
     proposal = decision.proposal
-    shown: Any = decision.approval.facts if decision.approval else decision.decided_detail.get("shown")
-    facts = {str(k): str(v) for k, v in shown.items()} if isinstance(shown, dict) else None
-    rooms = rooms_from_facts(proposal.tool, proposal.arguments, proposal.targets, facts)
+    rooms = rooms_from_facts(proposal.tool, proposal.arguments, proposal.targets, decision.names())
     return title_words(proposal.tool, proposal.arguments, rooms)
 
 
@@ -140,7 +150,7 @@ def _view(
         headline=headline,
         next_step=next_step,
         decided=_decided(decision, viewer),
-        who=_who(decision, viewer),
+        who=who_words(decision, viewer),
         decided_at=decision.proposal.decided_at,
         **more,
     )

@@ -542,7 +542,7 @@ def _refused(
     as the card showed them."""
     title = None
     if proposal is not None:
-        facts = page_of(request).facts_seen.recall(shown.facts_hash)
+        facts = proposal.recorded_names(page_of(request).facts_seen.recall(shown.facts_hash))
         rooms = rooms_from_facts(proposal.tool, proposal.arguments, proposal.targets, facts)
         title = title_words(proposal.tool, proposal.arguments, rooms)
     result = outcome.refused_click(proposal, code, title)

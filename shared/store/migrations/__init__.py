@@ -18,6 +18,7 @@ from shared.store.migrations import (
     m0005_one_change,
     m0006_audit_macs,
     m0007_two_approvers,
+    m0008_recorded_names,
 )
 
 __all__ = ["MIGRATIONS", "Migration"]
@@ -30,5 +31,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, m0005_one_change.SQL),
     Migration(6, m0006_audit_macs.SQL),
     Migration(7, m0007_two_approvers.SQL),
+    Migration(8, m0008_recorded_names.SQL),
 )
 """Versions strictly increasing from 1, without gaps."""

@@ -84,7 +84,7 @@ async def test_approve_consumes_once_runs_once_and_shows_done_with_the_verificat
     assert location == f"/outcome/{proposal_id}"
     assert "Start recording: Room 001, channel 1 (Program)" in text
     assert "Done: Epiphan accepted the change." in text and "Epiphan shows the change" in text
-    assert "Approved by you, in this browser" in text
+    assert "Approved on the approval page by you" in text and "in this browser" in text
     assert again == text  # a reload shows the same outcome, and runs nothing more
     assert len(h.executor.executed) == 1 and audit == await h.audit_rows()
     assert "Recent decisions" in after_text and f'href="/outcome/{proposal_id}"' in after_text

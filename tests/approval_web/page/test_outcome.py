@@ -4,6 +4,7 @@ step; never "failed" when it may have run."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -66,6 +67,10 @@ def decided(
     ran: ExecutionRow | None = None,
     detail: dict[str, Any] | None = None,
     status_code: str | None = None,
+    decided_from: str | None = "page",
+    uids: tuple[int, ...] = (0,),
+    session: str | None = VIEWER,
+    names: dict[str, str] | None = None,
 ) -> Decision:
     return Decision(
         proposal=row(
@@ -74,12 +79,16 @@ def decided(
             status=status,
             status_code=status_code,
             decided_at="2026-03-02T10:00:01.000Z",
+            names=names,
         ),
         approval=approved,
         execution=ran,
         decided_by=actor,
         decided_kind=kind,
         decided_detail=detail or {},
+        decided_from=decided_from,
+        decided_uids=uids,
+        decided_session=session,
     )
 
 
@@ -91,7 +100,12 @@ def test_done_names_the_change_the_room_who_when_and_the_verification_with_its_t
     assert (
         text_of(shown.verification) == "Checked afterwards (10:00, in 5 seconds): Epiphan shows the change."
     )
-    assert text_of(shown.decided) == "Approved by you, in this browser, 10:00, in 1 second."
+    assert text_of(shown.decided) == (
+        "Approved on the approval page by you (root), in this browser, 10:00, in 1 second."
+    )
+    assert text_of(shown.decided, "es").startswith(
+        "Aprobado en la página de aprobación por usted (root), en este navegador, 10:00"
+    )
     assert text_of(shown.next_step).startswith("Nothing more to do")
     assert text_of(shown.title, "es") == "Iniciar grabación: Sandbox Classroom, canal 1 (Lecture)"
     assert text_of(shown.headline, "es") == "Hecho: Epiphan aceptó el cambio."
@@ -152,15 +166,50 @@ def test_a_write_refused_for_the_plan_says_so_in_both_languages_not_a_generic_er
     assert text_of(other.headline) != english and "plan_required" not in english + spanish
 
 
-def test_a_denial_names_the_room_the_card_showed_and_who_denied_it() -> None:
-    by_page = decided("denied", kind="denial", actor="page s-other", detail={"shown": SHOWN})
+def test_a_denial_names_the_room_the_card_showed_and_who_denied_it_by_account() -> None:
+    by_page = decided(
+        "denied", kind="denial", actor="page s-other", detail={"shown": SHOWN}, session="s-other"
+    )
     shown = from_decision(by_page, viewer_session=VIEWER)
     assert shown.kind == "denied"
     assert text_of(shown.title) == "Start recording: Sandbox Classroom, channel 1 (Lecture)"
-    assert text_of(shown.who) == "a person in another browser session"
-    by_cli = from_decision(decided("denied", kind="denial", actor="operator:1000"), viewer_session=VIEWER)
+    assert text_of(shown.who) == "root, on the approval page"
+    assert text_of(shown.decided).startswith("Denied on the approval page by root, 10:00")
+    assert text_of(shown.decided, "es").startswith("Rechazado en la página de aprobación por root, 10:00")
+    by_cli = from_decision(
+        decided("denied", kind="denial", actor="operator:0", decided_from="command", session=None),
+        viewer_session=VIEWER,
+    )
     assert text_of(by_cli.title) == f"Start recording: device {DEVICE}, channel 1"
-    assert text_of(by_cli.who) == "operator with the fleetwatch command (uid 1000)"
+    assert text_of(by_cli.who) == "root, from the command line"
+    assert text_of(by_cli.who, "es") == "root, desde la línea de órdenes"
+    assert text_of(by_cli.decided).startswith("Denied from the command line by root, 10:00")
+
+
+def test_the_names_recorded_with_the_proposal_name_the_room_whatever_ended_it() -> None:
+    for ended in (
+        decided("denied", kind="denial", actor="operator:0", decided_from="command", session=None),
+        decided("expired", kind="expiry", decided_from=None, uids=(), session=None),
+        decided("not_run", approved=approval(facts=None, claimed=False), status_code="executor_restarted"),
+    ):
+        shown = from_decision(dataclasses.replace(ended, proposal=_named(ended)), viewer_session=VIEWER)
+        assert text_of(shown.title) == "Start recording: Sandbox Classroom, channel 1 (Lecture)"
+        assert text_of(shown.title, "es") == "Iniciar grabación: Sandbox Classroom, canal 1 (Lecture)"
+
+
+def _named(ended: Decision) -> Any:
+    from msgspec import structs
+
+    return structs.replace(ended.proposal, names=SHOWN)
+
+
+def test_two_approvers_are_both_named_and_a_service_never_is() -> None:
+    two = decided(approved=approval(), ran=execution(), uids=(0, 0), session="s-second", actor="approval_web")
+    shown = from_decision(two, viewer_session=VIEWER)
+    assert text_of(shown.who) == "root and root, on the approval page"
+    assert "approval_web" not in text_of(shown.decided)
+    unknown = decided(approved=approval(), ran=execution(), uids=(), session="s-x", actor="approval_web")
+    assert text_of(from_decision(unknown, viewer_session=VIEWER).who) == "someone, on the approval page"
 
 
 def test_an_expired_proposal_was_decided_by_nobody() -> None:
@@ -182,4 +231,4 @@ def test_a_refused_click_says_nothing_ran_for_that_click() -> None:
         text_of(shown.headline)
         == "Nothing ran: this card was already approved once. A card runs at most once."
     )
-    assert who_words("page s-1", "approval", None, "s-1").msgid == "you, in this browser"
+    assert text_of(who_words(decided(uids=()), VIEWER)) == "you, in this browser"

@@ -1,0 +1,141 @@
+"""Issue 28, item 3: the room and the person on the outcome page come from the proposal's
+recorded facts, whoever decided and whatever ended it.
+
+A change drafted with ``fleetwatch propose`` against the real executor and the campus lab
+(the names are read at Prepare and recorded with the proposal), then ended by
+``fleetwatch deny`` or by approval_web restarting between Approve and the executor's claim;
+the real approval_web's page is read in English and in Spanish.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator
+
+import aiohttp
+import pytest
+import pytest_asyncio
+
+from shared.store.approvals import approve
+from shared.store.db import db_now
+from shared.text.display import account_name
+from tests.approval_web.helpers import SANDBOX_DEVICES, Backend, Stack, backend, reader, stack
+from tests.ctl.cli import fleetwatch_async
+from tests.support import free_port, wait_until
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+MINI = SANDBOX_DEVICES[1]
+"""The lab's "Sandbox Pearl Mini", recording on channel 1 ("Program")."""
+ME = account_name(os.getuid())
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Backend]:
+    async with backend(tmp_path_factory.mktemp("names")) as running:
+        yield running
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def cli(shared: Backend) -> AsyncIterator[Stack]:
+    """A running approval_web (its page on a port of its own) beside the module's executor."""
+    async with stack(shared, FLEETWATCH_APPROVE_PORT=str(free_port())) as running:
+        yield running
+
+
+async def fleetwatch(s: Stack, *argv: str) -> tuple[int, str, str]:
+    """``fleetwatch ARGV`` as an operator of `s` runs it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETWATCH_")}
+    env |= {k: v for k, v in s.env.items() if k.startswith("FLEETWATCH_")}
+    return await fleetwatch_async(env, *argv)
+
+
+async def draft_stop(s: Stack) -> str:
+    code, out, err = await fleetwatch(
+        s,
+        "propose",
+        "batch_recording",
+        "--arg",
+        "action=stop",
+        "--arg",
+        f'device_ids=["{MINI}-1"]',
+        "--reason",
+        "the rehearsal is over",
+        "--json",
+    )
+    assert code == 0, err
+    return str(json.loads(out)["proposal_id"])
+
+
+async def named_pages(s: Stack, proposal_id: str, who_en: str, who_es: str) -> tuple[str, str]:
+    """The outcome page of `proposal_id` in English and in Spanish, each checked to name the
+    room and its channel by name (never by device ID) and who decided (`who_en`, `who_es`)."""
+    english, spanish = await outcome_page(s, proposal_id, "en"), await outcome_page(s, proposal_id, "es")
+    assert "Stop recording: Sandbox Pearl Mini, channel 1 (Program)" in english and who_en in english
+    assert "Detener grabación: Sandbox Pearl Mini, canal 1 (Program)" in spanish and who_es in spanish
+    for text in (english, spanish):
+        assert f"dispositivo {MINI}" not in text and f"device {MINI}" not in text
+    return english, spanish
+
+
+async def outcome_page(s: Stack, proposal_id: str, language: str) -> str:
+    """The outcome page of `proposal_id` as a signed-in browser reads it in `language`."""
+    origin = f"http://127.0.0.1:{s.settings.approve_port}"
+    service = s.approval_web
+    secret_file = s.settings.approve_secret_file
+    await wait_until(secret_file.exists, what="the page's secret", process=service.process, log=service.log)
+    secret = secret_file.read_text().strip()
+    headers = {"Accept-Language": language}
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True), headers=headers) as http:
+        login = {"Origin": origin, "Sec-Fetch-Site": "same-origin"}
+        async with http.post(f"{origin}/login", data={"secret": secret}, headers=login) as signed:
+            assert signed.status == 200, await signed.text()
+        async with http.get(f"{origin}/outcome/{proposal_id}") as page:
+            text = await page.text()
+            assert page.status == 200, text
+    return text
+
+
+async def test_a_change_denied_from_the_command_line_keeps_its_room_and_says_who_in_words(
+    cli: Stack,
+) -> None:
+    proposal_id = await draft_stop(cli)
+    code, _, err = await fleetwatch(cli, "deny", proposal_id)
+    assert code == 0, err
+    english, spanish = await named_pages(
+        cli,
+        proposal_id,
+        f"Denied from the command line by {ME}",
+        f"Rechazado desde la línea de órdenes por {ME}",
+    )
+    for text in (english, spanish):
+        assert "uid" not in text and "operator" not in text
+
+
+async def test_a_change_ended_before_the_claim_keeps_its_room_and_its_approver(
+    cli: Stack,
+) -> None:
+    proposal_id = await draft_stop(cli)
+    async with reader(cli.settings) as conn:  # Approve as the page records it, the card's facts lost
+        approved = await approve(
+            conn,
+            proposal_id=proposal_id,
+            session_id="s-gone",
+            card_hash="c" * 64,
+            facts_hash="f" * 64,
+            facts=None,
+            shown_at=await db_now(conn),
+            ttl_seconds=300,
+            uid=os.getuid(),
+        )
+    assert approved.ok
+    await cli.restart_approval_web()  # a stop before the claim: nothing can run it now
+    english, spanish = await named_pages(
+        cli,
+        proposal_id,
+        f"Approved on the approval page by {ME}",
+        f"Aprobado en la página de aprobación por {ME}",
+    )
+    for text in (english, spanish):
+        assert "approval_web" not in text and "another browser session" not in text
