@@ -42,6 +42,7 @@ def summary_of(row: ProposalRow) -> ProposalSummary:
         status=row.status,
         status_code=row.status_code,
         action=action if isinstance(action := row.arguments.get("action"), str) else None,
+        names=dict(row.names or {}),
     )
 
 
@@ -62,6 +63,7 @@ def event_of(item: HistoryItem) -> ProposalEvent:
         outcome=item.outcome,
         verification=item.verification,
         finished_at=item.finished_at,
+        names=dict(row.names or {}),
     )
 
 

@@ -89,10 +89,18 @@ def summary_change(summary: ProposalSummary) -> Words:
     return change_words(summary.tool, {"action": summary.action} if summary.action else {})
 
 
+def names_of(summary: ProposalSummary, current: Mapping[str, str] | None) -> dict[str, str]:
+    """The names to call a proposal's rooms by: those recorded with it at Prepare
+    (``summary.names``), else their `current` names (a proposal recorded without them)."""
+    return dict(current or {}) | dict(summary.names)
+
+
 def room_of(view: View, summary: ProposalSummary, names: Mapping[str, str] | None) -> str:
-    """The proposal's rooms in words (their current `names`, else their device IDs; a
-    look-alike name marked, with its device ID beside it)."""
-    return view.say(rooms_words(rooms_from_facts(summary.tool, {}, summary.targets, names)))
+    """The proposal's rooms in words (`names_of`: the names recorded with it, else their current
+    `names`, else their device IDs; a look-alike name marked, with its device ID beside it)."""
+    return view.say(
+        rooms_words(rooms_from_facts(summary.tool, {}, summary.targets, names_of(summary, names)))
+    )
 
 
 def render_pending(
@@ -205,7 +213,7 @@ def render_detail(view: View, detail: ProposalDetail, names: Mapping[str, str] |
         title_words(
             summary.tool,
             detail.arguments,
-            rooms_from_facts(summary.tool, detail.arguments, summary.targets, names),
+            rooms_from_facts(summary.tool, detail.arguments, summary.targets, names_of(summary, names)),
         )
     )
     rows = [

@@ -132,6 +132,9 @@ class ProposalSummary(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     status_code: Code | None = None
     action: str | None = None
     """The proposal's ``action`` argument when it has one (``start``, ``stop``), for its words."""
+    names: dict[str, str] = msgspec.field(default_factory=dict)
+    """The rooms' and channels' names recorded with the proposal at Prepare (binding-fact keys:
+    ``device <id> name``, ``device <id> channel <n> name``; display text): what it is named by."""
 
 
 class PendingList(Message):
@@ -504,6 +507,8 @@ class ProposalEvent(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     outcome: str | None = None
     verification: str | None = None
     finished_at: str | None = None
+    names: dict[str, str] = msgspec.field(default_factory=dict)
+    """The names recorded with the proposal at Prepare (as `ProposalSummary.names`)."""
 
 
 class ProposalHistory(Message):

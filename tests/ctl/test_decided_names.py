@@ -111,6 +111,9 @@ async def test_a_change_denied_from_the_command_line_keeps_its_room_and_says_who
     )
     for text in (english, spanish):
         assert "uid" not in text and "operator" not in text
+    cli.lab.state.devices[MINI].name = "Renamed since"  # the command names it as it was proposed
+    code, out, err = await fleetwatch(cli, "pending", "show", proposal_id)
+    assert code == 0 and out.startswith("Stop recording: Sandbox Pearl Mini, channel 1 (Program)"), out + err
 
 
 async def test_a_change_ended_before_the_claim_keeps_its_room_and_its_approver(

@@ -383,8 +383,9 @@ class RoomName:
 
 def change_words(event: ProposalEvent, rooms: Mapping[str, RoomName], language: str) -> str:
     """``Start recording: Sandbox Classroom, channel 1 (Lecture)``: the change and its room in
-    words, from the tool, its arguments and the names the sandbox list gives (names are
-    display data only; a target not on it is named by its ID, said so)."""
+    words, from the tool, its arguments and the names recorded with the proposal at Prepare
+    (``event.names``), else those the sandbox list gives now (names are display data only; a
+    target named by neither is named by its ID, said so)."""
     action = event.arguments.get("action")
     key = f"{event.tool}:{action}" if isinstance(action, str) else event.tool
     what = (
@@ -395,14 +396,13 @@ def change_words(event: ProposalEvent, rooms: Mapping[str, RoomName], language: 
     places = []
     for target in event.targets:
         room = rooms.get(target)
-        place = (
-            visible(room.name, NAME_CAP)
-            if room and room.name
-            else word(language, "unknown_room", device=target)
-        )
+        name = event.names.get(f"device {target} name") or (room.name if room else "")
+        place = visible(name, NAME_CAP) if name else word(language, "unknown_room", device=target)
         channel = _channel_of(event, target)
         if channel is not None:
-            named = room.channels.get(channel) if room else None
+            named = event.names.get(f"device {target} channel {channel} name") or (
+                room.channels.get(channel) if room else None
+            )
             place += ", " + (
                 word(language, "channel_named", channel=channel, name=visible(named, 40))
                 if named

@@ -7,6 +7,7 @@ from datetime import timedelta
 from services.assistant.watch.compose import (
     RoomName,
     change_words,
+    closed_post,
     digest_post,
     net_changes,
     notice_post,
@@ -164,6 +165,18 @@ def test_a_room_whose_name_could_not_be_read_is_named_by_its_id_and_says_so():
     assert change_words(record, {}, "en") == (
         "Start recording: a sandbox room (ID 29088800009; its name could not be read), channel 1"
     )
+
+
+def test_a_decided_change_is_named_by_the_names_recorded_with_it_not_the_list_of_now():
+    recorded = {
+        "device 29088800009 name": "Sandbox Classroom",
+        "device 29088800009 channel 1 name": "Lecture",
+    }
+    renamed = {"29088800009": RoomName("Renamed since", {"1": "Other"})}
+    for rooms in ({}, renamed):  # gone from the sandbox list, or renamed since it was proposed
+        record = pending("p-000000000001", "t", targets=("29088800009",), status="denied", names=recorded)
+        assert change_words(record, rooms, "en") == "Start recording: Sandbox Classroom, channel 1 (Lecture)"
+        assert "Sandbox Classroom, canal 1 (Lecture)" in closed_post(record, rooms, "es").title
 
 
 def test_a_notice_names_the_room_the_change_and_the_page_and_carries_no_approval_power():
