@@ -637,22 +637,87 @@ def check_queue(status: Status | None, error: Detail | None) -> list[Check]:
     return checks
 
 
-def check_watch(settings: Settings, watch: WatchStatus | None, error: Detail | None) -> list[Check]:
-    """The watch: alive (a heartbeat read the fleet within three intervals), its posts, and
-    where it posts (the Slack token and the Teams webhook masked)."""
-    name = "watch"
-    where: list[Param] = [Words.of(N_("console (the assistant's log)"))]
+def _posts_here(settings: Settings) -> dict[str, Words]:
+    """Where this terminal's settings would have the watch post, by destination name (the
+    Slack token and the Teams webhook masked)."""
+    where = {"console": Words.of(N_("console (the assistant's log)"))}
     if settings.slack_bot_token is not None:
-        where.append(
-            Words.of(
-                N_("Slack %(channel)s (token %(token)s)"),
-                channel=settings.slack_channel or Words.of(N_("(no channel!)")),
-                token=mask(settings.slack_bot_token),
-            )
+        where["slack"] = Words.of(
+            N_("Slack %(channel)s (token %(token)s)"),
+            channel=settings.slack_channel or Words.of(N_("(no channel!)")),
+            token=mask(settings.slack_bot_token),
         )
     if settings.teams_webhook_url is not None:
-        where.append(Words.of(N_("Teams (webhook %(url)s)"), url=mask(settings.teams_webhook_url)))
-    checks = [_line("watch posts to", Level.INFO, "%(x)s", x=Joined(", ", tuple(where)))]
+        where["teams"] = Words.of(N_("Teams (webhook %(url)s)"), url=mask(settings.teams_webhook_url))
+    return where
+
+
+def _posts_there(watch: WatchStatus) -> dict[str, Words]:
+    """Where the running assistant posts, as it says (`PostCounts`: its own settings)."""
+    where: dict[str, Words] = {}
+    for posts in watch.posts:
+        if posts.destination == "console":
+            where["console"] = Words.of(N_("console (the assistant's log)"))
+        elif posts.destination == "slack":
+            where["slack"] = Words.of(N_("Slack %(channel)s"), channel=visible(posts.to, 80) or "?")
+        elif posts.destination == "teams":
+            where["teams"] = Words.of(N_("Teams"))
+        else:
+            where[posts.destination] = Words.of(N_("%(who)s"), who=visible(posts.destination, 40))
+    return where
+
+
+def _where_checks(settings: Settings, watch: WatchStatus | None, error: Detail | None) -> list[Check]:
+    """Where the watch posts: the running assistant's own destinations when it answers (what
+    ``status`` shows), with a warning when this terminal's settings name others (the assistant
+    reads its own environment); else this terminal's settings, said to be only that."""
+    here = _posts_here(settings)
+    if watch is None:
+        return [
+            _line(
+                "watch posts to",
+                Level.INFO,
+                N_("the running assistant could not be asked (%(why)s); this terminal's settings say: %(x)s"),
+                why=error or "",
+                x=Joined(", ", tuple(here.values())),
+            )
+        ]
+    there = _posts_there(watch)
+    checks = [
+        _line(
+            "watch posts to",
+            Level.INFO,
+            N_("%(x)s, as the running assistant says"),
+            x=Joined(", ", tuple(there.values())),
+        )
+    ]
+    running_slack = next((p.to for p in watch.posts if p.destination == "slack"), None)
+    differs = set(here) != set(there) or (
+        running_slack is not None
+        and settings.slack_bot_token is not None
+        and settings.slack_channel != running_slack
+    )
+    if differs:
+        checks.append(
+            _line(
+                "watch settings",
+                Level.WARN,
+                N_(
+                    "this terminal's settings would post to %(here)s; the running assistant reads its own "
+                    "environment: restart it (fleetwatch up) to use these"
+                ),
+                here=Joined(", ", tuple(here.values())),
+            )
+        )
+    return checks
+
+
+def check_watch(settings: Settings, watch: WatchStatus | None, error: Detail | None) -> list[Check]:
+    """The watch: alive (a heartbeat read the fleet within three intervals), its posts, and
+    where it posts: the running assistant's destinations as it says them (`_where_checks`;
+    this terminal's settings only when it does not answer, said so)."""
+    name = "watch"
+    checks = _where_checks(settings, watch, error)
     if watch is None:
         return [
             _line(name, Level.INFO, N_("unknown: the assistant did not answer (%(why)s)"), why=error or ""),

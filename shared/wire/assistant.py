@@ -117,12 +117,15 @@ NoteText = Annotated[str, msgspec.Meta(max_length=MAX_NOTE_INPUT_CHARS)]
 
 class PostCounts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Posts to one destination since the assistant started: sent, failed (each failure was
-    logged once; none was retried), and the last failure's code."""
+    logged once; none was retried), and the last failure's code. ``to``: where in it the
+    running assistant posts, as its own settings say (the Slack channel; "" for the console
+    and Teams, whose webhook is a secret): what ``doctor`` and ``status`` show."""
 
     destination: str
     sent: int = 0
     failed: int = 0
     last_code: Code | None = None
+    to: str = ""
 
 
 class WatchStatus(Message):

@@ -34,6 +34,7 @@ from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPI
 from shared.epiphan.slots import SignIn, read_slot, write_slot
 from shared.wire.approval import ChangeToSettle, DenialPause, Status
 from shared.wire.assistant import AssistantClient, GetWatchStatus, ModelInfo, PostCounts, WatchStatus
+from tests.ctl.cli import fleetwatch_async
 from tests.deploy.cli import doctor
 from tests.procs import base_env, start_service, stop_all
 from tests.support import free_port, wait_until
@@ -127,7 +128,30 @@ async def test_a_healthy_lab_setup_passes_with_process_level_fence(healthy: Setu
     assert run.check("model data")["message"] == "nothing is sent to a model"
     watch = run.check("watch")
     assert watch["level"] == "OK" and watch["message"].startswith("alive: fleet last read at "), watch
-    assert run.check("watch posts to")["message"] == "console (the assistant's log)"
+    assert (
+        run.check("watch posts to")["message"]
+        == "console (the assistant's log), as the running assistant says"
+    )
+
+
+async def test_doctor_says_where_the_running_assistant_posts_and_that_this_terminal_differs(
+    healthy: Setup,
+):
+    """Issue 28, item 8: doctor and status agree on where the watch posts (the running
+    assistant's destinations, as ``status`` shows them), whatever this terminal's settings say."""
+    terminal = {**healthy.env, "FLEETWATCH_TEAMS_WEBHOOK_URL": "https://hooks.example.com/w/terminal-only1"}
+    run = await doctor(terminal)
+    where = run.check("watch posts to")
+    assert where["message"] == "console (the assistant's log), as the running assistant says", where
+    other = run.check("watch settings")
+    assert other["level"] == "WARN" and "Teams (webhook …nly1)" in other["message"], other
+    assert "Teams" not in where["message"]
+    _, spanish, _ = await fleetwatch_async({**terminal, "FLEETWATCH_LANGUAGE": "es"}, "doctor")
+    assert "consola (el registro del asistente), según el asistente en marcha" in spanish
+    assert (
+        "con la configuración de esta terminal se publicaría en consola (el registro del asistente), Teams"
+        in spanish
+    )
 
 
 async def test_a_dead_sign_in_is_a_fail_naming_the_fix(healthy: Setup):
@@ -302,7 +326,7 @@ def stale_watch() -> WatchStatus:
         fix_first=1,
         fix_soon=2,
         when_convenient=3,
-        posts=(PostCounts("slack", sent=4, failed=2, last_code="post_failed"),),
+        posts=(PostCounts("slack", sent=4, failed=2, last_code="post_failed", to="#av-ops"),),
     )
 
 
@@ -321,13 +345,19 @@ async def test_the_watch_line_warns_when_it_is_not_alive_or_posts_fail_and_masks
     assert [(c.name, c.level) for c in checks] == [
         ("watch", Level.WARN),
         ("watch posts to", Level.INFO),
+        ("watch settings", Level.WARN),  # the running assistant posts to Slack only
         ("watch posts", Level.WARN),
     ]
     assert "3 failed heartbeat(s) in a row (epiphan_auth)" in checks[0].message
-    where = checks[1].message
-    assert "Slack #av-ops (token …tail)" in where and "Teams (webhook …cret)" in where
-    assert "secret-tail" not in where and "abc123" not in where
-    assert check_watch(settings, None, "service_unavailable")[0].level == Level.INFO
+    assert checks[1].message == "Slack #av-ops, as the running assistant says"
+    here = checks[2].message
+    assert "Slack #av-ops (token …tail)" in here and "Teams (webhook …cret)" in here
+    assert "secret-tail" not in here and "abc123" not in here
+    unasked = check_watch(settings, None, "service_unavailable")
+    assert unasked[0].level == Level.INFO
+    assert unasked[1].message.startswith(
+        "the running assistant could not be asked (service_unavailable); this terminal's settings say: "
+    )
 
 
 async def test_fence_level_is_os_level_only_with_three_different_users():

@@ -31,6 +31,8 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final, Protocol
 
+import msgspec
+
 from services.assistant import AssistantError
 from services.assistant.watch.post import Post, plain_text, slack_message, teams_message
 from shared.config import Secret
@@ -58,6 +60,9 @@ class Destination(Protocol):
     """One place posts go."""
 
     name: str
+    to: str
+    """Where in it, said to an operator (`PostCounts.to`): the Slack channel; "" for the others
+    (the Teams webhook is a secret)."""
 
     async def send(self, post: Post) -> None:
         """Send one post.
@@ -72,6 +77,7 @@ class ConsoleDestination:
     """The log: one INFO line per line of the post (names already made visible)."""
 
     name = "console"
+    to = ""
 
     async def send(self, post: Post) -> None:
         for line in plain_text(post).splitlines():
@@ -87,6 +93,7 @@ class SlackDestination:
     def __init__(self, token: Secret, channel: str, base_url: str, *, timeout_seconds: float) -> None:
         self._token = token
         self._channel = channel
+        self.to = visible(channel, 80)
         self._base_url = base_url
         self._timeout = max(1, int(timeout_seconds))
         self._client: AsyncWebClient | None = None
@@ -131,6 +138,7 @@ class TeamsDestination:
     """A Teams Workflows webhook (see the module docstring)."""
 
     name = "teams"
+    to = ""
 
     def __init__(self, webhook_url: Secret, *, timeout_seconds: float) -> None:
         self._url = webhook_url
@@ -175,7 +183,7 @@ class Outbox:
             d.name: asyncio.Queue(maxsize=queue_size) for d in self._destinations
         }
         self._counts: dict[str, PostCounts] = {
-            d.name: PostCounts(destination=d.name) for d in self._destinations
+            d.name: PostCounts(destination=d.name, to=d.to) for d in self._destinations
         }
         self._workers: list[asyncio.Task[None]] = []
 
@@ -226,9 +234,9 @@ class Outbox:
     def _count(self, name: str, code: Code | None) -> None:
         old = self._counts[name]
         if code is None:
-            self._counts[name] = PostCounts(name, old.sent + 1, old.failed, old.last_code)
+            self._counts[name] = msgspec.structs.replace(old, sent=old.sent + 1)
         else:
-            self._counts[name] = PostCounts(name, old.sent, old.failed + 1, code)
+            self._counts[name] = msgspec.structs.replace(old, failed=old.failed + 1, last_code=code)
 
     async def _work(self, destination: Destination) -> None:
         queue = self._queues[destination.name]

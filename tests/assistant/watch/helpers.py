@@ -73,6 +73,7 @@ class Recorder:
     """A destination that keeps every post (or fails, when `fail_with` is set)."""
 
     name: str = "recorder"
+    to: str = ""
     posts: list[Post] = field(default_factory=list)
     fail_with: Code | None = None
 
