@@ -3,7 +3,8 @@
 `services.assistant.watch.store`). Nothing here knows either schema.
 
 - `open_store`: WAL, ``busy_timeout`` 10 s, foreign keys on, ``isolation_level=None`` (we
-  issue every ``BEGIN`` ourselves), rows as `sqlite3.Row`.
+  issue every ``BEGIN`` ourselves), rows as `sqlite3.Row`. `open_read_only`: the same file
+  for reading only, while its owner is stopped.
 - `write_tx`: every read-then-write runs in ``BEGIN IMMEDIATE`` (a deferred transaction that
   reads then writes deadlocks across processes). A single statement needs no transaction.
   `after_commit` runs a callback once the open `write_tx` has committed (never after a rollback).
@@ -85,6 +86,40 @@ async def open_store(path: str | Path) -> aiosqlite.Connection:
             ) from exc
         raise cannot_write(exc) or exc from exc
     return conn
+
+
+async def open_read_only(path: str | Path) -> aiosqlite.Connection:
+    """Open the SQLite file at `path` for reading only (``mode=ro``: no statement can write),
+    rows as `sqlite3.Row`, ``busy_timeout`` as `open_store`. For reading a store while its owner
+    is stopped: nothing is created beside it either. Without a ``-wal`` file (its owner stopped
+    cleanly) it is opened ``immutable`` (a reader in WAL mode would otherwise make the ``-wal``
+    and ``-shm`` files, owned by this user: root's would then lock the service's user out);
+    with one, SQLite reads it as it is.
+
+    Raises:
+        sqlite3.Error: the file is missing or cannot be read by this user (check first with
+            `os.access` to say which).
+    """
+    conn = await aiosqlite.connect(
+        read_only_uri(Path(path)), uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
+    )
+    try:
+        conn.row_factory = sqlite3.Row
+        await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        await conn.execute("PRAGMA query_only = ON")
+        await conn.execute("SELECT count(*) FROM sqlite_master")  # fails here, not later, if unreadable
+    except BaseException:
+        await conn.close()
+        raise
+    return conn
+
+
+def read_only_uri(path: Path) -> str:
+    """The ``file:`` URI `open_read_only` opens `path` with (``mode=ro``, and ``immutable=1``
+    when there is no ``-wal`` file beside it)."""
+    path = path.resolve()
+    wal = path.with_name(f"{path.name}-wal")
+    return f"{path.as_uri()}?mode=ro" + ("" if wal.exists() else "&immutable=1")
 
 
 def _read_only_folder(path: Path) -> bool:

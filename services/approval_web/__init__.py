@@ -30,10 +30,11 @@ contract, operations and codes, is `shared.wire.executor`)::
                  audit rows
     service.py   the socket handler: the role check, the jobs' dispatch; one refusal = one
                  code + one audit row
-    server.py  page/
+    server.py  page/  readout.py
                  `socket_side`: store, migrate, expire all pending at start, serve, expiry task
                  | the approval page (beside server.py: it may import one_change.py and those
-                 above)
+                 above) | the read-only operations answered from the store while the services
+                 are stopped (``python -m services.approval_web.readout``, for ``fleetwatch``)
     __main__.py  start the socket side and the page
 
 Both the socket side and the page ask the executor through one client,

@@ -27,7 +27,8 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from gettext import gettext as _
-from typing import TYPE_CHECKING, Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from services.ctl import CtlError, add_language_option, admin_words
 from services.ctl.output import print_json
@@ -36,7 +37,7 @@ from shared.config import load_settings
 from shared.errors import Code, FleetwatchError
 from shared.text.catalogue import C_, N_, Moment, Words
 from shared.text.change_words import change, change_in
-from shared.text.display import visible
+from shared.text.display import account_name, visible
 from shared.wire.approval import (
     Acknowledge,
     ApprovalClient,
@@ -55,9 +56,10 @@ from shared.wire.approval import (
     Status,
     SubmitProposal,
 )
+from shared.wire.client import CallError
 from shared.wire.executor import Inspection, ListWritable
 from shared.wire.formats import PROPOSAL_ID
-from shared.wire.protocol import Message
+from shared.wire.protocol import Codec, ErrorReply, Message, ProtocolError, Request, message_tag, reply_of
 
 if TYPE_CHECKING:
     from shared.policy.loader import ToolPolicy
@@ -83,6 +85,99 @@ def approval_client(*, timeout_seconds: float = TIMEOUT_SECONDS) -> ApprovalClie
     `CallError` (a `FleetwatchError`): approval_web's refusal, or ``service_unavailable`` /
     ``service_no_answer`` when it does not answer."""
     return ApprovalClient(load_settings().approval_socket, timeout_seconds=timeout_seconds)
+
+
+READ_FROM_STORE_SECONDS = 60.0
+"""Bound on one answer read from the store while the services are stopped (`from_store`)."""
+READOUT: Final = "services.approval_web.readout"
+"""The module that answers approval.sock's read-only operations from the store (run, never imported)."""
+
+
+async def read_call(args: argparse.Namespace, client: ApprovalClient, request: Request[R]) -> R:
+    """approval.sock's reply to the read-only `request`; when approval_web is not running
+    (``service_unavailable``: nothing was sent), the same reply read from the store
+    (`from_store`), and a line on stderr saying so.
+
+    Raises:
+        CallError: approval_web's refusal, or the store's (the same codes).
+        CtlError: ``service_unavailable`` when the store cannot be read either (said why).
+    """
+    try:
+        return await client.call(request)
+    except CallError as exc:
+        if exc.code != Code.SERVICE_UNAVAILABLE:
+            raise
+        settings = load_settings()
+        reply = await from_store(request, settings.db, unavailable=exc)
+    print(
+        view_of(args).text(
+            N_("The services are stopped; read from the store at %(path)s."), path=str(settings.db)
+        ),
+        file=sys.stderr,
+    )
+    return reply
+
+
+async def from_store(request: Request[R], db: Path, *, unavailable: CallError) -> R:
+    """The reply to the read-only `request` read from the store at `db` by approval_web's own
+    handlers, opened read-only as this user (``python -m services.approval_web.readout``: it
+    writes nothing).
+
+    Raises:
+        CallError: `unavailable` (approval_web's own ``service_unavailable``: how to start it)
+            when there is no store at `db` (nothing ever ran here); the readout's refusal
+            (``proposal_not_found``, ``invalid_message``...).
+        CtlError: ``service_unavailable`` when this user may not read the store (its owner named).
+    """
+    owner, readable = _store_access(db)
+    if owner is None and readable:
+        raise unavailable
+    if not readable:
+        raise CtlError(
+            Code.SERVICE_UNAVAILABLE,
+            Words.of(
+                N_(
+                    "The services are stopped, and this account cannot read the store at %(path)s (it "
+                    "belongs to %(owner)s): run the command as that account, or start the services."
+                ),
+                path=str(db),
+                owner=account_name(owner) if owner is not None else "?",
+            ),
+        )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        READOUT,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    codec = Codec((reply_of(type(request)), ErrorReply))
+    async with asyncio.timeout(READ_FROM_STORE_SECONDS):
+        out, err = await process.communicate(codec.encode(request))
+    operation = message_tag(type(request))
+    try:
+        reply = codec.decode(out)
+    except ProtocolError as exc:
+        last = (err.decode(errors="replace").strip().splitlines() or [exc.message])[-1]
+        raise CallError(
+            Code.INTERNAL_ERROR, visible(last, 300), service="the store", operation=operation
+        ) from exc
+    if isinstance(reply, ErrorReply):
+        raise CallError(reply.code, reply.message, service="the store", operation=operation)
+    return cast("R", reply)
+
+
+def _store_access(db: Path) -> tuple[int | None, bool]:
+    """(the store's owner uid, whether this user may read it); (None, True): there is no store;
+    (None, False): its folder may not be searched by this user."""
+    try:
+        owner = os.stat(db).st_uid
+    except FileNotFoundError:
+        return None, True
+    except PermissionError:
+        return None, False
+    return owner, os.access(db, os.R_OK)
 
 
 # --- output --------------------------------------------------------------------------------
@@ -244,9 +339,9 @@ async def room_names(client: ApprovalClient) -> dict[str, str]:
 
 
 async def pending_list(args: argparse.Namespace) -> int:
-    """``fleetwatch pending list``."""
+    """``fleetwatch pending list`` (from the store while the services are stopped)."""
     client = approval_client()
-    reply = await client.call(ListPending())
+    reply = await read_call(args, client, ListPending())
     if args.json:
         print_json(reply)
     else:
@@ -276,9 +371,9 @@ def proposal_id_of(args: argparse.Namespace) -> str:
 
 
 async def pending_show(args: argparse.Namespace) -> int:
-    """``fleetwatch pending show ID``."""
+    """``fleetwatch pending show ID`` (from the store while the services are stopped)."""
     client = approval_client()
-    reply = await client.call(ShowProposal(proposal_id=proposal_id_of(args)))
+    reply = await read_call(args, client, ShowProposal(proposal_id=proposal_id_of(args)))
     if args.json:
         print_json(reply)
     else:
@@ -377,8 +472,8 @@ async def acknowledge(args: argparse.Namespace) -> int:
 
 
 async def audit_tail(args: argparse.Namespace) -> int:
-    """``fleetwatch audit tail [-n N]``."""
-    reply = await approval_client().call(AuditTail(limit=args.n))
+    """``fleetwatch audit tail [-n N]`` (from the store while the services are stopped)."""
+    reply = await read_call(args, approval_client(), AuditTail(limit=args.n))
     _out(args, reply, admin_words.render_audit(view_of(args), reply.rows))
     return 0
 
@@ -446,8 +541,9 @@ async def audit_decisions(args: argparse.Namespace) -> int:
 
 async def audit_verify(args: argparse.Namespace) -> int:
     """``fleetwatch audit verify``: each writing service checks the log with its own key and
-    anchor; exit 1 when it does not verify or a service could not check it."""
-    reply = await approval_client(timeout_seconds=AUDIT_TIMEOUT_SECONDS).call(AuditVerify())
+    anchor; exit 1 when it does not verify or a service could not check it. While the services
+    are stopped: the chain alone, from the store (the MACs need the services' keys: exit 1)."""
+    reply = await read_call(args, approval_client(timeout_seconds=AUDIT_TIMEOUT_SECONDS), AuditVerify())
     _out(args, reply, render_audit_report(view_of(args), reply))
     return 0 if reply.ok else 1
 
@@ -498,7 +594,7 @@ async def status(args: argparse.Namespace) -> int:
     if args.check:
         return await commands_watch.status_check(args)
     if args.json:
-        print_json(await approval_client().call(GetStatus()))
+        print_json(await read_call(args, approval_client(), GetStatus()))
         return 0
     # The three asks at once (supervisord, approval.sock, assistant.sock), printed in order.
     settings = load_settings()
@@ -506,7 +602,7 @@ async def status(args: argparse.Namespace) -> int:
     processes = asyncio.ensure_future(processes_words(settings, view))
     watching = asyncio.ensure_future(commands_watch.watch_status(settings))
     try:
-        reply = await approval_client().call(GetStatus())
+        reply = await read_call(args, approval_client(), GetStatus())
     finally:
         lines = await processes  # printed first, also when approval_web does not answer
         if lines:

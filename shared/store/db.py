@@ -42,6 +42,7 @@ from shared.sqlite import (
     after_commit,
     apply_migrations,
     cannot_write,
+    open_read_only,
     db_now,
     db_text,
     parse_db_text,
@@ -91,6 +92,23 @@ async def open_store(path: str | Path, *, keyring: Keyring | None = None) -> aio
     conn = await open_sqlite(path)
     try:
         await install(conn, keyring or Keyring())
+    except BaseException:
+        await conn.close()
+        raise
+    return conn
+
+
+async def open_store_read_only(path: str | Path) -> aiosqlite.Connection:
+    """Open the approval store at `path` for reading only (`shared.sqlite.open_read_only`),
+    with the audit functions of an empty keyring: it may read and verify the chain (the rows'
+    MACs are then ``unchecked``: only their writers hold the keys); nothing can be written.
+
+    Raises:
+        sqlite3.Error: the file is missing or unreadable.
+    """
+    conn = await open_read_only(path)
+    try:
+        await install(conn, Keyring())
     except BaseException:
         await conn.close()
         raise

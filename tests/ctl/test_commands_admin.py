@@ -21,6 +21,7 @@ from services.ctl.admin_words import (
     render_status,
 )
 from services.ctl.commands_admin import (
+    from_store,
     inspection_warnings,
     parse_arg_values,
     propose_warnings,
@@ -29,7 +30,16 @@ from services.ctl.commands_admin import (
 )
 from services.ctl.main import EPILOG, build_parser
 from shared.errors import Code, FleetwatchError
-from shared.wire.approval import AuditReport, AuditRow, DenialPause, ProposalDetail, ProposalSummary, Status
+from shared.wire.approval import (
+    AuditReport,
+    AuditRow,
+    AuditTail,
+    DenialPause,
+    ProposalDetail,
+    ProposalSummary,
+    Status,
+)
+from shared.wire.client import CallError
 from shared.wire.executor import Inspection, WriterCheck
 from tests.approval_web.helpers import SANDBOX_DEVICES
 from tests.approval_web.page.helpers import policies
@@ -523,3 +533,11 @@ def test_status_says_each_supervised_process_state_in_words_in_both_languages() 
         assert raw not in spanish and raw not in english.replace("running since", "").replace(
             "stopped at", ""
         ), raw
+
+
+async def test_with_the_services_stopped_and_no_store_a_read_says_how_to_start_them(tmp_path) -> None:
+    missing = tmp_path / "state" / "fleetwatch.db"
+    down = CallError(Code.SERVICE_UNAVAILABLE, "not running", service="approval_web", operation="audit_tail")
+    with pytest.raises(CallError) as raised:
+        await from_store(AuditTail(limit=1), missing, unavailable=down)
+    assert raised.value is down

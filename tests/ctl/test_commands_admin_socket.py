@@ -258,7 +258,9 @@ async def test_a_refused_draft_and_a_stopped_service_are_one_line_user_errors(
     ), err
     assert cli.lab.writes() == []
     await cli.approval_web.stop()
-    code, out, err = await fleetwatch(capsys, "status")
+    code, out, err = await fleetwatch(
+        capsys, "deny-all"
+    )  # a change needs the service (status reads the store)
     assert (
         code == 2
         and out == ""

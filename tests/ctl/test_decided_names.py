@@ -1,10 +1,12 @@
 """Issue 28, item 3: the room and the person on the outcome page come from the proposal's
-recorded facts, whoever decided and whatever ended it.
+recorded facts, whoever decided and whatever ended it. Item 8: the read-only commands read the
+store while the services are stopped, and say so.
 
 A change drafted with ``fleetwatch propose`` against the real executor and the campus lab
 (the names are read at Prepare and recorded with the proposal), then ended by
 ``fleetwatch deny`` or by approval_web restarting between Approve and the executor's claim;
-the real approval_web's page is read in English and in Spanish.
+the real approval_web's page is read in English and in Spanish. Then approval_web stops and
+``pending show``, ``audit tail``, ``audit verify`` and ``status`` read the store.
 """
 
 from __future__ import annotations
@@ -142,3 +144,34 @@ async def test_a_change_ended_before_the_claim_keeps_its_room_and_its_approver(
     )
     for text in (english, spanish):
         assert "approval_web" not in text and "another browser session" not in text
+
+
+async def test_the_read_only_commands_read_the_store_while_the_services_are_stopped_and_say_so(
+    cli: Stack,
+) -> None:
+    proposal_id = await draft_stop(cli)
+    code, _, err = await fleetwatch(cli, "deny", proposal_id)
+    assert code == 0, err
+    await cli.approval_web.stop()
+    db = str(cli.settings.db)
+    said = {
+        "en": f"The services are stopped; read from the store at {db}.",
+        "es": f"Los servicios están detenidos; se leyó del almacén en {db}.",
+    }
+    for language in ("en", "es"):
+        code, out, err = await fleetwatch(cli, "pending", "show", proposal_id, "--language", language)
+        assert code == 0 and said[language] in err, out + err
+        change = {"en": "Stop recording: Sandbox Pearl Mini", "es": "Detener grabación: Sandbox Pearl Mini"}
+        assert out.startswith(change[language]), out
+        code, out, err = await fleetwatch(cli, "audit", "tail", "-n", "5", "--language", language)
+        assert code == 0 and said[language] in err and proposal_id in out, out + err
+        code, out, err = await fleetwatch(cli, "status", "--language", language)
+        assert code == 0 and said[language] in err, out + err
+    code, out, err = await fleetwatch(cli, "audit", "verify")
+    assert code == 1 and said["en"] in err, out + err
+    assert "the MACs were not checked" in out and "BROKEN" not in out, out
+    code, out, err = await fleetwatch(cli, "pending", "show", "p-000000000000")
+    assert code == 2 and "proposal_not_found" in err, out + err
+    async with reader(cli.settings) as conn:  # nothing was written: the last row is still the denial
+        async with conn.execute("SELECT kind FROM audit ORDER BY seq DESC LIMIT 1") as cursor:
+            assert [r[0] for r in await cursor.fetchall()] == ["denial"]
