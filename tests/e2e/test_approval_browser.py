@@ -20,6 +20,7 @@ installs it). Playwright's own browser download is never used.
 from __future__ import annotations
 
 import json
+import os
 import re
 import statistics
 import time
@@ -32,6 +33,8 @@ from playwright.async_api import Browser, BrowserContext, Page
 from shared.epiphan.mcp_session import McpConnection
 from shared.store.approvals import get_proposal
 from shared.store.db import open_store
+from shared.text.display import account_name
+from tests.ctl.cli import fleetwatch_async
 from tests.e2e.browser import ARTIFACTS, browser, needs_chromium
 from tests.e2e.stack import CLASSROOM, IDLE, RECORDING, Stack, running_stack
 
@@ -40,6 +43,10 @@ __all__ = ["browser"]  # the fixture
 pytestmark = needs_chromium
 
 ZONE = "Pacific/Kiritimati"
+ME = account_name(os.getuid())
+"""Who this test's browser and command are (the page names a person by their account)."""
+
+
 KIRITIMATI = ZoneInfo(ZONE)
 
 
@@ -138,10 +145,12 @@ async def test_a_person_decides_in_english_and_spanish_and_reads_room_change_out
         assert await en.inner_text("section.outcome h1") == title
         assert "Done: Epiphan accepted the change." in outcome
         assert "Checked afterwards (" in outcome and "Epiphan shows the change." in outcome
-        assert "Approved by you, in this browser" in outcome and "Next:" in outcome
+        assert (
+            f"Approved on the approval page by you ({ME}), in this browser" in outcome and "Next:" in outcome
+        )
         # The operator's time: the decision in Kiritimati (UTC+14), never the UTC clock.
         local = (await decided_at(stack, proposal_id)).astimezone(KIRITIMATI)
-        assert f"Approved by you, in this browser, {local:%H:%M}" in outcome
+        assert f"Approved on the approval page by you ({ME}), in this browser, {local:%H:%M}" in outcome
         assert "1 change approved in this browser session" in await en.inner_text("header")
         await shot(en, "outcome-en")
         await en.reload()
@@ -161,7 +170,7 @@ async def test_a_person_decides_in_english_and_spanish_and_reads_room_change_out
         resultado = await es.inner_text("section.outcome")
         assert "Iniciar grabación: Sandbox Classroom, canal 1 (Lecture)" in resultado
         assert "Hecho: Epiphan aceptó el cambio." in resultado
-        assert f"Aprobado por una persona en otra sesión del navegador, {local:%H:%M}" in resultado
+        assert f"Aprobado en la página de aprobación por {ME}, {local:%H:%M}" in resultado
         await shot(es, "outcome-es")
         assert len(stack.writes()) == 1
 
@@ -189,22 +198,44 @@ async def test_a_person_decides_in_english_and_spanish_and_reads_room_change_out
         rows = await en.locator("table.recent-list tbody tr").all_inner_texts()
         assert len(rows) == 3
         assert rows[0].startswith(
-            "Stop recording: Sandbox Pearl Mini, channel 1 (Program)\tyou, in this browser"
+            f"Stop recording: Sandbox Pearl Mini, channel 1 (Program)\tyou ({ME}), in this browser"
         )
         assert rows[0].endswith("Done")
-        assert rows[1].startswith(f"{title}\tyou, in this browser\t{local:%H:%M}") and rows[1].endswith(
-            "Done"
-        )
-        assert rows[2].startswith("Restart a device: Sandbox Classroom\tyou, in this browser")
+        assert rows[1].startswith(f"{title}\tyou ({ME}), in this browser\t{local:%H:%M}") and rows[
+            1
+        ].endswith("Done")
+        assert rows[2].startswith(f"Restart a device: Sandbox Classroom\tyou ({ME}), in this browser")
         assert rows[2].endswith("Denied")
         await shot(en, "recent-en", "section.recent")
         await es.goto(stack.url)
         filas = await es.locator("table.recent-list tbody tr").all_inner_texts()
         assert filas[1].startswith(
-            "Iniciar grabación: Sandbox Classroom, canal 1 (Lecture)\tuna persona en otra sesión"
+            f"Iniciar grabación: Sandbox Classroom, canal 1 (Lecture)\t{ME}, en la página de aprobación"
         )
         assert filas[2].endswith("Rechazado")
         await shot(es, "recent-es", "section.recent")
+        # 5. A change denied with the fleetwatch command: its outcome still names the room and
+        # channel (the names recorded with the proposal) and who denied it, in words (issue 28).
+        denied_id = await stack.propose("batch_recording", {"action": "start", "device_ids": [f"{IDLE}-1"]})
+        code, _, err = await fleetwatch_async(stack.env, "deny", denied_id)
+        assert code == 0, err
+        await en.goto(f"{stack.url}outcome/{denied_id}")
+        said = await en.inner_text("section.outcome")
+        assert (
+            await en.inner_text("section.outcome h1")
+            == "Start recording: Sandbox Pearl-2, channel 1 (Program)"
+        )
+        assert f"Denied from the command line by {ME}" in said and "uid" not in said
+        await shot(en, "outcome-cli-denied-en")
+        await es.goto(f"{stack.url}outcome/{denied_id}")
+        dicho = await es.inner_text("section.outcome")
+        assert (
+            await es.inner_text("section.outcome h1")
+            == "Iniciar grabación: Sandbox Pearl-2, canal 1 (Program)"
+        )
+        assert f"Rechazado desde la línea de órdenes por {ME}" in dicho and "uid" not in dicho
+        await shot(es, "outcome-cli-denied-es")
+        await en.goto(stack.url)
         # The language switch: the English tab's "Español" link.
         await en.click("nav.language >> text=Español")
         assert await en.text_content("#recent-title") == "Decisiones recientes"
