@@ -24,14 +24,22 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from services.approval_web import operators
+from services.approval_web import operators, proposals
 from services.approval_web.desk import Desk
 from shared.config import Settings, load_settings
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import load_policies
 from shared.store.audit_seal import APPROVAL_WEB, EXECUTOR
 from shared.store.db import open_store_read_only, verify_audit
-from shared.wire.approval import AuditReport, AuditTail, AuditVerify, GetStatus, ListPending, ShowProposal
+from shared.wire.approval import (
+    AuditReport,
+    AuditTail,
+    AuditVerify,
+    GetStatus,
+    ListPending,
+    ListProposalHistory,
+    ShowProposal,
+)
 from shared.wire.client import CallError
 from shared.wire.executor import WriterCheck
 from shared.wire.protocol import Codec, ErrorReply, Message, ProtocolError, message_tag
@@ -82,6 +90,7 @@ READ_ONLY: Final[dict[type[Message], Handler]] = {
     GetStatus: operators.status,
     AuditTail: operators.audit_tail,
     AuditVerify: audit_verify,
+    ListProposalHistory: proposals.history,
 }
 """The operations the readout answers, each with its handler."""
 CODEC: Final = Codec(READ_ONLY)

@@ -35,6 +35,8 @@ Layers (each may import only the ones above it)::
     server.py      assistant.sock and the production wiring (the read slot's guarded client:
                    `shared.epiphan.signed_session.SignedReader`)
     | slack.py     asks from Slack over Socket Mode (read-only: never proposes)
+    | readout.py   ``fleetwatch history`` while the services are stopped: the watch's history
+                   from its store opened read-only (``python -m services.assistant.readout``)
     page.py        the local ask page
     __main__.py    runs them
 

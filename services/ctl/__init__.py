@@ -15,8 +15,10 @@ Layers (each may import the ones above it and `shared.*`)::
                         configuration, start, stop, wait (no command line) | pure checks of the
                         facts doctor gathered, and their rendering | the fleet as a table and as
                         JSON (names made visible)
-    doctor_compose.py   doctor --compose: a compose file's users against the uids in the
-                        settings (pure)
+    doctor_compose.py  stopped.py
+                        doctor --compose: a compose file's users against the uids in the
+                        settings (pure) | the read-only commands while the services are
+                        stopped: the same reply from the store, through the service's readout
     commands_watch.py  commands_tools.py  doctor_slack.py  commands_audit.py
                         history, digest, note, notes, status --check (the watch, on
                         assistant.sock) | tools diff: Epiphan's tool list against the reviewed

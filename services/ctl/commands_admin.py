@@ -27,17 +27,16 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from gettext import gettext as _
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from services.ctl import CtlError, add_language_option, admin_words
+from services.ctl import CtlError, add_language_option, admin_words, stopped
 from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
 from shared.errors import Code, FleetwatchError
 from shared.text.catalogue import C_, N_, Moment, Words
 from shared.text.change_words import change, change_in
-from shared.text.display import account_name, visible
+from shared.text.display import visible
 from shared.wire.approval import (
     Acknowledge,
     ApprovalClient,
@@ -56,10 +55,9 @@ from shared.wire.approval import (
     Status,
     SubmitProposal,
 )
-from shared.wire.client import CallError
 from shared.wire.executor import Inspection, ListWritable
 from shared.wire.formats import PROPOSAL_ID
-from shared.wire.protocol import Codec, ErrorReply, Message, ProtocolError, Request, message_tag, reply_of
+from shared.wire.protocol import Message, Request
 
 if TYPE_CHECKING:
     from shared.policy.loader import ToolPolicy
@@ -87,97 +85,12 @@ def approval_client(*, timeout_seconds: float = TIMEOUT_SECONDS) -> ApprovalClie
     return ApprovalClient(load_settings().approval_socket, timeout_seconds=timeout_seconds)
 
 
-READ_FROM_STORE_SECONDS = 60.0
-"""Bound on one answer read from the store while the services are stopped (`from_store`)."""
-READOUT: Final = "services.approval_web.readout"
-"""The module that answers approval.sock's read-only operations from the store (run, never imported)."""
-
-
 async def read_call(args: argparse.Namespace, client: ApprovalClient, request: Request[R]) -> R:
-    """approval.sock's reply to the read-only `request`; when approval_web is not running
-    (``service_unavailable``: nothing was sent), the same reply read from the store
-    (`from_store`), and a line on stderr saying so.
-
-    Raises:
-        CallError: approval_web's refusal, or the store's (the same codes).
-        CtlError: ``service_unavailable`` when the store cannot be read either (said why).
-    """
-    try:
-        return await client.call(request)
-    except CallError as exc:
-        if exc.code != Code.SERVICE_UNAVAILABLE:
-            raise
-        settings = load_settings()
-        reply = await from_store(request, settings.db, unavailable=exc)
-    print(
-        view_of(args).text(
-            N_("The services are stopped; read from the store at %(path)s."), path=str(settings.db)
-        ),
-        file=sys.stderr,
+    """approval.sock's reply to the read-only `request`, read from the approval store while
+    approval_web is stopped (`services.ctl.stopped.read_call`)."""
+    return await stopped.read_call(
+        view_of(args), client, request, store=load_settings().db, readout=stopped.APPROVAL_READOUT
     )
-    return reply
-
-
-async def from_store(request: Request[R], db: Path, *, unavailable: CallError) -> R:
-    """The reply to the read-only `request` read from the store at `db` by approval_web's own
-    handlers, opened read-only as this user (``python -m services.approval_web.readout``: it
-    writes nothing).
-
-    Raises:
-        CallError: `unavailable` (approval_web's own ``service_unavailable``: how to start it)
-            when there is no store at `db` (nothing ever ran here); the readout's refusal
-            (``proposal_not_found``, ``invalid_message``...).
-        CtlError: ``service_unavailable`` when this user may not read the store (its owner named).
-    """
-    owner, readable = _store_access(db)
-    if owner is None and readable:
-        raise unavailable
-    if not readable:
-        raise CtlError(
-            Code.SERVICE_UNAVAILABLE,
-            Words.of(
-                N_(
-                    "The services are stopped, and this account cannot read the store at %(path)s (it "
-                    "belongs to %(owner)s): run the command as that account, or start the services."
-                ),
-                path=str(db),
-                owner=account_name(owner) if owner is not None else "?",
-            ),
-        )
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        READOUT,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    codec = Codec((reply_of(type(request)), ErrorReply))
-    async with asyncio.timeout(READ_FROM_STORE_SECONDS):
-        out, err = await process.communicate(codec.encode(request))
-    operation = message_tag(type(request))
-    try:
-        reply = codec.decode(out)
-    except ProtocolError as exc:
-        last = (err.decode(errors="replace").strip().splitlines() or [exc.message])[-1]
-        raise CallError(
-            Code.INTERNAL_ERROR, visible(last, 300), service="the store", operation=operation
-        ) from exc
-    if isinstance(reply, ErrorReply):
-        raise CallError(reply.code, reply.message, service="the store", operation=operation)
-    return cast("R", reply)
-
-
-def _store_access(db: Path) -> tuple[int | None, bool]:
-    """(the store's owner uid, whether this user may read it); (None, True): there is no store;
-    (None, False): its folder may not be searched by this user."""
-    try:
-        owner = os.stat(db).st_uid
-    except FileNotFoundError:
-        return None, True
-    except PermissionError:
-        return None, False
-    return owner, os.access(db, os.R_OK)
 
 
 # --- output --------------------------------------------------------------------------------

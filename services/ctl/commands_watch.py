@@ -35,7 +35,7 @@ import re
 from gettext import gettext as _
 from typing import Any, Final
 
-from services.ctl import CtlError, add_language_option, admin_words
+from services.ctl import CtlError, add_language_option, admin_words, stopped
 from services.ctl.output import print_json
 from shared.config import Settings, load_settings
 from shared.epiphan.attention import Priority
@@ -237,9 +237,14 @@ def history_words(view: admin_words.View, reply: History, days: int) -> str:
 
 
 async def history(args: argparse.Namespace) -> int:
-    """``fleetwatch history [--days N]``."""
+    """``fleetwatch history [--days N]`` (from the watch's store while the services are stopped)."""
     view = view_of(args)
-    reply = await assistant_client(load_settings()).call(GetHistory(days=args.days, language=view.language))
+    settings = load_settings()
+    request = GetHistory(days=args.days, language=view.language)
+    client = assistant_client(settings)
+    reply = await stopped.read_call(
+        view, client, request, store=settings.watch_db, readout=stopped.ASSISTANT_READOUT
+    )
     if args.json:
         print_json(reply)
     else:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 import typing
 from pathlib import Path
 from typing import Any, ClassVar, Final, TypeVar
@@ -178,6 +179,53 @@ def _no_answer(service: str, operation: str, detail: str) -> CallError:
         service=service,
         operation=operation,
     )
+
+
+READOUT_TIMEOUT_SECONDS = 60.0
+"""Bound on one answer of a readout process (`call_readout`)."""
+
+
+async def call_readout(
+    module: str,
+    request: Request[R],
+    *,
+    timeout_seconds: float = READOUT_TIMEOUT_SECONDS,
+    service: str = "the store",
+) -> R:
+    """The reply to a read-only `request` from a service's readout (``python -m <module>``:
+    one request frame body on its stdin, its reply or `ErrorReply` on its stdout), run as this
+    user with this process's environment: what answers while the service itself is stopped.
+
+    Raises:
+        CallError: the readout's refusal (its code); ``internal_error`` when its answer cannot
+            be read (the last line it wrote on stderr says why); ``service_no_answer`` after
+            `timeout_seconds`.
+    """
+    operation = message_tag(type(request))
+    codec = Codec((reply_of(type(request)), ErrorReply))
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        module,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        async with asyncio.timeout(timeout_seconds):
+            out, err = await process.communicate(codec.encode(request))
+    except TimeoutError as exc:
+        process.kill()
+        await process.wait()
+        raise _no_answer(service, operation, f"no answer within {timeout_seconds:g} s") from exc
+    try:
+        reply = codec.decode(out)
+    except ProtocolError as exc:
+        last = (err.decode(errors="replace").strip().splitlines() or [exc.message])[-1]
+        raise CallError(Code.INTERNAL_ERROR, cut(last, 300), service=service, operation=operation) from exc
+    if isinstance(reply, ErrorReply):
+        raise CallError(reply.code, reply.message, service=service, operation=operation)
+    return typing.cast("R", reply)
 
 
 DEFAULT_TIMEOUT_SECONDS = 10.0

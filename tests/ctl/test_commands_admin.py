@@ -21,7 +21,6 @@ from services.ctl.admin_words import (
     render_status,
 )
 from services.ctl.commands_admin import (
-    from_store,
     inspection_warnings,
     parse_arg_values,
     propose_warnings,
@@ -29,6 +28,7 @@ from services.ctl.commands_admin import (
     render_lifted,
 )
 from services.ctl.main import EPILOG, build_parser
+from services.ctl.stopped import APPROVAL_READOUT, from_store
 from shared.errors import Code, FleetwatchError
 from shared.wire.approval import (
     AuditReport,
@@ -539,5 +539,5 @@ async def test_with_the_services_stopped_and_no_store_a_read_says_how_to_start_t
     missing = tmp_path / "state" / "fleetwatch.db"
     down = CallError(Code.SERVICE_UNAVAILABLE, "not running", service="approval_web", operation="audit_tail")
     with pytest.raises(CallError) as raised:
-        await from_store(AuditTail(limit=1), missing, unavailable=down)
+        await from_store(AuditTail(limit=1), missing, readout=APPROVAL_READOUT, unavailable=down)
     assert raised.value is down

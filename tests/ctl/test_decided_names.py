@@ -14,11 +14,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import aiohttp
 import pytest
 import pytest_asyncio
 
+from services.assistant.watch.store import WatchStore
+from services.assistant.watch.times import utc_text
 from shared.store.approvals import approve
 from shared.store.db import db_now
 from shared.text.display import account_name
@@ -175,3 +178,31 @@ async def test_the_read_only_commands_read_the_store_while_the_services_are_stop
     async with reader(cli.settings) as conn:  # nothing was written: the last row is still the denial
         async with conn.execute("SELECT kind FROM audit ORDER BY seq DESC LIMIT 1") as cursor:
             assert [r[0] for r in await cursor.fetchall()] == ["denial"]
+
+
+async def test_history_reads_the_watch_store_and_the_proposals_while_the_services_are_stopped(
+    cli: Stack,
+) -> None:
+    proposal_id = await draft_stop(cli)
+    code, _, err = await fleetwatch(cli, "deny", proposal_id)
+    assert code == 0, err
+    store = await WatchStore.connect(cli.settings.watch_db)  # what a running watch kept
+    try:
+        await store.set_note(
+            utc_text(datetime.now(UTC)), MINI, "Sandbox Pearl Mini", "the lamp is dim", os.getuid()
+        )
+    finally:
+        await store.close()
+    await cli.approval_web.stop()
+    watch_db = cli.settings.watch_db
+    for language, said, words in (
+        (
+            "en",
+            f"The services are stopped; read from the store at {watch_db}.",
+            "Stop recording: Sandbox Pearl Mini",
+        ),
+        ("es", f"Los servicios están detenidos; se leyó del almacén en {watch_db}.", "Detener"),
+    ):
+        code, out, err = await fleetwatch(cli, "history", "--language", language)
+        assert code == 0 and said in err, out + err
+        assert "the lamp is dim" in out and words in out and "could not be read" not in out, out
