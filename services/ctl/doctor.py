@@ -447,9 +447,11 @@ def check_live(name: str, proof: LiveProof, now: float) -> list[Check]:
 
 
 def check_fence(settings: Settings, status: Status | None = None) -> list[Check]:
-    """The fence in this shell's settings; when they have none but the running approval_web
-    reports one (``fleetwatch demo`` sets it in the services' own environment), OK with a
-    note, because the services are what refuse or run changes."""
+    """The fence in this shell's settings, held against the running approval_web's (`status`,
+    None when it could not be asked: said so): when this shell has none but the services do
+    (``fleetwatch demo`` sets it in the services' own environment), OK with a note, because the
+    services are what refuse or run changes; when this shell has one and the services none, a
+    warning."""
     name = "fence"
     parts: list[Param] = []
     if settings.write_team_id is not None:
@@ -478,7 +480,29 @@ def check_fence(settings: Settings, status: Status | None = None) -> list[Check]
                 ),
             )
         ]
-    return [_line(name, Level.OK, "%(x)s", x=Joined(Words.of(N_(" and ")), tuple(parts)))]
+    here = Joined(Words.of(N_(" and ")), tuple(parts))
+    if status is None:
+        return [
+            _line(
+                name,
+                Level.OK,
+                N_("%(x)s, in this terminal's settings (the running approval_web could not be asked)"),
+                x=here,
+            )
+        ]
+    if not status.fence_configured:
+        return [
+            _line(
+                name,
+                Level.WARN,
+                N_(
+                    "this terminal's settings set %(x)s, but the running approval_web has no fence: nothing "
+                    "can be proposed or run until the services start with it (fleetwatch up)"
+                ),
+                x=here,
+            )
+        ]
+    return [_line(name, Level.OK, "%(x)s", x=here)]
 
 
 def check_fence_level(sockets: Mapping[str, SocketFacts]) -> list[Check]:

@@ -18,6 +18,7 @@ from services.ctl.doctor import (
     Check,
     Level,
     SocketFacts,
+    check_fence,
     check_fence_level,
     check_guard,
     check_model,
@@ -192,6 +193,22 @@ async def test_a_fence_set_only_in_the_running_services_environment_is_ok_with_a
     settings = healthy.variant(FLEETWATCH_WRITE_TEAM_ID="", FLEETWATCH_WRITE_DEVICE_IDS="")
     check = line(run_checks(await gather(settings)), "fence")
     assert check.level is Level.OK and "running services' environment" in check.message
+
+
+async def test_a_fence_in_this_terminal_only_is_a_warning_and_unasked_services_are_said(tmp_path: Path):
+    """Issue 28, item 8: doctor holds this terminal's fence against the running approval_web's,
+    and says when it could not ask it."""
+    settings = load_settings(base_env(tmp_path, FLEETWATCH_WRITE_DEVICE_IDS="29088800001"))
+    running = msgspec.structs.replace(settling_status(), fence_configured=False)
+    (unfenced,) = check_fence(settings, running)
+    assert unfenced.level is Level.WARN
+    assert unfenced.message.startswith("this terminal's settings set allowlist of 1 devices, but the running")
+    (unasked,) = check_fence(settings, None)
+    assert unasked.level is Level.OK and unasked.message == (
+        "allowlist of 1 devices, in this terminal's settings (the running approval_web could not be asked)"
+    )
+    (agreed,) = check_fence(settings, settling_status())
+    assert agreed.level is Level.OK and agreed.message == "allowlist of 1 devices"
 
 
 async def test_services_that_are_not_running_fail(healthy: Setup, tmp_path: Path):
