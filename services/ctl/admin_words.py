@@ -22,6 +22,7 @@ from shared.errors import Code
 from shared.text.catalogue import N_, Lexicon, Moment, Words, keyed, say_text, translate, translations
 from shared.text.change_words import change, change_in
 from shared.text.changes import change_words, rooms_from_facts, rooms_words, title_words
+from shared.text.deciders import COMMAND, PAGE, command_uid, decider_words
 from shared.text.display import lookalike, visible, width
 from shared.text.languages import Language, language_of
 from shared.text.refusals import refusal_words
@@ -269,15 +270,16 @@ def render_detail(view: View, detail: ProposalDetail, names: Mapping[str, str] |
 
 
 def actor_words(view: View, actor: str) -> str:
-    """Who wrote an audit row: a service, a browser session, or a person at the command line."""
+    """Who wrote an audit row: a service, someone on the approval page, or a person at the
+    command line by their account (`shared.text.deciders`: the page's words too)."""
     words = keyed("actor", actor)
     if words:
         return view.say(words)
     if actor.startswith("page "):
-        return view.text(N_("a browser session"))
-    who, sep, uid = actor.rpartition(":")
-    if sep and uid.isdigit():
-        return view.text(N_("%(who)s (uid %(uid)s)"), who=visible(who, 30), uid=uid)
+        return view.say(decider_words(PAGE, ()))
+    uid = command_uid(actor)
+    if uid is not None:
+        return view.say(decider_words(COMMAND, (uid,)))
     return visible(actor, 40)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import secrets
 import sqlite3
 from collections.abc import Mapping
@@ -26,6 +25,7 @@ from shared.errors import MEANINGS, Code
 from shared.store.audit_safe import safe_message, safe_value
 from shared.store.audit_seal import EXECUTOR
 from shared.store.db import append_audit
+from shared.text.deciders import command_uid
 
 EXECUTOR_ACTOR = "executor"
 KILL_SWITCH_KIND = "kill_switch"
@@ -446,8 +446,6 @@ class Decision:
 
 
 DECIDING_KINDS = ("approval", "denial", "expiry")
-PEER_ACTOR = re.compile(r":(\d{1,10})$")
-"""The uid at the end of an actor of approval.sock (``operator:1001``, `Desk.actor`)."""
 PAGE_ACTOR = "page "
 """The prefix of a page session's actor (``page <session ID>``)."""
 
@@ -488,8 +486,8 @@ async def _deciders(
         session = actor.removeprefix(PAGE_ACTOR)
         uid = await _session_uid(conn, session)
         return "page", (uid,) if uid is not None else (), session
-    peer = PEER_ACTOR.search(actor)
-    return "command", (int(peer.group(1)),) if peer else (), None
+    uid = command_uid(actor)
+    return "command", (uid,) if uid is not None else (), None
 
 
 async def decision(conn: aiosqlite.Connection, proposal_id: str) -> Decision | None:

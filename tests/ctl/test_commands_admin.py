@@ -30,6 +30,7 @@ from services.ctl.commands_admin import (
 from services.ctl.main import EPILOG, build_parser
 from services.ctl.stopped import APPROVAL_READOUT, from_store
 from shared.errors import Code, FleetwatchError
+from shared.text.display import account_name
 from shared.wire.approval import (
     AuditReport,
     AuditRow,
@@ -295,13 +296,16 @@ def test_audit_tail_says_who_did_what_and_when_in_words() -> None:
     ]
     lines = render_audit(MEXICO, rows).split("\n")
     assert lines[0].split() == ["#", "When", "Who", "What", "Proposal", "Detail"]
-    assert lines[1].startswith("7  04:00, 12 seconds ago  operator (uid 1000)  denied")
+    # Who decided by account and where (`shared.text.deciders`, as the page says it), never a role or a bare uid
+    assert lines[1].startswith(
+        f"7  04:00, 12 seconds ago  {account_name(1000)}, from the command line  denied"
+    )
     assert (
         "the executor" in lines[2]
         and "refused" in lines[2]
         and "kill_switch_on: writes are paused (the kill switch is on)." in lines[2]
     )
-    assert "a browser session" in lines[3] and "approved" in lines[3]
+    assert "someone, on the approval page" in lines[3] and "approved" in lines[3]
     assert (
         render_audit(KIRITIMATI, rows).split("\n")[1].startswith("7  mar 3 mar, 00:00, dentro de 18 segundos")
     )

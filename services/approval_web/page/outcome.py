@@ -31,7 +31,8 @@ from services.approval_web.page.words import N_, Moment, Words, refusal_words
 from shared.store.approvals import Decision, ProposalRow
 from shared.text.catalogue import keyed
 from shared.text.changes import NAME_CAP, rooms_from_facts, title_words
-from shared.text.display import account_name, visible
+from shared.text.deciders import decider_words, person_words
+from shared.text.display import visible
 
 DETAIL_CAP = 200
 """Longest per-device message shown."""
@@ -75,39 +76,21 @@ def verification_words(verification: str | None, verified_at: str | None) -> Wor
     return Words.of(N_("Not checked afterwards."))
 
 
-def person_words(decision: Decision, viewer_session: str) -> Words:
-    """The person or people who decided, from what the store recorded (`Decision`
-    ``decided_uids``, ``decided_session``): "you (root), in this browser", "ana and root",
-    "root", "someone". A person is named by their local account
-    (`shared.text.display.account_name`), never by a service's name or a bare uid."""
-    names = [account_name(uid) for uid in decision.decided_uids]
-    if decision.decided_session is not None and decision.decided_session == viewer_session:
-        if len(names) == 1:
-            return Words.of(N_("you (%(name)s), in this browser"), name=names[0])
-        return Words.of(N_("you, in this browser"))
-    if not names:
-        return Words.of(N_("someone"))
-    if len(names) == 1:
-        return Words.of(N_("%(who)s"), who=names[0])
-    return Words.of(N_("%(first)s and %(second)s"), first=names[0], second=names[-1])
+def _viewer(decision: Decision, viewer_session: str) -> bool:
+    return decision.decided_session is not None and decision.decided_session == viewer_session
 
 
 def who_words(decision: Decision, viewer_session: str) -> Words | None:
-    """Who decided and where, in words (the "Who decided" column): "root, from the command
-    line", "you (root), in this browser", "ana and root, on the approval page", "nobody (it
-    expired)"; None while nobody decided."""
+    """Who decided and where, in words (the "Who decided" column, `shared.text.deciders`):
+    "root, from the command line", "you (root), in this browser", "ana and root, on the
+    approval page", "nobody (it expired)"; None while nobody decided."""
     if decision.decided_kind is None:
         return None
     if decision.decided_kind == "expiry":
         return Words.of(N_("nobody (it expired)"))
-    person = person_words(decision, viewer_session)
-    if decision.decided_from is None:
-        return person
-    if decision.decided_from == "command":
-        return Words.of(N_("%(who)s, from the command line"), who=person)
-    if decision.decided_session == viewer_session:
-        return person
-    return Words.of(N_("%(who)s, on the approval page"), who=person)
+    return decider_words(
+        decision.decided_from, decision.decided_uids, viewer=_viewer(decision, viewer_session)
+    )
 
 
 DECIDED: dict[tuple[str, str | None], str] = {
@@ -130,7 +113,8 @@ def _decided(decision: Decision, viewer_session: str) -> Words | None:
         sentence = {"approval": N_("Approved by %(who)s, %(at)s.")}.get(
             decision.decided_kind, N_("Denied by %(who)s, %(at)s.")
         )
-    return Words.of(sentence, who=person_words(decision, viewer_session), at=at)
+    who = person_words(decision.decided_uids, viewer=_viewer(decision, viewer_session))
+    return Words.of(sentence, who=who, at=at)
 
 
 def _title(decision: Decision) -> Words:
