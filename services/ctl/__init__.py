@@ -15,8 +15,10 @@ Layers (each may import the ones above it and `shared.*`)::
                         configuration, start, stop, wait (no command line) | pure checks of the
                         facts doctor gathered, and their rendering | the fleet as a table and as
                         JSON (names made visible)
-    doctor_compose.py   doctor --compose: a compose file's users against the uids in the
-                        settings (pure)
+    doctor_compose.py  ports.py
+                        doctor --compose: a compose file's users against the uids in the
+                        settings (pure) | the ports up listens on, checked before anything
+                        starts (who holds one: shared.web.port_holder)
     commands_watch.py  commands_tools.py  doctor_slack.py  commands_audit.py
                         history, digest, note, notes, status --check (the watch, on
                         assistant.sock) | tools diff: Epiphan's tool list against the reviewed
