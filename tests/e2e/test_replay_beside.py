@@ -27,6 +27,7 @@ import pytest
 from services.ctl import supervise
 from shared.config import load_settings
 from tests.e2e.demo import demo_environment, fleetwatch
+from tests.support import policy_quiet_now
 
 REPO = Path(__file__).resolve().parents[2]
 CAPTURE = REPO / "tests" / "fixtures" / "captures" / "campus"
@@ -158,3 +159,25 @@ def test_a_capture_replays_beside_a_running_demo_with_one_command(home: Path, tm
         demo_lab.terminate()
         demo_lab.wait(timeout=30)
     assert demo_lab.returncode is not None and os.path.exists(CAPTURE)
+
+
+@pytest.mark.timeout(300)  # two demos in a row under supervisord
+def test_a_second_demo_says_it_reused_the_services_and_quiet_hours_say_the_digest_is_held(
+    home: Path, tmp_path: Path
+) -> None:
+    env = demo_environment(home, FLEETWATCH_POLICY_DIR=str(policy_quiet_now(tmp_path / "policy")))
+    first = fleetwatch(env, "demo", "--language", "es")
+    assert first.returncode == 0, (first.stdout, first.stderr)
+    assert "ya estaba en marcha" not in first.stdout
+    assert "Salas que un cambio puede tocar ahora: 4" in first.stdout and "Sandbox Classroom" in first.stdout
+    assert "Horas de silencio ahora: el primer resumen de la vigilancia se retiene hasta " in first.stdout, (
+        first.stdout
+    )
+    assert "(horas de silencio en UTC)" in first.stdout
+    second = fleetwatch(env, "demo")
+    assert second.returncode == 0, (second.stdout, second.stderr)
+    assert second.stdout.startswith(
+        "Fleetwatch was already running here: the running services were reused, not restarted.\n"
+    ), second.stdout
+    assert "Quiet hours now: the watch's first digest is held until " in second.stdout
+    assert "readiness and the notice of the waiting change still post" in second.stdout
