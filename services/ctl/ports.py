@@ -25,7 +25,7 @@ from shared.errors import Code
 from shared.text.catalogue import N_, Joined, Words
 from shared.text.display import visible
 from shared.web.local_http import bind_loopback
-from shared.web.port_holder import Holder, Port, Taken
+from shared.web.port_holder import Holder, Port, Taken, taken
 
 
 def ports_of(settings: Settings, *, demo: bool) -> list[Port]:
@@ -145,3 +145,24 @@ def port_settings(chosen: Mapping[str, str], env: Mapping[str, str], lab_port: i
     ):
         out["FLEETWATCH_EPIPHAN_MCP_URL"] = f"http://127.0.0.1:{lab}/mcp"
     return out
+
+
+def lab_refusal(argv: Sequence[str]) -> CtlError | None:
+    """``fleetwatch lab ARGV``'s ports checked before the lab starts: its ``--port`` and, with
+    ``--model-profile``, its ``--model-port`` (127.0.0.1 each); the refusal naming each taken one
+    and its holder, with the same command on a free port (``--port 0``), or None when all are
+    free (a bad option is left for the lab's own parser to say)."""
+    from services.lab.__main__ import build_parser  # the lab's own options, read as it reads them
+
+    args, _ = build_parser().parse_known_args(list(argv))
+    wanted = [Port("lab", "--port", args.port, False)]
+    if args.model_profile is not None:
+        wanted.append(Port("model", "--model-port", args.model_port, False))
+    found = taken(p for p in wanted if p.number != 0)
+    if not found:
+        return None
+    kept = [a for i, a in enumerate(argv) if a != "--port" and (i == 0 or argv[i - 1] != "--port")]
+    kept = [a for a in kept if not a.startswith("--port=")]
+    command = " ".join(["fleetwatch", "lab", *(shlex.quote(a) for a in kept), "--port", "0"])
+    other = ", ".join(f"{t.port.setting} PORT" for t in found)
+    return CtlError(Code.SOCKET_IN_USE, taken_words(found, other=other, command=command))

@@ -130,3 +130,16 @@ async def test_a_port_held_by_another_fleetwatchs_lab_names_that_home_and_how_to
         lab.terminate()
         await lab.wait()
     nothing_started(env)
+
+
+def test_fleetwatch_lab_with_its_port_taken_names_it_and_its_holder_in_the_operators_language(held) -> None:
+    env, _ = held
+    port = env["FLEETWATCH_LAB_PORT"]
+    code, out, err = fleetwatch_in_process(env, "lab", "--scenario", "campus", "--port", port)
+    assert code == 2 and out == "", (out, err)
+    assert f"port {port} (the lab, --port) is in use on 127.0.0.1 by process {os.getpid()} (" in err, err
+    assert "Nothing was started." in err and "fleetwatch lab --scenario campus --port 0" in err
+    code, _, err = fleetwatch_in_process({**env, "FLEETWATCH_LANGUAGE": "es"}, "lab", f"--port={port}")
+    assert code == 2
+    assert f"el puerto {port} (el laboratorio, --port) está en uso en 127.0.0.1" in err, err
+    assert "No se inició nada." in err and "fleetwatch lab --port 0" in err
