@@ -94,8 +94,9 @@ def taken_words(found: Sequence[Taken], *, other: str, command: str) -> Words:
     if homes:
         return Words.of(
             N_(
-                "%(taken)s. Nothing was started. Stop that Fleetwatch (%(stop)s), give another port "
-                "(%(other)s), or start beside it on free ports: %(command)s"
+                "%(taken)s. Nothing was started. To use that Fleetwatch, give your commands its "
+                "FLEETWATCH_HOME; or stop it (%(stop)s), give another port (%(other)s), or start beside it "
+                "on free ports: %(command)s"
             ),
             taken=said,
             stop="; ".join(f"FLEETWATCH_HOME={shlex.quote(home)} fleetwatch down" for home in homes),

@@ -121,10 +121,16 @@ async def test_a_port_held_by_another_fleetwatchs_lab_names_that_home_and_how_to
             f"port {port} (the lab, FLEETWATCH_LAB_PORT) is in use on 127.0.0.1 by the lab of the Fleetwatch at "
             f"FLEETWATCH_HOME={other} (process {lab.pid})" in err
         ), err
-        assert f"Stop that Fleetwatch (FLEETWATCH_HOME={other} fleetwatch down)" in err
+        assert (
+            f"To use that Fleetwatch, give your commands its FLEETWATCH_HOME; or stop it (FLEETWATCH_HOME={other} fleetwatch down)"
+            in err
+        )
         code, _, err = await asyncio.to_thread(fleetwatch_in_process, env, "up", "--language", "es")
         assert f"por el laboratorio del Fleetwatch en FLEETWATCH_HOME={other} (proceso {lab.pid})" in err, err
-        assert f"Detenga ese Fleetwatch (FLEETWATCH_HOME={other} fleetwatch down)" in err
+        assert (
+            f"Para usar ese Fleetwatch, dé su FLEETWATCH_HOME a sus comandos; o deténgalo (FLEETWATCH_HOME={other} fleetwatch down)"
+            in err
+        )
         assert json.loads(ready.read_text())["pid"] == lab.pid
     finally:
         lab.terminate()
