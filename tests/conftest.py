@@ -63,6 +63,7 @@ PROCESS: Final = (
     "tests/assistant/test_keyword.py",
     "tests/assistant/test_keyword_partial.py",
     "tests/assistant/test_model_data.py",
+    "tests/assistant/test_model_words.py",
     "tests/assistant/test_page.py",
     "tests/assistant/test_partial_and_batching.py",
     "tests/assistant/test_pipeline.py",
