@@ -65,6 +65,7 @@ PROCESS: Final = (
     "tests/assistant/test_model_data.py",
     "tests/assistant/test_model_words.py",
     "tests/assistant/test_page.py",
+    "tests/assistant/test_page_language.py",
     "tests/assistant/test_partial_and_batching.py",
     "tests/assistant/test_pipeline.py",
     "tests/assistant/test_records.py",
