@@ -12,7 +12,7 @@ through Jinja's i18n extension); the header has the approval page's switch. An a
 as the model's quoted words (`shared.text.model_text.model_lines`, the one rule of every surface:
 each line starts ``│ ``, a line imitating the product is marked), then, under Fleetwatch's own
 heading, the code-built lines: each proposal with its recorded state, each change not proposed
-and why; after a proposal, a link to the approval page (`approval_page`: its address as
+and why; the operators' notes on the rooms it names; after a proposal, a link to the approval page (`approval_page`: its address as
 approval.sock names it), then which answered (the model, the lab's demo model, or the keyword
 answer). A refusal is a sentence, never a code.
 
@@ -78,7 +78,7 @@ from shared.text.catalogue import N_, translate, translations
 from shared.text.change_words import why
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES, Language, language_of
-from shared.text.model_text import MODEL_HEADING, RECORDED_HEADING, model_lines
+from shared.text.model_text import MODEL_HEADING, NOTES_HEADING, RECORDED_HEADING, model_lines
 from shared.web.forms import read_form
 from shared.web.guards import (
     ASK_NAMES,
@@ -313,6 +313,8 @@ def _ask_form(
         "answered_by": answered_by(answer.answered_by, lang) if answer else "",
         "line_texts": [visible(line.text, 600) for line in answer.proposals] if answer else [],
         "refusal_texts": [visible(line.text, 600) for line in answer.refusals] if answer else [],
+        "notes_heading": translate(lang, NOTES_HEADING),
+        "note_texts": [visible(line.text, 600) for line in answer.notes] if answer else [],
         "approval_url": approval_url,
         **context,
     }

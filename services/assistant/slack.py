@@ -67,7 +67,7 @@ from shared.config import ConfigError, Secret, Settings
 from shared.errors import Code, FleetwatchError
 from shared.text.catalogue import translate
 from shared.text.languages import language_of as shared_language_of
-from shared.text.model_text import MODEL_HEADING, RECORDED_HEADING, model_lines
+from shared.text.model_text import MODEL_HEADING, NOTES_HEADING, RECORDED_HEADING, model_lines
 from shared.wire.approval import RecordRefusal
 from shared.wire.assistant import Answer
 
@@ -268,6 +268,8 @@ class SlackAsks:
         code_built = [*(line.text for line in answer.refusals), *(line.text for line in answer.proposals)]
         if code_built:
             lines += ["", translate(said, RECORDED_HEADING), *(f"- {line}" for line in code_built)]
+        if answer.notes:
+            lines += ["", translate(said, NOTES_HEADING), *(f"- {line.text}" for line in answer.notes)]
         if answer.proposals or answer.refusals or asks_for_change(ask.text):
             lines += ["", say("no_change", answer.language)]
         await self._deliver(ask, reply(lines))

@@ -6,7 +6,7 @@ line break, each line made visible (a terminal escape or a bidi override is show
 and starting ``│ ``, a line imitating one of the product's headings marked as the assistant's;
 then, apart and under Fleetwatch's heading (the model's words never say what ran), one
 code-built line per proposal with its recorded state, and one per change that was not
-proposed, saying why in words. ``--json`` prints the `Answer` as safe JSON: which answered,
+proposed, saying why in words; then the operators' notes on the rooms the answer names. ``--json`` prints the `Answer` as safe JSON: which answered,
 the answer's code, the proposals and the refusals with their codes. Asking cannot approve
 anything: a proposal waits for a person on the approval page.
 
@@ -27,7 +27,7 @@ from shared.text.answered_by import answered_by
 from shared.text.catalogue import translate
 from shared.text.display import visible
 from shared.text.languages import language_of
-from shared.text.model_text import MODEL_HEADING, RECORDED_HEADING, model_lines
+from shared.text.model_text import MODEL_HEADING, NOTES_HEADING, RECORDED_HEADING, model_lines
 from shared.wire.assistant import Answer, Ask, AssistantClient
 
 TIMEOUT_SECONDS: Final = 180.0
@@ -45,6 +45,9 @@ def render_answer(answer: Answer) -> str:
         lines.append("")
         lines.append(translate(language, RECORDED_HEADING))
         lines.extend(f"- {visible(line.text, 600)}" for line in code_built)
+    if answer.notes:
+        lines += ["", translate(language, NOTES_HEADING)]
+        lines.extend(f"- {visible(line.text, 600)}" for line in answer.notes)
     lines += ["", answered_by(answer.answered_by, answer.language)]
     return "\n".join(lines)
 

@@ -38,6 +38,8 @@ RECORDED_HEADING: Final = N_("What Fleetwatch recorded (not the assistant's word
 """The heading above the code-built lines (proposals, changes not proposed)."""
 MODEL_HEADING: Final = N_("The assistant's words (not checked by Fleetwatch):")
 """The heading above the model's quoted words."""
+NOTES_HEADING: Final = N_("Room notes (operators' words):")
+"""The heading above the operators' notes on the rooms an answer names (`Answer.notes`)."""
 IMITATION: Final = N_("[written by the assistant, not by Fleetwatch]")
 """Put after `MODEL_MARK` on a model line that imitates a heading or marker of the product."""
 PRODUCT_MARKERS: Final = (
@@ -46,7 +48,7 @@ PRODUCT_MARKERS: Final = (
     IMITATION,
     N_("Proposal"),
     N_("Not proposed"),
-    N_("Room notes"),
+    NOTES_HEADING,
     "Fleetwatch",
 )
 """Headings and line starts only Fleetwatch's code writes (catalogue messages, each said in

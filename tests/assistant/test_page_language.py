@@ -14,7 +14,7 @@ import pytest
 
 from services.assistant.page import serve_page
 from shared.web.page_secret import SecretSink, read_secret_file
-from shared.wire.assistant import Answer
+from shared.wire.assistant import Answer, NoteLine
 from tests.assistant.test_page import FakeAssistant, Page, RecordingAudit, _form, _same_origin
 
 APPROVAL_URL = "http://127.0.0.1:8790/"
@@ -150,3 +150,27 @@ async def test_a_refusal_is_said_in_the_requests_language_only(page):
         )
     assert response.status_code == 403 and LOGIN["es"] in response.text
     assert LOGIN["en"] not in response.text and " / " not in response.text
+
+
+@pytest.mark.parametrize(
+    ("language", "heading"),
+    [
+        ("en", "Room notes (operators&#39; words):"),
+        ("es", "Notas de las salas (palabras de los operadores):"),
+    ],
+)
+async def test_the_rooms_notes_stand_apart_under_their_heading(tmp_path, language, heading):
+    class WithNote(NoProposal):
+        async def ask(self, question, language=None, *, asked_by=None) -> Answer:
+            note = NoteLine(device_id="19012340204", text="“ENG 210”: Switch port dead")
+            return Answer(text="ENG 210 is offline.", language="en", answered_by="model", notes=(note,))
+
+    async for page in _serve(tmp_path, WithNote()):
+        async with httpx2.AsyncClient() as http:
+            token = await _form(http, page)
+            response = await http.post(
+                f"{page.url}/ask?lang={language}",
+                data={"token": token, "question": "x"},
+                headers=_same_origin(page.url),
+            )
+    assert f'<h2>{heading}</h2>\n<ul><li class="note">“ENG 210”: Switch port dead</li></ul>' in response.text

@@ -11,7 +11,7 @@ from pathlib import Path
 from services.assistant.server import assistant_side
 from services.assistant.service import AskedBy
 from shared.config import load_settings
-from shared.wire.assistant import Answer, ProposalLine
+from shared.wire.assistant import Answer, NoteLine, ProposalLine
 from tests.ctl.cli import fleetwatch_async
 from tests.procs import base_env
 
@@ -34,6 +34,7 @@ class FakeAssistant:
             language=language or "en",
             answered_by="model",
             proposals=(line,),
+            notes=(NoteLine(device_id="19012340204", text="«ENG 210»: Switch port dead\u202e"),),
         )
 
 
@@ -61,6 +62,9 @@ async def test_ask_prints_the_answer_with_hidden_characters_shown_and_the_propos
         "",
         "Lo que Fleetwatch registró (no son palabras del asistente):",
         "- Proposal p_1 (batch_recording): waiting.",
+        "",
+        "Notas de las salas (palabras de los operadores):",  # the rooms' notes, apart
+        "- «ENG 210»: Switch port dead⟦U+202E⟧",
         "",
         "Respondió el modelo.",  # who answered, as the ask page says it
         "",
