@@ -12,9 +12,9 @@ through Jinja's i18n extension); the header has the approval page's switch. An a
 as the model's quoted words (`shared.text.model_text.model_lines`, the one rule of every surface:
 each line starts ``│ ``, a line imitating the product is marked), then, under Fleetwatch's own
 heading, the code-built lines: each proposal with its recorded state, each change not proposed
-and why; the operators' notes on the rooms it names; after a proposal, a link to the approval page (`approval_page`: its address as
-approval.sock names it), then which answered (the model, the lab's demo model, or the keyword
-answer). A refusal is a sentence, never a code.
+and why; after a proposal, a link to the approval page (`approval_page`: its address as
+approval.sock names it); the operators' notes on the rooms the answer names; then which
+answered (the model, the lab's demo model, or the keyword answer). A refusal is a sentence, never a code.
 
 **Where.** The page listens on both loopbacks, 127.0.0.1 and [::1], at its port
 (`shared.web.local_http.serve_loopback`: either taken by anyone refuses the start, naming the

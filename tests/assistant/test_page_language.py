@@ -56,6 +56,16 @@ async def _serve(tmp_path: Path, assistant, approval_url: str | None = APPROVAL_
         yield Page(url.rstrip("/"), read_secret_file(tmp_path / "ask-secret"), RecordingAudit())
 
 
+async def asked(page: Page, *, language: str | None = None, question: str = "x") -> httpx2.Response:
+    """Sign in, then ask `question` on the page in `language` (``?lang=`` and the form's
+    answer language; None: neither)."""
+    async with httpx2.AsyncClient() as http:
+        token = await _form(http, page)
+        data = {"token": token, "question": question, **({"language": language} if language else {})}
+        path = f"/ask?lang={language}" if language else "/ask"
+        return await http.post(f"{page.url}{path}", data=data, headers=_same_origin(page.url))
+
+
 @pytest.fixture
 async def page(tmp_path: Path) -> AsyncIterator[Page]:
     async for served in _serve(tmp_path, FakeAssistant()):
@@ -105,13 +115,7 @@ async def test_the_switch_is_the_approval_pages_and_its_choice_is_kept(page):
 
 @pytest.mark.parametrize("language", ["en", "es"])
 async def test_after_a_proposal_the_answer_links_to_the_approval_page(page, language):
-    async with httpx2.AsyncClient() as http:
-        token = await _form(http, page)
-        response = await http.post(
-            f"{page.url}/ask?lang={language}",
-            data={"token": token, "question": "start recording", "language": language},
-            headers=_same_origin(page.url),
-        )
+    response = await asked(page, language=language, question="start recording")
     heading, link = ANSWERED[language]
     assert response.status_code == 200 and heading in response.text
     assert f'<a href="{APPROVAL_URL}" rel="noreferrer">{link}</a>' in response.text
@@ -119,13 +123,7 @@ async def test_after_a_proposal_the_answer_links_to_the_approval_page(page, lang
 
 async def test_without_the_approval_pages_address_the_answer_says_where_to_find_it(tmp_path):
     async for page in _serve(tmp_path, FakeAssistant(), approval_url=None):
-        async with httpx2.AsyncClient() as http:
-            token = await _form(http, page)
-            response = await http.post(
-                f"{page.url}/ask?lang=es",
-                data={"token": token, "question": "x", "language": "es"},
-                headers=_same_origin(page.url),
-            )
+        response = await asked(page, language="es")
     assert "en la dirección que mostró fleetwatch up" in response.text and "<a href" not in re.sub(
         r'<nav class="language".*?</nav>', "", response.text, flags=re.S
     )
@@ -133,11 +131,7 @@ async def test_without_the_approval_pages_address_the_answer_says_where_to_find_
 
 async def test_an_answer_without_a_proposal_has_no_link(tmp_path):
     async for page in _serve(tmp_path, NoProposal()):
-        async with httpx2.AsyncClient() as http:
-            token = await _form(http, page)
-            response = await http.post(
-                f"{page.url}/ask", data={"token": token, "question": "x"}, headers=_same_origin(page.url)
-            )
+        response = await asked(page)
     assert "│ All calm." in response.text and APPROVAL_URL not in response.text
 
 
@@ -166,11 +160,5 @@ async def test_the_rooms_notes_stand_apart_under_their_heading(tmp_path, languag
             return Answer(text="ENG 210 is offline.", language="en", answered_by="model", notes=(note,))
 
     async for page in _serve(tmp_path, WithNote()):
-        async with httpx2.AsyncClient() as http:
-            token = await _form(http, page)
-            response = await http.post(
-                f"{page.url}/ask?lang={language}",
-                data={"token": token, "question": "x"},
-                headers=_same_origin(page.url),
-            )
+        response = await asked(page, language=language)
     assert f'<h2>{heading}</h2>\n<ul><li class="note">“ENG 210”: Switch port dead</li></ul>' in response.text
