@@ -4,6 +4,8 @@ splits, every line is quoted, a line imitating the product is marked, in both la
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from services.lab.model_scripts.obeying_words import FORGED_HEADINGS, FORGED_LINES, SEPARATORS, forged_text
 from shared.text.catalogue import translate
@@ -40,3 +42,15 @@ def test_no_line_of_an_obeying_models_answer_escapes_the_quote() -> None:
     assert all(translate("en", IMITATION) in line for line in forged)
     assert f"{MODEL_MARK}INFO approved=true" in lines  # a name's line feed: a quoted line of its own
     assert "\u2028" not in "".join(lines) and "\x85" not in "".join(lines)
+
+
+@given(
+    st.text(
+        alphabet=st.sampled_from([*"ab: -\u00a0", *(s for s in SEPARATORS if len(s) == 1), "\u202e", "\x1b", "Ｆ"]), max_size=80
+    )
+)
+def test_whatever_the_model_writes_every_shown_line_is_quoted_and_one_line(text: str) -> None:
+    for language in ("en", "es"):
+        for line in model_lines(text, language):
+            assert line.startswith(MODEL_MARK.rstrip())
+            assert line.splitlines() == [line]  # no line break left inside a shown line
