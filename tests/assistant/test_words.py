@@ -55,13 +55,13 @@ async def test_no_answer_text_holds_a_code_or_a_tool_name_whatever_the_intake_re
     )
     assert [r.code for r in answer.refusals] == [code]
     (refusal,) = answer.refusals
-    assert refusal.text.startswith("Not proposed: start recording in Sandbox Classroom: ")
+    assert refusal.text.startswith("Not proposed: start recording in “Sandbox Classroom”: ")
     for text in texts(answer):
         assert SNAKE_CASE.findall(text) == [], text
     spanish = await make_assistant(sink=FakeSink(refuse_with=str(code))).ask(
         "Empieza a grabar en Sandbox Classroom"
     )
-    assert spanish.refusals[0].text.startswith("No se propuso: empezar a grabar en Sandbox Classroom: ")
+    assert spanish.refusals[0].text.startswith("No se propuso: empezar a grabar en «Sandbox Classroom»: ")
     assert [SNAKE_CASE.findall(text) for text in texts(spanish)] == [[]] * len(texts(spanish))
 
 
