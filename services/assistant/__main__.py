@@ -58,13 +58,22 @@ async def run(settings: Settings, policy: Policy, tool_policy: ToolPolicy, *, pa
             from services.assistant.page import serve_page
             from services.assistant.proposals import approval_sink
             from services.assistant.server import AssistantAudit
+            from services.assistant.watch.proposals import approval_page_url
             from shared.web.page_secret import SecretSink
 
             sink = SecretSink.for_stream(settings.ask_secret_file, sys.stdout, label="Ask page")
             audit = AssistantAudit(approval_sink(settings.approval_socket))
             wall = functools.partial(wall_for, watch)
+            approval_page = functools.partial(approval_page_url, settings.approval_socket)
             url = await stack.enter_async_context(
-                serve_page(assistant, settings.ask_port, sink=sink, audit=audit, wall=wall)
+                serve_page(
+                    assistant,
+                    settings.ask_port,
+                    sink=sink,
+                    audit=audit,
+                    wall=wall,
+                    approval_page=approval_page,
+                )
             )
             logger.info("ask page at %s (wall screen at %swall)", url, url)
         logger.info(

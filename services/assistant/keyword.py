@@ -16,7 +16,6 @@ the practice (sandbox) team or the stream destinations' names: the snapshot hold
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Final
 
@@ -24,7 +23,6 @@ from shared.epiphan.attention import DEFAULT_THRESHOLDS, Priority, Thresholds, f
 from shared.epiphan.fleet import FleetSnapshot, StorageStatus, storage_from_warnings
 from shared.text import fleet_answers as say
 from shared.text.catalogue import Lexicon
-from shared.text.display import visible
 from shared.text.languages import language_of
 from shared.text.questions import Intent, Topic, understand
 from shared.text.wording import PRIORITY_WORDS, describe_finding
@@ -57,28 +55,22 @@ def _body(
     snapshot: FleetSnapshot,
     now: datetime,
     limits: Thresholds,
-    notes: Mapping[str, str],
 ) -> list[str]:
     words = _WORDS[lang]
     devices, events = snapshot.devices, snapshot.events
     room = next((d for d in devices if d.name == intent.room), None) if intent.room else None
     topic = intent.topic
     if topic is Topic.ROOM and room is not None:
-        note = notes.get(room.id)
-        tail = [_WORDS[lang]["note"] % {"text": visible(note, 280)}] if note else []
-        return [
-            *say.room(
-                room,
-                events.get(room.id),
-                now,
-                lang,
-                fleet=devices,
-                system=snapshot.system.get(room.id),
-                storage=_storage(snapshot).get(room.id),
-                limits=limits,
-            ),
-            *tail,
-        ]
+        return say.room(
+            room,
+            events.get(room.id),
+            now,
+            lang,
+            fleet=devices,
+            system=snapshot.system.get(room.id),
+            storage=_storage(snapshot).get(room.id),
+            limits=limits,
+        )
     if topic is Topic.CHANGE and intent.due:
         return [*say.readiness(devices, events, now, lang, limits=limits), words["change"]]
     if topic is Topic.CHANGE:
@@ -119,16 +111,14 @@ def keyword_answer(
     snapshot: FleetSnapshot,
     now: datetime,
     limits: Thresholds = DEFAULT_THRESHOLDS,
-    *,
-    notes: Mapping[str, str] | None = None,
 ) -> str:
-    """The keyword answer to `question` about `snapshot` at `now` (UTC), in `language`;
-    `notes` (operators' room notes by device ID) show under a named room, as data."""
+    """The keyword answer to `question` about `snapshot` at `now` (UTC), in `language` (the
+    operators' room notes are not in it: every answer carries them apart, `Answer.notes`)."""
     lang = language_of(language)
     intent = understand(question, [d.name for d in snapshot.devices])
     lines = say.partial(
         intent.topic,
-        lambda: _body(intent, lang, snapshot, now, limits, notes or {}),
+        lambda: _body(intent, lang, snapshot, now, limits),
         snapshot.unread,
         len(snapshot.devices),
         lang,

@@ -10,15 +10,17 @@ the model's text.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final
 
-from shared.text.catalogue import N_, Lexicon, translate
-from shared.text.change_words import change_in
+from shared.text.catalogue import N_, Lexicon, Words, say_text, translate
+from shared.text.change_words import change_in, quoted_name
+from shared.text.display import visible
 from shared.text.languages import LANGUAGES, language_of
 from shared.wire.approval import ProposalState
-from shared.wire.assistant import ProposalLine
+from shared.wire.assistant import NoteLine, ProposalLine
 
 _WORD = re.compile(r"[a-záéíóúüñ]+", re.IGNORECASE)
 _SPANISH_MARKS = re.compile(r"[¿¡ñáéíóú]", re.IGNORECASE)
@@ -123,3 +125,32 @@ def proposal_line(
 def note(name: str, language: str, **facts: str) -> str:
     """A fixed sentence written by code (`NOTES`), in `language`."""
     return NOTES[language_of(language)][name] % facts
+
+
+NOTE_CAP: Final = 280
+"""Longest note shown in an answer (characters; the store keeps at most as many)."""
+
+
+def _named(name: str, text: str) -> bool:
+    """Whether `text` names `name` as a whole (not inside a longer word or number)."""
+    return bool(name) and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
+
+
+def note_lines(notes: Sequence[tuple[str, str, str]], said: str, language: str) -> tuple[NoteLine, ...]:
+    """The code-built lines of the operators' notes, ``(device ID, room name, note)``, on every
+    room `said` (the answer's text and its code-built lines) names by its name or its device
+    ID: ``“ENG 210”: Switch port dead; IT ticket 4411`` (the name quoted, the note made
+    visible)."""
+    lang = language_of(language)
+    out = []
+    for device_id, room, text in notes:
+        if _named(room, said) or _named(device_id, said):
+            words = Words.of(
+                N_("%(room)s: %(note)s"), room=quoted_name(room or device_id), note=visible(text, NOTE_CAP)
+            )
+            out.append(
+                NoteLine(
+                    device_id=device_id, text=say_text(words, lang, zone=dt.UTC, now=dt.datetime.now(dt.UTC))
+                )
+            )
+    return tuple(out)

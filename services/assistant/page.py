@@ -5,10 +5,16 @@ calls the same `Assistant.ask` as assistant.sock and holds nothing secret but it
 secret and two keys (in memory). Its own port; never the approval page, but the same
 stylesheet (`shared.web.page_style`), so the two read as one product.
 
-An answer is shown as plain paragraphs (a line starting ``- `` is a list item), says which
-answered (the model, the lab's demo model, or the keyword answer), and lists the code-built
-lines: each proposal with its recorded state, each change not proposed and why. A refusal is a
-sentence, never a code.
+**Words.** The page speaks one language per request, chosen as the approval page chooses
+(`shared.text.accept_language.page_language`: ``?lang=``, else the switch's cookie
+`LANGUAGE_COOKIE`, else ``Accept-Language``), every word from the one catalogue (the templates
+through Jinja's i18n extension); the header has the approval page's switch. An answer is shown
+as the model's quoted words (`shared.text.model_text.model_lines`, the one rule of every surface:
+each line starts ``│ ``, a line imitating the product is marked), then, under Fleetwatch's own
+heading, the code-built lines: each proposal with its recorded state, each change not proposed
+and why; after a proposal, a link to the approval page (`approval_page`: its address as
+approval.sock names it); the operators' notes on the rooms the answer names; then which
+answered (the model, the lab's demo model, or the keyword answer). A refusal is a sentence, never a code.
 
 **Where.** The page listens on both loopbacks, 127.0.0.1 and [::1], at its port
 (`shared.web.local_http.serve_loopback`: either taken by anyone refuses the start, naming the
@@ -43,8 +49,7 @@ page itself (``Sec-Fetch-Site``/``Origin``: ``cross_site``) and fit `MAX_BODY_BY
 GET changes nothing. The secret is checked by the handlers that need it, so a page added later
 on this port for everyone (a wall screen) is not behind it. Templates autoescape; answer text
 passes through `shared.text.display.visible` so hidden and bidi characters are shown, not obeyed.
-Every response carries `SECURITY_HEADERS` (a strict CSP: no script at all). The page's words
-are in English and Spanish side by side.
+Every response carries `SECURITY_HEADERS` (a strict CSP: no script at all).
 """
 
 from __future__ import annotations
@@ -67,11 +72,13 @@ from services.assistant.server import MAX_QUESTION_CHARS, Asker
 from services.assistant.service import AskedBy
 from services.assistant.watch.wall import CSS as WALL_CSS
 from shared.errors import Code, FleetwatchError
+from shared.text.accept_language import page_language
 from shared.text.answered_by import answered_by
-from shared.text.catalogue import N_, translate
+from shared.text.catalogue import N_, translate, translations
 from shared.text.change_words import why
 from shared.text.display import visible
-from shared.text.languages import LANGUAGES, language_of
+from shared.text.languages import LANGUAGES, Language, language_of
+from shared.text.model_text import MODEL_HEADING, NOTES_HEADING, RECORDED_HEADING, model_lines
 from shared.web.forms import read_form
 from shared.web.guards import (
     ASK_NAMES,
@@ -93,20 +100,20 @@ from shared.wire.assistant import Answer
 
 WallFunction = Callable[[str | None], Awaitable[Any]]
 """The wall screen's view in a language (`services.assistant.watch.runner.wall_for`)."""
+ApprovalPage = Callable[[], Awaitable[str | None]]
+"""The approval page's address as approval.sock names it (None: not serving, or not known)."""
 MAX_BODY_BYTES: Final = 16 * 1024
 COOKIE: Final = "fleetwatch_ask"
+LANGUAGE_COOKIE: Final = "fleetwatch_ask_language"
+"""The language the switch chose (``en`` or ``es``): a preference, never a secret."""
+HTML_LANG: Final = {"en": "en", "es": "es-419"}
+"""The ``lang`` attribute of each language's pages (as the approval page's)."""
 SESSION_SECONDS: Final = 12 * 3600
 """A session ends 12 hours after the secret was entered (as the approval page's)."""
 MAX_SESSIONS: Final = 1024
 """Sessions kept at once; the oldest is forgotten first."""
-PRESETS: Final = (
-    "What needs attention?",
-    "What's offline?",
-    "Next events",
-    "¿Qué necesita atención?",
-    "¿Qué está desconectado?",
-    "Próximos eventos",
-)
+PRESETS: Final = (N_("What needs attention?"), N_("What's offline?"), N_("Next events"))
+"""The keyword buttons (catalogue messages: each shown in the page's language)."""
 TOO_LONG: Final = N_("A question is 1 to %(n)s characters.")
 STATUS: Final = {
     Code.BAD_HOST: 400,
@@ -120,20 +127,33 @@ STATUS: Final = {
     Code.PAGE_NOT_FOUND: 404,
     Code.METHOD_NOT_ALLOWED: 405,
 }
-SLOW_DOWN_WORDS: Final = (
-    "Too many wrong entries. Wait {wait} seconds, then try again. / Demasiados intentos fallidos. "
-    "Espere {wait} segundos y vuelva a intentarlo."
-)
+SLOW_DOWN_WORDS: Final = N_("Too many wrong entries. Wait %(wait)s seconds, then try again.")
 """The slow-down in words with its wait (every other refusal: `shared.text.change_words.why`)."""
 LOGIN_AGAIN: Final = frozenset(
     {Code.SECRET_REQUIRED, Code.SECRET_WRONG, Code.SLOW_DOWN, Code.SESSION_NOT_YOURS}
 )
 """Refusals answered with the secret form again, saying why."""
-_TEMPLATES = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(Path(__file__).resolve().parent / "templates"),
-    autoescape=True,
-    undefined=jinja2.StrictUndefined,
-)
+_TEMPLATE_DIR: Final = Path(__file__).resolve().parent / "templates"
+
+
+def _environment(language: Language | None) -> jinja2.Environment:
+    """The templates' environment: autoescaping, undefined names an error; with `language`,
+    the catalogue's words in it (``_("...")``) and its ``language``/``html_lang`` globals."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(_TEMPLATE_DIR),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        extensions=["jinja2.ext.i18n"],
+    )
+    if language is not None:
+        env.install_gettext_translations(translations()[language], newstyle=True)
+        env.globals["language"] = language
+        env.globals["html_lang"] = HTML_LANG[language]
+    return env
+
+
+_TEMPLATES = _environment(None)
+"""The wall screen's (its words come with its view)."""
 
 
 class PageAudit(Protocol):
@@ -210,37 +230,11 @@ class PageParts:
     clock: Callable[[], float]
     audit: PageAudit | None
     css: bytes
+    envs: dict[str, jinja2.Environment]
+    approval_page: ApprovalPage | None = None
 
 
 _PARTS: Final = web.AppKey("parts", PageParts)
-
-
-@dataclass(frozen=True)
-class Block:
-    """One block of an answer: a paragraph (``items`` has one line) or a list (``is_list``)."""
-
-    is_list: bool
-    items: tuple[str, ...]
-
-
-def blocks(text: str) -> list[Block]:
-    """An answer's text as paragraphs and lists: each line is a paragraph, except that
-    consecutive lines starting ``- `` make one list; blank lines only separate. Every line
-    passes `shared.text.display.visible` (hidden and bidi characters shown, not obeyed)."""
-    out: list[Block] = []
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line:
-            continue
-        if line.startswith("- "):
-            item = visible(line[2:], 2000)
-            if out and out[-1].is_list:
-                out[-1] = Block(True, (*out[-1].items, item))
-            else:
-                out.append(Block(True, (item,)))
-        else:
-            out.append(Block(False, (visible(line, 2000),)))
-    return out
 
 
 _WALL: Final = web.AppKey("wall", Any)
@@ -274,36 +268,66 @@ def _session(request: web.Request, operation: str) -> str | None:
     return found
 
 
+def language_of_request(request: web.Request) -> Language:
+    """The request's language (`shared.text.accept_language.page_language`)."""
+    return page_language(
+        request.query.get("lang"),
+        request.cookies.get(LANGUAGE_COOKIE),
+        request.headers.get("Accept-Language"),
+    )
+
+
 def _render(request: web.Request, template: str, *, status: int = 200, **context: Any) -> web.Response:
-    html = _TEMPLATES.get_template(template).render(**context)
-    return web.Response(text=html, content_type="text/html", charset="utf-8", status=status)
+    """`template` in the request's language; a ``?lang=`` choice is kept in a cookie."""
+    lang = language_of_request(request)
+    html = request.app[_PARTS].envs[lang].get_template(template).render(**context)
+    response = web.Response(text=html, content_type="text/html", charset="utf-8", status=status)
+    if request.query.get("lang") == lang:
+        response.set_cookie(LANGUAGE_COOKIE, lang, samesite="Strict", path="/", httponly=True)
+    return response
 
 
 def _login(request: web.Request, *, status: int = 200, error: str | None = None) -> web.Response:
     parts = request.app[_PARTS]
-    return _render(
-        request, "ask_login.html", status=status, lang="en", error=error, secret_hint=parts.secret_hint
-    )
+    return _render(request, "ask_login.html", status=status, error=error, secret_hint=parts.secret_hint)
 
 
-def _ask_form(request: web.Request, session: str, *, status: int = 200, **context: Any) -> web.Response:
+def _ask_form(
+    request: web.Request, session: str, *, status: int = 200, approval_url: str | None = None, **context: Any
+) -> web.Response:
     answer: Answer | None = context.get("answer")
+    lang = language_of_request(request)
+    said = language_of(answer.language) if answer else lang
     values = {
-        "lang": answer.language if answer else "en",
         "token": form_token(request.app[_PARTS].form_key, "ask", session),
-        "presets": PRESETS,
+        "presets": [translate(lang, preset) for preset in PRESETS],
         "max_chars": MAX_QUESTION_CHARS,
         "question": "",
-        "language": "",
+        "chosen": "",
         "error": None,
         "answer": None,
-        "blocks": blocks(answer.text) if answer else [],
-        "answered_by": answered_by(answer.answered_by, answer.language) if answer else "",
+        "answer_lang": HTML_LANG[said],
+        "model_heading": translate(lang, MODEL_HEADING),
+        "recorded_heading": translate(lang, RECORDED_HEADING),
+        "model_lines": model_lines(answer.text, lang) if answer else [],
+        "answered_by": answered_by(answer.answered_by, lang) if answer else "",
         "line_texts": [visible(line.text, 600) for line in answer.proposals] if answer else [],
         "refusal_texts": [visible(line.text, 600) for line in answer.refusals] if answer else [],
+        "notes_heading": translate(lang, NOTES_HEADING),
+        "note_texts": [visible(line.text, 600) for line in answer.notes] if answer else [],
+        "approval_url": approval_url,
         **context,
     }
     return _render(request, "ask.html", status=status, **values)
+
+
+def _preset(value: object) -> str | None:
+    """The keyword button pressed, in any language's words, or None."""
+    for preset in PRESETS:
+        for lang in LANGUAGES:
+            if value == translate(lang, preset):
+                return str(value)
+    return None
 
 
 async def _index(request: web.Request) -> web.Response:
@@ -360,23 +384,29 @@ async def _ask(request: web.Request) -> web.Response:
     if not isinstance(token, str) or not token_ok(parts.form_key, token, "ask", session):
         raise _Refused(Code.CSRF_FAILED, "ask")
     preset, typed, language = form.get("preset"), form.get("question"), form.get("language")
-    question = preset if isinstance(preset, str) and preset in PRESETS else typed
+    question = _preset(preset) or typed
     chosen = language if language in LANGUAGES else None
+    page_lang = language_of_request(request)
     if not isinstance(question, str) or not question.strip() or len(question) > MAX_QUESTION_CHARS:
-        error = translate(language_of(chosen), TOO_LONG) % {"n": MAX_QUESTION_CHARS}
-        response = _ask_form(request, session, status=400, error=error, language=chosen or "")
+        error = translate(chosen or page_lang, TOO_LONG) % {"n": MAX_QUESTION_CHARS}
+        response = _ask_form(request, session, status=400, error=error, chosen=chosen or "")
         response.headers[CODE_HEADER] = str(Code.INVALID_MESSAGE)
         return response
     asked_by = AskedBy(uid=request_uid(request), page_session=session)
     try:
         answer = await parts.ask(question, chosen, asked_by=asked_by)
     except FleetwatchError as exc:
-        words = why(exc.code, chosen or "en")
+        words = why(exc.code, chosen or page_lang)
         error = f"{words[:1].upper()}{words[1:]}."
         response = _ask_form(request, session, status=503, error=error, question=question)
         response.headers[CODE_HEADER] = str(exc.code)
         return response
-    return _ask_form(request, session, answer=answer, question=question, language=chosen or "")
+    approval_url = None
+    if answer.proposals and parts.approval_page is not None:
+        approval_url = await parts.approval_page()
+    return _ask_form(
+        request, session, answer=answer, question=question, chosen=chosen or "", approval_url=approval_url
+    )
 
 
 async def _refusal(request: web.Request, refused: _Refused) -> web.Response:
@@ -397,27 +427,28 @@ async def _refusal(request: web.Request, refused: _Refused) -> web.Response:
         )
     status = STATUS.get(refused.code, 400)
     if refused.code is Code.SLOW_DOWN:
-        response = _login(request, status=status, error=SLOW_DOWN_WORDS.format(wait=refused.wait or 1))
+        words = translate(language_of_request(request), SLOW_DOWN_WORDS) % {"wait": refused.wait or 1}
+        response = _login(request, status=status, error=words)
     elif refused.code in LOGIN_AGAIN:
-        response = _login(request, status=status, error=_sentences(refused.code))
+        response = _login(request, status=status, error=_sentence(refused.code, language_of_request(request)))
     else:
-        response = _plain(refused.code, status)
+        response = _plain(refused.code, status, language_of_request(request))
     response.headers[CODE_HEADER] = str(refused.code)
     if refused.wait:
         response.headers["Retry-After"] = str(refused.wait)
     return response
 
 
-def _sentences(code: Code) -> str:
-    """Why, in words (`shared.text.change_words.why`), in English and Spanish: no code."""
-    words = [why(code, language) for language in LANGUAGES]
-    return " / ".join(f"{w[:1].upper()}{w[1:]}." for w in words)
+def _sentence(code: Code, language: Language) -> str:
+    """Why, in words (`shared.text.change_words.why`), in `language`: no code."""
+    words = why(code, language)
+    return f"{words[:1].upper()}{words[1:]}."
 
 
-def _plain(code: Code, status: int) -> web.Response:
-    """A refused request: one sentence a person reads, in English and Spanish (no code in the
-    words); the code, for a program, in `CODE_HEADER`."""
-    response = web.Response(text=_sentences(code) + "\n", status=status)
+def _plain(code: Code, status: int, language: Language) -> web.Response:
+    """A refused request: one sentence a person reads, in the request's language (no code in
+    the words); the code, for a program, in `CODE_HEADER`."""
+    response = web.Response(text=_sentence(code, language) + "\n", status=status)
     response.headers[CODE_HEADER] = str(code)
     return response
 
@@ -479,11 +510,14 @@ def build_page_app(
     clock: Callable[[], float] = time.monotonic,
     throttle: WrongSecretThrottle | None = None,
     wall: WallFunction | None = None,
+    approval_page: ApprovalPage | None = None,
 ) -> web.Application:
     """The ask page's app. `ask(question, language, asked_by=...)` answers (usually
     `Assistant.ask`); `secret` guards it; `audit` records sessions and refusals; `secret_hint`
     says where the secret is (the file's path), shown on the secret form; `wall(language)` gives
-    the wall screen's view (None: ``/wall`` answers 503)."""
+    the wall screen's view (None: ``/wall`` answers 503); `approval_page()` the approval page's
+    address, linked after a proposal (None, or it answers None: the link's words say how to
+    find it)."""
     app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY_BYTES)
     app[_PARTS] = PageParts(
         ask=ask,
@@ -495,6 +529,8 @@ def build_page_app(
         clock=clock,
         audit=audit,
         css=page_css(),
+        envs={lang: _environment(lang) for lang in LANGUAGES},
+        approval_page=approval_page,
     )
     app[_WALL] = wall
     app.router.add_get("/", _index)
@@ -514,6 +550,7 @@ async def serve_page(
     sink: SecretSink,
     audit: PageAudit | None = None,
     wall: WallFunction | None = None,
+    approval_page: ApprovalPage | None = None,
 ) -> AsyncIterator[str]:
     """Serve the ask page for `assistant` (and, with `wall`, the wall screen at ``/wall``) on
     both loopbacks at `port` (0: any free port) for the block, its secret published through
@@ -527,7 +564,9 @@ async def serve_page(
     """
     secret = PageSecret.new()
     hint = None if sink.terminal else str(sink.path)
-    app = build_page_app(assistant.ask, secret=secret, audit=audit, secret_hint=hint, wall=wall)
+    app = build_page_app(
+        assistant.ask, secret=secret, audit=audit, secret_hint=hint, wall=wall, approval_page=approval_page
+    )
     async with serve_loopback(app, port, ASK_NAMES[0]) as base_url:
         url = f"{base_url}/"
         sink.publish(secret, url)

@@ -38,7 +38,7 @@ from typing import Any, Literal, Protocol
 from services.assistant import ModelUnavailable
 from services.assistant.budget import Budget, Spent
 from services.assistant.keyword import keyword_answer
-from services.assistant.language import choose, note, proposal_line
+from services.assistant.language import choose, note, note_lines, proposal_line
 from services.assistant.loop import LoopResult, ModelLoop, TextSink
 from services.assistant.pipeline import NotesSource, Reader, ToolRunner, TurnRecord
 from services.assistant.prompt import first_message
@@ -110,7 +110,8 @@ class Assistant:
         model_info: which model answers (`ModelInfo`): its ``kind`` names the answers
             (``model`` or ``demo_model``); None: ``model`` when there is a client, else keyword.
         notes: operators' room notes (the watch store), or None: offered to the model as
-            ``get_room_notes`` and shown under a named room in the keyword answer, as data.
+            ``get_room_notes`` and carried under every answer that names a room with one
+            (`Answer.notes`, code-built lines), as data.
         now: UTC time (the lab's clock in tests); clock: monotonic seconds; zone: the operator's
             time zone (`FLEETWATCH_TIMEZONE`) for the times a keyword answer names.
     """
@@ -210,14 +211,28 @@ class Assistant:
         lines = [await self._line(pid, tool, lang, record.names) for pid, tool in record.proposals]
         lines += [await self._line(pid, "", lang, record.names, existing=True) for pid in record.existing]
         await self._audit(question, lang, ending, record, spent, expired, turn_id, asked_by or AskedBy())
+        refusals = self._refusals(record, lang)
+        said = "\n".join([text, *(line.text for line in lines), *(line.text for line in refusals)])
         return Answer(
             text=text,
             language=lang,
             answered_by=ending.answered_by,
             proposals=tuple(lines),
             code=ending.code,
-            refusals=self._refusals(record, lang),
+            refusals=refusals,
+            notes=note_lines(await self._room_notes(), said, lang),
         )
+
+    async def _room_notes(self) -> list[tuple[str, str, str]]:
+        """The operators' notes ``(device ID, room name, note)``; none when the watch keeps none
+        or they cannot be read (logged: the answer goes on without them)."""
+        if self._notes is None:
+            return []
+        try:
+            return [(n.device_id, n.room, n.text) for n in await self._notes.notes()]
+        except FleetwatchError as exc:
+            log.warning("room notes could not be read (%s); answering without them", exc.code)
+            return []
 
     async def fleet(self) -> FleetSnapshot:
         """The fleet read now through the read sign-in (for an operator's ``fleetwatch fleet``;
@@ -292,17 +307,10 @@ class Assistant:
             log.warning("keyword answer could not read the fleet (%s)", exc.code)
             words = translate(language_of(lang), N_("I could not read the fleet"))
             return f"{words}: {why(exc.code, lang)}.", str(exc.code)
-        notes = {}
-        if self._notes is not None:
-            try:
-                notes = {n.device_id: n.text for n in await self._notes.notes()}
-            except FleetwatchError as exc:
-                log.warning("room notes could not be read (%s); answering without them", exc.code)
         # The answer's times are in the operator's zone (`FLEETWATCH_TIMEZONE`): "now" carries it.
+        # Room notes are not part of its text: every answer carries them apart (`note_lines`).
         now = self._now().astimezone(self._zone)
-        return keyword_answer(
-            question, lang, snapshot, now, thresholds_from_policy(self._policy), notes=notes
-        ), None
+        return keyword_answer(question, lang, snapshot, now, thresholds_from_policy(self._policy)), None
 
     async def _expire_after_failure(self, turn_id: str) -> None:
         """The turn failed partway (an exception, or its task cancelled): expire its proposals

@@ -17,7 +17,9 @@ acked at once (Slack wants it within 3 s), then `SlackAsks.answer` runs as its o
 4. "Looking…", then the answer of the **read-only** `Assistant` the caller gives (built without
    ``propose_change``: nothing is ever proposed from Slack; a change request is told where to
    ask), in the asker's language (Slack's locale from ``users.info``, else the question's); its
-   ``ask`` audit row names the member ID and the channel kind;
+   ``ask`` audit row names the member ID and the channel kind; the model's words quoted by the
+   one rule of every surface (`shared.text.model_text.model_lines`: each line starts ``│ ``, a
+   line imitating the product marked), the code-built lines apart under Fleetwatch's heading;
 5. the reply goes in the thread (a slash command's ephemerally, to its ``response_url`` when
    that is Slack's, else ``chat.postEphemeral``), escaped and with markup parsing off
    (`slack_rules.reply`, `services.assistant.watch.post.SLACK_PLAIN`); a channel the app is not
@@ -63,6 +65,9 @@ from services.assistant.watch.post import SLACK_PLAIN
 from services.assistant.watch.times import utc_text
 from shared.config import ConfigError, Secret, Settings
 from shared.errors import Code, FleetwatchError
+from shared.text.catalogue import translate
+from shared.text.languages import language_of as shared_language_of
+from shared.text.model_text import MODEL_HEADING, NOTES_HEADING, RECORDED_HEADING, model_lines
 from shared.wire.approval import RecordRefusal
 from shared.wire.assistant import Answer
 
@@ -258,11 +263,13 @@ class SlackAsks:
             log.warning("a Slack ask could not be answered (%s)", exc.code)
             await self._deliver(ask, reply([say("failed", lang)]))
             return "failed"
-        lines = [
-            answer.text,
-            *(line.text for line in answer.refusals),
-            *(line.text for line in answer.proposals),
-        ]
+        said = shared_language_of(answer.language)
+        lines = [translate(said, MODEL_HEADING), *model_lines(answer.text, said)]
+        code_built = [*(line.text for line in answer.refusals), *(line.text for line in answer.proposals)]
+        if code_built:
+            lines += ["", translate(said, RECORDED_HEADING), *(f"- {line}" for line in code_built)]
+        if answer.notes:
+            lines += ["", translate(said, NOTES_HEADING), *(f"- {line.text}" for line in answer.notes)]
         if answer.proposals or answer.refusals or asks_for_change(ask.text):
             lines += ["", say("no_change", answer.language)]
         await self._deliver(ask, reply(lines))

@@ -15,10 +15,12 @@ Layers (each may import the ones above it and `shared.*`)::
                         configuration, start, stop, wait (no command line) | pure checks of the
                         facts doctor gathered, and their rendering | the fleet as a table and as
                         JSON (names made visible)
-    doctor_compose.py  stopped.py
+    doctor_compose.py  ports.py  stopped.py
                         doctor --compose: a compose file's users against the uids in the
-                        settings (pure) | the read-only commands while the services are
-                        stopped: the same reply from the store, through the service's readout
+                        settings (pure) | the ports up listens on, checked before anything
+                        starts (who holds one: shared.web.port_holder) | the read-only commands
+                        while the services are stopped: the same reply from the store, through
+                        the service's readout
     commands_watch.py  commands_tools.py  doctor_slack.py  commands_audit.py
                         history, digest, note, notes, status --check (the watch, on
                         assistant.sock) | tools diff: Epiphan's tool list against the reviewed
@@ -34,9 +36,9 @@ Layers (each may import the ones above it and `shared.*`)::
     commands_up.py      up, down, demo (the lab in demo mode: `services.lab`'s scenario)
     main.py             the parser and ``main`` (``fleetwatch lab`` hands over to the lab)
 
-The lab is the one other service it imports, and only to start it: ``fleetwatch lab``, the
-demo's scenario and the addresses of the lab's Slack and Teams stand-ins the demo posts to (the
-import contract names the three imports).
+The lab is the one other service it imports, and only to start it: ``fleetwatch lab`` (and its
+ports, checked first with its own options), the demo's scenario and the addresses of the lab's
+Slack and Teams stand-ins the demo posts to (the import contract names these imports).
 
 Errors: `CtlError` (and `supervise.SuperviseError`); ``main`` prints any `FleetwatchError` as
 one line ``fleetwatch: <code>: <message>`` (a `CtlError` made of catalogue `Words` in the

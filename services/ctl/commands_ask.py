@@ -1,12 +1,12 @@
 """``fleetwatch ask "QUESTION"``: ask the assistant over assistant.sock and print its answer.
 
-The answer's text (the model's words, or the keyword answer) is split at its own line feeds
-only, and each line shown through `shared.text.display.visible`, so a CR, U+2028 or U+2029
-inside a name is a visible marker and never a line of its own (a name cannot forge a line
-that looks like the product's), and a terminal escape or a bidi override is shown, not
-obeyed; then, apart and labelled as Fleetwatch's (the model's words never say what ran), one
+The answer's text (the model's words, or the keyword answer) is shown quoted under its own
+heading by the one rule of every surface (`shared.text.model_text.model_lines`): split at every
+line break, each line made visible (a terminal escape or a bidi override is shown, not obeyed)
+and starting ``│ ``, a line imitating one of the product's headings marked as the assistant's;
+then, apart and under Fleetwatch's heading (the model's words never say what ran), one
 code-built line per proposal with its recorded state, and one per change that was not
-proposed, saying why in words. ``--json`` prints the `Answer` as safe JSON: which answered,
+proposed, saying why in words; then the operators' notes on the rooms the answer names. ``--json`` prints the `Answer` as safe JSON: which answered,
 the answer's code, the proposals and the refusals with their codes. Asking cannot approve
 anything: a proposal waits for a person on the approval page.
 
@@ -24,9 +24,10 @@ from typing import Any, Final
 from services.ctl.output import print_json
 from shared.config import load_settings
 from shared.text.answered_by import answered_by
-from shared.text.catalogue import N_, translate
+from shared.text.catalogue import translate
 from shared.text.display import visible
 from shared.text.languages import language_of
+from shared.text.model_text import MODEL_HEADING, NOTES_HEADING, RECORDED_HEADING, model_lines
 from shared.wire.assistant import Answer, Ask, AssistantClient
 
 TIMEOUT_SECONDS: Final = 180.0
@@ -37,13 +38,16 @@ def render_answer(answer: Answer) -> str:
     """The answer for a terminal: its text, then, labelled as Fleetwatch's, a line per proposal
     and per change not proposed, then who answered (the model, the lab's demo model or the
     keyword answer)."""
-    lines = [visible(line, 2000) for line in answer.text.split("\n")]
+    language = language_of(answer.language)
+    lines = [translate(language, MODEL_HEADING), *model_lines(answer.text, language)]
     code_built = [*answer.proposals, *answer.refusals]
     if code_built:
         lines.append("")
-        language = language_of(answer.language)
-        lines.append(translate(language, N_("What Fleetwatch recorded (not the assistant's words):")))
+        lines.append(translate(language, RECORDED_HEADING))
         lines.extend(f"- {visible(line.text, 600)}" for line in code_built)
+    if answer.notes:
+        lines += ["", translate(language, NOTES_HEADING)]
+        lines.extend(f"- {visible(line.text, 600)}" for line in answer.notes)
     lines += ["", answered_by(answer.answered_by, answer.language)]
     return "\n".join(lines)
 

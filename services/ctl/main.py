@@ -246,8 +246,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv[:1] == ["lab"]:
             # Every option after "lab" is the lab's own (argparse's REMAINDER drops leading options).
+            from services.ctl.ports import lab_refusal
             from services.lab.__main__ import main as lab_main
 
+            refused = lab_refusal(argv[1:])  # its ports, before it starts, in the operator's words
+            if refused is not None:
+                print(error_line(refused, help_language(argv)), file=sys.stderr)
+                return 2
             return lab_main(argv[1:])
         language = help_language(argv)
         with said_in(language):

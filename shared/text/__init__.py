@@ -8,17 +8,20 @@ Layers (each imports only those below it)::
                       for the assistant's code-built lines (what a change does, in which room;
                       why a change was not proposed) | the fleet answers' headings and phrases
                       (keyed catalogue entries, every language's words in the .po: `Lexicon`)
-    changes.py  refusals.py  answered_by.py  deciders.py
+    changes.py  refusals.py  model_text.py  deciders.py
                       a change in words for the page and the CLI: its title with the room, what
                       happens, its risk | why a change was refused or could not run, for each
-                      code (catalogue `Words`) | who answered a question (the ask page and
-                      ``fleetwatch ask``) | who decided a change and where, by account (the
-                      page's outcome and ``fleetwatch audit tail``)
+                      code (catalogue `Words`) | the model's words quoted, one rule for every
+                      surface (a line imitating the product marked) | who decided a change and
+                      where, by account (the page's outcome and ``fleetwatch audit tail``)
+    answered_by.py    who answered a question (the ask page and ``fleetwatch ask``)
     catalogue.py      the one translator-editable catalogue (locales/*/LC_MESSAGES/messages.po):
                       `Words`, `Moment`, `N_`, `C_`, `keyed` and `Lexicon` (a code's, an enum
                       value's or a table's words, keyed by it), plain-text `say_text` (the page,
                       the CLI and the assistant's fixed words)
-    times.py          times in the operator's zone, one format, relative where it helps
+    times.py  accept_language.py
+                      times in the operator's zone, one format, relative where it helps | a
+                      page's language for a request (``?lang=``, cookie, ``Accept-Language``)
     display.py  questions.py  languages.py
                       the one escaping helper (`visible` for text, `safe_json` for JSON; `width`
                       on a terminal) | what a question is about | the languages, declared once

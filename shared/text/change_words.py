@@ -5,7 +5,8 @@ the Spanish in ``shared/text/locales/es``). Pure.
 A person reads rooms and changes in words, never tool names or codes alone: "start recording
 in Sandbox Classroom", "the queue already holds 3 proposals; approve or deny one first". Used
 by the assistant's code-built lines (proposals made, proposals refused), ``fleetwatch status``
-and ``fleetwatch demo``. Every name from the fleet passes through `shared.text.display.visible`.
+and ``fleetwatch demo``. Every name from the fleet passes through `shared.text.display.visible`
+and stands in the reader's quote marks (`quoted_name`).
 
 The catalogue has a sentence, keyed by the code (``msgctxt "why"``), for every code a proposal
 can be refused with, or an answer can end on (the assistant's manifest: ``propose_change``,
@@ -45,6 +46,7 @@ OTHER_CHANGE: Final = N_("a change")
 _NOT_PROPOSED: Final = N_("Not proposed")
 _UNKNOWN_ROOM: Final = C_("room", "device %(id)s")
 _CANNOT: Final = N_("it could not be done")
+_QUOTED: Final = C_("quote", "“%(name)s”")
 SNAKE_CASE: Final = re.compile(r"\b[a-z]+(?:_[a-z0-9]+)+\b")
 """What a raw code or tool name looks like (``queue_full``, ``batch_recording``)."""
 
@@ -63,13 +65,20 @@ def change(tool: str, action: str | None, language: str) -> str:
     return _say(change_words_of(tool, action), language)
 
 
+def quoted_name(name: str) -> Words:
+    """A fleet name (made visible, at most 80 characters) in the reader's quote marks
+    (“…” in English, «…» in Spanish): a code-built line shows where the name ends, so a name
+    cannot carry state-like words ahead of the real state."""
+    return Words.in_context("quote", _QUOTED, name=visible(name, 80))
+
+
 def rooms_words(names: Sequence[str], ids: Sequence[str]) -> Joined:
-    """The rooms a change names: their names (made visible), or ``device <ID>`` where a name is
-    not known; joined with commas."""
+    """The rooms a change names: their names (made visible and quoted: `quoted_name`), or
+    ``device <ID>`` where a name is not known; joined with commas."""
     return Joined(
         ", ",
         tuple(
-            visible(names[i], 80)
+            quoted_name(names[i])
             if i < len(names) and names[i]
             else Words.in_context("room", _UNKNOWN_ROOM, id=visible(d, 40))
             for i, d in enumerate(ids)

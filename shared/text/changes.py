@@ -14,7 +14,8 @@ The words of each tool's change, what it does and its risk are keyed catalogue e
 A room is a target's current name (from a fresh Inspect on a card; from the binding facts a
 person approved, `rooms_from_facts`, on an outcome) with its channel. A name from the fleet is
 display text (`shared.text.display.visible`, capped); a look-alike name (Cyrillic, fullwidth,
-combining marks: `shared.text.display.lookalike`) is marked and its device ID stands beside it.
+combining marks, digits of another script: `shared.text.display.lookalike`) is marked and its
+device ID stands beside it; a look-alike channel name is marked beside its channel number.
 A target whose name is unknown is named by its device ID.
 """
 
@@ -42,6 +43,7 @@ class Room:
     lookalike: bool = False
     channel: str | None = None
     channel_name: str | None = None
+    channel_lookalike: bool = False
 
 
 def room(device_id: str, name: str | None, channel: str | None, channel_name: str | None) -> Room:
@@ -52,6 +54,7 @@ def room(device_id: str, name: str | None, channel: str | None, channel_name: st
         lookalike=bool(name) and lookalike(name or ""),
         channel=visible(channel, 8) if channel else None,
         channel_name=visible(channel_name, NAME_CAP) if channel_name is not None else None,
+        channel_lookalike=bool(channel_name) and lookalike(channel_name or ""),
     )
 
 
@@ -86,8 +89,9 @@ def rooms_from_facts(
 
 
 def one_room_words(place: Room) -> Words:
-    """``Sandbox Classroom, channel 1 (Lecture)``; a look-alike name marked with its device ID;
-    an unknown name as ``device <id>``."""
+    """``Sandbox Classroom, channel 1 (Lecture)``; a look-alike name marked with its device ID,
+    a look-alike channel name marked too (the channel's number beside it); an unknown name as
+    ``device <id>``."""
     if not place.name:
         name = Words.of(N_("device %(id)s"), id=place.device_id)
     elif place.lookalike:
@@ -98,6 +102,13 @@ def one_room_words(place: Room) -> Words:
         name = Words.of(N_("%(name)s"), name=place.name)
     if place.channel is None:
         return name
+    if place.channel_name and place.channel_lookalike:
+        return Words.of(
+            N_("%(room)s, channel %(n)s (%(channel)s: look-alike letters)"),
+            room=name,
+            n=place.channel,
+            channel=place.channel_name,
+        )
     if place.channel_name:
         return Words.of(
             N_("%(room)s, channel %(n)s (%(channel)s)"),

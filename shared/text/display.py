@@ -53,12 +53,16 @@ LOOKALIKE_SCRIPTS = frozenset({"CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COP
 def lookalike(text: str) -> bool:
     """True when `text` could pass for another name: a letter from a script that looks like
     Latin (`LOOKALIKE_SCRIPTS`), a compatibility form such as fullwidth ``Ｌａｂ`` (NFKC changes
-    it), or a combining mark that does not compose into its letter. A surface that shows such a
-    name for a room a person decides about marks it and shows the device ID beside it."""
+    it), a combining mark that does not compose into its letter, or a digit of another script
+    (any decimal digit, category ``Nd``, but ASCII ``0``-``9``: ``١٢`` or ``߁`` read as another
+    room's number or device ID). A surface that shows such a name (a room's or a channel's) for
+    a room a person decides about marks it and shows the device ID beside it."""
     if unicodedata.normalize("NFKC", text) != text:
         return True
     for char in unicodedata.normalize("NFC", text):
         if unicodedata.category(char).startswith("M"):
+            return True
+        if unicodedata.category(char) == "Nd" and not "0" <= char <= "9":
             return True
         if char.isalpha() and unicodedata.name(char, "").split(" ")[0] in LOOKALIKE_SCRIPTS:
             return True

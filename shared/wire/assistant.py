@@ -36,6 +36,14 @@ class ProposalLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     text: str
 
 
+class NoteLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An operator's note (``fleetwatch note``) on a room the answer names: the room's device
+    ID and the code-built line a person reads (the room's name quoted, then the note)."""
+
+    device_id: str
+    text: str
+
+
 class RefusalLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A change the model tried to propose and that was not queued: the stable ``code`` (for
     scripts: ``ask --json``) and the code-built sentence a person reads (``text``, no code)."""
@@ -47,8 +55,8 @@ class RefusalLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 class Answer(Message):
     """The answer: ``text`` (the model's words or the keyword answer), the code-built proposal
     lines, the code-built lines of proposals that were refused (``refusals``), which path
-    answered (`AnsweredBy`), the language used and the answer's own code (a fallback, a spent
-    budget, a failed read)."""
+    answered (`AnsweredBy`), the language used, the answer's own code (a fallback, a spent
+    budget, a failed read) and the operators' notes on the rooms it names (``notes``)."""
 
     text: str
     language: str
@@ -56,6 +64,7 @@ class Answer(Message):
     proposals: tuple[ProposalLine, ...] = ()
     code: Code | None = None
     refusals: tuple[RefusalLine, ...] = ()
+    notes: tuple[NoteLine, ...] = ()
 
 
 class Ask(Request[Answer]):

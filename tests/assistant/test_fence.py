@@ -163,7 +163,7 @@ async def test_a_full_queue_refuses_the_fourth_proposal(clean, model):
     assert [(r.code, r.text) for r in second.refusals] == [
         (
             "queue_full",
-            "Not proposed: start recording in Sandbox Classroom: the queue already holds 3 proposals; "
+            "Not proposed: start recording in “Sandbox Classroom”: the queue already holds 3 proposals; "
             "approve or deny one on the approval page first.",
         )
     ]

@@ -78,8 +78,8 @@ def test_every_recorded_state_has_words_in_both_languages(status, outcome, verif
         proposal_line("p_1", state, "es", tool="batch_recording"),
     )
     assert english.state == spanish.state == key
-    assert english.text.startswith("Proposal p_1: start recording in Sandbox Classroom: ")
-    assert spanish.text.startswith("Propuesta p_1: empezar a grabar en Sandbox Classroom: ")
+    assert english.text.startswith("Proposal p_1: start recording in “Sandbox Classroom”: ")
+    assert spanish.text.startswith("Propuesta p_1: empezar a grabar en «Sandbox Classroom»: ")
     assert english.text != spanish.text
     words = [line.text.replace("p_1", "") for line in (english, spanish)]  # the fake ID has an underscore
     assert [SNAKE_CASE.findall(w) for w in words] == [[], []]
@@ -115,7 +115,7 @@ def test_a_proposal_already_waiting_not_run_or_acknowledged_says_so(
 def test_a_name_read_in_the_question_stands_in_for_one_the_state_lacks():
     state = ProposalState(proposal_id="p_1", tool="batch_reboot", status="pending", targets=("29088800001",))
     line = proposal_line("p_1", state, "en", tool="batch_reboot", names={"29088800001": "Sandbox Pearl-2"})
-    assert line.text == "Proposal p_1: reboot in Sandbox Pearl-2: waiting for approval on the approval page."
+    assert line.text == "Proposal p_1: reboot in “Sandbox Pearl-2”: waiting for approval on the approval page."
 
 
 def test_a_state_that_could_not_be_read_says_so():

@@ -265,11 +265,11 @@ async def test_an_answer_is_escaped_and_hidden_characters_are_shown(page, fake):
         token = await _form(http, page)
         response = await http.post(
             f"{page.url}/ask",
-            data={"token": token, "preset": PRESETS[3], "question": "", "language": "es"},
+            data={"token": token, "preset": "¿Qué necesita atención?", "question": "", "language": "es"},
             headers=_same_origin(page.url),
         )
     assert response.status_code == 200
-    assert [(q, lang) for q, lang, _ in fake.asked] == [(PRESETS[3], "es")]
+    assert [(q, lang) for q, lang, _ in fake.asked] == [("¿Qué necesita atención?", "es")]
     assert "<script>" not in response.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in response.text
     assert "\u202e" not in response.text and "⟦U+202E⟧" in response.text
     assert "Proposal p_1 &lt;b&gt;x&lt;/b&gt;" in response.text
@@ -288,8 +288,8 @@ async def test_the_page_answers_with_the_real_keyword_path(make_assistant, tmp_p
         )
     assert response.status_code == 200
     assert (
-        "<p>2 rooms are offline:</p>" in response.text
-        and "<li>ENG 210: offline for 3 h 00 min" in response.text
+        "<p>│ 2 rooms are offline:</p>" in response.text
+        and "<p>│ - ENG 210: offline for 3 h 00 min" in response.text
     )
     assert '<p class="by">Answered by the keyword answer (no model; read-only).</p>' in response.text
 
@@ -313,10 +313,10 @@ async def test_the_ask_page_uses_the_approval_pages_stylesheet(page):
     assert '<header class="top">' in html and '<link rel="stylesheet" href="/page.css">' in html
 
 
-async def test_an_answer_is_plain_paragraphs_and_lists_never_monospace(page):
+async def test_an_answer_is_plain_quoted_paragraphs_never_monospace(page):
     html = await _answer_page(page)
     assert "<pre" not in html and "monospace" not in html
-    assert "<p>2 rooms:</p>" in html and "<ul><li>A</li><li>B</li></ul>" in html and "<p>Done.</p>" in html
+    assert "<p>│ 2 rooms:</p>\n<p>│ - A</p>\n<p>│ - B</p>" in html and "<p>│ Done.</p>" in html
     assert '<li class="refusal">Not proposed: reboot in B: the queue is full.</li>' in html
 
 

@@ -1,5 +1,6 @@
 """Operators' room notes in answers: offered to the model as ``get_room_notes`` (data, in the
-escaped data block, never in the prompt), and shown under a named room in the keyword answer."""
+escaped data block, never in the prompt), and carried apart, code-built, under every answer
+that names a room with one (issue 28 #7)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from services.assistant.data_block import CLOSE, OPEN, strip_blocks
 from services.assistant.prompt import SYSTEM_PROMPT
 from services.assistant.tools import ROOM_NOTES
 from services.assistant.watch.store import WatchStore
-from services.lab.model_standin import Reply, ToolUse
+from services.lab.model_standin import Reply, ToolUse, say
+from shared.wire.assistant import NoteLine
 from tests.assistant.helpers import result_payloads, sequence
 
 ENG210 = "19012340204"
@@ -53,11 +55,30 @@ async def test_a_note_reaches_the_model_only_as_escaped_data(standin, make_assis
     assert HOSTILE not in strip_blocks(raw) and "Switch port dead" not in SYSTEM_PROMPT
 
 
-async def test_the_keyword_answer_shows_a_rooms_note_under_the_room(make_assistant, notes):
-    answer = await make_assistant(model_client=None, notes=notes).ask("how is ENG 210?")
+@pytest.mark.parametrize(
+    ("question", "language", "line"),
+    [
+        ("how is ENG 210?", "en", f"“ENG 210”: Switch port dead. {HOSTILE}"),
+        ("¿cómo está ENG 210?", "es", f"«ENG 210»: Switch port dead. {HOSTILE}"),
+        ("What's offline?", "en", f"“ENG 210”: Switch port dead. {HOSTILE}"),  # a list naming the room
+        ("¿Qué está desconectado?", "es", f"«ENG 210»: Switch port dead. {HOSTILE}"),
+    ],
+)
+async def test_every_keyword_answer_naming_a_room_carries_its_note_apart(
+    make_assistant, notes, question, language, line
+):
+    answer = await make_assistant(model_client=None, notes=notes).ask(question, language)
     assert answer.answered_by == "keyword"
-    assert f"- Note (an operator's): Switch port dead. {HOSTILE}" in answer.text
-    spanish = await make_assistant(model_client=None, notes=notes).ask("¿cómo está ENG 210?", "es")
-    assert "- Nota (de un operador): Switch port dead." in spanish.text
-    other = await make_assistant(model_client=None, notes=notes).ask("how is SCI 105?")
-    assert "Note (an operator's)" not in other.text
+    assert answer.notes == (NoteLine(device_id=ENG210, text=line),)
+    assert "Switch port dead" not in answer.text  # apart from the answer's text, never inside it
+    other = await make_assistant(model_client=None, notes=notes).ask("how is SCI 105?", language)
+    assert other.notes == ()
+
+
+async def test_a_model_answer_naming_a_room_carries_its_note(standin, make_assistant, notes):
+    standin.set_script(sequence(say("ENG 210 has been offline since 10:00; LIB Room 2 too.")))
+    answer = await make_assistant(notes=notes).ask("what is offline?")
+    assert answer.answered_by == "model"
+    assert answer.notes == (NoteLine(device_id=ENG210, text=f"“ENG 210”: Switch port dead. {HOSTILE}"),)
+    standin.set_script(sequence(say("ENG 2100 and XENG 210 are fine.")))  # other rooms: no note
+    assert (await make_assistant(notes=notes).ask("what is offline?")).notes == ()

@@ -41,7 +41,7 @@ async def test_the_demo_proposes_a_recording_and_a_code_built_line_states_it(sta
     assert [(p.proposal_id, p.state) for p in answer.proposals] == [("p_1", "waiting_for_approval")]
     assert (
         answer.proposals[0].text
-        == "Proposal p_1: start recording in Sandbox Classroom: waiting for approval on the approval page."
+        == "Proposal p_1: start recording in “Sandbox Classroom”: waiting for approval on the approval page."
     )
 
 
@@ -95,7 +95,7 @@ async def test_spanish_in_gives_spanish_out(standin, make_assistant):
     assert "language: es" in standin.requests[0].question()
     assert "Propuse empezar a grabar" in answer.text
     assert answer.proposals[0].text.startswith(
-        "Propuesta p_1: empezar a grabar en Sandbox Classroom: esperando aprobación"
+        "Propuesta p_1: empezar a grabar en «Sandbox Classroom»: esperando aprobación"
     )
 
 
@@ -112,7 +112,7 @@ async def test_the_proposal_line_comes_from_the_recorded_state_not_from_the_mode
     assert [(p.state, p.text) for p in answer.proposals] == [
         (
             "unknown",
-            "Proposal p_1: start recording in ENG 101 Auditorium: may or may not have run (the outcome is unknown).",
+            "Proposal p_1: start recording in “ENG 101 Auditorium”: may or may not have run (the outcome is unknown).",
         )
     ]
 

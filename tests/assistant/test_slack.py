@@ -408,3 +408,23 @@ async def test_the_watchdog_alone_reconnects_a_connection_that_went_silent(lab, 
         with contextlib.suppress(asyncio.CancelledError):
             await task
     assert listener.reconnects >= 1
+
+
+@pytest.mark.parametrize(
+    ("user", "heading", "line"),
+    [
+        (OPS, "Room notes (operators' words):", "- “ENG 210”: Switch port dead"),
+        (AV, "Notas de las salas (palabras de los operadores):", "- «ENG 210»: Switch port dead"),
+    ],
+)
+async def test_a_rooms_note_stands_under_the_answer_that_names_it(
+    lab, store, make_assistant, user, heading, line
+):
+    await store.set_note("2026-09-16T12:00:00.000Z", "19012340204", "ENG 210", "Switch port dead", 1000)
+    sink = FakeSink()
+    assistant = make_assistant(sink=sink, model_client=None, fence_configured=False, notes=store)
+    async with listening(lab, assistant, sink, store, allowed_users=(OPS, AV)):
+        await ask(lab, user, LAB_ASK_CHANNEL, "what's offline?")
+        (reply,) = await answered(lab)
+    lines = reply["text"].split("\n")
+    assert lines[lines.index(heading) + 1] == line

@@ -14,7 +14,15 @@ from shared.errors import Code, FleetwatchError
 from shared.text.catalogue import keyed
 from shared.text.change_words import SNAKE_CASE, why
 from shared.wire.assistant import Answer
-from tests.assistant.helpers import DEVICES, ENG101, RECORD_ENG101, FakeSink, blocks_in, sequence
+from tests.assistant.helpers import (
+    DEVICES,
+    ENG101,
+    RECORD_ENG101,
+    FakeSink,
+    blocks_in,
+    last_tool_results,
+    sequence,
+)
 
 PROPOSE_CODES = sorted(next(op.codes for op in TOOL_OPERATIONS if op.name == f"{TOOL_PREFIX}propose_change"))
 GROUPS = {op.name.removeprefix(TOOL_PREFIX): op.codes for op in TOOL_OPERATIONS}
@@ -47,13 +55,13 @@ async def test_no_answer_text_holds_a_code_or_a_tool_name_whatever_the_intake_re
     )
     assert [r.code for r in answer.refusals] == [code]
     (refusal,) = answer.refusals
-    assert refusal.text.startswith("Not proposed: start recording in Sandbox Classroom: ")
+    assert refusal.text.startswith("Not proposed: start recording in “Sandbox Classroom”: ")
     for text in texts(answer):
         assert SNAKE_CASE.findall(text) == [], text
     spanish = await make_assistant(sink=FakeSink(refuse_with=str(code))).ask(
         "Empieza a grabar en Sandbox Classroom"
     )
-    assert spanish.refusals[0].text.startswith("No se propuso: empezar a grabar en Sandbox Classroom: ")
+    assert spanish.refusals[0].text.startswith("No se propuso: empezar a grabar en «Sandbox Classroom»: ")
     assert [SNAKE_CASE.findall(text) for text in texts(spanish)] == [[]] * len(texts(spanish))
 
 
@@ -90,7 +98,7 @@ async def test_each_code_reaches_the_model_under_the_tool_group_its_manifest_ent
     seen = [
         payload["error"]["code"]
         for request in standin.requests
-        for result in request.last_tool_results()
+        for result in last_tool_results(request)
         for payload in blocks_in(result.text)
         if isinstance(payload, dict) and isinstance(payload.get("error"), dict)
     ]

@@ -11,7 +11,7 @@ from pathlib import Path
 from services.assistant.server import assistant_side
 from services.assistant.service import AskedBy
 from shared.config import load_settings
-from shared.wire.assistant import Answer, ProposalLine
+from shared.wire.assistant import Answer, NoteLine, ProposalLine
 from tests.ctl.cli import fleetwatch_async
 from tests.procs import base_env
 
@@ -34,6 +34,7 @@ class FakeAssistant:
             language=language or "en",
             answered_by="model",
             proposals=(line,),
+            notes=(NoteLine(device_id="19012340204", text="«ENG 210»: Switch port dead\u202e"),),
         )
 
 
@@ -50,13 +51,20 @@ async def test_ask_prints_the_answer_with_hidden_characters_shown_and_the_propos
     assert fake.asked == [("¿Qué necesita atención?", "es"), ("What needs attention?", None)]
     assert fake.askers == [AskedBy(uid=os.getuid())] * 2  # who asked: the kernel's uid of the caller
     assert out.split("\n") == [
-        "Fix first:",
-        "- Room ⟦U+001B⟧[31mRED⟦U+202E⟧: offline",
-        # A name's CR, U+2028 and U+2029 are markers on its own line: it cannot forge a line.
-        "- Lab⟦U+000D⟧INFO approved=true⟦U+2028⟧- p_9 ran ok⟦U+2029⟧.",
+        "Palabras del asistente (Fleetwatch no las comprobó):",
+        "│ Fix first:",
+        "│ - Room ⟦U+001B⟧[31mRED⟦U+202E⟧: offline",
+        # A name's CR, U+2028 and U+2029 split it, and each piece is quoted as the model's.
+        "│ - Lab",
+        "│ INFO approved=true",
+        "│ - p_9 ran ok",
+        "│ .",
         "",
         "Lo que Fleetwatch registró (no son palabras del asistente):",
         "- Proposal p_1 (batch_recording): waiting.",
+        "",
+        "Notas de las salas (palabras de los operadores):",  # the rooms' notes, apart
+        "- «ENG 210»: Switch port dead⟦U+202E⟧",
         "",
         "Respondió el modelo.",  # who answered, as the ask page says it
         "",

@@ -307,7 +307,7 @@ async def test_each_denial_pause_and_change_to_settle_is_a_warning_with_its_comm
         "denials; lift it: fleetwatch resume --denials batch_recording 29088800004"
     )
     assert unsettled.level is Level.WARN and unsettled.message.startswith(
-        "reboot in Sandbox Pearl-2 (p-0123456789ab) ended unknown"
+        "reboot in “Sandbox Pearl-2” (p-0123456789ab) ended unknown"
     )
     assert unsettled.message.endswith("fleetwatch acknowledge p-0123456789ab")
 

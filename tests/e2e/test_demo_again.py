@@ -77,7 +77,7 @@ def test_the_demo_asked_twice_denied_paused_lifted_and_run_again_after_down(demo
     assert paused["proposals"] == [] and [r["code"] for r in paused["refusals"]] == ["denial_pause"]
     for text in [paused["text"], *(r["text"] for r in paused["refusals"])]:
         assert SNAKE_CASE.findall(text) == [], text
-    assert paused["refusals"][0]["text"].startswith("Not proposed: start recording in Sandbox Classroom: ")
+    assert paused["refusals"][0]["text"].startswith("Not proposed: start recording in “Sandbox Classroom”: ")
 
     status = run(env, "status")
     assert (

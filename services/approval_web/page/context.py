@@ -21,14 +21,15 @@ import aiosqlite
 import jinja2
 from aiohttp import web
 
-from services.approval_web.page.i18n import make_say, make_when, negotiate
+from services.approval_web.page.i18n import make_say, make_when
 from services.approval_web.page.words import refusal_words
 from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
 from shared.store.approvals import audit_refusal
 from shared.store.db import StoreError
+from shared.text.accept_language import page_language
 from shared.text.display import visible
-from shared.text.languages import LANGUAGES, Language
+from shared.text.languages import Language
 from shared.text.times import zone_name
 from shared.web.guards import CODE_HEADER
 from shared.web.page_secret import PageSecret
@@ -162,11 +163,11 @@ def client_of(request: web.Request) -> str:
 def language_of(request: web.Request) -> Language:
     """The request's language: ``?lang=`` (the switch's links, ``fleetwatch demo --language
     es``), else the switch's cookie, else ``Accept-Language``."""
-    for chosen in (request.query.get("lang"), request.cookies.get(LANGUAGE_COOKIE)):
-        for lang in LANGUAGES:
-            if chosen == lang:
-                return lang
-    return negotiate(request.headers.get("Accept-Language"))
+    return page_language(
+        request.query.get("lang"),
+        request.cookies.get(LANGUAGE_COOKIE),
+        request.headers.get("Accept-Language"),
+    )
 
 
 def uid_of(request: web.Request) -> int:

@@ -30,27 +30,6 @@ HTML_LANG: Final = {"en": "en", "es": "es-419"}
 """The ``lang`` attribute of each language's pages."""
 PAGE_DIR: Final = Path(__file__).resolve().parent
 TEMPLATES_DIR: Final = PAGE_DIR / "templates"
-MAX_ACCEPT_LANGUAGE: Final = 400
-
-
-def negotiate(accept_language: str | None) -> str:
-    """The language to use for an ``Accept-Language`` header: the supported one with the
-    highest q-value (``es-MX``, ``es-419`` -> ``es``), English when none is supported."""
-    if not accept_language:
-        return LANGUAGES[0]
-    best, best_q = LANGUAGES[0], 0.0
-    for order, part in enumerate(accept_language[:MAX_ACCEPT_LANGUAGE].split(",")):
-        tag, _, params = part.strip().partition(";")
-        primary = tag.strip().lower().split("-")[0]
-        q = 1.0
-        if params.strip().startswith("q="):
-            try:
-                q = float(params.strip()[2:])
-            except ValueError:
-                continue
-        if primary in LANGUAGES and (q > best_q or (q == best_q and order == 0)) and q > 0:
-            best, best_q = primary, q
-    return best
 
 
 def _change_words(tool: str, action: str | None = None, *, language: str) -> str:

@@ -10,10 +10,14 @@ has approval_web write the audit row of a silence (the assistant holds no store)
 
 from __future__ import annotations
 
+import logging
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
 from services.assistant.watch.compose import RoomName
+from services.assistant.watch.times import utc_text
+from shared.errors import FleetwatchError
 from shared.wire.approval import (
     ApprovalClient,
     ApproverReport,
@@ -23,6 +27,8 @@ from shared.wire.approval import (
     RecordSilence,
 )
 from shared.wire.executor import ListWritable
+
+log = logging.getLogger(__name__)
 
 
 class ProposalSource(Protocol):
@@ -85,3 +91,14 @@ class ApprovalSocketProposals:
 
     async def record(self, record: RecordSilence) -> None:
         await self._client.call(record)
+
+
+async def approval_page_url(socket: Path) -> str | None:
+    """The approval page's address as approval.sock names it (``ListProposalHistory``), or None
+    when approval_web does not answer or serves no page (the ask page then says how to find it)."""
+    try:
+        history = await ApprovalClient(socket).call(ListProposalHistory(since=utc_text(datetime.now(UTC))))
+    except FleetwatchError as exc:
+        log.info("the approval page's address could not be read (%s)", exc.code)
+        return None
+    return history.page_url

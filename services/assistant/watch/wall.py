@@ -1,7 +1,8 @@
 """The wall screen: ``GET /wall`` on the ask page's port, read-only, for a screen in the AV office.
 
 It shows the attention groups (Fix first / Fix soon / When convenient) with operators' room
-notes, the classes on now and in the next hours with their readiness, and when the fleet was
+notes, the classes on now and in the next hours with their readiness (each room's note under
+its name, a ready room's too), and when the fleet was
 last read (stale after three heartbeats; a failing read says so, and so does a part the last
 read could not read: `events: could not be read: …`). It is built from the
 watch's last read in memory (`wall_view`, pure) and rendered by an autoescaping template.
@@ -69,6 +70,7 @@ class WallEvent:
     verdict: str
     verdict_text: str
     reasons: str
+    note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +141,7 @@ def wall_view(
                 groups.append(
                     WallGroup(int(priority), PRIORITY_WORDS[lang][priority], tuple(lines[:MAX_WALL_LINES]))
                 )
-        events = _events(watch, lang, now)
+        events = _events(watch, lang, now, notes)
     return WallView(
         lang=lang,
         title=word(lang, "wall_title"),
@@ -172,7 +174,7 @@ def held_line(watch: Watch, language: str, now: datetime) -> str | None:
     return word(language, "held_until", time=clock(until, watch.where, now), zone=watch.zone_name)
 
 
-def _events(watch: Watch, lang: str, now: datetime) -> list[WallEvent]:
+def _events(watch: Watch, lang: str, now: datetime, notes: dict[str, str]) -> list[WallEvent]:
     last = watch.last
     assert last is not None
     snapshot = last.snapshot
@@ -191,6 +193,9 @@ def _events(watch: Watch, lang: str, now: datetime) -> list[WallEvent]:
                     verdict=verdict,
                     verdict_text=word(lang, VERDICT_KEYS[verdict]),
                     reasons="; ".join(reasons),
+                    note=word(lang, "note", text=visible(notes[device.id], NOTE_CAP))
+                    if device.id in notes
+                    else None,
                 ),
             )
         )

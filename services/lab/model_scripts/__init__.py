@@ -1,5 +1,7 @@
 """Named scripts for the model stand-in (`services.lab.model_standin`): ``demo`` (the demo
-model), ``refuse`` (always a refusal), ``echo`` (repeats the question).
+model), ``refuse`` (always a refusal), ``echo`` (repeats the question), ``obey_words`` (writes
+what hostile names tell it to: the product's headings, fake proposal lines, every line
+separator, the names it read; `obeying_words`).
 
 ``demo``: `demo_model`, a test double with scripted answers: from the question (a few patterns
 of its own, `demo_words`) and the tool results it is sent (inside the assistant's data blocks)
@@ -20,8 +22,9 @@ from types import MappingProxyType
 
 from services.lab.model_scripts.api import ModelRequest, Reply, Script, Text, say
 from services.lab.model_scripts.demo_model import demo_model
+from services.lab.model_scripts.obeying_words import obey_words
 
-__all__ = ["SCRIPTS", "demo_model", "echo", "refuse"]
+__all__ = ["SCRIPTS", "demo_model", "echo", "obey_words", "refuse"]
 
 
 def refuse(request: ModelRequest) -> Reply:
@@ -34,5 +37,7 @@ def echo(request: ModelRequest) -> Reply:
     return say(f"You asked: {request.question()[:200]}")
 
 
-SCRIPTS: Mapping[str, Script] = MappingProxyType({"demo": demo_model, "refuse": refuse, "echo": echo})
+SCRIPTS: Mapping[str, Script] = MappingProxyType(
+    {"demo": demo_model, "refuse": refuse, "echo": echo, "obey_words": obey_words}
+)
 """The named scripts (``--script NAME``)."""

@@ -10,8 +10,9 @@ from babel.messages.extract import extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
 
-from services.approval_web.page.i18n import make_say, negotiate
+from services.approval_web.page.i18n import make_say
 from services.approval_web.page.words import Words, refusal_words
+from shared.text.accept_language import negotiate
 from shared.text.catalogue import BABEL_CFG, LOCALES_DIR, load_translations
 from tests.approval_web.page.helpers import REPO
 

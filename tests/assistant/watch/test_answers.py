@@ -247,3 +247,23 @@ async def test_the_digest_goes_out_without_the_line_when_approval_sock_does_not_
     (digest,) = recorder.of("digest")
     assert not any("fleetwatch audit decisions" in line for line in digest.lines())
     assert "decisions_line_at" not in await watch.store.kv()
+
+
+@pytest.mark.parametrize(
+    ("language", "ready", "note"),
+    [
+        ("en", "Ready", "Note (an operator's): Mic 2 battery swapped weekly"),
+        ("es", "Lista", "Nota (de un operador): Mic 2 battery swapped weekly"),
+    ],
+)
+async def test_a_ready_rooms_note_is_on_its_row_of_the_walls_classes(make_watch, language, ready, note):
+    watch = await make_watch()
+    await beat(watch)
+    saved = await answers.set_note(
+        watch, "ENG 101 Auditorium", "Mic 2 battery swapped weekly", clear=False, uid=1000
+    )
+    assert saved.status == "saved"
+    view = await wall_for(watch, language)
+    eng101 = next(e for e in view.events if e.room == "ENG 101 Auditorium")
+    assert (eng101.verdict_text, eng101.note) == (ready, note)
+    assert all(e.note is None for e in view.events if e.room != "ENG 101 Auditorium")

@@ -47,3 +47,12 @@ def test_look_alike_names_are_told_from_plain_and_accented_ones() -> None:
         assert lookalike(name), name
     for name in ("Sandbox Pearl-2", "Aula Magna Ñoño", "Café 2", "Hall ≥ 2", "LIB 401 Reading Room"):
         assert not lookalike(name), name
+
+
+def test_digits_of_every_other_script_are_look_alikes() -> None:
+    from shared.text.display import lookalike
+
+    # Arabic-Indic, Extended Arabic-Indic, Devanagari, Bengali, NKo, Mathematical bold digits
+    for name in ("Room ١٠١", "Aula ۴۰۱", "Hall ४०१", "Lab ১", "ENG 2߁0", "SCI 𝟏05", "29088800٠01"):
+        assert lookalike(name), name
+    assert not lookalike("Room 101") and not lookalike("29088800001")
