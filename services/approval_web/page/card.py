@@ -15,7 +15,9 @@ A card whose facts are not all there offers only Deny: an argument that cannot b
 full, an ID that was not found, a list that could not be read, an Inspect that failed, a tool
 the policy no longer lets be proposed, or a refusal the executor would make right now
 (`Inspection.would_refuse`). Each reason is a `Words` for the person; a room busy with an event
-says which, and when the change is allowed again.
+says which, and when the change is allowed again. A refusal Inspect made before reading
+anything (a seal that does not verify, first, as at Execute) is the only reason said: the
+devices were not read, so none is called missing.
 
 `Words` (`services.approval_web.page.words`) are catalogue messages; the template translates them.
 """
@@ -233,6 +235,11 @@ def _blockers(
         why = refusal_words(inspect_code or "service_unavailable")
         out.append(Words.of(N_("The facts could not be read just now: %(why)s"), why=why))
         return tuple(out)
+    if inspection.would_refuse and not inspection.targets:
+        # Refused before anything was read (the seal, then the standing checks, as Execute
+        # orders them): that is the reason; no device was read, so none is "not found".
+        out.append(_would_refuse(inspection.would_refuse, inspection))
+        return tuple(out)
     for target in targets:
         if not target.found:
             out.append(
@@ -274,6 +281,14 @@ def _would_refuse(code: str, inspection: Inspection) -> Words:
             title=title,
             finish=Moment(event.finish),
             after=Moment(event.finish, relative=False),
+        )
+    if code == "seal_invalid":
+        return Words.of(
+            N_(
+                "This card's seal does not verify: the proposal was changed in the store, or it was "
+                "prepared before the executor restarted. Nothing can run from it: deny it, and propose "
+                "the change again if it is still needed."
+            )
         )
     if code == "target_recording":
         return Words.of(

@@ -309,3 +309,40 @@ def test_the_rendered_card_shows_the_destinations_use_in_the_readers_language() 
     assert "<dt>Streaming</dt><dd>streaming now</dd>" in shown["en"]
     assert "<dt>En uso</dt><dd>en uso por &lt;b&gt;Sandbox Classroom&lt;/b&gt;</dd>" in shown["es"]
     assert "<dt>Transmisión</dt><dd>transmitiendo ahora</dd>" in shown["es"]
+
+
+def test_a_card_whose_seal_fails_says_so_first_in_its_own_words_and_not_that_the_device_is_missing() -> None:
+    # What Inspect answers for a seal that does not verify (services.executor.inspection):
+    # nothing was read, so no device can have been "not found".
+    unsealed = Inspection(
+        proposal_id="p-000000000001",
+        complete=False,
+        targets=(),
+        would_refuse="seal_invalid",
+        would_refuse_message="The proposal's seal does not verify",
+        read_at="2026-03-02T10:00:00.000Z",
+    )
+    card = card_of(facts=unsealed)
+    assert not card.can_approve
+    said = [text_of(b) for b in card.blockers]
+    assert said[0].startswith("This card's seal does not verify") and len(said) == 1, said
+    spanish = [text_of(b, "es") for b in card.blockers]
+    assert spanish[0].startswith("El sello de esta tarjeta no se verifica") and len(spanish) == 1, spanish
+    assert not any("not found" in s or "no se encontr" in s for s in [*said, *spanish])
+
+
+def test_a_refusal_before_any_read_is_said_before_anything_that_was_not_read() -> None:
+    # Any refusal Inspect makes before reading (the standing checks: the kill switch, a schema
+    # that changed) comes first and alone: the devices were not read, not missing.
+    for code in ("schema_version_changed", "kill_switch_on"):
+        early = Inspection(
+            proposal_id="p-000000000001",
+            complete=False,
+            targets=(),
+            would_refuse=code,
+            read_at="2026-03-02T10:00:00.000Z",
+        )
+        (blocker,) = card_of(facts=early).blockers
+        assert blocker == Words.of(
+            "The executor would refuse this right now: %(why)s", why=refusal_words(code)
+        )
