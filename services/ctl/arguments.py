@@ -1,8 +1,8 @@
 """Help for bad input on the command line. Pure: no I/O.
 
-- `closest`: the known word nearest to a misspelt one (``difflib``, case-insensitive), for
-  every name a person types: a command, an action, an option, a choice, a tool to propose, an
-  argument's name, an enum value.
+Every guess is `shared.spelling.closest`'s (the known word nearest to a misspelt one): a
+command, an action, an option, a choice, a tool to propose, an argument's name, an enum value.
+
 - `Parser`: argparse's parser with what Python 3.14 calls ``suggest_on_error``, written out
   for 3.11 (this project's Python): an invalid choice (a command, an action, ``--language``)
   names the closest one, and an unknown option the closest option of the commands given. The
@@ -16,25 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from gettext import gettext as _
 from typing import Any, NoReturn
 
+from shared.spelling import closest
 from shared.text.catalogue import N_, Words
 from shared.text.display import visible
-
-CUTOFF = 0.6
-"""How alike two words must be (`difflib.SequenceMatcher.ratio`) to be offered as a guess."""
-
-
-def closest(word: str, known: Iterable[str]) -> str | None:
-    """The word of `known` nearest to `word` (case-insensitive), or None when none is alike
-    enough (`CUTOFF`) or `word` is already one of them."""
-    import difflib  # only for a word that is not known (a quick command never loads it)
-
-    folded = {k.casefold(): k for k in known}
-    found = difflib.get_close_matches(word.casefold(), list(folded), n=1, cutoff=CUTOFF)
-    return folded[found[0]] if found else None
 
 
 class Parser(argparse.ArgumentParser):

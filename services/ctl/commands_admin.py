@@ -30,11 +30,12 @@ from gettext import gettext as _
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from services.ctl import CtlError, add_language_option, admin_words
-from services.ctl.arguments import closest, shape_problem
+from services.ctl.arguments import shape_problem
 from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
 from shared.errors import Code, FleetwatchError
+from shared.spelling import closest
 from shared.text.catalogue import C_, N_, Moment, Words
 from shared.text.change_words import change, change_in
 from shared.text.display import visible

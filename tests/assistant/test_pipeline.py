@@ -14,6 +14,7 @@ from tests.assistant.helpers import (
     SANDBOX_CLASSROOM,
     FakeSink,
     TrackingReader,
+    blocks_in,
     error_codes,
     result_payloads,
     sequence,
@@ -187,3 +188,28 @@ async def test_reads_are_never_blocked_even_when_repeated(standin, make_assistan
     answer = await make_assistant().ask("List the devices again and again")
     assert answer.text == "done" and error_codes(standin.requests) == []
     assert transport.tool_calls == [DEVICES] * 5
+
+
+async def test_a_misspelt_tool_name_from_the_model_is_answered_with_the_closest_offered_one(
+    standin, reader, make_assistant
+):
+    sink = FakeSink()
+    misspelt_propose = {**RECORD_ENG101, "tool": "batch_recordin"}
+    standin.set_script(
+        sequence(
+            _batch(("get_devices_in_my_tem", {}), ("frobnicate", {})),
+            _batch((DEVICES, {}), ("propose_change", misspelt_propose)),
+            say("done"),
+        )
+    )
+    await make_assistant(sink=sink).ask("Record ENG 101")
+    first = [p["error"] for p in result_payloads(standin.requests[1])]
+    assert [(e["code"], e.get("did_you_mean")) for e in first] == [
+        ("unknown_tool", DEVICES),
+        ("unknown_tool", None),  # nothing offered is alike: no guess
+    ]
+    last = [p for r in standin.requests[2].last_tool_results() for p in blocks_in(r.text)]
+    errors = [p["error"] for p in last if isinstance(p, dict) and "error" in p]
+    assert [e["code"] for e in errors] == ["not_proposable"]
+    assert "did you mean batch_recording?" in errors[0]["message"]
+    assert sink.submissions == []
