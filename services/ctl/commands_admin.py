@@ -362,7 +362,8 @@ async def resume(args: argparse.Namespace) -> int:
 
     Raises:
         CtlError: ``invalid_arguments`` (TOOL or ROOM without ``--denials``, or one without the
-            other).
+            other); ``not_proposable`` for a TOOL that cannot be proposed, so cannot be paused
+            (naming the closest one).
         CallError: the service's refusal (``no_such_pause``, ``ambiguous_room``).
     """
     if not args.denials:
@@ -374,6 +375,8 @@ async def resume(args: argparse.Namespace) -> int:
         return 0
     if (args.tool is None) != (args.room is None):
         raise CtlError(Code.INVALID_ARGUMENTS, Words.of(N_("name both TOOL and ROOM, or neither")))
+    if args.tool is not None:
+        proposable_rule(_tool_policy(), args.tool)  # only a proposable tool can be paused
     lifted = await approval_client().call(LiftDenialPauses(tool=args.tool, room=args.room))
     _out(args, lifted, render_lifted(view_of(args), lifted.pauses))
     return 0

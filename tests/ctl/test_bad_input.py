@@ -135,3 +135,20 @@ def test_an_empty_question_says_to_write_one_in_english_and_in_spanish(tmp_path:
     assert "fleetwatch ask" in done.stderr and "service_unavailable" not in done.stderr
     done = run_cli("ask", question, "--language", "es", home=tmp_path)
     assert "La pregunta está vacía" in done.stderr, done.stderr
+
+
+def test_a_misspelt_tool_to_lift_a_denial_pause_for_names_the_closest_one(tmp_path: Path) -> None:
+    done = run_cli("resume", "--denials", "batch_rebot", "Sandbox Nano", home=tmp_path)
+    assert done.returncode == 2 and "not_proposable" in done.stderr and "batch_reboot?" in done.stderr
+    done = run_cli("resume", "--denials", "batch_rebot", "Sandbox Nano", "--language", "es", home=tmp_path)
+    assert "¿quiso decir batch_reboot?" in done.stderr and "service_unavailable" not in done.stderr
+
+
+def test_a_list_argument_given_one_value_is_refused_before_anything_is_sent(tmp_path: Path) -> None:
+    done = run_cli(
+        "propose", "batch_reboot", "--arg", "device_ids=29088800003", "--reason", "r", home=tmp_path
+    )
+    assert done.returncode == 2 and "invalid_arguments" in done.stderr, done.stderr
+    assert (
+        """--arg device_ids='["29088800003"]'""" in done.stderr and "service_unavailable" not in done.stderr
+    )
