@@ -297,13 +297,16 @@ async def pending_list(args: argparse.Namespace) -> int:
 
 
 def proposal_id_of(args: argparse.Namespace) -> str:
-    """``args.proposal_id`` when it has a proposal ID's form (``p-`` and 12 hex digits).
+    """``args.proposal_id`` when it has a proposal ID's form (``p-`` and 12 hex digits), read
+    without the spaces around it and in lower case (Fleetwatch makes them lower-case: one read
+    off a screen in capitals is the same ID).
 
     Raises:
         CtlError: ``invalid_arguments`` naming the form, before anything is sent (a placeholder
             pasted as is, or the ID without its ``p-``).
     """
-    if re.fullmatch(PROPOSAL_ID, args.proposal_id) is None:
+    given = args.proposal_id.strip().lower()
+    if re.fullmatch(PROPOSAL_ID, given) is None:
         raise CtlError(
             Code.INVALID_ARGUMENTS,
             Words.of(
@@ -313,7 +316,7 @@ def proposal_id_of(args: argparse.Namespace) -> str:
                 id=repr(visible(args.proposal_id, 60)),
             ),
         )
-    return str(args.proposal_id)
+    return given
 
 
 async def pending_show(args: argparse.Namespace) -> int:
@@ -401,7 +404,7 @@ def render_lifted(view: admin_words.View, pauses: Sequence[DenialPause]) -> str:
 async def acknowledge(args: argparse.Namespace) -> int:
     """``fleetwatch acknowledge ID``: an operator has looked at a change that ended unknown or was
     not verified; its rooms may get new proposals again (audited)."""
-    reply = await approval_client().call(Acknowledge(proposal_id=args.proposal_id))
+    reply = await approval_client().call(Acknowledge(proposal_id=proposal_id_of(args)))
     view = view_of(args)
     what = change_in(reply.tool, reply.action, reply.target_names, reply.targets, view.language)
     _out(

@@ -152,3 +152,18 @@ def test_a_list_argument_given_one_value_is_refused_before_anything_is_sent(tmp_
     assert (
         """--arg device_ids='["29088800003"]'""" in done.stderr and "service_unavailable" not in done.stderr
     )
+
+
+@pytest.mark.parametrize("command", ["deny", "acknowledge", ("pending", "show")])
+def test_a_proposal_id_of_the_wrong_form_is_refused_with_its_form_and_one_in_capitals_is_read(
+    tmp_path: Path, command: str | tuple[str, ...]
+) -> None:
+    words = (command,) if isinstance(command, str) else command
+    done = run_cli(*words, "ID", home=tmp_path)
+    assert done.returncode == 2 and "invalid_arguments" in done.stderr, done.stderr
+    assert "p-1a2b3c4d5e6f" in done.stderr
+    done = run_cli(*words, "ID", "--language", "es", home=tmp_path)
+    assert "no es un ID de propuesta" in done.stderr, done.stderr
+    # Our proposal IDs are lower-case hex: one read off a screen in capitals is the same ID.
+    done = run_cli(*words, " P-1A2B3C4D5E6F", home=tmp_path)
+    assert "service_unavailable" in done.stderr and "invalid_arguments" not in done.stderr, done.stderr
