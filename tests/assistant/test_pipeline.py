@@ -213,3 +213,27 @@ async def test_a_misspelt_tool_name_from_the_model_is_answered_with_the_closest_
     assert [e["code"] for e in errors] == ["not_proposable"]
     assert "did you mean batch_recording?" in errors[0]["message"]
     assert sink.submissions == []
+
+
+BAD_VALUES = (123, "", "ABC-DEF", ["x"], [123], {"k": "v"}, None, True, "19012340101\n")
+"""Values of the wrong shape, or of the right shape in the wrong case, for a read argument."""
+
+
+async def test_no_read_tool_given_any_bad_shaped_argument_answers_internal_error(
+    standin, reader, make_assistant, policies
+):
+    from services.lab.schemas import INPUT_SCHEMAS
+
+    offered = sorted(policies[1].model_read_tools & set(INPUT_SCHEMAS))
+    assert len(offered) > 10
+    seen: dict[str, list[str]] = {}
+    for tool in offered:
+        properties = INPUT_SCHEMAS[tool].get("properties") or {}
+        calls = [(tool, {}), (tool, {"unexpected": 1})]
+        calls += [(tool, {name: value}) for name in properties for value in BAD_VALUES]
+        standin.set_script(sequence(_batch(*calls), say("done")))
+        answer = await make_assistant().ask(f"check {tool}")
+        assert answer.answered_by == "model", (tool, answer)
+        seen[tool] = error_codes(standin.requests[-1:])
+    assert [(tool, codes) for tool, codes in seen.items() if "internal_error" in codes] == []
+    assert any(codes for codes in seen.values())  # the bad values were refused, each with a code
