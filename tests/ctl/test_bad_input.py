@@ -167,3 +167,13 @@ def test_a_proposal_id_of_the_wrong_form_is_refused_with_its_form_and_one_in_cap
     # Our proposal IDs are lower-case hex: one read off a screen in capitals is the same ID.
     done = run_cli(*words, " P-1A2B3C4D5E6F", home=tmp_path)
     assert "service_unavailable" in done.stderr and "invalid_arguments" not in done.stderr, done.stderr
+
+
+def test_a_since_that_is_not_a_time_shows_the_forms_it_takes_in_both_languages() -> None:
+    from services.ctl.commands_audit import since_text
+
+    with pytest.raises(CtlError) as caught:
+        since_text("yesterday")
+    assert caught.value.code is Code.INVALID_MESSAGE
+    assert "write a date or a time, e.g. 2026-03-02" in said(caught.value, "en")
+    assert "escriba una fecha o una hora, por ejemplo 2026-03-02" in said(caught.value, "es")
