@@ -63,6 +63,9 @@ class TargetLine:
     recording: Words
     channel_id: str | None
     channel_name: str | None
+    read: bool = True
+    """False when the device was not looked for (Inspect failed, or refused before reading):
+    the card says "not read", never "not found"."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -159,6 +162,7 @@ def _reason(reason: str) -> tuple[tuple[str, ...], bool]:
 
 def _targets(proposal: ProposalRow, inspection: Inspection | None) -> tuple[TargetLine, ...]:
     facts = {t.device_id: t for t in inspection.targets} if inspection else {}
+    read = inspection is not None and inspection.proposal_id == proposal.id and bool(inspection.targets)
     out = []
     for device_id in proposal.targets:
         fact = facts.get(device_id)
@@ -175,6 +179,7 @@ def _targets(proposal: ProposalRow, inspection: Inspection | None) -> tuple[Targ
                 channel_name=visible(fact.channel_name, NAME_CAP)
                 if fact and fact.channel_name is not None
                 else None,
+                read=read,
             )
         )
     return tuple(out)

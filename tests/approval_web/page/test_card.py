@@ -346,3 +346,30 @@ def test_a_refusal_before_any_read_is_said_before_anything_that_was_not_read() -
         assert blocker == Words.of(
             "The executor would refuse this right now: %(why)s", why=refusal_words(code)
         )
+
+
+def test_the_devices_of_a_card_whose_facts_were_not_read_are_shown_as_not_read_not_as_not_found() -> None:
+    translations = load_translations()
+    envs = page_environments(translations)
+    unsealed = Inspection(
+        proposal_id="p-000000000001", complete=False, targets=(), would_refuse="seal_invalid", read_at=""
+    )
+    gone = inspection(complete=False, targets=(TargetFacts(device_id=DEVICE, found=False),))
+    shown = {}
+    for name, card in (
+        ("unsealed", card_of(facts=unsealed)),
+        ("failed", card_of(inspection=None)),
+        ("gone", card_of(facts=gone)),
+    ):
+        for lang in ("en", "es"):
+            when = make_when(zone=dt.UTC, now=dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC), language=lang)
+            macro = (
+                envs[lang]
+                .get_template("parts.html")
+                .make_module({"say": make_say(translations[lang], when), "when": when})
+            )
+            shown[name, lang] = str(macro.facts(card))
+    for name in ("unsealed", "failed"):
+        assert "not read" in shown[name, "en"] and "not found" not in shown[name, "en"]
+        assert "sin leer" in shown[name, "es"] and "no encontrado" not in shown[name, "es"]
+    assert "not found" in shown["gone", "en"] and "not read" not in shown["gone", "en"]
