@@ -283,9 +283,19 @@ def test_the_card_says_which_room_uses_the_destination_and_whether_it_streams_in
     assert card_of(facts=inspection(stream=locked)).card_hash != free.card_hash
 
 
-def test_the_rendered_card_shows_the_destinations_use_in_the_readers_language() -> None:
+def facts_html(card: Any, language: str) -> str:
+    """The card's facts as the page renders them in `language` (``parts.html``'s ``facts``)."""
     translations = load_translations()
-    envs = page_environments(translations)
+    when = make_when(zone=dt.UTC, now=dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC), language=language)
+    macro = (
+        page_environments(translations)[language]
+        .get_template("parts.html")
+        .make_module({"say": make_say(translations[language], when), "when": when})
+    )
+    return str(macro.facts(card))
+
+
+def test_the_rendered_card_shows_the_destinations_use_in_the_readers_language() -> None:
     locked = StreamFacts(
         stream_id=STREAM,
         found=True,
@@ -296,15 +306,7 @@ def test_the_rendered_card_shows_the_destinations_use_in_the_readers_language() 
         streaming=True,
     )
     card = card_of(facts=inspection(stream=locked))
-    shown = {}
-    for lang in ("en", "es"):
-        when = make_when(zone=dt.UTC, now=dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC), language=lang)
-        macro = (
-            envs[lang]
-            .get_template("parts.html")
-            .make_module({"say": make_say(translations[lang], when), "when": when})
-        )
-        shown[lang] = str(macro.facts(card))
+    shown = {lang: facts_html(card, lang) for lang in ("en", "es")}
     assert "<dt>In use</dt><dd>in use by &lt;b&gt;Sandbox Classroom&lt;/b&gt;</dd>" in shown["en"]
     assert "<dt>Streaming</dt><dd>streaming now</dd>" in shown["en"]
     assert "<dt>En uso</dt><dd>en uso por &lt;b&gt;Sandbox Classroom&lt;/b&gt;</dd>" in shown["es"]
@@ -349,8 +351,6 @@ def test_a_refusal_before_any_read_is_said_before_anything_that_was_not_read() -
 
 
 def test_the_devices_of_a_card_whose_facts_were_not_read_are_shown_as_not_read_not_as_not_found() -> None:
-    translations = load_translations()
-    envs = page_environments(translations)
     unsealed = Inspection(
         proposal_id="p-000000000001", complete=False, targets=(), would_refuse="seal_invalid", read_at=""
     )
@@ -362,13 +362,7 @@ def test_the_devices_of_a_card_whose_facts_were_not_read_are_shown_as_not_read_n
         ("gone", card_of(facts=gone)),
     ):
         for lang in ("en", "es"):
-            when = make_when(zone=dt.UTC, now=dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC), language=lang)
-            macro = (
-                envs[lang]
-                .get_template("parts.html")
-                .make_module({"say": make_say(translations[lang], when), "when": when})
-            )
-            shown[name, lang] = str(macro.facts(card))
+            shown[name, lang] = facts_html(card, lang)
     for name in ("unsealed", "failed"):
         assert "not read" in shown[name, "en"] and "not found" not in shown[name, "en"]
         assert "sin leer" in shown[name, "es"] and "no encontrado" not in shown[name, "es"]
