@@ -28,7 +28,6 @@ import statistics
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any
 
 import anthropic
 
@@ -40,39 +39,26 @@ from services.lab.state import LabClock
 from shared.config import REPO_POLICY_DIR
 from shared.epiphan.mcp_session import McpConnection
 from shared.epiphan.read_client import EpiphanReadClient
-from shared.errors import Code, FleetwatchError
 from shared.policy.loader import Policy, ToolPolicy, load_policies
-from shared.wire.approval import ProposalAccepted, ProposalState, RecordAsk, RecordRefusal, SubmitProposal
-from shared.wire.executor import WritableDevices
+from shared.wire.approval import Count, RecordAsk, RecordRefusal
 
 START = datetime(2026, 9, 16, 13, 0, tzinfo=UTC)
 DEVICES = [f"1901234010{n}" for n in range(1, 8)] + ["19012340201"]
 EIGHT_READS = Reply(tuple(ToolUse("get_device_info", {"device_id": d}) for d in DEVICES))
 
 
-class NoSink:
-    """A sink that is never used (the benchmark proposes nothing)."""
+class Records:
+    """approval.sock for a benchmark that proposes nothing: the ``ask`` and refusal rows the
+    assistant records are kept in memory, answered as approval.sock answers them."""
 
-    async def submit(self, proposal: SubmitProposal) -> ProposalAccepted:
-        raise FleetwatchError(Code.INTERNAL_ERROR, "not used")
+    def __init__(self) -> None:
+        self.rows: list[RecordAsk | RecordRefusal] = []
 
-    async def state(self, proposal_id: str) -> ProposalState:
-        raise FleetwatchError(Code.PROPOSAL_NOT_FOUND, "not used")
-
-    async def writable(self) -> WritableDevices:
-        raise FleetwatchError(Code.INTERNAL_ERROR, "not used")
-
-    async def expire_turn(self, turn_id: str) -> int:
-        return 0
-
-    async def record(self, record: RecordAsk | RecordRefusal) -> None:
-        return None
-
-    async def call(self, request: Any, *, timeout_seconds: float | None = None) -> Any:
-        """approval.sock's one generic call: only the ``ask`` row is ever sent (and dropped)."""
-        if isinstance(request, RecordAsk | RecordRefusal):
-            return await self.record(request)
-        raise FleetwatchError(Code.INTERNAL_ERROR, "not used")
+    async def call(
+        self, request: RecordAsk | RecordRefusal, *, timeout_seconds: float | None = None
+    ) -> Count:
+        self.rows.append(request)
+        return Count(count=1)
 
 
 def script(request: ModelRequest) -> Reply:
@@ -133,7 +119,7 @@ async def main(runs: int, latency_ms: float) -> None:
     async with on_the_lab(script) as (lab, client, reader, policy, tool_policy):
         assistant = Assistant(
             reader=reader,
-            sink=NoSink(),
+            sink=Records(),
             policy=policy,
             tool_policy=tool_policy,
             model_client=client,

@@ -14,6 +14,8 @@ Measures (ours / reference):
   (device list, then recorder status and events together, then the write) made directly over
   an open MCP session. ``execute_overhead_ms`` is the difference (what the executor adds)
   with no injected latency; ``execute_ratio_50ms`` the ratio with 50 ms on every lab call.
+  Beside them, opening an MCP session with the sandbox sign-in (every Execute opens one):
+  the first call of a fresh session; reference: the same call again on it.
 - **Click -> write**: Approve pressed in Chromium (Debian's, `tests.e2e.browser`) on the real
   page (approval_web and the executor as processes) to the write in the lab's log, 50 ms on
   every lab call; reference as above (``click_to_write_ratio_50ms``).

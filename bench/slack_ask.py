@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from assistant_turn import on_the_lab  # beside this file: run it as a file, as the README says
+from assistant_turn import Records, on_the_lab  # beside this file: run it as a file, as the README says
 from slack_sdk.web.async_client import AsyncWebClient
 
 from services.assistant.budget import Budget
@@ -40,22 +40,8 @@ from services.lab.notices import LAB_SLACK_BOT, slack_base_url
 from services.lab.server import LabHandle
 from services.lab.slack_board import LAB_ASK_CHANNEL, LAB_SLACK_APP, LAB_SLACK_TEAM
 from shared.config import Secret
-from shared.wire.approval import Count, RecordAsk, RecordRefusal
 
 START = datetime(2026, 9, 16, 13, 0, tzinfo=UTC)
-
-
-class Records:
-    """The audit sink: rows kept in memory (the benchmark proposes nothing)."""
-
-    def __init__(self) -> None:
-        self.rows: list[RecordAsk | RecordRefusal] = []
-
-    async def call(
-        self, request: RecordAsk | RecordRefusal, *, timeout_seconds: float | None = None
-    ) -> Count:
-        self.rows.append(request)
-        return Count(count=1)
 
 
 def script(request: ModelRequest) -> Reply:

@@ -48,10 +48,6 @@ SCHEMA_PATTERNS: Final[Mapping[str, str]] = MappingProxyType(
 
 _MASTER: Final = re.compile(MASTER_ID)
 _CHANNEL: Final = re.compile(CHANNEL_ID)
-_CHANNEL_NUMBER: Final = re.compile(CHANNEL_NUMBER)
-_STREAM: Final = re.compile(STREAM_ID)
-_EVENT: Final = re.compile(EVENT_ID)
-_EVENT_READ: Final = re.compile(EVENT_ID_READ)
 
 
 def _whole(pattern: re.Pattern[str], value: object) -> bool:
@@ -66,26 +62,6 @@ def is_master_id(value: object) -> bool:
 def is_channel_id(value: object) -> bool:
     """True for a channel ID as ``batch_recording`` takes it: ``<master>-<1..999>``."""
     return _whole(_CHANNEL, value)
-
-
-def is_channel_number(value: object) -> bool:
-    """True for a channel's own ID inside a device: ``"1"`` to ``"999"``, no leading zero."""
-    return _whole(_CHANNEL_NUMBER, value)
-
-
-def is_stream_id(value: object) -> bool:
-    """True for a stream endpoint ID: a canonical UUID, upper or lower case."""
-    return _whole(_STREAM, value)
-
-
-def is_event_id(value: object) -> bool:
-    """True for an event ID a proposal may carry (the reviewed pattern: no colon)."""
-    return _whole(_EVENT, value)
-
-
-def is_event_id_read(value: object) -> bool:
-    """True for an event ID as read from Epiphan (the reviewed pattern, plus colons)."""
-    return _whole(_EVENT_READ, value)
 
 
 def split_channel_id(channel_id: str) -> tuple[str, str]:
@@ -107,16 +83,3 @@ def master_of_channel(channel_id: str) -> str:
         ValueError: ``channel_id`` is not a channel ID.
     """
     return split_channel_id(channel_id)[0]
-
-
-def make_channel_id(master_id: str, channel_number: str) -> str:
-    """``("19012341234", "2")`` -> ``"19012341234-2"``.
-
-    Raises:
-        ValueError: either part is malformed.
-    """
-    if not is_master_id(master_id):
-        raise ValueError("not a master ID")
-    if not is_channel_number(channel_number):
-        raise ValueError("not a channel number (1..999)")
-    return f"{master_id}-{channel_number}"

@@ -40,8 +40,8 @@ decide on time, e.g. ``UPDATE approvals SET used=1 WHERE id=? AND used=0 AND exp
 
 
 class StoreError(FleetwatchError):
-    """The store refused: ``store_schema_too_new``, ``store_busy``, ``store_full``,
-    ``store_read_only`` or ``audit_chain_broken``."""
+    """The store refused: ``store_schema_too_new``, ``store_busy``, ``store_full`` or
+    ``store_read_only``."""
 
 
 class Migration(NamedTuple):

@@ -97,6 +97,7 @@ PROCESS: Final = (
     "tests/ctl/test_spanish_words.py",
     "tests/ctl/test_supervise_rpc.py",
     "tests/ctl/test_tools_diff.py",
+    "tests/ctl/test_up_ports.py",
     "tests/ctl/test_watch_words.py",
     "tests/executor/test_audit_deletion.py",
     "tests/executor/test_batching.py",

@@ -168,11 +168,23 @@ def policy_awake_now(folder: Path) -> Path:
     (named: the shipped ones are in the operator's zone), and last 2 hours: the shipped ones
     (22:00 to 06:00) would hold every digest back when the suite runs at night. Everything else
     is the shipped policy, byte for byte."""
+    return policy_quiet_between(folder, timedelta(hours=6), timedelta(hours=8))
+
+
+def policy_quiet_now(folder: Path) -> Path:
+    """The checkout's policy with quiet hours from an hour ago to 6 hours from now, in UTC: the
+    watch holds its digests whenever the suite runs."""
+    return policy_quiet_between(folder, timedelta(hours=-1), timedelta(hours=6))
+
+
+def policy_quiet_between(folder: Path, start_in: timedelta, end_in: timedelta) -> Path:
+    """The checkout's policy in `folder` with quiet hours from now + `start_in` to now + `end_in`
+    in UTC; everything else the shipped policy, byte for byte."""
     shipped = Path(DEFAULT_POLICY_DIR)
     folder.mkdir(parents=True)
     shutil.copy(shipped / "tool_policy.yaml", folder / "tool_policy.yaml")
     now = datetime.now(UTC)
-    start, end = (now + timedelta(hours=6)).strftime("%H:%M"), (now + timedelta(hours=8)).strftime("%H:%M")
+    start, end = (now + start_in).strftime("%H:%M"), (now + end_in).strftime("%H:%M")
     text = (shipped / "policy.yaml").read_text(encoding="utf-8")
     quiet = 'quiet_hours:\n  start: "22:00"\n  end: "06:00"\n'
     assert quiet in text, "the shipped policy's quiet hours moved; update this fixture"

@@ -18,6 +18,7 @@ checkout is refused unless ``--in-checkout``. A capture never changes anything o
 from __future__ import annotations
 
 import argparse
+import shlex
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from gettext import gettext as _
@@ -48,7 +49,7 @@ from shared.epiphan.redact import url_host
 from shared.errors import FleetwatchError
 from shared.policy.definitions import arguments_differ
 from shared.text.catalogue import N_, translate
-from shared.text.languages import Language, language_of
+from shared.text.languages import LANGUAGES, Language, language_of
 
 if TYPE_CHECKING:
     from shared.policy.loader import ProposeRule
@@ -416,8 +417,33 @@ def summary(manifest: Manifest, folder: Path, *, language: Language = "en") -> s
         if manifest.renamed
         else say(N_("Room, group and event names are kept; use --rename before sending it anywhere."))
     )
-    lines.append(say(N_("Replay it with no account: fleetwatch lab --capture %(folder)s"), folder=folder))
-    return "\n".join(lines)
+    return "\n".join(lines + replay_lines(folder, say, language))
+
+
+def replay_lines(folder: Path, say: Callable[..., str], language: Language) -> list[str]:
+    """How to replay the capture in `folder` with no account, as commands to paste: the whole
+    Fleetwatch on the lab serving it, in a home of its own beside the capture (``DIR-replay``),
+    on free ports where one is taken (a running demo's), the read sign-in set by ``up``; then
+    what to run against it and how to stop it. The commands keep `language`."""
+    home = shlex.quote(str(folder.parent / f"{folder.name}-replay"))
+    flag = "" if language == LANGUAGES[0] else f" --language {language}"
+    prefix = f"FLEETWATCH_HOME={home} fleetwatch"
+    return [
+        say(
+            N_(
+                "Replay it with no account, beside a running demo (its own home, free ports where one is taken):"
+            )
+        ),
+        f"  {prefix} up --capture {shlex.quote(str(folder))} --free-ports{flag}",
+        say(
+            N_(
+                "Then, in that home: the fleet, a question, and the pages that command printed; stop it after:"
+            )
+        ),
+        f"  {prefix} fleet{flag}",
+        f'  {prefix} ask{flag} "{say(N_("what is offline?"))}"',
+        f"  {prefix} down{flag}",
+    ]
 
 
 def add_commands(sub: Any, epilog: str) -> None:

@@ -101,7 +101,29 @@ async def fleet(args: argparse.Namespace) -> int:
     policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
     language = view_for(args.language, settings.language, settings.timezone).language
     show(await read_snapshot(settings, tool_policy), policy, args.json, language)
+    rooms = None if args.json else await sandbox_rooms(settings, language)
+    if rooms is not None:
+        print()
+        print(rooms)
     return 0
+
+
+async def sandbox_rooms(settings: Settings, language: Language) -> str | None:
+    """The rooms a change may target, under the fleet (they are the sandbox team's, which the
+    read sign-in does not read): approval.sock's ``ListWritable`` in words
+    (`services.ctl.admin_words.render_writable`); None when it does not answer or refuses (the
+    services stopped, no fence: ``writable`` says why)."""
+    from services.ctl.admin_words import render_writable, view_for
+    from shared.errors import FleetwatchError
+
+    client = ApprovalClient(settings.approval_socket, timeout_seconds=WRITABLE_TIMEOUT_SECONDS)
+    try:
+        reply = await client.call(ListWritable())
+        tools, observe = proposable(settings)
+    except FleetwatchError:
+        return None
+    view = view_for(language, settings.language, settings.timezone)
+    return render_writable(view, reply, tools, observe=observe)
 
 
 def proposable(settings: Settings) -> tuple[list[tuple[str, ProposeRule]], bool]:

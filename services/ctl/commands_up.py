@@ -11,19 +11,23 @@ import json
 import os
 import shlex
 import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from gettext import gettext as _
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from services.ctl import CtlError, add_language_option, supervise
+from services.ctl import CtlError, add_language_option, ports, supervise
 from shared.config import Settings, given, load_settings
 from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
+from shared.private_files import write_private
 from shared.text import languages
-from shared.text.catalogue import N_, Words, say_text, translate
+from shared.text.catalogue import N_, Joined, Words, say_text, translate
 from shared.text.change_words import why
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES, Language
+from shared.web.port_holder import taken
 from shared.wire.approval import Acknowledge, GetStatus, LiftDenialPauses
 from shared.wire.assistant import Answer, Ask, AssistantClient
 
@@ -36,17 +40,20 @@ DEMO_SLACK_ASKER = "U0LABOPS"
 """The lab workspace's member the demo lets ask from Slack."""
 
 
-def demo_environment(settings: Settings, scenario: str, language: Language = "en") -> dict[str, str]:
+def demo_environment(
+    settings: Settings, scenario: str, language: Language = "en", base: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """The environment the services run in for the demo: the fence set to the lab's sandbox
     team; when no model key is set, the lab's scripted model behind the real SDK; when Slack or
     Teams is not configured, the watch posts to the lab's stand-ins (see them at ``GET
     /_lab/notices``), so a newcomer sees digests and notices without any account, and the lab's
     workspace may ask from Slack (`demo_slack_asks`); and unless
-    ``FLEETWATCH_WATCH_LANGUAGE`` is set, the watch posts in `language` (``up --language``)."""
+    ``FLEETWATCH_WATCH_LANGUAGE`` is set, the watch posts in `language` (``up --language``).
+    `base`: the environment it adds to (default: this process's)."""
     from services.lab.notices import LAB_SLACK_BOT, slack_base_url, teams_webhook_url
     from services.lab.scenario import load_scenario
 
-    env = dict(os.environ)
+    env = dict(os.environ if base is None else base)
     if not settings.fence_configured:
         sandbox = load_scenario(scenario).teams.sandbox
         env["FLEETWATCH_WRITE_DEVICE_IDS"] = ",".join(d.id for _, d in sandbox.devices())
@@ -99,13 +106,144 @@ async def lab_state(lab_url: str) -> dict:
         return response.json()
 
 
-async def up(args: argparse.Namespace) -> int:
-    """Start everything; print where the approval page is and where its secret is."""
+@dataclass(frozen=True, slots=True)
+class Started:
+    """What `start` left running: the `settings` it ran with (with the ports it chose), whether
+    this home's supervisord was already running (`reused`) and which programs this run started
+    in it then (`launched`), the ports it chose (`chosen`), the fence, supervisord's layout."""
+
+    settings: Settings
+    reused: bool
+    launched: tuple[str, ...]
+    chosen: Mapping[str, str]
+    fence: supervise.FenceChoice
+    layout: supervise.Layout
+
+
+def up_command(args: argparse.Namespace) -> str:
+    """The command that starts this again on free ports (`up`'s or `demo`'s, with its options)."""
+    words = [command_prefix(), getattr(args, "command", None) or "up"]
+    if getattr(args, "capture", None) is not None:
+        words += ["--capture", shlex.quote(str(args.capture))]
+    if getattr(args, "language", None):
+        words += ["--language", args.language]
+    return " ".join([*words, "--free-ports"])
+
+
+async def start(args: argparse.Namespace) -> Started:
+    """Check every port, then start supervisord and the programs (module doc of `supervise`);
+    a home whose supervisord runs is reused (its running programs kept, the others started).
+
+    Raises:
+        CtlError: ``socket_in_use`` naming each taken port and its holder before anything
+            starts (without ``--free-ports``); ``config_invalid`` when the running lab serves
+            another scenario or capture. A later failure first stops what this run started
+            (supervisord and every program, or in a reused home the programs it launched),
+            then raises `SuperviseError`, naming the program that did not start and its log's
+            last line.
+    """
     settings = load_settings()
     fence = supervise.choose_fence(settings, os.geteuid())
     demo = supervise.is_demo(settings)
-    env = demo_environment(settings, args.scenario, language_of(args, settings)) if demo else dict(os.environ)
-    layout = await supervise.start_daemon(settings, env, scenario=args.scenario, server=fence.layout)
+    capture = getattr(args, "capture", None)
+    if capture is not None and not demo:
+        raise CtlError(
+            Code.CONFIG_INVALID,
+            Words.of(
+                N_(
+                    "--capture replays a capture on the embedded lab only; FLEETWATCH_EPIPHAN_MCP_URL points elsewhere"
+                )
+            ),
+        )
+    if capture is not None and not (capture / "manifest.json").is_file():
+        raise CtlError(
+            Code.CONFIG_INVALID,
+            Words.of(N_("%(folder)s is not a capture folder (no manifest.json)"), folder=str(capture)),
+        )
+    layout = supervise.Layout.of(settings)
+    reused = supervise.running_pid(settings) is not None
+    running: frozenset[str] = frozenset()
+    chosen: dict[str, str] = {}
+    if reused:
+        refuse_another_lab(layout, args.scenario, capture)
+        running = await supervise.running_programs(settings)
+        with contextlib.suppress(OSError, ValueError):
+            chosen = dict(json.loads(layout.ports.read_text()))
+        settings = load_settings({**os.environ, **chosen})
+    env = services_environment(settings, args, demo, chosen)
+    wanted = [p for p in ports.ports_of(load_settings(env), demo=demo) if p.program not in running]
+    found = taken(wanted)
+    if found:
+        if not getattr(args, "free_ports", False):
+            raise ports.refusal(found, command=up_command(args))
+        chosen |= ports.port_settings(ports.free_ports(found), os.environ, settings.lab_port)
+        settings = load_settings({**os.environ, **chosen})
+        env = services_environment(settings, args, demo, chosen)
+    launched: list[str] = []
+    try:
+        layout = await supervise.start_daemon(
+            settings, env, scenario=args.scenario, server=fence.layout, capture=capture
+        )
+        if chosen:
+            write_private(layout.ports, json.dumps(chosen).encode())
+        await start_programs(settings, fence, layout, demo=demo, reused=reused, launched=launched)
+    except BaseException:
+        await undo(settings, reused=reused, launched=launched)
+        raise
+    return Started(settings, reused, tuple(launched), chosen, fence, layout)
+
+
+def services_environment(
+    settings: Settings, args: argparse.Namespace, demo: bool, chosen: Mapping[str, str]
+) -> dict[str, str]:
+    """The environment supervisord's programs start from: this process's with the `chosen`
+    ports, and on the lab the demo's (`demo_environment`)."""
+    base = {**os.environ, **chosen}
+    return demo_environment(settings, args.scenario, language_of(args, settings), base) if demo else base
+
+
+def refuse_another_lab(layout: supervise.Layout, scenario: str, capture: Path | None) -> None:
+    """Refuse (``config_invalid``) to reuse a running home whose lab serves another scenario or
+    capture than `scenario` and `capture` (a replay must not answer with the demo's fleet)."""
+    try:
+        running = supervise.lab_command(layout.config.read_text())
+    except OSError:
+        return
+    if running is None:
+        return
+    argv = shlex.split(running.removeprefix("command="))
+
+    def option(name: str) -> str | None:
+        return argv[argv.index(name) + 1] if name in argv[:-1] else None
+
+    wanted = str(capture.resolve()) if capture is not None else None
+    if option("--scenario") == scenario and option("--capture") == wanted:
+        return
+    raise CtlError(
+        Code.CONFIG_INVALID,
+        Words.of(
+            N_(
+                "Fleetwatch already runs here with another lab (scenario or capture): stop it first "
+                "(%(command)s down), or use another FLEETWATCH_HOME"
+            ),
+            command=command_prefix(),
+        ),
+    )
+
+
+async def start_programs(
+    settings: Settings,
+    fence: supervise.FenceChoice,
+    layout: supervise.Layout,
+    *,
+    demo: bool,
+    reused: bool,
+    launched: list[str],
+) -> None:
+    """The programs in the fence's order (`services`) while, on the lab, the lab and its model
+    start (supervisord starts them with itself; in a `reused` home they are started when they
+    were stopped since) and the demo's sign-ins are placed; each program this call starts is
+    added to `launched` (for `undo`)."""
     # root may not connect to every socket (each one's peer check would audit it): it looks at
     # the socket file instead
     probe = supervise.socket_answers if fence.layout is None else supervise.socket_ready
@@ -115,12 +253,15 @@ async def up(args: argparse.Namespace) -> int:
             return settings.runtime_dir / supervise.SOCKET_NAMES[name]
         return fence.layout.socket(name)
 
-    async def lab_ready() -> bool:
-        return layout.lab_ready.exists()
+    async def lab_ready(_ready_file: Path) -> bool:
+        return layout.lab_ready.exists()  # one stat: the lab writes it once it listens
 
     async def sign_ins() -> None:
         if demo:
-            await supervise.wait_until(lab_ready, "the lab", supervise.START_TIMEOUT_SECONDS)
+            for name in ("lab", "model") if reused else ():
+                if await supervise.launch(settings, name):
+                    launched.append(name)
+            await supervise.wait_ready(settings, "lab", layout.lab_ready, probe=lab_ready)
             url = json.loads(layout.lab_ready.read_text())["url"]
             place_demo_sign_ins(settings, url, await lab_state(url))
 
@@ -133,7 +274,8 @@ async def up(args: argparse.Namespace) -> int:
         executor, approval_web, assistant = supervise.SERVICES
         waiting = [name for name in (executor, approval_web) if not await probe(socket(name))]
         for name in waiting:
-            await supervise.launch(settings, name)
+            if await supervise.launch(settings, name):
+                launched.append(name)
         try:
             for name in waiting:
                 await supervise.wait_ready(settings, name, socket(name), probe=probe)
@@ -142,17 +284,67 @@ async def up(args: argparse.Namespace) -> int:
                 with contextlib.suppress(supervise.SuperviseError):
                     await supervise.rpc(settings, "supervisor.stopProcess", approval_web)
             raise
-        await supervise.start_service(settings, assistant, socket(assistant), probe=probe)
+        if not await probe(socket(assistant)):
+            launched.append(assistant)
+            await supervise.start_service(settings, assistant, socket(assistant), probe=probe)
 
     # The services need nothing the lab makes to start (each reads its sign-in at its first
     # operation): they start, in the fence's order, while supervisord starts the lab and the
     # scripted model and the demo's sign-ins are placed.
     await asyncio.gather(sign_ins(), services())
-    lang = language_of(args, settings)
-    now = dt.datetime.now(dt.UTC)
-    for words in started_words(settings, fence, demo=demo, logs=layout.logs):
-        print(say_text(words, lang, zone=settings.timezone, now=now))
+
+
+async def undo(settings: Settings, *, reused: bool, launched: Sequence[str]) -> None:
+    """Stop what a failed `start` started: supervisord and everything under it when this run
+    started it, else each program it `launched` in the running one (the others were running
+    before and are left as they were). What cannot be stopped is left for ``down``."""
+    with contextlib.suppress(supervise.SuperviseError):
+        if not reused:
+            await supervise.stop(settings)
+            return
+        for name in launched:
+            with contextlib.suppress(supervise.SuperviseError):
+                await supervise.rpc(settings, "supervisor.stopProcess", name)
+
+
+async def up(args: argparse.Namespace) -> int:
+    """Start everything; print where the approval page is and where its secret is."""
+    started = await start(args)
+    for line in up_lines(started, args):
+        print(line)
     return 0
+
+
+def up_lines(started: Started, args: argparse.Namespace) -> list[str]:
+    """What `up` prints once everything runs, in the operator's language: whether it reused the
+    running services, the ports it chose, then `started_words`."""
+    settings = started.settings
+    lang = language_of(args, settings)
+    out = []
+    if started.reused:
+        out.append(
+            Words.of(
+                N_("Fleetwatch was already running here: the running services were reused, not restarted.")
+            )
+            if not started.launched
+            else Words.of(
+                N_(
+                    "Fleetwatch was already running here: reused it, and started what was not running: %(programs)s."
+                ),
+                programs=Joined(", ", tuple(Words.of(supervise.PROGRAM_WORDS[p]) for p in started.launched)),
+            )
+        )
+    if started.chosen:
+        out.append(
+            Words.of(
+                N_("Ports in use elsewhere were replaced by free ones: %(ports)s."),
+                ports=" ".join(f"{k}={v}" for k, v in sorted(started.chosen.items())),
+            )
+        )
+    demo = supervise.is_demo(settings)
+    out += started_words(settings, started.fence, demo=demo, logs=started.layout.logs)
+    now = dt.datetime.now(dt.UTC)
+    return [say_text(words, lang, zone=settings.timezone, now=now) for words in out]
 
 
 def started_words(settings: Settings, fence: supervise.FenceChoice, *, demo: bool, logs: Path) -> list[Words]:
@@ -334,7 +526,7 @@ async def demo(args: argparse.Namespace) -> int:
     the assistant (the lab's demo model behind the real SDK, or the real model with a key), a
     proposal waiting on the approval page, and what to do next; when no card was made, why."""
     from services.ctl.commands_ask import render_answer
-    from services.ctl.commands_fleet import read_snapshot, show
+    from services.ctl.commands_fleet import read_snapshot, sandbox_rooms, show
 
     settings = load_settings()
     if not supervise.is_demo(settings):
@@ -347,8 +539,10 @@ async def demo(args: argparse.Namespace) -> int:
                 )
             ),
         )
-    await up(args)
-    settings = load_settings()
+    started = await start(args)
+    for line in up_lines(started, args):
+        print(line)
+    settings = started.settings
     from shared.policy.loader import load_policies
 
     policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
@@ -359,6 +553,10 @@ async def demo(args: argparse.Namespace) -> int:
         return translate(lang, msgid) % params
 
     show(await read_snapshot(settings, tool_policy), policy, as_json=False, language=lang)
+    rooms = await sandbox_rooms(settings, lang)
+    if rooms is not None:
+        print()
+        print(rooms)
     cleaned = await clean_queue(settings, lang)
     if cleaned:
         print()
@@ -405,8 +603,38 @@ async def demo(args: argparse.Namespace) -> int:
         )
     print(f"      {command} pending list{suffix}")
     print(f"      {command} audit tail{suffix}")
+    held = await digest_held(settings, lang)
+    if held is not None:
+        print(held)
     print(say(N_("Stop: %(command)s down"), command=command))
     return 0
+
+
+async def digest_held(settings: Settings, language: Language) -> str | None:
+    """When the watch holds its digests for quiet hours now (its own `WatchStatus`), the line
+    saying so: the first digest waits until they end; readiness and notices still post. None
+    outside quiet hours, or when the watch does not answer (``status`` says why)."""
+    from services.ctl.admin_words import view_for
+    from services.ctl.commands_watch import assistant_client
+    from shared.text.catalogue import Moment
+    from shared.wire.assistant import GetWatchStatus
+    from shared.wire.client import CallError
+
+    try:
+        status = await assistant_client(settings).call(GetWatchStatus())
+    except CallError:
+        return None
+    if status.held_until is None:
+        return None
+    return view_for(language, language, settings.timezone).text(
+        N_(
+            "Quiet hours now: the watch's first digest is held until %(at)s (quiet hours in %(zone)s); "
+            "readiness and the notice of the waiting change still post (%(url)s)."
+        ),
+        at=Moment(status.held_until),
+        zone=visible(status.timezone, 64),
+        url=f"http://127.0.0.1:{settings.lab_port}/_lab/notices",
+    )
 
 
 def command_prefix() -> str:
@@ -428,6 +656,7 @@ def add_commands(sub, epilog: str) -> None:
         epilog=epilog,
     )
     parser.add_argument("--scenario", default="campus", help=_("lab scenario in demo mode (default: campus)"))
+    add_start_options(parser)
     add_language_option(parser)
     parser.set_defaults(run=up)
     parser = sub.add_parser(
@@ -443,9 +672,29 @@ def add_commands(sub, epilog: str) -> None:
         epilog=epilog,
     )
     parser.add_argument("--scenario", default="campus", help=_("lab scenario (default: campus)"))
+    add_start_options(parser)
     parser.add_argument(
         "--language",
         choices=("en", "es"),
         help=_("ask and answer in English or Spanish (default: FLEETWATCH_LANGUAGE)"),
     )
     parser.set_defaults(run=demo)
+
+
+def add_start_options(parser) -> None:
+    """``--capture DIR`` and ``--free-ports``, shared by ``up`` and ``demo``."""
+    parser.add_argument(
+        "--capture",
+        type=Path,
+        metavar="DIR",
+        help=_(
+            "the lab serves this 'fleetwatch capture' folder as the read sign-in's team (a replay with no account)"
+        ),
+    )
+    parser.add_argument(
+        "--free-ports",
+        action="store_true",
+        help=_(
+            "use free ports instead of those in use (beside a running demo); the pages' addresses are printed"
+        ),
+    )

@@ -271,9 +271,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = command_of(argv)
         if command == "lab":
             # Every option after "lab" is the lab's own (argparse's REMAINDER drops leading options).
+            from services.ctl.ports import lab_refusal
             from services.lab.__main__ import main as lab_main
 
-            return lab_main(argv[argv.index("lab") + 1 :])
+            lab_argv = argv[argv.index("lab") + 1 :]
+            refused = lab_refusal(lab_argv)  # its ports, before it starts, in the operator's words
+            if refused is not None:
+                print(error_line(refused, help_language(argv)), file=sys.stderr)
+                return 2
+            return lab_main(lab_argv)
         language = help_language(argv)
         with said_in(language):
             args = build_parser(command).parse_args(argv)

@@ -36,6 +36,7 @@ import grp
 import os
 import pwd
 import re
+import shlex
 import shutil
 import stat
 import string
@@ -58,6 +59,7 @@ from shared.private_files import (
     write_private,
 )
 from shared.text.catalogue import N_, Words, say_text
+from shared.text.display import visible
 
 REPO = Path(__file__).resolve().parent.parent.parent
 """The folder the ``services`` package is imported from (a checkout, or site-packages): each
@@ -111,9 +113,25 @@ class Layout:
     def lab_ready(self) -> Path:
         return self.run / "lab.ready"
 
+    @property
+    def ports(self) -> Path:
+        """While supervisord runs: the port settings ``up --free-ports`` chose (JSON), so a later
+        ``up`` in the same home says the pages' real addresses; removed by `stop`."""
+        return self.run / "ports.json"
+
 
 PROGRAMS = ("lab", "model", *SERVICES)
 """Every program of the configuration."""
+
+PROGRAM_WORDS = {
+    "lab": N_("the lab"),
+    "model": N_("the lab's demo model"),
+    "executor": N_("the executor"),
+    "approval_web": N_("the approval page"),
+    "assistant": N_("the ask page and the wall"),
+}
+"""Each program of `PROGRAMS`, in words (approval_web and the assistant named by what a
+person opens of them)."""
 
 SHORT = {"executor": "executor", "approval_web": "web", "assistant": "assistant"}
 """Service -> the suffix of its user, state folder and runtime folder (``NAME-web``...)."""
@@ -498,6 +516,19 @@ def is_demo(settings: Settings) -> bool:
     return settings.epiphan_mcp_url.rstrip("/") == f"http://127.0.0.1:{settings.lab_port}/mcp"
 
 
+def lab_options(capture: Path | None) -> str:
+    """The lab's options beyond its scenario and port: ``--capture DIR`` (absolute, quoted as
+    supervisord splits a command) to serve a capture as the normal team; empty without one."""
+    return f" --capture {shlex.quote(str(capture.resolve()))}" if capture is not None else ""
+
+
+def lab_command(config: str) -> str | None:
+    """The lab's ``command=`` line in a rendered configuration `config` (None without one): what
+    tells a running lab's scenario and capture from the ones asked for."""
+    section = config.partition("[program:lab]")[2]
+    return next((line for line in section.splitlines() if line.startswith("command=")), None)
+
+
 def render_config(
     settings: Settings,
     env: Mapping[str, str],
@@ -505,11 +536,13 @@ def render_config(
     scenario: str = "campus",
     python: str = sys.executable,
     server: ServerLayout | None = None,
+    capture: Path | None = None,
 ) -> str:
     """The supervisord configuration for these settings: each program's environment, from the
     caller's `env`, is `program_environment` (a service's secrets in its own lines only: the
     file is written 0600 in a folder only the caller opens); with `server`, each service runs
-    as its own user in that layout.
+    as its own user in that layout; with `capture`, the lab serves that capture folder as its
+    normal team (`lab_options`).
 
     Raises:
         SuperviseError: ``config_invalid`` when a value cannot be passed (`environment_line`).
@@ -521,6 +554,7 @@ def render_config(
         "repo": str(REPO),
         "python": python,
         "scenario": scenario,
+        "lab_options": lab_options(capture),
         "lab_port": str(settings.lab_port),
         "model_port": str(settings.model_standin_port),
         "demo": "true" if is_demo(settings) else "false",
@@ -636,7 +670,7 @@ POLL_SECONDS = 0.02
 """How often `wait_until` looks again at a process getting ready."""
 
 
-async def wait_until(predicate, what: str, timeout_seconds: float) -> None:
+async def wait_until(predicate, what: str | Words, timeout_seconds: float) -> None:
     """Poll ``predicate()`` (a real external process is on the other side) until true.
 
     Raises:
@@ -671,10 +705,15 @@ def _refusing(exc: UnsafePath) -> SuperviseError:
 
 
 async def start_daemon(
-    settings: Settings, env: Mapping[str, str], *, scenario: str, server: ServerLayout | None = None
+    settings: Settings,
+    env: Mapping[str, str],
+    *,
+    scenario: str,
+    server: ServerLayout | None = None,
+    capture: Path | None = None,
 ) -> Layout:
     """Render the config and start supervisord (idempotent: an alive daemon is kept); with
-    `server`, prepare its runtime folders first (`prepare_server`).
+    `server`, prepare its runtime folders first (`prepare_server`); `capture`: `render_config`'s.
 
     Raises:
         SuperviseError: supervisord did not start, or (with `server`) the services already run.
@@ -708,7 +747,10 @@ async def start_daemon(
     except UnsafePath as exc:
         raise _refusing(exc) from exc
     layout.lab_ready.unlink(missing_ok=True)
-    write_private(layout.config, render_config(settings, env, scenario=scenario, server=server).encode())
+    write_private(
+        layout.config,
+        render_config(settings, env, scenario=scenario, server=server, capture=capture).encode(),
+    )
     status, out = await _run(
         "supervisord",
         sys.executable,
@@ -746,13 +788,15 @@ GONE = frozenset({"EXITED", "FATAL", "BACKOFF", "STOPPED"})
 """supervisord's states of a program that is not (or no longer) running."""
 
 
-async def launch(settings: Settings, name: str) -> None:
+async def launch(settings: Settings, name: str) -> bool:
     """Have supervisord start one program and return at once (readiness is the caller's to
-    wait for, by socket: `wait_ready`); a program already running is left as it is."""
+    wait for, by socket: `wait_ready`); a program already running is left as it is. True when
+    this call started it."""
     info = await rpc(settings, "supervisor.getProcessInfo", name)
     if info["statename"] in ("RUNNING", "STARTING"):
-        return
+        return False
     await rpc(settings, "supervisor.startProcess", name, False)
+    return True
 
 
 async def wait_ready(settings: Settings, name: str, socket: Path, *, probe=socket_answers) -> None:
@@ -767,12 +811,43 @@ async def wait_ready(settings: Settings, name: str, socket: Path, *, probe=socke
         if await probe(socket):
             return True
         if (await rpc(settings, "supervisor.getProcessInfo", name))["statename"] in GONE:
+            log = Layout.of(settings).logs / f"{name}.log"
             raise SuperviseError(
-                Code.SERVICE_UNAVAILABLE, Words.of(N_("%(name)s did not start (see its log)"), name=name)
+                Code.SERVICE_UNAVAILABLE,
+                Words.of(
+                    N_("%(program)s did not start: %(why)s (its log: %(log)s)"),
+                    program=Words.of(PROGRAM_WORDS[name]),
+                    why=last_line(log) or "?",
+                    log=str(log),
+                ),
             )
         return False
 
-    await wait_until(answers, name, START_TIMEOUT_SECONDS)
+    await wait_until(answers, Words.of(PROGRAM_WORDS[name]), START_TIMEOUT_SECONDS)
+
+
+def last_line(log: Path, limit: int = 4096) -> str | None:
+    """The last line a program wrote to its log (its own words, made visible and cut to 300
+    characters), or None when there is none to read."""
+    try:
+        with log.open("rb") as handle:
+            handle.seek(max(0, log.stat().st_size - limit))
+            tail = handle.read().decode(errors="replace")
+    except OSError:
+        return None
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    return visible(lines[-1], 300) if lines else None
+
+
+async def running_programs(settings: Settings) -> frozenset[str]:
+    """The programs this home's supervisord runs (``RUNNING`` or ``STARTING``).
+
+    Raises:
+        SuperviseError: ``service_unavailable`` when supervisord does not answer.
+    """
+    return frozenset(
+        info["name"] for info in await process_infos(settings) if info["statename"] in ("RUNNING", "STARTING")
+    )
 
 
 async def start_service(settings: Settings, name: str, socket: Path, *, probe=socket_answers) -> None:
@@ -795,6 +870,7 @@ async def stop(settings: Settings) -> bool:
     async def gone() -> bool:
         return running_pid(settings) is None
 
-    await wait_until(gone, "supervisord shutdown", STOP_TIMEOUT_SECONDS)
+    await wait_until(gone, Words.of(N_("supervisord's shutdown")), STOP_TIMEOUT_SECONDS)
     Layout.of(settings).config.unlink(missing_ok=True)
+    Layout.of(settings).ports.unlink(missing_ok=True)
     return True

@@ -13,7 +13,8 @@
 
 Errors: `StoreError` with ``store_schema_too_new``, ``store_busy`` (locked past the busy
 timeout; the transaction was rolled back), ``store_full`` or ``store_read_only`` (the disk is
-full or cannot be written; rolled back, see `cannot_write`) or ``audit_chain_broken``.
+full or cannot be written; rolled back, see `cannot_write`). A broken audit chain is not an
+error here: `verify_audit` names the first bad row in its result.
 """
 
 from __future__ import annotations
@@ -143,11 +144,6 @@ class AuditVerification:
     def signed_by(self, writer: str) -> int:
         """Rows of `writer` whose MAC verified."""
         return dict(self.signed).get(writer, 0)
-
-    def raise_if_broken(self) -> None:
-        """Raises `StoreError` (``audit_chain_broken``) naming the first bad row unless `ok`."""
-        if not self.ok:
-            raise StoreError(Code.AUDIT_CHAIN_BROKEN, f"audit row {self.first_bad_seq}: {self.reason}")
 
 
 def _row_hash(

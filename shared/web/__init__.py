@@ -2,6 +2,8 @@
 
 Layers (each imports only those below it; an import contract holds them)::
 
+    port_holder.py   who holds a local port `fleetwatch up` will listen on: the uid, and where
+                     /proc shows it the process and another Fleetwatch's home (facts, no words)
     page_session.py  local_http.py
                      whose page session it is: bound to the uid that signed in, ended when
                      another uid uses it | serving an aiohttp app on loopback for an ``async

@@ -68,6 +68,20 @@ def _bind(family: int, address: str, port: int) -> socket.socket:
     return sock
 
 
+def taken_at(port: int, *, both: bool) -> tuple[str, str] | None:
+    """Where `port` is in use by another socket: ``(address, as a URL names it)`` of the first
+    loopback it cannot be bound on for ``EADDRINUSE`` (127.0.0.1, then [::1] when `both`: a
+    page's pair, `bind_loopback`), or None. Binds and closes at once; any other failure to bind
+    is the starting program's to say, not a port in use."""
+    for family, address, named in LOOPBACKS if both else LOOPBACKS[:1]:
+        try:
+            _bind(family, address, port).close()
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return address, named
+    return None
+
+
 def may_skip_ipv6(error: int | None, kernel_has_ipv6: bool) -> bool:
     """True when a page may run without [::1], because nobody on this machine can listen there:
     no IPv6 loopback address (``EADDRNOTAVAIL``), or no IPv6 in the kernel at all

@@ -54,6 +54,14 @@ def decode_address(text: str) -> tuple[str, int]:
 def table_rows(texts: Iterable[str]) -> Iterable[tuple[tuple[str, int], tuple[str, int], str, int | None]]:
     """(local, remote, state, uid) of each line of ``/proc/net/tcp{,6}`` texts (a remote that
     cannot be read is ``("", 0)``; a missing uid None)."""
+    for local, remote, state, uid, _inode in _rows(texts):
+        yield local, remote, state, uid
+
+
+def _rows(
+    texts: Iterable[str],
+) -> Iterable[tuple[tuple[str, int], tuple[str, int], str, int | None, int | None]]:
+    """`table_rows` with each line's socket inode (None when missing)."""
     for text in texts:
         for line in text.splitlines()[1:]:
             fields = line.split()
@@ -68,7 +76,8 @@ def table_rows(texts: Iterable[str]) -> Iterable[tuple[tuple[str, int], tuple[st
             except ValueError:
                 remote = ("", 0)
             uid = int(fields[7]) if len(fields) > 7 and fields[7].isdigit() else None
-            yield local, remote, fields[3], uid
+            inode = int(fields[9]) if len(fields) > 9 and fields[9].isdigit() else None
+            yield local, remote, fields[3], uid, inode
 
 
 def owner_in(texts: Iterable[str], client: tuple[str, int], server: tuple[str, int]) -> int | None:
@@ -114,12 +123,20 @@ def listener_uid(address: str, port: int) -> int | None:
     """The uid of a socket listening on `address`:`port`, or on a wildcard that covers it (what
     keeps a page from binding it: ``0.0.0.0``, or ``::``, which may also take IPv4), as this
     namespace's TCP tables list it; None when none is listed."""
+    found = listener(address, port)
+    return found[0] if found is not None else None
+
+
+def listener(address: str, port: int) -> tuple[int | None, int | None] | None:
+    """(uid, socket inode) of the socket listening on `address`:`port` or on a wildcard that
+    covers it (`listener_uid`), either None when the table line lacks it; None when no such
+    socket is listed. The inode names the socket in ``/proc/PID/fd`` (``socket:[INODE]``)."""
     try:
         family = ipaddress.ip_address(address).version
     except ValueError:
         return None
     covering = {_plain(address), "::", *(("0.0.0.0",) if family == 4 else ())}
-    for (local, local_port), _remote, state, uid in table_rows(read_tables()):
+    for (local, local_port), _remote, state, uid, inode in _rows(read_tables()):
         if state == LISTEN and local_port == port and local in covering:
-            return uid
+            return uid, inode
     return None

@@ -256,10 +256,6 @@ class OperationTable:
                 return row.declared
         raise KeyError(operation)
 
-    def declared_codes(self) -> frozenset[Code]:
-        """Every code some operation of this socket declares."""
-        return frozenset().union(*(row.declared for row in self.rows))
-
     def allows(self, request_type: type[Message], roles: Collection[str]) -> bool:
         """True when a peer holding `roles` may make this request (its row's ``callers``)."""
         callers = self.row(request_type).callers

@@ -15,7 +15,7 @@ import anthropic
 import httpx2
 
 from services.assistant.data_block import CLOSE, OPEN
-from services.lab.model_standin import ModelRequest, Reply, StandinHandle, say
+from services.lab.model_standin import ModelRequest, Reply, StandinHandle, ToolResult, say
 from services.lab.server import LabHandle
 from shared.epiphan.mcp_session import McpConnection
 from shared.epiphan.read_client import EpiphanReadClient
@@ -227,6 +227,17 @@ def blocks_in(text: str) -> list[Any]:
     return out
 
 
+def last_tool_results(request: ModelRequest) -> list[ToolResult]:
+    """The ``tool_result`` blocks of a recorded request's last user message only."""
+    last = request.messages[-1] if request.messages else {}
+    ids = {
+        b.get("tool_use_id")
+        for b in last.get("content") or []
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    }
+    return [r for r in request.tool_results() if r.tool_use_id in ids]
+
+
 def result_payloads(request: ModelRequest) -> list[Any]:
     """The JSON of every tool result (all data blocks) in a recorded request."""
     return [payload for result in request.tool_results() for payload in blocks_in(result.text)]
@@ -236,7 +247,7 @@ def error_codes(requests: Sequence[ModelRequest]) -> list[str]:
     """Every error code the model was shown in the last user message of each request."""
     codes = []
     for request in requests:
-        for result in request.last_tool_results():
+        for result in last_tool_results(request):
             for payload in blocks_in(result.text):
                 if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
                     codes.append(payload["error"]["code"])

@@ -22,7 +22,7 @@ from shared.canonical import hidden_character
 from shared.config import REPO_POLICY_DIR
 from shared.policy.loader import load_policies
 from tests.assistant.backend import Backend, backend
-from tests.assistant.helpers import blocks_in, result_payloads
+from tests.assistant.helpers import blocks_in, last_tool_results, result_payloads
 from tests.assistant.hostile import FIRST_READS, HOSTILE_NAMES, TAG, hostile_scenario, obedient, obeying
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -54,7 +54,7 @@ def _shown_codes(requests: list[ModelRequest]) -> list[str]:
     return [
         payload["error"]["code"]
         for request in requests
-        for result in request.last_tool_results()
+        for result in last_tool_results(request)
         for payload in blocks_in(result.text)
         if isinstance(payload, dict) and isinstance(payload.get("error"), dict)
     ]

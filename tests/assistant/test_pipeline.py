@@ -16,6 +16,7 @@ from tests.assistant.helpers import (
     TrackingReader,
     blocks_in,
     error_codes,
+    last_tool_results,
     result_payloads,
     sequence,
 )
@@ -208,7 +209,7 @@ async def test_a_misspelt_tool_name_from_the_model_is_answered_with_the_closest_
         ("unknown_tool", DEVICES),
         ("unknown_tool", None),  # nothing offered is alike: no guess
     ]
-    last = [p for r in standin.requests[2].last_tool_results() for p in blocks_in(r.text)]
+    last = [p for r in last_tool_results(standin.requests[2]) for p in blocks_in(r.text)]
     errors = [p["error"] for p in last if isinstance(p, dict) and "error" in p]
     assert [e["code"] for e in errors] == ["not_proposable"]
     assert "did you mean batch_recording?" in errors[0]["message"]

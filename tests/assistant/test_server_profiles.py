@@ -14,7 +14,7 @@ import pytest
 
 from services.lab.model_standin import PROFILES, Reply, ToolUse, call, say
 from shared.errors import Code
-from tests.assistant.helpers import RECORD_CLASSROOM, SANDBOX_CLASSROOM, FakeSink, sequence
+from tests.assistant.helpers import RECORD_CLASSROOM, SANDBOX_CLASSROOM, FakeSink, last_tool_results, sequence
 from tests.assistant.judge import Truth, judge_proposal, judge_room_status, judge_rooms
 
 DEVICES = "get_devices_in_my_team"
@@ -172,5 +172,5 @@ async def test_per_question_a_tool_not_offered_reaches_nothing(
     )
     await make_assistant(policies=per_question).ask("Which rooms are offline?")
     assert transport.tool_calls == []
-    (result,) = standin.requests[1].last_tool_results()
+    (result,) = last_tool_results(standin.requests[1])
     assert result.is_error and "unknown_tool" in result.text

@@ -14,7 +14,15 @@ from shared.errors import Code, FleetwatchError
 from shared.text.catalogue import keyed
 from shared.text.change_words import SNAKE_CASE, why
 from shared.wire.assistant import Answer
-from tests.assistant.helpers import DEVICES, ENG101, RECORD_ENG101, FakeSink, blocks_in, sequence
+from tests.assistant.helpers import (
+    DEVICES,
+    ENG101,
+    RECORD_ENG101,
+    FakeSink,
+    blocks_in,
+    last_tool_results,
+    sequence,
+)
 
 PROPOSE_CODES = sorted(next(op.codes for op in TOOL_OPERATIONS if op.name == f"{TOOL_PREFIX}propose_change"))
 GROUPS = {op.name.removeprefix(TOOL_PREFIX): op.codes for op in TOOL_OPERATIONS}
@@ -90,7 +98,7 @@ async def test_each_code_reaches_the_model_under_the_tool_group_its_manifest_ent
     seen = [
         payload["error"]["code"]
         for request in standin.requests
-        for result in request.last_tool_results()
+        for result in last_tool_results(request)
         for payload in blocks_in(result.text)
         if isinstance(payload, dict) and isinstance(payload.get("error"), dict)
     ]

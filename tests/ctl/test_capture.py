@@ -207,7 +207,17 @@ async def test_the_summary_and_the_refusals_are_in_spanish_with_fleetwatch_langu
         "Cada herramienta que se puede proponer recibe los mismos argumentos que su esquema revisado."
         in lines
     )
-    assert lines[-1] == f"Para reproducirla sin cuenta: fleetwatch lab --capture {folder}"
+    replay = f"FLEETWATCH_HOME={folder.parent}/capture-replay fleetwatch"
+    assert lines[-6:] == [
+        "Para reproducirla sin cuenta, junto a una demostración en marcha (con su propio hogar y puertos "
+        "libres donde uno esté ocupado):",
+        f"  {replay} up --capture {folder} --free-ports --language es",
+        "Luego, en ese hogar: la flota, una pregunta y las páginas que imprimió ese comando; al terminar, "
+        "deténgala:",
+        f"  {replay} fleet --language es",
+        f'  {replay} ask --language es "¿qué está desconectado?"',
+        f"  {replay} down --language es",
+    ]
     assert "use --rename" in out
     assert [(line, english_words(line)) for line in lines if english_words(line)] == []
     code, _, err = await fleetwatch_async(env, "capture", str(folder))

@@ -15,6 +15,7 @@ import pytest_asyncio
 
 from services.ctl.main import main
 from tests.approval_web.helpers import SANDBOX_DEVICES, Backend, Stack, backend, reader, stack
+from tests.ctl.cli import sign_in_home
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -300,3 +301,24 @@ async def test_audit_decisions_reports_each_person_through_the_socket(
     assert code == 0 and "How each person decided in the last 7 day(s)" in out
     code, _, err = await fleetwatch(capsys, "audit", "decisions", "--days", "0")
     assert code == 2 and "invalid_message" in err
+
+
+async def test_fleet_shows_the_sandbox_rooms_a_change_may_target_under_the_fleet(
+    cli: Stack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 28 item 11: the room the demo proposes for is the sandbox team's, which the read
+    # sign-in does not read; ``fleet`` (and the demo's fleet) lists it under the fleet.
+    settings = cli.settings
+    sign_in_home(settings.home, cli.backend.lab)
+    try:
+        code, out, err = await fleetwatch(capsys, "fleet")
+        assert code == 0, err
+        assert out.index("30 devices") < out.index("Rooms a change may target now: 3")
+        assert "Sandbox Classroom" in out
+        code, out, err = await fleetwatch(capsys, "fleet", "--language", "es")
+        assert code == 0, err
+        assert "Salas que un cambio puede tocar ahora: 3" in out and "Sandbox Classroom" in out
+        code, out, _ = await fleetwatch(capsys, "fleet", "--json")
+        assert "Rooms a change may target" not in out and json.loads(out)["snapshot"]["devices"]
+    finally:
+        settings.read_token_file.unlink(missing_ok=True)

@@ -84,16 +84,6 @@ class ModelRequest:
             if isinstance(block, dict) and block.get("type") == "tool_result"
         ]
 
-    def last_tool_results(self) -> list[ToolResult]:
-        """The ``tool_result`` blocks of the last user message only."""
-        last = self.messages[-1] if self.messages else {}
-        ids = {
-            b.get("tool_use_id")
-            for b in last.get("content") or []
-            if isinstance(b, dict) and b.get("type") == "tool_result"
-        }
-        return [r for r in self.tool_results() if r.tool_use_id in ids]
-
 
 def _text_of(content: Any) -> str:
     if isinstance(content, str):

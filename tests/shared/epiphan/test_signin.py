@@ -143,6 +143,10 @@ async def test_the_loopback_listener_ignores_a_request_for_another_sign_in():
         await asyncio.sleep(0)
         assert await come_back(f"{callback.redirect_uri}?code=x&state=wrong") == 400
         assert await come_back(callback.redirect_uri.replace("/callback", "/other")) == 404
+        async with httpx2.AsyncClient() as other:
+            for method in ("POST", "HEAD"):  # only the browser's GET counts, even with the state
+                sent = await other.request(method, f"{callback.redirect_uri}?code=z&state=right")
+                assert sent.status_code == 405
         assert not waiting.done()
         assert await come_back(f"{callback.redirect_uri}?code=y&state=right") == 200
         assert (await waiting).endswith("code=y&state=right")

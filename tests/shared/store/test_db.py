@@ -356,9 +356,6 @@ async def test_an_edited_row_is_named(tmp_path, store):
     result = await verify_audit(store)
     assert (result.ok, result.first_bad_seq) == (False, 6)
     assert "edited" in result.reason
-    with pytest.raises(StoreError) as caught:
-        result.raise_if_broken()
-    assert caught.value.code is Code.AUDIT_CHAIN_BROKEN and "audit row 6" in caught.value.message
 
 
 @pytest.mark.parametrize(
