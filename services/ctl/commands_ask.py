@@ -63,8 +63,7 @@ def check_question(question: str) -> None:
         raise CtlError(
             Code.INVALID_MESSAGE,
             Words.of(
-                N_("The question is empty: write it in words, e.g. %(example)s"),
-                example='fleetwatch ask "What needs attention?"',
+                N_('The question is empty: write it in words, e.g. fleetwatch ask "What needs attention?"')
             ),
         )
     if len(question) > MAX_QUESTION_CHARS:

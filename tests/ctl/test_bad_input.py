@@ -134,7 +134,7 @@ def test_an_empty_question_says_to_write_one_in_english_and_in_spanish(tmp_path:
     assert done.returncode == 2 and "The question is empty" in done.stderr, done.stderr
     assert "fleetwatch ask" in done.stderr and "service_unavailable" not in done.stderr
     done = run_cli("ask", question, "--language", "es", home=tmp_path)
-    assert "La pregunta está vacía" in done.stderr, done.stderr
+    assert "La pregunta está vacía" in done.stderr and "¿Qué necesita atención?" in done.stderr, done.stderr
 
 
 def test_a_misspelt_tool_to_lift_a_denial_pause_for_names_the_closest_one(tmp_path: Path) -> None:
