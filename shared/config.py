@@ -35,6 +35,7 @@ import tzlocal
 
 from shared.errors import N_, Code, FleetwatchError
 from shared.ids import is_master_id
+from shared.spelling import closest
 
 PREFIX = "FLEETWATCH_"
 REPO_POLICY_DIR = Path(__file__).resolve().parent.parent / "policy"
@@ -762,15 +763,13 @@ def _default(setting: Setting, resolved: Mapping[str, str], env: Mapping[str, st
 
 def unknown_setting_error(name: str) -> ConfigError:
     """The `ConfigError` for `name`, a ``FLEETWATCH_*`` variable not in `SETTINGS`: naming the
-    closest known setting when one is close (difflib), else where the list is."""
-    import difflib  # only for a name that is not a setting
-
-    close = difflib.get_close_matches(name, [s.name for s in SETTINGS], n=1, cutoff=0.75)
-    if close:
+    closest known setting when one is close (`shared.spelling.closest`), else where the list is."""
+    close = closest(name, [s.name for s in SETTINGS], cutoff=0.75)
+    if close is not None:
         return ConfigError.of(
             name,
             N_("unknown setting; did you mean %(close)s? (every setting: docs/settings.md)"),
-            close=close[0],
+            close=close,
         )
     return ConfigError.of(name, N_("unknown setting; every setting is listed in docs/settings.md"))
 

@@ -51,6 +51,7 @@ PROCESS: Final = (
     "tests/approval_web/page/test_two_people.py",
     "tests/approval_web/test_after_executor.py",
     "tests/approval_web/test_one_change.py",
+    "tests/approval_web/test_bad_input.py",
     "tests/approval_web/test_service.py",
     "tests/approval_web/test_service_fake_executor.py",
     "tests/approval_web/test_wire_caps.py",

@@ -207,16 +207,36 @@ def check_submission(
     )
 
 
+def as_asked(bound: Mapping[str, Any], asked: Mapping[str, Any]) -> bool:
+    """Whether the executor bound `asked` (canonical arguments) as `bound`: every argument the
+    same, except a ``stream_id`` the executor binds in the form the sandbox team lists it
+    (Epiphan's stream destination IDs are UUIDs, compared case-insensitively:
+    `services.executor.prepare`), which may differ from the asked one in case only."""
+    if set(bound) != set(asked):
+        return False
+    for name, value in asked.items():
+        same = bound[name] == value or (
+            name == "stream_id"
+            and isinstance(value, str)
+            and isinstance(bound[name], str)
+            and bound[name].casefold() == value.casefold()
+        )
+        if not same:
+            return False
+    return True
+
+
 def check_prepared(
     prepared: Prepared, *, proposal_id: str, checked: CheckedProposal, reason: str
 ) -> BoundRecord:
     """The executor's bound record, checked to be exactly what was asked: this process cannot
-    verify the seal (the key never leaves the executor), but it can compare the record.
+    verify the seal (the key never leaves the executor), but it can compare the record. The
+    record's arguments are what is stored (a ``stream_id`` as the sandbox team lists it).
 
     Raises:
         IntakeRefused: ``internal_error`` when the record does not decode or differs from the
-            request (proposal ID, tool, canonical arguments, reason in NFC, schema version,
-            targets, fingerprint hash).
+            request (proposal ID, tool, canonical arguments but a stream ID's case
+            (`as_asked`), reason in NFC, schema version, targets, fingerprint hash).
     """
     try:
         record = record_from_bytes(prepared.record)
@@ -225,7 +245,7 @@ def check_prepared(
     same = (
         record.proposal_id == proposal_id
         and record.tool == checked.tool
-        and record.arguments == checked.arguments
+        and as_asked(record.arguments, checked.arguments)
         and record.reason == unicodedata.normalize("NFC", reason)
         and record.schema_version == checked.rule.schema_version
         and set(record.targets) == set(checked.targets)

@@ -63,6 +63,7 @@ from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPI
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.ids import is_master_id
 from shared.policy.loader import ToolPolicy
+from shared.spelling import closest
 from shared.wire.approval import (
     GetProposalState,
     ProposalAccepted,
@@ -269,7 +270,9 @@ class ToolRunner:
                 return self._refuse(
                     call, None, Code.OBSERVE_MODE, "proposals are off (autonomy observe, or no fence)"
                 )
-            return self._refuse(call, None, Code.UNKNOWN_TOOL, "no such tool; nothing was called")
+            near = closest(call.name, sorted(self._offered))
+            guess = {"did_you_mean": near} if near is not None else {}
+            return self._refuse(call, None, Code.UNKNOWN_TOOL, "no such tool; nothing was called", **guess)
         over = over_before_tool_call(self._budget, self._spent, self._clock())
         if over is not None:
             self.record.over_budget = self.record.over_budget or over

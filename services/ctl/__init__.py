@@ -8,13 +8,15 @@ and assistant.sock through `shared.wire.approval.ApprovalClient` and
 
 Layers (each may import the ones above it and `shared.*`)::
 
-    output.py  admin_words.py  supervise.py  doctor.py  fleet_view.py
+    output.py  admin_words.py  supervise.py  doctor.py  fleet_view.py  arguments.py
                         printing for a terminal: JSON through `shared.text.display.safe_json` |
                         pending, pending show and audit tail in words, aligned, in the
                         operator's language and time zone (pure) | supervisord: the
                         configuration, start, stop, wait (no command line) | pure checks of the
                         facts doctor gathered, and their rendering | the fleet as a table and as
-                        JSON (names made visible)
+                        JSON (names made visible) | help for bad input: the closest word (did
+                        you mean) for commands, options, choices, tools and arguments, the
+                        parser that offers it, a propose argument's shape (pure)
     doctor_compose.py  ports.py  stopped.py
                         doctor --compose: a compose file's users against the uids in the
                         settings (pure) | the ports up listens on, checked before anything
@@ -56,10 +58,14 @@ from shared.text.catalogue import Words, say_text
 from shared.text.languages import LANGUAGES
 
 
-def add_language_option(parser: argparse.ArgumentParser) -> None:
-    """``--language en|es`` on `parser`: the words' language (default: FLEETWATCH_LANGUAGE)."""
+def add_language_option(parser: argparse.ArgumentParser, dest: str = "language") -> None:
+    """``--language en|es`` on `parser`: the words' language (default: FLEETWATCH_LANGUAGE),
+    kept in `dest` (``fleetwatch --language es COMMAND`` keeps the one before the command apart)."""
     parser.add_argument(
-        "--language", choices=LANGUAGES, help=_("the words' language (default: FLEETWATCH_LANGUAGE)")
+        "--language",
+        choices=LANGUAGES,
+        dest=dest,
+        help=_("the words' language (default: FLEETWATCH_LANGUAGE)"),
     )
 
 

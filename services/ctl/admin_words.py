@@ -18,14 +18,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from shared.config import load_settings
-from shared.errors import Code
-from shared.text.catalogue import N_, Lexicon, Moment, Words, keyed, say_text, translate, translations
+from shared.text.catalogue import N_, Lexicon, Moment, Words, keyed, say_text, translate
 from shared.text.change_words import change, change_in
 from shared.text.changes import change_words, rooms_from_facts, rooms_words, title_words
 from shared.text.deciders import COMMAND, PAGE, command_uid, decider_words
 from shared.text.display import lookalike, visible, width
 from shared.text.languages import Language, language_of
-from shared.text.refusals import refusal_words
+from shared.text.refusals import code_meaning, refusal_words
 from shared.wire.approval import AuditRow, ProposalDetail, ProposalSummary, Status
 from shared.wire.executor import WritableDevices
 
@@ -169,17 +168,11 @@ def code_words(view: View, code: str) -> str | None:
     (its ``refusal`` entry, else its ``why`` entry where that sentence needs no numbers), else
     in English the code's own sentence (`shared.errors.MEANINGS`); None for a code none of
     them words in that language."""
-    refusal = keyed("refusal", code)
-    if refusal is not None:
-        return view.say(refusal)
-    known = next((c for c in Code if c.value == code), None)
-    if known is None:
+    words = code_meaning(code)
+    if words is None:
         return None
-    sentence = keyed("why", code)
-    if sentence is None or "%(" in sentence.template(translations()["en"]):
-        return None
-    said = view.say(sentence)
-    return said if said.endswith(".") else f"{said}."
+    said = view.say(words)
+    return said if words.context == "refusal" or said.endswith(".") else f"{said}."
 
 
 def meaning(view: View, code: str | None) -> str:

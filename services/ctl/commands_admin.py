@@ -30,10 +30,12 @@ from gettext import gettext as _
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from services.ctl import CtlError, add_language_option, admin_words, stopped
+from services.ctl.arguments import shape_problem
 from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
 from shared.errors import Code, FleetwatchError
+from shared.spelling import closest
 from shared.text.catalogue import C_, N_, Moment, Words
 from shared.text.change_words import change, change_in
 from shared.text.display import visible
@@ -60,7 +62,7 @@ from shared.wire.formats import PROPOSAL_ID
 from shared.wire.protocol import Message, Request
 
 if TYPE_CHECKING:
-    from shared.policy.loader import ToolPolicy
+    from shared.policy.loader import ProposeRule, ToolPolicy
 
 R = TypeVar("R", bound=Message)
 
@@ -125,10 +127,14 @@ def parse_arg_values(pairs: Sequence[str], schema: Mapping[str, Any] | None = No
     value that starts like JSON (``[``, ``{``, ``"``) must be valid JSON; a number, ``true``,
     ``false`` or ``null`` is JSON; anything else is the text itself.
 
+    With a schema, each value's shape is then checked against it (`arguments.shape_problem`):
+    an unknown name or enum value names the closest one, a list argument given one value shows
+    the list to write.
+
     Raises:
         FleetwatchError: ``invalid_arguments`` for a pair without ``=``, an empty or repeated
-            key, or a value that is not valid JSON; ``not_canonicalizable`` for JSON with a
-            float or a duplicate key.
+            key, a value that is not valid JSON or off the schema's shape; ``not_canonicalizable``
+            for JSON with a float or a duplicate key.
     """
     properties = (schema or {}).get("properties") or {}
     arguments: dict[str, Any] = {}
@@ -145,7 +151,42 @@ def parse_arg_values(pairs: Sequence[str], schema: Mapping[str, Any] | None = No
             )
         is_text = isinstance(properties.get(key), Mapping) and properties[key].get("type") == "string"
         arguments[key] = text if is_text else _value(key, text)
+    for pair in pairs if schema is not None else ():
+        key, _sep, text = pair.partition("=")
+        problem = shape_problem(key, arguments[key], text, properties)
+        if problem is not None:
+            raise CtlError(Code.INVALID_ARGUMENTS, problem)
     return arguments
+
+
+def proposable_rule(tool_policy: ToolPolicy, tool: str) -> ProposeRule:
+    """The propose rule of `tool`, checked before anything is sent.
+
+    Raises:
+        CtlError: ``not_proposable`` (``schema_not_reviewed`` for a write tool not yet
+            reviewed), naming the closest proposable tool when one is alike, else listing them.
+    """
+    try:
+        return tool_policy.rule_for(tool)
+    except FleetwatchError as exc:
+        tools = ", ".join(sorted(tool_policy.propose))
+        near = closest(tool, tool_policy.propose)
+        if near is not None:
+            words = Words.of(
+                N_("%(tool)s cannot be proposed; did you mean %(closest)s? (tools that may be: %(tools)s)"),
+                tool=visible(tool, 60),
+                closest=near,
+                tools=tools,
+            )
+        else:
+            words = Words.of(
+                N_(
+                    "%(tool)s cannot be proposed (tools that may be: %(tools)s; see fleetwatch propose --help)"
+                ),
+                tool=visible(tool, 60),
+                tools=tools,
+            )
+        raise CtlError(exc.code, words) from exc
 
 
 def _value(key: str, text: str) -> Any:
@@ -264,13 +305,16 @@ async def pending_list(args: argparse.Namespace) -> int:
 
 
 def proposal_id_of(args: argparse.Namespace) -> str:
-    """``args.proposal_id`` when it has a proposal ID's form (``p-`` and 12 hex digits).
+    """``args.proposal_id`` when it has a proposal ID's form (``p-`` and 12 hex digits), read
+    without the spaces around it and in lower case (Fleetwatch makes them lower-case: one read
+    off a screen in capitals is the same ID).
 
     Raises:
         CtlError: ``invalid_arguments`` naming the form, before anything is sent (a placeholder
             pasted as is, or the ID without its ``p-``).
     """
-    if re.fullmatch(PROPOSAL_ID, args.proposal_id) is None:
+    given = args.proposal_id.strip().lower()
+    if re.fullmatch(PROPOSAL_ID, given) is None:
         raise CtlError(
             Code.INVALID_ARGUMENTS,
             Words.of(
@@ -280,7 +324,7 @@ def proposal_id_of(args: argparse.Namespace) -> str:
                 id=repr(visible(args.proposal_id, 60)),
             ),
         )
-    return str(args.proposal_id)
+    return given
 
 
 async def pending_show(args: argparse.Namespace) -> int:
@@ -329,7 +373,8 @@ async def resume(args: argparse.Namespace) -> int:
 
     Raises:
         CtlError: ``invalid_arguments`` (TOOL or ROOM without ``--denials``, or one without the
-            other).
+            other); ``not_proposable`` for a TOOL that cannot be proposed, so cannot be paused
+            (naming the closest one).
         CallError: the service's refusal (``no_such_pause``, ``ambiguous_room``).
     """
     if not args.denials:
@@ -341,6 +386,8 @@ async def resume(args: argparse.Namespace) -> int:
         return 0
     if (args.tool is None) != (args.room is None):
         raise CtlError(Code.INVALID_ARGUMENTS, Words.of(N_("name both TOOL and ROOM, or neither")))
+    if args.tool is not None:
+        proposable_rule(_tool_policy(), args.tool)  # only a proposable tool can be paused
     lifted = await approval_client().call(LiftDenialPauses(tool=args.tool, room=args.room))
     _out(args, lifted, render_lifted(view_of(args), lifted.pauses))
     return 0
@@ -365,7 +412,7 @@ def render_lifted(view: admin_words.View, pauses: Sequence[DenialPause]) -> str:
 async def acknowledge(args: argparse.Namespace) -> int:
     """``fleetwatch acknowledge ID``: an operator has looked at a change that ended unknown or was
     not verified; its rooms may get new proposals again (audited)."""
-    reply = await approval_client().call(Acknowledge(proposal_id=args.proposal_id))
+    reply = await approval_client().call(Acknowledge(proposal_id=proposal_id_of(args)))
     view = view_of(args)
     what = change_in(reply.tool, reply.action, reply.target_names, reply.targets, view.language)
     _out(
@@ -587,8 +634,8 @@ async def propose(args: argparse.Namespace) -> int:
     is full, then, once drafted, when the executor would refuse it right now and why (its
     Inspect, relayed by approval.sock: a recording room, a class about to start, a room off
     the sandbox list...)."""
-    rule = _tool_policy().propose.get(args.tool)
-    arguments = parse_arg_values(args.arg or (), rule.arguments_schema if rule else None)
+    rule = proposable_rule(_tool_policy(), args.tool)
+    arguments = parse_arg_values(args.arg or (), rule.arguments_schema)
     client = approval_client(timeout_seconds=PROPOSE_TIMEOUT_SECONDS)
     view = view_of(args)
     for warning in propose_warnings(view, await client.call(GetStatus())):

@@ -10,7 +10,8 @@ proposed, saying why in words; then the operators' notes on the rooms the answer
 the answer's code, the proposals and the refusals with their codes. Asking cannot approve
 anything: a proposal waits for a person on the approval page.
 
-Errors: the assistant not running (``service_unavailable``), no answer in time
+Errors: an empty question, or one longer than the assistant takes (``invalid_message``), is
+refused before anything is sent, in words; the assistant not running (``service_unavailable``), no answer in time
 (``service_no_answer``) or its refusal (e.g. ``invalid_message``) are raised as
 `FleetwatchError`; ``main`` prints one line and exits 2.
 """
@@ -21,14 +22,17 @@ import argparse
 from gettext import gettext as _
 from typing import Any, Final
 
+from services.ctl import CtlError
 from services.ctl.output import print_json
 from shared.config import load_settings
+from shared.errors import Code
 from shared.text.answered_by import answered_by
-from shared.text.catalogue import translate
+from shared.text.catalogue import N_, Words, translate
 from shared.text.display import visible
 from shared.text.languages import language_of
 from shared.text.model_text import MODEL_HEADING, NOTES_HEADING, RECORDED_HEADING, model_lines
 from shared.wire.assistant import Answer, Ask, AssistantClient
+from shared.wire.formats import MAX_QUESTION_CHARS
 
 TIMEOUT_SECONDS: Final = 180.0
 """Default wait for an answer: longer than the assistant's own wall budget per question."""
@@ -52,8 +56,34 @@ def render_answer(answer: Answer) -> str:
     return "\n".join(lines)
 
 
+def check_question(question: str) -> None:
+    """Refuse, before anything is sent, a question the assistant would refuse for its size.
+
+    Raises:
+        CtlError: ``invalid_message`` for an empty (or blank) question or one longer than
+            `MAX_QUESTION_CHARS`, saying what to write instead.
+    """
+    if not question.strip():
+        raise CtlError(
+            Code.INVALID_MESSAGE,
+            Words.of(
+                N_('The question is empty: write it in words, e.g. fleetwatch ask "What needs attention?"')
+            ),
+        )
+    if len(question) > MAX_QUESTION_CHARS:
+        raise CtlError(
+            Code.INVALID_MESSAGE,
+            Words.of(
+                N_("The question has %(n)s characters; ask it in at most %(max)s."),
+                n=len(question),
+                max=MAX_QUESTION_CHARS,
+            ),
+        )
+
+
 async def ask(args: argparse.Namespace) -> int:
     """Send one question; print the answer."""
+    check_question(args.question)
     settings = load_settings()
     message = Ask(question=args.question, language=args.language)
     reply = await AssistantClient(settings.assistant_socket).call(message, timeout_seconds=args.timeout)

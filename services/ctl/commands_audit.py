@@ -54,7 +54,14 @@ def since_text(raw: str | None) -> str | None:
     try:
         moment = dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
     except ValueError as exc:
-        raise CtlError(Code.INVALID_MESSAGE, f"--since: not a time: {visible(raw, 60)}") from exc
+        raise CtlError(
+            Code.INVALID_MESSAGE,
+            Words.of(
+                N_("--since %(given)s is not a time: write a date or a time, e.g. %(examples)s"),
+                given=repr(visible(raw, 60)),
+                examples="2026-03-02, 2026-03-02T09:30, 2026-03-02T09:30-05:00",
+            ),
+        ) from exc
     moment = moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment.astimezone(dt.UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 

@@ -9,6 +9,10 @@ sign-in, refused), printed as one line ``fleetwatch: <code>: <message>``. A serv
 running (``service_unavailable``) is said plainly, naming ``FLEETWATCH_HOME`` and how to start
 it. Output piped into a reader that stops early (``fleetwatch status | head -1``) ends quietly.
 
+``--language en|es`` may come before the command (``fleetwatch --language es status``) or
+after it; after it wins. A misspelt command, action, option or choice names the closest one
+(`services.ctl.arguments.Parser`).
+
 ``fleetwatch lab ...`` hands every argument to ``python -m services.lab`` (its own options and
 ``--help``) before this parser sees them.
 """
@@ -27,6 +31,8 @@ from collections.abc import Iterator, Sequence
 from gettext import gettext as _
 from gettext import ngettext
 
+from services.ctl import add_language_option
+from services.ctl.arguments import Parser
 from shared.config import ConfigError, load_settings
 from shared.errors import Code, FleetwatchError
 from shared.text.catalogue import N_
@@ -118,16 +124,22 @@ every command's (issue 14: a quick CLI); ``--help`` or an unknown word builds th
 `tests/ctl/test_command_tree.py` holds this map to the tree."""
 
 
+GLOBAL_LANGUAGE = "global_language"
+"""Where ``fleetwatch --language es COMMAND`` keeps the language given before the command (one
+given after it, the command's own ``--language``, wins): `main` hands it to the command."""
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command tree: the whole of it, or with `command` (a word of `COMMANDS`) the part its
     module adds (``lab`` is always there); its help texts in the language `said_in` holds."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="fleetwatch",
         description=_(
             "Fleetwatch: an assistant for Epiphan Pearl fleets that proposes changes a person approves."
         ),
         epilog=_(EPILOG),
     )
+    add_language_option(parser, dest=GLOBAL_LANGUAGE)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     for name in (COMMANDS[command],) if command in COMMANDS else MODULES:
@@ -145,18 +157,30 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command word of `argv`, after a ``--language`` given before it (None when absent)."""
+    rest = list(argv)
+    while rest and (rest[0] == "--language" or rest[0].startswith("--language=")):
+        rest = rest[2:] if rest[0] == "--language" else rest[1:]
+    return rest[0] if rest else None
+
+
 def help_language(argv: Sequence[str]) -> str:
     """The language ``--help``, argparse's complaints and the command's own errors speak:
-    ``--language`` in `argv` when it names a language, else `FLEETWATCH_LANGUAGE` (the settings
-    loader's reading; English when the settings do not load, as the command then says)."""
+    the last ``--language`` in `argv` (before or after the command) that names a language, else
+    `FLEETWATCH_LANGUAGE` (the settings loader's reading; English when the settings do not
+    load, as the command then says)."""
     from shared.text.languages import LANGUAGES
 
+    chosen = None
     for index, word in enumerate(argv):
         given = argv[index + 1] if word == "--language" and index + 1 < len(argv) else None
         if word.startswith("--language="):
             given = word.split("=", 1)[1]
         if given in LANGUAGES:
-            return given
+            chosen = given  # the last one: after the command, the command's own wins
+    if chosen is not None:
+        return chosen
     try:
         return load_settings().language
     except ConfigError:
@@ -244,19 +268,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fleetwatch`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if argv[:1] == ["lab"]:
+        command = command_of(argv)
+        if command == "lab":
             # Every option after "lab" is the lab's own (argparse's REMAINDER drops leading options).
             from services.ctl.ports import lab_refusal
             from services.lab.__main__ import main as lab_main
 
-            refused = lab_refusal(argv[1:])  # its ports, before it starts, in the operator's words
+            lab_argv = argv[argv.index("lab") + 1 :]
+            refused = lab_refusal(lab_argv)  # its ports, before it starts, in the operator's words
             if refused is not None:
                 print(error_line(refused, help_language(argv)), file=sys.stderr)
                 return 2
-            return lab_main(argv[1:])
+            return lab_main(lab_argv)
         language = help_language(argv)
         with said_in(language):
-            args = build_parser(argv[0] if argv else None).parse_args(argv)
+            args = build_parser(command).parse_args(argv)
+        if getattr(args, "language", None) is None:
+            args.language = getattr(args, GLOBAL_LANGUAGE)
         try:
             result = asyncio.run(args.run(args))
         except FleetwatchError as exc:

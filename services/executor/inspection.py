@@ -11,8 +11,9 @@ re-checks. ``would_refuse`` comes from the same pure checks Execute runs
 (`services.executor.checks`), in the same order, minus the approval's own (an Inspect has no
 approval), the server's definition of the tool as reviewed (``tool_changed``) included: a
 seal that does not verify (e.g. prepared before a restart) gives ``seal_invalid``
-and no facts, so the card offers Deny only. ``complete`` is False when a read failed or an ID
-was not found.
+and no facts, so the card offers Deny only; so does a device list that could not be read (no
+target facts: nothing was looked for, so nothing is "not found"). ``complete`` is False when a
+read failed or an ID was not found.
 """
 
 from __future__ import annotations
@@ -159,6 +160,10 @@ async def inspect(rt: Runtime, request: Inspect) -> Inspection:
     if refusal is None and standing.proposed is not None and listed is not None and reads is not None:
         refusal = _world_refusal(rt, record, standing, listed, endpoints, reads)
     targets, stream, event = card_facts(record, standing.tool_policy, listed, endpoints, reads)
+    if listed is None:
+        # The device list was not read (no sign-in, Epiphan unreachable...): no target was
+        # looked for, so none is reported "not found"; the refusal says why.
+        targets, stream, event = (), None, None
     complete = (
         reads is not None
         and all(t.found for t in targets)

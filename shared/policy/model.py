@@ -18,6 +18,7 @@ from shared import ids
 from shared.errors import Code, FleetwatchError
 from shared.policy.schema import ArgumentProblem, ArgumentsError, ArgumentsValidator, argument_problems
 from shared.policy.source import show
+from shared.spelling import closest
 
 
 class Autonomy(enum.StrEnum):
@@ -306,14 +307,17 @@ class ToolPolicy:
 
         Raises:
             FleetwatchError: `schema_not_reviewed` for a write tool without a rule,
-                `not_proposable` for any other tool.
+                `not_proposable` for any other tool (naming the closest proposable tool when
+                one is alike: `shared.spelling.closest`).
         """
         rule = self.propose.get(tool)
         if rule is not None:
             return rule
         if tool in self.write_tools and tool not in self.never_proposable:
             raise FleetwatchError(Code.SCHEMA_NOT_REVIEWED, f"{show(tool)} has no reviewed argument schema")
-        raise FleetwatchError(Code.NOT_PROPOSABLE, f"{show(tool)} may not be proposed")
+        near = closest(tool, self.propose)
+        guess = f"; did you mean {near}?" if near is not None else ""
+        raise FleetwatchError(Code.NOT_PROPOSABLE, f"{show(tool)} may not be proposed{guess}")
 
     def is_disruptive(self, tool: str, arguments: Mapping[str, object]) -> bool:
         """True for a tool on the disruptive list, a tool without a rule, or a disruptive call."""

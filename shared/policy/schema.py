@@ -34,6 +34,7 @@ from jsonschema.exceptions import SchemaError
 from shared import ids
 from shared.errors import Code, FleetwatchError
 from shared.policy.source import DocPath, Source, show
+from shared.spelling import closest
 
 KEYWORDS: Final = frozenset(
     {
@@ -279,6 +280,31 @@ def argument_problems(validator: Any, arguments: object) -> tuple[ArgumentProble
     return tuple(sorted(problems, key=lambda p: (p.path, p.message)))
 
 
+_TYPE_WORDS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "array": "a JSON list",
+        "string": "text",
+        "integer": "a whole number",
+        "number": "a number",
+        "boolean": "true or false",
+        "object": "a JSON map",
+        "null": "null",
+    }
+)
+
+
+def _type_words(expected: object, schema: Mapping[str, Any]) -> str:
+    """The shape a JSON Schema ``type`` asks for, in words; a list names what each item is."""
+    words = (
+        _TYPE_WORDS.get(expected, f"of type {expected}")
+        if isinstance(expected, str)
+        else f"of type {expected}"
+    )
+    items = schema.get("items") if expected == "array" else None
+    item = _PATTERN_WORDS.get(items.get("pattern", "")) if isinstance(items, Mapping) else None
+    return f"{words}, each item {item}" if item else words
+
+
 def _problem(error: ValidationError) -> ArgumentProblem:
     path = "$" + "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in error.absolute_path)
     keyword, expected, instance = error.validator, error.validator_value, error.instance
@@ -286,10 +312,14 @@ def _problem(error: ValidationError) -> ArgumentProblem:
         missing = [name for name in expected if name not in instance]
         message = f"missing {', '.join(missing)}"
     elif keyword == "additionalProperties" and isinstance(instance, dict):
-        extra = [show(name, 40) for name in instance if name not in error.schema.get("properties", {})]
-        message = f"unexpected argument(s) {', '.join(extra)}"
+        known = error.schema.get("properties", {})
+        unknown = [name for name in instance if name not in known]
+        message = f"unexpected argument(s) {', '.join(show(name, 40) for name in unknown)}"
+        guesses = [g for g in (closest(str(name), known) for name in unknown) if g and g not in instance]
+        if guesses:
+            message += f"; did you mean {', '.join(dict.fromkeys(guesses))}?"
     elif keyword == "type":
-        message = f"must be of type {expected}"
+        message = f"must be {_type_words(expected, error.schema)}"
     elif keyword == "enum":
         message = f"must be one of: {', '.join(map(str, expected))}"
     elif keyword == "pattern":

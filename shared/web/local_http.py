@@ -20,9 +20,10 @@ import pwd
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from aiohttp import web
+if TYPE_CHECKING:
+    from aiohttp import web  # loaded where a page is served: the CLI's port checks need none of it
 
 from shared.errors import Code, FleetwatchError
 from shared.web.loopback_peer import listener_uid
@@ -156,6 +157,8 @@ async def serve_loopback(app: web.Application, port: int, name: str) -> AsyncIte
     Raises:
         LocalHttpError: see `bind_loopback`.
     """
+    from aiohttp import web
+
     sockets = bind_loopback(port)
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
@@ -177,6 +180,8 @@ async def serve_local(app: web.Application, port: int) -> AsyncIterator[str]:
     Raises:
         FleetwatchError: ``socket_in_use`` when the port cannot be bound.
     """
+    from aiohttp import web
+
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     try:

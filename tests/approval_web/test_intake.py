@@ -13,6 +13,7 @@ from services.approval_web.intake import (
     MAX_REASON_CHARS,
     IntakeRefused,
     Role,
+    as_asked,
     check_caller,
     check_prepared,
     check_submission,
@@ -252,3 +253,12 @@ def test_a_record_that_differs_from_the_request_is_an_internal_error(prepared: P
     with pytest.raises(IntakeRefused) as caught:
         check_prepared(prepared, proposal_id="p-1", checked=checked, reason="it froze")
     assert caught.value.code is Code.INTERNAL_ERROR
+
+
+def test_only_a_stream_ids_case_may_differ_between_the_request_and_the_executors_record() -> None:
+    stream = "6f7a8b9c-0d1e-4f2a-9b3c-5d6e7f8091a2"
+    asked = {"stream_id": stream.upper(), "device_id": DEVICE, "channel_id": "1"}
+    assert as_asked({**asked, "stream_id": stream}, asked)
+    assert not as_asked({**asked, "stream_id": stream.replace("6f", "7f")}, asked)
+    assert not as_asked({**asked, "device_id": DEVICE.upper() + "A"}, asked)
+    assert not as_asked({**asked, "channel_id": "2"}, asked) and not as_asked({"stream_id": stream}, asked)

@@ -14,7 +14,9 @@ from tests.assistant.helpers import (
     SANDBOX_CLASSROOM,
     FakeSink,
     TrackingReader,
+    blocks_in,
     error_codes,
+    last_tool_results,
     result_payloads,
     sequence,
 )
@@ -187,3 +189,52 @@ async def test_reads_are_never_blocked_even_when_repeated(standin, make_assistan
     answer = await make_assistant().ask("List the devices again and again")
     assert answer.text == "done" and error_codes(standin.requests) == []
     assert transport.tool_calls == [DEVICES] * 5
+
+
+async def test_a_misspelt_tool_name_from_the_model_is_answered_with_the_closest_offered_one(
+    standin, reader, make_assistant
+):
+    sink = FakeSink()
+    misspelt_propose = {**RECORD_ENG101, "tool": "batch_recordin"}
+    standin.set_script(
+        sequence(
+            _batch(("get_devices_in_my_tem", {}), ("frobnicate", {})),
+            _batch((DEVICES, {}), ("propose_change", misspelt_propose)),
+            say("done"),
+        )
+    )
+    await make_assistant(sink=sink).ask("Record ENG 101")
+    first = [p["error"] for p in result_payloads(standin.requests[1])]
+    assert [(e["code"], e.get("did_you_mean")) for e in first] == [
+        ("unknown_tool", DEVICES),
+        ("unknown_tool", None),  # nothing offered is alike: no guess
+    ]
+    last = [p for r in last_tool_results(standin.requests[2]) for p in blocks_in(r.text)]
+    errors = [p["error"] for p in last if isinstance(p, dict) and "error" in p]
+    assert [e["code"] for e in errors] == ["not_proposable"]
+    assert "did you mean batch_recording?" in errors[0]["message"]
+    assert sink.submissions == []
+
+
+BAD_VALUES = (123, "", "ABC-DEF", ["x"], [123], {"k": "v"}, None, True, "19012340101\n")
+"""Values of the wrong shape, or of the right shape in the wrong case, for a read argument."""
+
+
+async def test_no_read_tool_given_any_bad_shaped_argument_answers_internal_error(
+    standin, reader, make_assistant, policies
+):
+    from services.lab.schemas import INPUT_SCHEMAS
+
+    offered = sorted(policies[1].model_read_tools & set(INPUT_SCHEMAS))
+    assert len(offered) > 10
+    seen: dict[str, list[str]] = {}
+    for tool in offered:
+        properties = INPUT_SCHEMAS[tool].get("properties") or {}
+        calls = [(tool, {}), (tool, {"unexpected": 1})]
+        calls += [(tool, {name: value}) for name in properties for value in BAD_VALUES]
+        standin.set_script(sequence(_batch(*calls), say("done")))
+        answer = await make_assistant().ask(f"check {tool}")
+        assert answer.answered_by == "model", (tool, answer)
+        seen[tool] = error_codes(standin.requests[-1:])
+    assert [(tool, codes) for tool, codes in seen.items() if "internal_error" in codes] == []
+    assert any(codes for codes in seen.values())  # the bad values were refused, each with a code

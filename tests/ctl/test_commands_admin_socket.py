@@ -238,7 +238,7 @@ async def test_a_refused_draft_and_a_stopped_service_are_one_line_user_errors(
     cli: Stack, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, _, err = await fleetwatch(
-        capsys, "propose", "batch_reboot", "--arg", "device_ids=all", "--reason", "r"
+        capsys, "propose", "batch_reboot", "--arg", 'device_ids=["all"]', "--reason", "r"
     )
     assert (
         code == 2 and err.startswith("fleetwatch: invalid_arguments: $.device_ids") and err.count("\n") == 1

@@ -46,6 +46,7 @@ async def test_a_sign_in_removed_from_its_slot_stops_the_next_write_and_the_next
     inspected = await harness.inspect(proposal_id)  # the card: nothing read, no facts to approve
     assert isinstance(inspected, Inspection) and inspected.would_refuse == Code.NO_SIGN_IN
     assert not inspected.complete and inspected.facts_hash == ""
+    assert inspected.targets == ()  # not read, so not "not found": the card says the refusal only
     prepared = await harness.prepare("batch_recording", START)
     assert isinstance(prepared, ErrorReply) and prepared.code == Code.NO_SIGN_IN
     assert len(harness.lab.calls()) == reached  # nothing more reached Epiphan: no read, no write

@@ -15,7 +15,9 @@ A card whose facts are not all there offers only Deny: an argument that cannot b
 full, an ID that was not found, a list that could not be read, an Inspect that failed, a tool
 the policy no longer lets be proposed, or a refusal the executor would make right now
 (`Inspection.would_refuse`). Each reason is a `Words` for the person; a room busy with an event
-says which, and when the change is allowed again.
+says which, and when the change is allowed again. A refusal Inspect made before reading
+anything (a seal that does not verify, first, as at Execute) is the only reason said: the
+devices were not read, so none is called missing.
 
 `Words` (`services.approval_web.page.words`) are catalogue messages; the template translates them.
 """
@@ -61,6 +63,9 @@ class TargetLine:
     recording: Words
     channel_id: str | None
     channel_name: str | None
+    read: bool = True
+    """False when the device was not looked for (Inspect failed, or refused before reading):
+    the card says "not read", never "not found"."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -157,6 +162,7 @@ def _reason(reason: str) -> tuple[tuple[str, ...], bool]:
 
 def _targets(proposal: ProposalRow, inspection: Inspection | None) -> tuple[TargetLine, ...]:
     facts = {t.device_id: t for t in inspection.targets} if inspection else {}
+    read = inspection is not None and inspection.proposal_id == proposal.id and bool(inspection.targets)
     out = []
     for device_id in proposal.targets:
         fact = facts.get(device_id)
@@ -173,6 +179,7 @@ def _targets(proposal: ProposalRow, inspection: Inspection | None) -> tuple[Targ
                 channel_name=visible(fact.channel_name, NAME_CAP)
                 if fact and fact.channel_name is not None
                 else None,
+                read=read,
             )
         )
     return tuple(out)
@@ -233,6 +240,11 @@ def _blockers(
         why = refusal_words(inspect_code or "service_unavailable")
         out.append(Words.of(N_("The facts could not be read just now: %(why)s"), why=why))
         return tuple(out)
+    if inspection.would_refuse and not inspection.targets:
+        # Refused before anything was read (the seal, then the standing checks, as Execute
+        # orders them): that is the reason; no device was read, so none is "not found".
+        out.append(_would_refuse(inspection.would_refuse, inspection))
+        return tuple(out)
     for target in targets:
         if not target.found:
             out.append(
@@ -274,6 +286,14 @@ def _would_refuse(code: str, inspection: Inspection) -> Words:
             title=title,
             finish=Moment(event.finish),
             after=Moment(event.finish, relative=False),
+        )
+    if code == "seal_invalid":
+        return Words.of(
+            N_(
+                "This card's seal does not verify: the proposal was changed in the store, or it was "
+                "prepared before the executor restarted. Nothing can run from it: deny it, and propose "
+                "the change again if it is still needed."
+            )
         )
     if code == "target_recording":
         return Words.of(

@@ -76,6 +76,8 @@ class QueueView:
     kill_switch: bool
     pauses: tuple[Any, ...]
     unsettled: tuple[Any, ...] = ()
+    observe: bool = False
+    """The policy's autonomy is ``observe``: nothing may be proposed, and Execute refuses."""
 
     @property
     def queue_full(self) -> bool:
@@ -96,6 +98,7 @@ async def _queue(request: web.Request, conn: aiosqlite.Connection) -> QueueView:
         kill_switch=await approvals.kill_switch(conn),
         pauses=await active_pauses(conn, limits),
         unsettled=await unsettled(conn),
+        observe=not page_of(request).policy.may_propose,
     )
 
 

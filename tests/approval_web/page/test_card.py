@@ -283,9 +283,19 @@ def test_the_card_says_which_room_uses_the_destination_and_whether_it_streams_in
     assert card_of(facts=inspection(stream=locked)).card_hash != free.card_hash
 
 
-def test_the_rendered_card_shows_the_destinations_use_in_the_readers_language() -> None:
+def facts_html(card: Any, language: str) -> str:
+    """The card's facts as the page renders them in `language` (``parts.html``'s ``facts``)."""
     translations = load_translations()
-    envs = page_environments(translations)
+    when = make_when(zone=dt.UTC, now=dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC), language=language)
+    macro = (
+        page_environments(translations)[language]
+        .get_template("parts.html")
+        .make_module({"say": make_say(translations[language], when), "when": when})
+    )
+    return str(macro.facts(card))
+
+
+def test_the_rendered_card_shows_the_destinations_use_in_the_readers_language() -> None:
     locked = StreamFacts(
         stream_id=STREAM,
         found=True,
@@ -296,16 +306,64 @@ def test_the_rendered_card_shows_the_destinations_use_in_the_readers_language() 
         streaming=True,
     )
     card = card_of(facts=inspection(stream=locked))
-    shown = {}
-    for lang in ("en", "es"):
-        when = make_when(zone=dt.UTC, now=dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC), language=lang)
-        macro = (
-            envs[lang]
-            .get_template("parts.html")
-            .make_module({"say": make_say(translations[lang], when), "when": when})
-        )
-        shown[lang] = str(macro.facts(card))
+    shown = {lang: facts_html(card, lang) for lang in ("en", "es")}
     assert "<dt>In use</dt><dd>in use by &lt;b&gt;Sandbox Classroom&lt;/b&gt;</dd>" in shown["en"]
     assert "<dt>Streaming</dt><dd>streaming now</dd>" in shown["en"]
     assert "<dt>En uso</dt><dd>en uso por &lt;b&gt;Sandbox Classroom&lt;/b&gt;</dd>" in shown["es"]
     assert "<dt>Transmisión</dt><dd>transmitiendo ahora</dd>" in shown["es"]
+
+
+def test_a_card_whose_seal_fails_says_so_first_in_its_own_words_and_not_that_the_device_is_missing() -> None:
+    # What Inspect answers for a seal that does not verify (services.executor.inspection):
+    # nothing was read, so no device can have been "not found".
+    unsealed = Inspection(
+        proposal_id="p-000000000001",
+        complete=False,
+        targets=(),
+        would_refuse="seal_invalid",
+        would_refuse_message="The proposal's seal does not verify",
+        read_at="2026-03-02T10:00:00.000Z",
+    )
+    card = card_of(facts=unsealed)
+    assert not card.can_approve
+    said = [text_of(b) for b in card.blockers]
+    assert said[0].startswith("This card's seal does not verify") and len(said) == 1, said
+    spanish = [text_of(b, "es") for b in card.blockers]
+    assert spanish[0].startswith("El sello de esta tarjeta no se verifica") and len(spanish) == 1, spanish
+    assert not any("not found" in s or "no se encontr" in s for s in [*said, *spanish])
+
+
+def test_a_refusal_before_any_read_is_said_before_anything_that_was_not_read() -> None:
+    # Any refusal Inspect makes before reading (the standing checks: the kill switch, a schema
+    # that changed) comes first and alone: the devices were not read, not missing.
+    for code in ("schema_version_changed", "kill_switch_on"):
+        early = Inspection(
+            proposal_id="p-000000000001",
+            complete=False,
+            targets=(),
+            would_refuse=code,
+            read_at="2026-03-02T10:00:00.000Z",
+        )
+        (blocker,) = card_of(facts=early).blockers
+        assert blocker == Words.of(
+            "The executor would refuse this right now: %(why)s", why=refusal_words(code)
+        )
+
+
+def test_the_devices_of_a_card_whose_facts_were_not_read_are_shown_as_not_read_not_as_not_found() -> None:
+    unsealed = Inspection(
+        proposal_id="p-000000000001", complete=False, targets=(), would_refuse="seal_invalid", read_at=""
+    )
+    gone = inspection(complete=False, targets=(TargetFacts(device_id=DEVICE, found=False),))
+    shown = {}
+    for name, card in (
+        ("unsealed", card_of(facts=unsealed)),
+        ("failed", card_of(inspection=None)),
+        ("gone", card_of(facts=gone)),
+    ):
+        for lang in ("en", "es"):
+            shown[name, lang] = facts_html(card, lang)
+    for name in ("unsealed", "failed"):
+        assert "not read" in shown[name, "en"] and "not found" not in shown[name, "en"]
+        assert "sin leer" in shown[name, "es"] and "no encontrado" not in shown[name, "es"]
+    assert "not found" in shown["gone", "en"] and "not read" not in shown["gone", "en"]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from shared.errors import Code
+from shared.policy.model import Autonomy
 from shared.store import approvals
 from shared.wire.client import CallError
 from shared.wire.executor import ExecutionReport
@@ -356,3 +357,19 @@ async def test_the_page_names_each_denial_pause_and_change_to_settle_with_the_ro
     ), text
     assert f"The last change in {OTHER_DEVICE} (reboot) is not confirmed" in text
     assert f"fleetwatch acknowledge {ran}" in text
+
+
+async def test_a_policy_that_only_watches_is_said_on_the_page_in_both_languages(tmp_path: Path) -> None:
+    policy, _ = policies()
+    watching = dataclasses.replace(policy, autonomy=Autonomy.OBSERVE)
+    async with page(tmp_path, policy=watching) as h:
+        await add_proposal(h.db)  # drafted before the policy changed: it can still be denied
+        await h.login()
+        english, _ = await h.card()
+        spanish, _ = await h.card(**{"Accept-Language": "es"})
+    assert "The policy is set to only watch" in english and "an approved change will not run" in english
+    assert "La política está configurada solo para observar" in spanish
+    async with page(tmp_path / "proposing") as h:
+        await h.login()
+        text, _ = await h.card()
+    assert "only watch" not in text

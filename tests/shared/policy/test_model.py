@@ -164,3 +164,12 @@ def test_quiet_hours_are_judged_in_their_own_time_zone() -> None:
     assert not quiet.contains(dt.datetime(2026, 9, 16, 23, 0, tzinfo=dt.UTC))
     with pytest.raises(ValueError, match="timezone-aware"):
         quiet.contains(dt.datetime(2026, 9, 16, 15, 0))
+
+
+def test_a_misspelt_tool_is_refused_naming_the_closest_proposable_one(tools: ToolPolicy) -> None:
+    with pytest.raises(FleetwatchError) as caught:
+        tools.rule_for("batch_rebot")
+    assert caught.value.code is Code.NOT_PROPOSABLE and "did you mean batch_reboot?" in caught.value.message
+    with pytest.raises(FleetwatchError) as caught:
+        tools.rule_for("frobnicate")
+    assert "did you mean" not in caught.value.message

@@ -62,3 +62,20 @@ def test_arguments_that_fit_have_no_problems() -> None:
         argument_problems(ArgumentsValidator(SCHEMA), {"action": "stop", "device_ids": ["19012341234-3"]})
         == ()
     )
+
+
+def test_a_value_of_the_wrong_type_is_told_the_shape_it_needs() -> None:
+    problems = argument_problems(
+        ArgumentsValidator(SCHEMA), {"action": ["start"], "device_ids": "19012341234-1"}
+    )
+    assert [(p.path, p.message) for p in problems] == [
+        ("$.action", "must be one of: start, stop"),
+        ("$.action", "must be text"),
+        ("$.device_ids", "must be a JSON list, each item a channel ID (<master ID>-<1..999>)"),
+    ]
+
+
+def test_a_misspelt_argument_name_is_told_the_closest_one() -> None:
+    problems = argument_problems(ArgumentsValidator(SCHEMA), {"action": "start", "device_id": ["x"]})
+    messages = [p.message for p in problems if p.path == "$"]
+    assert "unexpected argument(s) 'device_id'; did you mean device_ids?" in messages
