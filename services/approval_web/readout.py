@@ -45,12 +45,6 @@ from shared.wire.executor import WriterCheck
 from shared.wire.protocol import Codec, ErrorReply, Message, ProtocolError, message_tag
 from shared.wire.server import PeerCred
 
-UNCHECKED: Final = (
-    "not checked: the services are stopped and only each service holds its key; its MACs are "
-    "checked when it runs (fleetwatch audit verify then)"
-)
-"""Why a writer's MACs were not checked by the readout."""
-
 
 class NoExecutor:
     """The executor as the readout sees it: never asked (`call` raises ``service_unavailable``).
@@ -67,19 +61,17 @@ class NoExecutor:
 
 
 async def audit_verify(desk: Desk, message: AuditVerify, peer: PeerCred) -> AuditReport:
-    """The chain checked without any key (`verify_audit`): ``ok`` is never true (the MACs were
-    not checked); a broken chain names its first bad row."""
+    """The chain checked without any key (`verify_audit`): ``ok`` is never true (no MAC was
+    checked: each writer's check has no reason, "not checked"); a chain that holds has no
+    reason either (``fleetwatch`` says it in words); a broken one names its first bad row."""
     result = await verify_audit(desk.conn)
-    checks = tuple(
-        WriterCheck(writer=w, ok=False, rows=result.rows, reason=UNCHECKED) for w in (APPROVAL_WEB, EXECUTOR)
-    )
-    reason = (
-        result.reason
-        if not result.ok
-        else f"the chain of {result.rows} row(s) holds; the MACs were not checked"
-    )
+    checks = tuple(WriterCheck(writer=w, ok=False, rows=result.rows) for w in (APPROVAL_WEB, EXECUTOR))
     return AuditReport(
-        ok=False, rows=result.rows, first_bad_seq=result.first_bad_seq, reason=reason, checks=checks
+        ok=False,
+        rows=result.rows,
+        first_bad_seq=result.first_bad_seq,
+        reason=None if result.ok else result.reason,
+        checks=checks,
     )
 
 

@@ -172,7 +172,10 @@ async def test_the_read_only_commands_read_the_store_while_the_services_are_stop
         assert code == 0 and said[language] in err, out + err
     code, out, err = await fleetwatch(cli, "audit", "verify")
     assert code == 1 and said["en"] in err, out + err
-    assert "the MACs were not checked" in out and "BROKEN" not in out, out
+    assert out.startswith("The audit chain holds (") and "but its MACs were not checked" in out, out
+    assert "approval_web: not checked" in out and "BROKEN" not in out, out
+    code, out, err = await fleetwatch(cli, "audit", "verify", "--language", "es")
+    assert code == 1 and said["es"] in err and "pero sus MAC no se comprobaron" in out, out + err
     code, out, err = await fleetwatch(cli, "pending", "show", "p-000000000000")
     assert code == 2 and "proposal_not_found" in err, out + err
     async with reader(cli.settings) as conn:  # nothing was written: the last row is still the denial
