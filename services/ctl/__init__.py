@@ -49,13 +49,25 @@ from gettext import gettext as _
 
 from shared.errors import Code, FleetwatchError
 from shared.text.catalogue import Words, say_text
-from shared.text.languages import LANGUAGES
+from shared.text.languages import LANGUAGES, parse_language
 
 
-def add_language_option(parser: argparse.ArgumentParser) -> None:
-    """``--language en|es`` on `parser`: the words' language (default: FLEETWATCH_LANGUAGE)."""
+def language_argument(raw: str) -> str:
+    """``--language``'s value as a `Language` when it names one in any spelling (``ES``,
+    ``es_MX``, ``Spanish``: `parse_language`), else as given (argparse then refuses it, naming
+    the choices)."""
+    return parse_language(raw) or raw
+
+
+def add_language_option(parser: argparse.ArgumentParser, help_text: str | None = None) -> None:
+    """``--language en|es`` (any case or spelling `language_argument` reads) on `parser`: the
+    words' language; `help_text` (translated) says what it chooses, by default the command's
+    words (default: FLEETWATCH_LANGUAGE)."""
     parser.add_argument(
-        "--language", choices=LANGUAGES, help=_("the words' language (default: FLEETWATCH_LANGUAGE)")
+        "--language",
+        type=language_argument,
+        choices=LANGUAGES,
+        help=help_text or _("the words' language (default: FLEETWATCH_LANGUAGE)"),
     )
 
 

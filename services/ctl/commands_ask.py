@@ -21,6 +21,7 @@ import argparse
 from gettext import gettext as _
 from typing import Any, Final
 
+from services.ctl import add_language_option
 from services.ctl.output import print_json
 from shared.config import load_settings
 from shared.text.answered_by import answered_by
@@ -74,9 +75,7 @@ def add_commands(sub: Any, epilog: str) -> None:
         epilog=epilog,
     )
     parser.add_argument("question", help=_('the question, e.g. "What needs attention?"'))
-    parser.add_argument(
-        "--language", choices=("en", "es"), help=_("answer language (default: the question's)")
-    )
+    add_language_option(parser, _("answer language (default: the question's)"))
     parser.add_argument(
         "--timeout", type=float, default=TIMEOUT_SECONDS, help=_("seconds to wait (default: 180)")
     )

@@ -443,9 +443,5 @@ def add_commands(sub, epilog: str) -> None:
         epilog=epilog,
     )
     parser.add_argument("--scenario", default="campus", help=_("lab scenario (default: campus)"))
-    parser.add_argument(
-        "--language",
-        choices=("en", "es"),
-        help=_("ask and answer in English or Spanish (default: FLEETWATCH_LANGUAGE)"),
-    )
+    add_language_option(parser, _("ask and answer in English or Spanish (default: FLEETWATCH_LANGUAGE)"))
     parser.set_defaults(run=demo)

@@ -42,7 +42,6 @@ from shared.epiphan.attention import Priority
 from shared.errors import Code
 from shared.text.catalogue import N_, Moment, Words
 from shared.text.display import visible
-from shared.text.languages import LANGUAGES
 from shared.text.wording import PRIORITY_WORDS
 from shared.wire.assistant import (
     MAX_HISTORY_DAYS,
@@ -348,9 +347,7 @@ def add_commands(sub: Any, epilog: str) -> None:
     parser.add_argument(
         "--days", type=_days, default=7, metavar="N", help=_("how many days back (1 to 90; default: 7)")
     )
-    parser.add_argument(
-        "--language", choices=LANGUAGES, help=_("words in English or Spanish (default: FLEETWATCH_LANGUAGE)")
-    )
+    add_language_option(parser, _("words in English or Spanish (default: FLEETWATCH_LANGUAGE)"))
     parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     parser.set_defaults(run=history)
 
@@ -362,9 +359,7 @@ def add_commands(sub: Any, epilog: str) -> None:
     parser.add_argument(
         "--post", action="store_true", help=_("also post it (console, Slack, Teams as configured)")
     )
-    parser.add_argument(
-        "--language", choices=LANGUAGES, help=_("words in English or Spanish (default: the watch's)")
-    )
+    add_language_option(parser, _("words in English or Spanish (default: the watch's)"))
     parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     parser.set_defaults(run=digest)
 

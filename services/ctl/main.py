@@ -29,9 +29,10 @@ from gettext import ngettext
 
 from shared.config import ConfigError, load_settings
 from shared.errors import Code, FleetwatchError
+from shared.errors import error_line as shared_error_line
 from shared.text.catalogue import N_
 from shared.text.display import visible
-from shared.text.languages import language_of
+from shared.text.languages import LANGUAGES, Language, language_of, parse_language, system_language
 
 EPILOG = N_(
     "No command approves a change: a person approves each exact change on the approval page. "
@@ -145,26 +146,29 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def help_language(argv: Sequence[str]) -> str:
+def help_language(argv: Sequence[str]) -> Language | None:
     """The language ``--help``, argparse's complaints and the command's own errors speak:
-    ``--language`` in `argv` when it names a language, else `FLEETWATCH_LANGUAGE` (the settings
-    loader's reading; English when the settings do not load, as the command then says)."""
-    from shared.text.languages import LANGUAGES
-
+    ``--language`` in `argv` when it names a language (`parse_language`: ``ES``, ``es_MX``,
+    ``Spanish``), else `FLEETWATCH_LANGUAGE` (the settings loader's reading: empty is the system
+    locale's language, else English). When the settings do not load, `FLEETWATCH_LANGUAGE` alone,
+    as given, or the locale's; None when `FLEETWATCH_LANGUAGE` itself names no language and the
+    locale none either (its error is then said in every language: `error_line`)."""
     for index, word in enumerate(argv):
-        given = argv[index + 1] if word == "--language" and index + 1 < len(argv) else None
+        said = argv[index + 1] if word == "--language" and index + 1 < len(argv) else None
         if word.startswith("--language="):
-            given = word.split("=", 1)[1]
-        if given in LANGUAGES:
-            return given
+            said = word.split("=", 1)[1]
+        if parse_language(said) is not None:
+            return parse_language(said)
     try:
-        return load_settings().language
+        return language_of(load_settings().language)
     except ConfigError:
         # another setting is wrong: FLEETWATCH_LANGUAGE alone, as given, says it still
         from shared.config import given
 
         alone = given("FLEETWATCH_LANGUAGE")
-        return alone if alone in LANGUAGES else "en"
+        if alone is not None:
+            return parse_language(alone) or system_language(os.environ)
+        return system_language(os.environ) or LANGUAGES[0]
 
 
 def not_running(why: str, language: str = "en") -> str:
@@ -190,8 +194,18 @@ PROGRAMS = {"the executor": "executor", "the assistant": "assistant", "approval_
 """The program a socket client names (`CallError.service`), as supervisord and doctor name it."""
 
 
-def error_line(exc: FleetwatchError, language: str) -> str:
-    """``fleetwatch: <code>: <message>`` for `exc` in `language`: the command's own sentence (a
+def error_line(exc: FleetwatchError, language: Language | None) -> str:
+    """``fleetwatch: <message> [<code>]`` for `exc` in `language` (`shared.errors.error_line`:
+    the code last, for scripts), or one such line per language when `language` is None (the
+    language setting itself is wrong and the locale names none: `help_language`)."""
+    languages = LANGUAGES if language is None else (language,)
+    return "\n".join(
+        shared_error_line("fleetwatch", _error_message(exc, each), exc.code) for each in languages
+    )
+
+
+def _error_message(exc: FleetwatchError, language: Language) -> str:
+    """`exc`'s message in `language`: the command's own sentence (a
     `CtlError`'s `Words`, or an error made of catalogue words: a setting's, a sign-in's); a
     service's refusal (`CallError`) as the service wrote it (English), in another language its
     code in words (`admin_words.code_words`) where the catalogue has them (the catalogue's
@@ -237,7 +251,7 @@ def error_line(exc: FleetwatchError, language: str) -> str:
             service = visible(PROGRAMS.get(exc.service, exc.service), 40)
             message = foreign(Words.of(NOTHING_ANSWERS, service=service))
         message = not_running(message, language)  # a socket that does not answer
-    return f"fleetwatch: {exc.code}: {message}"
+    return message
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -250,7 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return lab_main(argv[1:])
         language = help_language(argv)
-        with said_in(language):
+        with said_in(language or system_language(os.environ) or LANGUAGES[0]):
             args = build_parser(argv[0] if argv else None).parse_args(argv)
         try:
             result = asyncio.run(args.run(args))

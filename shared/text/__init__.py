@@ -22,5 +22,6 @@ Layers (each imports only those below it)::
                       the one escaping helper (`visible` for text, `safe_json` for JSON; `width`
                       on a terminal) | what a question is about | the languages, declared once
 
-May import `shared.canonical` (the hidden characters) and `shared.epiphan` (the snapshot).
+May import `shared.canonical` (the hidden characters), `shared.language_tags` (the languages)
+and `shared.epiphan` (the snapshot).
 """

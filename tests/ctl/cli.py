@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import io
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -24,6 +25,28 @@ from shared.epiphan.slots import SignIn, write_slot
 
 _ONE_AT_A_TIME = threading.Lock()
 """``os.environ``, ``sys.stdout`` and ``sys.stderr`` are the process's: one in-process run at a time."""
+
+
+ERROR_LINE = re.compile(r"fleetwatch: (?P<message>.*) \[(?P<code>[a-z_]+)\]")
+"""The command's error line (`shared.errors.error_line`): the message, then the code in brackets."""
+
+
+def _error_line(err: str) -> re.Match[str] | None:
+    lines = err.strip().splitlines()
+    return ERROR_LINE.fullmatch(lines[-1]) if lines else None
+
+
+def error_code(err: str) -> str | None:
+    """The code of the error line ending `err` (the command's stderr), or None when its last line
+    is no error line."""
+    said = _error_line(err)
+    return said["code"] if said else None
+
+
+def error_message(err: str) -> str:
+    """The message of the error line ending `err` (``""`` when its last line is no error line)."""
+    said = _error_line(err)
+    return said["message"] if said else ""
 
 
 def home_env(home: Path) -> dict[str, str]:
