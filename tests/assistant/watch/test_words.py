@@ -29,5 +29,5 @@ def test_the_fleet_is_la_flota_a_room_is_feminine_and_the_operator_is_usted() ->
         == "Fleetwatch lee la flota de nuevo, después de 3 latido(s) fallido(s)."
     )
     assert word("es", "why_offline") == "desconectada"
-    assert word("es", "notice_page", url="http://127.0.0.1:1/").startswith("Apruébelo o recházelo")
+    assert word("es", "notice_page", url="http://127.0.0.1:1/").startswith("Apruébelo o rechácelo")
     assert not [k for k, text in WORDS["es"].items() if "equipo" in text]
