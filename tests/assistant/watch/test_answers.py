@@ -115,7 +115,7 @@ async def test_history_lists_what_changed_with_proposals_and_outcomes_newest_fir
     assert "Fix soon: ENG 210: offline" in texts
     assert history.unread == {}
     spanish = await answers.history(watch, 1, "es")
-    assert "Arreglar pronto: ENG 210: desconectado" in [e.text for e in spanish.entries]
+    assert "Arreglar pronto: ENG 210: desconectada" in [e.text for e in spanish.entries]
 
 
 async def test_history_says_when_the_proposals_could_not_be_read(make_watch):

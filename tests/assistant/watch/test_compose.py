@@ -122,7 +122,7 @@ def test_the_digest_speaks_spanish():
     assert text.splitlines() == [
         "Fleetwatch, qué cambió desde las 12:57: 1 nuevo(s). 30 salas, 28 conectadas.",
         "Arreglar pronto",
-        "- Aula 12: desconectado",
+        "- Aula 12: desconectada",
     ]
 
 
