@@ -34,7 +34,7 @@ from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
 from shared.errors import Code, FleetwatchError
-from shared.text.catalogue import C_, N_, Moment, Words
+from shared.text.catalogue import C_, N_, Moment, Words, placeholder
 from shared.text.change_words import change, change_in
 from shared.text.display import visible
 from shared.wire.approval import (
@@ -630,7 +630,7 @@ def add_commands(sub: Any, epilog: str) -> None:
     """Add the admin commands to ``fleetwatch``'s subparsers `sub`; every parser gets `epilog`
     (which says that no command approves)."""
     pending = sub.add_parser("pending", help=_("the proposals waiting for a person"), epilog=epilog)
-    actions = pending.add_subparsers(dest="pending_command", required=True, metavar="ACTION")
+    actions = pending.add_subparsers(dest="pending_command", required=True, metavar=placeholder("ACTION"))
     _leaf(actions, "list", _("list the pending proposals, oldest first"), pending_list, epilog)
     show = _leaf(
         actions,
@@ -639,10 +639,10 @@ def add_commands(sub: Any, epilog: str) -> None:
         pending_show,
         epilog,
     )
-    show.add_argument("proposal_id", metavar="ID")
+    show.add_argument("proposal_id", metavar=placeholder("ID"))
 
     deny_parser = _leaf(sub, "deny", _("deny one pending proposal"), deny, epilog)
-    deny_parser.add_argument("proposal_id", metavar="ID")
+    deny_parser.add_argument("proposal_id", metavar=placeholder("ID"))
     _leaf(sub, "deny-all", _("deny every pending proposal (there is no approve-all)"), deny_all, epilog)
     _leaf(sub, "pause", _("turn the kill switch on: the executor refuses every write"), pause, epilog)
     resume_parser = _leaf(
@@ -660,10 +660,16 @@ def add_commands(sub: Any, epilog: str) -> None:
         help=_("lift the denial pauses running now (all of them, or TOOL on ROOM); audited"),
     )
     resume_parser.add_argument(
-        "tool", nargs="?", metavar="TOOL", help=_("with --denials: the paused tool, e.g. batch_reboot")
+        "tool",
+        nargs="?",
+        metavar=placeholder("TOOL"),
+        help=_("with --denials: the paused tool, e.g. batch_reboot"),
     )
     resume_parser.add_argument(
-        "room", nargs="?", metavar="ROOM", help=_("with --denials: the paused room's name or device ID")
+        "room",
+        nargs="?",
+        metavar=placeholder("ROOM"),
+        help=_("with --denials: the paused room's name or device ID"),
     )
     ack = _leaf(
         sub,
@@ -674,12 +680,14 @@ def add_commands(sub: Any, epilog: str) -> None:
         acknowledge,
         epilog,
     )
-    ack.add_argument("proposal_id", metavar="ID")
+    ack.add_argument("proposal_id", metavar=placeholder("ID"))
 
     audit = sub.add_parser("audit", help=_("read and verify the audit log"), epilog=epilog)
-    audit_actions = audit.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
+    audit_actions = audit.add_subparsers(dest="audit_command", required=True, metavar=placeholder("ACTION"))
     tail = _leaf(audit_actions, "tail", _("the newest audit rows"), audit_tail, epilog)
-    tail.add_argument("-n", type=int, default=20, metavar="N", help=_("how many rows (default: 20)"))
+    tail.add_argument(
+        "-n", type=int, default=20, metavar=placeholder("N"), help=_("how many rows (default: 20)")
+    )
     _leaf(
         audit_actions,
         "verify",
@@ -698,7 +706,7 @@ def add_commands(sub: Any, epilog: str) -> None:
     )
     export.add_argument(
         "--since",
-        metavar="T",
+        metavar=placeholder("TIME"),
         help=_("only rows at or after this time (ISO 8601; UTC unless a zone is given)"),
     )
     export.add_argument(
@@ -714,7 +722,7 @@ def add_commands(sub: Any, epilog: str) -> None:
         epilog,
     )
     decisions.add_argument(
-        "--days", type=int, default=7, metavar="N", help=_("how many days back (default: 7)")
+        "--days", type=int, default=7, metavar=placeholder("N"), help=_("how many days back (default: 7)")
     )
 
     status_parser = _leaf(
@@ -760,14 +768,21 @@ def add_commands(sub: Any, epilog: str) -> None:
         return plain_help()
 
     draft.format_help = propose_help
-    draft.add_argument("tool", metavar="TOOL", help=_("a proposable write tool, e.g. batch_recording"))
+    draft.add_argument(
+        "tool", metavar=placeholder("TOOL"), help=_("a proposable write tool, e.g. batch_recording")
+    )
     draft.add_argument(
         "--arg",
         action="append",
-        metavar="KEY=VALUE",
+        metavar=placeholder("KEY=VALUE"),
         help=_(
             "one argument (repeat it); text arguments are taken as written (an all-digit ID stays text), "
             "others as JSON: a list is written '[\"29088800001\"]'"
         ),
     )
-    draft.add_argument("--reason", required=True, help=_("why, in words a person reviewing it understands"))
+    draft.add_argument(
+        "--reason",
+        required=True,
+        metavar=placeholder("REASON"),
+        help=_("why, in words a person reviewing it understands"),
+    )

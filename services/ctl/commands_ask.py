@@ -25,7 +25,7 @@ from services.ctl import add_language_option
 from services.ctl.output import print_json
 from shared.config import load_settings
 from shared.text.answered_by import answered_by
-from shared.text.catalogue import N_, translate
+from shared.text.catalogue import N_, placeholder, translate
 from shared.text.display import visible
 from shared.text.languages import language_of
 from shared.wire.assistant import Answer, Ask, AssistantClient
@@ -74,10 +74,16 @@ def add_commands(sub: Any, epilog: str) -> None:
         ),
         epilog=epilog,
     )
-    parser.add_argument("question", help=_('the question, e.g. "What needs attention?"'))
+    parser.add_argument(
+        "question", metavar=placeholder("QUESTION"), help=_('the question, e.g. "What needs attention?"')
+    )
     add_language_option(parser, _("answer language (default: the question's)"))
     parser.add_argument(
-        "--timeout", type=float, default=TIMEOUT_SECONDS, help=_("seconds to wait (default: 180)")
+        "--timeout",
+        type=float,
+        metavar=placeholder("SECONDS"),
+        default=TIMEOUT_SECONDS,
+        help=_("seconds to wait (default: 180)"),
     )
     parser.add_argument("--json", action="store_true", help=_("print the answer as JSON"))
     parser.set_defaults(run=ask)

@@ -47,7 +47,7 @@ from shared.epiphan.read_client import EpiphanError, EpiphanReadClient
 from shared.epiphan.redact import url_host
 from shared.errors import FleetwatchError
 from shared.policy.definitions import arguments_differ
-from shared.text.catalogue import N_, translate
+from shared.text.catalogue import N_, placeholder, translate
 from shared.text.languages import Language, language_of
 
 if TYPE_CHECKING:
@@ -438,7 +438,9 @@ def add_commands(sub: Any, epilog: str) -> None:
         ),
         epilog=epilog,
     )
-    parser.add_argument("folder", type=Path, metavar="DIR", help=_("a new or empty folder (made 0700)"))
+    parser.add_argument(
+        "folder", type=Path, metavar=placeholder("DIR"), help=_("a new or empty folder (made 0700)")
+    )
     parser.add_argument(
         "--rename",
         action="store_true",

@@ -24,7 +24,7 @@ from shared.config import Settings, load_settings
 from shared.epiphan.signed_session import SignedConnection
 from shared.errors import Code, FleetwatchError
 from shared.policy.definitions import ToolDifference, ToolReport, schema_fingerprint
-from shared.text.catalogue import N_, Words, translate
+from shared.text.catalogue import N_, Words, placeholder, translate
 from shared.text.display import safe_json, visible
 from shared.text.languages import Language
 
@@ -119,7 +119,7 @@ def add_commands(sub: Any, epilog: str) -> None:
         help=_("Epiphan's tool list against the reviewed policy"),
         epilog=epilog,
     )
-    under = tools.add_subparsers(dest="tools_command", required=True, metavar="ACTION")
+    under = tools.add_subparsers(dest="tools_command", required=True, metavar=placeholder("ACTION"))
     diff = under.add_parser(
         "diff",
         help=_("print every tool whose definition differs from the reviewed one, and the lines to review"),

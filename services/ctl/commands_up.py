@@ -20,7 +20,7 @@ from shared.config import Settings, given, load_settings
 from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
 from shared.text import languages
-from shared.text.catalogue import N_, Words, say_text, translate
+from shared.text.catalogue import N_, Words, placeholder, say_text, translate
 from shared.text.change_words import why
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES, Language
@@ -427,7 +427,12 @@ def add_commands(sub, epilog: str) -> None:
         ),
         epilog=epilog,
     )
-    parser.add_argument("--scenario", default="campus", help=_("lab scenario in demo mode (default: campus)"))
+    parser.add_argument(
+        "--scenario",
+        default="campus",
+        metavar=placeholder("SCENARIO"),
+        help=_("lab scenario in demo mode (default: campus)"),
+    )
     add_language_option(parser)
     parser.set_defaults(run=up)
     parser = sub.add_parser(
@@ -442,6 +447,11 @@ def add_commands(sub, epilog: str) -> None:
         ),
         epilog=epilog,
     )
-    parser.add_argument("--scenario", default="campus", help=_("lab scenario (default: campus)"))
+    parser.add_argument(
+        "--scenario",
+        default="campus",
+        metavar=placeholder("SCENARIO"),
+        help=_("lab scenario (default: campus)"),
+    )
     add_language_option(parser, _("ask and answer in English or Spanish (default: FLEETWATCH_LANGUAGE)"))
     parser.set_defaults(run=demo)

@@ -40,7 +40,7 @@ from services.ctl.output import print_json
 from shared.config import Settings, load_settings
 from shared.epiphan.attention import Priority
 from shared.errors import Code
-from shared.text.catalogue import N_, Moment, Words
+from shared.text.catalogue import N_, Moment, Words, placeholder
 from shared.text.display import visible
 from shared.text.wording import PRIORITY_WORDS
 from shared.wire.assistant import (
@@ -345,7 +345,11 @@ def add_commands(sub: Any, epilog: str) -> None:
         epilog=epilog,
     )
     parser.add_argument(
-        "--days", type=_days, default=7, metavar="N", help=_("how many days back (1 to 90; default: 7)")
+        "--days",
+        type=_days,
+        default=7,
+        metavar=placeholder("N"),
+        help=_("how many days back (1 to 90; default: 7)"),
     )
     add_language_option(parser, _("words in English or Spanish (default: FLEETWATCH_LANGUAGE)"))
     parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
@@ -368,9 +372,14 @@ def add_commands(sub: Any, epilog: str) -> None:
         help=_("keep an operator's one-line note on a room (shown in digests, on the wall, in answers)"),
         epilog=epilog,
     )
-    parser.add_argument("room", metavar="ROOM", help=_("the room's name (or enough of it to name one room)"))
     parser.add_argument(
-        "text", metavar="TEXT", nargs="*", help=_("the note (one line; control characters are removed)")
+        "room", metavar=placeholder("ROOM"), help=_("the room's name (or enough of it to name one room)")
+    )
+    parser.add_argument(
+        "text",
+        metavar=placeholder("TEXT"),
+        nargs="*",
+        help=_("the note (one line; control characters are removed)"),
     )
     parser.add_argument("--clear", action="store_true", help=_("remove the room's note"))
     parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
@@ -378,8 +387,10 @@ def add_commands(sub: Any, epilog: str) -> None:
     parser.set_defaults(run=note)
 
     parser = sub.add_parser("notes", help=_("the room notes"), epilog=epilog)
-    parser.add_argument("room", metavar="ROOM", nargs="?", help=_("only rooms whose name holds this"))
-    parser.add_argument("--search", metavar="TEXT", help=_("only notes that hold this text"))
+    parser.add_argument(
+        "room", metavar=placeholder("ROOM"), nargs="?", help=_("only rooms whose name holds this")
+    )
+    parser.add_argument("--search", metavar=placeholder("TEXT"), help=_("only notes that hold this text"))
     parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     add_language_option(parser)
     parser.set_defaults(run=notes)
@@ -393,7 +404,7 @@ def add_commands(sub: Any, epilog: str) -> None:
     )
     parser.add_argument(
         "target",
-        metavar="ROOM|GROUP",
+        metavar=placeholder("ROOM|GROUP"),
         help=_("a room's name (enough of it to name one room), or a group's name"),
     )
     when = parser.add_mutually_exclusive_group(required=True)
@@ -401,15 +412,17 @@ def add_commands(sub: Any, epilog: str) -> None:
         "--for",
         dest="duration",
         type=_duration,
-        metavar="TIME",
+        metavar=placeholder("TIME"),
         help=_("how long: 45m, 2h, 1h30m, 3d (at most 14d)"),
     )
     when.add_argument(
         "--until",
-        metavar="TIME",
+        metavar=placeholder("TIME"),
         help=_("until 14:00 (the next one, in FLEETWATCH_TIMEZONE) or 2026-09-17T08:00"),
     )
-    parser.add_argument("--reason", required=True, metavar="TEXT", help=_("why (shown with the silence)"))
+    parser.add_argument(
+        "--reason", required=True, metavar=placeholder("TEXT"), help=_("why (shown with the silence)")
+    )
     parser.add_argument(
         "--include-classes",
         action="store_true",
@@ -426,7 +439,9 @@ def add_commands(sub: Any, epilog: str) -> None:
 
     parser = sub.add_parser("unsilence", help=_("lift a silence before it expires"), epilog=epilog)
     parser.add_argument(
-        "target", metavar="ROOM|GROUP|N", help=_("the room or group as silenced, or the silence's number")
+        "target",
+        metavar=placeholder("ROOM|GROUP|N"),
+        help=_("the room or group as silenced, or the silence's number"),
     )
     parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     add_language_option(parser)

@@ -30,7 +30,7 @@ from gettext import ngettext
 from shared.config import ConfigError, load_settings
 from shared.errors import Code, FleetwatchError
 from shared.errors import error_line as shared_error_line
-from shared.text.catalogue import N_
+from shared.text.catalogue import N_, placeholder
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES, Language, language_of, parse_language, system_language
 
@@ -129,7 +129,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         ),
         epilog=_(EPILOG),
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar=placeholder("COMMAND"))
 
     for name in (COMMANDS[command],) if command in COMMANDS else MODULES:
         importlib.import_module(f"services.ctl.{name}").add_commands(sub, _(EPILOG))
@@ -258,12 +258,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fleetwatch`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        language = help_language(argv)
         if argv[:1] == ["lab"]:
-            # Every option after "lab" is the lab's own (argparse's REMAINDER drops leading options).
+            # Every option after "lab" is the lab's own (argparse's REMAINDER drops leading options),
+            # read, with its --help, in the operator's language.
+            from services.lab.__main__ import build_parser as lab_parser
             from services.lab.__main__ import main as lab_main
 
-            return lab_main(argv[1:])
-        language = help_language(argv)
+            with said_in(language or system_language(os.environ) or LANGUAGES[0]):
+                parsed = lab_parser().parse_args(argv[1:])
+            return lab_main(parsed=parsed)
         with said_in(language or system_language(os.environ) or LANGUAGES[0]):
             args = build_parser(argv[0] if argv else None).parse_args(argv)
         try:

@@ -33,6 +33,7 @@ import dataclasses
 import datetime as dt
 import enum
 import functools
+import gettext
 import hashlib
 import io
 import os
@@ -79,6 +80,18 @@ def C_(context: str, message: str) -> str:
     """Mark `message` for the catalogue under `context` (a ``msgctxt``: the same English words
     may read differently in another table), without translating it now."""
     return message
+
+
+PLACEHOLDER: Final = "placeholder"
+"""The context of a help text's placeholders (argparse's metavars: ``ROOM``, ``KEY=VALUE``):
+keyed entries, ``msgid`` the English placeholder, each language's its ``msgstr``."""
+
+
+def placeholder(name: str) -> str:
+    """The placeholder `name` (a metavar, English: ``ROOM``) in the language `gettext`'s own
+    functions read while ``services.ctl.main.said_in`` holds (``SALA`` in Spanish): argparse's
+    usage, help and complaints name it so. `name` itself when the catalogue has no entry."""
+    return gettext.pgettext(PLACEHOLDER, name)
 
 
 def key_of(key: object) -> str:

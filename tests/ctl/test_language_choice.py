@@ -52,7 +52,7 @@ def test_an_error_in_the_language_setting_is_said_in_every_language_or_the_local
 
 def test_every_error_line_says_the_message_first_and_the_code_last_in_brackets(tmp_path: Path) -> None:
     for language, words in (
-        ("es", "TOOL y ROOM van con --denials"),
+        ("es", "HERRAMIENTA y SALA van con --denials"),
         ("en", "TOOL and ROOM go with --denials"),
     ):
         env = {**home_env(tmp_path), "FLEETWATCH_LANGUAGE": language}

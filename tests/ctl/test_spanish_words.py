@@ -39,10 +39,10 @@ ARGPARSE_CASES = [
     (("status", "--bogus"), "argumentos no reconocidos: --bogus", "unrecognized arguments: --bogus"),
     (
         ("propose",),
-        "se requieren los siguientes argumentos: TOOL, --reason",
+        "se requieren los siguientes argumentos: HERRAMIENTA, --reason",
         "the following arguments are required: TOOL, --reason",
     ),
-    (("nosuch",), "argumento COMMAND: opción no válida: 'nosuch' (elija entre", "invalid choice: 'nosuch'"),
+    (("nosuch",), "argumento COMANDO: opción no válida: 'nosuch' (elija entre", "invalid choice: 'nosuch'"),
     (
         ("status", "--language", "fr"),
         "argumento --language: opción no válida: 'fr' (elija entre 'en', 'es')",
@@ -68,10 +68,10 @@ async def test_argparse_complains_in_spanish(tmp_path: Path) -> None:
 async def test_the_commands_own_errors_are_in_spanish(tmp_path: Path) -> None:
     env = base_env(tmp_path / "home", FLEETWATCH_LANGUAGE="es")
     cases = [
-        (("resume", "batch_reboot"), ("invalid_arguments", "TOOL y ROOM van con --denials")),
+        (("resume", "batch_reboot"), ("invalid_arguments", "HERRAMIENTA y SALA van con --denials")),
         (
             ("resume", "--denials", "batch_reboot"),
-            ("invalid_arguments", "nombre TOOL y ROOM, o ninguno"),
+            ("invalid_arguments", "nombre HERRAMIENTA y SALA, o ninguno"),
         ),
         (
             ("propose", "batch_reboot", "--arg", "foo", "--reason", "r"),
@@ -106,7 +106,7 @@ async def test_the_commands_own_errors_are_in_spanish(tmp_path: Path) -> None:
     assert (
         code == 2
         and error_code(err) == "invalid_arguments"
-        and error_message(err).startswith("TOOL y ROOM van con --denials")
+        and error_message(err).startswith("HERRAMIENTA y SALA van con --denials")
     ), err
     code, _, err = await fleetwatch(base_env(home), "resume", "batch_reboot")
     assert (
