@@ -49,6 +49,10 @@ class View:
     def text(self, msgid: str, **params: object) -> str:
         return self.say(Words.of(msgid, **params))
 
+    def counted(self, n: int, forms: tuple[str, str], **params: object) -> str:
+        """The form of `forms` (``Nn_``) for the count `n`, in the view's language."""
+        return self.say(Words.counted(n, forms, **params))
+
     def when(self, utc: str | None) -> str:
         return self.say(Words.of(N_("%(at)s"), at=Moment(utc))) if utc else "—"
 

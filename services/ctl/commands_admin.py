@@ -34,7 +34,7 @@ from services.ctl.output import print_json
 from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
 from shared.errors import Code, FleetwatchError
-from shared.text.catalogue import C_, N_, Moment, Words, placeholder
+from shared.text.catalogue import C_, N_, Moment, Nn_, Words, placeholder
 from shared.text.change_words import change, change_in
 from shared.text.display import visible
 from shared.wire.approval import (
@@ -343,11 +343,12 @@ def render_lifted(view: admin_words.View, pauses: Sequence[DenialPause]) -> str:
     if not pauses:
         return view.text(N_("No denial pause was running; nothing was lifted."))
     lines = [
-        view.text(
-            N_(
-                "Lifted %(n)s denial pause(s); such changes may be proposed again (each still needs a person):"
+        view.counted(
+            len(pauses),
+            Nn_(
+                "Lifted %(n)s denial pause; such changes may be proposed again (each still needs a person):",
+                "Lifted %(n)s denial pauses; such changes may be proposed again (each still needs a person):",
             ),
-            n=len(pauses),
         )
     ]
     lines += [f"  {pause_words(view, p, lifted=True)}" for p in pauses]
@@ -386,7 +387,12 @@ async def audit_tail(args: argparse.Namespace) -> int:
 def render_audit_report(view: admin_words.View, report: AuditReport) -> str:
     """The verdict, then one line per writing service: what it checked with its own key."""
     if report.ok:
-        lines = [view.text(N_("The audit chain verifies: %(n)s row(s)."), n=report.rows)]
+        lines = [
+            view.counted(
+                report.rows,
+                Nn_("The audit chain verifies: %(n)s row.", "The audit chain verifies: %(n)s rows."),
+            )
+        ]
     elif report.first_bad_seq is not None:
         lines = [
             view.text(
@@ -410,10 +416,13 @@ def render_audit_report(view: admin_words.View, report: AuditReport) -> str:
                 if check.anchor_seq is not None
                 else ""
             )
-            line = view.text(
-                N_("%(who)s: checked its %(n)s row(s) with its own key%(seen)s."),
+            line = view.counted(
+                check.signed,
+                Nn_(
+                    "%(who)s: checked its %(n)s row with its own key%(seen)s.",
+                    "%(who)s: checked its %(n)s rows with its own key%(seen)s.",
+                ),
                 who=who,
-                n=check.signed,
                 seen=seen,
             )
         elif check.first_bad_seq is not None:

@@ -40,7 +40,7 @@ from services.ctl.output import print_json
 from shared.config import Settings, load_settings
 from shared.epiphan.attention import Priority
 from shared.errors import Code
-from shared.text.catalogue import N_, Moment, Words, placeholder
+from shared.text.catalogue import N_, Moment, Nn_, Words, placeholder
 from shared.text.display import visible
 from shared.text.wording import PRIORITY_WORDS
 from shared.wire.assistant import (
@@ -110,14 +110,24 @@ def render_status(status: WatchStatus, view: admin_words.View | None = None) -> 
             ]
         )
     if status.silences:
-        rows.append(["", view.text(N_("%(n)s silence(s) hold: fleetwatch silences"), n=status.silences)])
+        rows.append(
+            [
+                "",
+                view.counted(
+                    status.silences,
+                    Nn_(
+                        "%(n)s silence holds: fleetwatch silences", "%(n)s silences hold: fleetwatch silences"
+                    ),
+                ),
+            ]
+        )
     if status.failed_beats:
         rows.append(
             [
                 "",
-                view.text(
-                    N_("%(n)s failed heartbeat(s) in a row (%(code)s)"),
-                    n=status.failed_beats,
+                view.counted(
+                    status.failed_beats,
+                    Nn_("%(n)s failed heartbeat (%(code)s)", "%(n)s failed heartbeats in a row (%(code)s)"),
                     code=visible(status.last_code or "?", 64),
                 ),
             ]
@@ -219,7 +229,11 @@ def history_words(view: admin_words.View, reply: History, days: int) -> str:
     """``history``'s lines: each entry at its time in the operator's zone (the entry's words
     came in `view`'s language), how many older ones were left out, what could not be read."""
     if not reply.entries:
-        lines = [view.text(N_("Nothing changed in the last %(n)s day(s)."), n=days)]
+        lines = [
+            view.counted(
+                days, Nn_("Nothing changed in the last day.", "Nothing changed in the last %(n)s days.")
+            )
+        ]
     else:
         lines = [f"{view.when(entry.at)}  {visible(entry.text, TEXT_CAP)}" for entry in reply.entries]
     if reply.more:

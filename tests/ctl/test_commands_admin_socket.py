@@ -195,7 +195,7 @@ async def test_a_denial_pause_is_shown_in_words_and_an_operator_lifts_it_by_the_
     code, _, err = await fleetwatch(capsys, "resume", "--denials", "batch_reboot", "Nowhere Hall")
     assert code == 2 and error_code(err) == "no_such_pause"
     code, out, _ = await fleetwatch(capsys, "resume", "--denials", "batch_reboot", "Sandbox Pearl-2")
-    assert code == 0 and out.startswith("Lifted 1 denial pause(s)") and "Sandbox Pearl-2" in out
+    assert code == 0 and out.startswith("Lifted 1 denial pause;") and "Sandbox Pearl-2" in out
     code, out, _ = await fleetwatch(capsys, "status", "--json")
     assert json.loads(out)["pauses"] == [] and json.loads(out)["kill_switch"] is False
     code, out, _ = await fleetwatch(capsys, "audit", "tail", "-n", "1", "--json")
@@ -308,6 +308,6 @@ async def test_audit_decisions_reports_each_person_through_the_socket(
     report = json.loads(out)
     assert code == 0 and report["days"] == 7 and report["threshold_seconds"] == 3
     code, out, _ = await fleetwatch(capsys, "audit", "decisions")
-    assert code == 0 and "How each person decided in the last 7 day(s)" in out
+    assert code == 0 and "How each person decided in the last 7 days" in out
     code, _, err = await fleetwatch(capsys, "audit", "decisions", "--days", "0")
     assert code == 2 and "invalid_message" in err

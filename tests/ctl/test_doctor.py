@@ -323,7 +323,7 @@ async def test_the_watch_line_warns_when_it_is_not_alive_or_posts_fail_and_masks
         ("watch posts to", Level.INFO),
         ("watch posts", Level.WARN),
     ]
-    assert "3 failed heartbeat(s) in a row (epiphan_auth)" in checks[0].message
+    assert "3 failed heartbeats in a row (epiphan_auth)" in checks[0].message
     where = checks[1].message
     assert "Slack #av-ops (token …tail)" in where and "Teams (webhook …cret)" in where
     assert "secret-tail" not in where and "abc123" not in where

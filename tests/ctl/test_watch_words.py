@@ -65,8 +65,8 @@ def test_history_is_in_the_operators_language_and_zone() -> None:
     assert "… y 4 entradas más antiguas que no se muestran." in spanish
     assert "No se muestra: proposals no se pudo leer" in spanish
     empty = History(since="2026-02-23T10:00:00.000Z", entries=())
-    assert history_words(MEXICO, empty, 7) == "Nothing changed in the last 7 day(s)."
-    assert history_words(SPANISH, empty, 7) == "Nada cambió en los últimos 7 día(s)."
+    assert history_words(MEXICO, empty, 7) == "Nothing changed in the last 7 days."
+    assert history_words(SPANISH, empty, 7) == "Nada cambió en los últimos 7 días."
 
 
 def test_digest_note_and_notes_say_what_happened_in_spanish() -> None:

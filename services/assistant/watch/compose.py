@@ -318,7 +318,7 @@ def decisions_line(report: ApproverReport, language: str) -> str:
         days=report.days,
         approved=sum(p.approved for p in people),
         denied=sum(p.denied for p in people),
-        people=len(people),
+        people=word(language, "people_count", n=len(people)),
         fast=sum(p.fast for p in people),
         seconds=report.threshold_seconds,
     )
@@ -568,9 +568,21 @@ def sweep_post(report: Mapping[str, Any], *, language: str, now: datetime) -> Po
     ]
     since = report.get("since_last")
     sections.append(
-        Section(None, (word(language, "sweep_since", **since) if since else word(language, "sweep_first"),))
+        Section(None, (_sweep_since(since, language) if since else word(language, "sweep_first"),))
     )
     return Post("sweep", title, tuple(sections))
+
+
+def _sweep_since(since: Mapping[str, int], language: str) -> str:
+    """What changed since the last sweep (`sweep.since_last`'s counts), each count in words."""
+    return word(
+        language,
+        "sweep_since",
+        opened=word(language, "problems_found", n=since["opened"]),
+        resolved=word(language, "count_resolved", n=since["resolved"]),
+        offline=word(language, "times_offline", n=since["offline"]),
+        online=word(language, "came_back", n=since["online"]),
+    )
 
 
 def read_failed_post(code: Code, language: str) -> Post:

@@ -139,7 +139,7 @@ async def test_a_digest_now_shows_what_changed_and_posts_only_when_asked(
     assert posted.posted == ("console",) and recorder.kinds().count("digest") == 1
     again = await answers.digest_now(watch, post=True, language=None)
     assert not again.changed and again.posted == ()
-    assert again.text == "Nothing changed since 13:00. 30 rooms, 28 online; 19 open problem(s)."
+    assert again.text == "Nothing changed since 13:00. 30 rooms, 28 online; 19 open problems."
     lab.set_fault("get_devices_in_my_team", "error", count=1)
     failed = await answers.digest_now(watch, post=False, language=None)
     assert not failed.read and failed.code == Code.EPIPHAN_TOOL_ERROR
@@ -230,7 +230,7 @@ async def test_the_weekly_digest_carries_one_line_of_how_people_decided_once_a_w
     assert shown.posted == ("console",) and proposals.decisions_calls == 1
     digest = recorder.of("digest")[-1]
     assert digest.lines()[-1] == (
-        "Approvals, last 7 days: 5 approved and 1 denied by 2 person(s); 1 decided faster than the card"
+        "Approvals, last 7 days: 5 approved and 1 denied by 2 people; 1 decided faster than the card"
         " can be read (under 3 s). fleetwatch audit decisions"
     )
     assert (await watch.store.kv())["decisions_line_at"]
