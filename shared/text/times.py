@@ -27,6 +27,9 @@ RELATIVE_WITHIN: Final = dt.timedelta(hours=12)
 """A time closer to now than this also says how far it is ("in 23 minutes")."""
 BABEL_LOCALE: Final[dict[str, str]] = {"en": "en", "es": "es_419"}
 """Babel's locale for each language (Latin American Spanish)."""
+NUMBER_LOCALE: Final[dict[str, str]] = {"en": "en", "es": "es"}
+"""Babel's locale for each language's numbers: Spanish writes a decimal comma (``2,5 GB``; the
+glossary, ``docs/glossary.es.md``), which CLDR's Latin American Spanish does not."""
 SAME_DAY: Final = "HH:mm"
 OTHER_DAY: Final = "EEE d MMM, HH:mm"
 
@@ -76,6 +79,15 @@ def say_time(
         ago = format_timedelta(distance, add_direction=True, threshold=1.5, locale=locale)
         return f"{text}, {ago}"
     return text
+
+
+def say_number(value: float, *, decimals: int = 0, language: Language = "en") -> str:
+    """`value` rounded to `decimals` places as the language writes it: ``2.5`` / ``2,5``,
+    ``1,234`` / ``1234``. The one number formatter of what a person reads."""
+    from babel.numbers import format_decimal
+
+    pattern = "#,##0" + ("." + "0" * decimals if decimals else "")
+    return format_decimal(round(value, decimals), format=pattern, locale=NUMBER_LOCALE[language])
 
 
 def say_duration(seconds: float, *, language: Language = "en") -> str:
