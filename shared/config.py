@@ -834,6 +834,18 @@ def given(name: str, env: Mapping[str, str] | None = None) -> str | None:
     return env.get(name) or None
 
 
+def home_given(env: Mapping[str, str] | None = None) -> str | None:
+    """``FLEETWATCH_HOME`` as `env` (default: `os.environ`) sets it, or None when it is unset or
+    names the default home (``~/.fleetwatch``): what a printed command must carry for a new
+    terminal to find this Fleetwatch (`shared.text.command_line.printed_command`)."""
+    env = os.environ if env is None else env
+    home = given("FLEETWATCH_HOME", env)
+    if home is None:
+        return None
+    default = next(s for s in SETTINGS if s.name == "FLEETWATCH_HOME").default
+    return None if Path(_expand_home(home, env)) == Path(_expand_home(default, env)) else home
+
+
 QUIET_LIBRARIES = ("httpx2", "httpx", "mcp")
 """Libraries that log every HTTP request at INFO: below DEBUG they log warnings only (a
 heartbeat every few minutes would otherwise fill the log with request lines)."""

@@ -9,19 +9,19 @@ import datetime as dt
 import importlib
 import json
 import os
-import shlex
 import sys
 from gettext import gettext as _
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from services.ctl import CtlError, add_language_option, supervise
-from shared.config import Settings, given, load_settings
+from shared.config import Settings, given, home_given, load_settings
 from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
 from shared.text import languages
 from shared.text.catalogue import N_, Words, placeholder, say_text, translate
 from shared.text.change_words import why
+from shared.text.command_line import printed_command
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES, Language
 from shared.wire.approval import Acknowledge, GetStatus, LiftDenialPauses
@@ -372,9 +372,12 @@ async def demo(args: argparse.Namespace) -> int:
     )
     print(render_answer(answer))
     print()
-    command = command_prefix()
-    # The commands it suggests say the same language (the default one needs no flag).
-    suffix = "" if lang == LANGUAGES[0] else f" --language {lang}"
+
+    def again(*words: str) -> str:
+        """A command to run next, as the operator copies it into a new terminal: this install's
+        script, in the same language, with the same home (the defaults need no flag)."""
+        return printed_command(*words, language=lang, home=home_given(), program=script_path())
+
     reason = no_card_reason(answer, policy.limits)
     if reason is None:
         secret_file = supervise.choose_fence(settings, os.geteuid()).approve_secret_file(settings)
@@ -391,31 +394,29 @@ async def demo(args: argparse.Namespace) -> int:
         shown = answer.proposals[0].proposal_id if answer.proposals else None
         print(
             say(
-                N_("Then: %(command)s pending show %(proposal)s   (its outcome and verification)"),
-                command=command,
-                proposal=(shown or say(N_("<proposal ID above>"))) + suffix,
+                N_("Then: %(command)s   (its outcome and verification)"),
+                command=again("pending", "show", shown or say(N_("<proposal ID above>"))),
             )
         )
     else:
         print(say(N_("No card was made: %(reason)s"), reason=reason))
         print(
             say(
-                N_("See: %(command)s status   (the queue, denial pauses, changes to settle)"), command=command
+                N_("See: %(command)s   (the queue, denial pauses, changes to settle)"),
+                command=again("status"),
             )
         )
-    print(f"      {command} pending list{suffix}")
-    print(f"      {command} audit tail{suffix}")
-    print(say(N_("Stop: %(command)s down"), command=command))
+    print(f"      {again('pending', 'list')}")
+    print(f"      {again('audit', 'tail')}")
+    print(say(N_("Stop: %(command)s"), command=again("down")))
     return 0
 
 
-def command_prefix() -> str:
-    """How to call ``fleetwatch`` again from this shell: this install's script, with
-    ``FLEETWATCH_HOME`` when it is set (the demo keeps its state in the checkout)."""
+def script_path() -> str:
+    """How to call ``fleetwatch`` again from another shell: this install's script when there is
+    one beside this Python (the demo runs from a checkout's venv), else ``fleetwatch``."""
     script = Path(sys.executable).parent / "fleetwatch"
-    command = shlex.quote(str(script)) if script.exists() else "fleetwatch"
-    home = given("FLEETWATCH_HOME")
-    return f"FLEETWATCH_HOME={shlex.quote(home)} {command}" if home else command
+    return str(script) if script.exists() else "fleetwatch"
 
 
 def add_commands(sub, epilog: str) -> None:

@@ -17,7 +17,10 @@ Layers (each imports only those below it)::
                       `Words`, `Moment`, `N_`, `C_`, `keyed` and `Lexicon` (a code's, an enum
                       value's or a table's words, keyed by it), plain-text `say_text` (the page,
                       the CLI and the assistant's fixed words)
-    times.py          times in the operator's zone, one format, relative where it helps
+    times.py          times in the operator's zone, one format, relative where it helps;
+                      numbers as each language writes them
+    command_line.py   a ``fleetwatch`` command as a surface prints it (the reader's language
+                      and home kept)
     display.py  questions.py  languages.py
                       the one escaping helper (`visible` for text, `safe_json` for JSON; `width`
                       on a terminal) | what a question is about | the languages, declared once
