@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Final
 from shared.config import Secret, Settings
 from shared.errors import Code
 from shared.policy.definitions import ARGUMENTS_DIFFER, ToolDifference, ToolReport
-from shared.text.catalogue import C_, N_, Joined, Nn_, Param, Words, keyed, say_text, translations
+from shared.text.catalogue import C_, N_, Joined, Moment, Nn_, Param, Words, keyed, say_text, translations
 from shared.text.change_words import change_in_words, change_words_of
 from shared.text.display import visible
 from shared.text.languages import Language
@@ -596,7 +596,7 @@ def check_queue(status: Status | None, error: Detail | None) -> list[Check]:
         last_hour=status.last_hour,
         per_hour=status.per_hour,
         kill_switch=Words.of(N_("kill switch ON") if status.kill_switch else N_("kill switch off")),
-        autonomy=status.autonomy,
+        autonomy=keyed("autonomy", status.autonomy) or visible(status.autonomy, 40),
         executor=Words.of(
             N_("executor up (as approval_web sees it)")
             if status.executor_up
@@ -618,7 +618,7 @@ def check_queue(status: Status | None, error: Detail | None) -> list[Check]:
                 ),
                 change=change_words_of(pause.tool, None),
                 room=room,
-                until=pause.until,
+                until=Moment(pause.until, relative=False),  # doctor says its times in UTC
                 n=pause.denials,
                 tool=visible(pause.tool, 60),
                 target=visible(pause.target, 40),
