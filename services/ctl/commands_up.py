@@ -314,19 +314,19 @@ async def clean_queue(settings: Settings, language: Language) -> list[str]:
     return said
 
 
-def no_card_reason(answer: Answer, limits: Limits) -> str | None:
-    """Why the answer left no card on the page, in words (the policy's `limits` fill in the
-    numbers); None when it left one."""
+def no_card_reason(answer: Answer, limits: Limits, language: Language) -> str | None:
+    """Why the answer left no card on the page, in words of `language` (the policy's `limits`
+    fill in the numbers); None when it left one."""
     if any(line.state in WAITING_STATES for line in answer.proposals):
         return None
     if answer.refusals:
         code = answer.refusals[-1].code
-        return f"{why(code, 'en', max_pending=limits.max_pending, per_hour=limits.per_hour)}."
+        return f"{why(code, language, max_pending=limits.max_pending, per_hour=limits.per_hour)}."
     if answer.proposals:
-        return "the proposal is no longer waiting for approval (see its line above)."
+        return translate(language, N_("the proposal is no longer waiting for approval (see its line above)."))
     if answer.code is not None:
-        return f"{why(answer.code, 'en')}."
-    return "the assistant proposed no change (see its answer above)."
+        return f"{why(answer.code, language)}."
+    return translate(language, N_("the assistant proposed no change (see its answer above)."))
 
 
 async def demo(args: argparse.Namespace) -> int:
@@ -378,7 +378,7 @@ async def demo(args: argparse.Namespace) -> int:
         script, in the same language, with the same home (the defaults need no flag)."""
         return printed_command(*words, language=lang, home=home_given(), program=script_path())
 
-    reason = no_card_reason(answer, policy.limits)
+    reason = no_card_reason(answer, policy.limits, lang)
     if reason is None:
         secret_file = supervise.choose_fence(settings, os.geteuid()).approve_secret_file(settings)
         language = "" if lang == LANGUAGES[0] else f"?lang={lang}"
