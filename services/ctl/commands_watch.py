@@ -40,7 +40,7 @@ from services.ctl.output import print_json
 from shared.config import Settings, load_settings
 from shared.epiphan.attention import Priority
 from shared.errors import Code
-from shared.text.catalogue import N_, Moment, Nn_, Words, placeholder
+from shared.text.catalogue import N_, Moment, Nn_, Words, keyed, placeholder
 from shared.text.display import visible
 from shared.text.wording import PRIORITY_WORDS
 from shared.wire.assistant import (
@@ -154,9 +154,9 @@ def render_status(status: WatchStatus, view: admin_words.View | None = None) -> 
         )
     for posts in status.posts:
         failed = (
-            view.text(
-                N_(", %(n)s failed (%(code)s; not retried)"),
-                n=posts.failed,
+            view.counted(
+                posts.failed,
+                Nn_(", %(n)s failed (%(code)s; not retried)", ", %(n)s failed (%(code)s; not retried)"),
                 code=visible(posts.last_code or "?", 40),
             )
             if posts.failed
@@ -165,10 +165,10 @@ def render_status(status: WatchStatus, view: admin_words.View | None = None) -> 
         rows.append(
             [
                 view.text(N_("Posts:")),
-                view.text(
-                    N_("%(where)s: %(n)s sent%(failed)s"),
-                    where=visible(posts.destination, 20),
-                    n=posts.sent,
+                view.counted(
+                    posts.sent,
+                    Nn_("%(where)s: %(n)s sent%(failed)s", "%(where)s: %(n)s sent%(failed)s"),
+                    where=destination_words(view, posts.destination),
                     failed=failed,
                 ),
             ]
@@ -223,6 +223,13 @@ async def watch_status(settings: Settings) -> WatchStatus | None:
         return await assistant_client(settings).call(GetWatchStatus())
     except CallError:
         return None
+
+
+def destination_words(view: admin_words.View, destination: str) -> str:
+    """Where the watch posts (``console``, ``slack``, ``teams``) in the view's words; a name the
+    catalogue does not know as it is, made visible."""
+    said = keyed("destination", destination)
+    return view.say(said) if said is not None else visible(destination, 20)
 
 
 def history_words(view: admin_words.View, reply: History, days: int) -> str:

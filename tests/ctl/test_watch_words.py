@@ -89,3 +89,33 @@ async def test_history_follows_fleetwatch_language_and_its_days_complaint_is_spa
     env = base_env(tmp_path / "home", FLEETWATCH_LANGUAGE="es")
     code, _, err = await fleetwatch(env, "history", "--days", "500")
     assert code == 2 and "argumento --days: un número entero de días de 1 a 90" in err, err
+
+
+def test_status_names_where_the_watch_posts_in_the_operators_words() -> None:
+    """Issue 28, item 4: ``status`` said "console" in Spanish."""
+    from services.ctl.commands_watch import render_status
+    from shared.wire.assistant import PostCounts, WatchStatus
+
+    status = WatchStatus(
+        alive=True,
+        now="2026-03-02T10:00:00Z",
+        interval_seconds=180,
+        last_read_at=None,
+        last_beat_at=None,
+        failed_beats=0,
+        last_code=None,
+        devices=0,
+        online=0,
+        fix_first=0,
+        fix_soon=0,
+        when_convenient=0,
+        posts=(
+            PostCounts("console", sent=1, failed=2, last_code="internal_error"),
+            PostCounts("slack", sent=3),
+        ),
+    )
+    spanish = render_status(status, SPANISH)
+    assert "consola: 1 enviada, 2 fallidas (internal_error; no se reintentan)" in spanish, spanish
+    assert "Slack: 3 enviadas" in spanish and "console" not in spanish
+    english = render_status(status, MEXICO)
+    assert "console: 1 sent, 2 failed (internal_error; not retried)" in english and "Slack: 3 sent" in english
