@@ -5,6 +5,7 @@ and refusals before anything is read."""
 from __future__ import annotations
 
 import json
+import re
 import stat
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -210,6 +211,9 @@ async def test_the_summary_and_the_refusals_are_in_spanish_with_fleetwatch_langu
     assert lines[-1] == f"Para reproducirla sin cuenta: fleetwatch lab --capture {folder}"
     assert "use --rename" in out
     assert [(line, english_words(line)) for line in lines if english_words(line)] == []
+    replaced = next(line for line in lines if line.startswith("Reemplazado"))  # issue 28, item 4
+    assert "direcciones IP" in replaced or "dirección IP" in replaced, replaced
+    assert not re.search(r"\d+ (?:ip|mac|host|serial|secret)\b", replaced), replaced
     code, _, err = await fleetwatch_async(env, "capture", str(folder))
     assert code == 2 and err == (
         f"fleetwatch: {folder} no es una carpeta vacía; una captura necesita una nueva [capture_refused]\n"
