@@ -229,8 +229,10 @@ def _error_message(exc: FleetwatchError, language: Language) -> str:
 
     if isinstance(exc, CtlError) and exc.words is not None:
         message = visible(view.say(exc.words), 2000)
-    elif isinstance(exc, CallError) and exc.code != Code.SERVICE_UNAVAILABLE:
-        # A service's refusal, written in English (its sentence stays in its log and the audit).
+    elif exc.template is None and exc.code != Code.SERVICE_UNAVAILABLE:
+        # A service's refusal or a library's failure, written in English (the sentence stays in
+        # the log and the audit): in another language, its code in words where the catalogue
+        # has them (an unreachable Epiphan, not "cannot open an MCP session: ConnectError").
         message = foreign(code_words(view, str(exc.code)) or visible(exc.message, 2000))
     elif exc.template is not None:
         # an error made of catalogue words: names, values and paths as they are, the sentence

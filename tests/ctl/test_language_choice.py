@@ -59,3 +59,22 @@ def test_every_error_line_says_the_message_first_and_the_code_last_in_brackets(t
         code, _, err = fleetwatch_in_process(env, "resume", "batch_reboot")
         assert code == 2 and err.startswith(f"fleetwatch: {words}"), err
         assert err.endswith(" [invalid_arguments]\n") and err.count("\n") == 1, err
+
+
+def test_a_library_failure_is_said_by_its_code_in_spanish_not_in_the_librarys_english(tmp_path: Path) -> None:
+    """Issue 28, item 4: ``fleet`` with nothing listening said "cannot open an MCP session:
+    ConnectError" in Spanish."""
+    from shared.epiphan.slots import SignIn, write_slot
+    from tests.support import free_port
+
+    nowhere = f"http://127.0.0.1:{free_port()}/mcp"
+    write_slot(
+        tmp_path / "tokens" / "read.json",
+        SignIn(access_token="t-0123456789", server=nowhere, team_id="team-normal", kind="lab"),
+    )
+    env = {**home_env(tmp_path), "FLEETWATCH_EPIPHAN_MCP_URL": nowhere, "LANG": "C.UTF-8"}
+    code, _, err = fleetwatch_in_process({**env, "FLEETWATCH_LANGUAGE": "es"}, "fleet")
+    assert code == 2 and error_code(err) == "epiphan_unreachable", err
+    assert "ConnectError" not in err and "cannot" not in err and "session" not in err, err
+    code, _, err = fleetwatch_in_process(env, "fleet")
+    assert code == 2 and error_code(err) == "epiphan_unreachable" and "ConnectError" in err, err
