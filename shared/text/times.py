@@ -68,17 +68,30 @@ def say_time(
     parsed = parse_utc(moment) if isinstance(moment, str) else moment
     if parsed is None:
         return visible(str(moment), 80)
-    from babel.dates import format_datetime, format_timedelta
+    from babel.dates import format_datetime
 
     locale = BABEL_LOCALE[language]
     local, today = parsed.astimezone(zone), now.astimezone(zone)
     pattern = SAME_DAY if local.date() == today.date() else OTHER_DAY
     text = format_datetime(local, pattern, tzinfo=zone, locale=locale)
-    distance = parsed - now
-    if relative and abs(distance) < RELATIVE_WITHIN:
-        ago = format_timedelta(distance, add_direction=True, threshold=1.5, locale=locale)
-        return f"{text}, {ago}"
+    if relative and abs(parsed - now) < RELATIVE_WITHIN:
+        return f"{text}, {say_ago(parsed, now=now, language=language)}"
     return text
+
+
+def say_ago(moment: dt.datetime, *, now: dt.datetime, language: Language = "en") -> str:
+    """How far `moment` is from `now`, in words (CLDR's, through Babel): ``35 minutes ago`` /
+    ``hace 35 minutos``, ``in 2 hours`` / ``dentro de 2 horas``, ``12 seconds ago``; the same
+    moment is a second ago (never "in 0 seconds"). The one relative time of every surface
+    (`say_time`, the wall, the status lines)."""
+    from babel.dates import format_timedelta
+
+    seconds = (moment - now).total_seconds()
+    if abs(seconds) < 1:
+        seconds = -1.0
+    return format_timedelta(
+        dt.timedelta(seconds=seconds), add_direction=True, threshold=1.5, locale=BABEL_LOCALE[language]
+    )
 
 
 def say_number(value: float, *, decimals: int = 0, language: Language = "en") -> str:

@@ -184,7 +184,10 @@ async def test_a_denial_pause_is_shown_in_words_and_an_operator_lifts_it_by_the_
     assert code == 2 and error_code(err) == "denial_pause"
     code, out, _ = await fleetwatch(capsys, "status")
     assert f"Paused:       reboot in Sandbox Pearl-2 ({A}) is paused until " in out
-    assert f"lift it: FLEETWATCH_HOME={os.environ['FLEETWATCH_HOME']} fleetwatch resume --denials batch_reboot {A}" in out
+    assert (
+        f"lift it: FLEETWATCH_HOME={os.environ['FLEETWATCH_HOME']} fleetwatch resume --denials batch_reboot {A}"
+        in out
+    )
 
     code, _, err = await fleetwatch(capsys, "resume", "--denials", "batch_reboot")
     assert (

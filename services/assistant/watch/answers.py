@@ -261,7 +261,7 @@ async def digest_now(watch: Watch, *, post: bool, language: str | None) -> Diges
         text = word(
             shown,
             "digest_nothing",
-            since=clock(last.at, watch.where, now),
+            since=clock(last.at, watch.where, now, shown),
             rooms=word(shown, "rooms_count", n=len(last.snapshot.devices)),
             online=word(shown, "online_count", n=sum(d.online for d in last.snapshot.devices)),
             open=word(shown, "open_problems", n=len(last.findings)),
