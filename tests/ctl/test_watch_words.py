@@ -93,22 +93,13 @@ async def test_history_follows_fleetwatch_language_and_its_days_complaint_is_spa
 
 def test_status_names_where_the_watch_posts_in_the_operators_words() -> None:
     """Issue 28, item 4: ``status`` said "console" in Spanish."""
-    from services.ctl.commands_watch import render_status
-    from shared.wire.assistant import PostCounts, WatchStatus
+    import msgspec
 
-    status = WatchStatus(
-        alive=True,
-        now="2026-03-02T10:00:00Z",
-        interval_seconds=180,
-        last_read_at=None,
-        last_beat_at=None,
-        failed_beats=0,
-        last_code=None,
-        devices=0,
-        online=0,
-        fix_first=0,
-        fix_soon=0,
-        when_convenient=0,
+    from services.ctl.commands_watch import render_status
+    from shared.wire.assistant import PostCounts
+
+    status = msgspec.structs.replace(
+        _status(True, None),
         posts=(
             PostCounts("console", sent=1, failed=2, last_code="internal_error"),
             PostCounts("slack", sent=3),

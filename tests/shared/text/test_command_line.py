@@ -10,10 +10,10 @@ from zoneinfo import ZoneInfo
 from services.ctl.admin_words import View, render_status
 from shared.config import home_given
 from shared.text.command_line import printed_command
-from shared.wire.approval import DenialPause, Status
+from tests.ctl.test_doctor import settling_status
 
 NOW = dt.datetime(2026, 3, 2, 10, tzinfo=dt.UTC)
-A = "29088800001"
+A = "29088800004"  # the paused room of `settling_status`
 
 
 def test_a_printed_command_keeps_the_language_and_a_home_that_is_not_the_default() -> None:
@@ -38,29 +38,13 @@ def test_the_home_is_kept_only_when_it_is_not_the_default() -> None:
 
 
 def test_status_prints_its_lift_command_in_the_operators_language_and_home() -> None:
-    status = Status(
-        pending=0,
-        max_pending=3,
-        last_hour=0,
-        per_hour=10,
-        kill_switch=False,
-        executor_up=True,
-        fence_configured=True,
-        autonomy="propose",
-        pauses=(
-            DenialPause(
-                tool="batch_reboot",
-                target=A,
-                until="2026-03-02T11:00:00.000Z",
-                target_name="Pearl Two",
-                denials=3,
-            ),
-        ),
-    )
+    status = settling_status()
     spanish = View("es", ZoneInfo("America/Mexico_City"), NOW, home="/srv/fw")
     assert (
-        f"FLEETWATCH_HOME=/srv/fw fleetwatch resume --denials batch_reboot {A} --language es"
+        f"FLEETWATCH_HOME=/srv/fw fleetwatch resume --denials batch_recording {A} --language es"
         in render_status(spanish, status)
     )
     english = dataclasses.replace(spanish, language="en", home=None)
-    assert f"lift it: fleetwatch resume --denials batch_reboot {A}\n" in render_status(english, status) + "\n"
+    assert (
+        f"lift it: fleetwatch resume --denials batch_recording {A}\n" in render_status(english, status) + "\n"
+    )
