@@ -37,7 +37,7 @@ demo's scenario and the addresses of the lab's Slack and Teams stand-ins the dem
 import contract names the three imports).
 
 Errors: `CtlError` (and `supervise.SuperviseError`); ``main`` prints any `FleetwatchError` as
-one line ``fleetwatch: <code>: <message>`` (a `CtlError` made of catalogue `Words` in the
+one line ``fleetwatch: <message> [<code>]`` (`shared.errors.error_line`) (a `CtlError` made of catalogue `Words` in the
 operator's language) and exits 2. The tree is drawn in `shared.errors`.
 """
 

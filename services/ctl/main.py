@@ -5,7 +5,8 @@ services over their sockets, and runs the lab. It cannot approve a change: appro
 only on the approval page, by a person, by design.
 
 Exit codes: 0 done; 1 a check failed (e.g. ``doctor``); 2 a user error (bad input, missing
-sign-in, refused), printed as one line ``fleetwatch: <code>: <message>``. A service that is not
+sign-in, refused), printed as one line ``fleetwatch: <message> [<code>]`` in the operator's
+language, the stable code last for scripts (`shared.errors.error_line`). A service that is not
 running (``service_unavailable``) is said plainly, naming ``FLEETWATCH_HOME`` and how to start
 it. Output piped into a reader that stops early (``fleetwatch status | head -1``) ends quietly.
 
