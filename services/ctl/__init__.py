@@ -48,7 +48,7 @@ import datetime as dt
 from gettext import gettext as _
 
 from shared.errors import Code, FleetwatchError
-from shared.text.catalogue import Words, say_text
+from shared.text.catalogue import N_, Words, say_text
 from shared.text.languages import LANGUAGES, parse_language
 
 
@@ -69,6 +69,20 @@ def add_language_option(parser: argparse.ArgumentParser, help_text: str | None =
         choices=LANGUAGES,
         help=help_text or _("the words' language (default: FLEETWATCH_LANGUAGE)"),
     )
+
+
+def error_words(exc: FleetwatchError) -> Words | str:
+    """`exc`'s message to say inside another sentence, in the reader's language where it can
+    be: a `CtlError`'s `Words`; an error made of catalogue words (``template``, ``params``; a
+    setting's error with the setting's name in front) as `Words`, each parameter that is itself
+    a catalogue message translated too; else its text as written (English)."""
+    if isinstance(exc, CtlError) and exc.words is not None:
+        return exc.words
+    if exc.template is None:
+        return exc.message
+    words = Words(exc.template, tuple(sorted((k, Words(v) if v else v) for k, v in exc.params.items())))
+    name = getattr(exc, "name", None)  # shared.config.ConfigError names its setting
+    return Words(N_("%(name)s: %(problem)s"), (("name", name), ("problem", words))) if name else words
 
 
 class CtlError(FleetwatchError):

@@ -18,7 +18,7 @@ import json
 from gettext import gettext as _
 from typing import TYPE_CHECKING, Any, Final
 
-from services.ctl import CtlError, add_language_option
+from services.ctl import CtlError, add_language_option, error_words
 from services.ctl.doctor import difference_line
 from shared.config import Settings, load_settings
 from shared.epiphan.signed_session import SignedConnection
@@ -106,7 +106,7 @@ async def tools_diff_command(args: argparse.Namespace) -> int:
     except FleetwatchError as exc:
         raise CtlError(
             exc.code if exc.code is not Code.INTERNAL_ERROR else Code.EPIPHAN_UNREACHABLE,
-            Words.of(N_("the tool list could not be compared: %(why)s"), why=exc.message),
+            Words.of(N_("the tool list could not be compared: %(why)s"), why=error_words(exc)),
         ) from exc
     print(render(report, language))
     return 0 if report.clean else 1

@@ -211,9 +211,9 @@ def _error_message(exc: FleetwatchError, language: Language) -> str:
     service's refusal (`CallError`) as the service wrote it (English), in another language its
     code in words (`admin_words.code_words`) where the catalogue has them (the catalogue's
     ``foreign words``); any other error as it was written."""
-    from services.ctl import CtlError
+    from services.ctl import CtlError, error_words
     from services.ctl.admin_words import View, code_words
-    from shared.text.catalogue import C_, Words, say_text, translate
+    from shared.text.catalogue import C_, Words, say_text
     from shared.wire.client import CallError
 
     view = View(language_of(language), dt.UTC, dt.datetime.now(dt.UTC))
@@ -238,15 +238,7 @@ def _error_message(exc: FleetwatchError, language: Language) -> str:
     elif exc.template is not None:
         # an error made of catalogue words: names, values and paths as they are, the sentence
         # around them in the reader's language
-        params = {
-            k: translate(view.language, v) if v else v for k, v in exc.params.items()
-        }  # a fixed sentence too
-        said = (
-            translate(view.language, exc.template) % params
-            if params
-            else translate(view.language, exc.template)
-        )
-        message = visible(f"{exc.name}: {said}" if isinstance(exc, ConfigError) else said, 2000)
+        message = visible(view.say(error_words(exc)), 2000)
     else:
         message = visible(exc.message, 2000)  # e.g. a misspelt setting and its closest known name
     if exc.code == Code.SERVICE_UNAVAILABLE and not isinstance(exc, CtlError):

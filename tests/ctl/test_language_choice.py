@@ -6,7 +6,10 @@ none."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+import pytest
 
 from tests.ctl.cli import error_code, error_message, fleetwatch_in_process, home_env
 
@@ -78,3 +81,44 @@ def test_a_library_failure_is_said_by_its_code_in_spanish_not_in_the_librarys_en
     assert "ConnectError" not in err and "cannot" not in err and "session" not in err, err
     code, _, err = fleetwatch_in_process(env, "fleet")
     assert code == 2 and error_code(err) == "epiphan_unreachable" and "ConnectError" in err, err
+
+
+SPANISH_ERRORS = [
+    ("pending", "list"),
+    ("pending", "show", "p-0123456789ab"),
+    ("acknowledge", "p-0123456789ab"),
+    ("resume", "--denials", "batch_reboot", "Sala 1"),
+    ("deny-all",),
+    ("audit", "tail"),
+    ("history",),
+    ("notes",),
+    ("fleet",),
+    ("writable",),
+    ("ask", "¿qué pasa?"),
+    ("capture", "capture-folder"),
+    ("tools", "diff"),
+    ("propose", "batch_reboot", "--arg", "device_ids=oops", "--reason", "r"),
+]
+
+
+def english_left(line: str) -> list[str]:
+    """The English words of `line` (`tests.ctl.test_doctor_words`'s list), whole words of any
+    script, once commands, settings, paths and codes are taken out."""
+    from tests.ctl.test_doctor_words import ENGLISH, KEPT
+
+    for pattern in KEPT:
+        line = re.sub(pattern, " ", line)
+    return [w for w in re.findall(r"[^\W\d_][\w'-]*", line) if w.lower() in ENGLISH]
+
+
+@pytest.mark.parametrize("argv", SPANISH_ERRORS, ids=" ".join)
+def test_each_commands_error_with_nothing_running_is_one_spanish_line_with_its_code_last(
+    argv: tuple[str, ...], tmp_path: Path
+) -> None:
+    """Issue 28, item 4: errors of acknowledge, resume --denials, fleet, tools... with the
+    services down (or no sign-in) said in Spanish, the code last."""
+    env = {**home_env(tmp_path), "FLEETWATCH_LANGUAGE": "es", "LANG": "C.UTF-8"}
+    args = [str(tmp_path / a) if a == "capture-folder" else a for a in argv]
+    code, _, err = fleetwatch_in_process(env, *args)
+    assert code == 2 and err.count("\n") == 1 and error_code(err) is not None, err
+    assert english_left(error_message(err)) == [], err
