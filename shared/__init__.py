@@ -12,11 +12,13 @@ this, and that nothing here imports `services`)::
                          the one stylesheet
     binding.py  config.py  policy/
                          the bound record and its seal | the settings table | the policy files
-    canonical.py  ids.py  private_files.py  sqlite.py  spelling.py
-                         the one canonical form | Epiphan's ID formats | files a process keeps
-                         for itself and files root writes, never through a planted link | SQLite
-                         as every store uses it (WAL, ``BEGIN IMMEDIATE``, the database clock,
-                         migrations) | the known word nearest to a misspelt one (did you mean)
+    canonical.py  ids.py  language_tags.py  private_files.py  sqlite.py  spelling.py
+                         the one canonical form | Epiphan's ID formats | the languages and how a
+                         person names one (``ES``, ``es_MX.UTF-8``, a locale) | files a process
+                         keeps for itself and files root writes, never through a planted link |
+                         SQLite as every store uses it (WAL, ``BEGIN IMMEDIATE``, the database
+                         clock, migrations) | the known word nearest to a misspelt one (did you
+                         mean)
     errors.py            the stable codes and the exception tree
 
 A module used by one service lives in that service, not here.

@@ -9,8 +9,9 @@ them (from `os.environ` unless an environment is passed) into a frozen `Settings
 
 - An empty value means "unset": the default applies (so ``FLEETWATCH_WRITE_DEVICE_IDS=``
   is no allowlist, and ``FLEETWATCH_ANTHROPIC_API_KEY=`` turns the model off).
-- Defaults may name earlier settings as ``{FLEETWATCH_HOME}`` and the current uid as
-  ``{uid}``; a leading ``~`` expands with the environment's ``HOME``.
+- Defaults may name earlier settings as ``{FLEETWATCH_HOME}``, the current uid as ``{uid}``
+  and the environment's locale's language as ``{system_language}`` (`system_language`, else
+  ``en``); a leading ``~`` expands with the environment's ``HOME``.
 - A ``FLEETWATCH_*`` variable not in the table is refused, to catch typos.
 - Secrets are wrapped in `Secret`, whose ``repr``/``str``/format is ``Secret('***')``; error
   messages name a bad secret's variable but never echo its value.
@@ -35,6 +36,7 @@ import tzlocal
 
 from shared.errors import N_, Code, FleetwatchError
 from shared.ids import is_master_id
+from shared.language_tags import LANGUAGES, parse_language, system_language
 from shared.spelling import closest
 
 PREFIX = "FLEETWATCH_"
@@ -283,9 +285,10 @@ def _audit_export(raw: str) -> str | None:
 
 
 def _language(raw: str) -> str:
-    if raw not in ("en", "es"):
-        raise BadValue(N_("not en or es: %(raw)s"), raw=repr(raw))
-    return raw
+    language = parse_language(raw)
+    if language is None:
+        raise BadValue(N_("not en or es (nor English, Spanish, es_MX...): %(raw)s"), raw=repr(raw))
+    return language
 
 
 def _slack_ids(prefixes: str, what: str) -> Callable[[str], tuple[str, ...]]:
@@ -563,9 +566,11 @@ class Settings:
         read_by=("fleetwatch", "approval_web", "assistant"),
     )
     language: str = setting(
-        "en",
-        "The language of the command's words and headings: en or es (--language overrides it; the page "
-        "follows the browser or its language switch).",
+        "{system_language}",
+        "The language of the command's words and headings: en or es, in any case, or a locale or a "
+        "language's name (ES, es_MX.UTF-8, Spanish); empty = the system locale's (LC_ALL, LC_MESSAGES, "
+        "LANG) when it is English or Spanish, else en. --language overrides it; the page follows the "
+        "browser or its language switch.",
         _language,
         read_by=("fleetwatch",),
     )
@@ -753,7 +758,9 @@ def _expand_home(text: str, env: Mapping[str, str]) -> str:
 
 def _default(setting: Setting, resolved: Mapping[str, str], env: Mapping[str, str]) -> str:
     try:
-        text = setting.default.format_map({**resolved, "uid": str(os.getuid())})
+        text = setting.default.format_map(
+            {**resolved, "uid": str(os.getuid()), "system_language": system_language(env) or LANGUAGES[0]}
+        )
     except (KeyError, IndexError, ValueError) as exc:
         raise ConfigError.of(
             setting.name, N_("the default names an unknown placeholder (%(why)s)"), why=exc
@@ -824,6 +831,18 @@ def given(name: str, env: Mapping[str, str] | None = None) -> str | None:
         raise ConfigError.of(name, N_("unknown setting"))
     env = os.environ if env is None else env
     return env.get(name) or None
+
+
+def home_given(env: Mapping[str, str] | None = None) -> str | None:
+    """``FLEETWATCH_HOME`` as `env` (default: `os.environ`) sets it, or None when it is unset or
+    names the default home (``~/.fleetwatch``): what a printed command must carry for a new
+    terminal to find this Fleetwatch (`shared.text.command_line.printed_command`)."""
+    env = os.environ if env is None else env
+    home = given("FLEETWATCH_HOME", env)
+    if home is None:
+        return None
+    default = next(s for s in SETTINGS if s.name == "FLEETWATCH_HOME").default
+    return None if Path(_expand_home(home, env)) == Path(_expand_home(default, env)) else home
 
 
 QUIET_LIBRARIES = ("httpx2", "httpx", "mcp")

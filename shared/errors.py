@@ -56,6 +56,14 @@ from types import MappingProxyType
 from typing import Self
 
 
+def error_line(said_by: str, message: str, code: str) -> str:
+    """The one shape of an error line a person reads on a terminal or in a log:
+    ``<said_by>: <message> [<code>]`` (``fleetwatch: el servicio no responde [service_unavailable]``).
+    The message, in the reader's language, comes first; the stable code stays last, in brackets,
+    for scripts (the last bracketed word of the line)."""
+    return f"{said_by}: {message} [{code}]"
+
+
 class Code(enum.StrEnum):
     """Every stable error code. The value is the wire form."""
 

@@ -94,6 +94,7 @@ PROCESS: Final = (
     "tests/ctl/test_doctor_slack.py",
     "tests/ctl/test_doctor_words.py",
     "tests/ctl/test_fleet_cmd.py",
+    "tests/ctl/test_language_choice.py",
     "tests/ctl/test_main.py",
     "tests/ctl/test_one_account_modes.py",
     "tests/ctl/test_signin_cli.py",

@@ -35,10 +35,15 @@ SOCKETS = {
 
 
 def base_env(home: Path, **extra: str) -> dict[str, str]:
-    """This process's environment without any ``FLEETWATCH_*`` variable, plus
-    ``FLEETWATCH_HOME=home``, ``FLEETWATCH_LOG_LEVEL=WARNING``, ``FLEETWATCH_APPROVE_PORT=0``
-    and `extra`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETWATCH_")}
+    """This process's environment without any ``FLEETWATCH_*`` variable, in the C locale
+    (``LANG=C.UTF-8``), plus ``FLEETWATCH_HOME=home``, ``FLEETWATCH_LOG_LEVEL=WARNING``,
+    ``FLEETWATCH_APPROVE_PORT=0`` and `extra`."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("FLEETWATCH_") and k not in ("LC_ALL", "LC_MESSAGES", "LANG")
+    }
+    env["LANG"] = "C.UTF-8"  # the command follows the system locale's language: English here
     # Port 0: the approval page takes any free port, so services of parallel runs never collide.
     env.update(FLEETWATCH_HOME=str(home), FLEETWATCH_LOG_LEVEL="WARNING", FLEETWATCH_APPROVE_PORT="0")
     env.update(extra)

@@ -34,7 +34,7 @@ from services.approval_web import ApprovalWebError
 from services.approval_web.page import SecretSink, page_side
 from services.approval_web.server import socket_side
 from shared.config import Settings, configure_logging, load_settings
-from shared.errors import Code, FleetwatchError
+from shared.errors import Code, FleetwatchError, error_line
 from shared.policy.loader import Policy, ToolPolicy, load_policies
 from shared.store.audit_seal import APPROVAL_WEB, own_keyring
 
@@ -116,7 +116,7 @@ async def run(
         loop.add_signal_handler(sig, stop.set)
     refusal = page_refusal(settings)
     if refusal is not None:
-        print(f"approval_web: {refusal.code}: {refusal.message}", file=sys.stderr, flush=True)
+        print(error_line("approval_web", refusal.message, refusal.code), file=sys.stderr, flush=True)
     keyring = own_keyring(settings.keys_dir, APPROVAL_WEB)
     async with contextlib.AsyncExitStack() as stack:
         service = await stack.enter_async_context(
@@ -162,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             wait_for_executor(settings.executor_socket)
         asyncio.run(run(settings, policy, tool_policy, expiry_interval_seconds=args.expiry_seconds))
     except FleetwatchError as exc:
-        print(f"approval_web: {exc.code}: {exc.message}", file=sys.stderr)
+        print(error_line("approval_web", exc.message, exc.code), file=sys.stderr)
         return 2
     return 0
 

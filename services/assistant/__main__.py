@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from services.assistant.server import assistant_side, build_assistant, build_reader, refuse_unless_local
 from services.assistant.watch.runner import wall_for, watch_side
 from shared.config import Settings, configure_logging, load_settings
-from shared.errors import FleetwatchError
+from shared.errors import FleetwatchError, error_line
 from shared.policy.loader import Policy, ToolPolicy, load_policies
 
 logger = logging.getLogger("services.assistant")
@@ -102,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
         asyncio.run(run(settings, policy, tool_policy, page=args.page))
     except FleetwatchError as exc:
-        print(f"assistant: {exc.code}: {exc.message}", file=sys.stderr)
+        print(error_line("assistant", exc.message, exc.code), file=sys.stderr)
         return 2
     return 0
 

@@ -43,7 +43,7 @@ ports, checked first with its own options), the demo's scenario and the addresse
 Slack and Teams stand-ins the demo posts to (the import contract names these imports).
 
 Errors: `CtlError` (and `supervise.SuperviseError`); ``main`` prints any `FleetwatchError` as
-one line ``fleetwatch: <code>: <message>`` (a `CtlError` made of catalogue `Words` in the
+one line ``fleetwatch: <message> [<code>]`` (`shared.errors.error_line`) (a `CtlError` made of catalogue `Words` in the
 operator's language) and exits 2. The tree is drawn in `shared.errors`.
 """
 
@@ -54,19 +54,45 @@ import datetime as dt
 from gettext import gettext as _
 
 from shared.errors import Code, FleetwatchError
-from shared.text.catalogue import Words, say_text
-from shared.text.languages import LANGUAGES
+from shared.text.catalogue import N_, Words, say_text
+from shared.text.languages import LANGUAGES, parse_language
 
 
-def add_language_option(parser: argparse.ArgumentParser, dest: str = "language") -> None:
-    """``--language en|es`` on `parser`: the words' language (default: FLEETWATCH_LANGUAGE),
-    kept in `dest` (``fleetwatch --language es COMMAND`` keeps the one before the command apart)."""
+def language_argument(raw: str) -> str:
+    """``--language``'s value as a `Language` when it names one in any spelling (``ES``,
+    ``es_MX``, ``Spanish``: `parse_language`), else as given (argparse then refuses it, naming
+    the choices)."""
+    return parse_language(raw) or raw
+
+
+def add_language_option(
+    parser: argparse.ArgumentParser, help_text: str | None = None, *, dest: str = "language"
+) -> None:
+    """``--language en|es`` (any case or spelling `language_argument` reads) on `parser`: the
+    words' language, kept in `dest` (``fleetwatch --language es COMMAND`` keeps the one before the
+    command apart); `help_text` (translated) says what it chooses, by default the command's words
+    (default: FLEETWATCH_LANGUAGE)."""
     parser.add_argument(
         "--language",
+        type=language_argument,
         choices=LANGUAGES,
         dest=dest,
-        help=_("the words' language (default: FLEETWATCH_LANGUAGE)"),
+        help=help_text or _("the words' language (default: FLEETWATCH_LANGUAGE)"),
     )
+
+
+def error_words(exc: FleetwatchError) -> Words | str:
+    """`exc`'s message to say inside another sentence, in the reader's language where it can
+    be: a `CtlError`'s `Words`; an error made of catalogue words (``template``, ``params``; a
+    setting's error with the setting's name in front) as `Words`, each parameter that is itself
+    a catalogue message translated too; else its text as written (English)."""
+    if isinstance(exc, CtlError) and exc.words is not None:
+        return exc.words
+    if exc.template is None:
+        return exc.message
+    words = Words(exc.template, tuple(sorted((k, Words(v) if v else v) for k, v in exc.params.items())))
+    name = getattr(exc, "name", None)  # shared.config.ConfigError names its setting
+    return Words(N_("%(name)s: %(problem)s"), (("name", name), ("problem", words))) if name else words
 
 
 class CtlError(FleetwatchError):

@@ -17,10 +17,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from shared.config import load_settings
+from shared.config import home_given, load_settings
 from shared.text.catalogue import N_, Lexicon, Moment, Words, keyed, say_text, translate
 from shared.text.change_words import change, change_in
 from shared.text.changes import change_words, rooms_from_facts, rooms_words, title_words
+from shared.text.command_line import printed_command
 from shared.text.deciders import COMMAND, PAGE, command_uid, decider_words
 from shared.text.display import lookalike, visible, width
 from shared.text.languages import Language, language_of
@@ -42,12 +43,23 @@ class View:
     language: Language
     zone: dt.tzinfo
     now: dt.datetime
+    home: str | None = None
+    """``FLEETWATCH_HOME`` as the operator set it (None: the default), kept in printed commands."""
 
     def say(self, words: Words) -> str:
         return say_text(words, self.language, zone=self.zone, now=self.now)
 
     def text(self, msgid: str, **params: object) -> str:
         return self.say(Words.of(msgid, **params))
+
+    def command(self, *words: str) -> str:
+        """``fleetwatch`` `words` as the operator copies it: in the view's language, with its
+        home (`shared.text.command_line.printed_command`)."""
+        return printed_command(*words, language=self.language, home=self.home)
+
+    def counted(self, n: int, forms: tuple[str, str], **params: object) -> str:
+        """The form of `forms` (``Nn_``) for the count `n`, in the view's language."""
+        return self.say(Words.counted(n, forms, **params))
 
     def when(self, utc: str | None) -> str:
         return self.say(Words.of(N_("%(at)s"), at=Moment(utc))) if utc else "—"
@@ -362,7 +374,7 @@ def render_status(view: View, status: Status) -> str:
                 "",
                 view.text(
                     N_("lift it: %(command)s"),
-                    command=f"fleetwatch resume --denials {visible(pause.tool, 60)} {visible(pause.target, 40)}",
+                    command=view.command("resume", "--denials", pause.tool, pause.target),
                 ),
             ]
         )
@@ -394,7 +406,7 @@ def render_status(view: View, status: Status) -> str:
                 "",
                 view.text(
                     N_("check the room, then: %(command)s"),
-                    command=f"fleetwatch acknowledge {visible(unsettled.proposal_id, 40)}",
+                    command=view.command("acknowledge", unsettled.proposal_id),
                 ),
             ]
         )
@@ -465,7 +477,8 @@ def view_of(args: argparse.Namespace) -> View:
     """The language (``--language``, else `FLEETWATCH_LANGUAGE`), the operator's zone
     (`FLEETWATCH_TIMEZONE`) and now, for what a command prints in words."""
     settings = load_settings()
-    return view_for(getattr(args, "language", None), settings.language, settings.timezone)
+    view = view_for(getattr(args, "language", None), settings.language, settings.timezone)
+    return dataclasses.replace(view, home=home_given())
 
 
 def view_for(language: str | None, settings_language: str, zone: dt.tzinfo) -> View:

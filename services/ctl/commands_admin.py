@@ -36,7 +36,7 @@ from shared.canonical import CanonicalError, parse_json_strict
 from shared.config import load_settings
 from shared.errors import Code, FleetwatchError
 from shared.spelling import closest
-from shared.text.catalogue import C_, N_, Moment, Words
+from shared.text.catalogue import C_, N_, Moment, Nn_, Words, placeholder
 from shared.text.change_words import change, change_in
 from shared.text.display import visible
 from shared.wire.approval import (
@@ -398,11 +398,12 @@ def render_lifted(view: admin_words.View, pauses: Sequence[DenialPause]) -> str:
     if not pauses:
         return view.text(N_("No denial pause was running; nothing was lifted."))
     lines = [
-        view.text(
-            N_(
-                "Lifted %(n)s denial pause(s); such changes may be proposed again (each still needs a person):"
+        view.counted(
+            len(pauses),
+            Nn_(
+                "Lifted %(n)s denial pause; such changes may be proposed again (each still needs a person):",
+                "Lifted %(n)s denial pauses; such changes may be proposed again (each still needs a person):",
             ),
-            n=len(pauses),
         )
     ]
     lines += [f"  {pause_words(view, p, lifted=True)}" for p in pauses]
@@ -443,15 +444,22 @@ def render_audit_report(view: admin_words.View, report: AuditReport) -> str:
     report without a reason that names no bad row is the store's, read while the services are
     stopped: the chain held and no MAC was checked."""
     if report.ok:
-        lines = [view.text(N_("The audit chain verifies: %(n)s row(s)."), n=report.rows)]
+        lines = [
+            view.counted(
+                report.rows,
+                Nn_("The audit chain verifies: %(n)s row.", "The audit chain verifies: %(n)s rows."),
+            )
+        ]
     elif report.first_bad_seq is None and report.reason is None:  # the store read with no key
         lines = [
-            view.text(
-                N_(
-                    "The audit chain holds (%(n)s row(s)), but its MACs were not checked: only each service "
-                    "holds its key, and checks them when it runs."
+            view.counted(
+                report.rows,
+                Nn_(
+                    "The audit chain holds (%(n)s row), but its MACs were not checked: only each service "
+                    "holds its key, and checks them when it runs.",
+                    "The audit chain holds (%(n)s rows), but its MACs were not checked: only each service "
+                    "holds its key, and checks them when it runs.",
                 ),
-                n=report.rows,
             )
         ]
     elif report.first_bad_seq is not None:
@@ -477,10 +485,13 @@ def render_audit_report(view: admin_words.View, report: AuditReport) -> str:
                 if check.anchor_seq is not None
                 else ""
             )
-            line = view.text(
-                N_("%(who)s: checked its %(n)s row(s) with its own key%(seen)s."),
+            line = view.counted(
+                check.signed,
+                Nn_(
+                    "%(who)s: checked its %(n)s row with its own key%(seen)s.",
+                    "%(who)s: checked its %(n)s rows with its own key%(seen)s.",
+                ),
                 who=who,
-                n=check.signed,
                 seen=seen,
             )
         elif check.first_bad_seq is not None:
@@ -698,7 +709,7 @@ def add_commands(sub: Any, epilog: str) -> None:
     """Add the admin commands to ``fleetwatch``'s subparsers `sub`; every parser gets `epilog`
     (which says that no command approves)."""
     pending = sub.add_parser("pending", help=_("the proposals waiting for a person"), epilog=epilog)
-    actions = pending.add_subparsers(dest="pending_command", required=True, metavar="ACTION")
+    actions = pending.add_subparsers(dest="pending_command", required=True, metavar=placeholder("ACTION"))
     _leaf(actions, "list", _("list the pending proposals, oldest first"), pending_list, epilog)
     show = _leaf(
         actions,
@@ -707,10 +718,10 @@ def add_commands(sub: Any, epilog: str) -> None:
         pending_show,
         epilog,
     )
-    show.add_argument("proposal_id", metavar="ID")
+    show.add_argument("proposal_id", metavar=placeholder("ID"))
 
     deny_parser = _leaf(sub, "deny", _("deny one pending proposal"), deny, epilog)
-    deny_parser.add_argument("proposal_id", metavar="ID")
+    deny_parser.add_argument("proposal_id", metavar=placeholder("ID"))
     _leaf(sub, "deny-all", _("deny every pending proposal (there is no approve-all)"), deny_all, epilog)
     _leaf(sub, "pause", _("turn the kill switch on: the executor refuses every write"), pause, epilog)
     resume_parser = _leaf(
@@ -728,10 +739,16 @@ def add_commands(sub: Any, epilog: str) -> None:
         help=_("lift the denial pauses running now (all of them, or TOOL on ROOM); audited"),
     )
     resume_parser.add_argument(
-        "tool", nargs="?", metavar="TOOL", help=_("with --denials: the paused tool, e.g. batch_reboot")
+        "tool",
+        nargs="?",
+        metavar=placeholder("TOOL"),
+        help=_("with --denials: the paused tool, e.g. batch_reboot"),
     )
     resume_parser.add_argument(
-        "room", nargs="?", metavar="ROOM", help=_("with --denials: the paused room's name or device ID")
+        "room",
+        nargs="?",
+        metavar=placeholder("ROOM"),
+        help=_("with --denials: the paused room's name or device ID"),
     )
     ack = _leaf(
         sub,
@@ -742,12 +759,14 @@ def add_commands(sub: Any, epilog: str) -> None:
         acknowledge,
         epilog,
     )
-    ack.add_argument("proposal_id", metavar="ID")
+    ack.add_argument("proposal_id", metavar=placeholder("ID"))
 
     audit = sub.add_parser("audit", help=_("read and verify the audit log"), epilog=epilog)
-    audit_actions = audit.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
+    audit_actions = audit.add_subparsers(dest="audit_command", required=True, metavar=placeholder("ACTION"))
     tail = _leaf(audit_actions, "tail", _("the newest audit rows"), audit_tail, epilog)
-    tail.add_argument("-n", type=int, default=20, metavar="N", help=_("how many rows (default: 20)"))
+    tail.add_argument(
+        "-n", type=int, default=20, metavar=placeholder("N"), help=_("how many rows (default: 20)")
+    )
     _leaf(
         audit_actions,
         "verify",
@@ -766,7 +785,7 @@ def add_commands(sub: Any, epilog: str) -> None:
     )
     export.add_argument(
         "--since",
-        metavar="T",
+        metavar=placeholder("TIME"),
         help=_("only rows at or after this time (ISO 8601; UTC unless a zone is given)"),
     )
     export.add_argument(
@@ -782,7 +801,7 @@ def add_commands(sub: Any, epilog: str) -> None:
         epilog,
     )
     decisions.add_argument(
-        "--days", type=int, default=7, metavar="N", help=_("how many days back (default: 7)")
+        "--days", type=int, default=7, metavar=placeholder("N"), help=_("how many days back (default: 7)")
     )
 
     status_parser = _leaf(
@@ -828,14 +847,21 @@ def add_commands(sub: Any, epilog: str) -> None:
         return plain_help()
 
     draft.format_help = propose_help
-    draft.add_argument("tool", metavar="TOOL", help=_("a proposable write tool, e.g. batch_recording"))
+    draft.add_argument(
+        "tool", metavar=placeholder("TOOL"), help=_("a proposable write tool, e.g. batch_recording")
+    )
     draft.add_argument(
         "--arg",
         action="append",
-        metavar="KEY=VALUE",
+        metavar=placeholder("KEY=VALUE"),
         help=_(
             "one argument (repeat it); text arguments are taken as written (an all-digit ID stays text), "
             "others as JSON: a list is written '[\"29088800001\"]'"
         ),
     )
-    draft.add_argument("--reason", required=True, help=_("why, in words a person reviewing it understands"))
+    draft.add_argument(
+        "--reason",
+        required=True,
+        metavar=placeholder("REASON"),
+        help=_("why, in words a person reviewing it understands"),
+    )

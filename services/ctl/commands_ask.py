@@ -22,12 +22,12 @@ import argparse
 from gettext import gettext as _
 from typing import Any, Final
 
-from services.ctl import CtlError
+from services.ctl import CtlError, add_language_option
 from services.ctl.output import print_json
 from shared.config import load_settings
 from shared.errors import Code
 from shared.text.answered_by import answered_by
-from shared.text.catalogue import N_, Words, translate
+from shared.text.catalogue import N_, Words, placeholder, translate
 from shared.text.display import visible
 from shared.text.languages import language_of
 from shared.text.model_text import MODEL_HEADING, NOTES_HEADING, RECORDED_HEADING, model_lines
@@ -107,12 +107,16 @@ def add_commands(sub: Any, epilog: str) -> None:
         ),
         epilog=epilog,
     )
-    parser.add_argument("question", help=_('the question, e.g. "What needs attention?"'))
     parser.add_argument(
-        "--language", choices=("en", "es"), help=_("answer language (default: the question's)")
+        "question", metavar=placeholder("QUESTION"), help=_('the question, e.g. "What needs attention?"')
     )
+    add_language_option(parser, _("answer language (default: the question's)"))
     parser.add_argument(
-        "--timeout", type=float, default=TIMEOUT_SECONDS, help=_("seconds to wait (default: 180)")
+        "--timeout",
+        type=float,
+        metavar=placeholder("SECONDS"),
+        default=TIMEOUT_SECONDS,
+        help=_("seconds to wait (default: 180)"),
     )
     parser.add_argument("--json", action="store_true", help=_("print the answer as JSON"))
     parser.set_defaults(run=ask)

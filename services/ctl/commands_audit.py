@@ -24,7 +24,7 @@ from services.ctl import CtlError, admin_words
 from services.ctl.output import print_json
 from shared.config import load_settings
 from shared.errors import Code
-from shared.text.catalogue import C_, N_, Words
+from shared.text.catalogue import C_, N_, Nn_, Words
 from shared.text.display import account_name, visible
 from shared.wire.approval import (
     MAX_AUDIT_EXPORT,
@@ -80,11 +80,12 @@ async def audit_export(args: argparse.Namespace) -> int:
 
 def render_approvers(view: admin_words.View, report: ApproverReport) -> str:
     """The report as a table, then one flagged line per person with fast approvals."""
-    head = view.text(
-        N_(
-            "How each person decided in the last %(days)s day(s) (fast: under %(s)s s after the card was shown):"
+    head = view.counted(
+        report.days,
+        Nn_(
+            "How each person decided in the last day (fast: under %(s)s s after the card was shown):",
+            "How each person decided in the last %(n)s days (fast: under %(s)s s after the card was shown):",
         ),
-        days=report.days,
         s=report.threshold_seconds,
     )
     if not report.people:
@@ -102,10 +103,13 @@ def render_approvers(view: admin_words.View, report: ApproverReport) -> str:
     for line in report.people:
         if line.fast:
             lines.append(
-                view.text(
-                    N_("%(who)s: %(n)s approval(s) decided faster than the card can be read"),
+                view.counted(
+                    line.fast,
+                    Nn_(
+                        "%(who)s: %(n)s approval decided faster than the card can be read",
+                        "%(who)s: %(n)s approvals decided faster than the card can be read",
+                    ),
                     who=account_name(line.uid),
-                    n=line.fast,
                 )
             )
     return "\n".join(lines)

@@ -48,7 +48,8 @@ from shared.epiphan.read_client import EpiphanError, EpiphanReadClient
 from shared.epiphan.redact import url_host
 from shared.errors import FleetwatchError
 from shared.policy.definitions import arguments_differ
-from shared.text.catalogue import N_, translate
+from shared.text.catalogue import N_, Lexicon, placeholder, translate
+from shared.text.display import visible
 from shared.text.languages import LANGUAGES, Language, language_of
 
 if TYPE_CHECKING:
@@ -369,6 +370,11 @@ def compare_arguments(served: Any, reviewed: Mapping[str, Any]) -> str:
     return arguments_differ(served, reviewed) or SAME_ARGUMENTS
 
 
+PLACEHOLDER_KINDS: Final = Lexicon("placeholder kind")
+"""How many values of each kind a capture replaced (``3 IP addresses``), keyed plural entries
+by kind (`shared.epiphan.capture_redact`: ``ip``, ``mac``, ``host``, ``serial``, ``secret``)."""
+
+
 def summary(manifest: Manifest, folder: Path, *, language: Language = "en") -> str:
     """What a person reads after a capture, in `language` (tools, placeholders' kinds, the
     server's own words about an answer and the folder as they are)."""
@@ -401,9 +407,11 @@ def summary(manifest: Manifest, folder: Path, *, language: Language = "en") -> s
         say(N_("  proposable %(tool)s: %(verdict)s"), tool=tool, verdict=translate(language, verdict))
         for tool, verdict in differs.items()
     ]
-    replaced = ", ".join(f"{n} {kind}" for kind, n in sorted(manifest.placeholders.items())) or say(
-        N_("nothing")
-    )
+    kinds = PLACEHOLDER_KINDS[language]
+    replaced = ", ".join(
+        kinds.counted(kind, n) or f"{n} {visible(kind, 20)}"
+        for kind, n in sorted(manifest.placeholders.items())
+    ) or say(N_("nothing"))
     lines.append(
         say(
             N_(
@@ -464,7 +472,9 @@ def add_commands(sub: Any, epilog: str) -> None:
         ),
         epilog=epilog,
     )
-    parser.add_argument("folder", type=Path, metavar="DIR", help=_("a new or empty folder (made 0700)"))
+    parser.add_argument(
+        "folder", type=Path, metavar=placeholder("DIR"), help=_("a new or empty folder (made 0700)")
+    )
     parser.add_argument(
         "--rename",
         action="store_true",

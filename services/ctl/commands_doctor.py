@@ -53,7 +53,7 @@ from shared.epiphan.slots import slot_summary
 from shared.errors import Code, FleetwatchError
 from shared.policy.definitions import ToolReport
 from shared.private_files import UnsafePath
-from shared.text.catalogue import Words, keyed
+from shared.text.catalogue import Words, keyed, placeholder
 from shared.text.languages import language_of
 from shared.web.loopback_peer import LISTEN, read_tables, table_rows
 from shared.wire.approval import ApprovalClient, GetStatus, Status
@@ -88,7 +88,7 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
     )
     doctor.add_argument(
         "--compose",
-        metavar="FILE",
+        metavar=placeholder("FILE"),
         help=_(
             "also check a compose file (deploy/container/compose.yaml): its services' users against "
             "the uids in their settings and in this command's"

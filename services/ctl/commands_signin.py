@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from services.ctl import add_language_option
 from shared.config import load_settings
 from shared.errors import Code
-from shared.text.catalogue import N_, Moment, Words, say_text, translations
+from shared.text.catalogue import N_, Moment, Words, placeholder, say_text, translations
 from shared.text.display import visible
 from shared.text.languages import Language, language_of
 
@@ -57,7 +57,7 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
     login.add_argument(
         "--token-file",
         type=Path,
-        metavar="FILE",
+        metavar=placeholder("FILE"),
         help=_("store a static bearer token from FILE (mode 600; no refresh)"),
     )
     login.add_argument("--no-browser", action="store_true", help=_("only print the sign-in address"))

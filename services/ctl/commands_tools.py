@@ -18,13 +18,13 @@ import json
 from gettext import gettext as _
 from typing import TYPE_CHECKING, Any, Final
 
-from services.ctl import CtlError, add_language_option
+from services.ctl import CtlError, add_language_option, error_words
 from services.ctl.doctor import difference_line
 from shared.config import Settings, load_settings
 from shared.epiphan.signed_session import SignedConnection
 from shared.errors import Code, FleetwatchError
 from shared.policy.definitions import ToolDifference, ToolReport, schema_fingerprint
-from shared.text.catalogue import N_, Words, translate
+from shared.text.catalogue import N_, Words, placeholder, translate
 from shared.text.display import safe_json, visible
 from shared.text.languages import Language
 
@@ -106,7 +106,7 @@ async def tools_diff_command(args: argparse.Namespace) -> int:
     except FleetwatchError as exc:
         raise CtlError(
             exc.code if exc.code is not Code.INTERNAL_ERROR else Code.EPIPHAN_UNREACHABLE,
-            Words.of(N_("the tool list could not be compared: %(why)s"), why=exc.message),
+            Words.of(N_("the tool list could not be compared: %(why)s"), why=error_words(exc)),
         ) from exc
     print(render(report, language))
     return 0 if report.clean else 1
@@ -119,7 +119,7 @@ def add_commands(sub: Any, epilog: str) -> None:
         help=_("Epiphan's tool list against the reviewed policy"),
         epilog=epilog,
     )
-    under = tools.add_subparsers(dest="tools_command", required=True, metavar="ACTION")
+    under = tools.add_subparsers(dest="tools_command", required=True, metavar=placeholder("ACTION"))
     diff = under.add_parser(
         "diff",
         help=_("print every tool whose definition differs from the reviewed one, and the lines to review"),

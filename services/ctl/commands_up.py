@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from services.ctl import CtlError, add_language_option, ports, supervise
-from shared.config import Settings, given, load_settings
+from shared.config import Settings, given, home_given, load_settings
 from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
 from shared.private_files import write_private
 from shared.text import languages
-from shared.text.catalogue import N_, Joined, Words, say_text, translate
+from shared.text.catalogue import N_, Joined, Words, placeholder, say_text, translate
 from shared.text.change_words import why
+from shared.text.command_line import printed_command
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES, Language
 from shared.web.port_holder import taken
@@ -506,19 +507,19 @@ async def clean_queue(settings: Settings, language: Language) -> list[str]:
     return said
 
 
-def no_card_reason(answer: Answer, limits: Limits) -> str | None:
-    """Why the answer left no card on the page, in words (the policy's `limits` fill in the
-    numbers); None when it left one."""
+def no_card_reason(answer: Answer, limits: Limits, language: Language) -> str | None:
+    """Why the answer left no card on the page, in words of `language` (the policy's `limits`
+    fill in the numbers); None when it left one."""
     if any(line.state in WAITING_STATES for line in answer.proposals):
         return None
     if answer.refusals:
         code = answer.refusals[-1].code
-        return f"{why(code, 'en', max_pending=limits.max_pending, per_hour=limits.per_hour)}."
+        return f"{why(code, language, max_pending=limits.max_pending, per_hour=limits.per_hour)}."
     if answer.proposals:
-        return "the proposal is no longer waiting for approval (see its line above)."
+        return translate(language, N_("the proposal is no longer waiting for approval (see its line above)."))
     if answer.code is not None:
-        return f"{why(answer.code, 'en')}."
-    return "the assistant proposed no change (see its answer above)."
+        return f"{why(answer.code, language)}."
+    return translate(language, N_("the assistant proposed no change (see its answer above)."))
 
 
 async def demo(args: argparse.Namespace) -> int:
@@ -570,10 +571,13 @@ async def demo(args: argparse.Namespace) -> int:
     )
     print(render_answer(answer))
     print()
-    command = command_prefix()
-    # The commands it suggests say the same language (the default one needs no flag).
-    suffix = "" if lang == LANGUAGES[0] else f" --language {lang}"
-    reason = no_card_reason(answer, policy.limits)
+
+    def again(*words: str) -> str:
+        """A command to run next, as the operator copies it into a new terminal: this install's
+        script, in the same language, with the same home (the defaults need no flag)."""
+        return printed_command(*words, language=lang, home=home_given(), program=script_path())
+
+    reason = no_card_reason(answer, policy.limits, lang)
     if reason is None:
         secret_file = supervise.choose_fence(settings, os.geteuid()).approve_secret_file(settings)
         language = "" if lang == LANGUAGES[0] else f"?lang={lang}"
@@ -589,24 +593,24 @@ async def demo(args: argparse.Namespace) -> int:
         shown = answer.proposals[0].proposal_id if answer.proposals else None
         print(
             say(
-                N_("Then: %(command)s pending show %(proposal)s   (its outcome and verification)"),
-                command=command,
-                proposal=(shown or say(N_("<proposal ID above>"))) + suffix,
+                N_("Then: %(command)s   (its outcome and verification)"),
+                command=again("pending", "show", shown or say(N_("<proposal ID above>"))),
             )
         )
     else:
         print(say(N_("No card was made: %(reason)s"), reason=reason))
         print(
             say(
-                N_("See: %(command)s status   (the queue, denial pauses, changes to settle)"), command=command
+                N_("See: %(command)s   (the queue, denial pauses, changes to settle)"),
+                command=again("status"),
             )
         )
-    print(f"      {command} pending list{suffix}")
-    print(f"      {command} audit tail{suffix}")
+    print(f"      {again('pending', 'list')}")
+    print(f"      {again('audit', 'tail')}")
     held = await digest_held(settings, lang)
     if held is not None:
         print(held)
-    print(say(N_("Stop: %(command)s down"), command=command))
+    print(say(N_("Stop: %(command)s"), command=again("down")))
     return 0
 
 
@@ -639,11 +643,15 @@ async def digest_held(settings: Settings, language: Language) -> str | None:
 
 def command_prefix() -> str:
     """How to call ``fleetwatch`` again from this shell: this install's script, with
-    ``FLEETWATCH_HOME`` when it is set (the demo keeps its state in the checkout)."""
+    ``FLEETWATCH_HOME`` when it is not the default (`printed_command`)."""
+    return printed_command(home=home_given(), program=script_path())
+
+
+def script_path() -> str:
+    """How to call ``fleetwatch`` again from another shell: this install's script when there is
+    one beside this Python (the demo runs from a checkout's venv), else ``fleetwatch``."""
     script = Path(sys.executable).parent / "fleetwatch"
-    command = shlex.quote(str(script)) if script.exists() else "fleetwatch"
-    home = given("FLEETWATCH_HOME")
-    return f"FLEETWATCH_HOME={shlex.quote(home)} {command}" if home else command
+    return str(script) if script.exists() else "fleetwatch"
 
 
 def add_commands(sub, epilog: str) -> None:
@@ -655,7 +663,12 @@ def add_commands(sub, epilog: str) -> None:
         ),
         epilog=epilog,
     )
-    parser.add_argument("--scenario", default="campus", help=_("lab scenario in demo mode (default: campus)"))
+    parser.add_argument(
+        "--scenario",
+        default="campus",
+        metavar=placeholder("SCENARIO"),
+        help=_("lab scenario in demo mode (default: campus)"),
+    )
     add_start_options(parser)
     add_language_option(parser)
     parser.set_defaults(run=up)
@@ -671,13 +684,14 @@ def add_commands(sub, epilog: str) -> None:
         ),
         epilog=epilog,
     )
-    parser.add_argument("--scenario", default="campus", help=_("lab scenario (default: campus)"))
-    add_start_options(parser)
     parser.add_argument(
-        "--language",
-        choices=("en", "es"),
-        help=_("ask and answer in English or Spanish (default: FLEETWATCH_LANGUAGE)"),
+        "--scenario",
+        default="campus",
+        metavar=placeholder("SCENARIO"),
+        help=_("lab scenario (default: campus)"),
     )
+    add_start_options(parser)
+    add_language_option(parser, _("ask and answer in English or Spanish (default: FLEETWATCH_LANGUAGE)"))
     parser.set_defaults(run=demo)
 
 

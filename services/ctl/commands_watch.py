@@ -40,9 +40,8 @@ from services.ctl.output import print_json
 from shared.config import Settings, load_settings
 from shared.epiphan.attention import Priority
 from shared.errors import Code
-from shared.text.catalogue import N_, Moment, Words
+from shared.text.catalogue import N_, Moment, Nn_, Words, keyed, placeholder
 from shared.text.display import visible
-from shared.text.languages import LANGUAGES
 from shared.text.wording import PRIORITY_WORDS
 from shared.wire.assistant import (
     MAX_HISTORY_DAYS,
@@ -111,14 +110,24 @@ def render_status(status: WatchStatus, view: admin_words.View | None = None) -> 
             ]
         )
     if status.silences:
-        rows.append(["", view.text(N_("%(n)s silence(s) hold: fleetwatch silences"), n=status.silences)])
+        rows.append(
+            [
+                "",
+                view.counted(
+                    status.silences,
+                    Nn_(
+                        "%(n)s silence holds: fleetwatch silences", "%(n)s silences hold: fleetwatch silences"
+                    ),
+                ),
+            ]
+        )
     if status.failed_beats:
         rows.append(
             [
                 "",
-                view.text(
-                    N_("%(n)s failed heartbeat(s) in a row (%(code)s)"),
-                    n=status.failed_beats,
+                view.counted(
+                    status.failed_beats,
+                    Nn_("%(n)s failed heartbeat (%(code)s)", "%(n)s failed heartbeats in a row (%(code)s)"),
                     code=visible(status.last_code or "?", 64),
                 ),
             ]
@@ -145,9 +154,9 @@ def render_status(status: WatchStatus, view: admin_words.View | None = None) -> 
         )
     for posts in status.posts:
         failed = (
-            view.text(
-                N_(", %(n)s failed (%(code)s; not retried)"),
-                n=posts.failed,
+            view.counted(
+                posts.failed,
+                Nn_(", %(n)s failed (%(code)s; not retried)", ", %(n)s failed (%(code)s; not retried)"),
                 code=visible(posts.last_code or "?", 40),
             )
             if posts.failed
@@ -156,10 +165,10 @@ def render_status(status: WatchStatus, view: admin_words.View | None = None) -> 
         rows.append(
             [
                 view.text(N_("Posts:")),
-                view.text(
-                    N_("%(where)s: %(n)s sent%(failed)s"),
-                    where=visible(posts.destination, 20),
-                    n=posts.sent,
+                view.counted(
+                    posts.sent,
+                    Nn_("%(where)s: %(n)s sent%(failed)s", "%(where)s: %(n)s sent%(failed)s"),
+                    where=destination_words(view, posts.destination),
                     failed=failed,
                 ),
             ]
@@ -216,11 +225,22 @@ async def watch_status(settings: Settings) -> WatchStatus | None:
         return None
 
 
+def destination_words(view: admin_words.View, destination: str) -> str:
+    """Where the watch posts (``console``, ``slack``, ``teams``) in the view's words; a name the
+    catalogue does not know as it is, made visible."""
+    said = keyed("destination", destination)
+    return view.say(said) if said is not None else visible(destination, 20)
+
+
 def history_words(view: admin_words.View, reply: History, days: int) -> str:
     """``history``'s lines: each entry at its time in the operator's zone (the entry's words
     came in `view`'s language), how many older ones were left out, what could not be read."""
     if not reply.entries:
-        lines = [view.text(N_("Nothing changed in the last %(n)s day(s)."), n=days)]
+        lines = [
+            view.counted(
+                days, Nn_("Nothing changed in the last day.", "Nothing changed in the last %(n)s days.")
+            )
+        ]
     else:
         lines = [f"{view.when(entry.at)}  {visible(entry.text, TEXT_CAP)}" for entry in reply.entries]
     if reply.more:
@@ -351,11 +371,13 @@ def add_commands(sub: Any, epilog: str) -> None:
         epilog=epilog,
     )
     parser.add_argument(
-        "--days", type=_days, default=7, metavar="N", help=_("how many days back (1 to 90; default: 7)")
+        "--days",
+        type=_days,
+        default=7,
+        metavar=placeholder("N"),
+        help=_("how many days back (1 to 90; default: 7)"),
     )
-    parser.add_argument(
-        "--language", choices=LANGUAGES, help=_("words in English or Spanish (default: FLEETWATCH_LANGUAGE)")
-    )
+    add_language_option(parser, _("words in English or Spanish (default: FLEETWATCH_LANGUAGE)"))
     parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     parser.set_defaults(run=history)
 
@@ -367,9 +389,7 @@ def add_commands(sub: Any, epilog: str) -> None:
     parser.add_argument(
         "--post", action="store_true", help=_("also post it (console, Slack, Teams as configured)")
     )
-    parser.add_argument(
-        "--language", choices=LANGUAGES, help=_("words in English or Spanish (default: the watch's)")
-    )
+    add_language_option(parser, _("words in English or Spanish (default: the watch's)"))
     parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     parser.set_defaults(run=digest)
 
@@ -378,9 +398,14 @@ def add_commands(sub: Any, epilog: str) -> None:
         help=_("keep an operator's one-line note on a room (shown in digests, on the wall, in answers)"),
         epilog=epilog,
     )
-    parser.add_argument("room", metavar="ROOM", help=_("the room's name (or enough of it to name one room)"))
     parser.add_argument(
-        "text", metavar="TEXT", nargs="*", help=_("the note (one line; control characters are removed)")
+        "room", metavar=placeholder("ROOM"), help=_("the room's name (or enough of it to name one room)")
+    )
+    parser.add_argument(
+        "text",
+        metavar=placeholder("TEXT"),
+        nargs="*",
+        help=_("the note (one line; control characters are removed)"),
     )
     parser.add_argument("--clear", action="store_true", help=_("remove the room's note"))
     parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
@@ -388,8 +413,10 @@ def add_commands(sub: Any, epilog: str) -> None:
     parser.set_defaults(run=note)
 
     parser = sub.add_parser("notes", help=_("the room notes"), epilog=epilog)
-    parser.add_argument("room", metavar="ROOM", nargs="?", help=_("only rooms whose name holds this"))
-    parser.add_argument("--search", metavar="TEXT", help=_("only notes that hold this text"))
+    parser.add_argument(
+        "room", metavar=placeholder("ROOM"), nargs="?", help=_("only rooms whose name holds this")
+    )
+    parser.add_argument("--search", metavar=placeholder("TEXT"), help=_("only notes that hold this text"))
     parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     add_language_option(parser)
     parser.set_defaults(run=notes)
@@ -403,7 +430,7 @@ def add_commands(sub: Any, epilog: str) -> None:
     )
     parser.add_argument(
         "target",
-        metavar="ROOM|GROUP",
+        metavar=placeholder("ROOM|GROUP"),
         help=_("a room's name (enough of it to name one room), or a group's name"),
     )
     when = parser.add_mutually_exclusive_group(required=True)
@@ -411,15 +438,17 @@ def add_commands(sub: Any, epilog: str) -> None:
         "--for",
         dest="duration",
         type=_duration,
-        metavar="TIME",
+        metavar=placeholder("TIME"),
         help=_("how long: 45m, 2h, 1h30m, 3d (at most 14d)"),
     )
     when.add_argument(
         "--until",
-        metavar="TIME",
+        metavar=placeholder("TIME"),
         help=_("until 14:00 (the next one, in FLEETWATCH_TIMEZONE) or 2026-09-17T08:00"),
     )
-    parser.add_argument("--reason", required=True, metavar="TEXT", help=_("why (shown with the silence)"))
+    parser.add_argument(
+        "--reason", required=True, metavar=placeholder("TEXT"), help=_("why (shown with the silence)")
+    )
     parser.add_argument(
         "--include-classes",
         action="store_true",
@@ -436,7 +465,9 @@ def add_commands(sub: Any, epilog: str) -> None:
 
     parser = sub.add_parser("unsilence", help=_("lift a silence before it expires"), epilog=epilog)
     parser.add_argument(
-        "target", metavar="ROOM|GROUP|N", help=_("the room or group as silenced, or the silence's number")
+        "target",
+        metavar=placeholder("ROOM|GROUP|N"),
+        help=_("the room or group as silenced, or the silence's number"),
     )
     parser.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     add_language_option(parser)

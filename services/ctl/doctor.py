@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Final
 from shared.config import Secret, Settings
 from shared.errors import Code
 from shared.policy.definitions import ARGUMENTS_DIFFER, ToolDifference, ToolReport
-from shared.text.catalogue import C_, N_, Joined, Param, Words, keyed, say_text, translations
+from shared.text.catalogue import C_, N_, Joined, Moment, Nn_, Param, Words, keyed, say_text, translations
 from shared.text.change_words import change_in_words, change_words_of
 from shared.text.display import visible
 from shared.text.languages import Language
@@ -186,6 +186,11 @@ def _said(words: Param, language: Language) -> str:
     if isinstance(words, str):
         return words
     return say_text(Words.of("%(x)s", x=words), language, zone=dt.UTC, now=dt.datetime.now(dt.UTC))
+
+
+def _devices(n: int) -> Words:
+    """``1 device`` / ``3 devices``, as the reader's language counts."""
+    return Words.counted(n, Nn_("%(n)s device", "%(n)s devices"))
 
 
 def _line(name: str, level: Level, msgid: str, **params: object) -> Check:
@@ -428,15 +433,17 @@ def check_live(name: str, proof: LiveProof, now: float) -> list[Check]:
         return [_line(label, level, msgid, by=by, clock=clock, fix=fix, **params)]
 
     if proof.outcome == "accepted":
-        return line(Level.OK, N_("Epiphan accepted it%(by)s: %(n)s device(s) read"), n=proof.devices)
+        return line(
+            Level.OK, N_("Epiphan accepted it%(by)s: %(devices)s read"), devices=_devices(proof.devices)
+        )
     if proof.outcome == "refreshed":
         return line(
             Level.WARN,
             N_(
                 "refused by Epiphan%(clock)s; refreshed, and Epiphan accepted the new token%(by)s"
-                " (%(n)s device(s)). Check this machine's clock."
+                " (%(devices)s). Check this machine's clock."
             ),
-            n=proof.devices,
+            devices=_devices(proof.devices),
         )
     if proof.outcome == "refused":
         return line(Level.FAIL, N_("refused by Epiphan%(clock)s%(by)s; run `%(fix)s`"))
@@ -613,7 +620,7 @@ def check_queue(status: Status | None, error: Detail | None) -> list[Check]:
         last_hour=status.last_hour,
         per_hour=status.per_hour,
         kill_switch=Words.of(N_("kill switch ON") if status.kill_switch else N_("kill switch off")),
-        autonomy=status.autonomy,
+        autonomy=keyed("autonomy", status.autonomy) or visible(status.autonomy, 40),
         executor=Words.of(
             N_("executor up (as approval_web sees it)")
             if status.executor_up
@@ -635,7 +642,7 @@ def check_queue(status: Status | None, error: Detail | None) -> list[Check]:
                 ),
                 change=change_words_of(pause.tool, None),
                 room=room,
-                until=pause.until,
+                until=Moment(pause.until, relative=False),  # doctor says its times in UTC
                 n=pause.denials,
                 tool=visible(pause.tool, 60),
                 target=visible(pause.target, 40),
@@ -755,9 +762,9 @@ def check_watch(settings: Settings, watch: WatchStatus | None, error: Detail | N
     if not watch.alive:
         failing: Param = ""
         if watch.failed_beats:
-            failing = Words.of(
-                N_("; %(n)s failed heartbeat(s) in a row (%(code)s)"),
-                n=watch.failed_beats,
+            failing = Words.counted(
+                watch.failed_beats,
+                Nn_("; %(n)s failed heartbeat (%(code)s)", "; %(n)s failed heartbeats in a row (%(code)s)"),
                 code=watch.last_code,
             )
         checks.insert(
@@ -779,10 +786,12 @@ def check_watch(settings: Settings, watch: WatchStatus | None, error: Detail | N
         text = Joined(
             ", ",
             tuple(
-                Words.of(
-                    N_("%(where)s: %(n)s failed (%(code)s)"),
+                Words.counted(
+                    p.failed,
+                    Nn_(
+                        "%(where)s: %(n)s post failed (%(code)s)", "%(where)s: %(n)s posts failed (%(code)s)"
+                    ),
                     where=p.destination,
-                    n=p.failed,
                     code=p.last_code,
                 )
                 for p in failed

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from services.ctl.doctor import Check, Level, _line, mask
 from shared.config import Settings
-from shared.text.catalogue import C_, N_
+from shared.text.catalogue import C_, N_, Nn_, Words
 
 PREFLIGHT_SECONDS = 5
 """Bound on the preflight call (seconds)."""
@@ -136,9 +136,11 @@ def check_slack_asks(settings: Settings, answer: SlackPreflight | None) -> list[
             _line(
                 C_("doctor check", "who may ask from Slack"),
                 Level.INFO,
-                N_("%(who)s, in direct messages and %(n)s channel(s); read-only"),
+                N_("%(who)s, in direct messages and %(channels)s; read-only"),
                 who=who,
-                n=len(settings.slack_ask_channels),
+                channels=Words.counted(
+                    len(settings.slack_ask_channels), Nn_("%(n)s channel", "%(n)s channels")
+                ),
             )
         )
     return checks

@@ -5,7 +5,8 @@ services over their sockets, and runs the lab. It cannot approve a change: appro
 only on the approval page, by a person, by design.
 
 Exit codes: 0 done; 1 a check failed (e.g. ``doctor``); 2 a user error (bad input, missing
-sign-in, refused), printed as one line ``fleetwatch: <code>: <message>``. A service that is not
+sign-in, refused), printed as one line ``fleetwatch: <message> [<code>]`` in the operator's
+language, the stable code last for scripts (`shared.errors.error_line`). A service that is not
 running (``service_unavailable``) is said plainly, naming ``FLEETWATCH_HOME`` and how to start
 it. Output piped into a reader that stops early (``fleetwatch status | head -1``) ends quietly.
 
@@ -35,9 +36,10 @@ from services.ctl import add_language_option
 from services.ctl.arguments import Parser
 from shared.config import ConfigError, load_settings
 from shared.errors import Code, FleetwatchError
-from shared.text.catalogue import N_
+from shared.errors import error_line as shared_error_line
+from shared.text.catalogue import N_, placeholder
 from shared.text.display import visible
-from shared.text.languages import language_of
+from shared.text.languages import LANGUAGES, Language, language_of, parse_language, system_language
 
 EPILOG = N_(
     "No command approves a change: a person approves each exact change on the approval page. "
@@ -140,7 +142,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         epilog=_(EPILOG),
     )
     add_language_option(parser, dest=GLOBAL_LANGUAGE)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar=placeholder("COMMAND"))
 
     for name in (COMMANDS[command],) if command in COMMANDS else MODULES:
         importlib.import_module(f"services.ctl.{name}").add_commands(sub, _(EPILOG))
@@ -165,30 +167,33 @@ def command_of(argv: Sequence[str]) -> str | None:
     return rest[0] if rest else None
 
 
-def help_language(argv: Sequence[str]) -> str:
+def help_language(argv: Sequence[str]) -> Language | None:
     """The language ``--help``, argparse's complaints and the command's own errors speak:
-    the last ``--language`` in `argv` (before or after the command) that names a language, else
-    `FLEETWATCH_LANGUAGE` (the settings loader's reading; English when the settings do not
-    load, as the command then says)."""
-    from shared.text.languages import LANGUAGES
-
+    the last ``--language`` in `argv` (before or after the command: after it, the command's own
+    wins) that names a language (`parse_language`: ``ES``, ``es_MX``, ``Spanish``), else
+    `FLEETWATCH_LANGUAGE` (the settings loader's reading: empty is the system locale's language,
+    else English). When the settings do not load, `FLEETWATCH_LANGUAGE` alone, as given, or the
+    locale's; None when `FLEETWATCH_LANGUAGE` itself names no language and the locale none either
+    (its error is then said in every language: `error_line`)."""
     chosen = None
     for index, word in enumerate(argv):
-        given = argv[index + 1] if word == "--language" and index + 1 < len(argv) else None
+        said = argv[index + 1] if word == "--language" and index + 1 < len(argv) else None
         if word.startswith("--language="):
-            given = word.split("=", 1)[1]
-        if given in LANGUAGES:
-            chosen = given  # the last one: after the command, the command's own wins
+            said = word.split("=", 1)[1]
+        if parse_language(said) is not None:
+            chosen = parse_language(said)  # the last one
     if chosen is not None:
         return chosen
     try:
-        return load_settings().language
+        return language_of(load_settings().language)
     except ConfigError:
         # another setting is wrong: FLEETWATCH_LANGUAGE alone, as given, says it still
         from shared.config import given
 
         alone = given("FLEETWATCH_LANGUAGE")
-        return alone if alone in LANGUAGES else "en"
+        if alone is not None:
+            return parse_language(alone) or system_language(os.environ)
+        return system_language(os.environ) or LANGUAGES[0]
 
 
 def not_running(why: str, language: str = "en") -> str:
@@ -214,15 +219,25 @@ PROGRAMS = {"the executor": "executor", "the assistant": "assistant", "approval_
 """The program a socket client names (`CallError.service`), as supervisord and doctor name it."""
 
 
-def error_line(exc: FleetwatchError, language: str) -> str:
-    """``fleetwatch: <code>: <message>`` for `exc` in `language`: the command's own sentence (a
+def error_line(exc: FleetwatchError, language: Language | None) -> str:
+    """``fleetwatch: <message> [<code>]`` for `exc` in `language` (`shared.errors.error_line`:
+    the code last, for scripts), or one such line per language when `language` is None (the
+    language setting itself is wrong and the locale names none: `help_language`)."""
+    languages = LANGUAGES if language is None else (language,)
+    return "\n".join(
+        shared_error_line("fleetwatch", _error_message(exc, each), exc.code) for each in languages
+    )
+
+
+def _error_message(exc: FleetwatchError, language: Language) -> str:
+    """`exc`'s message in `language`: the command's own sentence (a
     `CtlError`'s `Words`, or an error made of catalogue words: a setting's, a sign-in's); a
     service's refusal (`CallError`) as the service wrote it (English), in another language its
     code in words (`admin_words.code_words`) where the catalogue has them (the catalogue's
     ``foreign words``); any other error as it was written."""
-    from services.ctl import CtlError
+    from services.ctl import CtlError, error_words
     from services.ctl.admin_words import View, code_words
-    from shared.text.catalogue import C_, Words, say_text, translate
+    from shared.text.catalogue import C_, Words, say_text
     from shared.wire.client import CallError
 
     view = View(language_of(language), dt.UTC, dt.datetime.now(dt.UTC))
@@ -239,21 +254,15 @@ def error_line(exc: FleetwatchError, language: str) -> str:
 
     if isinstance(exc, CtlError) and exc.words is not None:
         message = visible(view.say(exc.words), 2000)
-    elif isinstance(exc, CallError) and exc.code != Code.SERVICE_UNAVAILABLE:
-        # A service's refusal, written in English (its sentence stays in its log and the audit).
+    elif exc.template is None and exc.code != Code.SERVICE_UNAVAILABLE:
+        # A service's refusal or a library's failure, written in English (the sentence stays in
+        # the log and the audit): in another language, its code in words where the catalogue
+        # has them (an unreachable Epiphan, not "cannot open an MCP session: ConnectError").
         message = foreign(code_words(view, str(exc.code)) or visible(exc.message, 2000))
     elif exc.template is not None:
         # an error made of catalogue words: names, values and paths as they are, the sentence
         # around them in the reader's language
-        params = {
-            k: translate(view.language, v) if v else v for k, v in exc.params.items()
-        }  # a fixed sentence too
-        said = (
-            translate(view.language, exc.template) % params
-            if params
-            else translate(view.language, exc.template)
-        )
-        message = visible(f"{exc.name}: {said}" if isinstance(exc, ConfigError) else said, 2000)
+        message = visible(view.say(error_words(exc)), 2000)
     else:
         message = visible(exc.message, 2000)  # e.g. a misspelt setting and its closest known name
     if exc.code == Code.SERVICE_UNAVAILABLE and not isinstance(exc, CtlError):
@@ -261,7 +270,7 @@ def error_line(exc: FleetwatchError, language: str) -> str:
             service = visible(PROGRAMS.get(exc.service, exc.service), 40)
             message = foreign(Words.of(NOTHING_ANSWERS, service=service))
         message = not_running(message, language)  # a socket that does not answer
-    return f"fleetwatch: {exc.code}: {message}"
+    return message
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -269,19 +278,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         command = command_of(argv)
+        language = help_language(argv)
+        spoken = language or system_language(os.environ) or LANGUAGES[0]
         if command == "lab":
-            # Every option after "lab" is the lab's own (argparse's REMAINDER drops leading options).
+            # Every option after "lab" is the lab's own (argparse's REMAINDER drops leading options),
+            # read, with its --help, in the operator's language; its ports are checked before it
+            # starts, in the operator's words.
             from services.ctl.ports import lab_refusal
+            from services.lab.__main__ import build_parser as lab_parser
             from services.lab.__main__ import main as lab_main
 
             lab_argv = argv[argv.index("lab") + 1 :]
-            refused = lab_refusal(lab_argv)  # its ports, before it starts, in the operator's words
+            with said_in(spoken):
+                parsed = lab_parser().parse_args(lab_argv)
+            refused = lab_refusal(lab_argv)
             if refused is not None:
-                print(error_line(refused, help_language(argv)), file=sys.stderr)
+                print(error_line(refused, language), file=sys.stderr)
                 return 2
-            return lab_main(lab_argv)
-        language = help_language(argv)
-        with said_in(language):
+            return lab_main(parsed=parsed)
+        with said_in(spoken):
             args = build_parser(command).parse_args(argv)
         if getattr(args, "language", None) is None:
             args.language = getattr(args, GLOBAL_LANGUAGE)

@@ -26,7 +26,7 @@ from services.executor.runtime import DEFAULT_CALL_TIMEOUT_SECONDS, Runtime, db_
 from services.executor.service import ExecutorService
 from shared.binding import new_binding_key
 from shared.config import Settings, configure_logging, load_settings
-from shared.errors import Code, FleetwatchError
+from shared.errors import Code, FleetwatchError, error_line
 from shared.policy.loader import load_policies
 from shared.store.approvals import EXECUTOR_ACTOR, end_stranded, expire_all_pending
 from shared.store.audit_export import sink_for
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         load_policies(settings.policy_dir, settings.policy_override)
         return asyncio.run(run(settings, call_timeout_seconds=args.call_timeout))
     except FleetwatchError as exc:
-        print(f"executor: {exc.code}: {exc.message}", file=sys.stderr)
+        print(error_line("executor", exc.message, exc.code), file=sys.stderr)
         return 2
 
 

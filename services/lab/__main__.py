@@ -18,6 +18,8 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from gettext import gettext as _
+from gettext import pgettext
 from pathlib import Path
 
 from services.lab import LabError
@@ -27,72 +29,110 @@ from services.lab.server import make_lab, serve_lab
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The lab's command line (``python -m services.lab``, ``fleetwatch lab``)."""
+    """The lab's command line (``python -m services.lab``, ``fleetwatch lab``): its help texts and
+    placeholders are read through `gettext` when built (``fleetwatch lab`` builds it in the
+    operator's language, ``services.ctl.main.said_in``; alone, it is English)."""
+
+    def placeholder(name: str) -> str:  # the catalogue's keyed placeholders, as `gettext` reads them
+        return pgettext("placeholder", name)
+
     parser = argparse.ArgumentParser(
         prog="fleetwatch lab",
-        description="Run the lab: a simulated Epiphan Edge MCP server (two teams, OAuth, faults) on 127.0.0.1. "
-        "It never contacts a real Epiphan server and listens on loopback only.",
+        description=_(
+            "Run the lab: a simulated Epiphan Edge MCP server (two teams, OAuth, faults) on 127.0.0.1. "
+            "It never contacts a real Epiphan server and listens on loopback only."
+        ),
     )
     parser.add_argument(
-        "--scenario", default="campus", help="bundled scenario name or a YAML path (default: campus)"
+        "--scenario",
+        default="campus",
+        metavar=placeholder("SCENARIO"),
+        help=_("bundled scenario name or a YAML path (default: campus)"),
     )
     parser.add_argument(
-        "--devices", type=int, help="replace the normal team by a generated fleet of N devices"
+        "--devices",
+        type=int,
+        metavar=placeholder("N"),
+        help=_("replace the normal team by a generated fleet of N devices"),
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed for --devices (default: 0)")
     parser.add_argument(
-        "--port", type=int, default=8770, help="port on 127.0.0.1 (default: 8770; 0 picks one)"
+        "--seed", type=int, default=0, metavar=placeholder("N"), help=_("seed for --devices (default: 0)")
     )
     parser.add_argument(
-        "--sandbox-devices", type=int, help="replace the sandbox team by a generated healthy one of N devices"
+        "--port",
+        type=int,
+        default=8770,
+        metavar=placeholder("PORT"),
+        help=_("port on 127.0.0.1 (default: 8770; 0 picks one)"),
+    )
+    parser.add_argument(
+        "--sandbox-devices",
+        type=int,
+        metavar=placeholder("N"),
+        help=_("replace the sandbox team by a generated healthy one of N devices"),
     )
     parser.add_argument(
         "--capture",
         type=Path,
-        metavar="DIR",
-        help="serve a 'fleetwatch capture' folder as the normal team, in its captured shapes, times shifted to now",
+        metavar=placeholder("DIR"),
+        help=_(
+            "serve a 'fleetwatch capture' folder as the normal team, in its captured shapes, times shifted to now"
+        ),
     )
     parser.add_argument(
         "--capture-sandbox",
         type=Path,
-        metavar="DIR",
-        help="serve a second capture folder as the sandbox team",
+        metavar=placeholder("DIR"),
+        help=_("serve a second capture folder as the sandbox team"),
     )
-    parser.add_argument("--older-shapes", action="store_true", help="send the older result shapes")
+    parser.add_argument("--older-shapes", action="store_true", help=_("send the older result shapes"))
     parser.add_argument(
         "--shape",
         action="append",
         default=[],
-        metavar="TOOL=NAME",
-        help="answer TOOL in the named shape NAME (repeatable), e.g. "
-        "get_current_or_next_cms_events_for_devices=keyed_devices",
+        metavar=placeholder("TOOL=NAME"),
+        help=_("answer a tool in a named shape (repeatable), e.g. %(example)s")
+        % {"example": "get_current_or_next_cms_events_for_devices=keyed_devices"},
     )
     parser.add_argument(
         "--anonymous",
         choices=("admit", "challenge"),
-        help="no/invalid token: admit (in-band 401, like Epiphan) or challenge (HTTP 401); default: the scenario's",
+        help=_(
+            "no/invalid token: admit (in-band 401, like Epiphan) or challenge (HTTP 401); default: the scenario's"
+        ),
     )
     parser.add_argument(
-        "--hide-team-id", action="store_true", help="leave team_id out of get_devices_in_my_team"
+        "--hide-team-id", action="store_true", help=_("leave team_id out of get_devices_in_my_team")
     )
     parser.add_argument(
         "--control-delay",
         type=float,
         default=DEFAULT_CONTROL_DELAY_SECONDS,
-        metavar="SECONDS",
-        help="seconds a recording or stream start/stop takes to apply, like a live Pearl "
-        f"(0..600; default: {DEFAULT_CONTROL_DELAY_SECONDS:g}; 0: at once)",
+        metavar=placeholder("SECONDS"),
+        help=_(
+            "seconds a recording or stream start/stop takes to apply, like a live Pearl "
+            "(0..600; default: %(default)s; 0: at once)"
+        ),
     )
     parser.add_argument(
-        "--ready-file", type=Path, help="write {url, mcp_url, pid} as JSON here once listening"
+        "--ready-file",
+        type=Path,
+        metavar=placeholder("FILE"),
+        help=_("write {url, mcp_url, pid} as JSON here once listening"),
     )
     parser.add_argument(
         "--model-profile",
         choices=list(PROFILES),
-        help="also serve the model stand-in (the demo model) answering as this Anthropic-compatible server",
+        help=_(
+            "also serve the model stand-in (the demo model) answering as this Anthropic-compatible server"
+        ),
     )
     parser.add_argument(
-        "--model-port", type=int, default=8771, help="the model stand-in's port on 127.0.0.1 (default: 8771)"
+        "--model-port",
+        type=int,
+        default=8771,
+        metavar=placeholder("PORT"),
+        help=_("the model stand-in's port on 127.0.0.1 (default: 8771)"),
     )
     return parser
 
@@ -150,9 +190,10 @@ async def _run(args: argparse.Namespace) -> None:
                 ready.unlink(missing_ok=True)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the lab; returns the exit status (see the module docstring)."""
-    args = build_parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None, *, parsed: argparse.Namespace | None = None) -> int:
+    """Run the lab; returns the exit status (see the module docstring). `parsed`: `argv` already
+    read by `build_parser` (``fleetwatch lab`` reads it in the operator's language)."""
+    args = parsed if parsed is not None else build_parser().parse_args(argv)
     try:
         asyncio.run(_run(args))
     except LabError as exc:

@@ -20,11 +20,15 @@ Layers (each imports only those below it)::
                       value's or a table's words, keyed by it), plain-text `say_text` (the page,
                       the CLI and the assistant's fixed words)
     times.py  accept_language.py
-                      times in the operator's zone, one format, relative where it helps | a
-                      page's language for a request (``?lang=``, cookie, ``Accept-Language``)
+                      times in the operator's zone, one format, relative where it helps;
+                      numbers as each language writes them | a page's language for a request
+                      (``?lang=``, cookie, ``Accept-Language``)
+    command_line.py   a ``fleetwatch`` command as a surface prints it (the reader's language
+                      and home kept)
     display.py  questions.py  languages.py
                       the one escaping helper (`visible` for text, `safe_json` for JSON; `width`
                       on a terminal) | what a question is about | the languages, declared once
 
-May import `shared.canonical` (the hidden characters) and `shared.epiphan` (the snapshot).
+May import `shared.canonical` (the hidden characters), `shared.language_tags` (the languages)
+and `shared.epiphan` (the snapshot).
 """

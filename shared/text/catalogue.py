@@ -22,7 +22,8 @@ text (`say_text`).
 
 To update the catalogues after changing texts (from the repository root)::
 
-    pybabel extract --no-location -F shared/text/babel.cfg -k N_ -k C_:1c,2 -o /tmp/messages.pot .
+    pybabel extract --no-location -F shared/text/babel.cfg -k N_ -k C_:1c,2 -k Nn_:1,2 -k Cn_:1c,2,3 \
+        -o /tmp/messages.pot .
     pybabel update -w 100 -i /tmp/messages.pot -d shared/text/locales
     python -m shared.text.catalogue     # the compiled twins (or ./scripts/setup)
 """
@@ -33,6 +34,7 @@ import dataclasses
 import datetime as dt
 import enum
 import functools
+import gettext
 import hashlib
 import io
 import os
@@ -75,10 +77,29 @@ def N_(message: str) -> str:
     return message
 
 
+def Nn_(singular: str, plural: str) -> tuple[str, str]:
+    """Mark a plural message (``ngettext``'s two English forms) for the catalogue without
+    translating it now: ``Words.counted(n, Nn_("%(n)s row", "%(n)s rows"))``. A count is said by
+    the catalogue's plural forms, never as ``row(s)``."""
+    return singular, plural
+
+
 def C_(context: str, message: str) -> str:
     """Mark `message` for the catalogue under `context` (a ``msgctxt``: the same English words
     may read differently in another table), without translating it now."""
     return message
+
+
+PLACEHOLDER: Final = "placeholder"
+"""The context of a help text's placeholders (argparse's metavars: ``ROOM``, ``KEY=VALUE``):
+keyed entries, ``msgid`` the English placeholder, each language's its ``msgstr``."""
+
+
+def placeholder(name: str) -> str:
+    """The placeholder `name` (a metavar, English: ``ROOM``) in the language `gettext`'s own
+    functions read while ``services.ctl.main.said_in`` holds (``SALA`` in Spanish): argparse's
+    usage, help and complaints name it so. `name` itself when the catalogue has no entry."""
+    return gettext.pgettext(PLACEHOLDER, name)
 
 
 def key_of(key: object) -> str:
@@ -120,6 +141,14 @@ class Keyed(Mapping[str, str]):
         """The words of `key` (`key_of`), or `default` when the catalogue has none."""
         msgid = key_of(key)
         return self.catalogue.pgettext(self.context, msgid) if has_words(self.context, msgid) else default
+
+    def counted(self, key: object, n: int) -> str | None:
+        """The words of `key` for a count of `n` when its entry is a plural one (``msgid`` and
+        ``msgid_plural`` both the key, each language's forms its ``msgstr[i]``: ``npgettext``),
+        else None."""
+        msgid = key_of(key)
+        said = self.catalogue.npgettext(self.context, msgid, msgid, n)
+        return None if said == msgid else said
 
     def __getitem__(self, key: object) -> str:
         said = self.get(key)
@@ -181,12 +210,27 @@ class Words:
     msgid: str
     params: tuple[tuple[str, Param], ...] = ()
     context: str | None = None
+    plural: str | None = None
+    """The English plural form (`counted`): the catalogue chooses a form for `count`."""
+    count: int = 1
 
     def template(self, catalogue: GNUTranslations) -> str:
-        """The message in `catalogue`'s language, its parameters not yet put in."""
+        """The message in `catalogue`'s language, its parameters not yet put in (the plural
+        form for `count` when the message has one)."""
+        if self.plural is not None:
+            if self.context is None:
+                return catalogue.ngettext(self.msgid, self.plural, self.count)
+            return catalogue.npgettext(self.context, self.msgid, self.plural, self.count)
         if self.context is None:
             return catalogue.gettext(self.msgid)
         return catalogue.pgettext(self.context, self.msgid)
+
+    @classmethod
+    def counted(cls, n: int, forms: tuple[str, str], **params: object) -> Words:
+        """``Words.counted(3, Nn_("%(n)s row", "%(n)s rows"))``: the form for `n` (given as the
+        ``n`` parameter), as the reader's language counts."""
+        singular, plural = forms
+        return cls(singular, _params({"n": n, **params}), None, plural, n)
 
     @classmethod
     def of(cls, msgid: str, **params: object) -> Words:
@@ -362,7 +406,7 @@ def extract_policy(
 
 def extract_keyed(
     fileobj: BinaryIO, keywords: object, comment_tags: object, options: object
-) -> Iterator[tuple[int, str, tuple[str, str], list[str]]]:
+) -> Iterator[tuple[int, str, tuple[str, ...], list[str]]]:
     """Babel extraction method for the English catalogue: its keyed entries (a context, and
     English words in the ``msgstr``: `CODE_CONTEXTS`), which no code names, so ``pybabel
     update`` keeps them. Yields ``(line, "C_", (context, key), [])``, read as ``C_``'s context
@@ -370,13 +414,13 @@ def extract_keyed(
     from babel.messages.pofile import read_po  # only when Babel extracts
 
     for message in read_po(fileobj):
-        if (
-            message.context
-            and isinstance(message.id, str)
-            and isinstance(message.string, str)
-            and message.string
-        ):
+        if not message.context or not message.string:
+            continue
+        if isinstance(message.id, str) and isinstance(message.string, str):
             yield message.lineno, "C_", (message.context, message.id), []
+        elif isinstance(message.id, tuple | list) and all(message.string):
+            # a keyed plural entry (`Keyed.counted`), read as ``Cn_(context, key, key)``
+            yield message.lineno, "Cn_", (message.context, *message.id), []
 
 
 if __name__ == "__main__":

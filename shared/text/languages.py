@@ -1,19 +1,14 @@
-"""The languages Fleetwatch speaks, declared once: English and Latin American Spanish.
-
-`Language` is the type of a language on the wire (msgspec refuses any other value) and in
-code; `LANGUAGES` lists them, the first the default. The words themselves live with each
-surface (the page's catalogues, `shared.text.fleet_words`, the assistant's lines). Pure.
+"""The languages Fleetwatch speaks, for the words' modules: `Language` and `LANGUAGES` (declared
+once, in `shared.language_tags`, with how a person names one), and `language_of`. The words
+themselves live with each surface (the page's catalogues, `shared.text.fleet_words`, the
+assistant's lines). Pure.
 """
 
 from __future__ import annotations
 
-import typing
-from typing import Final, Literal
+from shared.language_tags import LANGUAGES, Language, parse_language, system_language
 
-Language = Literal["en", "es"]
-"""A language's primary tag: ``en`` or ``es`` (the page says ``es-419``)."""
-LANGUAGES: Final[tuple[Language, ...]] = typing.get_args(Language)
-"""Every language, the first the default."""
+__all__ = ["LANGUAGES", "Language", "language_of", "parse_language", "system_language"]
 
 
 def language_of(tag: str | None) -> Language:

@@ -27,6 +27,9 @@ RELATIVE_WITHIN: Final = dt.timedelta(hours=12)
 """A time closer to now than this also says how far it is ("in 23 minutes")."""
 BABEL_LOCALE: Final[dict[str, str]] = {"en": "en", "es": "es_419"}
 """Babel's locale for each language (Latin American Spanish)."""
+NUMBER_LOCALE: Final[dict[str, str]] = {"en": "en", "es": "es"}
+"""Babel's locale for each language's numbers: Spanish writes a decimal comma (``2,5 GB``; the
+glossary, ``docs/glossary.es.md``), which CLDR's Latin American Spanish does not."""
 SAME_DAY: Final = "HH:mm"
 OTHER_DAY: Final = "EEE d MMM, HH:mm"
 
@@ -65,17 +68,39 @@ def say_time(
     parsed = parse_utc(moment) if isinstance(moment, str) else moment
     if parsed is None:
         return visible(str(moment), 80)
-    from babel.dates import format_datetime, format_timedelta
+    from babel.dates import format_datetime
 
     locale = BABEL_LOCALE[language]
     local, today = parsed.astimezone(zone), now.astimezone(zone)
     pattern = SAME_DAY if local.date() == today.date() else OTHER_DAY
     text = format_datetime(local, pattern, tzinfo=zone, locale=locale)
-    distance = parsed - now
-    if relative and abs(distance) < RELATIVE_WITHIN:
-        ago = format_timedelta(distance, add_direction=True, threshold=1.5, locale=locale)
-        return f"{text}, {ago}"
+    if relative and abs(parsed - now) < RELATIVE_WITHIN:
+        return f"{text}, {say_ago(parsed, now=now, language=language)}"
     return text
+
+
+def say_ago(moment: dt.datetime, *, now: dt.datetime, language: Language = "en") -> str:
+    """How far `moment` is from `now`, in words (CLDR's, through Babel): ``35 minutes ago`` /
+    ``hace 35 minutos``, ``in 2 hours`` / ``dentro de 2 horas``, ``12 seconds ago``; the same
+    moment is a second ago (never "in 0 seconds"). The one relative time of every surface
+    (`say_time`, the wall, the status lines)."""
+    from babel.dates import format_timedelta
+
+    seconds = (moment - now).total_seconds()
+    if abs(seconds) < 1:
+        seconds = -1.0
+    return format_timedelta(
+        dt.timedelta(seconds=seconds), add_direction=True, threshold=1.5, locale=BABEL_LOCALE[language]
+    )
+
+
+def say_number(value: float, *, decimals: int = 0, language: Language = "en") -> str:
+    """`value` rounded to `decimals` places as the language writes it: ``2.5`` / ``2,5``,
+    ``1,234`` / ``1234``. The one number formatter of what a person reads."""
+    from babel.numbers import format_decimal
+
+    pattern = "#,##0" + ("." + "0" * decimals if decimals else "")
+    return format_decimal(round(value, decimals), format=pattern, locale=NUMBER_LOCALE[language])
 
 
 def say_duration(seconds: float, *, language: Language = "en") -> str:

@@ -16,6 +16,7 @@ from shared.epiphan.fleet import Device, Event, UnreadPart
 from shared.text.catalogue import Lexicon
 from shared.text.display import visible
 from shared.text.languages import language_of
+from shared.text.times import say_number
 
 PRIORITY_WORDS: Final = Lexicon("priority")
 FINDING_WORDS: Final = Lexicon("finding")
@@ -63,33 +64,35 @@ def day_text(when: datetime, now: datetime, language: str = "en") -> str:
     return words["day" if when.year == now.year else "day_year"] % date
 
 
-def size_text(size_bytes: float) -> str:
-    """Bytes in decimal units (Epiphan's sizes are bytes; 1 GB = 10⁹ bytes): ``2.1 GB``,
-    ``640 GB``, ``850 MB``, ``512 bytes``."""
+def size_text(size_bytes: float, language: str = "en") -> str:
+    """Bytes in decimal units (Epiphan's sizes are bytes; 1 GB = 10⁹ bytes): ``2.1 GB``
+    (``2,1 GB`` in Spanish: `say_number`), ``640 GB``, ``850 MB``, ``512 bytes``."""
+    lang = language_of(language)
     gb = size_bytes / 1e9
     if gb >= 100:
-        return f"{gb:.0f} GB"
+        return f"{say_number(gb, language=lang)} GB"
     if gb >= 1:
-        return f"{gb:.1f} GB"
+        return f"{say_number(gb, decimals=1, language=lang)} GB"
     if size_bytes >= 1e6:
-        return f"{size_bytes / 1e6:.0f} MB"
-    return f"{size_bytes:.0f} bytes"
+        return f"{say_number(size_bytes / 1e6, language=lang)} MB"
+    return f"{say_number(size_bytes, language=lang)} bytes"
 
 
-def share_text(pct: float) -> str:
-    """A share in percent: one decimal under 10 % (``0.4%``), none above (``64%``), and never
-    ``0.0%`` for something that is not nothing (``<0.1%``)."""
+def share_text(pct: float, language: str = "en") -> str:
+    """A share in percent: one decimal under 10 % (``0.4%``, ``0,4%`` in Spanish), none above
+    (``64%``), and never ``0.0%`` for something that is not nothing (``<0.1%``)."""
+    lang = language_of(language)
     if 0 < pct < 0.05:
-        return "<0.1%"
-    return f"{pct:.1f}%" if pct < 10 else f"{pct:.0f}%"
+        return f"<{say_number(0.1, decimals=1, language=lang)}%"
+    return f"{say_number(pct, decimals=1 if pct < 10 else 0, language=lang)}%"
 
 
 def free_space(free_bytes: int, total_bytes: int, language: str = "en") -> str:
     """``0.4% (2.1 GB) free`` / ``0.4% (2.1 GB) libre``: the free share and the free bytes."""
     pct = 100.0 * free_bytes / total_bytes if total_bytes else 0.0
     return _SIZE_WORDS[language_of(language)]["free"] % {
-        "pct": share_text(pct),
-        "size": size_text(free_bytes),
+        "pct": share_text(pct, language),
+        "size": size_text(free_bytes, language),
     }
 
 
@@ -97,7 +100,7 @@ def free_space_of(free_bytes: int, total_bytes: int, language: str = "en") -> st
     """``0.4% (2.1 GB) free of 500 GB``."""
     return _SIZE_WORDS[language_of(language)]["of"] % {
         "free": free_space(free_bytes, total_bytes, language),
-        "total": size_text(total_bytes),
+        "total": size_text(total_bytes, language),
     }
 
 

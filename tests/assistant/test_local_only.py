@@ -49,4 +49,6 @@ def test_the_assistant_command_exits_2_with_the_code_for_a_public_model_url(tmp_
     monkeypatch.setenv("FLEETWATCH_ANTHROPIC_BASE_URL", "http://203.0.113.7:11434")
     assert main([]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("assistant: model_not_local:") and "203.0.113.7" in err
+    assert (
+        err.startswith("assistant: ") and err.rstrip().endswith("[model_not_local]") and "203.0.113.7" in err
+    )

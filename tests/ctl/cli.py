@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import io
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -26,10 +27,36 @@ _ONE_AT_A_TIME = threading.Lock()
 """``os.environ``, ``sys.stdout`` and ``sys.stderr`` are the process's: one in-process run at a time."""
 
 
+LOCALE = ("LC_ALL", "LC_MESSAGES", "LANG")
+"""The locale variables the command's language follows (`shared.language_tags`)."""
+ERROR_LINE = re.compile(r"fleetwatch: (?P<message>.*) \[(?P<code>[a-z_]+)\]")
+"""The command's error line (`shared.errors.error_line`): the message, then the code in brackets."""
+
+
+def _error_line(err: str) -> re.Match[str] | None:
+    lines = err.strip().splitlines()
+    return ERROR_LINE.fullmatch(lines[-1]) if lines else None
+
+
+def error_code(err: str) -> str | None:
+    """The code of the error line ending `err` (the command's stderr), or None when its last line
+    is no error line."""
+    said = _error_line(err)
+    return said["code"] if said else None
+
+
+def error_message(err: str) -> str:
+    """The message of the error line ending `err` (``""`` when its last line is no error line)."""
+    said = _error_line(err)
+    return said["message"] if said else ""
+
+
 def home_env(home: Path) -> dict[str, str]:
-    """This process's environment without any ``FLEETWATCH_*`` variable, plus ``FLEETWATCH_HOME``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETWATCH_")}
-    env["FLEETWATCH_HOME"] = str(home)
+    """This process's environment without any ``FLEETWATCH_*`` variable, plus ``FLEETWATCH_HOME``,
+    in the C locale (the command follows the system locale's language: a Spanish machine must
+    not turn an English test Spanish)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETWATCH_") and k not in LOCALE}
+    env.update(FLEETWATCH_HOME=str(home), LANG="C.UTF-8")
     return env
 
 

@@ -5,6 +5,7 @@ and refusals before anything is read."""
 from __future__ import annotations
 
 import json
+import re
 import stat
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,7 +18,7 @@ from services.lab.server import LabHandle, run_lab
 from shared.epiphan.capture import read_capture
 from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN
 from tests.captures import capture_leaks, scenario_secrets
-from tests.ctl.cli import fleetwatch_async, run_cli_async, sign_in_home
+from tests.ctl.cli import error_code, error_message, fleetwatch_async, run_cli_async, sign_in_home
 from tests.ctl.test_doctor_words import english_words
 from tests.procs import base_env
 
@@ -146,7 +147,7 @@ async def test_a_folder_inside_a_git_checkout_is_refused_before_anything_is_read
     code, _, err = await run_cli_async(
         "capture", str(checkout / "captures" / "first"), home=tmp_path / "home"
     )
-    assert code == 2 and err.startswith("fleetwatch: capture_refused:") and "--in-checkout" in err
+    assert code == 2 and error_code(err) == "capture_refused" and "--in-checkout" in err
     assert not (checkout / "captures").exists()
 
 
@@ -167,7 +168,7 @@ async def test_a_folder_that_is_not_empty_is_refused(lab, tmp_path):
 
 async def test_without_a_read_sign_in_nothing_is_made(tmp_path):
     code, _, err = await run_cli_async("capture", str(tmp_path / "capture"), home=tmp_path / "home")
-    assert code == 2 and err.startswith("fleetwatch: no_sign_in:")
+    assert code == 2 and error_code(err) == "no_sign_in"
     assert not (tmp_path / "capture").exists()
 
 
@@ -220,12 +221,19 @@ async def test_the_summary_and_the_refusals_are_in_spanish_with_fleetwatch_langu
     ]
     assert "use --rename" in out
     assert [(line, english_words(line)) for line in lines if english_words(line)] == []
+    replaced = next(line for line in lines if line.startswith("Reemplazado"))  # issue 28, item 4
+    assert "direcciones IP" in replaced or "dirección IP" in replaced, replaced
+    assert not re.search(r"\d+ (?:ip|mac|host|serial|secret)\b", replaced), replaced
     code, _, err = await fleetwatch_async(env, "capture", str(folder))
     assert code == 2 and err == (
-        f"fleetwatch: capture_refused: {folder} no es una carpeta vacía; una captura necesita una nueva\n"
+        f"fleetwatch: {folder} no es una carpeta vacía; una captura necesita una nueva [capture_refused]\n"
     ), err
     checkout = tmp_path / "repo"
     (checkout / ".git").mkdir(parents=True)
     code, _, err = await fleetwatch_async(env, "capture", str(checkout / "first"), "--language", "es")
-    assert code == 2 and err.startswith(f"fleetwatch: capture_refused: {checkout / 'first'} está dentro"), err
-    assert "--in-checkout" in err and english_words(err.split(":", 2)[2]) == [], err
+    assert (
+        code == 2
+        and error_code(err) == "capture_refused"
+        and error_message(err).startswith(f"{checkout / 'first'} está dentro")
+    ), err
+    assert "--in-checkout" in err and english_words(error_message(err)) == [], err

@@ -428,13 +428,13 @@ def test_lifted_denial_pauses_are_said_in_the_operators_language_and_time() -> N
         tool="batch_reboot", target=A, until="2026-03-02T11:00:00.000Z", target_name="Pearl Two", denials=3
     )
     english = render_lifted(MEXICO, [pause])
-    assert english.startswith("Lifted 1 denial pause(s)")
+    assert english.startswith("Lifted 1 denial pause;")
     assert (
         f"reboot (batch_reboot) in Pearl Two ({A}) would have been paused until 05:00, in 60 minutes"
         in english
     )
     spanish = render_lifted(KIRITIMATI, [pause])
-    assert spanish.startswith("Se levantaron 1 pausa(s) por rechazos")
+    assert spanish.startswith("Se levantó 1 pausa por rechazos")
     assert f"en Pearl Two ({A}) habría estado en pausa hasta mar 3 mar, 01:00" in spanish
     assert render_lifted(KIRITIMATI, []) == "No había ninguna pausa por rechazos vigente; no se levantó nada."
 
@@ -453,18 +453,18 @@ def test_audit_verify_says_its_verdict_in_both_languages() -> None:
     )
     assert render_audit_report(MEXICO, report).split("\n") == [
         "The audit chain is BROKEN at row 7: row 7's hash does not match",
-        "  executor: checked its 4 row(s) with its own key; its anchor has seen row 9.",
+        "  executor: checked its 4 rows with its own key; its anchor has seen row 9.",
         "  approval_web: row 7: bad MAC",
         "  assistant: not checked",
     ]
     assert render_audit_report(KIRITIMATI, report).split("\n") == [
         "La cadena de auditoría está ROTA en la fila 7: row 7's hash does not match",
-        "  executor: comprobó sus 4 fila(s) con su propia clave; su ancla llegó a la fila 9.",
+        "  executor: comprobó sus 4 filas con su propia clave; su ancla llegó a la fila 9.",
         "  approval_web: fila 7: bad MAC",
         "  assistant: sin comprobar",
     ]
     fine = AuditReport(ok=True, rows=9)
-    assert render_audit_report(KIRITIMATI, fine) == "La cadena de auditoría se verifica: 9 fila(s)."
+    assert render_audit_report(KIRITIMATI, fine) == "La cadena de auditoría se verifica: 9 filas."
 
 
 SUPERVISED = [

@@ -12,7 +12,7 @@ from services.assistant.server import assistant_side
 from services.assistant.service import AskedBy
 from shared.config import load_settings
 from shared.wire.assistant import Answer, NoteLine, ProposalLine
-from tests.ctl.cli import fleetwatch_async
+from tests.ctl.cli import error_code, error_message, fleetwatch_async
 from tests.procs import base_env
 
 
@@ -76,7 +76,9 @@ async def test_ask_prints_the_answer_with_hidden_characters_shown_and_the_propos
 async def test_ask_without_a_running_assistant_says_so_and_exits_2(tmp_path: Path):
     code, out, err = await fleetwatch_async(base_env(tmp_path / "home"), "ask", "What needs attention?")
     assert code == 2 and out == ""
-    assert err.startswith("fleetwatch: service_unavailable: Fleetwatch is not running here (FLEETWATCH_HOME=")
+    assert error_code(err) == "service_unavailable" and error_message(err).startswith(
+        "Fleetwatch is not running here (FLEETWATCH_HOME="
+    )
     assert "start it with `fleetwatch up` (the assistant is not running" in err
 
 
@@ -84,4 +86,4 @@ async def test_a_refused_question_exits_2_with_the_code(tmp_path: Path):
     env = base_env(tmp_path / "home")
     async with assistant_side(load_settings(env), FakeAssistant()):
         code, _, err = await fleetwatch_async(env, "ask", "   ")
-    assert code == 2 and err.startswith("fleetwatch: invalid_message:")
+    assert code == 2 and error_code(err) == "invalid_message"

@@ -303,7 +303,7 @@ async def test_each_denial_pause_and_change_to_settle_is_a_warning_with_its_comm
     queue, pause, unsettled = check_queue(status, None)
     assert queue.level is Level.OK
     assert pause.level is Level.WARN and pause.message == (
-        "start or stop recording in Sandbox Classroom paused until 2026-09-16T14:00:00.000Z (UTC) after 3 "
+        "start or stop recording in Sandbox Classroom paused until Wed 16 Sep, 14:00 (UTC) after 3 "
         "denials; lift it: fleetwatch resume --denials batch_recording 29088800004"
     )
     assert unsettled.level is Level.WARN and unsettled.message.startswith(
@@ -365,7 +365,7 @@ async def test_the_watch_line_warns_when_it_is_not_alive_or_posts_fail_and_masks
         ("watch settings", Level.WARN),  # the running assistant posts to Slack only
         ("watch posts", Level.WARN),
     ]
-    assert "3 failed heartbeat(s) in a row (epiphan_auth)" in checks[0].message
+    assert "3 failed heartbeats in a row (epiphan_auth)" in checks[0].message
     assert checks[1].message == "Slack #av-ops, as the running assistant says"
     here = checks[2].message
     assert "Slack #av-ops (token …tail)" in here and "Teams (webhook …cret)" in here

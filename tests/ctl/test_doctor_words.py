@@ -260,3 +260,18 @@ async def test_doctor_speaks_spanish_as_a_person_runs_it_and_json_stays_raw(tmp_
     assert fence["level"] == "FAIL" and fence["message"].startswith("not configured")
     code, out, _ = await fleetwatch(base_env(home), "doctor")
     assert code == 1 and out.splitlines()[0].split()[0] in ("OK", "FAIL")
+
+
+def test_the_queue_the_pauses_and_the_services_are_said_in_spanish_words() -> None:
+    """Issue 28, item 4: no "autonomía propose", no raw ISO time, no "socket del executor"."""
+    from services.ctl.doctor import check_queue
+    from shared.text.catalogue import translations
+
+    text = render(check_queue(settling_status(), None), language="es")
+    assert "autonomía: puede proponer cambios" in text and "autonomía propose" not in text
+    assert "T14:00:00" not in text and "mié 16 sep, 14:00 (UTC)" in text, text
+    names = translations()["es"]
+    for service, spanish in (("executor", "ejecutor"), ("assistant", "asistente")):
+        for kind in ("socket", "service"):
+            assert spanish in names.pgettext("doctor check", f"{kind} {service}")
+    assert "GetCapabilities" not in names.gettext("up (answered GetCapabilities)")

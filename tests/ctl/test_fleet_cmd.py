@@ -17,7 +17,7 @@ from services.lab.scenario import Scenario
 from services.lab.server import run_lab
 from shared.text.display import has_hidden
 from tests.assistant.hostile import hostile_scenario
-from tests.ctl.cli import run_cli, run_cli_async, sign_in_home
+from tests.ctl.cli import error_code, run_cli, run_cli_async, sign_in_home
 
 
 @contextlib.asynccontextmanager
@@ -67,7 +67,7 @@ async def test_fleet_json_lists_the_snapshot_and_findings_without_any_stream_key
 def test_fleet_without_a_read_sign_in_is_a_clear_error_with_a_code(tmp_path):
     result = run_cli("fleet", home=tmp_path)
     assert result.returncode == 2
-    assert result.stderr.startswith("fleetwatch: no_sign_in:")
+    assert error_code(result.stderr) == "no_sign_in"
 
 
 def test_help_says_no_command_approves():

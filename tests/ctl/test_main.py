@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from shared.config import load_settings
+from tests.ctl.cli import error_code, error_message
 from tests.procs import base_env
 from tests.support import free_port, wait_until
 
@@ -84,9 +85,8 @@ async def test_with_nothing_running_a_command_says_where_it_looked_and_how_to_st
     home = tmp_path / "home"
     code, out, err = await fleetwatch(base_env(home), "pending", "list")
     assert code == 2 and out == ""
-    assert err.startswith(
-        f"fleetwatch: service_unavailable: Fleetwatch is not running here (FLEETWATCH_HOME={home}): "
-        "start it with `fleetwatch up`"
+    assert error_code(err) == "service_unavailable" and error_message(err).startswith(
+        f"Fleetwatch is not running here (FLEETWATCH_HOME={home}): start it with `fleetwatch up`"
     )
 
 

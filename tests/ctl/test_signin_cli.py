@@ -18,6 +18,7 @@ from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN
 from shared.epiphan.signin import oauth_sign_in, store_sign_in
 from shared.epiphan.signin_oauth import http_client
 from shared.epiphan.slots import read_slot
+from tests.ctl.cli import error_code, error_message
 from tests.deploy.person import Person, come_back, pick_team
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -116,7 +117,7 @@ async def test_login_sandbox_picking_the_normal_team_is_refused_and_nothing_is_s
     env = cli_env(tmp_path, lab)
     await normal_signed_in(env, lab)
     status, _out, err = await fleetwatch(env, "login", "--sandbox", "--no-browser", team="normal")
-    assert status == 2 and "fleetwatch: sandbox_overlaps:" in err
+    assert status == 2 and error_code(err) == "sandbox_overlaps"
     assert not load_settings(env).sandbox_token_file.exists()
 
 
@@ -171,22 +172,24 @@ async def test_sign_in_errors_are_said_in_spanish_with_paths_and_codes_as_they_a
     env = {**cli_env(tmp_path / "home", lab), "FLEETWATCH_LANGUAGE": "es"}
     token = token_file(tmp_path, lab, 0o644)
     status, _, err = await fleetwatch(env, "login", "--token-file", str(token))
-    assert status == 2 and err == f"fleetwatch: sign_in_failed: {token}: modo 644; primero déjelo en 600\n", (
-        err
-    )
+    assert (
+        status == 2 and err == f"fleetwatch: {token}: modo 644; primero déjelo en 600 [sign_in_failed]\n"
+    ), err
     token.write_text("\n")
     token.chmod(0o600)
     status, _, err = await fleetwatch(env, "login", "--token-file", str(token))
-    assert status == 2 and err == f"fleetwatch: sign_in_failed: {token}: no contiene ningún token\n", err
+    assert status == 2 and err == f"fleetwatch: {token}: no contiene ningún token [sign_in_failed]\n", err
     # the person pastes nothing (stdin ends)
     status, out, err = await fleetwatch(env, "login", "--paste", stdin_ends=True)
     assert status == 2 and "Pegue la dirección" in out, (out, err)
-    assert err == "fleetwatch: sign_in_failed: no se pegó ninguna dirección\n", err
+    assert err == "fleetwatch: no se pegó ninguna dirección [sign_in_failed]\n", err
     status, _, err = await fleetwatch(cli_env(tmp_path / "home", lab), "login", "--paste", stdin_ends=True)
-    assert status == 2 and err == "fleetwatch: sign_in_failed: no address was pasted\n", err
+    assert status == 2 and err == "fleetwatch: no address was pasted [sign_in_failed]\n", err
     await normal_signed_in(env, lab)
     status, _out, err = await fleetwatch(env, "login", "--sandbox", "--no-browser", team="normal")
-    assert status == 2 and err.startswith("fleetwatch: sandbox_overlaps: el inicio de sesión sandbox ve "), (
-        err
-    )
+    assert (
+        status == 2
+        and error_code(err) == "sandbox_overlaps"
+        and error_message(err).startswith("el inicio de sesión sandbox ve ")
+    ), err
     assert "se rechazó y se olvidó" in err and "devices" not in err, err

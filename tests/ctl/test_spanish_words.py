@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tests.ctl.cli import error_code, error_message
 from tests.ctl.test_main import fleetwatch
 from tests.procs import base_env
 from tests.support import free_port
@@ -38,10 +39,10 @@ ARGPARSE_CASES = [
     (("status", "--bogus"), "argumentos no reconocidos: --bogus", "unrecognized arguments: --bogus"),
     (
         ("propose",),
-        "se requieren los siguientes argumentos: TOOL, --reason",
+        "se requieren los siguientes argumentos: HERRAMIENTA, --reason",
         "the following arguments are required: TOOL, --reason",
     ),
-    (("nosuch",), "argumento COMMAND: opción no válida: 'nosuch' (elija entre", "invalid choice: 'nosuch'"),
+    (("nosuch",), "argumento COMANDO: opción no válida: 'nosuch' (elija entre", "invalid choice: 'nosuch'"),
     (
         ("status", "--language", "fr"),
         "argumento --language: opción no válida: 'fr' (elija entre 'en', 'es')",
@@ -67,41 +68,52 @@ async def test_argparse_complains_in_spanish(tmp_path: Path) -> None:
 async def test_the_commands_own_errors_are_in_spanish(tmp_path: Path) -> None:
     env = base_env(tmp_path / "home", FLEETWATCH_LANGUAGE="es")
     cases = [
-        (("resume", "batch_reboot"), "fleetwatch: invalid_arguments: TOOL y ROOM van con --denials"),
+        (("resume", "batch_reboot"), ("invalid_arguments", "HERRAMIENTA y SALA van con --denials")),
         (
             ("resume", "--denials", "batch_reboot"),
-            "fleetwatch: invalid_arguments: nombre TOOL y ROOM, o ninguno",
+            ("invalid_arguments", "nombre HERRAMIENTA y SALA, o ninguno"),
         ),
         (
             ("propose", "batch_reboot", "--arg", "foo", "--reason", "r"),
-            "fleetwatch: invalid_arguments: --arg necesita CLAVE=VALOR; se recibió 'foo'",
+            ("invalid_arguments", "--arg necesita CLAVE=VALOR; se recibió 'foo'"),
         ),
         (
             ("propose", "batch_reboot", "--arg", "a=1", "--arg", "a=2", "--reason", "r"),
-            "fleetwatch: invalid_arguments: --arg a se da dos veces",
+            ("invalid_arguments", "--arg a se da dos veces"),
         ),
         (
             ("propose", "batch_reboot", "--arg", "x=[1,", "--reason", "r"),
-            "fleetwatch: invalid_arguments: --arg x: no es JSON válido",
+            ("invalid_arguments", "--arg x: no es JSON válido"),
         ),
         (
             ("note", "Room 1"),
-            "fleetwatch: invalid_message: escriba el texto de la nota, o --clear para quitar la nota de la sala",
+            ("invalid_message", "escriba el texto de la nota, o --clear para quitar la nota de la sala"),
         ),
     ]
-    for argv, expected in cases:
+    for argv, (error, expected) in cases:
         code, out, err = await fleetwatch(env, *argv)
-        assert code == 2 and err.startswith(expected), (argv, err)
+        assert code == 2 and error_code(err) == error and error_message(err).startswith(expected), (argv, err)
     home = tmp_path / "home"
     code, _, err = await fleetwatch(env, "pending", "list")
-    assert code == 2 and err.startswith(
-        f"fleetwatch: service_unavailable: Fleetwatch no está en ejecución aquí (FLEETWATCH_HOME={home}): "
-        "inícielo con `fleetwatch up`"
+    assert (
+        code == 2
+        and error_code(err) == "service_unavailable"
+        and error_message(err).startswith(
+            f"Fleetwatch no está en ejecución aquí (FLEETWATCH_HOME={home}): inícielo con `fleetwatch up`"
+        )
     ), err
     code, _, err = await fleetwatch(base_env(home), "resume", "batch_reboot", "--language", "es")
-    assert code == 2 and err.startswith("fleetwatch: invalid_arguments: TOOL y ROOM van con --denials"), err
+    assert (
+        code == 2
+        and error_code(err) == "invalid_arguments"
+        and error_message(err).startswith("HERRAMIENTA y SALA van con --denials")
+    ), err
     code, _, err = await fleetwatch(base_env(home), "resume", "batch_reboot")
-    assert code == 2 and err.startswith("fleetwatch: invalid_arguments: TOOL and ROOM go with --denials"), err
+    assert (
+        code == 2
+        and error_code(err) == "invalid_arguments"
+        and error_message(err).startswith("TOOL and ROOM go with --denials")
+    ), err
 
 
 async def test_down_with_nothing_running_says_so_in_spanish(tmp_path: Path) -> None:
@@ -115,7 +127,7 @@ async def test_down_with_nothing_running_says_so_in_spanish(tmp_path: Path) -> N
 
 async def test_a_misspelt_setting_still_names_the_closest_one_in_spanish(tmp_path: Path) -> None:
     spanish = (
-        "fleetwatch: config_invalid: FLEETWATCH_APROVE_PORT: ajuste desconocido; ¿quiso decir "
+        "fleetwatch: FLEETWATCH_APROVE_PORT: ajuste desconocido; ¿quiso decir "
         "FLEETWATCH_APPROVE_PORT? (todos los ajustes: docs/settings.md)"
     )
     env = base_env(tmp_path / "home", FLEETWATCH_APROVE_PORT="8767")
@@ -150,7 +162,9 @@ async def test_a_bad_value_is_explained_in_spanish_with_the_setting_and_value_as
     ]
     for extra, expected in cases:
         code, _, err = await fleetwatch(base_env(home, FLEETWATCH_LANGUAGE="es", **extra), "status")
-        assert code == 2 and err.startswith(f"fleetwatch: config_invalid: {expected}"), (extra, err)
+        assert (
+            code == 2 and error_code(err) == "config_invalid" and error_message(err).startswith(f"{expected}")
+        ), (extra, err)
     code, _, err = await fleetwatch(base_env(home, FLEETWATCH_ASK_PORT="70000"), "status")
     assert code == 2 and "port 70000 is outside 0..65535" in err, err
 
@@ -159,9 +173,12 @@ async def test_not_running_is_said_in_spanish_to_the_end(tmp_path: Path) -> None
     home = tmp_path / "home"
     code, _, err = await fleetwatch(base_env(home, FLEETWATCH_LANGUAGE="es"), "status")
     line = err.strip()
-    assert code == 2 and line.startswith(
-        f"fleetwatch: service_unavailable: Fleetwatch no está en ejecución aquí (FLEETWATCH_HOME={home}): "
-        "inícielo con `fleetwatch up`"
+    assert (
+        code == 2
+        and error_code(line) == "service_unavailable"
+        and error_message(line).startswith(
+            f"Fleetwatch no está en ejecución aquí (FLEETWATCH_HOME={home}): inícielo con `fleetwatch up`"
+        )
     ), err
     assert "nothing" not in line and "is not running" not in line and "answers" not in line, line
     code, _, err = await fleetwatch(base_env(home), "status")
@@ -173,9 +190,13 @@ async def test_demo_off_the_lab_refuses_in_spanish(tmp_path: Path) -> None:
         tmp_path / "home", FLEETWATCH_LANGUAGE="es", FLEETWATCH_EPIPHAN_MCP_URL="https://epiphan.example/mcp"
     )
     code, _, err = await fleetwatch(env, "demo")
-    assert code == 2 and err.startswith(
-        "fleetwatch: config_invalid: la demo solo funciona con el laboratorio integrado; "
-        "FLEETWATCH_EPIPHAN_MCP_URL apunta a otro lugar (use 'fleetwatch up')"
+    assert (
+        code == 2
+        and error_code(err) == "config_invalid"
+        and error_message(err).startswith(
+            "la demo solo funciona con el laboratorio integrado; "
+            "FLEETWATCH_EPIPHAN_MCP_URL apunta a otro lugar (use 'fleetwatch up')"
+        )
     ), err
 
 
@@ -183,19 +204,21 @@ async def test_no_sign_in_and_an_unreachable_sign_in_server_are_said_in_spanish(
     home = tmp_path / "home"
     slot = home / "tokens" / "read.json"
     code, _, err = await fleetwatch(base_env(home, FLEETWATCH_LANGUAGE="es"), "fleet")
-    assert code == 2 and err == f"fleetwatch: no_sign_in: {slot}: no hay sesión iniciada en esta ranura\n", (
+    assert code == 2 and err == f"fleetwatch: {slot}: no hay sesión iniciada en esta ranura [no_sign_in]\n", (
         err
     )
     code, _, err = await fleetwatch(base_env(home), "fleet")
-    assert code == 2 and err == f"fleetwatch: no_sign_in: {slot}: no sign-in in this slot\n", err
+    assert code == 2 and err == f"fleetwatch: {slot}: no sign-in in this slot [no_sign_in]\n", err
     nowhere = base_env(
         home, FLEETWATCH_LANGUAGE="es", FLEETWATCH_EPIPHAN_MCP_URL=f"http://127.0.0.1:{free_port()}/mcp"
     )
     code, _, err = await fleetwatch(nowhere, "login", "--no-browser")
-    assert code == 2 and err.startswith(
-        "fleetwatch: sign_in_failed: el inicio de sesión falló en el descubrimiento: "
+    assert (
+        code == 2
+        and error_code(err) == "sign_in_failed"
+        and error_message(err).startswith("el inicio de sesión falló en el descubrimiento: ")
     ), err
-    assert err.rstrip().endswith("al hablar con 127.0.0.1"), err
+    assert error_message(err).endswith("al hablar con 127.0.0.1"), err
 
 
 async def test_a_pasted_placeholder_or_an_id_without_its_prefix_is_named_before_anything_is_sent(
@@ -206,7 +229,7 @@ async def test_a_pasted_placeholder_or_an_id_without_its_prefix_is_named_before_
     home = tmp_path / "home"
     for args in (("pending", "show", "e43e39cdbb91"), ("deny", "<ID>")):
         code, _, err = await fleetwatch(base_env(home, FLEETWATCH_LANGUAGE="es"), *args)
-        assert code == 2 and err.startswith("fleetwatch: invalid_arguments: "), err
+        assert code == 2 and error_code(err) == "invalid_arguments", err
         assert "no es un ID de propuesta: uno se ve así: p-1a2b3c4d5e6f" in err, err
     code, _, err = await fleetwatch(base_env(home), "pending", "show", "e43e39cdbb91")
     assert code == 2 and "'e43e39cdbb91' is not a proposal ID: one looks like p-1a2b3c4d5e6f" in err, err

@@ -57,3 +57,21 @@ def test_off_the_lab_without_a_fence_up_says_so_in_spanish(tmp_path: Path) -> No
     )
     assert any(line.startswith("La cerca no está configurada") for line in spanish)
     assert not any("Página de aprobación" in line for line in spanish)
+
+
+def test_the_demos_reason_for_no_card_is_in_the_operators_language() -> None:
+    """Issue 28, item 4: the demo's "no card" reason was always English."""
+    from services.ctl.commands_up import no_card_reason
+    from shared.policy.loader import load_policies
+    from shared.wire.assistant import Answer
+
+    limits = load_policies(load_settings({"HOME": "/nonexistent"}).policy_dir, None)[0].limits
+    nothing = Answer(text="-", language="es", answered_by="model")
+    assert (
+        no_card_reason(nothing, limits, "es")
+        == "el asistente no propuso ningún cambio (vea su respuesta arriba)."
+    )
+    assert no_card_reason(nothing, limits, "en") == "the assistant proposed no change (see its answer above)."
+    refused = Answer(text="-", language="es", answered_by="model", code="queue_full")
+    said = no_card_reason(refused, limits, "es")
+    assert said is not None and said.startswith("la cola") and said.endswith(".")

@@ -65,8 +65,8 @@ def test_history_is_in_the_operators_language_and_zone() -> None:
     assert "… y 4 entradas más antiguas que no se muestran." in spanish
     assert "No se muestra: proposals no se pudo leer" in spanish
     empty = History(since="2026-02-23T10:00:00.000Z", entries=())
-    assert history_words(MEXICO, empty, 7) == "Nothing changed in the last 7 day(s)."
-    assert history_words(SPANISH, empty, 7) == "Nada cambió en los últimos 7 día(s)."
+    assert history_words(MEXICO, empty, 7) == "Nothing changed in the last 7 days."
+    assert history_words(SPANISH, empty, 7) == "Nada cambió en los últimos 7 días."
 
 
 def test_digest_note_and_notes_say_what_happened_in_spanish() -> None:
@@ -89,3 +89,24 @@ async def test_history_follows_fleetwatch_language_and_its_days_complaint_is_spa
     env = base_env(tmp_path / "home", FLEETWATCH_LANGUAGE="es")
     code, _, err = await fleetwatch(env, "history", "--days", "500")
     assert code == 2 and "argumento --days: un número entero de días de 1 a 90" in err, err
+
+
+def test_status_names_where_the_watch_posts_in_the_operators_words() -> None:
+    """Issue 28, item 4: ``status`` said "console" in Spanish."""
+    import msgspec
+
+    from services.ctl.commands_watch import render_status
+    from shared.wire.assistant import PostCounts
+
+    status = msgspec.structs.replace(
+        _status(True, None),
+        posts=(
+            PostCounts("console", sent=1, failed=2, last_code="internal_error"),
+            PostCounts("slack", sent=3),
+        ),
+    )
+    spanish = render_status(status, SPANISH)
+    assert "consola: 1 enviada, 2 fallidas (internal_error; no se reintentan)" in spanish, spanish
+    assert "Slack: 3 enviadas" in spanish and "console" not in spanish
+    english = render_status(status, MEXICO)
+    assert "console: 1 sent, 2 failed (internal_error; not retried)" in english and "Slack: 3 sent" in english

@@ -83,7 +83,7 @@ def test_the_demo_asked_twice_denied_paused_lifted_and_run_again_after_down(demo
     assert (
         f"Paused:       start or stop recording in Sandbox Classroom ({CLASSROOM}) is paused until " in status
     )
-    assert f"lift it: fleetwatch resume --denials batch_recording {CLASSROOM}" in status
+    assert f"fleetwatch resume --denials batch_recording {CLASSROOM}" in status  # after FLEETWATCH_HOME=...
     checks = json.loads(run(env, "doctor", "--json"))["checks"]
     assert [c["level"] for c in checks if c["name"] == "denial pause"] == ["WARN"]
 

@@ -44,7 +44,7 @@ from services.approval_web.page.context import (
 )
 from services.approval_web.page.errors import PageError
 from services.approval_web.page.i18n import page_environments
-from shared.config import Settings
+from shared.config import Settings, home_given
 from shared.errors import Code
 from shared.policy.loader import Policy, ToolPolicy
 from shared.store.audit_export import AuditSink
@@ -146,6 +146,7 @@ def build_page_app(
     zone: dt.tzinfo = dt.UTC,
     secret_file: Path | None = None,
     operator_uids: frozenset[int] | None = None,
+    home: str | None = None,
 ) -> web.Application:
     """The page's app. Serve it on the loopbacks only (`page_side` does).
 
@@ -170,6 +171,7 @@ def build_page_app(
         zone=zone,
         secret_file=secret_file,
         operator_uids=operator_uids,
+        home=home,
     )
     app.on_response_prepare.append(_security_headers)
     app.router.add_get("/", views.index, allow_head=False)
@@ -235,6 +237,7 @@ async def page_side(
         zone=settings.timezone,
         secret_file=None if sink.terminal else sink.path,
         operator_uids=settings.approval_uids,
+        home=home_given(),
     )
     async with contextlib.AsyncExitStack() as serving:
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import datetime as dt
+import functools
 import logging
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
@@ -28,6 +29,7 @@ from shared.policy.loader import Policy, ToolPolicy
 from shared.store.approvals import audit_refusal
 from shared.store.db import StoreError
 from shared.text.accept_language import page_language
+from shared.text.command_line import printed_command
 from shared.text.display import visible
 from shared.text.languages import Language
 from shared.text.times import zone_name
@@ -126,6 +128,8 @@ class Page:
         operator_uids: the operators' accounts (``FLEETWATCH_APPROVAL_UIDS``); fewer than two
             make a change whose rule asks two people Deny-only. None: not known here (the
             store and the executor still require two uids).
+        home: ``FLEETWATCH_HOME`` when it is not the default (`shared.config.home_given`),
+            kept in the commands the page prints (`command`).
     """
 
     policy: Policy
@@ -146,6 +150,7 @@ class Page:
     rooms_seen: FactsSeen = dataclasses.field(default_factory=FactsSeen)
     owners: SessionOwners = dataclasses.field(default_factory=SessionOwners)
     operator_uids: frozenset[int] | None = None
+    home: str | None = None
 
 
 PAGE = web.AppKey("page", Page)
@@ -193,6 +198,7 @@ def render(request: web.Request, template: str, *, status: int = 200, **context:
             zone_name=zone_name(page.zone),
             here=request.path,
             secret_file=str(page.secret_file) if page.secret_file else None,
+            command=functools.partial(printed_command, language=lang, home=page.home),
             **context,
         )
     )

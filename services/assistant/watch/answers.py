@@ -124,7 +124,7 @@ def history_text(row: HistoryRow, language: str) -> str:
     if row.kind == "read_failed":
         return word(language, "h_read_failed", code=visible(facts.get("code", "?"), 64))
     if row.kind == "read_recovered":
-        return word(language, "h_read_recovered", beats=facts.get("beats", "?"))
+        return word(language, "h_read_recovered", n=facts.get("beats", "?"))
     if row.kind == "read_partial":
         parts = [part_words(p, language) for p in facts.get("parts", "?").split(",")]
         return word(language, "h_read_partial", parts=visible("; ".join(parts), 200))
@@ -261,10 +261,10 @@ async def digest_now(watch: Watch, *, post: bool, language: str | None) -> Diges
         text = word(
             shown,
             "digest_nothing",
-            since=clock(last.at, watch.where, now),
-            rooms=len(last.snapshot.devices),
-            online=sum(d.online for d in last.snapshot.devices),
-            open=len(last.findings),
+            since=clock(last.at, watch.where, now, shown),
+            rooms=word(shown, "rooms_count", n=len(last.snapshot.devices)),
+            online=word(shown, "online_count", n=sum(d.online for d in last.snapshot.devices)),
+            open=word(shown, "open_problems", n=len(last.findings)),
         )
     if not outcome.read and outcome.code is not None:
         text = f"{word(shown, 'read_failed', code=outcome.code, meaning=MEANINGS[outcome.code])}\n{text}"

@@ -189,7 +189,7 @@ def silence_line(silence: Silence, language: str, where: tzinfo, now: datetime) 
         language,
         "silenced_line",
         target=visible(silence.target_name, NAME_CAP),
-        until=clock(parse_utc(silence.until), where, now),
+        until=clock(parse_utc(silence.until), where, now, language),
         who=visible(silence.set_by_name, 40),
         reason=visible(silence.reason, NOTE_CAP),
     )
@@ -258,7 +258,12 @@ def digest_post(
         title = word(language, "digest_first", rooms=rooms, online=online)
     elif since is not None:
         title = word(
-            language, "digest_head", since=clock(since, where, now), counts=counts, rooms=rooms, online=online
+            language,
+            "digest_head",
+            since=clock(since, where, now, language),
+            counts=counts,
+            rooms=rooms,
+            online=online,
         )
     else:
         title = word(language, "digest_head_start", counts=counts, rooms=rooms, online=online)
@@ -318,7 +323,7 @@ def decisions_line(report: ApproverReport, language: str) -> str:
         days=report.days,
         approved=sum(p.approved for p in people),
         denied=sum(p.denied for p in people),
-        people=len(people),
+        people=word(language, "people_count", n=len(people)),
         fast=sum(p.fast for p in people),
         seconds=report.threshold_seconds,
     )
@@ -352,7 +357,7 @@ def readiness_post(
         "readiness_line",
         room=visible(item.room, NAME_CAP),
         title=title,
-        time=clock(item.start, where, now),
+        time=clock(item.start, where, now, language),
         minutes=minutes_text((item.start - now).total_seconds()),
         verdict=verdict,
     )
@@ -446,11 +451,13 @@ def notice_post(
     no token, no link to this proposal). It says it cannot approve anything."""
     made = _utc(event.created_at)
     who = author(event.proposed_by, language)
-    made_at = clock(made, where, now) if made else "?"
+    made_at = clock(made, where, now, language) if made else "?"
     lines = [change_words(event, rooms, language) + "."]
     if expires_at is not None:
         lines.append(
-            word(language, "notice_who", who=who, time=made_at, expires=clock(expires_at, where, now))
+            word(
+                language, "notice_who", who=who, time=made_at, expires=clock(expires_at, where, now, language)
+            )
         )
     else:
         lines.append(word(language, "notice_who_no_expiry", who=who, time=made_at))
@@ -480,7 +487,7 @@ def reminder_post(
         word(
             language,
             "reminder_line",
-            expires=clock(expires_at, where, now),
+            expires=clock(expires_at, where, now, language),
             minutes=minutes_text((expires_at - now).total_seconds()),
         ),
         word(language, "notice_page", url=page_url) if page_url else word(language, "notice_no_page"),
@@ -568,9 +575,21 @@ def sweep_post(report: Mapping[str, Any], *, language: str, now: datetime) -> Po
     ]
     since = report.get("since_last")
     sections.append(
-        Section(None, (word(language, "sweep_since", **since) if since else word(language, "sweep_first"),))
+        Section(None, (_sweep_since(since, language) if since else word(language, "sweep_first"),))
     )
     return Post("sweep", title, tuple(sections))
+
+
+def _sweep_since(since: Mapping[str, int], language: str) -> str:
+    """What changed since the last sweep (`sweep.since_last`'s counts), each count in words."""
+    return word(
+        language,
+        "sweep_since",
+        opened=word(language, "problems_found", n=since["opened"]),
+        resolved=word(language, "count_resolved", n=since["resolved"]),
+        offline=word(language, "times_offline", n=since["offline"]),
+        online=word(language, "came_back", n=since["online"]),
+    )
 
 
 def read_failed_post(code: Code, language: str) -> Post:

@@ -10,6 +10,9 @@ from __future__ import annotations
 import zoneinfo
 from datetime import UTC, datetime, tzinfo
 
+from shared.text.languages import language_of
+from shared.text.times import say_time
+
 
 def utc_text(moment: datetime) -> str:
     """``YYYY-MM-DDTHH:MM:SS.SSSZ`` of an aware `moment` (the store's and the wire's time form)."""
@@ -33,13 +36,11 @@ def zone_label(name: str) -> str:
     return name
 
 
-def clock(moment: datetime, where: tzinfo, now: datetime | None = None) -> str:
-    """``10:25`` in `where`, or ``2026-09-16 10:25`` when it is not on the same local day as
-    `now`."""
-    local = moment.astimezone(where)
-    if now is not None and now.astimezone(where).date() == local.date():
-        return local.strftime("%H:%M")
-    return local.strftime("%Y-%m-%d %H:%M")
+def clock(moment: datetime, where: tzinfo, now: datetime, language: str = "en") -> str:
+    """``10:25`` in `where`, or ``Wed 16 Sep, 10:25`` (``mié 16 sep, 10:25``) when it is not on
+    the same local day as `now`: the one format of every surface
+    (`shared.text.times.say_time`)."""
+    return say_time(moment, zone=where, now=now, language=language_of(language), relative=False)
 
 
 def zone_name_of(where: tzinfo) -> str:

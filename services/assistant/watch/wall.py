@@ -32,7 +32,8 @@ from services.assistant.watch.words import word
 from shared.epiphan.attention import Priority
 from shared.text.display import visible
 from shared.text.languages import language_of
-from shared.text.wording import PRIORITY_WORDS, minutes_text, unread_text
+from shared.text.times import say_ago
+from shared.text.wording import PRIORITY_WORDS, unread_text
 
 EVENT_HOURS: Final = 4
 """How far ahead the wall lists classes."""
@@ -113,9 +114,9 @@ def wall_view(
     if read_at is None:
         read_line = word(lang, "wall_not_read")
     else:
-        ago = minutes_text((now - read_at).total_seconds())
+        ago = say_ago(read_at, now=now, language=lang)
         key = "wall_stale" if stale else "wall_read"
-        read_line = word(lang, key, time=clock(read_at, watch.where, now), ago=ago)
+        read_line = word(lang, key, time=clock(read_at, watch.where, now, lang), ago=ago)
     problem = (
         word(lang, "wall_problem", n=watch.failed_beats, code=watch.last_code) if watch.failed_beats else None
     )
@@ -171,7 +172,7 @@ def held_line(watch: Watch, language: str, now: datetime) -> str | None:
     until = watch.held_until(now)
     if until is None:
         return None
-    return word(language, "held_until", time=clock(until, watch.where, now), zone=watch.zone_name)
+    return word(language, "held_until", time=clock(until, watch.where, now, language), zone=watch.zone_name)
 
 
 def _events(watch: Watch, lang: str, now: datetime, notes: dict[str, str]) -> list[WallEvent]:
@@ -187,7 +188,7 @@ def _events(watch: Watch, lang: str, now: datetime, notes: dict[str, str]) -> li
             (
                 start,
                 WallEvent(
-                    time=word(lang, "wall_on_now") if on_now else clock(event.start, watch.where, now),
+                    time=word(lang, "wall_on_now") if on_now else clock(event.start, watch.where, now, lang),
                     room=visible(device.name or device.id, NAME_CAP),
                     title=visible(event.title, NAME_CAP) or word(lang, "untitled"),
                     verdict=verdict,

@@ -332,9 +332,14 @@ class Harness:
 
 @contextlib.asynccontextmanager
 async def page(
-    tmp_path: Path, *, policy: Policy | None = None, operator_uids: frozenset[int] | None = None
+    tmp_path: Path,
+    *,
+    policy: Policy | None = None,
+    operator_uids: frozenset[int] | None = None,
+    home: str | None = None,
 ) -> AsyncIterator[Harness]:
-    """The page app on a test server (127.0.0.1, a free port) over a fresh store."""
+    """The page app on a test server (127.0.0.1, a free port) over a fresh store (`home`: the
+    ``FLEETWATCH_HOME`` its printed commands keep)."""
     db = await new_store(tmp_path / "state" / "fleetwatch.db")
     default_policy, tool_policy = policies()
     executor = RecordingExecutor(db)
@@ -347,6 +352,7 @@ async def page(
         secret=secret,
         clock=clock,
         operator_uids=operator_uids,
+        home=home,
     )
     async with TestClient(TestServer(app, host="127.0.0.1")) as client:
         yield Harness(client=client, db=db, executor=executor, secret=secret, clock=clock)

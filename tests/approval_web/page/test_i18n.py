@@ -14,7 +14,7 @@ from services.approval_web.page.i18n import make_say
 from services.approval_web.page.words import Words, refusal_words
 from shared.text.accept_language import negotiate
 from shared.text.catalogue import BABEL_CFG, LOCALES_DIR, load_translations
-from tests.approval_web.page.helpers import REPO
+from tests.approval_web.page.helpers import REPO, add_proposal, page
 
 
 @pytest.mark.parametrize(
@@ -38,9 +38,17 @@ def test_the_language_follows_accept_language(header: str | None, lang: str) -> 
     assert negotiate(header) == lang
 
 
-KEYWORDS = {"_": None, "N_": None, "C_": ((1, "c"), 2), "ngettext": (1, 2)}
-"""The markers code uses: `N_`, `C_` (with a context: the fleet words' tables), and the
-templates' ``_``/``ngettext``."""
+KEYWORDS = {
+    "_": None,
+    "N_": None,
+    "C_": ((1, "c"), 2),
+    "ngettext": (1, 2),
+    "Nn_": (1, 2),
+    "Cn_": ((1, "c"), 2, 3),
+}
+"""The markers code uses: `N_`, `C_` (with a context: the fleet words' tables), `Nn_` (a count's
+forms) and a keyed plural entry (``Cn_``, from the English catalogue), and the templates'
+``_``/``ngettext``."""
 
 
 def extracted_with_context() -> set[tuple[str | tuple[str, ...], str | None]]:
@@ -95,3 +103,23 @@ def test_translated_words_escape_their_parameters_nested_ones_included() -> None
 def test_a_text_missing_from_the_catalogue_shows_in_english(tmp_path: Path) -> None:
     say = make_say(load_translations()["es"], str)
     assert str(say(Words.of("A text nobody translated"))) == "A text nobody translated"
+
+
+async def test_the_outcome_pages_record_command_keeps_the_pages_language_and_the_home(tmp_path: Path) -> None:
+    """Issue 28, item 5: the Spanish outcome page's ``pending show`` hint runs, in a new terminal,
+    against the same Fleetwatch and in Spanish."""
+    async with page(tmp_path, home="/srv/fleetwatch") as h:
+        proposal_id = await add_proposal(h.db)
+        await h.login()
+        _, forms = await h.card()
+        location, _ = await h.decide("/approve", forms.forms["/approve"])
+        async with h.client.get(f"{location}?lang=es") as response:
+            spanish = await response.text()
+        async with h.client.get(f"{location}?lang=en") as response:
+            english = await response.text()
+    assert (
+        f"su registro: FLEETWATCH_HOME=/srv/fleetwatch fleetwatch pending show {proposal_id} --language es"
+        in spanish
+    )
+    assert f"its record: FLEETWATCH_HOME=/srv/fleetwatch fleetwatch pending show {proposal_id}" in english
+    assert "--language" not in english

@@ -83,7 +83,7 @@ async def test_the_page_shows_the_operator_their_own_decisions_and_flags_fast_ap
         await h.decide("/approve", forms.forms["/approve"])  # at once: under the 3 s threshold
         text, _ = await h.card()
         assert "Your decisions in the last 7 days" in text
-        assert "1 proposal(s) decided: 1 approved, 0 denied." in text
-        assert "1 approval(s) decided faster than the card can be read (under 3 s)." in text
+        assert "1 proposal decided: 1 approved, 0 denied." in text
+        assert "1 approval decided faster than the card can be read (under 3 s)." in text
         spanish, _ = await h.card(**{"Accept-Language": "es"})
         assert "más rápido de lo que se puede leer la tarjeta" in spanish

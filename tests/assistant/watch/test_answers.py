@@ -115,7 +115,7 @@ async def test_history_lists_what_changed_with_proposals_and_outcomes_newest_fir
     assert "Fix soon: ENG 210: offline" in texts
     assert history.unread == {}
     spanish = await answers.history(watch, 1, "es")
-    assert "Arreglar pronto: ENG 210: desconectado" in [e.text for e in spanish.entries]
+    assert "Arreglar pronto: ENG 210: desconectada" in [e.text for e in spanish.entries]
 
 
 async def test_history_says_when_the_proposals_could_not_be_read(make_watch):
@@ -139,7 +139,7 @@ async def test_a_digest_now_shows_what_changed_and_posts_only_when_asked(
     assert posted.posted == ("console",) and recorder.kinds().count("digest") == 1
     again = await answers.digest_now(watch, post=True, language=None)
     assert not again.changed and again.posted == ()
-    assert again.text == "Nothing changed since 13:00. 30 rooms, 28 online; 19 open problem(s)."
+    assert again.text == "Nothing changed since 13:00. 30 rooms, 28 online; 19 open problems."
     lab.set_fault("get_devices_in_my_team", "error", count=1)
     failed = await answers.digest_now(watch, post=False, language=None)
     assert not failed.read and failed.code == Code.EPIPHAN_TOOL_ERROR
@@ -190,7 +190,8 @@ async def test_the_wall_shows_the_groups_the_next_classes_with_readiness_and_whe
     assert before.read_line == "The fleet has not been read yet." and before.stale and before.groups == ()
     await beat(watch)
     view = await wall_for(watch, "es")
-    assert view.read_line == "Última lectura de la flota a las 13:00 (hace 0 min)."
+    # the wall says how long ago as every surface does (shared.text.times.say_ago; issue 28, item 9)
+    assert view.read_line == "Última lectura de la flota a las 13:00 (hace 1 segundo)."
     assert [g.heading for g in view.groups] == ["Arreglar primero", "Arreglar pronto", "Cuando convenga"]
     assert view.refresh_seconds == 30
     first = view.events[0]
@@ -201,7 +202,7 @@ async def test_the_wall_shows_the_groups_the_next_classes_with_readiness_and_whe
     stale = await wall_for(watch, "en")
     assert (
         stale.stale
-        and stale.read_line == "Fleet last read at 13:00, 2 min ago: more than three heartbeats ago."
+        and stale.read_line == "Fleet last read at 13:00, 2 minutes ago: more than three heartbeats ago."
     )
 
 
@@ -230,7 +231,7 @@ async def test_the_weekly_digest_carries_one_line_of_how_people_decided_once_a_w
     assert shown.posted == ("console",) and proposals.decisions_calls == 1
     digest = recorder.of("digest")[-1]
     assert digest.lines()[-1] == (
-        "Approvals, last 7 days: 5 approved and 1 denied by 2 person(s); 1 decided faster than the card"
+        "Approvals, last 7 days: 5 approved and 1 denied by 2 people; 1 decided faster than the card"
         " can be read (under 3 s). fleetwatch audit decisions"
     )
     assert (await watch.store.kv())["decisions_line_at"]

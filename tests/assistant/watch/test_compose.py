@@ -97,7 +97,7 @@ def test_the_digest_groups_new_worse_and_resolved_calmly_with_counts_first():
         "- ENG 210: offline",
         "Resolved",
         "- ART 120: disk nearly full: 8.0% (80.0 GB) free",
-        "Also: 1 problem(s) came and went since then.",
+        "Also: 1 problem came and went since then.",
     ]
 
 
@@ -121,9 +121,9 @@ def test_the_first_digest_says_the_watch_started_and_lists_everything_that_needs
 def test_the_digest_speaks_spanish():
     text = plain_text(digest([row("finding_opened", "d1|offline|", "Aula 12")], language="es"))
     assert text.splitlines() == [
-        "Fleetwatch, qué cambió desde las 12:57: 1 nuevo(s). 30 salas, 28 conectadas.",
+        "Fleetwatch, qué cambió desde las 12:57: 1 nuevo. 30 salas, 28 conectadas.",
         "Arreglar pronto",
-        "- Aula 12: desconectado",
+        "- Aula 12: desconectada",
     ]
 
 

@@ -222,7 +222,7 @@ async def test_quiet_hours_are_in_the_operators_zone_and_status_and_the_wall_say
     status = await answers.status(watch)
     assert status.held_until == "2026-09-17T12:00:00.000Z"  # 06:00 in Mexico City
     view = await wall_for(watch, "en")
-    assert view.held == "Quiet hours: posts are held until 2026-09-17 06:00 (America/Mexico_City)."
+    assert view.held == "Quiet hours: posts are held until Thu 17 Sep, 06:00 (America/Mexico_City)."
     lab.advance(7 * 3600)  # 12:00 UTC, 06:00 there
     await beat(watch)
     assert any("ENG 220: offline" in d for d in digests(recorder))

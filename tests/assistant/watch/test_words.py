@@ -25,9 +25,9 @@ def test_the_fleet_is_la_flota_a_room_is_feminine_and_the_operator_is_usted() ->
     assert word("en", "wall_title") == "Fleetwatch: the fleet now"
     assert word("es", "whole_fleet") == "Toda la flota"
     assert (
-        word("es", "read_recovered", beats=3)
-        == "Fleetwatch lee la flota de nuevo, después de 3 latido(s) fallido(s)."
+        word("es", "read_recovered", n=3)
+        == "Fleetwatch lee la flota de nuevo, después de 3 latidos fallidos."
     )
     assert word("es", "why_offline") == "desconectada"
-    assert word("es", "notice_page", url="http://127.0.0.1:1/").startswith("Apruébelo o recházelo")
+    assert word("es", "notice_page", url="http://127.0.0.1:1/").startswith("Apruébelo o rechácelo")
     assert not [k for k, text in WORDS["es"].items() if "equipo" in text]

@@ -48,3 +48,18 @@ def test_equipo_is_not_used_a_device_is_a_dispositivo_and_the_fleet_la_flota() -
     assert by_id["no room of the fleet, as the watch last read it, matches that name"].startswith(
         "ninguna sala de la flota"
     )
+
+
+def test_a_room_is_feminine_whatever_is_said_of_it() -> None:
+    """The same offline room reads "desconectada" in the digest, the fleet view and the answers,
+    never "desconectado" beside "desconectada" (issue 28, item 9)."""
+    from shared.text.catalogue import Lexicon
+
+    said = {
+        Lexicon("finding")["es"]["offline"],
+        Lexicon("fleet")["es"]["offline_word"],
+    }
+    assert said == {"desconectada"}
+    assert Lexicon("fleet")["es"]["room_online"] == "conectada"
+    rooms = [s for i, s in spanish() if re.search(r"\brooms?\b", i) and re.search(r"\bsalas?\b", s)]
+    assert [s for s in rooms if re.search(r"\bsalas?\b[^.;:,]*\b(?:des)?conectados?\b", s)] == []

@@ -58,3 +58,38 @@ def test_a_misspelt_setting_names_the_closest_known_one() -> None:
         load_settings({"FLEETWATCH_WRITE_DEVICES_IDS": "29088800001"})
     with pytest.raises(ConfigError, match="every setting is listed in docs/settings.md"):
         load_settings({"FLEETWATCH_SOMETHING_ELSE_ENTIRELY": "1"})
+
+
+def test_numbers_take_the_languages_decimal_mark_through_one_formatter() -> None:
+    """Issue 28, item 9: "2,1 GB" in Spanish, never "2.1 GB"; the share and the size alike."""
+    from shared.text.times import say_number
+    from shared.text.wording import free_space, size_text
+
+    assert say_number(2.14, decimals=1, language="es") == "2,1"
+    assert say_number(2.14, decimals=1, language="en") == "2.1"
+    assert say_number(12345.6, decimals=1, language="es") == "12.345,6"
+    assert say_number(12345.6, decimals=1, language="en") == "12,345.6"
+    assert size_text(2.1e9, "es") == "2,1 GB" and size_text(2.1e9, "en") == "2.1 GB"
+    assert free_space(4_000_000_000, 1_000_000_000_000, "es") == "0,4% (4,0 GB) libre"
+    assert free_space(4_000_000_000, 1_000_000_000_000, "en") == "0.4% (4.0 GB) free"
+    assert free_space(1, 1_000_000_000_000, "es").startswith("<0,1%")
+
+
+def test_the_wall_the_digest_and_the_command_say_a_time_and_its_distance_alike() -> None:
+    """Issue 28, item 9: one relative time (`say_ago`) and one clock format on every surface:
+    the command's ``say_time``, the watch's ``clock`` (digest, wall, notices)."""
+    from services.assistant.watch.times import clock
+    from shared.text.times import say_ago, say_time
+
+    now = dt.datetime(2026, 3, 2, 10, tzinfo=dt.UTC)
+    read = now - dt.timedelta(minutes=35)
+    yesterday = now - dt.timedelta(days=1)
+    for language in ("en", "es"):
+        said = say_time(read, zone=dt.UTC, now=now, language=language)
+        assert said == f"{clock(read, dt.UTC, now, language)}, {say_ago(read, now=now, language=language)}"
+        assert clock(yesterday, dt.UTC, now, language) == say_time(
+            yesterday, zone=dt.UTC, now=now, language=language, relative=False
+        )
+    assert say_ago(read, now=now, language="es") == "hace 35 minutos"
+    assert say_ago(now, now=now, language="en") == "1 second ago"
+    assert clock(yesterday, dt.UTC, now, "es") == "dom 1 mar, 10:00"
