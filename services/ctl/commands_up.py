@@ -700,7 +700,7 @@ def add_start_options(parser) -> None:
     parser.add_argument(
         "--capture",
         type=Path,
-        metavar="DIR",
+        metavar=placeholder("DIR"),
         help=_(
             "the lab serves this 'fleetwatch capture' folder as the read sign-in's team (a replay with no account)"
         ),
