@@ -280,26 +280,38 @@ class EpiphanReadClient:
         if held is None:
             raise ValueError("no tool policy to compare the tool list with")
         pinned = _PINNED.setdefault(self._connection, _Pinned())
+        if fresh:
+            # Listed outside the lock: reads going out beside it (the executor lists the tools
+            # beside its last reads) keep this session's report and do not wait for the list.
+            listed = await self._listed()
+            async with pinned.lock:
+                return self._pin(pinned, held, listed)
         async with pinned.lock:
             same = (
                 self._connection.is_open
                 and pinned.session == self._connection.sessions
                 and held is pinned.policy
             )
-            if pinned.report is not None and same and not fresh:
+            if pinned.report is not None and same:
                 return pinned.report
-            try:
-                listed = await self._connection.list_tools()
-            except FleetwatchError as exc:
-                raise EpiphanError(exc.code, "tools/list", exc.message) from exc
-            report = compare_tools(listed, held)
-            if self._connection.sessions != pinned.session or report != pinned.report:
-                for difference in report.differences:
-                    log.warning(
-                        "Epiphan's tool list differs from the reviewed one: %s", difference.describe()
-                    )
-            pinned.session, pinned.policy, pinned.report = self._connection.sessions, held, report
-            return report
+            return self._pin(pinned, held, await self._listed())
+
+    async def _listed(self) -> list[dict[str, Any]]:
+        """``tools/list`` on this client's connection. Raises `EpiphanError` (``epiphan_*``)."""
+        try:
+            return await self._connection.list_tools()
+        except FleetwatchError as exc:
+            raise EpiphanError(exc.code, "tools/list", exc.message) from exc
+
+    def _pin(self, pinned: _Pinned, held: ToolPolicy, listed: list[dict[str, Any]]) -> ToolReport:
+        """`listed` compared with `held`'s reviewed definitions, kept as the connection's report
+        for its current session (differences logged when the session or the report is new)."""
+        report = compare_tools(listed, held)
+        if self._connection.sessions != pinned.session or report != pinned.report:
+            for difference in report.differences:
+                log.warning("Epiphan's tool list differs from the reviewed one: %s", difference.describe())
+        pinned.session, pinned.policy, pinned.report = self._connection.sessions, held, report
+        return report
 
     async def _held_to_pins(self, tool: str) -> None:
         """`tool_changed` when the pins are set and `tool`'s definition differs from the
