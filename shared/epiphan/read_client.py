@@ -29,7 +29,7 @@ import asyncio
 import logging
 import re
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -345,6 +345,10 @@ class EpiphanReadClient:
         """
         return read_result(await self._raw(tool, arguments), stable=stable)
 
+    def _unredacted_call(self, tool: str) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+        """`_unredacted` of `tool`, given its arguments (for `_chunks`)."""
+        return lambda sent: self._unredacted(tool, sent)
+
     async def _unredacted(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any:
         """`call` before redaction (the guard first, as always); never returned to a caller."""
         return unredacted_result(await self._raw(tool, arguments))
@@ -377,6 +381,19 @@ class EpiphanReadClient:
         Raises:
             EpiphanError: the guard refused the tool (nothing sent).
         """
+        return await self._chunks(
+            tool, device_ids, arguments, lambda sent: self.call(tool, sent, stable=stable), on_read
+        )
+
+    async def _chunks(
+        self,
+        tool: str,
+        device_ids: Sequence[str],
+        arguments: Mapping[str, Any] | None,
+        read: Callable[[dict[str, Any]], Awaitable[Any]],
+        on_read: Callable[[str], None] | None,
+    ) -> list[Chunk]:
+        """`chunks`, each call made by `read` (given its arguments)."""
         guard(tool, self._read_tools)
         ids = list(dict.fromkeys(device_ids))
         parts = [tuple(ids[i : i + DEVICE_IDS_PER_CALL]) for i in range(0, len(ids), DEVICE_IDS_PER_CALL)]
@@ -387,7 +404,7 @@ class EpiphanReadClient:
                 if on_read is not None:
                     on_read(tool)
                 try:
-                    data = await self.call(tool, sent, stable=stable)
+                    data = await read(sent)
                 except EpiphanError as exc:
                     return Chunk(part, sent, datetime.now(UTC), error=exc)
             return Chunk(part, sent, datetime.now(UTC), data=data)
@@ -406,19 +423,23 @@ class EpiphanReadClient:
         """`tool` read for `device_ids` (`chunks`), each call's result parsed by `parser`
         (`shared.epiphan.fleet`: {master ID: value}) and merged. A call that failed, or whose result
         has no known shape, is in ``failed``; the others are in ``values``. `on_read` as in
-        `chunks`.
+        `chunks`. Each result is parsed first and only what was kept is redacted
+        (`redact_parsed`, as `snapshot` does with the device list): the same values as
+        redacting the whole result first, without walking and copying every field of it.
 
         Raises:
             EpiphanError: the guard refused the tool (nothing sent).
         """
         values: dict[str, T] = {}
         failed: list[Chunk] = []
-        for chunk in await self.chunks(tool, device_ids, arguments, on_read=on_read):
+        read = self._unredacted_call(tool)
+        for chunk in await self._chunks(tool, device_ids, arguments, read, on_read):
             if chunk.error is not None:
                 failed.append(chunk)
                 continue
             try:
-                values.update(_parse(tool, parser, chunk.data))
+                parsed = _parse(tool, parser, chunk.data)
+                values.update({key: redact_parsed(value) for key, value in parsed.items()})
             except EpiphanError as exc:
                 failed.append(Chunk(chunk.device_ids, chunk.arguments, chunk.at, error=exc))
         return DeviceReads(tool, values, tuple(failed))
