@@ -66,6 +66,26 @@ def written_at(lab: LabHandle) -> float:
     return datetime.fromisoformat(write["at"].replace("Z", "+00:00")).timestamp()
 
 
+async def card_reads(lab: LabHandle, connection: McpConnection, latency_s: float) -> float:
+    """The lab's own time for the reads behind a card (Inspect): the device list, then recorder
+    status and events together; over an open session, from the first call to the last answer
+    (seconds)."""
+    if latency_s:
+        lab.set_fault("*", "latency", seconds=latency_s)
+    ids = {"device_ids": [IDLE]}
+    started = time.perf_counter()
+    await connection.call("get_devices_in_my_team")
+    await asyncio.gather(
+        connection.call("get_recorder_status_for_devices", ids),
+        connection.call(
+            "get_current_or_next_cms_events_for_devices", {**ids, "until": "2099-01-01T00:00:00Z"}
+        ),
+    )
+    seconds = time.perf_counter() - started
+    lab.clear_faults()
+    return seconds
+
+
 async def direct_path(lab: LabHandle, connection: McpConnection, latency_s: float) -> float:
     """The lab's own time for Execute's critical path: the device list, then recorder status and
     events together, then the write; over an open session, from the first call to the write in
