@@ -66,14 +66,9 @@ def written_at(lab: LabHandle) -> float:
     return datetime.fromisoformat(write["at"].replace("Z", "+00:00")).timestamp()
 
 
-async def card_reads(lab: LabHandle, connection: McpConnection, latency_s: float) -> float:
-    """The lab's own time for the reads behind a card (Inspect): the device list, then recorder
-    status and events together; over an open session, from the first call to the last answer
-    (seconds)."""
-    if latency_s:
-        lab.set_fault("*", "latency", seconds=latency_s)
+async def _reads_before_the_write(connection: McpConnection) -> None:
+    """The device list, then recorder status and events together (what a card and Execute read)."""
     ids = {"device_ids": [IDLE]}
-    started = time.perf_counter()
     await connection.call("get_devices_in_my_team")
     await asyncio.gather(
         connection.call("get_recorder_status_for_devices", ids),
@@ -81,6 +76,16 @@ async def card_reads(lab: LabHandle, connection: McpConnection, latency_s: float
             "get_current_or_next_cms_events_for_devices", {**ids, "until": "2099-01-01T00:00:00Z"}
         ),
     )
+
+
+async def card_reads(lab: LabHandle, connection: McpConnection, latency_s: float) -> float:
+    """The lab's own time for the reads behind a card (Inspect): the device list, then recorder
+    status and events together; over an open session, from the first call to the last answer
+    (seconds)."""
+    if latency_s:
+        lab.set_fault("*", "latency", seconds=latency_s)
+    started = time.perf_counter()
+    await _reads_before_the_write(connection)
     seconds = time.perf_counter() - started
     lab.clear_faults()
     return seconds
@@ -93,15 +98,8 @@ async def direct_path(lab: LabHandle, connection: McpConnection, latency_s: floa
     lab.reset()
     if latency_s:
         lab.set_fault("*", "latency", seconds=latency_s)
-    ids = {"device_ids": [IDLE]}
     started = time.time()
-    await connection.call("get_devices_in_my_team")
-    await asyncio.gather(
-        connection.call("get_recorder_status_for_devices", ids),
-        connection.call(
-            "get_current_or_next_cms_events_for_devices", {**ids, "until": "2099-01-01T00:00:00Z"}
-        ),
-    )
+    await _reads_before_the_write(connection)
     await connection.call("batch_recording", {"action": "start", "device_ids": [f"{IDLE}-1"]})
     seconds = written_at(lab) - started
     lab.clear_faults()
