@@ -436,7 +436,7 @@ async def approve(request: web.Request) -> web.StreamResponse:
             proposal.status == "pending"
         ):
             return await _confirm_step(request, conn, session, proposal)
-        return await _approve_and_run(request, conn, session, shown)
+        return await _approve_and_run(request, conn, session, shown, proposal)
 
 
 async def confirm(request: web.Request) -> web.StreamResponse:
@@ -453,17 +453,17 @@ async def confirm(request: web.Request) -> web.StreamResponse:
             return _refused(request, None, Code.PROPOSAL_NOT_FOUND, session, shown)
         if form.get("confirm_room") != _confirm_value(proposal):
             return await _confirm_step(request, conn, session, proposal)
-        return await _approve_and_run(request, conn, session, shown)
+        return await _approve_and_run(request, conn, session, shown, proposal)
 
 
 async def _approve_and_run(
-    request: web.Request, conn: aiosqlite.Connection, session: Session, shown: Shown
+    request: web.Request, conn: aiosqlite.Connection, session: Session, shown: Shown, proposal: ProposalRow
 ) -> web.Response:
     """Record the approval (consumed, bound to what was shown), then Execute, then a 303 to
-    the outcome page (which reads what the executor recorded)."""
+    the outcome page (which reads what the executor recorded). `proposal` is the row the token
+    names, as the handler read it on this connection (`approve` checks it in its own statement)."""
     page = page_of(request)
-    proposal = await approvals.get_proposal(conn, shown.proposal_id)
-    approvers = 1 if proposal is None else _approvers(request, proposal)
+    approvers = _approvers(request, proposal)
     if approvers >= 2 and page.operator_uids is not None and len(page.operator_uids) < 2:
         code = Code.APPROVALS_INSUFFICIENT  # one operator account: this change is Deny-only
         await approvals.audit_refusal(
