@@ -345,10 +345,6 @@ class EpiphanReadClient:
         """
         return read_result(await self._raw(tool, arguments), stable=stable)
 
-    def _unredacted_call(self, tool: str) -> Callable[[dict[str, Any]], Awaitable[Any]]:
-        """`_unredacted` of `tool`, given its arguments (for `_chunks`)."""
-        return lambda sent: self._unredacted(tool, sent)
-
     async def _unredacted(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any:
         """`call` before redaction (the guard first, as always); never returned to a caller."""
         return unredacted_result(await self._raw(tool, arguments))
@@ -423,25 +419,26 @@ class EpiphanReadClient:
         """`tool` read for `device_ids` (`chunks`), each call's result parsed by `parser`
         (`shared.epiphan.fleet`: {master ID: value}) and merged. A call that failed, or whose result
         has no known shape, is in ``failed``; the others are in ``values``. `on_read` as in
-        `chunks`. Each result is parsed first and only what was kept is redacted
-        (`redact_parsed`, as `snapshot` does with the device list): the same values as
-        redacting the whole result first, without walking and copying every field of it.
+        `chunks`. Each result is parsed as it comes back, first, and only what was kept is
+        redacted (`redact_parsed`, as `snapshot` does with the device list): the same values
+        as redacting the whole result first, without walking and copying every field of it.
 
         Raises:
             EpiphanError: the guard refused the tool (nothing sent).
         """
         values: dict[str, T] = {}
         failed: list[Chunk] = []
-        read = self._unredacted_call(tool)
-        for chunk in await self._chunks(tool, device_ids, arguments, read, on_read):
+
+        async def parsed(sent: dict[str, Any]) -> dict[str, T]:
+            # As each call comes back, while the others are still under way.
+            found = _parse(tool, parser, await self._unredacted(tool, sent))
+            return {key: redact_parsed(value) for key, value in found.items()}
+
+        for chunk in await self._chunks(tool, device_ids, arguments, parsed, on_read):
             if chunk.error is not None:
                 failed.append(chunk)
-                continue
-            try:
-                parsed = _parse(tool, parser, chunk.data)
-                values.update({key: redact_parsed(value) for key, value in parsed.items()})
-            except EpiphanError as exc:
-                failed.append(Chunk(chunk.device_ids, chunk.arguments, chunk.at, error=exc))
+            else:
+                values.update(chunk.data)
         return DeviceReads(tool, values, tuple(failed))
 
     async def call_batched(self, tool: str, arguments: Mapping[str, Any] | None = None) -> BatchedRead:
