@@ -2,7 +2,7 @@
 same run, and as the last line one JSON object of the headline numbers.
 
 Run from a checkout: ``.venv/bin/python bench/compass.py [--quick]`` (not niced: it is a
-benchmark). ``--quick`` takes fewer samples (under 3 minutes; every measure is still printed,
+benchmark). ``--quick`` takes fewer samples (about a minute and a half; every measure is still printed,
 and the JSON line); the full run takes more. The checkout's bytecode is compiled first, as an
 install leaves it. The machine is noisy, so each
 measure is printed with its reference from this same run and the ratio of the two.
@@ -19,8 +19,15 @@ Measures (ours / reference):
 - **Click -> write**: Approve pressed in Chromium (Debian's, `tests.e2e.browser`) on the real
   page (approval_web and the executor as processes) to the write in the lab's log, 50 ms on
   every lab call; reference as above (``click_to_write_ratio_50ms``).
+- **The card**: ``GET /`` on the real page with one proposal pending (every fact read afresh
+  through the executor's Inspect), 50 ms on every lab call; reference: the lab's own time for
+  the reads a card needs (device list, then recorder status and events together) over an open
+  MCP session (``card_ratio_50ms``).
 - **Snapshot, 2,000 devices**: `EpiphanReadClient.snapshot` of a generated fleet; reference:
   the raw MCP reads it makes (same calls, same parallelism), with no parsing or redaction.
+- **Heartbeat, 2,000 devices**: one beat of the watch beside the raw MCP reads it makes, in
+  time (``beat_ratio_2000``) and in memory growth (``beat_growth_ratio_2000``), by
+  `bench/watch_beat.py`'s machinery (the lab and each measure in processes of their own).
 - **Audit rows/s, 3 writers**: three processes appending audit rows at once, each row in its
   own ``BEGIN IMMEDIATE``; reference: one writer alone. Any "database is locked" is counted.
 - **fleetwatch up**: the demo (lab, scripted model, three services) under supervisord, from
@@ -48,7 +55,15 @@ CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 async def main(quick: bool) -> None:
-    from bench import compass_click, compass_execute, compass_snapshot, compass_stack, compass_store
+    from bench import (
+        compass_beat,
+        compass_card,
+        compass_click,
+        compass_execute,
+        compass_snapshot,
+        compass_stack,
+        compass_store,
+    )
     from bench.compass_common import LATENCY_S, table
 
     started = time.perf_counter()
@@ -75,8 +90,14 @@ async def main(quick: bool) -> None:
         click = await compass_click.measure(root / "click", runs=2 if quick else 6, latency_s=LATENCY_S)
         rows.append(click)
         done("click")
+        card = await compass_card.measure(root / "card", runs=4 if quick else 12, latency_s=LATENCY_S)
+        rows.append(card)
+        done("card")
         rows += await compass_snapshot.measure(runs=2 if quick else 8)
         done("snapshot")
+        beat, growth = await compass_beat.measure(rounds=2 if quick else 5)
+        rows += [beat, growth]
+        done("heartbeat")
         store = await compass_store.measure(root / "store", seconds=2.0 if quick else 5.0)
         done("store")
         rows += store.rows
@@ -98,6 +119,9 @@ async def main(quick: bool) -> None:
                 "audit_rows_per_s_3_writers": round(store.rows_per_s),
                 "lock_errors": store.lock_errors,
                 "click_to_write_ratio_50ms": round(click.ratio, 3),
+                "card_ratio_50ms": round(card.ratio, 3),
+                "beat_ratio_2000": round(beat.ratio, 3),
+                "beat_growth_ratio_2000": round(growth.ratio, 3),
             }
         )
     )
@@ -106,5 +130,5 @@ async def main(quick: bool) -> None:
 if __name__ == "__main__":
     sys.path.insert(0, str(CHECKOUT))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer samples: under 3 minutes")
+    parser.add_argument("--quick", action="store_true", help="fewer samples: about a minute and a half")
     asyncio.run(main(parser.parse_args().quick))

@@ -66,15 +66,9 @@ def written_at(lab: LabHandle) -> float:
     return datetime.fromisoformat(write["at"].replace("Z", "+00:00")).timestamp()
 
 
-async def direct_path(lab: LabHandle, connection: McpConnection, latency_s: float) -> float:
-    """The lab's own time for Execute's critical path: the device list, then recorder status and
-    events together, then the write; over an open session, from the first call to the write in
-    the lab's log (seconds)."""
-    lab.reset()
-    if latency_s:
-        lab.set_fault("*", "latency", seconds=latency_s)
+async def _reads_before_the_write(connection: McpConnection) -> None:
+    """The device list, then recorder status and events together (what a card and Execute read)."""
     ids = {"device_ids": [IDLE]}
-    started = time.time()
     await connection.call("get_devices_in_my_team")
     await asyncio.gather(
         connection.call("get_recorder_status_for_devices", ids),
@@ -82,6 +76,30 @@ async def direct_path(lab: LabHandle, connection: McpConnection, latency_s: floa
             "get_current_or_next_cms_events_for_devices", {**ids, "until": "2099-01-01T00:00:00Z"}
         ),
     )
+
+
+async def card_reads(lab: LabHandle, connection: McpConnection, latency_s: float) -> float:
+    """The lab's own time for the reads behind a card (Inspect): the device list, then recorder
+    status and events together; over an open session, from the first call to the last answer
+    (seconds)."""
+    if latency_s:
+        lab.set_fault("*", "latency", seconds=latency_s)
+    started = time.perf_counter()
+    await _reads_before_the_write(connection)
+    seconds = time.perf_counter() - started
+    lab.clear_faults()
+    return seconds
+
+
+async def direct_path(lab: LabHandle, connection: McpConnection, latency_s: float) -> float:
+    """The lab's own time for Execute's critical path: the device list, then recorder status and
+    events together, then the write; over an open session, from the first call to the write in
+    the lab's log (seconds)."""
+    lab.reset()
+    if latency_s:
+        lab.set_fault("*", "latency", seconds=latency_s)
+    started = time.time()
+    await _reads_before_the_write(connection)
     await connection.call("batch_recording", {"action": "start", "device_ids": [f"{IDLE}-1"]})
     seconds = written_at(lab) - started
     lab.clear_faults()

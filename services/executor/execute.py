@@ -27,8 +27,9 @@ The order, each refusal a stable code and one ``refusal`` audit row:
    read last; the fingerprint; the ``event_id`` current or next; the disruptive rule; 9. the
    binding facts (`services.executor.facts`) built from these reads hash to what the card
    showed (``card_facts_changed``, naming what changed); 10. the server's tool list, listed
-   afresh on the same session, still holds the tool's reviewed definition (``tool_changed``,
-   naming what differs: a tool list can change under a running session).
+   afresh on the same session (sent beside the reads of step 8, judged here, after their
+   checks: `services.executor.world.Beside`), still holds the tool's reviewed definition
+   (``tool_changed``, naming what differs: a tool list can change under a running session).
 
 Then the write tool is called **once**, straight after the last read (`WriteClient`), and the
 outcome (ok | error | unknown) recorded; a write Epiphan refused for the team's plan is
@@ -58,7 +59,7 @@ from services.executor.inspection import world_facts
 from services.executor.recheck import record_verdict, verify_after_write
 from services.executor.runtime import Runtime, db_time
 from services.executor.verify import Verdict
-from services.executor.world import raise_refusal, read_and_check
+from services.executor.world import Beside, raise_refusal, read_and_check
 from services.executor.write_client import WriteClient
 from shared.binding import BoundRecord
 from shared.errors import Code
@@ -164,20 +165,23 @@ async def _run_claimed(
             assert standing.proposed is not None
             async with rt.sandbox() as session:
                 reader = rt.reader(session, standing.tool_policy)
-                world = await read_and_check(reader, standing.proposed, rt.fence, record.targets)
-                listed = world.listed
-                seen = Observed(
-                    states=world.states, events=world.reads.events, devices=listed.devices, now=rt.clock()
-                )
-                raise_refusal(standing.state_refusal(record, seen))
-                raise_refusal(
-                    facts_refusal(
-                        world_facts(record, standing.tool_policy, listed, world.endpoints, world.reads),
-                        facts_hash,
-                        shown,
+                async with Beside(lambda: reader.definition_check(record.tool)) as tools:
+                    world = await read_and_check(
+                        reader, standing.proposed, rt.fence, record.targets, beside_last=tools
                     )
-                )
-                await reader.definition_check(record.tool)
+                    listed = world.listed
+                    seen = Observed(
+                        states=world.states, events=world.reads.events, devices=listed.devices, now=rt.clock()
+                    )
+                    raise_refusal(standing.state_refusal(record, seen))
+                    raise_refusal(
+                        facts_refusal(
+                            world_facts(record, standing.tool_policy, listed, world.endpoints, world.reads),
+                            facts_hash,
+                            shown,
+                        )
+                    )
+                    await tools.result()  # listed beside the last reads, judged after their checks
                 wrote_at, sent = rt.clock(), True
                 outcome = await WriteClient(reader.last_used).write_once(record.tool, record.arguments)
                 if outcome.code is not None:  # Epiphan refused before acting (plan): nothing ran, a refusal

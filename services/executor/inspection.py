@@ -35,7 +35,7 @@ from services.executor.checks import (
 )
 from services.executor.facts import BoundFacts, bound_facts
 from services.executor.runtime import Runtime, Standing, db_time
-from services.executor.world import TargetReads
+from services.executor.world import Beside, TargetReads
 from shared.binding import BoundRecord
 from shared.epiphan.fleet import Event, StreamEndpoint
 from shared.errors import Code
@@ -150,11 +150,13 @@ async def inspect(rt: Runtime, request: Inspect) -> Inspection:
     try:
         async with rt.sandbox() as session:
             reader = rt.reader(session, standing.tool_policy)
-            listed = await reader.device_list()
-            if isinstance(record.arguments.get("stream_id"), str):
-                endpoints = await reader.stream_endpoints()
-            reads = await reader.targets(record.targets)
-            await reader.definition_check(record.tool)  # last, as at Execute: the facts stay read
+            async with Beside(lambda: reader.definition_check(record.tool)) as tools:
+                listed = await reader.device_list()
+                if isinstance(record.arguments.get("stream_id"), str):
+                    endpoints = await reader.stream_endpoints()
+                tools.start()  # beside the last reads, as at Execute
+                reads = await reader.targets(record.targets)
+                await tools.result()  # judged after the reads: the facts stay read
     except ExecutorError as exc:
         refusal = refusal or Refusal(exc.code, exc.message)
     if refusal is None and standing.proposed is not None and listed is not None and reads is not None:

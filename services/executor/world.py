@@ -15,7 +15,8 @@ fails closed: a read that fails, times out, or comes back in no known shape rais
 
 Order at Execute (the service decides it): the device list first (team ID, membership,
 allowlist, channels), the stream endpoint list, then the recorder status and the events last,
-in parallel, straight before the write.
+in parallel, straight before the write; the server's tool list is listed afresh beside those
+last reads (`Beside`) and judged after their checks, as when it came after them.
 """
 
 from __future__ import annotations
@@ -270,6 +271,40 @@ async def _parsed(parser: Callable[[Any], T], data: Any) -> T:
     return parser(data)
 
 
+class Beside:
+    """One more read, started beside the last reads of an operation and judged after their
+    checks (``async with Beside(work) as beside``): `start` sends it (once), `result` starts it
+    if it was not and waits for its answer (its error raised then, in the operation's order of
+    refusals). A block left without its `result` (a read failed or a check refused first)
+    cancels it and waits for it to end: nothing of it outlives the block, and its error is not
+    raised over the one that ended the block."""
+
+    def __init__(self, work: Callable[[], Awaitable[Any]]) -> None:
+        self._work = work
+        self._task: asyncio.Future[Any] | None = None
+
+    async def __aenter__(self) -> Beside:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+        if task is not None:
+            await asyncio.gather(task, return_exceptions=True)
+
+    def start(self) -> None:
+        """Send the read now (a second call does nothing)."""
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._work())
+
+    async def result(self) -> Any:
+        """The read's answer; its error is raised here."""
+        self.start()
+        assert self._task is not None
+        return await self._task
+
+
 def raise_refusal(refusal: Refusal | None) -> None:
     """Raise `ExecutorError` with the refusal's code and message, if there is one."""
     if refusal is not None:
@@ -289,11 +324,17 @@ class World:
 
 
 async def read_and_check(
-    reader: SandboxReader, proposed: Proposed, fence: Fence, targets: tuple[str, ...]
+    reader: SandboxReader,
+    proposed: Proposed,
+    fence: Fence,
+    targets: tuple[str, ...],
+    *,
+    beside_last: Beside | None = None,
 ) -> World:
     """The reads Prepare and Execute make, each followed by its checks, in order: the device
     list (team ID, membership, allowlist, channel), the stream endpoints when the call names a
     ``stream_id`` (on the list; in use by another device or not streaming: `destination_refusal`), then the recorder status and events of `targets`, last (the fingerprint).
+    `beside_last` is started with those last reads (the caller judges it after its checks).
 
     Raises:
         ExecutorError: the first refusal, or a failed read (fail closed).
@@ -305,6 +346,8 @@ async def read_and_check(
         endpoints = await reader.stream_endpoints()
         raise_refusal(stream_refusal(proposed.arguments, endpoints))
         raise_refusal(destination_refusal(proposed.rule.tool, proposed.arguments, endpoints, listed.devices))
+    if beside_last is not None:
+        beside_last.start()
     reads = await reader.targets(targets)
     states = target_states(targets, listed.devices, reads.recorder, reads.events)
     if isinstance(states, Refusal):

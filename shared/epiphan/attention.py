@@ -10,6 +10,7 @@ Used by `fleetwatch fleet` and by the assistant's keyword answer.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -123,7 +124,10 @@ def event_state(event: Event | None, now: datetime, lead_minutes: int) -> str:
     return "later" if event.start > now else "none"
 
 
+@functools.lru_cache(maxsize=1024)
 def _firmware_key(version: str) -> tuple[int, ...]:
+    """``"4.24.3"`` -> ``(4, 24, 3)`` (digits of each piece; none: 0). Kept per version: a fleet
+    runs a handful of versions and each device is compared several times a beat."""
     parts = []
     for piece in version.split("."):
         digits = "".join(ch for ch in piece if ch.isdigit())

@@ -29,7 +29,7 @@ import asyncio
 import logging
 import re
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -280,26 +280,38 @@ class EpiphanReadClient:
         if held is None:
             raise ValueError("no tool policy to compare the tool list with")
         pinned = _PINNED.setdefault(self._connection, _Pinned())
+        if fresh:
+            # Listed outside the lock: reads going out beside it (the executor lists the tools
+            # beside its last reads) keep this session's report and do not wait for the list.
+            listed = await self._listed()
+            async with pinned.lock:
+                return self._pin(pinned, held, listed)
         async with pinned.lock:
             same = (
                 self._connection.is_open
                 and pinned.session == self._connection.sessions
                 and held is pinned.policy
             )
-            if pinned.report is not None and same and not fresh:
+            if pinned.report is not None and same:
                 return pinned.report
-            try:
-                listed = await self._connection.list_tools()
-            except FleetwatchError as exc:
-                raise EpiphanError(exc.code, "tools/list", exc.message) from exc
-            report = compare_tools(listed, held)
-            if self._connection.sessions != pinned.session or report != pinned.report:
-                for difference in report.differences:
-                    log.warning(
-                        "Epiphan's tool list differs from the reviewed one: %s", difference.describe()
-                    )
-            pinned.session, pinned.policy, pinned.report = self._connection.sessions, held, report
-            return report
+            return self._pin(pinned, held, await self._listed())
+
+    async def _listed(self) -> list[dict[str, Any]]:
+        """``tools/list`` on this client's connection. Raises `EpiphanError` (``epiphan_*``)."""
+        try:
+            return await self._connection.list_tools()
+        except FleetwatchError as exc:
+            raise EpiphanError(exc.code, "tools/list", exc.message) from exc
+
+    def _pin(self, pinned: _Pinned, held: ToolPolicy, listed: list[dict[str, Any]]) -> ToolReport:
+        """`listed` compared with `held`'s reviewed definitions, kept as the connection's report
+        for its current session (differences logged when the session or the report is new)."""
+        report = compare_tools(listed, held)
+        if self._connection.sessions != pinned.session or report != pinned.report:
+            for difference in report.differences:
+                log.warning("Epiphan's tool list differs from the reviewed one: %s", difference.describe())
+        pinned.session, pinned.policy, pinned.report = self._connection.sessions, held, report
+        return report
 
     async def _held_to_pins(self, tool: str) -> None:
         """`tool_changed` when the pins are set and `tool`'s definition differs from the
@@ -365,6 +377,19 @@ class EpiphanReadClient:
         Raises:
             EpiphanError: the guard refused the tool (nothing sent).
         """
+        return await self._chunks(
+            tool, device_ids, arguments, lambda sent: self.call(tool, sent, stable=stable), on_read
+        )
+
+    async def _chunks(
+        self,
+        tool: str,
+        device_ids: Sequence[str],
+        arguments: Mapping[str, Any] | None,
+        read: Callable[[dict[str, Any]], Awaitable[Any]],
+        on_read: Callable[[str], None] | None,
+    ) -> list[Chunk]:
+        """`chunks`, each call made by `read` (given its arguments)."""
         guard(tool, self._read_tools)
         ids = list(dict.fromkeys(device_ids))
         parts = [tuple(ids[i : i + DEVICE_IDS_PER_CALL]) for i in range(0, len(ids), DEVICE_IDS_PER_CALL)]
@@ -375,7 +400,7 @@ class EpiphanReadClient:
                 if on_read is not None:
                     on_read(tool)
                 try:
-                    data = await self.call(tool, sent, stable=stable)
+                    data = await read(sent)
                 except EpiphanError as exc:
                     return Chunk(part, sent, datetime.now(UTC), error=exc)
             return Chunk(part, sent, datetime.now(UTC), data=data)
@@ -394,21 +419,26 @@ class EpiphanReadClient:
         """`tool` read for `device_ids` (`chunks`), each call's result parsed by `parser`
         (`shared.epiphan.fleet`: {master ID: value}) and merged. A call that failed, or whose result
         has no known shape, is in ``failed``; the others are in ``values``. `on_read` as in
-        `chunks`.
+        `chunks`. Each result is parsed as it comes back, first, and only what was kept is
+        redacted (`redact_parsed`, as `snapshot` does with the device list): the same values
+        as redacting the whole result first, without walking and copying every field of it.
 
         Raises:
             EpiphanError: the guard refused the tool (nothing sent).
         """
         values: dict[str, T] = {}
         failed: list[Chunk] = []
-        for chunk in await self.chunks(tool, device_ids, arguments, on_read=on_read):
+
+        async def parsed(sent: dict[str, Any]) -> dict[str, T]:
+            # As each call comes back, while the others are still under way.
+            found = _parse(tool, parser, await self._unredacted(tool, sent))
+            return {key: redact_parsed(value) for key, value in found.items()}
+
+        for chunk in await self._chunks(tool, device_ids, arguments, parsed, on_read):
             if chunk.error is not None:
                 failed.append(chunk)
-                continue
-            try:
-                values.update(_parse(tool, parser, chunk.data))
-            except EpiphanError as exc:
-                failed.append(Chunk(chunk.device_ids, chunk.arguments, chunk.at, error=exc))
+            else:
+                values.update(chunk.data)
         return DeviceReads(tool, values, tuple(failed))
 
     async def call_batched(self, tool: str, arguments: Mapping[str, Any] | None = None) -> BatchedRead:

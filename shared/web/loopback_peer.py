@@ -51,21 +51,28 @@ def decode_address(text: str) -> tuple[str, int]:
     return str(address), int(port_hex, 16)
 
 
-def table_rows(texts: Iterable[str]) -> Iterable[tuple[tuple[str, int], tuple[str, int], str, int | None]]:
+def table_rows(
+    texts: Iterable[str], *, local_port: int | None = None
+) -> Iterable[tuple[tuple[str, int], tuple[str, int], str, int | None]]:
     """(local, remote, state, uid) of each line of ``/proc/net/tcp{,6}`` texts (a remote that
-    cannot be read is ``("", 0)``; a missing uid None)."""
-    for local, remote, state, uid, _inode in _rows(texts):
+    cannot be read is ``("", 0)``; a missing uid None). With `local_port`, only the lines whose
+    local address has that port (the others are passed over unread: a busy machine lists
+    thousands of sockets)."""
+    for local, remote, state, uid, _inode in _rows(texts, local_port=local_port):
         yield local, remote, state, uid
 
 
 def _rows(
-    texts: Iterable[str],
+    texts: Iterable[str], *, local_port: int | None = None
 ) -> Iterable[tuple[tuple[str, int], tuple[str, int], str, int | None, int | None]]:
     """`table_rows` with each line's socket inode (None when missing)."""
+    port = None if local_port is None else f":{local_port:04X}"
     for text in texts:
         for line in text.splitlines()[1:]:
+            if port is not None and port not in line:
+                continue
             fields = line.split()
-            if len(fields) < 4:
+            if len(fields) < 4 or (port is not None and not fields[1].endswith(port)):
                 continue
             try:
                 local = decode_address(fields[1])
@@ -84,7 +91,7 @@ def owner_in(texts: Iterable[str], client: tuple[str, int], server: tuple[str, i
     """The uid of the socket at `client` connected to `server` in these tables, or None."""
     want_client = (_plain(client[0]), client[1])
     want_server = (_plain(server[0]), server[1])
-    for local, remote, _state, uid in table_rows(texts):
+    for local, remote, _state, uid in table_rows(texts, local_port=want_client[1]):
         if local == want_client and remote == want_server:
             return uid
     return None

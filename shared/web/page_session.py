@@ -10,12 +10,17 @@ A uid that cannot be read never matches: the check fails closed; nor does the ov
 (`shared.web.loopback_peer.OVERFLOW_ID`), which any unmapped uid reads as.
 
 The owners live in the page's memory only, as its session keys do: a restart forgets both.
+The uid of each browser connection is read once and kept while the connection is open
+(`request_uid`): a socket's owner never changes while it is open, and the kernel's tables take
+milliseconds to read and scan on a busy machine, on the page's event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import dataclasses
+import weakref
 from typing import Final
 
 from aiohttp import web
@@ -26,13 +31,26 @@ MAX_SESSIONS: Final = 4096
 """Owners kept at once; the oldest session is forgotten (and so ended) first."""
 
 
+_CONNECTION_UIDS: weakref.WeakKeyDictionary[asyncio.BaseTransport, int] = weakref.WeakKeyDictionary()
+"""Each open browser connection's uid, as the kernel listed it for its client socket the first
+time it was asked (an entry leaves with its connection; a uid that could not be read is not
+kept)."""
+
+
 def request_uid(request: web.Request) -> int | None:
     """The uid the kernel lists for the browser's connection of `request`; None when it cannot
-    be read."""
+    be read. Read from the kernel's tables once per connection (the owner of the client's
+    socket is fixed while it is open), then kept for the connection's later requests and uses."""
     transport = request.transport
     if transport is None:
         return None
-    return peer_uid(transport.get_extra_info("peername"), transport.get_extra_info("sockname"))
+    known = _CONNECTION_UIDS.get(transport)
+    if known is not None:
+        return known
+    uid = peer_uid(transport.get_extra_info("peername"), transport.get_extra_info("sockname"))
+    if uid is not None:
+        _CONNECTION_UIDS[transport] = uid
+    return uid
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

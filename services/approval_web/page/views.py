@@ -1,7 +1,8 @@
 """The page's handlers: the secret form, the card, Approve, Deny and Deny all.
 
 - ``GET /``: without a session, the secret form. With one: the oldest pending proposal's
-  card, built from the store and a fresh Inspect (`card.build_card`), "N more waiting", the
+  card, built from the store and a fresh Inspect (`card.build_card`; it goes out first, and
+  the page's own store reads run while the executor reads the fleet), "N more waiting", the
   queue and hourly-cap counts, this session's approvals and "Recent decisions" (the last
   `RECENT` decided proposals: change, room, who, when, outcome); after a Deny, that denial
   named at the top (``/?denied=<proposal ID>``).
@@ -34,6 +35,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime as dt
 from typing import Any, ClassVar
@@ -251,23 +253,29 @@ async def index(request: web.Request) -> web.StreamResponse:
         pending = [
             p for p in await approvals.list_pending(conn) if p.expires_at is None or p.expires_at > now
         ]
-        queue = await _queue(request, conn)
-        common = {
-            "session": session,
-            "queue": queue,
-            "deny_all_token": guards.form_token(page.form_key, "deny_all", session.id),
-            "recent": [
-                outcome.from_decision(d, viewer_session=session.id)
-                for d in await approvals.recent_decisions(conn, limit=RECENT)
-            ],
-            "denied": await _denied_notice(request, conn, session),
-            **await _my_decisions(request, conn),
-        }
-        if not pending:
-            return render(request, "empty.html", refresh_seconds=EMPTY_REFRESH_SECONDS, **common)
-        proposal = pending[0]
-        card = await _fresh_card(request, proposal)
-        two = await _two_people(request, conn, proposal)
+        # The card's fresh Inspect (the executor's reads of the fleet) goes out first; the
+        # page's own store reads run while it is under way.
+        inspected = asyncio.ensure_future(_fresh_card(request, pending[0])) if pending else None
+        try:
+            common = {
+                "session": session,
+                "queue": await _queue(request, conn),
+                "deny_all_token": guards.form_token(page.form_key, "deny_all", session.id),
+                "recent": [
+                    outcome.from_decision(d, viewer_session=session.id)
+                    for d in await approvals.recent_decisions(conn, limit=RECENT)
+                ],
+                "denied": await _denied_notice(request, conn, session),
+                **await _my_decisions(request, conn),
+            }
+            if inspected is None:
+                return render(request, "empty.html", refresh_seconds=EMPTY_REFRESH_SECONDS, **common)
+            proposal = pending[0]
+            two = await _two_people(request, conn, proposal)
+            card = await inspected
+        finally:
+            if inspected is not None and not inspected.done():
+                inspected.cancel()
     may = card.can_approve and (two is None or two.may_approve)
     shown = Shown(proposal.id, card.card_hash, card.facts_hash, now) if may else None
     _remember(page, proposal, card)
@@ -431,7 +439,7 @@ async def approve(request: web.Request) -> web.StreamResponse:
             proposal.status == "pending"
         ):
             return await _confirm_step(request, conn, session, proposal)
-        return await _approve_and_run(request, conn, session, shown)
+        return await _approve_and_run(request, conn, session, shown, proposal)
 
 
 async def confirm(request: web.Request) -> web.StreamResponse:
@@ -448,17 +456,17 @@ async def confirm(request: web.Request) -> web.StreamResponse:
             return _refused(request, None, Code.PROPOSAL_NOT_FOUND, session, shown)
         if form.get("confirm_room") != _confirm_value(proposal):
             return await _confirm_step(request, conn, session, proposal)
-        return await _approve_and_run(request, conn, session, shown)
+        return await _approve_and_run(request, conn, session, shown, proposal)
 
 
 async def _approve_and_run(
-    request: web.Request, conn: aiosqlite.Connection, session: Session, shown: Shown
+    request: web.Request, conn: aiosqlite.Connection, session: Session, shown: Shown, proposal: ProposalRow
 ) -> web.Response:
     """Record the approval (consumed, bound to what was shown), then Execute, then a 303 to
-    the outcome page (which reads what the executor recorded)."""
+    the outcome page (which reads what the executor recorded). `proposal` is the row the token
+    names, as the handler read it on this connection (`approve` checks it in its own statement)."""
     page = page_of(request)
-    proposal = await approvals.get_proposal(conn, shown.proposal_id)
-    approvers = 1 if proposal is None else _approvers(request, proposal)
+    approvers = _approvers(request, proposal)
     if approvers >= 2 and page.operator_uids is not None and len(page.operator_uids) < 2:
         code = Code.APPROVALS_INSUFFICIENT  # one operator account: this change is Deny-only
         await approvals.audit_refusal(

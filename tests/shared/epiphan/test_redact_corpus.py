@@ -3,11 +3,15 @@ secrets in it, benign text, and idempotence (redacting twice gives the text of o
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from shared.epiphan.fleet import parse_devices
+from shared.epiphan.fleet import parse_devices, parse_events, parse_recorder_status, parse_system_status
 from shared.epiphan.redact import (
     REDACTED,
     redact,
@@ -224,3 +228,32 @@ def hostile_device(text):
 def test_parsing_a_device_list_then_redacting_what_was_kept_equals_redacting_it_whole_first(text):
     data = hostile_device(text)
     assert redact_parsed(parse_devices(data)) == parse_devices(redact(data))
+
+
+CAMPUS_CALLS = Path(__file__).resolve().parents[2] / "fixtures" / "captures" / "campus" / "calls"
+PER_DEVICE_READS = (
+    ("002-get_recorder_status_for_devices.json", parse_recorder_status),
+    ("003-get_system_status_for_devices.json", parse_system_status),
+    ("006-get_current_or_next_cms_events_for_devices.json", parse_events),
+)
+FREE_TEXT = frozenset({"title", "cms", "status", "name", "label", "message", "state"})
+
+
+def with_text(value: Any, text: str) -> Any:
+    """`value` with every string under a free-text key replaced by `text`."""
+    if isinstance(value, dict):
+        return {
+            k: text if k in FREE_TEXT and isinstance(v, str) else with_text(v, text) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [with_text(item, text) for item in value]
+    return value
+
+
+@pytest.mark.parametrize(("calls", "parser"), PER_DEVICE_READS, ids=lambda x: getattr(x, "__name__", x))
+@pytest.mark.parametrize("text", [t for t, _, _ in SECRET_TEXTS] + sorted(STREAM_URLS) + list(BENIGN_TEXTS))
+def test_a_per_device_read_parsed_then_redacted_equals_one_redacted_whole_first(calls, parser, text):
+    """The read client parses each per-device result first and redacts what was kept (issue 34)."""
+    data = with_text(json.loads((CAMPUS_CALLS / calls).read_text()), text)
+    parsed = {key: redact_parsed(value) for key, value in parser(data).items()}
+    assert parsed == parser(redact(data))

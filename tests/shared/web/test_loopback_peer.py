@@ -9,6 +9,7 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+from aiohttp.test_utils import make_mocked_request
 
 from shared.web.loopback_peer import (
     LISTEN,
@@ -18,6 +19,7 @@ from shared.web.loopback_peer import (
     read_tables,
     table_rows,
 )
+from shared.web.page_session import request_uid
 from tests.other_uid import python_as
 
 CLIENT = """
@@ -88,6 +90,53 @@ def test_the_uid_of_a_loopback_connection_is_the_uid_that_opened_it(server: sock
     finally:
         accepted.close()
         client.close()
+
+
+class Connection:
+    """A browser connection as aiohttp's request sees it: the client's and the page's addresses."""
+
+    def __init__(self, peername: object, sockname: object) -> None:
+        self.addresses = {"peername": peername, "sockname": sockname}
+
+    def get_extra_info(self, name: str, default: object = None) -> object:
+        return self.addresses.get(name, default)
+
+
+def test_a_connections_uid_is_read_from_the_tables_once_and_kept_while_it_is_open(
+    server: socket.socket,
+) -> None:
+    """The kernel's tables take milliseconds to read and scan on a busy machine (issue 34): a
+    connection's later requests keep the uid its first one read, as its socket keeps its owner."""
+    client = socket.create_connection(server.getsockname(), timeout=30)
+    accepted, peername = server.accept()
+    try:
+        connection = Connection(peername, accepted.getsockname())
+        first = make_mocked_request("GET", "/", transport=connection)
+        assert request_uid(first) == os.getuid()
+        # Were the tables read again, the same connection would now name nobody.
+        connection.addresses["peername"] = ("127.0.0.1", 1)
+        assert request_uid(make_mocked_request("POST", "/approve", transport=connection)) == os.getuid()
+        other = Connection(("127.0.0.1", 1), accepted.getsockname())
+        assert request_uid(make_mocked_request("GET", "/", transport=other)) is None  # read afresh
+        assert request_uid(make_mocked_request("GET", "/", transport=other)) is None  # and not kept
+    finally:
+        accepted.close()
+        client.close()
+
+
+def test_a_table_is_scanned_for_the_clients_port_alone() -> None:
+    other_ports = "".join(
+        f"{n:4d}: 0100007F:{2000 + n:04X} 0100007F:1F90 01 00000000:00000000 00:00000000 00000000  1000 0 {n}\n"
+        for n in range(1, 50)
+    )
+    table = (
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+        + other_ports
+        + "  99: 0100007F:C350 0100007F:1F90 01 00000000:00000000 00:00000000 00000000    33        0 2\n"
+    )
+    assert [row[3] for row in table_rows([table], local_port=50000)] == [33]
+    assert len(list(table_rows([table]))) == 50
+    assert owner_in([table], ("127.0.0.1", 50000), ("127.0.0.1", 8080)) == 33
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a client as another user (CI runs as root)")
