@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from shared.config import home_given, load_settings
 from shared.text.catalogue import N_, Lexicon, Moment, Words, keyed, say_text, translate
-from shared.text.change_words import change, change_in
+from shared.text.change_words import change, change_in, quoted_name
 from shared.text.changes import change_words, rooms_from_facts, rooms_words, title_words
 from shared.text.command_line import printed_command
 from shared.text.deciders import COMMAND, PAGE, command_uid, decider_words
@@ -56,6 +56,12 @@ class View:
         """``fleetwatch`` `words` as the operator copies it: in the view's language, with its
         home (`shared.text.command_line.printed_command`)."""
         return printed_command(*words, language=self.language, home=self.home)
+
+    def room(self, name: str, device_id: str) -> str:
+        """A room by its name in the reader's quote marks and its ID (``“Aula 1” (2908…)``), or its
+        ID alone when no name is known (`shared.text.change_words.quoted_name`)."""
+        said = visible(device_id, 40)
+        return f"{self.say(quoted_name(name))} ({said})" if name else said
 
     def counted(self, n: int, forms: tuple[str, str], **params: object) -> str:
         """The form of `forms` (``Nn_``) for the count `n`, in the view's language."""
@@ -334,9 +340,10 @@ def render_audit(view: View, rows: Sequence[AuditRow]) -> str:
     )
 
 
-def render_status(view: View, status: Status) -> str:
+def render_status(view: View, status: Status, *, stopped: bool = False) -> str:
     """The queue, caps, pauses (until when, in the operator's time), kill switch, executor,
-    fence and autonomy in plain words."""
+    fence and autonomy in plain words; `stopped`: `status` was read from the store while the
+    services are stopped (the executor was not asked, and the line says so)."""
     rows = [
         [
             view.text(N_("Queue:")),
@@ -352,11 +359,7 @@ def render_status(view: View, status: Status) -> str:
         ],
     ]
     for pause in status.pauses:
-        room = (
-            f"{visible(pause.target_name, 80)} ({visible(pause.target, 40)})"
-            if pause.target_name
-            else visible(pause.target, 40)
-        )
+        room = view.room(pause.target_name, pause.target)
         rows.append(
             [
                 view.text(N_("Paused:")),
@@ -428,7 +431,7 @@ def render_status(view: View, status: Status) -> str:
             view.text(N_("Kill switch:")),
             view.text(N_("ON: every write is refused") if status.kill_switch else N_("off")),
         ],
-        [view.text(N_("Executor:")), view.text(N_("up") if status.executor_up else N_("not answering"))],
+        [view.text(N_("Executor:")), view.text(executor_words(status.executor_up, stopped=stopped))],
         [
             view.text(N_("Fence:")),
             view.text(
@@ -495,6 +498,14 @@ _RECORDING: Mapping[bool | None, str] = {
 }
 
 
+def executor_words(up: bool, *, stopped: bool) -> str:
+    """The executor's state as approval_web saw it (`up`), or that it was not asked when the
+    services are `stopped` (a msgid)."""
+    if stopped:
+        return N_("not asked: the services are stopped")
+    return N_("up") if up else N_("not answering")
+
+
 def render_writable(
     view: View,
     devices: WritableDevices,
@@ -517,7 +528,7 @@ def render_writable(
         )
     ]
     for device in devices.devices:
-        name = visible(device.name, 60) or view.text(N_("(no name)"))
+        name = view.say(quoted_name(device.name)) if device.name else view.text(N_("(no name)"))
         if device.name and lookalike(device.name):
             name += " " + view.text(N_("(look-alike letters)"))
         state = view.text(N_("online") if device.online else N_("OFFLINE"))
@@ -531,7 +542,7 @@ def render_writable(
                 + view.text(
                     N_("channel %(n)s %(name)s: %(recording)s"),
                     n=visible(channel.channel_id, 8),
-                    name=visible(channel.name, 40),
+                    name=quoted_name(channel.name) if channel.name else "",
                     recording=view.text(_RECORDING[channel.recording]),
                 )
             )

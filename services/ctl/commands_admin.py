@@ -101,11 +101,7 @@ async def read_call(args: argparse.Namespace, client: ApprovalClient, request: R
 def pause_words(view: admin_words.View, pause: DenialPause, *, lifted: bool = False) -> str:
     """One denial pause in words in `view`'s language: the change, the room (its name and ID),
     until when (or, once `lifted`, until when it would have run) and why."""
-    room = (
-        f"{visible(pause.target_name, 80)} ({visible(pause.target, 40)})"
-        if pause.target_name
-        else visible(pause.target, 40)
-    )
+    room = view.room(pause.target_name, pause.target)
     return view.text(
         N_("%(change)s (%(tool)s) in %(room)s would have been paused until %(until)s, after %(n)s denials")
         if lifted
@@ -585,12 +581,14 @@ async def status(args: argparse.Namespace) -> int:
     processes = asyncio.ensure_future(processes_words(settings, view))
     watching = asyncio.ensure_future(commands_watch.watch_status(settings))
     try:
-        reply = await read_call(args, approval_client(), GetStatus())
+        reply, from_store = await stopped.read_reply(
+            view, approval_client(), GetStatus(), store=settings.db, readout=stopped.APPROVAL_READOUT
+        )
     finally:
         lines = await processes  # printed first, also when approval_web does not answer
         if lines:
             print("\n".join(lines))
-    print(admin_words.render_status(view, reply))
+    print(admin_words.render_status(view, reply, stopped=from_store))
     watch = await watching
     print(
         commands_watch.render_status(watch, view)

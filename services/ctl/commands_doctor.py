@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import grp
 import os
 import pwd
 import stat
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from gettext import gettext as _
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,8 +46,8 @@ from services.ctl.doctor import (
 from services.ctl.doctor_compose import READERS, check_compose, parse_ids
 from services.ctl.doctor_slack import check_slack_asks, preflight
 from services.ctl.output import print_json
-from services.ctl.supervise import ServerLayout, account_modes
-from shared.config import Settings, given, load_settings
+from services.ctl.supervise import ServerLayout, account_modes, chosen_ports
+from shared.config import Settings, given, home_given, load_settings
 from shared.epiphan.fleet import parse_devices
 from shared.epiphan.signed_session import SignedConnection
 from shared.epiphan.slots import slot_summary
@@ -54,6 +55,7 @@ from shared.errors import Code, FleetwatchError
 from shared.policy.definitions import ToolReport
 from shared.private_files import UnsafePath
 from shared.text.catalogue import Words, keyed, placeholder
+from shared.text.command_line import printed_command
 from shared.text.languages import language_of
 from shared.web.loopback_peer import LISTEN, read_tables, table_rows
 from shared.wire.approval import ApprovalClient, GetStatus, Status
@@ -98,14 +100,26 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
 
 
 async def doctor_command(args: argparse.Namespace) -> int:
-    settings = load_settings()
-    facts, slack = await asyncio.gather(gather(settings, live=args.live), preflight(settings))
+    settings = running_settings()
+    language = "en" if args.json else language_of(args.language or settings.language)
+    command = functools.partial(printed_command, language=language, home=home_given())
+    facts, slack = await asyncio.gather(
+        gather(settings, live=args.live, command=command), preflight(settings)
+    )
     checks = run_checks(facts) + check_slack_asks(settings, slack) + compose_checks(args.compose)
     if args.json:
         print_json(as_json(checks))  # for scripts: English
     else:
-        print(render(checks, language=language_of(args.language or settings.language)))
+        print(render(checks, language=language))
     return exit_code(checks)
+
+
+def running_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """This terminal's settings (`env`, default `os.environ`) with the ports ``up --free-ports``
+    chose for this home's running services (`services.ctl.supervise.chosen_ports`): doctor
+    checks the ports the pages really listen on."""
+    env = dict(os.environ if env is None else env)
+    return load_settings({**env, **chosen_ports(load_settings(env))})
 
 
 def compose_checks(path: str | None) -> list[Check]:
@@ -384,8 +398,11 @@ def state_modes(settings: Settings) -> tuple[tuple[tuple[str, str, str], ...] | 
     return tuple((str(path), f"{found:o}", f"{allowed:o}") for path, found, allowed in loose), None
 
 
-async def gather(settings: Settings, *, live: bool = False) -> Facts:
-    """Every fact the checks need, read now (with `live`, the sign-ins proven too)."""
+async def gather(
+    settings: Settings, *, live: bool = False, command: Callable[..., str] = printed_command
+) -> Facts:
+    """Every fact the checks need, read now (with `live`, the sign-ins proven too); `command`
+    prints the commands the lines give (`Facts.command`)."""
     from shared.policy.loader import load_policies  # jsonschema and yaml: only when doctor runs
 
     read_tools, proposable, policy_error, tool_policy = None, (), None, None
@@ -422,6 +439,7 @@ async def gather(settings: Settings, *, live: bool = False) -> Facts:
     }
     loose, loose_error = state_modes(settings)
     return Facts(
+        command=command,
         settings=settings,
         now=time.time(),
         state_modes=loose,

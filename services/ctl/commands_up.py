@@ -121,14 +121,13 @@ class Started:
     layout: supervise.Layout
 
 
-def up_command(args: argparse.Namespace) -> str:
-    """The command that starts this again on free ports (`up`'s or `demo`'s, with its options)."""
-    words = [command_prefix(), getattr(args, "command", None) or "up"]
+def up_command(args: argparse.Namespace, language: Language) -> str:
+    """The command that starts this again on free ports (`up`'s or `demo`'s, with its options),
+    as `again` prints it in `language`."""
+    words = [getattr(args, "command", None) or "up"]
     if getattr(args, "capture", None) is not None:
-        words += ["--capture", shlex.quote(str(args.capture))]
-    if getattr(args, "language", None):
-        words += ["--language", args.language]
-    return " ".join([*words, "--free-ports"])
+        words += ["--capture", str(args.capture)]
+    return again(*words, "--free-ports", language=language)
 
 
 async def start(args: argparse.Namespace) -> Started:
@@ -166,17 +165,17 @@ async def start(args: argparse.Namespace) -> Started:
     running: frozenset[str] = frozenset()
     chosen: dict[str, str] = {}
     if reused:
-        refuse_another_lab(layout, args.scenario, capture)
+        refuse_another_lab(layout, args.scenario, capture, language_of(args, settings))
         running = await supervise.running_programs(settings)
-        with contextlib.suppress(OSError, ValueError):
-            chosen = dict(json.loads(layout.ports.read_text()))
+        chosen = supervise.chosen_ports(settings)
         settings = load_settings({**os.environ, **chosen})
     env = services_environment(settings, args, demo, chosen)
     wanted = [p for p in ports.ports_of(load_settings(env), demo=demo) if p.program not in running]
     found = taken(wanted)
     if found:
         if not getattr(args, "free_ports", False):
-            raise ports.refusal(found, command=up_command(args))
+            language = language_of(args, settings)
+            raise ports.refusal(found, command=up_command(args, language), language=language)
         chosen |= ports.port_settings(ports.free_ports(found), os.environ, settings.lab_port)
         settings = load_settings({**os.environ, **chosen})
         env = services_environment(settings, args, demo, chosen)
@@ -203,7 +202,9 @@ def services_environment(
     return demo_environment(settings, args.scenario, language_of(args, settings), base) if demo else base
 
 
-def refuse_another_lab(layout: supervise.Layout, scenario: str, capture: Path | None) -> None:
+def refuse_another_lab(
+    layout: supervise.Layout, scenario: str, capture: Path | None, language: Language = LANGUAGES[0]
+) -> None:
     """Refuse (``config_invalid``) to reuse a running home whose lab serves another scenario or
     capture than `scenario` and `capture` (a replay must not answer with the demo's fleet)."""
     try:
@@ -225,9 +226,9 @@ def refuse_another_lab(layout: supervise.Layout, scenario: str, capture: Path | 
         Words.of(
             N_(
                 "Fleetwatch already runs here with another lab (scenario or capture): stop it first "
-                "(%(command)s down), or use another FLEETWATCH_HOME"
+                "(%(command)s), or use another FLEETWATCH_HOME"
             ),
-            command=command_prefix(),
+            command=again("down", language=language),
         ),
     )
 
@@ -572,10 +573,8 @@ async def demo(args: argparse.Namespace) -> int:
     print(render_answer(answer))
     print()
 
-    def again(*words: str) -> str:
-        """A command to run next, as the operator copies it into a new terminal: this install's
-        script, in the same language, with the same home (the defaults need no flag)."""
-        return printed_command(*words, language=lang, home=home_given(), program=script_path())
+    def again_here(*words: str) -> str:
+        return again(*words, language=lang)
 
     reason = no_card_reason(answer, policy.limits, lang)
     if reason is None:
@@ -594,7 +593,7 @@ async def demo(args: argparse.Namespace) -> int:
         print(
             say(
                 N_("Then: %(command)s   (its outcome and verification)"),
-                command=again("pending", "show", shown or say(N_("<proposal ID above>"))),
+                command=again_here("pending", "show", shown or say(N_("<proposal ID above>"))),
             )
         )
     else:
@@ -602,15 +601,15 @@ async def demo(args: argparse.Namespace) -> int:
         print(
             say(
                 N_("See: %(command)s   (the queue, denial pauses, changes to settle)"),
-                command=again("status"),
+                command=again_here("status"),
             )
         )
-    print(f"      {again('pending', 'list')}")
-    print(f"      {again('audit', 'tail')}")
+    print(f"      {again_here('pending', 'list')}")
+    print(f"      {again_here('audit', 'tail')}")
     held = await digest_held(settings, lang)
     if held is not None:
         print(held)
-    print(say(N_("Stop: %(command)s"), command=again("down")))
+    print(say(N_("Stop: %(command)s"), command=again_here("down")))
     return 0
 
 
@@ -641,10 +640,11 @@ async def digest_held(settings: Settings, language: Language) -> str | None:
     )
 
 
-def command_prefix() -> str:
-    """How to call ``fleetwatch`` again from this shell: this install's script, with
-    ``FLEETWATCH_HOME`` when it is not the default (`printed_command`)."""
-    return printed_command(home=home_given(), program=script_path())
+def again(*words: str, language: Language) -> str:
+    """A command to run next, as the operator copies it into a new terminal: this install's
+    script (`script_path`), in `language`, with this home when it is not the default
+    (`shared.text.command_line.printed_command`)."""
+    return printed_command(*words, language=language, home=home_given(), program=script_path())
 
 
 def script_path() -> str:

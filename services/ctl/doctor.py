@@ -26,7 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -34,7 +34,8 @@ from shared.config import Secret, Settings
 from shared.errors import Code
 from shared.policy.definitions import ARGUMENTS_DIFFER, ToolDifference, ToolReport
 from shared.text.catalogue import C_, N_, Joined, Moment, Nn_, Param, Words, keyed, say_text, translations
-from shared.text.change_words import change_in_words, change_words_of
+from shared.text.change_words import change_in_words, change_words_of, quoted_name
+from shared.text.command_line import printed_command
 from shared.text.display import visible
 from shared.text.languages import Language
 from shared.web.model_host import Resolver, ip_of, model_host, system_resolver
@@ -149,6 +150,9 @@ class Facts:
     """Proposable tools whose rule asks two people (``approvers: 2``)."""
     audit_export: tuple[SinkCounts, ...] = ()
     """Each writing service's continuous audit export counts (`shared.store.audit_export`)."""
+    command: Callable[..., str] = printed_command
+    """How a line prints a command to copy: `shared.text.command_line.printed_command` with the
+    reader's language and home (the default: English, the default home)."""
 
 
 @dataclass(frozen=True)
@@ -339,10 +343,18 @@ def _when(seconds: float) -> Words:
     return Words.of(N_("in %(span)s") if seconds >= 0 else N_("%(span)s ago"), span=span)
 
 
-def check_sign_in(name: str, summary: Mapping[str, Any], now: float) -> list[Check]:
-    """One slot: present, safe (0600 in 0700, owner), not dead, expiry."""
+def login_command(name: str, command: Callable[..., str]) -> str:
+    """The command that fills the sign-in slot `name`, as `command` prints it."""
+    return command("login", "--sandbox") if name == "sandbox" else command("login")
+
+
+def check_sign_in(
+    name: str, summary: Mapping[str, Any], now: float, command: Callable[..., str] = printed_command
+) -> list[Check]:
+    """One slot: present, safe (0600 in 0700, owner), not dead, expiry; the fix printed by
+    `command` (`Facts.command`)."""
     label = f"sign-in {name}"
-    fix = "fleetwatch login --sandbox" if name == "sandbox" else "fleetwatch login"
+    fix = login_command(name, command)
 
     def line(level: Level, msgid: str, **params: object) -> list[Check]:
         return [_line(label, level, msgid, fix=fix, **params)]
@@ -412,11 +424,14 @@ def check_state_modes(loose: Sequence[tuple[str, str, str]] | None, error: str |
     ]
 
 
-def check_live(name: str, proof: LiveProof, now: float) -> list[Check]:
+def check_live(
+    name: str, proof: LiveProof, now: float, command: Callable[..., str] = printed_command
+) -> list[Check]:
     """A sign-in proven with one read: accepted, refreshed after a refusal, or refused by
-    Epiphan (named as such when this machine's clock still calls the token valid)."""
+    Epiphan (named as such when this machine's clock still calls the token valid); the fix
+    printed by `command` (`Facts.command`)."""
     label = f"live {name}"
-    fix = "fleetwatch login --sandbox" if name == "sandbox" else "fleetwatch login"
+    fix = login_command(name, command)
     by = (
         ""
         if proof.via == "here"
@@ -599,7 +614,11 @@ def check_probe(probe: Probe, status: Status | None) -> list[Check]:
     return line(Level.FAIL, N_("not running or not answering (%(detail)s)"))
 
 
-def check_queue(status: Status | None, error: Detail | None) -> list[Check]:
+def check_queue(
+    status: Status | None, error: Detail | None, command: Callable[..., str] = printed_command
+) -> list[Check]:
+    """approval_web's queue, each denial pause and each change to settle, with the command that
+    lifts or acknowledges it as `command` prints it (`Facts.command`); rooms quoted."""
     name = "queue"
     if status is None:
         return [
@@ -631,21 +650,19 @@ def check_queue(status: Status | None, error: Detail | None) -> list[Check]:
     level = Level.WARN if full or status.kill_switch or not status.executor_up else Level.OK
     checks = [Check(name, level, text)]
     for pause in status.pauses:
-        room = visible(pause.target_name, 80) or visible(pause.target, 40)
+        room = quoted_name(pause.target_name) if pause.target_name else visible(pause.target, 40)
         checks.append(
             _line(
                 "denial pause",
                 Level.WARN,
                 N_(
-                    "%(change)s in %(room)s paused until %(until)s (UTC) after %(n)s denials; lift it: "
-                    "fleetwatch resume --denials %(tool)s %(target)s"
+                    "%(change)s in %(room)s paused until %(until)s (UTC) after %(n)s denials; lift it: %(command)s"
                 ),
                 change=change_words_of(pause.tool, None),
                 room=room,
                 until=Moment(pause.until, relative=False),  # doctor says its times in UTC
                 n=pause.denials,
-                tool=visible(pause.tool, 60),
-                target=visible(pause.target, 40),
+                command=command("resume", "--denials", pause.tool, pause.target),
             )
         )
     for unsettled in status.unsettled:
@@ -655,8 +672,9 @@ def check_queue(status: Status | None, error: Detail | None) -> list[Check]:
                 Level.WARN,
                 N_(
                     "%(what)s (%(id)s) ended %(outcome)s, verification %(verification)s: nothing new is "
-                    "proposed for that room until a fresh read verifies it or: fleetwatch acknowledge %(id)s"
+                    "proposed for that room until a fresh read verifies it or: %(command)s"
                 ),
+                command=command("acknowledge", unsettled.proposal_id),
                 what=change_in_words(
                     unsettled.tool, unsettled.action, unsettled.target_names, unsettled.targets
                 ),
@@ -1104,9 +1122,9 @@ def run_checks(facts: Facts) -> list[Check]:
     """Every check, in report order (their words said when rendered: `render`, `as_json`)."""
     checks = [*check_policy(facts), *check_guard(facts.read_tools), *check_redaction()]
     for name in ("read", "sandbox"):
-        checks += check_sign_in(name, facts.slots.get(name, {"present": False}), facts.now)
+        checks += check_sign_in(name, facts.slots.get(name, {"present": False}), facts.now, facts.command)
         if facts.live is not None and name in facts.live:
-            checks += check_live(name, facts.live[name], facts.now)
+            checks += check_live(name, facts.live[name], facts.now, facts.command)
     checks += check_tools(facts.tools, facts.tools_error)
     checks += check_state_modes(facts.state_modes, facts.state_error)
     checks += check_fence(facts.settings, facts.status)
@@ -1116,7 +1134,7 @@ def run_checks(facts: Facts) -> list[Check]:
             checks += check_socket(facts.sockets[service], facts.peers.get(service, ((), ())))
         if service in facts.probes:
             checks += check_probe(facts.probes[service], facts.status)
-    checks += check_queue(facts.status, facts.status_error)
+    checks += check_queue(facts.status, facts.status_error, facts.command)
     checks += check_watch(facts.settings, facts.watch, facts.watch_error)
     checks += check_model(facts.settings, facts.model, facts.model_error)
     checks += check_model_host(facts.settings)

@@ -23,7 +23,9 @@ from services.ctl.supervise import PROGRAM_WORDS
 from shared.config import Settings
 from shared.errors import Code
 from shared.text.catalogue import N_, Joined, Words
+from shared.text.command_line import printed_command
 from shared.text.display import visible
+from shared.text.languages import LANGUAGES, Language
 from shared.web.local_http import bind_loopback
 from shared.web.port_holder import Holder, Port, Taken, taken
 
@@ -71,11 +73,14 @@ def holder_words(holder: Holder) -> Words:
     return Words.of(N_("an unknown process"))
 
 
-def taken_words(found: Sequence[Taken], *, other: str, command: str) -> Words:
+def taken_words(
+    found: Sequence[Taken], *, other: str, command: str, language: Language = LANGUAGES[0]
+) -> Words:
     """Each port in `found` named with how it is set, the loopback and its holder; that nothing
-    was started; and what to do: stop another Fleetwatch holding one (the command that does),
-    give another port (`other`: ``FLEETWATCH_LAB_PORT=PORT``, ``--port PORT``), or run `command`
-    (the same start on free ports)."""
+    was started; and what to do: stop another Fleetwatch holding one (the command that does, in
+    `language`: `shared.text.command_line.printed_command`), give another port (`other`:
+    ``FLEETWATCH_LAB_PORT=PORT``, ``--port PORT``), or run `command` (the same start on free
+    ports)."""
     said = Joined(
         "; ",
         tuple(
@@ -99,7 +104,7 @@ def taken_words(found: Sequence[Taken], *, other: str, command: str) -> Words:
                 "on free ports: %(command)s"
             ),
             taken=said,
-            stop="; ".join(f"FLEETWATCH_HOME={shlex.quote(home)} fleetwatch down" for home in homes),
+            stop="; ".join(printed_command("down", language=language, home=home) for home in homes),
             other=other,
             command=command,
         )
@@ -114,11 +119,11 @@ def taken_words(found: Sequence[Taken], *, other: str, command: str) -> Words:
     )
 
 
-def refusal(found: Sequence[Taken], *, command: str) -> CtlError:
-    """`up`'s refusal (``socket_in_use``): `shared.web.port_holder.taken_words`, with the
-    settings that give another port and `command`, the same start on free ports."""
+def refusal(found: Sequence[Taken], *, command: str, language: Language = LANGUAGES[0]) -> CtlError:
+    """`up`'s refusal (``socket_in_use``): `taken_words`, with the settings that give another port
+    and `command`, the same start on free ports; the commands it prints in `language`."""
     other = ", ".join(f"{t.port.setting}=PORT" for t in found)
-    return CtlError(Code.SOCKET_IN_USE, taken_words(found, other=other, command=command))
+    return CtlError(Code.SOCKET_IN_USE, taken_words(found, other=other, command=command, language=language))
 
 
 def free_ports(found: Iterable[Taken]) -> dict[str, str]:

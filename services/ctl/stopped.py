@@ -45,15 +45,24 @@ async def read_call(
             ``service_unavailable`` when there is no `store`.
         CtlError: ``service_unavailable`` when this account may not read `store`.
     """
+    reply, _stopped = await read_reply(view, client, request, store=store, readout=readout)
+    return reply
+
+
+async def read_reply(
+    view: admin_words.View, client: Client, request: Request[R], *, store: Path, readout: str
+) -> tuple[R, bool]:
+    """`read_call`'s reply, and whether it was read from the store (True: the services are
+    stopped, and nothing was asked of them). Raises as `read_call`."""
     try:
-        return await client.call(request)
+        return await client.call(request), False
     except CallError as exc:
         if exc.code != Code.SERVICE_UNAVAILABLE:
             raise
         reply = await from_store(request, store, readout=readout, unavailable=exc)
     said = view.text(N_("The services are stopped; read from the store at %(path)s."), path=str(store))
     print(said, file=sys.stderr)
-    return reply
+    return reply, True
 
 
 async def from_store(request: Request[R], store: Path, *, readout: str, unavailable: CallError) -> R:

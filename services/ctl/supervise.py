@@ -33,6 +33,7 @@ import asyncio
 import datetime as dt
 import functools
 import grp
+import json
 import os
 import pwd
 import re
@@ -664,6 +665,19 @@ def running_pid(settings: Settings) -> int | None:
     except PermissionError:
         return pid
     return pid
+
+
+def chosen_ports(settings: Settings) -> dict[str, str]:
+    """The port settings ``up --free-ports`` chose for this home's running services
+    (`Layout.ports`: ``{"FLEETWATCH_ASK_PORT": "39121"}``); empty when no supervisord runs here or
+    it chose none (or its file cannot be read)."""
+    if running_pid(settings) is None:
+        return {}
+    try:
+        chosen = json.loads(Layout.of(settings).ports.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in chosen.items()} if isinstance(chosen, dict) else {}
 
 
 POLL_SECONDS = 0.02

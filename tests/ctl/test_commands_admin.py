@@ -343,7 +343,7 @@ def test_status_names_the_queue_the_caps_the_pauses_and_a_missing_fence() -> Non
     for expected in (
         "3 of 3 pending",
         "4 of 10",
-        f"reboot in Pearl Two ({A}) is paused until 05:00, in 60 minutes, after 3 denials",
+        f"reboot in “Pearl Two” ({A}) is paused until 05:00, in 60 minutes, after 3 denials",
         f"lift it: fleetwatch resume --denials batch_reboot {A}",
         "ON",
         "not answering",
@@ -430,12 +430,12 @@ def test_lifted_denial_pauses_are_said_in_the_operators_language_and_time() -> N
     english = render_lifted(MEXICO, [pause])
     assert english.startswith("Lifted 1 denial pause;")
     assert (
-        f"reboot (batch_reboot) in Pearl Two ({A}) would have been paused until 05:00, in 60 minutes"
+        f"reboot (batch_reboot) in “Pearl Two” ({A}) would have been paused until 05:00, in 60 minutes"
         in english
     )
     spanish = render_lifted(KIRITIMATI, [pause])
     assert spanish.startswith("Se levantó 1 pausa por rechazos")
-    assert f"en Pearl Two ({A}) habría estado en pausa hasta mar 3 mar, 01:00" in spanish
+    assert f"en «Pearl Two» ({A}) habría estado en pausa hasta mar 3 mar, 01:00" in spanish
     assert render_lifted(KIRITIMATI, []) == "No había ninguna pausa por rechazos vigente; no se levantó nada."
 
 

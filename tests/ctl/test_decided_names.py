@@ -170,6 +170,12 @@ async def test_the_read_only_commands_read_the_store_while_the_services_are_stop
         assert code == 0 and said[language] in err and proposal_id in out, out + err
         code, out, err = await fleetwatch(cli, "status", "--language", language)
         assert code == 0 and said[language] in err, out + err
+        executor = {
+            "en": ("Executor:", "not asked: the services are stopped"),
+            "es": ("Ejecutor:", "no se le preguntó: los servicios están detenidos"),
+        }[language]
+        line = next(x for x in out.splitlines() if x.startswith(executor[0]))
+        assert line.split(None, 1)[1] == executor[1], out
     code, out, err = await fleetwatch(cli, "audit", "verify")
     assert code == 1 and said["en"] in err, out + err
     assert out.startswith("The audit chain holds (") and "but its MACs were not checked" in out, out

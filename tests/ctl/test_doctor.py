@@ -303,7 +303,7 @@ async def test_each_denial_pause_and_change_to_settle_is_a_warning_with_its_comm
     queue, pause, unsettled = check_queue(status, None)
     assert queue.level is Level.OK
     assert pause.level is Level.WARN and pause.message == (
-        "start or stop recording in Sandbox Classroom paused until Wed 16 Sep, 14:00 (UTC) after 3 "
+        "start or stop recording in “Sandbox Classroom” paused until Wed 16 Sep, 14:00 (UTC) after 3 "
         "denials; lift it: fleetwatch resume --denials batch_recording 29088800004"
     )
     assert unsettled.level is Level.WARN and unsettled.message.startswith(

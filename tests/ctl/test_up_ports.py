@@ -70,7 +70,7 @@ def test_the_same_refusal_is_spanish_for_a_spanish_operator_and_demo_says_it_too
             f"el puerto {port} (el laboratorio, FLEETWATCH_LAB_PORT) está en uso en 127.0.0.1 por el proceso {os.getpid()}"
             in err
         )
-        assert "No se inició nada." in err and f"{args[0]} --language es --free-ports" in err
+        assert "No se inició nada." in err and f"{args[0]} --free-ports --language es" in err
         for english in ("is in use", "Nothing was started", "the lab,", "not ready after"):
             assert english not in err, (english, err)
     nothing_started(env)
@@ -128,7 +128,7 @@ async def test_a_port_held_by_another_fleetwatchs_lab_names_that_home_and_how_to
         code, _, err = await asyncio.to_thread(fleetwatch_in_process, env, "up", "--language", "es")
         assert f"por el laboratorio del Fleetwatch en FLEETWATCH_HOME={other} (proceso {lab.pid})" in err, err
         assert (
-            f"Para usar ese Fleetwatch, dé su FLEETWATCH_HOME a sus comandos; o deténgalo (FLEETWATCH_HOME={other} fleetwatch down)"
+            f"Para usar ese Fleetwatch, dé su FLEETWATCH_HOME a sus comandos; o deténgalo (FLEETWATCH_HOME={other} fleetwatch down --language es)"
             in err
         )
         assert json.loads(ready.read_text())["pid"] == lab.pid
