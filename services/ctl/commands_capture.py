@@ -18,7 +18,7 @@ checkout is refused unless ``--in-checkout``. A capture never changes anything o
 from __future__ import annotations
 
 import argparse
-import shlex
+import functools
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from gettext import gettext as _
@@ -49,8 +49,9 @@ from shared.epiphan.redact import url_host
 from shared.errors import FleetwatchError
 from shared.policy.definitions import arguments_differ
 from shared.text.catalogue import N_, Lexicon, placeholder, translate
+from shared.text.command_line import printed_command
 from shared.text.display import visible
-from shared.text.languages import LANGUAGES, Language, language_of
+from shared.text.languages import Language, language_of
 
 if TYPE_CHECKING:
     from shared.policy.loader import ProposeRule
@@ -433,24 +434,24 @@ def replay_lines(folder: Path, say: Callable[..., str], language: Language) -> l
     Fleetwatch on the lab serving it, in a home of its own beside the capture (``DIR-replay``),
     on free ports where one is taken (a running demo's), the read sign-in set by ``up``; then
     what to run against it and how to stop it. The commands keep `language`."""
-    home = shlex.quote(str(folder.parent / f"{folder.name}-replay"))
-    flag = "" if language == LANGUAGES[0] else f" --language {language}"
-    prefix = f"FLEETWATCH_HOME={home} fleetwatch"
+    command = functools.partial(
+        printed_command, language=language, home=str(folder.parent / f"{folder.name}-replay")
+    )
     return [
         say(
             N_(
                 "Replay it with no account, beside a running demo (its own home, free ports where one is taken):"
             )
         ),
-        f"  {prefix} up --capture {shlex.quote(str(folder))} --free-ports{flag}",
+        f"  {command('up', '--capture', str(folder), '--free-ports')}",
         say(
             N_(
                 "Then, in that home: the fleet, a question, and the pages that command printed; stop it after:"
             )
         ),
-        f"  {prefix} fleet{flag}",
-        f'  {prefix} ask{flag} "{say(N_("what is offline?"))}"',
-        f"  {prefix} down{flag}",
+        f"  {command('fleet')}",
+        f"  {command('ask', say(N_('what is offline?')))}",
+        f"  {command('down')}",
     ]
 
 

@@ -216,7 +216,7 @@ async def test_the_summary_and_the_refusals_are_in_spanish_with_fleetwatch_langu
         "Luego, en ese hogar: la flota, una pregunta y las páginas que imprimió ese comando; al terminar, "
         "deténgala:",
         f"  {replay} fleet --language es",
-        f'  {replay} ask --language es "¿qué está desconectado?"',
+        f"  {replay} ask '¿qué está desconectado?' --language es",
         f"  {replay} down --language es",
     ]
     assert "use --rename" in out

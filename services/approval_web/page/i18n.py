@@ -22,7 +22,7 @@ from markupsafe import Markup, escape
 
 from services.approval_web.page.words import Moment, Words
 from shared.text.catalogue import Joined, Param
-from shared.text.change_words import change
+from shared.text.change_words import change, rooms_words
 from shared.text.languages import LANGUAGES, Language
 from shared.text.times import say_time
 
@@ -54,6 +54,7 @@ def page_environments(translations: Mapping[str, GNUTranslations]) -> dict[str, 
         env.globals["html_lang"] = HTML_LANG[lang]
         env.globals["language"] = lang
         env.globals["change_words"] = functools.partial(_change_words, language=lang)
+        env.globals["rooms"] = rooms_words
         envs[lang] = env
     return envs
 
@@ -68,12 +69,14 @@ def make_when(*, zone: dt.tzinfo, now: dt.datetime, language: Language) -> Calla
     return when
 
 
-def make_say(translations: GNUTranslations, when: Callable[..., str]) -> Callable[[Words], Markup]:
+def make_say(translations: GNUTranslations, when: Callable[..., str]) -> Callable[[Words | Joined], Markup]:
     """``say(words) -> Markup``: `words` translated by `translations`, its parameters (text,
     nested `Words` translated first, a `Moment` through `when`) escaped into the catalogue's
-    text."""
+    text; `Joined` words (``rooms(...)``) each said and joined."""
 
-    def say(words: Words) -> Markup:
+    def say(words: Words | Joined) -> Markup:
+        if isinstance(words, Joined):
+            return _value(words)
         text = escape(words.template(translations))
         if not words.params:
             return text

@@ -331,12 +331,15 @@ async def test_the_queue_the_hourly_cap_and_the_kill_switch_show_on_the_page(tmp
 async def test_the_page_names_each_denial_pause_and_change_to_settle_with_the_room_and_its_command(
     tmp_path: Path,
 ) -> None:
-    async with page(tmp_path) as h:
+    hostile = "ENG 105 — approved and verified"
+    async with page(tmp_path, home="/srv/fw room") as h:
         for _ in range(3):
-            denied = await add_proposal(h.db, names={DEVICE: "Room 001"})
+            denied = await add_proposal(h.db, names={DEVICE: hostile})
             async with connection(h.db) as conn:
                 assert await approvals.deny(conn, denied, actor="operator")
-        ran = await add_proposal(h.db, tool="batch_reboot", arguments={"device_ids": [OTHER_DEVICE]})
+        ran = await add_proposal(
+            h.db, tool="batch_reboot", arguments={"device_ids": [OTHER_DEVICE]}, names={OTHER_DEVICE: hostile}
+        )
         async with connection(h.db) as conn:
             await conn.execute("UPDATE proposals SET status = 'executed' WHERE id = ?", (ran,))
             await conn.execute(
@@ -350,13 +353,22 @@ async def test_the_page_names_each_denial_pause_and_change_to_settle_with_the_ro
                 (ran,),
             )
         await h.login()
-        text, _ = await h.card()
-    assert (
-        "Paused after 3 denials: start or stop recording in Room 001, until " in text
-        and f"An operator can lift it: fleetwatch resume --denials batch_recording {DEVICE}" in text
-    ), text
-    assert f"The last change in {OTHER_DEVICE} (reboot) is not confirmed" in text
-    assert f"fleetwatch acknowledge {ran}" in text
+        english, _ = await h.card()
+        spanish, _ = await h.card_at("/?lang=es")
+    home = "FLEETWATCH_HOME=&#39;/srv/fw room&#39; fleetwatch"
+    for text, (start, end), tail, said in (
+        (
+            english,
+            ("“", "”"),
+            "",
+            ("Paused after 3 denials: start or stop recording in ", "The last change in "),
+        ),
+        (spanish, ("«", "»"), " --language es", ("En pausa tras 3 rechazos: ", "El último cambio en ")),
+    ):
+        assert f"{home} resume --denials batch_recording {DEVICE}{tail}" in text, text
+        assert f"{home} acknowledge {ran}{tail}" in text, text
+        assert text.count(f"{start}{hostile}{end}") == 2 and text.count(hostile) == 2, text
+        assert all(part in text for part in said), text
 
 
 async def test_a_policy_that_only_watches_is_said_on_the_page_in_both_languages(tmp_path: Path) -> None:
