@@ -781,6 +781,13 @@ def unknown_setting_error(name: str) -> ConfigError:
     return ConfigError.of(name, N_("unknown setting; every setting is listed in docs/settings.md"))
 
 
+def load_settings_with(chosen: Mapping[str, str], env: Mapping[str, str] | None = None) -> Settings:
+    """`load_settings` of `env` (default: `os.environ`) with `chosen` over it (the settings a
+    running Fleetwatch was started with beside the caller's, e.g. the ports ``up --free-ports``
+    chose). Raises as `load_settings`."""
+    return load_settings({**(os.environ if env is None else env), **chosen})
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Read every setting from `env` (default: `os.environ`) once.
 

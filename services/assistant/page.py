@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import datetime as dt
 import hashlib
 import hmac
 import secrets
@@ -74,8 +75,9 @@ from services.assistant.watch.wall import CSS as WALL_CSS
 from shared.errors import Code, FleetwatchError
 from shared.text.accept_language import page_language
 from shared.text.answered_by import answered_by
-from shared.text.catalogue import N_, translate, translations
-from shared.text.change_words import why
+from shared.text.ask_words import EXAMPLE_QUESTION, question_refusal
+from shared.text.catalogue import N_, Words, say_text, translate, translations
+from shared.text.change_words import quoted_name, why
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES, Language, language_of
 from shared.text.model_text import MODEL_HEADING, NOTES_HEADING, RECORDED_HEADING, model_lines
@@ -114,7 +116,6 @@ MAX_SESSIONS: Final = 1024
 """Sessions kept at once; the oldest is forgotten first."""
 PRESETS: Final = (N_("What needs attention?"), N_("What's offline?"), N_("Next events"))
 """The keyword buttons (catalogue messages: each shown in the page's language)."""
-TOO_LONG: Final = N_("A question is 1 to %(n)s characters.")
 STATUS: Final = {
     Code.BAD_HOST: 400,
     Code.CROSS_SITE: 403,
@@ -321,6 +322,11 @@ def _ask_form(
     return _render(request, "ask.html", status=status, **values)
 
 
+def _said(words: Words, language: Language) -> str:
+    """`words` as plain text in `language` (no times among them)."""
+    return say_text(words, language, zone=dt.UTC, now=dt.datetime.now(dt.UTC))
+
+
 def _preset(value: object) -> str | None:
     """The keyword button pressed, in any language's words, or None."""
     for preset in PRESETS:
@@ -387,8 +393,14 @@ async def _ask(request: web.Request) -> web.Response:
     question = _preset(preset) or typed
     chosen = language if language in LANGUAGES else None
     page_lang = language_of_request(request)
-    if not isinstance(question, str) or not question.strip() or len(question) > MAX_QUESTION_CHARS:
-        error = translate(chosen or page_lang, TOO_LONG) % {"n": MAX_QUESTION_CHARS}
+    question = question if isinstance(question, str) else ""
+    refusal = question_refusal(
+        question,
+        example=_said(quoted_name(translate(chosen or page_lang, EXAMPLE_QUESTION)), chosen or page_lang),
+        most=MAX_QUESTION_CHARS,
+    )
+    if refusal is not None:
+        error = _said(refusal, chosen or page_lang)
         response = _ask_form(request, session, status=400, error=error, chosen=chosen or "")
         response.headers[CODE_HEADER] = str(Code.INVALID_MESSAGE)
         return response

@@ -24,12 +24,14 @@ from typing import Any, Final
 
 from services.ctl import CtlError, add_language_option
 from services.ctl.output import print_json
-from shared.config import load_settings
+from shared.config import home_given, load_settings
 from shared.errors import Code
 from shared.text.answered_by import answered_by
-from shared.text.catalogue import N_, Words, placeholder, translate
+from shared.text.ask_words import EXAMPLE_QUESTION, question_refusal
+from shared.text.catalogue import placeholder, translate
+from shared.text.command_line import printed_command
 from shared.text.display import visible
-from shared.text.languages import language_of
+from shared.text.languages import Language, language_of
 from shared.text.model_text import MODEL_HEADING, NOTES_HEADING, RECORDED_HEADING, model_lines
 from shared.wire.assistant import Answer, Ask, AssistantClient
 from shared.wire.formats import MAX_QUESTION_CHARS
@@ -56,35 +58,26 @@ def render_answer(answer: Answer) -> str:
     return "\n".join(lines)
 
 
-def check_question(question: str) -> None:
-    """Refuse, before anything is sent, a question the assistant would refuse for its size.
+def check_question(question: str, language: Language) -> None:
+    """Refuse, before anything is sent, a question the assistant would refuse for its size
+    (`shared.text.ask_words.question_refusal`; its example a command to copy in `language`).
 
     Raises:
         CtlError: ``invalid_message`` for an empty (or blank) question or one longer than
             `MAX_QUESTION_CHARS`, saying what to write instead.
     """
-    if not question.strip():
-        raise CtlError(
-            Code.INVALID_MESSAGE,
-            Words.of(
-                N_('The question is empty: write it in words, e.g. fleetwatch ask "What needs attention?"')
-            ),
-        )
-    if len(question) > MAX_QUESTION_CHARS:
-        raise CtlError(
-            Code.INVALID_MESSAGE,
-            Words.of(
-                N_("The question has %(n)s characters; ask it in at most %(max)s."),
-                n=len(question),
-                max=MAX_QUESTION_CHARS,
-            ),
-        )
+    example = printed_command(
+        "ask", translate(language, EXAMPLE_QUESTION), language=language, home=home_given()
+    )
+    refusal = question_refusal(question, example=example, most=MAX_QUESTION_CHARS)
+    if refusal is not None:
+        raise CtlError(Code.INVALID_MESSAGE, refusal)
 
 
 async def ask(args: argparse.Namespace) -> int:
     """Send one question; print the answer."""
-    check_question(args.question)
     settings = load_settings()
+    check_question(args.question, language_of(args.language or settings.language))
     message = Ask(question=args.question, language=args.language)
     reply = await AssistantClient(settings.assistant_socket).call(message, timeout_seconds=args.timeout)
     if args.json:

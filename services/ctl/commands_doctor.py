@@ -47,7 +47,7 @@ from services.ctl.doctor_compose import READERS, check_compose, parse_ids
 from services.ctl.doctor_slack import check_slack_asks, preflight
 from services.ctl.output import print_json
 from services.ctl.supervise import ServerLayout, account_modes, chosen_ports
-from shared.config import Settings, given, home_given, load_settings
+from shared.config import Settings, given, home_given, load_settings, load_settings_with
 from shared.epiphan.fleet import parse_devices
 from shared.epiphan.signed_session import SignedConnection
 from shared.epiphan.slots import slot_summary
@@ -115,11 +115,10 @@ async def doctor_command(args: argparse.Namespace) -> int:
 
 
 def running_settings(env: Mapping[str, str] | None = None) -> Settings:
-    """This terminal's settings (`env`, default `os.environ`) with the ports ``up --free-ports``
-    chose for this home's running services (`services.ctl.supervise.chosen_ports`): doctor
-    checks the ports the pages really listen on."""
-    env = dict(os.environ if env is None else env)
-    return load_settings({**env, **chosen_ports(load_settings(env))})
+    """The settings of `env` (default: this terminal's) with the ports ``up --free-ports`` chose
+    for this home's running services (`services.ctl.supervise.chosen_ports`): doctor checks the
+    ports the pages really listen on."""
+    return load_settings_with(chosen_ports(load_settings(env)), env)
 
 
 def compose_checks(path: str | None) -> list[Check]:

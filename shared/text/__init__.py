@@ -14,7 +14,9 @@ Layers (each imports only those below it)::
                       code (catalogue `Words`) | the model's words quoted, one rule for every
                       surface (a line imitating the product marked) | who decided a change and
                       where, by account (the page's outcome and ``fleetwatch audit tail``)
-    answered_by.py    who answered a question (the ask page and ``fleetwatch ask``)
+    answered_by.py  ask_words.py
+                      who answered a question (the ask page and ``fleetwatch ask``) | why a
+                      question cannot be asked, the same words on both
     catalogue.py      the one translator-editable catalogue (locales/*/LC_MESSAGES/messages.po):
                       `Words`, `Moment`, `N_`, `C_`, `keyed` and `Lexicon` (a code's, an enum
                       value's or a table's words, keyed by it), plain-text `say_text` (the page,

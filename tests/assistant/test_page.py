@@ -335,18 +335,22 @@ async def test_the_page_says_which_answered(page, fake, answered_by, words):
 
 
 async def test_a_question_that_is_too_long_or_blank_is_refused_in_words(page, fake):
+    said = {
+        ("es", " "): "La pregunta está vacía: escríbala con palabras, por ejemplo «¿Qué necesita atención?»",
+        ("en", ""): "The question is empty: write it in words, e.g. “What needs attention?”",
+        ("en", "x" * 2001): "The question has 2001 characters; ask it in at most 2000.",
+        ("es", "x" * 2001): "La pregunta tiene 2001 caracteres; hágala en 2000 como máximo.",
+    }
     async with httpx2.AsyncClient() as http:
-        token = await _form(http, page)
-        response = await http.post(
-            f"{page.url}/ask",
-            data={"token": token, "question": " ", "language": "es"},
-            headers=_same_origin(page.url),
-        )
-    assert response.status_code == 400 and fake.asked == []
-    assert (
-        "Una pregunta tiene de 1 a 2000 caracteres." in response.text
-        and "invalid_message" not in response.text
-    )
+        for (language, question), words in said.items():
+            token = await _form(http, page)
+            response = await http.post(
+                f"{page.url}/ask",
+                data={"token": token, "question": question, "language": language},
+                headers=_same_origin(page.url),
+            )
+            assert response.status_code == 400 and fake.asked == []
+            assert words in response.text and "invalid_message" not in response.text, response.text
 
 
 async def test_every_refusal_names_its_one_code_in_a_header_and_an_unknown_address_is_page_not_found(

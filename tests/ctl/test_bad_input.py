@@ -131,10 +131,17 @@ def test_an_arguments_name_or_value_off_the_schema_says_what_it_should_be(
 @pytest.mark.parametrize("question", ["", "   ", "\n"])
 def test_an_empty_question_says_to_write_one_in_english_and_in_spanish(tmp_path: Path, question: str) -> None:
     done = run_cli("ask", question, home=tmp_path)
-    assert done.returncode == 2 and "The question is empty" in done.stderr, done.stderr
-    assert "fleetwatch ask" in done.stderr and "service_unavailable" not in done.stderr
+    assert done.returncode == 2 and "service_unavailable" not in done.stderr, done.stderr
+    home = f"FLEETWATCH_HOME={tmp_path}"
+    assert (
+        f"The question is empty: write it in words, e.g. {home} fleetwatch ask 'What needs attention?'"
+        in done.stderr
+    )
     done = run_cli("ask", question, "--language", "es", home=tmp_path)
-    assert "La pregunta está vacía" in done.stderr and "¿Qué necesita atención?" in done.stderr, done.stderr
+    assert (
+        f"La pregunta está vacía: escríbala con palabras, por ejemplo {home} fleetwatch ask '¿Qué necesita "
+        "atención?' --language es"
+    ) in done.stderr, done.stderr
 
 
 def test_a_misspelt_tool_to_lift_a_denial_pause_for_names_the_closest_one(tmp_path: Path) -> None:
