@@ -6,7 +6,9 @@ import dataclasses
 import datetime as dt
 import re
 from pathlib import Path
+from typing import Any
 
+import msgspec
 import pytest
 
 from shared.errors import Code
@@ -21,6 +23,7 @@ from tests.approval_web.page.helpers import (
     connection,
     executor_down,
     executor_error,
+    facts_for,
     forms_of,
     page,
     policies,
@@ -385,3 +388,26 @@ async def test_a_policy_that_only_watches_is_said_on_the_page_in_both_languages(
         await h.login()
         text, _ = await h.card()
     assert "only watch" not in text
+
+
+async def test_a_lookalike_channel_name_is_flagged_in_the_channel_cell_as_in_the_room_cell(
+    tmp_path: Path,
+) -> None:
+    def lookalike_channel(proposal_id: str, targets: tuple[str, ...]) -> Any:
+        read = facts_for(proposal_id, targets)
+        return msgspec.structs.replace(
+            read, targets=tuple(msgspec.structs.replace(t, channel_name="Рrogram") for t in read.targets)
+        )  # a Cyrillic Р
+
+    async with page(tmp_path) as h:
+        h.executor.inspection_for = lookalike_channel
+        await add_proposal(h.db)
+        await h.login()
+        english, _ = await h.card()
+        spanish, _ = await h.card_at("/?lang=es")
+    for text, flag in ((english, "look-alike letters"), (spanish, "letras que se parecen a otras")):
+        row = re.search(r'<table class="targets">.*?</table>', text, re.S)
+        assert row is not None, text
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(0), re.S)
+        assert "Рrogram" in cells[-1] and f'<strong class="flag">{flag}</strong>' in cells[-1], cells
+        assert "flag" not in cells[0], cells  # the room's own name is no look-alike
