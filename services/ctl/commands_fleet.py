@@ -32,10 +32,12 @@ from services.ctl import add_language_option
 from services.ctl.output import print_json
 from shared.config import Settings, load_settings
 from shared.epiphan.slots import SlotError, read_slot
-from shared.errors import Code
+from shared.errors import Code, FleetwatchError
+from shared.text.catalogue import N_
+from shared.text.display import visible
 from shared.wire.approval import ApprovalClient
 from shared.wire.assistant import AssistantClient, GetFleet
-from shared.wire.executor import ListWritable
+from shared.wire.executor import ListWritable, WritableDevices
 
 if TYPE_CHECKING:
     from shared.epiphan.fleet import FleetSnapshot
@@ -80,14 +82,22 @@ async def read_snapshot(settings: Settings, tool_policy: ToolPolicy) -> FleetSna
     return (await client.call(GetFleet())).snapshot
 
 
-def show(snapshot: FleetSnapshot, policy: Policy, as_json: bool, language: Language = "en") -> None:
-    """Print a snapshot as a table in `language`, or JSON (names escaped either way)."""
+def show(
+    snapshot: FleetSnapshot,
+    policy: Policy,
+    as_json: bool,
+    language: Language = "en",
+    sandbox: WritableDevices | FleetwatchError | None = None,
+) -> None:
+    """Print a snapshot as a table in `language`, or JSON (names escaped either way); the JSON
+    with the rooms a change may target (`sandbox`, `read_sandbox_rooms`: ``sandbox_rooms``, or
+    ``sandbox_rooms_not_read`` with the code and message of why not)."""
     from services.ctl.fleet_view import fleet_json, render_fleet
     from shared.epiphan.attention import thresholds_from_policy
 
     now = datetime.now(UTC)
     if as_json:
-        print_json(fleet_json(snapshot, now, thresholds_from_policy(policy)))
+        print_json({**fleet_json(snapshot, now, thresholds_from_policy(policy)), **sandbox_json(sandbox)})
     else:
         print(render_fleet(snapshot, now, thresholds_from_policy(policy), language))
 
@@ -100,30 +110,62 @@ async def fleet(args: argparse.Namespace) -> int:
     settings = load_settings()
     policy, tool_policy = load_policies(settings.policy_dir, settings.policy_override)
     language = view_for(args.language, settings.language, settings.timezone).language
-    show(await read_snapshot(settings, tool_policy), policy, args.json, language)
-    rooms = None if args.json else await sandbox_rooms(settings, language)
-    if rooms is not None:
-        print()
-        print(rooms)
+    snapshot = await read_snapshot(settings, tool_policy)
+    if args.json:
+        show(snapshot, policy, True, language, sandbox=await read_sandbox_rooms(settings))
+        return 0
+    show(snapshot, policy, False, language)
+    print()
+    print(await sandbox_rooms(settings, language))
     return 0
 
 
-async def sandbox_rooms(settings: Settings, language: Language) -> str | None:
-    """The rooms a change may target, under the fleet (they are the sandbox team's, which the
-    read sign-in does not read): approval.sock's ``ListWritable`` in words
-    (`services.ctl.admin_words.render_writable`); None when it does not answer or refuses (the
-    services stopped, no fence: ``writable`` says why)."""
-    from services.ctl.admin_words import render_writable, view_for
-    from shared.errors import FleetwatchError
-
+async def read_sandbox_rooms(settings: Settings) -> WritableDevices | FleetwatchError:
+    """The rooms a change may target, read afresh now (they are the sandbox team's, which the
+    read sign-in does not read): approval.sock's ``ListWritable``, which the executor answers;
+    the error when it does not answer or refuses (the services stopped, no fence)."""
     client = ApprovalClient(settings.approval_socket, timeout_seconds=WRITABLE_TIMEOUT_SECONDS)
     try:
-        reply = await client.call(ListWritable())
-        tools, observe = proposable(settings)
-    except FleetwatchError:
-        return None
+        return await client.call(ListWritable())
+    except FleetwatchError as exc:
+        return exc
+
+
+def sandbox_json(sandbox: WritableDevices | FleetwatchError | None) -> dict[str, Any]:
+    """``{"sandbox_rooms": {devices, read_at}}``, or ``{"sandbox_rooms": null,
+    "sandbox_rooms_not_read": {"code", "message"}}`` (English, for scripts); nothing when not
+    asked (None)."""
+    import msgspec
+
+    if sandbox is None:
+        return {}
+    if isinstance(sandbox, FleetwatchError):
+        return {
+            "sandbox_rooms": None,
+            "sandbox_rooms_not_read": {"code": str(sandbox.code), "message": sandbox.message},
+        }
+    return {"sandbox_rooms": msgspec.to_builtins(sandbox)}
+
+
+async def sandbox_rooms(settings: Settings, language: Language) -> str:
+    """The rooms a change may target, under the fleet (`read_sandbox_rooms`) in words
+    (`services.ctl.admin_words.render_writable`), or a line saying they could not be read and
+    why (the code in words, the code last)."""
+    from services.ctl.admin_words import code_words, render_writable, view_for
+
     view = view_for(language, settings.language, settings.timezone)
-    return render_writable(view, reply, tools, observe=observe)
+    read = await read_sandbox_rooms(settings)
+    try:
+        if not isinstance(read, FleetwatchError):
+            tools, observe = proposable(settings)
+            return render_writable(view, read, tools, observe=observe)
+    except FleetwatchError as exc:
+        read = exc
+    return view.text(
+        N_("The rooms a change may target were not read: %(why)s [%(code)s]"),
+        why=code_words(view, str(read.code)) or visible(read.message, 300),
+        code=str(read.code),
+    )
 
 
 def proposable(settings: Settings) -> tuple[list[tuple[str, ProposeRule]], bool]:

@@ -555,10 +555,8 @@ async def demo(args: argparse.Namespace) -> int:
         return translate(lang, msgid) % params
 
     show(await read_snapshot(settings, tool_policy), policy, as_json=False, language=lang)
-    rooms = await sandbox_rooms(settings, lang)
-    if rooms is not None:
-        print()
-        print(rooms)
+    print()
+    print(await sandbox_rooms(settings, lang))
     cleaned = await clean_queue(settings, lang)
     if cleaned:
         print()

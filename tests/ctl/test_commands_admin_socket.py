@@ -9,6 +9,7 @@ import json
 import os
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -183,7 +184,7 @@ async def test_a_denial_pause_is_shown_in_words_and_an_operator_lifts_it_by_the_
     code, _, err = await fleetwatch(capsys, *reboot)
     assert code == 2 and error_code(err) == "denial_pause"
     code, out, _ = await fleetwatch(capsys, "status")
-    assert f"Paused:       reboot in Sandbox Pearl-2 ({A}) is paused until " in out
+    assert f"Paused:       reboot in “Sandbox Pearl-2” ({A}) is paused until " in out
     assert (
         f"lift it: FLEETWATCH_HOME={os.environ['FLEETWATCH_HOME']} fleetwatch resume --denials batch_reboot {A}"
         in out
@@ -319,7 +320,7 @@ async def test_audit_decisions_reports_each_person_through_the_socket(
 
 
 async def test_fleet_shows_the_sandbox_rooms_a_change_may_target_under_the_fleet(
-    cli: Stack, capsys: pytest.CaptureFixture[str]
+    cli: Stack, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # Issue 28 item 11: the room the demo proposes for is the sandbox team's, which the read
     # sign-in does not read; ``fleet`` (and the demo's fleet) lists it under the fleet.
@@ -334,6 +335,22 @@ async def test_fleet_shows_the_sandbox_rooms_a_change_may_target_under_the_fleet
         assert code == 0, err
         assert "Salas que un cambio puede tocar ahora: 3" in out and "Sandbox Classroom" in out
         code, out, _ = await fleetwatch(capsys, "fleet", "--json")
-        assert "Rooms a change may target" not in out and json.loads(out)["snapshot"]["devices"]
+        data = json.loads(out)
+        assert "Rooms a change may target" not in out and data["snapshot"]["devices"]
+        sandbox = data["sandbox_rooms"]
+        assert len(sandbox["devices"]) == 3 and sandbox["read_at"], sandbox
+        assert "Sandbox Classroom" in {d["name"] for d in sandbox["devices"]}, sandbox
+        # Nothing answers approval.sock: the fleet still shows, and says the rooms were not read.
+        monkeypatch.setenv("FLEETWATCH_RUNTIME_DIR", str(tmp_path))
+        code, out, err = await fleetwatch(capsys, "fleet")
+        assert code == 0, err
+        assert "The rooms a change may target were not read: " in out, out
+        assert out.rstrip().endswith("[service_unavailable]"), out
+        code, out, err = await fleetwatch(capsys, "fleet", "--language", "es")
+        assert "No se leyeron las salas que un cambio puede tocar: " in out, out
+        code, out, _ = await fleetwatch(capsys, "fleet", "--json")
+        data = json.loads(out)
+        assert data["sandbox_rooms"] is None and data["snapshot"]["devices"], data.keys()
+        assert data["sandbox_rooms_not_read"]["code"] == "service_unavailable", data["sandbox_rooms_not_read"]
     finally:
         settings.read_token_file.unlink(missing_ok=True)

@@ -81,7 +81,8 @@ def test_the_demo_asked_twice_denied_paused_lifted_and_run_again_after_down(demo
 
     status = run(env, "status")
     assert (
-        f"Paused:       start or stop recording in Sandbox Classroom ({CLASSROOM}) is paused until " in status
+        f"Paused:       start or stop recording in “Sandbox Classroom” ({CLASSROOM}) is paused until "
+        in status
     )
     assert f"fleetwatch resume --denials batch_recording {CLASSROOM}" in status  # after FLEETWATCH_HOME=...
     checks = json.loads(run(env, "doctor", "--json"))["checks"]
