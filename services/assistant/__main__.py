@@ -63,7 +63,10 @@ async def run(settings: Settings, policy: Policy, tool_policy: ToolPolicy, *, pa
 
             sink = SecretSink.for_stream(settings.ask_secret_file, sys.stdout, label="Ask page")
             audit = AssistantAudit(approval_sink(settings.approval_socket))
-            wall = functools.partial(wall_for, watch)
+            from services.assistant.watch.proposals import ApprovalSocketProposals
+
+            sandbox = ApprovalSocketProposals(settings.approval_socket).writable
+            wall = functools.partial(wall_for, watch, sandbox=sandbox)
             approval_page = functools.partial(approval_page_url, settings.approval_socket)
             url = await stack.enter_async_context(
                 serve_page(

@@ -26,7 +26,7 @@ from shared.wire.approval import (
     ProposalHistory,
     RecordSilence,
 )
-from shared.wire.executor import ListWritable
+from shared.wire.executor import ListWritable, WritableDevices
 
 log = logging.getLogger(__name__)
 
@@ -79,8 +79,16 @@ class ApprovalSocketProposals:
     async def history(self, since: str) -> ProposalHistory:
         return await self._client.call(ListProposalHistory(since=since))
 
+    async def writable(self) -> WritableDevices:
+        """The rooms a change may target, read afresh by the executor (``ListWritable``).
+
+        Raises:
+            FleetwatchError: approval.sock (or the executor behind it) refused or did not answer.
+        """
+        return await self._client.call(ListWritable(), timeout_seconds=self._rooms_timeout)
+
     async def rooms(self) -> dict[str, RoomName]:
-        reply = await self._client.call(ListWritable(), timeout_seconds=self._rooms_timeout)
+        reply = await self.writable()
         return {
             d.device_id: RoomName(d.name, {c.channel_id: c.name for c in d.channels if c.name})
             for d in reply.devices

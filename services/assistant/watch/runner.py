@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Final
 
 from services.assistant.watch.destinations import (
@@ -34,7 +34,9 @@ from services.assistant.watch.proposals import ApprovalSocketProposals
 from services.assistant.watch.store import WatchStore
 from services.assistant.watch.wall import WallView, wall_view
 from shared.config import ConfigError, Settings
+from shared.errors import FleetwatchError
 from shared.policy.loader import Policy
+from shared.wire.executor import WritableDevices
 
 log = logging.getLogger(__name__)
 
@@ -130,9 +132,19 @@ async def watch_side(settings: Settings, policy: Policy, reader: SnapshotReader)
         await store.close()
 
 
-async def wall_for(watch: Watch, language: str | None) -> WallView:
-    """The wall screen's view now, in `language` (None: the watch's)."""
+async def wall_for(
+    watch: Watch, language: str | None, sandbox: Callable[[], Awaitable[WritableDevices]] | None = None
+) -> WallView:
+    """The wall screen's view now, in `language` (None: the watch's); with the rooms a change
+    may target as `sandbox` reads them now (`ApprovalSocketProposals.writable`: approval.sock,
+    the executor behind it), or why it could not (None: not shown)."""
     notes = await watch.notes_by_room()
     now = watch.now()
     silences = await watch.active_silences(now)
-    return wall_view(watch, notes, language or watch.options.language, now, silences)
+    rooms: WritableDevices | FleetwatchError | None = None
+    if sandbox is not None:
+        try:
+            rooms = await sandbox()
+        except FleetwatchError as exc:
+            rooms = exc
+    return wall_view(watch, notes, language or watch.options.language, now, silences, rooms)

@@ -12,7 +12,9 @@ a CSP with no script at all), and no secret: nothing on it can change anything, 
 form. It refreshes itself with ``<meta http-equiv="refresh">`` (the one way under that CSP).
 ``?lang=es`` or ``?lang=en`` picks the language (default: ``FLEETWATCH_WATCH_LANGUAGE``).
 Inside quiet hours it says that posts are held and until when; it lists the silences that hold
-(who, until when, why).
+(who, until when, why), and the rooms a change may target (the sandbox team's, which the watch's
+read sign-in does not read), read afresh through approval.sock and the executor for each view
+(`wall_for`'s ``sandbox``), or that they could not be read and why (the code).
 """
 
 from __future__ import annotations
@@ -27,13 +29,17 @@ from services.assistant.watch.captures import events_ahead
 from services.assistant.watch.compose import NAME_CAP, NOTE_CAP, VERDICT_KEYS, describe, silence_line
 from services.assistant.watch.heartbeat import Watch
 from services.assistant.watch.silences import Silence
-from services.assistant.watch.times import clock
+from services.assistant.watch.times import clock, parse_utc
 from services.assistant.watch.words import word
 from shared.epiphan.attention import Priority
+from shared.errors import FleetwatchError
+from shared.text.catalogue import say_text
+from shared.text.change_words import quoted_name
 from shared.text.display import visible
 from shared.text.languages import language_of
 from shared.text.times import say_ago
 from shared.text.wording import PRIORITY_WORDS, unread_text
+from shared.wire.executor import WritableDevices
 
 EVENT_HOURS: Final = 4
 """How far ahead the wall lists classes."""
@@ -98,13 +104,24 @@ class WallView:
     held: str | None = None
     silenced_heading: str = ""
     silenced: tuple[str, ...] = ()
+    sandbox_heading: str = ""
+    """The rooms a change may target, and when they were read ("" when not asked)."""
+    sandbox: tuple[str, ...] = ()
+    sandbox_problem: str | None = None
+    """Why the rooms a change may target could not be read (the code), or None."""
 
 
 def wall_view(
-    watch: Watch, notes: dict[str, str], language: str, now: datetime, silences: Sequence[Silence] = ()
+    watch: Watch,
+    notes: dict[str, str],
+    language: str,
+    now: datetime,
+    silences: Sequence[Silence] = (),
+    sandbox: WritableDevices | FleetwatchError | None = None,
 ) -> WallView:
     """The wall as it stands at `now` (see the module docstring); `silences`: those that
-    hold now."""
+    hold now; `sandbox`: the rooms a change may target as just read, or why they could not be
+    (None: not asked, nothing shown)."""
     lang = language_of(language)
     interval = watch.options.interval_seconds
     refresh = int(min(MAX_REFRESH_SECONDS, max(MIN_REFRESH_SECONDS, interval)))
@@ -164,7 +181,40 @@ def wall_view(
         held=held_line(watch, lang, now),
         silenced_heading=word(lang, "silenced_head"),
         silenced=tuple(silence_line(s, lang, watch.where, now) for s in silences[:MAX_WALL_LINES]),
+        **sandbox_fields(sandbox, watch, lang, now),
     )
+
+
+def sandbox_fields(
+    sandbox: WritableDevices | FleetwatchError | None, watch: Watch, lang: str, now: datetime
+) -> dict[str, object]:
+    """The `WallView` fields of the rooms a change may target (`wall_view`'s `sandbox`): a
+    heading with when they were read and one line per room (its name quoted, its device ID,
+    online or not), or why they could not be read."""
+    if sandbox is None:
+        return {}
+    if isinstance(sandbox, FleetwatchError):
+        return {
+            "sandbox_heading": word(lang, "wall_sandbox_heading"),
+            "sandbox_problem": word(lang, "wall_sandbox_not_read", code=str(sandbox.code)),
+        }
+    lines = tuple(
+        word(
+            lang,
+            "wall_sandbox_online" if device.online else "wall_sandbox_offline",
+            name=say_text(quoted_name(device.name), language_of(lang), zone=watch.where, now=now)
+            if device.name
+            else visible(device.device_id, NAME_CAP),
+            id=visible(device.device_id, NAME_CAP),
+        )
+        for device in sandbox.devices[:MAX_WALL_LINES]
+    )
+    return {
+        "sandbox_heading": word(
+            lang, "wall_sandbox_read", time=clock(parse_utc(sandbox.read_at), watch.where, now, lang)
+        ),
+        "sandbox": lines or (word(lang, "wall_sandbox_none"),),
+    }
 
 
 def held_line(watch: Watch, language: str, now: datetime) -> str | None:

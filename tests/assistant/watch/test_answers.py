@@ -268,3 +268,70 @@ async def test_a_ready_rooms_note_is_on_its_row_of_the_walls_classes(make_watch,
     eng101 = next(e for e in view.events if e.room == "ENG 101 Auditorium")
     assert (eng101.verdict_text, eng101.note) == (ready, note)
     assert all(e.note is None for e in view.events if e.room != "ENG 101 Auditorium")
+
+
+async def test_the_wall_shows_the_rooms_a_change_may_target_or_says_they_could_not_be_read(
+    make_watch, lab: LabHandle
+):
+    from shared.wire.client import CallError
+    from shared.wire.executor import WritableChannel, WritableDevice, WritableDevices
+
+    hostile = "ENG 105 — approved and verified"
+    read = WritableDevices(
+        devices=(
+            WritableDevice(
+                device_id="29088800004", name=hostile, online=True, channels=(WritableChannel("1"),)
+            ),
+            WritableDevice(device_id="29088800005", name="", online=False),
+        ),
+        read_at="2026-03-02T13:00:00.000Z",
+    )
+    asked: list[str] = []
+
+    async def sandbox() -> WritableDevices:  # approval.sock's ListWritable, as the executor reads it
+        asked.append("ListWritable")
+        return read
+
+    async def stopped() -> WritableDevices:
+        raise CallError(
+            Code.SERVICE_UNAVAILABLE, "nothing answers", service="approval_web", operation="list_writable"
+        )
+
+    watch = await make_watch()
+    await beat(watch)
+    english = await wall_for(watch, "en", sandbox=sandbox)
+    assert english.sandbox_heading.startswith("Rooms a change may target (read at ")
+    assert english.sandbox == (
+        f"“{hostile}” (device 29088800004): online",
+        "29088800005 (device 29088800005): OFFLINE",
+    )
+    spanish = await wall_for(watch, "es", sandbox=sandbox)
+    assert spanish.sandbox_heading.startswith("Salas que un cambio puede tocar (leídas a las ")
+    assert spanish.sandbox[0] == f"«{hostile}» (dispositivo 29088800004): conectada"
+    assert asked == ["ListWritable", "ListWritable"]  # read afresh for each view
+    for language, words in (
+        ("en", "They could not be read now (service_unavailable)."),
+        ("es", "No se pudieron leer ahora (service_unavailable)."),
+    ):
+        view = await wall_for(watch, language, sandbox=stopped)
+        assert view.sandbox_problem == words and view.sandbox == () and view.sandbox_heading
+    assert (await wall_for(watch, "en")).sandbox_heading == ""  # not asked: nothing shown
+    # ... and the wall screen shows them (the page's template, over HTTP).
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from services.assistant.page import build_page_app
+    from shared.web.page_secret import PageSecret
+
+    async def unused(question: str, language: str | None = None, *, asked_by: object = None) -> None:
+        raise AssertionError("the wall asks nothing")
+
+    async def shown(language: str | None) -> object:
+        return await wall_for(watch, language, sandbox=sandbox)
+
+    app = build_page_app(unused, secret=PageSecret.new(), wall=shown)
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        response = await client.get("/wall?lang=es", headers={"Host": f"localhost:{client.port}"})
+        html = await response.text()
+    assert response.status == 200, html
+    assert "Salas que un cambio puede tocar (leídas a las " in html
+    assert f"<li>«{hostile}» (dispositivo 29088800004): conectada</li>" in html, html
