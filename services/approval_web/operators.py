@@ -25,6 +25,7 @@ from shared.store import approvals
 from shared.store.audit_export import export_rows, sink_counts
 from shared.store.audit_seal import APPROVAL_WEB, EXECUTOR
 from shared.store.db import db_now, verify_audit
+from shared.text.catalogue import N_
 from shared.text.display import visible
 from shared.wire.approval import (
     MAX_AUDIT_EXPORT,
@@ -276,9 +277,11 @@ async def lift_denial_pauses(desk: Desk, message: LiftDenialPauses, peer: PeerCr
             running = await active_pauses(desk.conn, limits, tool=message.tool)
         matches = {p.target for p in running if message.room in (p.target, p.target_name)}
         if not matches:
-            raise IntakeRefused(
+            raise IntakeRefused.said(
                 Code.NO_SUCH_PAUSE,
-                f"no denial pause of {visible(message.tool, 64)} on {visible(message.room, 80)} is running",
+                N_("no denial pause of %(tool)s on %(room)s is running"),
+                tool=visible(message.tool, 64),
+                room=visible(message.room, 80),
             )
         if len(matches) > 1:
             raise IntakeRefused(

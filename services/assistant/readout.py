@@ -78,7 +78,7 @@ async def answer(data: bytes, settings: Callable[[], Settings] = load_settings) 
         finally:
             await conn.close()
     except (FleetwatchError, ProtocolError) as exc:
-        return ErrorReply(code=exc.code, message=exc.message)
+        return ErrorReply.of(exc)
 
 
 def main() -> int:

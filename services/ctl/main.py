@@ -254,6 +254,16 @@ def _error_message(exc: FleetwatchError, language: Language) -> str:
 
     if isinstance(exc, CtlError) and exc.words is not None:
         message = visible(view.say(exc.words), 2000)
+    elif isinstance(exc, CallError) and exc.template is None and exc.code != Code.SERVICE_UNAVAILABLE:
+        # A service's refusal in its own English prose only: in another language, the code's
+        # words, then the service's detail marked as its English (it may say what to fix).
+        said = Words.in_context(
+            "service's words",
+            C_("service's words", "%(message)s"),
+            message=visible(exc.message, 2000),
+            words=code_words(view, str(exc.code)) or "",
+        )
+        message = say_text(said, view.language, zone=view.zone, now=view.now)
     elif exc.template is None and exc.code != Code.SERVICE_UNAVAILABLE:
         # A service's refusal or a library's failure, written in English (the sentence stays in
         # the log and the audit): in another language, its code in words where the catalogue

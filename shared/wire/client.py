@@ -81,6 +81,15 @@ class CallError(FleetwatchError):
         self.service = service
         self.operation = operation
 
+    @classmethod
+    def of(cls, reply: ErrorReply, *, service: str, operation: str) -> CallError:
+        """The refusal `reply` from `service`, with its catalogue words (``template``,
+        ``params``) when it carried them: a command says them in the reader's language."""
+        error = cls(reply.code, reply.message, service=service, operation=operation)
+        if reply.template is not None:
+            error.template, error.params = reply.template, dict(reply.params)
+        return error
+
 
 class _UndeclaredError(Message, tag=ERROR_TAG):
     """An error reply read without checking its code: only to log what a newer peer sent."""
@@ -224,7 +233,7 @@ async def call_readout(
         last = (err.decode(errors="replace").strip().splitlines() or [exc.message])[-1]
         raise CallError(Code.INTERNAL_ERROR, cut(last, 300), service=service, operation=operation) from exc
     if isinstance(reply, ErrorReply):
-        raise CallError(reply.code, reply.message, service=service, operation=operation)
+        raise CallError.of(reply, service=service, operation=operation)
     return typing.cast("R", reply)
 
 
@@ -281,5 +290,5 @@ class SocketClient:
             service=who,
         )
         if isinstance(reply, ErrorReply):
-            raise CallError(reply.code, reply.message, service=who, operation=row.name)
+            raise CallError.of(reply, service=who, operation=row.name)
         return typing.cast("R", reply)

@@ -33,15 +33,18 @@ import struct
 import typing
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from typing import Any, Final, Generic, TypeVar
+from typing import Annotated, Any, Final, Generic, TypeVar
 
 import msgspec
+from msgspec import Meta
 
 from shared.errors import Code, FleetwatchError
-from shared.wire.formats import ErrorText
+from shared.wire.formats import MAX_MESSAGE_CHARS, ErrorText
 
 logger = logging.getLogger(__name__)
 
+MAX_ERROR_PARAMS: Final = 16
+"""Most parameters an `ErrorReply`'s catalogue words carry."""
 MAX_FRAME_BYTES = 1 << 20
 """Largest frame body accepted or sent: 1 MiB."""
 _HEADER = struct.Struct(">I")
@@ -109,13 +112,28 @@ class Message(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field
     pass ``tag="..."`` in the class statement to choose another tag."""
 
 
-class ErrorReply(Message, tag="error"):
+class ErrorReply(Message, tag="error", omit_defaults=True):
     """The one error shape on the wire. `code` is a `Code` (decoding refuses any other value;
     `shared.wire.client` reads an undeclared one as ``internal_error``); branch on it, not on
-    `message`."""
+    `message`. A refusal made of catalogue words (`shared.errors.FleetwatchError.said`) also
+    carries its `template` (the English message ID) and `params` (text), so a command says it
+    in the reader's language; both are left out of the frame when absent."""
 
     code: Code
     message: ErrorText
+    template: ErrorText | None = None
+    params: Annotated[dict[str, ErrorText], Meta(max_length=MAX_ERROR_PARAMS)] = msgspec.field(
+        default_factory=dict
+    )
+
+    @classmethod
+    def of(cls, exc: FleetwatchError) -> ErrorReply:
+        """The reply that refuses with `exc`: its code, its message cut to `MAX_MESSAGE_CHARS`,
+        and its catalogue words when it has them (each parameter cut too)."""
+        params = {k: cut(v, MAX_MESSAGE_CHARS) for k, v in list(exc.params.items())[:MAX_ERROR_PARAMS]}
+        return cls(
+            code=exc.code, message=cut(exc.message, MAX_MESSAGE_CHARS), template=exc.template, params=params
+        )
 
 
 class Operation(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

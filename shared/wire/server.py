@@ -29,7 +29,6 @@ from typing import Any
 
 from shared.errors import MEANINGS, Code, FleetwatchError
 from shared.web.loopback_peer import OVERFLOW_ID
-from shared.wire.formats import MAX_MESSAGE_CHARS
 from shared.wire.protocol import (
     MAX_FRAME_BYTES,
     Capabilities,
@@ -39,7 +38,6 @@ from shared.wire.protocol import (
     Message,
     OperationTable,
     ProtocolError,
-    cut,
     read_frame,
     write_frame,
 )
@@ -193,7 +191,7 @@ async def _answer(
     try:
         reply = await handler(request, peer)
     except FleetwatchError as exc:
-        return ErrorReply(code=exc.code, message=cut(exc.message, MAX_MESSAGE_CHARS))
+        return ErrorReply.of(exc)
     except Exception:  # top-level handler of one request: logged with its traceback
         logger.exception("handler failed on %s from pid %d", type(request).__name__, peer.pid)
         return ErrorReply(code=Code.INTERNAL_ERROR, message=MEANINGS[Code.INTERNAL_ERROR])

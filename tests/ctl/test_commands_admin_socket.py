@@ -198,6 +198,13 @@ async def test_a_denial_pause_is_shown_in_words_and_an_operator_lifts_it_by_the_
     )
     code, _, err = await fleetwatch(capsys, "resume", "--denials", "batch_reboot", "Nowhere Hall")
     assert code == 2 and error_code(err) == "no_such_pause"
+    assert error_message(err) == "no denial pause of batch_reboot on Nowhere Hall is running", err
+    # The service's refusal carries its catalogue words: said in Spanish, nothing English left.
+    code, _, err = await fleetwatch(
+        capsys, "resume", "--denials", "batch_reboot", "Nowhere Hall", "--language", "es"
+    )
+    assert code == 2 and error_code(err) == "no_such_pause"
+    assert error_message(err) == "no hay ninguna pausa por rechazos de batch_reboot en Nowhere Hall", err
     code, out, _ = await fleetwatch(capsys, "resume", "--denials", "batch_reboot", "Sandbox Pearl-2")
     assert code == 0 and out.startswith("Lifted 1 denial pause;") and "Sandbox Pearl-2" in out
     code, out, _ = await fleetwatch(capsys, "status", "--json")
@@ -254,6 +261,14 @@ async def test_a_refused_draft_and_a_stopped_service_are_one_line_user_errors(
         and error_message(err).startswith("$.device_ids")
         and err.count("\n") == 1
     )
+    # In Spanish: the code's words, then the service's English detail marked as such (issue 28).
+    code, _, err = await fleetwatch(
+        capsys, "propose", "batch_reboot", "--arg", 'device_ids=["all"]', "--reason", "r", "--language", "es"
+    )
+    said = error_message(err)
+    assert code == 2 and error_code(err) == "invalid_arguments", err
+    assert said.startswith("los argumentos no coinciden con el esquema revisado de la herramienta."), said
+    assert "(el servicio lo dijo en inglés: $.device_ids" in said, said
     code, _, err = await fleetwatch(capsys, "propose", "batch_reboot", "--arg", "oops", "--reason", "r")
     assert (
         code == 2
@@ -264,13 +279,14 @@ async def test_a_refused_draft_and_a_stopped_service_are_one_line_user_errors(
         capsys, "propose", "batch_reboot", "--arg", f'device_ids=["{C}"]', "--reason", "r"
     )
     assert code == 2 and error_code(err) == "target_not_allowlisted"
-    # In Spanish the service's English sentence gives way to the code in words.
+    # In Spanish the code in words first, then the service's English sentence marked as such.
     code, _, err = await fleetwatch(
         capsys, "propose", "batch_reboot", "--arg", f'device_ids=["{C}"]', "--reason", "r", "--language", "es"
     )
     assert code == 2 and err == (
         "fleetwatch: un dispositivo no está en la lista de dispositivos que "
-        "Fleetwatch puede cambiar. [target_not_allowlisted]\n"
+        "Fleetwatch puede cambiar. (el servicio lo dijo en inglés: Sandbox Nano (29088800003) is not on "
+        "FLEETWATCH_WRITE_DEVICE_IDS.) [target_not_allowlisted]\n"
     ), err
     assert cli.lab.writes() == []
     await cli.approval_web.stop()
