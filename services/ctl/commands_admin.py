@@ -314,10 +314,9 @@ def proposal_id_of(args: argparse.Namespace) -> str:
         raise CtlError(
             Code.INVALID_ARGUMENTS,
             Words.of(
-                N_(
-                    "%(id)s is not a proposal ID: one looks like p-1a2b3c4d5e6f (see 'fleetwatch pending list')"
-                ),
+                N_("%(id)s is not a proposal ID: one looks like p-1a2b3c4d5e6f (see '%(command)s')"),
                 id=repr(visible(args.proposal_id, 60)),
+                command=view_of(args).command("pending", "list"),
             ),
         )
     return given
@@ -357,8 +356,9 @@ async def deny_all(args: argparse.Namespace) -> int:
 async def pause(args: argparse.Namespace) -> int:
     """``fleetwatch pause``: turn the kill switch on."""
     reply = await approval_client().call(SetKillSwitch(on=True))
-    words = N_("Writes paused: the executor refuses every write until `fleetwatch resume`.")
-    _out(args, reply, view_of(args).text(words))
+    view = view_of(args)
+    words = N_("Writes paused: the executor refuses every write until `%(command)s`.")
+    _out(args, reply, view.text(words, command=view.command("resume")))
     return 0
 
 
@@ -613,8 +613,9 @@ def propose_warnings(view: admin_words.View, status: Status) -> list[str]:
             view.text(
                 N_(
                     "warning: writes are paused (the kill switch is on): even approved, this change will not run "
-                    "until `fleetwatch resume`."
-                )
+                    "until `%(command)s`."
+                ),
+                command=view.command("resume"),
             )
         )
     if not status.executor_up:

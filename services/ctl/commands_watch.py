@@ -115,9 +115,8 @@ def render_status(status: WatchStatus, view: admin_words.View | None = None) -> 
                 "",
                 view.counted(
                     status.silences,
-                    Nn_(
-                        "%(n)s silence holds: fleetwatch silences", "%(n)s silences hold: fleetwatch silences"
-                    ),
+                    Nn_("%(n)s silence holds: %(command)s", "%(n)s silences hold: %(command)s"),
+                    command=view.command("silences"),
                 ),
             ]
         )

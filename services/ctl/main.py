@@ -199,18 +199,21 @@ def help_language(argv: Sequence[str]) -> Language | None:
 def not_running(why: str, language: str = "en") -> str:
     """The line for a service that is not running, in `language`: where Fleetwatch was looked
     for, and how to start it; `why` (the client's own words) follows."""
+    from shared.config import home_given
     from shared.text.catalogue import translate
+    from shared.text.command_line import printed_command
 
     try:
         home = str(load_settings().home)
     except ConfigError as error:
         home = f"? ({error.message})"
     said = translate(language_of(language), NOT_RUNNING)
-    return said % {"home": visible(home, 300), "why": visible(why, 400)}
+    start = printed_command("up", language=language_of(language), home=home_given())
+    return said % {"home": visible(home, 300), "why": visible(why, 400), "command": start}
 
 
 NOT_RUNNING = N_(
-    "Fleetwatch is not running here (FLEETWATCH_HOME=%(home)s): start it with `fleetwatch up` (%(why)s)"
+    "Fleetwatch is not running here (FLEETWATCH_HOME=%(home)s): start it with `%(command)s` (%(why)s)"
 )
 NOTHING_ANSWERS = N_("%(service)s does not answer on its socket; nothing was sent")
 """The socket client's detail (``service_unavailable``) said in the catalogue's words (the

@@ -401,7 +401,7 @@ def test_propose_warnings_are_in_the_operators_language() -> None:
     spanish = propose_warnings(KIRITIMATI, status)
     assert spanish == [
         "aviso: los cambios están en pausa (el interruptor de parada está activado): aunque se apruebe, "
-        "este cambio no se ejecutará hasta `fleetwatch resume`.",
+        "este cambio no se ejecutará hasta `fleetwatch resume --language es`.",
         "aviso: el ejecutor no responde: una aprobación no podría ejecutarse ahora.",
         "aviso: la cola está llena (3 de 3): esta propuesta será rechazada.",
     ]

@@ -79,7 +79,7 @@ async def test_ask_without_a_running_assistant_says_so_and_exits_2(tmp_path: Pat
     assert error_code(err) == "service_unavailable" and error_message(err).startswith(
         "Fleetwatch is not running here (FLEETWATCH_HOME="
     )
-    assert "start it with `fleetwatch up` (the assistant is not running" in err
+    assert "fleetwatch up` (the assistant is not running" in err
 
 
 async def test_a_refused_question_exits_2_with_the_code(tmp_path: Path):

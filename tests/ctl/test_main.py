@@ -86,7 +86,7 @@ async def test_with_nothing_running_a_command_says_where_it_looked_and_how_to_st
     code, out, err = await fleetwatch(base_env(home), "pending", "list")
     assert code == 2 and out == ""
     assert error_code(err) == "service_unavailable" and error_message(err).startswith(
-        f"Fleetwatch is not running here (FLEETWATCH_HOME={home}): start it with `fleetwatch up`"
+        f"Fleetwatch is not running here (FLEETWATCH_HOME={home}): start it with `FLEETWATCH_HOME={home} fleetwatch up`"
     )
 
 

@@ -99,7 +99,7 @@ async def test_the_commands_own_errors_are_in_spanish(tmp_path: Path) -> None:
         code == 2
         and error_code(err) == "service_unavailable"
         and error_message(err).startswith(
-            f"Fleetwatch no está en ejecución aquí (FLEETWATCH_HOME={home}): inícielo con `fleetwatch up`"
+            f"Fleetwatch no está en ejecución aquí (FLEETWATCH_HOME={home}): inícielo con `FLEETWATCH_HOME={home} fleetwatch up --language es`"
         )
     ), err
     code, _, err = await fleetwatch(base_env(home), "resume", "batch_reboot", "--language", "es")
@@ -177,7 +177,7 @@ async def test_not_running_is_said_in_spanish_to_the_end(tmp_path: Path) -> None
         code == 2
         and error_code(line) == "service_unavailable"
         and error_message(line).startswith(
-            f"Fleetwatch no está en ejecución aquí (FLEETWATCH_HOME={home}): inícielo con `fleetwatch up`"
+            f"Fleetwatch no está en ejecución aquí (FLEETWATCH_HOME={home}): inícielo con `FLEETWATCH_HOME={home} fleetwatch up --language es`"
         )
     ), err
     assert "nothing" not in line and "is not running" not in line and "answers" not in line, line

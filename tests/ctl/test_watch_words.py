@@ -110,3 +110,20 @@ def test_status_names_where_the_watch_posts_in_the_operators_words() -> None:
     assert "Slack: 3 enviadas" in spanish and "console" not in spanish
     english = render_status(status, MEXICO)
     assert "console: 1 sent, 2 failed (internal_error; not retried)" in english and "Slack: 3 sent" in english
+
+
+def test_the_silences_line_prints_its_command_with_the_language_and_the_home() -> None:
+    import dataclasses
+
+    import msgspec
+
+    from services.ctl.commands_watch import render_status
+
+    status = msgspec.structs.replace(_status(True, None), silences=2)
+    home = dataclasses.replace(SPANISH, home="/srv/fw")
+    assert "2 silencios vigentes: FLEETWATCH_HOME=/srv/fw fleetwatch silences --language es" in render_status(
+        status, home
+    )
+    assert "1 silence holds: fleetwatch silences" in render_status(
+        msgspec.structs.replace(status, silences=1), MEXICO
+    )
