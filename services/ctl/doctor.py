@@ -397,7 +397,11 @@ def check_sign_in(
 STATE_MODES: Final = "state modes"
 
 
-def check_state_modes(loose: Sequence[tuple[str, str, str]] | None, error: str | None) -> list[Check]:
+def check_state_modes(
+    loose: Sequence[tuple[str, str, str]] | None,
+    error: str | None,
+    command: Callable[..., str] = printed_command,
+) -> list[Check]:
     """One account's state is its own: folders ``700``, stores, their -wal/-shm and secrets
     ``600`` (``2750``/``640`` in a setgid folder); each path that lets in more is named with
     its mode. No line when not looked at (`Facts.state_modes` None)."""
@@ -418,8 +422,9 @@ def check_state_modes(loose: Sequence[tuple[str, str, str]] | None, error: str |
         _line(
             STATE_MODES,
             Level.FAIL,
-            N_("other local users may open %(each)s; `fleetwatch up` puts the modes back"),
+            N_("other local users may open %(each)s; `%(command)s` puts the modes back"),
             each=each,
+            command=command("up"),
         )
     ]
 
@@ -468,7 +473,9 @@ def check_live(
     return line(Level.FAIL, N_("the read failed%(by)s: %(why)s"), why=why)
 
 
-def check_fence(settings: Settings, status: Status | None = None) -> list[Check]:
+def check_fence(
+    settings: Settings, status: Status | None = None, command: Callable[..., str] = printed_command
+) -> list[Check]:
     """The fence in this shell's settings, held against the running approval_web's (`status`,
     None when it could not be asked: said so): when this shell has none but the services do
     (``fleetwatch demo`` sets it in the services' own environment), OK with a note, because the
@@ -487,8 +494,9 @@ def check_fence(settings: Settings, status: Status | None = None) -> list[Check]
                 Level.OK,
                 N_(
                     "configured in the running services' environment (this shell sets none; "
-                    "fleetwatch demo sets it for the lab's sandbox team)"
+                    "%(command)s sets it for the lab's sandbox team)"
                 ),
+                command=command("demo"),
             )
         ]
     if not parts:
@@ -519,9 +527,10 @@ def check_fence(settings: Settings, status: Status | None = None) -> list[Check]
                 Level.WARN,
                 N_(
                     "this terminal's settings set %(x)s, but the running approval_web has no fence: nothing "
-                    "can be proposed or run until the services start with it (fleetwatch up)"
+                    "can be proposed or run until the services start with it (%(command)s)"
                 ),
                 x=here,
+                command=command("up"),
             )
         ]
     return [_line(name, Level.OK, "%(x)s", x=here)]
@@ -716,7 +725,9 @@ def _posts_there(watch: WatchStatus) -> dict[str, Words]:
     return where
 
 
-def _where_checks(settings: Settings, watch: WatchStatus | None, error: Detail | None) -> list[Check]:
+def _where_checks(
+    settings: Settings, watch: WatchStatus | None, error: Detail | None, command: Callable[..., str]
+) -> list[Check]:
     """Where the watch posts: the running assistant's own destinations when it answers (what
     ``status`` shows), with a warning when this terminal's settings name others (the assistant
     reads its own environment); else this terminal's settings, said to be only that."""
@@ -753,20 +764,26 @@ def _where_checks(settings: Settings, watch: WatchStatus | None, error: Detail |
                 Level.WARN,
                 N_(
                     "this terminal's settings would post to %(here)s; the running assistant reads its own "
-                    "environment: restart it (fleetwatch up) to use these"
+                    "environment: restart it (%(command)s) to use these"
                 ),
                 here=Joined(", ", tuple(here.values())),
+                command=command("up"),
             )
         )
     return checks
 
 
-def check_watch(settings: Settings, watch: WatchStatus | None, error: Detail | None) -> list[Check]:
+def check_watch(
+    settings: Settings,
+    watch: WatchStatus | None,
+    error: Detail | None,
+    command: Callable[..., str] = printed_command,
+) -> list[Check]:
     """The watch: alive (a heartbeat read the fleet within three intervals), its posts, and
     where it posts: the running assistant's destinations as it says them (`_where_checks`;
     this terminal's settings only when it does not answer, said so)."""
     name = "watch"
-    checks = _where_checks(settings, watch, error)
+    checks = _where_checks(settings, watch, error, command)
     if watch is None:
         return [
             _line(name, Level.INFO, N_("unknown: the assistant did not answer (%(why)s)"), why=error or ""),
@@ -1029,7 +1046,9 @@ def difference_line(difference: ToolDifference, language: Language) -> str:
     return _said(difference_words(difference), language)
 
 
-def check_tools(report: ToolReport | None, error: Detail | None) -> list[Check]:
+def check_tools(
+    report: ToolReport | None, error: Detail | None, command: Callable[..., str] = printed_command
+) -> list[Check]:
     """``doctor --live``: Epiphan's tool list against the reviewed policy
     (`shared.policy.definitions`): FAIL for each proposable tool that differs (neither proposed
     nor run until reviewed), WARN for each read tool that changed or went and each new tool,
@@ -1046,7 +1065,10 @@ def check_tools(report: ToolReport | None, error: Detail | None) -> list[Check]:
             name,
             Level.FAIL if d.kind == "proposable" else Level.WARN,
             "%(x)s",
-            x=Joined("", (difference_words(d), Words.of(N_("; see `fleetwatch tools diff`")))),
+            x=Joined(
+                "",
+                (difference_words(d), Words.of(N_("; see `%(command)s`"), command=command("tools", "diff"))),
+            ),
         )
         for d in report.differences
     ]
@@ -1125,9 +1147,9 @@ def run_checks(facts: Facts) -> list[Check]:
         checks += check_sign_in(name, facts.slots.get(name, {"present": False}), facts.now, facts.command)
         if facts.live is not None and name in facts.live:
             checks += check_live(name, facts.live[name], facts.now, facts.command)
-    checks += check_tools(facts.tools, facts.tools_error)
-    checks += check_state_modes(facts.state_modes, facts.state_error)
-    checks += check_fence(facts.settings, facts.status)
+    checks += check_tools(facts.tools, facts.tools_error, facts.command)
+    checks += check_state_modes(facts.state_modes, facts.state_error, facts.command)
+    checks += check_fence(facts.settings, facts.status, facts.command)
     checks += check_fence_level(facts.sockets)
     for service in SERVICES:
         if service in facts.sockets:
@@ -1135,7 +1157,7 @@ def run_checks(facts: Facts) -> list[Check]:
         if service in facts.probes:
             checks += check_probe(facts.probes[service], facts.status)
     checks += check_queue(facts.status, facts.status_error, facts.command)
-    checks += check_watch(facts.settings, facts.watch, facts.watch_error)
+    checks += check_watch(facts.settings, facts.watch, facts.watch_error, facts.command)
     checks += check_model(facts.settings, facts.model, facts.model_error)
     checks += check_model_host(facts.settings)
     checks += check_ports(facts.settings, facts.listeners)

@@ -21,7 +21,17 @@ from services.ctl import ports, supervise
 from services.ctl.admin_words import View, render_status, render_writable
 from services.ctl.commands_admin import pause_words
 from services.ctl.commands_doctor import running_settings
-from services.ctl.doctor import Level, LiveProof, check_live, check_ports, check_queue, check_sign_in, render
+from services.ctl.doctor import (
+    Level,
+    LiveProof,
+    check_fence,
+    check_live,
+    check_ports,
+    check_queue,
+    check_sign_in,
+    check_state_modes,
+    render,
+)
 from shared.config import load_settings
 from shared.text.catalogue import say_text
 from shared.text.command_line import printed_command
@@ -129,3 +139,17 @@ def test_the_port_refusals_print_their_commands_with_the_language_and_the_home(l
     said = say_text(refusal.words, language, zone=dt.UTC, now=NOW)
     tail = " --language es" if language == "es" else ""
     assert f"FLEETWATCH_HOME='/srv/fw room' fleetwatch down{tail}" in said
+
+
+@pytest.mark.parametrize("language", ["en", "es"])
+def test_doctors_other_lines_print_their_commands_with_the_language_and_the_home(
+    language: str, tmp_path: Path
+) -> None:
+    command = functools.partial(printed_command, language=language, home=HOME)
+    tail = " --language es" if language == "es" else ""
+    modes = render(check_state_modes((("/x", "0755", "0700"),), None, command), language=language)
+    assert f"`FLEETWATCH_HOME='/srv/fw room' fleetwatch up{tail}`" in modes
+    no_fence_here = load_settings(base_env(tmp_path))
+    fenced = msgspec.structs.replace(status(), fence_configured=True)
+    fence = render(check_fence(no_fence_here, fenced, command), language=language)
+    assert f"FLEETWATCH_HOME='/srv/fw room' fleetwatch demo{tail}" in fence, fence
