@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from services.ctl import add_language_option
-from shared.config import load_settings
+from shared.config import home_given, load_settings
 from shared.errors import Code
 from shared.text.catalogue import N_, Moment, Words, placeholder, say_text, translations
+from shared.text.command_line import printed_command
 from shared.text.display import visible
 from shared.text.languages import Language, language_of
 
@@ -180,9 +181,10 @@ async def login_command(args: argparse.Namespace) -> int:
                 language,
                 N_(
                     "Epiphan's tool list differs from the reviewed policy (%(tools)s): such a "
-                    "proposable tool is neither proposed nor run; see `fleetwatch tools diff`."
+                    "proposable tool is neither proposed nor run; see `%(command)s`."
                 ),
                 tools="; ".join(visible(t, 300) for t in report.tools_changed),
+                command=printed_command("tools", "diff", language=language, home=home_given()),
             )
         )
     return 0

@@ -146,6 +146,8 @@ async def test_login_reports_a_tool_whose_definition_changed_and_still_signs_in(
     env = {**env, "FLEETWATCH_LANGUAGE": "es"}
     status, out, err = await fleetwatch(env, "login", "--token-file", str(token))
     assert status == 0 and "La lista de herramientas de Epiphan difiere" in out, (out, err)
+    home = tmp_path / "home"  # the command it names keeps the language and the home
+    assert f"vea `FLEETWATCH_HOME={home} fleetwatch tools diff --language es`." in out, out
     lab.lab.redefined.clear()
     status, out, err = await fleetwatch(env, "login", "--token-file", str(token))
     assert status == 0 and "difiere" not in out, (out, err)
