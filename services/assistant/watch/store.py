@@ -198,27 +198,18 @@ class WatchStore:
     ) -> None:
         """Record one good read in one transaction: every room (first and last seen, gone ones
         marked), every finding (opened, worse/better, seen, resolved), a history row per
-        change, and the `extra` history rows (``(kind, facts)``). Only the rooms that are new or
-        whose facts changed are written; every room read has its ``last_seen`` set to `at` in
-        one statement (a beat at 2,000 rooms rewrites none of them when nothing changed); the same
-        for the open findings."""
-        facts = {d.id: (d.name or d.id, d.model, d.group_name, d.firmware, int(d.online)) for d in devices}
+        change, and the `extra` history rows (``(kind, facts)``)."""
+        rows = [
+            (d.id, d.name or d.id, d.model, d.group_name, d.firmware, int(d.online), at, at) for d in devices
+        ]
         async with self._lock, write_tx(self._conn):
             conn = self._conn
-            async with conn.execute(
-                "SELECT id, name, model, group_name, firmware, online FROM devices WHERE gone_at IS NULL"
-            ) as cursor:
-                stored = {row[0]: tuple(row[1:]) async for row in cursor}
             await conn.executemany(
                 "INSERT INTO devices (id, name, model, group_name, firmware, online, first_seen, last_seen)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name,"
                 " model = excluded.model, group_name = excluded.group_name, firmware = excluded.firmware,"
-                " online = excluded.online, gone_at = NULL",
-                [(i, *f, at, at) for i, f in facts.items() if stored.get(i) != f],
-            )
-            await conn.execute(
-                "UPDATE devices SET last_seen = ? WHERE id IN (SELECT value FROM json_each(?))",
-                (at, json.dumps(list(facts))),
+                " online = excluded.online, last_seen = excluded.last_seen, gone_at = NULL",
+                rows,
             )
             for change in changes:
                 if change.kind == "device_gone":
@@ -235,20 +226,13 @@ class WatchStore:
                     await self._insert_finding(at, change)
                 if change.kind != "finding_better":
                     await self._add_history(at, change)
-            async with conn.execute(
-                "SELECT key, priority, facts_json, room FROM findings WHERE resolved_at IS NULL"
-            ) as cursor:
-                held = {row[0]: tuple(row[1:]) async for row in cursor}
-            now_held = {
-                key: (int(f.priority), json.dumps(f.facts), f.device_name) for key, f in current.items()
-            }
             await conn.executemany(
-                "UPDATE findings SET priority = ?, facts_json = ?, room = ? WHERE key = ? AND resolved_at IS NULL",
-                [(*f, key) for key, f in now_held.items() if held.get(key) != f],
-            )
-            await conn.execute(
-                "UPDATE findings SET last_seen = ? WHERE resolved_at IS NULL AND key IN (SELECT value FROM json_each(?))",
-                (at, json.dumps(list(now_held))),
+                "UPDATE findings SET last_seen = ?, priority = ?, facts_json = ?, room = ?"
+                " WHERE key = ? AND resolved_at IS NULL",
+                [
+                    (at, int(f.priority), json.dumps(f.facts), f.device_name, key)
+                    for key, f in current.items()
+                ],
             )
             for kind, facts in extra:
                 await self._insert_history(at, kind, facts=facts)

@@ -11,7 +11,7 @@ import pytest
 from services.assistant.watch.diff import Change
 from services.assistant.watch.schema import APPLICATION_ID
 from services.assistant.watch.store import WatchStore
-from shared.epiphan.attention import Finding, Priority
+from shared.epiphan.attention import Priority
 from shared.errors import Code
 from shared.sqlite import StoreError
 from shared.store.db import migrate, open_store
@@ -88,87 +88,3 @@ async def test_a_read_records_rooms_and_findings_with_first_last_seen_and_resolv
         assert rows[-1].at == later and rows[-1].priority == Priority.FIX_SOON
     finally:
         await store.close()
-
-
-async def test_a_read_rewrites_only_the_rooms_that_changed_and_marks_every_room_it_saw_as_seen(
-    tmp_path: Path,
-):
-    path = tmp_path / "watch.db"
-    store = await WatchStore.connect(path)
-    try:
-        rooms = [device("d1", "ENG 210"), device("d2", "ENG 211"), device("d3", "ENG 212")]
-        await store.record_read(AT, rooms, [], {})
-        counter = await open_store(path)
-        try:  # counts every write of a room's own facts (a write of the same values counts too)
-            await counter.executescript(
-                "CREATE TABLE rewrites (id TEXT);"
-                " CREATE TRIGGER count_rewrites AFTER UPDATE OF name, model, group_name, firmware, online,"
-                " gone_at ON devices BEGIN INSERT INTO rewrites VALUES (new.id); END;"
-            )
-        finally:
-            await counter.close()
-        later = "2026-09-16T13:03:00.000Z"
-        gone = Change("device_gone", "d3", "ENG 212")
-        await store.record_read(later, [rooms[0], device("d2", "ENG 211 (new name)")], [gone], {})
-        conn = await open_store(path)
-        try:
-            async with conn.execute("SELECT id FROM rewrites ORDER BY id") as cursor:
-                rewritten = [r[0] for r in await cursor.fetchall()]
-            async with conn.execute("SELECT id, name, last_seen, gone_at FROM devices ORDER BY id") as cursor:
-                rows = [tuple(r) for r in await cursor.fetchall()]
-        finally:
-            await conn.close()
-    finally:
-        await store.close()
-    assert rewritten == ["d2", "d3"]  # the renamed room and the gone one; d1 is as it was
-    assert rows == [
-        ("d1", "ENG 210", later, None),
-        ("d2", "ENG 211 (new name)", later, None),
-        ("d3", "ENG 212", AT, later),
-    ]
-
-
-async def test_a_read_rewrites_only_the_findings_that_changed_and_marks_every_open_one_as_seen(
-    tmp_path: Path,
-):
-    path = tmp_path / "watch.db"
-    store = await WatchStore.connect(path)
-    try:
-        rooms = [device("d1", "ENG 210", online=False), device("d2", "ART 110")]
-        offline = Finding(Priority.FIX_SOON, "offline", "d1", "ENG 210")
-        disk = Finding(Priority.FIX_SOON, "disk_low", "d2", "ART 110", (("free_pct", "2"),))
-        current = {"d1|offline|": offline, "d2|disk_low|": disk}
-        opened = [
-            Change(
-                "finding_opened", f.device_id, f.device_name, key=k, finding_kind=f.kind, priority=f.priority
-            )
-            for k, f in current.items()
-        ]
-        await store.record_read(AT, rooms, opened, current)
-        counter = await open_store(path)
-        try:  # counts every write of a finding's own facts (a write of the same values counts too)
-            await counter.executescript(
-                "CREATE TABLE rewrites (key TEXT);"
-                " CREATE TRIGGER count_rewrites AFTER UPDATE OF priority, facts_json, room ON findings"
-                " BEGIN INSERT INTO rewrites VALUES (new.key); END;"
-            )
-        finally:
-            await counter.close()
-        later = "2026-09-16T13:03:00.000Z"
-        worse = Finding(Priority.FIX_FIRST, "disk_low", "d2", "ART 110", (("free_pct", "1"),))
-        await store.record_read(later, rooms, [], {"d1|offline|": offline, "d2|disk_low|": worse})
-        conn = await open_store(path)
-        try:
-            async with conn.execute("SELECT key FROM rewrites") as cursor:
-                rewritten = [r[0] for r in await cursor.fetchall()]
-            async with conn.execute("SELECT key, priority, last_seen FROM findings ORDER BY key") as cursor:
-                rows = [tuple(r) for r in await cursor.fetchall()]
-        finally:
-            await conn.close()
-    finally:
-        await store.close()
-    assert rewritten == ["d2|disk_low|"]
-    assert rows == [
-        ("d1|offline|", int(Priority.FIX_SOON), later),
-        ("d2|disk_low|", int(Priority.FIX_FIRST), later),
-    ]
