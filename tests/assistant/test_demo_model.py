@@ -302,3 +302,51 @@ async def test_hostile_names_are_shown_not_obeyed(policies, standin, make_assist
     assert not TAG.search(sink.submissions[0].reason)
     assert not any(hidden_character(line) for a in answers for line in a.text.splitlines())
     assert any(TAG.search(a.text) for a in answers), "the names are shown, marked"
+
+
+@pytest.mark.parametrize(
+    ("question", "model", "code", "line"),
+    [
+        (
+            "Reinicia ENG 101 Auditorium",
+            True,
+            "target_not_in_sandbox",
+            "No se propuso: reiniciar en «ENG 101 Auditorium»: ",
+        ),
+        (
+            "Reboot ENG 101 Auditorium",
+            True,
+            "target_not_in_sandbox",
+            "Not proposed: reboot in “ENG 101 Auditorium”: ",
+        ),
+        (
+            "Reinicia ENG 101 Auditorium",
+            False,
+            "model_unavailable",
+            "No se propuso: reiniciar en «ENG 101 Auditorium»: ",
+        ),
+        (
+            "Reboot ENG 101 Auditorium",
+            False,
+            "model_unavailable",
+            "Not proposed: reboot in “ENG 101 Auditorium”: ",
+        ),
+    ],
+)
+async def test_a_change_asked_for_and_not_proposed_gets_fleetwatchs_own_line_on_every_path(
+    lab, standin, make_assistant, question, model, code, line
+):
+    """Issue 28 walk item 10: "Reinicia ENG 105" (a room outside the fence) got only the model's
+    words: no refused proposal call, so no code-built line. A change asked for and neither
+    proposed nor refused gets the same "Not proposed" line, from the model or the keyword path."""
+    sink = FakeSink()
+    options = {} if model else {"model_client": None}
+    answer = await make_assistant(sink=sink, **options).ask(question)
+    assert sink.submissions == [] and not answer.proposals
+    assert [r.code for r in answer.refusals] == [code], answer
+    assert answer.refusals[0].text.lower().startswith(line.lower()), answer.refusals[0].text
+
+
+async def test_a_question_that_asks_for_no_change_gets_no_not_proposed_line(lab, standin, make_assistant):
+    for question in ("How is ENG 101 Auditorium?", "¿Qué salas están desconectadas?"):
+        assert (await make_assistant().ask(question)).refusals == ()
