@@ -163,7 +163,10 @@ class Assistant:
         )
         self._model_kind: AnsweredBy = "keyword" if model_client is None else self.model_info.kind
         self.tools = tool_definitions(
-            tool_policy.model_read_tools, may_propose=self.may_propose, room_notes=notes is not None
+            tool_policy.model_read_tools,
+            may_propose=self.may_propose,
+            room_notes=notes is not None,
+            proposable=sorted(tool_policy.propose),
         )
         self.budget = budget or Budget()
         self._loop = (
