@@ -358,7 +358,11 @@ class Assistant:
         # Room notes are not part of its text: every answer carries them apart (`note_lines`).
         now = self._now().astimezone(self._zone)
         record.names.update({d.id: d.name for d in snapshot.devices})  # for its code-built lines
-        return keyword_answer(question, lang, snapshot, now, thresholds_from_policy(self._policy)), None
+        proposable = sorted(self._tool_policy.propose) if self.may_propose else []
+        answer = keyword_answer(
+            question, lang, snapshot, now, thresholds_from_policy(self._policy), proposable
+        )
+        return answer, None
 
     async def _expire_after_failure(self, turn_id: str) -> None:
         """The turn failed partway (an exception, or its task cancelled): expire its proposals
