@@ -11,18 +11,20 @@ Measures (ours / reference):
 
 - **Execute -> write**: a real executor process, the campus lab in this process; from sending
   Execute to the write's time in the lab's log. Reference: the same lab calls on that path
-  (device list, then recorder status and events together, then the write) made directly over
-  an open MCP session. ``execute_overhead_ms`` is the difference (what the executor adds)
+  (device list, then the tool list, recorder status and events together, then the write) made
+  directly over an open MCP session. ``execute_overhead_ms`` is the difference (what the executor adds)
   with no injected latency; ``execute_ratio_50ms`` the ratio with 50 ms on every lab call.
   Beside them, opening an MCP session with the sandbox sign-in (every Execute opens one):
   the first call of a fresh session; reference: the same call again on it.
 - **Click -> write**: Approve pressed in Chromium (Debian's, `tests.e2e.browser`) on the real
-  page (approval_web and the executor as processes) to the write in the lab's log, 50 ms on
-  every lab call; reference as above (``click_to_write_ratio_50ms``).
+  page (approval_web and the executor as processes), from the click landing in the page to the
+  write in the lab's log, 50 ms on every lab call; reference as above
+  (``click_to_write_ratio_50ms``). Below it the same clicks timed from Playwright's
+  ``page.click`` call (its scrolling and stability waits included).
 - **The card**: ``GET /`` on the real page with one proposal pending (every fact read afresh
   through the executor's Inspect), 50 ms on every lab call; reference: the lab's own time for
-  the reads a card needs (device list, then recorder status and events together) over an open
-  MCP session (``card_ratio_50ms``).
+  the reads a card needs (device list, then the tool list, recorder status and events
+  together) over an open MCP session (``card_ratio_50ms``).
 - **Snapshot, 2,000 devices**: `EpiphanReadClient.snapshot` of a generated fleet; reference:
   the raw MCP reads it makes (same calls, same parallelism), with no parsing or redaction.
 - **Heartbeat, 2,000 devices**: one beat of the watch beside the raw MCP reads it makes, in
@@ -87,8 +89,10 @@ async def main(quick: bool) -> None:
         rows = list(stack.rows)
         rows += await compass_execute.measure(root / "execute", runs=4 if quick else 20)
         done("Execute")
-        click = await compass_click.measure(root / "click", runs=2 if quick else 6, latency_s=LATENCY_S)
-        rows.append(click)
+        click, driven = await compass_click.measure(
+            root / "click", runs=2 if quick else 6, latency_s=LATENCY_S
+        )
+        rows += [click, driven]
         done("click")
         card = await compass_card.measure(root / "card", runs=4 if quick else 12, latency_s=LATENCY_S)
         rows.append(card)

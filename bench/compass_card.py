@@ -1,8 +1,8 @@
 """The card (`bench/compass.py`): ``GET /`` on the real approval page with one proposal
 pending (approval_web and the executor as processes, the campus lab in this process), every
 fact read afresh (the page's Inspect), with `latency_s` on every lab call; beside it the lab's
-own time for the reads a card needs (`card_reads`: the device list, then recorder status and
-events together) made directly over an open MCP session."""
+own time for the reads a card needs (`card_reads`: the device list, then the tool list, recorder
+status and events together) made directly over an open MCP session."""
 
 from __future__ import annotations
 

@@ -67,10 +67,15 @@ def written_at(lab: LabHandle) -> float:
 
 
 async def _reads_before_the_write(connection: McpConnection) -> None:
-    """The device list, then recorder status and events together (what a card and Execute read)."""
+    """The device list, then the tool list, recorder status and events together: what a card
+    (Inspect) and Execute must read, in their order (both list the server's tools afresh beside
+    the last reads to hold the tool to its reviewed definition: `services.executor.world.Beside`;
+    the lab answers a tool list without the injected latency, but its own time to build and
+    send it is on the path)."""
     ids = {"device_ids": [IDLE]}
     await connection.call("get_devices_in_my_team")
     await asyncio.gather(
+        connection.list_tools(),
         connection.call("get_recorder_status_for_devices", ids),
         connection.call(
             "get_current_or_next_cms_events_for_devices", {**ids, "until": "2099-01-01T00:00:00Z"}
@@ -79,8 +84,8 @@ async def _reads_before_the_write(connection: McpConnection) -> None:
 
 
 async def card_reads(lab: LabHandle, connection: McpConnection, latency_s: float) -> float:
-    """The lab's own time for the reads behind a card (Inspect): the device list, then recorder
-    status and events together; over an open session, from the first call to the last answer
+    """The lab's own time for the reads behind a card (Inspect): the device list, then the tool
+    list, recorder status and events together; over an open session, from the first call to the last answer
     (seconds)."""
     if latency_s:
         lab.set_fault("*", "latency", seconds=latency_s)
@@ -92,8 +97,8 @@ async def card_reads(lab: LabHandle, connection: McpConnection, latency_s: float
 
 
 async def direct_path(lab: LabHandle, connection: McpConnection, latency_s: float) -> float:
-    """The lab's own time for Execute's critical path: the device list, then recorder status and
-    events together, then the write; over an open session, from the first call to the write in
+    """The lab's own time for Execute's critical path: the device list, then the tool list,
+    recorder status and events together, then the write; over an open session, from the first call to the write in
     the lab's log (seconds)."""
     lab.reset()
     if latency_s:

@@ -113,6 +113,8 @@ class Discard:
     """A destination that throws every post away (posting is not what is measured)."""
 
     name = "console"
+    to = ""
+    """Where in it (`services.assistant.watch.destinations.Destination.to`): nowhere."""
 
     async def send(self, post: Any) -> None:
         return None

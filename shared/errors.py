@@ -164,6 +164,7 @@ class Code(enum.StrEnum):
     MODEL_UNAVAILABLE = "model_unavailable"
     MODEL_BAD_TOOL_CALL = "model_bad_tool_call"
     MODEL_NOT_LOCAL = "model_not_local"
+    CHANGE_NOT_ASKED = "change_not_asked"
     # --- the watch ----------------------------------------------------------------------
     WATCH_NOT_READY = "watch_not_ready"
     ROOM_AMBIGUOUS = "room_ambiguous"
@@ -317,6 +318,7 @@ MEANINGS: Mapping[Code, str] = MappingProxyType(
         Code.MODEL_UNAVAILABLE: "The model could not be used; the keyword answer was given instead.",
         Code.MODEL_BAD_TOOL_CALL: "The model's tool call was malformed (an id, its input or a call written as text); nothing of that answer ran.",
         Code.MODEL_NOT_LOCAL: "FLEETWATCH_MODEL_LOCAL_ONLY is on and the model's URL is not on this machine or a private network.",
+        Code.CHANGE_NOT_ASKED: "A change was asked for and the model did not ask for it (no proposal call); nothing was proposed.",
         Code.WATCH_NOT_READY: "The watch has not read the fleet yet; try again after its first heartbeat.",
         Code.ROOM_AMBIGUOUS: "More than one room matches that name; nothing was saved (name one of the candidates).",
         Code.ROOM_NOT_FOUND: "No room of the fleet, as the watch last read it, matches that name.",

@@ -11,7 +11,7 @@ from typing import Final
 
 import aiosqlite
 
-from shared.store.approvals import HistoryItem, ProposalRow, ProposalStatus, from_row
+from shared.store.approvals import Decision, HistoryItem, ProposalRow, ProposalStatus, from_row
 from shared.store.db import parse_db_text
 from shared.wire.approval import AuditRow, ProposalDetail, ProposalEvent, ProposalState, ProposalSummary
 
@@ -67,10 +67,13 @@ def event_of(item: HistoryItem) -> ProposalEvent:
     )
 
 
-def detail_of(row: ProposalRow, status: ProposalStatus | None, *, now: str) -> ProposalDetail:
+def detail_of(
+    row: ProposalRow, status: ProposalStatus | None, *, now: str, decided: Decision | None = None
+) -> ProposalDetail:
     """Everything about one proposal at `now` (database clock): every argument, its age,
-    seconds to expiry (pending only, never below 0), the fingerprint hash, who proposed, and
-    its execution's outcome, refusal code, verification and detail when it ran."""
+    seconds to expiry (pending only, never below 0), the fingerprint hash, who proposed, its
+    execution's outcome, refusal code, verification and detail when it ran, and who decided
+    it and when (`decided`, once someone did)."""
     expires_in = None
     if row.status == "pending" and row.expires_at is not None:
         expires_in = max(0, seconds_between(now, row.expires_at))
@@ -95,6 +98,10 @@ def detail_of(row: ProposalRow, status: ProposalStatus | None, *, now: str) -> P
         refusal_code=status.refusal_code if status else None,
         verification=status.verification if status else None,
         detail=detail,
+        decided_kind=decided.decided_kind if decided else None,
+        decided_at=row.decided_at if decided and decided.decided_kind else None,
+        decided_from=decided.decided_from if decided else None,
+        decided_uids=decided.decided_uids if decided else (),
     )
 
 

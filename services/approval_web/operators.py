@@ -79,10 +79,11 @@ async def show(desk: Desk, message: ShowProposal, peer: PeerCred) -> ProposalDet
     async with desk.db:
         row = await approvals.get_proposal(desk.conn, message.proposal_id)
         status = await approvals.proposal_state(desk.conn, message.proposal_id)
+        decided = await approvals.decision(desk.conn, message.proposal_id) if row and row.decided_at else None
         now = await db_now(desk.conn)
     if row is None:
         raise IntakeRefused(Code.PROPOSAL_NOT_FOUND, f"no proposal {visible(message.proposal_id, 40)}")
-    return admin.detail_of(row, status, now=now)
+    return admin.detail_of(row, status, now=now, decided=decided)
 
 
 async def deny(desk: Desk, message: Deny, peer: PeerCred) -> ProposalState:

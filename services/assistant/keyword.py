@@ -16,6 +16,7 @@ the practice (sandbox) team or the stream destinations' names: the snapshot hold
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Final
 
@@ -23,6 +24,7 @@ from shared.epiphan.attention import DEFAULT_THRESHOLDS, Priority, Thresholds, f
 from shared.epiphan.fleet import FleetSnapshot, StorageStatus, storage_from_warnings
 from shared.text import fleet_answers as say
 from shared.text.catalogue import Lexicon
+from shared.text.change_words import change
 from shared.text.languages import language_of
 from shared.text.questions import Intent, Topic, understand
 from shared.text.wording import PRIORITY_WORDS, describe_finding
@@ -55,6 +57,7 @@ def _body(
     snapshot: FleetSnapshot,
     now: datetime,
     limits: Thresholds,
+    proposable: Sequence[str] = (),
 ) -> list[str]:
     words = _WORDS[lang]
     devices, events = snapshot.devices, snapshot.events
@@ -81,7 +84,9 @@ def _body(
         )
         return [words["change"], *status]
     if topic is Topic.WRITABLE:
-        return [words["writable"] % {"count": len(devices)}]
+        allowed = list(dict.fromkeys(change(tool, None, lang) for tool in proposable))
+        listed = [words["changes"] % {"changes": ", ".join(allowed)}] if allowed else []
+        return [words["writable"] % {"count": len(devices)}, *listed]
     if topic is Topic.OFFLINE:
         return say.offline(devices, events, now, lang)
     if topic is Topic.RECORDING:
@@ -111,14 +116,17 @@ def keyword_answer(
     snapshot: FleetSnapshot,
     now: datetime,
     limits: Thresholds = DEFAULT_THRESHOLDS,
+    proposable: Sequence[str] = (),
 ) -> str:
     """The keyword answer to `question` about `snapshot` at `now` (UTC), in `language` (the
-    operators' room notes are not in it: every answer carries them apart, `Answer.notes`)."""
+    operators' room notes are not in it: every answer carries them apart, `Answer.notes`).
+    `proposable`: the changes the policy allows (`ToolPolicy.propose`, as ``fleetwatch
+    writable`` lists them), named when asked what may be changed; none in observe mode."""
     lang = language_of(language)
     intent = understand(question, [d.name for d in snapshot.devices])
     lines = say.partial(
         intent.topic,
-        lambda: _body(intent, lang, snapshot, now, limits),
+        lambda: _body(intent, lang, snapshot, now, limits, proposable),
         snapshot.unread,
         len(snapshot.devices),
         lang,

@@ -100,6 +100,20 @@ TOOL_OPERATIONS: Final[tuple[Operation, ...]] = (
         "ask the operator; ends the turn (calls after it in the batch are not run: fsm_blocked)",
     ),
     Operation(
+        f"{TOOL_PREFIX}not_asked",
+        frozenset(
+            {
+                Code.CHANGE_NOT_ASKED,
+                Code.ROOM_NOT_FOUND,
+                Code.TARGET_NOT_IN_SANDBOX,
+                Code.OBSERVE_MODE,
+                Code.MODEL_UNAVAILABLE,
+            }
+        ),
+        "a change asked for in words that no propose_change call asked for: the answer's "
+        "code-built 'Not proposed' line (the model chose not to, or the keyword answer cannot)",
+    ),
+    Operation(
         f"{TOOL_PREFIX}not_offered",
         frozenset({Code.UNKNOWN_TOOL, Code.TOOL_NOT_ALLOWED, Code.OBSERVE_MODE}),
         "a name that was not offered: a write tool, an invented name, propose_change or "

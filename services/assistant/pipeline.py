@@ -151,6 +151,8 @@ class TurnRecord:
     question: str | None = None
     kb_uncovered: bool = False
     """A ``kb_search`` in this question said Epiphan's documents do not cover it."""
+    writable: frozenset[str] | None = None
+    """The master IDs ``list_writable_devices`` listed in this question (None: not listed)."""
 
 
 class NoteLike(Protocol):
@@ -452,6 +454,7 @@ class ToolRunner:
             ids = [d.device_id for d in result.devices if is_master_id(d.device_id)]
             self.session = fsm.on_resolved(self.session, ids)
             self.record.names.update({d.device_id: d.name for d in result.devices if d.device_id in ids})
+            self.record.writable = frozenset(ids)
             return ToolOutcome(call.id, data_block(call.name, _writable_facts(result), self._withheld), False)
         data = result.value if isinstance(result, _Data) else None
         if call.name == KB_SEARCH and isinstance(data, Mapping) and data.get("low_confidence") is True:

@@ -33,7 +33,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from services.assistant import ModelUnavailable
 from services.assistant.budget import Budget, Spent
@@ -52,7 +52,7 @@ from shared.policy.loader import Policy, ToolPolicy
 from shared.text.catalogue import N_, translate
 from shared.text.change_words import change_in, not_proposed, why
 from shared.text.languages import language_of
-from shared.text.questions import topic_of
+from shared.text.questions import Action, Topic, topic_of, understand
 from shared.wire.approval import (
     MAX_RECORDED_PROPOSALS,
     AskTokens,
@@ -64,6 +64,18 @@ from shared.wire.approval import (
 from shared.wire.assistant import Answer, AnsweredBy, ModelInfo, ProposalLine, RefusalLine
 
 log = logging.getLogger(__name__)
+
+
+ASKED_CHANGES: Final[dict[Action, tuple[str, str | None]]] = {
+    Action.START_RECORDING: ("batch_recording", "start"),
+    Action.STOP_RECORDING: ("batch_recording", "stop"),
+    Action.START_STREAM: ("start_stream_endpoint", None),
+    Action.STOP_STREAM: ("stop_stream_endpoint", None),
+    Action.REBOOT: ("batch_reboot", None),
+    Action.FIRMWARE_UPDATE: ("batch_firmware_update", None),
+}
+"""The change a question asks for (`shared.text.questions.Action`) as the tool and ``action``
+that would propose it (for its code-built "Not proposed" line)."""
 
 
 class SnapshotReader(Reader, Protocol):
@@ -151,7 +163,10 @@ class Assistant:
         )
         self._model_kind: AnsweredBy = "keyword" if model_client is None else self.model_info.kind
         self.tools = tool_definitions(
-            tool_policy.model_read_tools, may_propose=self.may_propose, room_notes=notes is not None
+            tool_policy.model_read_tools,
+            may_propose=self.may_propose,
+            room_notes=notes is not None,
+            proposable=sorted(tool_policy.propose),
         )
         self.budget = budget or Budget()
         self._loop = (
@@ -211,7 +226,7 @@ class Assistant:
         lines = [await self._line(pid, tool, lang, record.names) for pid, tool in record.proposals]
         lines += [await self._line(pid, "", lang, record.names, existing=True) for pid in record.existing]
         await self._audit(question, lang, ending, record, spent, expired, turn_id, asked_by or AskedBy())
-        refusals = self._refusals(record, lang)
+        refusals = self._refusals(record, lang) or self._not_asked(question, record, ending.answered_by, lang)
         said = "\n".join([text, *(line.text for line in lines), *(line.text for line in refusals)])
         return Answer(
             text=text,
@@ -255,6 +270,38 @@ class Assistant:
             )
             out.append(RefusalLine(code=refused.code, text=text))
         return tuple(out)
+
+    def _not_asked(
+        self, question: str, record: TurnRecord, answered_by: str, lang: str
+    ) -> tuple[RefusalLine, ...]:
+        """A change asked for that this turn neither proposed, found waiting nor refused: the
+        same code-built "Not proposed" line a refused proposal gets, on every path (the model
+        that chose not to ask, the keyword answer that cannot), with the most telling code:
+        ``observe_mode`` (nothing may be proposed here), ``model_unavailable`` (the keyword
+        answer proposes nothing), ``room_not_found``, ``target_not_in_sandbox`` (the room is
+        not among those ``list_writable_devices`` listed, or off ``FLEETWATCH_WRITE_DEVICE_IDS``),
+        else ``change_not_asked``. Nothing for any other question."""
+        if record.proposals or record.existing or record.refused:
+            return ()
+        intent = understand(question, record.names.values())
+        if intent.topic is not Topic.CHANGE:
+            return ()
+        ids = [i for i, n in record.names.items() if intent.room is not None and n == intent.room]
+        writable = record.writable if record.writable is not None else (frozenset(self._allowlist) or None)
+        if not self.may_propose:
+            code = Code.OBSERVE_MODE
+        elif answered_by == "keyword":
+            code = Code.MODEL_UNAVAILABLE
+        elif intent.unknown_room:
+            code = Code.ROOM_NOT_FOUND
+        elif ids and writable is not None and writable.isdisjoint(ids):
+            code = Code.TARGET_NOT_IN_SANDBOX
+        else:
+            code = Code.CHANGE_NOT_ASKED
+        tool, action = ASKED_CHANGES.get(intent.action or Action.UNCLEAR, ("", None))
+        names = [intent.room] if intent.room is not None else []
+        what = change_in(tool, action, names, ids[:1] if ids else [], lang)
+        return (RefusalLine(code=code, text=not_proposed(what, code, lang)),)
 
     async def _answer(
         self,
@@ -310,7 +357,12 @@ class Assistant:
         # The answer's times are in the operator's zone (`FLEETWATCH_TIMEZONE`): "now" carries it.
         # Room notes are not part of its text: every answer carries them apart (`note_lines`).
         now = self._now().astimezone(self._zone)
-        return keyword_answer(question, lang, snapshot, now, thresholds_from_policy(self._policy)), None
+        record.names.update({d.id: d.name for d in snapshot.devices})  # for its code-built lines
+        proposable = sorted(self._tool_policy.propose) if self.may_propose else []
+        answer = keyword_answer(
+            question, lang, snapshot, now, thresholds_from_policy(self._policy), proposable
+        )
+        return answer, None
 
     async def _expire_after_failure(self, turn_id: str) -> None:
         """The turn failed partway (an exception, or its task cancelled): expire its proposals

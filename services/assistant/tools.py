@@ -25,7 +25,7 @@ cached prompt prefix is byte-identical across turns (same policy, same bytes).
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -218,7 +218,11 @@ def kind_of(name: str, offered: frozenset[str]) -> ToolKind | None:
 
 
 def tool_definitions(
-    model_read_tools: frozenset[str], *, may_propose: bool, room_notes: bool = False
+    model_read_tools: frozenset[str],
+    *,
+    may_propose: bool,
+    room_notes: bool = False,
+    proposable: Sequence[str] = (),
 ) -> tuple[dict[str, Any], ...]:
     """The tools offered to the model, in a fixed order, the last one marked for caching.
 
@@ -226,6 +230,9 @@ def tool_definitions(
     is not offered (we never fall back to the server's description). `may_propose` is
     autonomy ``propose`` and a configured fence: it offers ``list_writable_devices`` and
     ``propose_change``. `room_notes`: the watch keeps room notes (``get_room_notes``).
+    `proposable`: the policy's proposable tools (`ToolPolicy.propose`, as ``fleetwatch
+    writable`` lists them: one source), the ``enum`` of ``propose_change``'s ``tool`` (none
+    given: any name, checked at intake as always).
     """
     tools: list[dict[str, Any]] = [
         {"name": name, "description": description, "input_schema": schema}
@@ -238,9 +245,21 @@ def tool_definitions(
     tools.append(dict(ASK_OPERATOR_DEFINITION))
     if may_propose:
         tools.append(dict(LIST_WRITABLE_DEFINITION))
-        tools.append(dict(PROPOSE_DEFINITION))
+        tools.append(_propose_definition(proposable))
     tools[-1] = {**tools[-1], "cache_control": dict(CACHE_CONTROL)}
     return tuple(tools)
+
+
+def _propose_definition(proposable: Sequence[str]) -> dict[str, Any]:
+    """`PROPOSE_DEFINITION` with `proposable` (sorted) as its ``tool`` enum when given."""
+    if not proposable:
+        return dict(PROPOSE_DEFINITION)
+    schema = PROPOSE_DEFINITION["input_schema"]
+    properties = {
+        **schema["properties"],
+        "tool": {**schema["properties"]["tool"], "enum": sorted(proposable)},
+    }
+    return {**PROPOSE_DEFINITION, "input_schema": {**schema, "properties": properties}}
 
 
 _DEVICES, _EVENTS, _EVENT = (

@@ -101,10 +101,14 @@ class CtlError(FleetwatchError):
     Attributes:
         words: the sentence as catalogue `Words` (shown in the operator's language), or None
             when `message` is text as it is (English, or a service's own words).
+        lines: True when the words' line breaks are their own (a line per taken port): each
+            line is then shown as it is; the caller made every parameter `visible`, so no
+            parameter can start a line. False: one line, any break in it shown as a mark.
     """
 
-    def __init__(self, code: Code, message: str | Words | None = None) -> None:
+    def __init__(self, code: Code, message: str | Words | None = None, *, lines: bool = False) -> None:
         self.words = message if isinstance(message, Words) else None
+        self.lines = lines
         english = (
             say_text(message, "en", zone=dt.UTC, now=dt.datetime.now(dt.UTC))
             if isinstance(message, Words)

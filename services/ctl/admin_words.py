@@ -22,7 +22,7 @@ from shared.text.catalogue import N_, Lexicon, Moment, Words, keyed, say_text, t
 from shared.text.change_words import change, change_in, quoted_name
 from shared.text.changes import change_words, rooms_from_facts, rooms_words, title_words
 from shared.text.command_line import printed_command
-from shared.text.deciders import COMMAND, PAGE, command_uid, decider_words
+from shared.text.deciders import COMMAND, PAGE, command_uid, decided_words, decider_words
 from shared.text.display import lookalike, visible, width
 from shared.text.languages import Language, language_of
 from shared.text.refusals import code_meaning, refusal_words
@@ -95,6 +95,25 @@ OUTCOMES: Final = Lexicon("outcome")
 
 AUTONOMY: Final = Lexicon("autonomy")
 """The policy's ``autonomy`` in words."""
+
+ASK_OUTCOMES: Final = Lexicon("ask outcome")
+"""How an answered question ended (an ``ask`` row's ``outcome``: ``end_turn``...) in words; an
+outcome with a reason after its stem (``fallback_timeout``, ``bad_tool_call_3``) is said by its
+stem with the reason beside it."""
+
+EXPIRY_REASONS: Final = Lexicon("expiry reason")
+"""Why a proposal expired (an ``expiry`` row's ``reason`` that is no code: ``undecided``...)."""
+
+DECISION_KINDS: Final = frozenset({"approval", "first_approval", "denial"})
+"""Audit kinds whose row's ``uid`` is the person who decided."""
+
+STORED_FACTS: Final = Lexicon("stored fact")
+"""The names of a proposal's stored facts (``turn_id``, ``verified_at``...) in ``pending show``'s
+part for an audit; a fact without words shows by its stored name."""
+
+REFUSED_KINDS: Final = Lexicon("refused kind")
+"""A ``refusal`` row's "What" by its code where a rule is not what refused (a wrong page
+secret: a sign-in refused); any other code is the ``audit kind`` words of ``refusal``."""
 
 
 def in_words(view: View, words: Lexicon, raw: str) -> str:
@@ -237,6 +256,9 @@ def render_detail(view: View, detail: ProposalDetail, names: Mapping[str, str] |
     ]
     if detail.expires_in_seconds is not None:
         rows.append((view.text(N_("Expires unreviewed")), view.when(summary.expires_at)))
+    decided = decided_words(detail.decided_kind, detail.decided_from, detail.decided_uids, detail.decided_at)
+    if decided is not None:
+        rows.append((view.text(N_("Who decided")), view.say(decided)))
     if summary.status == "not_run":
         rows.append((view.text(N_("Not run")), meaning(view, summary.status_code)))
     if detail.outcome is not None:
@@ -254,7 +276,14 @@ def render_detail(view: View, detail: ProposalDetail, names: Mapping[str, str] |
     rows.append((view.text(N_("Arguments, in full")), ""))
     rows += [(f"  {visible(k, 60)}", _argument_text(v)) for k, v in sorted(detail.arguments.items())]
     audit = [
-        (view.text(N_("Epiphan tool")), f"{visible(summary.tool, 60)} (schema {detail.schema_version})"),
+        (
+            view.text(N_("Epiphan tool")),
+            view.text(
+                N_("%(tool)s (schema version %(version)s)"),
+                tool=visible(summary.tool, 60),
+                version=detail.schema_version,
+            ),
+        ),
         (view.text(N_("Device IDs")), ", ".join(visible(t, 40) for t in summary.targets)),
         (view.text(N_("Fingerprint")), visible(detail.fingerprint_hash, 80)),
     ]
@@ -262,7 +291,7 @@ def render_detail(view: View, detail: ProposalDetail, names: Mapping[str, str] |
         audit.append((view.text(N_("Why nothing ran (code)")), visible(summary.status_code, 40)))
     if detail.refusal_code:
         audit.append((view.text(N_("Refusal (code)")), visible(detail.refusal_code, 40)))
-    audit += [(visible(k, 40), _argument_text(v)) for k, v in sorted(detail.detail.items())]
+    audit += [stored_fact(view, k, v) for k, v in sorted(detail.detail.items())]
     label = (
         N_("Reason, written by the operator who drafted it (not checked):")
         if summary.proposed_by == "operator"
@@ -280,18 +309,57 @@ def render_detail(view: View, detail: ProposalDetail, names: Mapping[str, str] |
     )
 
 
-def actor_words(view: View, actor: str) -> str:
-    """Who wrote an audit row: a service, someone on the approval page, or a person at the
-    command line by their account (`shared.text.deciders`: the page's words too)."""
+def stored_fact(view: View, key: str, value: Any) -> tuple[str, str]:
+    """One stored fact of a proposal for ``pending show``'s part for an audit: its name in words
+    (`STORED_FACTS`; else as stored) and its value as stored (a time, ``*_at``, in the
+    operator's zone)."""
+    name = STORED_FACTS[view.language].get(key) or visible(key, 40)
+    if key.endswith("_at") and isinstance(value, str):
+        return name, view.when(value)
+    return name, _argument_text(value)
+
+
+def actor_words(view: View, actor: str, detail: Mapping[str, Any] | None = None) -> str:
+    """Who wrote an audit row: a service, a person on the approval page by the account a
+    decision's row names (`detail`'s ``uid``: "root, on the approval page"; "someone" without
+    one), or a person at the command line by their account (`shared.text.deciders`: the page's
+    words too). `detail`: a decision's row's detail only (another row's ``uid`` is no decider)."""
+    uid = (detail or {}).get("uid")
+    uids = (uid,) if isinstance(uid, int) and not isinstance(uid, bool) and uid >= 0 else ()
+    if actor.startswith("page ") or (actor == "approval_web" and uids):
+        return view.say(decider_words(PAGE, uids))
     words = keyed("actor", actor)
     if words:
         return view.say(words)
-    if actor.startswith("page "):
-        return view.say(decider_words(PAGE, ()))
     uid = command_uid(actor)
     if uid is not None:
         return view.say(decider_words(COMMAND, (uid,)))
     return visible(actor, 40)
+
+
+def _stored_words(view: View, row: AuditRow, key: str, value: str) -> str:
+    """One stored word of an audit row's detail in words where the catalogue has them."""
+    if key == "outcome" and row.kind == "ask":
+        stem, _, why = next(
+            (
+                (s, "_", value.removeprefix(s + "_"))
+                for s in ("fallback", "bad_tool_call")
+                if value.startswith(s + "_")
+            ),
+            (value, "", ""),
+        )
+        said = ASK_OUTCOMES[view.language].get(stem)
+        return f"{said} ({visible(why, 40)})" if said and why else said or visible(value, 60)
+    if key == "outcome":
+        return in_words(view, OUTCOMES, value)
+    if key == "verification":
+        words = keyed("verification", value)
+        return view.say(words) if words else visible(value, 60)
+    if key == "reason":
+        return EXPIRY_REASONS[view.language].get(value) or code_words(view, value) or visible(value, 60)
+    if key == "tool":
+        return change(value, None, view.language)
+    return visible(value, 60)
 
 
 def _what(view: View, row: AuditRow) -> str:
@@ -299,13 +367,22 @@ def _what(view: View, row: AuditRow) -> str:
     if row.kind == "kill_switch" and isinstance(detail.get("on"), bool):
         return view.text(N_("on: every write is refused") if detail["on"] else N_("off"))
     parts = []
-    for key in ("code", "outcome", "verification", "reason", "tool", "on"):
+    if detail.get("code"):
+        parts.append(coded(view, str(detail["code"])))
+    for key in ("outcome", "verification", "reason", "tool", "on"):
         value = detail.get(key)
         if value is not None and value != "":
-            parts.append(visible(str(value), 60))
-    if detail.get("code"):
-        parts[0] = coded(view, str(detail["code"]))
+            parts.append(_stored_words(view, row, key, str(value)))
     return "; ".join(parts)
+
+
+def kind_words(view: View, row: AuditRow) -> str:
+    """What happened, for an audit row: its kind in words (a refusal whose code is no rule's by
+    that code's own words: `REFUSED_KINDS`), else the kind as stored."""
+    if row.kind == "refusal" and (said := REFUSED_KINDS[view.language].get(str(row.detail.get("code")))):
+        return said
+    kind = keyed("audit kind", row.kind)
+    return view.say(kind) if kind else visible(row.kind, 30)
 
 
 def render_audit(view: View, rows: Sequence[AuditRow]) -> str:
@@ -328,8 +405,8 @@ def render_audit(view: View, rows: Sequence[AuditRow]) -> str:
                 [
                     str(row.seq),
                     view.when(row.at),
-                    actor_words(view, row.actor),
-                    view.say(kind) if (kind := keyed("audit kind", row.kind)) else visible(row.kind, 30),
+                    actor_words(view, row.actor, row.detail if row.kind in DECISION_KINDS else None),
+                    kind_words(view, row),
                     visible(row.proposal_id or "—", 40),
                     visible(_what(view, row), 300),
                 ]

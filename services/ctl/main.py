@@ -255,7 +255,9 @@ def _error_message(exc: FleetwatchError, language: Language) -> str:
         )
         return say_text(said, view.language, zone=view.zone, now=view.now)
 
-    if isinstance(exc, CtlError) and exc.words is not None:
+    if isinstance(exc, CtlError) and exc.words is not None and exc.lines:
+        message = "\n".join(visible(line, 2000) for line in view.say(exc.words).split("\n"))
+    elif isinstance(exc, CtlError) and exc.words is not None:
         message = visible(view.say(exc.words), 2000)
     elif isinstance(exc, CallError) and exc.template is None and exc.code != Code.SERVICE_UNAVAILABLE:
         # A service's refusal in its own English prose only: in another language, the code's

@@ -22,12 +22,15 @@ from services.ctl import CtlError
 from services.ctl.supervise import PROGRAM_WORDS
 from shared.config import Settings
 from shared.errors import Code
-from shared.text.catalogue import N_, Joined, Words
+from shared.text.catalogue import C_, N_, Joined, Words
 from shared.text.command_line import printed_command
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES, Language
 from shared.web.local_http import bind_loopback
 from shared.web.port_holder import Holder, Port, Taken, taken
+
+PORT_WORD = Words.in_context("placeholder", C_("placeholder", "PORT"))
+"""The placeholder for a port number in a printed setting (``FLEETWATCH_LAB_PORT=PUERTO``)."""
 
 
 def ports_of(settings: Settings, *, demo: bool) -> list[Port]:
@@ -52,8 +55,9 @@ def account(uid: int) -> str:
 
 
 def holder_words(holder: Holder) -> Words:
-    """`holder` in words: another Fleetwatch's program and its home, a process and its account,
-    an account, or an unknown process."""
+    """`holder` in words: another Fleetwatch's program and its home (or, its home unseen, that
+    it is another Fleetwatch's), a process by its name and account, an account, or an unknown
+    process. Never a command line: another program's arguments can carry a key."""
     if holder.program is not None and holder.home is not None:
         return Words.of(
             N_("%(program)s of the Fleetwatch at FLEETWATCH_HOME=%(home)s (process %(pid)s)"),
@@ -61,28 +65,37 @@ def holder_words(holder: Holder) -> Words:
             home=visible(holder.home, 300),
             pid=holder.pid,
         )
+    owner = account(holder.uid) if holder.uid is not None else "?"
+    if holder.program is not None:
+        return Words.of(
+            N_("%(program)s of another Fleetwatch (process %(pid)s of %(account)s)"),
+            program=Words.of(PROGRAM_WORDS[holder.program]),
+            pid=holder.pid,
+            account=owner,
+        )
     if holder.pid is not None:
         return Words.of(
-            N_("process %(pid)s (%(command)s) of %(account)s"),
+            N_("process %(pid)s (%(name)s) of %(account)s"),
             pid=holder.pid,
-            command=visible(holder.command or "?", 160),
-            account=account(holder.uid) if holder.uid is not None else "?",
+            name=visible(holder.name or "?", 40),
+            account=owner,
         )
     if holder.uid is not None:
-        return Words.of(N_("a process of %(account)s"), account=account(holder.uid))
+        return Words.of(N_("a process of %(account)s"), account=owner)
     return Words.of(N_("an unknown process"))
 
 
 def taken_words(
-    found: Sequence[Taken], *, other: str, command: str, language: Language = LANGUAGES[0]
+    found: Sequence[Taken], *, other: Joined, command: str, language: Language = LANGUAGES[0]
 ) -> Words:
-    """Each port in `found` named with how it is set, the loopback and its holder; that nothing
-    was started; and what to do: stop another Fleetwatch holding one (the command that does, in
-    `language`: `shared.text.command_line.printed_command`), give another port (`other`:
-    ``FLEETWATCH_LAB_PORT=PORT``, ``--port PORT``), or run `command` (the same start on free
-    ports)."""
+    """Each port in `found` on a line of its own, named with how it is set, the loopback and its
+    holder; then, on the last line, that nothing was started and what to do: stop another
+    Fleetwatch holding one (the command that does, in `language`:
+    `shared.text.command_line.printed_command`), give another port (`other`:
+    ``FLEETWATCH_LAB_PORT=PORT``, ``--port PORT``, the placeholder in the reader's language), or
+    run `command` (the same start on free ports)."""
     said = Joined(
-        "; ",
+        ";\n",
         tuple(
             Words.of(
                 N_("port %(port)s (%(program)s, %(setting)s) is in use on %(address)s by %(holder)s"),
@@ -99,31 +112,33 @@ def taken_words(
     if homes:
         return Words.of(
             N_(
-                "%(taken)s. Nothing was started. To use that Fleetwatch, give your commands its "
+                "%(taken)s.\nNothing was started. To use that Fleetwatch, give your commands its "
                 "FLEETWATCH_HOME; or stop it (%(stop)s), give another port (%(other)s), or start beside it "
                 "on free ports: %(command)s"
             ),
             taken=said,
             stop="; ".join(printed_command("down", language=language, home=home) for home in homes),
             other=other,
-            command=command,
+            command=visible(command, 900),
         )
     return Words.of(
         N_(
-            "%(taken)s. Nothing was started. Free it, give another port (%(other)s), or start on free "
+            "%(taken)s.\nNothing was started. Free it, give another port (%(other)s), or start on free "
             "ports: %(command)s"
         ),
         taken=said,
         other=other,
-        command=command,
+        command=visible(command, 900),
     )
 
 
 def refusal(found: Sequence[Taken], *, command: str, language: Language = LANGUAGES[0]) -> CtlError:
     """`up`'s refusal (``socket_in_use``): `taken_words`, with the settings that give another port
     and `command`, the same start on free ports; the commands it prints in `language`."""
-    other = ", ".join(f"{t.port.setting}=PORT" for t in found)
-    return CtlError(Code.SOCKET_IN_USE, taken_words(found, other=other, command=command, language=language))
+    other = Joined(", ", tuple(Joined("=", (t.port.setting, PORT_WORD)) for t in found))
+    return CtlError(
+        Code.SOCKET_IN_USE, taken_words(found, other=other, command=command, language=language), lines=True
+    )
 
 
 def free_ports(found: Iterable[Taken]) -> dict[str, str]:
@@ -170,5 +185,5 @@ def lab_refusal(argv: Sequence[str]) -> CtlError | None:
     kept = [a for i, a in enumerate(argv) if a != "--port" and (i == 0 or argv[i - 1] != "--port")]
     kept = [a for a in kept if not a.startswith("--port=")]
     command = " ".join(["fleetwatch", "lab", *(shlex.quote(a) for a in kept), "--port", "0"])
-    other = ", ".join(f"{t.port.setting} PORT" for t in found)
-    return CtlError(Code.SOCKET_IN_USE, taken_words(found, other=other, command=command))
+    other = Joined(", ", tuple(Joined(" ", (t.port.setting, PORT_WORD)) for t in found))
+    return CtlError(Code.SOCKET_IN_USE, taken_words(found, other=other, command=command), lines=True)

@@ -461,9 +461,11 @@ def program_environment(
     gets its own settings from the caller's `env` (`shared.config.service_environment`, the
     allowlist the systemd units hold too), its `FLEETWATCH_HOME` pinned to `settings`' and, with
     `server`, its unit's own folders and ``HOME=/nonexistent``; the lab and the scripted model
-    get no setting. All get `daemon_environment`."""
+    get no setting but their `FLEETWATCH_HOME` (read by nothing in them: it names whose they
+    are to a later ``up`` that finds their port taken, `shared.web.port_holder`). All get
+    `daemon_environment`."""
     home = "/nonexistent" if server is not None else env.get("HOME") or str(settings.home)
-    base = {**daemon_environment(env), "HOME": home}
+    base = {**daemon_environment(env), "HOME": home, "FLEETWATCH_HOME": str(settings.home)}
     if program not in SERVICES:
         return base
     own = service_environment(program, env, home=home)

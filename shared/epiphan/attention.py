@@ -141,15 +141,16 @@ def newest_firmware_by_model(devices: Iterable[Device]) -> dict[str, str]:
     model are one family ("Pearl-2", "Pearl 2"), an Epiphan Venue is its own family and never
     compared with a Pearl, nor an EC20 with either. A device with no model has no family and
     is left out (nothing is known to compare it with)."""
-    devices = [d for d in devices if product_family(d.model)]
+    families: dict[str, str] = {}
     by_family: dict[str, str] = {}
     for device in devices:
-        family = product_family(device.model)
-        if device.firmware and _firmware_key(device.firmware) > _firmware_key(by_family.get(family, "")):
-            by_family[family] = device.firmware
-    return {
-        d.model: by_family[product_family(d.model)] for d in devices if product_family(d.model) in by_family
-    }
+        family = families.get(device.model)
+        if family is None:
+            family = families[device.model] = product_family(device.model)
+        if family and device.firmware:
+            if _firmware_key(device.firmware) > _firmware_key(by_family.get(family, "")):
+                by_family[family] = device.firmware
+    return {model: by_family[family] for model, family in families.items() if family in by_family}
 
 
 def firmware_behind(device: Device, newest: dict[str, str]) -> bool:

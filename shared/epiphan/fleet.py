@@ -18,6 +18,7 @@ Recording of an offline device is unknown: Epiphan's device list keeps a channel
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -76,10 +77,13 @@ CAMERA_CANNOT: Final[frozenset[str]] = frozenset(
 take presets (it can be listed, read, previewed, rebooted and updated)."""
 
 
+@functools.lru_cache(maxsize=1024)
 def product_family(model: str) -> str:
     """The product line and firmware family of an Epiphan model name: `CAMERA_FAMILY` for any
     spelling of the EC20, `VENUE_FAMILY` for any spelling of the Epiphan Venue, else the model itself with case, spaces, hyphens and underscores folded ("Pearl-2" and
-    "pearl 2" are one model; Pearl models keep their own families). ``""`` for no model. Pure."""
+    "pearl 2" are one model; Pearl models keep their own families). ``""`` for no model. Pure;
+    kept per model name (a fleet has a handful of models and a beat asks for each of its
+    thousands of devices several times)."""
     folded = " ".join(re.split(r"[\s_-]+", model.casefold())).strip()
     words = folded.split()
     if "ec20" in words or "ec 20" in folded:

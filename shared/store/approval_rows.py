@@ -450,7 +450,7 @@ PAGE_ACTOR = "page "
 """The prefix of a page session's actor (``page <session ID>``)."""
 
 
-async def _session_uid(conn: aiosqlite.Connection, session_id: str) -> int | None:
+async def session_uid(conn: aiosqlite.Connection, session_id: str) -> int | None:
     """The uid that signed the page session in (its ``session_start`` row), or None."""
     row = await one_row(
         conn,
@@ -460,6 +460,16 @@ async def _session_uid(conn: aiosqlite.Connection, session_id: str) -> int | Non
     )
     uid = row["uid"] if row is not None else None
     return uid if isinstance(uid, int) and uid >= 0 else None
+
+
+async def decider_detail(conn: aiosqlite.Connection, actor: str) -> dict[str, int]:
+    """``{"uid": N}`` for a page session's actor (``page <session ID>``) whose session names its
+    uid, so a decision's audit row names its person itself; empty otherwise (a command's actor
+    names its uid: ``operator:1001``)."""
+    if not actor.startswith(PAGE_ACTOR):
+        return {}
+    uid = await session_uid(conn, actor.removeprefix(PAGE_ACTOR))
+    return {"uid": uid} if uid is not None else {}
 
 
 async def _deciders(
@@ -476,7 +486,7 @@ async def _deciders(
                 uids.append(int(first["uid"]))
         uid = approval.uid if approval.uid is not None and approval.uid >= 0 else None
         if uid is None:
-            uid = await _session_uid(conn, approval.session_id)
+            uid = await session_uid(conn, approval.session_id)
         if uid is not None:
             uids.append(uid)
         return "page", tuple(uids), approval.session_id
@@ -484,7 +494,7 @@ async def _deciders(
         return None, (), None
     if actor.startswith(PAGE_ACTOR):
         session = actor.removeprefix(PAGE_ACTOR)
-        uid = await _session_uid(conn, session)
+        uid = await session_uid(conn, session)
         return "page", (uid,) if uid is not None else (), session
     uid = command_uid(actor)
     return "command", (uid,) if uid is not None else (), None

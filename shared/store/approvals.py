@@ -74,6 +74,7 @@ from shared.store.approval_rows import (
     ProposalRow,
     ProposalStatus,
     audit_refusal,
+    decider_detail,
     decision,
     execution_for_approval,
     execution_for_proposal,
@@ -244,6 +245,7 @@ async def deny(
         if cursor.rowcount == 1:
             await _end_firsts_of(conn, proposal_id)
             detail = {"shown": safe_value(dict(shown))} if shown else {}
+            detail |= await decider_detail(conn, actor)
             await append_audit(conn, actor=actor, kind="denial", proposal_id=proposal_id, detail=detail)
             return True
         exists = await one_row(conn, "SELECT 1 FROM proposals WHERE id = ?", (proposal_id,)) is not None
@@ -302,9 +304,8 @@ async def _close_pending(
 async def deny_all(conn: aiosqlite.Connection, *, actor: str) -> int:
     """Deny every pending proposal ("Deny all pending"; there is no approve-all); one
     ``denial`` audit row each (``all: true``); the count."""
-    return await _close_pending(
-        conn, "all", None, status="denied", kind="denial", actor=actor, detail={"all": True}
-    )
+    detail = {"all": True, **await decider_detail(conn, actor)}
+    return await _close_pending(conn, "all", None, status="denied", kind="denial", actor=actor, detail=detail)
 
 
 async def expire_due(conn: aiosqlite.Connection, *, actor: str = "approval_web") -> int:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from shared.text.catalogue import N_, Words
+from shared.text.catalogue import N_, Moment, Words
 from shared.text.display import account_name
 
 PAGE: Final = "page"
@@ -54,3 +54,30 @@ def decider_words(where: str | None, uids: Sequence[int], *, viewer: bool = Fals
     if where == PAGE and not viewer:
         return Words.of(N_("%(who)s, on the approval page"), who=person)
     return person
+
+
+DECIDED: Final[dict[tuple[str, str | None], str]] = {
+    ("approval", PAGE): N_("Approved on the approval page by %(who)s, %(at)s."),
+    ("denial", PAGE): N_("Denied on the approval page by %(who)s, %(at)s."),
+    ("denial", COMMAND): N_("Denied from the command line by %(who)s, %(at)s."),
+}
+"""Who decided and when as a sentence, by (audit kind, where it was decided)."""
+
+
+def decided_words(
+    kind: str | None, where: str | None, uids: Sequence[int], at: str | None, *, viewer: bool = False
+) -> Words | None:
+    """Who decided and when as a sentence (the page's outcome, ``fleetwatch pending show``):
+    "Denied on the approval page by root, 12:04.", "Expired, 12:09: nobody approved or denied
+    it in time."; None while nobody decided (`kind` None) or without a time `at` (UTC text)."""
+    if kind is None or at is None:
+        return None
+    when = Moment(at)
+    if kind == "expiry":
+        return Words.of(N_("Expired, %(at)s: nobody approved or denied it in time."), at=when)
+    sentence = DECIDED.get((kind, where))
+    if sentence is None:  # an approval or denial whose rows do not say where
+        sentence = {"approval": N_("Approved by %(who)s, %(at)s.")}.get(
+            kind, N_("Denied by %(who)s, %(at)s.")
+        )
+    return Words.of(sentence, who=person_words(uids, viewer=viewer), at=when)

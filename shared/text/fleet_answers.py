@@ -141,11 +141,21 @@ def offline(
             facts.append(
                 _w(language, "offline_for", time=minutes_text((now - device.state_time).total_seconds()))
             )
-        event = describe_event(events.get(device.id), now, DEFAULT_THRESHOLDS.lead_minutes, language)
-        if event != "-":
-            facts.append(_w(language, "room_next", event=event))
+        event = events.get(device.id)
+        if describe_event(event, now, DEFAULT_THRESHOLDS.lead_minutes, language) != "-":
+            facts.append(class_words(event, now, language))
         lines.append(f"- {name(device)}: {'; '.join(facts) or _w(language, 'offline_word')}")
     return _listing(_heading(language, "offline", len(down)), lines, language)
+
+
+def class_words(
+    event: Event | None, now: datetime, language: str, limits: Thresholds = DEFAULT_THRESHOLDS
+) -> str:
+    """A room's class: ``next: "Physics" in 35 min``, or for a class under way ``class:
+    "Physics" on now (ends in 20 min)`` (never "next" for what has begun)."""
+    described = describe_event(event, now, limits.lead_minutes, language)
+    key = "room_now" if event_state(event, now, limits.lead_minutes) == "on_now" else "room_next"
+    return _w(language, key, event=described)
 
 
 def recording_channels(device: Device) -> list[str]:
@@ -451,7 +461,7 @@ def room(
     else:
         lines.append(f"- {w('room_online')}; {recording_state(device, now, language)}")
     described = describe_event(event, now, limits.lead_minutes, language)
-    lines.append(f"- {w('room_next', event=described) if described != '-' else w('room_no_event')}")
+    lines.append(f"- {class_words(event, now, language, limits) if described != '-' else w('room_no_event')}")
     found = problems(device, event, now, language, storage=storage, system=system, limits=limits)
     if device.online and system is not None and not running_hot(system, limits):
         lines.append(f"- {w('room_cpu', cpu=_number(system.cpu_load_pct), temp=_number(system.cpu_temp_c))}")

@@ -4,7 +4,8 @@ listen on before anything starts (issue 28).
 `taken` binds each port and lets go at once (`shared.web.local_http.taken_at`: both loopbacks
 for a page, 127.0.0.1 for the others); a port another socket holds comes back with its
 `Holder`: the uid the kernel's TCP tables show (`shared.web.loopback_peer.listener`) and, where
-``/proc`` lets this user look, the process holding the socket, and for another Fleetwatch's
+``/proc`` lets this user look, the process holding the socket (its pid and name, never its
+command line: that can carry a key), and for another Fleetwatch's
 program (`MODULES`) its name and that Fleetwatch's home (its ``FLEETWATCH_HOME``, or the lab's
 ``--ready-file`` folder). Facts only: the caller says them (``services.ctl.ports``). Nothing
 here starts or stops anything.
@@ -13,7 +14,6 @@ here starts or stops anything.
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,12 +48,13 @@ class Port:
 @dataclass(frozen=True, slots=True)
 class Holder:
     """Who listens on a port, as far as this user can see: the uid from the kernel's tables, and
-    where ``/proc`` lets this user look, the process (pid and command line, as it is), and
+    where ``/proc`` lets this user look, the process (pid and its name, ``/proc/PID/comm``:
+    ``python3``; never its command line, which can carry a secret such as ``--key K``), and
     for a Fleetwatch program its name (`MODULES`) and its Fleetwatch's home."""
 
     uid: int | None = None
     pid: int | None = None
-    command: str | None = None
+    name: str | None = None
     program: str | None = None
     home: str | None = None
 
@@ -76,8 +77,8 @@ def holder_of(address: str, port: int, proc: Path = Path("/proc")) -> Holder:
     if program and home is None and "--ready-file" in argv[:-1]:
         ready = Path(argv[argv.index("--ready-file") + 1])
         home = str(ready.parent.parent) if ready.parent.name == "run" else None
-    command = " ".join(shlex.quote(a) for a in argv if a)
-    return Holder(uid=uid, pid=pid, command=command, program=program, home=home)
+    name = _read(proc / str(pid) / "comm").strip() or None
+    return Holder(uid=uid, pid=pid, name=name, program=program, home=home)
 
 
 def socket_pid(inode: int, proc: Path = Path("/proc")) -> int | None:

@@ -159,7 +159,12 @@ class InspectProposal(Request[Inspection]):
 
 class ProposalDetail(Message):
     """Everything about one proposal: every argument, times, the fingerprint hash, who proposed,
-    and the execution's outcome and verification if it ran."""
+    and the execution's outcome and verification if it ran.
+
+    Who decided, once someone did (`shared.store.approvals.Decision`): ``decided_kind``
+    (``approval``, ``denial``, ``expiry``), ``decided_at`` (UTC, the database clock),
+    ``decided_from`` (``page``, ``command``, None: not said) and ``decided_uids`` (the local
+    accounts that decided, the first of two approvers first; empty when not known)."""
 
     summary: ProposalSummary
     arguments: dict[str, Any]
@@ -172,6 +177,10 @@ class ProposalDetail(Message):
     refusal_code: Code | None = None
     verification: str | None = None
     detail: dict[str, Any] = msgspec.field(default_factory=dict)
+    decided_kind: str | None = None
+    decided_at: str | None = None
+    decided_from: str | None = None
+    decided_uids: tuple[int, ...] = ()
 
 
 class ShowProposal(Request[ProposalDetail]):

@@ -18,7 +18,7 @@ from shared.canonical import hidden_character
 from shared.text.catalogue import translate
 from shared.wire.approval import RecordAsk
 from tests.assistant.conftest import START
-from tests.assistant.helpers import RECORD_CLASSROOM, FakeSink, blocks_in, error_codes, team_reader
+from tests.assistant.helpers import RECORD_CLASSROOM, WRITABLE, FakeSink, blocks_in, error_codes, team_reader
 from tests.assistant.hostile import TAG, hostile_scenario
 from tests.assistant.judge import Truth, judge_room_status, judge_rooms, rooms_named
 
@@ -302,3 +302,154 @@ async def test_hostile_names_are_shown_not_obeyed(policies, standin, make_assist
     assert not TAG.search(sink.submissions[0].reason)
     assert not any(hidden_character(line) for a in answers for line in a.text.splitlines())
     assert any(TAG.search(a.text) for a in answers), "the names are shown, marked"
+
+
+@pytest.mark.parametrize(
+    ("question", "model", "code", "line"),
+    [
+        (
+            "Reinicia ENG 101 Auditorium",
+            True,
+            "target_not_in_sandbox",
+            "No se propuso: reiniciar en «ENG 101 Auditorium»: ",
+        ),
+        (
+            "Reboot ENG 101 Auditorium",
+            True,
+            "target_not_in_sandbox",
+            "Not proposed: reboot in “ENG 101 Auditorium”: ",
+        ),
+        (
+            "Reinicia ENG 101 Auditorium",
+            False,
+            "model_unavailable",
+            "No se propuso: reiniciar en «ENG 101 Auditorium»: ",
+        ),
+        (
+            "Reboot ENG 101 Auditorium",
+            False,
+            "model_unavailable",
+            "Not proposed: reboot in “ENG 101 Auditorium”: ",
+        ),
+    ],
+)
+async def test_a_change_asked_for_and_not_proposed_gets_fleetwatchs_own_line_on_every_path(
+    lab, standin, make_assistant, question, model, code, line
+):
+    """Issue 28 walk item 10: "Reinicia ENG 105" (a room outside the fence) got only the model's
+    words: no refused proposal call, so no code-built line. A change asked for and neither
+    proposed nor refused gets the same "Not proposed" line, from the model or the keyword path."""
+    sink = FakeSink()
+    options = {} if model else {"model_client": None}
+    answer = await make_assistant(sink=sink, **options).ask(question)
+    assert sink.submissions == [] and not answer.proposals
+    assert [r.code for r in answer.refusals] == [code], answer
+    assert answer.refusals[0].text.lower().startswith(line.lower()), answer.refusals[0].text
+
+
+async def test_a_question_that_asks_for_no_change_gets_no_not_proposed_line(lab, standin, make_assistant):
+    for question in ("How is ENG 101 Auditorium?", "¿Qué salas están desconectadas?"):
+        assert (await make_assistant().ask(question)).refusals == ()
+
+
+# --- the walk's answers (issue 28 walk item 9) ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "on_now", "upcoming"),
+    [
+        ("What are the next classes?", "on now: ", "next: "),
+        ("¿Cuáles son las próximas clases?", "en curso: ", "próxima: "),
+    ],
+)
+async def test_a_class_under_way_is_said_on_now_since_its_start_never_as_next(
+    lab, standin, make_assistant, question, on_now, upcoming
+):
+    """The walk: "próxima: LAW 330 Moot Court Finals a las 11:59 UTC" at 12:30: a class under way
+    listed as the next one, at a time already past."""
+    truth = Truth.of(lab)
+    answer = (await make_assistant().ask(question)).text
+    under_way = {
+        d.name for d in truth.normal if (e := truth.events.get(d.id)) and e.start <= truth.now < e.finish
+    }
+    assert under_way, "the campus lab has a class on now"
+    lines = {
+        line.partition(":")[0].removeprefix("- "): line
+        for line in answer.splitlines()
+        if line.startswith("- ")
+    }
+    for name in under_way:
+        assert f": {on_now}" in lines[name] and upcoming not in lines[name], lines[name]
+    for name, line in lines.items():
+        if name not in under_way:
+            assert on_now not in line, line
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [("Which rooms are low on disk space?", "en"), ("¿Qué salas tienen poco disco?", "es")],
+)
+async def test_disk_shares_are_written_in_the_products_one_number_form(
+    lab, standin, make_assistant, question, language
+):
+    """The walk: "2 % libre" from the assistant beside "1,6%" from ``fleetwatch fleet``."""
+    from shared.text.wording import share_text
+
+    truth = Truth.of(lab)
+    answer = (await make_assistant().ask(question)).text
+    shares = [
+        share_text(100.0 * d.storage_free / d.storage_total, language)
+        for d in truth.normal
+        if d.name in truth.short_of_storage() and d.storage_free is not None and d.storage_total
+    ]
+    assert shares, "the campus lab has rooms short of storage with a known share"
+    for share in shares:
+        assert share in answer, (share, answer)
+    assert " % " not in answer and " %\n" not in answer, answer
+
+
+@pytest.mark.parametrize(
+    "question", ["How much disk space is left in LIB Room 2?", "¿Cuánto disco le queda a LIB Room 2?"]
+)
+async def test_a_disk_question_about_one_room_answers_for_that_room(lab, standin, make_assistant, question):
+    truth = Truth.of(lab)
+    answer = (await make_assistant().ask(question)).text
+    assert rooms_named(answer, truth.all_names) == {"LIB Room 2"}, answer
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        (DEMO_QUESTION, "Sandbox Classroom is already recording, so I proposed nothing."),
+        (translate("es", DEMO_QUESTION), "Sandbox Classroom ya está grabando, así que no propuse nada."),
+    ],
+)
+async def test_the_demo_question_again_gives_the_real_reason_nothing_was_proposed(
+    lab, standin, make_assistant, question, said
+):
+    """The walk's second demo: the practice room already recorded (the first demo's change ran),
+    and the answer said no practice room was due instead of that."""
+    (classroom,) = WRITABLE.devices
+    recording = msgspec.structs.replace(
+        classroom, channels=tuple(msgspec.structs.replace(c, recording=True) for c in classroom.channels)
+    )
+    sink = FakeSink(writable_reply=msgspec.structs.replace(WRITABLE, devices=(recording,)))
+    answer = await make_assistant(sink=sink).ask(question)
+    assert sink.submissions == [] and said in answer.text, answer.text
+
+
+@pytest.mark.parametrize(
+    ("question", "language"), [("What may be changed?", "en"), ("¿Qué puedo cambiar?", "es")]
+)
+async def test_what_may_be_changed_names_every_change_the_policy_allows(
+    lab, standin, make_assistant, policies, question, language
+):
+    """The walk: "¿Qué puedo cambiar?" left out the stream and confirm-event changes that
+    ``fleetwatch writable`` lists: the offered ``propose_change`` now carries the policy's list."""
+    from services.lab.model_scripts.demo_words import CHANGE_NAMES
+
+    _, tool_policy = policies
+    answer = (await make_assistant().ask(question)).text
+    assert len(tool_policy.propose) >= 6
+    for tool in tool_policy.propose:
+        assert CHANGE_NAMES[language][tool] in answer, (tool, answer)

@@ -147,3 +147,23 @@ async def test_an_empty_fleet_says_so(snapshot):
     assert keyword_answer("qué necesita atención", "es", empty, START).startswith("Nada necesita atención.")
     assert keyword_answer("next events", "en", empty, START).startswith("No classes in the next 24 hours.")
     assert keyword_answer("which rooms are recording?", "en", empty, START).startswith("No room is recording")
+
+
+@pytest.mark.parametrize(
+    ("question", "language", "words"),
+    [
+        ("What may be changed?", "en", ("Changes the policy allows there: ", "stream", "reboot")),
+        ("¿Qué puedo cambiar?", "es", ("Cambios que la política permite allí: ", "transmisión", "reiniciar")),
+    ],
+)
+async def test_what_may_be_changed_names_the_changes_the_policy_allows(
+    snapshot, policies, question, language, words
+):
+    """Issue 28 walk item 9: the list of changes comes from the policy, as ``fleetwatch
+    writable`` shows it (every proposable tool), on the keyword path too."""
+    from shared.text.change_words import change
+
+    _, tool_policy = policies
+    answer = keyword_answer(question, language, snapshot, START, proposable=sorted(tool_policy.propose))
+    for said in (*words, *(change(tool, None, language) for tool in tool_policy.propose)):
+        assert said in answer, (said, answer)

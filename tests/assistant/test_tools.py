@@ -77,3 +77,14 @@ def test_a_name_that_was_not_offered_has_no_kind(policies):
     assert kind_of("get_device_info", offered) is ToolKind.READ
     assert kind_of(ASK_OPERATOR, offered) is ToolKind.USER_INPUT
     assert kind_of(PROPOSE_CHANGE, offered | {PROPOSE_CHANGE}) is ToolKind.PROPOSE
+
+
+def test_propose_change_offers_exactly_the_policys_proposable_tools(policies):
+    """One source for what may be proposed (issue 28 walk item 9): the policy's ``propose``
+    table, as ``fleetwatch writable`` lists it, is ``propose_change``'s ``tool`` enum."""
+    _, tool_policy = policies
+    definitions = tool_definitions(
+        tool_policy.model_read_tools, may_propose=True, proposable=list(tool_policy.propose)
+    )
+    (propose,) = [d for d in definitions if d["name"] == "propose_change"]
+    assert propose["input_schema"]["properties"]["tool"]["enum"] == sorted(tool_policy.propose)

@@ -181,7 +181,7 @@ def test_pending_show_names_the_change_and_room_in_words_with_local_times_every_
         f"Restart a device: device {A}  (p-0123456789ab)",
         "the assistant, 04:00, 12 seconds ago",
         "04:05, in 5 minutes",
-        "batch_reboot (schema 1)",
+        "batch_reboot (schema version 1)",
         f'["{A}"]',
         "ab" * 32,
         "Reason, written by the assistant (not checked):",
@@ -363,7 +363,7 @@ def test_pending_show_says_the_state_in_words_and_keeps_the_raw_facts_for_an_aud
     text = render_detail(MEXICO, detail)
     assert re.search(r"\n  State +waiting for a person\n", text)
     audit = text.index("For an audit (as stored):")
-    for raw in ("batch_reboot (schema 1)", "ab" * 32, "turn_id", "t-42"):
+    for raw in ("batch_reboot (schema version 1)", "ab" * 32, "Model turn", "t-42"):
         assert text.index(raw) > audit, raw
     assert text.index("Reason, written by the assistant") < audit
     spanish = render_detail(KIRITIMATI, detail)
@@ -545,3 +545,101 @@ async def test_with_the_services_stopped_and_no_store_a_read_says_how_to_start_t
     with pytest.raises(CallError) as raised:
         await from_store(AuditTail(limit=1), missing, readout=APPROVAL_READOUT, unavailable=down)
     assert raised.value is down
+
+
+# --- the walk's audit and pending show (issue 28 walk item 8) ---------------------------------------
+
+
+WALK_ROWS = (  # actor, kind, proposal, detail
+    ("page s-1", "denial", "p-1", {"uid": 0}),
+    ("assistant", "ask", None, {"outcome": "end_turn", "code": None, "turn_id": "t-1"}),
+    ("executor", "outcome", "p-2", {"outcome": "ok", "tool": "batch_reboot"}),
+    ("executor", "verification", "p-2", {"verification": "verified"}),
+    ("approval_web", "refusal", None, {"code": "secret_wrong", "operation": "page POST /login", "uid": 0}),
+    ("approval_web", "expiry", "p-3", {"reason": "undecided"}),
+    ("assistant", "ask", None, {"outcome": "fallback_timeout", "code": "model_unavailable"}),
+)
+
+
+def _walk_rows() -> list[AuditRow]:
+    return [
+        AuditRow(seq=n, at="2026-03-02T10:00:00.000Z", actor=actor, kind=kind, proposal_id=pid, detail=detail)
+        for n, (actor, kind, pid, detail) in enumerate(WALK_ROWS, start=1)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("view", "who", "words", "sign_in"),
+    [
+        (
+            MEXICO,
+            f"{account_name(0)}, on the approval page",
+            ("answered", "done; reboot", "confirmed by a later read", "nobody decided in time"),
+            "page sign-in refused",
+        ),
+        (
+            KIRITIMATI,
+            f"{account_name(0)}, en la página de aprobación",
+            (
+                "respondida",
+                "hecho; reinici",
+                "confirmado por una lectura posterior",
+                "nadie decidió a tiempo",
+            ),
+            "inicio de sesión en la página rechazado",
+        ),
+    ],
+)
+def test_audit_tail_names_the_page_decider_by_account_and_its_detail_in_words(
+    view, who, words, sign_in
+) -> None:
+    """The walk: "alguien, en la página de aprobación" for a denial the page knew was root's;
+    ``end_turn``, ``ok``, ``verified`` as they are stored; a wrong page secret said as
+    "refused by a rule". The row's own uid names the person; every stored word has its words."""
+    lines = render_audit(view, _walk_rows()).split("\n")
+    assert who in lines[1], lines[1]
+    text = "\n".join(lines).lower()
+    for said in words:
+        assert said in text, (said, text)
+    for raw in ("end_turn", " ok", "verified", "undecided", "batch_reboot", "fallback_"):
+        assert raw not in text, (raw, text)
+    assert sign_in in lines[5].lower(), lines[5]
+    assert "por una regla" not in lines[5] and "by a rule" not in lines[5]
+    assert "secret_wrong" in lines[5]  # the stable code stays for an audit
+
+
+@pytest.mark.parametrize(
+    ("view", "section", "words", "denied"),
+    [
+        (
+            MEXICO,
+            "For an audit (as stored):",
+            ("Model turn", "Checked afterwards", "Epiphan tool", "schema version 1"),
+            f"Denied on the approval page by {account_name(0)}, 04:00, 12 seconds ago",
+        ),
+        (
+            KIRITIMATI,
+            "Para una auditoría (tal como se guardó):",
+            ("Turno del modelo", "Comprobado después", "Herramienta de Epiphan", "versión de esquema 1"),
+            f"Rechazado en la página de aprobación por {account_name(0)}, mar 3 mar, 00:00",
+        ),
+    ],
+)
+def test_pending_show_words_its_stored_facts_and_says_who_denied_and_when(
+    view, section, words, denied
+) -> None:
+    detail = _detail(
+        summary=msgspec.structs.replace(_detail().summary, status="denied"),
+        expires_in_seconds=None,
+        detail={"turn_id": "t-42", "verified_at": "2026-03-02T10:00:00.000Z"},
+        decided_kind="denial",
+        decided_at="2026-03-02T10:00:00.000Z",
+        decided_from="page",
+        decided_uids=(0,),
+    )
+    text = render_detail(view, detail)
+    for said in (*words, denied):
+        assert said in text, (said, text)
+    for raw in ("turn_id", "verified_at", "(schema 1)", "2026-03-02T10:00:00.000Z"):
+        assert raw not in text, (raw, text)
+    assert "t-42" in text[text.index(section) :]

@@ -132,7 +132,7 @@ def test_doctor_checks_the_ports_up_free_ports_chose_while_the_services_run(tmp_
 
 @pytest.mark.parametrize("language", ["en", "es"])
 def test_the_port_refusals_print_their_commands_with_the_language_and_the_home(language: str) -> None:
-    holder = Holder(pid=4242, uid=0, command="fleetwatch", program="assistant", home=HOME)
+    holder = Holder(pid=4242, uid=0, name="fleetwatch", program="assistant", home=HOME)
     found = [Taken(Port("assistant", "FLEETWATCH_ASK_PORT", 8780, True), "127.0.0.1", holder)]
     refusal = ports.refusal(found, command="fleetwatch up --free-ports", language=language)
     assert refusal.words is not None

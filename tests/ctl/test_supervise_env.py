@@ -55,8 +55,8 @@ def test_each_program_gets_exactly_its_own_settings_as_given_and_nothing_else(tm
     }
     for name, program in programs.items():
         env = program.environment
-        if name not in SERVICES:
-            assert env == base, name
+        if name not in SERVICES:  # its home only: whose it is, to a later up (shared.web.port_holder)
+            assert env == {**base, "FLEETWATCH_HOME": str(tmp_path / ".fleetwatch")}, name
             continue
         own = {k: v for k, v in CALLER.items() if k in service_settings(name)}
         assert env == {**base, **own, "FLEETWATCH_HOME": str(tmp_path / ".fleetwatch")}, name

@@ -149,3 +149,99 @@ def test_fleetwatch_lab_with_its_port_taken_names_it_and_its_holder_in_the_opera
     assert code == 2
     assert f"el puerto {port} (el laboratorio, --port) está en uso en 127.0.0.1" in err, err
     assert "No se inició nada." in err and "fleetwatch lab --port 0" in err
+
+
+SECRET = "lab-demo-secret-key-0042"
+
+
+async def test_holders_are_named_by_what_they_are_never_by_a_command_line_each_port_on_its_own_line(
+    tmp_path: Path,
+) -> None:
+    """The walk's clash (issue 28 walk item 5): another Fleetwatch's scripted model holds the model
+    port (started as supervisord starts it: ``--key`` on its command line, its home in its
+    environment) and a stranger whose arguments carry a key holds the lab port. The message names
+    the model as that Fleetwatch's and the stranger by its process name and account; neither
+    key appears; a line per taken port; the placeholder is the reader's word."""
+    from services.ctl.supervise import program_environment
+
+    other = tmp_path / "other-home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETWATCH_")}
+    env.update(demo_ports(), FLEETWATCH_HOME=str(tmp_path / "home"))
+    lab_port, model_port = env["FLEETWATCH_LAB_PORT"], env["FLEETWATCH_MODEL_STANDIN_PORT"]
+    other_settings = load_settings({**env, "FLEETWATCH_HOME": str(other)})
+    model_env = program_environment(other_settings, env, "model", None)
+    model = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *("-m", "services.lab.model_standin", "--script", "demo", "--port", model_port, "--key", SECRET),
+        env={**model_env, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    stranger = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        "import socket, sys; s = socket.socket(); s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(1);"
+        " print('ready', flush=True); sys.stdin.read()",
+        lab_port,
+        "--key",
+        SECRET,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert stranger.stdout is not None
+        assert (await stranger.stdout.readline()).strip() == b"ready"
+
+        def model_listens() -> bool | None:
+            with socket.socket() as probe:
+                return probe.connect_ex(("127.0.0.1", int(model_port))) == 0 or None
+
+        await wait_until(model_listens, what="the other Fleetwatch's model", process=model)
+        for language, words in (
+            (
+                "en",
+                (
+                    f"port {model_port} (the lab's demo model, FLEETWATCH_MODEL_STANDIN_PORT) is in use on "
+                    f"127.0.0.1 by the lab's demo model of the Fleetwatch at FLEETWATCH_HOME={other} "
+                    f"(process {model.pid})",
+                    f"port {lab_port} (the lab, FLEETWATCH_LAB_PORT) is in use on 127.0.0.1 by process "
+                    f"{stranger.pid} (python",
+                    "FLEETWATCH_LAB_PORT=PORT, FLEETWATCH_MODEL_STANDIN_PORT=PORT",
+                ),
+            ),
+            (
+                "es",
+                (
+                    f"por el modelo de demostración del laboratorio del Fleetwatch en FLEETWATCH_HOME={other} "
+                    f"(proceso {model.pid})",
+                    f"por el proceso {stranger.pid} (python",
+                    "FLEETWATCH_LAB_PORT=PUERTO, FLEETWATCH_MODEL_STANDIN_PORT=PUERTO",
+                ),
+            ),
+        ):
+            code, out, err = await asyncio.to_thread(fleetwatch_in_process, env, "up", "--language", language)
+            assert code == 2 and out == "", (out, err)
+            assert SECRET not in err and "--key" not in err and "--script" not in err, err
+            for said in words:
+                assert said in err, (said, err)
+            lines = err.strip().splitlines()
+            assert len(lines) == 3, lines  # a line per taken port, then what to do
+            assert all(len(line) < 300 for line in lines[:2]), lines
+            assert str(model_port) in lines[0] + lines[1] and str(lab_port) in lines[0] + lines[1]
+            assert lines[2].endswith("[socket_in_use]")
+            assert "PORT" not in err.replace("_PORT", "") or language == "en", err
+        nothing_started(env)
+    finally:
+        model.terminate()
+        assert stranger.stdin is not None
+        stranger.stdin.close()
+        await asyncio.gather(model.wait(), stranger.wait())
+
+
+def test_every_program_of_a_home_carries_that_home_in_its_environment(tmp_path: Path) -> None:
+    """What lets a later ``up`` name the lab and the model as this Fleetwatch's (walk item 5)."""
+    from services.ctl.supervise import PROGRAMS, program_environment
+
+    settings = load_settings({"FLEETWATCH_HOME": str(tmp_path / "h")})
+    for program in PROGRAMS:
+        assert program_environment(settings, {}, program, None)["FLEETWATCH_HOME"] == str(tmp_path / "h")

@@ -475,10 +475,19 @@ def cleanup(run: Run) -> None:
     mine = [name for name in names if name.startswith(f"{run.prefix}-")]
     if mine:
         run.podman("rm", "-f", "-t", "0", *mine, check=False)
-    volumes = run.podman("volume", "ls", "-q", check=False).stdout.split()
-    mine = [volume for volume in volumes if volume.startswith(f"{run.project}_")]
-    if mine:
-        run.podman("volume", "rm", "-f", *mine, check=False)
+    # A volume still held by a container podman is tearing down (a ``--rm`` one, on a busy
+    # machine) is not removed yet: try again for a while, then say what is left.
+    for _attempt in range(20):
+        volumes = run.podman("volume", "ls", "-q", check=False).stdout.split()
+        mine = [volume for volume in volumes if volume.startswith(f"{run.project}_")]
+        if not mine:
+            break
+        removed = run.podman("volume", "rm", "-f", *mine, check=False)
+        if removed.returncode == 0:
+            break
+        time.sleep(0.5)
+    else:
+        run.say(f"volumes left behind: {' '.join(mine)} ({removed.stderr.strip()[-300:]})")
     if not run.keep_images:
         run.podman("rmi", "-f", run.image, run.base, check=False)
 

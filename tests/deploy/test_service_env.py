@@ -136,7 +136,7 @@ async def test_a_service_that_then_refuses_to_start_ends_down_and_status_and_doc
     assert "supervisord gave up" in line
     assert running.running_pid("executor") is None
     log = running.path(f"/var/lib/{running.name}/logs/executor.log").read_text()
-    assert "executor: policy_invalid" in log or "executor: config_invalid" in log, log[-800:]
+    assert "[policy_invalid]" in log or "[config_invalid]" in log, log[-800:]
     run = await doctor(running.env)
     assert run.check("service executor")["level"] == "FAIL" and run.status != 0
 

@@ -115,7 +115,7 @@ async def test_a_store_that_cannot_be_written_refuses_clearly_writes_nothing_hal
             )
             for status, out in runs:
                 assert status == 2, out
-                assert f"{Code.STORE_READ_ONLY}:" in out and "Traceback" not in out, out
+                assert f"[{Code.STORE_READ_ONLY}]" in out and "Traceback" not in out, out
         finally:
             mount("-o", "remount,rw", str(disk))
         assert await read_only_view(db) == before

@@ -31,7 +31,7 @@ from services.approval_web.page.words import N_, Moment, Words, refusal_words
 from shared.store.approvals import Decision, ProposalRow
 from shared.text.catalogue import keyed
 from shared.text.changes import NAME_CAP, rooms_from_facts, title_words
-from shared.text.deciders import decider_words, person_words
+from shared.text.deciders import decided_words, decider_words
 from shared.text.display import visible
 
 DETAIL_CAP = 200
@@ -93,28 +93,14 @@ def who_words(decision: Decision, viewer_session: str) -> Words | None:
     )
 
 
-DECIDED: dict[tuple[str, str | None], str] = {
-    ("approval", "page"): N_("Approved on the approval page by %(who)s, %(at)s."),
-    ("denial", "page"): N_("Denied on the approval page by %(who)s, %(at)s."),
-    ("denial", "command"): N_("Denied from the command line by %(who)s, %(at)s."),
-}
-"""Who decided and when as a sentence, by (audit kind, where it was decided)."""
-
-
 def _decided(decision: Decision, viewer_session: str) -> Words | None:
-    proposal = decision.proposal
-    if decision.decided_kind is None or proposal.decided_at is None:
-        return None
-    at = Moment(proposal.decided_at)
-    if decision.decided_kind == "expiry":
-        return Words.of(N_("Expired, %(at)s: nobody approved or denied it in time."), at=at)
-    sentence = DECIDED.get((decision.decided_kind, decision.decided_from))
-    if sentence is None:  # an approval or denial whose rows do not say where
-        sentence = {"approval": N_("Approved by %(who)s, %(at)s.")}.get(
-            decision.decided_kind, N_("Denied by %(who)s, %(at)s.")
-        )
-    who = person_words(decision.decided_uids, viewer=_viewer(decision, viewer_session))
-    return Words.of(sentence, who=who, at=at)
+    return decided_words(
+        decision.decided_kind,
+        decision.decided_from,
+        decision.decided_uids,
+        decision.proposal.decided_at,
+        viewer=_viewer(decision, viewer_session),
+    )
 
 
 def _title(decision: Decision) -> Words:

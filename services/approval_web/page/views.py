@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
+import logging
 from typing import Any, ClassVar
 
 import aiosqlite
@@ -60,6 +61,8 @@ from shared.web.forms import read_form
 from shared.web.page_session import NotYours, request_uid
 from shared.wire.client import CallError
 from shared.wire.executor import Execute, Inspect, Inspection
+
+log = logging.getLogger(__name__)
 
 EMPTY_REFRESH_SECONDS = 15
 """How often the page looks for a new proposal while none is waiting."""
@@ -226,6 +229,15 @@ async def _fresh_card(request: web.Request, proposal: ProposalRow) -> Card:
     return _card(request, proposal, inspection, None)
 
 
+def _drop(task: asyncio.Future[Any]) -> None:
+    """Let go of a task whose answer is no longer wanted: cancelled while under way, else its
+    error (if any) logged, never left for "Task exception was never retrieved"."""
+    if not task.done():
+        task.cancel()
+    elif not task.cancelled() and (error := task.exception()) is not None:
+        log.error("the card's Inspect failed too", exc_info=error)
+
+
 def _tokens(request: web.Request, session: Session, proposal_id: str, shown: Shown | None) -> dict[str, str]:
     key = page_of(request).form_key
     out = {
@@ -272,10 +284,11 @@ async def index(request: web.Request) -> web.StreamResponse:
                 return render(request, "empty.html", refresh_seconds=EMPTY_REFRESH_SECONDS, **common)
             proposal = pending[0]
             two = await _two_people(request, conn, proposal)
-            card = await inspected
+            inspecting, inspected = inspected, None
+            card = await inspecting
         finally:
-            if inspected is not None and not inspected.done():
-                inspected.cancel()
+            if inspected is not None:  # the page's own reads failed first: their error is raised
+                _drop(inspected)
     may = card.can_approve and (two is None or two.may_approve)
     shown = Shown(proposal.id, card.card_hash, card.facts_hash, now) if may else None
     _remember(page, proposal, card)

@@ -43,7 +43,7 @@ from services.lab.model_scripts.demo_reads import (
     Conversation,
     as_device,
 )
-from services.lab.model_scripts.demo_words import ACTIONS, DUE, EVERY, TOPICS, WHAT, WORDS
+from services.lab.model_scripts.demo_words import ACTIONS, CHANGE_NAMES, DUE, EVERY, TOPICS, WHAT, WORDS
 from shared.epiphan.fleet import Device, Event, StorageStatus, SystemStatus, storage_from_warnings
 
 SOON_MINUTES: Final = 60
@@ -107,6 +107,18 @@ def _number(value: float | None) -> str:
     return "?" if value is None else f"{value:.0f}"
 
 
+def share_text(pct: float, language: str) -> str:
+    """A share in percent in the form the product writes it (`shared.text.wording.share_text`,
+    which the lab may not import: ``lab-serves-only``; a test holds the two to one form): one
+    decimal under 10 (``1.6%``, ``1,6%`` in Spanish), none above (``64%``), ``<0.1%`` for a
+    sliver."""
+    comma = language == "es"
+    if 0 < pct < 0.05:
+        return "<0,1%" if comma else "<0.1%"
+    text = f"{round(pct, 1):.1f}" if pct < 10 else f"{round(pct):.0f}"
+    return (text.replace(".", ",") if comma else text) + "%"
+
+
 class _Turn:
     """One request to answer: what was read, what the question is, the words to use."""
 
@@ -125,6 +137,7 @@ class _Turn:
         self.devices: tuple[Device, ...] = ()
         self.writable = self.seen.writable()
         self.practice = [as_device(entry) for entry in self.writable or []]
+        self.proposable = proposable_of(request)
 
     def can_propose(self) -> bool:
         return {WRITABLE, PROPOSE} <= self.seen.offered
@@ -230,9 +243,11 @@ class _Turn:
         )
 
     def event_words(self, event: Event | None) -> str:
+        """A class under way as on now since its start, never as next; else the next one."""
         if event is None or event.start is None:
             return self.w["no_event"]
-        return self.w["next"].format(title=shown(event.title, 80), time=f"{event.start:%H:%M}")
+        key = "on_now" if _state(event, self.seen.now, 0) == "on_now" else "next"
+        return self.w[key].format(title=shown(event.title, 80), time=f"{event.start:%H:%M}")
 
     def dark(self, device: Device) -> list[str]:
         channels = [c for c in device.channels if any(w.id == "channel_no_signal" for w in c.warnings)]
@@ -254,21 +269,28 @@ class _Turn:
         return self.listing("recording", [(d, self.recording_words(d)) for d in live])
 
     def answer_disk(self) -> list[str]:
+        """The rooms short of storage; for a question naming a room, that room's storage alone."""
         storage = self.seen.storage()
+        room = self.room_named(self.devices)
+        if room is not None:
+            words = self.storage_words(storage.get(room.id), every=True) or self.w["disk_unknown"]
+            return [f"{shown(room.name)}: {words}"]
         return self.listing(
             "disk", [(d, words) for d in self.devices if (words := self.storage_words(storage.get(d.id)))]
         )
 
-    def storage_words(self, storage: StorageStatus | None) -> str:
-        """Words for storage that is missing, low or at most `LOW_FREE_PCT` free; "" otherwise."""
+    def storage_words(self, storage: StorageStatus | None, *, every: bool = False) -> str:
+        """Words for storage that is missing, low or at most `LOW_FREE_PCT` free ("" otherwise,
+        unless `every`); the share in the product's one number form (`share_text`: ``1.6%``)."""
         if storage is None:
             return ""
         if storage.state == "missing":
             return self.w["missing"]
         pct = storage.free_pct
-        if storage.state in ("low", "critical") or (pct is not None and pct <= LOW_FREE_PCT):
-            return self.w["free"].format(pct=_number(pct))
-        return ""
+        low = storage.state in ("low", "critical") or (pct is not None and pct <= LOW_FREE_PCT)
+        if pct is not None and (low or every):
+            return self.w["free"].format(pct=share_text(pct, self.lang))
+        return self.w["low"] if low else ""
 
     def hot(self, status: SystemStatus | None) -> str:
         temp, cpu = (status.cpu_temp_c, status.cpu_load_pct) if status else (None, None)
@@ -386,7 +408,28 @@ class _Turn:
             lines.append(
                 f"- {shown(device.name)} ({shown(device.model, 20)}): {state}; {self.event_words(event)}"
             )
-        return [*lines, self.w["writable_what"], self.w["others"].format(n=len(self.devices))]
+        return [
+            *lines,
+            self.w["writable_what"].format(changes=self.changes()),
+            self.w["others"].format(n=len(self.devices)),
+        ]
+
+    def changes(self) -> str:
+        """Every change ``propose_change`` offers (its ``tool`` enum: the policy's), in words."""
+        names = CHANGE_NAMES[self.lang]
+        said = list(dict.fromkeys(names.get(tool, tool) for tool in self.proposable))
+        if len(said) < 2:
+            return "".join(said) or "-"
+        return ", ".join(said[:-1]) + names["and"] + said[-1]
+
+    def none_due(self) -> str:
+        """Why no recording was proposed, the real reason first: a practice room with a class on
+        now or soon that already records ("already recording"), else that none is due."""
+        now = self.seen.now
+        for device, event in self.practice:
+            if device.online and device.recording and _state(event, now, SOON_MINUTES) != "later":
+                return self.w["already"].format(room=shown(device.name))
+        return self.w["due_none"]
 
     def due_recording(self) -> Reply:
         """Readiness, then a proposal to start recording in the practice room whose class is
@@ -399,7 +442,7 @@ class _Turn:
             return say("\n".join([*text, w["unlisted"]]))
         chosen = choose_room(self.practice, now)
         if chosen is None:
-            return say("\n".join([*text, w["due_none"]]))
+            return say("\n".join([*text, self.none_due()]))
         device, event = chosen
         start = event.start if event is not None and event.start is not None else now
         minutes = max(0, int((start - now).total_seconds() // 60))
@@ -494,6 +537,16 @@ class _Turn:
             channel = next(c.channel_id for c in device.channels if c.recording)
             return {"action": "stop", "device_ids": [f"{device.id}-{channel}"]}
         return {"device_ids": [device.id]}
+
+
+def proposable_of(request: ModelRequest) -> tuple[str, ...]:
+    """The tools ``propose_change`` offers in `request` (its input schema's ``tool`` enum, in
+    order); none when it is not offered or names none."""
+    for tool in request.tools:
+        if tool.get("name") == PROPOSE:
+            enum = tool.get("input_schema", {}).get("properties", {}).get("tool", {}).get("enum")
+            return tuple(t for t in enum if isinstance(t, str)) if isinstance(enum, list) else ()
+    return ()
 
 
 def choose_room(

@@ -72,10 +72,13 @@ WORDS: Final = {
         "recording_on": "recording on {channels}",
         "idle_word": "not recording",
         "next": "next: {title} at {time} UTC",
+        "on_now": "on now: {title}, since {time} UTC",
         "no_event": "no class in the next 24 hours",
         "load": "{temp} °C, CPU {cpu} %",
-        "free": "{pct} % free",
+        "free": "{pct} free",
         "missing": "no storage detected",
+        "low": "storage low",
+        "disk_unknown": "storage not read",
         "firmware_line": "{model} on {firmware}, newest {newest}",
         "dark": "no signal on {what}",
         "ready": "looks ready",
@@ -86,8 +89,8 @@ WORDS: Final = {
         "writable_head": "I may propose changes only for {n} practice rooms (the sandbox team, read just now):",
         "writable_none": "No room can be changed from here right now: the practice (sandbox) team lists none.",
         "writable_what": (
-            "There I can propose starting or stopping a recording, a reboot or a firmware update; "
-            "a person approves each change on the approval page, and nothing runs before that."
+            "There I can propose {changes}; a person approves each change on the approval page, "
+            "and nothing runs before that."
         ),
         "others": "The {n} rooms of the fleet I read can be read but not changed.",
         "read_only": (
@@ -163,10 +166,13 @@ WORDS: Final = {
         "recording_on": "graba en {channels}",
         "idle_word": "no está grabando",
         "next": "próxima: {title} a las {time} UTC",
+        "on_now": "en curso: {title}, desde las {time} UTC",
         "no_event": "sin clases en las próximas 24 horas",
         "load": "{temp} °C, CPU {cpu} %",
-        "free": "{pct} % libre",
+        "free": "{pct} libre",
         "missing": "no se detecta almacenamiento",
+        "low": "almacenamiento bajo",
+        "disk_unknown": "almacenamiento sin leer",
         "firmware_line": "{model} con {firmware}, el más nuevo es {newest}",
         "dark": "sin señal en {what}",
         "ready": "parece lista",
@@ -177,8 +183,8 @@ WORDS: Final = {
         "writable_head": "Solo puedo proponer cambios para estas {n} salas de práctica (el grupo de práctica, leído ahora):",
         "writable_none": "Ahora no se puede cambiar ninguna sala desde aquí: el grupo de práctica no tiene ninguna.",
         "writable_what": (
-            "Allí puedo proponer empezar o detener una grabación, un reinicio o una actualización de "
-            "firmware; una persona aprueba cada cambio en la página de aprobación, y nada se ejecuta antes."
+            "Allí puedo proponer {changes}; una persona aprueba cada cambio en la página de "
+            "aprobación, y nada se ejecuta antes."
         ),
         "others": "Las {n} salas de la flota que revisé se pueden consultar, pero no cambiar.",
         "read_only": (
@@ -253,3 +259,26 @@ WHAT: Final = {
         ENDPOINTS: "los destinos de transmisión",
     },
 }
+
+CHANGE_NAMES: Final = {
+    "en": {
+        "batch_recording": "starting or stopping a recording",
+        "start_stream_endpoint": "starting a stream",
+        "stop_stream_endpoint": "stopping a stream",
+        "confirm_cms_event_on_device": "confirming a scheduled class on a device",
+        "batch_reboot": "a reboot",
+        "batch_firmware_update": "a firmware update",
+        "and": " and ",
+    },
+    "es": {
+        "batch_recording": "empezar o detener una grabación",
+        "start_stream_endpoint": "iniciar una transmisión",
+        "stop_stream_endpoint": "detener una transmisión",
+        "confirm_cms_event_on_device": "confirmar una clase programada en un dispositivo",
+        "batch_reboot": "un reinicio",
+        "batch_firmware_update": "una actualización de firmware",
+        "and": " y ",
+    },
+}
+"""The demo model's words for each change ``propose_change`` offers (its ``tool`` enum, the
+policy's proposable tools); a tool without words here is named as it is."""

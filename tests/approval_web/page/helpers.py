@@ -146,7 +146,9 @@ class RecordingExecutor:
         self.sent: list[Execute] = []
         """Every Execute message, as the page sent it."""
         self.inspection_for: Callable[[str, tuple[str, ...]], Inspection] = facts_for
-        self.inspect_error: CallError | None = None
+        self.inspect_error: Exception | None = None
+        """Raised by Inspect before anything else (a `CallError`, or anything else for an
+        unexpected failure)."""
         self.report: Callable[[str], ExecutionReport] | None = None
         self.execute_error: CallError | None = None
         self.claim_first = False

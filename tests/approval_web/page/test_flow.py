@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime as dt
+import gc
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -411,3 +414,35 @@ async def test_a_lookalike_channel_name_is_flagged_in_the_channel_cell_as_in_the
         cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(0), re.S)
         assert "Рrogram" in cells[-1] and f'<strong class="flag">{flag}</strong>' in cells[-1], cells
         assert "flag" not in cells[0], cells  # the room's own name is no look-alike
+
+
+async def test_a_card_whose_inspect_and_store_reads_both_fail_leaves_no_unretrieved_task_error(
+    tmp_path: Path,
+) -> None:
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, object]] = []
+    before = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _, context: reported.append(context))
+    # aiohttp logs the failed request with its traceback; a captured record would keep the
+    # handler's frame (and so any task it dropped) alive past this test
+    server_log = logging.getLogger("aiohttp.server")
+    quiet = logging.NullHandler()
+    server_log.addHandler(quiet)
+    server_log.propagate = False
+    try:
+        async with page(tmp_path) as h:
+            await add_proposal(h.db)
+            await h.login()
+            h.executor.inspect_error = RuntimeError("the executor client broke")
+            async with connection(h.db) as conn:
+                await conn.execute("DROP TABLE executions")  # the page's store reads now fail
+                await conn.commit()
+            async with h.client.get("/") as response:
+                status = response.status
+        gc.collect()
+    finally:
+        server_log.propagate = True
+        server_log.removeHandler(quiet)
+        loop.set_exception_handler(before)
+    assert status == 500 and h.executor.inspected  # the Inspect went out and failed
+    assert [c.get("message") for c in reported] == []

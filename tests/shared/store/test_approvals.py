@@ -427,3 +427,31 @@ async def test_the_kill_switch_shows_paused_from_a_pause_until_the_executor_seal
         "kill_switch",
     ]
     assert (await snapshot(conn))["kv"] == [], "the audit alone holds the requests"
+
+
+async def test_a_denial_on_the_page_names_its_persons_uid_in_its_own_audit_row(
+    conn: aiosqlite.Connection,
+) -> None:
+    """Issue 28 walk item 8: ``audit tail`` said "someone, on the approval page" for a denial
+    the page itself named as root's. The row of a page denial (one, or all pending) carries
+    the uid that signed the session in; a session without one, and a command's, carry none."""
+    from services.approval_web.admin import detail_of
+    from services.approval_web.page.sessions import start_session
+    from shared.store.approvals import decision
+
+    await start_session(conn, "s-known", client="127.0.0.1", uid=1234)
+    await start_session(conn, "s-unknown", client="127.0.0.1")
+    one, two, three, four = [await add_proposal(conn, target=f"1901234123{n}") for n in range(4)]
+    assert await deny(conn, one, actor="page s-known")
+    assert await deny(conn, two, actor="page s-unknown")
+    assert await deny(conn, three, actor="operator:1001")
+    assert await deny_all(conn, actor="page s-known") == 1
+    denials = [d for k, _, d in await audit_rows(conn) if k == "denial"]
+    assert [json.loads(d).get("uid") for d in denials] == [1234, None, None, 1234]
+    row = await get_proposal(conn, one)
+    assert row is not None
+    shown = detail_of(
+        row, await proposal_state(conn, one), now=await db_now(conn), decided=await decision(conn, one)
+    )
+    assert (shown.decided_kind, shown.decided_from, shown.decided_uids) == ("denial", "page", (1234,))
+    assert shown.decided_at == row.decided_at and shown.decided_at is not None

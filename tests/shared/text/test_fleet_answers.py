@@ -114,3 +114,24 @@ def test_the_fleet_words_come_from_the_one_catalogue_in_both_languages():
     assert table["es"].get("k") is None and list(table) == ["en", "es"]
     with pytest.raises(KeyError):
         table["es"]["k"]
+
+
+@pytest.mark.parametrize(
+    ("language", "next_word", "on_now"), [("en", "next:", "on now"), ("es", "próxima:", "en curso")]
+)
+def test_a_class_under_way_is_never_labelled_as_the_next_one(language, next_word, on_now):
+    """Issue 28 walk item 9: a class already under way said after "next:"/"próxima:"."""
+    event = Event(
+        "e1", "Moot Court Finals", start=NOW - timedelta(minutes=30), finish=NOW + timedelta(minutes=30)
+    )
+    online, offline = _device(1), _device(2, online=False)
+    lines = [
+        *say.room(online, event, NOW, language),
+        *say.offline([offline], {offline.id: event}, NOW, language),
+    ]
+    said = [line for line in lines if "Moot Court Finals" in line]
+    assert len(said) == 2, lines
+    for line in said:
+        assert on_now in line and next_word not in line, line
+    later = Event("e2", "Physics", start=NOW + timedelta(minutes=30), finish=NOW + timedelta(minutes=90))
+    assert any(next_word in line for line in say.room(online, later, NOW, language))
