@@ -243,8 +243,9 @@ async def start_programs(
 ) -> None:
     """The programs in the fence's order (`services`) while, on the lab, the lab and its model
     start (supervisord starts them with itself; in a `reused` home they are started when they
-    were stopped since) and the demo's sign-ins are placed; each program this call starts is
-    added to `launched` (for `undo`)."""
+    were stopped since) and the demo's sign-ins are placed; the assistant, whose watch reads
+    the fleet as it starts, only once they are placed. Each program this call starts is added
+    to `launched` (for `undo`)."""
     # root may not connect to every socket (each one's peer check would audit it): it looks at
     # the socket file instead
     probe = supervise.socket_answers if fence.layout is None else supervise.socket_ready
@@ -285,14 +286,18 @@ async def start_programs(
                 with contextlib.suppress(supervise.SuperviseError):
                     await supervise.rpc(settings, "supervisor.stopProcess", approval_web)
             raise
+        await placed  # the assistant's watch reads the fleet at once: its sign-in first
         if not await probe(socket(assistant)):
             launched.append(assistant)
             await supervise.start_service(settings, assistant, socket(assistant), probe=probe)
 
-    # The services need nothing the lab makes to start (each reads its sign-in at its first
-    # operation): they start, in the fence's order, while supervisord starts the lab and the
-    # scripted model and the demo's sign-ins are placed.
-    await asyncio.gather(sign_ins(), services())
+    # The executor and approval_web need nothing the lab makes to start (the executor reads its
+    # sign-in at each operation): they start while supervisord starts the lab and the scripted
+    # model and the demo's sign-ins are placed. The assistant starts after: its watch's first
+    # beat reads the fleet through the read slot at once (walk report item 1: a first read
+    # before the slot was written failed ``no_sign_in``).
+    placed = asyncio.ensure_future(sign_ins())
+    await asyncio.gather(placed, services())
 
 
 async def undo(settings: Settings, *, reused: bool, launched: Sequence[str]) -> None:
