@@ -95,6 +95,17 @@ def demo_slack_asks() -> dict[str, str]:
     }
 
 
+def demo_slack_member(language: Language) -> str:
+    """The lab workspace's member the demo's curl example asks as: the first the demo lets ask
+    (``U0LABOPS`` by ID, the user group's members) whose Slack locale is in `language`, so the
+    answer comes back in it (else ``U0LABOPS``)."""
+    from services.lab.slack_board import LAB_SLACK_USERGROUP_MEMBERS, LAB_SLACK_USERS
+
+    allowed = (DEMO_SLACK_ASKER, *LAB_SLACK_USERGROUP_MEMBERS)
+    spoken = {user: languages.language_of(LAB_SLACK_USERS[user].partition("-")[0]) for user in allowed}
+    return next((user for user in allowed if spoken[user] == language), DEMO_SLACK_ASKER)
+
+
 async def lab_state(lab_url: str) -> dict:
     """``GET /_lab/state`` (loopback only): the teams with their demo tokens and device IDs."""
     # only the demo asks the lab: other commands start without the HTTP stack; imported in a
@@ -348,15 +359,18 @@ def up_lines(started: Started, args: argparse.Namespace) -> list[str]:
             )
         )
     demo = supervise.is_demo(settings)
-    out += started_words(settings, started.fence, demo=demo, logs=started.layout.logs)
+    out += started_words(settings, started.fence, demo=demo, logs=started.layout.logs, language=lang)
     now = dt.datetime.now(dt.UTC)
     return [say_text(words, lang, zone=settings.timezone, now=now) for words in out]
 
 
-def started_words(settings: Settings, fence: supervise.FenceChoice, *, demo: bool, logs: Path) -> list[Words]:
+def started_words(
+    settings: Settings, fence: supervise.FenceChoice, *, demo: bool, logs: Path, language: Language = "en"
+) -> list[Words]:
     """What `up` says once everything runs, line by line: on the lab or not, the fence's level,
     each page's address and where its secret is, the wall screen, the lab's posts (`demo`),
-    the `logs` folder."""
+    the `logs` folder. The lab's Slack example asks as a member who speaks `language`
+    (`demo_slack_member`)."""
     out: list[Words] = []
     out.append(
         Words.of(N_("Fleetwatch is up on the lab (a simulated Epiphan Edge)."))
@@ -412,11 +426,12 @@ def started_words(settings: Settings, fence: supervise.FenceChoice, *, demo: boo
                 Words.of(
                     N_(
                         "Ask from the lab's Slack (read-only): curl -s -X POST %(url)s/_lab/slack/ask -d "
-                        '\'{"user": "%(user)s", "channel": "D0LABOPS", "text": "what is offline?"}\''
+                        '\'{"user": "%(user)s", "channel": "%(channel)s", "text": "what is offline?"}\''
                         " (the answer joins the notices above)"
                     ),
                     url=f"http://127.0.0.1:{settings.lab_port}",
-                    user=DEMO_SLACK_ASKER,
+                    user=(member := demo_slack_member(language)),
+                    channel="D" + member[1:],  # the member's direct message (the lab's conversations.open)
                 )
             )
     out.append(Words.of(N_("Logs: %(path)s"), path=str(logs)))
