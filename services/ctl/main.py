@@ -31,10 +31,11 @@ import sys
 from collections.abc import Iterator, Sequence
 from gettext import gettext as _
 from gettext import ngettext
+from pathlib import Path
 
 from services.ctl import add_language_option
 from services.ctl.arguments import Parser
-from shared.config import ConfigError, load_settings
+from shared.config import ConfigError, Settings, load_settings
 from shared.errors import Code, FleetwatchError
 from shared.errors import error_line as shared_error_line
 from shared.text.catalogue import N_, placeholder
@@ -201,16 +202,51 @@ def not_running(why: str, language: str = "en") -> str:
     for, and how to start it; `why` (the client's own words) follows."""
     from shared.text.catalogue import translate
 
+    settings = None
     try:
-        home = str(load_settings().home)
+        settings = load_settings()
+        home = str(settings.home)
     except ConfigError as error:
         home = f"? ({error.message})"
     said = translate(language_of(language), NOT_RUNNING)
-    return said % {"home": visible(home, 300), "why": visible(why, 400)}
+    line = said % {"home": visible(home, 300), "why": visible(why, 400)}
+    other = None if settings is None else running_elsewhere(settings)
+    if other is None:
+        return line
+    other_home, program, port = other
+    from services.ctl.supervise import PROGRAM_WORDS
+
+    elsewhere = translate(language_of(language), ELSEWHERE) % {
+        "home": visible(other_home, 300),
+        "program": translate(language_of(language), PROGRAM_WORDS[program]),
+        "port": port,
+    }
+    return f"{line}. {elsewhere}"
+
+
+def running_elsewhere(settings: Settings) -> tuple[str, str, int] | None:
+    """(its home, its program, the port) of a Fleetwatch program listening on one of the ports
+    these `settings` name (the lab's, its model's, the approval page's, the ask page's) whose
+    ``FLEETWATCH_HOME`` is another home than theirs: a demo started in a home of its own with
+    these ports, followed from another (``/proc``, where this user may look); else None."""
+    from shared.web.port_holder import holder_of
+
+    mine = settings.home.resolve()
+    for port in (settings.lab_port, settings.model_standin_port, settings.approve_port, settings.ask_port):
+        if not port:
+            continue
+        holder = holder_of("127.0.0.1", port)
+        if holder.program and holder.home and Path(holder.home).resolve() != mine:
+            return holder.home, holder.program, port
+    return None
 
 
 NOT_RUNNING = N_(
     "Fleetwatch is not running here (FLEETWATCH_HOME=%(home)s): start it with `fleetwatch up` (%(why)s)"
+)
+ELSEWHERE = N_(
+    "Another Fleetwatch runs on this machine with FLEETWATCH_HOME=%(home)s (%(program)s on port "
+    "%(port)s): to follow it, set FLEETWATCH_HOME=%(home)s."
 )
 NOTHING_ANSWERS = N_("%(service)s does not answer on its socket; nothing was sent")
 """The socket client's detail (``service_unavailable``) said in the catalogue's words (the
