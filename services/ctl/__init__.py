@@ -17,12 +17,14 @@ Layers (each may import the ones above it and `shared.*`)::
                         JSON (names made visible) | help for bad input: the closest word (did
                         you mean) for commands, options, choices, tools and arguments, the
                         parser that offers it, a propose argument's shape (pure)
-    doctor_compose.py  ports.py  stopped.py
+    doctor_compose.py  ports.py  stopped.py  demo_env.py
                         doctor --compose: a compose file's users against the uids in the
                         settings (pure) | the ports up listens on, checked before anything
                         starts (who holds one: shared.web.port_holder) | the read-only commands
                         while the services are stopped: the same reply from the store, through
-                        the service's readout
+                        the service's readout | the demo's environment (up starts the services
+                        with it, doctor judges their posts with it: the lab's scenario and
+                        stand-ins)
     commands_watch.py  commands_tools.py  doctor_slack.py  commands_audit.py
                         history, digest, note, notes, status --check (the watch, on
                         assistant.sock) | tools diff: Epiphan's tool list against the reviewed
@@ -39,8 +41,9 @@ Layers (each may import the ones above it and `shared.*`)::
     main.py             the parser and ``main`` (``fleetwatch lab`` hands over to the lab)
 
 The lab is the one other service it imports, and only to start it: ``fleetwatch lab`` (and its
-ports, checked first with its own options), the demo's scenario and the addresses of the lab's
-Slack and Teams stand-ins the demo posts to (the import contract names these imports).
+ports, checked first with its own options), and in `demo_env` the demo's scenario and the
+addresses of the lab's Slack and Teams stand-ins the demo posts to (the import contract names
+these imports).
 
 Errors: `CtlError` (and `supervise.SuperviseError`); ``main`` prints any `FleetwatchError` as
 one line ``fleetwatch: <message> [<code>]`` (`shared.errors.error_line`) (a `CtlError` made of catalogue `Words` in the

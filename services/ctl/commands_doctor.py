@@ -28,8 +28,9 @@ from gettext import gettext as _
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from services.ctl import add_language_option, supervise
+from services.ctl import add_language_option
 from services.ctl.commands_tools import tool_definitions
+from services.ctl.demo_env import services_settings
 from services.ctl.doctor import (
     SERVICES,
     Check,
@@ -96,23 +97,6 @@ def add_commands(sub: argparse._SubParsersAction, epilog: str) -> None:
         ),
     )
     doctor.set_defaults(run=doctor_command)
-
-
-def services_settings(settings: Settings, language: str) -> Settings:
-    """The settings the services run with, for what doctor says of the watch's posts and of asks
-    from Slack: on the lab (`supervise.is_demo`), `up`'s demo
-    environment over this terminal's (`commands_up.demo_environment`: the lab's Slack and Teams
-    stand-ins, asks from the lab's Slack, the demo model, the sandbox fence), so doctor judges
-    what the running services do; elsewhere `settings` itself.
-
-    Raises:
-        ConfigError: the demo's environment does not parse (as `up` would say).
-    """
-    if not supervise.is_demo(settings):
-        return settings
-    from services.ctl.commands_up import demo_environment
-
-    return load_settings(demo_environment(settings, "campus", language_of(language)))
 
 
 async def doctor_command(args: argparse.Namespace) -> int:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from services.ctl.commands_up import demo_environment, started_words
+from services.ctl.commands_up import started_words
+from services.ctl.demo_env import demo_environment
 from services.ctl.supervise import choose_fence
 from services.lab.slack_board import (
     LAB_ASK_CHANNEL,

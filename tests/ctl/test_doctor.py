@@ -13,8 +13,8 @@ import msgspec
 import pytest
 import pytest_asyncio
 
-from services.ctl.commands_doctor import gather, parse_listeners, services_settings
-from services.ctl.commands_up import DEMO_SLACK_CHANNEL
+from services.ctl.commands_doctor import gather, parse_listeners
+from services.ctl.demo_env import DEMO_SLACK_CHANNEL, services_settings
 from services.ctl.doctor import (
     Check,
     Level,

@@ -237,7 +237,7 @@ async def test_a_pasted_placeholder_or_an_id_without_its_prefix_is_named_before_
 
 def test_the_demo_watch_posts_in_the_demo_language_unless_the_watch_language_is_set(monkeypatch) -> None:
     """``demo --language es``: the watch's Slack and Teams posts are Spanish too."""
-    from services.ctl.commands_up import demo_environment
+    from services.ctl.demo_env import demo_environment
     from shared.config import load_settings
 
     monkeypatch.delenv("FLEETWATCH_WATCH_LANGUAGE", raising=False)
