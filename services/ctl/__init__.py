@@ -17,14 +17,15 @@ Layers (each may import the ones above it and `shared.*`)::
                         JSON (names made visible) | help for bad input: the closest word (did
                         you mean) for commands, options, choices, tools and arguments, the
                         parser that offers it, a propose argument's shape (pure)
-    doctor_compose.py  ports.py  stopped.py  demo_env.py
+    demo_env.py         the demo's environment: up starts the services with it; doctor and
+                        the readouts judge as the services would with it (the lab's scenario
+                        and stand-ins)
+    doctor_compose.py  ports.py  stopped.py
                         doctor --compose: a compose file's users against the uids in the
                         settings (pure) | the ports up listens on, checked before anything
                         starts (who holds one: shared.web.port_holder) | the read-only commands
                         while the services are stopped: the same reply from the store, through
-                        the service's readout | the demo's environment (up starts the services
-                        with it, doctor judges their posts with it: the lab's scenario and
-                        stand-ins)
+                        the service's readout
     commands_watch.py  commands_tools.py  doctor_slack.py  commands_audit.py
                         history, digest, note, notes, status --check (the watch, on
                         assistant.sock) | tools diff: Epiphan's tool list against the reviewed

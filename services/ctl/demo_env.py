@@ -84,6 +84,15 @@ def demo_slack_member(language: Language) -> str:
     return next((user for user in allowed if spoken[user] == language), DEMO_SLACK_ASKER)
 
 
+def services_environment(settings: Settings, language: str = "en") -> dict[str, str] | None:
+    """The environment the services run in, for a readout to answer as they would: on the lab
+    (`supervise.is_demo`), `demo_environment` over this process's; elsewhere None (this
+    process's own)."""
+    if not supervise.is_demo(settings):
+        return None
+    return demo_environment(settings, "campus", languages.language_of(language))
+
+
 def services_settings(settings: Settings, language: str) -> Settings:
     """The settings the services run with, for what doctor says of the watch's posts and of asks
     from Slack: on the lab (`supervise.is_demo`), `up`'s demo
@@ -94,6 +103,5 @@ def services_settings(settings: Settings, language: str) -> Settings:
     Raises:
         ConfigError: the demo's environment does not parse (as `up` would say).
     """
-    if not supervise.is_demo(settings):
-        return settings
-    return load_settings(demo_environment(settings, "campus", languages.language_of(language)))
+    env = services_environment(settings, language)
+    return settings if env is None else load_settings(env)
