@@ -38,6 +38,7 @@ from services.ctl.arguments import Parser
 from shared.config import ConfigError, Settings, load_settings
 from shared.errors import Code, FleetwatchError
 from shared.errors import error_line as shared_error_line
+from shared.spelling import closest
 from shared.text.catalogue import N_, placeholder
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES, Language, language_of, parse_language, system_language
@@ -170,17 +171,20 @@ def command_of(argv: Sequence[str]) -> str | None:
 
 def help_language(argv: Sequence[str]) -> Language | None:
     """The language ``--help``, argparse's complaints and the command's own errors speak:
-    the last ``--language`` in `argv` (before or after the command: after it, the command's own
-    wins) that names a language (`parse_language`: ``ES``, ``es_MX``, ``Spanish``), else
+    the last ``--language`` in `argv` (or a misspelling of it, ``--lenguaje es``: the language
+    the line names; before or after the command: after it, the command's own wins) that names a language (`parse_language`: ``ES``, ``es_MX``, ``Spanish``), else
     `FLEETWATCH_LANGUAGE` (the settings loader's reading: empty is the system locale's language,
     else English). When the settings do not load, `FLEETWATCH_LANGUAGE` alone, as given, or the
     locale's; None when `FLEETWATCH_LANGUAGE` itself names no language and the locale none either
     (its error is then said in every language: `error_line`)."""
     chosen = None
     for index, word in enumerate(argv):
-        said = argv[index + 1] if word == "--language" and index + 1 < len(argv) else None
-        if word.startswith("--language="):
-            said = word.split("=", 1)[1]
+        said = None
+        if word.startswith("--"):
+            # --language, or a misspelling of it (--lenguaje es): the language the line names
+            option, equals, value = word.partition("=")
+            if option == "--language" or closest(option, ("--language",)) is not None:
+                said = value if equals else (argv[index + 1] if index + 1 < len(argv) else None)
         if parse_language(said) is not None:
             chosen = parse_language(said)  # the last one
     if chosen is not None:
