@@ -607,13 +607,10 @@ def script_path() -> str:
 
 def add_commands(sub, epilog: str) -> None:
     """Add ``up``, ``down`` and ``demo`` to the ``fleetwatch`` command tree."""
-    parser = sub.add_parser(
-        "up",
-        help=_(
-            "start the services under supervisord (and, on the embedded lab, the lab and its scripted model)"
-        ),
-        epilog=epilog,
+    said = _(
+        "start the services under supervisord (and, on the embedded lab, the lab and its scripted model)"
     )
+    parser = sub.add_parser("up", help=said, description=said, epilog=epilog)
     parser.add_argument(
         "--scenario",
         default="campus",
@@ -623,18 +620,14 @@ def add_commands(sub, epilog: str) -> None:
     add_start_options(parser)
     add_language_option(parser)
     parser.set_defaults(run=up)
-    parser = sub.add_parser(
-        "down", help=_("stop everything 'fleetwatch up' started, and wait until it has"), epilog=epilog
-    )
+    said = _("stop everything 'fleetwatch up' started, and wait until it has")
+    parser = sub.add_parser("down", help=said, description=said, epilog=epilog)
     add_language_option(parser)
     parser.set_defaults(run=down)
-    parser = sub.add_parser(
-        "demo",
-        help=_(
-            "the main job on the embedded lab: start everything, show the fleet, ask the assistant, leave a proposal on the page"
-        ),
-        epilog=epilog,
+    said = _(
+        "the main job on the embedded lab: start everything, show the fleet, ask the assistant, leave a proposal on the page"
     )
+    parser = sub.add_parser("demo", help=said, description=said, epilog=epilog)
     parser.add_argument(
         "--scenario",
         default="campus",

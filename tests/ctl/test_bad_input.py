@@ -192,3 +192,17 @@ def test_a_since_that_is_not_a_time_shows_the_forms_it_takes_in_both_languages()
     assert caught.value.code is Code.INVALID_MESSAGE
     assert "write a date or a time, e.g. 2026-03-02" in said(caught.value, "en")
     assert "escriba una fecha o una hora, por ejemplo 2026-03-02" in said(caught.value, "es")
+
+
+@pytest.mark.parametrize(
+    ("language", "description"),
+    [
+        ("en", "the main job on the embedded lab: start everything"),
+        ("es", "la tarea principal en el laboratorio integrado: iniciar todo"),
+    ],
+)
+def test_demo_help_says_what_demo_does_in_the_language_the_line_names(
+    tmp_path: Path, language: str, description: str
+) -> None:
+    done = run_cli("demo", "--help", "--language", language, home=tmp_path)
+    assert done.returncode == 0 and description in " ".join(done.stdout.split()), done.stdout
