@@ -128,7 +128,8 @@ async def test_down_with_nothing_running_says_so_in_spanish(tmp_path: Path) -> N
 async def test_a_misspelt_setting_still_names_the_closest_one_in_spanish(tmp_path: Path) -> None:
     spanish = (
         "fleetwatch: FLEETWATCH_APROVE_PORT: ajuste desconocido; ¿quiso decir "
-        "FLEETWATCH_APPROVE_PORT? (todos los ajustes: docs/settings.md)"
+        "FLEETWATCH_APPROVE_PORT? (los ajustes: README.es.md, «Comandos y ajustes»; cada uno en "
+        "docs/settings.md, en inglés)"
     )
     env = base_env(tmp_path / "home", FLEETWATCH_APROVE_PORT="8767")
     code, _, err = await fleetwatch(env, "status", "--language", "es")
