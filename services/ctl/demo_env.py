@@ -84,7 +84,7 @@ def demo_slack_member(language: Language) -> str:
     return next((user for user in allowed if spoken[user] == language), DEMO_SLACK_ASKER)
 
 
-def services_environment(settings: Settings, language: str = "en") -> dict[str, str] | None:
+def running_environment(settings: Settings, language: str = "en") -> dict[str, str] | None:
     """The environment the services run in, for a readout to answer as they would: on the lab
     (`supervise.is_demo`), `demo_environment` over this process's; elsewhere None (this
     process's own)."""
@@ -103,5 +103,5 @@ def services_settings(settings: Settings, language: str) -> Settings:
     Raises:
         ConfigError: the demo's environment does not parse (as `up` would say).
     """
-    env = services_environment(settings, language)
+    env = running_environment(settings, language)
     return settings if env is None else load_settings(env)

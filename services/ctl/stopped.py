@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Final, Protocol, TypeVar
 
 from services.ctl import CtlError, admin_words
-from services.ctl.demo_env import services_environment
+from services.ctl.demo_env import running_environment
 from shared.config import load_settings
 from shared.errors import Code
 from shared.text.catalogue import N_, Words
@@ -83,7 +83,7 @@ async def from_store(request: Request[R], store: Path, *, readout: str, unavaila
         )
     # the readout judges as the services would: on the lab, with up's demo environment (the
     # fence, the model) rather than this terminal's settings alone (walk item 7)
-    return await call_readout(readout, request, env=services_environment(load_settings()))
+    return await call_readout(readout, request, env=running_environment(load_settings()))
 
 
 def store_access(store: Path) -> tuple[int | None, bool]:
