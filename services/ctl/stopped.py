@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Final, Protocol, TypeVar
 
 from services.ctl import CtlError, admin_words
-from services.ctl.demo_env import running_environment
 from shared.config import load_settings
 from shared.errors import Code
 from shared.text.catalogue import N_, Words
@@ -83,6 +82,8 @@ async def from_store(request: Request[R], store: Path, *, readout: str, unavaila
         )
     # the readout judges as the services would: on the lab, with up's demo environment (the
     # fence, the model) rather than this terminal's settings alone (walk item 7)
+    from services.ctl.demo_env import running_environment  # supervise only once stopped
+
     return await call_readout(readout, request, env=running_environment(load_settings()))
 
 

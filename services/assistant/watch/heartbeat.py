@@ -235,10 +235,11 @@ class Watch:
 
     def next_beat_in(self, outcome: BeatOutcome | None) -> float:
         """Seconds from the start of a beat that ended in `outcome` (None: it could not be
-        recorded) to the next: the interval, but `START_RETRY_SECONDS`, doubling with each
-        failed beat in a row, while the watch has not read the fleet since it started."""
+        recorded) to the next: the interval, but after a failed read `START_RETRY_SECONDS`,
+        doubling with each failed beat in a row, while the watch has not read the fleet since it
+        started."""
         interval = self.options.interval_seconds
-        if self.read_since_start or (outcome is not None and outcome.read):
+        if self.read_since_start or outcome is None or outcome.read:
             return interval
         doublings = max(0, min(self.failed_beats, 16) - 1)
         return min(interval, START_RETRY_SECONDS * 2**doublings)

@@ -61,6 +61,7 @@ async def test_the_retries_grow_to_the_interval_and_never_past_it(make_watch, re
     for _ in range(5):
         waits.append(watch.next_beat_in(await beat(watch)))
     assert waits == [5.0, 10.0, 20.0, 30.0, 30.0]
+    assert watch.next_beat_in(None) == 30  # a beat that could not be recorded: the interval
 
 
 async def test_a_started_watch_is_alive_until_three_beats_failed_or_three_intervals_passed(
