@@ -84,6 +84,7 @@ PROCESS: Final = (
     "tests/assistant/watch/test_heartbeat.py",
     "tests/assistant/watch/test_processes.py",
     "tests/assistant/watch/test_secrets.py",
+    "tests/assistant/watch/test_start.py",
     "tests/assistant/watch/test_team_watch.py",
     "tests/ctl/test_capture.py",
     "tests/ctl/test_command_tree.py",

@@ -238,6 +238,8 @@ ENVIRONMENT_READERS = {
     "shared/config.py": "the settings table, the one reader of FLEETWATCH_*",
     "services/ctl/commands_signin.py": "DISPLAY / WAYLAND_DISPLAY: whether a browser can be opened",
     "services/ctl/commands_up.py": "passes the caller's environment on to the services it starts",
+    "services/ctl/demo_env.py": "the demo's environment over the caller's, for the services up starts "
+    "and for the readouts and doctor to judge as they do",
     "services/ctl/main.py": "LANGUAGE, gettext's own variable: argparse's words in the operator's language "
     "while the parser is built and read (set, then put back: `said_in`)",
 }

@@ -17,6 +17,9 @@ Layers (each may import the ones above it and `shared.*`)::
                         JSON (names made visible) | help for bad input: the closest word (did
                         you mean) for commands, options, choices, tools and arguments, the
                         parser that offers it, a propose argument's shape (pure)
+    demo_env.py         the demo's environment: up starts the services with it; doctor and
+                        the readouts judge as the services would with it (the lab's scenario
+                        and stand-ins)
     doctor_compose.py  ports.py  stopped.py
                         doctor --compose: a compose file's users against the uids in the
                         settings (pure) | the ports up listens on, checked before anything
@@ -39,8 +42,9 @@ Layers (each may import the ones above it and `shared.*`)::
     main.py             the parser and ``main`` (``fleetwatch lab`` hands over to the lab)
 
 The lab is the one other service it imports, and only to start it: ``fleetwatch lab`` (and its
-ports, checked first with its own options), the demo's scenario and the addresses of the lab's
-Slack and Teams stand-ins the demo posts to (the import contract names these imports).
+ports, checked first with its own options), and in `demo_env` the demo's scenario and the
+addresses of the lab's Slack and Teams stand-ins the demo posts to (the import contract names
+these imports).
 
 Errors: `CtlError` (and `supervise.SuperviseError`); ``main`` prints any `FleetwatchError` as
 one line ``fleetwatch: <message> [<code>]`` (`shared.errors.error_line`) (a `CtlError` made of catalogue `Words` in the

@@ -26,6 +26,7 @@ from shared.text.deciders import COMMAND, PAGE, command_uid, decided_words, deci
 from shared.text.display import lookalike, visible, width
 from shared.text.languages import Language, language_of
 from shared.text.refusals import code_meaning, refusal_words
+from shared.text.times import parse_utc, say_ago
 from shared.wire.approval import AuditRow, ProposalDetail, ProposalSummary, Status
 from shared.wire.executor import WritableDevices
 
@@ -69,6 +70,18 @@ class View:
 
     def when(self, utc: str | None) -> str:
         return self.say(Words.of(N_("%(at)s"), at=Moment(utc))) if utc else "—"
+
+    def clock(self, utc: str) -> str:
+        """`utc` in the operator's time, without how far from now (``13:29``)."""
+        return self.say(Words.of(N_("%(at)s"), at=Moment(utc, relative=False)))
+
+    def ago(self, utc: str) -> str:
+        """How far `utc` is from now alone (``in 60 minutes``; `shared.text.times.say_ago`);
+        text that is not a time as itself."""
+        parsed = parse_utc(utc)
+        if parsed is None:
+            return visible(utc, 80)
+        return say_ago(parsed, now=self.now, language=self.language)
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
@@ -628,10 +641,11 @@ def render_writable(
             lines.append(
                 "      "
                 + view.text(
-                    N_("next event: %(title)s, %(start)s to %(finish)s"),
+                    N_("next event: %(title)s, %(start)s to %(finish)s%(soon)s"),
                     title=visible(event.title, 60),
-                    start=view.when(event.start) if event.start else view.text(N_("start unknown")),
-                    finish=view.when(event.finish) if event.finish else view.text(N_("end unknown")),
+                    start=view.clock(event.start) if event.start else view.text(N_("start unknown")),
+                    finish=view.clock(event.finish) if event.finish else view.text(N_("end unknown")),
+                    soon=view.text(N_(" (%(in)s)"), **{"in": view.ago(event.start)}) if event.start else "",
                 )
             )
     if observe:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import functools
 import grp
 import os
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from services.ctl import add_language_option
 from services.ctl.commands_tools import tool_definitions
+from services.ctl.demo_env import services_settings
 from services.ctl.doctor import (
     SERVICES,
     Check,
@@ -103,10 +105,10 @@ async def doctor_command(args: argparse.Namespace) -> int:
     settings = running_settings()
     language = "en" if args.json else language_of(args.language or settings.language)
     command = functools.partial(printed_command, language=language, home=home_given())
-    facts, slack = await asyncio.gather(
-        gather(settings, live=args.live, command=command), preflight(settings)
-    )
-    checks = run_checks(facts) + check_slack_asks(settings, slack) + compose_checks(args.compose)
+    running = services_settings(settings, args.language or settings.language)
+    facts, slack = await asyncio.gather(gather(settings, live=args.live, command=command), preflight(running))
+    facts = dataclasses.replace(facts, posting=running)
+    checks = run_checks(facts) + check_slack_asks(running, slack) + compose_checks(args.compose)
     if args.json:
         print_json(as_json(checks))  # for scripts: English
     else:

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from services.ctl import CtlError, add_language_option, ports, supervise
-from shared.config import Settings, given, home_given, load_settings
+from services.ctl.demo_env import demo_environment, demo_slack_member
+from shared.config import Settings, home_given, load_settings
 from shared.epiphan.slots import SignIn, write_slot
 from shared.errors import Code
 from shared.private_files import write_private
@@ -34,65 +35,6 @@ from shared.wire.assistant import Answer, Ask, AssistantClient
 
 if TYPE_CHECKING:
     from shared.policy.loader import Limits  # the policy stack loads only in demo, which reads it
-
-DEMO_SLACK_CHANNEL = "#av-watch"
-"""The channel the demo's watch posts to on the lab's Slack stand-in."""
-DEMO_SLACK_ASKER = "U0LABOPS"
-"""The lab workspace's member the demo lets ask from Slack."""
-
-
-def demo_environment(
-    settings: Settings, scenario: str, language: Language = "en", base: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """The environment the services run in for the demo: the fence set to the lab's sandbox
-    team; when no model key is set, the lab's scripted model behind the real SDK; when Slack or
-    Teams is not configured, the watch posts to the lab's stand-ins (see them at ``GET
-    /_lab/notices``), so a newcomer sees digests and notices without any account, and the lab's
-    workspace may ask from Slack (`demo_slack_asks`); and unless
-    ``FLEETWATCH_WATCH_LANGUAGE`` is set, the watch posts in `language` (``up --language``).
-    `base`: the environment it adds to (default: this process's)."""
-    from services.lab.notices import LAB_SLACK_BOT, slack_base_url, teams_webhook_url
-    from services.lab.scenario import load_scenario
-
-    env = dict(os.environ if base is None else base)
-    if not settings.fence_configured:
-        sandbox = load_scenario(scenario).teams.sandbox
-        env["FLEETWATCH_WRITE_DEVICE_IDS"] = ",".join(d.id for _, d in sandbox.devices())
-    if settings.anthropic_api_key is None:
-        env["FLEETWATCH_ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{settings.model_standin_port}"
-        env["FLEETWATCH_ANTHROPIC_API_KEY"] = supervise.DEMO_MODEL_KEY
-    lab_url = f"http://127.0.0.1:{settings.lab_port}"
-    if settings.slack_bot_token is None and settings.slack_channel is None:
-        env["FLEETWATCH_SLACK_API_URL"] = slack_base_url(lab_url)
-        env["FLEETWATCH_SLACK_BOT_TOKEN"] = LAB_SLACK_BOT
-        env["FLEETWATCH_SLACK_CHANNEL"] = DEMO_SLACK_CHANNEL
-        if settings.slack_app_token is None:
-            env |= demo_slack_asks()
-    if settings.teams_webhook_url is None:
-        env["FLEETWATCH_TEAMS_WEBHOOK_URL"] = teams_webhook_url(lab_url)
-    if given("FLEETWATCH_WATCH_LANGUAGE") is None:
-        env["FLEETWATCH_WATCH_LANGUAGE"] = language
-    return env
-
-
-def demo_slack_asks() -> dict[str, str]:
-    """The settings that let the lab's workspace ask from Slack in the demo: the lab's app-level
-    token and team, its operator ``U0LABOPS`` and user group, its ask channel (try it with
-    ``POST /_lab/slack/ask``)."""
-    from services.lab.slack_board import (
-        LAB_ASK_CHANNEL,
-        LAB_SLACK_APP,
-        LAB_SLACK_TEAM,
-        LAB_SLACK_USERGROUP,
-    )
-
-    return {
-        "FLEETWATCH_SLACK_APP_TOKEN": LAB_SLACK_APP,
-        "FLEETWATCH_SLACK_TEAM_ID": LAB_SLACK_TEAM,
-        "FLEETWATCH_SLACK_ALLOWED_USERS": DEMO_SLACK_ASKER,
-        "FLEETWATCH_SLACK_ALLOWED_USERGROUP": LAB_SLACK_USERGROUP,
-        "FLEETWATCH_SLACK_ASK_CHANNELS": LAB_ASK_CHANNEL,
-    }
 
 
 async def lab_state(lab_url: str) -> dict:
@@ -244,8 +186,9 @@ async def start_programs(
 ) -> None:
     """The programs in the fence's order (`services`) while, on the lab, the lab and its model
     start (supervisord starts them with itself; in a `reused` home they are started when they
-    were stopped since) and the demo's sign-ins are placed; each program this call starts is
-    added to `launched` (for `undo`)."""
+    were stopped since) and the demo's sign-ins are placed; the assistant, whose watch reads
+    the fleet as it starts, only once they are placed. Each program this call starts is added
+    to `launched` (for `undo`)."""
     # root may not connect to every socket (each one's peer check would audit it): it looks at
     # the socket file instead
     probe = supervise.socket_answers if fence.layout is None else supervise.socket_ready
@@ -286,14 +229,18 @@ async def start_programs(
                 with contextlib.suppress(supervise.SuperviseError):
                     await supervise.rpc(settings, "supervisor.stopProcess", approval_web)
             raise
+        await placed  # the assistant's watch reads the fleet at once: its sign-in first
         if not await probe(socket(assistant)):
             launched.append(assistant)
             await supervise.start_service(settings, assistant, socket(assistant), probe=probe)
 
-    # The services need nothing the lab makes to start (each reads its sign-in at its first
-    # operation): they start, in the fence's order, while supervisord starts the lab and the
-    # scripted model and the demo's sign-ins are placed.
-    await asyncio.gather(sign_ins(), services())
+    # The executor and approval_web need nothing the lab makes to start (the executor reads its
+    # sign-in at each operation): they start while supervisord starts the lab and the scripted
+    # model and the demo's sign-ins are placed. The assistant starts after: its watch's first
+    # beat reads the fleet through the read slot at once (walk report item 1: a first read
+    # before the slot was written failed ``no_sign_in``).
+    placed = asyncio.ensure_future(sign_ins())
+    await asyncio.gather(placed, services())
 
 
 async def undo(settings: Settings, *, reused: bool, launched: Sequence[str]) -> None:
@@ -344,15 +291,18 @@ def up_lines(started: Started, args: argparse.Namespace) -> list[str]:
             )
         )
     demo = supervise.is_demo(settings)
-    out += started_words(settings, started.fence, demo=demo, logs=started.layout.logs)
+    out += started_words(settings, started.fence, demo=demo, logs=started.layout.logs, language=lang)
     now = dt.datetime.now(dt.UTC)
     return [say_text(words, lang, zone=settings.timezone, now=now) for words in out]
 
 
-def started_words(settings: Settings, fence: supervise.FenceChoice, *, demo: bool, logs: Path) -> list[Words]:
+def started_words(
+    settings: Settings, fence: supervise.FenceChoice, *, demo: bool, logs: Path, language: Language = "en"
+) -> list[Words]:
     """What `up` says once everything runs, line by line: on the lab or not, the fence's level,
     each page's address and where its secret is, the wall screen, the lab's posts (`demo`),
-    the `logs` folder."""
+    the `logs` folder. The lab's Slack example asks as a member who speaks `language`
+    (`demo_slack_member`)."""
     out: list[Words] = []
     out.append(
         Words.of(N_("Fleetwatch is up on the lab (a simulated Epiphan Edge)."))
@@ -408,11 +358,12 @@ def started_words(settings: Settings, fence: supervise.FenceChoice, *, demo: boo
                 Words.of(
                     N_(
                         "Ask from the lab's Slack (read-only): curl -s -X POST %(url)s/_lab/slack/ask -d "
-                        '\'{"user": "%(user)s", "channel": "D0LABOPS", "text": "what is offline?"}\''
+                        '\'{"user": "%(user)s", "channel": "%(channel)s", "text": "what is offline?"}\''
                         " (the answer joins the notices above)"
                     ),
                     url=f"http://127.0.0.1:{settings.lab_port}",
-                    user=DEMO_SLACK_ASKER,
+                    user=(member := demo_slack_member(language)),
+                    channel="D" + member[1:],  # the member's direct message (the lab's conversations.open)
                 )
             )
     out.append(Words.of(N_("Logs: %(path)s"), path=str(logs)))
@@ -654,13 +605,10 @@ def script_path() -> str:
 
 def add_commands(sub, epilog: str) -> None:
     """Add ``up``, ``down`` and ``demo`` to the ``fleetwatch`` command tree."""
-    parser = sub.add_parser(
-        "up",
-        help=_(
-            "start the services under supervisord (and, on the embedded lab, the lab and its scripted model)"
-        ),
-        epilog=epilog,
+    said = _(
+        "start the services under supervisord (and, on the embedded lab, the lab and its scripted model)"
     )
+    parser = sub.add_parser("up", help=said, description=said, epilog=epilog)
     parser.add_argument(
         "--scenario",
         default="campus",
@@ -670,18 +618,14 @@ def add_commands(sub, epilog: str) -> None:
     add_start_options(parser)
     add_language_option(parser)
     parser.set_defaults(run=up)
-    parser = sub.add_parser(
-        "down", help=_("stop everything 'fleetwatch up' started, and wait until it has"), epilog=epilog
-    )
+    said = _("stop everything 'fleetwatch up' started, and wait until it has")
+    parser = sub.add_parser("down", help=said, description=said, epilog=epilog)
     add_language_option(parser)
     parser.set_defaults(run=down)
-    parser = sub.add_parser(
-        "demo",
-        help=_(
-            "the main job on the embedded lab: start everything, show the fleet, ask the assistant, leave a proposal on the page"
-        ),
-        epilog=epilog,
+    said = _(
+        "the main job on the embedded lab: start everything, show the fleet, ask the assistant, leave a proposal on the page"
     )
+    parser = sub.add_parser("demo", help=said, description=said, epilog=epilog)
     parser.add_argument(
         "--scenario",
         default="campus",

@@ -153,6 +153,9 @@ class Facts:
     command: Callable[..., str] = printed_command
     """How a line prints a command to copy: `shared.text.command_line.printed_command` with the
     reader's language and home (the default: English, the default home)."""
+    posting: Settings | None = None
+    """The settings the services post with (`services.ctl.commands_doctor.services_settings`:
+    on the lab, `up`'s demo environment), which the watch's lines judge; None: `settings`."""
 
 
 @dataclass(frozen=True)
@@ -790,7 +793,7 @@ def check_watch(
             *checks,
         ]
     read = (
-        Words.of(N_("fleet last read at %(at)s"), at=watch.last_read_at)
+        Words.of(N_("fleet last read at %(at)s"), at=Moment(watch.last_read_at))
         if watch.last_read_at
         else Words.of(N_("the fleet not read yet"))
     )
@@ -1115,26 +1118,19 @@ def check_two_people(settings: Settings, tools: Sequence[str]) -> list[Check]:
     name = C_("doctor check", "two people")
     listed = _list(tools)
     if len(settings.approval_uids) < 2:
-        return [
-            _line(
-                name,
-                Level.WARN,
-                N_(
-                    "%(tools)s need two people, and FLEETWATCH_APPROVAL_UIDS holds one account: "
-                    "they can only be denied (add a second operator's uid to approve them)"
-                ),
-                tools=listed,
-            )
-        ]
-    return [
-        _line(
-            name,
-            Level.OK,
-            N_("%(tools)s need two people: two of %(n)s operator accounts approve the same card"),
-            tools=listed,
-            n=len(settings.approval_uids),
+        forms = Nn_(
+            "%(tools)s needs two people, and FLEETWATCH_APPROVAL_UIDS holds one account: "
+            "it can only be denied (add a second operator's uid to approve it)",
+            "%(tools)s need two people, and FLEETWATCH_APPROVAL_UIDS holds one account: "
+            "they can only be denied (add a second operator's uid to approve them)",
         )
-    ]
+        return [Check(name, Level.WARN, Words.counted(len(tools), forms, tools=listed))]
+    forms = Nn_(
+        "%(tools)s needs two people: two of %(accounts)s operator accounts approve the same card",
+        "%(tools)s need two people: two of %(accounts)s operator accounts approve the same card",
+    )
+    accounts = len(settings.approval_uids)
+    return [Check(name, Level.OK, Words.counted(len(tools), forms, tools=listed, accounts=accounts))]
 
 
 # --- the whole report --------------------------------------------------------------------------
@@ -1157,7 +1153,7 @@ def run_checks(facts: Facts) -> list[Check]:
         if service in facts.probes:
             checks += check_probe(facts.probes[service], facts.status)
     checks += check_queue(facts.status, facts.status_error, facts.command)
-    checks += check_watch(facts.settings, facts.watch, facts.watch_error, facts.command)
+    checks += check_watch(facts.posting or facts.settings, facts.watch, facts.watch_error, facts.command)
     checks += check_model(facts.settings, facts.model, facts.model_error)
     checks += check_model_host(facts.settings)
     checks += check_ports(facts.settings, facts.listeners)

@@ -31,12 +31,14 @@ import sys
 from collections.abc import Iterator, Sequence
 from gettext import gettext as _
 from gettext import ngettext
+from pathlib import Path
 
 from services.ctl import add_language_option
 from services.ctl.arguments import Parser
-from shared.config import ConfigError, load_settings
+from shared.config import ConfigError, Settings, load_settings
 from shared.errors import Code, FleetwatchError
 from shared.errors import error_line as shared_error_line
+from shared.spelling import closest
 from shared.text.catalogue import N_, placeholder
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES, Language, language_of, parse_language, system_language
@@ -169,17 +171,20 @@ def command_of(argv: Sequence[str]) -> str | None:
 
 def help_language(argv: Sequence[str]) -> Language | None:
     """The language ``--help``, argparse's complaints and the command's own errors speak:
-    the last ``--language`` in `argv` (before or after the command: after it, the command's own
-    wins) that names a language (`parse_language`: ``ES``, ``es_MX``, ``Spanish``), else
+    the last ``--language`` in `argv` (or a misspelling of it, ``--lenguaje es``: the language
+    the line names; before or after the command: after it, the command's own wins) that names a language (`parse_language`: ``ES``, ``es_MX``, ``Spanish``), else
     `FLEETWATCH_LANGUAGE` (the settings loader's reading: empty is the system locale's language,
     else English). When the settings do not load, `FLEETWATCH_LANGUAGE` alone, as given, or the
     locale's; None when `FLEETWATCH_LANGUAGE` itself names no language and the locale none either
     (its error is then said in every language: `error_line`)."""
     chosen = None
     for index, word in enumerate(argv):
-        said = argv[index + 1] if word == "--language" and index + 1 < len(argv) else None
-        if word.startswith("--language="):
-            said = word.split("=", 1)[1]
+        said = None
+        if word.startswith("--"):
+            # --language, or a misspelling of it (--lenguaje es): the language the line names
+            option, equals, value = word.partition("=")
+            if option == "--language" or closest(option, ("--language",)) is not None:
+                said = value if equals else (argv[index + 1] if index + 1 < len(argv) else None)
         if parse_language(said) is not None:
             chosen = parse_language(said)  # the last one
     if chosen is not None:
@@ -203,17 +208,52 @@ def not_running(why: str, language: str = "en") -> str:
     from shared.text.catalogue import translate
     from shared.text.command_line import printed_command
 
+    settings = None
     try:
-        home = str(load_settings().home)
+        settings = load_settings()
+        home = str(settings.home)
     except ConfigError as error:
         home = f"? ({error.message})"
     said = translate(language_of(language), NOT_RUNNING)
     start = printed_command("up", language=language_of(language), home=home_given())
-    return said % {"home": visible(home, 300), "why": visible(why, 400), "command": start}
+    line = said % {"home": visible(home, 300), "why": visible(why, 400), "command": start}
+    other = None if settings is None else running_elsewhere(settings)
+    if other is None:
+        return line
+    other_home, program, port = other
+    from services.ctl.supervise import PROGRAM_WORDS
+
+    elsewhere = translate(language_of(language), ELSEWHERE) % {
+        "home": visible(other_home, 300),
+        "program": translate(language_of(language), PROGRAM_WORDS[program]),
+        "port": port,
+    }
+    return f"{line}. {elsewhere}"
+
+
+def running_elsewhere(settings: Settings) -> tuple[str, str, int] | None:
+    """(its home, its program, the port) of a Fleetwatch program listening on one of the ports
+    these `settings` name (the lab's, its model's, the approval page's, the ask page's) whose
+    ``FLEETWATCH_HOME`` is another home than theirs: a demo started in a home of its own with
+    these ports, followed from another (``/proc``, where this user may look); else None."""
+    from shared.web.port_holder import holder_of
+
+    mine = settings.home.resolve()
+    for port in (settings.lab_port, settings.model_standin_port, settings.approve_port, settings.ask_port):
+        if not port:
+            continue
+        holder = holder_of("127.0.0.1", port)
+        if holder.program and holder.home and Path(holder.home).resolve() != mine:
+            return holder.home, holder.program, port
+    return None
 
 
 NOT_RUNNING = N_(
     "Fleetwatch is not running here (FLEETWATCH_HOME=%(home)s): start it with `%(command)s` (%(why)s)"
+)
+ELSEWHERE = N_(
+    "Another Fleetwatch runs on this machine with FLEETWATCH_HOME=%(home)s (%(program)s on port "
+    "%(port)s): to follow it, set FLEETWATCH_HOME=%(home)s."
 )
 NOTHING_ANSWERS = N_("%(service)s does not answer on its socket; nothing was sent")
 """The socket client's detail (``service_unavailable``) said in the catalogue's words (the

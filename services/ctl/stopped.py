@@ -3,8 +3,9 @@
 `read_call` asks a socket first; when its service is not running (``service_unavailable``:
 nothing was sent) it runs that service's readout (`shared.wire.client.call_readout`: ``python
 -m services.approval_web.readout`` or ``services.assistant.readout``, the service's own
-handlers over its store opened read-only as this user; nothing is written) and says so on
-stderr in the operator's language. No store yet: the service's own error (how to start it).
+handlers over its store opened read-only as this user, in the environment the services run
+in: on the lab, ``up``'s demo environment, `services.ctl.demo_env`; nothing is written) and
+says so on stderr in the operator's language. No store yet: the service's own error (how to start it).
 A store this account may not read: ``service_unavailable``, naming the store's owner.
 """
 
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Final, Protocol, TypeVar
 
 from services.ctl import CtlError, admin_words
+from shared.config import load_settings
 from shared.errors import Code
 from shared.text.catalogue import N_, Words
 from shared.text.display import account_name
@@ -87,7 +89,11 @@ async def from_store(request: Request[R], store: Path, *, readout: str, unavaila
                 owner=account_name(owner) if owner is not None else "?",
             ),
         )
-    return await call_readout(readout, request)
+    # the readout judges as the services would: on the lab, with up's demo environment (the
+    # fence, the model) rather than this terminal's settings alone (walk item 7)
+    from services.ctl.demo_env import running_environment  # supervise only once stopped
+
+    return await call_readout(readout, request, env=running_environment(load_settings()))
 
 
 def store_access(store: Path) -> tuple[int | None, bool]:

@@ -28,6 +28,7 @@ import contextlib
 import logging
 import sys
 import typing
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Final, TypeVar
 
@@ -200,10 +201,12 @@ async def call_readout(
     *,
     timeout_seconds: float = READOUT_TIMEOUT_SECONDS,
     service: str = "the store",
+    env: Mapping[str, str] | None = None,
 ) -> R:
     """The reply to a read-only `request` from a service's readout (``python -m <module>``:
     one request frame body on its stdin, its reply or `ErrorReply` on its stdout), run as this
-    user with this process's environment: what answers while the service itself is stopped.
+    user with `env` (default: this process's environment): what answers while the service
+    itself is stopped.
 
     Raises:
         CallError: the readout's refusal (its code); ``internal_error`` when its answer cannot
@@ -219,6 +222,7 @@ async def call_readout(
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        env=None if env is None else dict(env),
     )
     try:
         async with asyncio.timeout(timeout_seconds):

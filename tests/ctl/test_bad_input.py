@@ -33,7 +33,7 @@ def said(error: CtlError, language: str) -> str:
         (("stauts",), "maybe you meant 'status'?", "¿quizás quiso decir 'status'?"),
         (("pending", "lsit"), "maybe you meant 'list'?", "¿quizás quiso decir 'list'?"),
         (("audit", "tali"), "maybe you meant 'tail'?", "¿quizás quiso decir 'tail'?"),
-        (("status", "--lenguage", "es"), "maybe you meant --language?", "¿quizás quiso decir --language?"),
+        (("status", "--lenguage"), "maybe you meant --language?", "¿quizás quiso decir --language?"),
         (("fleet", "--jsn"), "maybe you meant --json?", "¿quizás quiso decir --json?"),
     ],
     ids=["command", "action", "action of audit", "option", "option of fleet"],
@@ -45,6 +45,21 @@ def test_a_misspelt_command_action_or_option_names_the_closest_one(
     assert done.returncode == 2 and english in done.stderr, done.stderr
     done = run_cli("--language", "es", *argv, home=tmp_path)
     assert done.returncode == 2 and spanish in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("demo", "--lenguaje", "es"), ("demo", "--lenguaje=es"), ("status", "--lenguage", "Spanish")],
+    ids=["value apart", "value with =", "language by name"],
+)
+def test_a_misspelt_language_option_is_complained_about_in_the_language_it_names(
+    tmp_path: Path, argv: tuple[str, ...]
+) -> None:
+    """Walk item 11: ``demo --lenguaje es`` was answered in English (unless
+    FLEETWATCH_LANGUAGE=es): the language the line names is the one the reader reads."""
+    done = run_cli(*argv, home=tmp_path)
+    assert done.returncode == 2 and "¿quizás quiso decir --language?" in done.stderr, done.stderr
+    assert "unrecognized" not in done.stderr, done.stderr
 
 
 def test_a_word_far_from_every_command_gets_no_guess(tmp_path: Path) -> None:
@@ -184,3 +199,17 @@ def test_a_since_that_is_not_a_time_shows_the_forms_it_takes_in_both_languages()
     assert caught.value.code is Code.INVALID_MESSAGE
     assert "write a date or a time, e.g. 2026-03-02" in said(caught.value, "en")
     assert "escriba una fecha o una hora, por ejemplo 2026-03-02" in said(caught.value, "es")
+
+
+@pytest.mark.parametrize(
+    ("language", "description"),
+    [
+        ("en", "the main job on the embedded lab: start everything"),
+        ("es", "la tarea principal en el laboratorio integrado: iniciar todo"),
+    ],
+)
+def test_demo_help_says_what_demo_does_in_the_language_the_line_names(
+    tmp_path: Path, language: str, description: str
+) -> None:
+    done = run_cli("demo", "--help", "--language", language, home=tmp_path)
+    assert done.returncode == 0 and description in " ".join(done.stdout.split()), done.stdout

@@ -176,6 +176,19 @@ async def test_the_read_only_commands_read_the_store_while_the_services_are_stop
         }[language]
         line = next(x for x in out.splitlines() if x.startswith(executor[0]))
         assert line.split(None, 1)[1] == executor[1], out
+    # walk item 7: on the lab, after ``down``, status judged the fence by this terminal's settings
+    # ("NOT configured") beside "can propose changes"; the services run with up's demo environment
+    lab_home = {
+        k: v
+        for k, v in cli.env.items()
+        if k not in ("FLEETWATCH_WRITE_DEVICE_IDS", "FLEETWATCH_WRITE_TEAM_ID")
+    }
+    lab_home["FLEETWATCH_LAB_PORT"] = cli.env["FLEETWATCH_EPIPHAN_MCP_URL"].rsplit(":", 1)[1].split("/")[0]
+    for language, fence in (("en", "configured"), ("es", "configurada")):
+        code, out, err = await fleetwatch_async(lab_home, "status", "--language", language)
+        assert code == 0 and said[language] in err, out + err
+        (line,) = [line for line in out.splitlines() if line.startswith(("Fence:", "Cerca:"))]
+        assert line.split(":", 1)[1].strip() == fence, out
     code, out, err = await fleetwatch(cli, "audit", "verify")
     assert code == 1 and said["en"] in err, out + err
     assert out.startswith("The audit chain holds (") and "but its MACs were not checked" in out, out

@@ -14,6 +14,7 @@ import pytest
 import pytest_asyncio
 
 from services.ctl.commands_doctor import gather, parse_listeners
+from services.ctl.demo_env import DEMO_SLACK_CHANNEL, services_settings
 from services.ctl.doctor import (
     Check,
     Level,
@@ -24,11 +25,14 @@ from services.ctl.doctor import (
     check_model,
     check_queue,
     check_redaction,
+    check_two_people,
     check_watch,
     exit_code,
     model_data_line,
+    render,
     run_checks,
 )
+from services.ctl.doctor_slack import SlackPreflight, check_slack_asks
 from services.lab.server import LabHandle, run_lab
 from shared.config import REPO_POLICY_DIR, Settings, load_settings
 from shared.epiphan.read_client import READ_TOOLS_OF_EPIPHAN, WRITE_TOOLS_OF_EPIPHAN
@@ -79,7 +83,7 @@ async def watch_alive(settings: Settings) -> WatchStatus:
 
     async def alive() -> WatchStatus | None:
         status = await client.call(GetWatchStatus())
-        return status if status.alive else None
+        return status if status.alive and status.last_read_at else None
 
     return await wait_until(alive, what="the watch's first heartbeat")
 
@@ -149,10 +153,12 @@ async def test_doctor_says_where_the_running_assistant_posts_and_that_this_termi
     assert "Teams" not in where["message"]
     _, spanish, _ = await fleetwatch_async({**terminal, "FLEETWATCH_LANGUAGE": "es"}, "doctor")
     assert "consola (el registro del asistente), según el asistente en marcha" in spanish
+    # on the lab, this terminal's settings under up's demo environment (the lab's Slack too)
     assert (
-        "con la configuración de esta terminal se publicaría en consola (el registro del asistente), Teams"
+        "con la configuración de esta terminal se publicaría en consola (el registro del asistente), "
         in spanish
     )
+    assert "Teams (webhook …nly1)" in spanish
 
 
 async def test_a_dead_sign_in_is_a_fail_naming_the_fix(healthy: Setup):
@@ -422,3 +428,35 @@ async def test_checks_return_words_as_data_and_only_the_rendering_picks_a_langua
     assert isinstance(fence.words, Words) and fence.message.startswith("not configured")
     english, spanish = doctor.render([fence]), doctor.render([fence], language="es")
     assert english.split()[:3] == ["FAIL", "fence", "not"] and spanish.split()[:2] == ["fallo", "cerca"]
+
+
+async def test_doctor_on_the_lab_judges_the_settings_the_demos_services_run_with(tmp_path: Path):
+    """Walk item 6: during the demo, doctor said asks from Slack were off and told to restart
+    the services over the watch's settings, judging this terminal's settings alone."""
+    here = load_settings(base_env(tmp_path))  # on the lab (the default MCP URL), no Slack in this shell
+    running = services_settings(here, "es")
+    asks = check_slack_asks(running, SlackPreflight("ok"))
+    assert all("FLEETWATCH_SLACK_APP_TOKEN is not set" not in c.message for c in asks), asks
+    watch = msgspec.structs.replace(
+        stale_watch(),
+        alive=True,
+        failed_beats=0,
+        posts=(PostCounts("console"), PostCounts("slack", to=DEMO_SLACK_CHANNEL), PostCounts("teams")),
+    )
+    assert [c.name for c in check_watch(running, watch, None)] == ["watch", "watch posts to"]
+    elsewhere = load_settings(base_env(tmp_path, FLEETWATCH_EPIPHAN_MCP_URL="https://epiphan.example/mcp"))
+    assert services_settings(elsewhere, "es") == elsewhere  # off the lab: this terminal's settings
+
+
+async def test_doctor_says_the_last_read_in_the_operators_time_and_two_people_in_agreement(tmp_path: Path):
+    settings = load_settings(base_env(tmp_path))
+    watch = msgspec.structs.replace(stale_watch(), alive=True, failed_beats=0, posts=())
+    said = render(check_watch(settings, watch, None), language="es")
+    assert "2026-09-16T13:00:00.000Z" not in said and "13:00" in said, said
+    one = render(check_two_people(settings, ["batch_firmware_update"]), language="es")
+    assert "batch_firmware_update necesita dos personas" in one, one
+    two = render(check_two_people(settings, ["batch_firmware_update", "batch_reboot"]), language="es")
+    assert "necesitan dos personas" in two, two
+    assert "batch_firmware_update needs two people" in render(
+        check_two_people(settings, ["batch_firmware_update"])
+    )

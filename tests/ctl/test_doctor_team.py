@@ -15,7 +15,7 @@ def test_one_operator_account_makes_a_two_person_tool_deny_only_and_doctor_says_
     [check] = check_two_people(one, ("batch_firmware_update",))
     assert check.level is Level.WARN
     assert "batch_firmware_update" in check.message and "can only be denied" in check.message
-    assert "solo se pueden rechazar" in render(
+    assert "solo se puede rechazar" in render(
         check_two_people(one, ("batch_firmware_update",)), language="es"
     )
 

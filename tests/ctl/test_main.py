@@ -90,6 +90,41 @@ async def test_with_nothing_running_a_command_says_where_it_looked_and_how_to_st
     )
 
 
+@pytest.mark.parametrize(
+    ("language", "said"),
+    [
+        (
+            "en",
+            "Another Fleetwatch runs on this machine with FLEETWATCH_HOME=%s (the lab on port %d): to follow it, set FLEETWATCH_HOME=%s.",
+        ),
+        (
+            "es",
+            "Otro Fleetwatch está en ejecución en esta máquina con FLEETWATCH_HOME=%s (el laboratorio en el puerto %d): para seguirlo, defina FLEETWATCH_HOME=%s.",
+        ),
+    ],
+)
+async def test_with_a_fleetwatch_running_in_another_home_a_command_names_that_home(
+    tmp_path: Path, language: str, said: str
+) -> None:
+    other, port = tmp_path / "other-home", free_port()
+    ready = other / "run" / "lab.json"
+    ready.parent.mkdir(parents=True)
+    lab = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "services.lab", "--port", str(port), "--ready-file", str(ready),
+        env=base_env(other), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        await wait_until(ready.exists, what="the other home's lab ready", process=lab)
+        # the README's follow-up block in another home, with the demo's ports still exported
+        env = base_env(tmp_path / "mine", FLEETWATCH_LAB_PORT=str(port))
+        code, out, err = await fleetwatch(env, "pending", "list", "--language", language)
+        assert code == 2 and error_code(err) == "service_unavailable"
+        assert said % (other, port, other) in error_message(err), err
+    finally:
+        lab.terminate()
+        await lab.wait()
+
+
 async def test_a_misspelt_setting_names_the_closest_one(tmp_path: Path) -> None:
     code, _, err = await fleetwatch(base_env(tmp_path / "home", FLEETWATCH_APROVE_PORT="8767"), "status")
     assert code == 2

@@ -128,7 +128,8 @@ async def test_down_with_nothing_running_says_so_in_spanish(tmp_path: Path) -> N
 async def test_a_misspelt_setting_still_names_the_closest_one_in_spanish(tmp_path: Path) -> None:
     spanish = (
         "fleetwatch: FLEETWATCH_APROVE_PORT: ajuste desconocido; ¿quiso decir "
-        "FLEETWATCH_APPROVE_PORT? (todos los ajustes: docs/settings.md)"
+        "FLEETWATCH_APPROVE_PORT? (los ajustes: README.es.md, «Comandos y ajustes»; cada uno en "
+        "docs/settings.md, en inglés)"
     )
     env = base_env(tmp_path / "home", FLEETWATCH_APROVE_PORT="8767")
     code, _, err = await fleetwatch(env, "status", "--language", "es")
@@ -237,7 +238,7 @@ async def test_a_pasted_placeholder_or_an_id_without_its_prefix_is_named_before_
 
 def test_the_demo_watch_posts_in_the_demo_language_unless_the_watch_language_is_set(monkeypatch) -> None:
     """``demo --language es``: the watch's Slack and Teams posts are Spanish too."""
-    from services.ctl.commands_up import demo_environment
+    from services.ctl.demo_env import demo_environment
     from shared.config import load_settings
 
     monkeypatch.delenv("FLEETWATCH_WATCH_LANGUAGE", raising=False)

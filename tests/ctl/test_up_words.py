@@ -75,3 +75,19 @@ def test_the_demos_reason_for_no_card_is_in_the_operators_language() -> None:
     refused = Answer(text="-", language="es", answered_by="model", code="queue_full")
     said = no_card_reason(refused, limits, "es")
     assert said is not None and said.startswith("la cola") and said.endswith(".")
+
+
+def test_a_rooms_next_event_says_its_times_then_how_soon_once_in_both_languages() -> None:
+    """Walk item 12: "de 13:29, dentro de 60 minutos a 14:29, dentro de 2 horas" was hard to
+    read: the start and end as clock times, then how soon it starts, once."""
+    from services.ctl.admin_words import View, render_writable
+    from shared.wire.executor import UpcomingEvent, WritableDevice, WritableDevices
+
+    now = dt.datetime(2026, 12, 5, 12, 29, tzinfo=dt.UTC)
+    event = UpcomingEvent("e1", "Lecture", "2026-12-05T13:29:00.000Z", "2026-12-05T14:29:00.000Z")
+    devices = WritableDevices(
+        (WritableDevice("d1", "Sandbox Classroom", "Pearl-2", True, (), event),), "2026-12-05T12:29:00.000Z"
+    )
+    said = {language: render_writable(View(language, dt.UTC, now), devices, ()) for language in ("en", "es")}
+    assert "next event: Lecture, 13:29 to 14:29 (in 60 minutes)" in said["en"], said["en"]
+    assert "próximo evento: Lecture, de 13:29 a 14:29 (dentro de 60 minutos)" in said["es"], said["es"]

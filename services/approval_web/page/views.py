@@ -201,11 +201,18 @@ async def _two_people(
 
 
 def _expiry(proposal: ProposalRow, shown: Shown | None, now: str, ttl_seconds: int) -> dict[str, Any]:
-    """When Approve stops working, as the card states it, and the reload at that moment."""
+    """When Approve stops working, as the card states it, the proposal's own end when it comes
+    later (``proposal_expires_at``, else None: the card names it, as the watch's notice does),
+    and the reload at that moment."""
     if shown is None:
-        return {"expires_at": None, "refresh_seconds": EMPTY_REFRESH_SECONDS * 2}
+        return {"expires_at": None, "proposal_expires_at": None, "refresh_seconds": EMPTY_REFRESH_SECONDS * 2}
     ends = approvals.card_window_end(shown.shown_at, proposal.expires_at, ttl_seconds)
-    return {"expires_at": ends, "refresh_seconds": _seconds_until(ends, now) + 1}
+    later = proposal.expires_at if proposal.expires_at is not None and proposal.expires_at > ends else None
+    return {
+        "expires_at": ends,
+        "proposal_expires_at": later,
+        "refresh_seconds": _seconds_until(ends, now) + 1,
+    }
 
 
 def _card(

@@ -1,8 +1,9 @@
 """What the watch answers operators on assistant.sock: its status, the history, a digest now,
 room notes. Each function takes the running `Watch`.
 
-- `status`: ``alive`` when a beat read the fleet within three intervals (what ``fleetwatch
-  status --check`` exits on).
+- `status`: ``alive`` while fewer than three beats failed in a row and a beat read the fleet
+  within three intervals, of the watch's start before its first read (`Watch.alive`: what
+  ``fleetwatch status --check`` exits on).
 - `history`: the watch store's history (rooms, findings, reads, posts, notes) merged with the
   proposals and their outcomes read from approval.sock, newest first, in words. When
   approval.sock does not answer the history says so (``unread``), it is never silently short.
@@ -34,7 +35,7 @@ from services.assistant.watch.store import HistoryRow, NoteRow
 from services.assistant.watch.times import clock, parse_utc, utc_text
 from services.assistant.watch.words import word
 from shared.epiphan.attention import Priority
-from shared.errors import MEANINGS, Code, FleetwatchError
+from shared.errors import Code, FleetwatchError
 from shared.sqlite import StoreError
 from shared.text.display import visible
 from shared.text.languages import language_of
@@ -56,8 +57,6 @@ from shared.wire.assistant import (
 
 log = logging.getLogger(__name__)
 
-ALIVE_INTERVALS: Final = 3
-"""A watch is alive when a beat read the fleet within this many intervals."""
 NAME_CAP: Final = 80
 
 
@@ -67,7 +66,7 @@ async def status(watch: Watch) -> WatchStatus:
     silences = len(await watch.active_silences(now))
     interval = watch.options.interval_seconds
     read_at = watch.last_read_at
-    alive = read_at is not None and now - read_at <= timedelta(seconds=ALIVE_INTERVALS * interval)
+    alive = watch.alive(now)
     last = watch.last
     counts = {p: 0 for p in Priority}
     for finding in last.findings if last else ():
@@ -267,7 +266,7 @@ async def digest_now(watch: Watch, *, post: bool, language: str | None) -> Diges
             open=word(shown, "open_problems", n=len(last.findings)),
         )
     if not outcome.read and outcome.code is not None:
-        text = f"{word(shown, 'read_failed', code=outcome.code, meaning=MEANINGS[outcome.code])}\n{text}"
+        text = f"{compose.read_failed_text(outcome.code, shown)}\n{text}"
     return DigestReport(
         read=outcome.read,
         changed=pending is not None,

@@ -34,7 +34,8 @@ from services.assistant.watch.times import clock, parse_utc
 from services.assistant.watch.words import word
 from shared.epiphan.attention import Finding, Priority
 from shared.epiphan.fleet import FleetSnapshot
-from shared.errors import MEANINGS, Code
+from shared.errors import Code
+from shared.text.change_words import why
 from shared.text.display import visible
 from shared.text.languages import language_of
 from shared.text.wording import PRIORITY_WORDS, describe_finding, minutes_text, unread_text
@@ -594,9 +595,14 @@ def _sweep_since(since: Mapping[str, int], language: str) -> str:
 
 def read_failed_post(code: Code, language: str) -> Post:
     """The one report of a failed read (the console only; three in a row become a finding)."""
-    return Post(
-        "read_failed", word(language, "read_failed", code=code, meaning=MEANINGS[code]), console_only=True
-    )
+    return Post("read_failed", read_failed_text(code, language), console_only=True)
+
+
+def read_failed_text(code: Code, language: str) -> str:
+    """A failed read in words, wholly in `language` ("Fleetwatch could not read the fleet
+    (no_sign_in: there is no usable sign-in …)"): the code's meaning from the catalogue's ``why`` entry (never
+    `shared.errors.MEANINGS`' English)."""
+    return word(language, "read_failed", code=code, meaning=why(code, language))
 
 
 def approval_down_post(code: Code, silent: timedelta, language: str) -> Post:
@@ -604,7 +610,8 @@ def approval_down_post(code: Code, silent: timedelta, language: str) -> Post:
     or run): to every destination, once (`services.assistant.watch.notices.Notices.poll`)."""
     minutes = max(1, int(silent.total_seconds() // 60))
     return Post(
-        "approval_down", word(language, "approval_down", code=code, meaning=MEANINGS[code], minutes=minutes)
+        "approval_down",
+        word(language, "approval_down", code=code, meaning=why(code, language), minutes=minutes),
     )
 
 

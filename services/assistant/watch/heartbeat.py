@@ -66,6 +66,13 @@ log = logging.getLogger(__name__)
 
 FAILED_BEATS_FINDING: Final = 3
 """Failed beats in a row that make a finding of their own."""
+ALIVE_BEATS: Final = 3
+"""A watch is alive while fewer than this many beats failed in a row and a beat read the fleet
+within this many intervals (of its start, before its first read since it started)."""
+START_RETRY_SECONDS: Final = 5.0
+"""Until the watch has read the fleet once since it started, a failed beat is tried again after
+this long, doubling each time up to the interval: a sign-in placed a moment after the start (the
+demo's, a ``fleetwatch login`` just made) is read within seconds, not a whole interval later."""
 OFFLINE_JUDGED: Final = frozenset({"offline", "not_recording_in_event"})
 """What a read of an offline room still judges; its other findings are kept as they were."""
 NOTICE_SECONDS: Final = 5.0
@@ -156,6 +163,10 @@ class Watch:
         self.last: LastRead | None = None
         self.last_beat_at: datetime | None = None
         self.last_read_at: datetime | None = None
+        self.started_at = now()
+        """When this watch started (the watch's clock): before its first read the three
+        intervals of `alive` count from here."""
+        self.read_since_start = False
         self.failed_beats = 0
         self.last_code: Code | None = None
         self.unread_parts = ""
@@ -211,6 +222,28 @@ class Watch:
     def lock(self) -> asyncio.Lock:
         return self._lock
 
+    def alive(self, now: datetime) -> bool:
+        """Whether the watch is alive at `now`: fewer than `ALIVE_BEATS` beats failed in a row,
+        and a beat read the fleet within `ALIVE_BEATS` intervals; before this watch's first
+        read since it started, the intervals count from its start (a read left by an earlier
+        run does not make a fresh start "not alive")."""
+        if self.failed_beats >= ALIVE_BEATS:
+            return False
+        since = self.last_read_at if self.read_since_start else self.started_at
+        assert since is not None  # read_since_start implies a read
+        return now - since <= timedelta(seconds=ALIVE_BEATS * self.options.interval_seconds)
+
+    def next_beat_in(self, outcome: BeatOutcome | None) -> float:
+        """Seconds from the start of a beat that ended in `outcome` (None: it could not be
+        recorded) to the next: the interval, but after a failed read `START_RETRY_SECONDS`,
+        doubling with each failed beat in a row, while the watch has not read the fleet since it
+        started."""
+        interval = self.options.interval_seconds
+        if self.read_since_start or outcome is None or outcome.read:
+            return interval
+        doublings = max(0, min(self.failed_beats, 16) - 1)
+        return min(interval, START_RETRY_SECONDS * 2**doublings)
+
     async def _failed(self, now: datetime, code: Code, *, post_digest: bool) -> BeatOutcome:
         self.failed_beats += 1
         self.last_code = code
@@ -254,6 +287,7 @@ class Watch:
         await self.store.set_kv(**kv)
         self.last = LastRead(snapshot, tuple(found), now)
         self.last_read_at = now
+        self.read_since_start = True
         posted = await self._partial(at, snapshot)
         await self._captures(now, snapshot, previous_read)
         posted += await self._readiness(now, snapshot)
@@ -492,19 +526,20 @@ class Watch:
     # --- loops ------------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Beat every ``interval_seconds`` (from the start of one beat to the next) until
-        cancelled. A beat that fails unexpectedly is logged with its traceback; the next one
-        still runs."""
+        """Beat every ``interval_seconds`` (from the start of one beat to the next; sooner
+        while nothing was read since the start: `next_beat_in`) until cancelled. A beat that
+        fails unexpectedly is logged with its traceback; the next one still runs."""
         loop = asyncio.get_running_loop()
         while True:
             started = loop.time()
+            outcome: BeatOutcome | None = None
             try:
-                await self.beat()
+                outcome = await self.beat()
             except FleetwatchError as exc:
                 log.error("a heartbeat could not be recorded (%s)", exc.code)
             except Exception:  # the top-level handler of the heartbeat task
                 log.exception("a heartbeat failed unexpectedly")
-            await asyncio.sleep(max(0.0, self.options.interval_seconds - (loop.time() - started)))
+            await asyncio.sleep(max(0.0, self.next_beat_in(outcome) - (loop.time() - started)))
 
 
 def _stored_code(text: str | None) -> Code | None:

@@ -127,7 +127,7 @@ def wall_view(
     refresh = int(min(MAX_REFRESH_SECONDS, max(MIN_REFRESH_SECONDS, interval)))
     last = watch.last
     read_at = watch.last_read_at
-    stale = read_at is None or now - read_at > timedelta(seconds=3 * interval)
+    stale = not watch.alive(now)
     if read_at is None:
         read_line = word(lang, "wall_not_read")
     else:
@@ -171,7 +171,7 @@ def wall_view(
         all_clear=word(lang, "wall_all_clear") if last is not None else "",
         events_heading=word(lang, "wall_events", hours=EVENT_HOURS, zone=watch.zone_name),
         events=tuple(events),
-        no_events=word(lang, "wall_no_events"),
+        no_events=word(lang, "wall_no_events") if last is not None else "",
         when_word=word(lang, "wall_when"),
         room_word=word(lang, "wall_room"),
         event_word=word(lang, "wall_event"),

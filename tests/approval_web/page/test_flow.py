@@ -223,6 +223,13 @@ async def test_the_only_countdown_is_the_expiry_five_minutes_on_the_database_clo
     refresh = re.findall(r'<meta http-equiv="refresh" content="(\d+); url=/">', text)
     assert len(refresh) == 1 and 295 <= int(refresh[0]) <= 301
     assert f"This card expires at {expires:%H:%M}, in " in text  # the page's zone (UTC here), and how soon
+    # walk item 13: the watch's notice gives the proposal's own end (15 min), the card its own (5):
+    # the card names both
+    async with connection(h.db) as conn:
+        (row,) = await approvals.list_pending(conn)
+    assert row.expires_at is not None
+    ends = dt.datetime.fromisoformat(row.expires_at.replace("Z", "+00:00"))
+    assert f"until the proposal itself expires at {ends:%H:%M}, in " in text, text
 
 
 async def test_a_card_names_the_proposals_own_end_when_it_comes_first_and_approve_works_until_then(
