@@ -609,13 +609,7 @@ def add_commands(sub, epilog: str) -> None:
         "start the services under supervisord (and, on the embedded lab, the lab and its scripted model)"
     )
     parser = sub.add_parser("up", help=said, description=said, epilog=epilog)
-    parser.add_argument(
-        "--scenario",
-        default="campus",
-        metavar=placeholder("SCENARIO"),
-        help=_("lab scenario in demo mode (default: campus)"),
-    )
-    add_start_options(parser)
+    add_start_options(parser, _("lab scenario in demo mode (default: campus)"))
     add_language_option(parser)
     parser.set_defaults(run=up)
     said = _("stop everything 'fleetwatch up' started, and wait until it has")
@@ -626,19 +620,15 @@ def add_commands(sub, epilog: str) -> None:
         "the main job on the embedded lab: start everything, show the fleet, ask the assistant, leave a proposal on the page"
     )
     parser = sub.add_parser("demo", help=said, description=said, epilog=epilog)
-    parser.add_argument(
-        "--scenario",
-        default="campus",
-        metavar=placeholder("SCENARIO"),
-        help=_("lab scenario (default: campus)"),
-    )
-    add_start_options(parser)
+    add_start_options(parser, _("lab scenario (default: campus)"))
     add_language_option(parser, _("ask and answer in English or Spanish (default: FLEETWATCH_LANGUAGE)"))
     parser.set_defaults(run=demo)
 
 
-def add_start_options(parser) -> None:
-    """``--capture DIR`` and ``--free-ports``, shared by ``up`` and ``demo``."""
+def add_start_options(parser, scenario_help: str) -> None:
+    """``--scenario NAME`` (said by `scenario_help`), ``--capture DIR`` and ``--free-ports``,
+    shared by ``up`` and ``demo``."""
+    parser.add_argument("--scenario", default="campus", metavar=placeholder("SCENARIO"), help=scenario_help)
     parser.add_argument(
         "--capture",
         type=Path,
