@@ -52,13 +52,13 @@ async def test_writable_json_equals_the_sandbox_devices_on_the_allowlist(tmp_pat
         ("Sandbox Pearl Mini", RECORDING),
         ("Sandbox Classroom", CLASSROOM),
     ):
-        assert f"  {name}  —  device {device}, " in en_out, en_out
-    assert "channel 1 Lecture: not recording" in en_out
+        assert f"  “{name}”  —  device {device}, " in en_out  # names quoted (issue 28), en_out
+    assert "channel 1 “Lecture”: not recording" in en_out
     assert "Changes that may be proposed for them (* asks to confirm the room):" in en_out
     assert "* Restart a device (batch_reboot): Restart one device." in en_out
     assert "Z" not in en_out.splitlines()[0]  # the read time in the operator's zone, not UTC
     assert es_code == 0, es_err
     assert es_out.startswith("Salas que un cambio puede tocar ahora: 3 (leídas "), es_out
-    assert "  Sandbox Classroom  —  dispositivo 29088800004, " in es_out
+    assert "  «Sandbox Classroom»  —  dispositivo 29088800004, " in es_out
     assert "Cambios que se pueden proponer para ellas (* pide confirmar la sala):" in es_out
     assert "* Reiniciar un dispositivo (batch_reboot): Reiniciar un dispositivo." in es_out
