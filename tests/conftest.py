@@ -46,6 +46,7 @@ PROCESS: Final = (
     "tests/approval_web/page/test_flow.py",
     "tests/approval_web/page/test_i18n.py",
     "tests/approval_web/page/test_injection.py",
+    "tests/approval_web/page/test_quoted_names.py",
     "tests/approval_web/page/test_refusals.py",
     "tests/approval_web/page/test_session_owner.py",
     "tests/approval_web/page/test_two_people.py",

@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from shared.text.catalogue import N_, Lexicon, Words, say_text, translate
-from shared.text.change_words import change_in, quoted_name
+from shared.text.change_words import change_in
+from shared.text.changes import quoted_name
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES, language_of
 from shared.wire.approval import ProposalState

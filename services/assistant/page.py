@@ -77,7 +77,8 @@ from shared.text.accept_language import page_language
 from shared.text.answered_by import answered_by
 from shared.text.ask_words import EXAMPLE_QUESTION, question_refusal
 from shared.text.catalogue import N_, Words, say_text, translate, translations
-from shared.text.change_words import quoted_name, why
+from shared.text.change_words import why
+from shared.text.changes import quoted_name
 from shared.text.display import visible
 from shared.text.languages import LANGUAGES, Language, language_of
 from shared.text.model_text import MODEL_HEADING, NOTES_HEADING, RECORDED_HEADING, model_lines

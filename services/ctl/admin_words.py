@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from shared.config import home_given, load_settings
 from shared.text.catalogue import N_, Lexicon, Moment, Words, keyed, say_text, translate
-from shared.text.change_words import change, change_in, quoted_name
-from shared.text.changes import change_words, rooms_from_facts, rooms_words, title_words
+from shared.text.change_words import change, change_in
+from shared.text.changes import change_words, quoted_name, rooms_from_facts, rooms_words, title_words
 from shared.text.command_line import printed_command
 from shared.text.deciders import COMMAND, PAGE, command_uid, decided_words, decider_words
 from shared.text.display import lookalike, visible, width
@@ -60,7 +60,7 @@ class View:
 
     def room(self, name: str, device_id: str) -> str:
         """A room by its name in the reader's quote marks and its ID (``“Aula 1” (2908…)``), or its
-        ID alone when no name is known (`shared.text.change_words.quoted_name`)."""
+        ID alone when no name is known (`shared.text.changes.quoted_name`)."""
         said = visible(device_id, 40)
         return f"{self.say(quoted_name(name))} ({said})" if name else said
 

@@ -34,7 +34,8 @@ from shared.config import Secret, Settings
 from shared.errors import Code
 from shared.policy.definitions import ARGUMENTS_DIFFER, ToolDifference, ToolReport
 from shared.text.catalogue import C_, N_, Joined, Moment, Nn_, Param, Words, keyed, say_text, translations
-from shared.text.change_words import change_in_words, change_words_of, quoted_name
+from shared.text.change_words import change_in_words, change_words_of
+from shared.text.changes import quoted_name
 from shared.text.command_line import printed_command
 from shared.text.display import visible
 from shared.text.languages import Language

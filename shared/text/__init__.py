@@ -10,7 +10,8 @@ Layers (each imports only those below it)::
                       (keyed catalogue entries, every language's words in the .po: `Lexicon`)
     changes.py  refusals.py  model_text.py  deciders.py
                       a change in words for the page and the CLI: its title with the room, what
-                      happens, its risk | why a change was refused or could not run, for each
+                      happens, its risk; every name in the reader's quote marks (`quoted_name`,
+                      the one quoting helper of every surface) | why a change was refused or could not run, for each
                       code (catalogue `Words`) | the model's words quoted, one rule for every
                       surface (a line imitating the product marked) | who decided a change and
                       where, by account (the page's outcome and ``fleetwatch audit tail``)

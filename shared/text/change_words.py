@@ -6,7 +6,7 @@ A person reads rooms and changes in words, never tool names or codes alone: "sta
 in Sandbox Classroom", "the queue already holds 3 proposals; approve or deny one first". Used
 by the assistant's code-built lines (proposals made, proposals refused), ``fleetwatch status``
 and ``fleetwatch demo``. Every name from the fleet passes through `shared.text.display.visible`
-and stands in the reader's quote marks (`quoted_name`).
+and stands in the reader's quote marks (`shared.text.changes.quoted_name`).
 
 The catalogue has a sentence, keyed by the code (``msgctxt "why"``), for every code a proposal
 can be refused with, or an answer can end on (the assistant's manifest: ``propose_change``,
@@ -25,6 +25,7 @@ from typing import Final
 
 from shared.errors import Code
 from shared.text.catalogue import C_, N_, Joined, Words, keyed, say_text
+from shared.text.changes import quoted_name
 from shared.text.display import visible
 from shared.text.languages import language_of
 
@@ -46,7 +47,6 @@ OTHER_CHANGE: Final = N_("a change")
 _NOT_PROPOSED: Final = N_("Not proposed")
 _UNKNOWN_ROOM: Final = C_("room", "device %(id)s")
 _CANNOT: Final = N_("it could not be done")
-_QUOTED: Final = C_("quote", "“%(name)s”")
 SNAKE_CASE: Final = re.compile(r"\b[a-z]+(?:_[a-z0-9]+)+\b")
 """What a raw code or tool name looks like (``queue_full``, ``batch_recording``)."""
 
@@ -63,13 +63,6 @@ def change_words_of(tool: str, action: str | None) -> Words:
 def change(tool: str, action: str | None, language: str) -> str:
     """`change_words_of` said in `language`."""
     return _say(change_words_of(tool, action), language)
-
-
-def quoted_name(name: str) -> Words:
-    """A fleet name (made visible, at most 80 characters) in the reader's quote marks
-    (“…” in English, «…» in Spanish): a code-built line shows where the name ends, so a name
-    cannot carry state-like words ahead of the real state."""
-    return Words.in_context("quote", _QUOTED, name=visible(name, 80))
 
 
 def rooms_words(names: Sequence[str], ids: Sequence[str]) -> Joined:

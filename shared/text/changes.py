@@ -16,21 +16,40 @@ person approved, `rooms_from_facts`, on an outcome) with its channel. A name fro
 display text (`shared.text.display.visible`, capped); a look-alike name (Cyrillic, fullwidth,
 combining marks, digits of another script: `shared.text.display.lookalike`) is marked and its
 device ID stands beside it; a look-alike channel name is marked beside its channel number.
-A target whose name is unknown is named by its device ID.
+A target whose name is unknown is named by its device ID. Every name stands in the reader's
+quote marks (`quoted_name`, `quoted`: the one quoting helper of every surface).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shared.ids import is_channel_id, split_channel_id
-from shared.text.catalogue import N_, Words, has_words, keyed
+from shared.text.catalogue import C_, N_, Words, has_words, keyed, say_text
 from shared.text.display import lookalike, visible
+from shared.text.languages import language_of
 
 NAME_CAP = 80
 """Longest name shown (characters, markers for hidden characters included)."""
+_QUOTED = C_("quote", "“%(name)s”")
+
+
+def quoted_name(name: str) -> Words:
+    """A fleet name (made visible, at most `NAME_CAP` characters) in the reader's quote marks
+    (“…” in English, «…» in Spanish): a code-built line shows where the name ends, so a name
+    cannot carry state-like words ahead of the real state. The one quoting helper of every
+    surface (card, outcome, CLI, the watch's posts)."""
+    return Words.in_context("quote", _QUOTED, name=visible(name, NAME_CAP))
+
+
+def quoted(name: str, language: str) -> str:
+    """`quoted_name` said in `language` (``“ENG 210”``, ``«ENG 210»``), for lines built as
+    plain text (the watch's posts, a finding's line)."""
+    now = dt.datetime.now(dt.UTC)
+    return say_text(quoted_name(name), language_of(language), zone=dt.UTC, now=now)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -89,17 +108,20 @@ def rooms_from_facts(
 
 
 def one_room_words(place: Room) -> Words:
-    """``Sandbox Classroom, channel 1 (Lecture)``; a look-alike name marked with its device ID,
-    a look-alike channel name marked too (the channel's number beside it); an unknown name as
-    ``device <id>``."""
+    """``“Sandbox Classroom”, channel 1 (“Lecture”)``: each name in the reader's quote marks
+    (`quoted_name`), so a name cannot carry state-like words ahead of
+    the real state; a look-alike name marked with its device ID, a look-alike channel name
+    marked too (the channel's number beside it); an unknown name as ``device <id>``."""
     if not place.name:
         name = Words.of(N_("device %(id)s"), id=place.device_id)
     elif place.lookalike:
         name = Words.of(
-            N_("%(name)s (look-alike letters: device %(id)s)"), name=place.name, id=place.device_id
+            N_("%(name)s (look-alike letters: device %(id)s)"),
+            name=quoted_name(place.name),
+            id=place.device_id,
         )
     else:
-        name = Words.of(N_("%(name)s"), name=place.name)
+        name = quoted_name(place.name)
     if place.channel is None:
         return name
     if place.channel_name and place.channel_lookalike:
@@ -107,14 +129,14 @@ def one_room_words(place: Room) -> Words:
             N_("%(room)s, channel %(n)s (%(channel)s: look-alike letters)"),
             room=name,
             n=place.channel,
-            channel=place.channel_name,
+            channel=quoted_name(place.channel_name),
         )
     if place.channel_name:
         return Words.of(
             N_("%(room)s, channel %(n)s (%(channel)s)"),
             room=name,
             n=place.channel,
-            channel=place.channel_name,
+            channel=quoted_name(place.channel_name),
         )
     return Words.of(N_("%(room)s, channel %(n)s"), room=name, n=place.channel)
 
@@ -143,7 +165,7 @@ def change_words(tool: str, arguments: Mapping[str, Any]) -> Words:
 
 
 def title_words(tool: str, arguments: Mapping[str, Any], rooms: Sequence[Room]) -> Words:
-    """``Start recording: Sandbox Classroom, channel 1 (Lecture)``."""
+    """``Start recording: “Sandbox Classroom”, channel 1 (“Lecture”)``."""
     return Words.of(N_("%(change)s: %(room)s"), change=change_words(tool, arguments), room=rooms_words(rooms))
 
 

@@ -14,6 +14,7 @@ from typing import Final
 from shared.epiphan.attention import Finding, event_state, whole_minutes
 from shared.epiphan.fleet import Device, Event, UnreadPart
 from shared.text.catalogue import Lexicon
+from shared.text.changes import quoted
 from shared.text.display import visible
 from shared.text.languages import language_of
 from shared.text.times import say_number
@@ -128,7 +129,9 @@ def recording_unknown(device: Device, now: datetime, language: str = "en") -> st
 
 
 def describe_finding(finding: Finding, language: str = "en") -> str:
-    """One line for a finding: ``Hall A: offline (event "Physics 101")`` / ``... desconectado ...``."""
+    """One line for a finding: ``“Hall A”: offline (event "Physics 101")`` /
+    ``«Hall A»: desconectado ...``; the room's name in the reader's quote marks
+    (`shared.text.changes.quoted`)."""
     lang = language_of(language)
     facts = {"channel": "", "source": "", **{k: visible(v, 80) for k, v in finding.facts}}
     if finding.kind == "disk_low":
@@ -137,7 +140,7 @@ def describe_finding(finding: Finding, language: str = "en") -> str:
     text = said % facts if said is not None else finding.kind
     event = dict(finding.facts).get("event")
     suffix = " (" + _EVENT_WORDS[lang]["event"] % {"title": visible(event, 80)} + ")" if event else ""
-    return f"{visible(finding.device_name, 80)}: {text}{suffix}"
+    return f"{quoted(finding.device_name, lang)}: {text}{suffix}"
 
 
 def _disk_words(facts: Mapping[str, str], language: str) -> str:

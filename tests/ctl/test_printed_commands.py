@@ -1,7 +1,7 @@
 """Issue 28, loose ends of items 1, 3 and 5: doctor checks the ports ``up --free-ports`` chose;
 every command a CLI line prints keeps the reader's language and home (one helper,
 `shared.text.command_line.printed_command`); every code-built CLI line that shows a room or
-channel name quotes it (`shared.text.change_words.quoted_name`), so a hostile name cannot pass
+channel name quotes it (`shared.text.changes.quoted_name`), so a hostile name cannot pass
 for the state that follows it."""
 
 from __future__ import annotations

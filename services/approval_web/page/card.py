@@ -38,6 +38,7 @@ from shared.text.changes import (
     Room,
     change_words,
     happens_words,
+    quoted_name,
     risk_words,
     room,
     rooms_words,
@@ -198,9 +199,7 @@ def _things(inspection: Inspection | None) -> tuple[NamedThing, ...]:
                 found=s.found,
                 name=visible(s.name, NAME_CAP),
                 host=visible(s.host, NAME_CAP) if s.host else None,
-                in_use=Words.of(
-                    N_("in use by %(room)s"), room=visible(s.locked_by_name or s.locked_by, NAME_CAP)
-                )
+                in_use=Words.of(N_("in use by %(room)s"), room=quoted_name(s.locked_by_name or s.locked_by))
                 if s.locked_by
                 else Words.of(N_("not in use")),
                 streaming=_state(s.streaming, N_("streaming now"), N_("not streaming")),

@@ -37,6 +37,7 @@ from services.assistant.watch.words import word
 from shared.epiphan.attention import Priority
 from shared.errors import Code, FleetwatchError
 from shared.sqlite import StoreError
+from shared.text.changes import quoted
 from shared.text.display import visible
 from shared.text.languages import language_of
 from shared.text.wording import PRIORITY_WORDS, part_words
@@ -95,8 +96,9 @@ async def status(watch: Watch) -> WatchStatus:
 # --- history ----------------------------------------------------------------------------------
 
 
-def _room(row: HistoryRow) -> str:
-    return visible(row.room or row.device_id or "?", NAME_CAP)
+def _room(row: HistoryRow, language: str) -> str:
+    """The row's room in the reader's quote marks (`shared.text.changes.quoted`)."""
+    return quoted(row.room or row.device_id or "?", language)
 
 
 def history_text(row: HistoryRow, language: str) -> str:
@@ -107,13 +109,13 @@ def history_text(row: HistoryRow, language: str) -> str:
         priority = PRIORITY_WORDS[language_of(language)][row.priority or Priority.WHEN_CONVENIENT]
         return word(language, f"h_{row.kind}", priority=priority, what=what)
     if row.kind in ("device_offline", "device_online", "device_new", "device_gone", "note_cleared"):
-        return word(language, f"h_{row.kind}", room=_room(row))
+        return word(language, f"h_{row.kind}", room=_room(row, language))
     if row.kind == "note":
-        return word(language, "h_note", room=_room(row), text=visible(facts.get("text", ""), 280))
+        return word(language, "h_note", room=_room(row, language), text=visible(facts.get("text", ""), 280))
     if row.kind == "readiness":
         verdict = word(language, compose.VERDICT_KEYS.get(facts.get("verdict", ""), "ready"))
         title = visible(facts.get("title", ""), NAME_CAP) or word(language, "untitled")
-        return word(language, "h_readiness", room=_room(row), title=title, verdict=verdict)
+        return word(language, "h_readiness", room=_room(row, language), title=title, verdict=verdict)
     if row.kind == "digest":
         return word(language, "h_digest", counts=visible(facts.get("title", ""), 300))
     if row.kind == "sweep":
@@ -133,13 +135,13 @@ def history_text(row: HistoryRow, language: str) -> str:
         return word(
             language,
             "h_silence",
-            room=_room(row),
+            room=_room(row, language),
             until=visible(facts.get("until", "?"), 32),
             who=visible(facts.get("by", "?"), 40),
             reason=visible(facts.get("reason", ""), 200),
         )
     if row.kind == "unsilence":
-        return word(language, "h_unsilence", room=_room(row))
+        return word(language, "h_unsilence", room=_room(row, language))
     if row.kind in compose.MISSED_KINDS:
         return word(language, f"h_{row.kind}", what=compose.describe(row.finding(), language))
     return visible(row.kind, 64)

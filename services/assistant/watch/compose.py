@@ -15,8 +15,10 @@ in a silenced room or group (`unsilenced`) is left out, its return to normal too
 silence that holds is named at the end ("silenced until 14:00 by ana: projector swap"). An event
 that ended unrecorded is a **missed recording** under Fix first.
 
-Every name passes through `shared.text.display.visible` (here or in `shared.text.wording`); each
-destination escapes the lines for its own markup (`services.assistant.watch.post`).
+Every name passes through `shared.text.display.visible` (here or in `shared.text.wording`); a
+room's, a channel's or a group's name stands in the reader's quote marks
+(`shared.text.changes.quoted`), so it cannot carry state-like words ahead of the real
+state; each destination escapes the lines for its own markup (`services.assistant.watch.post`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from shared.epiphan.attention import Finding, Priority
 from shared.epiphan.fleet import FleetSnapshot
 from shared.errors import Code
 from shared.text.change_words import why
+from shared.text.changes import quoted
 from shared.text.display import visible
 from shared.text.languages import language_of
 from shared.text.wording import PRIORITY_WORDS, describe_finding, minutes_text, unread_text
@@ -156,8 +159,8 @@ def _counts(net: Net, language: str) -> str:
     return ", ".join(parts)
 
 
-def _room_name(row: HistoryRow) -> str:
-    return visible(row.room or row.device_id or "?", NAME_CAP)
+def _room_name(row: HistoryRow, language: str) -> str:
+    return quoted(row.room or row.device_id or "?", language)
 
 
 def describe(finding: Finding, language: str) -> str:
@@ -175,7 +178,7 @@ def missed_words(finding: Finding, language: str) -> str:
     """A missed recording (or one that may have been missed) in words, with what is known."""
     facts = dict(finding.facts)
     title = visible(facts.get("event", ""), NAME_CAP) or word(language, "untitled")
-    room = visible(finding.device_name or finding.device_id, NAME_CAP)
+    room = quoted(finding.device_name or finding.device_id, language)
     ended = facts.get("ended", "?")
     if finding.kind == "missed_recording":
         return word(language, "missed_recording", room=room, title=title, ended=ended)
@@ -185,11 +188,11 @@ def missed_words(finding: Finding, language: str) -> str:
 
 
 def silence_line(silence: Silence, language: str, where: tzinfo, now: datetime) -> str:
-    """``ENG 220: silenced until 14:00 by ana: projector swap``."""
+    """``“ENG 220”: silenced until 14:00 by ana: projector swap``."""
     return word(
         language,
         "silenced_line",
-        target=visible(silence.target_name, NAME_CAP),
+        target=quoted(silence.target_name, language),
         until=clock(parse_utc(silence.until), where, now, language),
         who=visible(silence.set_by_name, 40),
         reason=visible(silence.reason, NOTE_CAP),
@@ -215,11 +218,11 @@ def _fold_outages(
         head = word(
             language,
             "group_offline",
-            group=visible(group, NAME_CAP),
+            group=quoted(group, language),
             n=len(members),
             of=grouping.size(group),
         )
-        rooms = sorted((_room_name(r) for r in members), key=str.casefold)
+        rooms = sorted((_room_name(r, language) for r in members), key=str.casefold)
         items.append((priority, [f"- {head}", *(f"    - {name}" for name in rooms)]))
     return [r for r in rows if r.seq not in folded], items
 
@@ -300,7 +303,11 @@ def digest_post(
     if net.rooms:
         lines = [
             (
-                word(language, "device_new" if r.kind == "device_new" else "device_gone", room=_room_name(r)),
+                word(
+                    language,
+                    "device_new" if r.kind == "device_new" else "device_gone",
+                    room=_room_name(r, language),
+                ),
                 None,
             )
             for r in net.rooms
@@ -356,7 +363,7 @@ def readiness_post(
     line = word(
         language,
         "readiness_line",
-        room=visible(item.room, NAME_CAP),
+        room=quoted(item.room, language),
         title=title,
         time=clock(item.start, where, now, language),
         minutes=minutes_text((item.start - now).total_seconds()),
@@ -388,7 +395,7 @@ class RoomName:
 
 
 def change_words(event: ProposalEvent, rooms: Mapping[str, RoomName], language: str) -> str:
-    """``Start recording: Sandbox Classroom, channel 1 (Lecture)``: the change and its room in
+    """``Start recording: “Sandbox Classroom”, channel 1 (“Lecture”)``: the change and its room in
     words, from the tool, its arguments and the names recorded with the proposal at Prepare
     (``event.names``), else those the sandbox list gives now (names are display data only; a
     target named by neither is named by its ID, said so)."""
@@ -403,14 +410,14 @@ def change_words(event: ProposalEvent, rooms: Mapping[str, RoomName], language: 
     for target in event.targets:
         room = rooms.get(target)
         name = event.names.get(f"device {target} name") or (room.name if room else "")
-        place = visible(name, NAME_CAP) if name else word(language, "unknown_room", device=target)
+        place = quoted(name, language) if name else word(language, "unknown_room", device=target)
         channel = _channel_of(event, target)
         if channel is not None:
             named = event.names.get(f"device {target} channel {channel} name") or (
                 room.channels.get(channel) if room else None
             )
             place += ", " + (
-                word(language, "channel_named", channel=channel, name=visible(named, 40))
+                word(language, "channel_named", channel=channel, name=quoted(visible(named, 40), language))
                 if named
                 else word(language, "channel", channel=channel)
             )
@@ -545,7 +552,7 @@ def sweep_post(report: Mapping[str, Any], *, language: str, now: datetime) -> Po
             word(language, "sweep_offline", n=len(report["offline"])),
             capped(
                 [
-                    f"- {visible(r['room'], NAME_CAP)}: {why}"
+                    f"- {quoted(r['room'], language)}: {why}"
                     for r, why in zip(report["offline"], offline, strict=True)
                 ],
                 more,
@@ -561,7 +568,7 @@ def sweep_post(report: Mapping[str, Any], *, language: str, now: datetime) -> Po
                     + word(
                         language,
                         "sweep_behind_line",
-                        room=visible(r["room"], NAME_CAP),
+                        room=quoted(r["room"], language),
                         model=visible(r["model"], 20),
                         firmware=visible(r["firmware"], 20),
                         newest=visible(r["newest"], 20),

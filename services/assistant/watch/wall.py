@@ -34,7 +34,7 @@ from services.assistant.watch.words import word
 from shared.epiphan.attention import Priority
 from shared.errors import FleetwatchError
 from shared.text.catalogue import say_text
-from shared.text.change_words import quoted_name
+from shared.text.changes import quoted_name
 from shared.text.display import visible
 from shared.text.languages import language_of
 from shared.text.times import say_ago

@@ -21,7 +21,7 @@ def _title(channel_name: str, language: str) -> str:
 
 @pytest.mark.parametrize(
     ("language", "marked"),
-    [("en", "(Lеcture: look-alike letters)"), ("es", "(Lеcture: letras que se parecen a otras)")],
+    [("en", "(“Lеcture”: look-alike letters)"), ("es", "(«Lеcture»: letras que se parecen a otras)")],
 )
 def test_a_look_alike_channel_name_is_marked_in_the_title(language: str, marked: str) -> None:
     assert _title("Lеcture", language).endswith(marked)  # a Cyrillic е
