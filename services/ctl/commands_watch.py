@@ -41,6 +41,7 @@ from shared.config import Settings, load_settings
 from shared.epiphan.attention import Priority
 from shared.errors import Code
 from shared.text.catalogue import N_, Moment, Nn_, Words, keyed, placeholder
+from shared.text.changes import quoted_name
 from shared.text.display import visible
 from shared.text.wording import PRIORITY_WORDS
 from shared.wire.assistant import (
@@ -297,7 +298,7 @@ def note_words(view: admin_words.View, reply: NoteOutcome) -> str:
     """What ``note`` did, in words (empty when it saved nothing: the error says why)."""
     if reply.note is None:
         return ""
-    room = visible(reply.note.room, 80)
+    room = quoted_name(reply.note.room)
     if reply.status == "cleared":
         return view.text(N_("Note on %(room)s removed."), room=room)
     return view.text(N_("Note on %(room)s saved: %(text)s"), room=room, text=visible(reply.note.text, 400))
@@ -320,7 +321,7 @@ async def note(args: argparse.Namespace) -> int:
         return 0
     why = admin_words.meaning(view, reply.code)
     if reply.candidates:
-        names = "; ".join(visible(c.name, 80) for c in reply.candidates)
+        names = "; ".join(view.say(quoted_name(c.name)) for c in reply.candidates)
         raise CtlError(reply.code, Words.of(N_("%(why)s Rooms that match: %(names)s"), why=why, names=names))
     raise CtlError(
         reply.code, Words.of(N_("%(why)s (asked for %(room)s)"), why=why, room=repr(visible(args.room, 80)))
@@ -334,7 +335,7 @@ def notes_words(view: admin_words.View, notes: tuple[RoomNote, ...], uid: int) -
     return "\n".join(
         view.text(
             N_("%(room)s: %(text)s  (set %(at)s by %(who)s)"),
-            room=visible(item.room, 80),
+            room=quoted_name(item.room),
             text=visible(item.text, 400),
             at=Moment(item.set_at),
             who=view.text(N_("you")) if item.set_by == uid else f"uid {item.set_by}",
@@ -523,7 +524,7 @@ def silence_words(view: admin_words.View, item: SilenceView) -> str:
     return view.text(
         N_("#%(n)s %(target)s: silenced until %(until)s by %(who)s: %(reason)s%(classes)s"),
         n=item.id,
-        target=visible(item.target_name, 80),
+        target=quoted_name(item.target_name),
         until=Moment(item.until),
         who=visible(item.set_by_name, 40),
         reason=visible(item.reason, 200),
@@ -535,7 +536,7 @@ def _silence_refused(view: admin_words.View, reply: SilenceOutcome, target: str)
     code = reply.code or Code.INVALID_MESSAGE
     why = admin_words.meaning(view, code)
     if reply.candidates:
-        names = "; ".join(visible(c.name, 80) for c in reply.candidates)
+        names = "; ".join(view.say(quoted_name(c.name)) for c in reply.candidates)
         return CtlError(code, Words.of(N_("%(why)s Rooms that match: %(names)s"), why=why, names=names))
     return CtlError(
         code, Words.of(N_("%(why)s (asked for %(room)s)"), why=why, room=repr(visible(target, 80)))
@@ -588,7 +589,7 @@ async def unsilence(args: argparse.Namespace) -> int:
     if not args.json:
         print(
             "\n".join(
-                view.text(N_("#%(n)s %(target)s: silence lifted"), n=s.id, target=visible(s.target_name, 80))
+                view.text(N_("#%(n)s %(target)s: silence lifted"), n=s.id, target=quoted_name(s.target_name))
                 for s in reply.silences
             )
         )

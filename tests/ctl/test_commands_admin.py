@@ -263,8 +263,8 @@ def test_pending_list_is_aligned_and_names_change_room_who_and_when() -> None:
     # With the rooms' current names; a look-alike name is marked, its device ID beside it.
     names = {f"device {A} name": "Sandbox Сlassroom", f"device {B} name": "Sandbox Pearl Mini"}
     named = render_pending(MEXICO, [summary, other], names=names)
-    assert f"Restart a device         Sandbox Сlassroom (look-alike letters: device {A})" in named
-    assert "Start or stop recording  Sandbox Pearl Mini" in named
+    assert f"Restart a device         “Sandbox Сlassroom” (look-alike letters: device {A})" in named
+    assert "Start or stop recording  “Sandbox Pearl Mini”" in named
 
 
 def test_audit_tail_says_who_did_what_and_when_in_words() -> None:

@@ -71,10 +71,10 @@ async def test_an_operator_drafts_lists_shows_and_denies_a_proposal_through_the_
     code, out, _ = await fleetwatch(capsys, "pending", "list")
     # The room by its name, read afresh through the executor; aligned columns in words.
     assert out.startswith("Waiting for a person on the approval page: 1\n  Change")
-    assert "Restart a device  Sandbox Pearl-2  an operator" in out and proposal_id in out
+    assert "Restart a device  “Sandbox Pearl-2”  an operator" in out and proposal_id in out
 
     code, out, _ = await fleetwatch(capsys, "pending", "show", proposal_id)
-    assert out.startswith(f"Restart a device: Sandbox Pearl-2  ({proposal_id})")
+    assert out.startswith(f"Restart a device: “Sandbox Pearl-2”  ({proposal_id})")
     assert (
         code == 0
         and re.search(rf'device_ids +\["{A}"\]', out)

@@ -77,8 +77,8 @@ async def named_pages(s: Stack, proposal_id: str, who_en: str, who_es: str) -> t
     """The outcome page of `proposal_id` in English and in Spanish, each checked to name the
     room and its channel by name (never by device ID) and who decided (`who_en`, `who_es`)."""
     english, spanish = await outcome_page(s, proposal_id, "en"), await outcome_page(s, proposal_id, "es")
-    assert "Stop recording: Sandbox Pearl Mini, channel 1 (Program)" in english and who_en in english
-    assert "Detener grabación: Sandbox Pearl Mini, canal 1 (Program)" in spanish and who_es in spanish
+    assert "Stop recording: “Sandbox Pearl Mini”, channel 1 (“Program”)" in english and who_en in english
+    assert "Detener grabación: «Sandbox Pearl Mini», canal 1 («Program»)" in spanish and who_es in spanish
     for text in (english, spanish):
         assert f"dispositivo {MINI}" not in text and f"device {MINI}" not in text
     return english, spanish
@@ -118,7 +118,9 @@ async def test_a_change_denied_from_the_command_line_keeps_its_room_and_says_who
         assert "uid" not in text and "operator" not in text
     cli.lab.state.devices[MINI].name = "Renamed since"  # the command names it as it was proposed
     code, out, err = await fleetwatch(cli, "pending", "show", proposal_id)
-    assert code == 0 and out.startswith("Stop recording: Sandbox Pearl Mini, channel 1 (Program)"), out + err
+    assert code == 0 and out.startswith("Stop recording: “Sandbox Pearl Mini”, channel 1 (“Program”)"), (
+        out + err
+    )
 
 
 async def test_a_change_ended_before_the_claim_keeps_its_room_and_its_approver(
@@ -164,7 +166,10 @@ async def test_the_read_only_commands_read_the_store_while_the_services_are_stop
     for language in ("en", "es"):
         code, out, err = await fleetwatch(cli, "pending", "show", proposal_id, "--language", language)
         assert code == 0 and said[language] in err, out + err
-        change = {"en": "Stop recording: Sandbox Pearl Mini", "es": "Detener grabación: Sandbox Pearl Mini"}
+        change = {
+            "en": "Stop recording: “Sandbox Pearl Mini”",
+            "es": "Detener grabación: «Sandbox Pearl Mini»",
+        }
         assert out.startswith(change[language]), out
         code, out, err = await fleetwatch(cli, "audit", "tail", "-n", "5", "--language", language)
         assert code == 0 and said[language] in err and proposal_id in out, out + err
@@ -221,7 +226,7 @@ async def test_history_reads_the_watch_store_and_the_proposals_while_the_service
         (
             "en",
             f"The services are stopped; read from the store at {watch_db}.",
-            "Stop recording: Sandbox Pearl Mini",
+            "Stop recording: “Sandbox Pearl Mini”",
         ),
         ("es", f"Los servicios están detenidos; se leyó del almacén en {watch_db}.", "Detener"),
     ):

@@ -76,12 +76,15 @@ def test_digest_note_and_notes_say_what_happened_in_spanish() -> None:
         device_id="d1", room="ENG 210", text="Puerto roto", set_at="2026-03-02T09:00:00.000Z", set_by=7
     )
     assert (
-        note_words(SPANISH, NoteOutcome(status="saved", note=note)) == "Nota en ENG 210 guardada: Puerto roto"
+        note_words(SPANISH, NoteOutcome(status="saved", note=note))
+        == "Nota en «ENG 210» guardada: Puerto roto"
     )
-    assert note_words(SPANISH, NoteOutcome(status="cleared", note=note)) == "Nota en ENG 210 eliminada."
-    assert note_words(MEXICO, NoteOutcome(status="saved", note=note)) == "Note on ENG 210 saved: Puerto roto"
+    assert note_words(SPANISH, NoteOutcome(status="cleared", note=note)) == "Nota en «ENG 210» eliminada."
+    assert (
+        note_words(MEXICO, NoteOutcome(status="saved", note=note)) == "Note on “ENG 210” saved: Puerto roto"
+    )
     lines = notes_words(SPANISH, (note,), uid=7)
-    assert lines == "ENG 210: Puerto roto  (puesta 03:00, hace 60 minutos, por usted)"
+    assert lines == "«ENG 210»: Puerto roto  (puesta 03:00, hace 60 minutos, por usted)"
     assert notes_words(SPANISH, (), uid=7) == "No hay notas de salas."
 
 

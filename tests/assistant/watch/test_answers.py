@@ -56,7 +56,7 @@ async def test_a_pending_proposal_gets_one_notice_naming_the_room_and_the_page(
     await watch.outbox.drain()
     (notice,) = recorder.of("notice")
     text = plain_text(notice)
-    assert "Start recording: Sandbox Classroom, channel 1 (Lecture)." in text
+    assert "Start recording: “Sandbox Classroom”, channel 1 (“Lecture”)." in text
     assert "http://127.0.0.1:8767/" in text and "cannot approve anything" in text
     proposals.items.append(pending("p-000000000002", "2026-09-16T12:59:30.000Z", status="denied"))
     assert await notices_of(watch).post_pending() == 0, (
@@ -106,16 +106,16 @@ async def test_history_lists_what_changed_with_proposals_and_outcomes_newest_fir
     history = await answers.history(watch, 1, "en")
     texts = [e.text for e in history.entries]
     assert texts[-4:] == [
-        "Start recording: Sandbox Classroom, channel 1 (Lecture): denied; nothing ran",
-        "Proposed by the assistant: Start recording: Sandbox Classroom, channel 1 (Lecture)",
-        "Start recording: Sandbox Classroom, channel 1 (Lecture): ran ok and verified",
-        "Proposed by the assistant: Start recording: Sandbox Classroom, channel 1 (Lecture)",
+        "Start recording: “Sandbox Classroom”, channel 1 (“Lecture”): denied; nothing ran",
+        "Proposed by the assistant: Start recording: “Sandbox Classroom”, channel 1 (“Lecture”)",
+        "Start recording: “Sandbox Classroom”, channel 1 (“Lecture”): ran ok and verified",
+        "Proposed by the assistant: Start recording: “Sandbox Classroom”, channel 1 (“Lecture”)",
     ]
     assert "The watch started: 30 rooms, 28 online" in texts
-    assert "Fix soon: ENG 210: offline" in texts
+    assert "Fix soon: “ENG 210”: offline" in texts
     assert history.unread == {}
     spanish = await answers.history(watch, 1, "es")
-    assert "Arreglar pronto: ENG 210: desconectada" in [e.text for e in spanish.entries]
+    assert "Arreglar pronto: «ENG 210»: desconectada" in [e.text for e in spanish.entries]
 
 
 async def test_history_says_when_the_proposals_could_not_be_read(make_watch):
@@ -172,11 +172,11 @@ async def test_a_note_goes_on_the_one_room_a_name_means_and_an_ambiguous_name_sa
     await beat(watch)
     await beat(watch)  # offline is confirmed on the second beat (policy watch.offline_after_beats)
     digest = plain_text(recorder.of("digest")[-1])
-    assert "- ENG 220: offline" in digest
+    assert "- “ENG 220”: offline" in digest
     lab.advance(100)
     view = await wall_for(watch, "en")
     offline_fix_soon = next(g for g in view.groups if g.heading == "Fix soon")
-    eng210 = next(line for line in offline_fix_soon.lines if line.text == "ENG 210: offline")
+    eng210 = next(line for line in offline_fix_soon.lines if line.text == "“ENG 210”: offline")
     assert eng210.note == "Note (an operator's): Switch port dead, IT ticket 4411"
     cleared = await answers.set_note(watch, "ENG 210", "", clear=True, uid=1000)
     assert cleared.status == "cleared" and (await answers.list_notes(watch, None, None)).notes == ()

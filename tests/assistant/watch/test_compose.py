@@ -91,12 +91,12 @@ def test_the_digest_groups_new_worse_and_resolved_calmly_with_counts_first():
     assert text.splitlines() == [
         "Fleetwatch, what changed since 12:57: 1 new, 1 worse, 1 resolved. 30 rooms, 28 online.",
         "Fix first",
-        '- LIB Room 2: offline (event "Workshop") (was: Fix soon)',
+        '- “LIB Room 2”: offline (event "Workshop") (was: Fix soon)',
         "    Note (an operator's): lamp replaced",
         "Fix soon",
-        "- ENG 210: offline",
+        "- “ENG 210”: offline",
         "Resolved",
-        "- ART 120: disk nearly full: 8.0% (80.0 GB) free",
+        "- “ART 120”: disk nearly full: 8.0% (80.0 GB) free",
         "Also: 1 problem came and went since then.",
     ]
 
@@ -115,7 +115,7 @@ def test_the_first_digest_says_the_watch_started_and_lists_everything_that_needs
     ]
     lines = plain_text(digest(rows, since=None)).splitlines()
     assert lines[0] == "Fleetwatch is now watching 30 rooms (28 online). What needs attention:"
-    assert lines[1:] == ["Fix soon", "- ENG 210: offline"]
+    assert lines[1:] == ["Fix soon", "- “ENG 210”: offline"]
 
 
 def test_the_digest_speaks_spanish():
@@ -123,7 +123,7 @@ def test_the_digest_speaks_spanish():
     assert text.splitlines() == [
         "Fleetwatch, qué cambió desde las 12:57: 1 nuevo. 30 salas, 28 conectadas.",
         "Arreglar pronto",
-        "- Aula 12: desconectada",
+        "- «Aula 12»: desconectada",
     ]
 
 
@@ -135,7 +135,7 @@ def test_rooms_that_join_or_leave_are_listed_and_a_join_then_leave_cancels_out()
         HistoryRow(next(_seq), "t", "device_gone", "d7", "Brief"),
     ]
     lines = plain_text(digest(rows)).splitlines()
-    assert lines[1:] == ["The fleet", "- New Hall: new in the team", "- Old Hall: no longer in the team"]
+    assert lines[1:] == ["The fleet", "- “New Hall”: new in the team", "- “Old Hall”: no longer in the team"]
 
 
 ROOMS = {"29088800004": RoomName("Sandbox Classroom", {"1": "Lecture"})}
@@ -143,10 +143,12 @@ ROOMS = {"29088800004": RoomName("Sandbox Classroom", {"1": "Lecture"})}
 
 def test_a_change_is_named_in_words_with_its_room_and_channel():
     record = pending("p-000000000001", "2026-09-16T12:59:00.000Z")
-    assert change_words(record, ROOMS, "en") == "Start recording: Sandbox Classroom, channel 1 (Lecture)"
-    assert change_words(record, ROOMS, "es") == "Iniciar la grabación: Sandbox Classroom, canal 1 (Lecture)"
+    assert change_words(record, ROOMS, "en") == "Start recording: “Sandbox Classroom”, channel 1 (“Lecture”)"
+    assert (
+        change_words(record, ROOMS, "es") == "Iniciar la grabación: «Sandbox Classroom», canal 1 («Lecture»)"
+    )
     reboot = pending("p-000000000002", "t", tool="batch_reboot", arguments={"device_ids": ["29088800004"]})
-    assert change_words(reboot, ROOMS, "en") == "Restart a device: Sandbox Classroom"
+    assert change_words(reboot, ROOMS, "en") == "Restart a device: “Sandbox Classroom”"
     stream = pending(
         "p-000000000003",
         "t",
@@ -157,7 +159,7 @@ def test_a_change_is_named_in_words_with_its_room_and_channel():
             "channel_id": "2",
         },
     )
-    assert change_words(stream, ROOMS, "en") == "Stop a stream: Sandbox Classroom, channel 2"
+    assert change_words(stream, ROOMS, "en") == "Stop a stream: “Sandbox Classroom”, channel 2"
 
 
 def test_a_room_whose_name_could_not_be_read_is_named_by_its_id_and_says_so():
@@ -175,8 +177,10 @@ def test_a_decided_change_is_named_by_the_names_recorded_with_it_not_the_list_of
     renamed = {"29088800009": RoomName("Renamed since", {"1": "Other"})}
     for rooms in ({}, renamed):  # gone from the sandbox list, or renamed since it was proposed
         record = pending("p-000000000001", "t", targets=("29088800009",), status="denied", names=recorded)
-        assert change_words(record, rooms, "en") == "Start recording: Sandbox Classroom, channel 1 (Lecture)"
-        assert "Sandbox Classroom, canal 1 (Lecture)" in closed_post(record, rooms, "es").title
+        assert (
+            change_words(record, rooms, "en") == "Start recording: “Sandbox Classroom”, channel 1 (“Lecture”)"
+        )
+        assert "«Sandbox Classroom», canal 1 («Lecture»)" in closed_post(record, rooms, "es").title
 
 
 def test_a_notice_names_the_room_the_change_and_the_page_and_carries_no_approval_power():
@@ -192,7 +196,7 @@ def test_a_notice_names_the_room_the_change_and_the_page_and_carries_no_approval
     )
     assert plain_text(post).splitlines() == [
         "A change is waiting for a person's approval.",
-        "Start recording: Sandbox Classroom, channel 1 (Lecture).",
+        "Start recording: “Sandbox Classroom”, channel 1 (“Lecture”).",
         "Proposed by the assistant at 12:59; unless approved or denied it expires at 13:14.",
         "Approve or deny it on the approval page, on the Fleetwatch machine: http://127.0.0.1:8767/",
         "This message cannot approve anything. (proposal p-0123456789ab)",
@@ -232,14 +236,14 @@ def test_each_event_gets_a_readiness_post_of_its_own_with_its_verdict_and_why_an
 
     assert lines(ready) == [
         "Readiness: an event starts within 30 min (times in UTC).",
-        '- ENG 101: "Statics" at 13:25 (in 25 min): Ready',
+        '- “ENG 101”: "Statics" at 13:25 (in 25 min): Ready',
     ]
     assert lines(offline) == [
         "Readiness: an event starts within 30 min (times in UTC).",
-        '- LIB Room 2: "untitled event" at 13:28 (in 28 min): Not ready: offline for 2 h 00 min',
+        '- “LIB Room 2”: "untitled event" at 13:28 (in 28 min): Not ready: offline for 2 h 00 min',
         "    Note (an operator's): IT knows",
     ]
     assert lines(ready, "es") == [
         "Preparación: un evento empieza en los próximos 30 min (horas en UTC).",
-        '- ENG 101: "Statics" a las 13:25 (en 25 min): Lista',
+        '- «ENG 101»: "Statics" a las 13:25 (en 25 min): Lista',
     ]

@@ -44,11 +44,12 @@ async def test_the_first_beat_posts_what_needs_attention_and_readiness_then_noth
     text = plain_text(digest)
     assert text.startswith("Fleetwatch is now watching 30 rooms (28 online).")
     assert (
-        "- ENG 210: offline" in text and '- LIB Room 2: offline (event "Library workshop: citations")' in text
+        "- “ENG 210”: offline" in text
+        and '- “LIB Room 2”: offline (event "Library workshop: citations")' in text
     )
     (readiness,) = recorder.of("readiness")
     assert (
-        '- ENG 101 Auditorium: "ENG 100 Engineering Design (livestream)" at 13:25 (in 25 min): Ready'
+        '- “ENG 101 Auditorium”: "ENG 100 Engineering Design (livestream)" at 13:25 (in 25 min): Ready'
         in plain_text(readiness)
     )
     recorder.posts.clear()
@@ -68,14 +69,19 @@ async def test_a_room_rebooted_in_the_lab_is_posted_offline_on_the_second_beat_a
     assert (await beat(watch)).posted == ()  # not confirmed yet: offline_after_beats is 2
     assert (await beat(watch)).posted == ("digest",)
     (offline,) = recorder.of("digest")
-    assert plain_text(offline).splitlines()[1:] == ["Fix soon", "- ENG 220: offline"]
+    assert plain_text(offline).splitlines()[1:] == ["Fix soon", "- “ENG 220”: offline"]
     assert plain_text(offline).startswith("Fleetwatch, what changed since 13:00: 1 new.")
     recorder.posts.clear()
     lab.advance(91)
     await beat(watch)
     (back,) = recorder.of("digest")
     lines = plain_text(back).splitlines()
-    assert lines[1:] == ["When convenient", "- ENG 220: rebooted 0 min ago", "Resolved", "- ENG 220: offline"]
+    assert lines[1:] == [
+        "When convenient",
+        "- “ENG 220”: rebooted 0 min ago",
+        "Resolved",
+        "- “ENG 220”: offline",
+    ]
 
 
 async def test_a_failed_read_is_reported_once_three_in_a_row_are_a_finding_and_a_good_read_resolves_it(
@@ -125,7 +131,7 @@ async def test_quiet_hours_hold_the_digest_but_not_readiness_and_post_the_net_ch
     (digest,) = recorder.of("digest")
     text = plain_text(digest)
     assert text.startswith("Fleetwatch is now watching 30 rooms")
-    assert "- ENG 220: offline" not in text, "a reboot that ended during quiet hours is not news after them"
+    assert "- “ENG 220”: offline" not in text, "a reboot that ended during quiet hours is not news after them"
 
 
 async def test_readiness_is_posted_once_per_event_as_classes_come_into_the_window(
@@ -139,20 +145,20 @@ async def test_readiness_is_posted_once_per_event_as_classes_come_into_the_windo
     await beat(watch)
     later = recorder.of("readiness")
     assert len(later) == 2, "one new event in the window: one new post"
-    assert '- SCI 101 Lecture Hall: "CHEM 201 Organic Chemistry" at 13:40 (in 29 min): Ready' in plain_text(
+    assert '- “SCI 101 Lecture Hall”: "CHEM 201 Organic Chemistry" at 13:40 (in 29 min): Ready' in plain_text(
         later[1]
     )
     lab.advance(15 * 60)
     await beat(watch)
     newest = [plain_text(p).splitlines()[1:] for p in recorder.of("readiness")[2:]]
     assert newest == [
-        ['- Aula Magna: "Español B2: conversación" at 13:45 (in 19 min): Ready'],
+        ['- “Aula Magna”: "Español B2: conversación" at 13:45 (in 19 min): Ready'],
         [
-            '- LIB Room 2: "Library workshop: citations" at 13:50 (in 24 min): Not ready: offline for 48 h 26 min;'
+            '- “LIB Room 2”: "Library workshop: citations" at 13:50 (in 24 min): Not ready: offline for 48 h 26 min;'
             " the event is not confirmed on the device"
         ],
         [
-            '- ART 110 Black Box: "THEA 110 Acting I" at 13:55 (in 29 min): Not ready:'
+            '- “ART 110 Black Box”: "THEA 110 Acting I" at 13:55 (in 29 min): Not ready:'
             " disk almost full: 1.6% (14.5 GB) free"
         ],
     ], "three events came into the window in one beat: a post each, soonest first"
@@ -171,7 +177,7 @@ async def test_a_firmware_update_running_in_a_room_makes_it_not_ready_unconfirme
     await beat(watch)
     texts = [plain_text(p) for p in recorder.of("readiness")]
     assert any(
-        '- Aula Magna: "Español B2: conversación" at 13:45 (in 45 min): Not ready: a firmware update is running'
+        '- “Aula Magna”: "Español B2: conversación" at 13:45 (in 45 min): Not ready: a firmware update is running'
         in text
         for text in texts
     ), texts
@@ -199,8 +205,8 @@ async def test_the_nightly_sweep_runs_at_its_time_once_and_waits_for_the_end_of_
     assert lines[0] == "Nightly sweep, 2026-09-16 13:06 (UTC): 30 rooms, 28 online."
     assert lines[1:4] == [
         "Offline (2)",
-        "- ENG 210: offline for 3 h 06 min",
-        "- LIB Room 2: offline for 48 h 06 min",
+        "- “ENG 210”: offline for 3 h 06 min",
+        "- “LIB Room 2”: offline for 48 h 06 min",
     ]
     assert any(line.startswith("Behind on firmware (") for line in lines)
     assert lines[-1] == "This is the first sweep."

@@ -89,7 +89,7 @@ async def test_the_assistant_process_watches_posts_notices_and_answers_the_watch
 
     first = await stack.lab.notices_until(lambda n: bool(first_digest(n) and first_digest(n, "teams")), 20)
     (digest,) = first_digest(first)
-    assert "- ENG 210: offline" in digest and "- LIB Room 2: offline" in digest
+    assert "- “ENG 210”: offline" in digest and "- “LIB Room 2”: offline" in digest
 
     # The watch commands' one real-process run: status --check as a monitor runs it.
     check = await fleetwatch(env, "status", "--check", real_process=True)
@@ -100,17 +100,17 @@ async def test_the_assistant_process_watches_posts_notices_and_answers_the_watch
     )
     noticed = await stack.lab.notices_until(lambda n: any(proposal_id in t for t in texts(n)), 20)
     notice = next(t for t in texts(noticed) if proposal_id in t)
-    assert "Start recording: Sandbox Pearl-2, channel 1 (Program)." in notice
+    assert "Start recording: “Sandbox Pearl-2”, channel 1 (“Program”)." in notice
     assert f"Approve or deny it on the approval page, on the Fleetwatch machine: {stack.url}" in notice
     assert "/approve" not in notice and "token" not in notice.lower()
 
     ambiguous = await fleetwatch(env, "note", "SCI 1", "lamp", "replaced")
     assert ambiguous.returncode == 2
-    assert "room_ambiguous" in ambiguous.stderr and "SCI 101 Lecture Hall; SCI 105" in ambiguous.stderr
+    assert "room_ambiguous" in ambiguous.stderr and "“SCI 101 Lecture Hall”; “SCI 105”" in ambiguous.stderr
     saved = await fleetwatch(env, "note", "eng 210", "Switch port dead; IT ticket 4411")
     assert (
         saved.returncode == 0
-        and saved.stdout.strip() == "Note on ENG 210 saved: Switch port dead; IT ticket 4411"
+        and saved.stdout.strip() == "Note on “ENG 210” saved: Switch port dead; IT ticket 4411"
     )
     listed = json.loads((await fleetwatch(env, "notes", "--json")).stdout)
     assert [(n["room"], n["text"]) for n in listed["notes"]] == [
@@ -119,11 +119,11 @@ async def test_the_assistant_process_watches_posts_notices_and_answers_the_watch
 
     silenced = await fleetwatch(env, "silence", "eng 220", "--for", "2h", "--reason", "projector swap")
     assert silenced.returncode == 0, silenced
-    assert "ENG 220: silenced until" in silenced.stdout and "projector swap" in silenced.stdout
+    assert "“ENG 220”: silenced until" in silenced.stdout and "projector swap" in silenced.stdout
     held = json.loads((await fleetwatch(env, "silences", "--json")).stdout)["silences"]
     assert [(h["target_name"], h["set_by"]) for h in held] == [("ENG 220", os.getuid())]
     lifted = await fleetwatch(env, "unsilence", "ENG 220")
-    assert lifted.returncode == 0 and "ENG 220: silence lifted" in lifted.stdout
+    assert lifted.returncode == 0 and "“ENG 220”: silence lifted" in lifted.stdout
     again = await fleetwatch(env, "unsilence", "ENG 220")
     assert again.returncode == 2 and "silence_not_found" in again.stderr
     rows = [r["detail"] for r in await audit(stack.settings) if r["kind"] == "watch_silence"]
@@ -137,7 +137,7 @@ async def test_the_assistant_process_watches_posts_notices_and_answers_the_watch
     assert {"proposal", "note", "first_read", "finding_opened", "digest"} <= set(kinds)
     assert history["unread"] == {}
     words = (await fleetwatch(env, "history", "--language", "es")).stdout
-    assert "Propuesto por un operador: Iniciar la grabación: Sandbox Pearl-2, canal 1 (Program)" in words
+    assert "Propuesto por un operador: Iniciar la grabación: «Sandbox Pearl-2», canal 1 («Program»)" in words
 
     digest_now = await fleetwatch(env, "digest")
     assert digest_now.returncode == 0 and digest_now.stdout.startswith("Nothing changed since"), digest_now
@@ -149,7 +149,7 @@ async def test_the_assistant_process_watches_posts_notices_and_answers_the_watch
         "'none'", ""
     )
     assert '<meta http-equiv="refresh" content="5">' in wall.text and "<form" not in wall.text
-    assert "Switch port dead; IT ticket 4411" in wall.text and "ENG 210: offline" in wall.text
+    assert "Switch port dead; IT ticket 4411" in wall.text and "“ENG 210”: offline" in wall.text
     assert foreign.status_code == 400
 
     assert await assistant.stop() == 0

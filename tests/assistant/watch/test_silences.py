@@ -56,7 +56,7 @@ def test_a_room_silence_hides_its_room_not_a_class_not_recording_and_a_group_one
 def test_a_silence_reads_with_the_room_name_inert_in_the_operators_time() -> None:
     now = datetime(2026, 9, 16, 13, 0, tzinfo=UTC)
     line = silence_line(ROOM, "en", UTC, now)
-    assert line == "ENG 220⟦U+202E⟧<!channel>: silenced until 15:00 by ana: projector swap"
+    assert line == "“ENG 220⟦U+202E⟧<!channel>”: silenced until 15:00 by ana: projector swap"
 
 
 def test_an_outage_folds_at_the_policys_size_and_share_of_its_group() -> None:

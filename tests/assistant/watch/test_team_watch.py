@@ -66,15 +66,15 @@ async def test_a_group_taken_offline_is_one_item_then_each_room_comes_back_once(
     lines = text.splitlines()
     assert lines[1:] == [
         "Fix soon",
-        "- Engineering: 5 of 7 rooms went offline",
-        *(f"    - {name}" for name in sorted(ENGINEERING.values())),
+        "- “Engineering”: 5 of 7 rooms went offline",
+        *(f"    - “{name}”" for name in sorted(ENGINEERING.values())),
     ]
     recorder.posts.clear()
     set_online(lab, ENGINEERING, True)
     await beat(watch)
     (back,) = digests(recorder)
     resolved = back.splitlines()[back.splitlines().index("Resolved") + 1 :]
-    assert sorted(resolved) == sorted(f"- {name}: offline" for name in ENGINEERING.values())
+    assert sorted(resolved) == sorted(f"- “{name}”: offline" for name in ENGINEERING.values())
     recorder.posts.clear()
     await beat(watch)
     assert recorder.posts == []
@@ -95,7 +95,7 @@ async def test_a_flap_within_one_beat_posts_nothing_and_a_room_in_class_is_poste
     assert [r.kind for r in await watch.store.history_after(0) if r.device_id == ENG220] == []
     set_online(lab, [SCI201], False)  # its class is on: confirmed on the first beat
     assert (await beat(watch)).posted == ("digest",)
-    assert "- SCI 201 Lab: offline" in digests(recorder)[0]
+    assert "- “SCI 201 Lab”: offline" in digests(recorder)[0]
 
 
 async def test_a_silence_hides_a_rooms_changes_until_it_expires_and_is_audited(
@@ -133,11 +133,11 @@ async def test_a_silence_hides_a_rooms_changes_until_it_expires_and_is_audited(
     await beat(watch)
     await beat(watch)
     (other,) = digests(recorder)
-    assert "- ENG 110: offline" in other and "ENG 220: offline" not in other
-    assert f"- ENG 220: silenced until 14:00 by {answers.user_name(1000)}: projector swap" in other
+    assert "- “ENG 110”: offline" in other and "“ENG 220”: offline" not in other
+    assert f"- “ENG 220”: silenced until 14:00 by {answers.user_name(1000)}: projector swap" in other
     view = await wall_for(watch, "es")
     assert view.silenced == (
-        f"ENG 220: silenciado hasta las 14:00 por {answers.user_name(1000)}: projector swap",
+        f"«ENG 220»: silenciado hasta las 14:00 por {answers.user_name(1000)}: projector swap",
     )
     assert (await answers.list_silences(watch)).silences[0].id == silence.id
     recorder.posts.clear()
@@ -146,7 +146,7 @@ async def test_a_silence_hides_a_rooms_changes_until_it_expires_and_is_audited(
     set_online(lab, [ENG220], False)
     await beat(watch)
     await beat(watch)
-    assert any("- ENG 220: offline" in d for d in digests(recorder))
+    assert any("- “ENG 220”: offline" in d for d in digests(recorder))
     gone = await answers.lift_silence(watch, "ENG 220", uid=1000)
     assert (gone.status, gone.code) == ("not_found", Code.SILENCE_NOT_FOUND)
 
@@ -192,7 +192,7 @@ async def test_a_silence_never_hides_a_class_not_recording_unless_it_says_so(
     lab.state.devices[SCI201].channels[0].recording = False
     await beat(watch)
     (text,) = digests(recorder)
-    assert '- SCI 201 Lab: not recording during its event (event "BIO 230 Genetics Lab")' in text
+    assert '- “SCI 201 Lab”: not recording during its event (event "BIO 230 Genetics Lab")' in text
     recorder.posts.clear()
     await answers.set_silence(
         watch, "SCI 201 Lab", "class moved", minutes=60, until=None, include_classes=True, uid=1000
@@ -225,7 +225,7 @@ async def test_quiet_hours_are_in_the_operators_zone_and_status_and_the_wall_say
     assert view.held == "Quiet hours: posts are held until Thu 17 Sep, 06:00 (America/Mexico_City)."
     lab.advance(7 * 3600)  # 12:00 UTC, 06:00 there
     await beat(watch)
-    assert any("ENG 220: offline" in d for d in digests(recorder))
+    assert any("“ENG 220”: offline" in d for d in digests(recorder))
     assert (await wall_for(watch, "en")).held is None
 
 
@@ -243,7 +243,7 @@ async def test_an_event_that_ends_unrecorded_is_one_missed_recording_in_the_dige
     (text,) = digests(recorder)
     fix_first = text.splitlines()[text.splitlines().index("Fix first") :]
     assert (
-        '- SCI 201 Lab: missed recording: "BIO 230 Genetics Lab" ended at 13:55 (UTC) and no recording was seen on its channels'
+        '- “SCI 201 Lab”: missed recording: "BIO 230 Genetics Lab" ended at 13:55 (UTC) and no recording was seen on its channels'
         in fix_first
     )
     history = await answers.history(watch, 1, "es")
@@ -266,10 +266,10 @@ async def test_an_event_that_ended_while_the_watch_was_stopped_may_have_been_mis
     await beat(again)
     text = "\n".join(digests(recorder))
     assert (
-        '- SCI 201 Lab: may have been missed: "BIO 230 Genetics Lab" ended at 13:55 (UTC) while the watch was'
+        '- “SCI 201 Lab”: may have been missed: "BIO 230 Genetics Lab" ended at 13:55 (UTC) while the watch was'
         " not reading the fleet; it was seen on, not recording; the recorder now: not recording" in text
     )
-    assert "SCI 101 Lecture Hall: may have been missed" not in text  # it was never seen on or coming
+    assert "“SCI 101 Lecture Hall”: may have been missed" not in text  # it was never seen on or coming
 
 
 async def test_a_waiting_proposal_gets_a_reminder_and_its_notice_a_line_when_it_is_denied(
