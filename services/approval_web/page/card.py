@@ -199,7 +199,12 @@ def _things(inspection: Inspection | None) -> tuple[NamedThing, ...]:
                 found=s.found,
                 name=visible(s.name, NAME_CAP),
                 host=visible(s.host, NAME_CAP) if s.host else None,
-                in_use=Words.of(N_("in use by %(room)s"), room=quoted_name(s.locked_by_name or s.locked_by))
+                in_use=Words.of(
+                    N_("in use by %(room)s"),
+                    room=quoted_name(s.locked_by_name)
+                    if s.locked_by_name
+                    else visible(s.locked_by, NAME_CAP),
+                )
                 if s.locked_by
                 else Words.of(N_("not in use")),
                 streaming=_state(s.streaming, N_("streaming now"), N_("not streaming")),

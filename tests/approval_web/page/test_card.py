@@ -99,10 +99,10 @@ def card_of(proposal: ProposalRow | None = None, facts: Inspection | None = None
 def test_a_complete_card_names_everything_and_may_be_approved() -> None:
     card = card_of()
     assert card.can_approve and card.blockers == ()
-    assert text_of(card.title) == "Start a stream: Sandbox Pearl-2, channel 1 (Program)"
-    assert text_of(card.title, "es") == "Iniciar una transmisión: Sandbox Pearl-2, canal 1 (Program)"
+    assert text_of(card.title) == "Start a stream: “Sandbox Pearl-2”, channel 1 (“Program”)"
+    assert text_of(card.title, "es") == "Iniciar una transmisión: «Sandbox Pearl-2», canal 1 («Program»)"
     assert text_of(card.summary) == (
-        "Sandbox Pearl-2, channel 1 (Program) starts sending its picture to the stream destination "
+        "“Sandbox Pearl-2”, channel 1 (“Program”) starts sending its picture to the stream destination "
         "Sandbox test stream."
     )
     assert text_of(card.risk).startswith("Low risk")
@@ -129,7 +129,7 @@ def test_a_complete_card_names_everything_and_may_be_approved() -> None:
         "2026-03-02T11:00:00Z",
         "2026-03-02T12:00:00Z",
     )
-    assert text_of(card.room) == "Sandbox Pearl-2, channel 1 (Program)"
+    assert text_of(card.room) == "“Sandbox Pearl-2”, channel 1 (“Program”)"
 
 
 def test_a_list_argument_is_shown_in_full_as_json_and_recording_says_start_or_stop() -> None:
@@ -273,9 +273,9 @@ def test_the_card_says_which_room_uses_the_destination_and_whether_it_streams_in
     unreported = card_of().things[0]  # an older shape: neither reported
     assert (text_of(unreported.in_use), text_of(unreported.streaming)) == ("not in use", "unknown")
     stream, _event = card_of(facts=inspection(stream=locked)).things
-    assert text_of(stream.in_use) == "in use by Sandbox Classroom⟦U+202E⟧"
+    assert text_of(stream.in_use) == "in use by “Sandbox Classroom⟦U+202E⟧”"
     assert text_of(stream.streaming) == "streaming now"
-    assert text_of(stream.in_use, "es") == "en uso por Sandbox Classroom⟦U+202E⟧"
+    assert text_of(stream.in_use, "es") == "en uso por «Sandbox Classroom⟦U+202E⟧»"
     assert text_of(stream.streaming, "es") == "transmitiendo ahora"
     unnamed = msgspec.structs.replace(locked, locked_by_name=None)
     stream, _event = card_of(facts=inspection(stream=unnamed)).things
@@ -307,9 +307,9 @@ def test_the_rendered_card_shows_the_destinations_use_in_the_readers_language() 
     )
     card = card_of(facts=inspection(stream=locked))
     shown = {lang: facts_html(card, lang) for lang in ("en", "es")}
-    assert "<dt>In use</dt><dd>in use by &lt;b&gt;Sandbox Classroom&lt;/b&gt;</dd>" in shown["en"]
+    assert "<dt>In use</dt><dd>in use by “&lt;b&gt;Sandbox Classroom&lt;/b&gt;”</dd>" in shown["en"]
     assert "<dt>Streaming</dt><dd>streaming now</dd>" in shown["en"]
-    assert "<dt>En uso</dt><dd>en uso por &lt;b&gt;Sandbox Classroom&lt;/b&gt;</dd>" in shown["es"]
+    assert "<dt>En uso</dt><dd>en uso por «&lt;b&gt;Sandbox Classroom&lt;/b&gt;»</dd>" in shown["es"]
     assert "<dt>Transmisión</dt><dd>transmitiendo ahora</dd>" in shown["es"]
 
 

@@ -48,8 +48,8 @@ async def test_the_card_shows_every_fact_and_deny_comes_first_with_the_focus(tmp
         await h.login()
         text, forms = await h.card()
         approvals_rows = await h.approvals_rows()
-    assert '<h1 id="card-title">Start recording: Room 001, channel 1 (Program)</h1>' in text
-    assert "Room 001, channel 1 (Program) starts recording now, into a new file." in text  # this action
+    assert '<h1 id="card-title">Start recording: “Room 001”, channel 1 (“Program”)</h1>' in text
+    assert "“Room 001”, channel 1 (“Program”) starts recording now, into a new file." in text  # this action
     assert "Low risk:" in text  # a risk line on every card
     assert "A started recording can be stopped." in text  # the policy's undo
     assert f"{DEVICE}-1" in text and "Room 001" in text and "Pearl-2" in text and "Program" in text
@@ -89,7 +89,7 @@ async def test_approve_consumes_once_runs_once_and_shows_done_with_the_verificat
             again = await reloaded.text()
         audit = await h.audit_rows()
     assert location == f"/outcome/{proposal_id}"
-    assert "Start recording: Room 001, channel 1 (Program)" in text
+    assert "Start recording: “Room 001”, channel 1 (“Program”)" in text
     assert "Done: Epiphan accepted the change." in text and "Epiphan shows the change" in text
     assert "Approved on the approval page by you" in text and "in this browser" in text
     assert again == text  # a reload shows the same outcome, and runs nothing more
@@ -136,7 +136,7 @@ async def test_deny_denies_the_card_and_deny_all_denies_every_pending_proposal(t
         response = await h.post("/deny", forms.forms["/deny"])
         assert response.status == 303 and response.headers["Location"] == f"/?denied={first}"
         text, forms = await h.card_at(response.headers["Location"])
-        assert "Denied: Start recording: Room 001, channel 1 (Program). Nothing ran." in text
+        assert "Denied: Start recording: “Room 001”, channel 1 (“Program”). Nothing ran." in text
         assert forms.forms["/deny"]["proposal_id"] == second
         response = await h.post("/deny-all", forms.forms["/deny-all"])
         assert response.status == 303
@@ -170,7 +170,7 @@ async def test_a_disruptive_change_asks_to_confirm_the_room_before_anything_runs
         assert "Confirm the room" in await again.text() and h.executor.executed == []
         assert await h.approvals_rows() == []
         _, text = await h.decide("/confirm", fields)
-    assert "Done" in text and "Restart a device: Room 003" in text
+    assert "Done" in text and "Restart a device: “Room 003”" in text
     assert [m.proposal_id for m in h.executor.sent] == [proposal_id]
 
 
@@ -194,7 +194,7 @@ async def test_the_page_speaks_spanish_when_the_browser_asks_for_it(tmp_path: Pa
     assert 'lang="es-419"' in text
     assert "Iniciar grabación" in text and "Rechazar" in text and "Aprobar" in text
     assert "Escrito por el asistente, sin verificar" in text
-    assert "Iniciar grabación: Room 001, canal 1 (Program)" in text
+    assert "Iniciar grabación: «Room 001», canal 1 («Program»)" in text
     assert "Detalles para una auditoría" in text and "Decisiones recientes" in text
 
 

@@ -95,7 +95,7 @@ def decided(
 def test_done_names_the_change_the_room_who_when_and_the_verification_with_its_time() -> None:
     shown = from_decision(decided(approved=approval(), ran=execution()), viewer_session=VIEWER)
     assert shown.kind == "done" and shown.final
-    assert text_of(shown.title) == "Start recording: Sandbox Classroom, channel 1 (Lecture)"
+    assert text_of(shown.title) == "Start recording: “Sandbox Classroom”, channel 1 (“Lecture”)"
     assert text_of(shown.headline) == "Done: Epiphan accepted the change."
     assert (
         text_of(shown.verification) == "Checked afterwards (10:00, in 5 seconds): Epiphan shows the change."
@@ -107,7 +107,7 @@ def test_done_names_the_change_the_room_who_when_and_the_verification_with_its_t
         "Aprobado en la página de aprobación por usted (root), en este navegador, 10:00"
     )
     assert text_of(shown.next_step).startswith("Nothing more to do")
-    assert text_of(shown.title, "es") == "Iniciar grabación: Sandbox Classroom, canal 1 (Lecture)"
+    assert text_of(shown.title, "es") == "Iniciar grabación: «Sandbox Classroom», canal 1 («Lecture»)"
     assert text_of(shown.headline, "es") == "Hecho: Epiphan aceptó el cambio."
 
 
@@ -172,7 +172,7 @@ def test_a_denial_names_the_room_the_card_showed_and_who_denied_it_by_account() 
     )
     shown = from_decision(by_page, viewer_session=VIEWER)
     assert shown.kind == "denied"
-    assert text_of(shown.title) == "Start recording: Sandbox Classroom, channel 1 (Lecture)"
+    assert text_of(shown.title) == "Start recording: “Sandbox Classroom”, channel 1 (“Lecture”)"
     assert text_of(shown.who) == "root, on the approval page"
     assert text_of(shown.decided).startswith("Denied on the approval page by root, 10:00")
     assert text_of(shown.decided, "es").startswith("Rechazado en la página de aprobación por root, 10:00")
@@ -193,8 +193,8 @@ def test_the_names_recorded_with_the_proposal_name_the_room_whatever_ended_it() 
         decided("not_run", approved=approval(facts=None, claimed=False), status_code="executor_restarted"),
     ):
         shown = from_decision(dataclasses.replace(ended, proposal=_named(ended)), viewer_session=VIEWER)
-        assert text_of(shown.title) == "Start recording: Sandbox Classroom, channel 1 (Lecture)"
-        assert text_of(shown.title, "es") == "Iniciar grabación: Sandbox Classroom, canal 1 (Lecture)"
+        assert text_of(shown.title) == "Start recording: “Sandbox Classroom”, channel 1 (“Lecture”)"
+        assert text_of(shown.title, "es") == "Iniciar grabación: «Sandbox Classroom», canal 1 («Lecture»)"
 
 
 def _named(ended: Decision) -> Any:
@@ -221,7 +221,7 @@ def test_a_lookalike_room_name_is_marked_with_its_device_id() -> None:
     facts = {f"device {DEVICE} name": "Sandbox Сlassroom"}  # a Cyrillic С
     shown = from_decision(decided(approved=approval(facts=facts), ran=execution()), viewer_session=VIEWER)
     assert text_of(shown.title) == (
-        f"Start recording: Sandbox Сlassroom (look-alike letters: device {DEVICE}), channel 1"
+        f"Start recording: “Sandbox Сlassroom” (look-alike letters: device {DEVICE}), channel 1"
     )
 
 
