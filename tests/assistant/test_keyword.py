@@ -134,9 +134,9 @@ async def test_what_needs_attention_is_grouped_in_priority_words(snapshot):
     assert (
         english.splitlines()[0] == "Fix first:" and "Fix soon:" in english and "When convenient:" in english
     )
-    assert "- LIB Room 2: offline" in english
+    assert "- “LIB Room 2”: offline" in english
     assert spanish.splitlines()[0] == "Arreglar primero:" and "Cuando convenga:" in spanish
-    assert "- LIB Room 2: desconectada" in spanish
+    assert "- «LIB Room 2»: desconectada" in spanish
 
 
 async def test_an_empty_fleet_says_so(snapshot):
