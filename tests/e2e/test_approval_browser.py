@@ -90,7 +90,7 @@ async def test_a_person_decides_in_english_and_spanish_and_reads_room_change_out
         await stack.propose("batch_reboot", {"device_ids": [CLASSROOM]}, reason="It looks stuck.")
         english, en = await signed_in(browser, stack, "en-US")
         spanish, es = await signed_in(browser, stack, "es-419")
-        assert await en.inner_text("h1") == "Restart a device: Sandbox Classroom"
+        assert await en.inner_text("h1") == "Restart a device: “Sandbox Classroom”"
         blocked = await en.inner_text("section.blockers")
         assert "The room is busy: Sandbox practice lecture starts" in blocked
         assert "in 25 minutes" in blocked or "in 24 minutes" in blocked
@@ -98,7 +98,7 @@ async def test_a_person_decides_in_english_and_spanish_and_reads_room_change_out
         assert await en.locator("form[action='/approve']").count() == 0
         assert "Times in Pacific/Kiritimati" in await en.inner_text("header")
         await shot(en, "deny-only-card-en")
-        assert await es.inner_text("h1") == "Reiniciar un dispositivo: Sandbox Classroom"
+        assert await es.inner_text("h1") == "Reiniciar un dispositivo: «Sandbox Classroom»"
         assert "La sala está ocupada: Sandbox practice lecture empieza" in await es.inner_text(
             "section.blockers"
         )
@@ -106,7 +106,7 @@ async def test_a_person_decides_in_english_and_spanish_and_reads_room_change_out
         await en.keyboard.press("Enter")  # a stray Enter: Deny has the focus
         await en.wait_for_selector("p.notice")
         assert await en.inner_text("p.notice") == (
-            "Denied: Restart a device: Sandbox Classroom. Nothing ran. Details"
+            "Denied: Restart a device: “Sandbox Classroom”. Nothing ran. Details"
         )
 
         # 2. Start recording in that room: the title names it; Approve leads to its outcome URL.
@@ -116,10 +116,10 @@ async def test_a_person_decides_in_english_and_spanish_and_reads_room_change_out
             reason="The practice lecture starts in 25 minutes and the room is not recording.",
         )
         await en.goto(stack.url)
-        title = "Start recording: Sandbox Classroom, channel 1 (Lecture)"
+        title = "Start recording: “Sandbox Classroom”, channel 1 (“Lecture”)"
         assert await en.inner_text("h1") == title
         card = await en.text_content("article.card") or ""
-        assert "Sandbox Classroom, channel 1 (Lecture) starts recording now, into a new file." in card
+        assert "“Sandbox Classroom”, channel 1 (“Lecture”) starts recording now, into a new file." in card
         assert "Low risk:" in card
         assert await en.text_content("#reason-title") == "Written by the operator who drafted it, not checked"
         assert "Details for an audit" in card and f"{CLASSROOM}-1" in card
@@ -131,7 +131,7 @@ async def test_a_person_decides_in_english_and_spanish_and_reads_room_change_out
         assert focused == ["deny", "Deny"]
         await shot(en, "card-en")
         await es.goto(stack.url)
-        assert await es.inner_text("h1") == "Iniciar grabación: Sandbox Classroom, canal 1 (Lecture)"
+        assert await es.inner_text("h1") == "Iniciar grabación: «Sandbox Classroom», canal 1 («Lecture»)"
         assert await es.evaluate("document.activeElement.textContent") == "Rechazar"
         assert await es.evaluate("document.documentElement.lang") == "es-419"
         await shot(es, "card-es")
@@ -168,7 +168,7 @@ async def test_a_person_decides_in_english_and_spanish_and_reads_room_change_out
         await es.click('section.outcome a:has-text("Qué pasó con este cambio")')
         await es.wait_for_url(f"**/outcome/{proposal_id}")
         resultado = await es.inner_text("section.outcome")
-        assert "Iniciar grabación: Sandbox Classroom, canal 1 (Lecture)" in resultado
+        assert "Iniciar grabación: «Sandbox Classroom», canal 1 («Lecture»)" in resultado
         assert "Hecho: Epiphan aceptó el cambio." in resultado
         assert f"Aprobado en la página de aprobación por {ME}, {local:%H:%M}" in resultado
         await shot(es, "outcome-es")
@@ -177,11 +177,13 @@ async def test_a_person_decides_in_english_and_spanish_and_reads_room_change_out
         # 3. Stop the recording in another room: disruptive, so the room is confirmed first.
         await stack.propose("batch_recording", {"action": "stop", "device_ids": [f"{RECORDING}-1"]})
         await en.goto(stack.url)
-        assert await en.inner_text("h1") == "Stop recording: Sandbox Pearl Mini, channel 1 (Program)"
+        assert await en.inner_text("h1") == "Stop recording: “Sandbox Pearl Mini”, channel 1 (“Program”)"
         assert (await en.inner_text("p.risk")).startswith("High risk:")
         await en.click("button.approve")
         await en.wait_for_selector("form[action='/confirm']")
-        assert (await en.inner_text("h1")).startswith("Confirm the room: Stop recording: Sandbox Pearl Mini")
+        assert (await en.inner_text("h1")).startswith(
+            "Confirm the room: Stop recording: “Sandbox Pearl Mini”"
+        )
         await shot(en, "confirm-en")
         await es.goto(stack.url)
         await es.click("button.approve")
@@ -198,19 +200,19 @@ async def test_a_person_decides_in_english_and_spanish_and_reads_room_change_out
         rows = await en.locator("table.recent-list tbody tr").all_inner_texts()
         assert len(rows) == 3
         assert rows[0].startswith(
-            f"Stop recording: Sandbox Pearl Mini, channel 1 (Program)\tyou ({ME}), in this browser"
+            f"Stop recording: “Sandbox Pearl Mini”, channel 1 (“Program”)\tyou ({ME}), in this browser"
         )
         assert rows[0].endswith("Done")
         assert rows[1].startswith(f"{title}\tyou ({ME}), in this browser\t{local:%H:%M}") and rows[
             1
         ].endswith("Done")
-        assert rows[2].startswith(f"Restart a device: Sandbox Classroom\tyou ({ME}), in this browser")
+        assert rows[2].startswith(f"Restart a device: “Sandbox Classroom”\tyou ({ME}), in this browser")
         assert rows[2].endswith("Denied")
         await shot(en, "recent-en", "section.recent")
         await es.goto(stack.url)
         filas = await es.locator("table.recent-list tbody tr").all_inner_texts()
         assert filas[1].startswith(
-            f"Iniciar grabación: Sandbox Classroom, canal 1 (Lecture)\t{ME}, en la página de aprobación"
+            f"Iniciar grabación: «Sandbox Classroom», canal 1 («Lecture»)\t{ME}, en la página de aprobación"
         )
         assert filas[2].endswith("Rechazado")
         await shot(es, "recent-es", "section.recent")
@@ -223,7 +225,7 @@ async def test_a_person_decides_in_english_and_spanish_and_reads_room_change_out
         said = await en.inner_text("section.outcome")
         assert (
             await en.inner_text("section.outcome h1")
-            == "Start recording: Sandbox Pearl-2, channel 1 (Program)"
+            == "Start recording: “Sandbox Pearl-2”, channel 1 (“Program”)"
         )
         assert f"Denied from the command line by {ME}" in said and "uid" not in said
         await shot(en, "outcome-cli-denied-en")
@@ -231,7 +233,7 @@ async def test_a_person_decides_in_english_and_spanish_and_reads_room_change_out
         dicho = await es.inner_text("section.outcome")
         assert (
             await es.inner_text("section.outcome h1")
-            == "Iniciar grabación: Sandbox Pearl-2, canal 1 (Program)"
+            == "Iniciar grabación: «Sandbox Pearl-2», canal 1 («Program»)"
         )
         assert f"Rechazado desde la línea de órdenes por {ME}" in dicho and "uid" not in dicho
         await shot(es, "outcome-cli-denied-es")

@@ -62,7 +62,9 @@ async def test_the_main_job_runs_under_supervisord_and_a_person_approves_it_in_c
                 await page.screenshot(path=str(ARTIFACTS / f"main-job-card-{locale[:2]}.png"), full_page=True)
                 pages[locale] = (context, page)
             context, page = pages["en-US"]
-            assert await page.inner_text("h1") == "Start recording: Sandbox Classroom, channel 1 (Lecture)"
+            assert (
+                await page.inner_text("h1") == "Start recording: “Sandbox Classroom”, channel 1 (“Lecture”)"
+            )
             form = {
                 name: await page.get_attribute(f"form[action='/approve'] input[name={name}]", "value") or ""
                 for name in ("proposal_id", "card_hash", "facts_hash", "shown_at", "token")
@@ -71,7 +73,7 @@ async def test_the_main_job_runs_under_supervisord_and_a_person_approves_it_in_c
             await page.click("button.approve")
             await page.wait_for_url(f"**/outcome/{item['proposal_id']}")
             assert await page.inner_text("section.outcome h1") == (
-                "Start recording: Sandbox Classroom, channel 1 (Lecture)"
+                "Start recording: “Sandbox Classroom”, channel 1 (“Lecture”)"
             )
             assert await page.inner_text("section.outcome p.status") == "Done: Epiphan accepted the change."
             assert len(writes()) == 1

@@ -89,10 +89,12 @@ async def watch_the_demo(env: dict[str, str], http: httpx2.Client, lab_url: str,
 
     first = (await poll("the first digest", 15, digests))[0]
     assert first.startswith("Fleetwatch is now watching 30 rooms (28 online).")
-    assert "- ENG 210: offline" in first and "- LIB Room 2: offline" in first
+    assert "- “ENG 210”: offline" in first and "- “LIB Room 2”: offline" in first
     assert any(t.startswith("Fleetwatch is now watching") for t in posted("teams"))
     readiness = [t for t in posted() if t.startswith("Readiness:")]
-    assert readiness and '- ENG 101 Auditorium: "ENG 100 Engineering Design (livestream)" at ' in readiness[0]
+    assert (
+        readiness and '- “ENG 101 Auditorium”: "ENG 100 Engineering Design (livestream)" at ' in readiness[0]
+    )
     assert "(in 2" in readiness[0] and "Ready" in readiness[0]
 
     normal = next(t for t in http.get("/_lab/state").json()["teams"] if t["name"] == "normal")
@@ -105,9 +107,9 @@ async def watch_the_demo(env: dict[str, str], http: httpx2.Client, lab_url: str,
     offline = await poll(
         "a digest naming the rebooted room",
         3 * HEARTBEAT,
-        lambda: [d for d in digests() if "- ENG 220: offline" in d],
+        lambda: [d for d in digests() if "- “ENG 220”: offline" in d],
     )
-    assert offline[0].splitlines()[1:3] == ["Fix soon", "- ENG 220: offline"]
+    assert offline[0].splitlines()[1:3] == ["Fix soon", "- “ENG 220”: offline"]
 
     count = len(posted())
     beats = [json.loads(fleetwatch(env, "status", "--check", "--json").stdout)["last_beat_at"]]
@@ -129,10 +131,10 @@ async def watch_the_demo(env: dict[str, str], http: httpx2.Client, lab_url: str,
     back = await poll(
         "a digest with the room back",
         3 * HEARTBEAT,
-        lambda: [d for d in digests() if "- ENG 220: offline" in d and "Resolved" in d],
+        lambda: [d for d in digests() if "- “ENG 220”: offline" in d and "Resolved" in d],
     )
     lines = back[0].splitlines()
-    assert lines[lines.index("Resolved") + 1] == "- ENG 220: offline"
+    assert lines[lines.index("Resolved") + 1] == "- “ENG 220”: offline"
 
     drafted = fleetwatch(
         env,
@@ -152,7 +154,7 @@ async def watch_the_demo(env: dict[str, str], http: httpx2.Client, lab_url: str,
             "a notice", 3 * HEARTBEAT, lambda: [t for t in posted() if t.startswith("A change is waiting")]
         )
     )[0]
-    assert notice.splitlines()[1] == "Start recording: Sandbox Classroom, channel 1 (Lecture)."
+    assert notice.splitlines()[1] == "Start recording: “Sandbox Classroom”, channel 1 (“Lecture”)."
     assert f"on the Fleetwatch machine: {page}" in notice
     assert "/approve" not in notice and "token" not in notice.lower() and "cannot approve anything" in notice
     teams_notice = await poll(
