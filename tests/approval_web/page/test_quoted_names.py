@@ -34,9 +34,11 @@ from services.assistant.watch.readiness import NOT_READY, ReadinessItem
 from services.assistant.watch.store import HistoryRow
 from services.assistant.watch.times import zone
 from services.ctl.admin_words import View, render_pending
+from services.ctl.commands_watch import note_words, notes_words, silence_words
 from shared.epiphan.attention import Finding, Priority
 from shared.text.wording import describe_finding
 from shared.wire.approval import ProposalSummary
+from shared.wire.assistant import NoteOutcome, RoomNote
 from shared.wire.executor import Inspection
 from tests.approval_web.page.helpers import DEVICE, add_proposal, facts_for, page
 from tests.assistant.watch.helpers import NOW, pending
@@ -175,3 +177,20 @@ def test_the_watchs_lines_quote_a_room_named_like_a_state(language: str) -> None
         assert unquoted(text, language) == [], (where, text)
     start, end = QUOTES[language]
     assert texts["finding"].startswith(f"{start}{HOSTILE}{end}: ")
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_watch_commands_lines_quote_a_room_named_like_a_state(language: str) -> None:
+    view = View(language, ZoneInfo("UTC"), NOW)
+    note = RoomNote(
+        device_id=ROOM, room=HOSTILE, text="lamp dim", set_at="2026-09-16T11:00:00.000Z", set_by=7
+    )
+    texts = {
+        "silence": silence_words(view, msgspec.structs.replace(ROOM_SILENCE, target_name=HOSTILE)),
+        "note saved": note_words(view, NoteOutcome(status="saved", note=note)),
+        "note cleared": note_words(view, NoteOutcome(status="cleared", note=note)),
+        "notes": notes_words(view, (note,), 0),
+    }
+    for where, text in texts.items():
+        assert HOSTILE in text, (where, text)
+        assert unquoted(text, language) == [], (where, text)
