@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import sqlite3
 import threading
 from collections.abc import AsyncIterator
@@ -118,10 +120,12 @@ async def test_an_approval_re_pointed_when_it_is_recorded_never_runs_the_other_p
         assert isinstance(detail, ProposalDetail) and detail.summary.status == "not_run"
 
 
-def rewrite_until(db: Path, other: str, started: threading.Event, stop: threading.Event) -> int:
+def rewrite_until(
+    db: Path, other: str, started: threading.Event, caught: threading.Event, stop: threading.Event
+) -> int:
     """The attacker: re-point every unclaimed approval at `other`, as fast as SQLite lets it,
-    until `stop` (`started` is set after its first pass); how many rows it rewrote. Runs in a
-    thread beside the POST."""
+    until `stop` (`started` is set after its first pass, `caught` after its first rewritten row);
+    how many rows it rewrote. Runs in a thread beside the POST."""
     hits = 0
     conn = sqlite3.connect(db, timeout=10, isolation_level=None)
     try:
@@ -130,8 +134,10 @@ def rewrite_until(db: Path, other: str, started: threading.Event, stop: threadin
                 "UPDATE OR IGNORE approvals SET proposal_id = ? WHERE proposal_id != ? AND claimed = 0",
                 (other, other),
             )
-            hits += cursor.rowcount
+            hits += max(cursor.rowcount, 0)
             started.set()
+            if hits:
+                caught.set()
     finally:
         conn.close()
     return hits
@@ -140,6 +146,11 @@ def rewrite_until(db: Path, other: str, started: threading.Event, stop: threadin
 async def test_a_loop_rewriting_the_approval_row_during_every_approve_never_runs_the_other_proposal(
     tmp_path: Path,
 ) -> None:
+    """Two Approves with the attacker looping through each. In the first the executor is frozen
+    from the click until the attacker has rewritten the recorded approval (the window between
+    record and claim held open, so the attack lands on every machine); in the second everything
+    runs at full speed and the loop races the claim. Whatever the loop caught, the other proposal
+    never runs; a caught approval ends ``not_run``/``approval_mismatch``."""
     async with running_stack(tmp_path / "home") as stack:
         other = await stack.propose(*REBOOT)
         attacker = sqlite3.connect(stack.settings.db)  # the attacker also reorders the queue
@@ -148,28 +159,36 @@ async def test_a_loop_rewriting_the_approval_row_during_every_approve_never_runs
         )
         attacker.commit()
         attacker.close()
-        outcomes, hits = [], 0
+        outcomes, hits = [], []
         async with browser(stack) as (session, headers):
-            for channel in (f"{IDLE}-1", f"{IDLE}-2"):
+            for channel, freeze in ((f"{IDLE}-1", True), (f"{IDLE}-2", False)):
                 shown = await stack.propose("batch_recording", {"action": "start", "device_ids": [channel]})
                 form = await card_form(session)
                 assert form["proposal_id"] == shown
-                started, stop = threading.Event(), threading.Event()
+                started, caught, stop = threading.Event(), threading.Event(), threading.Event()
                 attack = asyncio.create_task(
-                    asyncio.to_thread(rewrite_until, stack.settings.db, other, started, stop)
+                    asyncio.to_thread(rewrite_until, stack.settings.db, other, started, caught, stop)
                 )
-                await asyncio.to_thread(started.wait, 30)  # the attacker is looping before the click
-                await session.post("/approve", data=form, headers=headers, allow_redirects=False)
+                assert await asyncio.to_thread(started.wait, 30), "the attacker never started"
+                if freeze:
+                    os.kill(stack.executor.pid, signal.SIGSTOP)
+                try:
+                    click = asyncio.ensure_future(
+                        session.post("/approve", data=form, headers=headers, allow_redirects=False)
+                    )
+                    if freeze:
+                        assert await asyncio.to_thread(caught.wait, 30), "the attacker never caught the row"
+                finally:
+                    if freeze:
+                        os.kill(stack.executor.pid, signal.SIGCONT)
+                await click
                 stop.set()
-                hits += await attack
+                hits.append(await attack)
                 outcomes.append(await status(stack, shown))
         assert [w["tool"] for w in stack.writes() if w["tool"] != "batch_recording"] == []
         assert (await status(stack, other))[0] == "pending"
-        assert all(
-            state == "executed" or (state, code) == ("not_run", "approval_mismatch")
-            for state, code in outcomes
-        )
-        assert hits >= 1, "the attacker never caught an approval row: the test did not attack"
+        assert hits[0] >= 1 and outcomes[0] == ("not_run", "approval_mismatch"), (hits, outcomes)
+        assert outcomes[1][0] == "executed" or outcomes[1] == ("not_run", "approval_mismatch"), outcomes
 
 
 async def test_a_stream_destination_changed_after_the_card_was_shown_is_refused_naming_it(
