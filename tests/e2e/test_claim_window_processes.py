@@ -26,6 +26,7 @@ from tests.executor.harness import copy_policy, edit
 from tests.procs import start_service
 from tests.reliability.fleet import ctl
 from tests.support import WAIT_SECONDS, wait_until
+from tests.unix_sent import unread_bytes
 
 WINDOW_SECONDS = 30
 """The shortest card window the policy allows (``limits.approval_ttl_seconds``)."""
@@ -73,7 +74,13 @@ async def _run(stack: Stack, conn: aiosqlite.Connection, proposal_id: str) -> No
                 return None if row is None else str(row[0])
 
             expires_at = await wait_until(approved, what="Approve recorded", seconds=WAIT_SECONDS)
-            # approval_web sent Execute (the executor's socket holds it) and dies before any answer.
+            # approval_web sends Execute just after recording the approval: it is killed only once
+            # the frame sits unread in the frozen executor's socket, before any answer.
+            await wait_until(
+                lambda: unread_bytes(stack.approval_web.pid) > 0,
+                what="Execute waiting unread in the frozen executor's socket",
+                seconds=WAIT_SECONDS,
+            )
             await stack.approval_web.kill()
             # The page's request ends with its process (the connection reset).
             with contextlib.suppress(aiohttp.ClientError):

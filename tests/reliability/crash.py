@@ -44,6 +44,7 @@ from shared.wire.approval import Deny
 from shared.wire.client import CallError
 from tests.reliability.fleet import SERVICES, Fleet
 from tests.support import WAIT_SECONDS, wait_until
+from tests.unix_sent import unread_bytes
 
 STEPS = ("intake", "prepare", "card_shown", "consume", "claim", "read", "write", "outcome", "verification")
 """The main job's steps, in order."""
@@ -144,6 +145,13 @@ class _Cell:
                 return any(row["used"] for row in rows)
 
             await wait_until(consumed, what="the approval consumed", seconds=WAIT_SECONDS)
+            page = await self.fleet.pid("approval_web")
+            assert page is not None
+            await wait_until(  # approval_web sends Execute just after recording the approval
+                lambda: unread_bytes(page) > 0,
+                what="Execute waiting unread in the stopped executor's socket",
+                seconds=WAIT_SECONDS,
+            )
         elif self.step == "outcome":
 
             async def written() -> bool:

@@ -21,9 +21,14 @@ from typing import Any
 from services.lab.server import LabHandle
 from shared.epiphan.slots import SignIn, write_slot
 from shared.store.db import open_store, verify_audit
+from shared.wire.assistant import AssistantClient, GetWatchStatus
 from tests.e2e.stack import Stack, running_stack
 from tests.procs import ServiceProcess, start_service
 from tests.support import READY_SECONDS, free_port, store_rows, wait_until
+
+QUIET_HEARTBEAT_SECONDS = "86400"
+"""The watch's beat interval here unless a caller sets one: after the first beat (waited for),
+none during the cases, whose lab faults are meant for the reads they make."""
 
 STATE_QUERIES = {
     "proposals": "SELECT * FROM proposals",
@@ -104,7 +109,11 @@ async def running_services(home: Path, *, assistant: bool = True, **env: str) ->
             stack.settings.read_token_file,
             SignIn(access_token=normal.token, server=stack.lab.mcp_url, team_id=normal.team_id, kind="lab"),
         )
-        full = {**stack_env(stack), "FLEETWATCH_ASK_PORT": str(ask_port)}
+        full = {
+            **stack_env(stack),
+            "FLEETWATCH_ASK_PORT": str(ask_port),
+            "FLEETWATCH_HEARTBEAT_SECONDS": env.get("FLEETWATCH_HEARTBEAT_SECONDS", QUIET_HEARTBEAT_SECONDS),
+        }
         process = await start_service("services.assistant", full, "--page")
         try:
             await wait_until(
@@ -113,9 +122,22 @@ async def running_services(home: Path, *, assistant: bool = True, **env: str) ->
                 seconds=READY_SECONDS,
                 process=process.process,
             )
+            await wait_until(
+                lambda: first_beat_done(process.settings.assistant_socket),
+                what="the watch's first heartbeat",
+                seconds=READY_SECONDS,
+                process=process.process,
+            )
             yield Services(stack, process, ask_port)
         finally:
             await process.stop()
+
+
+async def first_beat_done(socket_path: Path) -> bool:
+    """True once the watch has recorded its first heartbeat (its reads would otherwise race a
+    case's one-shot lab fault and could take it)."""
+    status = await AssistantClient(socket_path).call(GetWatchStatus(), timeout_seconds=10)
+    return status.last_beat_at is not None
 
 
 def port_answers(port: int) -> bool:
