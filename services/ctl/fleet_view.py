@@ -2,7 +2,9 @@
 
 Every name from the fleet passes through `shared.text.display.visible` before it reaches a
 terminal, so a name holding a terminal escape or a bidi override is shown, not obeyed; a
-look-alike name (`shared.text.display.lookalike`) is marked, with its device ID beside it. The
+look-alike name (`shared.text.display.lookalike`) is marked, with its device ID beside it; a
+room's and a group's name are quoted in the reader's quote marks (`shared.text.changes.quoted`),
+so a name padded to look like more columns shows where it ends. The
 words for findings, priorities and events are `shared.text.wording`'s English ones.
 """
 
@@ -16,6 +18,7 @@ import msgspec
 from shared.epiphan.attention import DEFAULT_THRESHOLDS, Priority, Thresholds, findings
 from shared.epiphan.fleet import Device, FleetSnapshot
 from shared.text.catalogue import N_, translate
+from shared.text.changes import quoted
 from shared.text.display import lookalike, visible, width
 from shared.text.languages import Language
 from shared.text.wording import (
@@ -54,8 +57,8 @@ def device_row(
         rec = ("REC " + ",".join(recording)) if recording else "-"
     marked = translate(language, N_("(look-alike letters: device %(id)s)")) % {"id": visible(device.id, 32)}
     return [
-        visible(device.group_name, 24),
-        visible(device.name, 32) + (f" {marked}" if lookalike(device.name) else ""),
+        quoted(visible(device.group_name, 24), language) if device.group_name else "",
+        quoted(visible(device.name, 32), language) + (f" {marked}" if lookalike(device.name) else ""),
         visible(device.model, 12),
         visible(device.firmware, 10),
         translate(language, N_("online") if device.online else N_("OFFLINE")),

@@ -1,10 +1,11 @@
 """Sentences about a fleet, topic by topic, in English or Latin American Spanish. Pure (pass ``now``).
 
-One wording for every answer built by code from read data: the assistant's keyword answer
-(from a `FleetSnapshot`) and the lab's demo model (from the tool results it was sent) call the
-same functions, so the two say the same thing about the same fleet. Each function returns
-lines: a first sentence, then one ``- <room>: <facts>`` line per room (capped at `MAX_LINES`),
-so a room is never named on a line about another. Names pass through `shared.text.display.visible`.
+The wording of the assistant's keyword answer (built by code from a `FleetSnapshot` when no model
+answers). Each function returns lines: a first sentence, then one ``- <room>: <facts>`` line per
+room (capped at `MAX_LINES`), so a room is never named on a line about another. Room, channel,
+source and stream destination names are made visible and quoted in the reader's quote marks
+(`shared.text.changes.quoted`: “ENG 210”, «ENG 210»), so a name cannot carry words that read as
+Fleetwatch's own facts.
 
 Limits come from `shared.epiphan.attention.Thresholds` (the policy's, or the defaults): hot is a CPU
 temperature at or above ``temp_c`` or a load at or above ``cpu_pct``; short of storage is a
@@ -28,6 +29,7 @@ from shared.epiphan.fleet import (
     UnreadPart,
     storage_from_warnings,
 )
+from shared.text.changes import quoted
 from shared.text.display import visible
 from shared.text.fleet_words import HEADINGS, WORDS
 from shared.text.languages import language_of
@@ -51,9 +53,14 @@ def examples(language: str) -> str:
     return _w(language, "examples")
 
 
-def name(device: Device) -> str:
-    """A device's name as shown (visible, capped), or its ID when it has none."""
-    return visible(device.name.strip() or device.id, 80)
+def name(device: Device, language: str) -> str:
+    """A device's name as shown (visible, capped, quoted), or its ID when it has none."""
+    return quoted(device.name.strip() or device.id, language)
+
+
+def _channel(channel_name: str, language: str) -> str:
+    """A channel's (or source's) name or number as shown: visible, capped at 40, quoted."""
+    return quoted(visible(channel_name, 40), language)
 
 
 def clock(when: datetime, now: datetime, language: str = "en") -> str:
@@ -144,7 +151,7 @@ def offline(
         event = events.get(device.id)
         if describe_event(event, now, DEFAULT_THRESHOLDS.lead_minutes, language) != "-":
             facts.append(class_words(event, now, language))
-        lines.append(f"- {name(device)}: {'; '.join(facts) or _w(language, 'offline_word')}")
+        lines.append(f"- {name(device, language)}: {'; '.join(facts) or _w(language, 'offline_word')}")
     return _listing(_heading(language, "offline", len(down)), lines, language)
 
 
@@ -158,15 +165,15 @@ def class_words(
     return _w(language, key, event=described)
 
 
-def recording_channels(device: Device) -> list[str]:
-    """The names (or numbers) of the channels recording now."""
-    return [visible(c.name or c.channel_id, 40) for c in device.channels if c.recording]
+def recording_channels(device: Device, language: str) -> list[str]:
+    """The names (or numbers) of the channels recording now, quoted."""
+    return [_channel(c.name or c.channel_id, language) for c in device.channels if c.recording]
 
 
 def recording_state(device: Device, now: datetime, language: str) -> str:
     """``recording Lecture since 12:41`` (the operator's time: `clock`), ``recording Lecture`` (since unknown) or
     ``not recording``."""
-    channels = recording_channels(device)
+    channels = recording_channels(device, language)
     if not channels:
         return _w(language, "room_idle")
     since = [c.recording_since for c in device.channels if c.recording and c.recording_since]
@@ -181,7 +188,7 @@ def recording(devices: Iterable[Device], now: datetime, language: str) -> list[s
     rooms = _sorted(d for d in online if d.recording)
     if not rooms:
         return [_w(language, "recording_none", online=len(online))]
-    lines = [f"- {name(device)}: {recording_state(device, now, language)}" for device in rooms]
+    lines = [f"- {name(device, language)}: {recording_state(device, now, language)}" for device in rooms]
     return _listing(_heading(language, "recording", len(rooms)), lines, language)
 
 
@@ -219,7 +226,7 @@ def disk(
     rooms = _sorted(d for d in devices if short_of_storage(storage.get(d.id), limits))
     if not rooms:
         return [_w(language, "disk_none", count=len(devices))]
-    lines = [f"- {name(d)}: {storage_words(storage[d.id], language)}" for d in rooms]
+    lines = [f"- {name(d, language)}: {storage_words(storage[d.id], language)}" for d in rooms]
     return _listing(_heading(language, "disk", len(rooms)), lines, language)
 
 
@@ -253,7 +260,7 @@ def heat(
             )
         ]
     lines = [
-        f"- {name(d)}: "
+        f"- {name(d, language)}: "
         + _w(
             language,
             "hot_line",
@@ -274,7 +281,7 @@ def firmware(devices: Iterable[Device], language: str) -> list[str]:
     if not rooms:
         return [_w(language, "firmware_none")]
     lines = [
-        f"- {name(d)}: "
+        f"- {name(d, language)}: "
         + _w(
             language,
             "firmware_line",
@@ -296,19 +303,20 @@ def _behind(device: Device, newest: Mapping[str, str]) -> bool:
     return bool(device.firmware and latest and _version(device.firmware) < _version(latest))
 
 
-def dark_inputs(device: Device) -> list[str]:
-    """The channels (and sources) of a device that report no signal: ``Camera 2 (SDI-A)``."""
+def dark_inputs(device: Device, language: str) -> list[str]:
+    """The channels (and sources) of a device that report no signal, quoted:
+    ``“Camera 2” (“SDI-A”)``."""
     sources = [
         str(w.data.get("source_name", "")) if isinstance(w.data, Mapping) else ""
         for w in device.warnings
         if w.id == "source_no_signal"
     ]
     channels = [
-        visible(c.name or c.channel_id, 40)
+        _channel(c.name or c.channel_id, language)
         for c in device.channels
         if any(w.id == "channel_no_signal" for w in c.warnings)
     ]
-    source_text = ", ".join(visible(s, 40) for s in sources if s)
+    source_text = ", ".join(_channel(s, language) for s in sources if s)
     if channels:
         return [f"{', '.join(channels)} ({source_text})" if source_text else ", ".join(channels)]
     return [source_text] if source_text else []
@@ -318,12 +326,15 @@ def signal(devices: Iterable[Device], language: str) -> list[str]:
     """The online rooms with a channel or source without signal; how many offline rooms could
     not say."""
     devices = list(devices)
-    rooms = _sorted(d for d in devices if d.online and dark_inputs(d))
+    rooms = _sorted(d for d in devices if d.online and dark_inputs(d, language))
     down = sum(not d.online for d in devices)
     tail = [_heading(language, "signal_offline", down)] if down else []
     if not rooms:
         return [_w(language, "signal_none"), *tail]
-    lines = [f"- {name(d)}: {_w(language, 'signal_on', what='; '.join(dark_inputs(d)))}" for d in rooms]
+    lines = [
+        f"- {name(d, language)}: {_w(language, 'signal_on', what='; '.join(dark_inputs(d, language)))}"
+        for d in rooms
+    ]
     return [
         *_listing(_heading(language, "signal", len(rooms)), lines, language),
         *tail,
@@ -349,7 +360,7 @@ def schedule(
     if not upcoming:
         return [_w(language, "schedule_none")]
     lines = [
-        f"- {start:%H:%M} UTC {name(d)}: {describe_event(e, now, DEFAULT_THRESHOLDS.lead_minutes, language)}"
+        f"- {start:%H:%M} UTC {name(d, language)}: {describe_event(e, now, DEFAULT_THRESHOLDS.lead_minutes, language)}"
         for start, _, d, e in upcoming
     ]
     return _listing(_w(language, "schedule"), lines, language)
@@ -371,7 +382,7 @@ def problems(
     found = []
     if event_state(event, now, limits.lead_minutes) == "on_now" and not device.recording:
         found.append(_w(language, "not_recording"))
-    found += [_w(language, "signal_on", what=what) for what in dark_inputs(device)]
+    found += [_w(language, "signal_on", what=what) for what in dark_inputs(device, language)]
     if short_of_storage(storage, limits) and storage is not None:
         found.append(_w(language, "room_storage", free=storage_words(storage, language)))
     if running_hot(system, limits) and system is not None:
@@ -423,13 +434,13 @@ def readiness(
         event = events[device.id]
         found = problems(device, event, now, language, storage=storage.get(device.id), limits=limits)
         if found:
-            needing.append(name(device))
+            needing.append(name(device, language))
         elif not device.recording:
             found = [f"{_w(language, 'ready')}, {_w(language, 'not_yet')}"]
         else:
             found = [_w(language, "ready")]
         when = describe_event(event, now, limits.lead_minutes, language)
-        lines.append(f"- {name(device)} ({when}): {'; '.join(found)}")
+        lines.append(f"- {name(device, language)} ({when}): {'; '.join(found)}")
     state = (
         _w(language, "ready_problems", names=", ".join(needing)) if needing else _w(language, "ready_fine")
     )
@@ -454,7 +465,7 @@ def room(
     def w(key: str, **params: object) -> str:
         return _w(language, key, **params)
 
-    lines = [f"{name(device)}:"]
+    lines = [f"{name(device, language)}:"]
     if not device.online:
         lines.append(f"- {_offline(device, now, language)}")
         lines.append(f"- {w('room_recording', state=recording_unknown(device, now, language))}")
@@ -488,7 +499,7 @@ def channel_streams(device: Device, language: str) -> list[str]:
         _w(
             language,
             "channel_stream",
-            channel=visible(c.name or c.channel_id, 40),
+            channel=_channel(c.name or c.channel_id, language),
             type=f"{visible(p.type, 12)}, {_w(language, 'on' if p.state == 'started' else 'off')}",
         )
         for c in device.channels
@@ -512,7 +523,7 @@ def streams(
             lines = []
             for endpoint in endpoints:
                 users = [
-                    name(d)
+                    name(d, language)
                     for d in devices
                     if any(p.id == endpoint.id for c in d.channels for p in c.publishers)
                 ]
@@ -522,16 +533,16 @@ def streams(
                     if users
                     else _w(language, "stream_unused")
                 )
-                lines.append(f"- {visible(endpoint.name or endpoint.id, 80)}: {host}; {use}")
+                lines.append(f"- {quoted(endpoint.name or endpoint.id, language)}: {host}; {use}")
             out += _listing(_heading(language, "streams", len(endpoints)), lines, language)
     live = [d for d in devices if any(p.state == "started" for c in d.channels for p in c.publishers)]
     idle = [d for d in devices if d not in live and any(c.publishers for c in d.channels)]
     if live:
-        lines = [f"- {name(d)}: {', '.join(channel_streams(d, language))}" for d in live]
+        lines = [f"- {name(d, language)}: {', '.join(channel_streams(d, language))}" for d in live]
         out += _listing(_heading(language, "streaming", len(live)), lines, language)
     else:
         out.append(_w(language, "streaming_none"))
     if idle:
-        lines = [f"- {name(d)}: {', '.join(channel_streams(d, language))}" for d in idle]
+        lines = [f"- {name(d, language)}: {', '.join(channel_streams(d, language))}" for d in idle]
         out += _listing(_heading(language, "stopped", len(idle)), lines, language)
     return out

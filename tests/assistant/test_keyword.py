@@ -89,7 +89,7 @@ async def test_a_named_room_gets_its_own_state_as_the_lab_has_it(snapshot, truth
 
 async def test_a_room_that_is_not_ready_says_what_needs_attention(snapshot):
     answer = keyword_answer("¿Está lista SCI 201 Lab?", "es", snapshot, START)
-    assert "- necesita atención: sin señal en Camera 2 (SDI-A)" in answer.splitlines()
+    assert "- necesita atención: sin señal en «Camera 2» («SDI-A»)" in answer.splitlines()
 
 
 async def test_streams_name_the_rooms_streaming_and_say_the_destinations_are_not_known(snapshot, truth):

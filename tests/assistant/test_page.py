@@ -289,7 +289,7 @@ async def test_the_page_answers_with_the_real_keyword_path(make_assistant, tmp_p
     assert response.status_code == 200
     assert (
         "<p>│ 2 rooms are offline:</p>" in response.text
-        and "<p>│ - ENG 210: offline for 3 h 00 min" in response.text
+        and "<p>│ - “ENG 210”: offline for 3 h 00 min" in response.text
     )
     assert '<p class="by">Answered by the keyword answer (no model; read-only).</p>' in response.text
 

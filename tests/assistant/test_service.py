@@ -167,8 +167,8 @@ async def test_no_key_gives_the_keyword_answer_and_no_proposal(standin, make_ass
     assert answer.answered_by == "keyword" and answer.language == "es" and answer.code is None
     assert answer.text.splitlines() == [
         "2 salas están desconectadas:",
-        '- ENG 210: desconectada hace 3 h 00 min; próxima: "ME 240 Thermodynamics" en 1 h 30 min',
-        '- LIB Room 2: desconectada hace 48 h 00 min; próxima: "Library workshop: citations" en 50 min',
+        '- «ENG 210»: desconectada hace 3 h 00 min; próxima: "ME 240 Thermodynamics" en 1 h 30 min',
+        '- «LIB Room 2»: desconectada hace 48 h 00 min; próxima: "Library workshop: citations" en 50 min',
         "",
         "(Respuesta por palabras clave: leída de la flota ahora mismo, sin modelo; nunca propone un cambio.)",
     ]
@@ -189,7 +189,7 @@ async def test_a_refusal_gives_the_keyword_answer(standin, make_assistant):
     standin.set_script("refuse")
     answer = await make_assistant().ask("is ENG 101 Auditorium ready?")
     assert answer.answered_by == "keyword" and answer.code == "model_unavailable"
-    assert "ENG 101 Auditorium:\n- online; not recording" in answer.text and "\n- ready\n" in answer.text
+    assert "“ENG 101 Auditorium”:\n- online; not recording" in answer.text and "\n- ready\n" in answer.text
 
 
 async def test_a_model_timeout_gives_the_keyword_answer(standin, make_assistant):

@@ -83,7 +83,7 @@ def judge(
     else:
         if updating(device):
             blocking.append(word(language, "why_updating"))
-        blocking += [word(language, "why_no_signal", what=what) for what in dark_inputs(device)]
+        blocking += [word(language, "why_no_signal", what=what) for what in dark_inputs(device, language)]
         storage = storage_from_warnings(device)
         if storage is not None:
             free = storage.free_pct

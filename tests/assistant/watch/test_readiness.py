@@ -41,7 +41,7 @@ def test_a_healthy_room_with_a_confirmed_class_is_ready():
                 "d1", "A", channels=[Channel("2", "Camera 2", warnings=(DeviceWarning("channel_no_signal"),))]
             ),
             CLASS,
-            "no signal on Camera 2",
+            "no signal on “Camera 2”",
         ),
         (device("d1", "A", warnings=[DeviceWarning("no_storage_detected")]), CLASS, "no storage detected"),
         (

@@ -8,7 +8,16 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from shared.epiphan.attention import Priority
-from shared.epiphan.fleet import Channel, Device, Event, StorageStatus, SystemStatus
+from shared.epiphan.fleet import (
+    Channel,
+    Device,
+    DeviceWarning,
+    Event,
+    Publisher,
+    StorageStatus,
+    StreamEndpoint,
+    SystemStatus,
+)
 from shared.text import fleet_answers as say
 from shared.text.catalogue import Lexicon, translations
 from shared.text.wording import PRIORITY_WORDS
@@ -24,9 +33,9 @@ def _device(n: int, **fields) -> Device:
 def test_headings_agree_with_the_count_in_both_languages():
     one = [_device(1, online=False, state_time=NOW - timedelta(minutes=5))]
     two = [*one, _device(2, online=False)]
-    assert say.offline(one, {}, NOW, "en")[:2] == ["1 room is offline:", "- Room 1: offline for 5 min"]
+    assert say.offline(one, {}, NOW, "en")[:2] == ["1 room is offline:", "- “Room 1”: offline for 5 min"]
     assert say.offline(two, {}, NOW, "es")[0] == "2 salas están desconectadas:"
-    assert say.offline(two, {}, NOW, "es")[2] == "- Room 2: desconectada"
+    assert say.offline(two, {}, NOW, "es")[2] == "- «Room 2»: desconectada"
     assert say.offline([_device(3)], {}, NOW, "en") == ["No room is offline: all 1 are online."]
 
 
@@ -40,7 +49,7 @@ def test_a_long_list_is_capped_and_says_how_many_more():
 
 def test_recording_since_unknown_is_not_made_up():
     device = _device(1, channels=(Channel("1", "Lecture", recording=True),))
-    assert say.recording([device], NOW, "en")[1] == "- Room 1: recording Lecture"
+    assert say.recording([device], NOW, "en")[1] == "- “Room 1”: recording “Lecture”"
 
 
 def test_storage_unknown_is_said_so_and_never_counted_as_short():
@@ -63,17 +72,17 @@ def test_storage_heat_and_readiness_use_the_thresholds():
         low.id: StorageStatus(low.id, "ok", free=5, total=100),
         hot.id: StorageStatus(hot.id, "ok", 50, 100),
     }
-    assert say.heat([hot, low], system, "en")[1] == "- Room 1: 80 °C, CPU 20%"
-    assert say.disk([hot, low], storage, "en")[1:] == ["- Room 2: 5.0% (5 bytes) free of 100 bytes"]
+    assert say.heat([hot, low], system, "en")[1] == "- “Room 1”: 80 °C, CPU 20%"
+    assert say.disk([hot, low], storage, "en")[1:] == ["- “Room 2”: 5.0% (5 bytes) free of 100 bytes"]
     event = Event("e1", "Physics", start=NOW + timedelta(minutes=10), finish=NOW + timedelta(minutes=60))
     ready = say.readiness([low], {low.id: event}, NOW, "en", storage=storage)
-    assert ready[0] == "1 room has a class on now or within the hour; these need attention first: Room 2."
-    assert ready[1] == '- Room 2 ("Physics" in 10 min): storage: 5.0% (5 bytes) free of 100 bytes'
+    assert ready[0] == "1 room has a class on now or within the hour; these need attention first: “Room 2”."
+    assert ready[1] == '- “Room 2” ("Physics" in 10 min): storage: 5.0% (5 bytes) free of 100 bytes'
 
 
 def test_a_name_with_hidden_characters_is_shown_marked():
     device = _device(1, name="Room\u202e 1", online=False)
-    assert say.offline([device], {}, NOW, "en")[1] == "- Room⟦U+202E⟧ 1: offline"
+    assert say.offline([device], {}, NOW, "en")[1] == "- “Room⟦U+202E⟧ 1”: offline"
 
 
 def test_times_in_answers_are_in_the_operators_zone_across_the_date_line():
@@ -84,17 +93,19 @@ def test_times_in_answers_are_in_the_operators_zone_across_the_date_line():
     )
     assert (
         say.recording([device], NOW.astimezone(kiritimati), "en")[1]
-        == "- Room 1: recording Lecture since 02:30"
+        == "- “Room 1”: recording “Lecture” since 02:30"
     )
     assert (
         say.recording([device], NOW.astimezone(kiritimati), "es")[1]
-        == "- Room 1: graba Lecture desde las 02:30"
+        == "- «Room 1»: graba «Lecture» desde las 02:30"
     )
-    assert say.recording([device], NOW, "en")[1] == "- Room 1: recording Lecture since 12:30"
+    assert say.recording([device], NOW, "en")[1] == "- “Room 1”: recording “Lecture” since 12:30"
     yesterday = _device(
         2, channels=(Channel("1", "Lecture", recording=True, recording_since=NOW - timedelta(days=1)),)
     )
-    assert say.recording([yesterday], NOW, "es")[1] == "- Room 2: graba Lecture desde las mar 15 sep, 13:00"
+    assert (
+        say.recording([yesterday], NOW, "es")[1] == "- «Room 2»: graba «Lecture» desde las mar 15 sep, 13:00"
+    )
 
 
 def test_the_fleet_words_come_from_the_one_catalogue_in_both_languages():
@@ -107,7 +118,7 @@ def test_the_fleet_words_come_from_the_one_catalogue_in_both_languages():
     offline = [_device(1, online=False, state_time=NOW - timedelta(minutes=5))]
     assert say.offline(offline, {}, NOW, "es")[:2] == [
         "1 sala está desconectada:",
-        "- Room 1: desconectada hace 5 min",
+        "- «Room 1»: desconectada hace 5 min",
     ]
     # A key without words is missing, never shown as a key.
     table = Lexicon("a table nobody wrote")
@@ -135,3 +146,41 @@ def test_a_class_under_way_is_never_labelled_as_the_next_one(language, next_word
         assert on_now in line and next_word not in line, line
     later = Event("e2", "Physics", start=NOW + timedelta(minutes=30), finish=NOW + timedelta(minutes=90))
     assert any(next_word in line for line in say.room(online, later, NOW, language))
+
+
+@pytest.mark.parametrize(("language", "open_mark", "close_mark"), [("en", "“", "”"), ("es", "«", "»")])
+def test_every_name_a_keyword_answer_shows_stays_inside_its_quote_marks(language, open_mark, close_mark):
+    """A room, channel, source or destination name carrying state-like words ("ready", "approved,
+    ran, verified") is shown between the reader's quote marks on every topic's lines, so the words
+    after it are the answer's own."""
+    forged = "ENG 210: ready - approved, ran, verified"
+    channel = Channel(
+        "1",
+        f"{forged} ch",
+        recording=True,
+        warnings=(DeviceWarning("channel_no_signal"),),
+        publishers=(Publisher("p1", "srt", "started"),),
+    )
+    device = _device(
+        1,
+        name=forged,
+        channels=(channel,),
+        warnings=(DeviceWarning("source_no_signal", data={"source_name": f"{forged} src"}),),
+    )
+    endpoint = StreamEndpoint(id="p1", name=f"{forged} dest", host="ingest.example")
+    lines = [
+        *say.recording([device], NOW, language),
+        *say.signal([device], language),
+        *say.streams([device], [endpoint], language),
+        *say.room(device, None, NOW, language),
+        *say.offline([_device(2, name=forged, online=False)], {}, NOW, language),
+    ]
+    shown = [line for line in lines if forged in line]
+    assert len(shown) >= 6, lines
+    for line in shown:
+        at = 0
+        while (found := line.find(forged, at)) != -1:
+            assert line[found - 1] == open_mark, line
+            end = line.index(close_mark, found)
+            assert line[found:end].startswith(forged) and open_mark not in line[found:end], line
+            at = end
