@@ -323,9 +323,7 @@ async def note(args: argparse.Namespace) -> int:
     if reply.candidates:
         names = "; ".join(view.say(quoted_name(c.name)) for c in reply.candidates)
         raise CtlError(reply.code, Words.of(N_("%(why)s Rooms that match: %(names)s"), why=why, names=names))
-    raise CtlError(
-        reply.code, Words.of(N_("%(why)s (asked for %(room)s)"), why=why, room=repr(visible(args.room, 80)))
-    )
+    raise CtlError(reply.code, _unknown_room(view, why, args.room))
 
 
 def notes_words(view: admin_words.View, notes: tuple[RoomNote, ...], uid: int) -> str:
@@ -538,8 +536,17 @@ def _silence_refused(view: admin_words.View, reply: SilenceOutcome, target: str)
     if reply.candidates:
         names = "; ".join(view.say(quoted_name(c.name)) for c in reply.candidates)
         return CtlError(code, Words.of(N_("%(why)s Rooms that match: %(names)s"), why=why, names=names))
-    return CtlError(
-        code, Words.of(N_("%(why)s (asked for %(room)s)"), why=why, room=repr(visible(target, 80)))
+    return CtlError(code, _unknown_room(view, why, target))
+
+
+def _unknown_room(view: admin_words.View, why: str, asked: str) -> Words:
+    """`why` with the room asked for in the reader's quote marks, and the command that lists
+    the rooms (``… (asked for “ENG 999”; fleetwatch fleet lists the rooms)``)."""
+    return Words.of(
+        N_("%(why)s (asked for %(room)s; %(command)s lists the rooms)"),
+        why=why,
+        room=view.say(quoted_name(asked)),
+        command=view.command("fleet"),
     )
 
 

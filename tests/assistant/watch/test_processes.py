@@ -126,6 +126,11 @@ async def test_the_assistant_process_watches_posts_notices_and_answers_the_watch
     assert lifted.returncode == 0 and "“ENG 220”: silence lifted" in lifted.stdout
     again = await fleetwatch(env, "unsilence", "ENG 220")
     assert again.returncode == 2 and "silence_not_found" in again.stderr
+    assert "(asked for “ENG 220”; " in again.stderr and "fleetwatch fleet lists the rooms)" in again.stderr
+    unknown = await fleetwatch(env, "note", "ENG 999", "lamp", "--language", "es")
+    assert unknown.returncode == 2 and "[room_not_found]" in unknown.stderr, unknown
+    assert "(se pidió «ENG 999»; " in unknown.stderr, unknown.stderr
+    assert "fleetwatch fleet --language es muestra las salas)" in unknown.stderr, unknown.stderr
     rows = [r["detail"] for r in await audit(stack.settings) if r["kind"] == "watch_silence"]
     assert [(r["action"], r["target"], r["uid"], r["reason"]) for r in rows] == [
         ("silence", "19012340205", os.getuid(), "projector swap"),
