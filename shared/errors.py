@@ -386,7 +386,7 @@ class FleetwatchError(Exception):
         super().__init__(f"{self.code}: {self.message}")
 
     @classmethod
-    def said(cls, code: Code, template: str, **params: object) -> Self:
+    def said(cls, code: Code, template: str, /, **params: object) -> Self:
         """The error with `template` (marked `N_`) as its message, `params` put in; the
         template and the parameters are kept for a command to say in another language."""
         texts = {k: str(v) for k, v in params.items()}

@@ -47,6 +47,7 @@ from shared.binding import BoundRecord, fingerprint_hash, record_from_bytes
 from shared.canonical import CanonicalError, canonicalize_arguments
 from shared.errors import Code, FleetwatchError
 from shared.policy.loader import ArgumentsError, Policy, ProposeRule, ToolPolicy
+from shared.text.catalogue import N_
 from shared.text.display import visible
 from shared.wire import approval
 from shared.wire import formats as wire
@@ -80,6 +81,44 @@ class IntakeRefused(ApprovalWebError):
         super().__init__(code, message)
         self.detail: Mapping[str, Any] = dict(detail or {})
         self.audited = audited
+
+    @classmethod
+    def words(cls, code: Code, template: str, /, *, audited: bool = False, **params: object) -> IntakeRefused:
+        """The refusal with `template` (marked `N_`) as its message, `params` put in: a command
+        says it in the reader's language (`shared.errors.FleetwatchError.said`); the English
+        message, the log and the model's copy are unchanged."""
+        refusal = cls.said(code, template, **params)
+        refusal.audited = audited
+        return refusal
+
+
+def proposal_not_found(proposal_id: str, *, audited: bool = False) -> IntakeRefused:
+    """``proposal_not_found`` for `proposal_id` (made visible), in catalogue words."""
+    return IntakeRefused.words(
+        Code.PROPOSAL_NOT_FOUND, N_("no proposal %(id)s"), audited=audited, id=visible(proposal_id, 40)
+    )
+
+
+NOT_PENDING: Final = {
+    "approved": N_("proposal %(id)s is approved, not pending"),
+    "denied": N_("proposal %(id)s is denied, not pending"),
+    "expired": N_("proposal %(id)s is expired, not pending"),
+    "executed": N_("proposal %(id)s is executed, not pending"),
+    "not_run": N_("proposal %(id)s is not_run, not pending"),
+}
+"""``proposal_not_pending`` by the state the proposal is in (one sentence each, so a command can
+say the state in the reader's language)."""
+
+
+def proposal_not_pending(proposal_id: str, state: str) -> IntakeRefused:
+    """``proposal_not_pending`` (audited by the store) naming the `state` it is in."""
+    template = NOT_PENDING.get(state)
+    shown = visible(proposal_id, 40)
+    if template is None:  # a state this build does not know: said as it is
+        return IntakeRefused(
+            Code.PROPOSAL_NOT_PENDING, f"proposal {shown} is {visible(state, 20)}, not pending", audited=True
+        )
+    return IntakeRefused.words(Code.PROPOSAL_NOT_PENDING, template, audited=True, id=shown)
 
 
 class Role(enum.StrEnum):
@@ -150,11 +189,13 @@ def _check_message(submit: SubmitProposal) -> None:
     if submit.proposed_by not in PROPOSED_BY:
         raise IntakeRefused(Code.INVALID_MESSAGE, f"proposed_by must be one of {', '.join(PROPOSED_BY)}")
     if not submit.reason.strip():
-        raise IntakeRefused(Code.INVALID_MESSAGE, "a proposal needs a reason")
+        raise IntakeRefused.words(Code.INVALID_MESSAGE, N_("a proposal needs a reason"))
     if len(submit.reason) > MAX_REASON_CHARS:
-        raise IntakeRefused(
+        raise IntakeRefused.words(
             Code.INVALID_MESSAGE,
-            f"the reason has {len(submit.reason)} characters; at most {MAX_REASON_CHARS}",
+            N_("the reason has %(n)s characters; at most %(most)s"),
+            n=len(submit.reason),
+            most=MAX_REASON_CHARS,
         )
 
 
@@ -187,7 +228,9 @@ def check_submission(
     """
     _check_message(submit)
     if not policy.may_propose:
-        raise IntakeRefused(Code.OBSERVE_MODE, "autonomy is 'observe' in the policy: nothing may be proposed")
+        raise IntakeRefused.words(
+            Code.OBSERVE_MODE, N_("autonomy is 'observe' in the policy: nothing may be proposed")
+        )
     try:
         rule = tool_policy.rule_for(submit.tool)
     except FleetwatchError as exc:
@@ -198,9 +241,11 @@ def check_submission(
     except ArgumentsError as exc:
         raise IntakeRefused(exc.code, exc.message) from exc
     if not fence_configured:
-        raise IntakeRefused(
+        raise IntakeRefused.words(
             Code.FENCE_NOT_CONFIGURED,
-            "set FLEETWATCH_WRITE_DEVICE_IDS or FLEETWATCH_WRITE_TEAM_ID (or both) before proposing",
+            N_("set %(ids)s or %(team)s (or both) before proposing"),
+            ids="FLEETWATCH_WRITE_DEVICE_IDS",
+            team="FLEETWATCH_WRITE_TEAM_ID",
         )
     return CheckedProposal(
         rule=rule, arguments=arguments, targets=tuple(sorted(rule.target_device_ids(arguments)))

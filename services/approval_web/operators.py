@@ -18,7 +18,7 @@ import logging
 
 from services.approval_web import admin, one_change, patterns
 from services.approval_web.desk import Desk, Jobs
-from services.approval_web.intake import IntakeRefused
+from services.approval_web.intake import IntakeRefused, proposal_not_found, proposal_not_pending
 from services.approval_web.limits import active_pauses, count_last_hour, count_pending, lift_pauses
 from shared.errors import Code
 from shared.store import approvals
@@ -82,7 +82,7 @@ async def show(desk: Desk, message: ShowProposal, peer: PeerCred) -> ProposalDet
         decided = await approvals.decision(desk.conn, message.proposal_id) if row and row.decided_at else None
         now = await db_now(desk.conn)
     if row is None:
-        raise IntakeRefused(Code.PROPOSAL_NOT_FOUND, f"no proposal {visible(message.proposal_id, 40)}")
+        raise proposal_not_found(message.proposal_id)
     return admin.detail_of(row, status, now=now, decided=decided)
 
 
@@ -92,13 +92,10 @@ async def deny(desk: Desk, message: Deny, peer: PeerCred) -> ProposalState:
     async with desk.db:
         denied = await approvals.deny(desk.conn, message.proposal_id, actor=desk.actor(peer, message.actor))
         status = await approvals.proposal_state(desk.conn, message.proposal_id)
-    shown = visible(message.proposal_id, 40)
     if status is None:
-        raise IntakeRefused(Code.PROPOSAL_NOT_FOUND, f"no proposal {shown}", audited=True)
+        raise proposal_not_found(message.proposal_id, audited=True)
     if not denied:
-        raise IntakeRefused(
-            Code.PROPOSAL_NOT_PENDING, f"proposal {shown} is {status.status}, not pending", audited=True
-        )
+        raise proposal_not_pending(message.proposal_id, status.status)
     return admin.state_of(status)
 
 
@@ -123,10 +120,12 @@ async def set_kill_switch(desk: Desk, message: SetKillSwitch, peer: PeerCred) ->
         await desk.executor.call(SealKillSwitch(request_seq=head.seq, on=message.on))
     except CallError as exc:
         if not message.on:
-            raise IntakeRefused(
+            raise IntakeRefused.words(
                 exc.code,
-                "writes stay paused: the executor did not confirm the resume"
-                f" ({exc.code}); run resume again once it answers",
+                N_(
+                    "writes stay paused: the executor did not confirm the resume (%(code)s); run resume again once it answers"
+                ),
+                code=str(exc.code),
             ) from exc
         logger.warning("the executor did not seal a pause (%s); it counts as paused anyway", exc.code)
     return await status(desk, GetStatus(), peer)

@@ -22,14 +22,22 @@ time with their outcomes, and the page's address (`Desk.page_url`, set once the 
 from __future__ import annotations
 
 import logging
+from typing import Final
 
 from services.approval_web import admin, one_change
 from services.approval_web.desk import Desk, Jobs
-from services.approval_web.intake import CheckedProposal, IntakeRefused, check_prepared, check_submission
+from services.approval_web.intake import (
+    CheckedProposal,
+    IntakeRefused,
+    check_prepared,
+    check_submission,
+    proposal_not_found,
+)
 from services.approval_web.limits import check_limits, read_counts
 from shared.errors import Code, FleetwatchError
 from shared.store import approvals
 from shared.store.db import append_audit, db_now
+from shared.text.catalogue import N_
 from shared.text.display import visible
 from shared.wire.approval import (
     MAX_PROPOSAL_HISTORY,
@@ -48,6 +56,17 @@ from shared.wire.executor import Prepare, Recheck, Rechecked
 from shared.wire.server import PeerCred
 
 logger = logging.getLogger(__name__)
+
+BUSY: Final = {
+    "pending": N_(
+        "another change for %(target)s (%(id)s) is waiting for a person; decide or wait for it first"
+    ),
+    "approved": N_(
+        "another change for %(target)s (%(id)s) was approved and has not run yet; decide or wait for it first"
+    ),
+    "running": N_("another change for %(target)s (%(id)s) is running; decide or wait for it first"),
+}
+"""``target_busy``'s sentence by why the other proposal holds the room (`one_change.Busy.why`)."""
 
 
 async def submit(desk: Desk, submit: SubmitProposal, peer: PeerCred) -> ProposalAccepted | ProposalExists:
@@ -124,11 +143,11 @@ async def _rooms_free(
             )
         return ProposalExists(proposal_id=found.proposal_id, status=found.status, expires_at=found.expires_at)
     if isinstance(found, one_change.Busy):
-        what = {"pending": "is waiting for a person", "approved": "was approved and has not run yet"}
-        raise IntakeRefused(
+        raise IntakeRefused.words(
             Code.TARGET_BUSY,
-            f"another change for {found.target} ({found.proposal_id}) {what.get(found.why, 'is running')}; "
-            "decide or wait for it first",
+            BUSY.get(found.why, BUSY["running"]),
+            target=visible(found.target, 40),
+            id=visible(found.proposal_id, 40),
         )
     for change in found or ():
         verdict = await _recheck(desk, change.proposal_id)
@@ -159,7 +178,7 @@ async def state(desk: Desk, message: GetProposalState, peer: PeerCred) -> Propos
     async with desk.db:
         status = await approvals.proposal_state(desk.conn, message.proposal_id)
     if status is None:
-        raise IntakeRefused(Code.PROPOSAL_NOT_FOUND, f"no proposal {visible(message.proposal_id, 40)}")
+        raise proposal_not_found(message.proposal_id)
     return admin.state_of(status)
 
 

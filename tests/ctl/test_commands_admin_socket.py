@@ -95,6 +95,17 @@ async def test_an_operator_drafts_lists_shows_and_denies_a_proposal_through_the_
     code, out, err = await fleetwatch(capsys, "deny", proposal_id)
     assert code == 2 and out == ""
     assert error_code(err) == "proposal_not_pending" and err.count("\n") == 1
+    # The service's refusals in catalogue words: said whole in Spanish, the state named, no English.
+    code, out, err = await fleetwatch(capsys, "deny", proposal_id, "--language", "es")
+    assert code == 2 and err == (
+        f"fleetwatch: la propuesta {proposal_id} fue rechazada; ya no está pendiente [proposal_not_pending]\n"
+    ), err
+    code, out, err = await fleetwatch(capsys, "pending", "show", "p-000000000000", "--language", "es")
+    assert code == 2 and err == (
+        "fleetwatch: ninguna propuesta tiene el ID p-000000000000 [proposal_not_found]\n"
+    ), err
+    code, out, err = await fleetwatch(capsys, "pending", "show", "p-000000000000")
+    assert code == 2 and err == "fleetwatch: no proposal p-000000000000 [proposal_not_found]\n", err
 
 
 async def test_deny_all_pause_resume_status_and_the_audit_commands(
