@@ -107,6 +107,7 @@ TOOL_OPERATIONS: Final[tuple[Operation, ...]] = (
                 Code.ROOM_NOT_FOUND,
                 Code.TARGET_NOT_IN_SANDBOX,
                 Code.OBSERVE_MODE,
+                Code.FENCE_NOT_CONFIGURED,
                 Code.MODEL_UNAVAILABLE,
             }
         ),

@@ -118,6 +118,9 @@ class Assistant:
         model: the model name.
         fence_configured: ``FLEETWATCH_WRITE_DEVICE_IDS`` or ``FLEETWATCH_WRITE_TEAM_ID`` is set;
             without it ``propose_change`` is not offered.
+        read_only: a surface that never proposes (the asks from Slack): ``propose_change`` is
+            never offered, and a change asked for gets no "Not proposed" line (the surface says
+            itself that it never proposes, and why).
         allowlist: ``FLEETWATCH_WRITE_DEVICE_IDS``.
         model_info: which model answers (`ModelInfo`): its ``kind`` names the answers
             (``model`` or ``demo_model``); None: ``model`` when there is a client, else keyword.
@@ -146,6 +149,7 @@ class Assistant:
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         clock: Callable[[], float] = time.monotonic,
         zone: tzinfo = UTC,
+        read_only: bool = False,
     ) -> None:
         self._reader = reader
         self._sink = sink
@@ -157,7 +161,16 @@ class Assistant:
         self._zone = zone
         self._withheld = WithheldValues()
         self._notes = notes
-        self.may_propose = policy.may_propose and fence_configured
+        self.may_propose = policy.may_propose and fence_configured and not read_only
+        self._read_only = read_only
+        # why nothing may be proposed here (the policy, then the fence), or None
+        self._proposals_off = (
+            Code.OBSERVE_MODE
+            if not policy.may_propose
+            else None
+            if fence_configured
+            else Code.FENCE_NOT_CONFIGURED
+        )
         self.model_info = model_info or (
             ModelInfo(kind="keyword") if model_client is None else ModelInfo(kind="model", model=model)
         )
@@ -277,19 +290,20 @@ class Assistant:
         """A change asked for that this turn neither proposed, found waiting nor refused: the
         same code-built "Not proposed" line a refused proposal gets, on every path (the model
         that chose not to ask, the keyword answer that cannot), with the most telling code:
-        ``observe_mode`` (nothing may be proposed here), ``model_unavailable`` (the keyword
+        ``observe_mode`` (the policy only watches) or ``fence_not_configured`` (no fence set:
+        nothing may be proposed here), ``model_unavailable`` (the keyword
         answer proposes nothing), ``room_not_found``, ``target_not_in_sandbox`` (the room is
         not among those ``list_writable_devices`` listed, or off ``FLEETWATCH_WRITE_DEVICE_IDS``),
         else ``change_not_asked``. Nothing for any other question."""
-        if record.proposals or record.existing or record.refused:
+        if record.proposals or record.existing or record.refused or self._read_only:
             return ()
         intent = understand(question, record.names.values())
         if intent.topic is not Topic.CHANGE:
             return ()
         ids = [i for i, n in record.names.items() if intent.room is not None and n == intent.room]
         writable = record.writable if record.writable is not None else (frozenset(self._allowlist) or None)
-        if not self.may_propose:
-            code = Code.OBSERVE_MODE
+        if self._proposals_off is not None:
+            code = self._proposals_off
         elif answered_by == "keyword":
             code = Code.MODEL_UNAVAILABLE
         elif intent.unknown_room:

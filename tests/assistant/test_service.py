@@ -157,8 +157,18 @@ async def test_observe_mode_offers_no_propose_change_and_a_scripted_one_reaches_
 
 
 async def test_without_a_fence_propose_change_is_not_offered(standin, make_assistant):
-    await make_assistant(fence_configured=False).ask("Record ENG 101")
+    answer = await make_assistant(fence_configured=False).ask("Record ENG 101")
     assert "propose_change" not in standin.requests[0].tool_names()
+    # the change asked for is "Not proposed" for the reason that holds: no fence, not the policy
+    assert [line.code for line in answer.refusals] == ["fence_not_configured"], answer.refusals
+
+
+async def test_in_observe_mode_a_change_asked_for_is_not_proposed_because_the_policy_only_watches(
+    standin, make_assistant, observe_policies
+):
+    standin.set_script(sequence(say("I cannot do that here.")))
+    answer = await make_assistant(policies=observe_policies).ask("Record ENG 101")
+    assert [line.code for line in answer.refusals] == ["observe_mode"], answer.refusals
 
 
 async def test_no_key_gives_the_keyword_answer_and_no_proposal(standin, make_assistant):

@@ -136,7 +136,7 @@ async def store(tmp_path: Path) -> AsyncIterator[WatchStore]:
 @pytest.fixture
 def keyword_assistant(make_assistant) -> Callable[..., Any]:
     """The read-only assistant (no propose_change), answering with the keyword answer."""
-    return lambda sink: make_assistant(sink=sink, model_client=None, fence_configured=False)
+    return lambda sink: make_assistant(sink=sink, model_client=None, read_only=True)
 
 
 async def test_an_allowlisted_users_question_is_answered_in_the_thread_with_the_offline_rooms(
@@ -262,7 +262,7 @@ async def test_reboot_eng_105_is_answered_without_any_proposal(lab, store, stand
     standin.set_script(
         sequence(Reply((ToolUse("propose_change", reboot),)), say("I asked for a reboot of ENG 105."))
     )
-    assistant = make_assistant(sink=sink, fence_configured=False)
+    assistant = make_assistant(sink=sink, read_only=True)
     async with listening(lab, assistant, sink, store):
         await ask(lab, OPS, LAB_ASK_CHANNEL, "reboot ENG 105")
         (reply,) = await answered(lab)
@@ -274,6 +274,23 @@ async def test_reboot_eng_105_is_answered_without_any_proposal(lab, store, stand
     assert isinstance(record, RecordAsk) and record.proposal_ids == ()
 
 
+async def test_a_change_asked_from_slack_gets_slacks_own_reason_never_a_false_one(
+    lab, store, keyword_assistant
+):
+    """The read-only assistant Slack asks get adds no "Not proposed" line: its code would be a
+    reason that is not the one (the policy may well propose; Slack never does), and the reply
+    already says why and where to ask (walk, issue 28)."""
+    sink = FakeSink()
+    async with listening(lab, keyword_assistant(sink), sink, store):
+        await ask(lab, OPS, LAB_ASK_CHANNEL, "reinicia ENG 105")
+        (reply,) = await answered(lab)
+    text = reply["text"]
+    assert "Desde Slack nunca se proponen cambios" in text or "never proposed from Slack" in text, text
+    for false_reason in ("observ", "No se propuso", "Not proposed", "fence", "cerca"):
+        assert false_reason not in text, text
+    assert sink.submissions == [] and lab.writes() == []
+
+
 async def test_hostile_room_names_are_inert_in_the_reply(store, policies, make_assistant):
     async with run_lab(hostile_scenario(), clock=LabClock(START, frozen=True)) as hostile:
         sink = FakeSink()
@@ -282,7 +299,7 @@ async def test_hostile_room_names_are_inert_in_the_reply(store, policies, make_a
 
         connection = McpConnection(hostile.mcp_url, hostile.teams["normal"].token)
         async with EpiphanReadClient(connection, policies[1].model_read_tools) as reader:
-            assistant = make_assistant(sink=sink, reader=reader, model_client=None, fence_configured=False)
+            assistant = make_assistant(sink=sink, reader=reader, model_client=None, read_only=True)
             async with listening(hostile, assistant, sink, store):
                 await ask(hostile, OPS, LAB_ASK_CHANNEL, "what needs attention?")
                 (reply,) = await answered(hostile)
@@ -422,7 +439,7 @@ async def test_a_rooms_note_stands_under_the_answer_that_names_it(
 ):
     await store.set_note("2026-09-16T12:00:00.000Z", "19012340204", "ENG 210", "Switch port dead", 1000)
     sink = FakeSink()
-    assistant = make_assistant(sink=sink, model_client=None, fence_configured=False, notes=store)
+    assistant = make_assistant(sink=sink, model_client=None, read_only=True, notes=store)
     async with listening(lab, assistant, sink, store, allowed_users=(OPS, AV)):
         await ask(lab, user, LAB_ASK_CHANNEL, "what's offline?")
         (reply,) = await answered(lab)
