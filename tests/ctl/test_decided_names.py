@@ -112,7 +112,7 @@ async def test_a_change_denied_from_the_command_line_keeps_its_room_and_says_who
         cli,
         proposal_id,
         f"Denied from the command line by {ME}",
-        f"Rechazado desde la línea de órdenes por {ME}",
+        f"Rechazado desde la línea de comandos por {ME}",
     )
     for text in (english, spanish):
         assert "uid" not in text and "operator" not in text

@@ -235,7 +235,7 @@ async def test_a_person_decides_in_english_and_spanish_and_reads_room_change_out
             await es.inner_text("section.outcome h1")
             == "Iniciar grabación: «Sandbox Pearl-2», canal 1 («Program»)"
         )
-        assert f"Rechazado desde la línea de órdenes por {ME}" in dicho and "uid" not in dicho
+        assert f"Rechazado desde la línea de comandos por {ME}" in dicho and "uid" not in dicho
         await shot(es, "outcome-cli-denied-es")
         await en.goto(stack.url)
         # The language switch: the English tab's "Español" link.

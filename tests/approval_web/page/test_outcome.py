@@ -182,7 +182,7 @@ def test_a_denial_names_the_room_the_card_showed_and_who_denied_it_by_account() 
     )
     assert text_of(by_cli.title) == f"Start recording: device {DEVICE}, channel 1"
     assert text_of(by_cli.who) == "root, from the command line"
-    assert text_of(by_cli.who, "es") == "root, desde la línea de órdenes"
+    assert text_of(by_cli.who, "es") == "root, desde la línea de comandos"
     assert text_of(by_cli.decided).startswith("Denied from the command line by root, 10:00")
 
 
