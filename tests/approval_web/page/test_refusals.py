@@ -367,6 +367,8 @@ async def test_an_address_the_page_does_not_have_is_refused_with_page_not_found(
         response = await h.client.request(method, path, headers=h.same_origin(), allow_redirects=False)
         assert response.status == 404
         assert response.headers.getall("Fleetwatch-Code") == ["page_not_found"]
+        text = await response.text()
+        assert "No such page here: nothing changed" in text and "Refused: nothing changed" not in text
 
 
 async def test_every_refusal_carries_its_one_code_in_a_header(ready: tuple[Harness, dict[str, str]]) -> None:
