@@ -30,6 +30,12 @@ from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parent.parent
 
+# The suite runs as an operator whose shell finds this install's `fleetwatch` by name (the
+# package installed, or its venv activated), so the commands Fleetwatch prints say
+# ``fleetwatch``; `tests/shared/text/test_command_line.py` holds the other case (a checkout's
+# venv not on PATH: the script's path is printed).
+os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+
 TIERS: Final = ("unit", "process", "stack", "root")
 TIMEOUTS: Final = {"unit": 10, "process": 60, "stack": 300, "root": 300}
 """Seconds a test of each tier may take, its fixtures' setup included."""

@@ -10,7 +10,6 @@ import importlib
 import json
 import os
 import shlex
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from gettext import gettext as _
@@ -591,16 +590,9 @@ async def digest_held(settings: Settings, language: Language) -> str | None:
 
 def again(*words: str, language: Language) -> str:
     """A command to run next, as the operator copies it into a new terminal: this install's
-    script (`script_path`), in `language`, with this home when it is not the default
+    script (`shared.text.command_line.this_program`), in `language`, with this home when it is not the default
     (`shared.text.command_line.printed_command`)."""
-    return printed_command(*words, language=language, home=home_given(), program=script_path())
-
-
-def script_path() -> str:
-    """How to call ``fleetwatch`` again from another shell: this install's script when there is
-    one beside this Python (the demo runs from a checkout's venv), else ``fleetwatch``."""
-    script = Path(sys.executable).parent / "fleetwatch"
-    return str(script) if script.exists() else "fleetwatch"
+    return printed_command(*words, language=language, home=home_given())
 
 
 def add_commands(sub, epilog: str) -> None:
