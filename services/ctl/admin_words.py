@@ -386,6 +386,8 @@ def _what(view: View, row: AuditRow) -> str:
         value = detail.get(key)
         if value is not None and value != "":
             parts.append(_stored_words(view, row, key, str(value)))
+    if len(parts) > 1:  # one line of parts: a sentence's own full stop would read ".;"
+        parts = [part.removesuffix(".") for part in parts]
     return "; ".join(parts)
 
 

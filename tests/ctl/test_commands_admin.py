@@ -643,3 +643,32 @@ def test_pending_show_words_its_stored_facts_and_says_who_denied_and_when(
     for raw in ("turn_id", "verified_at", "(schema 1)", "2026-03-02T10:00:00.000Z"):
         assert raw not in text, (raw, text)
     assert "t-42" in text[text.index(section) :]
+
+
+@pytest.mark.parametrize("view", [MEXICO, KIRITIMATI])
+def test_an_audit_refusal_reads_as_refused_and_its_detail_parts_join_without_a_stray_full_stop(view) -> None:
+    """The walk: "rechazado por una regla" for a `pending show` of an unknown ID (no rule
+    refused it), and "…la página de aprobación.; empezar o detener…" where a sentence's full stop
+    met the next part."""
+    rows = [
+        AuditRow(
+            seq=1,
+            at="2026-03-02T10:00:00.000Z",
+            actor="operator:0",
+            kind="refusal",
+            proposal_id=None,
+            detail={"code": "target_busy", "tool": "batch_recording"},
+        ),
+        AuditRow(
+            seq=2,
+            at="2026-03-02T10:00:00.000Z",
+            actor="operator:0",
+            kind="refusal",
+            proposal_id=None,
+            detail={"code": "proposal_not_found"},
+        ),
+    ]
+    lines = render_audit(view, rows).split("\n")
+    assert ".;" not in lines[1] and "target_busy: " in lines[1], lines[1]
+    assert "regla" not in lines[2] and "rule" not in lines[2], lines[2]
+    assert ("rechazado" if view is KIRITIMATI else "refused") in lines[2], lines[2]
