@@ -233,7 +233,7 @@ async def test_the_weekly_digest_carries_one_line_of_how_people_decided_once_a_w
     digest = recorder.of("digest")[-1]
     assert digest.lines()[-1] == (
         "Approvals, last 7 days: approved 5, denied 1, by 2 people; approved faster than the card"
-        " can be read (under 3 s): 1. fleetwatch audit decisions"
+        " can be read (under 3 s): 1. More: fleetwatch audit decisions"
     )
     assert (await watch.store.kv())["decisions_line_at"]
     await answers.digest_now(watch, post=True, language=None)  # nothing changed: no digest

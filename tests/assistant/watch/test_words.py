@@ -42,9 +42,9 @@ def test_the_weekly_decisions_line_reads_right_for_one_approval_in_both_language
     report = ApproverReport(days=7, threshold_seconds=3, people=(ApproverLine(1001, 1, 1, 0, 6, 1),))
     assert decisions_line(report, "es") == (
         "Aprobaciones, últimos 7 días: aprobadas 1, rechazadas 0, por 1 persona; aprobadas más rápido "
-        "de lo que se puede leer la tarjeta (menos de 3 s): 1. fleetwatch audit decisions"
+        "de lo que se puede leer la tarjeta (menos de 3 s): 1. Más: fleetwatch audit decisions"
     )
     assert decisions_line(report, "en") == (
         "Approvals, last 7 days: approved 1, denied 0, by 1 person; approved faster than the card can "
-        "be read (under 3 s): 1. fleetwatch audit decisions"
+        "be read (under 3 s): 1. More: fleetwatch audit decisions"
     )
