@@ -704,6 +704,11 @@ def _leaf(sub: Any, name: str, help_text: str, run: Any, epilog: str) -> argpars
     return parser
 
 
+def _proposal_id_help() -> str:
+    """The help of a proposal ID argument, in the parser's language (said when it is built)."""
+    return _("a proposal's ID (p-…), as pending list shows it")
+
+
 def add_commands(sub: Any, epilog: str) -> None:
     """Add the admin commands to ``fleetwatch``'s subparsers `sub`; every parser gets `epilog`
     (which says that no command approves)."""
@@ -717,10 +722,10 @@ def add_commands(sub: Any, epilog: str) -> None:
         pending_show,
         epilog,
     )
-    show.add_argument("proposal_id", metavar=placeholder("ID"))
+    show.add_argument("proposal_id", metavar=placeholder("ID"), help=_proposal_id_help())
 
     deny_parser = _leaf(sub, "deny", _("deny one pending proposal"), deny, epilog)
-    deny_parser.add_argument("proposal_id", metavar=placeholder("ID"))
+    deny_parser.add_argument("proposal_id", metavar=placeholder("ID"), help=_proposal_id_help())
     _leaf(sub, "deny-all", _("deny every pending proposal (there is no approve-all)"), deny_all, epilog)
     _leaf(sub, "pause", _("turn the kill switch on: the executor refuses every write"), pause, epilog)
     resume_parser = _leaf(
@@ -758,7 +763,11 @@ def add_commands(sub: Any, epilog: str) -> None:
         acknowledge,
         epilog,
     )
-    ack.add_argument("proposal_id", metavar=placeholder("ID"))
+    ack.add_argument(
+        "proposal_id",
+        metavar=placeholder("ID"),
+        help=_("the ID (p-…) of the room's last change, as the refusal that named it or status shows it"),
+    )
 
     audit = sub.add_parser("audit", help=_("read and verify the audit log"), epilog=epilog)
     audit_actions = audit.add_subparsers(dest="audit_command", required=True, metavar=placeholder("ACTION"))
