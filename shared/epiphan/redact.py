@@ -550,7 +550,10 @@ def redact_text_fully(text: str) -> str:
     return _tables(text) if "|" in text else text
 
 
-_JSON_START: Final = re.compile(r"[\[{]\s*[\"\[{]")
+_JSON_START: Final = re.compile(r"(?=[\[{]\s*[\"\[{])")
+"""Each place JSON may start, overlapping ones too (a lookahead): in ``{ [{"id": …}]`` the list
+at the second bracket is tried whole, not only the objects inside it, whose siblings name what
+their values are (noise before a settings list left its stream key unredacted)."""
 _JSON: Final = json.JSONDecoder()
 _JSON_TRIES: Final = 32
 """At most this many places in one text are tried as the start of JSON (a bound on the work)."""
