@@ -562,21 +562,28 @@ _JSON_TRIES: Final = 32
 def _json_in_text(text: str) -> str:
     """Text with each JSON object or list written in it (a whole text, or one inside a message)
     redacted as the value it holds (`redact`: a publisher's ``stream`` beside its ``url``), and
-    written again compactly where that changed anything; other text as it is."""
+    written again compactly where that changed anything; other text as it is. Settings read one
+    by one (a list cut short, so only its objects parse) are judged beside each other: the
+    labels of every setting found in the text are each one's siblings."""
     if '"' not in text:
         return text
-    out, end = [], 0
+    found: list[tuple[int, int, Any]] = []
+    end = 0
     for tries, start in enumerate(m.start() for m in _JSON_START.finditer(text)):
         if tries >= _JSON_TRIES:
             break
         if start < end:
             continue
         try:
-            value, stop = _JSON.raw_decode(text, start)
+            value, end = _JSON.raw_decode(text, start)
         except (ValueError, RecursionError):  # not JSON, or nested past what Python parses
             continue
+        found.append((start, end, value))
+    siblings = sibling_labels(value for _, _, value in found) if len(found) > 1 else ()
+    out, end = [], 0
+    for start, stop, value in found:
         try:
-            redacted = redact(value)
+            redacted = _redact(value, siblings) if isinstance(value, Mapping) else redact(value)
             shown = json.dumps(redacted, ensure_ascii=False) if redacted != value else None
         except RecursionError:  # parsed but too deep to judge: hidden whole
             shown = REDACTED

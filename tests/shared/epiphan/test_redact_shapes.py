@@ -119,6 +119,9 @@ SHAPES: dict[str, Callable[[str], Any]] = {
     "json text settings": lambda k: json.dumps(
         [{"id": "url", "value": "rtmp://a.example.net/x"}, {"id": "stream", "value": k}]
     ),
+    "json text settings cut short": lambda k: json.dumps(
+        [{"id": "url", "value": "rtmp://a.example.net/x"}, {"id": "stream", "value": k}]
+    )[:-1],
     "masked": lambda k: f"****{k}",
     "masked in text": lambda k: f"the key ****{k} is set",
     "masked with dots": lambda k: f"••••{k}",
@@ -165,6 +168,7 @@ def test_any_secret_in_any_pearl_shape_at_any_depth_never_reaches_the_model_or_a
 @example("json text settings", "000A", "{")
 @example("json text settings", "000A", "[")
 @example("json text settings", "000A", "[ [")
+@example("json text settings cut short", "000A", "")
 def test_any_secret_in_a_text_shape_is_gone_from_the_text_and_a_capture_of_it(shape, secret, noise):
     text = f"{noise} {SHAPES[shape](secret)} {noise}"
     assume(secret not in f"{noise} {SHAPES[shape]('')} {noise}")
