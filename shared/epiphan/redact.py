@@ -556,7 +556,8 @@ at the second bracket is tried whole, not only the objects inside it, whose sibl
 their values are (noise before a settings list left its stream key unredacted)."""
 _JSON: Final = json.JSONDecoder()
 _JSON_TRIES: Final = 32
-"""At most this many places in one text are tried as the start of JSON (a bound on the work)."""
+"""At most this many places in one text are tried as the start of JSON (a bound on the work;
+places inside a value already read are not tried, nor counted)."""
 
 
 def _json_in_text(text: str) -> str:
@@ -568,12 +569,13 @@ def _json_in_text(text: str) -> str:
     if '"' not in text:
         return text
     found: list[tuple[int, int, Any]] = []
-    end = 0
-    for tries, start in enumerate(m.start() for m in _JSON_START.finditer(text)):
+    end = tries = 0
+    for start in (m.start() for m in _JSON_START.finditer(text)):
+        if start < end:  # inside a value already read whole
+            continue
         if tries >= _JSON_TRIES:
             break
-        if start < end:
-            continue
+        tries += 1
         try:
             value, end = _JSON.raw_decode(text, start)
         except (ValueError, RecursionError):  # not JSON, or nested past what Python parses
