@@ -650,23 +650,17 @@ def test_an_audit_refusal_reads_as_refused_and_its_detail_parts_join_without_a_s
     """The walk: "rechazado por una regla" for a `pending show` of an unknown ID (no rule
     refused it), and "…la página de aprobación.; empezar o detener…" where a sentence's full stop
     met the next part."""
+    details = ({"code": "target_busy", "tool": "batch_recording"}, {"code": "proposal_not_found"})
     rows = [
         AuditRow(
-            seq=1,
+            seq=n,
             at="2026-03-02T10:00:00.000Z",
             actor="operator:0",
             kind="refusal",
             proposal_id=None,
-            detail={"code": "target_busy", "tool": "batch_recording"},
-        ),
-        AuditRow(
-            seq=2,
-            at="2026-03-02T10:00:00.000Z",
-            actor="operator:0",
-            kind="refusal",
-            proposal_id=None,
-            detail={"code": "proposal_not_found"},
-        ),
+            detail=detail,
+        )
+        for n, detail in enumerate(details, start=1)
     ]
     lines = render_audit(view, rows).split("\n")
     assert ".;" not in lines[1] and "target_busy: " in lines[1], lines[1]
