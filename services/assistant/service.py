@@ -161,16 +161,15 @@ class Assistant:
         self._zone = zone
         self._withheld = WithheldValues()
         self._notes = notes
-        self.may_propose = policy.may_propose and fence_configured and not read_only
-        self._read_only = read_only
         # why nothing may be proposed here (the policy, then the fence), or None
-        self._proposals_off = (
-            Code.OBSERVE_MODE
-            if not policy.may_propose
-            else None
-            if fence_configured
-            else Code.FENCE_NOT_CONFIGURED
-        )
+        if not policy.may_propose:
+            self._proposals_off: Code | None = Code.OBSERVE_MODE
+        elif not fence_configured:
+            self._proposals_off = Code.FENCE_NOT_CONFIGURED
+        else:
+            self._proposals_off = None
+        self._read_only = read_only
+        self.may_propose = self._proposals_off is None and not read_only
         self.model_info = model_info or (
             ModelInfo(kind="keyword") if model_client is None else ModelInfo(kind="model", model=model)
         )

@@ -585,7 +585,7 @@ def _json_in_text(text: str) -> str:
     out, end = [], 0
     for start, stop, value in found:
         try:
-            redacted = _redact(value, siblings) if isinstance(value, Mapping) else redact(value)
+            redacted = _redact(value, siblings)  # a list finds its own siblings
             shown = json.dumps(redacted, ensure_ascii=False) if redacted != value else None
         except RecursionError:  # parsed but too deep to judge: hidden whole
             shown = REDACTED

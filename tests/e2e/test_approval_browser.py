@@ -221,22 +221,25 @@ async def test_a_person_decides_in_english_and_spanish_and_reads_room_change_out
         denied_id = await stack.propose("batch_recording", {"action": "start", "device_ids": [f"{IDLE}-1"]})
         code, _, err = await fleetwatch_async(stack.env, "deny", denied_id)
         assert code == 0, err
-        await en.goto(f"{stack.url}outcome/{denied_id}")
-        said = await en.inner_text("section.outcome")
-        assert (
-            await en.inner_text("section.outcome h1")
-            == "Start recording: “Sandbox Pearl-2”, channel 1 (“Program”)"
-        )
-        assert f"Denied from the command line by {ME}" in said and "uid" not in said
-        await shot(en, "outcome-cli-denied-en")
-        await es.goto(f"{stack.url}outcome/{denied_id}")
-        dicho = await es.inner_text("section.outcome")
-        assert (
-            await es.inner_text("section.outcome h1")
-            == "Iniciar grabación: «Sandbox Pearl-2», canal 1 («Program»)"
-        )
-        assert f"Rechazado desde la línea de comandos por {ME}" in dicho and "uid" not in dicho
-        await shot(es, "outcome-cli-denied-es")
+        for tab, title, who, name in (
+            (
+                en,
+                "Start recording: “Sandbox Pearl-2”, channel 1 (“Program”)",
+                f"Denied from the command line by {ME}",
+                "outcome-cli-denied-en",
+            ),
+            (
+                es,
+                "Iniciar grabación: «Sandbox Pearl-2», canal 1 («Program»)",
+                f"Rechazado desde la línea de comandos por {ME}",
+                "outcome-cli-denied-es",
+            ),
+        ):
+            await tab.goto(f"{stack.url}outcome/{denied_id}")
+            said = await tab.inner_text("section.outcome")
+            assert await tab.inner_text("section.outcome h1") == title
+            assert who in said and "uid" not in said
+            await shot(tab, name)
         await en.goto(stack.url)
         # The language switch: the English tab's "Español" link.
         await en.click("nav.language >> text=Español")
